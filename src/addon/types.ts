@@ -1,0 +1,59 @@
+// The contract of the native IO core (native/, loaded by ./index.ts). Kept apart from the loader so
+// that other layers can name these types without loading the binary.
+
+/** A memory-mapped sparse index file (Kafka's AbstractIndex): fixed-size entries, sorted by key. */
+export interface NativeIndexFile {
+  /** Number of entries in use. */
+  entries(): number
+  /** Entries that fit in the current mapping (maxBytes / entrySize). */
+  maxEntries(): number
+  isFull(): boolean
+  /**
+   * Appends one entry. Offset index: key = offset relative to the segment's base offset (uint32),
+   * value = byte position in the .log (uint32). Time index: key = timestamp ms (int64, exact in a
+   * double), value = relative offset (uint32). Throws when full or when key < the last key.
+   */
+  append(key: number, value: number): void
+  /** Position of the largest entry whose key <= target, or -1 when every key is greater (or empty). */
+  lookup(target: number): number
+  /** Position of the smallest entry whose key >= target, or -1 when every key is smaller. */
+  lookupCeiling(target: number): number
+  keyAt(i: number): number
+  valueAt(i: number): number
+  /** Drops every entry from position n on. */
+  truncateToEntries(n: number): void
+  /** Remaps the file with room for maxBytes (rounded down to a whole entry); never below the used size. */
+  resize(maxBytes: number): void
+  /** msync of the mapping. */
+  flush(): void
+  /** Unmaps and closes; with trim, the file is first cut to the used size (as Kafka does on roll/close). */
+  close(trim: boolean): void
+}
+
+export interface NativeBinding {
+  /** CRC32C (Castagnoli) of data, continuing from seed (default 0). Returns an unsigned 32-bit value. */
+  crc32c(data: Uint8Array, seed?: number): number
+  /** The table-driven CRC32C, whatever the CPU (for tests and benchmarks). */
+  crc32cSoftware(data: Uint8Array, seed?: number): number
+  /** True when crc32c() uses the CPU's CRC32 instruction. */
+  crc32cHardware(): boolean
+  /**
+   * Opens (creating if needed) an index file mapped with room for maxBytes. entrySize is 8 for an
+   * offset index and 12 for a time index. An existing file keeps its entries (size / entrySize).
+   */
+  openIndex(path: string, entrySize: 8 | 12, maxBytes: number): NativeIndexFile
+  /**
+   * Sends length bytes of fileFd from position to socketFd without blocking the JS thread. The socket
+   * must be non-blocking and have no pending writes of its own. Calls back once with the bytes sent
+   * (== length on success) or an error (EPIPE, ECONNRESET, ...).
+   */
+  sendfile(
+    socketFd: number,
+    fileFd: number,
+    position: number,
+    length: number,
+    callback: (err: Error | null, bytesSent: number) => void,
+  ): void
+  /** fsync (dataOnly=false) or fdatasync (dataOnly=true) on the libuv thread pool. */
+  fsync(fd: number, dataOnly: boolean, callback: (err: Error | null) => void): void
+}

@@ -1,0 +1,92 @@
+// The public shapes of the log storage engine. Storage knows nothing of sockets, protocol messages or
+// threads: it speaks offsets, opaque RecordBatch bytes and file regions.
+
+/** A byte range of a segment file, sent to a socket with sendfile (zero copy). */
+export interface FileRegion {
+  fd: number
+  position: number
+  length: number
+}
+
+export type CleanupPolicy = 'delete' | 'compact' | 'compact,delete'
+export type TimestampType = 'CreateTime' | 'LogAppendTime'
+
+/**
+ * Per-partition log settings. Field names are Kafka's topic-level config names in camelCase
+ * (segment.bytes -> segmentBytes); the config layer maps broker defaults (log.segment.bytes ...) onto them.
+ */
+export interface LogConfig {
+  segmentBytes: number // segment.bytes, default 1 GiB
+  segmentMs: number // segment.ms, default 7 days
+  segmentIndexBytes: number // segment.index.bytes, default 10 MiB
+  indexIntervalBytes: number // index.interval.bytes, default 4096
+  retentionMs: number // retention.ms, default 7 days; -1 = unlimited
+  retentionBytes: number // retention.bytes, default -1 = unlimited
+  maxMessageBytes: number // max.message.bytes, default 1048588
+  flushMessages: number // flush.messages, default Long.MAX (never forced)
+  flushMs: number // flush.ms, default Long.MAX (never forced)
+  messageTimestampType: TimestampType // message.timestamp.type
+  messageTimestampBeforeMaxMs: number // message.timestamp.before.max.ms, default Long.MAX
+  messageTimestampAfterMaxMs: number // message.timestamp.after.max.ms, default Long.MAX
+  cleanupPolicy: CleanupPolicy // cleanup.policy
+  fileDeleteDelayMs: number // file.delete.delay.ms, default 60000
+}
+
+export interface TopicPartition {
+  topic: string
+  partition: number
+}
+
+export interface AppendOptions {
+  /** Written into each batch's partitionLeaderEpoch field. */
+  leaderEpoch: number
+  /** Wall clock for LogAppendTime and roll/timestamp checks (ms). Defaults to Date.now(). */
+  now?: number
+}
+
+export interface AppendResult {
+  baseOffset: number
+  lastOffset: number
+  /** The time written into the batches when message.timestamp.type=LogAppendTime, else -1. */
+  logAppendTime: number
+  logStartOffset: number
+  recordCount: number
+}
+
+export interface ReadOptions {
+  /** Exclusive upper bound on offsets returned (the high watermark for consumers). Default: LEO. */
+  maxOffset?: number
+  /** Return at least one whole batch even when it is larger than maxBytes (Kafka's minOneMessage). Default true. */
+  minOneBatch?: boolean
+}
+
+export interface ReadResult {
+  /** Whole batches, in offset order; the first one contains the fetch offset. */
+  regions: FileRegion[]
+  /** Sum of region lengths. */
+  bytes: number
+  /**
+   * Pins the segment files behind the regions: their descriptors stay open (even if retention or
+   * deletion removes the segment meanwhile) until releaseLease(leaseId). 0 when regions is empty.
+   */
+  leaseId: number
+  logStartOffset: number
+  logEndOffset: number
+  highWatermark: number
+}
+
+export interface OffsetAndTimestamp {
+  offset: number
+  timestamp: number
+}
+
+/** Snapshot of one partition's offsets and size, for metadata, ListOffsets and DescribeLogDirs. */
+export interface PartitionState {
+  topic: string
+  partition: number
+  logStartOffset: number
+  logEndOffset: number
+  highWatermark: number
+  sizeBytes: number
+  segmentCount: number
+}
