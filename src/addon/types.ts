@@ -14,9 +14,12 @@ export interface NativeIndexFile {
    * double), value = relative offset (uint32). Throws when full or when key < the last key.
    */
   append(key: number, value: number): void
-  /** Position of the largest entry whose key <= target, or -1 when every key is greater (or empty). */
+  /**
+   * Position of the largest entry whose key <= target, or -1 when every key is greater (or empty).
+   * Among equal keys (a time index may repeat a timestamp) an exact hit returns the first of them.
+   */
   lookup(target: number): number
-  /** Position of the smallest entry whose key >= target, or -1 when every key is smaller. */
+  /** Position of the smallest entry whose key >= target (the first of equal keys), or -1 when every key is smaller. */
   lookupCeiling(target: number): number
   keyAt(i: number): number
   valueAt(i: number): number
@@ -40,6 +43,7 @@ export interface NativeBinding {
   /**
    * Opens (creating if needed) an index file mapped with room for maxBytes. entrySize is 8 for an
    * offset index and 12 for a time index. An existing file keeps its entries (size / entrySize).
+   * maxBytes is at most 2^31 - 1 (Kafka's segment.index.bytes is an int). Throws on I/O errors.
    */
   openIndex(path: string, entrySize: 8 | 12, maxBytes: number): NativeIndexFile
   /**
