@@ -1,0 +1,195 @@
+// The broker config schema, as data: Kafka's names, types, defaults (Kafka 4.0's documented broker
+// configs unless a row says otherwise), docs and dynamic update mode. loadBrokerConfig validates
+// server.properties against this table, renderConfigReference prints it, and the topic-config table
+// names its broker defaults from here.
+
+import { atLeast, between, listOf, nonEmptyString, oneOf, LONG_MAX, type ConfigDef, type DynamicMode } from './config-def.js'
+import { listenersValidator, securityProtocolMapValidator } from './listeners.js'
+
+export interface BrokerConfigDef extends ConfigDef {
+  dynamic: DynamicMode
+  /** Other names for the same setting (node.id for broker.id). Setting both to different values is an error. */
+  aliases?: string[]
+  /** Accepted so that Kafka's own server.properties loads, but has no effect in Skein (the doc says why). */
+  ignored?: boolean
+}
+
+export const COMPRESSION_TYPES = ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer']
+export const CLEANUP_POLICIES = ['compact', 'delete']
+export const TIMESTAMP_TYPES = ['CreateTime', 'LogAppendTime']
+
+const def = (d: BrokerConfigDef): BrokerConfigDef => d
+const HOUR_MS = 3_600_000
+
+/**
+ * Why the row for `num.io.threads` / `num.network.threads` says "ignored": Kafka sizes a request handler
+ * pool and a network thread pool with them. Skein's network runs on the main thread's event loop, and
+ * partition work runs on `io.threads` shard workers; mapping Kafka's default 8 I/O threads onto shard
+ * workers would oversubscribe small machines, so neither value changes Skein's threads.
+ */
+export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
+  // Identity and listeners
+  def({ name: 'broker.id', aliases: ['node.id'], type: 'int', default: 0, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'The id of this broker (node.id is accepted as an alias). Unique within a cluster.' }),
+  def({ name: 'cluster.id', type: 'string', default: null, dynamic: 'read-only',
+    doc: 'Skein: the cluster id. When absent, it is read from meta.properties in the first log dir, or generated (22-char base64url UUID) and persisted there.' }),
+  def({ name: 'broker.rack', type: 'string', default: null, dynamic: 'read-only', doc: 'Rack of the broker, reported in Metadata responses.' }),
+  def({ name: 'listeners', type: 'list', default: ['PLAINTEXT://127.0.0.1:9092'], dynamic: 'per-broker', validator: listenersValidator(false), validValues: 'NAME://host:port,...',
+    doc: 'Comma-separated listener URIs NAME://host:port to accept connections on. An empty host binds all interfaces; port 0 picks a free port.' }),
+  def({ name: 'advertised.listeners', type: 'list', default: null, dynamic: 'per-broker', validator: listenersValidator(false),
+    doc: 'Listener URIs handed to clients in Metadata; defaults to listeners.' }),
+  def({ name: 'listener.security.protocol.map', type: 'list', default: ['PLAINTEXT:PLAINTEXT', 'SSL:SSL', 'SASL_PLAINTEXT:SASL_PLAINTEXT', 'SASL_SSL:SASL_SSL'], dynamic: 'per-broker',
+    validator: securityProtocolMapValidator(),
+    doc: 'Map of listener names to security protocols, LISTENER:PROTOCOL,...' }),
+  def({ name: 'inter.broker.listener.name', type: 'string', default: null, dynamic: 'read-only', doc: 'Listener used between brokers; defaults to the first listener.' }),
+
+  // Skein threads, and Kafka's thread pools accepted for compatibility
+  def({ name: 'io.threads', type: 'int', default: null, dynamic: 'read-only', validator: between(0, 256), validValues: '[0,...,256]',
+    doc: 'Skein: number of partition worker threads (shards). Default: os.availableParallelism(). 0 runs partitions inline on the main thread.' }),
+  def({ name: 'num.io.threads', type: 'int', default: 8, dynamic: 'cluster-wide', ignored: true, validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Accepted for Kafka compatibility and ignored: Skein has no request handler pool; use io.threads for partition worker threads.' }),
+  def({ name: 'num.network.threads', type: 'int', default: 3, dynamic: 'cluster-wide', ignored: true, validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Accepted for Kafka compatibility and ignored: Skein serves all sockets from the main event loop.' }),
+  def({ name: 'num.recovery.threads.per.data.dir', type: 'int', default: 2, dynamic: 'cluster-wide', ignored: true, validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Accepted for Kafka compatibility and ignored: each shard worker recovers its own partitions.' }),
+  def({ name: 'background.threads', type: 'int', default: 10, dynamic: 'cluster-wide', ignored: true, validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Accepted for Kafka compatibility and ignored: retention and flush run on each shard worker.' }),
+
+  // KRaft settings that appear in Kafka's own server.properties
+  def({ name: 'process.roles', type: 'list', default: [], dynamic: 'read-only', ignored: true, validator: listOf(['broker', 'controller'], true),
+    doc: 'Accepted for Kafka compatibility and ignored: a Skein node is always broker and controller.' }),
+  def({ name: 'controller.quorum.voters', type: 'list', default: [], dynamic: 'read-only', ignored: true, doc: 'Accepted for Kafka compatibility and ignored.' }),
+  def({ name: 'controller.quorum.bootstrap.servers', type: 'list', default: [], dynamic: 'read-only', ignored: true, doc: 'Accepted for Kafka compatibility and ignored.' }),
+  def({ name: 'controller.listener.names', type: 'string', default: null, dynamic: 'read-only', ignored: true, doc: 'Accepted for Kafka compatibility and ignored.' }),
+
+  // Sockets and requests
+  def({ name: 'socket.request.max.bytes', type: 'int', default: 104857600, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'The maximum number of bytes in a socket request; larger requests close the connection.' }),
+  def({ name: 'socket.send.buffer.bytes', type: 'int', default: 102400, dynamic: 'read-only', doc: 'SO_SNDBUF of server sockets; -1 uses the OS default.' }),
+  def({ name: 'socket.receive.buffer.bytes', type: 'int', default: 102400, dynamic: 'read-only', doc: 'SO_RCVBUF of server sockets; -1 uses the OS default.' }),
+  def({ name: 'connections.max.idle.ms', type: 'long', default: 600000, dynamic: 'read-only', doc: 'Idle connections are closed after this many milliseconds.' }),
+  def({ name: 'queued.max.request.bytes', type: 'long', default: -1, dynamic: 'read-only', doc: 'Bytes of requests queued before the broker stops reading sockets; -1 means no limit.' }),
+  def({ name: 'queued.max.requests', type: 'int', default: 500, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Requests in flight per broker before the broker stops reading sockets.' }),
+  def({ name: 'sasl.server.max.receive.size', type: 'int', default: 524288, dynamic: 'read-only', doc: 'The maximum receive size allowed before and during initial SASL authentication.' }),
+  def({ name: 'message.max.bytes', type: 'int', default: 1048588, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'The largest record batch size allowed (after compression if enabled). Topic-level: max.message.bytes.' }),
+
+  // Topic creation
+  def({ name: 'num.partitions', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Default number of partitions per topic.' }),
+  def({ name: 'default.replication.factor', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Default replication factor for automatically created topics.' }),
+  def({ name: 'auto.create.topics.enable', type: 'boolean', default: true, dynamic: 'read-only', doc: 'Create a topic when a client asks for an unknown one in Metadata.' }),
+  def({ name: 'delete.topic.enable', type: 'boolean', default: true, dynamic: 'read-only', doc: 'Allow topics to be deleted; when false DeleteTopics answers TOPIC_DELETION_DISABLED.' }),
+  def({ name: 'min.insync.replicas', type: 'int', default: 1, dynamic: 'cluster-wide', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Minimum in-sync replicas for an acks=all produce to succeed.' }),
+  def({ name: 'unclean.leader.election.enable', type: 'boolean', default: false, dynamic: 'cluster-wide', doc: 'Allow replicas not in the ISR to become leader (may lose data).' }),
+  def({ name: 'compression.type', type: 'string', default: 'producer', dynamic: 'cluster-wide', validator: oneOf(...COMPRESSION_TYPES), validValues: `[${COMPRESSION_TYPES.join(', ')}]`,
+    doc: "Final compression type of stored batches; 'producer' keeps the producer's codec." }),
+  def({ name: 'compression.gzip.level', type: 'int', default: -1, dynamic: 'cluster-wide', validator: between(-1, 9), validValues: '[1,...,9] or -1', doc: 'Level of gzip compression when compression.type=gzip.' }),
+  def({ name: 'compression.lz4.level', type: 'int', default: 9, dynamic: 'cluster-wide', validator: between(1, 17), validValues: '[1,...,17]', doc: 'Level of lz4 compression when compression.type=lz4.' }),
+  def({ name: 'compression.zstd.level', type: 'int', default: 3, dynamic: 'cluster-wide', validator: between(-131072, 22), validValues: '[-131072,...,22]', doc: 'Level of zstd compression when compression.type=zstd.' }),
+
+  // Log dirs and segments
+  def({ name: 'log.dirs', type: 'list', default: null, dynamic: 'read-only', doc: 'Directories for log data; defaults to log.dir. Relative paths resolve against the working directory.' }),
+  def({ name: 'log.dir', type: 'string', default: './data', dynamic: 'read-only', validator: nonEmptyString(),
+    doc: 'The log directory when log.dirs is not set (Skein default ./data; Kafka uses /tmp/kafka-logs).' }),
+  def({ name: 'log.segment.bytes', type: 'int', default: 1073741824, dynamic: 'cluster-wide', validator: atLeast(14), validValues: '[14,...]',
+    doc: 'Maximum size of a single log segment file. (Kafka 4.0 raised the minimum to 1 MiB; Skein keeps 14 so tests can roll segments quickly.)' }),
+  def({ name: 'log.roll.ms', type: 'long', default: null, dynamic: 'cluster-wide', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Maximum time before a new segment is rolled; when unset, log.roll.hours is used.' }),
+  def({ name: 'log.roll.hours', type: 'int', default: 168, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Maximum time in hours before a new segment is rolled (secondary to log.roll.ms).' }),
+  def({ name: 'log.roll.jitter.ms', type: 'long', default: null, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Maximum jitter subtracted from the roll time; when unset, log.roll.jitter.hours is used.' }),
+  def({ name: 'log.roll.jitter.hours', type: 'int', default: 0, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]', doc: 'Maximum roll jitter in hours (secondary to log.roll.jitter.ms).' }),
+  def({ name: 'log.index.size.max.bytes', type: 'int', default: 10485760, dynamic: 'cluster-wide', validator: atLeast(4), validValues: '[4,...]', doc: 'Maximum size in bytes of an offset or time index.' }),
+  def({ name: 'log.index.interval.bytes', type: 'int', default: 4096, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]', doc: 'Bytes of log between offset index entries.' }),
+  def({ name: 'log.preallocate', type: 'boolean', default: false, dynamic: 'cluster-wide', doc: 'Preallocate segment files when rolling (accepted; Skein does not preallocate).' }),
+  def({ name: 'log.segment.delete.delay.ms', type: 'long', default: 60000, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Time to wait before deleting a file from the filesystem after it leaves the log.' }),
+
+  // Retention
+  def({ name: 'log.retention.ms', type: 'long', default: null, dynamic: 'cluster-wide', validator: atLeast(-1), validValues: '[-1,...]',
+    doc: 'Time to keep a segment before deleting it; -1 means no time limit. When unset, log.retention.minutes is used.' }),
+  def({ name: 'log.retention.minutes', type: 'int', default: null, dynamic: 'read-only',
+    doc: 'Retention in minutes (secondary to log.retention.ms); when unset, log.retention.hours is used. Any negative value means no time limit.' }),
+  def({ name: 'log.retention.hours', type: 'int', default: 168, dynamic: 'read-only',
+    doc: 'Retention in hours (tertiary to log.retention.ms). Any negative value means no time limit.' }),
+  def({ name: 'log.retention.bytes', type: 'long', default: -1, dynamic: 'cluster-wide', doc: 'Maximum size of a partition log before old segments are deleted; -1 means no size limit.' }),
+  def({ name: 'log.retention.check.interval.ms', type: 'long', default: 300000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'How often the retention check runs on each shard.' }),
+  def({ name: 'log.cleanup.policy', type: 'list', default: ['delete'], dynamic: 'cluster-wide', validator: listOf(CLEANUP_POLICIES, true), validValues: '[compact, delete]',
+    doc: "Cleanup policy for segments beyond the retention window: 'delete', 'compact' or both." }),
+  def({ name: 'log.cleaner.enable', type: 'boolean', default: true, dynamic: 'read-only', doc: 'Enable the log cleaner (compaction) process.' }),
+  def({ name: 'log.cleaner.delete.retention.ms', type: 'long', default: 86400000, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'How long tombstones are retained on compacted topics.' }),
+  def({ name: 'log.cleaner.min.cleanable.ratio', type: 'double', default: 0.5, dynamic: 'cluster-wide', validator: between(0, 1), validValues: '[0,...,1]',
+    doc: 'Minimum ratio of dirty log to total log for a log to be eligible for cleaning.' }),
+  def({ name: 'log.cleaner.min.compaction.lag.ms', type: 'long', default: 0, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Minimum time a record stays uncompacted.' }),
+  def({ name: 'log.cleaner.max.compaction.lag.ms', type: 'long', default: LONG_MAX, dynamic: 'cluster-wide', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Maximum time a record stays ineligible for compaction.' }),
+
+  // Flush
+  def({ name: 'log.flush.interval.messages', type: 'long', default: LONG_MAX, dynamic: 'cluster-wide', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Records appended to a partition before its data is fsynced.' }),
+  def({ name: 'log.flush.interval.ms', type: 'long', default: null, dynamic: 'cluster-wide',
+    doc: 'Maximum time data stays in the page cache before an fsync; when unset, log.flush.scheduler.interval.ms is used.' }),
+  def({ name: 'log.flush.scheduler.interval.ms', type: 'long', default: LONG_MAX, dynamic: 'read-only',
+    doc: 'How often each shard checks whether a log needs flushing.' }),
+  def({ name: 'log.flush.offset.checkpoint.interval.ms', type: 'int', default: 60000, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'How often the recovery point checkpoint is written.' }),
+
+  // Timestamps
+  def({ name: 'log.message.timestamp.type', type: 'string', default: 'CreateTime', dynamic: 'cluster-wide', validator: oneOf(...TIMESTAMP_TYPES), validValues: '[CreateTime, LogAppendTime]',
+    doc: 'Whether record timestamps are the producer\'s (CreateTime) or the broker\'s append time (LogAppendTime).' }),
+  def({ name: 'log.message.timestamp.before.max.ms', type: 'long', default: LONG_MAX, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Largest allowed age of a CreateTime timestamp relative to the broker clock.' }),
+  def({ name: 'log.message.timestamp.after.max.ms', type: 'long', default: HOUR_MS, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Largest allowed lead of a CreateTime timestamp over the broker clock (Kafka 4.0 default: 1 hour).' }),
+
+  // Replication
+  def({ name: 'replica.lag.time.max.ms', type: 'long', default: 30000, dynamic: 'read-only', doc: 'A follower that has not caught up for this long leaves the ISR.' }),
+  def({ name: 'auto.leader.rebalance.enable', type: 'boolean', default: true, dynamic: 'read-only', doc: 'Move leadership back to preferred replicas periodically.' }),
+
+  // Internal topics and coordinators
+  def({ name: 'offsets.topic.num.partitions', type: 'int', default: 50, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Partitions of __consumer_offsets.' }),
+  def({ name: 'offsets.topic.replication.factor', type: 'short', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Replication factor of __consumer_offsets (Skein default 1; Kafka uses 3).' }),
+  def({ name: 'offsets.topic.segment.bytes', type: 'int', default: 104857600, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Segment size of __consumer_offsets.' }),
+  def({ name: 'offsets.retention.minutes', type: 'int', default: 10080, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Committed offsets of a group that became empty are kept this long.' }),
+  def({ name: 'offsets.retention.check.interval.ms', type: 'long', default: 600000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'How often stale offsets are purged.' }),
+  def({ name: 'offsets.commit.timeout.ms', type: 'int', default: 5000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'An offset commit waits at most this long for replication.' }),
+  def({ name: 'offset.metadata.max.bytes', type: 'int', default: 4096, dynamic: 'read-only', doc: 'Maximum size of the metadata string of an offset commit.' }),
+  def({ name: 'group.initial.rebalance.delay.ms', type: 'int', default: 3000, dynamic: 'read-only', doc: 'How long the first rebalance of a new group waits for more members.' }),
+  def({ name: 'group.min.session.timeout.ms', type: 'int', default: 6000, dynamic: 'read-only', doc: 'Minimum session timeout a member may ask for.' }),
+  def({ name: 'group.max.session.timeout.ms', type: 'int', default: 1800000, dynamic: 'read-only', doc: 'Maximum session timeout a member may ask for.' }),
+  def({ name: 'group.max.size', type: 'int', default: 2147483647, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Maximum number of members in one group.' }),
+  def({ name: 'transaction.state.log.num.partitions', type: 'int', default: 50, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Partitions of __transaction_state.' }),
+  def({ name: 'transaction.state.log.replication.factor', type: 'short', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Replication factor of __transaction_state (Skein default 1; Kafka uses 3).' }),
+  def({ name: 'transaction.state.log.min.isr', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'min.insync.replicas of __transaction_state (Skein default 1; Kafka uses 2).' }),
+  def({ name: 'transaction.state.log.segment.bytes', type: 'int', default: 104857600, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Segment size of __transaction_state.' }),
+  def({ name: 'transaction.max.timeout.ms', type: 'int', default: 900000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Largest transaction timeout a producer may ask for.' }),
+  def({ name: 'transactional.id.expiration.ms', type: 'int', default: 604800000, dynamic: 'cluster-wide', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'A transactional id with no transaction status update for this long expires.' }),
+  def({ name: 'producer.id.expiration.ms', type: 'int', default: 86400000, dynamic: 'cluster-wide', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Idempotent producer state is dropped after this long without writes.' }),
+]
+
+const byName = new Map<string, BrokerConfigDef>()
+for (const d of BROKER_CONFIGS) {
+  byName.set(d.name, d)
+  for (const a of d.aliases ?? []) byName.set(a, d)
+}
+
+/** The definition for a broker config name or alias. */
+export function brokerConfigDef(name: string): BrokerConfigDef | undefined {
+  return byName.get(name)
+}
+
+/** Every accepted broker key, canonical names and aliases. */
+export function brokerConfigNames(): string[] {
+  return [...byName.keys()]
+}

@@ -1,0 +1,37 @@
+// The config reference as Markdown, generated from the schema tables so that the README's reference
+// can be produced from (and checked against) the code.
+
+import { BROKER_CONFIGS } from './broker-configs.js'
+import { formatValue, type ConfigDef } from './config-def.js'
+import { TOPIC_CONFIGS } from './topic-configs.js'
+
+function cell(s: string): string {
+  return s.replace(/\|/g, '\\|').replace(/\n/g, ' ')
+}
+
+function shownDefault(d: ConfigDef): string {
+  const v = formatValue(d, d.default)
+  if (v === null) return 'null'
+  return v === '' ? '""' : `\`${v}\``
+}
+
+/** Markdown: a broker config table and a topic config table (name, type, default, description ...). */
+export function renderConfigReference(): string {
+  const lines: string[] = []
+  lines.push('### Broker configs', '')
+  lines.push('| Name | Type | Default | Valid values | Update mode | Description |')
+  lines.push('| --- | --- | --- | --- | --- | --- |')
+  for (const d of [...BROKER_CONFIGS].sort((a, b) => a.name.localeCompare(b.name))) {
+    const name = d.aliases === undefined ? `\`${d.name}\`` : `\`${d.name}\` (alias ${d.aliases.map((a) => `\`${a}\``).join(', ')})`
+    const doc = d.ignored === true ? `*Ignored.* ${d.doc}` : d.doc
+    lines.push(`| ${name} | ${d.type} | ${shownDefault(d)} | ${cell(d.validValues ?? '')} | ${d.dynamic} | ${cell(doc)} |`)
+  }
+  lines.push('', '### Topic configs', '')
+  lines.push('| Name | Type | Default | Valid values | Broker default from | Description |')
+  lines.push('| --- | --- | --- | --- | --- | --- |')
+  for (const d of TOPIC_CONFIGS) {
+    const from = d.synonyms.map((s) => `\`${s.name}\``).join(', ')
+    lines.push(`| \`${d.name}\` | ${d.type} | ${shownDefault(d)} | ${cell(d.validValues ?? '')} | ${from} | ${cell(d.doc)} |`)
+  }
+  return lines.join('\n') + '\n'
+}
