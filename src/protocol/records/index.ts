@@ -1,0 +1,5 @@
+export * from './batch.js'
+export * from './validate.js'
+export * from './builder.js'
+export * from './varint.js'
+export * from './file-scan.js'

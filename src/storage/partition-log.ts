@@ -1,0 +1,585 @@
+// The log of one partition: an ordered list of segments, the last one active. Owned by one thread,
+// so no method interleaves with another; only flush work runs in the background (fsync off-thread).
+//
+// Offsets: logStartOffset <= highWatermark <= logEndOffset (LEO). recoveryPoint: every batch below it
+// has been fsynced; on an unclean open, segments from the one holding the recovery point on are
+// re-validated batch by batch and their indexes rebuilt.
+
+import { mkdirSync, readdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { native } from '../addon/index.js'
+import { ErrorCode, KafkaError } from '../domain/errors.js'
+import { scanFileBatches } from '../protocol/records/file-scan.js'
+import { assignOffsetsInPlace, validateProducerBatches } from '../protocol/records/validate.js'
+import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readCheckpoint, writeCheckpoint } from './checkpoint.js'
+import { resolveLogConfig } from './config.js'
+import type { LeaseTable } from './lease-table.js'
+import { INDEX_SUFFIX, LOG_SUFFIX, LogSegment, TIME_INDEX_SUFFIX, parseSegmentFileName, segmentFileName } from './segment.js'
+import type { AppendedBatch } from './segment.js'
+import type {
+  AppendOptions,
+  AppendResult,
+  FileRegion,
+  LogConfig,
+  OffsetAndTimestamp,
+  PartitionState,
+  ReadOptions,
+  ReadResult,
+} from './types.js'
+
+/** What a PartitionLog gets from its LogManager. */
+export interface PartitionLogContext {
+  leases: LeaseTable
+  now: () => number
+  /** Single-broker mode: every append moves the high watermark to the new LEO. */
+  highWatermarkFollowsLeo: boolean
+}
+
+/** What opening a partition found and repaired, for logs and tests. */
+export interface RecoveryReport {
+  /** Segments whose batches were re-validated and indexes rebuilt. */
+  segmentsRecovered: number
+  /** Bytes cut off torn or corrupt tails. */
+  bytesTruncated: number
+  /** Segments removed because they followed a corrupt point. */
+  segmentsDropped: number
+  /** Index pairs rebuilt because they were missing or inconsistent (clean shutdown case). */
+  indexesRebuilt: number
+}
+
+const INT32_MIN = -0x80000000
+const INT32_MAX = 0x7fffffff
+
+export class PartitionLog {
+  readonly topic: string
+  readonly partition: number
+  readonly dir: string
+  private _config: LogConfig
+  private readonly ctx: PartitionLogContext
+  private segments: LogSegment[] = []
+  private _logStartOffset = 0
+  private _logEndOffset = 0
+  private _highWatermark = 0
+  private recoveryPoint = 0
+  private lastFlushTime: number
+  private writtenRecoveryPoint = -1
+  private writtenLogStartOffset = -1
+  private readonly background = new Set<Promise<void>>()
+  private failure: Error | null = null
+  private closed = false
+  /** Set by open(). */
+  recovery: RecoveryReport = { segmentsRecovered: 0, bytesTruncated: 0, segmentsDropped: 0, indexesRebuilt: 0 }
+
+  private constructor(topic: string, partition: number, dir: string, config: LogConfig, ctx: PartitionLogContext) {
+    this.topic = topic
+    this.partition = partition
+    this.dir = dir
+    this._config = config
+    this.ctx = ctx
+    this.lastFlushTime = ctx.now()
+  }
+
+  get config(): LogConfig { return this._config }
+  get logStartOffset(): number { return this._logStartOffset }
+  get logEndOffset(): number { return this._logEndOffset }
+  get highWatermark(): number { return this._highWatermark }
+
+  private get active(): LogSegment {
+    return this.segments[this.segments.length - 1]!
+  }
+
+  private settings(): { indexIntervalBytes: number; segmentIndexBytes: number } {
+    return { indexIntervalBytes: this._config.indexIntervalBytes, segmentIndexBytes: this._config.segmentIndexBytes }
+  }
+
+  /**
+   * Opens (creating the directory and a first segment when needed) the partition log in dir, and
+   * recovers it: see the file header of segment.ts for what recovery checks.
+   */
+  static open(dir: string, topic: string, partition: number, config: LogConfig, ctx: PartitionLogContext, cleanShutdown: boolean): PartitionLog {
+    mkdirSync(dir, { recursive: true })
+    const log = new PartitionLog(topic, partition, dir, config, ctx)
+    log.load(cleanShutdown)
+    return log
+  }
+
+  private load(cleanShutdown: boolean): void {
+    const now = this.ctx.now()
+    const names = readdirSync(this.dir)
+    const logs = new Set<number>()
+    for (const name of names) {
+      const base = parseSegmentFileName(name, LOG_SUFFIX)
+      if (base !== null) logs.add(base)
+    }
+    for (const name of names) {
+      // Temp files of an interrupted checkpoint write, and indexes whose .log is gone, are leftovers.
+      // Any other name (not written by this engine) is left alone and ignored.
+      const orphan = [INDEX_SUFFIX, TIME_INDEX_SUFFIX].some((sfx) => {
+        const b = parseSegmentFileName(name, sfx)
+        return b !== null && !logs.has(b)
+      })
+      if (orphan || name.endsWith('-checkpoint.tmp')) rmSync(join(this.dir, name), { force: true })
+    }
+    const bases = [...logs].sort((a, b) => a - b)
+    const recoveryCp = readCheckpoint(join(this.dir, RECOVERY_POINT_CHECKPOINT), this.topic, this.partition) ?? 0
+    const logStartCp = readCheckpoint(join(this.dir, LOG_START_OFFSET_CHECKPOINT), this.topic, this.partition) ?? 0
+    this.writtenRecoveryPoint = recoveryCp
+    this.writtenLogStartOffset = logStartCp
+
+    if (bases.length === 0) {
+      this.segments.push(LogSegment.create(this.dir, logStartCp, this.settings(), now))
+      this.active.indexIntervalBytes = this._config.indexIntervalBytes
+      this._logStartOffset = logStartCp
+      this._logEndOffset = logStartCp
+    } else {
+      this._logEndOffset = this.loadSegments(bases, recoveryCp, cleanShutdown, now)
+      this._logStartOffset = Math.max(logStartCp, this.segments[0]!.baseOffset)
+      if (this._logStartOffset > this._logEndOffset) {
+        // The checkpointed log start lies past the data that survived (lost writes): start empty there.
+        this.truncateFullyAndStartAt(this._logStartOffset)
+      }
+    }
+    this.recoveryPoint = Math.min(recoveryCp, this._logEndOffset)
+    this._highWatermark = this.ctx.highWatermarkFollowsLeo ? this._logEndOffset : this._logStartOffset
+  }
+
+  /** Opens and (where needed) recovers the segments; returns the LEO. */
+  private loadSegments(bases: number[], recoveryCp: number, cleanShutdown: boolean, now: number): number {
+    const last = bases.length - 1
+    // Unclean: everything from the segment holding the recovery point on may hold unflushed bytes.
+    let recoverFrom = 0
+    if (!cleanShutdown) {
+      recoverFrom = last
+      for (let i = 0; i < bases.length; i++) {
+        const next = bases[i + 1]
+        if (next === undefined || next > recoveryCp) {
+          recoverFrom = i
+          break
+        }
+      }
+    }
+    let leo = bases[0]!
+    for (let i = 0; i <= last; i++) {
+      const base = bases[i]!
+      const isLast = i === last
+      const limit = bases[i + 1] ?? Number.MAX_SAFE_INTEGER
+      const { segment, indexMissing } = LogSegment.open(this.dir, base, this.settings(), isLast, now)
+      segment.indexIntervalBytes = this._config.indexIntervalBytes
+      this.segments.push(segment)
+      let mustRecover = indexMissing || (!cleanShutdown && i >= recoverFrom)
+      if (!mustRecover) {
+        // Clean shutdown: trust the .log; check the indexes (thoroughly for the active segment).
+        const sane = segment.indexesLookSane(limit, isLast)
+        const next = isLast && sane ? segment.readNextOffset() : limit
+        mustRecover = !sane || !segment.indexesLookSane(next, false)
+        if (!mustRecover) {
+          segment.loadMaxTimestampFromIndex()
+          leo = next
+          continue
+        }
+        this.recovery.indexesRebuilt++
+      }
+      const r = segment.recover(limit, this._config.segmentIndexBytes)
+      this.recovery.segmentsRecovered++
+      this.recovery.bytesTruncated += r.truncatedBytes
+      leo = r.nextOffset
+      if (r.truncatedBytes > 0 && !isLast) {
+        // Bytes after a corrupt point cannot be trusted, nor can later segments: drop them. This
+        // segment becomes the active one again (recover left room in its indexes).
+        for (let j = i + 1; j <= last; j++) {
+          for (const sfx of [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX]) rmSync(join(this.dir, segmentFileName(bases[j]!, sfx)), { force: true })
+          this.recovery.segmentsDropped++
+        }
+        break
+      }
+      if (!isLast) segment.onBecomeInactive()
+    }
+    return leo
+  }
+
+  private truncateFullyAndStartAt(offset: number): void {
+    for (const s of this.segments) s.delete()
+    this.segments = [LogSegment.create(this.dir, offset, this.settings(), this.ctx.now())]
+    this.active.indexIntervalBytes = this._config.indexIntervalBytes
+    this._logStartOffset = offset
+    this._logEndOffset = offset
+  }
+
+  private checkUsable(): void {
+    if (this.closed) throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${this.topic}-${this.partition} is closed`)
+    if (this.failure !== null) {
+      throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `${this.topic}-${this.partition} failed: ${this.failure.message}`)
+    }
+  }
+
+  /**
+   * Validates every batch of records (see validateProducerBatches), assigns offsets in place (the
+   * caller's buffer is rewritten) and writes the whole payload with one write. Throws a KafkaError and
+   * writes nothing when any batch is invalid.
+   */
+  append(records: Buffer, opts: AppendOptions): AppendResult {
+    this.checkUsable()
+    const config = this._config
+    const now = opts.now ?? this.ctx.now()
+    if (!Number.isInteger(opts.leaderEpoch) || opts.leaderEpoch < INT32_MIN || opts.leaderEpoch > INT32_MAX) {
+      throw new KafkaError(ErrorCode.INVALID_REQUEST, `leaderEpoch ${opts.leaderEpoch} is not an int32`)
+    }
+    const batches = validateProducerBatches(
+      records,
+      {
+        maxMessageBytes: config.maxMessageBytes,
+        timestampType: config.messageTimestampType,
+        timestampBeforeMaxMs: config.messageTimestampBeforeMaxMs,
+        timestampAfterMaxMs: config.messageTimestampAfterMaxMs,
+        now,
+      },
+      native.crc32c,
+    )
+    if (records.length > config.segmentBytes) {
+      throw new KafkaError(ErrorCode.RECORD_LIST_TOO_LARGE, `${records.length} bytes do not fit in segment.bytes ${config.segmentBytes}`)
+    }
+    const logAppendTime = config.messageTimestampType === 'LogAppendTime' ? now : -1
+    const baseOffset = this._logEndOffset
+    const assigned = assignOffsetsInPlace(records, batches, baseOffset, opts.leaderEpoch, logAppendTime, native.crc32c)
+    const appended: AppendedBatch[] = []
+    let next = baseOffset
+    let maxTimestamp = -1
+    batches.forEach((b, i) => {
+      next += b.recordCount
+      const ts = assigned.maxTimestamps[i]!
+      if (ts > maxTimestamp) maxTimestamp = ts
+      appended.push({ position: b.position, size: b.size, lastOffset: next - 1, maxTimestamp: ts })
+    })
+    const segment = this.maybeRoll(records.length, assigned.lastOffset, maxTimestamp, now)
+    segment.append(records, appended)
+    this._logEndOffset = assigned.lastOffset + 1
+    if (this.ctx.highWatermarkFollowsLeo) this._highWatermark = this._logEndOffset
+    if (this._logEndOffset - this.recoveryPoint >= config.flushMessages) this.inBackground(this.flushUpTo(this._logEndOffset))
+    return {
+      baseOffset,
+      lastOffset: assigned.lastOffset,
+      logAppendTime,
+      logStartOffset: this._logStartOffset,
+      recordCount: assigned.lastOffset - baseOffset + 1,
+    }
+  }
+
+  /** Kafka's LogSegment.shouldRoll: size, age, full indexes, relative offset overflow. */
+  private maybeRoll(bytes: number, lastOffset: number, maxTimestamp: number, now: number): LogSegment {
+    const seg = this.active
+    const c = this._config
+    const roll =
+      seg.size > 0 &&
+      (seg.size > c.segmentBytes - bytes ||
+        seg.timeWaitedForRoll(now, maxTimestamp) > c.segmentMs ||
+        seg.indexesFull() ||
+        !seg.canHold(lastOffset))
+    return roll ? this.roll() : seg
+  }
+
+  /** Starts a new active segment at the LEO; the old one is trimmed and fsynced in the background. */
+  private roll(): LogSegment {
+    const old = this.active
+    const base = this._logEndOffset
+    old.onBecomeInactive()
+    const seg = LogSegment.create(this.dir, base, this.settings(), this.ctx.now())
+    seg.indexIntervalBytes = this._config.indexIntervalBytes
+    this.segments.push(seg)
+    // As Kafka: the rolled segment is flushed off the append path, which moves the recovery point.
+    this.inBackground(this.flushUpTo(base))
+    return seg
+  }
+
+  private inBackground(p: Promise<void>): void {
+    const tracked = p.catch((err: Error) => {
+      this.failure ??= err
+    }).finally(() => this.background.delete(tracked))
+    this.background.add(tracked)
+  }
+
+  /** fsyncs every segment holding offsets in [recoveryPoint, offset) and moves the recovery point. */
+  private async flushUpTo(offset: number): Promise<void> {
+    if (offset <= this.recoveryPoint) return
+    const from = this.recoveryPoint
+    const targets = this.segments.filter((s, i) => {
+      const next = this.segments[i + 1]?.baseOffset ?? Infinity
+      return next > from && s.baseOffset < offset && !s.deleted
+    })
+    for (const s of targets) s.retain()
+    try {
+      for (const s of targets) await s.flush()
+    } catch (err) {
+      throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `fsync of ${this.topic}-${this.partition} failed: ${(err as Error).message}`)
+    } finally {
+      for (const s of targets) s.release()
+    }
+    if (offset > this.recoveryPoint) this.recoveryPoint = offset
+    this.lastFlushTime = this.ctx.now()
+  }
+
+  /** fsync of everything appended so far; moves the recovery point to the LEO. */
+  async flush(): Promise<void> {
+    if (this.closed) return
+    await this.flushUpTo(this._logEndOffset)
+  }
+
+  /** Unflushed offsets (LEO - recovery point) and when the last flush finished, for flushDue. */
+  unflushedMessages(): number {
+    return this._logEndOffset - this.recoveryPoint
+  }
+
+  timeSinceLastFlush(now: number): number {
+    return now - this.lastFlushTime
+  }
+
+  /** Writes the recovery-point and log-start checkpoints when they changed since the last write. */
+  async writeCheckpoints(): Promise<void> {
+    const rp = this.recoveryPoint
+    if (rp !== this.writtenRecoveryPoint) {
+      await writeCheckpoint(join(this.dir, RECOVERY_POINT_CHECKPOINT), this.topic, this.partition, rp)
+      this.writtenRecoveryPoint = rp
+    }
+    const ls = this._logStartOffset
+    if (ls !== this.writtenLogStartOffset) {
+      await writeCheckpoint(join(this.dir, LOG_START_OFFSET_CHECKPOINT), this.topic, this.partition, ls)
+      this.writtenLogStartOffset = ls
+    }
+  }
+
+  /** Index of the segment holding offset: the last one whose base offset <= offset. */
+  private segmentIndexFor(offset: number): number {
+    let lo = 0
+    let hi = this.segments.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1
+      if (this.segments[mid]!.baseOffset <= offset) lo = mid
+      else hi = mid - 1
+    }
+    return lo
+  }
+
+  /**
+   * Whole batches from the one holding offset, up to maxBytes (the first batch even if larger, with
+   * minOneBatch), none reaching maxOffset (default and cap: the LEO). Regions pin their segments under
+   * the returned lease until LogManager.releaseLease.
+   */
+  read(offset: number, maxBytes: number, opts: ReadOptions = {}): ReadResult {
+    if (this.closed) throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${this.topic}-${this.partition} is closed`)
+    if (!Number.isSafeInteger(offset) || offset < this._logStartOffset || offset > this._logEndOffset) {
+      throw new KafkaError(
+        ErrorCode.OFFSET_OUT_OF_RANGE,
+        `offset ${offset} is outside [${this._logStartOffset}, ${this._logEndOffset}] of ${this.topic}-${this.partition}`,
+      )
+    }
+    if (!Number.isFinite(maxBytes) || maxBytes < 0) throw new KafkaError(ErrorCode.INVALID_FETCH_SIZE, `maxBytes ${maxBytes}`)
+    const maxOffset = Math.min(opts.maxOffset ?? this._logEndOffset, this._logEndOffset)
+    const minOne = opts.minOneBatch ?? true
+    const regions: FileRegion[] = []
+    const pinned: LogSegment[] = []
+    let bytes = 0
+    let target = offset
+    let full = false
+    for (let i = offset < maxOffset ? this.segmentIndexFor(offset) : this.segments.length; i < this.segments.length && !full; i++) {
+      const seg = this.segments[i]!
+      const segmentEnd = this.segments[i + 1]?.baseOffset ?? this._logEndOffset
+      const first = seg.translateOffset(target)
+      if (first !== null) {
+        let end = first.position
+        if (maxOffset >= segmentEnd && seg.size - first.position <= maxBytes - bytes) {
+          // Everything left in this segment fits and is below maxOffset: no need to walk the headers.
+          end = seg.size
+        } else {
+          const r = scanFileBatches(seg.fd, first.position, seg.size, null, (b) => {
+            if (b.lastOffset >= maxOffset) return 'stop-before'
+            const taken = bytes + (end - first.position)
+            if (taken + b.size > maxBytes && !(minOne && taken === 0)) return 'stop-before'
+            end += b.size
+          })
+          full = r.validEnd < seg.size
+        }
+        if (end > first.position) {
+          regions.push({ fd: seg.fd, position: first.position, length: end - first.position })
+          pinned.push(seg)
+          bytes += end - first.position
+        } else {
+          full = true
+        }
+      }
+      if (segmentEnd >= maxOffset) break
+      target = segmentEnd
+    }
+    return {
+      regions,
+      bytes,
+      leaseId: pinned.length === 0 ? 0 : this.ctx.leases.acquire(pinned),
+      logStartOffset: this._logStartOffset,
+      logEndOffset: this._logEndOffset,
+      highWatermark: this._highWatermark,
+    }
+  }
+
+  /**
+   * ListOffsets by timestamp: the first batch whose maxTimestamp >= timestamp, as
+   * { offset: max(its base offset, logStartOffset), timestamp: its maxTimestamp }; null when none
+   * (Kafka then answers with the LEO). Batch granularity: records are not decoded.
+   */
+  offsetForTimestamp(timestamp: number): OffsetAndTimestamp | null {
+    for (let i = 0; i < this.segments.length; i++) {
+      const seg = this.segments[i]!
+      if (seg.maxTimestampSoFar < timestamp) continue
+      const next = this.segments[i + 1]?.baseOffset ?? this._logEndOffset
+      if (next <= this._logStartOffset) continue
+      const b = seg.findByTimestamp(timestamp, this._logStartOffset)
+      if (b !== null) return { offset: Math.max(b.baseOffset, this._logStartOffset), timestamp: b.maxTimestamp }
+    }
+    return null
+  }
+
+  /**
+   * ListOffsets MAX_TIMESTAMP (-3): the largest timestamp in the log and the last offset of the batch
+   * that carries it (Kafka's shallow offset of max timestamp); null when no batch has a timestamp.
+   */
+  maxTimestamp(): OffsetAndTimestamp | null {
+    let best: LogSegment | null = null
+    for (const seg of this.segments) {
+      if (seg.maxTimestampSoFar >= 0 && (best === null || seg.maxTimestampSoFar > best.maxTimestampSoFar)) best = seg
+    }
+    if (best === null) return null
+    return { offset: Math.max(best.offsetOfMaxTimestampSoFar, this._logStartOffset), timestamp: best.maxTimestampSoFar }
+  }
+
+  /** Sets the high watermark (replication), clamped to [logStartOffset, LEO]. */
+  setHighWatermark(offset: number): void {
+    if (!Number.isSafeInteger(offset)) throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `high watermark ${offset}`)
+    this._highWatermark = Math.min(Math.max(offset, this._logStartOffset), this._logEndOffset)
+  }
+
+  /**
+   * DeleteRecords: raises the log start offset to offset (-1 = the high watermark) and deletes the
+   * segments wholly below it. offset > HW is OFFSET_OUT_OF_RANGE. Returns the new log start offset.
+   * The log-start checkpoint is written by the next flushDue/close.
+   */
+  deleteRecordsBefore(offset: number): number {
+    this.checkUsable()
+    const target = offset === -1 ? this._highWatermark : offset
+    if (!Number.isSafeInteger(target) || target < 0 || target > this._highWatermark) {
+      throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `cannot delete records before ${offset}: high watermark is ${this._highWatermark}`)
+    }
+    if (target > this._logStartOffset) {
+      this._logStartOffset = target
+      this.deleteSegments(this.deletable((_s, next) => next !== undefined && next.baseOffset <= this._logStartOffset))
+    }
+    return this._logStartOffset
+  }
+
+  /**
+   * Kafka's deletableSegments: the oldest segments, in order, while predicate holds and the segment is
+   * wholly below the high watermark. The active segment qualifies only when it is not empty.
+   */
+  private deletable(predicate: (seg: LogSegment, next: LogSegment | undefined) => boolean): LogSegment[] {
+    const out: LogSegment[] = []
+    for (let i = 0; i < this.segments.length; i++) {
+      const seg = this.segments[i]!
+      const next = this.segments[i + 1]
+      const upperBound = next?.baseOffset ?? this._logEndOffset
+      const lastAndEmpty = next === undefined && seg.size === 0
+      if (lastAndEmpty || upperBound > this._highWatermark || !predicate(seg, next)) break
+      out.push(seg)
+    }
+    return out
+  }
+
+  private deleteSegments(doomed: LogSegment[]): number {
+    if (doomed.length === 0) return 0
+    // Never delete the active segment in place: roll first so the log keeps an active segment at the LEO.
+    if (doomed.length === this.segments.length) this.roll()
+    this.segments = this.segments.slice(doomed.length)
+    for (const s of doomed) s.delete()
+    this._logStartOffset = Math.max(this._logStartOffset, this.segments[0]!.baseOffset)
+    if (this.recoveryPoint < this._logStartOffset) this.recoveryPoint = this._logStartOffset
+    if (this._highWatermark < this._logStartOffset) this._highWatermark = this._logStartOffset
+    return doomed.length
+  }
+
+  /**
+   * Deletes segments past retention.ms (by their largest timestamp) and beyond retention.bytes (oldest
+   * first), when the cleanup policy includes delete, and segments wholly below the log start offset.
+   * Returns the number of segments deleted.
+   */
+  applyRetention(now: number = this.ctx.now()): number {
+    if (this.closed || this.failure !== null) return 0
+    const c = this._config
+    let deleted = 0
+    if (c.cleanupPolicy.includes('delete')) {
+      if (c.retentionMs >= 0) {
+        deleted += this.deleteSegments(this.deletable((s) => now - s.largestTimestamp() > c.retentionMs))
+      }
+      if (c.retentionBytes >= 0) {
+        let diff = this.sizeBytes() - c.retentionBytes
+        deleted += this.deleteSegments(
+          this.deletable((s) => {
+            if (diff - s.size < 0) return false
+            diff -= s.size
+            return true
+          }),
+        )
+      }
+    }
+    deleted += this.deleteSegments(this.deletable((_s, next) => next !== undefined && next.baseOffset <= this._logStartOffset))
+    return deleted
+  }
+
+  private sizeBytes(): number {
+    let n = 0
+    for (const s of this.segments) n += s.size
+    return n
+  }
+
+  /** Merges overrides onto the current config (KafkaError(INVALID_CONFIG) on a bad value). */
+  updateConfig(overrides: Partial<LogConfig>): void {
+    this._config = resolveLogConfig(this._config, overrides)
+    this.active.indexIntervalBytes = this._config.indexIntervalBytes
+  }
+
+  state(): PartitionState {
+    return {
+      topic: this.topic,
+      partition: this.partition,
+      logStartOffset: this._logStartOffset,
+      logEndOffset: this._logEndOffset,
+      highWatermark: this._highWatermark,
+      sizeBytes: this.sizeBytes(),
+      segmentCount: this.segments.length,
+    }
+  }
+
+  /** Base offsets of the segments, oldest first (for tests and DescribeLogDirs). */
+  segmentBaseOffsets(): number[] {
+    return this.segments.map((s) => s.baseOffset)
+  }
+
+  /** Waits for background flushes; then flush, checkpoints, and close of every segment. */
+  async close(): Promise<void> {
+    if (this.closed) return
+    while (this.background.size > 0) await Promise.all([...this.background])
+    if (this.failure === null) {
+      await this.flush()
+      await this.writeCheckpoints()
+    }
+    this.closed = true
+    for (const s of this.segments) s.close()
+  }
+
+  /**
+   * Closes for deletion: no flush, indexes untrimmed. Leases (and in-flight background fsyncs) keep
+   * their descriptors until released.
+   */
+  closeForDelete(): void {
+    if (this.closed) return
+    this.closed = true
+    for (const s of this.segments) {
+      s.deleted = true
+      s.close()
+    }
+  }
+}

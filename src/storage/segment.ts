@@ -1,0 +1,431 @@
+// One log segment: `<20-digit base offset>.log` plus its sparse `.index` and `.timeindex`.
+//
+// .log: RecordBatch v2 bytes exactly as on the wire (each batch carries its own CRC32C), appended at
+//   the end with fs.writeSync. Recovery walks the batches from position 0, checks each one whole (length,
+//   magic, CRC, offsets increasing) and truncates the file at the end of the last good batch, so a torn
+//   or corrupt tail is never served.
+// .index (offset index): 8-byte entries, int32 offset relative to the base offset (the batch's LAST
+//   offset) + int32 byte position of that batch in the .log, sorted by both. One entry per
+//   indexIntervalBytes appended (sparse). Preallocated to segmentIndexBytes while the segment is active
+//   and trimmed to the used size on roll and close.
+// .timeindex: 12-byte entries, int64 max timestamp so far in the segment + int32 relative offset of the
+//   batch that holds it (its last offset); an entry is added with each offset index entry when the max
+//   timestamp grew, and once more when the segment becomes inactive, so the last entry is the segment's
+//   largest timestamp. The time index is treated as full one entry early to keep room for that.
+// Neither index is checksummed: both are derived from the .log and rebuilt from it whenever they are
+// missing, inconsistent, or may be stale (an unclean shutdown, for every segment past the recovery point).
+//
+// Deletion: files are unlinked immediately; the .log descriptor stays open while leases (reads in
+// flight, whose regions carry the fd) pin the segment, and is closed by the last release. Linux keeps
+// an unlinked file readable (and sendfile-able) through an open descriptor, so there is no need for
+// Kafka's `.deleted` rename and file.delete.delay.ms.
+
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, openSync, rmSync, statSync, writeSync } from 'node:fs'
+import { join } from 'node:path'
+import { native } from '../addon/index.js'
+import type { NativeIndexFile } from '../addon/types.js'
+import { ErrorCode, KafkaError } from '../domain/errors.js'
+import { readBatchHeader, scanFileBatches } from '../protocol/records/file-scan.js'
+import type { BatchInfo } from '../protocol/records/batch.js'
+import { NO_TIMESTAMP } from '../protocol/records/batch.js'
+import { fsyncFd } from './durability.js'
+
+export const LOG_SUFFIX = '.log'
+export const INDEX_SUFFIX = '.index'
+export const TIME_INDEX_SUFFIX = '.timeindex'
+const OFFSET_ENTRY = 8
+const TIME_ENTRY = 12
+const INT32_MAX = 0x7fffffff
+
+/** Kafka's file name for a base offset: 20 digits, zero padded. */
+export function segmentFileName(baseOffset: number, suffix: string): string {
+  return String(baseOffset).padStart(20, '0') + suffix
+}
+
+/** Parses `<20 digits>.log` (or another suffix), else null. */
+export function parseSegmentFileName(name: string, suffix: string): number | null {
+  if (!name.endsWith(suffix)) return null
+  const digits = name.slice(0, -suffix.length)
+  if (!/^\d{20}$/.test(digits)) return null
+  const n = Number(digits)
+  return Number.isSafeInteger(n) ? n : null
+}
+
+/** One batch of an append, as the segment indexes it. */
+export interface AppendedBatch {
+  /** Position relative to the start of the appended bytes. */
+  position: number
+  size: number
+  lastOffset: number
+  maxTimestamp: number
+}
+
+export interface SegmentSettings {
+  indexIntervalBytes: number
+  segmentIndexBytes: number
+}
+
+export class LogSegment {
+  readonly baseOffset: number
+  readonly logPath: string
+  readonly indexPath: string
+  readonly timeIndexPath: string
+  /** Descriptor of the .log; stays valid while refs > 0, even after deletion. */
+  readonly fd: number
+  size: number
+  /** When the segment object was created (Kafka's `created`), the fallback for time-based roll. */
+  readonly created: number
+  private offsetIndex: NativeIndexFile | null
+  private timeIndex: NativeIndexFile | null
+  private bytesSinceLastIndexEntry = 0
+  /** Largest batch maxTimestamp appended so far (NO_TIMESTAMP when none) and the last offset of that batch. */
+  maxTimestampSoFar = NO_TIMESTAMP
+  offsetOfMaxTimestampSoFar: number
+  /** maxTimestamp of the first batch, which time-based rolling measures from; undefined until read. */
+  private firstBatchTimestamp: number | undefined
+  private refs = 1
+  deleted = false
+  private closed = false
+
+  private constructor(dir: string, baseOffset: number, fd: number, size: number, created: number) {
+    this.baseOffset = baseOffset
+    this.logPath = join(dir, segmentFileName(baseOffset, LOG_SUFFIX))
+    this.indexPath = join(dir, segmentFileName(baseOffset, INDEX_SUFFIX))
+    this.timeIndexPath = join(dir, segmentFileName(baseOffset, TIME_INDEX_SUFFIX))
+    this.fd = fd
+    this.size = size
+    this.created = created
+    this.offsetOfMaxTimestampSoFar = baseOffset
+    this.offsetIndex = null
+    this.timeIndex = null
+  }
+
+  /** Creates an empty segment (truncating leftovers with the same name). */
+  static create(dir: string, baseOffset: number, settings: SegmentSettings, now: number): LogSegment {
+    const logPath = join(dir, segmentFileName(baseOffset, LOG_SUFFIX))
+    const fd = openSync(logPath, constants.O_RDWR | constants.O_CREAT | constants.O_TRUNC, 0o644)
+    const seg = new LogSegment(dir, baseOffset, fd, 0, now)
+    try {
+      rmSync(seg.indexPath, { force: true })
+      rmSync(seg.timeIndexPath, { force: true })
+      seg.openIndexes(settings.segmentIndexBytes, settings.segmentIndexBytes)
+    } catch (err) {
+      closeSync(fd)
+      throw err
+    }
+    return seg
+  }
+
+  /**
+   * Opens an existing segment. Active segments map their indexes with room to grow; inactive ones map
+   * exactly what is on disk. Returns the segment and whether an index file was missing (must rebuild).
+   */
+  static open(dir: string, baseOffset: number, settings: SegmentSettings, active: boolean, now: number): { segment: LogSegment; indexMissing: boolean } {
+    const logPath = join(dir, segmentFileName(baseOffset, LOG_SUFFIX))
+    const fd = openSync(logPath, constants.O_RDWR)
+    const seg = new LogSegment(dir, baseOffset, fd, fstatSync(fd).size, now)
+    const indexMissing = !existsSync(seg.indexPath) || !existsSync(seg.timeIndexPath)
+    try {
+      const room = (path: string): number => (active ? settings.segmentIndexBytes : existsSync(path) ? statSync(path).size : 0)
+      seg.openIndexes(room(seg.indexPath), room(seg.timeIndexPath))
+    } catch (err) {
+      closeSync(fd)
+      throw err
+    }
+    return { segment: seg, indexMissing }
+  }
+
+  private openIndexes(offsetBytes: number, timeBytes: number): void {
+    this.offsetIndex = native.openIndex(this.indexPath, OFFSET_ENTRY, offsetBytes)
+    try {
+      this.timeIndex = native.openIndex(this.timeIndexPath, TIME_ENTRY, timeBytes)
+    } catch (err) {
+      this.offsetIndex.close(false)
+      this.offsetIndex = null
+      throw err
+    }
+  }
+
+  private get oidx(): NativeIndexFile {
+    if (this.offsetIndex === null) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `segment ${this.logPath} is closed`)
+    return this.offsetIndex
+  }
+
+  private get tidx(): NativeIndexFile {
+    if (this.timeIndex === null) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `segment ${this.logPath} is closed`)
+    return this.timeIndex
+  }
+
+  /** True when lastOffset can still be expressed relative to this segment's base (int32). */
+  canHold(lastOffset: number): boolean {
+    return lastOffset - this.baseOffset <= INT32_MAX
+  }
+
+  /**
+   * Kafka rolls when either index is full. The time index counts as full one slot early: that slot is
+   * kept for the entry added when the segment becomes inactive.
+   */
+  indexesFull(): boolean {
+    const t = this.tidx
+    return this.oidx.isFull() || t.entries() >= t.maxEntries() - 1
+  }
+
+  offsetIndexEntries(): number {
+    return this.oidx.entries()
+  }
+
+  timeIndexEntries(): number {
+    return this.tidx.entries()
+  }
+
+  /**
+   * Appends bytes holding whole batches (already validated, offsets assigned) with one write at the end
+   * of the .log, then indexes them as Kafka's LogSegment.append does. On a write error the file is cut
+   * back to its old size and KAFKA_STORAGE_ERROR is thrown, so nothing partial stays behind.
+   */
+  append(bytes: Buffer, batches: readonly AppendedBatch[]): void {
+    const start = this.size
+    try {
+      let off = 0
+      while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off, start + off)
+    } catch (err) {
+      try {
+        ftruncateSync(this.fd, start)
+      } catch {
+        // The original error is the one to report; recovery truncates any tail on the next open.
+      }
+      throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `write to ${this.logPath} failed: ${(err as Error).message}`)
+    }
+    for (const b of batches) this.indexBatch(b.lastOffset, b.maxTimestamp, start + b.position, b.size)
+    this.size = start + bytes.length
+  }
+
+  private indexBatch(lastOffset: number, maxTimestamp: number, position: number, size: number): void {
+    if (this.firstBatchTimestamp === undefined && position === 0) this.firstBatchTimestamp = maxTimestamp
+    if (maxTimestamp > this.maxTimestampSoFar) {
+      this.maxTimestampSoFar = maxTimestamp
+      this.offsetOfMaxTimestampSoFar = lastOffset
+    }
+    if (this.bytesSinceLastIndexEntry > this.indexIntervalBytes) {
+      const o = this.oidx
+      if (o.entries() < o.maxEntries()) o.append(lastOffset - this.baseOffset, position)
+      this.maybeAppendTimeIndex(false)
+      this.bytesSinceLastIndexEntry = 0
+    }
+    this.bytesSinceLastIndexEntry += size
+  }
+
+  /** index.interval.bytes in force; PartitionLog keeps it current (updateConfig). */
+  indexIntervalBytes = 4096
+
+  private maybeAppendTimeIndex(final: boolean): void {
+    const t = this.tidx
+    if (this.maxTimestampSoFar < 0) return
+    const n = t.entries()
+    if (n > 0 && t.keyAt(n - 1) >= this.maxTimestampSoFar) return
+    const room = final ? t.maxEntries() - n : t.maxEntries() - n - 1
+    if (room <= 0) return
+    t.append(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar - this.baseOffset)
+  }
+
+  /** Timestamp time-based rolling measures from (Kafka's rollingBasedTimestamp), or undefined. */
+  rollingBasedTimestamp(): number | undefined {
+    if (this.firstBatchTimestamp === undefined && this.size > 0) {
+      this.firstBatchTimestamp = readBatchHeader(this.fd, 0, this.size)?.maxTimestamp ?? NO_TIMESTAMP
+    }
+    return this.firstBatchTimestamp
+  }
+
+  /** Kafka's timeWaitedForRoll: age by the first batch's timestamp, else by creation time. */
+  timeWaitedForRoll(now: number, incomingMaxTimestamp: number): number {
+    const t = this.rollingBasedTimestamp()
+    return t !== undefined && t >= 0 ? incomingMaxTimestamp - t : now - this.created
+  }
+
+  /** The segment's largest timestamp, for retention.ms: max batch timestamp, else the file's mtime. */
+  largestTimestamp(): number {
+    if (this.maxTimestampSoFar >= 0) return this.maxTimestampSoFar
+    return fstatSync(this.fd).mtimeMs
+  }
+
+  /** Byte position to start a forward scan for target: the largest index entry <= target, else 0. */
+  private startPositionFor(offset: number): number {
+    const o = this.oidx
+    const i = o.lookup(offset - this.baseOffset)
+    return i < 0 ? 0 : o.valueAt(i)
+  }
+
+  /** The first batch whose lastOffset >= offset (the one containing it), or null when none. */
+  translateOffset(offset: number): BatchInfo | null {
+    let found: BatchInfo | null = null
+    scanFileBatches(this.fd, this.startPositionFor(offset), this.size, null, (b) => {
+      if (b.lastOffset >= offset) {
+        found = b
+        return 'stop'
+      }
+    })
+    return found
+  }
+
+  /**
+   * The first batch with maxTimestamp >= timestamp holding an offset >= startingOffset (the log start),
+   * found with the time index and then a short header scan, or null.
+   * Scanning starts at the batch of the largest time entry <= timestamp: every batch before it has a
+   * smaller max timestamp, because an entry's offset is where its timestamp was first reached.
+   */
+  findByTimestamp(timestamp: number, startingOffset: number): BatchInfo | null {
+    const t = this.tidx
+    const i = t.lookup(timestamp)
+    const fromOffset = Math.max(i < 0 ? this.baseOffset : this.baseOffset + t.valueAt(i), startingOffset)
+    let found: BatchInfo | null = null
+    scanFileBatches(this.fd, this.startPositionFor(fromOffset), this.size, null, (b) => {
+      if (b.lastOffset < startingOffset) return
+      if (b.maxTimestamp >= timestamp) {
+        found = b
+        return 'stop'
+      }
+    })
+    return found
+  }
+
+  /** The batch holding maxTimestampSoFar (its last offset is offsetOfMaxTimestampSoFar). */
+  batchWithMaxTimestamp(): BatchInfo | null {
+    if (this.maxTimestampSoFar < 0) return null
+    return this.translateOffset(this.offsetOfMaxTimestampSoFar)
+  }
+
+  /** Offset after the last batch (scanning from the last index entry), or the base offset when empty. */
+  readNextOffset(): number {
+    const o = this.oidx
+    const n = o.entries()
+    let next = this.baseOffset
+    const start = n === 0 ? 0 : o.valueAt(n - 1)
+    scanFileBatches(this.fd, start, this.size, null, (b) => {
+      next = b.lastOffset + 1
+    })
+    return next
+  }
+
+  /** Restores maxTimestampSoFar from the time index's last entry (after a clean shutdown). */
+  loadMaxTimestampFromIndex(): void {
+    const t = this.tidx
+    const n = t.entries()
+    if (n > 0) {
+      this.maxTimestampSoFar = t.keyAt(n - 1)
+      this.offsetOfMaxTimestampSoFar = this.baseOffset + t.valueAt(n - 1)
+    }
+  }
+
+  /**
+   * Consistency check of both indexes against the .log, for a segment whose next offset is nextOffset.
+   * thorough: every entry (the active segment after a clean shutdown); otherwise the last two entries
+   * of each index (cheap, catches a preallocated tail of zeros or a stale file).
+   */
+  indexesLookSane(nextOffset: number, thorough: boolean): boolean {
+    const o = this.oidx
+    const t = this.tidx
+    const maxRel = nextOffset - 1 - this.baseOffset
+    const on = o.entries()
+    for (let i = thorough ? 0 : Math.max(0, on - 2); i < on; i++) {
+      const key = o.keyAt(i)
+      const pos = o.valueAt(i)
+      if (key > maxRel || pos >= this.size) return false
+      if (i > 0 && (key <= o.keyAt(i - 1) || pos <= o.valueAt(i - 1))) return false
+    }
+    if (on > 0) {
+      const last = readBatchHeader(this.fd, o.valueAt(on - 1), this.size)
+      if (last === null || last.lastOffset - this.baseOffset !== o.keyAt(on - 1)) return false
+    }
+    const tn = t.entries()
+    for (let i = thorough ? 0 : Math.max(0, tn - 2); i < tn; i++) {
+      const rel = t.valueAt(i)
+      if (rel > maxRel || t.keyAt(i) < 0) return false
+      if (i > 0 && (t.keyAt(i) <= t.keyAt(i - 1) || rel < t.valueAt(i - 1))) return false
+    }
+    return true
+  }
+
+  /**
+   * Rebuilds both indexes from the .log, checking every batch whole (CRC included) and that offsets
+   * increase within [baseOffset, min(baseOffset + 2^31, limitOffset)), limitOffset being the next
+   * segment's base. Truncates the .log after the last good batch. Indexes get indexRoomBytes of room
+   * (an inactive segment is trimmed again by onBecomeInactive).
+   * Returns the next offset and how many bytes were cut off.
+   */
+  recover(limitOffset: number, indexRoomBytes: number): { nextOffset: number; truncatedBytes: number } {
+    const o = this.oidx
+    const t = this.tidx
+    o.truncateToEntries(0)
+    t.truncateToEntries(0)
+    o.resize(indexRoomBytes)
+    t.resize(indexRoomBytes)
+    this.bytesSinceLastIndexEntry = 0
+    this.maxTimestampSoFar = NO_TIMESTAMP
+    this.offsetOfMaxTimestampSoFar = this.baseOffset
+    this.firstBatchTimestamp = undefined
+    let next = this.baseOffset
+    const result = scanFileBatches(this.fd, 0, this.size, native.crc32c, (b) => {
+      if (b.baseOffset < next || b.lastOffset < b.baseOffset || b.lastOffset >= limitOffset || !this.canHold(b.lastOffset)) return 'reject'
+      this.indexBatch(b.lastOffset, b.maxTimestamp, b.position, b.size)
+      next = b.lastOffset + 1
+    })
+    const truncatedBytes = this.size - result.validEnd
+    if (truncatedBytes > 0) this.truncateLogTo(result.validEnd)
+    return { nextOffset: next, truncatedBytes }
+  }
+
+  private truncateLogTo(size: number): void {
+    ftruncateSync(this.fd, size)
+    this.size = size
+  }
+
+  /**
+   * The segment stops being active: the final time index entry is added and both indexes are cut to
+   * their used size (they stay mapped for lookups).
+   */
+  onBecomeInactive(): void {
+    this.maybeAppendTimeIndex(true)
+    const o = this.oidx
+    const t = this.tidx
+    o.resize(o.entries() * OFFSET_ENTRY)
+    t.resize(t.entries() * TIME_ENTRY)
+  }
+
+  /** fsync of the .log (fdatasync) after an msync of both indexes. */
+  async flush(): Promise<void> {
+    if (this.closed) return
+    this.offsetIndex?.flush()
+    this.timeIndex?.flush()
+    await fsyncFd(this.fd, true)
+  }
+
+  /** Pins the .log descriptor (a read lease). */
+  retain(): void {
+    this.refs++
+  }
+
+  /** Drops one pin; the descriptor closes with the last one (the segment's own pin is dropped by close/delete). */
+  release(): void {
+    if (this.refs <= 0) return
+    if (--this.refs === 0) closeSync(this.fd)
+  }
+
+  /** Closes the indexes (trimmed, with the final time entry) and drops the segment's own pin on the fd. */
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    if (this.offsetIndex !== null && this.timeIndex !== null && !this.deleted) this.maybeAppendTimeIndex(true)
+    this.offsetIndex?.close(!this.deleted)
+    this.timeIndex?.close(!this.deleted)
+    this.offsetIndex = null
+    this.timeIndex = null
+    this.release()
+  }
+
+  /** Unlinks the three files now; the fd lives on until the last lease is released. */
+  delete(): void {
+    this.deleted = true
+    this.close()
+    for (const p of [this.logPath, this.indexPath, this.timeIndexPath]) rmSync(p, { force: true })
+  }
+}
