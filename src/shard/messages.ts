@@ -1,0 +1,63 @@
+// The main <-> shard protocol. The router sends ONE ShardBatch per shard per event-loop turn; the shard
+// answers with one result per operation, in order. Operations of a batch run in order, so an append and
+// a read of the same partition sent in the same turn see each other. Everything here is structured-clone
+// safe; record buffers travel as Uint8Array (transferred when the router may do so).
+
+import type { LogConfig } from '../storage/types.js'
+
+export interface PartitionRef {
+  topic: string
+  partition: number
+}
+
+export type ShardOp =
+  | ({ op: 'create'; overrides?: Partial<LogConfig> } & PartitionRef)
+  | ({ op: 'delete' } & PartitionRef)
+  | ({ op: 'updateConfig'; overrides: Partial<LogConfig> } & PartitionRef)
+  | ({ op: 'append'; records: Uint8Array; leaderEpoch: number } & PartitionRef)
+  | ({ op: 'read'; offset: number; maxBytes: number; maxOffset?: number; minOneBatch?: boolean } & PartitionRef)
+  | ({ op: 'listOffsets'; timestamp: number } & PartitionRef)
+  | ({ op: 'deleteRecords'; offset: number } & PartitionRef)
+  | ({ op: 'state' } & PartitionRef)
+  | { op: 'releaseLease'; leaseId: number }
+  /** States of every partition the shard owns. */
+  | { op: 'states' }
+  /** Flush, checkpoint and close the shard's LogManager; the shard refuses further work. */
+  | { op: 'close' }
+  /** Test hook: the worker thread exits at once (honoured only when SKEIN_TEST_HOOKS=1). */
+  | { op: 'crashForTest' }
+
+export type OpResult = { ok: true; value: unknown } | { ok: false; errorCode: number; message: string; unexpected?: boolean }
+
+export interface ShardBatch {
+  ops: ShardOp[]
+}
+
+export interface ShardReply {
+  results: OpResult[]
+}
+
+/** ListOffsets special timestamps (Kafka ListOffsetsRequest). */
+export const LATEST_TIMESTAMP = -1
+export const EARLIEST_TIMESTAMP = -2
+export const MAX_TIMESTAMP = -3
+export const EARLIEST_LOCAL_TIMESTAMP = -4
+
+/** What a shard worker receives as workerData. */
+export interface ShardWorkerData {
+  dataDir: string
+  defaults: LogConfig
+  shardIndex: number
+  shardCount: number
+  /** Whether the data dir had a clean-shutdown marker when the router started. */
+  cleanShutdown: boolean
+  /**
+   * Int32Array over a SharedArrayBuffer: [0] counts worker starts for this shard. Only the first start
+   * may trust `cleanShutdown`; a replacement worker (after a crash) must recover.
+   */
+  starts: Int32Array
+  retentionCheckIntervalMs: number
+  flushSchedulerIntervalMs: number
+  highWatermarkFollowsLeo: boolean
+  checkpointIntervalMs: number
+}

@@ -1,0 +1,36 @@
+// Entry module of a shard worker thread (run by Piscina, one thread per shard, compiled to
+// dist/src/shard/worker.js). Importing it opens and recovers the partitions this shard owns; each task
+// is one ShardBatch. A replacement worker (after a crash) always recovers: see ShardWorkerData.starts.
+
+import { workerData } from 'node:worker_threads'
+import { createLogger, type Logger } from '../observability/logger.js'
+import { ShardExecutor } from './executor.js'
+import type { ShardBatch, ShardReply, ShardWorkerData } from './messages.js'
+
+const data = workerData as ShardWorkerData
+// Atomics.add returns the previous count: 0 only for the first worker this shard ever started.
+const firstStart = Atomics.add(data.starts, 0, 1) === 0
+
+let logger: Logger | undefined
+function log(): Logger {
+  logger ??= createLogger().child({ shard: data.shardIndex })
+  return logger
+}
+
+const executor = ShardExecutor.open({
+  dataDir: data.dataDir,
+  defaults: data.defaults,
+  shardIndex: data.shardIndex,
+  shardCount: data.shardCount,
+  cleanShutdown: data.cleanShutdown && firstStart,
+  retentionCheckIntervalMs: data.retentionCheckIntervalMs,
+  flushSchedulerIntervalMs: data.flushSchedulerIntervalMs,
+  highWatermarkFollowsLeo: data.highWatermarkFollowsLeo,
+  checkpointIntervalMs: data.checkpointIntervalMs,
+  onBackgroundError: (err, task) => log().error({ err, task }, 'shard background task failed'),
+  crash: () => process.exit(1),
+})
+
+export default async function runShardBatch(batch: ShardBatch): Promise<ShardReply> {
+  return { results: await executor.execute(batch.ops) }
+}
