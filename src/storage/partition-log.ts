@@ -121,10 +121,12 @@ export class PartitionLog {
       if (orphan || name.endsWith('-checkpoint.tmp')) rmSync(join(this.dir, name), { force: true })
     }
     const bases = [...logs].sort((a, b) => a - b)
-    const recoveryCp = readCheckpoint(join(this.dir, RECOVERY_POINT_CHECKPOINT), this.topic, this.partition) ?? 0
-    const logStartCp = readCheckpoint(join(this.dir, LOG_START_OFFSET_CHECKPOINT), this.topic, this.partition) ?? 0
-    this.writtenRecoveryPoint = recoveryCp
-    this.writtenLogStartOffset = logStartCp
+    const recoveryRead = readCheckpoint(join(this.dir, RECOVERY_POINT_CHECKPOINT), this.topic, this.partition)
+    const logStartRead = readCheckpoint(join(this.dir, LOG_START_OFFSET_CHECKPOINT), this.topic, this.partition)
+    this.writtenRecoveryPoint = recoveryRead ?? -1
+    this.writtenLogStartOffset = logStartRead ?? -1
+    const recoveryCp = recoveryRead ?? 0
+    const logStartCp = logStartRead ?? 0
 
     if (bases.length === 0) {
       this.segments.push(LogSegment.create(this.dir, logStartCp, this.settings(), now))
@@ -317,9 +319,13 @@ export class PartitionLog {
     this.lastFlushTime = this.ctx.now()
   }
 
-  /** fsync of everything appended so far; moves the recovery point to the LEO. */
+  /**
+   * fsync of everything appended so far (after waiting for background flushes, whose pins on deleted
+   * segments are then dropped); moves the recovery point to the LEO.
+   */
   async flush(): Promise<void> {
     if (this.closed) return
+    while (this.background.size > 0) await Promise.all([...this.background])
     await this.flushUpTo(this._logEndOffset)
   }
 
