@@ -242,7 +242,7 @@ class ModuleEmitter {
 
   // ---- encode ----
 
-  private writeValue(c: Code, t: FieldType, e: string, w: string, flex: string, nullAllowed: string, typeNullable: boolean, depth: number): void {
+  private writeValue(c: Code, t: FieldType, e: string, w: string, flex: string, nullAllowed: string, typeNullable: boolean, depth: number, what: string): void {
     if (t.kind === 'array') {
       const a = `a${depth}`
       c.open('{')
@@ -250,11 +250,15 @@ class ModuleEmitter {
       if (typeNullable) {
         c.line(`if (${a} === null) ${w}.writeArrayLength(-1, ${flex})`)
         c.open('else {')
+      } else {
+        // The type rules null out; this catches it at run time with a typed error.
+        this.use('ProtocolEncodeError')
+        c.line(`if (!Array.isArray(${a})) throw new ProtocolEncodeError(\`${what}: ${e.replace(/^m\./, '')} must be an array\`)`)
       }
       c.line(`${w}.writeArrayLength(${a}.length, ${flex})`)
       const el = `e${depth}`
       c.open(`for (const ${el} of ${a}) {`)
-      this.writeValue(c, t.element, el, w, flex, 'false', false, depth + 1)
+      this.writeValue(c, t.element, el, w, flex, 'false', false, depth + 1, what)
       c.close()
       if (typeNullable) c.close()
       c.close()
@@ -344,7 +348,7 @@ class ModuleEmitter {
       }
       nullAllowed = nullable.length === 0 ? 'false' : cond(nullable, all, others)
     }
-    this.writeValue(c, f.type, e, w, flex, nullAllowed, typeNullable, 0)
+    this.writeValue(c, f.type, e, w, flex, nullAllowed, typeNullable, 0, msg.name)
   }
 
   private fieldFlex(msg: MessageSpec, f: FieldSpec, flexVar: string, all: number[]): string {

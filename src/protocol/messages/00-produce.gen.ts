@@ -75,6 +75,7 @@ function writeProduceRequest(w: Writer, m: ProduceRequest, version: number): voi
   w.writeInt32(m.timeoutMs)
   {
     const a0 = m.topicData
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ProduceRequest: topicData must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeTopicProduceData(w, e0, version)
@@ -111,6 +112,7 @@ function writeTopicProduceData(w: Writer, m: TopicProduceData, version: number):
   else w.writeString(m.name)
   {
     const a0 = m.partitionData
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ProduceRequest: partitionData must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writePartitionProduceData(w, e0, version)
@@ -277,6 +279,7 @@ function writeProduceResponse(w: Writer, m: ProduceResponse, version: number): v
   const flexible = version >= 9
   {
     const a0 = m.responses
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ProduceResponse: responses must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeTopicProduceResponse(w, e0, version)
@@ -296,6 +299,7 @@ function writeProduceResponse(w: Writer, m: ProduceResponse, version: number): v
       const s = new Writer(64)
       {
         const a0 = m.nodeEndpoints
+        if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ProduceResponse: nodeEndpoints must be an array`)
         s.writeArrayLength(a0.length, true)
         for (const e0 of a0) {
           writeNodeEndpoint(s, e0, version)
@@ -351,6 +355,7 @@ function writeTopicProduceResponse(w: Writer, m: TopicProduceResponse, version: 
   else w.writeString(m.name)
   {
     const a0 = m.partitionResponses
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ProduceResponse: partitionResponses must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writePartitionProduceResponse(w, e0, version)
@@ -392,6 +397,7 @@ function writePartitionProduceResponse(w: Writer, m: PartitionProduceResponse, v
   if (version >= 8) {
     {
       const a0 = m.recordErrors
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ProduceResponse: recordErrors must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeBatchIndexAndErrorMessage(w, e0, version)

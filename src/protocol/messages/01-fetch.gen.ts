@@ -146,6 +146,7 @@ function writeFetchRequest(w: Writer, m: FetchRequest, version: number): void {
   }
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`FetchRequest: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeFetchTopic(w, e0, version)
@@ -154,6 +155,7 @@ function writeFetchRequest(w: Writer, m: FetchRequest, version: number): void {
   if (version >= 7) {
     {
       const a0 = m.forgottenTopicsData
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`FetchRequest: forgottenTopicsData must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeForgottenTopic(w, e0, version)
@@ -287,6 +289,7 @@ function writeFetchTopic(w: Writer, m: FetchTopic, version: number): void {
   }
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`FetchRequest: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeFetchPartition(w, e0, version)
@@ -392,6 +395,7 @@ function writeForgottenTopic(w: Writer, m: ForgottenTopic, version: number): voi
   if (version >= 7) {
     {
       const a0 = m.partitions
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`FetchRequest: partitions must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         w.writeInt32(e0)
@@ -595,6 +599,7 @@ function writeFetchResponse(w: Writer, m: FetchResponse, version: number): void 
   if (version <= 6 && m.sessionId !== 0) throw new ProtocolEncodeError(`FetchResponse: sessionId is not supported in version ${version}`)
   {
     const a0 = m.responses
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`FetchResponse: responses must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeFetchableTopicResponse(w, e0, version)
@@ -611,6 +616,7 @@ function writeFetchResponse(w: Writer, m: FetchResponse, version: number): void 
       const s = new Writer(64)
       {
         const a0 = m.nodeEndpoints
+        if (!Array.isArray(a0)) throw new ProtocolEncodeError(`FetchResponse: nodeEndpoints must be an array`)
         s.writeArrayLength(a0.length, true)
         for (const e0 of a0) {
           writeNodeEndpoint(s, e0, version)
@@ -675,6 +681,7 @@ function writeFetchableTopicResponse(w: Writer, m: FetchableTopicResponse, versi
   }
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`FetchResponse: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writePartitionData(w, e0, version)

@@ -77,6 +77,7 @@ function writeListOffsetsRequest(w: Writer, m: ListOffsetsRequest, version: numb
   if (version <= 1 && m.isolationLevel !== 0) throw new ProtocolEncodeError(`ListOffsetsRequest: isolationLevel is not supported in version ${version}`)
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListOffsetsRequest: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeListOffsetsTopic(w, e0, version)
@@ -117,6 +118,7 @@ function writeListOffsetsTopic(w: Writer, m: ListOffsetsTopic, version: number):
   else w.writeString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListOffsetsRequest: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeListOffsetsPartition(w, e0, version)
@@ -245,6 +247,7 @@ function writeListOffsetsResponse(w: Writer, m: ListOffsetsResponse, version: nu
   }
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListOffsetsResponse: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeListOffsetsTopicResponse(w, e0, version)
@@ -279,6 +282,7 @@ function writeListOffsetsTopicResponse(w: Writer, m: ListOffsetsTopicResponse, v
   else w.writeString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListOffsetsResponse: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeListOffsetsPartitionResponse(w, e0, version)
@@ -313,6 +317,7 @@ function writeListOffsetsPartitionResponse(w: Writer, m: ListOffsetsPartitionRes
   if (version === 0) {
     {
       const a0 = m.oldStyleOffsets
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListOffsetsResponse: oldStyleOffsets must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         w.writeInt64(e0)

@@ -237,6 +237,7 @@ function writeMetadataResponse(w: Writer, m: MetadataResponse, version: number):
   }
   {
     const a0 = m.brokers
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`MetadataResponse: brokers must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeMetadataResponseBroker(w, e0, version)
@@ -251,6 +252,7 @@ function writeMetadataResponse(w: Writer, m: MetadataResponse, version: number):
   }
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`MetadataResponse: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeMetadataResponseTopic(w, e0, version)
@@ -339,6 +341,7 @@ function writeMetadataResponseTopic(w: Writer, m: MetadataResponseTopic, version
   }
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`MetadataResponse: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeMetadataResponsePartition(w, e0, version)
@@ -387,6 +390,7 @@ function writeMetadataResponsePartition(w: Writer, m: MetadataResponsePartition,
   }
   {
     const a0 = m.replicaNodes
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`MetadataResponse: replicaNodes must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       w.writeInt32(e0)
@@ -394,6 +398,7 @@ function writeMetadataResponsePartition(w: Writer, m: MetadataResponsePartition,
   }
   {
     const a0 = m.isrNodes
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`MetadataResponse: isrNodes must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       w.writeInt32(e0)
@@ -402,6 +407,7 @@ function writeMetadataResponsePartition(w: Writer, m: MetadataResponsePartition,
   if (version >= 5) {
     {
       const a0 = m.offlineReplicas
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`MetadataResponse: offlineReplicas must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         w.writeInt32(e0)

@@ -95,6 +95,7 @@ function writeOffsetCommitRequest(w: Writer, m: OffsetCommitRequest, version: nu
   }
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetCommitRequest: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeOffsetCommitRequestTopic(w, e0, version)
@@ -136,6 +137,7 @@ function writeOffsetCommitRequestTopic(w: Writer, m: OffsetCommitRequestTopic, v
   else w.writeString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetCommitRequest: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeOffsetCommitRequestPartition(w, e0, version)
@@ -259,6 +261,7 @@ function writeOffsetCommitResponse(w: Writer, m: OffsetCommitResponse, version: 
   }
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetCommitResponse: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeOffsetCommitResponseTopic(w, e0, version)
@@ -293,6 +296,7 @@ function writeOffsetCommitResponseTopic(w: Writer, m: OffsetCommitResponseTopic,
   else w.writeString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetCommitResponse: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeOffsetCommitResponsePartition(w, e0, version)

@@ -106,6 +106,7 @@ function writeOffsetFetchRequest(w: Writer, m: OffsetFetchRequest, version: numb
   if (version >= 8) {
     {
       const a0 = m.groups
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetFetchRequest: groups must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeOffsetFetchRequestGroup(w, e0, version)
@@ -166,6 +167,7 @@ function writeOffsetFetchRequestTopic(w: Writer, m: OffsetFetchRequestTopic, ver
   if (version <= 7) {
     {
       const a0 = m.partitionIndexes
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetFetchRequest: partitionIndexes must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         w.writeInt32(e0)
@@ -267,6 +269,7 @@ function writeOffsetFetchRequestTopics(w: Writer, m: OffsetFetchRequestTopics, v
   if (version >= 8) {
     {
       const a0 = m.partitionIndexes
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetFetchRequest: partitionIndexes must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         w.writeInt32(e0)
@@ -422,6 +425,7 @@ function writeOffsetFetchResponse(w: Writer, m: OffsetFetchResponse, version: nu
   if (version <= 7) {
     {
       const a0 = m.topics
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetFetchResponse: topics must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeOffsetFetchResponseTopic(w, e0, version)
@@ -435,6 +439,7 @@ function writeOffsetFetchResponse(w: Writer, m: OffsetFetchResponse, version: nu
   if (version >= 8) {
     {
       const a0 = m.groups
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetFetchResponse: groups must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeOffsetFetchResponseGroup(w, e0, version)
@@ -488,6 +493,7 @@ function writeOffsetFetchResponseTopic(w: Writer, m: OffsetFetchResponseTopic, v
   if (version <= 7) {
     {
       const a0 = m.partitions
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetFetchResponse: partitions must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeOffsetFetchResponsePartition(w, e0, version)
@@ -576,6 +582,7 @@ function writeOffsetFetchResponseGroup(w: Writer, m: OffsetFetchResponseGroup, v
   if (version >= 8) {
     {
       const a0 = m.topics
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetFetchResponse: topics must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeOffsetFetchResponseTopics(w, e0, version)
@@ -624,6 +631,7 @@ function writeOffsetFetchResponseTopics(w: Writer, m: OffsetFetchResponseTopics,
   if (version >= 8) {
     {
       const a0 = m.partitions
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetFetchResponse: partitions must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeOffsetFetchResponsePartitions(w, e0, version)

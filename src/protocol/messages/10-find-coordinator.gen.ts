@@ -48,6 +48,7 @@ function writeFindCoordinatorRequest(w: Writer, m: FindCoordinatorRequest, versi
   if (version >= 4) {
     {
       const a0 = m.coordinatorKeys
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`FindCoordinatorRequest: coordinatorKeys must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         if (flexible) w.writeCompactString(e0)
@@ -171,6 +172,7 @@ function writeFindCoordinatorResponse(w: Writer, m: FindCoordinatorResponse, ver
   if (version >= 4) {
     {
       const a0 = m.coordinators
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`FindCoordinatorResponse: coordinators must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeCoordinator(w, e0, version)

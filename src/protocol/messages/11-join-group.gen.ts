@@ -77,6 +77,7 @@ function writeJoinGroupRequest(w: Writer, m: JoinGroupRequest, version: number):
   else w.writeString(m.protocolType)
   {
     const a0 = m.protocols
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`JoinGroupRequest: protocols must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeJoinGroupRequestProtocol(w, e0, version)
@@ -220,6 +221,7 @@ function writeJoinGroupResponse(w: Writer, m: JoinGroupResponse, version: number
   else w.writeString(m.memberId)
   {
     const a0 = m.members
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`JoinGroupResponse: members must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeJoinGroupResponseMember(w, e0, version)

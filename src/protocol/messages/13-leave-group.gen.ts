@@ -62,6 +62,7 @@ function writeLeaveGroupRequest(w: Writer, m: LeaveGroupRequest, version: number
   if (version >= 3) {
     {
       const a0 = m.members
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`LeaveGroupRequest: members must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeMemberIdentity(w, e0, version)
@@ -185,6 +186,7 @@ function writeLeaveGroupResponse(w: Writer, m: LeaveGroupResponse, version: numb
   if (version >= 3) {
     {
       const a0 = m.members
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`LeaveGroupResponse: members must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeMemberResponse(w, e0, version)

@@ -78,6 +78,7 @@ function writeSyncGroupRequest(w: Writer, m: SyncGroupRequest, version: number):
   }
   {
     const a0 = m.assignments
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`SyncGroupRequest: assignments must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeSyncGroupRequestAssignment(w, e0, version)

@@ -36,6 +36,7 @@ function writeDescribeGroupsRequest(w: Writer, m: DescribeGroupsRequest, version
   const flexible = version === 5
   {
     const a0 = m.groups
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeGroupsRequest: groups must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       if (flexible) w.writeCompactString(e0)
@@ -149,6 +150,7 @@ function writeDescribeGroupsResponse(w: Writer, m: DescribeGroupsResponse, versi
   }
   {
     const a0 = m.groups
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeGroupsResponse: groups must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDescribedGroup(w, e0, version)
@@ -190,6 +192,7 @@ function writeDescribedGroup(w: Writer, m: DescribedGroup, version: number): voi
   else w.writeString(m.protocolData)
   {
     const a0 = m.members
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeGroupsResponse: members must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDescribedGroupMember(w, e0, version)

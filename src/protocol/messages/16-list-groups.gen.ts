@@ -37,6 +37,7 @@ function writeListGroupsRequest(w: Writer, m: ListGroupsRequest, version: number
   if (version >= 4) {
     {
       const a0 = m.statesFilter
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListGroupsRequest: statesFilter must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         if (flexible) w.writeCompactString(e0)
@@ -48,6 +49,7 @@ function writeListGroupsRequest(w: Writer, m: ListGroupsRequest, version: number
   if (version === 5) {
     {
       const a0 = m.typesFilter
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListGroupsRequest: typesFilter must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         if (flexible) w.writeCompactString(e0)
@@ -143,6 +145,7 @@ function writeListGroupsResponse(w: Writer, m: ListGroupsResponse, version: numb
   w.writeInt16(m.errorCode)
   {
     const a0 = m.groups
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListGroupsResponse: groups must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeListedGroup(w, e0, version)

@@ -65,6 +65,7 @@ function writeSaslHandshakeResponse(w: Writer, m: SaslHandshakeResponse, _versio
   w.writeInt16(m.errorCode)
   {
     const a0 = m.mechanisms
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`SaslHandshakeResponse: mechanisms must be an array`)
     w.writeArrayLength(a0.length, false)
     for (const e0 of a0) {
       w.writeString(e0)

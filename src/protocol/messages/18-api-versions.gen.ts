@@ -150,6 +150,7 @@ function writeApiVersionsResponse(w: Writer, m: ApiVersionsResponse, version: nu
   w.writeInt16(m.errorCode)
   {
     const a0 = m.apiKeys
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ApiVersionsResponse: apiKeys must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeApiVersion(w, e0, version)
@@ -171,6 +172,7 @@ function writeApiVersionsResponse(w: Writer, m: ApiVersionsResponse, version: nu
       const s = new Writer(64)
       {
         const a0 = m.supportedFeatures
+        if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ApiVersionsResponse: supportedFeatures must be an array`)
         s.writeArrayLength(a0.length, true)
         for (const e0 of a0) {
           writeSupportedFeatureKey(s, e0, version)
@@ -189,6 +191,7 @@ function writeApiVersionsResponse(w: Writer, m: ApiVersionsResponse, version: nu
       const s = new Writer(64)
       {
         const a0 = m.finalizedFeatures
+        if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ApiVersionsResponse: finalizedFeatures must be an array`)
         s.writeArrayLength(a0.length, true)
         for (const e0 of a0) {
           writeFinalizedFeatureKey(s, e0, version)

@@ -87,6 +87,7 @@ function writeCreateTopicsRequest(w: Writer, m: CreateTopicsRequest, version: nu
   const flexible = version >= 5
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`CreateTopicsRequest: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeCreatableTopic(w, e0, version)
@@ -129,6 +130,7 @@ function writeCreatableTopic(w: Writer, m: CreatableTopic, version: number): voi
   w.writeInt16(m.replicationFactor)
   {
     const a0 = m.assignments
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`CreateTopicsRequest: assignments must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeCreatableReplicaAssignment(w, e0, version)
@@ -136,6 +138,7 @@ function writeCreatableTopic(w: Writer, m: CreatableTopic, version: number): voi
   }
   {
     const a0 = m.configs
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`CreateTopicsRequest: configs must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeCreatableTopicConfig(w, e0, version)
@@ -177,6 +180,7 @@ function writeCreatableReplicaAssignment(w: Writer, m: CreatableReplicaAssignmen
   w.writeInt32(m.partitionIndex)
   {
     const a0 = m.brokerIds
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`CreateTopicsRequest: brokerIds must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       w.writeInt32(e0)
@@ -306,6 +310,7 @@ function writeCreateTopicsResponse(w: Writer, m: CreateTopicsResponse, version: 
   }
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`CreateTopicsResponse: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeCreatableTopicResult(w, e0, version)

@@ -54,6 +54,7 @@ function writeDeleteTopicsRequest(w: Writer, m: DeleteTopicsRequest, version: nu
   if (version === 6) {
     {
       const a0 = m.topics
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DeleteTopicsRequest: topics must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeDeleteTopicState(w, e0, version)
@@ -64,6 +65,7 @@ function writeDeleteTopicsRequest(w: Writer, m: DeleteTopicsRequest, version: nu
   if (version <= 5) {
     {
       const a0 = m.topicNames
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DeleteTopicsRequest: topicNames must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         if (flexible) w.writeCompactString(e0)
@@ -186,6 +188,7 @@ function writeDeleteTopicsResponse(w: Writer, m: DeleteTopicsResponse, version: 
   }
   {
     const a0 = m.responses
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DeleteTopicsResponse: responses must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDeletableTopicResult(w, e0, version)

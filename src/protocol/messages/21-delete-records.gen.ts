@@ -64,6 +64,7 @@ function writeDeleteRecordsRequest(w: Writer, m: DeleteRecordsRequest, version: 
   const flexible = version === 2
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DeleteRecordsRequest: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDeleteRecordsTopic(w, e0, version)
@@ -98,6 +99,7 @@ function writeDeleteRecordsTopic(w: Writer, m: DeleteRecordsTopic, version: numb
   else w.writeString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DeleteRecordsRequest: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDeleteRecordsPartition(w, e0, version)
@@ -207,6 +209,7 @@ function writeDeleteRecordsResponse(w: Writer, m: DeleteRecordsResponse, version
   w.writeInt32(m.throttleTimeMs)
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DeleteRecordsResponse: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDeleteRecordsTopicResult(w, e0, version)
@@ -240,6 +243,7 @@ function writeDeleteRecordsTopicResult(w: Writer, m: DeleteRecordsTopicResult, v
   else w.writeString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DeleteRecordsResponse: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDeleteRecordsPartitionResult(w, e0, version)

@@ -69,6 +69,7 @@ function writeOffsetForLeaderEpochRequest(w: Writer, m: OffsetForLeaderEpochRequ
   }
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetForLeaderEpochRequest: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeOffsetForLeaderTopic(w, e0, version)
@@ -103,6 +104,7 @@ function writeOffsetForLeaderTopic(w: Writer, m: OffsetForLeaderTopic, version: 
   else w.writeString(m.topic)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetForLeaderEpochRequest: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeOffsetForLeaderPartition(w, e0, version)
@@ -221,6 +223,7 @@ function writeOffsetForLeaderEpochResponse(w: Writer, m: OffsetForLeaderEpochRes
   }
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetForLeaderEpochResponse: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeOffsetForLeaderTopicResult(w, e0, version)
@@ -255,6 +258,7 @@ function writeOffsetForLeaderTopicResult(w: Writer, m: OffsetForLeaderTopicResul
   else w.writeString(m.topic)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetForLeaderEpochResponse: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeEpochEndOffset(w, e0, version)

@@ -77,6 +77,7 @@ function writeAddPartitionsToTxnRequest(w: Writer, m: AddPartitionsToTxnRequest,
   if (version >= 4) {
     {
       const a0 = m.transactions
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AddPartitionsToTxnRequest: transactions must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeAddPartitionsToTxnTransaction(w, e0, version)
@@ -100,6 +101,7 @@ function writeAddPartitionsToTxnRequest(w: Writer, m: AddPartitionsToTxnRequest,
   if (version <= 3) {
     {
       const a0 = m.v3AndBelowTopics
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AddPartitionsToTxnRequest: v3AndBelowTopics must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeAddPartitionsToTxnTopic(w, e0, version)
@@ -167,6 +169,7 @@ function writeAddPartitionsToTxnTransaction(w: Writer, m: AddPartitionsToTxnTran
   if (version >= 4) {
     {
       const a0 = m.topics
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AddPartitionsToTxnRequest: topics must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeAddPartitionsToTxnTopic(w, e0, version)
@@ -211,6 +214,7 @@ function writeAddPartitionsToTxnTopic(w: Writer, m: AddPartitionsToTxnTopic, ver
   else w.writeString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AddPartitionsToTxnRequest: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       w.writeInt32(e0)
@@ -320,6 +324,7 @@ function writeAddPartitionsToTxnResponse(w: Writer, m: AddPartitionsToTxnRespons
   if (version >= 4) {
     {
       const a0 = m.resultsByTransaction
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AddPartitionsToTxnResponse: resultsByTransaction must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeAddPartitionsToTxnResult(w, e0, version)
@@ -330,6 +335,7 @@ function writeAddPartitionsToTxnResponse(w: Writer, m: AddPartitionsToTxnRespons
   if (version <= 3) {
     {
       const a0 = m.resultsByTopicV3AndBelow
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AddPartitionsToTxnResponse: resultsByTopicV3AndBelow must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeAddPartitionsToTxnTopicResult(w, e0, version)
@@ -382,6 +388,7 @@ function writeAddPartitionsToTxnResult(w: Writer, m: AddPartitionsToTxnResult, v
   if (version >= 4) {
     {
       const a0 = m.topicResults
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AddPartitionsToTxnResponse: topicResults must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeAddPartitionsToTxnTopicResult(w, e0, version)
@@ -420,6 +427,7 @@ function writeAddPartitionsToTxnTopicResult(w: Writer, m: AddPartitionsToTxnTopi
   else w.writeString(m.name)
   {
     const a0 = m.resultsByPartition
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AddPartitionsToTxnResponse: resultsByPartition must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeAddPartitionsToTxnPartitionResult(w, e0, version)

@@ -68,6 +68,7 @@ function writeWriteTxnMarkersRequest(w: Writer, m: WriteTxnMarkersRequest, versi
   const flexible = version === 1
   {
     const a0 = m.markers
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`WriteTxnMarkersRequest: markers must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeWritableTxnMarker(w, e0, version)
@@ -101,6 +102,7 @@ function writeWritableTxnMarker(w: Writer, m: WritableTxnMarker, version: number
   w.writeBool(m.transactionResult)
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`WriteTxnMarkersRequest: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeWritableTxnMarkerTopic(w, e0, version)
@@ -138,6 +140,7 @@ function writeWritableTxnMarkerTopic(w: Writer, m: WritableTxnMarkerTopic, versi
   else w.writeString(m.name)
   {
     const a0 = m.partitionIndexes
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`WriteTxnMarkersRequest: partitionIndexes must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       w.writeInt32(e0)
@@ -236,6 +239,7 @@ function writeWriteTxnMarkersResponse(w: Writer, m: WriteTxnMarkersResponse, ver
   const flexible = version === 1
   {
     const a0 = m.markers
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`WriteTxnMarkersResponse: markers must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeWritableTxnMarkerResult(w, e0, version)
@@ -267,6 +271,7 @@ function writeWritableTxnMarkerResult(w: Writer, m: WritableTxnMarkerResult, ver
   w.writeInt64(m.producerId)
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`WriteTxnMarkersResponse: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeWritableTxnMarkerTopicResult(w, e0, version)
@@ -300,6 +305,7 @@ function writeWritableTxnMarkerTopicResult(w: Writer, m: WritableTxnMarkerTopicR
   else w.writeString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`WriteTxnMarkersResponse: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeWritableTxnMarkerPartitionResult(w, e0, version)

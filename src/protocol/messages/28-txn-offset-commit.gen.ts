@@ -100,6 +100,7 @@ function writeTxnOffsetCommitRequest(w: Writer, m: TxnOffsetCommitRequest, versi
   if (version <= 2 && m.groupInstanceId !== null) throw new ProtocolEncodeError(`TxnOffsetCommitRequest: groupInstanceId is not supported in version ${version}`)
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`TxnOffsetCommitRequest: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeTxnOffsetCommitRequestTopic(w, e0, version)
@@ -142,6 +143,7 @@ function writeTxnOffsetCommitRequestTopic(w: Writer, m: TxnOffsetCommitRequestTo
   else w.writeString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`TxnOffsetCommitRequest: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeTxnOffsetCommitRequestPartition(w, e0, version)
@@ -257,6 +259,7 @@ function writeTxnOffsetCommitResponse(w: Writer, m: TxnOffsetCommitResponse, ver
   w.writeInt32(m.throttleTimeMs)
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`TxnOffsetCommitResponse: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeTxnOffsetCommitResponseTopic(w, e0, version)
@@ -290,6 +293,7 @@ function writeTxnOffsetCommitResponseTopic(w: Writer, m: TxnOffsetCommitResponse
   else w.writeString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`TxnOffsetCommitResponse: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeTxnOffsetCommitResponsePartition(w, e0, version)

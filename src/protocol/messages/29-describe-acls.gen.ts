@@ -154,6 +154,7 @@ function writeDescribeAclsResponse(w: Writer, m: DescribeAclsResponse, version: 
   else w.writeNullableString(m.errorMessage)
   {
     const a0 = m.resources
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeAclsResponse: resources must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDescribeAclsResource(w, e0, version)
@@ -194,6 +195,7 @@ function writeDescribeAclsResource(w: Writer, m: DescribeAclsResource, version: 
   if (version === 0 && m.patternType !== 3) throw new ProtocolEncodeError(`DescribeAclsResponse: patternType is not supported in version ${version}`)
   {
     const a0 = m.acls
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeAclsResponse: acls must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeAclDescription(w, e0, version)

@@ -58,6 +58,7 @@ function writeCreateAclsRequest(w: Writer, m: CreateAclsRequest, version: number
   const flexible = version >= 2
   {
     const a0 = m.creations
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`CreateAclsRequest: creations must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeAclCreation(w, e0, version)
@@ -167,6 +168,7 @@ function writeCreateAclsResponse(w: Writer, m: CreateAclsResponse, version: numb
   w.writeInt32(m.throttleTimeMs)
   {
     const a0 = m.results
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`CreateAclsResponse: results must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeAclCreationResult(w, e0, version)

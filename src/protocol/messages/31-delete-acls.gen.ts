@@ -58,6 +58,7 @@ function writeDeleteAclsRequest(w: Writer, m: DeleteAclsRequest, version: number
   const flexible = version >= 2
   {
     const a0 = m.filters
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DeleteAclsRequest: filters must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDeleteAclsFilter(w, e0, version)
@@ -197,6 +198,7 @@ function writeDeleteAclsResponse(w: Writer, m: DeleteAclsResponse, version: numb
   w.writeInt32(m.throttleTimeMs)
   {
     const a0 = m.filterResults
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DeleteAclsResponse: filterResults must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDeleteAclsFilterResult(w, e0, version)
@@ -231,6 +233,7 @@ function writeDeleteAclsFilterResult(w: Writer, m: DeleteAclsFilterResult, versi
   else w.writeNullableString(m.errorMessage)
   {
     const a0 = m.matchingAcls
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DeleteAclsResponse: matchingAcls must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDeleteAclsMatchingAcl(w, e0, version)

@@ -54,6 +54,7 @@ function writeDescribeConfigsRequest(w: Writer, m: DescribeConfigsRequest, versi
   const flexible = version === 4
   {
     const a0 = m.resources
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeConfigsRequest: resources must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDescribeConfigsResource(w, e0, version)
@@ -230,6 +231,7 @@ function writeDescribeConfigsResponse(w: Writer, m: DescribeConfigsResponse, ver
   w.writeInt32(m.throttleTimeMs)
   {
     const a0 = m.results
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeConfigsResponse: results must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDescribeConfigsResult(w, e0, version)
@@ -267,6 +269,7 @@ function writeDescribeConfigsResult(w: Writer, m: DescribeConfigsResult, version
   else w.writeString(m.resourceName)
   {
     const a0 = m.configs
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeConfigsResponse: configs must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDescribeConfigsResourceResult(w, e0, version)
@@ -315,6 +318,7 @@ function writeDescribeConfigsResourceResult(w: Writer, m: DescribeConfigsResourc
   if (version >= 1) {
     {
       const a0 = m.synonyms
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeConfigsResponse: synonyms must be an array`)
       w.writeArrayLength(a0.length, flexible)
       for (const e0 of a0) {
         writeDescribeConfigsSynonym(w, e0, version)

@@ -66,6 +66,7 @@ function writeAlterConfigsRequest(w: Writer, m: AlterConfigsRequest, version: nu
   const flexible = version === 2
   {
     const a0 = m.resources
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AlterConfigsRequest: resources must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeAlterConfigsResource(w, e0, version)
@@ -101,6 +102,7 @@ function writeAlterConfigsResource(w: Writer, m: AlterConfigsResource, version: 
   else w.writeString(m.resourceName)
   {
     const a0 = m.configs
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AlterConfigsRequest: configs must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeAlterableConfig(w, e0, version)
@@ -201,6 +203,7 @@ function writeAlterConfigsResponse(w: Writer, m: AlterConfigsResponse, version: 
   w.writeInt32(m.throttleTimeMs)
   {
     const a0 = m.responses
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AlterConfigsResponse: responses must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeAlterConfigsResourceResponse(w, e0, version)

@@ -86,6 +86,7 @@ function writeDescribableLogDirTopic(w: Writer, m: DescribableLogDirTopic, versi
   else w.writeString(m.topic)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeLogDirsRequest: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       w.writeInt32(e0)
@@ -202,6 +203,7 @@ function writeDescribeLogDirsResponse(w: Writer, m: DescribeLogDirsResponse, ver
   }
   {
     const a0 = m.results
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeLogDirsResponse: results must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDescribeLogDirsResult(w, e0, version)
@@ -238,6 +240,7 @@ function writeDescribeLogDirsResult(w: Writer, m: DescribeLogDirsResult, version
   else w.writeString(m.logDir)
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeLogDirsResponse: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDescribeLogDirsTopic(w, e0, version)
@@ -282,6 +285,7 @@ function writeDescribeLogDirsTopic(w: Writer, m: DescribeLogDirsTopic, version: 
   else w.writeString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeLogDirsResponse: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDescribeLogDirsPartition(w, e0, version)

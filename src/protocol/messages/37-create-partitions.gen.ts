@@ -66,6 +66,7 @@ function writeCreatePartitionsRequest(w: Writer, m: CreatePartitionsRequest, ver
   const flexible = version >= 2
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`CreatePartitionsRequest: topics must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeCreatePartitionsTopic(w, e0, version)
@@ -141,6 +142,7 @@ function writeCreatePartitionsAssignment(w: Writer, m: CreatePartitionsAssignmen
   const flexible = version >= 2
   {
     const a0 = m.brokerIds
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`CreatePartitionsRequest: brokerIds must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       w.writeInt32(e0)
@@ -215,6 +217,7 @@ function writeCreatePartitionsResponse(w: Writer, m: CreatePartitionsResponse, v
   w.writeInt32(m.throttleTimeMs)
   {
     const a0 = m.results
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`CreatePartitionsResponse: results must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeCreatePartitionsTopicResult(w, e0, version)

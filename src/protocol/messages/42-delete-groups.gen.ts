@@ -34,6 +34,7 @@ function writeDeleteGroupsRequest(w: Writer, m: DeleteGroupsRequest, version: nu
   const flexible = version === 2
   {
     const a0 = m.groupsNames
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DeleteGroupsRequest: groupsNames must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       if (flexible) w.writeCompactString(e0)
@@ -107,6 +108,7 @@ function writeDeleteGroupsResponse(w: Writer, m: DeleteGroupsResponse, version: 
   w.writeInt32(m.throttleTimeMs)
   {
     const a0 = m.results
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DeleteGroupsResponse: results must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeDeletableGroupResult(w, e0, version)

@@ -98,6 +98,7 @@ function writeTopicPartitions(w: Writer, m: TopicPartitions, version: number): v
   else w.writeString(m.topic)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ElectLeadersRequest: partitions must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       w.writeInt32(e0)
@@ -193,6 +194,7 @@ function writeElectLeadersResponse(w: Writer, m: ElectLeadersResponse, version: 
   if (version === 0 && m.errorCode !== 0) throw new ProtocolEncodeError(`ElectLeadersResponse: errorCode is not supported in version ${version}`)
   {
     const a0 = m.replicaElectionResults
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ElectLeadersResponse: replicaElectionResults must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeReplicaElectionResult(w, e0, version)
@@ -228,6 +230,7 @@ function writeReplicaElectionResult(w: Writer, m: ReplicaElectionResult, version
   else w.writeString(m.topic)
   {
     const a0 = m.partitionResult
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ElectLeadersResponse: partitionResult must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writePartitionResult(w, e0, version)

@@ -68,6 +68,7 @@ function writeIncrementalAlterConfigsRequest(w: Writer, m: IncrementalAlterConfi
   const flexible = version === 1
   {
     const a0 = m.resources
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`IncrementalAlterConfigsRequest: resources must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeAlterConfigsResource(w, e0, version)
@@ -103,6 +104,7 @@ function writeAlterConfigsResource(w: Writer, m: AlterConfigsResource, version: 
   else w.writeString(m.resourceName)
   {
     const a0 = m.configs
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`IncrementalAlterConfigsRequest: configs must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeAlterableConfig(w, e0, version)
@@ -205,6 +207,7 @@ function writeIncrementalAlterConfigsResponse(w: Writer, m: IncrementalAlterConf
   w.writeInt32(m.throttleTimeMs)
   {
     const a0 = m.responses
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`IncrementalAlterConfigsResponse: responses must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeAlterConfigsResourceResponse(w, e0, version)

@@ -64,6 +64,7 @@ function writeAlterPartitionReassignmentsRequest(w: Writer, m: AlterPartitionRea
   w.writeInt32(m.timeoutMs)
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AlterPartitionReassignmentsRequest: topics must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeReassignableTopic(w, e0, version)
@@ -91,6 +92,7 @@ function writeReassignableTopic(w: Writer, m: ReassignableTopic, version: number
   w.writeCompactString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AlterPartitionReassignmentsRequest: partitions must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeReassignablePartition(w, e0, version)
@@ -214,6 +216,7 @@ function writeAlterPartitionReassignmentsResponse(w: Writer, m: AlterPartitionRe
   w.writeCompactNullableString(m.errorMessage)
   {
     const a0 = m.responses
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AlterPartitionReassignmentsResponse: responses must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeReassignableTopicResponse(w, e0, version)
@@ -243,6 +246,7 @@ function writeReassignableTopicResponse(w: Writer, m: ReassignableTopicResponse,
   w.writeCompactString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AlterPartitionReassignmentsResponse: partitions must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeReassignablePartitionResponse(w, e0, version)

@@ -83,6 +83,7 @@ function writeListPartitionReassignmentsTopics(w: Writer, m: ListPartitionReassi
   w.writeCompactString(m.name)
   {
     const a0 = m.partitionIndexes
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListPartitionReassignmentsRequest: partitionIndexes must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       w.writeInt32(e0)
@@ -175,6 +176,7 @@ function writeListPartitionReassignmentsResponse(w: Writer, m: ListPartitionReas
   w.writeCompactNullableString(m.errorMessage)
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListPartitionReassignmentsResponse: topics must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeOngoingTopicReassignment(w, e0, version)
@@ -204,6 +206,7 @@ function writeOngoingTopicReassignment(w: Writer, m: OngoingTopicReassignment, v
   w.writeCompactString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListPartitionReassignmentsResponse: partitions must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeOngoingPartitionReassignment(w, e0, version)
@@ -231,6 +234,7 @@ function writeOngoingPartitionReassignment(w: Writer, m: OngoingPartitionReassig
   w.writeInt32(m.partitionIndex)
   {
     const a0 = m.replicas
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListPartitionReassignmentsResponse: replicas must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       w.writeInt32(e0)
@@ -238,6 +242,7 @@ function writeOngoingPartitionReassignment(w: Writer, m: OngoingPartitionReassig
   }
   {
     const a0 = m.addingReplicas
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListPartitionReassignmentsResponse: addingReplicas must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       w.writeInt32(e0)
@@ -245,6 +250,7 @@ function writeOngoingPartitionReassignment(w: Writer, m: OngoingPartitionReassig
   }
   {
     const a0 = m.removingReplicas
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListPartitionReassignmentsResponse: removingReplicas must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       w.writeInt32(e0)

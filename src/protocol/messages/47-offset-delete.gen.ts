@@ -55,6 +55,7 @@ function writeOffsetDeleteRequest(w: Writer, m: OffsetDeleteRequest, version: nu
   w.writeString(m.groupId)
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetDeleteRequest: topics must be an array`)
     w.writeArrayLength(a0.length, false)
     for (const e0 of a0) {
       writeOffsetDeleteRequestTopic(w, e0, version)
@@ -78,6 +79,7 @@ function writeOffsetDeleteRequestTopic(w: Writer, m: OffsetDeleteRequestTopic, v
   w.writeString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetDeleteRequest: partitions must be an array`)
     w.writeArrayLength(a0.length, false)
     for (const e0 of a0) {
       writeOffsetDeleteRequestPartition(w, e0, version)
@@ -162,6 +164,7 @@ function writeOffsetDeleteResponse(w: Writer, m: OffsetDeleteResponse, version: 
   w.writeInt32(m.throttleTimeMs)
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetDeleteResponse: topics must be an array`)
     w.writeArrayLength(a0.length, false)
     for (const e0 of a0) {
       writeOffsetDeleteResponseTopic(w, e0, version)
@@ -186,6 +189,7 @@ function writeOffsetDeleteResponseTopic(w: Writer, m: OffsetDeleteResponseTopic,
   w.writeString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`OffsetDeleteResponse: partitions must be an array`)
     w.writeArrayLength(a0.length, false)
     for (const e0 of a0) {
       writeOffsetDeleteResponsePartition(w, e0, version)

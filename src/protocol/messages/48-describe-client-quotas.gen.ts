@@ -52,6 +52,7 @@ function writeDescribeClientQuotasRequest(w: Writer, m: DescribeClientQuotasRequ
   const flexible = version === 1
   {
     const a0 = m.components
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeClientQuotasRequest: components must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeComponentData(w, e0, version)
@@ -224,6 +225,7 @@ function writeEntryData(w: Writer, m: EntryData, version: number): void {
   const flexible = version === 1
   {
     const a0 = m.entity
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeClientQuotasResponse: entity must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeEntityData(w, e0, version)
@@ -231,6 +233,7 @@ function writeEntryData(w: Writer, m: EntryData, version: number): void {
   }
   {
     const a0 = m.values
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeClientQuotasResponse: values must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeValueData(w, e0, version)

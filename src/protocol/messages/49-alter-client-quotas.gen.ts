@@ -80,6 +80,7 @@ function writeAlterClientQuotasRequest(w: Writer, m: AlterClientQuotasRequest, v
   const flexible = version === 1
   {
     const a0 = m.entries
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AlterClientQuotasRequest: entries must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeRequestEntryData(w, e0, version)
@@ -112,6 +113,7 @@ function writeRequestEntryData(w: Writer, m: RequestEntryData, version: number):
   const flexible = version === 1
   {
     const a0 = m.entity
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AlterClientQuotasRequest: entity must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeRequestEntityData(w, e0, version)
@@ -119,6 +121,7 @@ function writeRequestEntryData(w: Writer, m: RequestEntryData, version: number):
   }
   {
     const a0 = m.ops
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AlterClientQuotasRequest: ops must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeOpData(w, e0, version)
@@ -259,6 +262,7 @@ function writeAlterClientQuotasResponse(w: Writer, m: AlterClientQuotasResponse,
   w.writeInt32(m.throttleTimeMs)
   {
     const a0 = m.entries
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AlterClientQuotasResponse: entries must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeResponseEntryData(w, e0, version)
@@ -293,6 +297,7 @@ function writeResponseEntryData(w: Writer, m: ResponseEntryData, version: number
   else w.writeNullableString(m.errorMessage)
   {
     const a0 = m.entity
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AlterClientQuotasResponse: entity must be an array`)
     w.writeArrayLength(a0.length, flexible)
     for (const e0 of a0) {
       writeResponseEntityData(w, e0, version)

@@ -155,6 +155,7 @@ function writeDescribeUserScramCredentialsResponse(w: Writer, m: DescribeUserScr
   w.writeCompactNullableString(m.errorMessage)
   {
     const a0 = m.results
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeUserScramCredentialsResponse: results must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeDescribeUserScramCredentialsResult(w, e0, version)
@@ -186,6 +187,7 @@ function writeDescribeUserScramCredentialsResult(w: Writer, m: DescribeUserScram
   w.writeCompactNullableString(m.errorMessage)
   {
     const a0 = m.credentialInfos
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeUserScramCredentialsResponse: credentialInfos must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeCredentialInfo(w, e0, version)

@@ -69,6 +69,7 @@ export function createScramCredentialUpsertion(partial?: Partial<ScramCredential
 function writeAlterUserScramCredentialsRequest(w: Writer, m: AlterUserScramCredentialsRequest, version: number): void {
   {
     const a0 = m.deletions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AlterUserScramCredentialsRequest: deletions must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeScramCredentialDeletion(w, e0, version)
@@ -76,6 +77,7 @@ function writeAlterUserScramCredentialsRequest(w: Writer, m: AlterUserScramCrede
   }
   {
     const a0 = m.upsertions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AlterUserScramCredentialsRequest: upsertions must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeScramCredentialUpsertion(w, e0, version)
@@ -188,6 +190,7 @@ function writeAlterUserScramCredentialsResponse(w: Writer, m: AlterUserScramCred
   w.writeInt32(m.throttleTimeMs)
   {
     const a0 = m.results
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`AlterUserScramCredentialsResponse: results must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeAlterUserScramCredentialsResult(w, e0, version)

@@ -120,6 +120,7 @@ function writeDescribeClusterResponse(w: Writer, m: DescribeClusterResponse, ver
   w.writeInt32(m.controllerId)
   {
     const a0 = m.brokers
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeClusterResponse: brokers must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeDescribeClusterBroker(w, e0, version)

@@ -47,6 +47,7 @@ export function createTopicRequest(partial?: Partial<TopicRequest>): TopicReques
 function writeDescribeProducersRequest(w: Writer, m: DescribeProducersRequest, version: number): void {
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeProducersRequest: topics must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeTopicRequest(w, e0, version)
@@ -73,6 +74,7 @@ function writeTopicRequest(w: Writer, m: TopicRequest, _version: number): void {
   w.writeCompactString(m.name)
   {
     const a0 = m.partitionIndexes
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeProducersRequest: partitionIndexes must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       w.writeInt32(e0)
@@ -181,6 +183,7 @@ function writeDescribeProducersResponse(w: Writer, m: DescribeProducersResponse,
   w.writeInt32(m.throttleTimeMs)
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeProducersResponse: topics must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeTopicResponse(w, e0, version)
@@ -208,6 +211,7 @@ function writeTopicResponse(w: Writer, m: TopicResponse, version: number): void 
   w.writeCompactString(m.name)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeProducersResponse: partitions must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writePartitionResponse(w, e0, version)
@@ -237,6 +241,7 @@ function writePartitionResponse(w: Writer, m: PartitionResponse, version: number
   w.writeCompactNullableString(m.errorMessage)
   {
     const a0 = m.activeProducers
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeProducersResponse: activeProducers must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeProducerState(w, e0, version)

@@ -33,6 +33,7 @@ export function createDescribeTransactionsRequest(partial?: Partial<DescribeTran
 function writeDescribeTransactionsRequest(w: Writer, m: DescribeTransactionsRequest, _version: number): void {
   {
     const a0 = m.transactionalIds
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeTransactionsRequest: transactionalIds must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       w.writeCompactString(e0)
@@ -126,6 +127,7 @@ function writeDescribeTransactionsResponse(w: Writer, m: DescribeTransactionsRes
   w.writeInt32(m.throttleTimeMs)
   {
     const a0 = m.transactionStates
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeTransactionsResponse: transactionStates must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeTransactionState(w, e0, version)
@@ -159,6 +161,7 @@ function writeTransactionState(w: Writer, m: TransactionState, version: number):
   w.writeInt16(m.producerEpoch)
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeTransactionsResponse: topics must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeTopicData(w, e0, version)
@@ -192,6 +195,7 @@ function writeTopicData(w: Writer, m: TopicData, _version: number): void {
   w.writeCompactString(m.topic)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`DescribeTransactionsResponse: partitions must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       w.writeInt32(e0)

@@ -37,6 +37,7 @@ export function createListTransactionsRequest(partial?: Partial<ListTransactions
 function writeListTransactionsRequest(w: Writer, m: ListTransactionsRequest, version: number): void {
   {
     const a0 = m.stateFilters
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListTransactionsRequest: stateFilters must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       w.writeCompactString(e0)
@@ -44,6 +45,7 @@ function writeListTransactionsRequest(w: Writer, m: ListTransactionsRequest, ver
   }
   {
     const a0 = m.producerIdFilters
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListTransactionsRequest: producerIdFilters must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       w.writeInt64(e0)
@@ -131,6 +133,7 @@ function writeListTransactionsResponse(w: Writer, m: ListTransactionsResponse, v
   w.writeInt16(m.errorCode)
   {
     const a0 = m.unknownStateFilters
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListTransactionsResponse: unknownStateFilters must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       w.writeCompactString(e0)
@@ -138,6 +141,7 @@ function writeListTransactionsResponse(w: Writer, m: ListTransactionsResponse, v
   }
   {
     const a0 = m.transactionStates
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ListTransactionsResponse: transactionStates must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeTransactionState(w, e0, version)

@@ -40,6 +40,7 @@ export function createTopicPartition(partial?: Partial<TopicPartition>): TopicPa
 function writeConsumerProtocolAssignment(w: Writer, m: ConsumerProtocolAssignment, version: number): void {
   {
     const a0 = m.assignedPartitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ConsumerProtocolAssignment: assignedPartitions must be an array`)
     w.writeArrayLength(a0.length, false)
     for (const e0 of a0) {
       writeTopicPartition(w, e0, version)
@@ -64,6 +65,7 @@ function writeTopicPartition(w: Writer, m: TopicPartition, _version: number): vo
   w.writeString(m.topic)
   {
     const a0 = m.partitions
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ConsumerProtocolAssignment: partitions must be an array`)
     w.writeArrayLength(a0.length, false)
     for (const e0 of a0) {
       w.writeInt32(e0)

@@ -46,6 +46,7 @@ export function createTopicPartition(partial?: Partial<TopicPartition>): TopicPa
 function writeConsumerProtocolSubscription(w: Writer, m: ConsumerProtocolSubscription, version: number): void {
   {
     const a0 = m.topics
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ConsumerProtocolSubscription: topics must be an array`)
     w.writeArrayLength(a0.length, false)
     for (const e0 of a0) {
       w.writeString(e0)
@@ -55,6 +56,7 @@ function writeConsumerProtocolSubscription(w: Writer, m: ConsumerProtocolSubscri
   if (version >= 1) {
     {
       const a0 = m.ownedPartitions
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ConsumerProtocolSubscription: ownedPartitions must be an array`)
       w.writeArrayLength(a0.length, false)
       for (const e0 of a0) {
         writeTopicPartition(w, e0, version)
@@ -102,6 +104,7 @@ function writeTopicPartition(w: Writer, m: TopicPartition, version: number): voi
   if (version >= 1) {
     {
       const a0 = m.partitions
+      if (!Array.isArray(a0)) throw new ProtocolEncodeError(`ConsumerProtocolSubscription: partitions must be an array`)
       w.writeArrayLength(a0.length, false)
       for (const e0 of a0) {
         w.writeInt32(e0)

@@ -52,6 +52,7 @@ function writeLeaderChangeMessage(w: Writer, m: LeaderChangeMessage, version: nu
   w.writeInt32(m.leaderId)
   {
     const a0 = m.voters
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`LeaderChangeMessage: voters must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeVoter(w, e0, version)
@@ -59,6 +60,7 @@ function writeLeaderChangeMessage(w: Writer, m: LeaderChangeMessage, version: nu
   }
   {
     const a0 = m.grantingVoters
+    if (!Array.isArray(a0)) throw new ProtocolEncodeError(`LeaderChangeMessage: grantingVoters must be an array`)
     w.writeArrayLength(a0.length, true)
     for (const e0 of a0) {
       writeVoter(w, e0, version)
