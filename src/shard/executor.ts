@@ -9,7 +9,7 @@ import { errorName, ErrorCode, KafkaError } from '../domain/errors.js'
 import { LogManager } from '../storage/index.js'
 import type { LogConfig, OffsetAndTimestamp, PartitionState } from '../storage/types.js'
 import { shardOf } from './hash.js'
-import { EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, type OpResult, type ShardOp } from './messages.js'
+import { EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, type OpResult, type ShardInfo, type ShardOp } from './messages.js'
 
 export interface ShardExecutorOptions {
   dataDir: string
@@ -24,6 +24,8 @@ export interface ShardExecutorOptions {
   checkpointIntervalMs: number
   /** Errors of the retention/flush timers (they have no caller to return them to). */
   onBackgroundError: (err: unknown, task: 'retention' | 'flush') => void
+  /** Threads started for this shard so far, for ShardInfo (default 1). */
+  threadStarts?: () => number
   /** Ends the thread for the crashForTest hook; absent on the main thread, where the hook is refused. */
   crash?: () => never
 }
@@ -158,6 +160,10 @@ export class ShardExecutor {
         return null
       case 'states':
         return logs.partitions().map((p): PartitionState => p.state())
+      case 'shardInfo':
+        return {
+          shard: this.shardIndex, openedClean: this.#opts.cleanShutdown, threadStarts: this.#opts.threadStarts?.() ?? 1, partitions: logs.partitions().length,
+        } satisfies ShardInfo
       case 'crashForTest':
         if (this.#opts.crash === undefined || process.env.SKEIN_TEST_HOOKS !== '1') {
           throw new KafkaError(ErrorCode.INVALID_REQUEST, 'crashForTest needs a worker thread and SKEIN_TEST_HOOKS=1')

@@ -24,6 +24,8 @@ export type ShardOp =
   | { op: 'states' }
   /** Flush, checkpoint and close the shard's LogManager; the shard refuses further work. */
   | { op: 'close' }
+  /** Diagnostics of the shard itself (ShardInfo). */
+  | { op: 'shardInfo' }
   /** Test hook: the worker thread exits at once (honoured only when SKEIN_TEST_HOOKS=1). */
   | { op: 'crashForTest' }
 
@@ -35,6 +37,16 @@ export interface ShardBatch {
 
 export interface ShardReply {
   results: OpResult[]
+}
+
+/** What a shard reports about itself. */
+export interface ShardInfo {
+  shard: number
+  /** Whether the current thread opened its partitions trusting a clean shutdown (no recovery). */
+  openedClean: boolean
+  /** Threads started for this shard so far (more than 1 after a worker crash). */
+  threadStarts: number
+  partitions: number
 }
 
 /** ListOffsets special timestamps (Kafka ListOffsetsRequest). */

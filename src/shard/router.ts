@@ -17,7 +17,7 @@ import { readAndClearCleanShutdownMarker, writeCleanShutdownMarker } from '../st
 import type { AppendResult, LogConfig, OffsetAndTimestamp, PartitionState, ReadResult, TopicPartition } from '../storage/types.js'
 import { ShardExecutor } from './executor.js'
 import { shardOf } from './hash.js'
-import type { OpResult, ShardBatch, ShardOp, ShardReply, ShardWorkerData } from './messages.js'
+import type { OpResult, ShardBatch, ShardInfo, ShardOp, ShardReply, ShardWorkerData } from './messages.js'
 
 export interface ShardRouterOptions {
   dataDir: string
@@ -294,6 +294,12 @@ export class ShardRouter {
       else this.#logger.error({ errorCode: r.errorCode, message: r.message }, 'shard states failed')
     }
     return all.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition))
+  }
+
+  /** What each shard reports about itself (whether it recovered, thread restarts), in shard order. */
+  async shardInfo(): Promise<Outcome<ShardInfo>[]> {
+    const results = await Promise.all(this.#shards.map((_, shard) => this.#send({ op: 'shardInfo' }, shard)))
+    return results.map((r) => this.#outcome<ShardInfo>(r))
   }
 
   /**

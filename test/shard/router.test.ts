@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
@@ -273,6 +273,46 @@ describe('worker crash', () => {
     const bytes = readRegions(r.regions)
     expect(bytes.includes(Buffer.from(`before-${parts[0]}-2`))).toBe(true)
     expect(bytes.includes(Buffer.from(`after-${parts[0]}-1`))).toBe(true)
+  })
+
+  it('a replacement worker does not trust the clean-shutdown marker of the router start', async () => {
+    process.env.SKEIN_TEST_HOOKS = '1'
+    cleanup.push(() => {
+      delete process.env.SKEIN_TEST_HOOKS
+    })
+    const dir = tempDir()
+    cleanup.push(() => removeDir(dir))
+    const topic = 'torn'
+    const first = await startRouter(dir, 2)
+    await first.createPartitions([{ topic, partition: 0 }])
+    const whole = batch('whole', 4)
+    const size = whole.length
+    const doomed = batch('doomed', 2)
+    value((await first.append([{ topic, partition: 0, records: whole, leaderEpoch: 0 }]))[0])
+    value((await first.append([{ topic, partition: 0, records: doomed, leaderEpoch: 0 }]))[0])
+    await first.close()
+    // This start sees the marker: its first workers trust the segment files, rightly.
+    const router = await startRouter(dir, 2)
+    cleanup.push(() => router.close().catch(() => undefined))
+    expect((await router.states())[0]).toMatchObject({ logEndOffset: 6 })
+    const victim = router.shardOf(topic, 0)
+    expect(value((await router.shardInfo())[victim])).toEqual({ shard: victim, openedClean: true, threadStarts: 1, partitions: 1 })
+    // The second batch gets damaged on disk (only a recovery's CRC check notices), then the owning worker
+    // dies without closing.
+    const segment = join(dir, `${topic}-0`, '00000000000000000000.log')
+    const bytes = readFileSync(segment)
+    bytes[bytes.length - 3]! ^= 0xff
+    writeFileSync(segment, bytes)
+    await router.crashShardForTest(victim)
+    expect(value((await router.shardInfo())[victim])).toEqual({ shard: victim, openedClean: false, threadStarts: 2, partitions: 1 })
+    expect(value((await router.shardInfo())[1 - victim])).toMatchObject({ openedClean: true, threadStarts: 1 })
+    // The replacement must have recovered the segment, i.e. cut it before the damaged batch.
+    expect((await router.states())[0]).toMatchObject({ logEndOffset: 4, sizeBytes: size })
+    expect(statSync(segment).size).toBe(size)
+    expect(value((await router.append([{ topic, partition: 0, records: batch('next', 1), leaderEpoch: 0 }]))[0]).baseOffset).toBe(4)
+    const all = readRegions(value((await router.read([{ topic, partition: 0, offset: 0, maxBytes: 1 << 20 }]))[0]).regions)
+    expect(all.includes(Buffer.from('doomed'))).toBe(false)
+    expect(all.includes(Buffer.from('next-0'))).toBe(true)
   })
 
   it('the hook is refused without SKEIN_TEST_HOOKS and on the main thread', async () => {
