@@ -118,13 +118,13 @@ struct SendfileOp {
   static void OnPoll(uv_poll_t* handle, int status, int events) {
     auto* op = static_cast<SendfileOp*>(handle->data);
     if (op->closing) return;
-    if (status < 0) {
+    // libuv reports POLLERR/POLLHUP as a bare UV_EBADF; one more sendfile(2) yields the real errno
+    // (EPIPE, ECONNRESET, ...).
+    if (op->Pump() == Step::WouldBlock) {
+      if (status == 0) return;
       op->error = -status;
       op->syscall = "poll";
-      op->Close();
-      return;
     }
-    if (op->Pump() == Step::WouldBlock) return;
     op->Close();
   }
 
@@ -165,7 +165,7 @@ struct SendfileOp {
     napi_value fn;
     napi_value recv;
     napi_get_reference_value(env, callback, &fn);
-    napi_get_undefined(env, &recv);
+    napi_get_global(env, &recv);  // napi_make_callback needs an object receiver
     napi_status s = napi_make_callback(env, asyncContext, recv, fn, 2, argv, nullptr);
     if (s == napi_pending_exception) {
       // Thrown by the JS callback: report it as uncaught, like any I/O callback in Node.
