@@ -19,6 +19,10 @@ export class PropertiesSyntaxError extends Error {
 }
 
 const BLANK = new Set([' ', '\t', '\f'])
+const UNESCAPES: Record<string, string> = { t: '\t', n: '\n', r: '\r', f: '\f' }
+const ESCAPES: Record<string, string> = {
+  '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\f': '\\f', '=': '\\=', ':': '\\:', '#': '\\#', '!': '\\!',
+}
 
 /** Splits text into logical lines, with the 1-based natural line each starts on. */
 function logicalLines(text: string): { text: string; line: number }[] {
@@ -64,19 +68,13 @@ function unescape(s: string, line: number): string {
     i++
     if (i >= s.length) break
     const e = s[i]!
-    switch (e) {
-      case 't': out += '\t'; break
-      case 'n': out += '\n'; break
-      case 'r': out += '\r'; break
-      case 'f': out += '\f'; break
-      case 'u': {
-        const hex = s.slice(i + 1, i + 5)
-        if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw new PropertiesSyntaxError(line, `malformed \\uxxxx encoding: \\u${hex}`)
-        out += String.fromCharCode(parseInt(hex, 16))
-        i += 4
-        break
-      }
-      default: out += e
+    if (e === 'u') {
+      const hex = s.slice(i + 1, i + 5)
+      if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw new PropertiesSyntaxError(line, `malformed \\uxxxx encoding: \\u${hex}`)
+      out += String.fromCharCode(parseInt(hex, 16))
+      i += 4
+    } else {
+      out += UNESCAPES[e] ?? e
     }
   }
   return out
@@ -125,19 +123,10 @@ function escapeKeyOrValue(s: string, isKey: boolean): string {
   let out = ''
   for (let i = 0; i < s.length; i++) {
     const c = s[i]!
-    switch (c) {
-      case '\\': out += '\\\\'; break
-      case '\t': out += '\\t'; break
-      case '\n': out += '\\n'; break
-      case '\r': out += '\\r'; break
-      case '\f': out += '\\f'; break
-      case '=': case ':': case '#': case '!': out += '\\' + c; break
-      case ' ': out += isKey || i === 0 ? '\\ ' : ' '; break
-      default: {
-        const code = c.charCodeAt(0)
-        out += code < 0x20 || code > 0x7e ? '\\u' + code.toString(16).padStart(4, '0') : c
-      }
-    }
+    const code = c.charCodeAt(0)
+    if (ESCAPES[c] !== undefined) out += ESCAPES[c]
+    else if (c === ' ') out += isKey || i === 0 ? '\\ ' : ' '
+    else out += code < 0x20 || code > 0x7e ? '\\u' + code.toString(16).padStart(4, '0') : c
   }
   return out
 }
