@@ -10,7 +10,12 @@
         "native/src/fsync.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
-      "defines": ["NAPI_VERSION=9", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED"],
+      "defines": [
+        "NAPI_VERSION=9",
+        "NAPI_DISABLE_CPP_EXCEPTIONS",
+        "NODE_ADDON_API_DISABLE_DEPRECATED",
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"
+      ],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++17"],
       "cflags_cc": ["-std=c++20", "-fvisibility=hidden", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]

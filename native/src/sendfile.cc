@@ -144,35 +144,69 @@ struct SendfileOp {
     registry->MaybeFinishTeardown();
   }
 
+  // Calls the JS callback. Raw napi calls with checked statuses: this runs from a libuv callback, and
+  // when a worker is being torn down the loop still turns (Node closes its handles first) while JS
+  // can no longer run; then the op ends silently instead of aborting the process.
   void Deliver() {
     napi_handle_scope scope;
     if (napi_open_handle_scope(env, &scope) != napi_ok) return;
-    Napi::Env e(env);
-    napi_value argv[2];
-    if (shortFile) {
-      Napi::Error err = Napi::Error::New(
-          e, "sendfile: the file ended before position + length (" + std::to_string(sent) + " of " +
-                 std::to_string(length) + " bytes sent)");
-      err.Set("code", Napi::String::New(e, "ERR_SENDFILE_EOF"));
-      err.Set("syscall", Napi::String::New(e, "sendfile"));
-      argv[0] = err.Value();
-    } else if (error != 0) {
-      argv[0] = ErrnoError(e, error, syscall).Value();
-    } else {
-      argv[0] = e.Null();
-    }
-    argv[1] = Napi::Number::New(e, double(sent));
-    napi_value fn;
-    napi_value recv;
-    napi_get_reference_value(env, callback, &fn);
-    napi_get_global(env, &recv);  // napi_make_callback needs an object receiver
-    napi_status s = napi_make_callback(env, asyncContext, recv, fn, 2, argv, nullptr);
-    if (s == napi_pending_exception) {
-      // Thrown by the JS callback: report it as uncaught, like any I/O callback in Node.
-      napi_value exception;
-      if (napi_get_and_clear_last_exception(env, &exception) == napi_ok) napi_fatal_exception(env, exception);
+    if (CanCallIntoJs()) {
+      napi_value argv[2];
+      napi_value fn;
+      napi_value recv;
+      if (MakeError(&argv[0]) && napi_create_double(env, double(sent), &argv[1]) == napi_ok &&
+          napi_get_reference_value(env, callback, &fn) == napi_ok && fn != nullptr &&
+          napi_get_global(env, &recv) == napi_ok) {  // napi_make_callback needs an object receiver
+        napi_status s = napi_make_callback(env, asyncContext, recv, fn, 2, argv, nullptr);
+        bool pending = false;
+        if (s != napi_ok && napi_is_exception_pending(env, &pending) == napi_ok && pending) {
+          // Thrown by the JS callback: report it as uncaught, like any I/O callback in Node.
+          napi_value exception;
+          if (napi_get_and_clear_last_exception(env, &exception) == napi_ok) napi_fatal_exception(env, exception);
+        }
+      }
     }
     napi_close_handle_scope(env, scope);
+  }
+
+  // napi has no direct "is the env stopping" query; like node-addon-api's
+  // NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS, read napi_pending_exception without an actual pending
+  // exception from a call that checks (a property write) as "shutting down".
+  bool CanCallIntoJs() {
+    napi_value probe;
+    if (napi_create_object(env, &probe) != napi_ok) return false;
+    return napi_set_named_property(env, probe, "probe", probe) == napi_ok;
+  }
+
+  bool SetString(napi_value object, const char* key, const char* value) {
+    napi_value v;
+    return napi_create_string_utf8(env, value, NAPI_AUTO_LENGTH, &v) == napi_ok &&
+           napi_set_named_property(env, object, key, v) == napi_ok;
+  }
+
+  bool MakeError(napi_value* out) {
+    if (!shortFile && error == 0) return napi_get_null(env, out) == napi_ok;
+    std::string message;
+    const char* code;
+    if (shortFile) {
+      code = "ERR_SENDFILE_EOF";
+      message = "sendfile: the file ended before position + length (" + std::to_string(sent) + " of " +
+                std::to_string(length) + " bytes sent)";
+    } else {
+      code = uv_err_name(-error);
+      message = std::string(code) + ": " + uv_strerror(-error) + ", " + syscall;
+    }
+    napi_value text;
+    napi_value errnoValue;
+    if (napi_create_string_utf8(env, message.c_str(), message.size(), &text) != napi_ok) return false;
+    if (napi_create_error(env, nullptr, text, out) != napi_ok) return false;
+    if (!SetString(*out, "code", code) || !SetString(*out, "syscall", "sendfile")) return false;
+    if (!shortFile) {
+      if (napi_create_int32(env, -error, &errnoValue) != napi_ok) return false;
+      if (napi_set_named_property(env, *out, "errno", errnoValue) != napi_ok) return false;
+      if (!SetString(*out, "syscall", syscall)) return false;
+    }
+    return true;
   }
 
   void ReleaseJs() {
