@@ -390,18 +390,23 @@ export class PartitionLog {
       const segmentEnd = this.segments[i + 1]?.baseOffset ?? this._logEndOffset
       const first = seg.translateOffset(target)
       if (first !== null) {
-        let end = first.position
-        if (maxOffset >= segmentEnd && seg.size - first.position <= maxBytes - bytes) {
-          // Everything left in this segment fits and is below maxOffset: no need to walk the headers.
-          end = seg.size
+        // Batches at or past maxOffset are excluded: stop at the start of the one holding maxOffset.
+        const limit = maxOffset < segmentEnd ? (seg.translateOffset(maxOffset)?.position ?? seg.size) : seg.size
+        const budgetEnd = first.position + (maxBytes - bytes)
+        let end: number
+        if (limit <= budgetEnd) {
+          end = limit
+          full = limit < seg.size
         } else {
-          const r = scanFileBatches(seg.fd, first.position, seg.size, null, (b) => {
-            if (b.lastOffset >= maxOffset) return 'stop-before'
-            const taken = bytes + (end - first.position)
-            if (taken + b.size > maxBytes && !(minOne && taken === 0)) return 'stop-before'
-            end += b.size
+          // The budget ends inside the segment: jump to the last indexed batch start within it and
+          // walk at most index.interval.bytes of headers from there.
+          end = Math.max(first.position, seg.indexedBatchStartAtOrBefore(budgetEnd))
+          scanFileBatches(seg.fd, end, limit, null, (b) => {
+            if (b.position + b.size > budgetEnd) return 'stop-before'
+            end = b.position + b.size
           })
-          full = r.validEnd < seg.size
+          if (end === first.position && minOne && bytes === 0) end = first.position + first.size
+          full = true
         }
         if (end > first.position) {
           regions.push({ fd: seg.fd, position: first.position, length: end - first.position })

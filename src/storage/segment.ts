@@ -255,6 +255,28 @@ export class LogSegment {
     return i < 0 ? 0 : o.valueAt(i)
   }
 
+  /**
+   * Start of the last indexed batch at or before position, or 0: index entries are batch starts, and
+   * their positions increase with their offsets, so a binary search over the values finds it.
+   */
+  indexedBatchStartAtOrBefore(position: number): number {
+    const o = this.oidx
+    let lo = 0
+    let hi = o.entries() - 1
+    let best = 0
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1
+      const v = o.valueAt(mid)
+      if (v <= position) {
+        best = v
+        lo = mid + 1
+      } else {
+        hi = mid - 1
+      }
+    }
+    return best
+  }
+
   /** The first batch whose lastOffset >= offset (the one containing it), or null when none. */
   translateOffset(offset: number): BatchInfo | null {
     let found: BatchInfo | null = null
