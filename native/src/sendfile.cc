@@ -277,6 +277,7 @@ Napi::Value SendfileRegistry::Start(const Napi::CallbackInfo& info) {
   }
   // A blocking socket would stall the JS thread inside sendfile(2): refuse it up front.
   int flags = fcntl(int(socketFd), F_GETFL);
+  int flagsErr = flags < 0 ? errno : 0;  // saved now: the napi calls below may clobber errno
   if (flags >= 0 && (flags & O_NONBLOCK) == 0) {
     Napi::Error::New(env, "sendfile: socketFd " + std::to_string(int(socketFd)) + " is in blocking mode")
         .ThrowAsJavaScriptException();
@@ -298,7 +299,7 @@ Napi::Value SendfileRegistry::Start(const Napi::CallbackInfo& info) {
 
   op->fd = flags < 0 ? -1 : fcntl(int(socketFd), F_DUPFD_CLOEXEC, 0);
   if (op->fd < 0) {
-    op->error = errno;
+    op->error = flags < 0 ? flagsErr : errno;
     op->syscall = flags < 0 ? "fcntl" : "dup";
     op->FinishSoon();
     return Napi::Value();
