@@ -40,6 +40,10 @@ if (!nodeGyp) {
 }
 
 const args = [nodeGyp, 'rebuild', '--release', `--jobs=${process.env.JOBS || 'max'}`]
+// Build against the headers of the Node that runs us when they are installed beside it (Debian's
+// nodejs puts them in /usr/include/node), so node-gyp never tries to download them.
+const localHeaders = join(dirname(process.execPath), '..', 'include', 'node', 'common.gypi')
+if (!process.env.npm_config_nodedir && existsSync(localHeaders)) args.push(`--nodedir=${join(dirname(process.execPath), '..')}`)
 const r = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' })
 if (r.status !== 0) {
   console.error('skein: the native addon failed to build (see the compiler output above)')

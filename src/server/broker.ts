@@ -1,0 +1,146 @@
+// A single Skein broker: configuration, the partition shards, the topic store, the fetch purgatory and
+// the socket server, started and stopped in the right order. This is what `npm start` runs and what the
+// library API's startBroker() returns.
+import { mkdirSync } from 'node:fs'
+import type { BrokerConfig } from '../config/broker-config.js'
+import type { Listener } from '../config/listeners.js'
+import { loadOrCreateMetaProperties } from '../config/meta-properties.js'
+import { TopicStore } from '../cluster/topic-store.js'
+import { createLogger, type Logger } from '../observability/logger.js'
+import { ShardRouter } from '../shard/router.js'
+import { createDispatcher } from './dispatcher.js'
+import { FetchPurgatory } from './fetch-purgatory.js'
+import { HANDLERS } from './handlers/index.js'
+import { HandlerRegistry } from './registry.js'
+import { SocketServer, type BoundListener } from './socket-server.js'
+import { TopicManager } from './topics.js'
+
+export interface BrokerEndpoint {
+  listenerName: string
+  host: string
+  port: number
+}
+
+export interface StartBrokerOptions {
+  logger?: Logger
+  /** How long a graceful stop waits for in-flight requests (ms). Default 5000. */
+  shutdownGraceMs?: number
+}
+
+export class Broker {
+  readonly registry = new HandlerRegistry(HANDLERS)
+  readonly purgatory = new FetchPurgatory()
+  private stopping: Promise<void> | null = null
+
+  private constructor(
+    public config: BrokerConfig,
+    readonly log: Logger,
+    readonly nodeId: number,
+    readonly clusterId: string,
+    readonly dataDir: string,
+    readonly router: ShardRouter,
+    readonly store: TopicStore,
+    readonly topics: TopicManager,
+    private readonly server: SocketServer,
+    /** Where clients are told to connect (advertised.listeners, with bound ports filled in). */
+    readonly endpoints: BrokerEndpoint[],
+    readonly bound: BoundListener[],
+    private readonly shutdownGraceMs: number,
+  ) {}
+
+  static async start(config: BrokerConfig, opts: StartBrokerOptions = {}): Promise<Broker> {
+    const log = opts.logger ?? createLogger()
+    const dirs = config.logDirs
+    if (dirs.length !== 1) throw new Error(`log.dirs lists ${dirs.length} directories; this broker supports exactly one`)
+    const dataDir = dirs[0]!
+    mkdirSync(dataDir, { recursive: true })
+    const meta = loadOrCreateMetaProperties(dataDir, { nodeId: config.brokerId, clusterId: config.clusterId })
+    const store = TopicStore.open(dataDir)
+    const dynamic = store.dynamicBrokerConfigs()
+    config = config.withDynamic({
+      perBroker: new Map(Object.entries(dynamic.perBroker)),
+      clusterDefault: new Map(Object.entries(dynamic.clusterDefault)),
+    })
+    const router = await ShardRouter.start({
+      dataDir,
+      ioThreads: config.ioThreads,
+      defaults: config.logDefaults(),
+      retentionCheckIntervalMs: config.logRetentionCheckIntervalMs,
+      flushSchedulerIntervalMs: config.logFlushSchedulerIntervalMs,
+      logger: log,
+    })
+    const topics = new TopicManager(store, router, config, meta.nodeId, log)
+    try {
+      await topics.recover()
+    } catch (err) {
+      await router.close()
+      throw err
+    }
+    const limits = {
+      maxRequestBytes: config.getInt('socket.request.max.bytes'),
+      idleTimeoutMs: config.getInt('connections.max.idle.ms'),
+      maxInFlightBytes: Math.max(config.getInt('socket.request.max.bytes'), 64 * 1024 * 1024),
+      maxInFlightRequests: 64,
+    }
+    // The dispatcher needs the broker and the broker needs the server: tie them through a holder.
+    let broker: Broker | undefined
+    const dispatch = (frame: Buffer, conn: import('./connection.js').Connection) => {
+      if (broker === undefined) return Promise.reject(new Error('broker not started'))
+      return broker.dispatcher(frame, conn)
+    }
+    const server = new SocketServer(limits, dispatch, log)
+    let bound: BoundListener[]
+    try {
+      bound = await server.listen(config.listeners)
+    } catch (err) {
+      await router.close()
+      throw err
+    }
+    const endpoints = advertise(config.advertisedListeners, bound)
+    broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, topics, server, endpoints, bound, opts.shutdownGraceMs ?? 5000)
+    log.info(
+      { nodeId: meta.nodeId, clusterId: meta.clusterId, dataDir, ioThreads: config.ioThreads, listeners: endpoints.map((e) => `${e.listenerName}://${e.host}:${e.port}`) },
+      `Skein broker ${meta.nodeId} ready on ${endpoints.map((e) => `${e.host}:${e.port}`).join(', ')} (data in ${dataDir})`,
+    )
+    return broker
+  }
+
+  private readonly dispatcher = createDispatcher(this, this.registry)
+
+  /** The endpoint clients on this listener should use (Metadata's brokers list). */
+  endpointFor(listenerName?: string): BrokerEndpoint {
+    return this.endpoints.find((e) => e.listenerName === listenerName) ?? this.endpoints[0]!
+  }
+
+  /** Applies a new dynamic broker configuration (AlterConfigs on the broker resource). */
+  async applyBrokerConfig(config: BrokerConfig): Promise<void> {
+    this.config = config
+    this.topics.setBrokerConfig(config)
+    await this.topics.refreshAllLogConfigs()
+  }
+
+  /** Graceful stop: no new connections, answer what is in flight, close shards and write the marker. */
+  stop(): Promise<void> {
+    this.stopping ??= this.doStop()
+    return this.stopping
+  }
+
+  private async doStop(): Promise<void> {
+    this.log.info('shutting down')
+    this.purgatory.wakeAll()
+    await this.server.shutdown(this.shutdownGraceMs)
+    this.purgatory.wakeAll()
+    await this.router.close()
+    this.log.info('shut down cleanly')
+  }
+}
+
+function advertise(advertised: Listener[], bound: BoundListener[]): BrokerEndpoint[] {
+  return advertised.map((a) => {
+    const b = bound.find((x) => x.listener.name === a.name)
+    const port = a.port === 0 && b !== undefined ? b.port : a.port
+    let host = a.host
+    if (host === '' || host === '0.0.0.0' || host === '::') host = '127.0.0.1'
+    return { listenerName: a.name, host, port }
+  })
+}

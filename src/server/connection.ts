@@ -1,0 +1,305 @@
+// One client connection: Kafka framing in, ordered responses out.
+//
+// Framing: every request is `int32 size | size bytes`. The size is checked before anything is
+// allocated (negative, zero or larger than socket.request.max.bytes closes the connection, as Kafka's
+// NetworkReceive does), and a partial frame only holds the bytes that actually arrived, so a slow or
+// stalled sender cannot pin a large buffer. connections.max.idle.ms closes idle sockets.
+//
+// Ordering: requests on one connection are processed concurrently, but each takes a sequence number
+// and responses are written strictly in that order. A request that gets no response (acks=0
+// produce) still takes its slot, so later responses do not overtake or wait for it.
+//
+// Backpressure: reading pauses while the bytes of requests being processed, or the number of them,
+// pass a bound, and while the socket's own write buffer is full; it resumes as they drain.
+//
+// Zero copy: a response is a list of chunks, Buffers and file regions. Buffers go through
+// socket.write; a file region is sent with the addon's sendfile once every earlier write has reached
+// the kernel, so bytes leave in order and record data never enters the JS heap.
+import type { Socket } from 'node:net'
+import { native, socketFd } from '../addon/index.js'
+import type { Logger } from '../observability/logger.js'
+
+export interface FileRegionChunk {
+  fd: number
+  position: number
+  length: number
+}
+
+export type ResponseChunk = Buffer | FileRegionChunk
+
+export interface Response {
+  /** The whole frame, size prefix included. */
+  chunks: ResponseChunk[]
+  /** Called once after the response was written, or when the connection closed before that. */
+  onDone?: () => void
+}
+
+/** What the server does with a frame: a response, or null when the request gets none (acks=0). */
+export type FrameHandler = (frame: Buffer, conn: Connection) => Promise<Response | null>
+
+export interface ConnectionLimits {
+  /** socket.request.max.bytes */
+  maxRequestBytes: number
+  /** connections.max.idle.ms */
+  idleTimeoutMs: number
+  /** Reading pauses while this many request bytes are being processed. */
+  maxInFlightBytes: number
+  /** Reading pauses while this many requests are being processed. */
+  maxInFlightRequests: number
+}
+
+interface Slot {
+  done: boolean
+  response: Response | null
+}
+
+let nextConnectionId = 1
+
+export class Connection {
+  readonly id = nextConnectionId++
+  readonly remoteAddress: string
+  private readonly chunks: Buffer[] = []
+  private buffered = 0
+  private expected = -1
+  private readonly slots: Slot[] = []
+  private inFlightBytes = 0
+  private inFlightRequests = 0
+  private writing = false
+  private closed = false
+  private pausedForBackpressure = false
+  private fd = -1
+
+  constructor(
+    readonly socket: Socket,
+    private readonly limits: ConnectionLimits,
+    private readonly handler: FrameHandler,
+    private readonly log: Logger,
+    private readonly onClose: (conn: Connection) => void,
+  ) {
+    this.remoteAddress = `${socket.remoteAddress}:${socket.remotePort}`
+    socket.setNoDelay(true)
+    if (limits.idleTimeoutMs > 0) {
+      socket.setTimeout(limits.idleTimeoutMs, () => {
+        this.log.info({ conn: this.id, remote: this.remoteAddress }, 'closing idle connection')
+        socket.destroy()
+      })
+    }
+    socket.on('data', (data: Buffer) => this.onData(data))
+    socket.on('error', (err) => {
+      this.log.debug({ conn: this.id, err: err.message }, 'socket error')
+    })
+    socket.on('close', () => this.handleClose())
+  }
+
+  get isClosed(): boolean {
+    return this.closed
+  }
+
+  /** Closes the connection at once (protocol violation or shutdown). */
+  close(reason?: string): void {
+    if (reason !== undefined) this.log.info({ conn: this.id, remote: this.remoteAddress, reason }, 'closing connection')
+    this.socket.destroy()
+  }
+
+  /** True once every accepted request has been answered (graceful shutdown waits for it). */
+  get idle(): boolean {
+    return this.slots.length === 0 && !this.writing
+  }
+
+  private onData(data: Buffer): void {
+    if (this.closed) return
+    this.chunks.push(data)
+    this.buffered += data.length
+    while (!this.closed) {
+      if (this.expected < 0) {
+        if (this.buffered < 4) return
+        const size = this.peekInt32()
+        if (size <= 0 || size > this.limits.maxRequestBytes) {
+          this.close(`invalid request size ${size} (socket.request.max.bytes=${this.limits.maxRequestBytes})`)
+          return
+        }
+        this.consume(4)
+        this.expected = size
+      }
+      if (this.buffered < this.expected) return
+      const frame = this.consume(this.expected)
+      this.expected = -1
+      this.dispatch(frame)
+    }
+  }
+
+  private peekInt32(): number {
+    const first = this.chunks[0]!
+    if (first.length >= 4) return first.readInt32BE(0)
+    const head = Buffer.concat(this.chunks, Math.min(this.buffered, 4))
+    return head.readInt32BE(0)
+  }
+
+  /** Takes n bytes off the front of the buffered chunks; a frame inside one chunk is not copied. */
+  private consume(n: number): Buffer {
+    const first = this.chunks[0]!
+    if (first.length >= n) {
+      const out = first.subarray(0, n)
+      if (first.length === n) this.chunks.shift()
+      else this.chunks[0] = first.subarray(n)
+      this.buffered -= n
+      return out
+    }
+    const out = Buffer.allocUnsafeSlow(n)
+    let filled = 0
+    while (filled < n) {
+      const chunk = this.chunks[0]!
+      const take = Math.min(chunk.length, n - filled)
+      chunk.copy(out, filled, 0, take)
+      filled += take
+      if (take === chunk.length) this.chunks.shift()
+      else this.chunks[0] = chunk.subarray(take)
+    }
+    this.buffered -= n
+    return out
+  }
+
+  private dispatch(frame: Buffer): void {
+    const slot: Slot = { done: false, response: null }
+    this.slots.push(slot)
+    this.inFlightBytes += frame.length
+    this.inFlightRequests++
+    this.updateBackpressure()
+    const finish = (response: Response | null): void => {
+      this.inFlightBytes -= frame.length
+      this.inFlightRequests--
+      slot.done = true
+      slot.response = response
+      if (this.closed) {
+        response?.onDone?.()
+        return
+      }
+      this.updateBackpressure()
+      void this.flush()
+    }
+    this.handler(frame, this).then(finish, (err: unknown) => {
+      // Handlers turn Kafka errors into responses; anything reaching here means the request could
+      // not be understood at all, and Kafka closes the connection in that case.
+      this.log.warn({ conn: this.id, remote: this.remoteAddress, err: (err as Error)?.message }, 'closing connection after a request failed')
+      finish(null)
+      this.socket.destroy()
+    })
+  }
+
+  private updateBackpressure(): void {
+    const over =
+      this.inFlightBytes > this.limits.maxInFlightBytes ||
+      this.inFlightRequests >= this.limits.maxInFlightRequests ||
+      this.socket.writableNeedDrain
+    if (over && !this.pausedForBackpressure) {
+      this.pausedForBackpressure = true
+      this.socket.pause()
+    } else if (!over && this.pausedForBackpressure) {
+      this.pausedForBackpressure = false
+      this.socket.resume()
+    }
+  }
+
+  private async flush(): Promise<void> {
+    if (this.writing) return
+    this.writing = true
+    try {
+      while (!this.closed && this.slots.length > 0 && this.slots[0]!.done) {
+        const slot = this.slots.shift()!
+        const response = slot.response
+        if (response === null) continue
+        try {
+          await this.writeResponse(response)
+        } finally {
+          response.onDone?.()
+        }
+        if (this.socket.writableNeedDrain) {
+          this.updateBackpressure()
+          await new Promise<void>((resolve) => {
+            const done = (): void => {
+              this.socket.off('drain', done)
+              this.socket.off('close', done)
+              resolve()
+            }
+            this.socket.once('drain', done)
+            this.socket.once('close', done)
+          })
+          this.updateBackpressure()
+        }
+      }
+    } catch (err) {
+      this.log.debug({ conn: this.id, err: (err as Error).message }, 'write failed')
+      this.socket.destroy()
+    } finally {
+      this.writing = false
+    }
+  }
+
+  private async writeResponse(response: Response): Promise<void> {
+    let pending: Buffer[] = []
+    let lastWrite: Promise<void> | null = null
+    const writeBuffers = (): void => {
+      if (pending.length === 0) return
+      const data = pending.length === 1 ? pending[0]! : Buffer.concat(pending)
+      pending = []
+      lastWrite = new Promise<void>((resolve, reject) => {
+        this.socket.write(data, (err) => (err ? reject(err) : resolve()))
+      })
+      // A failed write also destroys the socket; the rejection is observed by whoever awaits it.
+      lastWrite.catch(() => {})
+    }
+    for (const chunk of response.chunks) {
+      if (Buffer.isBuffer(chunk)) {
+        pending.push(chunk)
+        continue
+      }
+      if (chunk.length === 0) continue
+      writeBuffers()
+      if (lastWrite !== null) await lastWrite
+      lastWrite = null
+      await this.waitForWritableEmpty()
+      await this.sendRegion(chunk)
+    }
+    writeBuffers()
+  }
+
+  /** sendfile needs the socket's own queue empty, or its bytes would overtake queued ones. */
+  private async waitForWritableEmpty(): Promise<void> {
+    while (!this.closed && this.socket.writableLength > 0) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          this.socket.off('drain', done)
+          this.socket.off('close', done)
+          resolve()
+        }
+        this.socket.once('drain', done)
+        this.socket.once('close', done)
+      })
+    }
+    if (this.closed) throw new Error('connection closed')
+  }
+
+  private sendRegion(region: FileRegionChunk): Promise<void> {
+    if (this.fd < 0) this.fd = socketFd(this.socket)
+    return new Promise<void>((resolve, reject) => {
+      native.sendfile(this.fd, region.fd, region.position, region.length, (err, sent) => {
+        if (err) reject(err)
+        else if (sent !== region.length) reject(new Error(`sendfile sent ${sent} of ${region.length} bytes`))
+        else resolve()
+      })
+    })
+  }
+
+  private handleClose(): void {
+    if (this.closed) return
+    this.closed = true
+    for (const slot of this.slots) {
+      if (slot.done) slot.response?.onDone?.()
+    }
+    // Slots still being processed release their responses in finish() (closed is set).
+    this.slots.length = 0
+    this.chunks.length = 0
+    this.buffered = 0
+    this.onClose(this)
+  }
+}

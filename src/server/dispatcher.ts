@@ -1,0 +1,96 @@
+// Turns one request frame into one response frame: header, version check, decode, handler, encode.
+//
+// Kafka's rules for requests it cannot serve:
+// - ApiVersions at a version the broker does not serve is answered in the v0 format with
+//   UNSUPPORTED_VERSION and the ApiVersions range it does serve (KIP-511), so the client can retry.
+// - Any other unknown API key, unsupported version or undecodable body closes the connection (Kafka's
+//   SocketServer does the same: the request cannot be understood, so no response can be framed).
+import { ErrorCode } from '../domain/errors.js'
+import { beginFrame, endFrame } from '../protocol/frame.js'
+import { readRequestHeader, writeResponseHeader, peekRequestHeader } from '../protocol/header.js'
+import { encodeApiVersionsResponse, createApiVersionsResponse } from '../protocol/messages/18-api-versions.gen.js'
+import { Reader } from '../protocol/primitives/reader.js'
+import { Writer } from '../protocol/primitives/writer.js'
+import type { Broker } from './broker.js'
+import type { Connection, FrameHandler, Response } from './connection.js'
+import type { RequestContext } from './context.js'
+import type { HandlerRegistry } from './registry.js'
+
+const API_VERSIONS_KEY = 18
+
+export class UnservableRequestError extends Error {
+  override readonly name = 'UnservableRequestError'
+}
+
+export function createDispatcher(broker: Broker, registry: HandlerRegistry): FrameHandler {
+  return async (frame: Buffer, conn: Connection): Promise<Response | null> => {
+    const receivedAt = Date.now()
+    const peek = peekRequestHeader(frame)
+    const handler = registry.get(peek.apiKey)
+    if (handler === undefined) {
+      throw new UnservableRequestError(`unknown API key ${peek.apiKey}`)
+    }
+    if (peek.apiVersion < handler.minVersion || peek.apiVersion > handler.maxVersion) {
+      if (peek.apiKey === API_VERSIONS_KEY) return unsupportedApiVersions(peek.correlationId, handler.minVersion, handler.maxVersion)
+      throw new UnservableRequestError(`${handler.api.name} v${peek.apiVersion} is not supported (serving v${handler.minVersion}-v${handler.maxVersion})`)
+    }
+    const r = new Reader(frame)
+    const header = readRequestHeader(r)
+    const request = handler.decodeRequest(r, peek.apiVersion)
+    // Bytes after a complete body are ignored, as Kafka does.
+    const done: (() => void)[] = []
+    const runDone = (): void => {
+      for (const fn of done.splice(0)) {
+        try {
+          fn()
+        } catch (err) {
+          broker.log.error({ err: (err as Error).message }, 'response cleanup failed')
+        }
+      }
+    }
+    const ctx: RequestContext = {
+      header,
+      apiKey: peek.apiKey,
+      apiVersion: peek.apiVersion,
+      clientId: header.clientId,
+      connection: conn,
+      broker,
+      receivedAt,
+      onResponseDone: (fn) => done.push(fn),
+    }
+    let response: unknown
+    try {
+      response = await handler.handle(request, ctx)
+      if (response === null) {
+        runDone()
+        return null
+      }
+      const w = new Writer(1024)
+      const mark = beginFrame(w)
+      writeResponseHeader(w, peek.apiKey, peek.apiVersion, peek.correlationId)
+      handler.encodeResponse(w, response, peek.apiVersion)
+      endFrame(w, mark)
+      return { chunks: w.chunks(), onDone: runDone }
+    } catch (err) {
+      runDone()
+      throw err
+    }
+  }
+}
+
+/** KIP-511: the v0 body, header v0, whatever version the client asked for. */
+function unsupportedApiVersions(correlationId: number, minVersion: number, maxVersion: number): Response {
+  const w = new Writer(64)
+  const mark = beginFrame(w)
+  writeResponseHeader(w, API_VERSIONS_KEY, 0, correlationId)
+  encodeApiVersionsResponse(
+    w,
+    createApiVersionsResponse({
+      errorCode: ErrorCode.UNSUPPORTED_VERSION,
+      apiKeys: [{ apiKey: API_VERSIONS_KEY, minVersion, maxVersion }],
+    }),
+    0,
+  )
+  endFrame(w, mark)
+  return { chunks: w.chunks() }
+}

@@ -1,0 +1,83 @@
+// Produce: v0-7 (v3-7 served; v0-2 advertised only for librdkafka, see below)
+//
+// Behavior:
+// * Each partition's record batches go to the shard that owns the partition, one message per shard
+//   for the whole request. The shard validates every batch header and CRC, assigns offsets in place
+//   and writes; nothing of a partition's payload is written if any of its batches is bad, and the
+//   partition gets the storage's error code (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE ...).
+// * acks=-1 on a single broker waits for the ISR of one, i.e. the same as acks=1; acks=0 gets no
+//   response at all; any other value gets INVALID_REQUIRED_ACKS.
+// * Appends wake long-polling fetches of the partitions written.
+// * v0-2 (magic 0/1 message sets) are refused by closing the connection, as Kafka 4 does. They are
+//   advertised only because librdkafka 2.0 turns compression off unless Produce v0 is in the range
+//   (KAFKA-18659).
+// Version notes:
+// * v5+: log start offset in the response. v2+: log append time.
+// Not implemented:
+// * Idempotent and transactional producers (producer ids, sequence checks): step 4.
+import { ErrorCode } from '../../domain/errors.js'
+import * as Produce from '../../protocol/messages/00-produce.gen.js'
+import { isRecordsPayload } from '../../protocol/primitives/types.js'
+import { UnservableRequestError } from '../dispatcher.js'
+import { partitionKey } from '../fetch-purgatory.js'
+import { defineHandler } from '../registry.js'
+
+const LEADER_EPOCH = 0
+
+interface Pending {
+  topicIndex: number
+  response: Produce.PartitionProduceResponse
+}
+
+export const produceHandler = defineHandler<Produce.ProduceRequest, Produce.ProduceResponse>({
+  api: Produce.ProduceApi,
+  minVersion: 0,
+  maxVersion: 7,
+  decodeRequest: Produce.decodeProduceRequest,
+  encodeResponse: Produce.encodeProduceResponse,
+  async handle(req, ctx) {
+    if (ctx.apiVersion < 3) throw new UnservableRequestError(`Produce v${ctx.apiVersion} (message format v0/v1) is not supported; use v3 or later`)
+    const { broker } = ctx
+    const responses: Produce.TopicProduceResponse[] = []
+    const appends: { topic: string; partition: number; records: Buffer; leaderEpoch: number }[] = []
+    const waiting: Pending[] = []
+    const validAcks = req.acks === 0 || req.acks === 1 || req.acks === -1
+    for (const [topicIndex, topicData] of req.topicData.entries()) {
+      const topic = broker.topics.get(topicData.name)
+      const partitionResponses: Produce.PartitionProduceResponse[] = []
+      responses.push(Produce.createTopicProduceResponse({ name: topicData.name, partitionResponses }))
+      for (const p of topicData.partitionData) {
+        const response = Produce.createPartitionProduceResponse({ index: p.index, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n })
+        partitionResponses.push(response)
+        if (!validAcks) {
+          response.errorCode = ErrorCode.INVALID_REQUIRED_ACKS
+        } else if (topic === undefined || p.index < 0 || p.index >= topic.partitions) {
+          response.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        } else if (p.records === null || isRecordsPayload(p.records) || p.records.length === 0) {
+          response.errorCode = ErrorCode.INVALID_RECORD
+          response.errorMessage = 'the partition has no record batches'
+        } else {
+          appends.push({ topic: topicData.name, partition: p.index, records: p.records, leaderEpoch: LEADER_EPOCH })
+          waiting.push({ topicIndex, response })
+        }
+      }
+    }
+    if (appends.length > 0) {
+      const results = await broker.router.append(appends)
+      for (const [i, result] of results.entries()) {
+        const { response } = waiting[i]!
+        if (result.ok) {
+          response.baseOffset = BigInt(result.value.baseOffset)
+          response.logAppendTimeMs = BigInt(result.value.logAppendTime)
+          response.logStartOffset = BigInt(result.value.logStartOffset)
+          broker.purgatory.notify(partitionKey(appends[i]!.topic, appends[i]!.partition))
+        } else {
+          response.errorCode = result.errorCode
+          response.errorMessage = result.message
+        }
+      }
+    }
+    if (req.acks === 0) return null
+    return Produce.createProduceResponse({ responses })
+  },
+})

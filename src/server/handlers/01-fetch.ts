@@ -1,0 +1,148 @@
+// Fetch: v4-12
+//
+// Behavior:
+// * Record data is never read into memory: the shards return file regions of whole batches and the
+//   connection sends them with sendfile, straight from the segment files. The leases pinning those
+//   segments are released once the response has been written.
+// * Each partition returns at most partitionMaxBytes; the request's maxBytes bounds the total, except
+//   that the first partition with data always returns at least one whole batch (Kafka's minOneMessage),
+//   so a batch larger than the limits still makes progress. Partitions past the budget return no data.
+// * Long polling: with less than minBytes available the fetch waits until one of its partitions gets
+//   data or maxWaitMs passes, then answers with what there is.
+// * Consumers read up to the high watermark; read_committed up to the last stable offset, which equals
+//   the high watermark until transactions exist (aborted transaction list empty).
+// * Fetch sessions (KIP-227) are not kept: every answer is a full response with session id 0, which
+//   clients treat as "no session" and keep sending full requests. A request naming a session id gets
+//   FETCH_SESSION_ID_NOT_FOUND.
+// Version notes:
+// * v12: flexible, topic names. v11: rack id / preferred read replica (-1). v9+: current leader epoch.
+//   v7+: sessions. v5+: log start offset. v4: isolation level, aborted transactions.
+// Not implemented:
+// * Follower fetches (replicaId >= 0) are answered as consumer fetches: replication comes later.
+import { ErrorCode } from '../../domain/errors.js'
+import * as Fetch from '../../protocol/messages/01-fetch.gen.js'
+import type { FileRegionRef } from '../../protocol/primitives/types.js'
+import type { LeaseRef, ReadItem } from '../../shard/router.js'
+import type { RequestContext } from '../context.js'
+import { partitionKey } from '../fetch-purgatory.js'
+import { defineHandler } from '../registry.js'
+import { leaderEpochError } from './02-list-offsets.js'
+
+const EMPTY = Buffer.alloc(0)
+const READ_COMMITTED = 1
+
+interface Target {
+  response: Fetch.PartitionData
+  read: ReadItem
+}
+
+export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchResponse>({
+  api: Fetch.FetchApi,
+  minVersion: 4,
+  maxVersion: 12,
+  decodeRequest: Fetch.decodeFetchRequest,
+  encodeResponse: Fetch.encodeFetchResponse,
+  async handle(req, ctx) {
+    if (ctx.apiVersion >= 7 && req.sessionId !== 0) {
+      return Fetch.createFetchResponse({ errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, sessionId: 0, responses: [] })
+    }
+    const { broker } = ctx
+    const responses: Fetch.FetchableTopicResponse[] = []
+    const targets: Target[] = []
+    const keys: string[] = []
+    const totalMax = Math.max(0, req.maxBytes)
+    for (const t of req.topics) {
+      const topic = broker.topics.get(t.topic)
+      const partitions: Fetch.PartitionData[] = []
+      responses.push(Fetch.createFetchableTopicResponse({ topic: t.topic, topicId: t.topicId, partitions }))
+      for (const p of t.partitions) {
+        const response = Fetch.createPartitionData({
+          partitionIndex: p.partition,
+          highWatermark: -1n,
+          lastStableOffset: -1n,
+          logStartOffset: -1n,
+          preferredReadReplica: -1,
+          abortedTransactions: req.isolationLevel === READ_COMMITTED ? [] : null,
+          records: EMPTY,
+        })
+        partitions.push(response)
+        if (topic === undefined || p.partition < 0 || p.partition >= topic.partitions) {
+          response.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+          continue
+        }
+        const epochError = leaderEpochError(p.currentLeaderEpoch)
+        if (epochError !== ErrorCode.NONE) {
+          response.errorCode = epochError
+          continue
+        }
+        const fetchOffset = Number(p.fetchOffset)
+        if (p.partitionMaxBytes < 0) {
+          response.errorCode = ErrorCode.INVALID_FETCH_SIZE
+          continue
+        }
+        targets.push({
+          response,
+          read: { topic: t.topic, partition: p.partition, offset: fetchOffset, maxBytes: Math.min(p.partitionMaxBytes, Math.max(totalMax, 1)) },
+        })
+        keys.push(partitionKey(t.topic, p.partition))
+      }
+    }
+    const deadline = ctx.receivedAt + Math.max(0, req.maxWaitMs)
+    for (;;) {
+      const leases = await readAll(targets, totalMax, ctx)
+      const bytes = targets.reduce((sum, t) => sum + recordsBytes(t.response), 0)
+      const anyError = targets.some((t) => t.response.errorCode !== ErrorCode.NONE)
+      const remaining = deadline - Date.now()
+      if (bytes >= req.minBytes || anyError || remaining <= 0 || targets.length === 0 || ctx.connection.isClosed) {
+        if (leases.length > 0) ctx.onResponseDone(() => broker.router.releaseLeases(leases))
+        break
+      }
+      broker.router.releaseLeases(leases)
+      const waiter = broker.purgatory.wait(keys, remaining)
+      await waiter.promise
+    }
+    return Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: 0, responses })
+  },
+})
+
+function recordsBytes(p: Fetch.PartitionData): number {
+  const r = p.records
+  if (r === null) return 0
+  if (Buffer.isBuffer(r)) return r.length
+  let n = 0
+  for (const c of r.chunks) n += c.length
+  return n
+}
+
+/** Reads every target once (one message per shard) and fills the responses; returns the leases taken. */
+async function readAll(targets: Target[], totalMax: number, ctx: RequestContext): Promise<LeaseRef[]> {
+  const leases: LeaseRef[] = []
+  if (targets.length === 0) return leases
+  const results = await ctx.broker.router.read(targets.map((t) => t.read))
+  let budget = totalMax
+  let firstWithData = true
+  for (const [i, result] of results.entries()) {
+    const { response } = targets[i]!
+    response.records = EMPTY
+    if (!result.ok) {
+      response.errorCode = result.errorCode
+      response.highWatermark = -1n
+      response.lastStableOffset = -1n
+      response.logStartOffset = -1n
+      continue
+    }
+    const r = result.value
+    if (r.leaseId !== 0) leases.push({ shard: r.shard, leaseId: r.leaseId })
+    response.errorCode = ErrorCode.NONE
+    response.highWatermark = BigInt(r.highWatermark)
+    response.lastStableOffset = BigInt(r.highWatermark)
+    response.logStartOffset = BigInt(r.logStartOffset)
+    if (r.bytes === 0) continue
+    if (r.bytes <= budget || firstWithData) {
+      response.records = { chunks: r.regions as FileRegionRef[] }
+      budget = Math.max(0, budget - r.bytes)
+      firstWithData = false
+    }
+  }
+  return leases
+}

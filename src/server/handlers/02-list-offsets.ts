@@ -1,0 +1,80 @@
+// ListOffsets: v1-5
+//
+// Behavior:
+// * -2 (earliest) answers the log start offset; -1 (latest) the high watermark (which is also the last
+//   stable offset until transactions exist), -3 the offset of the largest timestamp, any other value the
+//   first offset whose batch timestamp is >= it (offset -1, timestamp -1 when there is none, as Kafka).
+// * A current leader epoch newer than this broker's gives UNKNOWN_LEADER_EPOCH, an older one
+//   FENCED_LEADER_EPOCH; -1 skips the check.
+// * A partition named twice in one request gets INVALID_REQUEST (Kafka).
+// Version notes:
+// * v2+: isolation level. v4+: current leader epoch and leader epoch in the answer.
+// Not implemented:
+// * v0's old-style offset lists (not advertised).
+import { ErrorCode } from '../../domain/errors.js'
+import * as ListOffsets from '../../protocol/messages/02-list-offsets.gen.js'
+import { defineHandler } from '../registry.js'
+
+const LEADER_EPOCH = 0
+
+export function leaderEpochError(currentLeaderEpoch: number): number {
+  if (currentLeaderEpoch < 0) return ErrorCode.NONE
+  if (currentLeaderEpoch > LEADER_EPOCH) return ErrorCode.UNKNOWN_LEADER_EPOCH
+  if (currentLeaderEpoch < LEADER_EPOCH) return ErrorCode.FENCED_LEADER_EPOCH
+  return ErrorCode.NONE
+}
+
+export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, ListOffsets.ListOffsetsResponse>({
+  api: ListOffsets.ListOffsetsApi,
+  minVersion: 1,
+  maxVersion: 5,
+  decodeRequest: ListOffsets.decodeListOffsetsRequest,
+  encodeResponse: ListOffsets.encodeListOffsetsResponse,
+  async handle(req, ctx) {
+    const { broker } = ctx
+    const topics: ListOffsets.ListOffsetsTopicResponse[] = []
+    const lookups: { topic: string; partition: number; timestamp: number }[] = []
+    const targets: ListOffsets.ListOffsetsPartitionResponse[] = []
+    const seen = new Set<string>()
+    for (const t of req.topics) {
+      const topic = broker.topics.get(t.name)
+      const partitions: ListOffsets.ListOffsetsPartitionResponse[] = []
+      topics.push(ListOffsets.createListOffsetsTopicResponse({ name: t.name, partitions }))
+      for (const p of t.partitions) {
+        const response = ListOffsets.createListOffsetsPartitionResponse({ partitionIndex: p.partitionIndex, timestamp: -1n, offset: -1n, leaderEpoch: -1 })
+        partitions.push(response)
+        const key = `${t.name}\u0000${p.partitionIndex}`
+        if (seen.has(key)) {
+          response.errorCode = ErrorCode.INVALID_REQUEST
+          continue
+        }
+        seen.add(key)
+        if (topic === undefined || p.partitionIndex < 0 || p.partitionIndex >= topic.partitions) {
+          response.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+          continue
+        }
+        const epochError = leaderEpochError(p.currentLeaderEpoch)
+        if (epochError !== ErrorCode.NONE) {
+          response.errorCode = epochError
+          continue
+        }
+        lookups.push({ topic: t.name, partition: p.partitionIndex, timestamp: Number(p.timestamp) })
+        targets.push(response)
+      }
+    }
+    if (lookups.length > 0) {
+      const results = await broker.router.listOffsets(lookups)
+      for (const [i, result] of results.entries()) {
+        const response = targets[i]!
+        if (result.ok) {
+          response.offset = BigInt(result.value.offset)
+          response.timestamp = BigInt(result.value.timestamp)
+          response.leaderEpoch = result.value.offset >= 0 ? LEADER_EPOCH : -1
+        } else {
+          response.errorCode = result.errorCode
+        }
+      }
+    }
+    return ListOffsets.createListOffsetsResponse({ topics })
+  },
+})

@@ -1,0 +1,213 @@
+// Topic lifecycle on this broker: create (with configs and validate-only), delete, add partitions,
+// change configs, auto-create. The TopicStore is written first and the partitions second, so a crash in
+// between leaves a topic whose missing partitions are created again at the next start (recover()).
+import type { BrokerConfig } from '../config/broker-config.js'
+import { ConfigException } from '../config/config-def.js'
+import { logConfigOverrides, validateTopicConfigs, type TopicConfigOverrides } from '../config/topic-configs.js'
+import { ErrorCode, KafkaError } from '../domain/errors.js'
+import type { Logger } from '../observability/logger.js'
+import type { ShardRouter } from '../shard/router.js'
+import { validateTopicName } from '../storage/index.js'
+import type { TopicRecord, TopicStore } from '../cluster/topic-store.js'
+
+export interface CreateTopicRequest {
+  name: string
+  /** -1: num.partitions */
+  numPartitions: number
+  /** -1: default.replication.factor */
+  replicationFactor: number
+  /** Manual assignment: partition -> broker ids; replaces numPartitions/replicationFactor. */
+  assignments?: { partitionIndex: number; brokerIds: number[] }[]
+  configs: Record<string, string | null>
+  validateOnly: boolean
+}
+
+/** Topics Kafka treats as internal (Metadata isInternal, not auto-created by clients). */
+export const INTERNAL_TOPICS = new Set(['__consumer_offsets', '__transaction_state'])
+
+export class TopicManager {
+  constructor(
+    private readonly store: TopicStore,
+    private readonly router: ShardRouter,
+    private config: BrokerConfig,
+    private readonly brokerId: number,
+    private readonly log: Logger,
+  ) {}
+
+  setBrokerConfig(config: BrokerConfig): void {
+    this.config = config
+  }
+
+  get(name: string): TopicRecord | undefined {
+    return this.store.get(name)
+  }
+
+  getById(topicId: string): TopicRecord | undefined {
+    return this.store.getById(topicId)
+  }
+
+  list(): TopicRecord[] {
+    return this.store.list()
+  }
+
+  /** Validated overrides of a topic (what its stored config strings mean). */
+  overrides(topic: TopicRecord): TopicConfigOverrides {
+    return validateTopicConfigs(topic.configs)
+  }
+
+  /**
+   * Makes the shards match the store after a restart: partitions the store lists but the disk lacks are
+   * created; partition directories the store does not know are adopted as topics (never deleted, so a
+   * lost metadata file cannot drop data); every partition gets its topic's config overrides.
+   */
+  async recover(): Promise<void> {
+    const onDisk = await this.router.states()
+    const known = new Map<string, number>()
+    for (const s of onDisk) known.set(s.topic, Math.max(known.get(s.topic) ?? 0, s.partition + 1))
+    for (const [topic, partitions] of known) {
+      if (this.store.get(topic) === undefined) {
+        this.log.warn({ topic, partitions }, 'adopting partition directories not listed in cluster-metadata.json')
+        this.store.create({ name: topic, partitions, replicationFactor: 1, configs: {} })
+      }
+    }
+    for (const topic of this.store.list()) {
+      const overrides = logConfigOverrides(this.overrides(topic))
+      const items = Array.from({ length: topic.partitions }, (_, partition) => ({ topic: topic.name, partition, overrides }))
+      const results = await this.router.createPartitions(items)
+      for (const [i, r] of results.entries()) {
+        if (!r.ok) this.log.error({ topic: topic.name, partition: i, error: r.message }, 'cannot open partition')
+      }
+    }
+  }
+
+  /** Creates a topic, or only validates the request. Throws KafkaError with the code Kafka uses. */
+  async create(req: CreateTopicRequest): Promise<TopicRecord> {
+    validateTopicName(req.name)
+    if (this.store.get(req.name) !== undefined) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${req.name}' already exists.`)
+    let partitions: number
+    let replicationFactor: number
+    if (req.assignments !== undefined && req.assignments.length > 0) {
+      if (req.numPartitions !== -1 || req.replicationFactor !== -1) {
+        throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.')
+      }
+      partitions = req.assignments.length
+      const sorted = [...req.assignments].sort((a, b) => a.partitionIndex - b.partitionIndex)
+      for (const [i, a] of sorted.entries()) {
+        if (a.partitionIndex !== i) throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'Partitions should be a consecutive 0-based integer sequence')
+      }
+      replicationFactor = sorted[0]!.brokerIds.length
+      for (const a of sorted) this.checkAssignment(a.brokerIds, replicationFactor)
+    } else {
+      partitions = req.numPartitions === -1 ? this.config.getInt('num.partitions') : req.numPartitions
+      replicationFactor = req.replicationFactor === -1 ? this.config.getInt('default.replication.factor') : req.replicationFactor
+      if (partitions <= 0) throw new KafkaError(ErrorCode.INVALID_PARTITIONS, 'Number of partitions must be larger than 0.')
+      if (replicationFactor <= 0) throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0.')
+      if (replicationFactor > 1) {
+        throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, `Replication factor: ${replicationFactor} larger than available brokers: 1.`)
+      }
+    }
+    if (partitions > 100_000) throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Number of partitions ${partitions} is too large.`)
+    const configs = this.checkConfigs(req.configs)
+    if (req.validateOnly) {
+      return { name: req.name, topicId: '', partitions, replicationFactor, configs, createdAt: Date.now() }
+    }
+    const record = this.store.create({ name: req.name, partitions, replicationFactor, configs })
+    await this.openPartitions(record, 0, partitions)
+    this.log.info({ topic: req.name, partitions, replicationFactor, configs }, 'created topic')
+    return record
+  }
+
+  /** Metadata's auto-creation (auto.create.topics.enable) with num.partitions and broker defaults. */
+  async autoCreate(name: string): Promise<TopicRecord> {
+    return this.create({ name, numPartitions: -1, replicationFactor: -1, configs: {}, validateOnly: false })
+  }
+
+  async delete(name: string): Promise<void> {
+    const topic = this.store.get(name)
+    if (topic === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic '${name}' does not exist.`)
+    if (!this.config.getBoolean('delete.topic.enable')) throw new KafkaError(ErrorCode.TOPIC_DELETION_DISABLED, 'Topic deletion is disabled.')
+    this.store.delete(name)
+    const items = Array.from({ length: topic.partitions }, (_, partition) => ({ topic: name, partition }))
+    const results = await this.router.deletePartitions(items)
+    for (const [i, r] of results.entries()) {
+      if (!r.ok && r.errorCode !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) this.log.error({ topic: name, partition: i, error: r.message }, 'cannot delete partition')
+    }
+    this.log.info({ topic: name }, 'deleted topic')
+  }
+
+  /** CreatePartitions: grow a topic to `count` partitions. */
+  async addPartitions(name: string, count: number, assignments: number[][] | null, validateOnly: boolean): Promise<void> {
+    const topic = this.store.get(name)
+    if (topic === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${name}' does not exist.`)
+    if (count < topic.partitions) {
+      throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Topic currently has ${topic.partitions} partitions, which is higher than the requested ${count}.`)
+    }
+    if (count === topic.partitions) throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Topic already has ${topic.partitions} partitions.`)
+    if (count > 100_000) throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Number of partitions ${count} is too large.`)
+    if (assignments !== null) {
+      if (assignments.length !== count - topic.partitions) {
+        throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Increasing the number of partitions by ${count - topic.partitions} but ${assignments.length} assignments provided.`)
+      }
+      for (const a of assignments) this.checkAssignment(a, topic.replicationFactor)
+    }
+    if (validateOnly) return
+    const before = topic.partitions
+    this.store.setPartitions(name, count)
+    await this.openPartitions(topic, before, count)
+    this.log.info({ topic: name, from: before, to: count }, 'added partitions')
+  }
+
+  /** Replaces a topic's config overrides (AlterConfigs semantics; incremental callers merge first). */
+  async setConfigs(name: string, configs: Record<string, string | null>, validateOnly: boolean): Promise<void> {
+    const topic = this.store.get(name)
+    if (topic === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${name} does not exist.`)
+    const checked = this.checkConfigs(configs)
+    if (validateOnly) return
+    this.store.setConfigs(name, checked)
+    // Fields no longer overridden fall back to the broker default, so send the complete LogConfig.
+    const full = this.config.logConfig(validateTopicConfigs(checked))
+    const items = Array.from({ length: topic.partitions }, (_, partition) => ({ topic: name, partition, overrides: full }))
+    await this.router.updateConfigs(items)
+  }
+
+  /** Pushes new broker-level defaults to every partition (dynamic broker config change). */
+  async refreshAllLogConfigs(): Promise<void> {
+    for (const topic of this.store.list()) {
+      const full = this.config.logConfig(this.overrides(topic))
+      const items = Array.from({ length: topic.partitions }, (_, partition) => ({ topic: topic.name, partition, overrides: full }))
+      await this.router.updateConfigs(items)
+    }
+  }
+
+  private async openPartitions(topic: TopicRecord, from: number, to: number): Promise<void> {
+    const overrides = logConfigOverrides(this.overrides(topic))
+    const items = []
+    for (let p = from; p < to; p++) items.push({ topic: topic.name, partition: p, overrides })
+    const results = await this.router.createPartitions(items)
+    const failed = results.find((r) => !r.ok)
+    if (failed !== undefined && !failed.ok) throw new KafkaError(failed.errorCode as ErrorCode, failed.message)
+  }
+
+  private checkAssignment(brokerIds: number[], replicationFactor: number): void {
+    if (brokerIds.length !== replicationFactor) {
+      throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'All partitions should have the same number of replicas')
+    }
+    if (new Set(brokerIds).size !== brokerIds.length) throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'Duplicate brokers not allowed in replica assignment')
+    for (const id of brokerIds) {
+      if (id !== this.brokerId) throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Unknown broker id ${id} in replica assignment`)
+    }
+  }
+
+  /** Validates configs and returns them as the strings to store; a bad one throws INVALID_CONFIG. */
+  private checkConfigs(configs: Record<string, string | null>): Record<string, string> {
+    try {
+      validateTopicConfigs(configs)
+    } catch (err) {
+      if (err instanceof ConfigException) throw err
+      throw new KafkaError(ErrorCode.INVALID_CONFIG, (err as Error).message)
+    }
+    const out: Record<string, string> = {}
+    for (const [k, v] of Object.entries(configs)) if (v !== null) out[k] = v
+    return out
+  }
+}
