@@ -69,7 +69,8 @@ export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, 
         if (result.ok) {
           response.offset = BigInt(result.value.offset)
           response.timestamp = BigInt(result.value.timestamp)
-          response.leaderEpoch = result.value.offset >= 0 ? LEADER_EPOCH : -1
+          // v0-3 answers carry no leader epoch; the codec refuses anything but the default there.
+          response.leaderEpoch = ctx.apiVersion >= 4 && result.value.offset >= 0 ? LEADER_EPOCH : -1
         } else {
           response.errorCode = result.errorCode
         }
