@@ -2,7 +2,7 @@
 // the socket server, started and stopped in the right order. This is what `npm start` runs and what the
 // library API's startBroker() returns.
 import { mkdirSync } from 'node:fs'
-import type { BrokerConfig } from '../config/broker-config.js'
+import { validateBrokerProperties, type BrokerConfig } from '../config/broker-config.js'
 import type { Listener } from '../config/listeners.js'
 import { loadOrCreateMetaProperties } from '../config/meta-properties.js'
 import { TopicStore } from '../cluster/topic-store.js'
@@ -57,9 +57,10 @@ export class Broker {
     const meta = loadOrCreateMetaProperties(dataDir, { nodeId: config.brokerId, clusterId: config.clusterId })
     const store = TopicStore.open(dataDir)
     const dynamic = store.dynamicBrokerConfigs()
+    // The store keeps the string forms; the config layers hold parsed values.
     config = config.withDynamic({
-      perBroker: new Map(Object.entries(dynamic.perBroker)),
-      clusterDefault: new Map(Object.entries(dynamic.clusterDefault)),
+      perBroker: validateBrokerProperties(Object.entries(dynamic.perBroker)),
+      clusterDefault: validateBrokerProperties(Object.entries(dynamic.clusterDefault)),
     })
     const router = await ShardRouter.start({
       dataDir,

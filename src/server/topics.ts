@@ -180,7 +180,9 @@ export class TopicManager {
   }
 
   private async openPartitions(topic: TopicRecord, from: number, to: number): Promise<void> {
-    const overrides = logConfigOverrides(this.overrides(topic))
+    // The complete LogConfig: the shards' defaults are the broker config of startup, and dynamic broker
+    // changes since then must reach new partitions too.
+    const overrides = this.config.logConfig(this.overrides(topic))
     const items = []
     for (let p = from; p < to; p++) items.push({ topic: topic.name, partition: p, overrides })
     const results = await this.router.createPartitions(items)
