@@ -1,0 +1,86 @@
+// CreateTopics: v3-7
+//
+// Behavior:
+// * Each topic is created (or, with validateOnly, only checked) on its own; one failing topic does not
+//   stop the others. Creation is complete (store written, partitions open) before the answer, so
+//   timeoutMs never expires.
+// * Invalid name -> INVALID_TOPIC_EXCEPTION; existing topic -> TOPIC_ALREADY_EXISTS; numPartitions or
+//   replicationFactor -1 -> num.partitions / default.replication.factor (accepted in every served
+//   version, as Kafka's broker does); other counts below 1 -> INVALID_PARTITIONS /
+//   INVALID_REPLICATION_FACTOR; a replication factor above 1 (the one broker) ->
+//   INVALID_REPLICATION_FACTOR.
+// * Manual assignments: partitions 0..n-1, same replica count each, only this broker's id; else
+//   INVALID_REPLICA_ASSIGNMENT; with numPartitions/replicationFactor also set -> INVALID_REQUEST.
+// * Configs are validated like AlterConfigs (unknown key, null or bad value -> INVALID_CONFIG with the
+//   reason); a key named twice keeps its last value (Kafka).
+// * A topic named twice in one request gets one result, INVALID_REQUEST "Duplicate topic name.".
+// Version notes:
+// * v1+: errorMessage. v4+: -1 defaults documented. v5+: numPartitions, replicationFactor and the
+//   topic's resolved configs in the answer (also for validateOnly); flexible. v7: topicId.
+// Not implemented:
+// * CreateTopicPolicy (create.topic.policy.class.name) and controller mutation quotas (throttle 0).
+import { resolveTopicConfigs, validateTopicConfigs } from '../../config/index.js'
+import { ErrorCode } from '../../domain/errors.js'
+import * as CreateTopics from '../../protocol/messages/19-create-topics.gen.js'
+import { ZERO_UUID } from '../../protocol/primitives/types.js'
+import { defineHandler } from '../registry.js'
+import { apiError, duplicatesOf } from './33-alter-configs.js'
+
+export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsRequest, CreateTopics.CreateTopicsResponse>({
+  api: CreateTopics.CreateTopicsApi,
+  minVersion: 3,
+  maxVersion: 7,
+  decodeRequest: CreateTopics.decodeCreateTopicsRequest,
+  encodeResponse: CreateTopics.encodeCreateTopicsResponse,
+  async handle(req, ctx) {
+    const { broker } = ctx
+    const duplicates = duplicatesOf(req.topics.map((t) => t.name))
+    const answered = new Set<string>()
+    const topics: CreateTopics.CreatableTopicResult[] = []
+    for (const t of req.topics) {
+      if (answered.has(t.name)) continue
+      answered.add(t.name)
+      if (duplicates.has(t.name)) {
+        topics.push(failed(t.name, ErrorCode.INVALID_REQUEST, 'Duplicate topic name.'))
+        continue
+      }
+      const configs: Record<string, string | null> = {}
+      for (const c of t.configs) configs[c.name] = c.value
+      try {
+        const record = await broker.topics.create({
+          name: t.name,
+          numPartitions: t.numPartitions,
+          replicationFactor: t.replicationFactor,
+          assignments: t.assignments.map((a) => ({ partitionIndex: a.partitionIndex, brokerIds: a.brokerIds })),
+          configs,
+          validateOnly: req.validateOnly,
+        })
+        const resolved = resolveTopicConfigs(broker.config, validateTopicConfigs(record.configs))
+        topics.push(CreateTopics.createCreatableTopicResult({
+          name: t.name,
+          // validateOnly creates nothing, so there is no id yet (Kafka answers the zero UUID too).
+          topicId: record.topicId === '' ? ZERO_UUID : record.topicId,
+          errorCode: ErrorCode.NONE,
+          errorMessage: null,
+          numPartitions: record.partitions,
+          replicationFactor: record.replicationFactor,
+          configs: resolved.map((c) => CreateTopics.createCreatableTopicConfigs({
+            name: c.name,
+            value: c.sensitive ? null : c.value,
+            readOnly: c.readOnly,
+            configSource: c.source,
+            isSensitive: c.sensitive,
+          })),
+        }))
+      } catch (err) {
+        const { errorCode, errorMessage } = apiError(err, broker.log, 'CreateTopics')
+        topics.push(failed(t.name, errorCode, errorMessage))
+      }
+    }
+    return CreateTopics.createCreateTopicsResponse({ topics })
+  },
+})
+
+function failed(name: string, errorCode: number, errorMessage: string | null): CreateTopics.CreatableTopicResult {
+  return CreateTopics.createCreatableTopicResult({ name, errorCode, errorMessage, numPartitions: -1, replicationFactor: -1, configs: [] })
+}

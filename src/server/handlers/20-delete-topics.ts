@@ -1,0 +1,66 @@
+// DeleteTopics: v1-6
+//
+// Behavior:
+// * Topics are named by `topicNames` (v1-5) or by `topics` entries with a name or a topic id (v6).
+//   Deletion is complete (store written, partition directories removed by the shards) before the
+//   answer, so timeoutMs never expires.
+// * Unknown name -> UNKNOWN_TOPIC_OR_PARTITION; unknown id -> UNKNOWN_TOPIC_ID; an entry with both a
+//   name and an id -> INVALID_REQUEST; a name or id listed twice -> one INVALID_REQUEST result for it.
+// * delete.topic.enable=false -> TOPIC_DELETION_DISABLED for every topic (INVALID_REQUEST below v3,
+//   which predates that code, as Kafka).
+// Version notes:
+// * v4: flexible. v5+: errorMessage. v6: topics by name or id, topicId in the answer.
+import { ErrorCode, KafkaError } from '../../domain/errors.js'
+import * as DeleteTopics from '../../protocol/messages/20-delete-topics.gen.js'
+import { ZERO_UUID } from '../../protocol/primitives/types.js'
+import { defineHandler } from '../registry.js'
+import { apiError, duplicatesOf } from './33-alter-configs.js'
+
+export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsRequest, DeleteTopics.DeleteTopicsResponse>({
+  api: DeleteTopics.DeleteTopicsApi,
+  minVersion: 1,
+  maxVersion: 6,
+  decodeRequest: DeleteTopics.decodeDeleteTopicsRequest,
+  encodeResponse: DeleteTopics.encodeDeleteTopicsResponse,
+  async handle(req, ctx) {
+    const { broker } = ctx
+    // v0-5 name topics only; v6 only through `topics`.
+    const wanted = ctx.apiVersion >= 6 ? req.topics : req.topicNames.map((name) => DeleteTopics.createDeleteTopicState({ name }))
+    const keyOf = (t: DeleteTopics.DeleteTopicState): string => (t.name !== null ? `n:${t.name}` : `i:${t.topicId}`)
+    const duplicates = duplicatesOf(wanted.map(keyOf))
+    const answered = new Set<string>()
+    const responses: DeleteTopics.DeletableTopicResult[] = []
+    const deletionEnabled = broker.config.getBoolean('delete.topic.enable')
+    for (const t of wanted) {
+      const key = keyOf(t)
+      if (answered.has(key)) continue
+      answered.add(key)
+      const result = DeleteTopics.createDeletableTopicResult({ name: t.name, topicId: ZERO_UUID, errorMessage: null })
+      responses.push(result)
+      try {
+        if (duplicates.has(key)) throw new KafkaError(ErrorCode.INVALID_REQUEST, t.name !== null ? 'Duplicate topic name.' : 'Duplicate topic id.')
+        if (t.name !== null && t.topicId !== ZERO_UUID) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Topic name and topic ID can not both be specified.')
+        if (t.name === null && t.topicId === ZERO_UUID) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Neither topic name nor id were specified.')
+        if (!deletionEnabled) {
+          throw new KafkaError(ctx.apiVersion < 3 ? ErrorCode.INVALID_REQUEST : ErrorCode.TOPIC_DELETION_DISABLED, 'Topic deletion is disabled.')
+        }
+        let topic
+        if (t.name !== null) {
+          topic = broker.topics.get(t.name)
+          if (topic === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic '${t.name}' does not exist.`)
+        } else {
+          topic = broker.topics.getById(t.topicId)
+          if (topic === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, `Topic id ${t.topicId} does not exist.`)
+        }
+        result.name = topic.name
+        if (ctx.apiVersion >= 6) result.topicId = topic.topicId
+        await broker.topics.delete(topic.name)
+      } catch (err) {
+        const { errorCode, errorMessage } = apiError(err, broker.log, 'DeleteTopics')
+        result.errorCode = errorCode
+        result.errorMessage = errorMessage
+      }
+    }
+    return DeleteTopics.createDeleteTopicsResponse({ responses })
+  },
+})

@@ -1,0 +1,70 @@
+// DeleteRecords: v1-2
+//
+// Behavior:
+// * Raises each partition's log start offset to the given offset (-1 = the high watermark) and deletes
+//   the segments wholly below it; the answer's lowWatermark is the new log start offset (never lowered:
+//   an offset below the current start answers the current start).
+// * Unknown topic or partition -> UNKNOWN_TOPIC_OR_PARTITION; an offset above the high watermark, or
+//   negative other than -1 -> OFFSET_OUT_OF_RANGE. Failed partitions answer lowWatermark -1 (Kafka's
+//   INVALID_LOW_WATERMARK).
+// * The change is done when the answer is sent (no replicas to wait for), so timeoutMs never expires.
+// * A partition named twice in one request -> INVALID_REQUEST for the repeats.
+// Version notes:
+// * v2: flexible. No other differences.
+import { ErrorCode } from '../../domain/errors.js'
+import * as DeleteRecords from '../../protocol/messages/21-delete-records.gen.js'
+import { defineHandler } from '../registry.js'
+
+const INVALID_LOW_WATERMARK = -1n
+
+export const deleteRecordsHandler = defineHandler<DeleteRecords.DeleteRecordsRequest, DeleteRecords.DeleteRecordsResponse>({
+  api: DeleteRecords.DeleteRecordsApi,
+  minVersion: 1,
+  maxVersion: 2,
+  decodeRequest: DeleteRecords.decodeDeleteRecordsRequest,
+  encodeResponse: DeleteRecords.encodeDeleteRecordsResponse,
+  async handle(req, ctx) {
+    const { broker } = ctx
+    const topics: DeleteRecords.DeleteRecordsTopicResult[] = []
+    const items: { topic: string; partition: number; offset: number }[] = []
+    const targets: DeleteRecords.DeleteRecordsPartitionResult[] = []
+    const seen = new Set<string>()
+    for (const t of req.topics) {
+      const topic = broker.topics.get(t.name)
+      const partitions: DeleteRecords.DeleteRecordsPartitionResult[] = []
+      topics.push(DeleteRecords.createDeleteRecordsTopicResult({ name: t.name, partitions }))
+      for (const p of t.partitions) {
+        const result = DeleteRecords.createDeleteRecordsPartitionResult({ partitionIndex: p.partitionIndex, lowWatermark: INVALID_LOW_WATERMARK })
+        partitions.push(result)
+        const key = `${t.name}\u0000${p.partitionIndex}`
+        if (seen.has(key)) {
+          result.errorCode = ErrorCode.INVALID_REQUEST
+          continue
+        }
+        seen.add(key)
+        if (topic === undefined || p.partitionIndex < 0 || p.partitionIndex >= topic.partitions) {
+          result.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+          continue
+        }
+        // Offsets travel as int64; anything outside a safe integer is beyond any high watermark.
+        if (p.offset < -1n || p.offset > BigInt(Number.MAX_SAFE_INTEGER)) {
+          result.errorCode = ErrorCode.OFFSET_OUT_OF_RANGE
+          continue
+        }
+        items.push({ topic: t.name, partition: p.partitionIndex, offset: Number(p.offset) })
+        targets.push(result)
+      }
+    }
+    const outcomes = await broker.router.deleteRecords(items)
+    for (const [i, outcome] of outcomes.entries()) {
+      const result = targets[i]!
+      if (outcome.ok) {
+        result.lowWatermark = BigInt(outcome.value)
+      } else {
+        result.errorCode = outcome.errorCode
+        if (outcome.errorCode === ErrorCode.UNKNOWN_SERVER_ERROR) broker.log.error({ error: outcome.message }, 'DeleteRecords failed')
+      }
+    }
+    return DeleteRecords.createDeleteRecordsResponse({ topics })
+  },
+})

@@ -1,0 +1,110 @@
+// DescribeConfigs: v1-4
+//
+// Behavior:
+// * TOPIC (2): every topic config with its effective value and source: the topic's own override
+//   (DYNAMIC_TOPIC_CONFIG), else the broker synonym that supplies it (dynamic per-broker, dynamic
+//   cluster default, static), else DEFAULT_CONFIG. Invalid name -> INVALID_TOPIC_EXCEPTION; unknown
+//   topic -> UNKNOWN_TOPIC_OR_PARTITION.
+// * BROKER (4): this broker's id -> every broker config (value, source, read-only unless the config is
+//   dynamic); '' -> only the configs set as dynamic cluster defaults (Kafka's answer for the default
+//   resource); another id or a non-number -> INVALID_REQUEST.
+// * BROKER_LOGGER (8): this broker's id -> one "root" logger with the level of Skein's pino logger
+//   (source DYNAMIC_BROKER_LOGGER_CONFIG); '' or another id -> INVALID_REQUEST (Kafka).
+// * Any other resource type -> INVALID_REQUEST "Unsupported resource type".
+// * configurationKeys null lists everything; otherwise only the named keys (unknown names are left out,
+//   as Kafka does). Sensitive values (passwords) are null.
+// * includeSynonyms: the synonyms in precedence order (the value's own source first), else none.
+// Version notes:
+// * v1+: configSource and synonyms. v3+: configType and documentation (only when includeDocumentation).
+//   v4: flexible.
+// Not implemented:
+// * v0 (isDefault instead of configSource): deprecated and removed by Kafka 4; no target client sends it.
+import { ConfigSource, DescribeConfigType, resolveTopicConfigs, type ResolvedConfig } from '../../config/index.js'
+import { ErrorCode, KafkaError } from '../../domain/errors.js'
+import * as DescribeConfigs from '../../protocol/messages/32-describe-configs.gen.js'
+import { validateTopicName } from '../../storage/index.js'
+import type { Broker } from '../broker.js'
+import { defineHandler } from '../registry.js'
+import { apiError, brokerScope, ConfigResourceType } from './33-alter-configs.js'
+
+interface DescribeOptions {
+  includeSynonyms: boolean
+  includeDocumentation: boolean
+}
+
+export const describeConfigsHandler = defineHandler<DescribeConfigs.DescribeConfigsRequest, DescribeConfigs.DescribeConfigsResponse>({
+  api: DescribeConfigs.DescribeConfigsApi,
+  minVersion: 1,
+  maxVersion: 4,
+  decodeRequest: DescribeConfigs.decodeDescribeConfigsRequest,
+  encodeResponse: DescribeConfigs.encodeDescribeConfigsResponse,
+  handle(req, ctx) {
+    const { broker } = ctx
+    const opts: DescribeOptions = {
+      includeSynonyms: req.includeSynonyms,
+      includeDocumentation: ctx.apiVersion >= 3 && req.includeDocumentation,
+    }
+    const results = req.resources.map((resource) => {
+      const { resourceType, resourceName } = resource
+      try {
+        const resolved = describeResource(broker, resourceType, resourceName)
+        const wanted = resource.configurationKeys === null ? null : new Set(resource.configurationKeys)
+        const configs = resolved.filter((c) => wanted === null || wanted.has(c.name)).map((c) => toEntry(c, opts))
+        return DescribeConfigs.createDescribeConfigsResult({ errorCode: ErrorCode.NONE, errorMessage: null, resourceType, resourceName, configs })
+      } catch (err) {
+        const { errorCode, errorMessage } = apiError(err, broker.log, 'DescribeConfigs')
+        return DescribeConfigs.createDescribeConfigsResult({ errorCode, errorMessage, resourceType, resourceName, configs: [] })
+      }
+    })
+    return DescribeConfigs.createDescribeConfigsResponse({ results })
+  },
+})
+
+function describeResource(broker: Broker, resourceType: number, resourceName: string): ResolvedConfig[] {
+  switch (resourceType) {
+    case ConfigResourceType.TOPIC: {
+      validateTopicName(resourceName)
+      const topic = broker.topics.get(resourceName)
+      if (topic === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${resourceName} does not exist.`)
+      return resolveTopicConfigs(broker.config, broker.topics.overrides(topic))
+    }
+    case ConfigResourceType.BROKER: {
+      const all = broker.config.describe()
+      if (brokerScope(resourceName, broker.nodeId) === 'perBroker') return all
+      // The default resource shows what was set as the cluster default, with that layer's value.
+      const layer = broker.config.layers().find((l) => l.source === ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+      const out: ResolvedConfig[] = []
+      for (const c of all) {
+        if (layer === undefined || !layer.values.has(c.name)) continue
+        const parsed = layer.values.get(c.name) ?? null
+        const value = c.sensitive ? null : broker.config.format(c.name, parsed)
+        out.push({ ...c, parsed, value, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, synonyms: [{ name: c.name, value, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG }] })
+      }
+      return out
+    }
+    case ConfigResourceType.BROKER_LOGGER: {
+      if (resourceName === '') throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Broker id must not be empty')
+      brokerScope(resourceName, broker.nodeId)
+      const level = broker.log.level.toUpperCase()
+      return [{
+        name: 'root', value: level, parsed: level, source: ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG, readOnly: false, sensitive: false, type: 'string',
+        doc: "Level of Skein's logger (pino); set at startup with SKEIN_LOG_LEVEL.", synonyms: [],
+      }]
+    }
+    default:
+      throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type: ${resourceType}`)
+  }
+}
+
+function toEntry(c: ResolvedConfig, opts: DescribeOptions): DescribeConfigs.DescribeConfigsResourceResult {
+  return DescribeConfigs.createDescribeConfigsResourceResult({
+    name: c.name,
+    value: c.sensitive ? null : c.value,
+    readOnly: c.readOnly,
+    configSource: c.source,
+    isSensitive: c.sensitive,
+    synonyms: opts.includeSynonyms ? c.synonyms.map((s) => DescribeConfigs.createDescribeConfigsSynonym({ name: s.name, value: c.sensitive ? null : s.value, source: s.source })) : [],
+    configType: DescribeConfigType[c.type],
+    documentation: opts.includeDocumentation ? c.doc : null,
+  })
+}

@@ -1,0 +1,48 @@
+// CreatePartitions: v0-1
+//
+// Behavior:
+// * Grows each topic to `count` partitions; the new partitions are open when the answer is sent.
+// * Unknown topic -> UNKNOWN_TOPIC_OR_PARTITION; count not above the current count (or above 100000)
+//   -> INVALID_PARTITIONS; assignments whose number differs from the partitions added, whose replica
+//   count differs from the topic's, or that name a broker other than this one ->
+//   INVALID_REPLICA_ASSIGNMENT.
+// * validateOnly checks everything and changes nothing.
+// * A topic named twice in one request gets one result, INVALID_REQUEST "Duplicate topic in request.".
+// Version notes:
+// * v1: same as v0 (Kafka bumped it for throttling behaviour).
+// Not implemented:
+// * v2-3 (flexible): not advertised; every target client has a non-flexible version to use.
+import { ErrorCode } from '../../domain/errors.js'
+import * as CreatePartitions from '../../protocol/messages/37-create-partitions.gen.js'
+import { defineHandler } from '../registry.js'
+import { apiError, duplicatesOf } from './33-alter-configs.js'
+
+export const createPartitionsHandler = defineHandler<CreatePartitions.CreatePartitionsRequest, CreatePartitions.CreatePartitionsResponse>({
+  api: CreatePartitions.CreatePartitionsApi,
+  minVersion: 0,
+  maxVersion: 1,
+  decodeRequest: CreatePartitions.decodeCreatePartitionsRequest,
+  encodeResponse: CreatePartitions.encodeCreatePartitionsResponse,
+  async handle(req, ctx) {
+    const { broker } = ctx
+    const duplicates = duplicatesOf(req.topics.map((t) => t.name))
+    const answered = new Set<string>()
+    const results: CreatePartitions.CreatePartitionsTopicResult[] = []
+    for (const t of req.topics) {
+      if (answered.has(t.name)) continue
+      answered.add(t.name)
+      if (duplicates.has(t.name)) {
+        results.push(CreatePartitions.createCreatePartitionsTopicResult({ name: t.name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate topic in request.' }))
+        continue
+      }
+      try {
+        const assignments = t.assignments === null ? null : t.assignments.map((a) => a.brokerIds)
+        await broker.topics.addPartitions(t.name, t.count, assignments, req.validateOnly)
+        results.push(CreatePartitions.createCreatePartitionsTopicResult({ name: t.name, errorCode: ErrorCode.NONE, errorMessage: null }))
+      } catch (err) {
+        results.push(CreatePartitions.createCreatePartitionsTopicResult({ name: t.name, ...apiError(err, broker.log, 'CreatePartitions') }))
+      }
+    }
+    return CreatePartitions.createCreatePartitionsResponse({ results })
+  },
+})

@@ -1,0 +1,54 @@
+// DescribeCluster: v0-1
+//
+// Behavior:
+// * The cluster is this broker: brokers = [this broker, at the endpoint of the first advertised
+//   listener, with broker.rack], controllerId = this broker (it is its own controller), clusterId from
+//   meta.properties.
+// * clusterAuthorizedOperations: no authorizer is configured, so every CLUSTER operation is allowed;
+//   the bit set is filled only when includeClusterAuthorizedOperations, else Kafka's "omitted" value.
+// * endpointType (v1): 1 (brokers) is served; 2 (controllers) -> MISMATCHED_ENDPOINT_TYPE, since this
+//   is a broker endpoint; any other value -> UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST for both in v0,
+//   which has no such codes), as Kafka's broker answers.
+// Version notes:
+// * Always flexible. v1: endpointType in request and response.
+import { ErrorCode } from '../../domain/errors.js'
+import * as DescribeCluster from '../../protocol/messages/60-describe-cluster.gen.js'
+import { defineHandler } from '../registry.js'
+import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS } from './03-metadata.js'
+
+const EndpointType = { BROKER: 1, CONTROLLER: 2 } as const
+
+export const describeClusterHandler = defineHandler<DescribeCluster.DescribeClusterRequest, DescribeCluster.DescribeClusterResponse>({
+  api: DescribeCluster.DescribeClusterApi,
+  minVersion: 0,
+  maxVersion: 1,
+  decodeRequest: DescribeCluster.decodeDescribeClusterRequest,
+  encodeResponse: DescribeCluster.encodeDescribeClusterResponse,
+  handle(req, ctx) {
+    const { broker } = ctx
+    const v0 = ctx.apiVersion === 0
+    if (req.endpointType !== EndpointType.BROKER && req.endpointType !== EndpointType.CONTROLLER) {
+      return DescribeCluster.createDescribeClusterResponse({
+        errorCode: v0 ? ErrorCode.INVALID_REQUEST : ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+        errorMessage: `Unsupported endpoint type ${req.endpointType}`,
+      })
+    }
+    if (req.endpointType === EndpointType.CONTROLLER) {
+      return DescribeCluster.createDescribeClusterResponse({
+        errorCode: v0 ? ErrorCode.INVALID_REQUEST : ErrorCode.MISMATCHED_ENDPOINT_TYPE,
+        errorMessage: 'The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER',
+        endpointType: EndpointType.CONTROLLER,
+      })
+    }
+    const endpoint = broker.endpointFor()
+    return DescribeCluster.createDescribeClusterResponse({
+      errorCode: ErrorCode.NONE,
+      errorMessage: null,
+      endpointType: EndpointType.BROKER,
+      clusterId: broker.clusterId,
+      controllerId: broker.nodeId,
+      brokers: [DescribeCluster.createDescribeClusterBroker({ brokerId: broker.nodeId, host: endpoint.host, port: endpoint.port, rack: broker.config.getString('broker.rack') })],
+      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
+    })
+  },
+})
