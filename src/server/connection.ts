@@ -215,15 +215,7 @@ export class Connection {
         }
         if (this.socket.writableNeedDrain) {
           this.updateBackpressure()
-          await new Promise<void>((resolve) => {
-            const done = (): void => {
-              this.socket.off('drain', done)
-              this.socket.off('close', done)
-              resolve()
-            }
-            this.socket.once('drain', done)
-            this.socket.once('close', done)
-          })
+          await this.drainOrClose()
           this.updateBackpressure()
         }
       }
@@ -265,18 +257,20 @@ export class Connection {
 
   /** sendfile needs the socket's own queue empty, or its bytes would overtake queued ones. */
   private async waitForWritableEmpty(): Promise<void> {
-    while (!this.closed && this.socket.writableLength > 0) {
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
-          this.socket.off('drain', done)
-          this.socket.off('close', done)
-          resolve()
-        }
-        this.socket.once('drain', done)
-        this.socket.once('close', done)
-      })
-    }
+    while (!this.closed && this.socket.writableLength > 0) await this.drainOrClose()
     if (this.closed) throw new Error('connection closed')
+  }
+
+  private drainOrClose(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.socket.off('drain', done)
+        this.socket.off('close', done)
+        resolve()
+      }
+      this.socket.once('drain', done)
+      this.socket.once('close', done)
+    })
   }
 
   private sendRegion(region: FileRegionChunk): Promise<void> {

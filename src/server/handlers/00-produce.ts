@@ -20,9 +20,8 @@ import * as Produce from '../../protocol/messages/00-produce.gen.js'
 import { isRecordsPayload } from '../../protocol/primitives/types.js'
 import { UnservableRequestError } from '../dispatcher.js'
 import { partitionKey } from '../fetch-purgatory.js'
+import { LEADER_EPOCH, leaderPartitionError } from '../partition-checks.js'
 import { defineHandler } from '../registry.js'
-
-const LEADER_EPOCH = 0
 
 interface Pending {
   topicIndex: number
@@ -49,17 +48,15 @@ export const produceHandler = defineHandler<Produce.ProduceRequest, Produce.Prod
       for (const p of topicData.partitionData) {
         const response = Produce.createPartitionProduceResponse({ index: p.index, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n })
         partitionResponses.push(response)
-        if (!validAcks) {
-          response.errorCode = ErrorCode.INVALID_REQUIRED_ACKS
-        } else if (topic === undefined || p.index < 0 || p.index >= topic.partitions) {
-          response.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        } else if (p.records === null || isRecordsPayload(p.records) || p.records.length === 0) {
+        response.errorCode = validAcks ? leaderPartitionError(topic, p.index) : ErrorCode.INVALID_REQUIRED_ACKS
+        if (response.errorCode !== ErrorCode.NONE) continue
+        if (p.records === null || isRecordsPayload(p.records) || p.records.length === 0) {
           response.errorCode = ErrorCode.INVALID_RECORD
           response.errorMessage = 'the partition has no record batches'
-        } else {
-          appends.push({ topic: topicData.name, partition: p.index, records: p.records, leaderEpoch: LEADER_EPOCH })
-          waiting.push({ topicIndex, response })
+          continue
         }
+        appends.push({ topic: topicData.name, partition: p.index, records: p.records, leaderEpoch: LEADER_EPOCH })
+        waiting.push({ topicIndex, response })
       }
     }
     if (appends.length > 0) {

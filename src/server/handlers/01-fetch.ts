@@ -26,7 +26,7 @@ import type { LeaseRef, ReadItem } from '../../shard/router.js'
 import type { RequestContext } from '../context.js'
 import { partitionKey } from '../fetch-purgatory.js'
 import { defineHandler } from '../registry.js'
-import { leaderEpochError } from './02-list-offsets.js'
+import { leaderPartitionError } from '../partition-checks.js'
 
 const EMPTY = Buffer.alloc(0)
 const READ_COMMITTED = 1
@@ -66,15 +66,8 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
           records: EMPTY,
         })
         partitions.push(response)
-        if (topic === undefined || p.partition < 0 || p.partition >= topic.partitions) {
-          response.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-          continue
-        }
-        const epochError = leaderEpochError(p.currentLeaderEpoch)
-        if (epochError !== ErrorCode.NONE) {
-          response.errorCode = epochError
-          continue
-        }
+        response.errorCode = leaderPartitionError(topic, p.partition, p.currentLeaderEpoch)
+        if (response.errorCode !== ErrorCode.NONE) continue
         const fetchOffset = Number(p.fetchOffset)
         if (p.partitionMaxBytes < 0) {
           response.errorCode = ErrorCode.INVALID_FETCH_SIZE

@@ -13,16 +13,8 @@
 // * v0's old-style offset lists (not advertised).
 import { ErrorCode } from '../../domain/errors.js'
 import * as ListOffsets from '../../protocol/messages/02-list-offsets.gen.js'
+import { LEADER_EPOCH, leaderPartitionError } from '../partition-checks.js'
 import { defineHandler } from '../registry.js'
-
-const LEADER_EPOCH = 0
-
-export function leaderEpochError(currentLeaderEpoch: number): number {
-  if (currentLeaderEpoch < 0) return ErrorCode.NONE
-  if (currentLeaderEpoch > LEADER_EPOCH) return ErrorCode.UNKNOWN_LEADER_EPOCH
-  if (currentLeaderEpoch < LEADER_EPOCH) return ErrorCode.FENCED_LEADER_EPOCH
-  return ErrorCode.NONE
-}
 
 export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, ListOffsets.ListOffsetsResponse>({
   api: ListOffsets.ListOffsetsApi,
@@ -49,15 +41,8 @@ export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, 
           continue
         }
         seen.add(key)
-        if (topic === undefined || p.partitionIndex < 0 || p.partitionIndex >= topic.partitions) {
-          response.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-          continue
-        }
-        const epochError = leaderEpochError(p.currentLeaderEpoch)
-        if (epochError !== ErrorCode.NONE) {
-          response.errorCode = epochError
-          continue
-        }
+        response.errorCode = leaderPartitionError(topic, p.partitionIndex, p.currentLeaderEpoch)
+        if (response.errorCode !== ErrorCode.NONE) continue
         lookups.push({ topic: t.name, partition: p.partitionIndex, timestamp: Number(p.timestamp) })
         targets.push(response)
       }
