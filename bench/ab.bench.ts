@@ -27,7 +27,7 @@ function runPair(comparison: string, a: [string, () => void], b: [string, () => 
     const suite = new benchmark.Suite()
     suite.add(a[0], a[1], { maxTime: 2 }).add(b[0], b[1], { maxTime: 2 })
     suite.on('complete', function (this: benchmark.Suite) {
-      const benches = [this[0] as benchmark, this[1] as benchmark]
+      const benches = (this as unknown as benchmark[]).slice(0, 2)
       const [x, y] = benches
       // compare(): 1 when x is faster, -1 when slower, 0 when the samples cannot tell them apart.
       const cmp = x!.compare(y!)
