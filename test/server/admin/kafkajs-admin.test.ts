@@ -97,7 +97,7 @@ describe('kafkajs admin against Skein', () => {
   })
 
   it('alterConfigs replaces the whole topic override set', async () => {
-    await admin.alterConfigs({ resources: [{ type: TOPIC, name: 'kj-orders', configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }] })
+    await admin.alterConfigs({ validateOnly: false, resources: [{ type: TOPIC, name: 'kj-orders', configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }] })
     const configs = await describeTopic('kj-orders', ['retention.ms', 'cleanup.policy'])
     expect(configs.get('cleanup.policy')).toMatchObject({ configValue: 'compact', configSource: DYNAMIC_TOPIC_CONFIG })
     // Not sent again, so no longer overridden (non-incremental semantics).
@@ -107,13 +107,13 @@ describe('kafkajs admin against Skein', () => {
     await admin.alterConfigs({ validateOnly: true, resources: [{ type: TOPIC, name: 'kj-orders', configEntries: [{ name: 'retention.ms', value: '1000' }] }] })
     expect(tb.broker.topics.get('kj-orders')!.configs).toEqual({ 'cleanup.policy': 'compact' })
 
-    expect(await failure(admin.alterConfigs({ resources: [{ type: TOPIC, name: 'kj-orders', configEntries: [{ name: 'segment.bytes', value: '1' }] }] }))).toBe('INVALID_CONFIG')
-    expect(await failure(admin.alterConfigs({ resources: [{ type: TOPIC, name: 'kj-missing', configEntries: [{ name: 'retention.ms', value: '1' }] }] }))).toBe('UNKNOWN_TOPIC_OR_PARTITION')
+    expect(await failure(admin.alterConfigs({ validateOnly: false, resources: [{ type: TOPIC, name: 'kj-orders', configEntries: [{ name: 'segment.bytes', value: '1' }] }] }))).toBe('INVALID_CONFIG')
+    expect(await failure(admin.alterConfigs({ validateOnly: false, resources: [{ type: TOPIC, name: 'kj-missing', configEntries: [{ name: 'retention.ms', value: '1' }] }] }))).toBe('UNKNOWN_TOPIC_OR_PARTITION')
     expect(tb.broker.topics.get('kj-orders')!.configs).toEqual({ 'cleanup.policy': 'compact' })
   })
 
   it('alters dynamic broker configs and refuses read-only ones', async () => {
-    await admin.alterConfigs({ resources: [{ type: BROKER, name: '0', configEntries: [{ name: 'log.retention.ms', value: '7200000' }] }] })
+    await admin.alterConfigs({ validateOnly: false, resources: [{ type: BROKER, name: '0', configEntries: [{ name: 'log.retention.ms', value: '7200000' }] }] })
     const broker = await admin.describeConfigs({ resources: [{ type: BROKER, name: '0', configNames: ['log.retention.ms', 'num.partitions'] }], includeSynonyms: false })
     const entries = new Map(broker.resources[0]!.configEntries.map((e) => [e.configName, e]))
     expect(entries.get('log.retention.ms')).toMatchObject({ configValue: '7200000', configSource: DYNAMIC_BROKER_CONFIG, readOnly: false })
@@ -122,11 +122,11 @@ describe('kafkajs admin against Skein', () => {
     const topic = await describeTopic('kj-defaults', ['retention.ms'])
     expect(topic.get('retention.ms')).toMatchObject({ configValue: '7200000', configSource: DYNAMIC_BROKER_CONFIG })
 
-    expect(await failure(admin.alterConfigs({ resources: [{ type: BROKER, name: '0', configEntries: [{ name: 'num.partitions', value: '4' }] }] }))).toBe('INVALID_REQUEST')
+    expect(await failure(admin.alterConfigs({ validateOnly: false, resources: [{ type: BROKER, name: '0', configEntries: [{ name: 'num.partitions', value: '4' }] }] }))).toBe('INVALID_REQUEST')
     expect(tb.broker.config.getInt('num.partitions')).toBe(1)
     expect(tb.broker.config.logRetentionMs).toBe(7200000)
     // Replacing the per-broker set with nothing removes the dynamic value again.
-    await admin.alterConfigs({ resources: [{ type: BROKER, name: '0', configEntries: [] }] })
+    await admin.alterConfigs({ validateOnly: false, resources: [{ type: BROKER, name: '0', configEntries: [] }] })
     expect(tb.broker.config.logRetentionMs).toBe(7 * 24 * 3600 * 1000)
   })
 
