@@ -115,6 +115,12 @@ describe('admin APIs over raw frames', () => {
     expect(bad.topics[1]!.errorMessage).toMatch(/Null value/)
     // 'raw..' is a legal Kafka name (only '.' and '..' alone are not).
     expect(tb.broker.topics.get('raw..')).toBeDefined()
+    const both = await createTopics(createTopicsRequest([{ name: 'raw-both', numPartitions: 2, assignments: [CreateTopics.createCreatableReplicaAssignment({ partitionIndex: 0, brokerIds: [0] })] }]), 7)
+    expect(both.topics[0]!.errorCode).toBe(ErrorCode.INVALID_REQUEST)
+    const gap = await createTopics(createTopicsRequest([{ name: 'raw-gap', numPartitions: -1, replicationFactor: -1, assignments: [CreateTopics.createCreatableReplicaAssignment({ partitionIndex: 1, brokerIds: [0] })] }]), 7)
+    expect(gap.topics[0]!.errorCode).toBe(ErrorCode.INVALID_REPLICA_ASSIGNMENT)
+    const manual = await createTopics(createTopicsRequest([{ name: 'raw-manual', numPartitions: -1, replicationFactor: -1, assignments: [0, 1].map((partitionIndex) => CreateTopics.createCreatableReplicaAssignment({ partitionIndex, brokerIds: [0] })) }]), 7)
+    expect(manual.topics[0]).toMatchObject({ errorCode: 0, numPartitions: 2, replicationFactor: 1 })
     const invalid = await createTopics(createTopicsRequest([{ name: 'has space' }, { name: '..' }]), 3)
     expect(invalid.topics.map((t) => t.errorCode)).toEqual([ErrorCode.INVALID_TOPIC_EXCEPTION, ErrorCode.INVALID_TOPIC_EXCEPTION])
   })
@@ -214,6 +220,11 @@ describe('admin APIs over raw frames', () => {
     ])
     expect(tb.broker.store.dynamicBrokerConfigs()).toEqual({ perBroker: {}, clusterDefault: {} })
     expect(tb.broker.topics.get('raw-ok')!.configs).toEqual({ 'retention.ms': '5000' })
+
+    const dry = await alterConfigs({ validateOnly: true, resources: [R({ resourceType: BROKER, resourceName: '0', configs: [C({ name: 'log.retention.ms', value: '1000' })] })] }, 1)
+    expect(dry.responses[0]!.errorCode).toBe(0)
+    expect(tb.broker.store.dynamicBrokerConfigs()).toEqual({ perBroker: {}, clusterDefault: {} })
+    expect(tb.broker.config.logRetentionMs).toBe(7 * 24 * 3600 * 1000)
 
     const dupResources = await alterConfigs({ resources: [R({ resourceType: TOPIC, resourceName: 'raw-ok' }), R({ resourceType: TOPIC, resourceName: 'raw-ok' })] }, 2)
     expect(dupResources.responses.map((r) => r.errorCode)).toEqual([ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST])
