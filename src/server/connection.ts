@@ -9,8 +9,11 @@
 // and responses are written strictly in that order. A request that gets no response (acks=0
 // produce) still takes its slot, so later responses do not overtake or wait for it.
 //
-// Backpressure: reading pauses while the bytes of requests being processed, or the number of them,
-// pass a bound, and while the socket's own write buffer is full; it resumes as they drain.
+// Backpressure: reading pauses while the bytes of requests being processed pass a bound, while the
+// number of requests not yet answered (processing, or done and waiting to be written) passes a bound,
+// and while the socket's own write buffer is full; it resumes as they drain. Counting answered but
+// unwritten responses matters: a client that never reads would otherwise pile up responses (and the
+// segment leases of fetches, whose sendfile stalls without filling the socket's write buffer).
 //
 // Zero copy: a response is a list of chunks, Buffers and file regions. Buffers go through
 // socket.write; a file region is sent with the addon's sendfile once every earlier write has reached
@@ -44,7 +47,7 @@ export interface ConnectionLimits {
   idleTimeoutMs: number
   /** Reading pauses while this many request bytes are being processed. */
   maxInFlightBytes: number
-  /** Reading pauses while this many requests are being processed. */
+  /** Reading pauses while this many requests are not yet answered (being processed or unwritten). */
   maxInFlightRequests: number
 }
 
@@ -63,7 +66,6 @@ export class Connection {
   private expected = -1
   private readonly slots: Slot[] = []
   private inFlightBytes = 0
-  private inFlightRequests = 0
   private writing = false
   private closed = false
   private pausedForBackpressure = false
@@ -163,11 +165,9 @@ export class Connection {
     const slot: Slot = { done: false, response: null }
     this.slots.push(slot)
     this.inFlightBytes += frame.length
-    this.inFlightRequests++
     this.updateBackpressure()
     const finish = (response: Response | null): void => {
       this.inFlightBytes -= frame.length
-      this.inFlightRequests--
       slot.done = true
       slot.response = response
       if (this.closed) {
@@ -189,7 +189,7 @@ export class Connection {
   private updateBackpressure(): void {
     const over =
       this.inFlightBytes > this.limits.maxInFlightBytes ||
-      this.inFlightRequests >= this.limits.maxInFlightRequests ||
+      this.slots.length >= this.limits.maxInFlightRequests ||
       this.socket.writableNeedDrain
     if (over && !this.pausedForBackpressure) {
       this.pausedForBackpressure = true
@@ -206,6 +206,7 @@ export class Connection {
     try {
       while (!this.closed && this.slots.length > 0 && this.slots[0]!.done) {
         const slot = this.slots.shift()!
+        this.updateBackpressure()
         const response = slot.response
         if (response === null) continue
         try {
