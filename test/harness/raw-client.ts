@@ -39,6 +39,8 @@ export class RawClient {
   private buffered = 0
   /** Correlation ids in the order their responses arrived. */
   readonly received: number[] = []
+  /** When each correlation id's response was complete (Date.now()). */
+  readonly receivedAt = new Map<number, number>()
   /** Frames whose correlation id nobody waits for (after a timeout or unsolicited). */
   readonly unmatched: Buffer[] = []
   closed = false
@@ -84,16 +86,18 @@ export class RawClient {
     this.buffered += d.length
     for (;;) {
       if (this.buffered < 4) return
-      const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks)
-      this.chunks = [all]
-      const size = all.readInt32BE(0)
+      const head = this.chunks[0]!.length >= 4 ? this.chunks[0]! : Buffer.concat(this.chunks)
+      const size = head.readInt32BE(0)
+      // Join the chunks only once the whole frame is here (large responses arrive in many pieces).
       if (this.buffered < 4 + size) return
+      const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks)
       const frame = all.subarray(4, 4 + size)
       const rest = all.subarray(4 + size)
       this.chunks = rest.length > 0 ? [rest] : []
       this.buffered = rest.length
       const correlationId = frame.readInt32BE(0)
       this.received.push(correlationId)
+      this.receivedAt.set(correlationId, Date.now())
       const p = this.pending.get(correlationId)
       if (p === undefined) {
         this.unmatched.push(frame)
