@@ -2,6 +2,7 @@
 // order even when a later one completes first, acks=0 produces take their place without a response, and a
 // client that stops reading makes the broker stop reading too (bounded memory, nothing lost).
 import { randomBytes } from 'node:crypto'
+import { rmSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as ApiVersions from '../../src/protocol/messages/18-api-versions.gen.js'
 import * as Fetch from '../../src/protocol/messages/01-fetch.gen.js'
@@ -199,6 +200,7 @@ describe('backpressure (child-process broker)', () => {
       admin.close()
       c.close()
       expect(await proc.kill('SIGTERM')).toBe(0)
+      rmSync(proc.dataDir, { recursive: true, force: true })
     }
   })
 })

@@ -3,7 +3,7 @@
 // After each the broker must still serve a normal client, and a child-process broker's memory must stay
 // bounded while hundreds of connections announce 100 MiB requests they never send.
 import { randomBytes } from 'node:crypto'
-import { readdirSync, readlinkSync } from 'node:fs'
+import { readdirSync, readlinkSync, rmSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
 import * as ApiVersions from '../../src/protocol/messages/18-api-versions.gen.js'
@@ -317,6 +317,7 @@ describe('memory under hostile load (child process)', () => {
       for (const c of clients) c.close()
       const exit = await proc.kill('SIGTERM')
       expect(exit).toBe(0)
+      rmSync(proc.dataDir, { recursive: true, force: true })
     }
   })
 })
