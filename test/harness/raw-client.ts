@@ -207,7 +207,7 @@ export class RawClient {
     return res.responses[0]!.partitions[0]!
   }
 
-  async listOffset(topic: string, partition: number, timestamp: bigint, version = 7): Promise<ListOffsets.ListOffsetsPartitionResponse> {
+  async listOffset(topic: string, partition: number, timestamp: bigint, version = 5): Promise<ListOffsets.ListOffsetsPartitionResponse> {
     const req = ListOffsets.createListOffsetsRequest({
       replicaId: -1,
       topics: [ListOffsets.createListOffsetsTopic({ name: topic, partitions: [ListOffsets.createListOffsetsPartition({ partitionIndex: partition, timestamp })] })],
