@@ -1,0 +1,415 @@
+// Kafka's record compression codecs, by the attribute id a RecordBatch carries in bits 0-2:
+// 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd. Synchronous: the shard worker threads call these while
+// appending, and the log cleaner while rewriting segments.
+//
+// Decompression is bounded: nothing here allocates or produces more than the caller's maxBytes, so a
+// decompression bomb (a few KB that inflate to gigabytes) or a corrupt stream ends in
+// KafkaError(INVALID_RECORD) instead of exhausting memory. How each codec is bounded:
+//   gzip    zlib's maxOutputLength stops inflation at the limit.
+//   snappy  every raw block starts with its uncompressed length (varint); it is checked against what is
+//           left of the budget, and against snappy's best possible ratio (64 bytes from a 3-byte copy),
+//           before the native decoder allocates it. Xerial framing (Java, librdkafka: magic
+//           \x82SNAPPY\x00, int32 version, int32 compatible version, then [int32 length, raw block]...)
+//           is detected by its magic; anything else is one raw block (kafkajs-snappy, @platformatic/kafka).
+//   lz4     Kafka's LZ4 is the frame format. The frame is parsed here (a declared content size is checked
+//           up front) and each block is decoded natively into at most the frame's block max size (64 KiB
+//           to 4 MiB), with a running total; linked blocks get the previous 64 KiB as their dictionary.
+//   zstd    a declared frame content size is checked up front; decoding streams into 128 KiB chunks with
+//           a running total, and the window the decoder may allocate is capped (ZSTD_d_windowLogMax).
+//
+// Compression uses Kafka's defaults: gzip level 6 (Deflater's default), lz4 frames with independent
+// 64 KiB blocks, zstd level 3. Snappy is written as one raw block, not xerial-framed as Kafka's Java
+// broker does: every client decodes raw blocks (snappy-java and librdkafka fall back to them), while
+// @platformatic/kafka cannot read xerial framing.
+
+import { createRequire } from 'node:module'
+import { constants as bufferConstants } from 'node:buffer'
+import { gunzipSync, gzipSync } from 'node:zlib'
+import { compressFrameSync, uncompressSync as lz4BlockUncompressSync } from 'lz4-napi'
+import { compressSync as snappyCompressSync, uncompressSync as snappyUncompressSync } from 'snappy'
+import { ErrorCode, KafkaError } from '../../domain/errors.js'
+import { CompressionType } from './batch.js'
+
+/** Kafka's compression.type values (topic and broker config). */
+export type CompressionTypeName = 'producer' | 'uncompressed' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
+
+export const COMPRESSION_TYPE_NAMES: readonly CompressionTypeName[] = ['producer', 'uncompressed', 'gzip', 'snappy', 'lz4', 'zstd']
+
+/** Codec names as Kafka spells them in logs, by attribute id. */
+export const CODEC_NAMES = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const
+
+/**
+ * The codec a topic's compression.type asks stored batches to have, or null for 'producer' (keep the
+ * producer's codec). 'uncompressed' is codec 0.
+ */
+export function targetCodec(compressionType: CompressionTypeName): CompressionType | null {
+  switch (compressionType) {
+    case 'producer':
+      return null
+    case 'uncompressed':
+      return CompressionType.NONE
+    case 'gzip':
+      return CompressionType.GZIP
+    case 'snappy':
+      return CompressionType.SNAPPY
+    case 'lz4':
+      return CompressionType.LZ4
+    case 'zstd':
+      return CompressionType.ZSTD
+  }
+}
+
+function invalid(message: string): KafkaError {
+  return new KafkaError(ErrorCode.INVALID_RECORD, message)
+}
+
+function unsupported(codec: number): KafkaError {
+  return new KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `compression codec ${codec}`)
+}
+
+function checkMaxBytes(maxBytes: number): void {
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new RangeError(`maxBytes ${maxBytes} must be a non-negative integer`)
+}
+
+/** Compresses data with codec (0-4) at Kafka's default level. */
+export function compress(codec: number, data: Buffer): Buffer {
+  switch (codec) {
+    case CompressionType.NONE:
+      return data
+    case CompressionType.GZIP:
+      return gzipSync(data, { level: 6 })
+    case CompressionType.SNAPPY:
+      return snappyCompressSync(data)
+    case CompressionType.LZ4:
+      return compressFrameSync(data)
+    case CompressionType.ZSTD:
+      return zstdCompress(data)
+    default:
+      throw unsupported(codec)
+  }
+}
+
+/**
+ * Decompresses data compressed with codec (0-4), producing at most maxBytes bytes. Throws
+ * KafkaError(INVALID_RECORD) when the data is corrupt or would inflate past maxBytes (nothing larger
+ * than maxBytes, plus one codec block, is ever allocated), KafkaError(UNSUPPORTED_COMPRESSION_TYPE) for
+ * an unknown codec. Codec 0 returns data itself (checked against maxBytes).
+ */
+export function decompress(codec: number, data: Buffer, maxBytes: number): Buffer {
+  checkMaxBytes(maxBytes)
+  switch (codec) {
+    case CompressionType.NONE:
+      if (data.length > maxBytes) throw invalid(`${data.length} uncompressed bytes exceed the limit of ${maxBytes}`)
+      return data
+    case CompressionType.GZIP:
+      return gunzipBounded(data, maxBytes)
+    case CompressionType.SNAPPY:
+      return snappyDecompressBounded(data, maxBytes)
+    case CompressionType.LZ4:
+      return lz4DecompressBounded(data, maxBytes)
+    case CompressionType.ZSTD:
+      return zstdDecompressBounded(data, maxBytes)
+    default:
+      throw unsupported(codec)
+  }
+}
+
+// ---- gzip ----
+
+function gunzipBounded(data: Buffer, maxBytes: number): Buffer {
+  if (data.length === 0) throw invalid('empty gzip stream')
+  try {
+    // maxOutputLength must be at least 1; an empty result still passes with a limit of 0 below.
+    const out = gunzipSync(data, { maxOutputLength: Math.max(1, Math.min(maxBytes, bufferConstants.MAX_LENGTH)) })
+    if (out.length > maxBytes) throw invalid(`gzip data inflates past the limit of ${maxBytes} bytes`)
+    return out
+  } catch (err) {
+    if (err instanceof KafkaError) throw err
+    const e = err as NodeJS.ErrnoException
+    if (e.code === 'ERR_BUFFER_TOO_LARGE') throw invalid(`gzip data inflates past the limit of ${maxBytes} bytes`)
+    throw invalid(`corrupt gzip data: ${e.message}`)
+  }
+}
+
+// ---- snappy ----
+
+const XERIAL_MAGIC = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00])
+const XERIAL_HEADER_SIZE = 16
+/** A 3-byte copy element yields at most 64 bytes: the most a raw snappy block can expand. */
+const SNAPPY_MAX_RATIO = 64 / 3
+
+/** Whether data starts with xerial's snappy framing magic. */
+export function isXerialSnappy(data: Buffer): boolean {
+  return data.length >= XERIAL_HEADER_SIZE && data.subarray(0, XERIAL_MAGIC.length).equals(XERIAL_MAGIC)
+}
+
+function snappyDecompressBounded(data: Buffer, maxBytes: number): Buffer {
+  if (!isXerialSnappy(data)) return snappyBlock(data, maxBytes)
+  const parts: Buffer[] = []
+  let produced = 0
+  let pos = XERIAL_HEADER_SIZE
+  while (pos < data.length) {
+    if (data.length - pos < 4) throw invalid('truncated xerial snappy block length')
+    const n = data.readInt32BE(pos)
+    pos += 4
+    if (n < 0 || n > data.length - pos) throw invalid(`xerial snappy block of ${n} bytes at ${pos - 4} runs past the data`)
+    const block = snappyBlock(data.subarray(pos, pos + n), maxBytes - produced)
+    produced += block.length
+    parts.push(block)
+    pos += n
+  }
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts, produced)
+}
+
+/** One raw snappy block; its varint preamble (uncompressed length) is checked before decoding. */
+function snappyBlock(block: Buffer, maxBytes: number): Buffer {
+  let length = 0
+  let pos = 0
+  for (let shift = 0; ; shift += 7) {
+    if (pos >= block.length || shift > 28) throw invalid('corrupt snappy block length')
+    const b = block[pos++]!
+    length += (b & 0x7f) * 2 ** shift
+    if ((b & 0x80) === 0) break
+  }
+  if (length > maxBytes) throw invalid(`snappy block declares ${length} bytes, past the limit of ${maxBytes}`)
+  if (length > Math.ceil((block.length - pos) * SNAPPY_MAX_RATIO)) {
+    throw invalid(`snappy block of ${block.length} bytes cannot hold the ${length} bytes it declares`)
+  }
+  try {
+    const out = snappyUncompressSync(block, { asBuffer: true }) as Buffer
+    if (out.length !== length) throw invalid(`snappy block produced ${out.length} bytes, declared ${length}`)
+    return out
+  } catch (err) {
+    if (err instanceof KafkaError) throw err
+    throw invalid(`corrupt snappy data: ${(err as Error).message}`)
+  }
+}
+
+// ---- lz4 (frame format) ----
+
+const LZ4_MAGIC = 0x184d2204
+const LZ4_SKIPPABLE_MASK = 0xfffffff0
+const LZ4_SKIPPABLE_MAGIC = 0x184d2a50
+const LZ4_BLOCK_MAX_SIZES: Record<number, number> = { 4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1024 }
+/** Linked blocks may refer back this far into what earlier blocks produced. */
+const LZ4_WINDOW = 64 * 1024
+
+function lz4DecompressBounded(data: Buffer, maxBytes: number): Buffer {
+  const parts: Buffer[] = []
+  let produced = 0
+  let pos = 0
+  if (data.length === 0) throw invalid('empty lz4 data')
+  while (pos < data.length) {
+    if (data.length - pos < 4) throw invalid('truncated lz4 frame magic')
+    const magic = data.readUInt32LE(pos)
+    if ((magic & LZ4_SKIPPABLE_MASK) >>> 0 === LZ4_SKIPPABLE_MAGIC) {
+      if (data.length - pos < 8) throw invalid('truncated lz4 skippable frame')
+      const n = data.readUInt32LE(pos + 4)
+      if (n > data.length - pos - 8) throw invalid('lz4 skippable frame runs past the data')
+      pos += 8 + n
+      continue
+    }
+    if (magic !== LZ4_MAGIC) throw invalid(`bad lz4 frame magic 0x${magic.toString(16)}`)
+    pos = lz4Frame(data, pos + 4, maxBytes, parts, produced)
+    produced = 0
+    for (const p of parts) produced += p.length
+  }
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts, produced)
+}
+
+/** Decodes one frame whose descriptor starts at pos; appends output to parts. Returns the end position. */
+function lz4Frame(data: Buffer, pos: number, maxBytes: number, parts: Buffer[], producedBefore: number): number {
+  if (data.length - pos < 3) throw invalid('truncated lz4 frame descriptor')
+  const flg = data[pos]!
+  const bd = data[pos + 1]!
+  if (flg >> 6 !== 1) throw invalid(`unsupported lz4 frame version ${flg >> 6}`)
+  if ((flg & 0x02) !== 0 || (bd & 0x8f) !== 0) throw invalid('reserved lz4 frame descriptor bits are set')
+  const independent = (flg & 0x20) !== 0
+  const blockChecksum = (flg & 0x10) !== 0
+  const hasContentSize = (flg & 0x08) !== 0
+  const contentChecksum = (flg & 0x04) !== 0
+  const hasDictId = (flg & 0x01) !== 0
+  const blockMax = LZ4_BLOCK_MAX_SIZES[(bd >> 4) & 0x07]
+  if (blockMax === undefined) throw invalid(`bad lz4 block max size id ${(bd >> 4) & 0x07}`)
+  if (hasDictId) throw invalid('lz4 frames with a dictionary id are not supported')
+  pos += 2
+  if (hasContentSize) {
+    if (data.length - pos < 9) throw invalid('truncated lz4 frame descriptor')
+    const high = data.readUInt32LE(pos + 4)
+    const size = high * 0x1_0000_0000 + data.readUInt32LE(pos)
+    if (high > 0x1fffff || producedBefore + size > maxBytes) {
+      throw invalid(`lz4 frame declares ${size} bytes, past the limit of ${maxBytes}`)
+    }
+    pos += 8
+  }
+  pos += 1 // header checksum: the batch CRC already covers these bytes
+  let produced = producedBefore
+  let frameStart = parts.length
+  for (;;) {
+    if (data.length - pos < 4) throw invalid('truncated lz4 block header')
+    const word = data.readUInt32LE(pos)
+    pos += 4
+    if (word === 0) break // EndMark
+    const uncompressed = (word & 0x80000000) !== 0
+    const size = word & 0x7fffffff
+    if (size > blockMax || size > data.length - pos) throw invalid(`lz4 block of ${size} bytes is corrupt or truncated`)
+    const block = data.subarray(pos, pos + size)
+    pos += size + (blockChecksum ? 4 : 0)
+    if (pos > data.length) throw invalid('truncated lz4 block checksum')
+    let out: Buffer
+    if (uncompressed) {
+      out = block
+    } else {
+      // Decode into at most blockMax bytes, or what is left of the budget plus one byte (to detect overrun).
+      const room = Math.min(blockMax, maxBytes - produced + 1)
+      const input = Buffer.allocUnsafe(4 + size)
+      input.writeUInt32LE(room, 0)
+      block.copy(input, 4)
+      try {
+        out = independent ? lz4BlockUncompressSync(input) : lz4BlockUncompressSync(input, lz4Window(parts, frameStart))
+      } catch (err) {
+        throw invalid(`corrupt lz4 block: ${(err as Error).message}`)
+      }
+    }
+    produced += out.length
+    if (produced > maxBytes) throw invalid(`lz4 data inflates past the limit of ${maxBytes} bytes`)
+    parts.push(out)
+    if (!independent && parts.length - frameStart > 16) {
+      // Keep the linked-block window cheap to build: fold older parts together.
+      const folded = Buffer.concat(parts.slice(frameStart))
+      parts.length = frameStart
+      parts.push(folded)
+      frameStart = parts.length - 1
+    }
+  }
+  if (contentChecksum) {
+    if (data.length - pos < 4) throw invalid('truncated lz4 content checksum')
+    pos += 4
+  }
+  return pos
+}
+
+/** The last 64 KiB produced by the current frame: the dictionary of a linked block. */
+function lz4Window(parts: Buffer[], frameStart: number): Buffer {
+  const tail: Buffer[] = []
+  let n = 0
+  for (let i = parts.length - 1; i >= frameStart && n < LZ4_WINDOW; i--) {
+    tail.unshift(parts[i]!)
+    n += parts[i]!.length
+  }
+  const joined = tail.length === 1 ? tail[0]! : Buffer.concat(tail, n)
+  return joined.length > LZ4_WINDOW ? joined.subarray(joined.length - LZ4_WINDOW) : joined
+}
+
+// ---- zstd ----
+
+/** The zstd-napi binding, loaded on first use so that a broker without it still serves other codecs. */
+interface ZstdBinding {
+  DCtx: new () => ZstdDCtx
+  CCtx: new () => ZstdCCtx
+  getFrameContentSize(frame: Uint8Array): number | null
+  findFrameCompressedSize(frame: Uint8Array): number
+  dStreamOutSize(): number
+  DParameter: { windowLogMax: number }
+  CParameter: { compressionLevel: number }
+  ResetDirective: { sessionOnly: number }
+  compressBound(n: number): number
+}
+interface ZstdDCtx {
+  decompressStream(dst: Uint8Array, src: Uint8Array): [number, number, number]
+  setParameter(param: number, value: number): void
+  reset(directive: number): void
+}
+interface ZstdCCtx {
+  compress2(dst: Uint8Array, src: Uint8Array): number
+  setParameter(param: number, value: number): void
+}
+
+const require = createRequire(import.meta.url)
+let zstd: ZstdBinding | undefined
+let zstdError: Error | undefined
+let zstdDctx: ZstdDCtx | undefined
+let zstdCctx: ZstdCCtx | undefined
+/** 2^24 = 16 MiB: covers every level up to 19 (level 19 uses 2^23); higher-level frames are rejected. */
+const ZSTD_WINDOW_LOG_MAX = 24
+/** Kafka's default compression.zstd.level. */
+const ZSTD_LEVEL = 3
+
+function loadZstd(): ZstdBinding {
+  if (zstd !== undefined) return zstd
+  if (zstdError === undefined) {
+    try {
+      const b = require('zstd-napi/binding') as ZstdBinding
+      zstd = b
+      return b
+    } catch (err) {
+      zstdError = err as Error
+    }
+  }
+  throw new KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `zstd is unavailable: ${zstdError!.message.split('\n')[0]}`)
+}
+
+function zstdCompress(data: Buffer): Buffer {
+  const b = loadZstd()
+  if (zstdCctx === undefined) {
+    zstdCctx = new b.CCtx()
+    zstdCctx.setParameter(b.CParameter.compressionLevel, ZSTD_LEVEL)
+  }
+  const out = Buffer.allocUnsafe(b.compressBound(data.length))
+  const n = zstdCctx.compress2(out, data)
+  return out.subarray(0, n)
+}
+
+function zstdDecompressBounded(data: Buffer, maxBytes: number): Buffer {
+  const b = loadZstd()
+  if (data.length === 0) throw invalid('empty zstd data')
+  // Declared sizes first: a frame that says it is too big is refused before any work.
+  let declared = 0
+  try {
+    for (let frame = data; frame.length > 0; ) {
+      const size = b.getFrameContentSize(frame)
+      if (size === null) break
+      declared += size
+      if (declared > maxBytes) throw invalid(`zstd frame declares ${size} bytes, past the limit of ${maxBytes}`)
+      frame = frame.subarray(b.findFrameCompressedSize(frame))
+    }
+  } catch (err) {
+    if (err instanceof KafkaError) throw err
+    throw invalid(`corrupt zstd data: ${(err as Error).message}`)
+  }
+  if (zstdDctx === undefined) {
+    zstdDctx = new b.DCtx()
+    zstdDctx.setParameter(b.DParameter.windowLogMax, ZSTD_WINDOW_LOG_MAX)
+  }
+  const dctx = zstdDctx
+  const chunkSize = b.dStreamOutSize()
+  const parts: Buffer[] = []
+  let produced = 0
+  let input = data
+  let pending = 1
+  try {
+    for (;;) {
+      // At most what is left of the budget plus one byte, so an overrun is seen without producing more.
+      const out = Buffer.allocUnsafe(Math.min(chunkSize, maxBytes - produced + 1))
+      const [remaining, written, consumed] = dctx.decompressStream(out, input)
+      input = input.subarray(consumed)
+      pending = remaining
+      if (written > 0) {
+        produced += written
+        if (produced > maxBytes) throw invalid(`zstd data inflates past the limit of ${maxBytes} bytes`)
+        parts.push(out.subarray(0, written))
+      }
+      if (input.length === 0 && written < out.length) break
+      if (consumed === 0 && written === 0) throw invalid('zstd decoder made no progress')
+    }
+  } catch (err) {
+    dctx.reset(b.ResetDirective.sessionOnly)
+    if (err instanceof KafkaError) throw err
+    throw invalid(`corrupt zstd data: ${(err as Error).message}`)
+  }
+  if (pending !== 0) {
+    dctx.reset(b.ResetDirective.sessionOnly)
+    throw invalid('truncated zstd frame')
+  }
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts, produced)
+}
