@@ -121,7 +121,7 @@ function invalid(message: string): KafkaError {
 }
 
 /** Reads the header of the batch at the start of buf (at least RECORD_BATCH_OVERHEAD bytes). */
-export function readBatchHeader(buf: Buffer): RecordBatchHeader {
+export function readRecordBatchHeader(buf: Buffer): RecordBatchHeader {
   return {
     baseOffset: readInt64(buf, 0),
     partitionLeaderEpoch: buf.readInt32BE(PARTITION_LEADER_EPOCH_OFFSET),
@@ -149,7 +149,7 @@ export function inflateBatch(batch: Buffer, maxRecordBytes: number): InflatedBat
   const magic = batch.readInt8(MAGIC_OFFSET)
   if (magic !== CURRENT_MAGIC) throw invalid(`magic ${magic} batches cannot be decoded`)
   const size = LOG_OVERHEAD + batchLength
-  const header = readBatchHeader(batch)
+  const header = readRecordBatchHeader(batch)
   const codec = (header.attributes & COMPRESSION_MASK) as CompressionType
   const body = batch.subarray(RECORD_BATCH_OVERHEAD, size)
   const records = decompress(codec, body, codec === 0 ? body.length : maxRecordBytes)
