@@ -2,7 +2,7 @@
 // and the functions built on the table: validate a CreateTopics/AlterConfigs config map, resolve the
 // effective values with their DescribeConfigs source, and build the storage LogConfig.
 
-import type { CleanupPolicy, LogConfig, TimestampType } from '../storage/types.js'
+import type { CleanupPolicy, CompressionTypeConfig, LogConfig, TimestampType } from '../storage/types.js'
 import {
   atLeast, between, closestKey, ConfigException, ConfigSource, formatValue, LONG_MAX, oneOf, listOf, parseValue,
   type ConfigDef, type ConfigValue, type Validator,
@@ -219,11 +219,13 @@ const LOG_CONFIG_FIELDS: ReadonlyArray<[keyof LogConfig, string]> = [
   ['messageTimestampAfterMaxMs', 'message.timestamp.after.max.ms'],
   ['cleanupPolicy', 'cleanup.policy'],
   ['fileDeleteDelayMs', 'file.delete.delay.ms'],
+  ['compressionType', 'compression.type'],
 ]
 
 function logConfigValue(field: keyof LogConfig, v: ConfigValue): LogConfig[keyof LogConfig] {
   if (field === 'cleanupPolicy') return cleanupPolicy(v)
   if (field === 'messageTimestampType') return v as TimestampType
+  if (field === 'compressionType') return v as CompressionTypeConfig
   return v as number
 }
 
@@ -240,7 +242,7 @@ export function buildLogConfig(broker: BrokerConfig, overrides: TopicConfigOverr
 
 /**
  * Only the LogConfig fields a topic overrides (what ShardRouter.createPartitions / updateConfigs take);
- * configs that storage does not use (compression, min.insync.replicas ...) are not included.
+ * configs that storage does not use (compression levels, min.insync.replicas ...) are not included.
  */
 export function logConfigOverrides(overrides: TopicConfigOverrides): Partial<LogConfig> {
   const out: Record<string, unknown> = {}

@@ -2,7 +2,7 @@
 // before any path is built: nothing outside the data directory can be touched through a topic name.
 
 import { ErrorCode, KafkaError } from '../domain/errors.js'
-import type { LogConfig } from './types.js'
+import type { CompressionTypeConfig, LogConfig } from './types.js'
 
 /** Kafka's Long.MAX_VALUE as a number (2^63): "never" for flush and timestamp bounds. */
 export const LONG_MAX = 2 ** 63
@@ -23,6 +23,7 @@ export const DEFAULT_LOG_CONFIG: LogConfig = Object.freeze({
   messageTimestampAfterMaxMs: LONG_MAX,
   cleanupPolicy: 'delete',
   fileDeleteDelayMs: 60000,
+  compressionType: 'producer',
 })
 
 const INT32_MAX = 0x7fffffff
@@ -103,5 +104,10 @@ export function resolveLogConfig(base: LogConfig, overrides: Partial<LogConfig> 
   if (c.cleanupPolicy !== 'delete' && c.cleanupPolicy !== 'compact' && c.cleanupPolicy !== 'compact,delete') {
     throw new KafkaError(ErrorCode.INVALID_CONFIG, `cleanupPolicy=${String(c.cleanupPolicy)}`)
   }
+  if (!COMPRESSION_TYPE_CONFIGS.includes(c.compressionType)) {
+    throw new KafkaError(ErrorCode.INVALID_CONFIG, `compressionType=${String(c.compressionType)}`)
+  }
   return c
 }
+
+const COMPRESSION_TYPE_CONFIGS: readonly CompressionTypeConfig[] = ['producer', 'uncompressed', 'gzip', 'snappy', 'lz4', 'zstd']

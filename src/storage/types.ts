@@ -10,6 +10,8 @@ export interface FileRegion {
 
 export type CleanupPolicy = 'delete' | 'compact' | 'compact,delete'
 export type TimestampType = 'CreateTime' | 'LogAppendTime'
+/** compression.type: the codec stored batches get; 'producer' keeps the producer's. */
+export type CompressionTypeConfig = 'producer' | 'uncompressed' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
 
 /**
  * Per-partition log settings. Field names are Kafka's topic-level config names in camelCase
@@ -30,6 +32,7 @@ export interface LogConfig {
   messageTimestampAfterMaxMs: number // message.timestamp.after.max.ms, default Long.MAX
   cleanupPolicy: CleanupPolicy // cleanup.policy
   fileDeleteDelayMs: number // file.delete.delay.ms, default 60000
+  compressionType: CompressionTypeConfig // compression.type, default 'producer'
 }
 
 export interface TopicPartition {
