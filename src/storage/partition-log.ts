@@ -10,7 +10,9 @@ import { join } from 'node:path'
 import { native } from '../addon/index.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { scanFileBatches } from '../protocol/records/file-scan.js'
-import { assignOffsetsInPlace, validateProducerBatches } from '../protocol/records/validate.js'
+import { targetCodec } from '../protocol/records/compression.js'
+import { decodedSizeLimit } from '../protocol/records/inflate.js'
+import { assignOffsetsInPlace, rewriteProducerBatches, validateProducerBatches } from '../protocol/records/validate.js'
 import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readCheckpoint, writeCheckpoint } from './checkpoint.js'
 import { resolveLogConfig } from './config.js'
 import type { LeaseTable } from './lease-table.js'
@@ -217,7 +219,9 @@ export class PartitionLog {
   /**
    * Validates every batch of records (see validateProducerBatches), assigns offsets in place (the
    * caller's buffer is rewritten) and writes the whole payload with one write. Throws a KafkaError and
-   * writes nothing when any batch is invalid.
+   * writes nothing when any batch is invalid. Records stay opaque unless the topic needs them: batches
+   * whose codec differs from compression.type are rebuilt with it, and on a compacted topic every
+   * record must have a key (see rewriteProducerBatches).
    */
   append(records: Buffer, opts: AppendOptions): AppendResult {
     this.checkUsable()
@@ -226,7 +230,7 @@ export class PartitionLog {
     if (!Number.isInteger(opts.leaderEpoch) || opts.leaderEpoch < INT32_MIN || opts.leaderEpoch > INT32_MAX) {
       throw new KafkaError(ErrorCode.INVALID_REQUEST, `leaderEpoch ${opts.leaderEpoch} is not an int32`)
     }
-    const batches = validateProducerBatches(
+    const validated = validateProducerBatches(
       records,
       {
         maxMessageBytes: config.maxMessageBytes,
@@ -237,6 +241,19 @@ export class PartitionLog {
       },
       native.crc32c,
     )
+    let batches = validated
+    const codec = targetCodec(config.compressionType)
+    const requireKeys = config.cleanupPolicy !== 'delete'
+    if (codec !== null || requireKeys) {
+      const rewritten = rewriteProducerBatches(
+        records,
+        validated,
+        { targetCodec: codec, requireKeys, maxRecordBytes: decodedSizeLimit(config.maxMessageBytes), maxMessageBytes: config.maxMessageBytes },
+        native.crc32c,
+      )
+      records = rewritten.payload
+      batches = rewritten.batches
+    }
     if (records.length > config.segmentBytes) {
       throw new KafkaError(ErrorCode.RECORD_LIST_TOO_LARGE, `${records.length} bytes do not fit in segment.bytes ${config.segmentBytes}`)
     }

@@ -23,7 +23,8 @@ import {
   readInt64,
   writeInt64,
 } from './batch.js'
-import type { Crc32c } from './batch.js'
+import type { CompressionType, Crc32c } from './batch.js'
+import { deflateBatch, inflateBatch } from './inflate.js'
 
 /** The topic settings a producer payload is checked against. */
 export interface BatchValidationPolicy {
@@ -171,4 +172,69 @@ export function assignOffsetsInPlace(
     next += b.recordCount
   }
   return { baseOffset, lastOffset: next - 1, maxTimestamps }
+}
+
+/** What a topic needs looked at inside producer batches (see rewriteProducerBatches). */
+export interface RecordRewritePolicy {
+  /** The codec stored batches must have (compression.type), or null for 'producer'. */
+  targetCodec: CompressionType | null
+  /** cleanup.policy includes compact: every record needs a key. */
+  requireKeys: boolean
+  /** Bound on one batch's decompressed records (decodedSizeLimit(max.message.bytes)). */
+  maxRecordBytes: number
+  /** max.message.bytes, checked again on recompressed batches. */
+  maxMessageBytes: number
+}
+
+/** The payload to append after rewriteProducerBatches: the original one when nothing changed. */
+export interface RewrittenPayload {
+  payload: Buffer
+  batches: ValidatedBatch[]
+  /** How many batches were rebuilt with another codec. */
+  rebuilt: number
+}
+
+/**
+ * The decoding part of Kafka's LogValidator, run only when a topic needs it: a batch is decoded when
+ * its codec differs from targetCodec or when keys are required, and rebuilt (same producer fields,
+ * attributes and timestamps, CRC recomputed; offsets are assigned afterwards by assignOffsetsInPlace)
+ * when its codec differs. Throws KafkaError(INVALID_RECORD) for a keyless record on a compacted topic,
+ * for records that do not decode (or inflate past maxRecordBytes) or whose count or offset deltas
+ * disagree with the header, and MESSAGE_TOO_LARGE when a rebuilt batch exceeds max.message.bytes.
+ * Batches that need nothing are neither decoded nor copied; when none changes, payload is returned as is.
+ */
+export function rewriteProducerBatches(payload: Buffer, batches: readonly ValidatedBatch[], policy: RecordRewritePolicy, crc32c: Crc32c): RewrittenPayload {
+  const { targetCodec, requireKeys } = policy
+  const needsDecode = (b: ValidatedBatch): boolean =>
+    requireKeys || (targetCodec !== null && (payload.readInt16BE(b.position + ATTRIBUTES_OFFSET) & COMPRESSION_MASK) !== targetCodec)
+  if (!batches.some(needsDecode)) return { payload, batches: [...batches], rebuilt: 0 }
+  const parts: Buffer[] = []
+  const out: ValidatedBatch[] = []
+  let position = 0
+  let rebuilt = 0
+  for (const b of batches) {
+    let bytes = payload.subarray(b.position, b.position + b.size)
+    if (needsDecode(b)) {
+      const inflated = inflateBatch(bytes, policy.maxRecordBytes)
+      const records = inflated.records
+      if (records.length !== b.recordCount) throw invalid(`batch declares ${b.recordCount} records but holds ${records.length}`)
+      for (let i = 0; i < records.length; i++) {
+        const r = records[i]!
+        if (r.offsetDelta !== i) throw invalid(`record ${i} has offsetDelta ${r.offsetDelta}; a producer batch numbers its records from 0`)
+        if (requireKeys && r.key === null) throw invalid('compacted topic cannot accept a record without a key')
+      }
+      if (targetCodec !== null && inflated.compression !== targetCodec) {
+        bytes = deflateBatch(inflated.header, records, targetCodec, crc32c)
+        rebuilt++
+        if (bytes.length > policy.maxMessageBytes) {
+          throw new KafkaError(ErrorCode.MESSAGE_TOO_LARGE, `batch of ${bytes.length} bytes after recompression exceeds max.message.bytes ${policy.maxMessageBytes}`)
+        }
+      }
+    }
+    parts.push(bytes)
+    out.push({ position, size: bytes.length, recordCount: b.recordCount, maxTimestamp: b.maxTimestamp })
+    position += bytes.length
+  }
+  if (rebuilt === 0) return { payload, batches: [...batches], rebuilt: 0 }
+  return { payload: Buffer.concat(parts, position), batches: out, rebuilt }
 }
