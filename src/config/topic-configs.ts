@@ -220,6 +220,10 @@ const LOG_CONFIG_FIELDS: ReadonlyArray<[keyof LogConfig, string]> = [
   ['cleanupPolicy', 'cleanup.policy'],
   ['fileDeleteDelayMs', 'file.delete.delay.ms'],
   ['compressionType', 'compression.type'],
+  ['deleteRetentionMs', 'delete.retention.ms'],
+  ['minCleanableDirtyRatio', 'min.cleanable.dirty.ratio'],
+  ['minCompactionLagMs', 'min.compaction.lag.ms'],
+  ['maxCompactionLagMs', 'max.compaction.lag.ms'],
 ]
 
 function logConfigValue(field: keyof LogConfig, v: ConfigValue): LogConfig[keyof LogConfig] {

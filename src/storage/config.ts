@@ -23,6 +23,10 @@ export const DEFAULT_LOG_CONFIG: LogConfig = Object.freeze({
   messageTimestampAfterMaxMs: LONG_MAX,
   cleanupPolicy: 'delete',
   fileDeleteDelayMs: 60000,
+  deleteRetentionMs: 86400000,
+  minCleanableDirtyRatio: 0.5,
+  minCompactionLagMs: 0,
+  maxCompactionLagMs: LONG_MAX,
   compressionType: 'producer',
 })
 
@@ -98,6 +102,15 @@ export function resolveLogConfig(base: LogConfig, overrides: Partial<LogConfig> 
   checkRange('messageTimestampBeforeMaxMs', c.messageTimestampBeforeMaxMs, 0)
   checkRange('messageTimestampAfterMaxMs', c.messageTimestampAfterMaxMs, 0)
   checkRange('fileDeleteDelayMs', c.fileDeleteDelayMs, 0)
+  checkRange('deleteRetentionMs', c.deleteRetentionMs, 0)
+  checkRange('minCompactionLagMs', c.minCompactionLagMs, 0)
+  checkRange('maxCompactionLagMs', c.maxCompactionLagMs, 1)
+  if (typeof c.minCleanableDirtyRatio !== 'number' || !(c.minCleanableDirtyRatio >= 0 && c.minCleanableDirtyRatio <= 1)) {
+    throw new KafkaError(ErrorCode.INVALID_CONFIG, `minCleanableDirtyRatio=${String(c.minCleanableDirtyRatio)} must be in [0, 1]`)
+  }
+  if (c.minCompactionLagMs > c.maxCompactionLagMs) {
+    throw new KafkaError(ErrorCode.INVALID_CONFIG, `minCompactionLagMs ${c.minCompactionLagMs} > maxCompactionLagMs ${c.maxCompactionLagMs}`)
+  }
   if (c.messageTimestampType !== 'CreateTime' && c.messageTimestampType !== 'LogAppendTime') {
     throw new KafkaError(ErrorCode.INVALID_CONFIG, `messageTimestampType=${String(c.messageTimestampType)}`)
   }

@@ -32,6 +32,10 @@ export interface LogConfig {
   messageTimestampAfterMaxMs: number // message.timestamp.after.max.ms, default Long.MAX
   cleanupPolicy: CleanupPolicy // cleanup.policy
   fileDeleteDelayMs: number // file.delete.delay.ms, default 60000
+  deleteRetentionMs: number // delete.retention.ms, default 1 day: how long a cleaned tombstone stays readable
+  minCleanableDirtyRatio: number // min.cleanable.dirty.ratio, default 0.5
+  minCompactionLagMs: number // min.compaction.lag.ms, default 0
+  maxCompactionLagMs: number // max.compaction.lag.ms, default Long.MAX
   compressionType: CompressionTypeConfig // compression.type, default 'producer'
 }
 
