@@ -314,7 +314,7 @@ describe('inflateBatch / deflateBatch', () => {
     const empty = deflateBatch({ ...inflated.header, lastOffsetDelta: 2, maxTimestamp: undefined }, [], CompressionType.NONE)
     expect(inflateBatch(empty, MiB).header).toMatchObject({ recordCount: 0, lastOffsetDelta: 2, maxTimestamp: -1 })
     // LogAppendTime batches must say their maxTimestamp.
-    expect(() => deflateBatch({ ...inflated.header, attributes: 0x08 }, kept, 0)).toThrow(RangeError)
+    expect(() => deflateBatch({ ...inflated.header, attributes: 0x08, maxTimestamp: undefined }, kept, 0)).toThrow(RangeError)
     const lat = deflateBatch({ ...inflated.header, attributes: 0x08, maxTimestamp: 123 }, kept, 0)
     expect(inflateBatch(lat, MiB).header.maxTimestamp).toBe(123)
   })
