@@ -1,0 +1,324 @@
+// The admin client: topics (create, delete, list, describe, add partitions), configs (describe,
+// incremental alter), consumer groups (list, describe, committed offsets, offset reset, delete) and
+// partition offsets. Controller requests go to the controller from metadata, group requests to the
+// group's coordinator, ListOffsets to partition leaders.
+import { ApiKey } from '../protocol/api-keys.gen.js'
+import * as CreatePartitions from '../protocol/messages/37-create-partitions.gen.js'
+import * as CreateTopics from '../protocol/messages/19-create-topics.gen.js'
+import * as DeleteGroups from '../protocol/messages/42-delete-groups.gen.js'
+import * as DeleteTopics from '../protocol/messages/20-delete-topics.gen.js'
+import * as DescribeCluster from '../protocol/messages/60-describe-cluster.gen.js'
+import * as DescribeConfigs from '../protocol/messages/32-describe-configs.gen.js'
+import * as DescribeGroups from '../protocol/messages/15-describe-groups.gen.js'
+import * as IncrementalAlterConfigs from '../protocol/messages/44-incremental-alter-configs.gen.js'
+import * as ListGroups from '../protocol/messages/16-list-groups.gen.js'
+import { ErrorCode, KafkaError } from '../domain/errors.js'
+import { Cluster, type BrokerNode, type ClientOptions, type PartitionInfo } from './cluster.js'
+import type { BrokerConnection } from './connection.js'
+import { commitOffsets, decodeAssignment, fetchCommittedOffsets, type TopicPartitionOffset } from './group.js'
+import { listOffsets, type OffsetAnswer, type OffsetQuery } from './offsets.js'
+
+export const ResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, GROUP: 32 } as const
+
+/** Kafka's ConfigSource names, by id. */
+export const CONFIG_SOURCE_NAMES = ['UNKNOWN', 'DYNAMIC_TOPIC_CONFIG', 'DYNAMIC_BROKER_CONFIG', 'DYNAMIC_DEFAULT_BROKER_CONFIG', 'STATIC_BROKER_CONFIG', 'DEFAULT_CONFIG', 'DYNAMIC_BROKER_LOGGER_CONFIG', 'CLIENT_METRICS_CONFIG', 'GROUP_CONFIG'] as const
+
+export function configSourceName(id: number): string {
+  return CONFIG_SOURCE_NAMES[id] ?? 'UNKNOWN'
+}
+
+export interface NewTopic {
+  name: string
+  /** -1 = the broker's num.partitions. */
+  numPartitions?: number
+  /** -1 = the broker's default.replication.factor. */
+  replicationFactor?: number
+  configs?: Record<string, string>
+}
+
+export interface CreatedTopic {
+  name: string
+  topicId: string
+  numPartitions: number
+  replicationFactor: number
+}
+
+export interface TopicDescription {
+  name: string
+  topicId: string
+  isInternal: boolean
+  partitions: PartitionInfo[]
+}
+
+export interface ConfigResource {
+  type: 'topic' | 'broker' | 'broker-logger' | 'group'
+  name: string
+}
+
+export interface ConfigEntry {
+  name: string
+  value: string | null
+  readOnly: boolean
+  isDefault: boolean
+  source: string
+  sensitive: boolean
+  synonyms: { name: string; value: string | null; source: string }[]
+}
+
+export type AlterOp = { op: 'set'; name: string; value: string } | { op: 'delete'; name: string } | { op: 'append' | 'subtract'; name: string; value: string }
+
+export interface GroupListing {
+  groupId: string
+  protocolType: string
+  state: string
+}
+
+export interface GroupMemberDescription {
+  memberId: string
+  groupInstanceId: string | null
+  clientId: string
+  clientHost: string
+  assignment: { topic: string; partition: number }[]
+}
+
+export interface GroupDescription {
+  groupId: string
+  state: string
+  protocolType: string
+  protocol: string
+  members: GroupMemberDescription[]
+}
+
+const RESOURCE_TYPES: Record<ConfigResource['type'], number> = { topic: ResourceType.TOPIC, broker: ResourceType.BROKER, 'broker-logger': ResourceType.BROKER_LOGGER, group: ResourceType.GROUP }
+const ALTER_OPS = { set: 0, delete: 1, append: 2, subtract: 3 } as const
+
+function check(code: number, message: string | null | undefined, what: string): void {
+  if (code !== ErrorCode.NONE) throw new KafkaError(code as ErrorCode, message != null && message !== '' ? message : what)
+}
+
+export class Admin {
+  readonly cluster: Cluster
+
+  constructor(opts: ClientOptions) {
+    this.cluster = new Cluster(opts)
+  }
+
+  /** The controller (or any broker when the cluster reports none), for topic and config changes. */
+  private async controller(): Promise<BrokerConnection> {
+    const meta = await this.cluster.refreshMetadata([])
+    if (meta.controllerId >= 0 && meta.brokers.has(meta.controllerId)) return this.cluster.nodeConnection(meta.controllerId)
+    return this.cluster.anyConnection()
+  }
+
+  async describeCluster(): Promise<{ clusterId: string | null; controllerId: number; brokers: BrokerNode[] }> {
+    const conn = await this.cluster.anyConnection()
+    if (conn.supports(ApiKey.DescribeCluster)) {
+      const req = DescribeCluster.createDescribeClusterRequest({ endpointType: 1 })
+      const res = await conn.send(ApiKey.DescribeCluster, (w, v) => DescribeCluster.encodeDescribeClusterRequest(w, req, v), DescribeCluster.decodeDescribeClusterResponse)
+      check(res.errorCode, res.errorMessage, 'DescribeCluster')
+      return { clusterId: res.clusterId, controllerId: res.controllerId, brokers: res.brokers.map((b) => ({ nodeId: b.brokerId, host: b.host, port: b.port, rack: b.rack })) }
+    }
+    const meta = await this.cluster.refreshMetadata([])
+    return { clusterId: meta.clusterId, controllerId: meta.controllerId, brokers: [...meta.brokers.values()] }
+  }
+
+  async createTopics(topics: readonly NewTopic[], opts: { validateOnly?: boolean; timeoutMs?: number } = {}): Promise<CreatedTopic[]> {
+    const conn = await this.controller()
+    const req = CreateTopics.createCreateTopicsRequest({
+      timeoutMs: opts.timeoutMs ?? 30000,
+      validateOnly: opts.validateOnly ?? false,
+      topics: topics.map((t) =>
+        CreateTopics.createCreatableTopic({
+          name: t.name,
+          numPartitions: t.numPartitions ?? -1,
+          replicationFactor: t.replicationFactor ?? -1,
+          configs: Object.entries(t.configs ?? {}).map(([name, value]) => CreateTopics.createCreatableTopicConfig({ name, value })),
+        }),
+      ),
+    })
+    const res = await conn.send(ApiKey.CreateTopics, (w, v) => CreateTopics.encodeCreateTopicsRequest(w, req, v), CreateTopics.decodeCreateTopicsResponse)
+    return res.topics.map((t) => {
+      check(t.errorCode, t.errorMessage, `creating topic '${t.name}'`)
+      return { name: t.name, topicId: t.topicId, numPartitions: t.numPartitions, replicationFactor: t.replicationFactor }
+    })
+  }
+
+  async deleteTopics(names: readonly string[], opts: { timeoutMs?: number } = {}): Promise<void> {
+    const conn = await this.controller()
+    const v = conn.version(ApiKey.DeleteTopics)
+    const req = DeleteTopics.createDeleteTopicsRequest(
+      v >= 6
+        ? { timeoutMs: opts.timeoutMs ?? 30000, topics: names.map((name) => DeleteTopics.createDeleteTopicState({ name })) }
+        : { timeoutMs: opts.timeoutMs ?? 30000, topicNames: [...names] },
+    )
+    const res = await conn.send(ApiKey.DeleteTopics, (w, ver) => DeleteTopics.encodeDeleteTopicsRequest(w, req, ver), DeleteTopics.decodeDeleteTopicsResponse)
+    for (const r of res.responses) check(r.errorCode, r.errorMessage, `deleting topic '${r.name}'`)
+  }
+
+  /** Topic names, sorted; internal topics (__consumer_offsets, ...) only when asked. */
+  async listTopics(opts: { includeInternal?: boolean } = {}): Promise<string[]> {
+    const meta = await this.cluster.refreshMetadata(null)
+    return [...meta.topics.values()].filter((t) => t.errorCode === ErrorCode.NONE && (opts.includeInternal === true || !t.isInternal)).map((t) => t.name).sort()
+  }
+
+  /** Descriptions of the named topics (null = all); an unknown name throws UNKNOWN_TOPIC_OR_PARTITION. */
+  async describeTopics(names: readonly string[] | null, opts: { includeInternal?: boolean } = {}): Promise<TopicDescription[]> {
+    const meta = await this.cluster.refreshMetadata(names)
+    const out: TopicDescription[] = []
+    const list = names ?? [...meta.topics.keys()].sort()
+    for (const name of list) {
+      const t = meta.topics.get(name)
+      if (t === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic '${name}' does not exist`)
+      if (t.errorCode !== ErrorCode.NONE) throw new KafkaError(t.errorCode as ErrorCode, t.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? `topic '${name}' does not exist` : `topic '${name}'`)
+      if (names === null && t.isInternal && opts.includeInternal !== true) continue
+      out.push({ name: t.name, topicId: t.topicId, isInternal: t.isInternal, partitions: t.partitions.filter((p) => p !== undefined) })
+    }
+    return out
+  }
+
+  /** Grows a topic to `count` partitions. */
+  async createPartitions(topic: string, count: number, opts: { validateOnly?: boolean; timeoutMs?: number } = {}): Promise<void> {
+    const conn = await this.controller()
+    const req = CreatePartitions.createCreatePartitionsRequest({
+      timeoutMs: opts.timeoutMs ?? 30000,
+      validateOnly: opts.validateOnly ?? false,
+      topics: [CreatePartitions.createCreatePartitionsTopic({ name: topic, count, assignments: null })],
+    })
+    const res = await conn.send(ApiKey.CreatePartitions, (w, v) => CreatePartitions.encodeCreatePartitionsRequest(w, req, v), CreatePartitions.decodeCreatePartitionsResponse)
+    for (const r of res.results) check(r.errorCode, r.errorMessage, `adding partitions to '${r.name}'`)
+  }
+
+  /** Configs of resources (keys null = all), with synonyms (where each value comes from). */
+  async describeConfigs(resources: readonly (ConfigResource & { keys?: string[] | null })[]): Promise<{ resource: ConfigResource; configs: ConfigEntry[] }[]> {
+    const conn = await this.controllerFor(resources)
+    const req = DescribeConfigs.createDescribeConfigsRequest({
+      includeSynonyms: true,
+      resources: resources.map((r) => DescribeConfigs.createDescribeConfigsResource({ resourceType: RESOURCE_TYPES[r.type], resourceName: r.name, configurationKeys: r.keys ?? null })),
+    })
+    const res = await conn.send(ApiKey.DescribeConfigs, (w, v) => DescribeConfigs.encodeDescribeConfigsRequest(w, req, v), DescribeConfigs.decodeDescribeConfigsResponse)
+    return res.results.map((r, i) => {
+      check(r.errorCode, r.errorMessage, `describing configs of ${resources[i]?.type ?? 'resource'} '${r.resourceName}'`)
+      return {
+        resource: { type: resources.find((x) => x.name === r.resourceName && RESOURCE_TYPES[x.type] === r.resourceType)?.type ?? 'topic', name: r.resourceName },
+        configs: r.configs.map((c) => ({
+          name: c.name,
+          value: c.value,
+          readOnly: c.readOnly,
+          isDefault: c.configSource === 5 || (c.configSource === -1 && c.isDefault),
+          source: configSourceName(c.configSource),
+          sensitive: c.isSensitive,
+          synonyms: c.synonyms.map((s) => ({ name: s.name, value: s.value, source: configSourceName(s.source) })),
+        })),
+      }
+    })
+  }
+
+  /** IncrementalAlterConfigs: set, delete (revert to default), append to or subtract from lists. */
+  async alterConfigs(resource: ConfigResource, ops: readonly AlterOp[], opts: { validateOnly?: boolean } = {}): Promise<void> {
+    const conn = await this.controllerFor([resource])
+    const req = IncrementalAlterConfigs.createIncrementalAlterConfigsRequest({
+      validateOnly: opts.validateOnly ?? false,
+      resources: [
+        IncrementalAlterConfigs.createAlterConfigsResource({
+          resourceType: RESOURCE_TYPES[resource.type],
+          resourceName: resource.name,
+          configs: ops.map((o) => IncrementalAlterConfigs.createAlterableConfig({ name: o.name, configOperation: ALTER_OPS[o.op], value: 'value' in o ? o.value : null })),
+        }),
+      ],
+    })
+    const res = await conn.send(ApiKey.IncrementalAlterConfigs, (w, v) => IncrementalAlterConfigs.encodeIncrementalAlterConfigsRequest(w, req, v), IncrementalAlterConfigs.decodeIncrementalAlterConfigsResponse)
+    for (const r of res.responses) check(r.errorCode, r.errorMessage, `altering configs of ${resource.type} '${resource.name}'`)
+  }
+
+  /** Broker resources must go to that broker; topic resources to the controller. */
+  private async controllerFor(resources: readonly ConfigResource[]): Promise<BrokerConnection> {
+    const broker = resources.find((r) => (r.type === 'broker' || r.type === 'broker-logger') && r.name !== '')
+    if (broker !== undefined) {
+      const id = Number(broker.name)
+      if (!Number.isInteger(id)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `broker '${broker.name}' is not a broker id`)
+      return this.cluster.nodeConnection(id)
+    }
+    return this.controller()
+  }
+
+  /** Groups of every broker (each broker lists the groups it coordinates). */
+  async listGroups(): Promise<GroupListing[]> {
+    const meta = await this.cluster.refreshMetadata([])
+    const out: GroupListing[] = []
+    for (const nodeId of meta.brokers.keys()) {
+      const conn = await this.cluster.nodeConnection(nodeId)
+      const req = ListGroups.createListGroupsRequest()
+      const res = await conn.send(ApiKey.ListGroups, (w, v) => ListGroups.encodeListGroupsRequest(w, req, v), ListGroups.decodeListGroupsResponse)
+      check(res.errorCode, null, 'ListGroups')
+      for (const g of res.groups) out.push({ groupId: g.groupId, protocolType: g.protocolType, state: g.groupState })
+    }
+    return out.sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0))
+  }
+
+  async describeGroups(groupIds: readonly string[]): Promise<GroupDescription[]> {
+    const out: GroupDescription[] = []
+    for (const groupId of groupIds) {
+      const res = await this.cluster.withRetries(async () => {
+        const conn = await this.cluster.coordinator(groupId)
+        const req = DescribeGroups.createDescribeGroupsRequest({ groups: [groupId] })
+        const r = await conn.send(ApiKey.DescribeGroups, (w, v) => DescribeGroups.encodeDescribeGroupsRequest(w, req, v), DescribeGroups.decodeDescribeGroupsResponse)
+        const g = r.groups[0]
+        if (g === undefined) throw new KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, `group '${groupId}'`)
+        if (g.errorCode === ErrorCode.NOT_COORDINATOR || g.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE) this.cluster.forgetCoordinator(groupId)
+        check(g.errorCode, null, `describing group '${groupId}'`)
+        return g
+      })
+      out.push({
+        groupId: res.groupId,
+        state: res.groupState,
+        protocolType: res.protocolType,
+        protocol: res.protocolData,
+        members: res.members.map((m) => {
+          let assignment: { topic: string; partition: number }[] = []
+          if (res.protocolType === 'consumer') {
+            try {
+              assignment = decodeAssignment(m.memberAssignment)
+            } catch {
+              assignment = []
+            }
+          }
+          return { memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost, assignment }
+        }),
+      })
+    }
+    return out
+  }
+
+  /** Committed offsets of a group ('topic\0partition' -> offset). */
+  fetchOffsets(groupId: string, tps: readonly { topic: string; partition: number }[] | null = null): Promise<Map<string, number>> {
+    return fetchCommittedOffsets(this.cluster, groupId, tps)
+  }
+
+  /** Commits offsets for a group with no active members (the coordinator refuses otherwise). */
+  commitOffsets(groupId: string, offsets: readonly TopicPartitionOffset[]): Promise<void> {
+    return commitOffsets(this.cluster, groupId, offsets)
+  }
+
+  async deleteGroups(groupIds: readonly string[]): Promise<void> {
+    for (const groupId of groupIds) {
+      await this.cluster.withRetries(async () => {
+        const conn = await this.cluster.coordinator(groupId)
+        const req = DeleteGroups.createDeleteGroupsRequest({ groupsNames: [groupId] })
+        const res = await conn.send(ApiKey.DeleteGroups, (w, v) => DeleteGroups.encodeDeleteGroupsRequest(w, req, v), DeleteGroups.decodeDeleteGroupsResponse)
+        for (const r of res.results) {
+          if (r.errorCode === ErrorCode.NOT_COORDINATOR || r.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE) this.cluster.forgetCoordinator(groupId)
+          check(r.errorCode, null, `deleting group '${r.groupId}'`)
+        }
+      })
+    }
+  }
+
+  /** Offsets for timestamps (-2 earliest, -1 latest), keyed 'topic\0partition'. */
+  listOffsets(queries: readonly OffsetQuery[], isolationLevel = 0): Promise<Map<string, OffsetAnswer>> {
+    return listOffsets(this.cluster, queries, isolationLevel)
+  }
+
+  async close(): Promise<void> {
+    await this.cluster.close()
+  }
+}

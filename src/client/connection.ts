@@ -1,0 +1,324 @@
+// One TCP connection to one broker: size-prefixed framing, correlation ids, pipelining (any number of
+// requests in flight; Kafka answers them in order, matched here by id), per-request timeouts and the
+// ApiVersions handshake that fixes the version used for each API (the highest both sides support).
+import { connect as netConnect, type Socket } from 'node:net'
+import { ApiKey, apiName } from '../protocol/api-keys.gen.js'
+import { beginFrame, endFrame } from '../protocol/frame.js'
+import { readResponseHeader, writeRequestHeader } from '../protocol/header.js'
+import * as ApiVersions from '../protocol/messages/18-api-versions.gen.js'
+import { Reader } from '../protocol/primitives/reader.js'
+import { Writer } from '../protocol/primitives/writer.js'
+import { ErrorCode, KafkaError } from '../domain/errors.js'
+import { ConnectionError, TimeoutError } from './errors.js'
+import { pickVersion, type VersionRange } from './versions.js'
+
+export interface ConnectionOptions {
+  host: string
+  port: number
+  clientId?: string
+  /** Default 10000. */
+  connectTimeoutMs?: number
+  /** Default 30000; a request's own timeout is added for long polls. */
+  requestTimeoutMs?: number
+  /** Largest response frame accepted; a bigger size prefix closes the connection. Default 256 MiB. */
+  maxResponseBytes?: number
+}
+
+interface Pending {
+  apiKey: number
+  version: number
+  decode: (r: Reader, version: number) => unknown
+  resolve: (v: unknown) => void
+  reject: (err: Error) => void
+  timer: NodeJS.Timeout | undefined
+}
+
+export interface SendOptions {
+  /** Extra time on top of request.timeout.ms (the broker may legitimately hold a long poll). */
+  extraTimeoutMs?: number
+  /** Overrides the negotiated version. */
+  version?: number
+}
+
+export const CLIENT_SOFTWARE_NAME = 'skein'
+export const CLIENT_SOFTWARE_VERSION = '0.1.0'
+
+export class BrokerConnection {
+  readonly host: string
+  readonly port: number
+  readonly clientId: string
+  private readonly requestTimeoutMs: number
+  private readonly maxResponseBytes: number
+  private nextCorrelationId = 1
+  private readonly pending = new Map<number, Pending>()
+  private chunks: Buffer[] = []
+  private buffered = 0
+  private closedError: Error | null = null
+  private brokerVersions = new Map<number, VersionRange>()
+  private readonly negotiated = new Map<number, number>()
+  private readonly closeListeners: ((err: Error) => void)[] = []
+
+  private constructor(private readonly socket: Socket, opts: ConnectionOptions) {
+    this.host = opts.host
+    this.port = opts.port
+    this.clientId = opts.clientId ?? 'skein'
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? 30000
+    this.maxResponseBytes = opts.maxResponseBytes ?? 256 * 1024 * 1024
+    socket.on('data', (d: Buffer) => this.onData(d))
+    socket.on('error', (err) => this.fail(new ConnectionError(`connection to ${this.address} failed: ${describeSocketError(err)}`)))
+    socket.on('close', () => this.fail(new ConnectionError(`connection to ${this.address} closed`)))
+  }
+
+  get address(): string {
+    return `${this.host}:${this.port}`
+  }
+
+  get closed(): boolean {
+    return this.closedError !== null
+  }
+
+  /** Requests written and not yet answered. */
+  get inFlight(): number {
+    return this.pending.size
+  }
+
+  /** Opens a connection and negotiates API versions. Rejects with ConnectionError when unreachable. */
+  static async connect(opts: ConnectionOptions): Promise<BrokerConnection> {
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const s = netConnect({ host: opts.host, port: opts.port })
+      const timer = setTimeout(() => {
+        s.destroy()
+        reject(new ConnectionError(`cannot connect to ${opts.host}:${opts.port}: timed out after ${opts.connectTimeoutMs ?? 10000} ms`))
+      }, opts.connectTimeoutMs ?? 10000)
+      s.once('connect', () => {
+        clearTimeout(timer)
+        s.removeAllListeners('error')
+        s.setNoDelay(true)
+        resolve(s)
+      })
+      s.once('error', (err) => {
+        clearTimeout(timer)
+        s.destroy()
+        reject(new ConnectionError(`cannot connect to ${opts.host}:${opts.port}: ${describeSocketError(err)}`))
+      })
+    })
+    const conn = new BrokerConnection(socket, opts)
+    try {
+      await conn.negotiate()
+    } catch (err) {
+      conn.close()
+      throw err
+    }
+    return conn
+  }
+
+  /** The broker's version range for an API (from ApiVersions), if it serves it. */
+  brokerRange(apiKey: number): VersionRange | undefined {
+    return this.brokerVersions.get(apiKey)
+  }
+
+  /** The version this connection uses for apiKey; throws KafkaError(UNSUPPORTED_VERSION) when none fits. */
+  version(apiKey: number): number {
+    let v = this.negotiated.get(apiKey)
+    if (v === undefined) {
+      v = pickVersion(apiKey, apiName(apiKey) ?? `API ${apiKey}`, this.brokerVersions.get(apiKey))
+      this.negotiated.set(apiKey, v)
+    }
+    return v
+  }
+
+  supports(apiKey: number): boolean {
+    try {
+      this.version(apiKey)
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  private async negotiate(): Promise<void> {
+    // v3 first; a broker that does not know it answers UNSUPPORTED_VERSION in a v0 body listing its range.
+    const request = ApiVersions.createApiVersionsRequest({ clientSoftwareName: CLIENT_SOFTWARE_NAME, clientSoftwareVersion: CLIENT_SOFTWARE_VERSION })
+    const decodeTolerant = (r: Reader, version: number): ApiVersions.ApiVersionsResponse => {
+      const errorCode = r.buf.readInt16BE(r.offset)
+      return ApiVersions.decodeApiVersionsResponse(r, errorCode === ErrorCode.UNSUPPORTED_VERSION ? 0 : version)
+    }
+    let res = await this.send(ApiKey.ApiVersions, (w, v) => ApiVersions.encodeApiVersionsRequest(w, request, v), decodeTolerant, { version: 3 })
+    if (res.errorCode === ErrorCode.UNSUPPORTED_VERSION) {
+      const range = res.apiKeys.find((k) => k.apiKey === ApiKey.ApiVersions)
+      const v = Math.min(3, range?.maxVersion ?? 0)
+      res = await this.send(ApiKey.ApiVersions, (w, ver) => ApiVersions.encodeApiVersionsRequest(w, request, ver), decodeTolerant, { version: v })
+    }
+    if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode as ErrorCode, 'ApiVersions')
+    this.brokerVersions = new Map(res.apiKeys.map((k) => [k.apiKey, { min: k.minVersion, max: k.maxVersion }]))
+  }
+
+  /**
+   * Sends one request at the negotiated version and resolves its decoded response. Requests are written
+   * at once (pipelined); responses come back in order.
+   */
+  send<Res>(apiKey: number, encode: (w: Writer, version: number) => void, decode: (r: Reader, version: number) => Res, opts: SendOptions = {}): Promise<Res> {
+    if (this.closedError !== null) return Promise.reject(this.closedError)
+    let version: number
+    let frame: (Buffer | { fd: number })[]
+    const correlationId = this.nextCorrelationId
+    this.nextCorrelationId = (this.nextCorrelationId + 1) & 0x7fffffff
+    try {
+      version = opts.version ?? this.version(apiKey)
+      frame = this.encodeFrame(apiKey, version, correlationId, encode)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    return new Promise<Res>((resolve, reject) => {
+      const timeoutMs = this.requestTimeoutMs + (opts.extraTimeoutMs ?? 0)
+      const timer = setTimeout(() => {
+        if (!this.pending.has(correlationId)) return
+        // Later answers on this connection would be out of step; close it so callers reconnect.
+        const err = new TimeoutError(`${apiName(apiKey) ?? apiKey} request to ${this.address} timed out after ${timeoutMs} ms`)
+        this.fail(err)
+      }, timeoutMs)
+      this.pending.set(correlationId, { apiKey, version, decode, resolve: resolve as (v: unknown) => void, reject, timer })
+      this.writeChunks(frame as Buffer[])
+    })
+  }
+
+  /** Writes a request that gets no response (Produce with acks=0); resolves once handed to the socket. */
+  sendNoResponse(apiKey: number, encode: (w: Writer, version: number) => void, opts: SendOptions = {}): Promise<void> {
+    if (this.closedError !== null) return Promise.reject(this.closedError)
+    const correlationId = this.nextCorrelationId
+    this.nextCorrelationId = (this.nextCorrelationId + 1) & 0x7fffffff
+    let frame: Buffer[]
+    try {
+      frame = this.encodeFrame(apiKey, opts.version ?? this.version(apiKey), correlationId, encode) as Buffer[]
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    const flushed = this.writeChunks(frame)
+    if (flushed) return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      const onDrain = (): void => {
+        this.socket.off('close', onClose)
+        resolve()
+      }
+      const onClose = (): void => {
+        this.socket.off('drain', onDrain)
+        reject(this.closedError ?? new ConnectionError(`connection to ${this.address} closed`))
+      }
+      this.socket.once('drain', onDrain)
+      this.socket.once('close', onClose)
+    })
+  }
+
+  /** Resolves when the socket's write buffer has drained (backpressure for pipelined producers). */
+  drained(): Promise<void> {
+    if (!this.socket.writableNeedDrain || this.closedError !== null) return Promise.resolve()
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.socket.off('drain', done)
+        this.socket.off('close', done)
+        resolve()
+      }
+      this.socket.once('drain', done)
+      this.socket.once('close', done)
+    })
+  }
+
+  onClose(listener: (err: Error) => void): void {
+    this.closeListeners.push(listener)
+  }
+
+  close(): void {
+    this.fail(new ConnectionError(`connection to ${this.address} was closed by the client`))
+  }
+
+  private encodeFrame(apiKey: number, version: number, correlationId: number, encode: (w: Writer, version: number) => void): (Buffer | { fd: number })[] {
+    const w = new Writer(256)
+    const mark = beginFrame(w)
+    writeRequestHeader(w, { requestApiKey: apiKey, requestApiVersion: version, correlationId, clientId: this.clientId })
+    encode(w, version)
+    endFrame(w, mark)
+    return w.chunks()
+  }
+
+  private writeChunks(chunks: Buffer[]): boolean {
+    if (chunks.length === 1) return this.socket.write(chunks[0]!)
+    this.socket.cork()
+    let ok = true
+    for (const c of chunks) ok = this.socket.write(c)
+    this.socket.uncork()
+    return ok
+  }
+
+  private onData(d: Buffer): void {
+    this.chunks.push(d)
+    this.buffered += d.length
+    while (this.buffered >= 4) {
+      let head = this.chunks[0]!
+      if (head.length < 4) {
+        head = Buffer.concat(this.chunks)
+        this.chunks = [head]
+      }
+      const size = head.readInt32BE(0)
+      if (size < 4 || size > this.maxResponseBytes) {
+        this.fail(new ConnectionError(`response frame of ${size} bytes from ${this.address} is outside 4..${this.maxResponseBytes}`))
+        return
+      }
+      // Join only once the whole frame is here: large fetch answers arrive in many pieces.
+      if (this.buffered < 4 + size) return
+      const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered)
+      const frame = all.subarray(4, 4 + size)
+      const rest = all.subarray(4 + size)
+      this.chunks = rest.length > 0 ? [rest] : []
+      this.buffered = rest.length
+      this.onFrame(frame)
+    }
+  }
+
+  private onFrame(frame: Buffer): void {
+    const correlationId = frame.readInt32BE(0)
+    const p = this.pending.get(correlationId)
+    if (p === undefined) {
+      this.fail(new ConnectionError(`unexpected correlation id ${correlationId} from ${this.address}`))
+      return
+    }
+    this.pending.delete(correlationId)
+    if (p.timer !== undefined) clearTimeout(p.timer)
+    try {
+      const r = new Reader(frame)
+      readResponseHeader(r, p.apiKey, p.version)
+      p.resolve(p.decode(r, p.version))
+    } catch (err) {
+      p.reject(new KafkaError(ErrorCode.CORRUPT_MESSAGE, `cannot decode the ${apiName(p.apiKey) ?? p.apiKey} v${p.version} response from ${this.address}: ${(err as Error).message}`))
+    }
+  }
+
+  private fail(err: Error): void {
+    if (this.closedError !== null) return
+    this.closedError = err
+    for (const p of this.pending.values()) {
+      if (p.timer !== undefined) clearTimeout(p.timer)
+      p.reject(err)
+    }
+    this.pending.clear()
+    this.chunks = []
+    this.buffered = 0
+    this.socket.destroy()
+    for (const l of this.closeListeners.splice(0)) l(err)
+  }
+}
+
+function describeSocketError(err: Error & { code?: string }): string {
+  switch (err.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused (is a broker running there?)'
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'unknown host'
+    case 'ECONNRESET':
+      return 'connection reset by the broker'
+    case 'ETIMEDOUT':
+      return 'timed out'
+    default:
+      return err.message
+  }
+}

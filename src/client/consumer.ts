@@ -1,0 +1,336 @@
+// The consumer: either manual assignment (assign + seek) or a group subscription (subscribe: the group
+// protocol in group.ts picks the partitions). poll() resolves missing positions (committed offset, else
+// auto.offset.reset), sends one long-polled Fetch per leader and returns the decoded records, moving each
+// position past what it returned. Offsets are committed on commit(), every auto.commit.interval.ms when
+// enabled, before a rebalance and on close.
+import { ApiKey } from '../protocol/api-keys.gen.js'
+import * as Fetch from '../protocol/messages/01-fetch.gen.js'
+import { ErrorCode, KafkaError } from '../domain/errors.js'
+import type { AssignorName } from './assignors.js'
+import { Cluster, sleep, type ClientOptions } from './cluster.js'
+import { isRetriableError } from './errors.js'
+import { GroupMember, type TopicPartitionOffset } from './group.js'
+import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets, tpKey } from './offsets.js'
+import { decodeFetchedRecords, type ConsumedRecord } from './records.js'
+
+export type OffsetReset = 'earliest' | 'latest' | 'none'
+export type IsolationLevel = 'read_uncommitted' | 'read_committed'
+
+export interface ConsumerOptions extends ClientOptions {
+  groupId?: string
+  isolationLevel?: IsolationLevel
+  /** Where to start without a committed offset (or after OFFSET_OUT_OF_RANGE). Default 'latest'. */
+  autoOffsetReset?: OffsetReset
+  /** Default 500. */
+  fetchMaxWaitMs?: number
+  /** Default 1. */
+  fetchMinBytes?: number
+  /** Default 52428800. */
+  fetchMaxBytes?: number
+  /** Default 1048576. */
+  maxPartitionFetchBytes?: number
+  /** Default true with a group. */
+  enableAutoCommit?: boolean
+  /** Default 5000. */
+  autoCommitIntervalMs?: number
+  sessionTimeoutMs?: number
+  rebalanceTimeoutMs?: number
+  heartbeatIntervalMs?: number
+  assignors?: AssignorName[]
+}
+
+export interface TopicPartition {
+  topic: string
+  partition: number
+}
+
+interface PartitionState {
+  topic: string
+  partition: number
+  /** Next offset to fetch; null until resolved. */
+  position: number | null
+  /** A pending seek to the earliest/latest offset or to a timestamp. */
+  reset: number | null
+  /** High watermark seen in the last fetch (lag = hw - position). */
+  highWatermark: number
+}
+
+const REFRESH_ERRORS: ReadonlySet<number> = new Set([
+  ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  ErrorCode.LEADER_NOT_AVAILABLE,
+  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+  ErrorCode.FENCED_LEADER_EPOCH,
+  ErrorCode.UNKNOWN_LEADER_EPOCH,
+  ErrorCode.KAFKA_STORAGE_ERROR,
+  ErrorCode.UNKNOWN_TOPIC_ID,
+])
+
+export class Consumer {
+  readonly cluster: Cluster
+  readonly group: GroupMember | null
+  private readonly opts: ConsumerOptions
+  private readonly partitions = new Map<string, PartitionState>()
+  private subscription: string[] | null = null
+  private readonly autoCommit: boolean
+  private lastCommit = Date.now()
+  private closed = false
+  /** Offsets committed by the last commit() (tpKey -> offset). */
+  private readonly committed = new Map<string, number>()
+
+  constructor(opts: ConsumerOptions) {
+    this.opts = opts
+    this.cluster = new Cluster(opts)
+    this.group = opts.groupId === undefined ? null : new GroupMember(this.cluster, {
+      groupId: opts.groupId,
+      sessionTimeoutMs: opts.sessionTimeoutMs,
+      rebalanceTimeoutMs: opts.rebalanceTimeoutMs,
+      heartbeatIntervalMs: opts.heartbeatIntervalMs,
+      assignors: opts.assignors,
+    })
+    this.autoCommit = this.group !== null && (opts.enableAutoCommit ?? true)
+  }
+
+  /** Manual assignment: consume exactly these partitions (replaces any previous assignment). */
+  assign(tps: readonly TopicPartition[]): void {
+    if (this.subscription !== null) throw new Error('assign() and subscribe() cannot be mixed')
+    this.setAssignment(tps)
+  }
+
+  /** Group subscription: the group's assignor decides which partitions this member gets. */
+  subscribe(topics: readonly string[]): void {
+    if (this.group === null) throw new KafkaError(ErrorCode.INVALID_GROUP_ID, 'subscribe() needs a groupId')
+    this.subscription = [...topics]
+    this.group.needsRejoin = true
+  }
+
+  assignment(): TopicPartition[] {
+    return [...this.partitions.values()].map((p) => ({ topic: p.topic, partition: p.partition }))
+  }
+
+  private setAssignment(tps: readonly TopicPartition[]): void {
+    const next = new Map<string, PartitionState>()
+    for (const tp of tps) {
+      const k = tpKey(tp.topic, tp.partition)
+      next.set(k, this.partitions.get(k) ?? { topic: tp.topic, partition: tp.partition, position: null, reset: null, highWatermark: -1 })
+    }
+    this.partitions.clear()
+    for (const [k, v] of next) this.partitions.set(k, v)
+  }
+
+  private state(topic: string, partition: number): PartitionState {
+    const s = this.partitions.get(tpKey(topic, partition))
+    if (s === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${topic}-${partition} is not assigned to this consumer`)
+    return s
+  }
+
+  /** Moves the position: an offset, 'earliest', 'latest', or { timestamp } (first offset at or after it). */
+  seek(topic: string, partition: number, to: number | 'earliest' | 'latest' | { timestamp: number }): void {
+    const s = this.state(topic, partition)
+    if (typeof to === 'number') {
+      if (!Number.isSafeInteger(to) || to < 0) throw new RangeError(`offset must be a non-negative integer, not ${to}`)
+      s.position = to
+      s.reset = null
+    } else {
+      s.position = null
+      s.reset = to === 'earliest' ? EARLIEST_TIMESTAMP : to === 'latest' ? LATEST_TIMESTAMP : to.timestamp
+    }
+  }
+
+  position(topic: string, partition: number): number | null {
+    return this.state(topic, partition).position
+  }
+
+  /** High watermark from the last fetch of the partition (-1 before any). */
+  highWatermark(topic: string, partition: number): number {
+    return this.state(topic, partition).highWatermark
+  }
+
+  /** Joins or rejoins the group when needed (committing first, as an eager rebalance revokes everything). */
+  private async ensureGroup(): Promise<void> {
+    const g = this.group
+    if (g === null || this.subscription === null) return
+    if (g.heartbeatError !== null) throw g.heartbeatError
+    if (!g.needsRejoin) return
+    if (this.autoCommit && g.generationId >= 0) await this.commit().catch(() => {})
+    // Make sure every subscribed topic exists before asking for partitions of it.
+    for (const t of this.subscription) await this.cluster.topic(t, { refresh: true })
+    const assigned = await g.join(this.subscription)
+    this.setAssignment(assigned)
+    for (const s of this.partitions.values()) {
+      s.position = null
+      s.reset = null
+    }
+  }
+
+  /** Resolves missing positions: committed offsets first (group), then reset policy or pending seeks. */
+  private async resolvePositions(): Promise<void> {
+    const missing = [...this.partitions.values()].filter((s) => s.position === null)
+    if (missing.length === 0) return
+    const needReset: PartitionState[] = []
+    const fromCommitted = missing.filter((s) => s.reset === null)
+    if (this.group !== null && fromCommitted.length > 0) {
+      const committed = await this.group.fetchCommitted(fromCommitted.map((s) => ({ topic: s.topic, partition: s.partition })))
+      for (const s of fromCommitted) {
+        const o = committed.get(tpKey(s.topic, s.partition))
+        if (o !== undefined) s.position = o
+      }
+    }
+    for (const s of missing) {
+      if (s.position !== null) continue
+      if (s.reset === null) {
+        const policy = this.opts.autoOffsetReset ?? 'latest'
+        if (policy === 'none') throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `no committed offset for ${s.topic}-${s.partition} and auto.offset.reset is none`)
+        s.reset = policy === 'earliest' ? EARLIEST_TIMESTAMP : LATEST_TIMESTAMP
+      }
+      needReset.push(s)
+    }
+    if (needReset.length === 0) return
+    const answers = await listOffsets(this.cluster, needReset.map((s) => ({ topic: s.topic, partition: s.partition, timestamp: s.reset! })), this.isolation())
+    const latest = needReset.some((s) => s.reset! >= 0 && (answers.get(tpKey(s.topic, s.partition))?.offset ?? -1) < 0)
+    const ends = latest ? await listOffsets(this.cluster, needReset.map((s) => ({ topic: s.topic, partition: s.partition, timestamp: LATEST_TIMESTAMP })), this.isolation()) : null
+    for (const s of needReset) {
+      const a = answers.get(tpKey(s.topic, s.partition))
+      if (a === undefined) continue
+      // A timestamp past the last record has no offset: start at the end, as Kafka's offsetsForTimes users do.
+      s.position = a.offset >= 0 ? a.offset : (ends?.get(tpKey(s.topic, s.partition))?.offset ?? 0)
+      s.reset = null
+    }
+  }
+
+  private isolation(): number {
+    return this.opts.isolationLevel === 'read_committed' ? 1 : 0
+  }
+
+  /**
+   * Fetches once from every leader of the assigned partitions, waiting at most timeoutMs for data
+   * (fetch.max.wait.ms caps each long poll). Returns the records in partition order.
+   */
+  async poll(timeoutMs = this.opts.fetchMaxWaitMs ?? 500): Promise<ConsumedRecord[]> {
+    if (this.closed) throw new Error('the consumer is closed')
+    await this.ensureGroup()
+    try {
+      await this.resolvePositions()
+    } catch (err) {
+      if (!isRetriableError(err)) throw err
+      await this.cluster.refreshMetadata([...new Set([...this.partitions.values()].map((s) => s.topic))]).catch(() => {})
+      return []
+    }
+    const ready = [...this.partitions.values()].filter((s) => s.position !== null)
+    if (ready.length === 0) {
+      await sleep(Math.min(timeoutMs, 100))
+      return []
+    }
+    const byLeader = new Map<number, PartitionState[]>()
+    let needRefresh = false
+    for (const s of ready) {
+      let leader: number
+      try {
+        leader = await this.cluster.leaderFor(s.topic, s.partition)
+      } catch (err) {
+        if (!isRetriableError(err)) throw err
+        needRefresh = true
+        continue
+      }
+      let list = byLeader.get(leader)
+      if (list === undefined) byLeader.set(leader, (list = []))
+      list.push(s)
+    }
+    const maxWait = Math.max(0, Math.min(timeoutMs, this.opts.fetchMaxWaitMs ?? 500))
+    const results = await Promise.all([...byLeader].map(([leader, states]) => this.fetchFrom(leader, states, maxWait)))
+    const records: ConsumedRecord[] = []
+    for (const r of results) {
+      if (r.refresh) needRefresh = true
+      for (const rec of r.records) records.push(rec)
+    }
+    if (needRefresh) {
+      await this.cluster.refreshMetadata([...new Set(ready.map((s) => s.topic))]).catch(() => {})
+      if (records.length === 0) await sleep(this.cluster.retryBackoffMs)
+    }
+    if (this.autoCommit && Date.now() - this.lastCommit >= (this.opts.autoCommitIntervalMs ?? 5000)) await this.commit().catch(() => {})
+    return records
+  }
+
+  private async fetchFrom(leader: number, states: PartitionState[], maxWaitMs: number): Promise<{ records: ConsumedRecord[]; refresh: boolean }> {
+    const byTopic = new Map<string, Fetch.FetchPartition[]>()
+    for (const s of states) {
+      let list = byTopic.get(s.topic)
+      if (list === undefined) byTopic.set(s.topic, (list = []))
+      list.push(Fetch.createFetchPartition({ partition: s.partition, fetchOffset: BigInt(s.position!), partitionMaxBytes: this.opts.maxPartitionFetchBytes ?? 1048576 }))
+    }
+    const req = Fetch.createFetchRequest({
+      replicaId: -1,
+      maxWaitMs,
+      minBytes: this.opts.fetchMinBytes ?? 1,
+      maxBytes: this.opts.fetchMaxBytes ?? 52428800,
+      isolationLevel: this.isolation(),
+      sessionEpoch: -1,
+      topics: [...byTopic].map(([topic, partitions]) => Fetch.createFetchTopic({ topic, partitions })),
+    })
+    let res: Fetch.FetchResponse
+    try {
+      const conn = await this.cluster.nodeConnection(leader)
+      res = await conn.send(ApiKey.Fetch, (w, v) => Fetch.encodeFetchRequest(w, req, v), Fetch.decodeFetchResponse, { extraTimeoutMs: maxWaitMs })
+    } catch (err) {
+      if (isRetriableError(err)) return { records: [], refresh: true }
+      throw err
+    }
+    if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode as ErrorCode, 'Fetch')
+    const records: ConsumedRecord[] = []
+    let refresh = false
+    for (const t of res.responses) {
+      for (const p of t.partitions) {
+        const s = this.partitions.get(tpKey(t.topic, p.partitionIndex))
+        if (s === undefined || s.position === null) continue
+        if (p.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {
+          const policy = this.opts.autoOffsetReset ?? 'latest'
+          if (policy === 'none') throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${s.position} of ${s.topic}-${s.partition} is out of range`)
+          s.position = null
+          s.reset = policy === 'earliest' ? EARLIEST_TIMESTAMP : LATEST_TIMESTAMP
+          continue
+        }
+        if (REFRESH_ERRORS.has(p.errorCode)) {
+          refresh = true
+          continue
+        }
+        if (p.errorCode !== ErrorCode.NONE) throw new KafkaError(p.errorCode as ErrorCode, `fetching ${t.topic}-${p.partitionIndex}`)
+        s.highWatermark = Number(p.highWatermark)
+        const data = p.records as Buffer | null
+        const decoded = decodeFetchedRecords(data, {
+          topic: s.topic,
+          partition: s.partition,
+          fetchOffset: s.position,
+          readCommitted: this.isolation() === 1,
+          abortedTransactions: p.abortedTransactions,
+        })
+        for (const r of decoded.records) records.push(r)
+        s.position = decoded.nextOffset
+      }
+    }
+    return { records, refresh }
+  }
+
+  /** Commits offsets (default: the current positions of every assigned partition). Needs a group. */
+  async commit(offsets?: readonly TopicPartitionOffset[]): Promise<void> {
+    if (this.group === null) throw new KafkaError(ErrorCode.INVALID_GROUP_ID, 'commit() needs a groupId')
+    const list = offsets ?? [...this.partitions.values()].filter((s) => s.position !== null && this.committed.get(tpKey(s.topic, s.partition)) !== s.position).map((s) => ({ topic: s.topic, partition: s.partition, offset: s.position! }))
+    this.lastCommit = Date.now()
+    if (list.length === 0) return
+    await this.group.commit(list)
+    for (const o of list) this.committed.set(tpKey(o.topic, o.partition), o.offset)
+  }
+
+  /** Commits (auto-commit or when asked), leaves the group and closes every connection. */
+  async close(opts: { commit?: boolean } = {}): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    try {
+      if (this.group !== null && this.group.generationId >= 0) {
+        if (opts.commit ?? this.autoCommit) await this.commit()
+        await this.group.leave().catch(() => {})
+      }
+    } finally {
+      this.group?.stopHeartbeat()
+      await this.cluster.close()
+    }
+  }
+}

@@ -1,0 +1,33 @@
+// Client-side failures that are not a Kafka error code from a broker: a broker that cannot be reached,
+// a request that got no answer in time, a closed client. Broker answers with an error code become
+// KafkaError (src/domain/errors.ts) so callers switch on Kafka's codes either way.
+import { ErrorCode, KafkaError, isRetriable } from '../domain/errors.js'
+
+export { ErrorCode, KafkaError, isRetriable }
+
+/** The broker could not be reached, or the connection broke before an answer. Retriable. */
+export class ConnectionError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ConnectionError'
+  }
+}
+
+/** No answer within request.timeout.ms. Retriable. */
+export class TimeoutError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'TimeoutError'
+  }
+}
+
+/** Whether a client operation may succeed when tried again (after a metadata refresh and a backoff). */
+export function isRetriableError(err: unknown): boolean {
+  if (err instanceof ConnectionError || err instanceof TimeoutError) return true
+  return err instanceof KafkaError && err.retriable
+}
+
+/** Throws a KafkaError for a non-zero error code (with the broker's message when it sent one). */
+export function throwIfError(code: number, message?: string | null): void {
+  if (code !== ErrorCode.NONE) throw new KafkaError(code as ErrorCode, message ?? undefined)
+}

@@ -1,0 +1,262 @@
+// Record batches on the client side. Producing: RecordBatchWriter encodes records one by one into a
+// buffer sized for batch.size (no per-record objects kept), then seals it into a RecordBatch v2, compressing
+// the records section when asked. Consuming: decodeFetchedRecords walks the batches of a Fetch answer,
+// checks CRCs, inflates compressed batches (bounded), skips control batches and, for read_committed,
+// the records of aborted transactions.
+import { native } from '../addon/index.js'
+import { ErrorCode, KafkaError } from '../domain/errors.js'
+import {
+  ATTRIBUTES_OFFSET,
+  BATCH_LENGTH_OFFSET,
+  CONTROL_MASK,
+  CRC_OFFSET,
+  CURRENT_MAGIC,
+  CompressionType,
+  LOG_OVERHEAD,
+  MAGIC_OFFSET,
+  RECORD_BATCH_OVERHEAD,
+  TIMESTAMP_TYPE_MASK,
+  TRANSACTIONAL_MASK,
+  readInt64,
+  writeInt64,
+} from '../protocol/records/batch.js'
+import { compress } from '../protocol/records/compression.js'
+import { inflateBatch } from '../protocol/records/inflate.js'
+import { sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from '../protocol/records/varint.js'
+
+export type CompressionName = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
+
+export const COMPRESSION_CODECS: Record<CompressionName, CompressionType> = {
+  none: CompressionType.NONE,
+  gzip: CompressionType.GZIP,
+  snappy: CompressionType.SNAPPY,
+  lz4: CompressionType.LZ4,
+  zstd: CompressionType.ZSTD,
+}
+
+/** Kafka's compression.type spelling for producers ('uncompressed' is accepted for 'none'). */
+export function parseCompression(name: string): CompressionName {
+  const n = name.trim().toLowerCase()
+  if (n === 'uncompressed') return 'none'
+  if (n in COMPRESSION_CODECS) return n as CompressionName
+  throw new KafkaError(ErrorCode.INVALID_CONFIG, `compression type '${name}' is not one of none, gzip, snappy, lz4, zstd`)
+}
+
+export interface Header {
+  key: string
+  value: Buffer | null
+}
+
+/**
+ * Appends records to one future batch. The buffer starts at batch.size (or the first record's size when
+ * larger, so an oversized record still makes a batch of its own, as in Kafka) and never grows: a record
+ * that does not fit is refused and goes to the next batch.
+ */
+export class RecordBatchWriter {
+  private buf: Buffer
+  private pos = RECORD_BATCH_OVERHEAD
+  private count = 0
+  private baseTimestamp = 0
+  private maxTimestamp = -1
+
+  constructor(capacity: number) {
+    this.buf = Buffer.allocUnsafe(Math.max(capacity, RECORD_BATCH_OVERHEAD + 64))
+  }
+
+  get recordCount(): number {
+    return this.count
+  }
+
+  /** Bytes used so far (header included, uncompressed). */
+  get sizeInBytes(): number {
+    return this.pos
+  }
+
+  /** Encoded size of one record, for sizing a batch before the first append. */
+  static recordSize(key: Buffer | null, value: Buffer | null, headers: readonly Header[] | undefined): number {
+    const body = bodySize(0, 0, key, value, headers)
+    return sizeOfVarint(body) + body
+  }
+
+  /** Appends a record; false when it does not fit (the batch then is full). */
+  tryAppend(timestamp: number, key: Buffer | null, value: Buffer | null, headers?: readonly Header[]): boolean {
+    if (this.count === 0) this.baseTimestamp = timestamp
+    const tsDelta = timestamp - this.baseTimestamp
+    const body = bodySize(tsDelta, this.count, key, value, headers)
+    const total = sizeOfVarint(body) + body
+    if (this.pos + total > this.buf.length) {
+      if (this.count > 0) return false
+      // A first record larger than the buffer gets a buffer of its own size.
+      const bigger = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + total)
+      this.buf = bigger
+    }
+    const buf = this.buf
+    let p = writeVarint(buf, this.pos, body)
+    buf[p++] = 0
+    p = writeVarlong(buf, p, tsDelta)
+    p = writeVarint(buf, p, this.count)
+    p = writeField(buf, p, key)
+    p = writeField(buf, p, value)
+    if (headers === undefined || headers.length === 0) {
+      buf[p++] = 0
+    } else {
+      p = writeVarint(buf, p, headers.length)
+      for (const h of headers) {
+        const len = Buffer.byteLength(h.key)
+        p = writeVarint(buf, p, len)
+        p += buf.write(h.key, p)
+        p = writeField(buf, p, h.value)
+      }
+    }
+    this.pos = p
+    this.count++
+    if (timestamp > this.maxTimestamp) this.maxTimestamp = timestamp
+    return true
+  }
+
+  /** The finished batch (baseOffset 0; the broker assigns offsets), compressed with codec. */
+  build(codec: CompressionType = CompressionType.NONE): Buffer {
+    let batch: Buffer
+    if (codec === CompressionType.NONE) {
+      batch = this.buf.subarray(0, this.pos)
+    } else {
+      const compressed = compress(codec, this.buf.subarray(RECORD_BATCH_OVERHEAD, this.pos))
+      batch = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + compressed.length)
+      compressed.copy(batch, RECORD_BATCH_OVERHEAD)
+    }
+    writeInt64(batch, 0, 0)
+    batch.writeInt32BE(batch.length - LOG_OVERHEAD, BATCH_LENGTH_OFFSET)
+    batch.writeInt32BE(-1, 12)
+    batch.writeInt8(CURRENT_MAGIC, MAGIC_OFFSET)
+    batch.writeInt16BE(codec, ATTRIBUTES_OFFSET)
+    batch.writeInt32BE(this.count - 1, 23)
+    writeInt64(batch, 27, this.baseTimestamp)
+    writeInt64(batch, 35, this.maxTimestamp)
+    writeInt64(batch, 43, -1)
+    batch.writeInt16BE(-1, 51)
+    batch.writeInt32BE(-1, 53)
+    batch.writeInt32BE(this.count, 57)
+    batch.writeUInt32BE(native.crc32c(batch.subarray(ATTRIBUTES_OFFSET)), CRC_OFFSET)
+    return batch
+  }
+}
+
+function fieldSize(b: Buffer | null): number {
+  return b === null ? 1 : sizeOfVarint(b.length) + b.length
+}
+
+function bodySize(tsDelta: number, offsetDelta: number, key: Buffer | null, value: Buffer | null, headers: readonly Header[] | undefined): number {
+  let n = 1 + sizeOfVarlong(tsDelta) + sizeOfVarint(offsetDelta) + fieldSize(key) + fieldSize(value)
+  if (headers === undefined || headers.length === 0) return n + 1
+  n += sizeOfVarint(headers.length)
+  for (const h of headers) {
+    const k = Buffer.byteLength(h.key)
+    n += sizeOfVarint(k) + k + fieldSize(h.value)
+  }
+  return n
+}
+
+function writeField(buf: Buffer, pos: number, data: Buffer | null): number {
+  if (data === null) return writeVarint(buf, pos, -1)
+  pos = writeVarint(buf, pos, data.length)
+  data.copy(buf, pos)
+  return pos + data.length
+}
+
+/** A record as a consumer sees it. */
+export interface ConsumedRecord {
+  topic: string
+  partition: number
+  offset: number
+  timestamp: number
+  timestampType: 'CreateTime' | 'LogAppendTime'
+  key: Buffer | null
+  value: Buffer | null
+  headers: Header[]
+  leaderEpoch: number
+}
+
+export interface AbortedTxn {
+  producerId: bigint
+  firstOffset: bigint
+}
+
+export interface DecodeOptions {
+  topic: string
+  partition: number
+  /** Records before this offset are dropped (a fetch may start inside a batch). */
+  fetchOffset: number
+  /** read_committed: drop records of aborted transactions (abortedTransactions from the Fetch answer). */
+  readCommitted?: boolean
+  abortedTransactions?: readonly AbortedTxn[] | null
+  /** Largest decompressed records section accepted per batch. Default 64 MiB. */
+  maxBatchBytes?: number
+}
+
+export interface DecodedFetch {
+  records: ConsumedRecord[]
+  /** The offset after the last whole batch seen (control and aborted batches included). */
+  nextOffset: number
+  /** Bytes of whole batches consumed from the data. */
+  bytes: number
+}
+
+/**
+ * The records of a Fetch answer's partition data. A trailing partial batch (Fetch may cut the last one)
+ * is ignored; a CRC mismatch throws KafkaError(CORRUPT_MESSAGE).
+ */
+export function decodeFetchedRecords(data: Buffer | null, opts: DecodeOptions): DecodedFetch {
+  const out: ConsumedRecord[] = []
+  let nextOffset = opts.fetchOffset
+  if (data === null) return { records: out, nextOffset, bytes: 0 }
+  const aborted = opts.readCommitted === true && opts.abortedTransactions != null ? [...opts.abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : []
+  const abortingPids = new Set<number>()
+  let pos = 0
+  while (data.length - pos >= RECORD_BATCH_OVERHEAD) {
+    const batchLength = data.readInt32BE(pos + BATCH_LENGTH_OFFSET)
+    const size = LOG_OVERHEAD + batchLength
+    if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `batch at byte ${pos} of ${opts.topic}-${opts.partition} has length ${batchLength}`)
+    if (data.length - pos < size) break
+    const batch = data.subarray(pos, pos + size)
+    pos += size
+    const magic = batch.readInt8(MAGIC_OFFSET)
+    if (magic !== CURRENT_MAGIC) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `${opts.topic}-${opts.partition}: message format v${magic} is not supported by this client`)
+    if (native.crc32c(batch.subarray(ATTRIBUTES_OFFSET)) !== batch.readUInt32BE(CRC_OFFSET)) {
+      throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `${opts.topic}-${opts.partition}: batch at offset ${readInt64(batch, 0)} fails its CRC check`)
+    }
+    const baseOffset = readInt64(batch, 0)
+    const lastOffset = baseOffset + batch.readInt32BE(23)
+    const attributes = batch.readInt16BE(ATTRIBUTES_OFFSET)
+    const producerId = readInt64(batch, 43)
+    if (lastOffset + 1 > nextOffset) nextOffset = lastOffset + 1
+    if (lastOffset < opts.fetchOffset) continue
+    // Aborted transactions whose first offset we have reached start dropping that producer's batches.
+    while (aborted.length > 0 && aborted[0]!.firstOffset <= BigInt(lastOffset)) abortingPids.add(Number(aborted.shift()!.producerId))
+    if ((attributes & CONTROL_MASK) !== 0) {
+      // The abort (or commit) marker ends the producer's transaction.
+      abortingPids.delete(producerId)
+      continue
+    }
+    if ((attributes & TRANSACTIONAL_MASK) !== 0 && abortingPids.has(producerId)) continue
+    const inflated = inflateBatch(batch, opts.maxBatchBytes ?? 64 * 1024 * 1024)
+    const logAppendTime = (attributes & TIMESTAMP_TYPE_MASK) !== 0
+    const baseTimestamp = inflated.header.baseTimestamp
+    const leaderEpoch = inflated.header.partitionLeaderEpoch
+    for (const r of inflated.records) {
+      const offset = baseOffset + r.offsetDelta
+      if (offset < opts.fetchOffset) continue
+      out.push({
+        topic: opts.topic,
+        partition: opts.partition,
+        offset,
+        timestamp: logAppendTime ? inflated.header.maxTimestamp : baseTimestamp + r.timestampDelta,
+        timestampType: logAppendTime ? 'LogAppendTime' : 'CreateTime',
+        key: r.key,
+        value: r.value,
+        headers: r.headers.map((h) => ({ key: h.key.toString(), value: h.value })),
+        leaderEpoch,
+      })
+    }
+  }
+  return { records: out, nextOffset, bytes: pos }
+}
