@@ -59,7 +59,7 @@ function rssGrowthMiB(fn: () => void): number {
 /** An xerial-framed snappy stream (what snappy-java's SnappyOutputStream writes): 32 KiB blocks. */
 function xerial(data: Buffer, blockSize = 32 * 1024): Buffer {
   const header = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00, 0, 0, 0, 1, 0, 0, 0, 1])
-  const parts = [header]
+  const parts: Buffer[] = [header]
   for (let pos = 0; pos < data.length; pos += blockSize) {
     const block = snappyCompressSync(data.subarray(pos, pos + blockSize))
     const len = Buffer.alloc(4)
@@ -282,7 +282,7 @@ describe('inflateBatch / deflateBatch', () => {
     })
     expect(b.records.map((r) => [r.offsetDelta, r.timestampDelta, r.key?.toString() ?? null])).toEqual([[0, 0, 'k1'], [1, 5, null], [2, -1000, 'k3']])
     expect(b.records[0]!.headers).toEqual([{ key: Buffer.from('h'), value: Buffer.from('x') }, { key: Buffer.from('n'), value: null }])
-    expect(b.records[2]!.value!.equals(records[2]!.value)).toBe(true)
+    expect(b.records[2]!.value!.equals(records[2]!.value!)).toBe(true)
   })
 
   it('deflates to every codec and back; codec 0 reproduces the builder byte for byte', () => {

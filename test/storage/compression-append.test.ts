@@ -31,9 +31,14 @@ function recordsOf(tag: string, n: number, keyed = true): RecordInput[] {
   }))
 }
 
-/** A producer batch (idempotent producer fields) compressed with codec. */
+/** A producer batch compressed with codec; with producerId, an idempotent producer's (epoch 1). */
 function producerBatch(records: RecordInput[], codec: number, opts: { producerId?: number; baseSequence?: number } = {}): Buffer {
-  const plain = buildRecordBatch(records, native.crc32c, { producerId: opts.producerId ?? 7, producerEpoch: 1, baseSequence: opts.baseSequence ?? 0 })
+  const idempotent = opts.producerId !== undefined
+  const plain = buildRecordBatch(records, native.crc32c, {
+    producerId: opts.producerId ?? -1,
+    producerEpoch: idempotent ? 1 : -1,
+    baseSequence: idempotent ? opts.baseSequence ?? 0 : -1,
+  })
   const inflated = inflateBatch(plain, 1 << 20)
   return deflateBatch(inflated.header, inflated.records, codec as CompressionType)
 }
@@ -61,10 +66,14 @@ describe('compression.type on append', () => {
       const m = openManager(dir.path, { compressionType: target })
       const log = m.create('t', 0)
       const sent: RecordInput[][] = []
+      const sequences: number[] = []
+      let sequence = 0
       for (const codec of CODECS) {
         const recs = recordsOf(`c${codec}`, 3 + codec)
         sent.push(recs)
-        const res = log.append(producerBatch(recs, codec, { baseSequence: codec * 10 }), { leaderEpoch: 2 })
+        sequences.push(sequence)
+        const res = log.append(producerBatch(recs, codec, { producerId: 7, baseSequence: sequence }), { leaderEpoch: 2 })
+        sequence += recs.length
         expect(res.recordCount).toBe(recs.length)
       }
       const batches = decodeBatches(stored(m, log))
@@ -82,7 +91,7 @@ describe('compression.type on append', () => {
       let pos = 0
       for (let i = 0; i < CODECS.length; i++) {
         const h = inflateBatch(raw.subarray(pos), 1 << 24).header
-        expect(h).toMatchObject({ producerId: 7, producerEpoch: 1, baseSequence: i * 10, partitionLeaderEpoch: 2, recordCount: sent[i]!.length })
+        expect(h).toMatchObject({ producerId: 7, producerEpoch: 1, baseSequence: sequences[i], partitionLeaderEpoch: 2, recordCount: sent[i]!.length })
         expect(h.maxTimestamp).toBe(T0 + (sent[i]!.length - 1) * 10)
         pos += 12 + raw.readInt32BE(pos + 8)
       }
