@@ -11,6 +11,8 @@ import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
+import { LogCleaner } from './cleaner/log-cleaner.js'
+import type { LogCleanerSettings } from './cleaner/log-cleaner.js'
 import { parsePartitionDirName, partitionDirName, resolveLogConfig, validatePartition, validateTopicName } from './config.js'
 import { LeaseTable } from './lease-table.js'
 import { PartitionLog } from './partition-log.js'
@@ -29,6 +31,8 @@ export interface LogManagerOptions {
   highWatermarkFollowsLeo?: boolean
   /** How often flushDue writes changed checkpoints (Kafka's log.flush.offset.checkpoint.interval.ms). Default 60000. */
   checkpointIntervalMs?: number
+  /** The log cleaner's memory, throttle and hooks (it runs only when called: see LogManager.cleaner). */
+  cleaner?: LogCleanerSettings
 }
 
 const DELETE_DIR = /^(.+)\.[0-9a-f]+-delete$/
@@ -44,6 +48,8 @@ export class LogManager {
   private readonly leases = new LeaseTable()
   private readonly ctx: PartitionLogContext
   private readonly checkpointIntervalMs: number
+  /** Compaction of this manager's logs whose cleanup.policy includes compact (cleaner/log-cleaner.ts). */
+  readonly cleaner: LogCleaner
   private lastCheckpoint: number
   private closed = false
 
@@ -53,6 +59,7 @@ export class LogManager {
     this.ctx = { leases: this.leases, now: opts.now ?? Date.now, highWatermarkFollowsLeo: opts.highWatermarkFollowsLeo ?? true }
     this.checkpointIntervalMs = opts.checkpointIntervalMs ?? 60000
     this.lastCheckpoint = this.ctx.now()
+    this.cleaner = new LogCleaner({ ...opts.cleaner, logs: () => this.logs.values(), now: this.ctx.now })
   }
 
   /** Creates dataDir if needed, then opens and recovers every owned partition directory in it. */
@@ -149,6 +156,8 @@ export class LogManager {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    // A pass in progress stops at its next slice and removes its files.
+    await this.cleaner.shutdown()
     const results = await Promise.allSettled([...this.logs.values()].map((log) => log.close()))
     this.logs.clear()
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')

@@ -14,6 +14,8 @@ import { targetCodec } from '../protocol/records/compression.js'
 import { decodedSizeLimit } from '../protocol/records/inflate.js'
 import { assignOffsetsInPlace, rewriteProducerBatches, validateProducerBatches } from '../protocol/records/validate.js'
 import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readCheckpoint, writeCheckpoint } from './checkpoint.js'
+import { recoverInterruptedSwaps, swapCleanedIntoPlace } from './cleaner/swap.js'
+import type { SwapStep } from './cleaner/swap.js'
 import { resolveLogConfig } from './config.js'
 import type { LeaseTable } from './lease-table.js'
 import { INDEX_SUFFIX, LOG_SUFFIX, LogSegment, TIME_INDEX_SUFFIX, parseSegmentFileName, segmentFileName } from './segment.js'
@@ -47,6 +49,9 @@ export interface RecoveryReport {
   segmentsDropped: number
   /** Index pairs rebuilt because they were missing or inconsistent (clean shutdown case). */
   indexesRebuilt: number
+  /** Log cleaner leftovers: `.cleaned` files deleted and interrupted `.swap`s completed (cleaner/swap.ts). */
+  cleanedFilesDeleted: number
+  swapsCompleted: number
 }
 
 const INT32_MIN = -0x80000000
@@ -70,7 +75,7 @@ export class PartitionLog {
   private failure: Error | null = null
   private closed = false
   /** Set by open(). */
-  recovery: RecoveryReport = { segmentsRecovered: 0, bytesTruncated: 0, segmentsDropped: 0, indexesRebuilt: 0 }
+  recovery: RecoveryReport = { segmentsRecovered: 0, bytesTruncated: 0, segmentsDropped: 0, indexesRebuilt: 0, cleanedFilesDeleted: 0, swapsCompleted: 0 }
 
   private constructor(topic: string, partition: number, dir: string, config: LogConfig, ctx: PartitionLogContext) {
     this.topic = topic
@@ -85,6 +90,7 @@ export class PartitionLog {
   get logStartOffset(): number { return this._logStartOffset }
   get logEndOffset(): number { return this._logEndOffset }
   get highWatermark(): number { return this._highWatermark }
+  get isClosed(): boolean { return this.closed || this.failure !== null }
 
   private get active(): LogSegment {
     return this.segments[this.segments.length - 1]!
@@ -107,6 +113,10 @@ export class PartitionLog {
 
   private load(cleanShutdown: boolean): void {
     const now = this.ctx.now()
+    // A cleaning pass interrupted by a crash: drop its .cleaned files, finish its committed .swap.
+    const swaps = recoverInterruptedSwaps(this.dir)
+    this.recovery.cleanedFilesDeleted = swaps.cleanedFilesDeleted
+    this.recovery.swapsCompleted = swaps.swapsCompleted
     const names = readdirSync(this.dir)
     const logs = new Set<number>()
     for (const name of names) {
@@ -290,10 +300,19 @@ export class PartitionLog {
     const roll =
       seg.size > 0 &&
       (seg.size > c.segmentBytes - bytes ||
-        seg.timeWaitedForRoll(now, maxTimestamp) > c.segmentMs ||
+        seg.timeWaitedForRoll(now, maxTimestamp) > this.maxSegmentMs() ||
         seg.indexesFull() ||
         !seg.canHold(lastOffset))
     return roll ? this.roll() : seg
+  }
+
+  /**
+   * Kafka's LogConfig.maxSegmentMs: a compacted log also rolls when max.compaction.lag.ms has passed, so
+   * that records cannot stay in the (never cleaned) active segment longer than that.
+   */
+  private maxSegmentMs(): number {
+    const c = this._config
+    return c.cleanupPolicy.includes('compact') ? Math.min(c.segmentMs, c.maxCompactionLagMs) : c.segmentMs
   }
 
   /** Starts a new active segment at the LEO; the old one is trimmed and fsynced in the background. */
@@ -579,6 +598,41 @@ export class PartitionLog {
       sizeBytes: this.sizeBytes(),
       segmentCount: this.segments.length,
     }
+  }
+
+  /** The segments, oldest first, the last one active: for the log cleaner, which runs on this thread. */
+  segmentsForCleaning(): readonly LogSegment[] {
+    return this.segments.slice()
+  }
+
+  /**
+   * Log cleaner: replaces old (adjacent inactive segments of this log) with the cleaned files of old[0]'s
+   * base offset written beside them (`.cleaned`, complete and fsynced; see cleaner/swap.ts for the steps
+   * and their crash recovery). Runs within one turn, so no other operation sees a half-swapped log.
+   * Returns false and touches nothing when old are no longer all in the log (retention or DeleteRecords
+   * removed some meanwhile). Reads already planned keep their regions: the old files stay open under
+   * their leases.
+   */
+  replaceSegments(old: readonly LogSegment[], onStep?: (step: SwapStep) => void): boolean {
+    if (this.isClosed || old.length === 0) return false
+    const at = this.segments.indexOf(old[0]!)
+    if (at < 0 || at + old.length >= this.segments.length) return false
+    for (let i = 0; i < old.length; i++) if (this.segments[at + i] !== old[i] || old[i]!.deleted) return false
+    const base = old[0]!.baseOffset
+    try {
+      swapCleanedIntoPlace(this.dir, base, () => {
+        for (const s of old) s.delete()
+      }, onStep)
+      const { segment } = LogSegment.open(this.dir, base, this.settings(), false, this.ctx.now())
+      segment.indexIntervalBytes = this._config.indexIntervalBytes
+      segment.loadMaxTimestampFromIndex()
+      this.segments.splice(at, old.length, segment)
+    } catch (err) {
+      // The files are between two states that only the recovery of the next open sorts out.
+      this.failure ??= err instanceof Error ? err : new Error(String(err))
+      throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `swap of cleaned segment ${base} of ${this.topic}-${this.partition} failed: ${this.failure.message}`)
+    }
+    return true
   }
 
   /** Base offsets of the segments, oldest first (for tests and DescribeLogDirs). */

@@ -20,7 +20,7 @@
 // an unlinked file readable (and sendfile-able) through an open descriptor, so there is no need for
 // Kafka's `.deleted` rename and file.delete.delay.ms.
 
-import { closeSync, constants, existsSync, fstatSync, ftruncateSync, openSync, rmSync, statSync, writeSync } from 'node:fs'
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, futimesSync, openSync, rmSync, statSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { native } from '../addon/index.js'
 import type { NativeIndexFile } from '../addon/types.js'
@@ -87,11 +87,11 @@ export class LogSegment {
   deleted = false
   private closed = false
 
-  private constructor(dir: string, baseOffset: number, fd: number, size: number, created: number) {
+  private constructor(dir: string, baseOffset: number, fd: number, size: number, created: number, fileSuffix = '') {
     this.baseOffset = baseOffset
-    this.logPath = join(dir, segmentFileName(baseOffset, LOG_SUFFIX))
-    this.indexPath = join(dir, segmentFileName(baseOffset, INDEX_SUFFIX))
-    this.timeIndexPath = join(dir, segmentFileName(baseOffset, TIME_INDEX_SUFFIX))
+    this.logPath = join(dir, segmentFileName(baseOffset, LOG_SUFFIX) + fileSuffix)
+    this.indexPath = join(dir, segmentFileName(baseOffset, INDEX_SUFFIX) + fileSuffix)
+    this.timeIndexPath = join(dir, segmentFileName(baseOffset, TIME_INDEX_SUFFIX) + fileSuffix)
     this.fd = fd
     this.size = size
     this.created = created
@@ -100,11 +100,14 @@ export class LogSegment {
     this.timeIndex = null
   }
 
-  /** Creates an empty segment (truncating leftovers with the same name). */
-  static create(dir: string, baseOffset: number, settings: SegmentSettings, now: number): LogSegment {
-    const logPath = join(dir, segmentFileName(baseOffset, LOG_SUFFIX))
+  /**
+   * Creates an empty segment (truncating leftovers with the same name). fileSuffix is appended to the
+   * three file names (the log cleaner writes `<base>.log.cleaned` ..., see cleaner/swap.ts).
+   */
+  static create(dir: string, baseOffset: number, settings: SegmentSettings, now: number, fileSuffix = ''): LogSegment {
+    const logPath = join(dir, segmentFileName(baseOffset, LOG_SUFFIX) + fileSuffix)
     const fd = openSync(logPath, constants.O_RDWR | constants.O_CREAT | constants.O_TRUNC, 0o644)
-    const seg = new LogSegment(dir, baseOffset, fd, 0, now)
+    const seg = new LogSegment(dir, baseOffset, fd, 0, now, fileSuffix)
     try {
       rmSync(seg.indexPath, { force: true })
       rmSync(seg.timeIndexPath, { force: true })
@@ -246,6 +249,16 @@ export class LogSegment {
   largestTimestamp(): number {
     if (this.maxTimestampSoFar >= 0) return this.maxTimestampSoFar
     return fstatSync(this.fd).mtimeMs
+  }
+
+  /** Modification time of the .log (Kafka's LogSegment.lastModified). */
+  lastModified(): number {
+    return fstatSync(this.fd).mtimeMs
+  }
+
+  /** Sets the .log's modification time (a cleaned segment keeps the newest of the segments it replaces). */
+  setLastModified(ms: number): void {
+    futimesSync(this.fd, ms / 1000, ms / 1000)
   }
 
   /** Byte position to start a forward scan for target: the largest index entry <= target, else 0. */

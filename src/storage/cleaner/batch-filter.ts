@@ -1,0 +1,139 @@
+// What the cleaner keeps of one batch (Kafka's MemoryRecords.filterTo with the LogCleaner's
+// shouldRetainRecord), as pure functions over batch bytes.
+//
+// A record is dropped when it has no key (a compacted log cannot place it), when the offset map holds a
+// later offset for its key, or when it is a tombstone (null value) whose batch's delete horizon has
+// passed. Batches keep their header: base offset, last offset (lastOffsetDelta, even when the last record
+// goes), partition leader epoch, producer id / epoch / base sequence, codec and timestamp type; records
+// keep their offset and timestamp deltas, so offsets have gaps but never move.
+//
+// Delete horizon (KIP-534, Kafka >= 3.1): the first pass that keeps a tombstone stamps its batch with
+// `now + delete.retention.ms` (attribute bit 6, the horizon stored in baseTimestamp, record timestamp
+// deltas rebased so every record keeps its timestamp); a later pass drops the tombstone once the clock
+// passes the horizon. Consumers therefore have delete.retention.ms from the first cleaning to see it.
+//
+// Conservative until transactions exist (step 4): control batches and transactional batches are kept
+// whole and never enter the offset map (their records might belong to an aborted transaction). A batch
+// that cannot be decoded is also kept whole and left out of the map: the cleaner never loses data it
+// cannot read.
+//
+// Producer state: when every record of a batch with a producer id is dropped, the batch is kept as an
+// empty batch (header only, recordCount 0, its last offset and sequence intact) if it is that producer's
+// last batch in the cleaned range, so an idempotent producer's sequence survives compaction; earlier
+// emptied batches of the producer go. Kafka keys this on the producer state of the whole log; until
+// producer state exists (step 4) the cleaned range stands in for it, which can keep one extra empty batch
+// (61 bytes) per producer.
+
+import { CONTROL_MASK, TRANSACTIONAL_MASK, TIMESTAMP_TYPE_MASK, COMPRESSION_MASK } from '../../protocol/records/batch.js'
+import type { CompressionType } from '../../protocol/records/batch.js'
+import { deflateBatch, inflateBatch } from '../../protocol/records/inflate.js'
+import type { InflatedRecord, RecordBatchHeader } from '../../protocol/records/inflate.js'
+import type { OffsetMap } from './offset-map.js'
+
+/** Kafka's DefaultRecordBatch DELETE_HORIZON_FLAG_MASK: baseTimestamp holds the delete horizon. */
+export const DELETE_HORIZON_MASK = 0x40
+
+export interface FilterContext {
+  map: OffsetMap
+  now: number
+  /** Horizon stamped on batches whose tombstones are kept for the first time: now + delete.retention.ms. */
+  newHorizon: number
+  /** Last offset of each producer's last batch in the range being cleaned. */
+  producerLastOffsets: ReadonlyMap<number, number>
+  /** Bound on a batch's decompressed records (decodedSizeLimit(max.message.bytes)). */
+  maxRecordBytes: number
+}
+
+export type FilterOutcome =
+  /** Keep the original bytes. */
+  | { kind: 'keep'; records: number; tombstoneHorizon: number | null }
+  /** Replace the batch with these bytes (filtered, or stamped with a horizon, or emptied). */
+  | { kind: 'rewrite'; bytes: Buffer; records: number; removed: number; tombstoneHorizon: number | null }
+  /** Drop the batch. */
+  | { kind: 'drop'; removed: number }
+
+function isSpecial(attributes: number): boolean {
+  return (attributes & (CONTROL_MASK | TRANSACTIONAL_MASK)) !== 0
+}
+
+/**
+ * Adds the keys of one dirty batch to the map (offsets are absolute). Returns false, adding nothing,
+ * when the map has no room for the batch; special and undecodable batches add nothing and return true.
+ */
+export function mapBatchKeys(batch: Buffer, attributes: number, recordCount: number, map: OffsetMap, maxRecordBytes: number): boolean {
+  if (isSpecial(attributes)) return true
+  if (!map.hasRoomFor(recordCount)) return false
+  let records: InflatedRecord[]
+  let base: number
+  try {
+    const inflated = inflateBatch(batch, maxRecordBytes)
+    records = inflated.records
+    base = inflated.header.baseOffset
+  } catch {
+    return true
+  }
+  for (const r of records) if (r.key !== null) map.put(r.key, base + r.offsetDelta)
+  return true
+}
+
+/** Decides what stays of one batch (see the file header). */
+export function filterBatch(batch: Buffer, attributes: number, ctx: FilterContext): FilterOutcome {
+  if (isSpecial(attributes)) return { kind: 'keep', records: -1, tombstoneHorizon: null }
+  let header: RecordBatchHeader
+  let records: InflatedRecord[]
+  let codec: CompressionType
+  try {
+    const inflated = inflateBatch(batch, ctx.maxRecordBytes)
+    header = inflated.header
+    records = inflated.records
+    codec = inflated.compression
+  } catch {
+    return { kind: 'keep', records: -1, tombstoneHorizon: null }
+  }
+  const hasHorizon = (header.attributes & DELETE_HORIZON_MASK) !== 0
+  const horizonPassed = hasHorizon && ctx.now >= header.baseTimestamp
+  const retained: InflatedRecord[] = []
+  let tombstones = 0
+  for (const r of records) {
+    if (r.key === null) continue
+    const latest = ctx.map.size === 0 ? -1 : ctx.map.get(r.key)
+    if (latest > header.baseOffset + r.offsetDelta) continue
+    if (r.value === null) {
+      if (horizonPassed) continue
+      tombstones++
+    }
+    retained.push(r)
+  }
+  const removed = records.length - retained.length
+  const stamp = tombstones > 0 && !hasHorizon
+  if (removed === 0 && !stamp) {
+    return { kind: 'keep', records: records.length, tombstoneHorizon: tombstones > 0 ? header.baseTimestamp : null }
+  }
+  if (retained.length === 0) {
+    const last = header.baseOffset + header.lastOffsetDelta
+    if (header.producerId >= 0 && ctx.producerLastOffsets.get(header.producerId) === last) {
+      const empty = deflateBatch(
+        { ...header, attributes: header.attributes & ~(COMPRESSION_MASK | DELETE_HORIZON_MASK), baseTimestamp: header.maxTimestamp, maxTimestamp: header.maxTimestamp },
+        [],
+        0,
+      )
+      return { kind: 'rewrite', bytes: empty, records: 0, removed, tombstoneHorizon: null }
+    }
+    return { kind: 'drop', removed }
+  }
+  const logAppendTime = (header.attributes & TIMESTAMP_TYPE_MASK) !== 0
+  let maxTimestamp = -1
+  if (logAppendTime) maxTimestamp = header.maxTimestamp
+  else for (const r of retained) maxTimestamp = Math.max(maxTimestamp, header.baseTimestamp + r.timestampDelta)
+  let baseTimestamp = header.baseTimestamp
+  let newAttributes = header.attributes
+  let out = retained
+  if (stamp) {
+    baseTimestamp = ctx.newHorizon
+    newAttributes |= DELETE_HORIZON_MASK
+    const shift = header.baseTimestamp - baseTimestamp
+    out = retained.map((r) => ({ ...r, timestampDelta: r.timestampDelta + shift }))
+  }
+  const bytes = deflateBatch({ ...header, attributes: newAttributes, baseTimestamp, maxTimestamp }, out, codec)
+  return { kind: 'rewrite', bytes, records: retained.length, removed, tombstoneHorizon: tombstones > 0 ? baseTimestamp : null }
+}

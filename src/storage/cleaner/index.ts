@@ -1,0 +1,6 @@
+export { LogCleaner, CLEANER_OFFSET_CHECKPOINT, DEFAULT_DEDUPE_BUFFER_BYTES } from './log-cleaner.js'
+export type { CleanReason, CleanResult, LogCleanerOptions, LogCleanerSettings, LogToClean } from './log-cleaner.js'
+export { OffsetMap } from './offset-map.js'
+export { DELETE_HORIZON_MASK } from './batch-filter.js'
+export { CLEANED_SUFFIX, SWAP_SUFFIX, recoverInterruptedSwaps } from './swap.js'
+export type { SwapRecovery, SwapStep } from './swap.js'
