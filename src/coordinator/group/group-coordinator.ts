@@ -1,0 +1,200 @@
+// The group coordinator as the broker (and library users) call it: one GroupShard per partition of
+// __consumer_offsets, run by the CoordinatorRuntime, a group living on partition
+// abs(hash(groupId)) % offsets.topic.num.partitions. Every method answers in plain types with Kafka
+// error codes; nothing here knows about sockets, protocol versions or the shard threads.
+import { ErrorCode, KafkaError } from '../../domain/errors.js'
+import type { Clock } from '../runtime/clock.js'
+import type { PartitionWriter } from '../runtime/partition-writer.js'
+import { CoordinatorRuntime, type CoordinatorLogger } from '../runtime/runtime.js'
+import { ClassicGroup } from './classic-group.js'
+import { GroupShard } from './group-shard.js'
+import { groupPartition } from './partitioner.js'
+import type {
+  DescribedGroup,
+  GroupCoordinatorConfig,
+  GroupStateName,
+  HeartbeatInput,
+  JoinGroupInput,
+  JoinGroupResult,
+  LeaveGroupResult,
+  ListedGroup,
+  MemberIdentity,
+  OffsetCommitInput,
+  OffsetDeleteResult,
+  OffsetFetchResult,
+  PartitionErrors,
+  PartitionLag,
+  SyncGroupInput,
+  SyncGroupResult,
+  TopicsView,
+} from './types.js'
+
+export interface GroupCoordinatorOptions {
+  config: GroupCoordinatorConfig
+  writer: PartitionWriter
+  topics: TopicsView
+  clock: Clock
+  log: CoordinatorLogger
+}
+
+export class GroupCoordinator {
+  readonly runtime: CoordinatorRuntime<GroupShard>
+  readonly config: GroupCoordinatorConfig
+  readonly #log: CoordinatorLogger
+  readonly #topics: TopicsView
+
+  constructor(opts: GroupCoordinatorOptions) {
+    this.config = opts.config
+    this.#log = opts.log
+    this.#topics = opts.topics
+    this.runtime = new CoordinatorRuntime<GroupShard>({
+      writer: opts.writer,
+      clock: opts.clock,
+      log: opts.log,
+      newShard: (ctx) => new GroupShard(ctx, opts.config, opts.topics),
+    })
+  }
+
+  /** The __consumer_offsets partition that holds the group (Kafka's partitionFor). */
+  partitionFor(groupId: string): number {
+    return groupPartition(groupId, this.config.offsetsTopicPartitions)
+  }
+
+  /** Becomes coordinator of every partition: replays them all (concurrently). */
+  async loadAll(): Promise<void> {
+    const loads = []
+    for (let p = 0; p < this.config.offsetsTopicPartitions; p++) loads.push(this.runtime.load(p))
+    const results = await Promise.allSettled(loads)
+    const failed = results.find((r) => r.status === 'rejected')
+    if (failed !== undefined) throw (failed as PromiseRejectedResult).reason
+  }
+
+  close(): void {
+    this.runtime.close()
+  }
+
+  /** Turns anything an operation threw into an error code; unexpected errors are logged as bugs. */
+  private codeOf(err: unknown, op: string): ErrorCode {
+    if (err instanceof KafkaError) return err.code
+    this.#log.error({ op, err: (err as Error)?.stack ?? String(err) }, 'group coordinator operation failed unexpectedly')
+    return ErrorCode.UNKNOWN_SERVER_ERROR
+  }
+
+  async joinGroup(req: JoinGroupInput): Promise<JoinGroupResult> {
+    try {
+      return await this.runtime.write(this.partitionFor(req.groupId), 'join-group', (s) => s.joinGroup(req))
+    } catch (err) {
+      return ClassicGroup.joinError(req.memberId, this.codeOf(err, 'join-group'))
+    }
+  }
+
+  async syncGroup(req: SyncGroupInput): Promise<SyncGroupResult> {
+    try {
+      return await this.runtime.write(this.partitionFor(req.groupId), 'sync-group', (s) => s.syncGroup(req))
+    } catch (err) {
+      return { errorCode: this.codeOf(err, 'sync-group'), protocolType: null, protocolName: null, assignment: Buffer.alloc(0) }
+    }
+  }
+
+  async heartbeat(req: HeartbeatInput): Promise<ErrorCode> {
+    try {
+      return await this.runtime.write(this.partitionFor(req.groupId), 'heartbeat', (s) => s.heartbeat(req))
+    } catch (err) {
+      return this.codeOf(err, 'heartbeat')
+    }
+  }
+
+  async leaveGroup(groupId: string, members: MemberIdentity[]): Promise<LeaveGroupResult> {
+    try {
+      return await this.runtime.write(this.partitionFor(groupId), 'leave-group', (s) => s.leaveGroup(groupId, members))
+    } catch (err) {
+      return { errorCode: this.codeOf(err, 'leave-group'), members: [] }
+    }
+  }
+
+  async commitOffsets(req: OffsetCommitInput): Promise<PartitionErrors[]> {
+    try {
+      return await this.runtime.write(this.partitionFor(req.groupId), 'commit-offsets', (s) => s.commitOffsets(req))
+    } catch (err) {
+      const code = this.codeOf(err, 'commit-offsets')
+      return req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }))
+    }
+  }
+
+  /** Committed offsets of a group; topics null = all of them. Missing ones are -1. */
+  async fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null): Promise<OffsetFetchResult> {
+    try {
+      return await this.runtime.read(this.partitionFor(groupId), (s) => s.fetchOffsets(groupId, topics))
+    } catch (err) {
+      return { errorCode: this.codeOf(err, 'fetch-offsets'), topics: [] }
+    }
+  }
+
+  async deleteOffsets(groupId: string, topics: { name: string; partitions: number[] }[]): Promise<OffsetDeleteResult> {
+    try {
+      return await this.runtime.write(this.partitionFor(groupId), 'delete-offsets', (s) => s.deleteOffsets(groupId, topics))
+    } catch (err) {
+      return { errorCode: this.codeOf(err, 'delete-offsets'), topics: [] }
+    }
+  }
+
+  async describeGroups(groupIds: string[]): Promise<DescribedGroup[]> {
+    return Promise.all(
+      groupIds.map(async (groupId) => {
+        try {
+          return await this.runtime.read(this.partitionFor(groupId), (s) => s.describeGroup(groupId))
+        } catch (err) {
+          return { groupId, errorCode: this.codeOf(err, 'describe-groups'), state: 'Dead' as GroupStateName, protocolType: '', protocolData: '', members: [] }
+        }
+      }),
+    )
+  }
+
+  /** Every group this broker coordinates, optionally only those in the given states (case-insensitive). */
+  async listGroups(statesFilter: string[] = []): Promise<{ errorCode: ErrorCode; groups: ListedGroup[] }> {
+    const wanted = new Set(statesFilter.map((s) => s.toLowerCase()))
+    const groups: ListedGroup[] = []
+    for (const [partition] of this.runtime.activeShards()) {
+      const listed = await this.runtime.read(partition, (s) => s.listGroups()).catch(() => [] as ListedGroup[])
+      for (const g of listed) if (wanted.size === 0 || wanted.has(g.state.toLowerCase())) groups.push(g)
+    }
+    return { errorCode: this.runtime.anyLoading() ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE, groups }
+  }
+
+  async deleteGroups(groupIds: string[]): Promise<{ groupId: string; errorCode: ErrorCode }[]> {
+    const byPartition = new Map<number, string[]>()
+    for (const id of new Set(groupIds)) {
+      const p = this.partitionFor(id)
+      byPartition.set(p, [...(byPartition.get(p) ?? []), id])
+    }
+    const answers = new Map<string, ErrorCode>()
+    await Promise.all(
+      [...byPartition].map(async ([p, ids]) => {
+        try {
+          const results = await this.runtime.write(p, 'delete-groups', (s) => s.deleteGroups(ids))
+          for (const r of results) answers.set(r.groupId, r.errorCode)
+        } catch (err) {
+          const code = this.codeOf(err, 'delete-groups')
+          for (const id of ids) answers.set(id, code)
+        }
+      }),
+    )
+    return groupIds.map((groupId) => ({ groupId, errorCode: answers.get(groupId)! }))
+  }
+
+  /**
+   * Consumer lag of a group: for every partition it has committed an offset for, the committed
+   * offset against the partition's log end offset and high watermark (lag = HW - committed).
+   */
+  async groupLag(groupId: string): Promise<PartitionLag[]> {
+    const committed = await this.runtime.read(this.partitionFor(groupId), (s) => s.committedOffsets(groupId))
+    committed.sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
+    const ends = await this.#topics.offsets(committed.map((c) => ({ topic: c.topic, partition: c.partition })))
+    return committed.map((c, i) => {
+      const end = ends[i]
+      const committedOffset = Number(c.offset)
+      if (end === null || end === undefined) return { topic: c.topic, partition: c.partition, committedOffset, logEndOffset: -1, highWatermark: -1, lag: -1 }
+      return { topic: c.topic, partition: c.partition, committedOffset, logEndOffset: end.logEndOffset, highWatermark: end.highWatermark, lag: Math.max(0, end.highWatermark - committedOffset) }
+    })
+  }
+}

@@ -1,0 +1,187 @@
+// The group coordinator's operations in plain types: handlers translate the wire messages (any version)
+// into these and back, so the state machine never depends on a protocol version.
+import type { ErrorCode } from '../../domain/errors.js'
+
+export interface GroupCoordinatorConfig {
+  /** offsets.topic.num.partitions */
+  offsetsTopicPartitions: number
+  /** offsets.retention.minutes, in ms */
+  offsetsRetentionMs: number
+  /** offsets.retention.check.interval.ms */
+  offsetsRetentionCheckIntervalMs: number
+  /** group.initial.rebalance.delay.ms */
+  initialRebalanceDelayMs: number
+  /** group.min.session.timeout.ms */
+  minSessionTimeoutMs: number
+  /** group.max.session.timeout.ms */
+  maxSessionTimeoutMs: number
+  /** group.max.size */
+  maxGroupSize: number
+  /** offset.metadata.max.bytes */
+  offsetMetadataMaxBytes: number
+  /** How long a new member may take to complete its first join (Kafka: 5 minutes). */
+  newMemberJoinTimeoutMs?: number
+}
+
+export interface ProtocolMetadata {
+  name: string
+  metadata: Buffer
+}
+
+export interface JoinGroupInput {
+  groupId: string
+  /** '' for a member joining for the first time. */
+  memberId: string
+  groupInstanceId: string | null
+  protocolType: string
+  protocols: ProtocolMetadata[]
+  sessionTimeoutMs: number
+  /** JoinGroup v0 has none: pass the session timeout. */
+  rebalanceTimeoutMs: number
+  clientId: string
+  clientHost: string
+  /** JoinGroup v4+: a member without an id first gets MEMBER_ID_REQUIRED with its new id (KIP-394). */
+  requireKnownMemberId: boolean
+}
+
+export interface JoinGroupMember {
+  memberId: string
+  groupInstanceId: string | null
+  metadata: Buffer
+}
+
+export interface JoinGroupResult {
+  errorCode: ErrorCode
+  generationId: number
+  protocolType: string | null
+  protocolName: string | null
+  leader: string
+  memberId: string
+  /** Filled for the leader only: every member's metadata for the selected protocol. */
+  members: JoinGroupMember[]
+}
+
+export interface SyncGroupInput {
+  groupId: string
+  generationId: number
+  memberId: string
+  groupInstanceId: string | null
+  /** v5+; null skips the check. */
+  protocolType: string | null
+  protocolName: string | null
+  /** The leader's assignment; empty from followers. */
+  assignments: { memberId: string; assignment: Buffer }[]
+}
+
+export interface SyncGroupResult {
+  errorCode: ErrorCode
+  protocolType: string | null
+  protocolName: string | null
+  assignment: Buffer
+}
+
+export interface HeartbeatInput {
+  groupId: string
+  generationId: number
+  memberId: string
+  groupInstanceId: string | null
+}
+
+export interface MemberIdentity {
+  /** '' to name a static member by its instance id alone (admin removal). */
+  memberId: string
+  groupInstanceId: string | null
+}
+
+export interface LeaveGroupResult {
+  errorCode: ErrorCode
+  members: (MemberIdentity & { errorCode: ErrorCode })[]
+}
+
+export interface OffsetCommitPartitionInput {
+  partitionIndex: number
+  committedOffset: bigint
+  committedLeaderEpoch: number
+  committedMetadata: string | null
+}
+
+export interface OffsetCommitInput {
+  groupId: string
+  /** -1 for a commit from outside the group's membership (manual assignment). */
+  generationId: number
+  memberId: string
+  groupInstanceId: string | null
+  /** OffsetCommit v2-4 retention; -1 = the broker's offsets.retention.minutes. */
+  retentionTimeMs: number
+  topics: { name: string; partitions: OffsetCommitPartitionInput[] }[]
+}
+
+export interface PartitionErrors {
+  name: string
+  partitions: { partitionIndex: number; errorCode: ErrorCode }[]
+}
+
+export interface FetchedOffset {
+  partitionIndex: number
+  /** -1 when nothing is committed. */
+  committedOffset: bigint
+  committedLeaderEpoch: number
+  metadata: string
+  errorCode: ErrorCode
+}
+
+export interface OffsetFetchResult {
+  errorCode: ErrorCode
+  topics: { name: string; partitions: FetchedOffset[] }[]
+}
+
+export type GroupStateName = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead'
+
+export interface DescribedMember {
+  memberId: string
+  groupInstanceId: string | null
+  clientId: string
+  clientHost: string
+  metadata: Buffer
+  assignment: Buffer
+}
+
+export interface DescribedGroup {
+  groupId: string
+  errorCode: ErrorCode
+  state: GroupStateName
+  protocolType: string
+  /** The selected protocol when Stable, else ''. */
+  protocolData: string
+  members: DescribedMember[]
+}
+
+export interface ListedGroup {
+  groupId: string
+  protocolType: string
+  state: GroupStateName
+}
+
+export interface OffsetDeleteResult {
+  errorCode: ErrorCode
+  topics: PartitionErrors[]
+}
+
+/** One partition's consumer lag: how far the committed offset trails the high watermark. */
+export interface PartitionLag {
+  topic: string
+  partition: number
+  committedOffset: number
+  logEndOffset: number
+  highWatermark: number
+  /** highWatermark - committedOffset, never negative; -1 when the partition no longer exists. */
+  lag: number
+}
+
+/** What the coordinator needs to know about topics (a port; the broker implements it). */
+export interface TopicsView {
+  /** Number of partitions of a topic, undefined when it does not exist. */
+  partitionCount(topic: string): number | undefined
+  /** Log end offset and high watermark per partition; null for a partition that does not exist. */
+  offsets(partitions: readonly { topic: string; partition: number }[]): Promise<({ logEndOffset: number; highWatermark: number } | null)[]>
+}

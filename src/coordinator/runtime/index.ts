@@ -1,0 +1,14 @@
+// A small deterministic runtime for coordinators: operations -> records -> PartitionWriter -> replay.
+export { ManualClock, systemClock, type Clock, type TimerHandle } from './clock.js'
+export { InMemoryPartitionWriter, type CoordinatorRecord, type PartitionWriter, type ReadChunk, type StoredRecord } from './partition-writer.js'
+export {
+  CoordinatorRuntime,
+  CoordinatorTimer,
+  appendErrorToCoordinatorError,
+  type CoordinatorLogger,
+  type CoordinatorResult,
+  type CoordinatorRuntimeOptions,
+  type CoordinatorShard,
+  type ShardContext,
+  type WriteOperation,
+} from './runtime.js'

@@ -1,0 +1,76 @@
+// The port through which a coordinator reaches its internal partitions (Kafka's PartitionWriter): append
+// records and read them back for replay. The broker implements it over the partition shards
+// (src/server/groups.ts); tests and embedders use InMemoryPartitionWriter. Coordinators never see
+// RecordBatches, segments or threads, only keyed records and offsets.
+import { ErrorCode, KafkaError } from '../../domain/errors.js'
+
+/** One record of a compacted coordinator partition; a null value is a tombstone. */
+export interface CoordinatorRecord {
+  key: Buffer
+  value: Buffer | null
+}
+
+export interface StoredRecord extends CoordinatorRecord {
+  offset: number
+}
+
+export interface ReadChunk {
+  records: StoredRecord[]
+  /** Where the next read starts. */
+  nextOffset: number
+  /** The partition's committed end (high watermark) when read; loading stops once nextOffset reaches it. */
+  endOffset: number
+}
+
+export interface PartitionWriter {
+  /**
+   * Appends records as one batch; resolves once they are committed (the high watermark passed them),
+   * rejects with a KafkaError otherwise. Appends to one partition resolve in call order.
+   */
+  append(partition: number, records: readonly CoordinatorRecord[]): Promise<void>
+  /** Reads committed records from an offset (at least one batch when there is one). */
+  read(partition: number, fromOffset: number): Promise<ReadChunk>
+}
+
+/** Partitions as arrays in memory. `failNextAppend` injects a write failure (tests of the error paths). */
+export class InMemoryPartitionWriter implements PartitionWriter {
+  readonly partitions = new Map<number, StoredRecord[]>()
+  /** The next append to any partition rejects with this code (once). */
+  failNextAppend: ErrorCode | null = null
+  /** Records returned per read call (small values exercise chunked loading). */
+  readChunkSize = 1000
+  appendCount = 0
+
+  async append(partition: number, records: readonly CoordinatorRecord[]): Promise<void> {
+    await Promise.resolve()
+    if (this.failNextAppend !== null) {
+      const code = this.failNextAppend
+      this.failNextAppend = null
+      throw new KafkaError(code, 'injected append failure')
+    }
+    const log = this.log(partition)
+    for (const r of records) log.push({ offset: log.length, key: Buffer.from(r.key), value: r.value === null ? null : Buffer.from(r.value) })
+    this.appendCount++
+  }
+
+  async read(partition: number, fromOffset: number): Promise<ReadChunk> {
+    await Promise.resolve()
+    const log = this.log(partition)
+    const records = log.slice(fromOffset, fromOffset + this.readChunkSize)
+    return { records, nextOffset: fromOffset + records.length, endOffset: log.length }
+  }
+
+  /** Every record of a partition (tests compare replayed state with live state). */
+  records(partition: number): StoredRecord[] {
+    return [...this.log(partition)]
+  }
+
+  private log(partition: number): StoredRecord[] {
+    let log = this.partitions.get(partition)
+    if (log === undefined) {
+      log = []
+      this.partitions.set(partition, log)
+    }
+    return log
+  }
+}

@@ -1,0 +1,60 @@
+// OffsetCommit: v2-8
+//
+// Behavior:
+// * Writes one OffsetCommit record per partition to the group's __consumer_offsets partition and
+//   answers once written. Members commit with their generation and member id (validated: ILLEGAL_GENERATION,
+//   UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS while assignments are pending);
+//   generation -1 with no member id is a "simple" commit, allowed while the group has no members (manual
+//   assignment, as kafka-python and kcat do); it creates the group if needed.
+// * Unknown topics or partitions: UNKNOWN_TOPIC_OR_PARTITION; metadata longer than
+//   offset.metadata.max.bytes: OFFSET_METADATA_TOO_LARGE (per partition, the others are committed).
+// * A commit from a member counts as a heartbeat.
+// Version notes:
+// * v8: flexible. v7+: group instance id. v6+: leader epoch. v5+: no retention time. v2-4: retention
+//   time (-1 = offsets.retention.minutes) kept as the record's expire timestamp.
+// Not implemented:
+// * v0-1 (ZooKeeper-era offsets): not advertised.
+import * as OffsetCommit from '../../protocol/messages/08-offset-commit.gen.js'
+import { ErrorCode } from '../../domain/errors.js'
+import { defineHandler } from '../registry.js'
+
+export const offsetCommitHandler = defineHandler<OffsetCommit.OffsetCommitRequest, OffsetCommit.OffsetCommitResponse>({
+  api: OffsetCommit.OffsetCommitApi,
+  minVersion: 2,
+  maxVersion: 8,
+  decodeRequest: OffsetCommit.decodeOffsetCommitRequest,
+  encodeResponse: OffsetCommit.encodeOffsetCommitResponse,
+  async handle(req, ctx) {
+    const topics = req.topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((p) => ({
+        partitionIndex: p.partitionIndex,
+        committedOffset: p.committedOffset,
+        committedLeaderEpoch: ctx.apiVersion >= 6 ? p.committedLeaderEpoch : -1,
+        committedMetadata: p.committedMetadata,
+      })),
+    }))
+    let result
+    try {
+      const coordinator = await ctx.broker.groups.coordinator()
+      result = await coordinator.commitOffsets({
+        groupId: req.groupId,
+        generationId: req.generationIdOrMemberEpoch,
+        memberId: req.memberId,
+        groupInstanceId: ctx.apiVersion >= 7 ? req.groupInstanceId : null,
+        retentionTimeMs: ctx.apiVersion <= 4 ? Number(req.retentionTimeMs) : -1,
+        topics,
+      })
+    } catch {
+      result = topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE })) }))
+    }
+    return OffsetCommit.createOffsetCommitResponse({
+      topics: result.map((t) =>
+        OffsetCommit.createOffsetCommitResponseTopic({
+          name: t.name,
+          partitions: t.partitions.map((p) => OffsetCommit.createOffsetCommitResponsePartition({ partitionIndex: p.partitionIndex, errorCode: p.errorCode })),
+        }),
+      ),
+    })
+  },
+})

@@ -1,0 +1,64 @@
+// FindCoordinator: v0-4
+//
+// Behavior:
+// * Key type 0 (group): this broker, which leads every partition of __consumer_offsets. The first
+//   group request creates that topic (offsets.topic.num.partitions, compacted) and waits for it, so the
+//   answer is immediately usable; if it cannot be created the answer is COORDINATOR_NOT_AVAILABLE.
+// * Key type 1 (transaction): COORDINATOR_NOT_AVAILABLE until the transaction coordinator exists.
+// * Any other key type: INVALID_REQUEST.
+// Version notes:
+// * v4+: several keys per request (coordinatorKeys), one answer each. v3+: flexible. v1+: key type,
+//   error message, throttle time.
+// Not implemented:
+// * Transaction coordinator (step 4).
+import { ErrorCode, errorName, KafkaError } from '../../domain/errors.js'
+import * as FindCoordinator from '../../protocol/messages/10-find-coordinator.gen.js'
+import type { RequestContext } from '../context.js'
+import { defineHandler } from '../registry.js'
+
+const GROUP_KEY_TYPE = 0
+const TRANSACTION_KEY_TYPE = 1
+
+interface Answer {
+  errorCode: number
+  errorMessage: string | null
+  nodeId: number
+  host: string
+  port: number
+}
+
+async function find(keyType: number, ctx: RequestContext): Promise<Answer> {
+  const fail = (errorCode: number, errorMessage: string): Answer => ({ errorCode, errorMessage, nodeId: -1, host: '', port: -1 })
+  if (keyType === TRANSACTION_KEY_TYPE) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'this broker has no transaction coordinator yet')
+  if (keyType !== GROUP_KEY_TYPE) return fail(ErrorCode.INVALID_REQUEST, `unknown coordinator key type ${keyType}`)
+  try {
+    await ctx.broker.groups.coordinator()
+  } catch (err) {
+    const code = err instanceof KafkaError ? err.code : ErrorCode.COORDINATOR_NOT_AVAILABLE
+    return fail(code, (err as Error).message)
+  }
+  const endpoint = ctx.broker.endpointFor()
+  return { errorCode: ErrorCode.NONE, errorMessage: null, nodeId: ctx.broker.nodeId, host: endpoint.host, port: endpoint.port }
+}
+
+export const findCoordinatorHandler = defineHandler<FindCoordinator.FindCoordinatorRequest, FindCoordinator.FindCoordinatorResponse>({
+  api: FindCoordinator.FindCoordinatorApi,
+  minVersion: 0,
+  maxVersion: 4,
+  decodeRequest: FindCoordinator.decodeFindCoordinatorRequest,
+  encodeResponse: FindCoordinator.encodeFindCoordinatorResponse,
+  async handle(req, ctx) {
+    if (ctx.apiVersion >= 4) {
+      const coordinators = await Promise.all(
+        req.coordinatorKeys.map(async (key) => {
+          const a = await find(req.keyType, ctx)
+          return FindCoordinator.createCoordinator({ key, ...a })
+        }),
+      )
+      return FindCoordinator.createFindCoordinatorResponse({ coordinators })
+    }
+    const a = await find(ctx.apiVersion >= 1 ? req.keyType : GROUP_KEY_TYPE, ctx)
+    if (a.errorCode !== ErrorCode.NONE) ctx.broker.log.debug({ key: req.key, error: errorName(a.errorCode) }, 'FindCoordinator failed')
+    return FindCoordinator.createFindCoordinatorResponse({ ...a, errorMessage: ctx.apiVersion >= 1 ? a.errorMessage : '' })
+  },
+})
