@@ -10,6 +10,7 @@ import { createLogger, type Logger } from '../observability/logger.js'
 import { ShardRouter } from '../shard/router.js'
 import { createDispatcher } from './dispatcher.js'
 import { FetchPurgatory } from './fetch-purgatory.js'
+import { GroupService } from './groups.js'
 import { HANDLERS } from './handlers/index.js'
 import { HandlerRegistry } from './registry.js'
 import { SocketServer, type BoundListener } from './socket-server.js'
@@ -30,6 +31,8 @@ export interface StartBrokerOptions {
 export class Broker {
   readonly registry = new HandlerRegistry(HANDLERS)
   readonly purgatory = new FetchPurgatory()
+  /** The group coordinator (consumer groups and committed offsets over __consumer_offsets). */
+  readonly groups: GroupService = new GroupService(this)
   private stopping: Promise<void> | null = null
 
   private constructor(
@@ -99,6 +102,7 @@ export class Broker {
     }
     const endpoints = advertise(config.advertisedListeners, bound)
     broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, topics, server, endpoints, bound, opts.shutdownGraceMs ?? 5000)
+    broker.groups.startIfPresent()
     log.info(
       { nodeId: meta.nodeId, clusterId: meta.clusterId, dataDir, ioThreads: config.ioThreads, listeners: endpoints.map((e) => `${e.listenerName}://${e.host}:${e.port}`) },
       `Skein broker ${meta.nodeId} ready on ${endpoints.map((e) => `${e.host}:${e.port}`).join(', ')} (data in ${dataDir})`,
@@ -128,6 +132,8 @@ export class Broker {
 
   private async doStop(): Promise<void> {
     this.log.info('shutting down')
+    // Pending JoinGroup/SyncGroup answers go out now (NOT_COORDINATOR) instead of holding the drain.
+    this.groups.close()
     this.purgatory.wakeAll()
     await this.server.shutdown(this.shutdownGraceMs)
     this.purgatory.wakeAll()
