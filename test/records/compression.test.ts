@@ -258,9 +258,25 @@ describe('compress / decompress', () => {
     // One-shot compression records the content size: refused before decoding.
     const declared = compress(CompressionType.ZSTD, Buffer.alloc(32 * MiB))
     expect(expectKafkaError(() => decompress(CompressionType.ZSTD, declared, 16 * MiB), ErrorCode.INVALID_RECORD).message).toMatch(/declares/)
-    // The decoder is still usable after those failures.
-    const data = jsonEvents(100)
+    // The decoder is still usable after those failures, on declared-size and streamed frames.
+    const data = jsonEvents(3000)
     expect(decompress(CompressionType.ZSTD, compress(CompressionType.ZSTD, data), data.length).equals(data)).toBe(true)
+    const streamed: Buffer[] = []
+    for (let pos = 0; pos < data.length; pos += 10_000) {
+      const end = pos + 10_000 >= data.length
+      let src = data.subarray(pos, pos + 10_000)
+      for (;;) {
+        const [remaining, written, consumed] = cctx.compressStream2(out, src, end ? binding.EndDirective.end : binding.EndDirective.continue)
+        streamed.push(Buffer.from(out.subarray(0, written)))
+        src = src.subarray(consumed)
+        if (src.length === 0 && (!end || remaining === 0)) break
+      }
+    }
+    const frame = Buffer.concat(streamed)
+    expect(binding.getFrameContentSize(frame)).toBeNull()
+    expect(decompress(CompressionType.ZSTD, frame, data.length).equals(data)).toBe(true)
+    expectKafkaError(() => decompress(CompressionType.ZSTD, frame, data.length - 1), ErrorCode.INVALID_RECORD)
+    expectKafkaError(() => decompress(CompressionType.ZSTD, frame.subarray(0, frame.length - 3), data.length), ErrorCode.INVALID_RECORD)
   })
 })
 

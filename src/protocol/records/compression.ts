@@ -316,6 +316,7 @@ interface ZstdBinding {
   compressBound(n: number): number
 }
 interface ZstdDCtx {
+  decompress(dst: Uint8Array, src: Uint8Array): number
   decompressStream(dst: Uint8Array, src: Uint8Array): [number, number, number]
   setParameter(param: number, value: number): void
   reset(directive: number): void
@@ -365,10 +366,14 @@ function zstdDecompressBounded(data: Buffer, maxBytes: number): Buffer {
   if (data.length === 0) throw invalid('empty zstd data')
   // Declared sizes first: a frame that says it is too big is refused before any work.
   let declared = 0
+  let allDeclared = true
   try {
     for (let frame = data; frame.length > 0; ) {
       const size = b.getFrameContentSize(frame)
-      if (size === null) break
+      if (size === null) {
+        allDeclared = false
+        break
+      }
       declared += size
       if (declared > maxBytes) throw invalid(`zstd frame declares ${size} bytes, past the limit of ${maxBytes}`)
       frame = frame.subarray(b.findFrameCompressedSize(frame))
@@ -382,6 +387,19 @@ function zstdDecompressBounded(data: Buffer, maxBytes: number): Buffer {
     zstdDctx.setParameter(b.DParameter.windowLogMax, ZSTD_WINDOW_LOG_MAX)
   }
   const dctx = zstdDctx
+  if (allDeclared) {
+    // Every frame states its size (librdkafka, zstd-napi one-shot): decode once into exactly that.
+    const out = Buffer.allocUnsafe(declared)
+    try {
+      const n = dctx.decompress(out, data)
+      if (n !== declared) throw invalid(`zstd frames produced ${n} bytes, declared ${declared}`)
+      return out
+    } catch (err) {
+      dctx.reset(b.ResetDirective.sessionOnly)
+      if (err instanceof KafkaError) throw err
+      throw invalid(`corrupt zstd data: ${(err as Error).message}`)
+    }
+  }
   const chunkSize = b.dStreamOutSize()
   const parts: Buffer[] = []
   let produced = 0
