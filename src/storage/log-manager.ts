@@ -33,6 +33,8 @@ export interface LogManagerOptions {
   checkpointIntervalMs?: number
   /** The log cleaner's memory, throttle and hooks (it runs only when called: see LogManager.cleaner). */
   cleaner?: LogCleanerSettings
+  /** producer.id.expiration.ms: idempotent producer state idle this long is dropped. Default 86400000. */
+  producerIdExpirationMs?: number
 }
 
 const DELETE_DIR = /^(.+)\.[0-9a-f]+-delete$/
@@ -57,6 +59,7 @@ export class LogManager {
     this.dataDir = opts.dataDir
     this.defaults = resolveLogConfig(opts.defaults)
     this.ctx = { leases: this.leases, now: opts.now ?? Date.now, highWatermarkFollowsLeo: opts.highWatermarkFollowsLeo ?? true }
+    if (opts.producerIdExpirationMs !== undefined) this.ctx.producerIdExpirationMs = opts.producerIdExpirationMs
     this.checkpointIntervalMs = opts.checkpointIntervalMs ?? 60000
     this.lastCheckpoint = this.ctx.now()
     this.cleaner = new LogCleaner({ ...opts.cleaner, logs: () => this.logs.values(), now: this.ctx.now })
@@ -133,6 +136,13 @@ export class LogManager {
   applyRetention(now: number = this.ctx.now()): number {
     let n = 0
     for (const log of this.logs.values()) n += log.applyRetention(now)
+    return n
+  }
+
+  /** Drops idempotent producer state older than producer.id.expiration.ms; returns how many producers. */
+  removeExpiredProducers(now: number = this.ctx.now()): number {
+    let n = 0
+    for (const log of this.logs.values()) n += log.removeExpiredProducers(now)
     return n
   }
 

@@ -18,6 +18,8 @@ import { recoverInterruptedSwaps, swapCleanedIntoPlace } from './cleaner/swap.js
 import type { SwapStep } from './cleaner/swap.js'
 import { resolveLogConfig } from './config.js'
 import type { LeaseTable } from './lease-table.js'
+import { ProducerStateManager } from './producer-state.js'
+import type { BatchMetadata } from './producer-state.js'
 import { INDEX_SUFFIX, LOG_SUFFIX, LogSegment, TIME_INDEX_SUFFIX, parseSegmentFileName, segmentFileName } from './segment.js'
 import type { AppendedBatch } from './segment.js'
 import type {
@@ -37,6 +39,8 @@ export interface PartitionLogContext {
   now: () => number
   /** Single-broker mode: every append moves the high watermark to the new LEO. */
   highWatermarkFollowsLeo: boolean
+  /** producer.id.expiration.ms for the idempotent producer state (default 86400000). */
+  producerIdExpirationMs?: number
 }
 
 /** What opening a partition found and repaired, for logs and tests. */
@@ -72,6 +76,8 @@ export class PartitionLog {
   private writtenRecoveryPoint = -1
   private writtenLogStartOffset = -1
   private readonly background = new Set<Promise<void>>()
+  /** Idempotent producers' epochs and last batches (producer-state.ts). */
+  readonly producerState: ProducerStateManager
   private failure: Error | null = null
   private closed = false
   /** Set by open(). */
@@ -84,6 +90,7 @@ export class PartitionLog {
     this._config = config
     this.ctx = ctx
     this.lastFlushTime = ctx.now()
+    this.producerState = new ProducerStateManager(dir, ctx.producerIdExpirationMs)
   }
 
   get config(): LogConfig { return this._config }
@@ -154,6 +161,7 @@ export class PartitionLog {
       }
     }
     this.recoveryPoint = Math.min(recoveryCp, this._logEndOffset)
+    this.producerState.load(this.segments, this._logEndOffset, now)
     this._highWatermark = this.ctx.highWatermarkFollowsLeo ? this._logEndOffset : this._logStartOffset
   }
 
@@ -212,6 +220,7 @@ export class PartitionLog {
   }
 
   private truncateFullyAndStartAt(offset: number): void {
+    this.producerState.truncateFully()
     for (const s of this.segments) s.delete()
     this.segments = [LogSegment.create(this.dir, offset, this.settings(), this.ctx.now())]
     this.active.indexIntervalBytes = this._config.indexIntervalBytes
@@ -251,6 +260,10 @@ export class PartitionLog {
       },
       native.crc32c,
     )
+    // Idempotent producers (producer-state.ts): a retry of a batch already written answers its offsets
+    // and writes nothing; epoch and sequence errors refuse the payload. Applied once the bytes are written.
+    const producerCheck = this.producerState.checkAppend(records, validated, this._logEndOffset, config.messageTimestampType === 'LogAppendTime' ? now : -1)
+    if (producerCheck.kind === 'duplicate') return this.duplicateResult(producerCheck.batch)
     let batches = validated
     const codec = targetCodec(config.compressionType)
     const requireKeys = config.cleanupPolicy !== 'delete'
@@ -281,6 +294,7 @@ export class PartitionLog {
     })
     const segment = this.maybeRoll(records.length, assigned.lastOffset, maxTimestamp, now)
     segment.append(records, appended)
+    if (producerCheck.kind === 'append') this.producerState.applyAppend(producerCheck)
     this._logEndOffset = assigned.lastOffset + 1
     if (this.ctx.highWatermarkFollowsLeo) this._highWatermark = this._logEndOffset
     if (this._logEndOffset - this.recoveryPoint >= config.flushMessages) this.inBackground(this.flushUpTo(this._logEndOffset))
@@ -325,6 +339,8 @@ export class PartitionLog {
     this.segments.push(seg)
     // As Kafka: the rolled segment is flushed off the append path, which moves the recovery point.
     this.inBackground(this.flushUpTo(base))
+    // and the producer state at the new base offset is snapshotted, so a restart replays one segment at most.
+    this.inBackground(this.producerState.takeSnapshot(base))
     return seg
   }
 
@@ -542,6 +558,7 @@ export class PartitionLog {
     if (doomed.length === this.segments.length) this.roll()
     this.segments = this.segments.slice(doomed.length)
     for (const s of doomed) s.delete()
+    this.producerState.deleteSnapshotsBefore(this.segments[0]!.baseOffset)
     this._logStartOffset = Math.max(this._logStartOffset, this.segments[0]!.baseOffset)
     if (this.recoveryPoint < this._logStartOffset) this.recoveryPoint = this._logStartOffset
     if (this._highWatermark < this._logStartOffset) this._highWatermark = this._logStartOffset
@@ -586,6 +603,23 @@ export class PartitionLog {
   updateConfig(overrides: Partial<LogConfig>): void {
     this._config = resolveLogConfig(this._config, overrides)
     this.active.indexIntervalBytes = this._config.indexIntervalBytes
+  }
+
+  /** The answer to a retried batch: the offsets it got when first written; nothing is written. */
+  private duplicateResult(batch: BatchMetadata): AppendResult {
+    return {
+      baseOffset: batch.firstOffset,
+      lastOffset: batch.lastOffset,
+      logAppendTime: this._config.messageTimestampType === 'LogAppendTime' ? batch.timestamp : -1,
+      logStartOffset: this._logStartOffset,
+      recordCount: batch.lastOffset - batch.firstOffset + 1,
+      duplicate: true,
+    }
+  }
+
+  /** Drops producer state older than producer.id.expiration.ms (the shard's expiration timer). */
+  removeExpiredProducers(now: number = this.ctx.now()): number {
+    return this.closed ? 0 : this.producerState.removeExpired(now)
   }
 
   state(): PartitionState {
@@ -646,8 +680,10 @@ export class PartitionLog {
     while (this.background.size > 0) await Promise.all([...this.background])
     if (this.failure === null) {
       await this.flush()
+      await this.producerState.takeSnapshot(this._logEndOffset)
       await this.writeCheckpoints()
     }
+    await this.producerState.drain()
     this.closed = true
     for (const s of this.segments) s.close()
   }

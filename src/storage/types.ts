@@ -58,6 +58,8 @@ export interface AppendResult {
   logAppendTime: number
   logStartOffset: number
   recordCount: number
+  /** True when the payload retried a batch of an idempotent producer already written: the offsets are the original ones and nothing was written. */
+  duplicate?: boolean
 }
 
 export interface ReadOptions {

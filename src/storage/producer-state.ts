@@ -1,0 +1,536 @@
+// Idempotent producer state of one partition (Kafka's ProducerStateManager + ProducerAppendInfo): for
+// each producer id that wrote here, its epoch and the metadata of its last 5 batches (the in-flight
+// window of Kafka clients). PartitionLog.append asks checkAppend BEFORE writing and applies the answer
+// after the write; everything is read from batch headers (producerId @43, producerEpoch @51,
+// baseSequence @53, lastOffsetDelta @23), no record is decoded.
+//
+// Rules for a batch with producerId >= 0 (Kafka's, in this order):
+// * duplicate: same epoch as the producer's and (firstSeq, lastSeq) equal to one of the 5 cached batches
+//   -> the cached batch's offsets are answered and nothing of the payload is written;
+// * epoch older than the producer's -> INVALID_PRODUCER_EPOCH (Kafka 2.7+ answers this to Produce;
+//   PRODUCER_FENCED belongs to the transaction coordinator);
+// * newer epoch -> the batch must start at sequence 0, else OUT_OF_ORDER_SEQUENCE_NUMBER;
+// * same epoch -> baseSequence must follow the last batch's lastSeq (int32 wraparound: MAX -> 0), else
+//   OUT_OF_ORDER_SEQUENCE_NUMBER;
+// * no state for the producer id here -> sequence 0 starts it; any other sequence gets
+//   UNKNOWN_PRODUCER_ID. That is Kafka 0.11-2.4's answer (Found no record of producerId ...); Kafka
+//   2.5+ (KIP-360) accepts any sequence there instead. Skein answers UNKNOWN_PRODUCER_ID because, as in
+//   Kafka 2.5+, state outlives the data (retention and DeleteRecords do not remove it), so the case only
+//   arises once the producer's state expired (producer.id.expiration.ms) or the partition was
+//   recreated, and the client should learn that its earlier writes can no longer be deduplicated
+//   (librdkafka and the Java client bump their epoch and go on; kafkajs fails the send).
+// * baseSequence < 0 or producerEpoch < 0 with a producer id -> INVALID_RECORD (Kafka's LogValidator
+//   checks the sequence; a negative epoch cannot come from InitProducerId).
+//
+// Snapshot files: `<20-digit offset>.snapshot` in the partition directory, Kafka's ProducerSnapshot
+// version 1 layout (big-endian), the state of every producer after all batches below <offset>:
+//   version int16 (= 1) | crc uint32 (CRC32C of every byte after this field) | count int32 |
+//   count x { producerId int64 | epoch int16 | lastSequence int32 | lastOffset int64 |
+//             offsetDelta int32 (lastOffset - firstOffset of the last batch) | timestamp int64 |
+//             coordinatorEpoch int32 (-1) | currentTxnFirstOffset int64 (-1) }            (46 bytes)
+// Written atomically (tmp + fsync + rename) when a segment rolls (at its base offset) and at close (at
+// the LEO). As in Kafka only the LAST batch of each producer is in a snapshot: after a restart the
+// duplicate window is that batch plus the batches replayed from the log since the snapshot.
+// Recovery: snapshots past the LEO (the log was truncated) or below the first segment (its data is
+// gone) are deleted; a snapshot that fails its size, version or CRC check is deleted and the next older
+// one tried; the log is then replayed, headers only, from the snapshot's offset (or from the first
+// segment) to the LEO. Producers whose last write is older than producer.id.expiration.ms are dropped
+// on load and by the shard's expiration timer.
+
+import { closeSync, fstatSync, openSync, readdirSync, readSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { native } from '../addon/index.js'
+import { ErrorCode, KafkaError } from '../domain/errors.js'
+import {
+  ATTRIBUTES_OFFSET,
+  BASE_SEQUENCE_OFFSET,
+  BATCH_LENGTH_OFFSET,
+  CONTROL_MASK,
+  LAST_OFFSET_DELTA_OFFSET,
+  LOG_OVERHEAD,
+  MAX_TIMESTAMP_OFFSET,
+  MIN_BATCH_LENGTH,
+  PRODUCER_EPOCH_OFFSET,
+  PRODUCER_ID_OFFSET,
+  RECORD_BATCH_OVERHEAD,
+  readInt64,
+  writeInt64,
+} from '../protocol/records/batch.js'
+import { writeFileAtomic } from './durability.js'
+
+export const SNAPSHOT_SUFFIX = '.snapshot'
+/** Batches remembered per producer for duplicate detection (Kafka's NUM_BATCHES_TO_RETAIN). */
+export const NUM_BATCHES_TO_RETAIN = 5
+/** producer.id.expiration.ms default. */
+export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000
+
+const SNAPSHOT_VERSION = 1
+const CRC_OFFSET = 2
+const ENTRIES_OFFSET = 6
+const ENTRY_BYTES = 46
+/** Larger snapshot files are treated as corrupt rather than read (over 5 million producers). */
+const MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
+const INT32_MAX = 0x7fffffff
+const NO_SEQUENCE = -1
+/**
+ * A snapshot keeps one batch per producer; on load the log is read this far back from the snapshot's
+ * offset (in the segment before it) for up to 4 older batches of each producer, so that retries of
+ * in-flight batches written just before a restart are still recognised. Bounded: header reads only.
+ */
+const LOOKBACK_BYTES = 1024 * 1024
+
+/** One appended batch of a producer. Offsets are absolute; sequences are int32. */
+export interface BatchMetadata {
+  firstSeq: number
+  lastSeq: number
+  firstOffset: number
+  lastOffset: number
+  /** The batch's maxTimestamp as stored (the append time under LogAppendTime). */
+  timestamp: number
+}
+
+export interface ProducerStateEntry {
+  producerId: number
+  producerEpoch: number
+  /** The last batches, oldest first, at most NUM_BATCHES_TO_RETAIN; empty after a snapshot entry without one. */
+  batches: BatchMetadata[]
+  /** Timestamp of the last batch written; expiration counts from it, as Kafka's does. */
+  lastTimestamp: number
+  /** Transaction fields of the snapshot format; -1 until transactions exist. */
+  coordinatorEpoch: number
+  currentTxnFirstOffset: number
+}
+
+/** A validated payload's effect on producer state, applied by applyAppend once the bytes are written. */
+export interface ProducerAppend {
+  readonly updates: ReadonlyMap<number, ProducerStateEntry>
+}
+
+/** What checkAppend found: nothing idempotent, a duplicate of a cached batch, or updates to apply. */
+export type ProducerAppendCheck = { kind: 'none' } | { kind: 'duplicate'; batch: BatchMetadata } | ({ kind: 'append' } & ProducerAppend)
+
+/** The header fields of one batch at `position` of payload, for checkAppend. */
+export interface PayloadBatch {
+  position: number
+  recordCount: number
+  maxTimestamp: number
+}
+
+/** What load needs of a segment: LogSegment fits. */
+export interface ReplaySegment {
+  readonly baseOffset: number
+  readonly fd: number
+  readonly size: number
+  /** The batch holding offset (its position), or null past the end. */
+  translateOffset(offset: number): { position: number } | null
+  /** A batch start at or before position (from the offset index), or 0. */
+  indexedBatchStartAtOrBefore(position: number): number
+}
+
+/** An idempotent data batch as read from a segment during load. */
+interface StoredProducerBatch extends BatchMetadata {
+  producerId: number
+  producerEpoch: number
+}
+
+const NONE: ProducerAppendCheck = { kind: 'none' }
+
+/** baseSequence + delta with Kafka's int32 wraparound (DefaultRecordBatch.incrementSequence). */
+export function incrementSequence(sequence: number, increment: number): number {
+  if (sequence > INT32_MAX - increment) return increment - (INT32_MAX - sequence) - 1
+  return sequence + increment
+}
+
+/** lastSeq - delta, wrapping below 0 back to MAX (DefaultRecordBatch.decrementSequence). */
+export function decrementSequence(sequence: number, decrement: number): number {
+  if (sequence < decrement) return INT32_MAX - (decrement - sequence) + 1
+  return sequence - decrement
+}
+
+function inSequence(lastSeq: number, nextSeq: number): boolean {
+  return nextSeq === lastSeq + 1 || (nextSeq === 0 && lastSeq === INT32_MAX)
+}
+
+export function snapshotFileName(offset: number): string {
+  return String(offset).padStart(20, '0') + SNAPSHOT_SUFFIX
+}
+
+function parseSnapshotFileName(name: string): number | null {
+  if (!name.endsWith(SNAPSHOT_SUFFIX)) return null
+  const digits = name.slice(0, -SNAPSHOT_SUFFIX.length)
+  if (!/^\d{20}$/.test(digits)) return null
+  const n = Number(digits)
+  return Number.isSafeInteger(n) ? n : null
+}
+
+function copyEntry(e: ProducerStateEntry): ProducerStateEntry {
+  return { ...e, batches: e.batches.slice() }
+}
+
+function addBatch(e: ProducerStateEntry, epoch: number, batch: BatchMetadata): void {
+  // A new epoch starts a new sequence space: the old epoch's batches can no longer be duplicates.
+  if (epoch !== e.producerEpoch) {
+    e.producerEpoch = epoch
+    e.batches = []
+  }
+  e.batches.push(batch)
+  if (e.batches.length > NUM_BATCHES_TO_RETAIN) e.batches.shift()
+  e.lastTimestamp = batch.timestamp
+}
+
+export class ProducerStateManager {
+  readonly dir: string
+  /** producer.id.expiration.ms */
+  expirationMs: number
+  private readonly producers = new Map<number, ProducerStateEntry>()
+  /** Offsets of the snapshot files in dir, ascending. */
+  private snapshots: number[] = []
+  private writing: Promise<void> = Promise.resolve()
+
+  constructor(dir: string, expirationMs = DEFAULT_PRODUCER_ID_EXPIRATION_MS) {
+    this.dir = dir
+    this.expirationMs = expirationMs
+  }
+
+  /** Number of producers with state here. */
+  get size(): number {
+    return this.producers.size
+  }
+
+  /** The producer's state (a copy), or undefined. */
+  entry(producerId: number): ProducerStateEntry | undefined {
+    const e = this.producers.get(producerId)
+    return e === undefined ? undefined : copyEntry(e)
+  }
+
+  /** Every producer's state (copies), by producer id; for DescribeProducers and the log cleaner. */
+  activeProducers(): ProducerStateEntry[] {
+    return [...this.producers.values()].map(copyEntry).sort((a, b) => a.producerId - b.producerId)
+  }
+
+  /** Offsets of the snapshot files, ascending. */
+  snapshotOffsets(): number[] {
+    return this.snapshots.slice()
+  }
+
+  /**
+   * Checks the idempotent batches of a validated payload that would be written at baseOffset. Throws
+   * the KafkaError Kafka answers (see the file header); returns the cached batch when the payload is a
+   * retry of one (the first such batch: clients send one batch per partition), else the state updates
+   * for applyAppend. Nothing changes until applyAppend. logAppendTime >= 0 replaces batch timestamps.
+   */
+  checkAppend(payload: Buffer, batches: readonly PayloadBatch[], baseOffset: number, logAppendTime: number): ProducerAppendCheck {
+    let updates: Map<number, ProducerStateEntry> | undefined
+    let offset = baseOffset
+    for (const b of batches) {
+      const firstOffset = offset
+      offset += b.recordCount
+      const pos = b.position
+      // The high word decides the sign; only producer ids >= 0 are idempotent (Kafka's hasProducerId).
+      if (payload.readInt32BE(pos + PRODUCER_ID_OFFSET) < 0) continue
+      const producerId = readInt64(payload, pos + PRODUCER_ID_OFFSET)
+      if (!Number.isSafeInteger(producerId)) {
+        throw new KafkaError(ErrorCode.INVALID_RECORD, `producerId ${producerId} is beyond 2^53 and cannot have been handed out`)
+      }
+      const epoch = payload.readInt16BE(pos + PRODUCER_EPOCH_OFFSET)
+      const firstSeq = payload.readInt32BE(pos + BASE_SEQUENCE_OFFSET)
+      if (epoch < 0) throw new KafkaError(ErrorCode.INVALID_RECORD, `producer ${producerId} sent epoch ${epoch}`)
+      if (firstSeq < 0) throw new KafkaError(ErrorCode.INVALID_RECORD, `invalid sequence number ${firstSeq} in a batch of producer ${producerId}`)
+      const lastSeq = incrementSequence(firstSeq, payload.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET))
+      const committed = this.producers.get(producerId)
+      if (committed !== undefined && committed.producerEpoch === epoch) {
+        const dup = committed.batches.find((m) => m.firstSeq === firstSeq && m.lastSeq === lastSeq)
+        if (dup !== undefined) return { kind: 'duplicate', batch: { ...dup } }
+      }
+      const current = updates?.get(producerId) ?? committed
+      this.checkBatch(producerId, current, epoch, firstSeq, firstOffset)
+      updates ??= new Map()
+      const next = current === undefined
+        ? { producerId, producerEpoch: epoch, batches: [], lastTimestamp: -1, coordinatorEpoch: -1, currentTxnFirstOffset: -1 }
+        : updates.has(producerId) ? current : copyEntry(current)
+      const timestamp = logAppendTime >= 0 ? logAppendTime : b.maxTimestamp
+      addBatch(next, epoch, { firstSeq, lastSeq, firstOffset, lastOffset: offset - 1, timestamp })
+      updates.set(producerId, next)
+    }
+    return updates === undefined ? NONE : { kind: 'append', updates }
+  }
+
+  private checkBatch(producerId: number, current: ProducerStateEntry | undefined, epoch: number, firstSeq: number, offset: number): void {
+    if (current === undefined) {
+      if (firstSeq !== 0) {
+        throw new KafkaError(
+          ErrorCode.UNKNOWN_PRODUCER_ID,
+          `found no record of producer ${producerId} at offset ${offset} (sequence ${firstSeq}); its state may have expired`,
+        )
+      }
+      return
+    }
+    if (epoch < current.producerEpoch) {
+      throw new KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH, `epoch ${epoch} of producer ${producerId} at offset ${offset} is older than ${current.producerEpoch}`)
+    }
+    if (epoch !== current.producerEpoch) {
+      if (firstSeq !== 0) {
+        throw new KafkaError(
+          ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+          `producer ${producerId} starts epoch ${epoch} at sequence ${firstSeq} (offset ${offset}); a new epoch starts at 0`,
+        )
+      }
+      return
+    }
+    const lastSeq = current.batches.at(-1)?.lastSeq ?? NO_SEQUENCE
+    if (!inSequence(lastSeq, firstSeq)) {
+      throw new KafkaError(
+        ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+        `producer ${producerId} sent sequence ${firstSeq} at offset ${offset}; its last sequence is ${lastSeq}`,
+      )
+    }
+  }
+
+  /** Makes a checked append part of the state, once its bytes are in the log. */
+  applyAppend(append: ProducerAppend): void {
+    for (const [id, e] of append.updates) this.producers.set(id, e)
+  }
+
+  /** Drops producers whose last write is producer.id.expiration.ms old (and not in a transaction). */
+  removeExpired(now: number): number {
+    let n = 0
+    for (const [id, e] of this.producers) {
+      if (this.isExpired(e, now)) {
+        this.producers.delete(id)
+        n++
+      }
+    }
+    return n
+  }
+
+  private isExpired(e: ProducerStateEntry, now: number): boolean {
+    return e.currentTxnFirstOffset < 0 && now - e.lastTimestamp >= this.expirationMs
+  }
+
+  /**
+   * Rebuilds the state when the partition opens: see the file header. segments are the log's, oldest
+   * first, already recovered; logEndOffset is the LEO after recovery.
+   */
+  load(segments: readonly ReplaySegment[], logEndOffset: number, now: number): { snapshotOffset: number | null; batchesReplayed: number } {
+    this.producers.clear()
+    const firstBase = segments[0]?.baseOffset ?? logEndOffset
+    const found: number[] = []
+    for (const name of readdirSync(this.dir)) {
+      if (name.endsWith(`${SNAPSHOT_SUFFIX}.tmp`)) {
+        rmSync(join(this.dir, name), { force: true })
+        continue
+      }
+      const offset = parseSnapshotFileName(name)
+      if (offset === null) continue
+      if (offset > logEndOffset || offset < firstBase) rmSync(join(this.dir, name), { force: true })
+      else found.push(offset)
+    }
+    found.sort((a, b) => a - b)
+    let snapshotOffset: number | null = null
+    while (found.length > 0) {
+      const offset = found[found.length - 1]!
+      const entries = readSnapshot(join(this.dir, snapshotFileName(offset)))
+      if (entries !== null) {
+        for (const e of entries) if (!this.isExpired(e, now)) this.producers.set(e.producerId, e)
+        snapshotOffset = offset
+        break
+      }
+      rmSync(join(this.dir, snapshotFileName(offset)), { force: true })
+      found.pop()
+    }
+    this.snapshots = found
+    if (snapshotOffset !== null) this.restoreOlderBatches(segments, snapshotOffset, logEndOffset)
+    const batchesReplayed = this.replay(segments, snapshotOffset ?? firstBase, logEndOffset)
+    return { snapshotOffset, batchesReplayed }
+  }
+
+  /** Applies the producer batches of the log in [from, logEndOffset) without checks (Kafka's replay). */
+  private replay(segments: readonly ReplaySegment[], from: number, logEndOffset: number): number {
+    let n = 0
+    for (let i = 0; i < segments.length; i++) {
+      const seg = segments[i]!
+      const next = segments[i + 1]?.baseOffset ?? logEndOffset
+      if (next <= from) continue
+      const start = from > seg.baseOffset ? (seg.translateOffset(from)?.position ?? seg.size) : 0
+      walkProducerBatches(seg, start, seg.size, (b) => {
+        if (b.firstOffset < from || b.firstOffset >= logEndOffset) return
+        let e = this.producers.get(b.producerId)
+        if (e === undefined) {
+          e = { producerId: b.producerId, producerEpoch: b.producerEpoch, batches: [], lastTimestamp: -1, coordinatorEpoch: -1, currentTxnFirstOffset: -1 }
+          this.producers.set(b.producerId, e)
+        }
+        addBatch(e, b.producerEpoch, { firstSeq: b.firstSeq, lastSeq: b.lastSeq, firstOffset: b.firstOffset, lastOffset: b.lastOffset, timestamp: b.timestamp })
+        n++
+      })
+    }
+    return n
+  }
+
+  /** See LOOKBACK_BYTES: older batches of the snapshot's producers, from the bytes just before it. */
+  private restoreOlderBatches(segments: readonly ReplaySegment[], snapshotOffset: number, logEndOffset: number): void {
+    if (this.producers.size === 0 || segments.length === 0 || snapshotOffset <= segments[0]!.baseOffset) return
+    let i = segments.length - 1
+    while (i > 0 && segments[i]!.baseOffset >= snapshotOffset) i--
+    const seg = segments[i]!
+    const segmentEnd = segments[i + 1]?.baseOffset ?? logEndOffset
+    const end = snapshotOffset >= segmentEnd ? seg.size : (seg.translateOffset(snapshotOffset)?.position ?? seg.size)
+    const start = seg.indexedBatchStartAtOrBefore(Math.max(0, end - LOOKBACK_BYTES))
+    const older = new Map<number, BatchMetadata[]>()
+    walkProducerBatches(seg, start, end, (b) => {
+      const e = this.producers.get(b.producerId)
+      const kept = e?.batches[0]
+      if (e === undefined || kept === undefined || e.batches.length !== 1 || e.producerEpoch !== b.producerEpoch || b.lastOffset >= kept.firstOffset) return
+      const list = older.get(b.producerId) ?? []
+      list.push({ firstSeq: b.firstSeq, lastSeq: b.lastSeq, firstOffset: b.firstOffset, lastOffset: b.lastOffset, timestamp: b.timestamp })
+      if (list.length >= NUM_BATCHES_TO_RETAIN) list.shift()
+      older.set(b.producerId, list)
+    })
+    for (const [id, list] of older) {
+      const e = this.producers.get(id)!
+      e.batches = [...list, ...e.batches]
+    }
+  }
+
+  /**
+   * Writes the state as the snapshot for offset (every batch below it applied). The bytes are taken
+   * now; the file is written in the background, one snapshot at a time.
+   */
+  takeSnapshot(offset: number): Promise<void> {
+    const bytes = encodeSnapshot([...this.producers.values()])
+    if (!this.snapshots.includes(offset)) {
+      this.snapshots.push(offset)
+      this.snapshots.sort((a, b) => a - b)
+    }
+    const path = join(this.dir, snapshotFileName(offset))
+    const write = this.writing.then(() => writeFileAtomic(path, bytes))
+    this.writing = write.catch(() => undefined)
+    return write
+  }
+
+  /** Resolves when every snapshot write started so far has finished. */
+  async drain(): Promise<void> {
+    await this.writing
+  }
+
+  /** The log start moved: snapshots below the first segment's base offset lose their data; delete them. */
+  deleteSnapshotsBefore(offset: number): void {
+    const keep: number[] = []
+    for (const s of this.snapshots) {
+      if (s < offset) rmSync(join(this.dir, snapshotFileName(s)), { force: true })
+      else keep.push(s)
+    }
+    this.snapshots = keep
+  }
+
+  /** The log was emptied: no producer state survives (Kafka's truncateFullyAndStartAt). */
+  truncateFully(): void {
+    this.producers.clear()
+    this.deleteSnapshotsBefore(Number.MAX_SAFE_INTEGER)
+  }
+}
+
+/** Kafka's ProducerSnapshot v1 bytes for entries (see the file header). */
+export function encodeSnapshot(entries: readonly ProducerStateEntry[]): Buffer {
+  const buf = Buffer.alloc(ENTRIES_OFFSET + 4 + entries.length * ENTRY_BYTES)
+  buf.writeInt16BE(SNAPSHOT_VERSION, 0)
+  buf.writeInt32BE(entries.length, ENTRIES_OFFSET)
+  let p = ENTRIES_OFFSET + 4
+  for (const e of entries) {
+    const last = e.batches.at(-1)
+    writeInt64(buf, p, e.producerId)
+    buf.writeInt16BE(e.producerEpoch, p + 8)
+    buf.writeInt32BE(last?.lastSeq ?? NO_SEQUENCE, p + 10)
+    writeInt64(buf, p + 14, last?.lastOffset ?? -1)
+    buf.writeInt32BE(last === undefined ? 0 : last.lastOffset - last.firstOffset, p + 22)
+    writeInt64(buf, p + 26, e.lastTimestamp)
+    buf.writeInt32BE(e.coordinatorEpoch, p + 34)
+    writeInt64(buf, p + 38, e.currentTxnFirstOffset)
+    p += ENTRY_BYTES
+  }
+  buf.writeUInt32BE(native.crc32c(buf.subarray(ENTRIES_OFFSET)), CRC_OFFSET)
+  return buf
+}
+
+/** Decodes snapshot bytes; null when the size, version, CRC or a field is wrong. */
+export function decodeSnapshot(buf: Buffer): ProducerStateEntry[] | null {
+  if (buf.length < ENTRIES_OFFSET + 4 || buf.readInt16BE(0) !== SNAPSHOT_VERSION) return null
+  const count = buf.readInt32BE(ENTRIES_OFFSET)
+  if (count < 0 || buf.length !== ENTRIES_OFFSET + 4 + count * ENTRY_BYTES) return null
+  if (native.crc32c(buf.subarray(ENTRIES_OFFSET)) !== buf.readUInt32BE(CRC_OFFSET)) return null
+  const out: ProducerStateEntry[] = []
+  let p = ENTRIES_OFFSET + 4
+  for (let i = 0; i < count; i++, p += ENTRY_BYTES) {
+    const producerId = readInt64(buf, p)
+    const lastSeq = buf.readInt32BE(p + 10)
+    const lastOffset = readInt64(buf, p + 14)
+    const offsetDelta = buf.readInt32BE(p + 22)
+    if (!Number.isSafeInteger(producerId) || producerId < 0 || !Number.isSafeInteger(lastOffset) || offsetDelta < 0) return null
+    const batches: BatchMetadata[] = []
+    const timestamp = readInt64(buf, p + 26)
+    if (lastOffset >= 0 && lastSeq >= 0) {
+      batches.push({ firstSeq: decrementSequence(lastSeq, offsetDelta), lastSeq, firstOffset: lastOffset - offsetDelta, lastOffset, timestamp })
+    }
+    out.push({
+      producerId,
+      producerEpoch: buf.readInt16BE(p + 8),
+      batches,
+      lastTimestamp: timestamp,
+      coordinatorEpoch: buf.readInt32BE(p + 34),
+      currentTxnFirstOffset: readInt64(buf, p + 38),
+    })
+  }
+  return out
+}
+
+/**
+ * Calls visit for each idempotent data batch whose header lies in [start, end) of seg, in order
+ * (61-byte header reads; stops at the first impossible header).
+ */
+function walkProducerBatches(seg: ReplaySegment, start: number, end: number, visit: (b: StoredProducerBatch) => void): void {
+  const header = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD)
+  let pos = start
+  while (end - pos >= RECORD_BATCH_OVERHEAD) {
+    if (readSync(seg.fd, header, 0, RECORD_BATCH_OVERHEAD, pos) < RECORD_BATCH_OVERHEAD) return
+    const batchLength = header.readInt32BE(BATCH_LENGTH_OFFSET)
+    if (batchLength < MIN_BATCH_LENGTH) return
+    pos += LOG_OVERHEAD + batchLength
+    if (header.readInt32BE(PRODUCER_ID_OFFSET) < 0 || (header.readInt16BE(ATTRIBUTES_OFFSET) & CONTROL_MASK) !== 0) continue
+    const producerId = readInt64(header, PRODUCER_ID_OFFSET)
+    if (!Number.isSafeInteger(producerId)) continue
+    const firstOffset = readInt64(header, 0)
+    const delta = header.readInt32BE(LAST_OFFSET_DELTA_OFFSET)
+    const firstSeq = header.readInt32BE(BASE_SEQUENCE_OFFSET)
+    visit({
+      producerId,
+      producerEpoch: header.readInt16BE(PRODUCER_EPOCH_OFFSET),
+      firstSeq,
+      lastSeq: incrementSequence(firstSeq, delta),
+      firstOffset,
+      lastOffset: firstOffset + delta,
+      timestamp: readInt64(header, MAX_TIMESTAMP_OFFSET),
+    })
+  }
+}
+
+function readSnapshot(path: string): ProducerStateEntry[] | null {
+  let fd: number
+  try {
+    fd = openSync(path, 'r')
+  } catch {
+    return null
+  }
+  try {
+    const size = fstatSync(fd).size
+    if (size > MAX_SNAPSHOT_BYTES) return null
+    const buf = Buffer.allocUnsafe(size)
+    let done = 0
+    while (done < size) {
+      const n = readSync(fd, buf, done, size - done, done)
+      if (n === 0) return null
+      done += n
+    }
+    return decodeSnapshot(buf)
+  } finally {
+    closeSync(fd)
+  }
+}
