@@ -71,6 +71,12 @@ export class Broker {
       defaults: config.logDefaults(),
       retentionCheckIntervalMs: config.logRetentionCheckIntervalMs,
       flushSchedulerIntervalMs: config.logFlushSchedulerIntervalMs,
+      cleaner: {
+        enable: config.getBoolean('log.cleaner.enable'),
+        backoffMs: config.getInt('log.cleaner.backoff.ms'),
+        ioMaxBytesPerSecond: config.getDouble('log.cleaner.io.max.bytes.per.second'),
+        dedupeBufferBytes: config.getInt('log.cleaner.dedupe.buffer.size'),
+      },
       logger: log,
     })
     const topics = new TopicManager(store, router, config, meta.nodeId, log)

@@ -7,9 +7,10 @@
 
 import { errorName, ErrorCode, KafkaError } from '../domain/errors.js'
 import { LogManager } from '../storage/index.js'
+import type { LogCleanerSettings } from '../storage/cleaner/index.js'
 import type { LogConfig, OffsetAndTimestamp, PartitionState } from '../storage/types.js'
 import { shardOf } from './hash.js'
-import { EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, type OpResult, type ShardInfo, type ShardOp } from './messages.js'
+import { DEFAULT_CLEANER_CONFIG, EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, type OpResult, type ShardCleanerConfig, type ShardInfo, type ShardOp } from './messages.js'
 
 export interface ShardExecutorOptions {
   dataDir: string
@@ -22,13 +23,19 @@ export interface ShardExecutorOptions {
   highWatermarkFollowsLeo: boolean
   /** How often recovery checkpoints are written (LogManager checkpointIntervalMs). */
   checkpointIntervalMs: number
-  /** Errors of the retention/flush timers (they have no caller to return them to). */
-  onBackgroundError: (err: unknown, task: 'retention' | 'flush') => void
+  /** The periodic log cleaner (default: Kafka's defaults, enabled). */
+  cleaner?: ShardCleanerConfig
+  /** Test hooks of the cleaner (swap steps). */
+  cleanerHooks?: Pick<LogCleanerSettings, 'onSwapStep'>
+  /** Errors of the retention/flush/cleaner timers (they have no caller to return them to). */
+  onBackgroundError: (err: unknown, task: BackgroundTask) => void
   /** Threads started for this shard so far, for ShardInfo (default 1). */
   threadStarts?: () => number
   /** Ends the thread for the crashForTest hook; absent on the main thread, where the hook is refused. */
   crash?: () => never
 }
+
+export type BackgroundTask = 'retention' | 'flush' | 'cleaner'
 
 // setInterval cannot wait longer than 2^31-1 ms (it fires at once instead), and Kafka's "never" is Long.MAX.
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -66,11 +73,25 @@ export class ShardExecutor {
     // flushDue also writes the recovery checkpoints, so it runs at least every checkpoint interval even
     // when log.flush.scheduler.interval.ms is Kafka's "never"; the flush.ms test inside is per partition.
     this.#schedule(Math.min(opts.flushSchedulerIntervalMs, opts.checkpointIntervalMs), 'flush', () => logs.flushDue())
+    // The log cleaner: every log.cleaner.backoff.ms, clean the filthiest compacted logs until none is
+    // eligible. Each pass yields between slices, so this shard's other work goes on meanwhile.
+    const cleaner = opts.cleaner ?? DEFAULT_CLEANER_CONFIG
+    if (cleaner.enable) {
+      this.#schedule(cleaner.backoffMs, 'cleaner', async () => {
+        for (const r of await logs.cleaner.cleanFilthiest()) {
+          if (r.reason === 'failed' || r.reason === 'map-too-small') {
+            opts.onBackgroundError(new Error(`cleaning ${r.topic}-${r.partition} ${r.reason}: ${r.message ?? ''}`), 'cleaner')
+          }
+        }
+      })
+    }
   }
 
   /** Opens (and recovers) the partitions this shard owns. */
   static open(opts: ShardExecutorOptions): ShardExecutor {
+    const cleaner = opts.cleaner ?? DEFAULT_CLEANER_CONFIG
     const logs = LogManager.open({
+      cleaner: { dedupeBufferBytes: cleaner.dedupeBufferBytes, ioMaxBytesPerSecond: cleaner.ioMaxBytesPerSecond, ...opts.cleanerHooks },
       dataDir: opts.dataDir,
       defaults: opts.defaults,
       cleanShutdown: opts.cleanShutdown,
@@ -85,7 +106,7 @@ export class ShardExecutor {
     return this.#closed
   }
 
-  #schedule(intervalMs: number, task: 'retention' | 'flush', fn: () => void | Promise<void>): void {
+  #schedule(intervalMs: number, task: BackgroundTask, fn: () => void | Promise<void>): void {
     if (!(intervalMs >= 1 && intervalMs <= MAX_TIMER_MS)) return
     let running = false
     const timer = setInterval(() => {
@@ -120,7 +141,9 @@ export class ShardExecutor {
         continue
       }
       try {
-        results.push({ ok: true, value: this.#apply(op) })
+        const value = this.#apply(op)
+        // Only compact is asynchronous; the other operations complete before the next one starts.
+        results.push({ ok: true, value: value instanceof Promise ? await value : value })
       } catch (err) {
         results.push(failure(err))
       }
@@ -155,6 +178,8 @@ export class ShardExecutor {
         return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).deleteRecordsBefore(op.offset)
       case 'state':
         return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).state()
+      case 'compact':
+        return logs.cleaner.clean(logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition), { force: op.force === true })
       case 'releaseLease':
         logs.releaseLease(op.leaseId)
         return null

@@ -19,6 +19,8 @@ export type ShardOp =
   | ({ op: 'listOffsets'; timestamp: number } & PartitionRef)
   | ({ op: 'deleteRecords'; offset: number } & PartitionRef)
   | ({ op: 'state' } & PartitionRef)
+  /** One log cleaner pass over a compacted partition now; force ignores min.cleanable.dirty.ratio. */
+  | ({ op: 'compact'; force?: boolean } & PartitionRef)
   | { op: 'releaseLease'; leaseId: number }
   /** States of every partition the shard owns. */
   | { op: 'states' }
@@ -72,4 +74,25 @@ export interface ShardWorkerData {
   flushSchedulerIntervalMs: number
   highWatermarkFollowsLeo: boolean
   checkpointIntervalMs: number
+  cleaner: ShardCleanerConfig
 }
+
+/** The log cleaner of each shard (Kafka's log.cleaner.* broker configs). */
+export interface ShardCleanerConfig {
+  /** log.cleaner.enable: run the periodic cleaner (on-demand compact works either way). */
+  enable: boolean
+  /** log.cleaner.backoff.ms: how often a shard looks for logs to clean. */
+  backoffMs: number
+  /** log.cleaner.io.max.bytes.per.second, per shard. */
+  ioMaxBytesPerSecond: number
+  /** This shard's share of log.cleaner.dedupe.buffer.size. */
+  dedupeBufferBytes: number
+}
+
+/** Kafka's defaults; dedupeBufferBytes is the whole buffer, which the router divides among shards. */
+export const DEFAULT_CLEANER_CONFIG: ShardCleanerConfig = Object.freeze({
+  enable: true,
+  backoffMs: 15_000,
+  ioMaxBytesPerSecond: Number.MAX_VALUE,
+  dedupeBufferBytes: 128 * 1024 * 1024,
+})

@@ -4,6 +4,11 @@
 // sent as ONE message per shard (flushed from setImmediate, after the turn's I/O callbacks), so a fetch
 // or produce touching many partitions costs one round trip per shard, not per partition.
 //
+// A shard thread takes several batches at once (concurrentTasksPerWorker): every operation but one runs
+// to completion before the thread looks at the next message, so batches still apply in the order sent;
+// the exception, compact (a log cleaner pass that yields between slices), must not hold back the
+// appends and reads sent after it.
+//
 // Ownership of record buffers passes to the router on append: a Buffer that exclusively owns its
 // ArrayBuffer is transferred to the worker (the caller's Buffer becomes empty); any other is copied.
 
@@ -15,9 +20,11 @@ import { ErrorCode, errorName } from '../domain/errors.js'
 import { createLogger, type Logger } from '../observability/logger.js'
 import { readAndClearCleanShutdownMarker, writeCleanShutdownMarker } from '../storage/index.js'
 import type { AppendResult, LogConfig, OffsetAndTimestamp, PartitionState, ReadResult, TopicPartition } from '../storage/types.js'
+import type { CleanResult } from '../storage/cleaner/index.js'
 import { ShardExecutor } from './executor.js'
 import { shardOf } from './hash.js'
-import type { OpResult, ShardBatch, ShardInfo, ShardOp, ShardReply, ShardWorkerData } from './messages.js'
+import { DEFAULT_CLEANER_CONFIG } from './messages.js'
+import type { OpResult, ShardBatch, ShardCleanerConfig, ShardInfo, ShardOp, ShardReply, ShardWorkerData } from './messages.js'
 
 export interface ShardRouterOptions {
   dataDir: string
@@ -32,6 +39,11 @@ export interface ShardRouterOptions {
   highWatermarkFollowsLeo?: boolean
   /** log.flush.offset.checkpoint.interval.ms: how often recovery checkpoints are written (default 60000). */
   checkpointIntervalMs?: number
+  /**
+   * The log cleaner (log.cleaner.* broker configs); default Kafka's. dedupeBufferBytes is the total
+   * (log.cleaner.dedupe.buffer.size), divided evenly among the shards.
+   */
+  cleaner?: Partial<ShardCleanerConfig>
   /** Where unexpected (non-Kafka) errors are logged. Default: a pino logger on stdout. */
   logger?: Logger
   /** The compiled worker module; default dist/src/shard/worker.js (also when running from src/). */
@@ -72,6 +84,11 @@ export interface ListOffsetsItem extends TopicPartition {
 export interface DeleteRecordsItem extends TopicPartition {
   /** Delete records before this offset; -1 means the high watermark. */
   offset: number
+}
+
+export interface CompactItem extends TopicPartition {
+  /** Clean even when min.cleanable.dirty.ratio / max.compaction.lag.ms would not ask for it. */
+  force?: boolean
 }
 
 export interface LeaseRef {
@@ -182,11 +199,13 @@ export class ShardRouter {
     const checkpointIntervalMs = opts.checkpointIntervalMs ?? 60_000
     const shardCount = Math.max(1, opts.ioThreads)
     const shards: ShardBackend[] = []
+    const cleanerTotal = { ...DEFAULT_CLEANER_CONFIG, ...opts.cleaner }
+    const cleaner: ShardCleanerConfig = { ...cleanerTotal, dedupeBufferBytes: Math.floor(cleanerTotal.dedupeBufferBytes / shardCount) }
 
     if (opts.ioThreads === 0) {
       const executor = ShardExecutor.open({
         dataDir, defaults: opts.defaults, shardIndex: 0, shardCount: 1, cleanShutdown, retentionCheckIntervalMs, flushSchedulerIntervalMs,
-        highWatermarkFollowsLeo, checkpointIntervalMs, onBackgroundError: (err, task) => logger.error({ err, task }, 'shard background task failed'),
+        highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, onBackgroundError: (err, task) => logger.error({ err, task }, 'shard background task failed'),
       })
       shards.push(new InlineShard(executor))
       return new ShardRouter(dataDir, 0, shards, logger)
@@ -197,14 +216,14 @@ export class ShardRouter {
     for (let shardIndex = 0; shardIndex < shardCount; shardIndex++) {
       const workerData: ShardWorkerData = {
         dataDir, defaults: opts.defaults, shardIndex, shardCount, cleanShutdown, starts: new Int32Array(new SharedArrayBuffer(4)),
-        retentionCheckIntervalMs, flushSchedulerIntervalMs, highWatermarkFollowsLeo, checkpointIntervalMs,
+        retentionCheckIntervalMs, flushSchedulerIntervalMs, highWatermarkFollowsLeo, checkpointIntervalMs, cleaner,
       }
       const pool = new Piscina<ShardBatch, ShardReply>({
         filename: pathToFileURL(workerFile).href,
         name: 'default',
         minThreads: 1,
         maxThreads: 1,
-        concurrentTasksPerWorker: 1,
+        concurrentTasksPerWorker: 16,
         idleTimeout: Infinity,
         // Atomics.wait would block the worker's event loop between tasks, starving its retention and
         // flush timers.
@@ -279,6 +298,15 @@ export class ShardRouter {
   /** DeleteRecords: raises the log start offset; the value is the new log start offset. */
   deleteRecords(items: readonly DeleteRecordsItem[]): Promise<Outcome<number>[]> {
     return this.#each(items, (i) => this.#sendFor(i, { op: 'deleteRecords', topic: i.topic, partition: i.partition, offset: i.offset }))
+  }
+
+  /**
+   * Runs one log cleaner pass over each partition now (see LogCleaner.clean); partitions whose
+   * cleanup.policy does not include compact answer reason 'not-compacted'. Other work of the shard goes
+   * on while a pass runs.
+   */
+  compact(items: readonly CompactItem[]): Promise<Outcome<CleanResult>[]> {
+    return this.#each(items, (i) => this.#sendFor(i, { op: 'compact', topic: i.topic, partition: i.partition, ...(i.force === undefined ? {} : { force: i.force }) }))
   }
 
   /** States of the given partitions (unknown ones are left out), or of every partition, sorted. */

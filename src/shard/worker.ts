@@ -27,6 +27,7 @@ const executor = ShardExecutor.open({
   flushSchedulerIntervalMs: data.flushSchedulerIntervalMs,
   highWatermarkFollowsLeo: data.highWatermarkFollowsLeo,
   checkpointIntervalMs: data.checkpointIntervalMs,
+  cleaner: data.cleaner,
   onBackgroundError: (err, task) => log().error({ err, task }, 'shard background task failed'),
   threadStarts: () => Atomics.load(data.starts, 0),
   crash: () => process.exit(1),
