@@ -1,13 +1,40 @@
 #!/usr/bin/env node
-// The `skein` command. Subcommands follow Kafka's tools; each has --help.
+// The `skein` command. Subcommands follow Kafka's tools (kafka-topics, kafka-console-producer, ...) and
+// their flag names; each has --help, talks the Kafka protocol to any broker (--bootstrap-server, default
+// 127.0.0.1:9092) and exits 0 on success, 1 with one line on stderr on failure.
 import { runBroker } from '../main.js'
+import { runBenchDisk } from './bench-disk.js'
+import { runConfigs } from './configs.js'
+import { runConsume } from './consume.js'
+import { runGroups } from './groups.js'
+import { runPerf } from './perf.js'
+import { runProduce } from './produce.js'
+import { runTopics } from './topics.js'
 
 const HELP = `Usage: skein <command> [options]
 
 Commands:
-  broker     Run a broker (what npm start runs); skein broker --help for its options
+  broker     Run a broker (what npm start runs)
+  topics     Create, list, describe, alter and delete topics          (kafka-topics)
+  produce    Console producer: one record per input line              (kafka-console-producer)
+  consume    Console consumer                                          (kafka-console-consumer)
+  groups     List, describe, reset offsets of and delete groups       (kafka-consumer-groups)
+  configs    Describe and alter topic and broker configs              (kafka-configs)
+  perf       produce | consume: throughput and latency tests          (kafka-*-perf-test)
+  bench      disk: the data directory's bandwidth and fsync rate
 
 Run 'skein <command> --help' for a command's options.`
+
+const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
+  broker: runBroker,
+  topics: runTopics,
+  produce: runProduce,
+  consume: runConsume,
+  groups: runGroups,
+  configs: runConfigs,
+  perf: runPerf,
+  bench: runBenchDisk,
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
@@ -15,11 +42,22 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(HELP + '\n')
     return command === undefined ? 1 : 0
   }
-  if (command === 'broker') return runBroker(rest)
-  process.stderr.write(`skein: unknown command '${command}' (see skein --help)\n`)
-  return 1
+  const run = COMMANDS[command]
+  if (run === undefined) {
+    process.stderr.write(`skein: unknown command '${command}' (see skein --help)\n`)
+    return 1
+  }
+  return run(rest)
 }
 
-main(process.argv.slice(2)).then((code) => {
-  process.exitCode = code
-})
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code
+    // Client commands are done once main resolves; a lingering socket or timer must not keep the process.
+    if (process.argv[2] !== 'broker') setImmediate(() => process.exit(code)).unref()
+  },
+  (err: unknown) => {
+    process.stderr.write(`skein: ${(err as Error).message}\n`)
+    process.exitCode = 1
+  },
+)

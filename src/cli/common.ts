@@ -1,0 +1,88 @@
+// What every client command shares: the --bootstrap-server option, client options from --command-config
+// style k=v lists, printing tables the way Kafka's tools do, and turning any failure into one line on
+// stderr with exit code 1 (no stack traces: a tool's errors are messages for its user).
+import { readFileSync } from 'node:fs'
+import { errorName } from '../domain/errors.js'
+import { ConnectionError, KafkaError, TimeoutError } from '../client/errors.js'
+import type { ClientOptions } from '../client/cluster.js'
+import { helpText, parseArgs, UsageError, type CommandSpec, type OptionSpec, type ParsedArgs } from './args.js'
+import { parseProperties } from '../config/properties.js'
+
+export const DEFAULT_BOOTSTRAP = '127.0.0.1:9092'
+
+export const BOOTSTRAP_OPTION: OptionSpec = { name: 'bootstrap-server', value: 'HOST:PORT', desc: `Broker(s) to connect to, comma-separated (default ${DEFAULT_BOOTSTRAP})` }
+
+/** Client options for a command: bootstrap servers, and short retries so that a dead broker fails fast. */
+export function clientOptions(args: ParsedArgs, clientId: string): ClientOptions {
+  return {
+    bootstrapServers: args.get('bootstrap-server') ?? DEFAULT_BOOTSTRAP,
+    clientId,
+    connectTimeoutMs: 5000,
+    requestTimeoutMs: 30000,
+    retries: 3,
+    retryBackoffMs: 100,
+  }
+}
+
+/** Reads a .properties file (--producer.config, --consumer.config). */
+export function readPropertiesFile(path: string): Map<string, string> {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (err) {
+    throw new UsageError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+  }
+  return parseProperties(text)
+}
+
+/** One line describing any error, for stderr. */
+export function describeError(err: unknown): string {
+  if (err instanceof KafkaError) {
+    const name = errorName(err.code)
+    const detail = err.message.startsWith(`${name}: `) ? err.message.slice(name.length + 2) : err.message === name ? '' : err.message
+    return detail === '' ? name : `${detail} (${name})`
+  }
+  if (err instanceof ConnectionError || err instanceof TimeoutError || err instanceof UsageError) return err.message
+  if (err instanceof Error) return err.message.split('\n')[0]!
+  return String(err)
+}
+
+/**
+ * Runs a command: parses argv with spec, prints --help, and maps failures to `skein <cmd>: <message>`
+ * on stderr and exit code 1.
+ */
+export async function runCommand(spec: CommandSpec, argv: readonly string[], body: (args: ParsedArgs) => Promise<number>): Promise<number> {
+  let args: ParsedArgs
+  try {
+    args = parseArgs(spec, argv)
+  } catch (err) {
+    process.stderr.write(`${spec.command}: ${describeError(err)}\n`)
+    return 1
+  }
+  if (args.has('help')) {
+    process.stdout.write(helpText(spec))
+    return 0
+  }
+  try {
+    return await body(args)
+  } catch (err) {
+    process.stderr.write(`${spec.command}: ${describeError(err)}\n`)
+    return 1
+  }
+}
+
+/** Exactly one of the given actions (`--create`, `--list`, ...). */
+export function oneAction(args: ParsedArgs, actions: readonly string[]): string {
+  const given = args.given(actions)
+  if (given.length !== 1) throw new UsageError(`give exactly one of ${actions.map((a) => `--${a}`).join(', ')}`)
+  return given[0]!
+}
+
+/** Columns padded like Kafka's tools (each column as wide as its widest cell, plus a space). */
+export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
+  const line = (cells: readonly string[]): string => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]! + 1))).join('').trimEnd()
+  return [line(header), ...rows.map(line)].join('\n') + '\n'
+}
+
+export type { CommandSpec, ParsedArgs }

@@ -1,0 +1,181 @@
+// `skein consume`: kafka-console-consumer. Without --group it reads the topic's partitions directly
+// (assign); with --group it joins the group (subscribe) and commits what it printed, including on
+// Ctrl-C. Output follows Kafka's DefaultMessageFormatter (print.timestamp, print.partition, print.offset,
+// print.headers, print.key, print.value, key.separator, ...) or one JSON object per record.
+import { Consumer, type ConsumerOptions } from '../client/consumer.js'
+import type { ConsumedRecord } from '../client/records.js'
+import { ErrorCode, KafkaError } from '../domain/errors.js'
+import { parseKeyValues, parseIntArg, UsageError, type CommandSpec } from './args.js'
+import { applyConsumerProps, parseIsolationLevel, warnUnknown } from './client-props.js'
+import { BOOTSTRAP_OPTION, clientOptions, readPropertiesFile, runCommand } from './common.js'
+
+const SPEC: CommandSpec = {
+  command: 'skein consume',
+  usage: 'skein consume --topic TOPIC [--bootstrap-server HOST:PORT] [options]',
+  summary: 'Console consumer (kafka-console-consumer): prints records until --max-messages, --timeout-ms or Ctrl-C.',
+  options: [
+    BOOTSTRAP_OPTION,
+    { name: 'topic', value: 'TOPIC', desc: 'Topic to read (required)' },
+    { name: 'group', value: 'GROUP', desc: 'Consumer group to join; offsets are committed (default: no group)' },
+    { name: 'from-beginning', desc: 'Start at the earliest offset when there is no committed offset' },
+    { name: 'partition', value: 'P', desc: 'Read only this partition' },
+    { name: 'offset', value: 'OFFSET', desc: 'earliest, latest or an offset (needs --partition; default latest)' },
+    { name: 'max-messages', value: 'N', desc: 'Exit after N records' },
+    { name: 'timeout-ms', value: 'MS', desc: 'Exit when no record arrives for MS milliseconds' },
+    { name: 'isolation-level', value: 'LEVEL', desc: 'read_uncommitted (default) or read_committed' },
+    { name: 'property', value: 'KEY=VALUE', repeat: true, desc: 'Formatter property: print.key, print.offset, print.partition, print.timestamp, print.headers, print.value, key.separator, line.separator, headers.separator, null.literal' },
+    { name: 'formatter', value: 'NAME', desc: "'default' (Kafka's DefaultMessageFormatter) or 'json' (one object per line)" },
+    { name: 'consumer-property', value: 'KEY=VALUE', repeat: true, desc: 'A Kafka consumer config' },
+    { name: 'consumer.config', value: 'FILE', desc: 'A properties file of consumer configs' },
+  ],
+  notes: `Examples:
+  skein consume --topic demo --from-beginning --property print.key=true --property print.offset=true
+  skein consume --topic demo --group demo-readers --max-messages 10 --formatter json`,
+}
+
+interface Formatter {
+  (r: ConsumedRecord): string
+}
+
+const FORMAT_PROPS = new Set(['print.key', 'print.offset', 'print.partition', 'print.timestamp', 'print.headers', 'print.value', 'key.separator', 'line.separator', 'headers.separator', 'null.literal'])
+
+export function makeFormatter(kind: string, props: ReadonlyMap<string, string>): Formatter {
+  for (const k of props.keys()) if (!FORMAT_PROPS.has(k)) throw new UsageError(`unknown --property '${k}' (known: ${[...FORMAT_PROPS].join(', ')})`)
+  const flag = (k: string, dflt: boolean): boolean => {
+    const v = props.get(k)
+    if (v === undefined) return dflt
+    if (v.toLowerCase() !== 'true' && v.toLowerCase() !== 'false') throw new UsageError(`--property ${k}=${v}: expected true or false`)
+    return v.toLowerCase() === 'true'
+  }
+  const lineSep = unescape(props.get('line.separator') ?? '\n')
+  if (kind === 'json' || kind.endsWith('JsonMessageFormatter')) {
+    return (r) =>
+      JSON.stringify({
+        topic: r.topic,
+        partition: r.partition,
+        offset: r.offset,
+        timestamp: r.timestamp,
+        timestampType: r.timestampType,
+        key: r.key === null ? null : r.key.toString(),
+        value: r.value === null ? null : r.value.toString(),
+        headers: Object.fromEntries(r.headers.map((h) => [h.key, h.value === null ? null : h.value.toString()])),
+      }) + lineSep
+  }
+  if (kind !== 'default' && !kind.endsWith('DefaultMessageFormatter')) throw new UsageError(`unknown --formatter '${kind}' (default or json)`)
+  const printKey = flag('print.key', false)
+  const printOffset = flag('print.offset', false)
+  const printPartition = flag('print.partition', false)
+  const printTimestamp = flag('print.timestamp', false)
+  const printHeaders = flag('print.headers', false)
+  const printValue = flag('print.value', true)
+  const sep = unescape(props.get('key.separator') ?? '\t')
+  const headersSep = unescape(props.get('headers.separator') ?? ',')
+  const nullLiteral = props.get('null.literal') ?? 'null'
+  const text = (b: Buffer | null): string => (b === null ? nullLiteral : b.toString())
+  return (r) => {
+    let s = ''
+    if (printTimestamp) s += `${r.timestampType}:${r.timestamp}${sep}`
+    if (printPartition) s += `Partition:${r.partition}${sep}`
+    if (printOffset) s += `Offset:${r.offset}${sep}`
+    if (printHeaders) s += (r.headers.length === 0 ? 'NO_HEADERS' : r.headers.map((h) => `${h.key}:${text(h.value)}`).join(headersSep)) + sep
+    if (printKey) s += text(r.key) + (printValue ? sep : '')
+    if (printValue) s += text(r.value)
+    return s + lineSep
+  }
+}
+
+/** Shell-style escapes in separators (--property key.separator='\t' arrives as backslash-t). */
+function unescape(s: string): string {
+  return s.replace(/\\([tnr\\])/g, (_, c: string) => ({ t: '\t', n: '\n', r: '\r', '\\': '\\' })[c]!)
+}
+
+export function runConsume(argv: readonly string[]): Promise<number> {
+  return runCommand(SPEC, argv, async (args) => {
+    const topic = args.require('topic')
+    const format = makeFormatter(args.get('formatter') ?? 'default', parseKeyValues(args.all('property'), '--property'))
+    const maxMessages = args.int('max-messages', { min: 1 })
+    const timeoutMs = args.int('timeout-ms', { min: 0 })
+    const partition = args.int('partition', { min: 0 })
+    const offsetArg = args.get('offset')
+    if (offsetArg !== undefined && partition === undefined) throw new UsageError('--offset needs --partition')
+    if (offsetArg !== undefined && args.has('from-beginning')) throw new UsageError('--offset and --from-beginning cannot be used together')
+    let startOffset: number | 'earliest' | 'latest' | undefined
+    if (offsetArg !== undefined) startOffset = offsetArg === 'earliest' || offsetArg === 'latest' ? offsetArg : parseIntArg('offset', offsetArg, { min: 0 })
+
+    const opts: ConsumerOptions = { ...clientOptions(args, 'skein-console-consumer'), autoOffsetReset: args.has('from-beginning') ? 'earliest' : 'latest' }
+    const props = new Map<string, string>()
+    const configFile = args.get('consumer.config')
+    if (configFile !== undefined) for (const [k, v] of readPropertiesFile(configFile)) props.set(k, v)
+    for (const [k, v] of parseKeyValues(args.all('consumer-property'), '--consumer-property')) props.set(k, v)
+    warnUnknown('skein consume', applyConsumerProps(opts, props))
+    if (args.has('group')) opts.groupId = args.get('group')
+    if (args.has('isolation-level')) opts.isolationLevel = parseIsolationLevel(args.get('isolation-level')!)
+    // The console consumer commits exactly what it printed (below), not what it fetched.
+    opts.enableAutoCommit = false
+
+    const consumer = new Consumer(opts)
+    let stopping = false
+    const onSignal = (): void => {
+      stopping = true
+    }
+    process.once('SIGINT', onSignal)
+    process.once('SIGTERM', onSignal)
+    let count = 0
+    // Next offset after the last printed record, per partition: what a group commits.
+    const printed = new Map<string, { topic: string; partition: number; offset: number }>()
+    let lastCommit = Date.now()
+    const commitPrinted = async (): Promise<void> => {
+      if (consumer.group === null || printed.size === 0) return
+      await consumer.commit([...printed.values()])
+      printed.clear()
+      lastCommit = Date.now()
+    }
+    try {
+      const info = await consumer.cluster.topic(topic)
+      if (partition !== undefined) {
+        if (partition >= info.partitions.length) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic '${topic}' has no partition ${partition} (it has ${info.partitions.length})`)
+        consumer.assign([{ topic, partition }])
+        if (startOffset !== undefined) consumer.seek(topic, partition, startOffset)
+        else if (opts.groupId === undefined) consumer.seek(topic, partition, args.has('from-beginning') ? 'earliest' : 'latest')
+      } else if (opts.groupId !== undefined) {
+        consumer.subscribe([topic])
+      } else {
+        consumer.assign(info.partitions.map((p) => ({ topic, partition: p.partition })))
+        for (const p of info.partitions) consumer.seek(topic, p.partition, args.has('from-beginning') ? 'earliest' : 'latest')
+      }
+      let lastRecordAt = Date.now()
+      outer: while (!stopping) {
+        const wait = timeoutMs === undefined ? 500 : Math.max(0, Math.min(500, timeoutMs - (Date.now() - lastRecordAt)))
+        const records = await consumer.poll(wait)
+        if (records.length > 0) lastRecordAt = Date.now()
+        let out = ''
+        for (const r of records) {
+          out += format(r)
+          count++
+          printed.set(`${r.topic}\u0000${r.partition}`, { topic: r.topic, partition: r.partition, offset: r.offset + 1 })
+          if (maxMessages !== undefined && count >= maxMessages) {
+            await write(out)
+            break outer
+          }
+        }
+        if (out !== '') await write(out)
+        if (timeoutMs !== undefined && Date.now() - lastRecordAt >= timeoutMs) break
+        if (Date.now() - lastCommit >= 5000) await commitPrinted()
+      }
+      await commitPrinted()
+    } finally {
+      process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
+      await consumer.close({ commit: false }).catch(() => {})
+    }
+    process.stderr.write(`Processed a total of ${count} messages\n`)
+    return 0
+  })
+}
+
+function write(s: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (process.stdout.write(s)) resolve()
+    else process.stdout.once('drain', resolve)
+  })
+}
