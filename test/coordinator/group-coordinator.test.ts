@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
 import { decodeGroupMetadataValue, decodeGroupRecordKey } from '../../src/coordinator/group/records.js'
 import type { GroupCoordinator } from '../../src/coordinator/group/group-coordinator.js'
+import type { OffsetCommitPartitionInput } from '../../src/coordinator/group/types.js'
 import { fakeTopics, harness, joinInput, subscription, track, type Harness } from './helpers.js'
 
 const G = 'group-a'
@@ -303,7 +304,7 @@ describe('static membership', () => {
 })
 
 describe('offsets', () => {
-  const commit = (c: GroupCoordinator, over: object = {}, partitions = [{ partitionIndex: 0, committedOffset: 42n, committedLeaderEpoch: 3, committedMetadata: 'm' }]) =>
+  const commit = (c: GroupCoordinator, over: object = {}, partitions: OffsetCommitPartitionInput[] = [{ partitionIndex: 0, committedOffset: 42n, committedLeaderEpoch: 3, committedMetadata: 'm' }]) =>
     c.commitOffsets({ groupId: 'simple', generationId: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1, topics: [{ name: 't', partitions }], ...over })
 
   it('simple commits (generation -1, no member) to a group without members; fetch answers -1 where nothing is committed', async () => {
