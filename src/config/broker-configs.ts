@@ -180,8 +180,10 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'transaction.max.timeout.ms', type: 'int', default: 900000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Largest transaction timeout a producer may ask for.' }),
   def({ name: 'transactional.id.expiration.ms', type: 'int', default: 604800000, dynamic: 'cluster-wide', validator: atLeast(1), validValues: '[1,...]',
     doc: 'A transactional id with no transaction status update for this long expires.' }),
-  def({ name: 'producer.id.expiration.ms', type: 'int', default: 86400000, dynamic: 'cluster-wide', validator: atLeast(1), validValues: '[1,...]',
-    doc: 'Idempotent producer state is dropped after this long without writes.' }),
+  def({ name: 'producer.id.expiration.ms', type: 'int', default: 86400000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Idempotent producer state of a partition is dropped after this long without writes (counted from the last batch timestamp, as Kafka does). Skein: read at startup (Kafka: cluster-wide dynamic).' }),
+  def({ name: 'producer.id.expiration.check.interval.ms', type: 'int', default: 600000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'How often each shard removes producer state older than producer.id.expiration.ms.' }),
 ]
 
 const byName = new Map<string, BrokerConfigDef>()

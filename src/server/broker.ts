@@ -12,6 +12,7 @@ import { createDispatcher } from './dispatcher.js'
 import { FetchPurgatory } from './fetch-purgatory.js'
 import { GroupService } from './groups.js'
 import { HANDLERS } from './handlers/index.js'
+import { ProducerIdManager } from './producer-ids.js'
 import { HandlerRegistry } from './registry.js'
 import { SocketServer, type BoundListener } from './socket-server.js'
 import { TopicManager } from './topics.js'
@@ -31,6 +32,8 @@ export interface StartBrokerOptions {
 export class Broker {
   readonly registry = new HandlerRegistry(HANDLERS)
   readonly purgatory = new FetchPurgatory()
+  /** InitProducerId's producer ids, reserved in blocks in the data dir (read on first use). */
+  readonly producerIds = new ProducerIdManager(() => this.dataDir)
   /** The group coordinator (consumer groups and committed offsets over __consumer_offsets). */
   readonly groups: GroupService = new GroupService(this)
   private stopping: Promise<void> | null = null

@@ -8,13 +8,19 @@
 // * acks=-1 on a single broker waits for the ISR of one, i.e. the same as acks=1; acks=0 gets no
 //   response at all; any other value gets INVALID_REQUIRED_ACKS.
 // * Appends wake long-polling fetches of the partitions written.
+// * Idempotent producers (batches with producerId >= 0): the partition's shard checks epoch and
+//   sequence before writing (storage/producer-state.ts) and answers OUT_OF_ORDER_SEQUENCE_NUMBER,
+//   INVALID_PRODUCER_EPOCH or UNKNOWN_PRODUCER_ID; a retry of one of the producer's last 5 batches is
+//   answered NONE with the offsets it was first written at, and nothing is written again.
+// * The broker accepts idempotent batches with any acks (acks=all is the client's rule, as in Kafka).
 // * v0-2 (magic 0/1 message sets) are refused by closing the connection, as Kafka 4 does. They are
 //   advertised only because librdkafka 2.0 turns compression off unless Produce v0 is in the range
 //   (KAFKA-18659).
 // Version notes:
 // * v5+: log start offset in the response. v2+: log append time.
 // Not implemented:
-// * Idempotent and transactional producers (producer ids, sequence checks): step 4.
+// * Transactional producers (transactionalId, transaction markers, LSO): step 4's second half. Their
+//   batches get the idempotent checks only.
 import { ErrorCode } from '../../domain/errors.js'
 import * as Produce from '../../protocol/messages/00-produce.gen.js'
 import { isRecordsPayload } from '../../protocol/primitives/types.js'
@@ -67,7 +73,8 @@ export const produceHandler = defineHandler<Produce.ProduceRequest, Produce.Prod
           response.baseOffset = BigInt(result.value.baseOffset)
           response.logAppendTimeMs = BigInt(result.value.logAppendTime)
           response.logStartOffset = BigInt(result.value.logStartOffset)
-          broker.purgatory.notify(partitionKey(appends[i]!.topic, appends[i]!.partition))
+          // A duplicate wrote nothing: no fetch has anything new to wake for.
+          if (result.value.duplicate !== true) broker.purgatory.notify(partitionKey(appends[i]!.topic, appends[i]!.partition))
         } else {
           response.errorCode = result.errorCode
           response.errorMessage = result.message

@@ -18,6 +18,7 @@ import { apiVersionsHandler } from './18-api-versions.js'
 import { createTopicsHandler } from './19-create-topics.js'
 import { deleteTopicsHandler } from './20-delete-topics.js'
 import { deleteRecordsHandler } from './21-delete-records.js'
+import { initProducerIdHandler } from './22-init-producer-id.js'
 import { describeConfigsHandler } from './32-describe-configs.js'
 import { alterConfigsHandler } from './33-alter-configs.js'
 import { describeLogDirsHandler } from './35-describe-log-dirs.js'
@@ -45,6 +46,7 @@ export const HANDLERS: readonly AnyHandler[] = [
   createTopicsHandler,
   deleteTopicsHandler,
   deleteRecordsHandler,
+  initProducerIdHandler,
   describeConfigsHandler,
   alterConfigsHandler,
   describeLogDirsHandler,
