@@ -80,6 +80,10 @@ export class Broker {
         ioMaxBytesPerSecond: config.getDouble('log.cleaner.io.max.bytes.per.second'),
         dedupeBufferBytes: config.getInt('log.cleaner.dedupe.buffer.size'),
       },
+      producerExpiration: {
+        expirationMs: config.getInt('producer.id.expiration.ms'),
+        checkIntervalMs: config.getInt('producer.id.expiration.check.interval.ms'),
+      },
       logger: log,
     })
     const topics = new TopicManager(store, router, config, meta.nodeId, log)

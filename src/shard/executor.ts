@@ -10,7 +10,10 @@ import { LogManager } from '../storage/index.js'
 import type { LogCleanerSettings } from '../storage/cleaner/index.js'
 import type { LogConfig, OffsetAndTimestamp, PartitionState } from '../storage/types.js'
 import { shardOf } from './hash.js'
-import { DEFAULT_CLEANER_CONFIG, EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, type OpResult, type ShardCleanerConfig, type ShardInfo, type ShardOp } from './messages.js'
+import {
+  DEFAULT_CLEANER_CONFIG, DEFAULT_PRODUCER_EXPIRATION, EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP,
+  type OpResult, type ShardCleanerConfig, type ShardInfo, type ShardOp, type ShardProducerExpiration,
+} from './messages.js'
 
 export interface ShardExecutorOptions {
   dataDir: string
@@ -21,6 +24,8 @@ export interface ShardExecutorOptions {
   retentionCheckIntervalMs: number
   flushSchedulerIntervalMs: number
   highWatermarkFollowsLeo: boolean
+  /** Idempotent producer state expiration (default: Kafka's, 1 day checked every 10 minutes). */
+  producerExpiration?: ShardProducerExpiration
   /** How often recovery checkpoints are written (LogManager checkpointIntervalMs). */
   checkpointIntervalMs: number
   /** The periodic log cleaner (default: Kafka's defaults, enabled). */
@@ -35,7 +40,7 @@ export interface ShardExecutorOptions {
   crash?: () => never
 }
 
-export type BackgroundTask = 'retention' | 'flush' | 'cleaner'
+export type BackgroundTask = 'retention' | 'flush' | 'cleaner' | 'producer-expiration'
 
 // setInterval cannot wait longer than 2^31-1 ms (it fires at once instead), and Kafka's "never" is Long.MAX.
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -73,6 +78,10 @@ export class ShardExecutor {
     // flushDue also writes the recovery checkpoints, so it runs at least every checkpoint interval even
     // when log.flush.scheduler.interval.ms is Kafka's "never"; the flush.ms test inside is per partition.
     this.#schedule(Math.min(opts.flushSchedulerIntervalMs, opts.checkpointIntervalMs), 'flush', () => logs.flushDue())
+    // Kafka's producer-expiry-check: idempotent producer state idle for producer.id.expiration.ms goes.
+    this.#schedule((opts.producerExpiration ?? DEFAULT_PRODUCER_EXPIRATION).checkIntervalMs, 'producer-expiration', () => {
+      logs.removeExpiredProducers()
+    })
     // The log cleaner: every log.cleaner.backoff.ms, clean the filthiest compacted logs until none is
     // eligible. Each pass yields between slices, so this shard's other work goes on meanwhile.
     const cleaner = opts.cleaner ?? DEFAULT_CLEANER_CONFIG
@@ -98,6 +107,7 @@ export class ShardExecutor {
       owns: (topic, partition) => shardOf(topic, partition, opts.shardCount) === opts.shardIndex,
       highWatermarkFollowsLeo: opts.highWatermarkFollowsLeo,
       checkpointIntervalMs: opts.checkpointIntervalMs,
+      producerIdExpirationMs: (opts.producerExpiration ?? DEFAULT_PRODUCER_EXPIRATION).expirationMs,
     })
     return new ShardExecutor(opts, logs)
   }

@@ -75,7 +75,18 @@ export interface ShardWorkerData {
   highWatermarkFollowsLeo: boolean
   checkpointIntervalMs: number
   cleaner: ShardCleanerConfig
+  producerExpiration: ShardProducerExpiration
 }
+
+/** Expiration of idempotent producer state (Kafka's producer.id.expiration.* broker configs). */
+export interface ShardProducerExpiration {
+  /** producer.id.expiration.ms: state of a producer idle this long is dropped. */
+  expirationMs: number
+  /** producer.id.expiration.check.interval.ms: how often each shard looks. */
+  checkIntervalMs: number
+}
+
+export const DEFAULT_PRODUCER_EXPIRATION: ShardProducerExpiration = Object.freeze({ expirationMs: 86_400_000, checkIntervalMs: 600_000 })
 
 /** The log cleaner of each shard (Kafka's log.cleaner.* broker configs). */
 export interface ShardCleanerConfig {

@@ -23,7 +23,7 @@ import type { AppendResult, LogConfig, OffsetAndTimestamp, PartitionState, ReadR
 import type { CleanResult } from '../storage/cleaner/index.js'
 import { ShardExecutor } from './executor.js'
 import { shardOf } from './hash.js'
-import { DEFAULT_CLEANER_CONFIG } from './messages.js'
+import { DEFAULT_CLEANER_CONFIG, DEFAULT_PRODUCER_EXPIRATION, type ShardProducerExpiration } from './messages.js'
 import type { OpResult, ShardBatch, ShardCleanerConfig, ShardInfo, ShardOp, ShardReply, ShardWorkerData } from './messages.js'
 
 export interface ShardRouterOptions {
@@ -44,6 +44,8 @@ export interface ShardRouterOptions {
    * (log.cleaner.dedupe.buffer.size), divided evenly among the shards.
    */
   cleaner?: Partial<ShardCleanerConfig>
+  /** producer.id.expiration.ms / .check.interval.ms for idempotent producer state; default Kafka's. */
+  producerExpiration?: Partial<ShardProducerExpiration>
   /** Where unexpected (non-Kafka) errors are logged. Default: a pino logger on stdout. */
   logger?: Logger
   /** The compiled worker module; default dist/src/shard/worker.js (also when running from src/). */
@@ -197,6 +199,7 @@ export class ShardRouter {
     const flushSchedulerIntervalMs = opts.flushSchedulerIntervalMs ?? LONG_MAX
     const highWatermarkFollowsLeo = opts.highWatermarkFollowsLeo ?? true
     const checkpointIntervalMs = opts.checkpointIntervalMs ?? 60_000
+    const producerExpiration: ShardProducerExpiration = { ...DEFAULT_PRODUCER_EXPIRATION, ...opts.producerExpiration }
     const shardCount = Math.max(1, opts.ioThreads)
     const shards: ShardBackend[] = []
     const cleanerTotal = { ...DEFAULT_CLEANER_CONFIG, ...opts.cleaner }
@@ -205,7 +208,7 @@ export class ShardRouter {
     if (opts.ioThreads === 0) {
       const executor = ShardExecutor.open({
         dataDir, defaults: opts.defaults, shardIndex: 0, shardCount: 1, cleanShutdown, retentionCheckIntervalMs, flushSchedulerIntervalMs,
-        highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, onBackgroundError: (err, task) => logger.error({ err, task }, 'shard background task failed'),
+        highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, producerExpiration, onBackgroundError: (err, task) => logger.error({ err, task }, 'shard background task failed'),
       })
       shards.push(new InlineShard(executor))
       return new ShardRouter(dataDir, 0, shards, logger)
@@ -216,7 +219,7 @@ export class ShardRouter {
     for (let shardIndex = 0; shardIndex < shardCount; shardIndex++) {
       const workerData: ShardWorkerData = {
         dataDir, defaults: opts.defaults, shardIndex, shardCount, cleanShutdown, starts: new Int32Array(new SharedArrayBuffer(4)),
-        retentionCheckIntervalMs, flushSchedulerIntervalMs, highWatermarkFollowsLeo, checkpointIntervalMs, cleaner,
+        retentionCheckIntervalMs, flushSchedulerIntervalMs, highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, producerExpiration,
       }
       const pool = new Piscina<ShardBatch, ShardReply>({
         filename: pathToFileURL(workerFile).href,

@@ -28,6 +28,7 @@ const executor = ShardExecutor.open({
   highWatermarkFollowsLeo: data.highWatermarkFollowsLeo,
   checkpointIntervalMs: data.checkpointIntervalMs,
   cleaner: data.cleaner,
+  producerExpiration: data.producerExpiration,
   onBackgroundError: (err, task) => log().error({ err, task }, 'shard background task failed'),
   threadStarts: () => Atomics.load(data.starts, 0),
   crash: () => process.exit(1),

@@ -160,6 +160,23 @@ describe('produce with retries over cut connections', () => {
     expect((await values(client, topic)).map((r) => r.value)).toEqual(['a', 'new-epoch'])
   })
 
+  it('expires idle producer state after producer.id.expiration.ms on the shard timer', async () => {
+    const b = await startTestBroker(['producer.id.expiration.ms=600', 'producer.id.expiration.check.interval.ms=100'])
+    const c = await RawClient.connect(b.host, b.port)
+    try {
+      expect((await c.createTopic('idem-expiry', 1)).errorCode).toBe(0)
+      const producerId = Number((await initProducerId(c, 1)).producerId)
+      expect((await c.produce('idem-expiry', 0, idemBatch(producerId, 0, 0, ['a']), -1)).errorCode).toBe(0)
+      expect((await c.produce('idem-expiry', 0, idemBatch(producerId, 0, 1, ['b']), -1)).errorCode).toBe(0)
+      await new Promise((r) => setTimeout(r, 1200))
+      expect((await c.produce('idem-expiry', 0, idemBatch(producerId, 0, 2, ['c']), -1)).errorCode).toBe(ErrorCode.UNKNOWN_PRODUCER_ID)
+      expect((await c.produce('idem-expiry', 0, idemBatch(producerId, 0, 0, ['again']), -1))).toMatchObject({ errorCode: 0, baseOffset: 2n })
+    } finally {
+      c.close()
+      await b.stop()
+    }
+  })
+
   it('keeps producer state across a graceful restart and a SIGKILL of the broker process', async () => {
     const topic = 'idem-restart'
     const dataDir = tempDataDir('idem-proc')
