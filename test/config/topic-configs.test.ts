@@ -100,6 +100,11 @@ describe('buildLogConfig', () => {
       messageTimestampAfterMaxMs: 3600000,
       cleanupPolicy: 'compact,delete',
       fileDeleteDelayMs: 0,
+      deleteRetentionMs: 86400000,
+      minCleanableDirtyRatio: 0.5,
+      minCompactionLagMs: 0,
+      maxCompactionLagMs: LONG_MAX,
+      compressionType: 'producer',
     })
   })
 
@@ -110,7 +115,7 @@ describe('buildLogConfig', () => {
     expect(lc.retentionMs).toBe(-1)
     expect(lc.cleanupPolicy).toBe('compact')
     expect(lc.segmentBytes).toBe(1073741824)
-    expect(logConfigOverrides(overrides)).toEqual({ retentionMs: -1, cleanupPolicy: 'compact' })
+    expect(logConfigOverrides(overrides)).toEqual({ retentionMs: -1, cleanupPolicy: 'compact', compressionType: 'lz4' })
     expect(broker.logConfig(overrides)).toEqual(lc)
   })
 })

@@ -2,7 +2,7 @@ import { existsSync, fstatSync, readdirSync, readFileSync, statSync } from 'node
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ErrorCode, KafkaError } from '../../src/domain/errors.js'
-import { BatchHeaderView, CRC_OFFSET } from '../../src/protocol/records/index.js'
+import { BatchHeaderView, buildRecordBatch, CRC_OFFSET } from '../../src/protocol/records/index.js'
 import { native } from '../../src/addon/index.js'
 import { LogManager, validateTopicName } from '../../src/storage/index.js'
 import { T0, config, decodeAll, makeBatch, openManager, readAll, regionBytes, tempDir } from './helpers.js'
@@ -298,7 +298,9 @@ describe('retention and log start', () => {
   it('retention leaves compact-only topics alone', async () => {
     const m = openManager(dir.path, { segmentBytes: 300, retentionBytes: 0, retentionMs: 0, cleanupPolicy: 'compact' })
     const log = m.create('t', 0)
-    for (let i = 0; i < 6; i++) log.append(makeBatch(`b${i}`, 1, T0, 100), { leaderEpoch: 0 })
+    // Compacted topics take keyed records only.
+    const keyed = (tag: string) => buildRecordBatch([{ key: Buffer.from(tag), value: Buffer.from(`${tag}${'.'.repeat(100)}`), timestamp: T0 }], native.crc32c)
+    for (let i = 0; i < 6; i++) log.append(keyed(`b${i}`), { leaderEpoch: 0 })
     expect(log.applyRetention(T0 + 1e9)).toBe(0)
     await m.close()
   })

@@ -147,7 +147,7 @@ describe('@platformatic/kafka Admin against Skein', () => {
   it('deleteRecords (v2) moves the low watermark that ListOffsets then reports; describeLogDirs (v4) shows the sizes', async () => {
     const raw = await RawClient.connect(tb.host, tb.port)
     try {
-      for (let i = 0; i < 3; i++) expect((await raw.produce('pl-events', 1, simpleBatch(`b${i}`, 4))).errorCode).toBe(0)
+      for (let i = 0; i < 3; i++) expect((await raw.produce('pl-events', 1, simpleBatch(`b${i}`, 4, true))).errorCode).toBe(0)
     } finally {
       raw.close()
     }

@@ -45,7 +45,7 @@ describe('admin changes across a restart', () => {
     })
     const raw = await RawClient.connect(tb.host, tb.port)
     try {
-      expect((await raw.produce('keep', 2, simpleBatch('r', 6))).errorCode).toBe(0)
+      expect((await raw.produce('keep', 2, simpleBatch('r', 6, true))).errorCode).toBe(0)
     } finally {
       raw.close()
     }
