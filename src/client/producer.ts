@@ -8,7 +8,7 @@ import { ApiKey } from '../protocol/api-keys.gen.js'
 import * as Produce from '../protocol/messages/00-produce.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { Cluster, sleep, type ClientOptions, type TopicInfo } from './cluster.js'
-import { isRetriableError, TimeoutError } from './errors.js'
+import { ConnectionError, isRetriableError, TimeoutError } from './errors.js'
 import { Partitioner, type PartitionerName } from './partitioner.js'
 import { COMPRESSION_CODECS, RecordBatchWriter, type CompressionName, type Header } from './records.js'
 
@@ -144,6 +144,8 @@ export class Producer {
         const code = err instanceof KafkaError ? err.code : null
         // An unknown topic is final unless the broker may be creating it.
         if (code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION && !this.allowAutoTopicCreation) throw err
+        // The cluster already retried the connection: a broker that is down stays down for this call.
+        if (err instanceof ConnectionError) throw err
         if (!isRetriableError(err) || Date.now() >= deadline) throw err
       }
       if (Date.now() >= deadline) throw new TimeoutError(`topic '${topic}' not present in metadata after ${this.maxBlockMs} ms`)

@@ -1,0 +1,319 @@
+// Every `skein` command run as a subprocess against a real broker: output in the layout of Kafka's tools,
+// exit codes, and one-line errors for unknown topics, a broker that is down and bad flags.
+import { spawn } from 'node:child_process'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort, startTestBroker, tempDataDir, type TestBroker } from '../harness/index.js'
+import { oneLine, skein, SKEIN_JS } from './helpers.js'
+
+let tb: TestBroker
+let b: string[]
+beforeAll(async () => {
+  tb = await startTestBroker(['group.initial.rebalance.delay.ms=0', 'num.partitions=2'])
+  b = ['--bootstrap-server', tb.bootstrap]
+})
+afterAll(async () => {
+  await tb?.stop()
+})
+
+describe('skein topics', () => {
+  it('describes partitions, leader, replicas, ISR and the topic configs as kafka-topics does', async () => {
+    const c = await skein(['topics', ...b, '--create', '--topic', 'described', '--partitions', '3', '--replication-factor', '1', '--config', 'retention.ms=3600000', '--config', 'cleanup.policy=compact'])
+    expect(c.code).toBe(0)
+    const d = await skein(['topics', ...b, '--describe', '--topic', 'described'])
+    expect(d.code).toBe(0)
+    const lines = d.out.trimEnd().split('\n')
+    expect(lines[0]).toMatch(/^Topic: described\tTopicId: \S+\tPartitionCount: 3\tReplicationFactor: 1\tConfigs: (cleanup.policy=compact,retention.ms=3600000|retention.ms=3600000,cleanup.policy=compact)$/)
+    expect(lines.slice(1)).toEqual([0, 1, 2].map((p) => `\tTopic: described\tPartition: ${p}\tLeader: 0\tReplicas: 0\tIsr: 0`))
+  })
+
+  it('alters the partition count, deletes, and honours --if-not-exists / --if-exists', async () => {
+    expect((await skein(['topics', ...b, '--create', '--topic', 'grown', '--partitions', '1'])).code).toBe(0)
+    const again = await skein(['topics', ...b, '--create', '--topic', 'grown', '--partitions', '1'])
+    expect(again.code).toBe(1)
+    expect(oneLine(again.stderr)).toMatch(/^skein topics: .*TOPIC_ALREADY_EXISTS/)
+    expect((await skein(['topics', ...b, '--create', '--topic', 'grown', '--partitions', '1', '--if-not-exists'])).code).toBe(0)
+    const alter = await skein(['topics', ...b, '--alter', '--topic', 'grown', '--partitions', '4'])
+    expect(alter.code).toBe(0)
+    expect((await skein(['topics', ...b, '--describe', '--topic', 'grown'])).out).toContain('PartitionCount: 4')
+    const shrink = await skein(['topics', ...b, '--alter', '--topic', 'grown', '--partitions', '2'])
+    expect(shrink.code).toBe(1)
+    expect(oneLine(shrink.stderr)).toContain('INVALID_PARTITIONS')
+    expect((await skein(['topics', ...b, '--delete', '--topic', 'grown'])).code).toBe(0)
+    expect((await skein(['topics', ...b, '--list'])).out.split('\n')).not.toContain('grown')
+    const gone = await skein(['topics', ...b, '--delete', '--topic', 'grown'])
+    expect(gone.code).toBe(1)
+    expect(oneLine(gone.stderr)).toContain('UNKNOWN_TOPIC_OR_PARTITION')
+    expect((await skein(['topics', ...b, '--delete', '--topic', 'grown', '--if-exists'])).code).toBe(0)
+  })
+
+  it('lists with a --topic regular expression', async () => {
+    for (const t of ['rx-a', 'rx-b', 'other-rx']) expect((await skein(['topics', ...b, '--create', '--topic', t, '--partitions', '1'])).code).toBe(0)
+    const l = await skein(['topics', ...b, '--list', '--topic', 'rx-.*'])
+    expect(l.out).toBe('rx-a\nrx-b\n')
+  })
+
+  it('an unknown topic is one clear line and exit 1', async () => {
+    const d = await skein(['topics', ...b, '--describe', '--topic', 'no-such-topic'])
+    expect(d.code).toBe(1)
+    expect(d.out).toBe('')
+    expect(oneLine(d.stderr)).toBe("skein topics: topic 'no-such-topic' does not exist (UNKNOWN_TOPIC_OR_PARTITION)")
+  })
+})
+
+describe('skein produce and consume', () => {
+  it('parses keys and headers, prints them with the formatter properties', async () => {
+    expect((await skein(['topics', ...b, '--create', '--topic', 'kv', '--partitions', '1'])).code).toBe(0)
+    const input = 'h1:x,h2:y\tk1:v1\n\tk2:v2\nh3:z\tnullkey:NULL\n'
+    const p = await skein(['produce', ...b, '--topic', 'kv', '--property', 'parse.key=true', '--property', 'key.separator=:', '--property', 'parse.headers=true', '--property', 'null.marker=NULL'], { input })
+    expect(p.code).toBe(0)
+    const c = await skein(['consume', ...b, '--topic', 'kv', '--from-beginning', '--max-messages', '3', '--property', 'print.key=true', '--property', 'print.offset=true', '--property', 'print.partition=true', '--property', 'print.headers=true', '--property', 'print.timestamp=true'])
+    expect(c.code).toBe(0)
+    const lines = c.out.trimEnd().split('\n').map((l) => l.replace(/^CreateTime:\d+\t/, 'TS\t'))
+    expect(lines).toEqual(['TS\tPartition:0\tOffset:0\th1:x,h2:y\tk1\tv1', 'TS\tPartition:0\tOffset:1\tNO_HEADERS\tk2\tv2', 'TS\tPartition:0\tOffset:2\th3:z\tnullkey\tnull'])
+  })
+
+  it('writes to --partition with each codec and --acks, reads --partition --offset and JSON output', async () => {
+    expect((await skein(['topics', ...b, '--create', '--topic', 'codecs', '--partitions', '3'])).code).toBe(0)
+    const codecs = ['none', 'gzip', 'snappy', 'lz4', 'zstd']
+    for (const [i, codec] of codecs.entries()) {
+      const p = await skein(['produce', ...b, '--topic', 'codecs', '--partition', '2', '--compression-type', codec, '--acks', i % 2 === 0 ? 'all' : '1'], { input: `${codec}-a\n${codec}-b\n` })
+      expect(p.code, p.stderr).toBe(0)
+      expect(p.stderr).toBe('Produced 2 records to topic codecs (partition 2: 2).\n')
+    }
+    const c = await skein(['consume', ...b, '--topic', 'codecs', '--partition', '2', '--offset', '4', '--max-messages', '3', '--formatter', 'json'])
+    expect(c.code).toBe(0)
+    const recs = c.out.trimEnd().split('\n').map((l) => JSON.parse(l) as { partition: number; offset: number; value: string; key: null; timestampType: string })
+    expect(recs.map((r) => [r.partition, r.offset, r.value, r.key])).toEqual([
+      [2, 4, 'snappy-a', null],
+      [2, 5, 'snappy-b', null],
+      [2, 6, 'lz4-a', null],
+    ])
+    expect(recs[0]!.timestampType).toBe('CreateTime')
+  })
+
+  it('reads --file, and keyed records land on the murmur2 partition', async () => {
+    const dir = tempDataDir('cli-file')
+    const file = join(dir, 'lines.txt')
+    const { writeFileSync } = await import('node:fs')
+    writeFileSync(file, Array.from({ length: 20 }, (_, i) => `key-${i}=value-${i}`).join('\n') + '\n')
+    expect((await skein(['topics', ...b, '--create', '--topic', 'fromfile', '--partitions', '4'])).code).toBe(0)
+    const p = await skein(['produce', ...b, '--topic', 'fromfile', '--file', file, '--property', 'parse.key=true', '--property', 'key.separator=='])
+    rmSync(dir, { recursive: true, force: true })
+    expect(p.code).toBe(0)
+    expect(p.stderr).toMatch(/^Produced 20 records to topic fromfile \(/)
+    const c = await skein(['consume', ...b, '--topic', 'fromfile', '--from-beginning', '--max-messages', '20', '--property', 'print.key=true', '--property', 'print.partition=true'])
+    const { partitionForKey } = await import('../../src/client/murmur2.js')
+    const rows = c.out.trimEnd().split('\n').map((l) => l.split('\t'))
+    expect(rows).toHaveLength(20)
+    for (const [part, key, value] of rows) {
+      expect(part).toBe(`Partition:${partitionForKey(Buffer.from(key!), 4)}`)
+      expect(value).toBe(key!.replace('key', 'value'))
+    }
+  })
+
+  it('--timeout-ms ends an idle consumer; a malformed line stops the producer with exit 1', async () => {
+    expect((await skein(['topics', ...b, '--create', '--topic', 'idle', '--partitions', '1'])).code).toBe(0)
+    const t0 = Date.now()
+    const c = await skein(['consume', ...b, '--topic', 'idle', '--timeout-ms', '800'])
+    expect(c.code).toBe(0)
+    expect(Date.now() - t0).toBeLessThan(10000)
+    expect(c.stderr).toBe('Processed a total of 0 messages\n')
+    const p = await skein(['produce', ...b, '--topic', 'idle', '--property', 'parse.key=true'], { input: 'no separator here\n' })
+    expect(p.code).toBe(1)
+    expect(p.stderr).toContain("skein produce: no key separator found on line 1: 'no separator here'")
+  })
+
+  it('a group consumer commits what it printed; Ctrl-C exits cleanly with offsets committed', async () => {
+    expect((await skein(['topics', ...b, '--create', '--topic', 'grouped', '--partitions', '2'])).code).toBe(0)
+    expect((await skein(['produce', ...b, '--topic', 'grouped', '--property', 'parse.key=true', '--property', 'key.separator=:'], { input: Array.from({ length: 10 }, (_, i) => `k${i}:v${i}`).join('\n') + '\n' })).code).toBe(0)
+    const first = await skein(['consume', ...b, '--topic', 'grouped', '--group', 'readers', '--from-beginning', '--max-messages', '10'])
+    expect(first.code).toBe(0)
+    expect(first.out.trimEnd().split('\n').sort()).toEqual(Array.from({ length: 10 }, (_, i) => `v${i}`).sort())
+
+    const desc = await skein(['groups', ...b, '--describe', '--group', 'readers'])
+    expect(desc.code).toBe(0)
+    expect(desc.out).toContain("Consumer group 'readers' has no active members.")
+    const table = desc.out.trim().split('\n').slice(-3)
+    expect(table[0]!.split(/\s+/)).toEqual(['GROUP', 'TOPIC', 'PARTITION', 'CURRENT-OFFSET', 'LOG-END-OFFSET', 'LAG', 'CONSUMER-ID', 'HOST', 'CLIENT-ID'])
+    const rows = table.slice(1).map((l) => l.split(/\s+/))
+    expect(rows.map((r) => r[0])).toEqual(['readers', 'readers'])
+    for (const r of rows) {
+      expect(r[3]).toBe(r[4])
+      expect(r[5]).toBe('0')
+    }
+    expect(rows.reduce((n, r) => n + Number(r[4]), 0)).toBe(10)
+
+    // A live consumer shows up in --describe; SIGINT makes it commit, leave and exit 0.
+    await skein(['produce', ...b, '--topic', 'grouped'], { input: 'live-1\nlive-2\n' })
+    const child = spawn(process.execPath, [SKEIN_JS, 'consume', ...b, '--topic', 'grouped', '--group', 'readers'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()))
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    const deadline = Date.now() + 20000
+    while (!out.includes('live-2') || !out.includes('live-1')) {
+      if (Date.now() > deadline) throw new Error(`the consumer printed ${out} / ${err}`)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    const live = await skein(['groups', ...b, '--describe', '--group', 'readers'])
+    expect(live.out).not.toContain('no active members')
+    expect(live.out).toMatch(/readers\s+grouped\s+0\s+\d+\s+\d+\s+\d+\s+\S+\s+\S+\s+skein-console-consumer/)
+    // Resetting a group with a live member is refused.
+    const busy = await skein(['groups', ...b, '--reset-offsets', '--group', 'readers', '--topic', 'grouped', '--to-earliest', '--execute'])
+    expect(busy.code).toBe(1)
+    expect(oneLine(busy.stderr)).toContain('NON_EMPTY_GROUP')
+    child.kill('SIGINT')
+    expect(await exited).toBe(0)
+    expect(err).toBe('Processed a total of 2 messages\n')
+    const after = await skein(['groups', ...b, '--describe', '--group', 'readers'])
+    expect(after.out).toContain('no active members')
+    const lags = after.out.trim().split('\n').slice(-2).map((l) => l.split(/\s+/)[5])
+    expect(lags).toEqual(['0', '0'])
+  })
+})
+
+describe('skein groups', () => {
+  it('lists, resets offsets (dry run, execute, shift, datetime) and deletes', async () => {
+    expect((await skein(['topics', ...b, '--create', '--topic', 'resets', '--partitions', '1'])).code).toBe(0)
+    expect((await skein(['produce', ...b, '--topic', 'resets'], { input: 'a\nb\nc\nd\n' })).code).toBe(0)
+    expect((await skein(['consume', ...b, '--topic', 'resets', '--group', 'resetter', '--from-beginning', '--max-messages', '4'])).code).toBe(0)
+    expect((await skein(['groups', ...b, '--list'])).out.split('\n')).toContain('resetter')
+
+    const dry = await skein(['groups', ...b, '--reset-offsets', '--group', 'resetter', '--topic', 'resets', '--to-earliest', '--dry-run'])
+    expect(dry.code).toBe(0)
+    expect(dry.out.trim().split('\n').map((l) => l.split(/\s+/))).toEqual([['GROUP', 'TOPIC', 'PARTITION', 'NEW-OFFSET'], ['resetter', 'resets', '0', '0']])
+    const committedAfterDry = await skein(['groups', ...b, '--describe', '--group', 'resetter'])
+    expect(committedAfterDry.out).toMatch(/resetter\s+resets\s+0\s+4\s+4\s+0/)
+
+    const shifted = await skein(['groups', ...b, '--reset-offsets', '--group', 'resetter', '--topic', 'resets', '--shift-by', '-3', '--execute'])
+    expect(shifted.code).toBe(0)
+    expect((await skein(['groups', ...b, '--describe', '--group', 'resetter'])).out).toMatch(/resetter\s+resets\s+0\s+1\s+4\s+3/)
+    const again = await skein(['consume', ...b, '--topic', 'resets', '--group', 'resetter', '--max-messages', '3'])
+    expect(again.out).toBe('b\nc\nd\n')
+
+    const past = await skein(['groups', ...b, '--reset-offsets', '--group', 'resetter', '--topic', 'resets:0', '--to-datetime', '2000-01-01T00:00:00.000', '--execute'])
+    expect(past.code).toBe(0)
+    expect(past.out).toMatch(/resetter\s+resets\s+0\s+0/)
+    const future = await skein(['groups', ...b, '--reset-offsets', '--group', 'resetter', '--all-topics', '--to-offset', '99', '--execute'])
+    expect(future.out).toMatch(/resetter\s+resets\s+0\s+4/)
+
+    const del = await skein(['groups', ...b, '--delete', '--group', 'resetter'])
+    expect(del.code).toBe(0)
+    expect(del.out).toBe("Deletion of requested consumer groups ('resetter') was successful.\n")
+    const gone = await skein(['groups', ...b, '--describe', '--group', 'resetter'])
+    expect(gone.code).toBe(1)
+    expect(oneLine(gone.stderr)).toContain('GROUP_ID_NOT_FOUND')
+  })
+})
+
+describe('skein configs', () => {
+  it('describes, adds and deletes topic configs; describes broker configs', async () => {
+    expect((await skein(['topics', ...b, '--create', '--topic', 'configured', '--partitions', '1'])).code).toBe(0)
+    const add = await skein(['configs', ...b, '--entity-type', 'topics', '--entity-name', 'configured', '--alter', '--add-config', 'retention.ms=1234567,cleanup.policy=[compact,delete]'])
+    expect(add.code).toBe(0)
+    expect(add.out).toBe('Completed updating config for topic configured.\n')
+    const d = await skein(['configs', ...b, '--entity-type', 'topics', '--entity-name', 'configured', '--describe'])
+    expect(d.out).toBe(
+      'Dynamic configs for topic configured are:\n' +
+        '  cleanup.policy=compact,delete sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact,delete}\n' +
+        '  retention.ms=1234567 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1234567}\n',
+    )
+    expect((await skein(['configs', ...b, '--entity-type', 'topics', '--entity-name', 'configured', '--alter', '--delete-config', 'cleanup.policy'])).code).toBe(0)
+    const d2 = await skein(['configs', ...b, '--entity-type', 'topics', '--entity-name', 'configured', '--describe', '--all'])
+    expect(d2.out).toContain('All configs for topic configured are:')
+    expect(d2.out).toMatch(/\n {2}cleanup\.policy=delete sensitive=false synonyms=\{[^}]*\}\n/)
+    const bad = await skein(['configs', ...b, '--entity-type', 'topics', '--entity-name', 'configured', '--alter', '--add-config', 'no.such.config=1'])
+    expect(bad.code).toBe(1)
+    expect(oneLine(bad.stderr)).toContain('INVALID_CONFIG')
+    const broker = await skein(['configs', ...b, '--entity-type', 'brokers', '--entity-name', '0', '--describe', '--all'])
+    expect(broker.code).toBe(0)
+    expect(broker.out).toMatch(/^All configs for broker 0 are:\n/)
+    expect(broker.out).toContain('  num.partitions=2 ')
+  })
+})
+
+describe('skein perf and bench', () => {
+  it('perf produce prints interval and final lines, or JSON', async () => {
+    const plain = await skein(['perf', 'produce', ...b, '--topic', 'perf', '--num-records', '3000', '--record-size', '50', '--throughput', '-1', '--producer-props', 'acks=1', 'linger.ms=2'])
+    expect(plain.code, plain.stderr).toBe(0)
+    expect(plain.out).toMatch(/^3000 records sent, [\d.]+ records\/sec \([\d.]+ MB\/sec\), [\d.]+ ms avg latency, [\d.]+ ms max latency, [\d.]+ ms 50th, [\d.]+ ms 95th, [\d.]+ ms 99th, [\d.]+ ms 99\.9th\.\n$/m)
+    const limited = await skein(['perf', 'produce', ...b, '--topic', 'perf', '--num-records', '300', '--record-size', '10', '--throughput', '200', '--reporting-interval', '500', '--json'])
+    expect(limited.code).toBe(0)
+    const r = JSON.parse(limited.out) as { records: number; elapsedMs: number; recordsPerSec: number; latencyMs: { p99: number; p50: number } }
+    expect(r.records).toBe(300)
+    // 300 records at 200/s take about 1.5 s.
+    expect(r.elapsedMs).toBeGreaterThan(1300)
+    expect(r.recordsPerSec).toBeLessThan(260)
+    expect(r.latencyMs.p99).toBeGreaterThanOrEqual(r.latencyMs.p50)
+  })
+
+  it('perf consume reads what perf produce wrote', async () => {
+    expect((await skein(['perf', 'produce', ...b, '--topic', 'perf-read', '--num-records', '2000', '--record-size', '100', '--throughput', '-1'])).code).toBe(0)
+    const c = await skein(['perf', 'consume', ...b, '--topic', 'perf-read', '--messages', '2000', '--json'])
+    expect(c.code, c.stderr).toBe(0)
+    const r = JSON.parse(c.out) as { records: number; bytes: number }
+    expect(r.records).toBe(2000)
+    expect(r.bytes).toBe(200000)
+  })
+
+  it('bench disk measures a directory', async () => {
+    const dir = tempDataDir('bench-disk')
+    const r = await skein(['bench', 'disk', '--dir', dir, '--size-mb', '4', '--block-kb', '256', '--fsyncs', '5', '--json'])
+    rmSync(dir, { recursive: true, force: true })
+    expect(r.code, r.stderr).toBe(0)
+    const j = JSON.parse(r.out) as { writeMBps: number; readMBps: number; fsyncsPerSec: number; readMode: string; sizeBytes: number }
+    expect(j.sizeBytes).toBe(4 * 1024 * 1024)
+    expect(j.writeMBps).toBeGreaterThan(0)
+    expect(j.readMBps).toBeGreaterThan(0)
+    expect(j.fsyncsPerSec).toBeGreaterThan(0)
+    expect(['direct', 'buffered']).toContain(j.readMode)
+  })
+})
+
+describe('errors and help', () => {
+  it('a broker that is down: one line, exit 1, fast', async () => {
+    const port = await freePort()
+    const t0 = Date.now()
+    for (const args of [['topics', '--list'], ['consume', '--topic', 'x'], ['groups', '--list']]) {
+      const r = await skein([...args, '--bootstrap-server', `127.0.0.1:${port}`])
+      expect(r.code).toBe(1)
+      expect(oneLine(r.stderr)).toBe(`skein ${args[0]}: cannot connect to 127.0.0.1:${port}: connection refused (is a broker running there?)`)
+    }
+    const p = await skein(['produce', '--topic', 'x', '--bootstrap-server', `127.0.0.1:${port}`], { input: 'a\n' })
+    expect(p.code).toBe(1)
+    expect(p.stderr).toContain('connection refused')
+    expect(Date.now() - t0).toBeLessThan(25000)
+  })
+
+  it('bad flags, missing values and unknown commands', async () => {
+    const cases: [string[], string][] = [
+      [['topics', '--lst'], "skein topics: unknown option '--lst' (see skein topics --help)"],
+      [['topics', '--create'], 'skein topics: --topic is required with --create'],
+      [['topics', '--list', '--describe'], 'skein topics: give exactly one of --create, --list, --describe, --alter, --delete'],
+      [['produce', '--bootstrap-server', '127.0.0.1:1', '--topic'], 'skein produce: --topic needs a value (TOPIC)'],
+      [['consume', '--topic', 't', '--max-messages', 'many'], "skein consume: --max-messages needs an integer, not 'many'"],
+      [['consume', '--topic', 't', '--offset', '5'], 'skein consume: --offset needs --partition'],
+      [['groups', '--reset-offsets', '--group', 'g', '--topic', 't'], 'skein groups: give exactly one of --to-earliest, --to-latest, --to-offset, --to-datetime, --shift-by'],
+      [['configs', '--describe'], 'skein configs: --entity-type topics|brokers is required'],
+      [['perf', 'produce', '--topic', 't'], 'skein perf produce: --num-records is required'],
+      [['frobnicate'], "skein: unknown command 'frobnicate' (see skein --help)"],
+    ]
+    for (const [args, message] of cases) {
+      const r = await skein(args.includes('--bootstrap-server') ? args : [...args, '--bootstrap-server', tb.bootstrap])
+      expect(r.code, args.join(' ')).toBe(1)
+      expect(oneLine(r.stderr)).toBe(message)
+    }
+  })
+
+  it('every command has --help (exit 0)', async () => {
+    for (const cmd of [['broker'], ['topics'], ['produce'], ['consume'], ['groups'], ['configs'], ['perf', 'produce'], ['perf', 'consume'], ['bench', 'disk'], []]) {
+      const r = await skein([...cmd, '--help'])
+      expect(r.code, cmd.join(' ')).toBe(0)
+      expect(r.out).toMatch(/^Usage: skein/)
+      expect(r.stderr).toBe('')
+    }
+  })
+})
