@@ -468,6 +468,11 @@ describe('durability', () => {
     const res = await h.coordinator.commitOffsets({ groupId: 'x', generationId: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1, topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }] })
     expect(res[0]!.partitions[0]!.errorCode).toBe(ErrorCode.COORDINATOR_NOT_AVAILABLE)
     expect((await h.coordinator.fetchOffsets('x', null)).topics).toEqual([])
+    // The simple group the commit would have created is not left behind.
+    expect((await h.coordinator.listGroups()).groups).toEqual([])
+    const none = await h.coordinator.commitOffsets({ groupId: 'y', generationId: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1, topics: [{ name: 'missing', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }] })
+    expect(none[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    expect((await h.coordinator.listGroups()).groups).toEqual([])
   })
 
   it('while a partition loads: COORDINATOR_LOAD_IN_PROGRESS; an unowned partition: NOT_COORDINATOR', async () => {

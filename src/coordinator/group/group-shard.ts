@@ -696,10 +696,13 @@ export class GroupShard implements CoordinatorShard {
     const all = (errorCode: ErrorCode): PartitionErrors[] =>
       req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) }))
     let group = this.groups.get(req.groupId)
+    let created = false
     if (group === undefined) {
       if (req.generationId >= 0) return none(all(ErrorCode.ILLEGAL_GENERATION))
+      // A simple group: it exists for its offsets (replaying them recreates it).
       group = new ClassicGroup(req.groupId, this.now())
       this.groups.set(req.groupId, group)
+      created = true
     }
     const error = this.commitError(group, req)
     if (error !== ErrorCode.NONE) return none(all(error))
@@ -730,7 +733,15 @@ export class GroupShard implements CoordinatorShard {
         }),
       }
     })
-    return { records, result }
+    // A simple group that got no offset is not kept (it would list as an empty group until expiry).
+    if (created && records.length === 0) this.groups.delete(req.groupId)
+    return {
+      records,
+      result,
+      onAppended: (error) => {
+        if (error !== null && created && this.groups.get(req.groupId) === group && !this.offsets.has(req.groupId)) this.groups.delete(req.groupId)
+      },
+    }
   }
 
   committed(groupId: string, topic: string, partition: number): OffsetAndMetadata | undefined {
@@ -834,7 +845,8 @@ export class GroupShard implements CoordinatorShard {
       }
       if (empty && remaining === 0 && group.pendingMembers.size === 0) {
         this.ctx.log.info({ groupId: group.groupId }, 'deleting empty group without offsets')
-        records.push(...this.groupTombstones(group).filter((r) => r.key.readInt16BE(0) === 2))
+        // Its offsets' tombstones are already in `records`; only the group's own is new.
+        records.push(...this.groupTombstones(group).filter((r) => decodeGroupRecordKey(r.key).type === 'group-metadata'))
       }
     }
     if (records.length > 0) this.ctx.log.info({ partition: this.ctx.partition, tombstones: records.length }, 'expiring offsets')
