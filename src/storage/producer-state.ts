@@ -164,7 +164,14 @@ function parseSnapshotFileName(name: string): number | null {
 }
 
 function copyEntry(e: ProducerStateEntry): ProducerStateEntry {
-  return { ...e, batches: e.batches.slice() }
+  return {
+    producerId: e.producerId,
+    producerEpoch: e.producerEpoch,
+    batches: e.batches.slice(),
+    lastTimestamp: e.lastTimestamp,
+    coordinatorEpoch: e.coordinatorEpoch,
+    currentTxnFirstOffset: e.currentTxnFirstOffset,
+  }
 }
 
 function addBatch(e: ProducerStateEntry, epoch: number, batch: BatchMetadata): void {
@@ -239,8 +246,9 @@ export class ProducerStateManager {
       const lastSeq = incrementSequence(firstSeq, payload.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET))
       const committed = this.producers.get(producerId)
       if (committed !== undefined && committed.producerEpoch === epoch) {
-        const dup = committed.batches.find((m) => m.firstSeq === firstSeq && m.lastSeq === lastSeq)
-        if (dup !== undefined) return { kind: 'duplicate', batch: { ...dup } }
+        for (const m of committed.batches) {
+          if (m.firstSeq === firstSeq && m.lastSeq === lastSeq) return { kind: 'duplicate', batch: { ...m } }
+        }
       }
       const current = updates?.get(producerId) ?? committed
       this.checkBatch(producerId, current, epoch, firstSeq, firstOffset)
