@@ -1,8 +1,10 @@
 // The log cleaner of one shard (Kafka's LogCleaner, LogCleanerManager and Cleaner in one class): picks
 // the compacted log that most needs cleaning and rewrites its segments without obsolete records. It runs
-// on the thread that owns the logs, in slices: after every sliceBytes read it yields to the event loop
-// (and sleeps when log.cleaner.io.max.bytes.per.second says so), so the shard keeps serving appends and
-// reads of its other partitions, and of this one, meanwhile.
+// on the thread that owns the logs, in slices: after sliceMs of work (or sliceBytes read) it pauses for
+// yieldMs, long enough for the shard's queued appends and reads (of its other partitions, and of this
+// one) to be served and for their callers to send the next ones, and it sleeps longer when
+// log.cleaner.io.max.bytes.per.second says so. A bare setImmediate would let through only what had
+// already arrived, one round trip per slice.
 //
 // A log's offsets split at firstDirtyOffset (persisted per partition in `cleaner-offset-checkpoint`,
 // same text format as the other checkpoints; absent or out of range means the log start): below it the
@@ -41,6 +43,8 @@ export const CLEANER_OFFSET_CHECKPOINT = 'cleaner-offset-checkpoint'
 /** Kafka's log.cleaner.dedupe.buffer.size default. */
 export const DEFAULT_DEDUPE_BUFFER_BYTES = 128 * 1024 * 1024
 const DEFAULT_SLICE_BYTES = 1024 * 1024
+const DEFAULT_SLICE_MS = 4
+const DEFAULT_YIELD_MS = 1
 const OUTPUT_FLUSH_BYTES = 1024 * 1024
 const INT32_MAX = 0x7fffffff
 const MAX_SLEEP_MS = 100
@@ -50,8 +54,12 @@ export interface LogCleanerSettings {
   dedupeBufferBytes?: number
   /** log.cleaner.io.max.bytes.per.second: bytes read plus written per second, per shard. */
   ioMaxBytesPerSecond?: number
-  /** Bytes processed between two yields to the event loop. Default 1 MiB. */
+  /** Bytes processed between two yields to the event loop at most. Default 1 MiB. */
   sliceBytes?: number
+  /** Milliseconds of work between two yields at most. Default 4. */
+  sliceMs?: number
+  /** How long each yield lasts (ms; 0 = one turn of the event loop). Default 1. */
+  yieldMs?: number
   /** Test hook: called after each step of every segment swap (crash tests kill the process there). */
   onSwapStep?: (log: PartitionLog, step: SwapStep) => void
 }
@@ -114,6 +122,7 @@ class CleanAborted extends Error {}
 interface PassStats {
   io: number
   sinceYield: number
+  sliceStart: number
   start: number
   bytesRead: number
   bytesWritten: number
@@ -158,6 +167,8 @@ export class LogCleaner {
   readonly #dedupeBytes: number
   readonly #ioMax: number
   readonly #sliceBytes: number
+  readonly #sliceMs: number
+  readonly #yieldMs: number
   readonly #onSwapStep: ((log: PartitionLog, step: SwapStep) => void) | undefined
   readonly #states = new WeakMap<PartitionLog, CleanerState>()
   #lock: Promise<unknown> = Promise.resolve()
@@ -169,6 +180,8 @@ export class LogCleaner {
     this.#dedupeBytes = opts.dedupeBufferBytes ?? DEFAULT_DEDUPE_BUFFER_BYTES
     this.#ioMax = opts.ioMaxBytesPerSecond ?? Number.MAX_VALUE
     this.#sliceBytes = Math.max(64 * 1024, opts.sliceBytes ?? DEFAULT_SLICE_BYTES)
+    this.#sliceMs = Math.max(1, opts.sliceMs ?? DEFAULT_SLICE_MS)
+    this.#yieldMs = Math.max(0, opts.yieldMs ?? DEFAULT_YIELD_MS)
     this.#onSwapStep = opts.onSwapStep
   }
 
@@ -322,7 +335,7 @@ export class LogCleaner {
   async #progress(p: PassStats, bytes: number, log: PartitionLog): Promise<void> {
     p.io += bytes
     p.sinceYield += bytes
-    if (p.sinceYield < this.#sliceBytes) return
+    if (p.sinceYield < this.#sliceBytes && performance.now() - p.sliceStart < this.#sliceMs) return
     p.sinceYield = 0
     if (this.#ioMax > 0 && this.#ioMax < Number.MAX_VALUE) {
       // Kafka's Throttler: sleep until the bytes done so far are within the rate.
@@ -332,7 +345,9 @@ export class LogCleaner {
         due = (p.io / this.#ioMax) * 1000 - (performance.now() - p.start)
       }
     }
-    await immediate()
+    if (this.#yieldMs > 0) await sleep(this.#yieldMs)
+    else await immediate()
+    p.sliceStart = performance.now()
     if (this.#stopping) throw new CleanAborted('the cleaner is shutting down')
     if (log.isClosed) throw new CleanAborted(`${log.topic}-${log.partition} was closed or deleted`)
   }
@@ -350,7 +365,7 @@ export class LogCleaner {
     // Where the first dirty batch starts (an index lookup, done before any yield).
     const dirtyStart = dirty.length === 0 ? 0 : (dirty[0]!.segment.translateOffset(firstDirty)?.position ?? dirty[0]!.size)
     const maxRecordBytes = decodedSizeLimit(c.maxMessageBytes)
-    const p: PassStats = { io: 0, sinceYield: 0, start: performance.now(), bytesRead: 0, bytesWritten: 0, recordsRemoved: 0 }
+    const p: PassStats = { io: 0, sinceYield: 0, sliceStart: performance.now(), start: performance.now(), bytesRead: 0, bytesWritten: 0, recordsRemoved: 0 }
     for (const s of infos) s.segment.retain()
     let writing: number | null = null
     try {
