@@ -302,6 +302,12 @@ export class Producer {
       const t = this.cluster.metadata.topics.get(q.topic)
       const leader = t?.partitions[q.partition]?.leader ?? -1
       if (leader < 0) {
+        if (now - head.createdAt >= this.deliveryTimeoutMs) {
+          // No leader for the whole delivery timeout (the topic may be gone): fail instead of waiting forever.
+          q.ready.shift()
+          this.complete(head, new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `no leader for ${q.topic}-${q.partition} within delivery.timeout.ms ${this.deliveryTimeoutMs}`), -1, -1)
+          continue
+        }
         this.refreshSoon()
         earliestRetry = Math.min(earliestRetry, now + this.cluster.retryBackoffMs)
         continue
