@@ -60,7 +60,9 @@ describe('@platformatic/kafka consumer groups', () => {
     const b = await member(1, 'plt-g', topic, got)
     const owned = () => [a, b].map((m) => (m.consumer.assignments ?? []).flatMap((x) => x.partitions))
     await waitFor('both members with two partitions', () => owned().every((p) => p.length === 2) && new Set(owned().flat()).size === 4)
-    // Produced once the group is settled, so no rebalance can hand a partition over mid-way.
+    // Produced once the group settled, and once fetches a member started for its previous assignment are
+    // over (fetching is not fenced by generation, in Kafka either), so each partition has one reader.
+    await new Promise((r) => setTimeout(r, 500))
     await produce(topic, 0, 40)
     await waitFor('40 messages', () => got.length >= 40)
     await produce(topic, 40, 8)
