@@ -219,7 +219,7 @@ describe('damaged files', () => {
       await m.close()
       // The rebuilt files are trimmed and consistent: a second clean open rebuilds nothing.
       const m2 = LogManager.open({ dataDir: d.path, defaults, cleanShutdown: true })
-      expect(m2.get('d', 0)!.recovery).toEqual({ segmentsRecovered: 0, bytesTruncated: 0, segmentsDropped: 0, indexesRebuilt: 0 })
+      expect(m2.get('d', 0)!.recovery).toEqual({ segmentsRecovered: 0, bytesTruncated: 0, segmentsDropped: 0, indexesRebuilt: 0, cleanedFilesDeleted: 0, swapsCompleted: 0 })
       checkLookups(m2, m2.get('d', 0)!, 1)
       await m2.close()
     } finally {
