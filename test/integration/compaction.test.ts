@@ -116,9 +116,11 @@ describe('a compacted topic', () => {
       waitForLeaders: true,
     })
     for (let round = 0; round < ROUNDS; round++) {
-      const messages = Array.from({ length: KEYS }, (_, k) => {
-        // The last round deletes two keys.
-        const value = round === ROUNDS - 1 && k < 2 ? null : `key${k}-round${round}-${'x'.repeat(20)}`
+      // The last round updates the even keys only (so the odd keys' latest records, one round earlier,
+      // are left with gaps between them) and deletes two of them.
+      const keys = Array.from({ length: KEYS }, (_, k) => k).filter((k) => round < ROUNDS - 1 || k % 2 === 0)
+      const messages = keys.map((k) => {
+        const value = round === ROUNDS - 1 && k < 4 ? null : `key${k}-round${round}-${'x'.repeat(20)}`
         return { key: `key${k}`, value }
       })
       for (const m of messages) written += m.key.length + (m.value?.length ?? 0)
@@ -136,6 +138,9 @@ describe('a compacted topic', () => {
     expect(written).toBeGreaterThan(30_000)
     const after = await waitForSize(topic, 0, written / 4)
     expect(after).toBeLessThan(written / 4)
+    // One more pass now, so that everything below the active segment is clean whatever the timer did.
+    const [outcome] = await tb.broker.router.compact([{ topic, partition: 0, force: true }])
+    expect(outcome!.ok).toBe(true)
   })
 
   it('reads back through kafkajs\'s Fetch path: latest values at their original offsets, tombstones, gaps', async () => {
@@ -186,7 +191,7 @@ describe('__consumer_offsets', () => {
     const topic = 'committed'
     await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true })
     const groups = ['g-a', 'g-b']
-    const COMMITS = 400
+    const COMMITS = 1000
     // Standalone commits (generation -1, no member), as a consumer with assign() sends them, over raw
     // OffsetCommit v8 frames: one round trip each.
     const raw = await RawClient.connect(tb.host, tb.port)
@@ -219,9 +224,10 @@ describe('__consumer_offsets', () => {
     const outcomes = await tb.broker.router.compact([{ topic: '__consumer_offsets', partition: 0, force: true }])
     expect(outcomes[0]!.ok).toBe(true)
     const [after] = await tb.broker.router.states([{ topic: '__consumer_offsets', partition: 0 }])
-    // What is left: one record per (group, partition) plus at most the active segment and the last dirty one.
+    // What is left: one record per (group, partition) plus at most the active segment and the last dirty
+    // one; the commits alone took more than that in batch headers (61 bytes each, one batch a commit).
     expect(after!.sizeBytes).toBeLessThan(3 * 8192)
-    expect(after!.sizeBytes).toBeLessThan(state!.sizeBytes)
+    expect(COMMITS * groups.length * 61).toBeGreaterThan(4 * 3 * 8192)
 
     // The coordinator rebuilds its state from the compacted log.
     await admin.disconnect()
