@@ -1,0 +1,236 @@
+// The transaction coordinator as the broker (and library users) call it: one TransactionShard per
+// partition of __transaction_state, run by the CoordinatorRuntime, a transactional id living on
+// partition abs(javaStringHashCode(id)) % transaction.state.log.num.partitions (Kafka's partitionFor).
+//
+// Two-phase commit: EndTxn writes PrepareCommit/PrepareAbort durably and answers; then the markers are
+// written to every partition of the transaction through the TxnMarkerWriter (retried with backoff
+// until each partition took its marker or no longer exists), and only then CompleteCommit/CompleteAbort
+// is written. The same completion runs for a transaction fenced by InitProducerId or timed out, and for
+// every Prepare* found when a partition is loaded (a coordinator restarting mid-commit finishes it).
+import { ErrorCode, KafkaError } from '../../domain/errors.js'
+import { kafkaAbs, javaStringHashCode } from '../group/partitioner.js'
+import type { Clock } from '../runtime/clock.js'
+import type { PartitionWriter } from '../runtime/partition-writer.js'
+import { CoordinatorRuntime, type CoordinatorLogger } from '../runtime/runtime.js'
+import { TxnStatus } from './records.js'
+import { TransactionShard, type InitStep } from './txn-shard.js'
+import type {
+  DescribedTransaction,
+  EndTxnResult,
+  InitProducerIdResult,
+  ListTransactionsFilter,
+  ListedTransaction,
+  PreparedTransaction,
+  ProducerIdAndEpoch,
+  ProducerIdSource,
+  TopicPartitionRef,
+  TransactionCoordinatorConfig,
+  TxnMarkerWriter,
+} from './types.js'
+
+export interface TransactionCoordinatorOptions {
+  config: TransactionCoordinatorConfig
+  writer: PartitionWriter
+  markers: TxnMarkerWriter
+  producerIds: ProducerIdSource
+  clock: Clock
+  log: CoordinatorLogger
+}
+
+/** How long InitProducerId waits for a fenced transaction's abort before answering CONCURRENT_TRANSACTIONS. */
+const INIT_WAIT_MS = 5000
+const MARKER_RETRY_MIN_MS = 50
+const MARKER_RETRY_MAX_MS = 2000
+
+export function transactionPartition(transactionalId: string, partitionCount: number): number {
+  return kafkaAbs(javaStringHashCode(transactionalId)) % partitionCount
+}
+
+export class TransactionCoordinator {
+  readonly runtime: CoordinatorRuntime<TransactionShard>
+  readonly config: TransactionCoordinatorConfig
+  readonly #opts: TransactionCoordinatorOptions
+  /** Completions in progress (markers being written), by transactional id. */
+  readonly #completions = new Map<string, Promise<void>>()
+  #closed = false
+
+  constructor(opts: TransactionCoordinatorOptions) {
+    this.#opts = opts
+    this.config = opts.config
+    this.runtime = new CoordinatorRuntime<TransactionShard>({
+      writer: opts.writer,
+      clock: opts.clock,
+      log: opts.log,
+      newShard: (ctx) => new TransactionShard(ctx, opts.config, { onPrepared: (partition, txn) => this.#complete(partition, txn) }),
+    })
+  }
+
+  partitionFor(transactionalId: string): number {
+    return transactionPartition(transactionalId, this.config.transactionStatePartitions)
+  }
+
+  async loadAll(): Promise<void> {
+    const loads = []
+    for (let p = 0; p < this.config.transactionStatePartitions; p++) loads.push(this.runtime.load(p))
+    const results = await Promise.allSettled(loads)
+    const failed = results.find((r) => r.status === 'rejected')
+    if (failed !== undefined) throw (failed as PromiseRejectedResult).reason
+  }
+
+  close(): void {
+    this.#closed = true
+    this.runtime.close()
+  }
+
+  /** Settles when every completion started so far has finished (tests, graceful stop). */
+  async completionsIdle(): Promise<void> {
+    while (this.#completions.size > 0) await Promise.all([...this.#completions.values()])
+  }
+
+  private codeOf(err: unknown, op: string): ErrorCode {
+    if (err instanceof KafkaError) return err.code
+    this.#opts.log.error({ op, err: (err as Error)?.stack ?? String(err) }, 'transaction coordinator operation failed unexpectedly')
+    return ErrorCode.UNKNOWN_SERVER_ERROR
+  }
+
+  // ---- operations -------------------------------------------------------------------------------
+
+  /** InitProducerId with a transactional id. expected: the producer's id and epoch (v3+ KIP-360), else null. */
+  async initProducerId(transactionalId: string, timeoutMs: number, expected: ProducerIdAndEpoch | null): Promise<InitProducerIdResult> {
+    const fail = (errorCode: ErrorCode): InitProducerIdResult => ({ errorCode, producerId: -1, producerEpoch: -1 })
+    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > this.config.maxTimeoutMs) return fail(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
+    const partition = this.partitionFor(transactionalId)
+    let newProducerId: number | null = null
+    const deadline = this.#opts.clock.now() + INIT_WAIT_MS
+    try {
+      for (;;) {
+        const id = newProducerId
+        const step: InitStep = await this.runtime.write(partition, 'init-producer-id', (s) => s.initProducerId({ transactionalId, timeoutMs, expected, newProducerId: id }))
+        if (step.kind === 'done') return { errorCode: step.errorCode, producerId: step.producerId, producerEpoch: step.producerEpoch }
+        if (step.kind === 'need-id') {
+          newProducerId = await this.#opts.producerIds.nextProducerId()
+          continue
+        }
+        // 'wait': an abort (maybe the fence we just wrote) is being completed.
+        const pending = this.#completions.get(transactionalId)
+        const left = deadline - this.#opts.clock.now()
+        if (pending === undefined || left <= 0) return fail(ErrorCode.CONCURRENT_TRANSACTIONS)
+        const finished = await this.#within(pending, left)
+        if (!finished) return fail(ErrorCode.CONCURRENT_TRANSACTIONS)
+      }
+    } catch (err) {
+      return fail(this.codeOf(err, 'init-producer-id'))
+    }
+  }
+
+  /** AddPartitionsToTxn (and AddOffsetsToTxn with the group's __consumer_offsets partition). */
+  async addPartitions(transactionalId: string, producerId: number, producerEpoch: number, partitions: readonly TopicPartitionRef[]): Promise<ErrorCode> {
+    try {
+      return await this.runtime.write(this.partitionFor(transactionalId), 'add-partitions', (s) => s.addPartitions(transactionalId, producerId, producerEpoch, partitions))
+    } catch (err) {
+      return this.codeOf(err, 'add-partitions')
+    }
+  }
+
+  /** EndTxn: answers once Prepare* is durable; the markers and Complete* follow. */
+  async endTxn(transactionalId: string, producerId: number, producerEpoch: number, commit: boolean): Promise<EndTxnResult> {
+    try {
+      const errorCode = await this.runtime.write(this.partitionFor(transactionalId), 'end-txn', (s) => s.endTxn(transactionalId, producerId, producerEpoch, commit))
+      return { errorCode }
+    } catch (err) {
+      return { errorCode: this.codeOf(err, 'end-txn') }
+    }
+  }
+
+  async describeTransactions(ids: readonly string[]): Promise<DescribedTransaction[]> {
+    return Promise.all(
+      ids.map(async (id) => {
+        try {
+          return await this.runtime.read(this.partitionFor(id), (s) => s.describe(id))
+        } catch (err) {
+          return { transactionalId: id, errorCode: this.codeOf(err, 'describe-transactions'), state: 'Dead' as const, timeoutMs: 0, startTimestamp: -1, producerId: -1, producerEpoch: -1, topics: [] }
+        }
+      }),
+    )
+  }
+
+  async listTransactions(filter: ListTransactionsFilter): Promise<{ errorCode: ErrorCode; transactions: ListedTransaction[] }> {
+    const out: ListedTransaction[] = []
+    for (const [partition] of this.runtime.activeShards()) {
+      out.push(...(await this.runtime.read(partition, (s) => s.list(filter)).catch(() => [] as ListedTransaction[])))
+    }
+    return { errorCode: this.runtime.anyLoading() ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE, transactions: out }
+  }
+
+  /** The status of a transactional id (undefined when unknown); for tests and tools. */
+  async status(transactionalId: string): Promise<TxnStatus | undefined> {
+    return this.runtime.read(this.partitionFor(transactionalId), (s) => s.status(transactionalId))
+  }
+
+  // ---- completion -------------------------------------------------------------------------------
+
+  #within(p: Promise<void>, ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const h = this.#opts.clock.setTimeout(() => resolve(false), ms)
+      p.then(
+        () => {
+          this.#opts.clock.clearTimeout(h)
+          resolve(true)
+        },
+        () => {
+          this.#opts.clock.clearTimeout(h)
+          resolve(true)
+        },
+      )
+    })
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.#opts.clock.setTimeout(resolve, ms))
+  }
+
+  /** Writes the markers of a decided transaction, then its Complete* record. */
+  #complete(partition: number, txn: PreparedTransaction): void {
+    // A previous completion of the same id may still be finishing: run after it.
+    const previous = this.#completions.get(txn.transactionalId) ?? Promise.resolve()
+    const run: Promise<void> = previous
+      .then(() => this.#writeMarkersAndComplete(partition, txn))
+      .catch((err: unknown) => {
+        if (!(err instanceof KafkaError)) this.#opts.log.error({ transactionalId: txn.transactionalId, err: (err as Error)?.stack ?? String(err) }, 'completing a transaction failed')
+        else this.#opts.log.warn({ transactionalId: txn.transactionalId, err: err.message }, 'completing a transaction stopped')
+      })
+      .finally(() => {
+        if (this.#completions.get(txn.transactionalId) === run) this.#completions.delete(txn.transactionalId)
+      })
+    this.#completions.set(txn.transactionalId, run)
+  }
+
+  async #writeMarkersAndComplete(partition: number, txn: PreparedTransaction): Promise<void> {
+    // Let the operation that wrote Prepare* finish first (we are called from its onAppended).
+    await Promise.resolve()
+    const coordinatorEpoch = this.config.coordinatorEpoch ?? 0
+    let pending = txn.partitions.map((p) => ({ ...p, producerId: txn.producerId, producerEpoch: txn.producerEpoch, coordinatorEpoch, commit: txn.commit }))
+    let delay = MARKER_RETRY_MIN_MS
+    while (pending.length > 0) {
+      if (this.#closed || !this.runtime.isActive(partition)) return
+      let results: { errorCode: number }[]
+      try {
+        results = await this.#opts.markers.writeMarkers(pending)
+      } catch (err) {
+        this.#opts.log.warn({ transactionalId: txn.transactionalId, err: (err as Error)?.message }, 'writing transaction markers failed; retrying')
+        results = pending.map(() => ({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR }))
+      }
+      const failed = pending.filter((_, i) => {
+        const code = results[i]?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR
+        return code !== ErrorCode.NONE && code !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+      })
+      if (failed.length === 0) break
+      this.#opts.log.warn({ transactionalId: txn.transactionalId, partitions: failed.map((p) => `${p.topic}-${p.partition}`), retryMs: delay }, 'transaction markers not written; retrying')
+      pending = failed
+      await this.#sleep(delay)
+      delay = Math.min(delay * 2, MARKER_RETRY_MAX_MS)
+    }
+    if (this.#closed || !this.runtime.isActive(partition)) return
+    await this.runtime.write(partition, 'complete-txn', (s) => s.completeTxn(txn))
+  }
+}

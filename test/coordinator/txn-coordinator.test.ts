@@ -1,0 +1,226 @@
+import { describe, expect, it } from 'vitest'
+import { ErrorCode } from '../../src/domain/errors.js'
+import { ManualClock } from '../../src/coordinator/runtime/clock.js'
+import { InMemoryPartitionWriter } from '../../src/coordinator/runtime/partition-writer.js'
+import { TransactionCoordinator, transactionPartition } from '../../src/coordinator/transaction/txn-coordinator.js'
+import { TxnStatus, decodeTransactionKey, decodeTransactionValue, encodeTransactionKey, encodeTransactionValue } from '../../src/coordinator/transaction/records.js'
+import type { TransactionCoordinatorConfig, TxnMarkerItem, TxnMarkerWriter } from '../../src/coordinator/transaction/types.js'
+import { quietLog } from './helpers.js'
+
+const CONFIG: TransactionCoordinatorConfig = {
+  transactionStatePartitions: 3,
+  maxTimeoutMs: 900_000,
+  transactionalIdExpirationMs: 7 * 24 * 3600_000,
+  abortTimedOutTransactionsIntervalMs: 10_000,
+  removeExpiredTransactionalIdsIntervalMs: 3600_000,
+}
+
+/** Records every marker; `failures` makes the next N calls fail the given partitions. */
+class FakeMarkers implements TxnMarkerWriter {
+  written: TxnMarkerItem[] = []
+  failTimes = 0
+  hold: Promise<void> | null = null
+  async writeMarkers(items: readonly TxnMarkerItem[]): Promise<{ errorCode: number }[]> {
+    if (this.hold !== null) await this.hold
+    if (this.failTimes > 0) {
+      this.failTimes--
+      return items.map(() => ({ errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER }))
+    }
+    this.written.push(...items)
+    return items.map((i) => ({ errorCode: i.topic === 'deleted' ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.NONE }))
+  }
+}
+
+async function setup(opts: { writer?: InMemoryPartitionWriter; clock?: ManualClock; markers?: FakeMarkers; nextId?: { n: number } } = {}) {
+  const clock = opts.clock ?? new ManualClock()
+  const writer = opts.writer ?? new InMemoryPartitionWriter()
+  const markers = opts.markers ?? new FakeMarkers()
+  const ids = opts.nextId ?? { n: 1000 }
+  const coordinator = new TransactionCoordinator({ config: CONFIG, writer, markers, producerIds: { nextProducerId: async () => ids.n++ }, clock, log: quietLog })
+  await coordinator.loadAll()
+  const settle = async (): Promise<void> => {
+    for (let i = 0; i < 5; i++) {
+      await coordinator.runtime.idle()
+      clock.advance(0)
+      await new Promise((r) => setImmediate(r))
+    }
+  }
+  return { clock, writer, markers, coordinator, settle }
+}
+
+describe('__transaction_state records', () => {
+  it('round-trips key and value v0 byte for byte as Kafka lays them out', () => {
+    const key = encodeTransactionKey('tx-1')
+    expect(key.toString('hex')).toBe('0000' + '0004' + Buffer.from('tx-1').toString('hex'))
+    expect(decodeTransactionKey(key)).toBe('tx-1')
+    const v = { producerId: 7, producerEpoch: 3, transactionTimeoutMs: 60000, status: TxnStatus.Ongoing, partitions: [{ topic: 'a', partitions: [0, 2] }], lastUpdateTimestamp: 1000, startTimestamp: 900 }
+    const buf = encodeTransactionValue(v)
+    // version, pid, epoch, timeout, status, 1 topic ("a", [0,2]), two timestamps
+    expect(buf.length).toBe(2 + 8 + 2 + 4 + 1 + 4 + (2 + 1 + 4 + 8) + 16)
+    expect(decodeTransactionValue(buf)).toEqual(v)
+  })
+
+  it('reads the flexible v1 value and rejects truncated or oversized input', () => {
+    // v1: compact array (n+1), compact string, tagged fields after each struct
+    const parts = [
+      Buffer.from([0, 1]),
+      Buffer.from('0000000000000009', 'hex'),
+      Buffer.from([0, 1]),
+      Buffer.from('0000ea60', 'hex'),
+      Buffer.from([4]),
+      Buffer.from([2, 2, 0x74, 2, 0, 0, 0, 5, 0]), // 1 topic: "t" [5], no tags
+      Buffer.from('00000000000003e8', 'hex'),
+      Buffer.from('ffffffffffffffff', 'hex'),
+      Buffer.from([1, 0, 1, 0x42]), // one tagged field (tag 0, 1 byte)
+    ]
+    const v = decodeTransactionValue(Buffer.concat(parts))
+    expect(v).toEqual({ producerId: 9, producerEpoch: 1, transactionTimeoutMs: 60000, status: TxnStatus.CompleteCommit, partitions: [{ topic: 't', partitions: [5] }], lastUpdateTimestamp: 1000, startTimestamp: -1 })
+    const good = encodeTransactionValue({ ...v, status: TxnStatus.Ongoing })
+    expect(() => decodeTransactionValue(good.subarray(0, good.length - 3))).toThrow(/bytes/)
+    const huge = Buffer.from(good)
+    huge.writeInt32BE(0x7fffffff, 17) // partition array count
+    expect(() => decodeTransactionValue(huge)).toThrow(/bytes/)
+    expect(() => decodeTransactionKey(Buffer.from([0, 1, 0, 0]))).toThrow(/version/)
+  })
+})
+
+describe('TransactionCoordinator', () => {
+  it('places a transactional id as Kafka does (abs(hashCode) % partitions)', () => {
+    // "Aa" and "BB" share Java's hashCode 2112.
+    expect(transactionPartition('Aa', 50)).toBe(2112 % 50)
+    expect(transactionPartition('BB', 50)).toBe(2112 % 50)
+  })
+
+  it('InitProducerId: a new id at epoch 0, the same id with epoch + 1 on the next init; bad timeouts refused', async () => {
+    const { coordinator } = await setup()
+    expect(await coordinator.initProducerId('t1', 60000, null)).toEqual({ errorCode: ErrorCode.NONE, producerId: 1000, producerEpoch: 0 })
+    expect(await coordinator.initProducerId('t1', 60000, null)).toEqual({ errorCode: ErrorCode.NONE, producerId: 1000, producerEpoch: 1 })
+    expect(await coordinator.initProducerId('t2', 60000, null)).toEqual({ errorCode: ErrorCode.NONE, producerId: 1001, producerEpoch: 0 })
+    expect((await coordinator.initProducerId('t1', 900_001, null)).errorCode).toBe(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
+    expect((await coordinator.initProducerId('t1', 0, null)).errorCode).toBe(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
+    expect(await coordinator.initProducerId('t1', 60000, null)).toEqual({ errorCode: ErrorCode.NONE, producerId: 1000, producerEpoch: 2 })
+    // KIP-360: naming an older epoch is fenced; naming the current one bumps; retrying that bump gets the same answer.
+    expect((await coordinator.initProducerId('t1', 60000, { producerId: 1000, producerEpoch: 0 })).errorCode).toBe(ErrorCode.PRODUCER_FENCED)
+    expect(await coordinator.initProducerId('t1', 60000, { producerId: 1000, producerEpoch: 2 })).toEqual({ errorCode: ErrorCode.NONE, producerId: 1000, producerEpoch: 3 })
+    expect(await coordinator.initProducerId('t1', 60000, { producerId: 1000, producerEpoch: 2 })).toEqual({ errorCode: ErrorCode.NONE, producerId: 1000, producerEpoch: 3 })
+  })
+
+  it('commit: Ongoing -> PrepareCommit -> markers on every partition -> CompleteCommit', async () => {
+    const { coordinator, markers, settle, writer } = await setup()
+    const { producerId, producerEpoch } = await coordinator.initProducerId('tx', 60000, null)
+    expect(await coordinator.addPartitions('tx', producerId, producerEpoch, [{ topic: 'a', partition: 0 }, { topic: 'a', partition: 1 }])).toBe(ErrorCode.NONE)
+    expect(await coordinator.addPartitions('tx', producerId, producerEpoch, [{ topic: 'b', partition: 0 }, { topic: 'a', partition: 1 }])).toBe(ErrorCode.NONE)
+    const [described] = await coordinator.describeTransactions(['tx'])
+    expect(described!.state).toBe('Ongoing')
+    expect(described!.topics).toEqual([{ topic: 'a', partitions: [0, 1] }, { topic: 'b', partitions: [0] }])
+    markers.hold = new Promise(() => {})
+    expect((await coordinator.endTxn('tx', producerId, producerEpoch, true)).errorCode).toBe(ErrorCode.NONE)
+    expect(await coordinator.status('tx')).toBe(TxnStatus.PrepareCommit)
+    // While markers are written the next transaction must wait.
+    expect(await coordinator.addPartitions('tx', producerId, producerEpoch, [{ topic: 'a', partition: 0 }])).toBe(ErrorCode.CONCURRENT_TRANSACTIONS)
+    expect((await coordinator.endTxn('tx', producerId, producerEpoch, true)).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS)
+    markers.hold = null
+    coordinator.close()
+    // (the held completion never finishes; a fresh coordinator over the same log finishes it: restart mid-commit)
+    const again = await setup({ writer, markers })
+    await again.settle()
+    expect(await again.coordinator.status('tx')).toBe(TxnStatus.CompleteCommit)
+    expect(markers.written.map((m) => `${m.topic}-${m.partition}:${m.commit}:${m.producerId}/${m.producerEpoch}`).sort()).toEqual([`a-0:true:${producerId}/0`, `a-1:true:${producerId}/0`, `b-0:true:${producerId}/0`])
+    // A retried EndTxn(commit) is answered NONE, an abort of the committed transaction is refused.
+    expect((await again.coordinator.endTxn('tx', producerId, producerEpoch, true)).errorCode).toBe(ErrorCode.NONE)
+    expect((await again.coordinator.endTxn('tx', producerId, producerEpoch, false)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE)
+  })
+
+  it('markers are retried until written; partitions of deleted topics are dropped', async () => {
+    const { coordinator, markers, settle, clock } = await setup()
+    const { producerId, producerEpoch } = await coordinator.initProducerId('tx', 60000, null)
+    await coordinator.addPartitions('tx', producerId, producerEpoch, [{ topic: 'a', partition: 0 }, { topic: 'deleted', partition: 0 }])
+    markers.failTimes = 2
+    await coordinator.endTxn('tx', producerId, producerEpoch, false)
+    await settle()
+    expect(await coordinator.status('tx')).toBe(TxnStatus.PrepareAbort)
+    clock.advance(50)
+    await settle()
+    clock.advance(100)
+    await settle()
+    expect(await coordinator.status('tx')).toBe(TxnStatus.CompleteAbort)
+    expect(markers.written.filter((m) => m.topic === 'a').map((m) => m.commit)).toEqual([false])
+  })
+
+  it('producer checks: wrong id, old epoch (zombie), EndTxn without a transaction', async () => {
+    const { coordinator, settle } = await setup()
+    const first = await coordinator.initProducerId('tx', 60000, null)
+    expect(await coordinator.addPartitions('nope', first.producerId, 0, [{ topic: 'a', partition: 0 }])).toBe(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+    expect(await coordinator.addPartitions('tx', first.producerId + 1, 0, [{ topic: 'a', partition: 0 }])).toBe(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+    expect((await coordinator.endTxn('tx', first.producerId, first.producerEpoch, true)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE)
+    expect(await coordinator.addPartitions('tx', first.producerId, first.producerEpoch, [{ topic: 'a', partition: 0 }])).toBe(ErrorCode.NONE)
+    // A second producer with the same transactional id fences the first and aborts its transaction.
+    const second = await coordinator.initProducerId('tx', 60000, null)
+    await settle()
+    expect(second.errorCode).toBe(ErrorCode.NONE)
+    expect(second.producerEpoch).toBe(first.producerEpoch + 2)
+    expect(await coordinator.addPartitions('tx', first.producerId, first.producerEpoch, [{ topic: 'a', partition: 1 }])).toBe(ErrorCode.PRODUCER_FENCED)
+    expect((await coordinator.endTxn('tx', first.producerId, first.producerEpoch, true)).errorCode).toBe(ErrorCode.PRODUCER_FENCED)
+    expect(await coordinator.status('tx')).toBe(TxnStatus.Empty)
+  })
+
+  it('fencing writes ABORT markers with the bumped epoch', async () => {
+    const { coordinator, markers, settle } = await setup()
+    const first = await coordinator.initProducerId('tx', 60000, null)
+    await coordinator.addPartitions('tx', first.producerId, first.producerEpoch, [{ topic: 'a', partition: 3 }])
+    const second = coordinator.initProducerId('tx', 60000, null)
+    await settle()
+    expect((await second).producerEpoch).toBe(2)
+    expect(markers.written).toEqual([{ topic: 'a', partition: 3, producerId: first.producerId, producerEpoch: 1, coordinatorEpoch: 0, commit: false }])
+  })
+
+  it('aborts transactions older than their timeout on the cleanup timer', async () => {
+    const { coordinator, markers, clock, settle } = await setup()
+    const p = await coordinator.initProducerId('slow', 15_000, null)
+    await coordinator.addPartitions('slow', p.producerId, p.producerEpoch, [{ topic: 'a', partition: 0 }])
+    clock.advance(10_000)
+    await settle()
+    expect(await coordinator.status('slow')).toBe(TxnStatus.Ongoing)
+    clock.advance(10_000)
+    await settle()
+    expect(await coordinator.status('slow')).toBe(TxnStatus.CompleteAbort)
+    expect(markers.written.map((m) => [m.commit, m.producerEpoch])).toEqual([[false, 1]])
+    // The timed-out producer is fenced.
+    expect((await coordinator.endTxn('slow', p.producerId, p.producerEpoch, true)).errorCode).toBe(ErrorCode.PRODUCER_FENCED)
+  })
+
+  it('expires idle transactional ids after transactional.id.expiration.ms; a reload sees the same state', async () => {
+    const { coordinator, clock, settle, writer } = await setup()
+    await coordinator.initProducerId('idle', 60000, null)
+    const busy = await coordinator.initProducerId('busy', 60000, null)
+    await coordinator.addPartitions('busy', busy.producerId, busy.producerEpoch, [{ topic: 'a', partition: 0 }])
+    clock.advance(CONFIG.transactionalIdExpirationMs + CONFIG.removeExpiredTransactionalIdsIntervalMs)
+    await settle()
+    // 'busy' had an open transaction: it timed out and was aborted (its id stays, updated just now).
+    const listed = await coordinator.listTransactions({ states: [], producerIds: [], durationMs: -1 })
+    expect(listed.transactions.map((t) => [t.transactionalId, t.state])).toEqual([['busy', 'CompleteAbort']])
+    coordinator.close()
+    const reloaded = await setup({ writer, clock })
+    expect((await reloaded.coordinator.describeTransactions(['idle']))[0]!.errorCode).toBe(ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
+    expect(await reloaded.coordinator.status('busy')).toBe(TxnStatus.CompleteAbort)
+  })
+
+  it('ListTransactions filters by state, producer id and duration; Describe answers unknown ids', async () => {
+    const { coordinator, clock } = await setup()
+    const a = await coordinator.initProducerId('a', 60000, null)
+    const b = await coordinator.initProducerId('b', 60000, null)
+    await coordinator.addPartitions('a', a.producerId, a.producerEpoch, [{ topic: 't', partition: 0 }])
+    clock.advance(5000)
+    const all = await coordinator.listTransactions({ states: [], producerIds: [], durationMs: -1 })
+    expect(all.transactions.sort((x, y) => x.transactionalId.localeCompare(y.transactionalId))).toEqual([
+      { transactionalId: 'a', producerId: a.producerId, state: 'Ongoing' },
+      { transactionalId: 'b', producerId: b.producerId, state: 'Empty' },
+    ])
+    expect((await coordinator.listTransactions({ states: ['Empty'], producerIds: [], durationMs: -1 })).transactions.map((t) => t.transactionalId)).toEqual(['b'])
+    expect((await coordinator.listTransactions({ states: [], producerIds: [a.producerId], durationMs: -1 })).transactions.map((t) => t.transactionalId)).toEqual(['a'])
+    expect((await coordinator.listTransactions({ states: [], producerIds: [], durationMs: 4000 })).transactions.map((t) => t.transactionalId)).toEqual(['a'])
+    expect((await coordinator.listTransactions({ states: [], producerIds: [], durationMs: 6000 })).transactions).toEqual([])
+    const [d] = await coordinator.describeTransactions(['zzz'])
+    expect(d!.errorCode).toBe(ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
+  })
+})
