@@ -12,6 +12,20 @@ export interface CoordinatorRecord {
 
 export interface StoredRecord extends CoordinatorRecord {
   offset: number
+  /** Set for records of a transactional batch (TxnOffsetCommit) and for transaction markers. */
+  producerId?: number
+  producerEpoch?: number
+  /** The record's sequence number (batch base sequence + its index) in a transactional batch. */
+  sequence?: number
+  /** A transaction marker (control batch) of producerId: key and value are the control record's. */
+  control?: 'commit' | 'abort'
+}
+
+/** Appends records as one transactional batch of a producer (TxnOffsetCommit's pending offsets). */
+export interface TransactionalAppend {
+  producerId: number
+  producerEpoch: number
+  baseSequence: number
 }
 
 export interface ReadChunk {
@@ -27,8 +41,11 @@ export interface PartitionWriter {
    * Appends records as one batch; resolves once they are committed (the high watermark passed them),
    * rejects with a KafkaError otherwise. Appends to one partition resolve in call order.
    */
-  append(partition: number, records: readonly CoordinatorRecord[]): Promise<void>
-  /** Reads committed records from an offset (at least one batch when there is one). */
+  append(partition: number, records: readonly CoordinatorRecord[], txn?: TransactionalAppend): Promise<void>
+  /**
+   * Reads committed records from an offset (at least one batch when there is one), transaction
+   * markers included (as records with `control` set).
+   */
   read(partition: number, fromOffset: number): Promise<ReadChunk>
 }
 
@@ -41,7 +58,7 @@ export class InMemoryPartitionWriter implements PartitionWriter {
   readChunkSize = 1000
   appendCount = 0
 
-  async append(partition: number, records: readonly CoordinatorRecord[]): Promise<void> {
+  async append(partition: number, records: readonly CoordinatorRecord[], txn?: TransactionalAppend): Promise<void> {
     await Promise.resolve()
     if (this.failNextAppend !== null) {
       const code = this.failNextAppend
@@ -49,8 +66,21 @@ export class InMemoryPartitionWriter implements PartitionWriter {
       throw new KafkaError(code, 'injected append failure')
     }
     const log = this.log(partition)
-    for (const r of records) log.push({ offset: log.length, key: Buffer.from(r.key), value: r.value === null ? null : Buffer.from(r.value) })
+    records.forEach((r, i) => {
+      const stored: StoredRecord = { offset: log.length, key: Buffer.from(r.key), value: r.value === null ? null : Buffer.from(r.value) }
+      if (txn !== undefined) Object.assign(stored, { producerId: txn.producerId, producerEpoch: txn.producerEpoch, sequence: txn.baseSequence + i })
+      log.push(stored)
+    })
     this.appendCount++
+  }
+
+  /** Appends a transaction marker (what the transaction coordinator writes to a partition it touched). */
+  async appendMarker(partition: number, producerId: number, producerEpoch: number, commit: boolean): Promise<void> {
+    await Promise.resolve()
+    const log = this.log(partition)
+    const key = Buffer.alloc(4)
+    key.writeInt16BE(commit ? 1 : 0, 2)
+    log.push({ offset: log.length, key, value: Buffer.alloc(6), producerId, producerEpoch, control: commit ? 'commit' : 'abort' })
   }
 
   async read(partition: number, fromOffset: number): Promise<ReadChunk> {

@@ -11,7 +11,7 @@
 // ordinary write operations, so they are serialised with requests. Time comes from an injected Clock.
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import type { Clock, TimerHandle } from './clock.js'
-import type { CoordinatorRecord, PartitionWriter, StoredRecord } from './partition-writer.js'
+import type { CoordinatorRecord, PartitionWriter, StoredRecord, TransactionalAppend } from './partition-writer.js'
 
 /** What an operation produced. */
 export interface CoordinatorResult<T> {
@@ -26,6 +26,8 @@ export interface CoordinatorResult<T> {
   replay?: boolean
   /** Called after the append, with null on success or the error it failed with. */
   onAppended?: (error: KafkaError | null) => void
+  /** Write the records as one transactional batch of this producer (TxnOffsetCommit). */
+  transactional?: TransactionalAppend
 }
 
 export interface CoordinatorShard {
@@ -126,6 +128,13 @@ export function appendErrorToCoordinatorError(err: unknown): KafkaError {
       return new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, (err as Error).message)
     case ErrorCode.NOT_LEADER_OR_FOLLOWER:
       return new KafkaError(ErrorCode.NOT_COORDINATOR, (err as Error).message)
+    // A transactional append (TxnOffsetCommit) refused by the partition's producer state: the producer
+    // must learn it was fenced; the sequence errors let the coordinator retry with a fresh sequence.
+    case ErrorCode.INVALID_PRODUCER_EPOCH:
+    case ErrorCode.PRODUCER_FENCED:
+    case ErrorCode.UNKNOWN_PRODUCER_ID:
+    case ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER:
+      return err as KafkaError
     default:
       return new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, (err as Error)?.message ?? String(err))
   }
@@ -232,7 +241,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
       const res = op(ctx.shard)
       if (res.records.length > 0) {
         try {
-          await this.opts.writer.append(partition, res.records)
+          await this.opts.writer.append(partition, res.records, res.transactional)
         } catch (err) {
           const mapped = appendErrorToCoordinatorError(err)
           this.opts.log.warn({ partition, op: name, err: (err as Error)?.message }, 'coordinator append failed')
