@@ -9,10 +9,10 @@ import { native } from '../addon/index.js'
 import { GroupCoordinator } from '../coordinator/group/group-coordinator.js'
 import type { GroupCoordinatorConfig, TopicsView } from '../coordinator/group/types.js'
 import { systemClock } from '../coordinator/runtime/clock.js'
-import type { CoordinatorRecord, PartitionWriter, ReadChunk, StoredRecord } from '../coordinator/runtime/partition-writer.js'
+import type { CoordinatorRecord, PartitionWriter, ReadChunk, StoredRecord, TransactionalAppend } from '../coordinator/runtime/partition-writer.js'
 import { readSync } from 'node:fs'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
-import { CONTROL_MASK, COMPRESSION_MASK, iterateBatches } from '../protocol/records/batch.js'
+import { BASE_SEQUENCE_OFFSET, CONTROL_MASK, COMPRESSION_MASK, PRODUCER_EPOCH_OFFSET, PRODUCER_ID_OFFSET, TRANSACTIONAL_MASK, iterateBatches, readInt64 } from '../protocol/records/batch.js'
 import { buildRecordBatch, decodeRecords } from '../protocol/records/builder.js'
 import type { ShardRouter } from '../shard/router.js'
 import type { FileRegion } from '../storage/types.js'
@@ -47,10 +47,11 @@ export class ShardPartitionWriter implements PartitionWriter {
     private readonly onAppended: (partition: number) => void,
   ) {}
 
-  async append(partition: number, records: readonly CoordinatorRecord[]): Promise<void> {
+  async append(partition: number, records: readonly CoordinatorRecord[], txn?: TransactionalAppend): Promise<void> {
     const batch = buildRecordBatch(
       records.map((r) => ({ key: r.key, value: r.value })),
       (data, seed) => native.crc32c(data, seed),
+      txn === undefined ? {} : { producerId: txn.producerId, producerEpoch: txn.producerEpoch, baseSequence: txn.baseSequence, transactional: true },
     )
     const [res] = await this.router.append([{ topic: this.topic, partition, records: batch, leaderEpoch: LEADER_EPOCH }])
     if (res === undefined || !res.ok) throw new KafkaError((res?.ok === false ? res.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR) as ErrorCode, res?.ok === false ? res.message : 'no append result')
@@ -79,12 +80,27 @@ export class ShardPartitionWriter implements PartitionWriter {
     let nextOffset = fromOffset
     for (const info of iterateBatches(bytes)) {
       nextOffset = Math.max(nextOffset, info.lastOffset + 1)
-      if ((info.attributes & CONTROL_MASK) !== 0) continue
       if ((info.attributes & COMPRESSION_MASK) !== 0) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `compressed batch at offset ${info.baseOffset} of ${this.topic}-${partition}: coordinator partitions are written uncompressed`)
-      for (const r of decodeRecords(bytes, info.position)) {
-        if (r.offset < fromOffset || r.key === null) continue
-        records.push({ offset: r.offset, key: r.key, value: r.value })
+      const transactional = (info.attributes & TRANSACTIONAL_MASK) !== 0
+      const producerId = readInt64(bytes, info.position + PRODUCER_ID_OFFSET)
+      const producerEpoch = bytes.readInt16BE(info.position + PRODUCER_EPOCH_OFFSET)
+      const baseSequence = bytes.readInt32BE(info.position + BASE_SEQUENCE_OFFSET)
+      if ((info.attributes & CONTROL_MASK) !== 0) {
+        // A transaction marker (EndTransactionMarker: key = version int16 + type int16, 1 = COMMIT).
+        for (const r of decodeRecords(bytes, info.position)) {
+          if (r.offset < fromOffset || r.key === null || r.key.length < 4) continue
+          const type = r.key.readInt16BE(2)
+          if (type !== 0 && type !== 1) continue
+          records.push({ offset: r.offset, key: r.key, value: r.value, producerId, producerEpoch, control: type === 1 ? 'commit' : 'abort' })
+        }
+        continue
       }
+      decodeRecords(bytes, info.position).forEach((r, i) => {
+        if (r.offset < fromOffset || r.key === null) return
+        const stored: StoredRecord = { offset: r.offset, key: r.key, value: r.value }
+        if (transactional && producerId >= 0) Object.assign(stored, { producerId, producerEpoch, sequence: baseSequence + i })
+        records.push(stored)
+      })
     }
     return { records, nextOffset, endOffset: value.highWatermark }
   }

@@ -27,6 +27,7 @@ import type {
   SyncGroupInput,
   SyncGroupResult,
   TopicsView,
+  TxnOffsetCommitInput,
 } from './types.js'
 
 export interface GroupCoordinatorOptions {
@@ -121,10 +122,33 @@ export class GroupCoordinator {
     }
   }
 
-  /** Committed offsets of a group; topics null = all of them. Missing ones are -1. */
-  async fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null): Promise<OffsetFetchResult> {
+  /**
+   * TxnOffsetCommit: written now, visible to fetchOffsets once the transaction's COMMIT marker reaches
+   * the group's partition (onTxnCompleted or replay). A sequence refused by the partition's producer
+   * state is retried once with the sequence the shard falls back to.
+   */
+  async txnCommitOffsets(req: TxnOffsetCommitInput): Promise<PartitionErrors[]> {
+    const partition = this.partitionFor(req.groupId)
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.runtime.write(partition, 'txn-commit-offsets', (s) => s.txnCommitOffsets(req))
+      } catch (err) {
+        const code = this.codeOf(err, 'txn-commit-offsets')
+        if (attempt === 0 && (code === ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER || code === ErrorCode.UNKNOWN_PRODUCER_ID)) continue
+        return req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }))
+      }
+    }
+  }
+
+  /** A transaction marker of producerId was written to partition: apply (commit) or drop (abort) its pending offsets. */
+  async onTxnCompleted(partition: number, producerId: number, commit: boolean): Promise<void> {
+    await this.runtime.write(partition, 'txn-completed', (s) => s.onTxnCompleted(producerId, commit))
+  }
+
+  /** Committed offsets of a group; topics null = all of them. Missing ones are -1. requireStable: UNSTABLE_OFFSET_COMMIT for offsets a transaction holds. */
+  async fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable = false): Promise<OffsetFetchResult> {
     try {
-      return await this.runtime.read(this.partitionFor(groupId), (s) => s.fetchOffsets(groupId, topics))
+      return await this.runtime.read(this.partitionFor(groupId), (s) => s.fetchOffsets(groupId, topics, requireStable))
     } catch (err) {
       return { errorCode: this.codeOf(err, 'fetch-offsets'), topics: [] }
     }

@@ -38,6 +38,7 @@ import type {
   SyncGroupInput,
   SyncGroupResult,
   TopicsView,
+  TxnOffsetCommitInput,
 } from './types.js'
 
 export interface OffsetAndMetadata {
@@ -69,6 +70,10 @@ export class GroupShard implements CoordinatorShard {
   readonly groups = new Map<string, ClassicGroup>()
   /** group -> topic -> partition -> committed offset */
   readonly offsets = new Map<string, Map<string, Map<number, OffsetAndMetadata>>>()
+  /** TxnOffsetCommit offsets not yet committed: producer id -> group -> topic -> partition -> offset */
+  readonly pendingTxnOffsets = new Map<number, Map<string, Map<string, Map<number, OffsetAndMetadata>>>>()
+  /** Next sequence of each transactional producer's batches in this partition (its producer state). */
+  readonly txnSequences = new Map<number, { epoch: number; next: number }>()
   #warnedUnknown = false
 
   constructor(
@@ -84,8 +89,20 @@ export class GroupShard implements CoordinatorShard {
   // ---- replay -----------------------------------------------------------------------------------
 
   replay(record: StoredRecord): void {
+    // A transaction marker: the producer's pending offsets become committed, or are dropped.
+    if (record.control !== undefined) {
+      if (record.producerId !== undefined) this.applyTxnMarker(record.producerId, record.control === 'commit')
+      return
+    }
     try {
       const key = decodeGroupRecordKey(record.key)
+      if (key.type === 'offset-commit' && record.producerId !== undefined && record.producerId >= 0 && record.value !== null) {
+        // TxnOffsetCommit: pending until the producer's transaction ends.
+        const v = decodeOffsetCommitValue(record.value)
+        this.addPendingTxnOffset(record.producerId, key.group, key.topic, key.partition, { offset: v.offset, leaderEpoch: v.leaderEpoch, metadata: v.metadata, commitTimestamp: v.commitTimestamp, expireTimestamp: v.expireTimestamp })
+        if (record.sequence !== undefined && record.producerEpoch !== undefined) this.txnSequences.set(record.producerId, { epoch: record.producerEpoch, next: record.sequence + 1 })
+        return
+      }
       if (key.type === 'offset-commit') {
         if (record.value === null) {
           this.removeOffset(key.group, key.topic, key.partition)
@@ -744,27 +761,133 @@ export class GroupShard implements CoordinatorShard {
     }
   }
 
+  // ---- transactional offsets (TxnOffsetCommit, KIP-98 / KIP-447) -----------------------------------
+
+  private addPendingTxnOffset(producerId: number, groupId: string, topic: string, partition: number, o: OffsetAndMetadata): void {
+    let byGroup = this.pendingTxnOffsets.get(producerId)
+    if (byGroup === undefined) this.pendingTxnOffsets.set(producerId, (byGroup = new Map()))
+    let byTopic = byGroup.get(groupId)
+    if (byTopic === undefined) byGroup.set(groupId, (byTopic = new Map()))
+    let byPartition = byTopic.get(topic)
+    if (byPartition === undefined) byTopic.set(topic, (byPartition = new Map()))
+    byPartition.set(partition, o)
+  }
+
+  /** A COMMIT marker moves the producer's pending offsets into the committed ones; ABORT drops them. */
+  private applyTxnMarker(producerId: number, commit: boolean): void {
+    const byGroup = this.pendingTxnOffsets.get(producerId)
+    this.pendingTxnOffsets.delete(producerId)
+    if (byGroup === undefined || !commit) return
+    for (const [groupId, byTopic] of byGroup) {
+      if (!this.groups.has(groupId)) this.groups.set(groupId, new ClassicGroup(groupId, this.now()))
+      let committed = this.offsets.get(groupId)
+      if (committed === undefined) this.offsets.set(groupId, (committed = new Map()))
+      for (const [topic, byPartition] of byTopic) {
+        let c = committed.get(topic)
+        if (c === undefined) committed.set(topic, (c = new Map()))
+        for (const [partition, o] of byPartition) c.set(partition, o)
+      }
+    }
+  }
+
+  /** True when some producer's open transaction holds an offset for this group partition. */
+  hasPendingTxnOffset(groupId: string, topic: string, partition: number): boolean {
+    for (const byGroup of this.pendingTxnOffsets.values()) if (byGroup.get(groupId)?.get(topic)?.has(partition) === true) return true
+    return false
+  }
+
+  /** Kafka's validation of a TxnOffsetCommit against the group (KIP-447 generation/member fencing). */
+  private txnCommitError(group: ClassicGroup | undefined, req: TxnOffsetCommitInput): ErrorCode {
+    if (group === undefined) return req.generationId >= 0 || req.memberId !== '' ? ErrorCode.ILLEGAL_GENERATION : ErrorCode.NONE
+    if (group.is('Dead')) return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if (req.memberId !== '' || req.groupInstanceId !== null) {
+      const memberError = this.memberError(group, req.memberId, req.groupInstanceId)
+      if (memberError !== ErrorCode.NONE) return memberError
+    }
+    if (req.generationId >= 0 && req.generationId !== group.generationId) return ErrorCode.ILLEGAL_GENERATION
+    return ErrorCode.NONE
+  }
+
+  /**
+   * TxnOffsetCommit: the offsets are written as one transactional batch of the producer (sequence
+   * numbers continue the producer's last batch in this partition) and stay pending until the
+   * transaction's marker lands here.
+   */
+  txnCommitOffsets(req: TxnOffsetCommitInput): CoordinatorResult<PartitionErrors[]> {
+    const all = (errorCode: ErrorCode): PartitionErrors[] =>
+      req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) }))
+    const group = this.groups.get(req.groupId)
+    const error = this.txnCommitError(group, req)
+    if (error !== ErrorCode.NONE) return none(all(error))
+    const now = this.now()
+    const records: CoordinatorRecord[] = []
+    const staged: { topic: string; partition: number; o: OffsetAndMetadata }[] = []
+    const result: PartitionErrors[] = req.topics.map((t) => {
+      const count = this.topics.partitionCount(t.name)
+      return {
+        name: t.name,
+        partitions: t.partitions.map((p) => {
+          if (count === undefined || p.partitionIndex < 0 || p.partitionIndex >= count) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION }
+          const metadata = p.committedMetadata ?? ''
+          if (Buffer.byteLength(metadata) > this.config.offsetMetadataMaxBytes) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE }
+          const o: OffsetAndMetadata = { offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata, commitTimestamp: now, expireTimestamp: -1 }
+          records.push({ key: encodeOffsetCommitKey(req.groupId, t.name, p.partitionIndex), value: encodeOffsetCommitValue(o) })
+          staged.push({ topic: t.name, partition: p.partitionIndex, o })
+          return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE }
+        }),
+      }
+    })
+    if (records.length === 0) return none(result)
+    const known = this.txnSequences.get(req.producerId)
+    const baseSequence = known !== undefined && known.epoch === req.producerEpoch ? known.next : 0
+    return {
+      records,
+      result,
+      replay: false,
+      transactional: { producerId: req.producerId, producerEpoch: req.producerEpoch, baseSequence },
+      onAppended: (err) => {
+        if (err !== null) {
+          // The partition's producer state disagrees (it expired, or batches were cleaned away): the
+          // next attempt starts over at 0 (a new producer state), the one after at the tracked value.
+          if (baseSequence !== 0) this.txnSequences.set(req.producerId, { epoch: req.producerEpoch, next: 0 })
+          else this.txnSequences.delete(req.producerId)
+          return
+        }
+        this.txnSequences.set(req.producerId, { epoch: req.producerEpoch, next: baseSequence + records.length })
+        for (const s of staged) this.addPendingTxnOffset(req.producerId, req.groupId, s.topic, s.partition, s.o)
+      },
+    }
+  }
+
+  /** The transaction coordinator wrote the producer's marker to this partition. */
+  onTxnCompleted(producerId: number, commit: boolean): CoordinatorResult<void> {
+    this.applyTxnMarker(producerId, commit)
+    return none(undefined)
+  }
+
   committed(groupId: string, topic: string, partition: number): OffsetAndMetadata | undefined {
     return this.offsets.get(groupId)?.get(topic)?.get(partition)
   }
 
   /** topics null = every committed offset of the group. */
-  fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null): OffsetFetchResult {
+  fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable = false): OffsetFetchResult {
     const byTopic = this.offsets.get(groupId)
-    const fetched = (partitionIndex: number, o: OffsetAndMetadata | undefined): FetchedOffset =>
-      o === undefined
+    const fetched = (partitionIndex: number, o: OffsetAndMetadata | undefined, topic?: string): FetchedOffset =>
+      requireStable && topic !== undefined && this.hasPendingTxnOffset(groupId, topic, partitionIndex)
+        ? { partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT }
+        : o === undefined
         ? { partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.NONE }
         : { partitionIndex, committedOffset: o.offset, committedLeaderEpoch: o.leaderEpoch, metadata: o.metadata, errorCode: ErrorCode.NONE }
     if (topics === null) {
       const out: OffsetFetchResult['topics'] = []
       for (const [name, byPartition] of byTopic ?? []) {
-        out.push({ name, partitions: [...byPartition.entries()].sort((a, b) => a[0] - b[0]).map(([p, o]) => fetched(p, o)) })
+        out.push({ name, partitions: [...byPartition.entries()].sort((a, b) => a[0] - b[0]).map(([p, o]) => fetched(p, o, name)) })
       }
       return { errorCode: ErrorCode.NONE, topics: out }
     }
     return {
       errorCode: ErrorCode.NONE,
-      topics: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => fetched(p, byTopic?.get(t.name)?.get(p))) })),
+      topics: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => fetched(p, byTopic?.get(t.name)?.get(p), t.name)) })),
     }
   }
 

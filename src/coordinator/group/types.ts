@@ -116,6 +116,19 @@ export interface OffsetCommitInput {
   topics: { name: string; partitions: OffsetCommitPartitionInput[] }[]
 }
 
+/** TxnOffsetCommit: offsets that become visible when the producer's transaction commits. */
+export interface TxnOffsetCommitInput {
+  transactionalId: string
+  groupId: string
+  producerId: number
+  producerEpoch: number
+  /** -1 / '' / null when the producer does not send group metadata (before v3, KIP-447). */
+  generationId: number
+  memberId: string
+  groupInstanceId: string | null
+  topics: { name: string; partitions: OffsetCommitPartitionInput[] }[]
+}
+
 export interface PartitionErrors {
   name: string
   partitions: { partitionIndex: number; errorCode: ErrorCode }[]
