@@ -1,7 +1,8 @@
 // Consumer groups with librdkafka 1.7 through python3-confluent-kafka (each member a long-lived child
 // process, test/integration/python/group_member.py, range assignor, synchronous commits): three members
 // share a six-partition topic with no partition read twice, a member leaves (LeaveGroup) and the others
-// take over its partitions, and committed offsets survive a broker restart so a new member resumes there.
+// take over its partitions, a member SIGKILLed (no LeaveGroup) is dropped at its session timeout, and
+// committed offsets survive a broker restart so a new member resumes there.
 import { createRequire } from 'node:module'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { hasPythonModule, startTestBroker, type TestBroker } from '../harness/index.js'
@@ -98,6 +99,26 @@ describe.skipIf(!AVAILABLE)('librdkafka (python3-confluent-kafka) consumer group
     for (const m of rest) await m.close()
     expect((await tb.broker.groups.current!.describeGroups(['ckg-share']))[0]).toMatchObject({ state: 'Empty', members: [] })
     for (const m of members) expect(m.errors).toEqual([])
+  })
+
+  it('a member killed without LeaveGroup is dropped at its session timeout and the survivor takes its partitions', async () => {
+    const topic = 'ckg-kill'
+    await tb.broker.topics.create({ name: topic, numPartitions: PARTITIONS, replicationFactor: -1, configs: {}, validateOnly: false })
+    const seen: Seen[] = []
+    const [survivor, doomed] = [member('ckg-kill', topic, 'rdk-survivor', seen), member('ckg-kill', topic, 'rdk-doomed', seen)]
+    await waitFor('two members with three partitions each', () => survivor!.assignment.length === 3 && doomed!.assignment.length === 3 && coversOnce([survivor!.assignment, doomed!.assignment], PARTITIONS), 40_000, state([survivor!, doomed!]))
+    const killedAt = Date.now()
+    doomed!.kill()
+    await waitFor('the survivor to hold all six', () => survivor!.assignment.length === PARTITIONS, 30_000, state([survivor!]))
+    // Only the session timeout (6 s) could have told the coordinator.
+    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(5000)
+    expect((await tb.broker.groups.current!.describeGroups(['ckg-kill']))[0]!.members.map((m) => m.clientId)).toEqual(['rdk-survivor'])
+    await produce(topic, 0, 24)
+    await waitFor('24 messages', () => seen.length >= 24, 20_000, state([survivor!]))
+    expectExactlyOnce(seen, 0, 24)
+    expect(seen.every((s) => s.member === 'rdk-survivor')).toBe(true)
+    await survivor!.close()
+    expect(survivor!.errors).toEqual([])
   })
 
   it('committed offsets survive a broker restart and a new member resumes exactly there', async () => {
