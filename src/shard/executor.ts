@@ -8,7 +8,7 @@
 import { errorName, ErrorCode, KafkaError } from '../domain/errors.js'
 import { LogManager } from '../storage/index.js'
 import type { LogCleanerSettings } from '../storage/cleaner/index.js'
-import type { LogConfig, OffsetAndTimestamp, PartitionState } from '../storage/types.js'
+import type { LogConfig, OffsetAndTimestamp, PartitionState, ReadOptions } from '../storage/types.js'
 import { shardOf } from './hash.js'
 import {
   DEFAULT_CLEANER_CONFIG, DEFAULT_PRODUCER_EXPIRATION, EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP,
@@ -177,13 +177,20 @@ export class ShardExecutor {
         return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).append(asBuffer(op.records), { leaderEpoch: op.leaderEpoch })
       case 'read': {
         const log = logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)
-        const opts: { maxOffset?: number; minOneBatch?: boolean } = {}
+        const opts: ReadOptions = {}
         if (op.maxOffset !== undefined) opts.maxOffset = op.maxOffset
         if (op.minOneBatch !== undefined) opts.minOneBatch = op.minOneBatch
+        if (op.isolation !== undefined) opts.isolation = op.isolation
         return { ...log.read(op.offset, op.maxBytes, opts), shard: this.shardIndex }
       }
+      case 'writeTxnMarker':
+        return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).appendTxnMarker(
+          { producerId: op.producerId, producerEpoch: op.producerEpoch, coordinatorEpoch: op.coordinatorEpoch, commit: op.commit },
+        )
+      case 'describeProducers':
+        return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).describeProducers()
       case 'listOffsets':
-        return this.#listOffsets(op.topic, op.partition, op.timestamp)
+        return this.#listOffsets(op.topic, op.partition, op.timestamp, op.isolation === 'read_committed')
       case 'deleteRecords':
         return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).deleteRecordsBefore(op.offset)
       case 'state':
@@ -208,17 +215,17 @@ export class ShardExecutor {
   }
 
   // ListOffsets: -2 earliest (log start), -1 latest (the high watermark, what a READ_UNCOMMITTED consumer
-  // may read up to; equal to the LEO on a single broker), -3 the batch with the largest timestamp, -4
+  // may read up to, equal to the LEO on a single broker; for READ_COMMITTED the last stable offset), -3 the batch with the largest timestamp, -4
   // earliest local (= earliest, there is no tiered storage); otherwise the first offset whose batch has a
   // timestamp >= t, or (-1, -1) when there is none, as Kafka answers.
-  #listOffsets(topic: string, partition: number, timestamp: number): OffsetAndTimestamp {
+  #listOffsets(topic: string, partition: number, timestamp: number, readCommitted: boolean): OffsetAndTimestamp {
     const log = this.logs.get(topic, partition) ?? unknownPartition(topic, partition)
     switch (timestamp) {
       case EARLIEST_TIMESTAMP:
       case EARLIEST_LOCAL_TIMESTAMP:
         return { offset: log.logStartOffset, timestamp: -1 }
       case LATEST_TIMESTAMP:
-        return { offset: log.highWatermark, timestamp: -1 }
+        return { offset: readCommitted ? log.lastStableOffset : log.highWatermark, timestamp: -1 }
       case MAX_TIMESTAMP:
         return log.maxTimestamp() ?? { offset: -1, timestamp: -1 }
     }

@@ -3,7 +3,7 @@
 // a read of the same partition sent in the same turn see each other. Everything here is structured-clone
 // safe; record buffers travel as Uint8Array (transferred when the router may do so).
 
-import type { LogConfig } from '../storage/types.js'
+import type { IsolationLevel, LogConfig } from '../storage/types.js'
 
 export interface PartitionRef {
   topic: string
@@ -15,8 +15,12 @@ export type ShardOp =
   | ({ op: 'delete' } & PartitionRef)
   | ({ op: 'updateConfig'; overrides: Partial<LogConfig> } & PartitionRef)
   | ({ op: 'append'; records: Uint8Array; leaderEpoch: number } & PartitionRef)
-  | ({ op: 'read'; offset: number; maxBytes: number; maxOffset?: number; minOneBatch?: boolean } & PartitionRef)
-  | ({ op: 'listOffsets'; timestamp: number } & PartitionRef)
+  | ({ op: 'read'; offset: number; maxBytes: number; maxOffset?: number; minOneBatch?: boolean; isolation?: IsolationLevel } & PartitionRef)
+  /** Appends a COMMIT or ABORT control batch of a producer's transaction (WriteTxnMarkers). */
+  | ({ op: 'writeTxnMarker'; producerId: number; producerEpoch: number; coordinatorEpoch: number; commit: boolean } & PartitionRef)
+  /** The producers with state on the partition (DescribeProducers). */
+  | ({ op: 'describeProducers' } & PartitionRef)
+  | ({ op: 'listOffsets'; timestamp: number; isolation?: IsolationLevel } & PartitionRef)
   | ({ op: 'deleteRecords'; offset: number } & PartitionRef)
   | ({ op: 'state' } & PartitionRef)
   /** One log cleaner pass over a compacted partition now; force ignores min.cleanable.dirty.ratio. */

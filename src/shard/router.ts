@@ -19,7 +19,7 @@ import { Piscina } from 'piscina'
 import { ErrorCode, errorName } from '../domain/errors.js'
 import { createLogger, type Logger } from '../observability/logger.js'
 import { readAndClearCleanShutdownMarker, writeCleanShutdownMarker } from '../storage/index.js'
-import type { AppendResult, LogConfig, OffsetAndTimestamp, PartitionState, ReadResult, TopicPartition } from '../storage/types.js'
+import type { AppendResult, IsolationLevel, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, ReadResult, TopicPartition } from '../storage/types.js'
 import type { CleanResult } from '../storage/cleaner/index.js'
 import { ShardExecutor } from './executor.js'
 import { shardOf } from './hash.js'
@@ -76,11 +76,24 @@ export interface ReadItem extends TopicPartition {
   maxBytes: number
   maxOffset?: number
   minOneBatch?: boolean
+  /** read_committed caps the read at the last stable offset and lists aborted transactions; default read_uncommitted. */
+  isolation?: IsolationLevel
+}
+
+/** A transaction marker for one partition (the transaction coordinator's WriteTxnMarkers). */
+export interface TxnMarkerItem extends TopicPartition {
+  producerId: number
+  producerEpoch: number
+  coordinatorEpoch: number
+  /** COMMIT (true) or ABORT (false). */
+  commit: boolean
 }
 
 export interface ListOffsetsItem extends TopicPartition {
   /** -2 earliest, -1 latest, -3 max timestamp, -4 earliest local, else a timestamp in ms. */
   timestamp: number
+  /** read_committed: latest (-1) is the last stable offset instead of the high watermark. */
+  isolation?: IsolationLevel
 }
 
 export interface DeleteRecordsItem extends TopicPartition {
@@ -281,8 +294,28 @@ export class ShardRouter {
       const op: Extract<ShardOp, { op: 'read' }> = { op: 'read', topic: i.topic, partition: i.partition, offset: i.offset, maxBytes: i.maxBytes }
       if (i.maxOffset !== undefined) op.maxOffset = i.maxOffset
       if (i.minOneBatch !== undefined) op.minOneBatch = i.minOneBatch
+      if (i.isolation !== undefined) op.isolation = i.isolation
       return this.#sendFor(i, op)
     })
+  }
+
+  /**
+   * Appends one COMMIT or ABORT control batch per item (Kafka's EndTransactionMarker), closing the
+   * producer's open transaction on that partition: an abort is recorded in the .txnindex and the last
+   * stable offset moves on. A marker for a producer with no open transaction there is written too (as
+   * Kafka does). Errors: INVALID_PRODUCER_EPOCH when the producer has a newer epoch on the partition,
+   * TRANSACTION_COORDINATOR_FENCED when a newer coordinator epoch wrote a marker there.
+   */
+  writeTxnMarkers(items: readonly TxnMarkerItem[]): Promise<Outcome<{ offset: number }>[]> {
+    return this.#each(items, (i) => this.#sendFor(i, {
+      op: 'writeTxnMarker', topic: i.topic, partition: i.partition, producerId: i.producerId, producerEpoch: i.producerEpoch,
+      coordinatorEpoch: i.coordinatorEpoch, commit: i.commit,
+    }))
+  }
+
+  /** The producers with state on each partition, by producer id (DescribeProducers). */
+  describeProducers(items: readonly TopicPartition[]): Promise<Outcome<ProducerDescription[]>[]> {
+    return this.#each(items, (i) => this.#sendFor(i, { op: 'describeProducers', topic: i.topic, partition: i.partition }))
   }
 
   /** Fire and forget; batched with the other work of this turn. Unknown or released ids are ignored. */
@@ -295,7 +328,9 @@ export class ShardRouter {
   }
 
   listOffsets(items: readonly ListOffsetsItem[]): Promise<Outcome<OffsetAndTimestamp>[]> {
-    return this.#each(items, (i) => this.#sendFor(i, { op: 'listOffsets', topic: i.topic, partition: i.partition, timestamp: i.timestamp }))
+    return this.#each(items, (i) => this.#sendFor(i, {
+      op: 'listOffsets', topic: i.topic, partition: i.partition, timestamp: i.timestamp, ...(i.isolation === undefined ? {} : { isolation: i.isolation }),
+    }))
   }
 
   /** DeleteRecords: raises the log start offset; the value is the new log start offset. */

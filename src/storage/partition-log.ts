@@ -4,6 +4,12 @@
 // Offsets: logStartOffset <= highWatermark <= logEndOffset (LEO). recoveryPoint: every batch below it
 // has been fsynced; on an unclean open, segments from the one holding the recovery point on are
 // re-validated batch by batch and their indexes rebuilt.
+//
+// Transactions: the producer state tracks each producer's open transaction; the last stable offset (LSO)
+// is the first offset of the oldest open one, or the high watermark when none is open. Markers
+// (appendTxnMarker) close transactions; aborts go to the .txnindex files (txn-index.ts), which
+// read_committed reads consult. On open, the .txnindex files of recovered segments (and corrupt ones)
+// are rebuilt by the producer state replay, which restarts from a snapshot at or below them.
 
 import { mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
@@ -21,6 +27,9 @@ import type { LeaseTable } from './lease-table.js'
 import { ProducerStateManager } from './producer-state.js'
 import type { BatchMetadata } from './producer-state.js'
 import { INDEX_SUFFIX, LOG_SUFFIX, LogSegment, TIME_INDEX_SUFFIX, parseSegmentFileName, segmentFileName } from './segment.js'
+import { readBatchHeader } from '../protocol/records/file-scan.js'
+import { TransactionIndex } from './txn-index.js'
+import { buildMarkerBatch } from './txn-marker.js'
 import type { AppendedBatch } from './segment.js'
 import type {
   AppendOptions,
@@ -29,8 +38,10 @@ import type {
   LogConfig,
   OffsetAndTimestamp,
   PartitionState,
+  ProducerDescription,
   ReadOptions,
   ReadResult,
+  TxnMarker,
 } from './types.js'
 
 /** What a PartitionLog gets from its LogManager. */
@@ -53,6 +64,9 @@ export interface RecoveryReport {
   segmentsDropped: number
   /** Index pairs rebuilt because they were missing or inconsistent (clean shutdown case). */
   indexesRebuilt: number
+  /** Base offset from which the .txnindex files were rebuilt from the log (absent: none needed it), and the aborted transactions found then. */
+  txnIndexRebuiltFrom?: number
+  abortedTxnsRebuilt?: number
   /** Log cleaner leftovers: `.cleaned` files deleted and interrupted `.swap`s completed (cleaner/swap.ts). */
   cleanedFilesDeleted: number
   swapsCompleted: number
@@ -78,6 +92,12 @@ export class PartitionLog {
   private readonly background = new Set<Promise<void>>()
   /** Idempotent producers' epochs and last batches (producer-state.ts). */
   readonly producerState: ProducerStateManager
+  /** Aborted transactions (.txnindex files). */
+  readonly txnIndex: TransactionIndex
+  /** Leader epoch written into markers: the one of the latest append (a single broker's epoch, 0, before any). */
+  private leaderEpoch = 0
+  /** Base of the first segment whose batches recovery re-validated during open (null: none). */
+  private firstRecoveredBase: number | null = null
   private failure: Error | null = null
   private closed = false
   /** Set by open(). */
@@ -91,12 +111,18 @@ export class PartitionLog {
     this.ctx = ctx
     this.lastFlushTime = ctx.now()
     this.producerState = new ProducerStateManager(dir, ctx.producerIdExpirationMs)
+    this.txnIndex = new TransactionIndex(dir)
   }
 
   get config(): LogConfig { return this._config }
   get logStartOffset(): number { return this._logStartOffset }
   get logEndOffset(): number { return this._logEndOffset }
   get highWatermark(): number { return this._highWatermark }
+  /** The first offset of the oldest open transaction, capped at the high watermark. */
+  get lastStableOffset(): number {
+    const unstable = this.producerState.firstUnstableOffset()
+    return unstable >= 0 && unstable < this._highWatermark ? unstable : this._highWatermark
+  }
   get isClosed(): boolean { return this.closed || this.failure !== null }
 
   private get active(): LogSegment {
@@ -161,8 +187,35 @@ export class PartitionLog {
       }
     }
     this.recoveryPoint = Math.min(recoveryCp, this._logEndOffset)
-    this.producerState.load(this.segments, this._logEndOffset, now)
+    this.loadTransactionState(now)
     this._highWatermark = this.ctx.highWatermarkFollowsLeo ? this._logEndOffset : this._logStartOffset
+  }
+
+  /**
+   * Producer state and .txnindex files: files of recovered segments and corrupt files are rebuilt by a
+   * replay from a producer snapshot at or below the first of them (see the file header).
+   */
+  private loadTransactionState(now: number): void {
+    const firstBase = this.segments[0]!.baseOffset
+    let rebuildFrom = this.firstRecoveredBase ?? Number.MAX_SAFE_INTEGER
+    for (const f of TransactionIndex.scan(this.dir)) {
+      if (!f.valid && f.base >= firstBase && f.base < rebuildFrom) rebuildFrom = this.segments[this.segmentIndexFor(f.base)]!.baseOffset
+    }
+    this.txnIndex.load(firstBase, rebuildFrom)
+    if (rebuildFrom === Number.MAX_SAFE_INTEGER) {
+      this.producerState.load(this.segments, this._logEndOffset, now)
+      return
+    }
+    this.recovery.txnIndexRebuiltFrom = rebuildFrom
+    this.recovery.abortedTxnsRebuilt = 0
+    this.producerState.load(this.segments, this._logEndOffset, now, {
+      snapshotAtOrBefore: rebuildFrom,
+      reportAbortsFrom: rebuildFrom,
+      onAbortedTxn: (entry) => {
+        this.txnIndex.append(entry, this.segments[this.segmentIndexFor(entry.lastOffset)]!.baseOffset)
+        this.recovery.abortedTxnsRebuilt! += 1
+      },
+    })
   }
 
   /** Opens and (where needed) recovers the segments; returns the LEO. */
@@ -202,6 +255,7 @@ export class PartitionLog {
         this.recovery.indexesRebuilt++
       }
       const r = segment.recover(limit, this._config.segmentIndexBytes)
+      this.firstRecoveredBase ??= base
       this.recovery.segmentsRecovered++
       this.recovery.bytesTruncated += r.truncatedBytes
       leo = r.nextOffset
@@ -221,6 +275,7 @@ export class PartitionLog {
 
   private truncateFullyAndStartAt(offset: number): void {
     this.producerState.truncateFully()
+    this.txnIndex.deleteAll()
     for (const s of this.segments) s.delete()
     this.segments = [LogSegment.create(this.dir, offset, this.settings(), this.ctx.now())]
     this.active.indexIntervalBytes = this._config.indexIntervalBytes
@@ -294,6 +349,7 @@ export class PartitionLog {
     })
     const segment = this.maybeRoll(records.length, assigned.lastOffset, maxTimestamp, now)
     segment.append(records, appended)
+    this.leaderEpoch = opts.leaderEpoch
     if (producerCheck.kind === 'append') this.producerState.applyAppend(producerCheck)
     this._logEndOffset = assigned.lastOffset + 1
     if (this.ctx.highWatermarkFollowsLeo) this._highWatermark = this._logEndOffset
@@ -305,6 +361,48 @@ export class PartitionLog {
       logStartOffset: this._logStartOffset,
       recordCount: assigned.lastOffset - baseOffset + 1,
     }
+  }
+
+  /**
+   * WriteTxnMarkers for this partition: appends one COMMIT or ABORT control batch of the producer at the
+   * LEO (see txn-marker.ts), closes its open transaction, records an abort in the .txnindex, and so moves
+   * the last stable offset. A producer without an open transaction here gets its marker written as well
+   * (Kafka does; the coordinator may retry). Errors: see ProducerStateManager.checkMarker.
+   */
+  appendTxnMarker(marker: TxnMarker, now: number = this.ctx.now()): { offset: number } {
+    this.checkUsable()
+    const { producerId, producerEpoch, coordinatorEpoch, commit } = marker
+    if (!Number.isSafeInteger(producerId) || producerId < 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `producer id ${producerId}`)
+    if (!Number.isInteger(producerEpoch) || producerEpoch < 0 || producerEpoch > 0x7fff) throw new KafkaError(ErrorCode.INVALID_REQUEST, `producer epoch ${producerEpoch}`)
+    if (!Number.isInteger(coordinatorEpoch) || coordinatorEpoch < INT32_MIN || coordinatorEpoch > INT32_MAX) {
+      throw new KafkaError(ErrorCode.INVALID_REQUEST, `coordinator epoch ${coordinatorEpoch}`)
+    }
+    this.producerState.checkMarker(producerId, producerEpoch, coordinatorEpoch)
+    const offset = this._logEndOffset
+    const bytes = buildMarkerBatch({ producerId, producerEpoch, coordinatorEpoch, commit, timestamp: now, leaderEpoch: this.leaderEpoch, baseOffset: offset })
+    const segment = this.maybeRoll(bytes.length, offset, now, now)
+    segment.append(bytes, [{ position: 0, size: bytes.length, lastOffset: offset, maxTimestamp: now }])
+    const done = this.producerState.applyMarker(producerId, producerEpoch, coordinatorEpoch, commit, offset, now)
+    if (!commit && done.firstOffset >= 0) {
+      this.txnIndex.append({ producerId, firstOffset: done.firstOffset, lastOffset: offset, lastStableOffset: done.lastStableOffset }, segment.baseOffset)
+    }
+    this._logEndOffset = offset + 1
+    if (this.ctx.highWatermarkFollowsLeo) this._highWatermark = this._logEndOffset
+    if (this._logEndOffset - this.recoveryPoint >= this._config.flushMessages) this.inBackground(this.flushUpTo(this._logEndOffset))
+    return { offset }
+  }
+
+  /** DescribeProducers: every producer with state here, by producer id. */
+  describeProducers(): ProducerDescription[] {
+    if (this.closed) throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${this.topic}-${this.partition} is closed`)
+    return this.producerState.activeProducers().map((e) => ({
+      producerId: e.producerId,
+      producerEpoch: e.producerEpoch,
+      lastSequence: e.batches.at(-1)?.lastSeq ?? -1,
+      lastTimestamp: e.lastTimestamp,
+      coordinatorEpoch: e.coordinatorEpoch,
+      currentTxnStartOffset: e.currentTxnFirstOffset,
+    }))
   }
 
   /** Kafka's LogSegment.shouldRoll: size, age, full indexes, relative offset overflow. */
@@ -362,6 +460,7 @@ export class PartitionLog {
     for (const s of targets) s.retain()
     try {
       for (const s of targets) await s.flush()
+      await this.txnIndex.flush()
     } catch (err) {
       throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `fsync of ${this.topic}-${this.partition} failed: ${(err as Error).message}`)
     } finally {
@@ -430,8 +529,13 @@ export class PartitionLog {
       )
     }
     if (!Number.isFinite(maxBytes) || maxBytes < 0) throw new KafkaError(ErrorCode.INVALID_FETCH_SIZE, `maxBytes ${maxBytes}`)
-    const maxOffset = Math.min(opts.maxOffset ?? this._logEndOffset, this._logEndOffset)
+    const readCommitted = opts.isolation === 'read_committed'
+    const lastStableOffset = this.lastStableOffset
+    let maxOffset = Math.min(opts.maxOffset ?? this._logEndOffset, this._logEndOffset)
+    if (readCommitted && lastStableOffset < maxOffset) maxOffset = lastStableOffset
     const minOne = opts.minOneBatch ?? true
+    // read_committed: the offset after the returned batches bounds the aborted transactions listed.
+    let upperBound = maxOffset
     const regions: FileRegion[] = []
     const pinned: LogSegment[] = []
     let bytes = 0
@@ -460,6 +564,7 @@ export class PartitionLog {
           if (end === first.position && minOne && bytes === 0) end = first.position + first.size
           full = true
         }
+        if (readCommitted && end < limit) upperBound = readBatchHeader(seg.fd, end, seg.size)?.baseOffset ?? maxOffset
         if (end > first.position) {
           regions.push({ fd: seg.fd, position: first.position, length: end - first.position })
           pinned.push(seg)
@@ -478,6 +583,8 @@ export class PartitionLog {
       logStartOffset: this._logStartOffset,
       logEndOffset: this._logEndOffset,
       highWatermark: this._highWatermark,
+      lastStableOffset,
+      abortedTransactions: readCommitted && bytes > 0 ? this.txnIndex.collect(offset, upperBound) : [],
     }
   }
 
@@ -559,6 +666,7 @@ export class PartitionLog {
     this.segments = this.segments.slice(doomed.length)
     for (const s of doomed) s.delete()
     this.producerState.deleteSnapshotsBefore(this.segments[0]!.baseOffset)
+    this.txnIndex.deleteFilesBefore(this.segments[0]!.baseOffset)
     this._logStartOffset = Math.max(this._logStartOffset, this.segments[0]!.baseOffset)
     if (this.recoveryPoint < this._logStartOffset) this.recoveryPoint = this._logStartOffset
     if (this._highWatermark < this._logStartOffset) this._highWatermark = this._logStartOffset
@@ -629,6 +737,7 @@ export class PartitionLog {
       logStartOffset: this._logStartOffset,
       logEndOffset: this._logEndOffset,
       highWatermark: this._highWatermark,
+      lastStableOffset: this.lastStableOffset,
       sizeBytes: this.sizeBytes(),
       segmentCount: this.segments.length,
     }
@@ -685,6 +794,7 @@ export class PartitionLog {
     }
     await this.producerState.drain()
     this.closed = true
+    this.txnIndex.close()
     for (const s of this.segments) s.close()
   }
 
@@ -695,6 +805,7 @@ export class PartitionLog {
   closeForDelete(): void {
     if (this.closed) return
     this.closed = true
+    this.txnIndex.close()
     for (const s of this.segments) {
       s.deleted = true
       s.close()

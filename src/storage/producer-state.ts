@@ -22,19 +22,31 @@
 // * baseSequence < 0 or producerEpoch < 0 with a producer id -> INVALID_RECORD (Kafka's LogValidator
 //   checks the sequence; a negative epoch cannot come from InitProducerId).
 //
+// Transactions: a transactional batch (attribute bit 4) of a producer with no open transaction here
+// opens one at its first offset (currentTxnFirstOffset); a non-transactional batch of a producer with an
+// open transaction is INVALID_TXN_STATE; a marker (control batch, written by the transaction coordinator
+// through appendTxnMarker) closes it. A marker with an epoch older than the producer's is
+// INVALID_PRODUCER_EPOCH, one whose coordinator epoch is older than the last marker's is
+// TRANSACTION_COORDINATOR_FENCED; a newer marker epoch becomes the producer's epoch (the coordinator
+// bumps it when it aborts for a fenced or timed-out producer). The first offsets of the open
+// transactions give the first unstable offset, and with it the partition's last stable offset (LSO).
+// Non-transactional batches cost one attribute bit test more than before.
+//
 // Snapshot files: `<20-digit offset>.snapshot` in the partition directory, Kafka's ProducerSnapshot
 // version 1 layout (big-endian), the state of every producer after all batches below <offset>:
 //   version int16 (= 1) | crc uint32 (CRC32C of every byte after this field) | count int32 |
 //   count x { producerId int64 | epoch int16 | lastSequence int32 | lastOffset int64 |
 //             offsetDelta int32 (lastOffset - firstOffset of the last batch) | timestamp int64 |
-//             coordinatorEpoch int32 (-1) | currentTxnFirstOffset int64 (-1) }            (46 bytes)
+//             coordinatorEpoch int32 | currentTxnFirstOffset int64 (-1: none open) }      (46 bytes)
 // Written atomically (tmp + fsync + rename) when a segment rolls (at its base offset) and at close (at
 // the LEO). As in Kafka only the LAST batch of each producer is in a snapshot: after a restart the
 // duplicate window is that batch plus the batches replayed from the log since the snapshot.
 // Recovery: snapshots past the LEO (the log was truncated) or below the first segment (its data is
 // gone) are deleted; a snapshot that fails its size, version or CRC check is deleted and the next older
-// one tried; the log is then replayed, headers only, from the snapshot's offset (or from the first
-// segment) to the LEO. Producers whose last write is older than producer.id.expiration.ms are dropped
+// one tried; the log is then replayed, headers only (plus the key of each marker), from the snapshot's
+// offset (or from the first segment) to the LEO. Open transactions come back from the snapshot and the
+// replay; when .txnindex files must be rebuilt the caller asks for a snapshot at or below the first
+// offset to rebuild, and the replay reports every ABORT marker from there (txn-index.ts). Producers whose last write is older than producer.id.expiration.ms are dropped
 // on load and by the shard's expiration timer.
 
 import { closeSync, fstatSync, openSync, readdirSync, readSync, rmSync } from 'node:fs'
@@ -43,6 +55,7 @@ import { native } from '../addon/index.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import {
   ATTRIBUTES_OFFSET,
+  TRANSACTIONAL_MASK,
   BASE_SEQUENCE_OFFSET,
   BATCH_LENGTH_OFFSET,
   CONTROL_MASK,
@@ -57,6 +70,8 @@ import {
   writeInt64,
 } from '../protocol/records/batch.js'
 import { writeFileAtomic } from './durability.js'
+import type { AbortedTxnEntry } from './txn-index.js'
+import { CONTROL_RECORD_PEEK_BYTES, CONTROL_TYPE_ABORT, CONTROL_TYPE_COMMIT, parseControlRecord } from './txn-marker.js'
 
 export const SNAPSHOT_SUFFIX = '.snapshot'
 /** Batches remembered per producer for duplicate detection (Kafka's NUM_BATCHES_TO_RETAIN). */
@@ -96,9 +111,29 @@ export interface ProducerStateEntry {
   batches: BatchMetadata[]
   /** Timestamp of the last batch written; expiration counts from it, as Kafka's does. */
   lastTimestamp: number
-  /** Transaction fields of the snapshot format; -1 until transactions exist. */
+  /** Epoch of the transaction coordinator that wrote this producer's last marker here; -1 before any. */
   coordinatorEpoch: number
+  /** First offset of the producer's open transaction here; -1 when none is open. */
   currentTxnFirstOffset: number
+}
+
+/** A transaction a marker closed: where it started (-1 when none was open) and the LSO entry for an abort. */
+export interface CompletedTxn {
+  producerId: number
+  firstOffset: number
+  lastOffset: number
+  commit: boolean
+  /** The first unstable offset once this transaction is closed, else lastOffset + 1 (Kafka's lastStableOffset(completedTxn)). */
+  lastStableOffset: number
+}
+
+/** Options of load. */
+export interface ProducerStateLoadOptions {
+  /** Use a snapshot at or below this offset only (the replay must see every marker from there). */
+  snapshotAtOrBefore?: number
+  /** Called for every ABORT marker at or past reportAbortsFrom that closed an open transaction, in order. */
+  onAbortedTxn?: (entry: AbortedTxnEntry) => void
+  reportAbortsFrom?: number
 }
 
 /** A validated payload's effect on producer state, applied by applyAppend once the bytes are written. */
@@ -127,10 +162,15 @@ export interface ReplaySegment {
   indexedBatchStartAtOrBefore(position: number): number
 }
 
-/** An idempotent data batch as read from a segment during load. */
+/** A batch with a producer id as read from a segment during load. */
 interface StoredProducerBatch extends BatchMetadata {
   producerId: number
   producerEpoch: number
+  transactional: boolean
+  /** Control batches: the control type (CONTROL_TYPE_ABORT / _COMMIT / other), null when unreadable; undefined for data. */
+  controlType?: number | null
+  /** Control batches: the coordinator epoch of the marker, -1 when unreadable. */
+  coordinatorEpoch?: number
 }
 
 const NONE: ProducerAppendCheck = { kind: 'none' }
@@ -190,6 +230,10 @@ export class ProducerStateManager {
   /** producer.id.expiration.ms */
   expirationMs: number
   private readonly producers = new Map<number, ProducerStateEntry>()
+  /** First offset of each open transaction, by producer id; the smallest is the first unstable offset. */
+  private readonly ongoing = new Map<number, number>()
+  /** Cached min of ongoing (-1 when none); undefined when it must be recomputed. */
+  private firstUnstable: number | undefined = -1
   /** Offsets of the snapshot files in dir, ascending. */
   private snapshots: number[] = []
   private writing: Promise<void> = Promise.resolve()
@@ -233,8 +277,12 @@ export class ProducerStateManager {
       const firstOffset = offset
       offset += b.recordCount
       const pos = b.position
+      const transactional = (payload.readInt16BE(pos + ATTRIBUTES_OFFSET) & TRANSACTIONAL_MASK) !== 0
       // The high word decides the sign; only producer ids >= 0 are idempotent (Kafka's hasProducerId).
-      if (payload.readInt32BE(pos + PRODUCER_ID_OFFSET) < 0) continue
+      if (payload.readInt32BE(pos + PRODUCER_ID_OFFSET) < 0) {
+        if (transactional) throw new KafkaError(ErrorCode.INVALID_RECORD, 'a transactional batch must carry a producer id')
+        continue
+      }
       const producerId = readInt64(payload, pos + PRODUCER_ID_OFFSET)
       if (!Number.isSafeInteger(producerId)) {
         throw new KafkaError(ErrorCode.INVALID_RECORD, `producerId ${producerId} is beyond 2^53 and cannot have been handed out`)
@@ -256,6 +304,14 @@ export class ProducerStateManager {
       const next = current === undefined
         ? { producerId, producerEpoch: epoch, batches: [], lastTimestamp: -1, coordinatorEpoch: -1, currentTxnFirstOffset: -1 }
         : updates.has(producerId) ? current : copyEntry(current)
+      if (transactional) {
+        if (next.currentTxnFirstOffset < 0) next.currentTxnFirstOffset = firstOffset
+      } else if (next.currentTxnFirstOffset >= 0) {
+        throw new KafkaError(
+          ErrorCode.INVALID_TXN_STATE,
+          `expected a transactional write from producer ${producerId} at offset ${firstOffset}: its transaction from offset ${next.currentTxnFirstOffset} is open`,
+        )
+      }
       const timestamp = logAppendTime >= 0 ? logAppendTime : b.maxTimestamp
       addBatch(next, epoch, { firstSeq, lastSeq, firstOffset, lastOffset: offset - 1, timestamp })
       updates.set(producerId, next)
@@ -296,7 +352,75 @@ export class ProducerStateManager {
 
   /** Makes a checked append part of the state, once its bytes are in the log. */
   applyAppend(append: ProducerAppend): void {
-    for (const [id, e] of append.updates) this.producers.set(id, e)
+    for (const [id, e] of append.updates) {
+      this.producers.set(id, e)
+      if (e.currentTxnFirstOffset >= 0 && !this.ongoing.has(id)) this.openTxn(id, e.currentTxnFirstOffset)
+    }
+  }
+
+  private openTxn(producerId: number, firstOffset: number): void {
+    this.ongoing.set(producerId, firstOffset)
+    if (this.firstUnstable !== undefined && (this.firstUnstable < 0 || firstOffset < this.firstUnstable)) this.firstUnstable = firstOffset
+  }
+
+  private closeTxn(producerId: number): void {
+    const first = this.ongoing.get(producerId)
+    if (first === undefined) return
+    this.ongoing.delete(producerId)
+    if (first === this.firstUnstable) this.firstUnstable = undefined
+  }
+
+  /** First offset of the oldest open transaction, or -1 when none is open. */
+  firstUnstableOffset(): number {
+    if (this.firstUnstable === undefined) {
+      let min = -1
+      for (const first of this.ongoing.values()) if (min < 0 || first < min) min = first
+      this.firstUnstable = min
+    }
+    return this.firstUnstable
+  }
+
+  /** Open transactions here: producer id and first offset, oldest first. */
+  openTransactions(): { producerId: number; firstOffset: number }[] {
+    return [...this.ongoing].map(([producerId, firstOffset]) => ({ producerId, firstOffset })).sort((a, b) => a.firstOffset - b.firstOffset)
+  }
+
+  /**
+   * Checks a marker of producerId before it is written (see the file header for the errors). A producer
+   * without state here is fine: Kafka writes the marker anyway.
+   */
+  checkMarker(producerId: number, producerEpoch: number, coordinatorEpoch: number): void {
+    const e = this.producers.get(producerId)
+    if (e === undefined) return
+    if (producerEpoch < e.producerEpoch) {
+      throw new KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH, `marker epoch ${producerEpoch} of producer ${producerId} is older than ${e.producerEpoch}`)
+    }
+    if (coordinatorEpoch < e.coordinatorEpoch) {
+      throw new KafkaError(
+        ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+        `marker of producer ${producerId} from coordinator epoch ${coordinatorEpoch}; epoch ${e.coordinatorEpoch} wrote here already`,
+      )
+    }
+  }
+
+  /** Applies a marker written at offset (checked by checkMarker, or replayed): closes the open transaction. */
+  applyMarker(producerId: number, producerEpoch: number, coordinatorEpoch: number, commit: boolean, offset: number, timestamp: number): CompletedTxn {
+    let e = this.producers.get(producerId)
+    if (e === undefined) {
+      e = { producerId, producerEpoch, batches: [], lastTimestamp: timestamp, coordinatorEpoch, currentTxnFirstOffset: -1 }
+      this.producers.set(producerId, e)
+    }
+    if (producerEpoch !== e.producerEpoch) {
+      e.producerEpoch = producerEpoch
+      e.batches = []
+    }
+    e.coordinatorEpoch = coordinatorEpoch
+    e.lastTimestamp = timestamp
+    const firstOffset = e.currentTxnFirstOffset
+    e.currentTxnFirstOffset = -1
+    this.closeTxn(producerId)
+    const unstable = this.firstUnstableOffset()
+    return { producerId, firstOffset, lastOffset: offset, commit, lastStableOffset: unstable >= 0 && unstable <= offset ? unstable : offset + 1 }
   }
 
   /** Drops producers whose last write is producer.id.expiration.ms old (and not in a transaction). */
@@ -319,8 +443,10 @@ export class ProducerStateManager {
    * Rebuilds the state when the partition opens: see the file header. segments are the log's, oldest
    * first, already recovered; logEndOffset is the LEO after recovery.
    */
-  load(segments: readonly ReplaySegment[], logEndOffset: number, now: number): { snapshotOffset: number | null; batchesReplayed: number } {
+  load(segments: readonly ReplaySegment[], logEndOffset: number, now: number, opts: ProducerStateLoadOptions = {}): { snapshotOffset: number | null; batchesReplayed: number } {
     this.producers.clear()
+    this.ongoing.clear()
+    this.firstUnstable = undefined
     const firstBase = segments[0]?.baseOffset ?? logEndOffset
     const found: number[] = []
     for (const name of readdirSync(this.dir)) {
@@ -335,6 +461,10 @@ export class ProducerStateManager {
     }
     found.sort((a, b) => a - b)
     let snapshotOffset: number | null = null
+    // Newer snapshots than the bound stay on disk but are not used this time.
+    const bound = opts.snapshotAtOrBefore ?? Number.MAX_SAFE_INTEGER
+    const newer: number[] = []
+    while (found.length > 0 && found[found.length - 1]! > bound) newer.unshift(found.pop()!)
     while (found.length > 0) {
       const offset = found[found.length - 1]!
       const entries = readSnapshot(join(this.dir, snapshotFileName(offset)))
@@ -346,14 +476,16 @@ export class ProducerStateManager {
       rmSync(join(this.dir, snapshotFileName(offset)), { force: true })
       found.pop()
     }
-    this.snapshots = found
+    this.snapshots = [...found, ...newer]
+    for (const e of this.producers.values()) if (e.currentTxnFirstOffset >= 0) this.ongoing.set(e.producerId, e.currentTxnFirstOffset)
     if (snapshotOffset !== null) this.restoreOlderBatches(segments, snapshotOffset, logEndOffset)
-    const batchesReplayed = this.replay(segments, snapshotOffset ?? firstBase, logEndOffset)
+    const batchesReplayed = this.replay(segments, snapshotOffset ?? firstBase, logEndOffset, opts)
     return { snapshotOffset, batchesReplayed }
   }
 
   /** Applies the producer batches of the log in [from, logEndOffset) without checks (Kafka's replay). */
-  private replay(segments: readonly ReplaySegment[], from: number, logEndOffset: number): number {
+  private replay(segments: readonly ReplaySegment[], from: number, logEndOffset: number, opts: ProducerStateLoadOptions): number {
+    const reportFrom = opts.onAbortedTxn === undefined ? Number.MAX_SAFE_INTEGER : (opts.reportAbortsFrom ?? 0)
     let n = 0
     for (let i = 0; i < segments.length; i++) {
       const seg = segments[i]!
@@ -362,12 +494,26 @@ export class ProducerStateManager {
       const start = from > seg.baseOffset ? (seg.translateOffset(from)?.position ?? seg.size) : 0
       walkProducerBatches(seg, start, seg.size, (b) => {
         if (b.firstOffset < from || b.firstOffset >= logEndOffset) return
+        if (b.controlType !== undefined) {
+          // Only transaction markers end transactions; other control records (or unreadable ones) do not.
+          if (b.controlType !== CONTROL_TYPE_ABORT && b.controlType !== CONTROL_TYPE_COMMIT) return
+          const done = this.applyMarker(b.producerId, b.producerEpoch, b.coordinatorEpoch ?? -1, b.controlType === CONTROL_TYPE_COMMIT, b.lastOffset, b.timestamp)
+          if (!done.commit && done.firstOffset >= 0 && done.lastOffset >= reportFrom) {
+            opts.onAbortedTxn!({ producerId: done.producerId, firstOffset: done.firstOffset, lastOffset: done.lastOffset, lastStableOffset: done.lastStableOffset })
+          }
+          n++
+          return
+        }
         let e = this.producers.get(b.producerId)
         if (e === undefined) {
           e = { producerId: b.producerId, producerEpoch: b.producerEpoch, batches: [], lastTimestamp: -1, coordinatorEpoch: -1, currentTxnFirstOffset: -1 }
           this.producers.set(b.producerId, e)
         }
         addBatch(e, b.producerEpoch, { firstSeq: b.firstSeq, lastSeq: b.lastSeq, firstOffset: b.firstOffset, lastOffset: b.lastOffset, timestamp: b.timestamp })
+        if (b.transactional && e.currentTxnFirstOffset < 0) {
+          e.currentTxnFirstOffset = b.firstOffset
+          this.openTxn(b.producerId, b.firstOffset)
+        }
         n++
       })
     }
@@ -385,6 +531,7 @@ export class ProducerStateManager {
     const start = seg.indexedBatchStartAtOrBefore(Math.max(0, end - LOOKBACK_BYTES))
     const older = new Map<number, BatchMetadata[]>()
     walkProducerBatches(seg, start, end, (b) => {
+      if (b.controlType !== undefined) return
       const e = this.producers.get(b.producerId)
       const kept = e?.batches[0]
       if (e === undefined || kept === undefined || e.batches.length !== 1 || e.producerEpoch !== b.producerEpoch || b.lastOffset >= kept.firstOffset) return
@@ -433,6 +580,8 @@ export class ProducerStateManager {
   /** The log was emptied: no producer state survives (Kafka's truncateFullyAndStartAt). */
   truncateFully(): void {
     this.producers.clear()
+    this.ongoing.clear()
+    this.firstUnstable = -1
     this.deleteSnapshotsBefore(Number.MAX_SAFE_INTEGER)
   }
 }
@@ -495,20 +644,23 @@ export function decodeSnapshot(buf: Buffer): ProducerStateEntry[] | null {
  * (61-byte header reads; stops at the first impossible header).
  */
 function walkProducerBatches(seg: ReplaySegment, start: number, end: number, visit: (b: StoredProducerBatch) => void): void {
-  const header = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD)
+  const header = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + CONTROL_RECORD_PEEK_BYTES)
   let pos = start
   while (end - pos >= RECORD_BATCH_OVERHEAD) {
     if (readSync(seg.fd, header, 0, RECORD_BATCH_OVERHEAD, pos) < RECORD_BATCH_OVERHEAD) return
     const batchLength = header.readInt32BE(BATCH_LENGTH_OFFSET)
     if (batchLength < MIN_BATCH_LENGTH) return
-    pos += LOG_OVERHEAD + batchLength
-    if (header.readInt32BE(PRODUCER_ID_OFFSET) < 0 || (header.readInt16BE(ATTRIBUTES_OFFSET) & CONTROL_MASK) !== 0) continue
+    const batchStart = pos
+    const batchSize = LOG_OVERHEAD + batchLength
+    pos += batchSize
+    if (header.readInt32BE(PRODUCER_ID_OFFSET) < 0) continue
     const producerId = readInt64(header, PRODUCER_ID_OFFSET)
     if (!Number.isSafeInteger(producerId)) continue
+    const attributes = header.readInt16BE(ATTRIBUTES_OFFSET)
     const firstOffset = readInt64(header, 0)
     const delta = header.readInt32BE(LAST_OFFSET_DELTA_OFFSET)
     const firstSeq = header.readInt32BE(BASE_SEQUENCE_OFFSET)
-    visit({
+    const b: StoredProducerBatch = {
       producerId,
       producerEpoch: header.readInt16BE(PRODUCER_EPOCH_OFFSET),
       firstSeq,
@@ -516,7 +668,17 @@ function walkProducerBatches(seg: ReplaySegment, start: number, end: number, vis
       firstOffset,
       lastOffset: firstOffset + delta,
       timestamp: readInt64(header, MAX_TIMESTAMP_OFFSET),
-    })
+      transactional: (attributes & TRANSACTIONAL_MASK) !== 0,
+    }
+    if ((attributes & CONTROL_MASK) !== 0) {
+      // A marker: its type and coordinator epoch are in its one record, a few bytes past the header.
+      const peek = Math.min(batchSize, header.length)
+      const got = readSync(seg.fd, header, 0, peek, batchStart)
+      const info = parseControlRecord(header.subarray(0, got))
+      b.controlType = info?.type ?? null
+      b.coordinatorEpoch = info?.coordinatorEpoch ?? -1
+    }
+    visit(b)
   }
 }
 
@@ -542,3 +704,4 @@ function readSnapshot(path: string): ProducerStateEntry[] | null {
     closeSync(fd)
   }
 }
+

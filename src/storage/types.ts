@@ -67,6 +67,19 @@ export interface ReadOptions {
   maxOffset?: number
   /** Return at least one whole batch even when it is larger than maxBytes (Kafka's minOneMessage). Default true. */
   minOneBatch?: boolean
+  /**
+   * read_committed caps maxOffset at the last stable offset and lists the aborted transactions of the
+   * returned range; read_uncommitted (the default) does neither.
+   */
+  isolation?: IsolationLevel
+}
+
+export type IsolationLevel = 'read_committed' | 'read_uncommitted'
+
+/** An aborted transaction as Fetch lists it: the consumer drops the producer's batches from firstOffset to its ABORT marker. */
+export interface AbortedTransaction {
+  producerId: number
+  firstOffset: number
 }
 
 export interface ReadResult {
@@ -82,6 +95,32 @@ export interface ReadResult {
   logStartOffset: number
   logEndOffset: number
   highWatermark: number
+  /** The first offset of the oldest open transaction, or the high watermark when none is open. */
+  lastStableOffset: number
+  /** read_committed only (else empty): aborted transactions overlapping the returned range, by first offset. */
+  abortedTransactions: AbortedTransaction[]
+}
+
+/** A transaction marker to append (WriteTxnMarkers): one COMMIT or ABORT control batch. */
+export interface TxnMarker {
+  producerId: number
+  producerEpoch: number
+  coordinatorEpoch: number
+  commit: boolean
+}
+
+/** One producer with state on a partition, as DescribeProducers answers. */
+export interface ProducerDescription {
+  producerId: number
+  producerEpoch: number
+  /** Sequence of its last batch, -1 when none is remembered. */
+  lastSequence: number
+  /** Timestamp of its last write (ms), -1 when unknown. */
+  lastTimestamp: number
+  /** Epoch of the coordinator that wrote its last marker here, -1 when none. */
+  coordinatorEpoch: number
+  /** First offset of its open transaction here, -1 when none is open. */
+  currentTxnStartOffset: number
 }
 
 export interface OffsetAndTimestamp {
@@ -96,6 +135,8 @@ export interface PartitionState {
   logStartOffset: number
   logEndOffset: number
   highWatermark: number
+  /** First offset of the oldest open transaction, or the high watermark when none is open. */
+  lastStableOffset: number
   sizeBytes: number
   segmentCount: number
 }
