@@ -9,8 +9,10 @@
 //   so a batch larger than the limits still makes progress. Partitions past the budget return no data.
 // * Long polling: with less than minBytes available the fetch waits until one of its partitions gets
 //   data or maxWaitMs passes, then answers with what there is.
-// * Consumers read up to the high watermark; read_committed up to the last stable offset, which equals
-//   the high watermark until transactions exist (aborted transaction list empty).
+// * Consumers read up to the high watermark; read_committed (isolation level 1) up to the last stable
+//   offset (the first offset of the oldest open transaction), and the answer lists the aborted
+//   transactions overlapping the returned batches: the client drops their records. The broker still
+//   sends file regions, it never filters bytes. read_uncommitted answers carry a null list.
 // * Fetch sessions (KIP-227) are not kept: every answer is a full response with session id 0, which
 //   clients treat as "no session" and keep sending full requests. A request naming a session id gets
 //   FETCH_SESSION_ID_NOT_FOUND.
@@ -75,7 +77,10 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
         }
         targets.push({
           response,
-          read: { topic: t.topic, partition: p.partition, offset: fetchOffset, maxBytes: Math.min(p.partitionMaxBytes, Math.max(totalMax, 1)) },
+          read: {
+            topic: t.topic, partition: p.partition, offset: fetchOffset, maxBytes: Math.min(p.partitionMaxBytes, Math.max(totalMax, 1)),
+            ...(req.isolationLevel === READ_COMMITTED ? { isolation: 'read_committed' as const } : {}),
+          },
         })
         keys.push(partitionKey(t.topic, p.partition))
       }
@@ -128,11 +133,15 @@ async function readAll(targets: Target[], totalMax: number, ctx: RequestContext)
     if (r.leaseId !== 0) leases.push({ shard: r.shard, leaseId: r.leaseId })
     response.errorCode = ErrorCode.NONE
     response.highWatermark = BigInt(r.highWatermark)
-    response.lastStableOffset = BigInt(r.highWatermark)
+    response.lastStableOffset = BigInt(r.lastStableOffset)
     response.logStartOffset = BigInt(r.logStartOffset)
+    if (response.abortedTransactions !== null) response.abortedTransactions = []
     if (r.bytes === 0) continue
     if (r.bytes <= budget || firstWithData) {
       response.records = { chunks: r.regions as FileRegionRef[] }
+      if (response.abortedTransactions !== null) {
+        response.abortedTransactions = r.abortedTransactions.map((a) => Fetch.createAbortedTransaction({ producerId: BigInt(a.producerId), firstOffset: BigInt(a.firstOffset) }))
+      }
       budget = Math.max(0, budget - r.bytes)
       firstWithData = false
     }

@@ -1,8 +1,8 @@
 // ListOffsets: v1-5
 //
 // Behavior:
-// * -2 (earliest) answers the log start offset; -1 (latest) the high watermark (which is also the last
-//   stable offset until transactions exist), -3 the offset of the largest timestamp, any other value the
+// * -2 (earliest) answers the log start offset; -1 (latest) the high watermark, or with isolation level
+//   read_committed (1, v2+) the last stable offset (the first offset of the oldest open transaction), -3 the offset of the largest timestamp, any other value the
 //   first offset whose batch timestamp is >= it (offset -1, timestamp -1 when there is none, as Kafka).
 // * A current leader epoch newer than this broker's gives UNKNOWN_LEADER_EPOCH, an older one
 //   FENCED_LEADER_EPOCH; -1 skips the check.
@@ -15,6 +15,9 @@ import { ErrorCode } from '../../domain/errors.js'
 import * as ListOffsets from '../../protocol/messages/02-list-offsets.gen.js'
 import { LEADER_EPOCH, leaderPartitionError } from '../partition-checks.js'
 import { defineHandler } from '../registry.js'
+import type { ListOffsetsItem } from '../../shard/router.js'
+
+const READ_COMMITTED = 1
 
 export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, ListOffsets.ListOffsetsResponse>({
   api: ListOffsets.ListOffsetsApi,
@@ -25,7 +28,8 @@ export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, 
   async handle(req, ctx) {
     const { broker } = ctx
     const topics: ListOffsets.ListOffsetsTopicResponse[] = []
-    const lookups: { topic: string; partition: number; timestamp: number }[] = []
+    const lookups: ListOffsetsItem[] = []
+    const isolation = ctx.apiVersion >= 2 && req.isolationLevel === READ_COMMITTED ? 'read_committed' : 'read_uncommitted'
     const targets: ListOffsets.ListOffsetsPartitionResponse[] = []
     const seen = new Set<string>()
     for (const t of req.topics) {
@@ -43,7 +47,7 @@ export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, 
         seen.add(key)
         response.errorCode = leaderPartitionError(topic, p.partitionIndex, p.currentLeaderEpoch)
         if (response.errorCode !== ErrorCode.NONE) continue
-        lookups.push({ topic: t.name, partition: p.partitionIndex, timestamp: Number(p.timestamp) })
+        lookups.push({ topic: t.name, partition: p.partitionIndex, timestamp: Number(p.timestamp), isolation })
         targets.push(response)
       }
     }

@@ -1,0 +1,75 @@
+// DescribeProducers: v0
+//
+// Behavior:
+// * For each partition, the producers with state on it (Kafka's ProducerStateManager view): producer id
+//   and epoch, the sequence of the last batch remembered, the time of its last write, the epoch of the
+//   transaction coordinator that wrote its last marker here, and the first offset of its open
+//   transaction (-1 when none). Operators use it to find a producer holding back the last stable offset.
+// * Unknown topic or partition -> UNKNOWN_TOPIC_OR_PARTITION for that partition; other partitions are
+//   still answered. A partition named twice -> INVALID_REQUEST for the repeat.
+// Version notes:
+// * v0: flexible (the only version).
+// Not implemented:
+// * NOT_LEADER_OR_FOLLOWER cannot occur: this broker leads every partition.
+import { ErrorCode, errorName } from '../../domain/errors.js'
+import * as DescribeProducers from '../../protocol/messages/61-describe-producers.gen.js'
+import type { TopicPartition } from '../../storage/types.js'
+import { leaderPartitionError } from '../partition-checks.js'
+import { defineHandler } from '../registry.js'
+
+export const describeProducersHandler = defineHandler<DescribeProducers.DescribeProducersRequest, DescribeProducers.DescribeProducersResponse>({
+  api: DescribeProducers.DescribeProducersApi,
+  minVersion: 0,
+  maxVersion: 0,
+  decodeRequest: DescribeProducers.decodeDescribeProducersRequest,
+  encodeResponse: DescribeProducers.encodeDescribeProducersResponse,
+  async handle(req, ctx) {
+    const { broker } = ctx
+    const topics: DescribeProducers.TopicResponse[] = []
+    const items: TopicPartition[] = []
+    const targets: DescribeProducers.PartitionResponse[] = []
+    const seen = new Set<string>()
+    for (const t of req.topics) {
+      const topic = broker.topics.get(t.name)
+      const partitions: DescribeProducers.PartitionResponse[] = []
+      topics.push(DescribeProducers.createTopicResponse({ name: t.name, partitions }))
+      for (const index of t.partitionIndexes) {
+        const response = DescribeProducers.createPartitionResponse({ partitionIndex: index })
+        partitions.push(response)
+        const key = `${t.name}\u0000${index}`
+        if (seen.has(key)) {
+          response.errorCode = ErrorCode.INVALID_REQUEST
+          response.errorMessage = `partition ${t.name}-${index} is named twice`
+          continue
+        }
+        seen.add(key)
+        response.errorCode = leaderPartitionError(topic, index)
+        if (response.errorCode !== ErrorCode.NONE) {
+          response.errorMessage = errorName(response.errorCode)
+          continue
+        }
+        items.push({ topic: t.name, partition: index })
+        targets.push(response)
+      }
+    }
+    const outcomes = await broker.router.describeProducers(items)
+    for (const [i, outcome] of outcomes.entries()) {
+      const response = targets[i]!
+      if (!outcome.ok) {
+        response.errorCode = outcome.errorCode
+        response.errorMessage = outcome.message
+        if (outcome.errorCode === ErrorCode.UNKNOWN_SERVER_ERROR) broker.log.error({ error: outcome.message }, 'DescribeProducers failed')
+        continue
+      }
+      response.activeProducers = outcome.value.map((p) => DescribeProducers.createProducerState({
+        producerId: BigInt(p.producerId),
+        producerEpoch: p.producerEpoch,
+        lastSequence: p.lastSequence,
+        lastTimestamp: BigInt(p.lastTimestamp),
+        coordinatorEpoch: p.coordinatorEpoch,
+        currentTxnStartOffset: BigInt(p.currentTxnStartOffset),
+      }))
+    }
+    return DescribeProducers.createDescribeProducersResponse({ topics })
+  },
+})
