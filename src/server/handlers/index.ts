@@ -19,6 +19,10 @@ import { createTopicsHandler } from './19-create-topics.js'
 import { deleteTopicsHandler } from './20-delete-topics.js'
 import { deleteRecordsHandler } from './21-delete-records.js'
 import { initProducerIdHandler } from './22-init-producer-id.js'
+import { addPartitionsToTxnHandler } from './24-add-partitions-to-txn.js'
+import { addOffsetsToTxnHandler } from './25-add-offsets-to-txn.js'
+import { endTxnHandler } from './26-end-txn.js'
+import { txnOffsetCommitHandler } from './28-txn-offset-commit.js'
 import { describeConfigsHandler } from './32-describe-configs.js'
 import { alterConfigsHandler } from './33-alter-configs.js'
 import { describeLogDirsHandler } from './35-describe-log-dirs.js'
@@ -27,6 +31,9 @@ import { deleteGroupsHandler } from './42-delete-groups.js'
 import { incrementalAlterConfigsHandler } from './44-incremental-alter-configs.js'
 import { offsetDeleteHandler } from './47-offset-delete.js'
 import { describeClusterHandler } from './60-describe-cluster.js'
+import { describeTransactionsHandler } from './65-describe-transactions.js'
+import { listTransactionsHandler } from './66-list-transactions.js'
+import { describeProducersHandler } from './61-describe-producers.js'
 
 export const HANDLERS: readonly AnyHandler[] = [
   produceHandler,
@@ -47,6 +54,10 @@ export const HANDLERS: readonly AnyHandler[] = [
   deleteTopicsHandler,
   deleteRecordsHandler,
   initProducerIdHandler,
+  addPartitionsToTxnHandler,
+  addOffsetsToTxnHandler,
+  endTxnHandler,
+  txnOffsetCommitHandler,
   describeConfigsHandler,
   alterConfigsHandler,
   describeLogDirsHandler,
@@ -55,4 +66,7 @@ export const HANDLERS: readonly AnyHandler[] = [
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,
   describeClusterHandler,
+  describeProducersHandler,
+  describeTransactionsHandler,
+  listTransactionsHandler,
 ]
