@@ -16,6 +16,7 @@ import { ProducerIdManager } from './producer-ids.js'
 import { HandlerRegistry } from './registry.js'
 import { SocketServer, type BoundListener } from './socket-server.js'
 import { TopicManager } from './topics.js'
+import { TransactionService } from './transactions.js'
 
 export interface BrokerEndpoint {
   listenerName: string
@@ -36,6 +37,8 @@ export class Broker {
   readonly producerIds = new ProducerIdManager(() => this.dataDir)
   /** The group coordinator (consumer groups and committed offsets over __consumer_offsets). */
   readonly groups: GroupService = new GroupService(this)
+  /** The transaction coordinator (transactional producers over __transaction_state). */
+  readonly transactions: TransactionService = new TransactionService(this)
   private stopping: Promise<void> | null = null
 
   private constructor(
@@ -116,6 +119,7 @@ export class Broker {
     const endpoints = advertise(config.advertisedListeners, bound)
     broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, topics, server, endpoints, bound, opts.shutdownGraceMs ?? 5000)
     broker.groups.startIfPresent()
+    broker.transactions.startIfPresent()
     log.info(
       { nodeId: meta.nodeId, clusterId: meta.clusterId, dataDir, ioThreads: config.ioThreads, listeners: endpoints.map((e) => `${e.listenerName}://${e.host}:${e.port}`) },
       `Skein broker ${meta.nodeId} ready on ${endpoints.map((e) => `${e.host}:${e.port}`).join(', ')} (data in ${dataDir})`,
@@ -147,6 +151,7 @@ export class Broker {
     this.log.info('shutting down')
     // Pending JoinGroup/SyncGroup answers go out now (NOT_COORDINATOR) instead of holding the drain.
     this.groups.close()
+    this.transactions.close()
     this.purgatory.wakeAll()
     await this.server.shutdown(this.shutdownGraceMs)
     this.purgatory.wakeAll()

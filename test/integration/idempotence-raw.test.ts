@@ -74,10 +74,10 @@ describe('InitProducerId', () => {
     expect((await initProducerId(client, 3, { producerId: -1n, producerEpoch: 2 })).errorCode).toBe(ErrorCode.INVALID_REQUEST)
   })
 
-  it('refuses transactional ids (no transaction coordinator yet) with a non-retriable error', async () => {
-    for (const v of [0, 3]) {
-      expect(await initProducerId(client, v, { transactionalId: 'tx-1' })).toMatchObject({ errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 })
-    }
+  it('serves transactional ids through the transaction coordinator (same id, epoch + 1 per init)', async () => {
+    const first = await initProducerId(client, 0, { transactionalId: 'tx-1' })
+    expect(first).toMatchObject({ errorCode: ErrorCode.NONE, producerEpoch: 0 })
+    expect(await initProducerId(client, 3, { transactionalId: 'tx-1' })).toMatchObject({ errorCode: ErrorCode.NONE, producerId: first.producerId, producerEpoch: 1 })
   })
 
   it('never hands out an id twice across restarts', async () => {

@@ -6,7 +6,8 @@
 // * Coordinator errors (COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR...) go in the top-level error
 //   (v2+; per group in v8) and, for v1 which has none, in every partition.
 // Version notes:
-// * v8: several groups per request. v7+: require stable (nothing is pending without transactions).
+// * v8: several groups per request. v7+: requireStable: a partition whose offset an open transaction
+//   holds (TxnOffsetCommit, not yet committed or aborted) answers UNSTABLE_OFFSET_COMMIT (retriable).
 //   v6+: flexible. v5+: leader epoch. v3+: throttle time. v2+: top-level error, null = all topics.
 // Not implemented:
 // * v0 (ZooKeeper offsets): not advertised.
@@ -16,11 +17,11 @@ import * as OffsetFetch from '../../protocol/messages/09-offset-fetch.gen.js'
 import type { RequestContext } from '../context.js'
 import { defineHandler } from '../registry.js'
 
-async function fetchGroup(ctx: RequestContext, groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null): Promise<OffsetFetchResult> {
+async function fetchGroup(ctx: RequestContext, groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null, requireStable: boolean): Promise<OffsetFetchResult> {
   const wanted = topics === null ? null : topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes }))
   try {
     const coordinator = await ctx.broker.groups.coordinator()
-    return await coordinator.fetchOffsets(groupId, wanted)
+    return await coordinator.fetchOffsets(groupId, wanted, requireStable)
   } catch (err) {
     return { errorCode: err instanceof KafkaError ? err.code : ErrorCode.COORDINATOR_NOT_AVAILABLE, topics: [] }
   }
@@ -37,7 +38,7 @@ export const offsetFetchHandler = defineHandler<OffsetFetch.OffsetFetchRequest, 
     if (v >= 8) {
       const groups = await Promise.all(
         req.groups.map(async (g) => {
-          const r = await fetchGroup(ctx, g.groupId, g.topics)
+          const r = await fetchGroup(ctx, g.groupId, g.topics, req.requireStable)
           return OffsetFetch.createOffsetFetchResponseGroup({
             groupId: g.groupId,
             errorCode: r.errorCode,
@@ -61,7 +62,7 @@ export const offsetFetchHandler = defineHandler<OffsetFetch.OffsetFetchRequest, 
       return OffsetFetch.createOffsetFetchResponse({ groups })
     }
     // v1 has no "all topics" (null) form and no top-level error code.
-    const r = await fetchGroup(ctx, req.groupId, req.topics)
+    const r = await fetchGroup(ctx, req.groupId, req.topics, v >= 7 && req.requireStable)
     let topics = r.topics
     if (r.errorCode !== ErrorCode.NONE && v < 2) {
       topics = (req.topics ?? []).map((t) => ({

@@ -4,13 +4,13 @@
 // * Key type 0 (group): this broker, which leads every partition of __consumer_offsets. The first
 //   group request creates that topic (offsets.topic.num.partitions, compacted) and waits for it, so the
 //   answer is immediately usable; if it cannot be created the answer is COORDINATOR_NOT_AVAILABLE.
-// * Key type 1 (transaction): COORDINATOR_NOT_AVAILABLE until the transaction coordinator exists.
+// * Key type 1 (transaction): this broker, which leads every partition of __transaction_state; the
+//   first such request creates that topic (transaction.state.log.num.partitions, compacted). The key
+//   (transactional id) is not needed to pick the broker, since there is one.
 // * Any other key type: INVALID_REQUEST.
 // Version notes:
 // * v4+: several keys per request (coordinatorKeys), one answer each. v3+: flexible. v1+: key type,
 //   error message, throttle time.
-// Not implemented:
-// * Transaction coordinator (step 4).
 import { ErrorCode, errorName, KafkaError } from '../../domain/errors.js'
 import * as FindCoordinator from '../../protocol/messages/10-find-coordinator.gen.js'
 import type { RequestContext } from '../context.js'
@@ -29,10 +29,10 @@ interface Answer {
 
 async function find(keyType: number, ctx: RequestContext): Promise<Answer> {
   const fail = (errorCode: number, errorMessage: string): Answer => ({ errorCode, errorMessage, nodeId: -1, host: '', port: -1 })
-  if (keyType === TRANSACTION_KEY_TYPE) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'this broker has no transaction coordinator yet')
-  if (keyType !== GROUP_KEY_TYPE) return fail(ErrorCode.INVALID_REQUEST, `unknown coordinator key type ${keyType}`)
+  if (keyType !== GROUP_KEY_TYPE && keyType !== TRANSACTION_KEY_TYPE) return fail(ErrorCode.INVALID_REQUEST, `unknown coordinator key type ${keyType}`)
   try {
-    await ctx.broker.groups.coordinator()
+    if (keyType === TRANSACTION_KEY_TYPE) await ctx.broker.transactions.coordinator()
+    else await ctx.broker.groups.coordinator()
   } catch (err) {
     const code = err instanceof KafkaError ? err.code : ErrorCode.COORDINATOR_NOT_AVAILABLE
     return fail(code, (err as Error).message)

@@ -12,14 +12,18 @@
 //   at epoch 0, as Kafka answers every idempotent InitProducerId.
 // * producerId given without an epoch or the other way round -> INVALID_REQUEST (as Kafka).
 // * transactionTimeoutMs is ignored for idempotent producers, as in Kafka.
+// * transactionalId non-null and non-empty (a transactional producer): the transaction coordinator
+//   (src/coordinator/transaction) answers, on this broker, which leads every partition of
+//   __transaction_state (created by the first such request): a new id at epoch 0 for a new
+//   transactional id, else the same id with epoch + 1 (a new id once the epoch is exhausted); an open
+//   transaction of the previous epoch is aborted first (its producer is fenced); a transaction being
+//   completed gets CONCURRENT_TRANSACTIONS (retriable); a timeout above transaction.max.timeout.ms or
+//   below 1 gets INVALID_TRANSACTION_TIMEOUT; with v3+ producerId/epoch naming an older producer,
+//   PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v4, as Kafka answers older clients). An empty
+//   transactionalId is an idempotent producer, as in Kafka.
 // Version notes:
 // * v2+: flexible. v3+: producerId and producerEpoch in the request. v4+ (not served): an
 //   ongoing-transaction retry semantics change; v5+: transaction version 2.
-// Not implemented:
-// * transactionalId non-null (transactional producers): there is no transaction coordinator yet, and
-//   the answer is TRANSACTIONAL_ID_AUTHORIZATION_FAILED, what Kafka answers a client that may not use
-//   transactions. It is not retriable, so clients fail at once with a fatal error instead of retrying
-//   a COORDINATOR_NOT_AVAILABLE until their timeout.
 import { ErrorCode, errorCodeOf } from '../../domain/errors.js'
 import * as InitProducerId from '../../protocol/messages/22-init-producer-id.gen.js'
 import { defineHandler } from '../registry.js'
@@ -38,10 +42,22 @@ export const initProducerIdHandler = defineHandler<InitProducerId.InitProducerId
   decodeRequest: InitProducerId.decodeInitProducerIdRequest,
   encodeResponse: InitProducerId.encodeInitProducerIdResponse,
   async handle(req, ctx) {
-    if (req.transactionalId !== null) return failed(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     const givenId = req.producerId !== NO_PRODUCER_ID
     const givenEpoch = req.producerEpoch !== NO_PRODUCER_EPOCH
     if (givenId !== givenEpoch || req.producerId < NO_PRODUCER_ID || req.producerEpoch < NO_PRODUCER_EPOCH) return failed(ErrorCode.INVALID_REQUEST)
+    if (req.transactionalId !== null && req.transactionalId !== '') {
+      try {
+        const coordinator = await ctx.broker.transactions.coordinator()
+        const expected = givenId && req.producerId <= BigInt(Number.MAX_SAFE_INTEGER) ? { producerId: Number(req.producerId), producerEpoch: req.producerEpoch } : null
+        const r = await coordinator.initProducerId(req.transactionalId, req.transactionTimeoutMs, expected)
+        if (r.errorCode !== ErrorCode.NONE) return failed(r.errorCode === ErrorCode.PRODUCER_FENCED && ctx.apiVersion < 4 ? ErrorCode.INVALID_PRODUCER_EPOCH : r.errorCode)
+        return InitProducerId.createInitProducerIdResponse({ producerId: BigInt(r.producerId), producerEpoch: r.producerEpoch })
+      } catch (err) {
+        const code = errorCodeOf(err)
+        if (code === ErrorCode.UNKNOWN_SERVER_ERROR) ctx.broker.log.error({ err }, 'InitProducerId failed')
+        return failed(code)
+      }
+    }
     try {
       // An id beyond 2^53 was never handed out here: like any unknown id, it gets a new one.
       const known = givenId && req.producerId <= BigInt(Number.MAX_SAFE_INTEGER)

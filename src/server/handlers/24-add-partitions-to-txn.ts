@@ -1,0 +1,57 @@
+// AddPartitionsToTxn: v0-3
+//
+// Behavior:
+// * Adds partitions to the producer's transaction (the transaction coordinator on this broker, which
+//   leads every partition of __transaction_state): Empty/Complete* -> Ongoing, its start time set; a
+//   partition already in the ongoing transaction is answered NONE without a write.
+// * Every partition gets the same answer: INVALID_PRODUCER_ID_MAPPING (unknown transactional id or a
+//   producer id that is not its current one), PRODUCER_FENCED for an older epoch (INVALID_PRODUCER_EPOCH
+//   before v2, as Kafka answers older clients), CONCURRENT_TRANSACTIONS while the previous transaction's
+//   markers are written (retriable), COORDINATOR_LOAD_IN_PROGRESS while __transaction_state replays.
+// * A partition that does not exist gets UNKNOWN_TOPIC_OR_PARTITION and the others
+//   OPERATION_NOT_ATTEMPTED; nothing is added (Kafka's rule).
+// Version notes:
+// * v3+: flexible. v2: PRODUCER_FENCED. v4+ (batched, broker-to-broker verification): not advertised.
+import { ErrorCode } from '../../domain/errors.js'
+import * as AddPartitionsToTxn from '../../protocol/messages/24-add-partitions-to-txn.gen.js'
+import { leaderPartitionError } from '../partition-checks.js'
+import { defineHandler } from '../registry.js'
+import { fencedForVersion, producerIdOf } from '../txn-checks.js'
+
+export const addPartitionsToTxnHandler = defineHandler<AddPartitionsToTxn.AddPartitionsToTxnRequest, AddPartitionsToTxn.AddPartitionsToTxnResponse>({
+  api: AddPartitionsToTxn.AddPartitionsToTxnApi,
+  minVersion: 0,
+  maxVersion: 3,
+  decodeRequest: AddPartitionsToTxn.decodeAddPartitionsToTxnRequest,
+  encodeResponse: AddPartitionsToTxn.encodeAddPartitionsToTxnResponse,
+  async handle(req, ctx) {
+    const topics = req.v3AndBelowTopics
+    const answer = (codeFor: (topic: string, partition: number) => number): AddPartitionsToTxn.AddPartitionsToTxnResponse =>
+      AddPartitionsToTxn.createAddPartitionsToTxnResponse({
+        resultsByTopicV3AndBelow: topics.map((t) =>
+          AddPartitionsToTxn.createAddPartitionsToTxnTopicResult({
+            name: t.name,
+            resultsByPartition: t.partitions.map((p) => AddPartitionsToTxn.createAddPartitionsToTxnPartitionResult({ partitionIndex: p, partitionErrorCode: codeFor(t.name, p) })),
+          }),
+        ),
+      })
+    const unknown = new Set<string>()
+    for (const t of topics) {
+      const record = ctx.broker.topics.get(t.name)
+      for (const p of t.partitions) if (leaderPartitionError(record, p) !== ErrorCode.NONE) unknown.add(`${t.name}\u0000${p}`)
+    }
+    if (unknown.size > 0) return answer((t, p) => (unknown.has(`${t}\u0000${p}`) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED))
+    const producerId = producerIdOf(req.v3AndBelowProducerId)
+    if (producerId === null) return answer(() => ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+    let code: number
+    try {
+      const coordinator = await ctx.broker.transactions.coordinator()
+      const partitions = topics.flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })))
+      code = await coordinator.addPartitions(req.v3AndBelowTransactionalId, producerId, req.v3AndBelowProducerEpoch, partitions)
+    } catch (err) {
+      code = (err as { code?: number }).code ?? ErrorCode.COORDINATOR_NOT_AVAILABLE
+    }
+    const final = fencedForVersion(code, ctx.apiVersion < 2)
+    return answer(() => final)
+  },
+})

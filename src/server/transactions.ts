@@ -1,0 +1,133 @@
+// The broker side of the transaction coordinator: __transaction_state is created on first use
+// (transaction.state.log.num.partitions, .replication.factor, .segment.bytes, cleanup.policy=compact,
+// as Kafka does: never by a client's Metadata auto-creation), the coordinator's PartitionWriter is the
+// shard-backed one of the group coordinator, producer ids come from the broker's ProducerIdManager,
+// and transaction markers go to the partition shards (router.writeTxnMarkers). A marker written to a
+// __consumer_offsets partition is also handed to the group coordinator, which commits or drops the
+// producer's pending TxnOffsetCommit offsets (a restart gets the same result by replaying the marker).
+// When the topic exists at startup every partition is replayed in the background, and transactions
+// found in PrepareCommit/PrepareAbort are completed.
+import { systemClock } from '../coordinator/runtime/clock.js'
+import { TransactionCoordinator } from '../coordinator/transaction/txn-coordinator.js'
+import type { TransactionCoordinatorConfig, TxnMarkerItem, TxnMarkerWriter } from '../coordinator/transaction/types.js'
+import { ErrorCode, KafkaError } from '../domain/errors.js'
+import type { Broker } from './broker.js'
+import { partitionKey } from './fetch-purgatory.js'
+import { CONSUMER_OFFSETS_TOPIC, ShardPartitionWriter } from './groups.js'
+import { LEADER_EPOCH } from './partition-checks.js'
+
+export const TRANSACTION_STATE_TOPIC = '__transaction_state'
+
+/** Markers over the partition shards; the group coordinator learns of markers in __consumer_offsets. */
+class BrokerMarkerWriter implements TxnMarkerWriter {
+  constructor(private readonly broker: Broker) {}
+
+  async writeMarkers(items: readonly TxnMarkerItem[]): Promise<{ errorCode: number }[]> {
+    const { broker } = this
+    const results = await broker.router.writeTxnMarkers(items)
+    const answers: { errorCode: number }[] = []
+    for (const [i, item] of items.entries()) {
+      const r = results[i]
+      if (r === undefined || !r.ok) {
+        const code = r === undefined ? ErrorCode.UNKNOWN_SERVER_ERROR : r.errorCode
+        // A newer epoch or coordinator already wrote there: this marker is obsolete (Kafka drops it too).
+        if (code === ErrorCode.INVALID_PRODUCER_EPOCH || code === ErrorCode.TRANSACTION_COORDINATOR_FENCED) {
+          broker.log.warn({ topic: item.topic, partition: item.partition, producerId: item.producerId, error: code }, 'transaction marker refused by the partition; dropped')
+          answers.push({ errorCode: ErrorCode.NONE })
+        } else {
+          answers.push({ errorCode: code })
+        }
+        continue
+      }
+      broker.purgatory.notify(partitionKey(item.topic, item.partition))
+      if (item.topic === CONSUMER_OFFSETS_TOPIC) {
+        try {
+          const groups = await broker.groups.coordinator()
+          await groups.onTxnCompleted(item.partition, item.producerId, item.commit)
+        } catch (err) {
+          // The marker is in the log: the group partition applies it when it (re)loads.
+          broker.log.warn({ partition: item.partition, producerId: item.producerId, err: (err as Error)?.message }, 'group coordinator did not take a transaction marker now')
+        }
+      }
+      answers.push({ errorCode: ErrorCode.NONE })
+    }
+    return answers
+  }
+}
+
+/** Owns the broker's TransactionCoordinator: created with __transaction_state on first use, closed on stop. */
+export class TransactionService {
+  #starting: Promise<TransactionCoordinator> | undefined
+  #coordinator: TransactionCoordinator | undefined
+  #closed = false
+
+  constructor(private readonly broker: Broker) {}
+
+  startIfPresent(): void {
+    if (this.broker.topics.get(TRANSACTION_STATE_TOPIC) === undefined) return
+    this.coordinator().catch((err: unknown) => this.broker.log.error({ err: (err as Error)?.message }, 'cannot start the transaction coordinator'))
+  }
+
+  coordinator(): Promise<TransactionCoordinator> {
+    if (this.#closed) return Promise.reject(new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'the broker is shutting down'))
+    if (this.#starting === undefined) {
+      this.#starting = this.#start()
+      this.#starting.catch(() => {
+        this.#starting = undefined
+      })
+    }
+    return this.#starting
+  }
+
+  get current(): TransactionCoordinator | undefined {
+    return this.#coordinator
+  }
+
+  async #start(): Promise<TransactionCoordinator> {
+    const { broker } = this
+    const c = broker.config
+    let topic = broker.topics.get(TRANSACTION_STATE_TOPIC)
+    const created = topic === undefined
+    if (topic === undefined) {
+      try {
+        topic = await broker.topics.create({
+          name: TRANSACTION_STATE_TOPIC,
+          numPartitions: c.getInt('transaction.state.log.num.partitions'),
+          replicationFactor: c.getInt('transaction.state.log.replication.factor'),
+          configs: {
+            'cleanup.policy': 'compact',
+            'segment.bytes': String(c.getInt('transaction.state.log.segment.bytes')),
+            'min.insync.replicas': String(c.getInt('transaction.state.log.min.isr')),
+          },
+          validateOnly: false,
+        })
+      } catch (err) {
+        topic = broker.topics.get(TRANSACTION_STATE_TOPIC)
+        if (topic === undefined) {
+          broker.log.error({ err: (err as Error).message }, `cannot create ${TRANSACTION_STATE_TOPIC}`)
+          throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `cannot create ${TRANSACTION_STATE_TOPIC}: ${(err as Error).message}`)
+        }
+      }
+    }
+    if (this.#closed) throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'the broker is shutting down')
+    const config: TransactionCoordinatorConfig = {
+      transactionStatePartitions: topic.partitions,
+      maxTimeoutMs: c.getInt('transaction.max.timeout.ms'),
+      transactionalIdExpirationMs: c.getInt('transactional.id.expiration.ms'),
+      abortTimedOutTransactionsIntervalMs: c.getInt('transaction.abort.timed.out.transaction.cleanup.interval.ms'),
+      removeExpiredTransactionalIdsIntervalMs: c.getInt('transaction.remove.expired.transaction.cleanup.interval.ms'),
+      coordinatorEpoch: LEADER_EPOCH,
+    }
+    const writer = new ShardPartitionWriter(broker.router, TRANSACTION_STATE_TOPIC, (partition) => broker.purgatory.notify(partitionKey(TRANSACTION_STATE_TOPIC, partition)))
+    const coordinator = new TransactionCoordinator({ config, writer, markers: new BrokerMarkerWriter(broker), producerIds: broker.producerIds, clock: systemClock, log: broker.log })
+    this.#coordinator = coordinator
+    const loading = coordinator.loadAll().catch((err: unknown) => broker.log.error({ err: (err as Error)?.message }, `loading ${TRANSACTION_STATE_TOPIC} failed`))
+    if (created) await loading
+    return coordinator
+  }
+
+  close(): void {
+    this.#closed = true
+    this.#coordinator?.close()
+  }
+}
