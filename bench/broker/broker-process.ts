@@ -1,0 +1,132 @@
+// The broker under test as a child process, `node [nodeArgs] dist/src/main.js --override ...`, as
+// test/harness startBrokerProcess runs it, but without forcing io.threads (the benchmark measures the
+// broker's own default unless a workload sets it), with extra node options (--cpu-prof) and with the time
+// from spawn to the ready log line (the start-time workload).
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { fileURLToPath } from 'node:url'
+
+/** The repository root (dist/bench/broker/ is three levels below it). */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
+export const MAIN_JS = join(REPO_ROOT, 'dist', 'src', 'main.js')
+export const SKEIN_JS = join(REPO_ROOT, 'dist', 'src', 'cli', 'skein.js')
+
+export function benchDir(tag: string, parent = tmpdir()): string {
+  return mkdtempSync(join(parent, `skein-bench-${tag}-`))
+}
+
+/** A TCP port that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer()
+    srv.once('error', reject)
+    srv.listen({ host: '127.0.0.1', port: 0 }, () => {
+      const addr = srv.address()
+      const port = typeof addr === 'object' && addr !== null ? addr.port : 0
+      srv.close(() => resolvePort(port))
+    })
+  })
+}
+
+export interface BrokerOptions {
+  dataDir: string
+  port?: number
+  overrides?: string[]
+  /** Options for node itself, before main.js (e.g. --cpu-prof). */
+  nodeArgs?: string[]
+  readyTimeoutMs?: number
+}
+
+export interface RunningBroker {
+  child: ChildProcess
+  pid: number
+  port: number
+  bootstrap: string
+  dataDir: string
+  /** Milliseconds from spawn to the ready log line. */
+  startMs: number
+  output(): string
+  /** Resident set size in KiB (/proc/<pid>/status VmRSS). */
+  rssKiB(): number
+  /** SIGTERM (graceful: flush, checkpoints) and wait; SIGKILL after timeoutMs. */
+  stop(timeoutMs?: number): Promise<void>
+}
+
+export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
+  if (!existsSync(MAIN_JS)) throw new Error(`${MAIN_JS} is missing: run npx tsc -p tsconfig.json first`)
+  const port = opts.port ?? (await freePort())
+  const args = [
+    ...(opts.nodeArgs ?? []),
+    MAIN_JS,
+    '--override', `listeners=PLAINTEXT://127.0.0.1:${port}`,
+    '--override', `log.dirs=${opts.dataDir}`,
+    ...(opts.overrides ?? []).flatMap((o) => ['--override', o]),
+  ]
+  const t0 = performance.now()
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKEIN_LOG_LEVEL: 'warn' } })
+  let out = ''
+  let exited = false
+  const exitPromise = new Promise<void>((resolveExit) => child.once('exit', () => {
+    exited = true
+    resolveExit()
+  }))
+  // The ready line is logged at info; the level is warn to keep the hot path quiet, so readiness is the
+  // listening port accepting a connection. The log still shows warnings and errors for failure messages.
+  child.stdout!.on('data', (d: Buffer) => {
+    if (out.length < 1 << 20) out += d.toString()
+  })
+  child.stderr!.on('data', (d: Buffer) => {
+    if (out.length < 1 << 20) out += d.toString()
+  })
+  const timeoutMs = opts.readyTimeoutMs ?? 60000
+  const deadline = t0 + timeoutMs
+  for (;;) {
+    if (exited) throw new Error(`broker exited before serving:\n${out}`)
+    if (await canConnect(port)) break
+    if (performance.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`broker not serving on ${port} after ${timeoutMs} ms:\n${out}`)
+    }
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  const startMs = performance.now() - t0
+  const pid = child.pid!
+  return {
+    child,
+    pid,
+    port,
+    bootstrap: `127.0.0.1:${port}`,
+    dataDir: opts.dataDir,
+    startMs,
+    output: () => out,
+    rssKiB() {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+      if (m === null) throw new Error(`no VmRSS for ${pid}`)
+      return Number(m[1])
+    },
+    async stop(stopTimeoutMs = 30000) {
+      if (exited) return
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), stopTimeoutMs)
+      await exitPromise
+      clearTimeout(timer)
+    },
+  }
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolveConn) => {
+    import('node:net').then(({ connect }) => {
+      const s = connect({ host: '127.0.0.1', port })
+      s.once('connect', () => {
+        s.destroy()
+        resolveConn(true)
+      })
+      s.once('error', () => resolveConn(false))
+    }, () => resolveConn(false))
+  })
+}

@@ -1,0 +1,113 @@
+// End-to-end latency (produce -> consume) as two child processes, so that producer, consumer and broker
+// each have their own event loop, as they would on separate machines:
+//   node e2e-latency.js consume BOOTSTRAP TOPIC SECONDS WARMUP_SECONDS   -> prints `ready`, then one JSON line
+// (the warm-up counts from the first record received)
+//   node e2e-latency.js produce BOOTSTRAP TOPIC RATE SECONDS             -> prints one JSON line
+// The first 8 bytes of each 100-byte value are process.hrtime.bigint() at send (CLOCK_MONOTONIC, the same
+// clock in every process of the machine); the consumer records now - that per record. The producer sends
+// RATE records/s paced on a 1 ms timer (acks=1, linger.ms=0: latency, not batching, is measured).
+import { performance } from 'node:perf_hooks'
+import { Consumer } from '../../src/client/consumer.js'
+import { Producer } from '../../src/client/producer.js'
+import { LatencyRecorder } from '../../src/cli/stats.js'
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+async function produce(bootstrap: string, topic: string, rate: number, seconds: number): Promise<void> {
+  const producer = new Producer({ bootstrapServers: bootstrap, clientId: 'bench-e2e-producer', acks: 1, lingerMs: 0, batchSize: 65536 })
+  await producer.topicInfo(topic)
+  let sent = 0
+  let failed = 0
+  let acked = 0
+  const onAck = (err: Error | null): void => {
+    if (err !== null) failed++
+    else acked++
+  }
+  const t0 = performance.now()
+  const end = t0 + seconds * 1000
+  for (;;) {
+    const now = performance.now()
+    if (now >= end) break
+    const due = Math.floor(((now - t0) / 1000) * rate)
+    for (; sent < due; sent++) {
+      const value = Buffer.allocUnsafe(100)
+      value.fill(0x61, 8)
+      value.writeBigInt64BE(process.hrtime.bigint(), 0)
+      producer.append(topic, undefined, null, value, undefined, onAck)
+    }
+    await sleep(1)
+  }
+  await producer.flush()
+  await producer.close()
+  const elapsed = (performance.now() - t0) / 1000
+  process.stdout.write(JSON.stringify({ sent, acked, failed, ratePerSec: Math.round(sent / elapsed) }) + '\n')
+}
+
+async function consume(bootstrap: string, topic: string, seconds: number, warmupSeconds: number): Promise<void> {
+  const consumer = new Consumer({ bootstrapServers: bootstrap, clientId: 'bench-e2e-consumer', fetchMaxWaitMs: 100, fetchMinBytes: 1 })
+  const info = await consumer.cluster.topic(topic)
+  consumer.assign(info.partitions.map((p) => ({ topic, partition: p.partition })))
+  for (const p of info.partitions) consumer.seek(topic, p.partition, 'latest')
+  // One poll positions every partition (a ListOffsets) before the producer is told to start.
+  await consumer.poll(50)
+  process.stdout.write('ready\n')
+  const lat = new LatencyRecorder(seconds * 100_000, 1)
+  // Per-second windows (from the first record): a latency that grows window after window is a backlog
+  // (the consumer or the broker not keeping up), a flat one with spikes is stalls.
+  const series: { second: number; records: number; avgMs: number; maxMs: number }[] = []
+  let winRecords = 0
+  let winSum = 0
+  let winMax = 0
+  let records = 0
+  let measured = 0
+  const t0 = performance.now()
+  const end = t0 + seconds * 1000
+  const hardEnd = end + 30_000
+  let firstAt = -1
+  let winStart = 0
+  let lastRecordAt = t0
+  for (;;) {
+    const before = performance.now()
+    if (before > hardEnd || (before > end && before - lastRecordAt > 500)) break
+    const batch = await consumer.poll(100)
+    const nowNs = process.hrtime.bigint()
+    const now = performance.now()
+    if (batch.length === 0) continue
+    lastRecordAt = now
+    if (firstAt < 0) {
+      firstAt = now
+      winStart = now
+    }
+    while (now - winStart >= 1000) {
+      series.push({ second: series.length + 1, records: winRecords, avgMs: winRecords === 0 ? 0 : winSum / winRecords, maxMs: winMax })
+      winStart += 1000
+      winRecords = 0
+      winSum = 0
+      winMax = 0
+    }
+    const warm = now - firstAt >= warmupSeconds * 1000
+    for (const r of batch) {
+      records++
+      const v = r.value
+      if (v === null || v.length < 8) continue
+      const ms = Number(nowNs - v.readBigInt64BE(0)) / 1e6
+      winRecords++
+      winSum += ms
+      if (ms > winMax) winMax = ms
+      if (!warm) continue
+      lat.record(ms)
+      measured++
+    }
+  }
+  if (winRecords > 0) series.push({ second: series.length + 1, records: winRecords, avgMs: winSum / winRecords, maxMs: winMax })
+  await consumer.close()
+  const [p50, p99, p999] = lat.percentiles([0.5, 0.99, 0.999])
+  process.stdout.write(JSON.stringify({ records, measured, latencyMs: { avg: lat.avg, p50, p99, p999, max: lat.max }, series }) + '\n')
+}
+
+const [mode, bootstrap, topic, a, b] = process.argv.slice(2)
+if (bootstrap === undefined || topic === undefined) throw new Error('usage: e2e-latency.js produce|consume BOOTSTRAP TOPIC ...')
+if (mode === 'produce') await produce(bootstrap, topic, Number(a), Number(b))
+else if (mode === 'consume') await consume(bootstrap, topic, Number(a), Number(b))
+else throw new Error(`unknown mode ${mode}`)
+process.exit(0)
