@@ -12,10 +12,16 @@
 // deltas rebased so every record keeps its timestamp); a later pass drops the tombstone once the clock
 // passes the horizon. Consumers therefore have delete.retention.ms from the first cleaning to see it.
 //
-// Conservative until transactions exist (step 4): control batches and transactional batches are kept
-// whole and never enter the offset map (their records might belong to an aborted transaction). A batch
-// that cannot be decoded is also kept whole and left out of the map: the cleaner never loses data it
-// cannot read.
+// Transactions (given a TxnFilter; without one, every transactional batch is kept whole and left out of
+// the map): control batches (COMMIT/ABORT markers) are always kept whole and never enter the map, so
+// read_committed consumers can still close every transaction they see (Kafka removes a marker once its
+// transaction's data is gone and delete.retention.ms has passed; Skein keeps them, which costs one small
+// batch per transaction and partition). A transactional batch at or past the stable bound (the LSO when
+// the pass was planned) may belong to an open transaction: kept whole, not mapped. Below it, a batch of
+// an aborted transaction (its producer id and offset inside a .txnindex range) is dropped and never
+// mapped (it must not supersede committed values); a batch of a committed transaction is cleaned like any
+// other. A batch that cannot be decoded is also kept whole and left out of the map: the cleaner never
+// loses data it cannot read.
 //
 // Producer state: when every record of a batch with a producer id is dropped, the batch is kept as an
 // empty batch (header only, recordCount 0, its last offset and sequence intact) if it is that producer's
@@ -24,7 +30,7 @@
 // producer state exists (step 4) the cleaned range stands in for it, which can keep one extra empty batch
 // (61 bytes) per producer.
 
-import { CONTROL_MASK, TRANSACTIONAL_MASK, TIMESTAMP_TYPE_MASK, COMPRESSION_MASK } from '../../protocol/records/batch.js'
+import { CONTROL_MASK, TRANSACTIONAL_MASK, TIMESTAMP_TYPE_MASK, COMPRESSION_MASK, PRODUCER_ID_OFFSET, readInt64 } from '../../protocol/records/batch.js'
 import type { CompressionType } from '../../protocol/records/batch.js'
 import { deflateBatch, inflateBatch } from '../../protocol/records/inflate.js'
 import type { InflatedRecord, RecordBatchHeader } from '../../protocol/records/inflate.js'
@@ -32,6 +38,45 @@ import type { OffsetMap } from './offset-map.js'
 
 /** Kafka's DefaultRecordBatch DELETE_HORIZON_FLAG_MASK: baseTimestamp holds the delete horizon. */
 export const DELETE_HORIZON_MASK = 0x40
+
+/** The aborted transactions of a log: which producer's offsets belong to one (from the .txnindex). */
+export class AbortedRanges {
+  readonly #byProducer = new Map<number, { firstOffset: number; lastOffset: number }[]>()
+
+  constructor(entries: Iterable<{ producerId: number; firstOffset: number; lastOffset: number }>) {
+    for (const e of entries) {
+      const list = this.#byProducer.get(e.producerId) ?? []
+      list.push({ firstOffset: e.firstOffset, lastOffset: e.lastOffset })
+      this.#byProducer.set(e.producerId, list)
+    }
+  }
+
+  /** Whether offset of producerId lies in one of its aborted transactions (a producer has few). */
+  contains(producerId: number, offset: number): boolean {
+    const list = this.#byProducer.get(producerId)
+    if (list === undefined) return false
+    for (const r of list) if (offset >= r.firstOffset && offset <= r.lastOffset) return true
+    return false
+  }
+}
+
+/** What the cleaner knows of a log's transactions (see the file header). */
+export interface TxnFilter {
+  aborted: AbortedRanges
+  /** Transactional batches from here on may be in open transactions (the LSO when the pass was planned). */
+  stableBound: number
+}
+
+type TxnFate = 'keep-whole' | 'aborted' | 'plain'
+
+/** How a batch is treated with respect to transactions. */
+function txnFate(batch: Buffer, attributes: number, txn: TxnFilter | undefined): TxnFate {
+  if ((attributes & (CONTROL_MASK | TRANSACTIONAL_MASK)) === 0) return 'plain'
+  if ((attributes & CONTROL_MASK) !== 0 || txn === undefined) return 'keep-whole'
+  const base = readInt64(batch, 0)
+  if (base >= txn.stableBound) return 'keep-whole'
+  return txn.aborted.contains(readInt64(batch, PRODUCER_ID_OFFSET), base) ? 'aborted' : 'plain'
+}
 
 export interface FilterContext {
   map: OffsetMap
@@ -42,6 +87,8 @@ export interface FilterContext {
   producerLastOffsets: ReadonlyMap<number, number>
   /** Bound on a batch's decompressed records (decodedSizeLimit(max.message.bytes)). */
   maxRecordBytes: number
+  /** Transactions of the log; absent: every transactional batch is kept whole. */
+  txn?: TxnFilter
 }
 
 export type FilterOutcome =
@@ -52,16 +99,12 @@ export type FilterOutcome =
   /** Drop the batch. */
   | { kind: 'drop'; removed: number }
 
-function isSpecial(attributes: number): boolean {
-  return (attributes & (CONTROL_MASK | TRANSACTIONAL_MASK)) !== 0
-}
-
 /**
  * Adds the keys of one dirty batch to the map (offsets are absolute). Returns false, adding nothing,
  * when the map has no room for the batch; special and undecodable batches add nothing and return true.
  */
-export function mapBatchKeys(batch: Buffer, attributes: number, recordCount: number, map: OffsetMap, maxRecordBytes: number): boolean {
-  if (isSpecial(attributes)) return true
+export function mapBatchKeys(batch: Buffer, attributes: number, recordCount: number, map: OffsetMap, maxRecordBytes: number, txn?: TxnFilter): boolean {
+  if (txnFate(batch, attributes, txn) !== 'plain') return true
   if (!map.hasRoomFor(recordCount)) return false
   let records: InflatedRecord[]
   let base: number
@@ -78,7 +121,8 @@ export function mapBatchKeys(batch: Buffer, attributes: number, recordCount: num
 
 /** Decides what stays of one batch (see the file header). */
 export function filterBatch(batch: Buffer, attributes: number, ctx: FilterContext): FilterOutcome {
-  if (isSpecial(attributes)) return { kind: 'keep', records: -1, tombstoneHorizon: null }
+  const fate = txnFate(batch, attributes, ctx.txn)
+  if (fate === 'keep-whole') return { kind: 'keep', records: -1, tombstoneHorizon: null }
   let header: RecordBatchHeader
   let records: InflatedRecord[]
   let codec: CompressionType
@@ -95,7 +139,7 @@ export function filterBatch(batch: Buffer, attributes: number, ctx: FilterContex
   const retained: InflatedRecord[] = []
   let tombstones = 0
   for (const r of records) {
-    if (r.key === null) continue
+    if (r.key === null || fate === 'aborted') continue
     const latest = ctx.map.size === 0 ? -1 : ctx.map.get(r.key)
     if (latest > header.baseOffset + r.offsetDelta) continue
     if (r.value === null) {

@@ -9,8 +9,8 @@
 // A log's offsets split at firstDirtyOffset (persisted per partition in `cleaner-offset-checkpoint`,
 // same text format as the other checkpoints; absent or out of range means the log start): below it the
 // log has been cleaned, from it to firstUncleanableOffset it is dirty. firstUncleanableOffset is the
-// smallest of the active segment's base (the active segment is never cleaned), the high watermark, and
-// the base of the first segment holding a record younger than min.compaction.lag.ms.
+// smallest of the active segment's base (the active segment is never cleaned), the high watermark, the
+// last stable offset (records of open transactions are never cleaned), and the base of the first segment holding a record younger than min.compaction.lag.ms.
 // A log is eligible when dirty / (clean + dirty) bytes > min.cleanable.dirty.ratio, when its oldest dirty
 // batch is older than max.compaction.lag.ms, or when a tombstone kept by an earlier pass has reached its
 // delete horizon (see batch-filter.ts).
@@ -33,8 +33,8 @@ import type { PartitionLog } from '../partition-log.js'
 import { LogSegment } from '../segment.js'
 import type { AppendedBatch } from '../segment.js'
 import { BatchReader, scanHeaders } from './batch-reader.js'
-import { DELETE_HORIZON_MASK, filterBatch, mapBatchKeys } from './batch-filter.js'
-import type { FilterContext } from './batch-filter.js'
+import { AbortedRanges, DELETE_HORIZON_MASK, filterBatch, mapBatchKeys } from './batch-filter.js'
+import type { FilterContext, TxnFilter } from './batch-filter.js'
 import { OffsetMap } from './offset-map.js'
 import { CLEANED_SUFFIX, deleteCleanedFiles } from './swap.js'
 import type { SwapStep } from './swap.js'
@@ -221,7 +221,7 @@ export class LogCleaner {
     const nextBase = (i: number): number => segments[i + 1]?.baseOffset ?? leo
     let firstDirty = st.firstDirty
     if (firstDirty < logStart || firstDirty > leo) firstDirty = logStart
-    let firstUncleanable = Math.min(active.baseOffset, log.highWatermark)
+    let firstUncleanable = Math.min(active.baseOffset, log.highWatermark, log.lastStableOffset)
     if (c.minCompactionLagMs > 0) {
       for (let i = 0; i < segments.length - 1; i++) {
         const s = segments[i]!
@@ -378,6 +378,8 @@ export class LogCleaner {
         })
       }
       const map = new OffsetMap(wanted, this.#dedupeBytes)
+      // Transactions as of now: every transactional batch below firstUncleanable (<= the LSO) is decided.
+      const txn: TxnFilter = { aborted: new AbortedRanges(log.txnIndex.all()), stableBound: Math.min(firstUncleanable, log.lastStableOffset) }
       let endOffset = firstUncleanable
       let full = false
       for (const [i, s] of dirty.entries()) {
@@ -385,7 +387,7 @@ export class LogCleaner {
         for (let b = reader.next(); b !== null; b = reader.next()) {
           if (b.lastOffset < firstDirty) continue
           if (b.baseOffset >= firstUncleanable) break
-          if (!mapBatchKeys(b.bytes, b.attributes, b.recordCount, map, maxRecordBytes)) {
+          if (!mapBatchKeys(b.bytes, b.attributes, b.recordCount, map, maxRecordBytes, txn)) {
             endOffset = b.baseOffset
             full = true
             break
@@ -413,7 +415,7 @@ export class LogCleaner {
           if (pid >= 0) producerLastOffsets.set(pid, readInt64(h, 0) + h.readInt32BE(LAST_OFFSET_DELTA_OFFSET))
         })
       }
-      const ctx: FilterContext = { map, now, newHorizon: now + c.deleteRetentionMs, producerLastOffsets, maxRecordBytes }
+      const ctx: FilterContext = { map, now, newHorizon: now + c.deleteRetentionMs, producerLastOffsets, maxRecordBytes, txn }
       let minHorizon = Infinity
 
       // (3) Each group into one cleaned segment, swapped in.
