@@ -106,7 +106,7 @@ describe('TransactionCoordinator', () => {
   })
 
   it('commit: Ongoing -> PrepareCommit -> markers on every partition -> CompleteCommit', async () => {
-    const { coordinator, markers, settle, writer } = await setup()
+    const { coordinator, markers, writer } = await setup()
     const { producerId, producerEpoch } = await coordinator.initProducerId('tx', 60000, null)
     expect(await coordinator.addPartitions('tx', producerId, producerEpoch, [{ topic: 'a', partition: 0 }, { topic: 'a', partition: 1 }])).toBe(ErrorCode.NONE)
     expect(await coordinator.addPartitions('tx', producerId, producerEpoch, [{ topic: 'b', partition: 0 }, { topic: 'a', partition: 1 }])).toBe(ErrorCode.NONE)
