@@ -39,6 +39,8 @@ export interface TransactionCoordinatorOptions {
 
 /** How long InitProducerId waits for a fenced transaction's abort before answering CONCURRENT_TRANSACTIONS. */
 const INIT_WAIT_MS = 5000
+/** How long AddPartitionsToTxn waits for the previous transaction's markers before answering CONCURRENT_TRANSACTIONS. */
+const ADD_PARTITIONS_WAIT_MS = 1000
 const MARKER_RETRY_MIN_MS = 50
 const MARKER_RETRY_MAX_MS = 2000
 
@@ -125,8 +127,16 @@ export class TransactionCoordinator {
 
   /** AddPartitionsToTxn (and AddOffsetsToTxn with the group's __consumer_offsets partition). */
   async addPartitions(transactionalId: string, producerId: number, producerEpoch: number, partitions: readonly TopicPartitionRef[]): Promise<ErrorCode> {
+    const partition = this.partitionFor(transactionalId)
     try {
-      return await this.runtime.write(this.partitionFor(transactionalId), 'add-partitions', (s) => s.addPartitions(transactionalId, producerId, producerEpoch, partitions))
+      let code = await this.runtime.write(partition, 'add-partitions', (s) => s.addPartitions(transactionalId, producerId, producerEpoch, partitions))
+      // The producer's previous transaction is still writing its markers (EndTxn answers before them):
+      // rather than send the client into its retry backoff, wait a little for them and try again.
+      const pending = this.#completions.get(transactionalId)
+      if (code === ErrorCode.CONCURRENT_TRANSACTIONS && pending !== undefined && (await this.#within(pending, ADD_PARTITIONS_WAIT_MS))) {
+        code = await this.runtime.write(partition, 'add-partitions', (s) => s.addPartitions(transactionalId, producerId, producerEpoch, partitions))
+      }
+      return code
     } catch (err) {
       return this.codeOf(err, 'add-partitions')
     }
