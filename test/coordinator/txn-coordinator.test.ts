@@ -106,7 +106,7 @@ describe('TransactionCoordinator', () => {
   })
 
   it('commit: Ongoing -> PrepareCommit -> markers on every partition -> CompleteCommit', async () => {
-    const { coordinator, markers, writer } = await setup()
+    const { coordinator, markers, writer, clock } = await setup()
     const { producerId, producerEpoch } = await coordinator.initProducerId('tx', 60000, null)
     expect(await coordinator.addPartitions('tx', producerId, producerEpoch, [{ topic: 'a', partition: 0 }, { topic: 'a', partition: 1 }])).toBe(ErrorCode.NONE)
     expect(await coordinator.addPartitions('tx', producerId, producerEpoch, [{ topic: 'b', partition: 0 }, { topic: 'a', partition: 1 }])).toBe(ErrorCode.NONE)
@@ -117,7 +117,12 @@ describe('TransactionCoordinator', () => {
     expect((await coordinator.endTxn('tx', producerId, producerEpoch, true)).errorCode).toBe(ErrorCode.NONE)
     expect(await coordinator.status('tx')).toBe(TxnStatus.PrepareCommit)
     // While markers are written the next transaction must wait.
-    expect(await coordinator.addPartitions('tx', producerId, producerEpoch, [{ topic: 'a', partition: 0 }])).toBe(ErrorCode.CONCURRENT_TRANSACTIONS)
+    // (AddPartitionsToTxn first waits up to a second for the markers)
+    const add = coordinator.addPartitions('tx', producerId, producerEpoch, [{ topic: 'a', partition: 0 }])
+    await coordinator.runtime.idle()
+    await new Promise((r) => setImmediate(r))
+    clock.advance(1000)
+    expect(await add).toBe(ErrorCode.CONCURRENT_TRANSACTIONS)
     expect((await coordinator.endTxn('tx', producerId, producerEpoch, true)).errorCode).toBe(ErrorCode.CONCURRENT_TRANSACTIONS)
     markers.hold = null
     coordinator.close()
