@@ -3,7 +3,6 @@
 // - startBroker(): a whole Kafka-protocol broker;
 // - record batch helpers to build and decode Kafka RecordBatch v2 bytes.
 // See README.md ("Library API") for a runnable example.
-import { readSync } from 'node:fs'
 import { native } from './addon/index.js'
 import { loadBrokerConfig } from './config/broker-config.js'
 import type { Logger } from './observability/logger.js'
@@ -11,7 +10,7 @@ import { buildRecordBatch, type BuildBatchOptions, type RecordInput } from './pr
 import { Broker } from './server/broker.js'
 import { ShardRouter, type ShardRouterOptions } from './shard/router.js'
 import { DEFAULT_LOG_CONFIG } from './storage/config.js'
-import type { FileRegion, LogConfig } from './storage/types.js'
+import type { LogConfig } from './storage/types.js'
 
 export { native, socketFd } from './addon/index.js'
 export type { NativeBinding, NativeIndexFile } from './addon/types.js'
@@ -22,6 +21,7 @@ export { decodeRecords, iterateBatches, type DecodedRecord, type RecordInput, ty
 export { Broker, type BrokerEndpoint, type StartBrokerOptions } from './server/broker.js'
 export { ShardRouter, type Outcome, type ShardRouterOptions, type ShardReadResult } from './shard/index.js'
 export { DEFAULT_LOG_CONFIG, LogManager, PartitionLog, validateTopicName } from './storage/index.js'
+export { readRegions } from './storage/regions.js'
 export type * from './storage/types.js'
 
 export interface OpenLogOptions {
@@ -54,22 +54,6 @@ export function createRecordBatch(records: readonly RecordInput[], opts: BuildBa
   return buildRecordBatch(records, (data, seed) => native.crc32c(data, seed), opts)
 }
 
-/** Copies the bytes of file regions (as returned by reads) into one Buffer. */
-export function readRegions(regions: readonly FileRegion[]): Buffer {
-  const total = regions.reduce((n, r) => n + r.length, 0)
-  const out = Buffer.allocUnsafe(total)
-  let at = 0
-  for (const r of regions) {
-    let done = 0
-    while (done < r.length) {
-      const n = readSync(r.fd, out, at + done, r.length - done, r.position + done)
-      if (n === 0) throw new Error(`file region ends early (fd ${r.fd}, position ${r.position + done})`)
-      done += n
-    }
-    at += r.length
-  }
-  return out
-}
 
 export interface StartBrokerInProcessOptions {
   /** A .properties file with Kafka's broker config names. */

@@ -10,34 +10,20 @@ import { GroupCoordinator } from '../coordinator/group/group-coordinator.js'
 import type { GroupCoordinatorConfig, TopicsView } from '../coordinator/group/types.js'
 import { systemClock } from '../coordinator/runtime/clock.js'
 import type { CoordinatorRecord, PartitionWriter, ReadChunk, StoredRecord, TransactionalAppend } from '../coordinator/runtime/partition-writer.js'
-import { readSync } from 'node:fs'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { BASE_SEQUENCE_OFFSET, CONTROL_MASK, COMPRESSION_MASK, PRODUCER_EPOCH_OFFSET, PRODUCER_ID_OFFSET, TRANSACTIONAL_MASK, iterateBatches, readInt64 } from '../protocol/records/batch.js'
 import { buildRecordBatch, decodeRecords } from '../protocol/records/builder.js'
 import type { ShardRouter } from '../shard/router.js'
-import type { FileRegion } from '../storage/types.js'
+import { readRegions } from '../storage/regions.js'
+import type { TopicRecord } from '../cluster/topic-store.js'
 import type { Broker } from './broker.js'
 import { partitionKey } from './fetch-purgatory.js'
+import { InternalTopicService, type InternalTopicSpec } from './internal-topic-service.js'
 import { LEADER_EPOCH } from './partition-checks.js'
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets'
 const READ_CHUNK_BYTES = 1 << 20
 
-function readRegionBytes(regions: readonly FileRegion[]): Buffer {
-  const total = regions.reduce((n, r) => n + r.length, 0)
-  const out = Buffer.allocUnsafe(total)
-  let at = 0
-  for (const r of regions) {
-    let done = 0
-    while (done < r.length) {
-      const n = readSync(r.fd, out, at + done, r.length - done, r.position + done)
-      if (n === 0) throw new Error(`file region ends early (fd ${r.fd}, position ${r.position + done})`)
-      done += n
-    }
-    at += r.length
-  }
-  return out
-}
 
 /** The coordinator's PartitionWriter over the partition shards of __consumer_offsets. */
 export class ShardPartitionWriter implements PartitionWriter {
@@ -72,7 +58,7 @@ export class ShardPartitionWriter implements PartitionWriter {
     const value = res.value
     let bytes: Buffer
     try {
-      bytes = readRegionBytes(value.regions)
+      bytes = readRegions(value.regions)
     } finally {
       if (value.leaseId !== 0) this.router.releaseLeases([{ shard: value.shard, leaseId: value.leaseId }])
     }
@@ -107,61 +93,23 @@ export class ShardPartitionWriter implements PartitionWriter {
 }
 
 /** Owns the broker's GroupCoordinator: created with __consumer_offsets on first use, closed on stop. */
-export class GroupService {
-  #starting: Promise<GroupCoordinator> | undefined
-  #coordinator: GroupCoordinator | undefined
-  #closed = false
-
-  constructor(private readonly broker: Broker) {}
-
-  /** At startup: if __consumer_offsets exists, start coordinating it now (replay in the background). */
-  startIfPresent(): void {
-    if (this.broker.topics.get(CONSUMER_OFFSETS_TOPIC) === undefined) return
-    this.coordinator().catch((err: unknown) => this.broker.log.error({ err: (err as Error)?.message }, 'cannot start the group coordinator'))
+export class GroupService extends InternalTopicService<GroupCoordinator> {
+  constructor(broker: Broker) {
+    super(broker, CONSUMER_OFFSETS_TOPIC)
   }
 
-  /** The coordinator, once __consumer_offsets exists (created now if needed). */
-  coordinator(): Promise<GroupCoordinator> {
-    if (this.#closed) return Promise.reject(new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'the broker is shutting down'))
-    if (this.#starting === undefined) {
-      this.#starting = this.#start()
-      // A failed start (the topic could not be created) is retried by the next request.
-      this.#starting.catch(() => {
-        this.#starting = undefined
-      })
+  protected topicSpec(): InternalTopicSpec {
+    const c = this.broker.config
+    return {
+      numPartitions: c.getInt('offsets.topic.num.partitions'),
+      replicationFactor: c.getInt('offsets.topic.replication.factor'),
+      configs: { 'cleanup.policy': 'compact', 'segment.bytes': String(c.getInt('offsets.topic.segment.bytes')) },
     }
-    return this.#starting
   }
 
-  /** The coordinator if it is running (for the library API and tests). */
-  get current(): GroupCoordinator | undefined {
-    return this.#coordinator
-  }
-
-  async #start(): Promise<GroupCoordinator> {
+  protected build(topic: TopicRecord): GroupCoordinator {
     const { broker } = this
-    let topic = broker.topics.get(CONSUMER_OFFSETS_TOPIC)
-    const created = topic === undefined
-    if (topic === undefined) {
-      try {
-        topic = await broker.topics.create({
-          name: CONSUMER_OFFSETS_TOPIC,
-          numPartitions: broker.config.getInt('offsets.topic.num.partitions'),
-          replicationFactor: broker.config.getInt('offsets.topic.replication.factor'),
-          configs: { 'cleanup.policy': 'compact', 'segment.bytes': String(broker.config.getInt('offsets.topic.segment.bytes')) },
-          validateOnly: false,
-        })
-      } catch (err) {
-        topic = broker.topics.get(CONSUMER_OFFSETS_TOPIC)
-        if (topic === undefined) {
-          broker.log.error({ err: (err as Error).message }, 'cannot create __consumer_offsets')
-          throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `cannot create ${CONSUMER_OFFSETS_TOPIC}: ${(err as Error).message}`)
-        }
-      }
-    }
-    if (this.#closed) throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'the broker is shutting down')
     const c = broker.config
-    // The topic's real partition count decides where groups live, whatever the config says now.
     const config: GroupCoordinatorConfig = {
       offsetsTopicPartitions: topic.partitions,
       offsetsRetentionMs: c.getInt('offsets.retention.minutes') * 60_000,
@@ -173,17 +121,7 @@ export class GroupService {
       offsetMetadataMaxBytes: c.getInt('offset.metadata.max.bytes'),
     }
     const writer = new ShardPartitionWriter(broker.router, CONSUMER_OFFSETS_TOPIC, (partition) => broker.purgatory.notify(partitionKey(CONSUMER_OFFSETS_TOPIC, partition)))
-    const coordinator = new GroupCoordinator({ config, writer, topics: brokerTopicsView(broker), clock: systemClock, log: broker.log })
-    this.#coordinator = coordinator
-    const loading = coordinator.loadAll().catch((err: unknown) => broker.log.error({ err: (err as Error)?.message }, 'loading __consumer_offsets failed'))
-    // A new topic is empty: wait for the (instant) load so the first request is served, not told to retry.
-    if (created) await loading
-    return coordinator
-  }
-
-  close(): void {
-    this.#closed = true
-    this.#coordinator?.close()
+    return new GroupCoordinator({ config, writer, topics: brokerTopicsView(broker), clock: systemClock, log: broker.log })
   }
 }
 

@@ -10,11 +10,13 @@
 import { systemClock } from '../coordinator/runtime/clock.js'
 import { TransactionCoordinator } from '../coordinator/transaction/txn-coordinator.js'
 import type { TransactionCoordinatorConfig, TxnMarkerItem, TxnMarkerWriter } from '../coordinator/transaction/types.js'
-import { ErrorCode, KafkaError } from '../domain/errors.js'
+import { ErrorCode } from '../domain/errors.js'
 import type { Broker } from './broker.js'
 import { partitionKey } from './fetch-purgatory.js'
 import { CONSUMER_OFFSETS_TOPIC, ShardPartitionWriter } from './groups.js'
+import { InternalTopicService, type InternalTopicSpec } from './internal-topic-service.js'
 import { LEADER_EPOCH } from './partition-checks.js'
+import type { TopicRecord } from '../cluster/topic-store.js'
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state'
 
@@ -56,60 +58,27 @@ class BrokerMarkerWriter implements TxnMarkerWriter {
 }
 
 /** Owns the broker's TransactionCoordinator: created with __transaction_state on first use, closed on stop. */
-export class TransactionService {
-  #starting: Promise<TransactionCoordinator> | undefined
-  #coordinator: TransactionCoordinator | undefined
-  #closed = false
-
-  constructor(private readonly broker: Broker) {}
-
-  startIfPresent(): void {
-    if (this.broker.topics.get(TRANSACTION_STATE_TOPIC) === undefined) return
-    this.coordinator().catch((err: unknown) => this.broker.log.error({ err: (err as Error)?.message }, 'cannot start the transaction coordinator'))
+export class TransactionService extends InternalTopicService<TransactionCoordinator> {
+  constructor(broker: Broker) {
+    super(broker, TRANSACTION_STATE_TOPIC)
   }
 
-  coordinator(): Promise<TransactionCoordinator> {
-    if (this.#closed) return Promise.reject(new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'the broker is shutting down'))
-    if (this.#starting === undefined) {
-      this.#starting = this.#start()
-      this.#starting.catch(() => {
-        this.#starting = undefined
-      })
+  protected topicSpec(): InternalTopicSpec {
+    const c = this.broker.config
+    return {
+      numPartitions: c.getInt('transaction.state.log.num.partitions'),
+      replicationFactor: c.getInt('transaction.state.log.replication.factor'),
+      configs: {
+        'cleanup.policy': 'compact',
+        'segment.bytes': String(c.getInt('transaction.state.log.segment.bytes')),
+        'min.insync.replicas': String(c.getInt('transaction.state.log.min.isr')),
+      },
     }
-    return this.#starting
   }
 
-  get current(): TransactionCoordinator | undefined {
-    return this.#coordinator
-  }
-
-  async #start(): Promise<TransactionCoordinator> {
+  protected build(topic: TopicRecord): TransactionCoordinator {
     const { broker } = this
     const c = broker.config
-    let topic = broker.topics.get(TRANSACTION_STATE_TOPIC)
-    const created = topic === undefined
-    if (topic === undefined) {
-      try {
-        topic = await broker.topics.create({
-          name: TRANSACTION_STATE_TOPIC,
-          numPartitions: c.getInt('transaction.state.log.num.partitions'),
-          replicationFactor: c.getInt('transaction.state.log.replication.factor'),
-          configs: {
-            'cleanup.policy': 'compact',
-            'segment.bytes': String(c.getInt('transaction.state.log.segment.bytes')),
-            'min.insync.replicas': String(c.getInt('transaction.state.log.min.isr')),
-          },
-          validateOnly: false,
-        })
-      } catch (err) {
-        topic = broker.topics.get(TRANSACTION_STATE_TOPIC)
-        if (topic === undefined) {
-          broker.log.error({ err: (err as Error).message }, `cannot create ${TRANSACTION_STATE_TOPIC}`)
-          throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `cannot create ${TRANSACTION_STATE_TOPIC}: ${(err as Error).message}`)
-        }
-      }
-    }
-    if (this.#closed) throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'the broker is shutting down')
     const config: TransactionCoordinatorConfig = {
       transactionStatePartitions: topic.partitions,
       maxTimeoutMs: c.getInt('transaction.max.timeout.ms'),
@@ -119,15 +88,6 @@ export class TransactionService {
       coordinatorEpoch: LEADER_EPOCH,
     }
     const writer = new ShardPartitionWriter(broker.router, TRANSACTION_STATE_TOPIC, (partition) => broker.purgatory.notify(partitionKey(TRANSACTION_STATE_TOPIC, partition)))
-    const coordinator = new TransactionCoordinator({ config, writer, markers: new BrokerMarkerWriter(broker), producerIds: broker.producerIds, clock: systemClock, log: broker.log })
-    this.#coordinator = coordinator
-    const loading = coordinator.loadAll().catch((err: unknown) => broker.log.error({ err: (err as Error)?.message }, `loading ${TRANSACTION_STATE_TOPIC} failed`))
-    if (created) await loading
-    return coordinator
-  }
-
-  close(): void {
-    this.#closed = true
-    this.#coordinator?.close()
+    return new TransactionCoordinator({ config, writer, markers: new BrokerMarkerWriter(broker), producerIds: broker.producerIds, clock: systemClock, log: broker.log })
   }
 }
