@@ -20,6 +20,7 @@
 // the kernel, so bytes leave in order and record data never enters the JS heap.
 import type { Socket } from 'node:net'
 import { native, socketFd } from '../addon/index.js'
+import { donateBuffer } from '../shard/router.js'
 import type { Logger } from '../observability/logger.js'
 
 export interface FileRegionChunk {
@@ -147,7 +148,10 @@ export class Connection {
       this.buffered -= n
       return out
     }
+    // A frame assembled from several reads gets a buffer of its own, which nothing else views: its
+    // record batches can then move to a shard thread without another copy (see donateBuffer).
     const out = Buffer.allocUnsafeSlow(n)
+    donateBuffer(out.buffer)
     let filled = 0
     while (filled < n) {
       const chunk = this.chunks[0]!
@@ -164,10 +168,12 @@ export class Connection {
   private dispatch(frame: Buffer): void {
     const slot: Slot = { done: false, response: null }
     this.slots.push(slot)
-    this.inFlightBytes += frame.length
+    // The size is kept apart: a produce's frame may be handed to a shard thread (detached) meanwhile.
+    const size = frame.length
+    this.inFlightBytes += size
     this.updateBackpressure()
     const finish = (response: Response | null): void => {
-      this.inFlightBytes -= frame.length
+      this.inFlightBytes -= size
       slot.done = true
       slot.response = response
       if (this.closed) {

@@ -167,6 +167,19 @@ function defaultWorkerFile(): string {
   return join(dirname(here), 'worker.js')
 }
 
+// ArrayBuffers whose owner gave them up to the router (e.g. a request frame the connection allocated for
+// that request alone): views of them may be appended, and the whole ArrayBuffer is transferred to the
+// shard when every pending append viewing it goes to that one shard, which saves copying the records.
+const donatedBuffers = new WeakSet<ArrayBufferLike>()
+
+/**
+ * Gives up a whole ArrayBuffer to the router: after the appends that view it are queued, the caller must
+ * not read it again (it may be detached by a transfer to a worker thread).
+ */
+export function donateBuffer(buffer: ArrayBufferLike): void {
+  if (buffer instanceof ArrayBuffer && buffer.byteLength > Buffer.poolSize) donatedBuffers.add(buffer)
+}
+
 /** A Buffer may be transferred only when it is the sole view of an ArrayBuffer that is not Node's pool. */
 function exclusivelyOwned(buf: Uint8Array): boolean {
   const ab = buf.buffer
@@ -440,11 +453,20 @@ export class ShardRouter {
       this.#queues[shard] = []
       return q
     })
-    // Count how many pending appends share each ArrayBuffer: only a sole owner may be transferred.
+    // Count how many pending appends share each ArrayBuffer, and for which shards: only a sole owner, or a
+    // donated buffer all of whose appends go to one shard, may be transferred.
     const owners = new Map<ArrayBufferLike, number>()
+    const shardsOf = new Map<ArrayBufferLike, Set<number>>()
     for (const [shard, batch] of batches.entries()) {
       if (this.#shards[shard]!.inline) continue
-      for (const p of batch) if (p.op.op === 'append') owners.set(p.op.records.buffer, (owners.get(p.op.records.buffer) ?? 0) + 1)
+      for (const p of batch) {
+        if (p.op.op !== 'append') continue
+        const ab = p.op.records.buffer
+        owners.set(ab, (owners.get(ab) ?? 0) + 1)
+        let set = shardsOf.get(ab)
+        if (set === undefined) shardsOf.set(ab, (set = new Set()))
+        set.add(shard)
+      }
     }
     for (const [shard, batch] of batches.entries()) {
       if (batch.length === 0) continue
@@ -455,6 +477,11 @@ export class ShardRouter {
         const records = p.op.records
         if (exclusivelyOwned(records) && owners.get(records.buffer) === 1) {
           transferList.push(records.buffer as ArrayBuffer)
+          return p.op
+        }
+        const ab = records.buffer
+        if (donatedBuffers.has(ab) && shardsOf.get(ab)!.size === 1) {
+          if (!transferList.includes(ab as ArrayBuffer)) transferList.push(ab as ArrayBuffer)
           return p.op
         }
         // Structured clone would copy the whole underlying ArrayBuffer (a pool slab or a request frame);
