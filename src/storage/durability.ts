@@ -1,6 +1,6 @@
 // fsync off the JS thread (the native addon runs it on the libuv pool) and atomic small-file writes.
 
-import { closeSync, openSync, renameSync, writeSync, constants } from 'node:fs'
+import { closeSync, fstatSync, openSync, readSync, renameSync, writeSync, constants } from 'node:fs'
 import { dirname } from 'node:path'
 import { native } from '../addon/index.js'
 
@@ -39,4 +39,31 @@ export async function writeFileAtomic(path: string, data: string | Buffer): Prom
   }
   renameSync(tmp, path)
   await fsyncDir(dirname(path))
+}
+
+/**
+ * The whole content of a small state file (producer snapshot, .txnindex), or null when it is missing,
+ * larger than maxBytes or shorter than its stated size; callers treat null as "rebuild from the log".
+ */
+export function readWholeFile(path: string, maxBytes: number): Buffer | null {
+  let fd: number
+  try {
+    fd = openSync(path, 'r')
+  } catch {
+    return null
+  }
+  try {
+    const size = fstatSync(fd).size
+    if (size > maxBytes) return null
+    const buf = Buffer.allocUnsafe(size)
+    let done = 0
+    while (done < size) {
+      const n = readSync(fd, buf, done, size - done, done)
+      if (n === 0) return null
+      done += n
+    }
+    return buf
+  } finally {
+    closeSync(fd)
+  }
 }

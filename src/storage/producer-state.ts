@@ -49,7 +49,7 @@
 // offset to rebuild, and the replay reports every ABORT marker from there (txn-index.ts). Producers whose last write is older than producer.id.expiration.ms are dropped
 // on load and by the shard's expiration timer.
 
-import { closeSync, fstatSync, openSync, readdirSync, readSync, rmSync } from 'node:fs'
+import { readdirSync, readSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { native } from '../addon/index.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
@@ -69,7 +69,7 @@ import {
   readInt64,
   writeInt64,
 } from '../protocol/records/batch.js'
-import { writeFileAtomic } from './durability.js'
+import { readWholeFile, writeFileAtomic } from './durability.js'
 import type { AbortedTxnEntry } from './txn-index.js'
 import { CONTROL_RECORD_PEEK_BYTES, CONTROL_TYPE_ABORT, CONTROL_TYPE_COMMIT, parseControlRecord } from './txn-marker.js'
 
@@ -683,25 +683,7 @@ function walkProducerBatches(seg: ReplaySegment, start: number, end: number, vis
 }
 
 function readSnapshot(path: string): ProducerStateEntry[] | null {
-  let fd: number
-  try {
-    fd = openSync(path, 'r')
-  } catch {
-    return null
-  }
-  try {
-    const size = fstatSync(fd).size
-    if (size > MAX_SNAPSHOT_BYTES) return null
-    const buf = Buffer.allocUnsafe(size)
-    let done = 0
-    while (done < size) {
-      const n = readSync(fd, buf, done, size - done, done)
-      if (n === 0) return null
-      done += n
-    }
-    return decodeSnapshot(buf)
-  } finally {
-    closeSync(fd)
-  }
+  const buf = readWholeFile(path, MAX_SNAPSHOT_BYTES)
+  return buf === null ? null : decodeSnapshot(buf)
 }
 

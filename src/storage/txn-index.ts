@@ -18,11 +18,11 @@
 // Memory: every entry of the partition stays in memory (one small object per aborted transaction),
 // sorted by lastOffset; a Fetch binary-searches it.
 
-import { closeSync, constants, fstatSync, openSync, readSync, readdirSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, constants, openSync, readdirSync, rmSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { readInt64, writeInt64 } from '../protocol/records/batch.js'
 import type { AbortedTransaction } from './types.js'
-import { fsyncFd } from './durability.js'
+import { fsyncFd, readWholeFile } from './durability.js'
 
 export const TXN_INDEX_SUFFIX = '.txnindex'
 export const TXN_INDEX_ENTRY_BYTES = 34
@@ -80,28 +80,6 @@ export function decodeTxnIndex(buf: Buffer): AbortedTxnEntry[] | null {
   return out
 }
 
-function readWhole(path: string): Buffer | null {
-  let fd: number
-  try {
-    fd = openSync(path, 'r')
-  } catch {
-    return null
-  }
-  try {
-    const size = fstatSync(fd).size
-    if (size > MAX_FILE_BYTES) return null
-    const buf = Buffer.allocUnsafe(size)
-    let done = 0
-    while (done < size) {
-      const n = readSync(fd, buf, done, size - done, done)
-      if (n === 0) return null
-      done += n
-    }
-    return buf
-  } finally {
-    closeSync(fd)
-  }
-}
 
 /** The .txnindex files of one partition directory and their entries in memory. */
 export class TransactionIndex {
@@ -130,7 +108,7 @@ export class TransactionIndex {
     for (const name of readdirSync(dir)) {
       const base = parseTxnIndexFileName(name)
       if (base === null) continue
-      const bytes = readWhole(join(dir, name))
+      const bytes = readWholeFile(join(dir, name), MAX_FILE_BYTES)
       out.push({ base, valid: bytes !== null && decodeTxnIndex(bytes) !== null })
     }
     return out.sort((a, b) => a.base - b.base)
@@ -149,7 +127,7 @@ export class TransactionIndex {
         rmSync(path, { force: true })
         continue
       }
-      const bytes = readWhole(path)
+      const bytes = readWholeFile(path, MAX_FILE_BYTES)
       const decoded = bytes === null ? null : decodeTxnIndex(bytes)
       if (decoded === null) {
         rmSync(path, { force: true })
