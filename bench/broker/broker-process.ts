@@ -4,11 +4,13 @@
 // from spawn to the ready log line (the start-time workload).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
+import { freePort } from '../../test/harness/broker.js'
+
+export { freePort }
 
 /** The repository root (dist/bench/broker/ is three levels below it). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
@@ -19,18 +21,6 @@ export function benchDir(tag: string, parent = tmpdir()): string {
   return mkdtempSync(join(parent, `skein-bench-${tag}-`))
 }
 
-/** A TCP port that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen({ host: '127.0.0.1', port: 0 }, () => {
-      const addr = srv.address()
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0
-      srv.close(() => resolvePort(port))
-    })
-  })
-}
 
 export interface BrokerOptions {
   dataDir: string
