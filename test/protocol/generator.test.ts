@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { emitAll } from '../../scripts/gen-protocol/emit.js'
 import { generate } from '../../scripts/gen-protocol/main.js'
 import { apiModuleFile, kebabCase, loadModel, parseMessage, parseVersions, stripComments } from '../../scripts/gen-protocol/model.js'
-import { REPO, SPEC_DIR, model } from './samples.js'
+import { HAVE_SPECS, REPO, SPEC_DIR, model } from './samples.js'
 
 describe('spec model', () => {
   it('parses version ranges', () => {
@@ -55,7 +55,7 @@ describe('spec model', () => {
     expect(bad('{ "name": "A", "type": "int32", "versions": "0+", "tag": 1 }')).toThrow(/tag/)
   })
 
-  it('names modules by key and kebab-case name', () => {
+  it.skipIf(!HAVE_SPECS)('names modules by key and kebab-case name', () => {
     expect(kebabCase('DescribeCluster')).toBe('describe-cluster')
     expect(kebabCase('ApiVersions')).toBe('api-versions')
     const m = model()
@@ -65,7 +65,7 @@ describe('spec model', () => {
     expect(m.data.map((d) => d.name).sort()).toEqual(['ConsumerProtocolAssignment', 'ConsumerProtocolSubscription', 'ControlRecordType', 'EndTxnMarker', 'LeaderChangeMessage'])
   })
 
-  it('renames structs defined by both request and response with a Request/Response prefix', () => {
+  it.skipIf(!HAVE_SPECS)('renames structs defined by both request and response with a Request/Response prefix', () => {
     const api = model().apis.find((a) => a.name === 'AlterClientQuotas')!
     expect(api.request.structs.map((s) => s.tsName)).toContain('RequestEntityData')
     expect(api.response.structs.map((s) => s.tsName)).toContain('ResponseEntityData')
@@ -73,7 +73,7 @@ describe('spec model', () => {
     expect(api.request.structs.map((s) => s.tsName)).toContain('OpData')
   })
 
-  it('resolves commonStructs', () => {
+  it.skipIf(!HAVE_SPECS)('resolves commonStructs', () => {
     const lcm = model().data.find((d) => d.name === 'LeaderChangeMessage')!
     const voters = lcm.root.fields.find((f) => f.name === 'Voters')!
     const granting = lcm.root.fields.find((f) => f.name === 'GrantingVoters')!
@@ -82,7 +82,7 @@ describe('spec model', () => {
   })
 })
 
-describe('generator output', () => {
+describe.skipIf(!HAVE_SPECS)('generator output', () => {
   it('is deterministic and matches the committed files', () => {
     const a = emitAll(loadModel(SPEC_DIR))
     const b = emitAll(loadModel(SPEC_DIR))

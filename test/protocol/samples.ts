@@ -2,6 +2,7 @@
 // that differs from its default (so it is really written), arrays get 2 elements, nested structs
 // are filled, and flexible versions carry an unknown tagged field on every struct.
 
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { contains, isPresent, loadModel, type DefaultValue, type FieldSpec, type FieldType, type MessageSpec, type ProtocolModel, type StructSpec } from '../../scripts/gen-protocol/model.js'
@@ -10,8 +11,18 @@ import { ZERO_UUID } from '../../src/protocol/primitives/types.js'
 export const REPO = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..')
 export const SPEC_DIR = process.env['SKEIN_PROTOCOL_SPECS'] ?? join(REPO, '..', 'shared', 'kafka-protocol')
 
+/**
+ * Whether Kafka's JSON specs are here. The spec-driven protocol tests (generator output, round trips of
+ * every API and version, fuzzing, version rules) need them and are skipped, with this warning, where
+ * they are absent; the committed codecs themselves are still exercised by every broker and client test.
+ */
+export const HAVE_SPECS = existsSync(SPEC_DIR)
+if (!HAVE_SPECS) console.warn(`protocol specs not found at ${SPEC_DIR}: the spec-driven protocol tests are skipped (set SKEIN_PROTOCOL_SPECS)`)
+
 let cached: ProtocolModel | undefined
 export function model(): ProtocolModel {
+  // Without specs the suites that iterate over the model at collection time are skipped; they see none.
+  if (!HAVE_SPECS) return { apis: [], data: [], headers: [] }
   cached ??= loadModel(SPEC_DIR)
   return cached
 }

@@ -10,10 +10,10 @@ import { ProtocolDecodeError, ProtocolEncodeError } from '../../src/protocol/pri
 import { Reader } from '../../src/protocol/primitives/reader.js'
 import { Writer } from '../../src/protocol/primitives/writer.js'
 import { apiCodecs } from './codecs.js'
-import { defaultValue, model, sample, versionsOf } from './samples.js'
+import { defaultValue, HAVE_SPECS, model, sample, versionsOf } from './samples.js'
 
 describe('fields absent from a version', () => {
-  it('throw on a non-default value unless ignorable, for every top-level field of every API', async () => {
+  it.skipIf(!HAVE_SPECS)('throw on a non-default value unless ignorable, for every top-level field of every API', async () => {
     let throwing = 0
     let dropped = 0
     for (const api of model().apis) {
