@@ -7,7 +7,8 @@
         "native/src/crc32c.cc",
         "native/src/mmap-index.cc",
         "native/src/sendfile.cc",
-        "native/src/fsync.cc"
+        "native/src/fsync.cc",
+        "native/src/file-lock.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "crc32c.h"
+#include "file-lock.h"
 #include "fsync.h"
 #include "mmap-index.h"
 #include "sendfile.h"
@@ -25,6 +26,7 @@ class SkeinNative : public Napi::Addon<SkeinNative> {
                              InstanceMethod<&SkeinNative::OpenIndex>("openIndex"),
                              InstanceMethod<&SkeinNative::Sendfile>("sendfile"),
                              InstanceMethod<&SkeinNative::Fsync>("fsync"),
+                             InstanceMethod<&SkeinNative::LockFile>("lockFile"),
                          });
   }
 
@@ -82,6 +84,10 @@ class SkeinNative : public Napi::Addon<SkeinNative> {
 
   Napi::Value Fsync(const Napi::CallbackInfo& info) {
     return skein::Fsync(info);
+  }
+
+  Napi::Value LockFile(const Napi::CallbackInfo& info) {
+    return skein::LockFile(info);
   }
 
   const bool hardwareCrc_;

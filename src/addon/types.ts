@@ -60,4 +60,10 @@ export interface NativeBinding {
   ): void
   /** fsync (dataOnly=false) or fdatasync (dataOnly=true) on the libuv thread pool. */
   fsync(fd: number, dataOnly: boolean, callback: (err: Error | null) => void): void
+  /**
+   * Opens (creating) path and takes an exclusive non-blocking flock on it; returns the fd, which holds the
+   * lock until it is closed or the process exits. Throws an Error with code EWOULDBLOCK (EAGAIN) when
+   * another process holds the lock.
+   */
+  lockFile(path: string): number
 }

@@ -18,7 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Piscina } from 'piscina'
 import { ErrorCode, errorName } from '../domain/errors.js'
 import { createLogger, type Logger } from '../observability/logger.js'
-import { readAndClearCleanShutdownMarker, writeCleanShutdownMarker } from '../storage/index.js'
+import { lockDataDir, readAndClearCleanShutdownMarker, unlockDataDir, writeCleanShutdownMarker } from '../storage/index.js'
 import type { AppendResult, IsolationLevel, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, ReadResult, TopicPartition } from '../storage/types.js'
 import type { CleanResult } from '../storage/cleaner/index.js'
 import { ShardExecutor } from './executor.js'
@@ -201,6 +201,7 @@ export class ShardRouter {
   #flushScheduled = false
   #closed = false
   #closing: Promise<void> | undefined
+  #lockFd = -1
 
   private constructor(dataDir: string, ioThreads: number, shards: ShardBackend[], logger: Logger) {
     this.dataDir = dataDir
@@ -219,6 +220,20 @@ export class ShardRouter {
     if (!Number.isInteger(opts.ioThreads) || opts.ioThreads < 0) throw new RangeError(`ioThreads must be an integer >= 0, got ${opts.ioThreads}`)
     const dataDir = resolve(opts.dataDir)
     mkdirSync(dataDir, { recursive: true })
+    // One owner per data directory, as Kafka's `.lock`: a second broker (or library user) on the same
+    // directory stops here, before it recovers partitions or touches the clean-shutdown marker.
+    const lockFd = lockDataDir(dataDir)
+    try {
+      const router = await ShardRouter.#open(opts, dataDir)
+      router.#lockFd = lockFd
+      return router
+    } catch (err) {
+      unlockDataDir(lockFd)
+      throw err
+    }
+  }
+
+  static async #open(opts: ShardRouterOptions, dataDir: string): Promise<ShardRouter> {
     const logger = opts.logger ?? createLogger()
     const cleanShutdown = readAndClearCleanShutdownMarker(dataDir)
     const retentionCheckIntervalMs = opts.retentionCheckIntervalMs ?? 300_000
@@ -403,12 +418,17 @@ export class ShardRouter {
   }
 
   async #close(): Promise<void> {
-    const results = await Promise.all(this.#shards.map((_, shard) => this.#send({ op: 'close' }, shard)))
-    this.#closed = true
-    await Promise.allSettled(this.#shards.map((s) => s.destroy()))
-    const failed = results.filter((r): r is Extract<OpResult, { ok: false }> => !r.ok)
-    if (failed.length > 0) throw new Error(`shards did not close cleanly: ${failed.map((f) => f.message).join('; ')}`)
-    writeCleanShutdownMarker(this.dataDir)
+    try {
+      const results = await Promise.all(this.#shards.map((_, shard) => this.#send({ op: 'close' }, shard)))
+      this.#closed = true
+      await Promise.allSettled(this.#shards.map((s) => s.destroy()))
+      const failed = results.filter((r): r is Extract<OpResult, { ok: false }> => !r.ok)
+      if (failed.length > 0) throw new Error(`shards did not close cleanly: ${failed.map((f) => f.message).join('; ')}`)
+      writeCleanShutdownMarker(this.dataDir)
+    } finally {
+      unlockDataDir(this.#lockFd)
+      this.#lockFd = -1
+    }
   }
 
   async #each<I, T>(items: readonly I[], send: (item: I) => Promise<OpResult>): Promise<Outcome<T>[]> {

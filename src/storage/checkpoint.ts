@@ -14,9 +14,14 @@
 // directory after every partition was closed, and removed when the directory is opened again. If it is
 // absent on open, the previous run did not close its logs and every partition re-validates its segments
 // from its recovery point on.
+//
+// Directory lock: <dataDir>/.lock carries an exclusive flock held by the directory's owner for as long as
+// it has the directory open (Kafka's `.lock`). The file itself is empty and stays; the lock dies with the
+// owning process, so a crash leaves nothing stale.
 
 import { closeSync, existsSync, openSync, readFileSync, rmSync, constants } from 'node:fs'
 import { join } from 'node:path'
+import { native } from '../addon/index.js'
 import { fsyncDir, fsyncFd, writeFileAtomic } from './durability.js'
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint'
@@ -82,4 +87,23 @@ export async function writeCleanShutdownMarkerDurably(dataDir: string): Promise<
     closeSync(fd)
   }
   await fsyncDir(dataDir)
+}
+
+export const DATA_DIR_LOCK = '.lock'
+
+/** Takes the data directory's lock; throws a clear error when another process (or owner) holds it. */
+export function lockDataDir(dataDir: string): number {
+  try {
+    return native.lockFile(join(dataDir, DATA_DIR_LOCK))
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'EWOULDBLOCK' || code === 'EAGAIN') {
+      throw new Error(`data directory ${dataDir} is in use by another broker or log (${DATA_DIR_LOCK} is locked)`)
+    }
+    throw err
+  }
+}
+
+export function unlockDataDir(fd: number): void {
+  if (fd >= 0) closeSync(fd)
 }
