@@ -15,9 +15,10 @@
 // Recovery: partition directories on disk that this file does not list (a crash between creating
 // partitions and a later deletion, or a lost file) are adopted as topics with default configs by the
 // broker at startup rather than deleted, so no data is dropped silently.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomKafkaUuid } from '../config/meta-properties.js'
+import { writeFileAtomicSync } from '../storage/atomic-file.js'
 
 export interface TopicRecord {
   name: string
@@ -127,29 +128,7 @@ export class TopicStore {
 
   private persist(): void {
     const path = join(this.dir, FILE_NAME)
-    const tmp = `${path}.tmp`
     const body = JSON.stringify({ version: FORMAT_VERSION, topics: this.list(), brokerConfigs: this.brokerConfigs }, null, 2) + '\n'
-    writeAndSync(tmp, body)
-    renameSync(tmp, path)
-    syncDir(this.dir)
-  }
-}
-
-function writeAndSync(path: string, body: string): void {
-  const fd = openSync(path, 'w')
-  try {
-    writeFileSync(fd, body)
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-}
-
-export function syncDir(dir: string): void {
-  const fd = openSync(dir, 'r')
-  try {
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
+    writeFileAtomicSync(path, body)
   }
 }

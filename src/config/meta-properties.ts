@@ -11,8 +11,9 @@
 // (Kafka refuses to mix a log dir into another cluster or node).
 
 import { randomBytes } from 'node:crypto'
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { writeFileAtomicSync } from '../storage/atomic-file.js'
 import { formatProperties, parseProperties } from './properties.js'
 
 export const META_PROPERTIES = 'meta.properties'
@@ -54,19 +55,11 @@ export function readMetaProperties(logDir: string): MetaProperties | undefined {
 export function writeMetaProperties(logDir: string, meta: MetaProperties): void {
   mkdirSync(logDir, { recursive: true })
   const file = join(logDir, META_PROPERTIES)
-  const tmp = `${file}.tmp`
   const text = formatProperties(
     [['version', '1'], ['cluster.id', meta.clusterId], ['node.id', String(meta.nodeId)], ['directory.id', meta.directoryId]],
     ['', `Written by Skein at ${new Date().toISOString()}`],
   )
-  const fd = openSync(tmp, 'w')
-  try {
-    writeSync(fd, text)
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-  renameSync(tmp, file)
+  writeFileAtomicSync(file, text)
 }
 
 /**
