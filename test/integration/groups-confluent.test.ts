@@ -38,7 +38,13 @@ function member(group: string, topic: string, name: string, seen: Seen[]): Pytho
 
 /** The broker's committed offsets of a group, partition -> next offset. */
 async function committed(group: string): Promise<Map<number, number>> {
-  const res = await tb.broker.groups.current!.fetchOffsets(group, null)
+  // After a restart __consumer_offsets replays in the background: like a client, retry while the
+  // coordinator answers COORDINATOR_LOAD_IN_PROGRESS (14), within a bound.
+  let res = await tb.broker.groups.current!.fetchOffsets(group, null)
+  for (let i = 0; i < 100 && res.errorCode === 14; i++) {
+    await new Promise((r) => setTimeout(r, 50))
+    res = await tb.broker.groups.current!.fetchOffsets(group, null)
+  }
   expect(res.errorCode).toBe(0)
   return new Map(res.topics.flatMap((t) => t.partitions.map((p) => [p.partitionIndex, Number(p.committedOffset)] as [number, number])))
 }
