@@ -15,12 +15,18 @@
 // unwritten responses matters: a client that never reads would otherwise pile up responses (and the
 // segment leases of fetches, whose sendfile stalls without filling the socket's write buffer).
 //
+// Produce frames: a Produce request (API key 0, the frame's first int16) is copied once, when
+// complete, into shared memory from the frame pool (src/shard/frame-pool.ts): its record batches then
+// reach the shard threads without another copy, and the pool's pages are reused rather than faulted in
+// per request. The connection holds one pin on that memory until the request is finished; the router
+// holds its own for each append until the shard has answered. Other requests keep plain Buffers.
+//
 // Zero copy: a response is a list of chunks, Buffers and file regions. Buffers go through
 // socket.write; a file region is sent with the addon's sendfile once every earlier write has reached
 // the kernel, so bytes leave in order and record data never enters the JS heap.
 import type { Socket } from 'node:net'
 import { native, socketFd } from '../addon/index.js'
-import { donateBuffer } from '../shard/router.js'
+import { framePool, unpinFrame } from '../shard/frame-pool.js'
 import type { Logger } from '../observability/logger.js'
 
 export interface FileRegionChunk {
@@ -58,6 +64,8 @@ interface Slot {
 }
 
 let nextConnectionId = 1
+
+const PRODUCE_API_KEY = 0
 
 export class Connection {
   readonly id = nextConnectionId++
@@ -125,9 +133,10 @@ export class Connection {
         this.expected = size
       }
       if (this.buffered < this.expected) return
-      const frame = this.consume(this.expected)
+      const size = this.expected
       this.expected = -1
-      this.dispatch(frame)
+      if (size >= 2 && this.peekInt16() === PRODUCE_API_KEY) this.dispatch(this.consumeInto(framePool.acquire(size)), true)
+      else this.dispatch(this.consume(size), false)
     }
   }
 
@@ -136,6 +145,33 @@ export class Connection {
     if (first.length >= 4) return first.readInt32BE(0)
     const head = Buffer.concat(this.chunks, Math.min(this.buffered, 4))
     return head.readInt32BE(0)
+  }
+
+  private peekInt16(): number {
+    const first = this.chunks[0]!
+    if (first.length >= 2) return first.readInt16BE(0)
+    return Buffer.concat(this.chunks, 2).readInt16BE(0)
+  }
+
+  /** Moves the next out.length buffered bytes into out (the whole frame has arrived). */
+  private consumeInto(out: Buffer): Buffer {
+    const n = out.length
+    // Into shared memory, Buffer#copy (TypedArray#set) copies byte by byte when source and target are
+    // not equally aligned, which they mostly are not; Buffer#fill with a Buffer of exactly the span's
+    // length is one memcpy.
+    const shared = out.buffer instanceof SharedArrayBuffer
+    let filled = 0
+    while (filled < n) {
+      const chunk = this.chunks[0]!
+      const take = Math.min(chunk.length, n - filled)
+      if (shared) out.fill(take === chunk.length ? chunk : chunk.subarray(0, take), filled, filled + take)
+      else chunk.copy(out, filled, 0, take)
+      filled += take
+      if (take === chunk.length) this.chunks.shift()
+      else this.chunks[0] = chunk.subarray(take)
+    }
+    this.buffered -= n
+    return out
   }
 
   /** Takes n bytes off the front of the buffered chunks; a frame inside one chunk is not copied. */
@@ -148,31 +184,21 @@ export class Connection {
       this.buffered -= n
       return out
     }
-    // A frame assembled from several reads gets a buffer of its own, which nothing else views: its
-    // record batches can then move to a shard thread without another copy (see donateBuffer).
-    const out = Buffer.allocUnsafeSlow(n)
-    donateBuffer(out.buffer)
-    let filled = 0
-    while (filled < n) {
-      const chunk = this.chunks[0]!
-      const take = Math.min(chunk.length, n - filled)
-      chunk.copy(out, filled, 0, take)
-      filled += take
-      if (take === chunk.length) this.chunks.shift()
-      else this.chunks[0] = chunk.subarray(take)
-    }
-    this.buffered -= n
-    return out
+    // A frame assembled from several reads gets a buffer of its own.
+    return this.consumeInto(Buffer.allocUnsafe(n))
   }
 
-  private dispatch(frame: Buffer): void {
+  /** pooled: the frame is frame-pool memory whose pin this request holds until it is finished. */
+  private dispatch(frame: Buffer, pooled: boolean): void {
     const slot: Slot = { done: false, response: null }
     this.slots.push(slot)
-    // The size is kept apart: a produce's frame may be handed to a shard thread (detached) meanwhile.
     const size = frame.length
     this.inFlightBytes += size
     this.updateBackpressure()
     const finish = (response: Response | null): void => {
+      // The handler has settled: it no longer reads the frame, and every append it made has been
+      // answered (the router's own pins cover an append still running on a shard).
+      if (pooled) unpinFrame(frame)
       this.inFlightBytes -= size
       slot.done = true
       slot.response = response

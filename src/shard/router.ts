@@ -9,8 +9,11 @@
 // the exception, compact (a log cleaner pass that yields between slices), must not hold back the
 // appends and reads sent after it.
 //
-// Ownership of record buffers passes to the router on append: a Buffer that exclusively owns its
-// ArrayBuffer is transferred to the worker (the caller's Buffer becomes empty); any other is copied.
+// Ownership of record buffers passes to the router on append. Records in shared memory (a Produce
+// frame from the frame pool, see frame-pool.ts) cross to the worker as they are: the router pins their
+// slab until the shard has answered the append, so the memory is not reused while a shard reads it. A
+// Buffer that exclusively owns its ArrayBuffer is transferred to the worker (the caller's Buffer
+// becomes empty); any other is copied.
 
 import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
@@ -22,6 +25,7 @@ import { lockDataDir, readAndClearCleanShutdownMarker, unlockDataDir, writeClean
 import type { AppendResult, IsolationLevel, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, ReadResult, TopicPartition } from '../storage/types.js'
 import type { CleanResult } from '../storage/cleaner/index.js'
 import { ShardExecutor } from './executor.js'
+import { pinFrame, unpinFrame } from './frame-pool.js'
 import { shardOf } from './hash.js'
 import { DEFAULT_CLEANER_CONFIG, DEFAULT_PRODUCER_EXPIRATION, type ShardProducerExpiration } from './messages.js'
 import type { OpResult, ShardBatch, ShardCleanerConfig, ShardInfo, ShardOp, ShardReply, ShardWorkerData } from './messages.js'
@@ -167,19 +171,6 @@ function defaultWorkerFile(): string {
   return join(dirname(here), 'worker.js')
 }
 
-// ArrayBuffers whose owner gave them up to the router (e.g. a request frame the connection allocated for
-// that request alone): views of them may be appended, and the whole ArrayBuffer is transferred to the
-// shard when every pending append viewing it goes to that one shard, which saves copying the records.
-const donatedBuffers = new WeakSet<ArrayBufferLike>()
-
-/**
- * Gives up a whole ArrayBuffer to the router: after the appends that view it are queued, the caller must
- * not read it again (it may be detached by a transfer to a worker thread).
- */
-export function donateBuffer(buffer: ArrayBufferLike): void {
-  if (buffer instanceof ArrayBuffer && buffer.byteLength > Buffer.poolSize) donatedBuffers.add(buffer)
-}
-
 /** A Buffer may be transferred only when it is the sole view of an ArrayBuffer that is not Node's pool. */
 function exclusivelyOwned(buf: Uint8Array): boolean {
   const ab = buf.buffer
@@ -313,7 +304,23 @@ export class ShardRouter {
 
   /** Appends record batches. The router takes ownership of each `records` Buffer (see the file header). */
   append(items: readonly AppendItem[]): Promise<Outcome<AppendResult>[]> {
-    return this.#each(items, (i) => this.#sendFor(i, { op: 'append', topic: i.topic, partition: i.partition, records: i.records, leaderEpoch: i.leaderEpoch }))
+    return this.#each(items, (i) => {
+      const sent = this.#sendFor(i, { op: 'append', topic: i.topic, partition: i.partition, records: i.records, leaderEpoch: i.leaderEpoch })
+      // Frame-pool memory stays pinned until the shard has answered: whatever the caller does meanwhile
+      // (an acks=0 produce need not wait), the slab is not reused under the shard's reads and writes.
+      if (!pinFrame(i.records)) return sent
+      const records = i.records
+      return sent.then(
+        (r) => {
+          unpinFrame(records)
+          return r
+        },
+        (err: unknown) => {
+          unpinFrame(records)
+          throw err
+        },
+      )
+    })
   }
 
   /** Reads file regions; each non-empty result pins its segments until releaseLeases({shard, leaseId}). */
@@ -473,19 +480,15 @@ export class ShardRouter {
       this.#queues[shard] = []
       return q
     })
-    // Count how many pending appends share each ArrayBuffer, and for which shards: only a sole owner, or a
-    // donated buffer all of whose appends go to one shard, may be transferred.
+    // Count how many pending appends share each ArrayBuffer: only a sole owner may be transferred.
     const owners = new Map<ArrayBufferLike, number>()
-    const shardsOf = new Map<ArrayBufferLike, Set<number>>()
     for (const [shard, batch] of batches.entries()) {
       if (this.#shards[shard]!.inline) continue
       for (const p of batch) {
         if (p.op.op !== 'append') continue
         const ab = p.op.records.buffer
+        if (ab instanceof SharedArrayBuffer) continue
         owners.set(ab, (owners.get(ab) ?? 0) + 1)
-        let set = shardsOf.get(ab)
-        if (set === undefined) shardsOf.set(ab, (set = new Set()))
-        set.add(shard)
       }
     }
     for (const [shard, batch] of batches.entries()) {
@@ -495,13 +498,10 @@ export class ShardRouter {
       const ops = batch.map((p) => {
         if (backend.inline || p.op.op !== 'append') return p.op
         const records = p.op.records
+        // Shared memory: structured clone passes a view of it, not a copy (the caller keeps it alive).
+        if (records.buffer instanceof SharedArrayBuffer) return p.op
         if (exclusivelyOwned(records) && owners.get(records.buffer) === 1) {
           transferList.push(records.buffer as ArrayBuffer)
-          return p.op
-        }
-        const ab = records.buffer
-        if (donatedBuffers.has(ab) && shardsOf.get(ab)!.size === 1) {
-          if (!transferList.includes(ab as ArrayBuffer)) transferList.push(ab as ArrayBuffer)
           return p.op
         }
         // Structured clone would copy the whole underlying ArrayBuffer (a pool slab or a request frame);
