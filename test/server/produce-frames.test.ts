@@ -169,6 +169,42 @@ describe('produce frames in shared memory', () => {
     expect(framePool.stats().pinnedSlabs).toBe(0)
   })
 
+  it('holds no pool memory for partial produce frames, however many wait', async () => {
+    const before = framePool.stats()
+    // 40 connections each announce a 2 MiB produce request (the largest pooled size) and send 64 KiB of
+    // it: a partial frame holds only the bytes that arrived, as plain buffers; pool memory is taken
+    // only for a complete frame.
+    const stalled = await Promise.all(Array.from({ length: 40 }, () => RawClient.connect(tb.host, tb.port)))
+    for (const c of stalled) {
+      const head = Buffer.alloc(64 * 1024, 0x5a)
+      head.writeInt32BE(2 * 1024 * 1024, 0)
+      head.writeInt16BE(0, 4)
+      head.writeInt16BE(7, 6)
+      await c.write(head)
+    }
+    await new Promise((r) => setTimeout(r, 200))
+    expect(framePool.stats()).toMatchObject({ pinnedSlabs: 0, pooledFrames: before.pooledFrames, unpooledFrames: before.unpooledFrames })
+    // Meanwhile a complete produce request is served from the pool, its records intact.
+    const c = await RawClient.connect(tb.host, tb.port, 30000)
+    try {
+      const f = produceFrame(c, 77, 0, 1, 30)
+      const wait = c.waitFor(f.correlationId, 30000)
+      await c.write(f.bytes)
+      const res = decodeResponse(await wait, 0, 7, Produce.decodeProduceResponse)
+      const p5 = res.responses[0]!.partitionResponses[5]!
+      expect(p5.errorCode).toBe(0)
+      const data = await c.fetch(TOPIC, 5, Number(p5.baseOffset), { partitionMaxBytes: 1024 * 1024 })
+      const got = decodeAllRecords(recordsBuffer(data)).filter((r) => r.key?.toString().startsWith('c77-'))
+      expect(got.map((r) => r.value)).toEqual(f.sent[5]!.map((r) => r.value))
+      expect(framePool.stats().pooledFrames).toBe(before.pooledFrames + 1)
+    } finally {
+      c.close()
+    }
+    for (const s of stalled) s.close()
+    expect(framePool.stats().pinnedSlabs).toBe(0)
+    expect(framePool.stats().slabs).toBeLessThanOrEqual(8)
+  })
+
   it('closes the connection on a produce frame above socket.request.max.bytes without allocating for it', async () => {
     const before = framePool.stats()
     const c = await RawClient.connect(tb.host, tb.port)
