@@ -541,13 +541,13 @@ function resultsMarkdown(svgName: string): string {
     r.threads.length === 0
       ? ''
       : `\n## io.threads\n\nProduce throughput with io.threads ${r.threads.map((t) => `${t.ioThreads}: ${rate(t.recordsPerSec)}`).join(', ')}. ` +
-        `Fastest in this run: io.threads=${r.threads.reduce((a, b) => (b.recordsPerSec > a.recordsPerSec ? b : a)).ioThreads}. ` +
-        `The broker's default is os.availableParallelism() - 1, at least 1 (${Math.max(1, machine.cores - 1)} here). ` +
+        `Fastest in this run: io.threads=${r.threads.reduce((a, b) => (b.recordsPerSec > a.recordsPerSec ? b : a)).ioThreads}. The broker's default is os.availableParallelism() (${machine.cores} here). ` +
         'What each thread does: the main thread receives every request (socket reads, one copy of a Produce frame into shared memory, decode, ' +
         'responses) and is the busiest; a shard worker validates, writes and indexes the batches it is handed (views of that shared memory, no copy) ' +
         'and costs a fraction of that per record, plus a postMessage per shard per event-loop turn. Inline appends (0) use the least CPU per record ' +
-        'but put file writes, flushes, segment rolls and the log cleaner on the event loop; with 2 workers on 2 cores the threads compete for the ' +
-        'cores with the client. Differences under about 10%, and the order itself when the machine is busy, move between runs here.\n'
+        'but put file writes, flushes, segment rolls and the log cleaner on the event loop. Differences under about 10%, and the order itself when ' +
+        'the machine is busy, move between runs here; the default stays one worker per core because no setting won consistently, and io.threads=1 ' +
+        'showed a backlog of seconds in the end-to-end latency workload.\n'
   const load = loadavg()
   return `# Skein broker benchmark results
 

@@ -182,7 +182,7 @@ ${machineMarkdown(machine)}
 
 - The broker runs as \`node --cpu-prof --cpu-prof-dir=DIR dist/src/main.js --override listeners=... --override
   log.dirs=<fresh temp dir> --override auto.create.topics.enable=false --override log.cleaner.enable=false\`
-  (default io.threads = ${Math.max(1, machine.cores - 1)}: the main thread plus one shard worker per core but one; every thread writes its own
+  (default io.threads = ${machine.cores}: the main thread plus one shard worker per core; every thread writes its own
   .cpuprofile when the broker stops on SIGTERM). 1 ms sampling.
 - Workload: the produce workload of \`npm run bench:broker\`: topic \`perf\` with 6 partitions, ${records.toLocaleString('en-US')} records of
   100 bytes, acks=1; once with \`skein perf produce\` (its process also under \`--cpu-prof\`) and once with

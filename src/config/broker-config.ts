@@ -174,14 +174,10 @@ export class BrokerConfig {
     return dirs.map((d) => resolve(this.cwd, d))
   }
 
-  /**
-   * io.threads, defaulting to one shard worker per core but one, at least one: the main thread (network,
-   * protocol, the produce copy) is the busiest thread, and on 2 cores io.threads=1 used less CPU per
-   * produced record than 2 and was as fast or faster (see bench/RESULTS.md, io.threads).
-   */
+  /** io.threads, defaulting to os.availableParallelism(). */
   get ioThreads(): number {
     const v = this.get('io.threads')
-    return v === null ? Math.max(1, availableParallelism() - 1) : (v as number)
+    return v === null ? availableParallelism() : (v as number)
   }
 
   /** log.retention.ms > log.retention.minutes > log.retention.hours; -1 = unlimited. */

@@ -45,7 +45,7 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
 
   // Skein threads, and Kafka's thread pools accepted for compatibility
   def({ name: 'io.threads', type: 'int', default: null, dynamic: 'read-only', validator: between(0, 256), validValues: '[0,...,256]',
-    doc: 'Skein: number of partition worker threads (shards). Default: os.availableParallelism() - 1, at least 1 (the main thread, which serves every socket, keeps a core). 0 runs partitions inline on the main thread.' }),
+    doc: 'Skein: number of partition worker threads (shards). Default: os.availableParallelism(). 0 runs partitions inline on the main thread.' }),
   def({ name: 'num.io.threads', type: 'int', default: 8, dynamic: 'cluster-wide', ignored: true, validator: atLeast(1), validValues: '[1,...]',
     doc: 'Accepted for Kafka compatibility and ignored: Skein has no request handler pool; use io.threads for partition worker threads.' }),
   def({ name: 'num.network.threads', type: 'int', default: 3, dynamic: 'cluster-wide', ignored: true, validator: atLeast(1), validValues: '[1,...]',

@@ -46,7 +46,7 @@ describe('broker config defaults', () => {
     expect(c.getInt('group.initial.rebalance.delay.ms')).toBe(3000)
     expect(c.getBoolean('auto.create.topics.enable')).toBe(true)
     expect(c.getString('compression.type')).toBe('producer')
-    expect(c.ioThreads).toBe(Math.max(1, availableParallelism() - 1))
+    expect(c.ioThreads).toBe(availableParallelism())
     expect(c.clusterId).toBeNull()
   })
 
