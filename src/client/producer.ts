@@ -145,6 +145,8 @@ export class Producer {
   /** Partition queues by topic, indexed by partition; queueList holds them all in creation order. */
   private readonly queues = new Map<string, PartitionQueue[]>()
   private readonly queueList: PartitionQueue[] = []
+  private lastTopic: string | null = null
+  private lastQueues: PartitionQueue[] | undefined = undefined
   private readonly bufferPool: BatchBufferPool
   /** Per-record arrays of completed batches, for reuse; at most one pair per batch buffer.memory holds. */
   private readonly freeSlots: { ctxs: Float64Array; timestamps: Float64Array }[] = []
@@ -324,8 +326,11 @@ export class Producer {
   }
 
   private queueFor(topic: string, partition: number): PartitionQueue {
-    let list = this.queues.get(topic)
+    // Most appends go to the topic of the previous one: skip the map lookup then.
+    let list = topic === this.lastTopic ? this.lastQueues : this.queues.get(topic)
     if (list === undefined) this.queues.set(topic, (list = []))
+    this.lastTopic = topic
+    this.lastQueues = list
     let q = list[partition]
     if (q === undefined) {
       q = { topic, partition, open: null, ready: [] }
