@@ -12,7 +12,7 @@
 import { ApiKey } from '../protocol/api-keys.gen.js'
 import * as Produce from '../protocol/messages/00-produce.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
-import { Cluster, sleep, type ClientOptions, type TopicInfo } from './cluster.js'
+import { Cluster, sleep, type ClientOptions, type ClusterMetadata, type TopicInfo } from './cluster.js'
 import { ConnectionError, isRetriableError, TimeoutError } from './errors.js'
 import { Partitioner, type PartitionerName } from './partitioner.js'
 import { BatchBufferPool, COMPRESSION_CODECS, RecordBatchWriter, type CompressionName, type Header } from './records.js'
@@ -146,6 +146,9 @@ export class Producer {
   private readonly queues = new Map<string, PartitionQueue[]>()
   private readonly queueList: PartitionQueue[] = []
   private lastTopic: string | null = null
+  private lastInfoTopic: string | null = null
+  private lastInfoMeta: ClusterMetadata | null = null
+  private lastInfo: TopicInfo | null = null
   private lastQueues: PartitionQueue[] | undefined = undefined
   private readonly bufferPool: BatchBufferPool
   /** Per-record arrays of completed batches, for reuse; at most one pair per batch buffer.memory holds. */
@@ -245,8 +248,14 @@ export class Producer {
   }
 
   private loadedTopic(topic: string): TopicInfo {
-    const t = this.cluster.metadata.topics.get(topic)
+    // A metadata refresh replaces the whole ClusterMetadata object, so (object, topic) identifies the answer.
+    const meta = this.cluster.metadata
+    if (topic === this.lastInfoTopic && meta === this.lastInfoMeta) return this.lastInfo!
+    const t = meta.topics.get(topic)
     if (t === undefined || t.partitions.length === 0) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no metadata for topic '${topic}' (await topicInfo first)`)
+    this.lastInfoTopic = topic
+    this.lastInfoMeta = meta
+    this.lastInfo = t
     return t
   }
 
