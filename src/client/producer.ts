@@ -555,6 +555,8 @@ export class Producer {
   }
 
   private retryOrFail(b: Batch, err: Error): void {
+    // Already delivered (its buffer may be back in the pool): never send it again.
+    if (b.done) return
     const age = Date.now() - b.createdAt
     if (!this.closed && isRetriableError(err) && age < this.deliveryTimeoutMs) {
       b.attempts++
