@@ -160,6 +160,11 @@ export class Producer {
   private lingerTimer: NodeJS.Timeout | null = null
   private retryTimer: NodeJS.Timeout | null = null
   private draining = false
+  private drainQueued = false
+  private readonly queuedDrain = (): void => {
+    this.drainQueued = false
+    this.drain(false)
+  }
   private drainAgain = false
   private unfinished = 0
   private buffered = 0
@@ -398,7 +403,10 @@ export class Producer {
         this.drainAgain = true
         return
       }
-      queueMicrotask(() => this.drain(false))
+      // One queued drain serves every append of this turn (with linger.ms=0 each append asks for one).
+      if (this.drainQueued) return
+      this.drainQueued = true
+      queueMicrotask(this.queuedDrain)
       return
     }
     if (this.lingerTimer !== null) return
