@@ -1,6 +1,7 @@
 // Record batches on the client side. Producing: RecordBatchWriter encodes records one by one into a
 // buffer sized for batch.size (no per-record objects kept), then seals it into a RecordBatch v2, compressing
-// the records section when asked. Consuming: decodeFetchedRecords walks the batches of a Fetch answer,
+// the records section when asked; the buffers come from a BatchBufferPool and go back to it once nothing
+// reads them. Consuming: decodeFetchedRecords walks the batches of a Fetch answer,
 // checks CRCs, inflates compressed batches (bounded), skips control batches and, for read_committed,
 // the records of aborted transactions.
 import { native } from '../addon/index.js'
