@@ -38,6 +38,11 @@ export interface SendOptions {
   extraTimeoutMs?: number
   /** Overrides the negotiated version. */
   version?: number
+  /**
+   * Called once when the socket no longer reads the request's buffers: its write finished or failed, or
+   * it was never written (the request failed first). Lets a caller reuse those buffers.
+   */
+  onWritten?: () => void
 }
 
 export const CLIENT_SOFTWARE_NAME = 'skein'
@@ -158,7 +163,10 @@ export class BrokerConnection {
    * at once (pipelined); responses come back in order.
    */
   send<Res>(apiKey: number, encode: (w: Writer, version: number) => void, decode: (r: Reader, version: number) => Res, opts: SendOptions = {}): Promise<Res> {
-    if (this.closedError !== null) return Promise.reject(this.closedError)
+    if (this.closedError !== null) {
+      opts.onWritten?.()
+      return Promise.reject(this.closedError)
+    }
     let version: number
     let frame: (Buffer | { fd: number })[]
     const correlationId = this.nextCorrelationId
@@ -167,6 +175,7 @@ export class BrokerConnection {
       version = opts.version ?? this.version(apiKey)
       frame = this.encodeFrame(apiKey, version, correlationId, encode)
     } catch (err) {
+      opts.onWritten?.()
       return Promise.reject(err)
     }
     return new Promise<Res>((resolve, reject) => {
@@ -178,22 +187,26 @@ export class BrokerConnection {
         this.fail(err)
       }, timeoutMs)
       this.pending.set(correlationId, { apiKey, version, decode, resolve: resolve as (v: unknown) => void, reject, timer })
-      this.writeChunks(frame as Buffer[])
+      this.writeChunks(frame as Buffer[], opts.onWritten)
     })
   }
 
   /** Writes a request that gets no response (Produce with acks=0); resolves once handed to the socket. */
   sendNoResponse(apiKey: number, encode: (w: Writer, version: number) => void, opts: SendOptions = {}): Promise<void> {
-    if (this.closedError !== null) return Promise.reject(this.closedError)
+    if (this.closedError !== null) {
+      opts.onWritten?.()
+      return Promise.reject(this.closedError)
+    }
     const correlationId = this.nextCorrelationId
     this.nextCorrelationId = (this.nextCorrelationId + 1) & 0x7fffffff
     let frame: Buffer[]
     try {
       frame = this.encodeFrame(apiKey, opts.version ?? this.version(apiKey), correlationId, encode) as Buffer[]
     } catch (err) {
+      opts.onWritten?.()
       return Promise.reject(err)
     }
-    const flushed = this.writeChunks(frame)
+    const flushed = this.writeChunks(frame, opts.onWritten)
     if (flushed) return Promise.resolve()
     return new Promise((resolve, reject) => {
       const onDrain = (): void => {
@@ -240,11 +253,15 @@ export class BrokerConnection {
     return w.chunks()
   }
 
-  private writeChunks(chunks: Buffer[]): boolean {
-    if (chunks.length === 1) return this.socket.write(chunks[0]!)
+  /** One frame, corked into one writev; onWritten runs once the last chunk's write is done or failed. */
+  private writeChunks(chunks: Buffer[], onWritten?: () => void): boolean {
+    const last = chunks.length - 1
+    const done = onWritten === undefined ? undefined : (): void => onWritten()
+    if (last === 0) return this.socket.write(chunks[0]!, done)
     this.socket.cork()
     let ok = true
-    for (const c of chunks) ok = this.socket.write(c)
+    for (let i = 0; i < last; i++) ok = this.socket.write(chunks[i]!)
+    ok = this.socket.write(chunks[last]!, done)
     this.socket.uncork()
     return ok
   }

@@ -9,6 +9,9 @@ export type PartitionerName = 'default' | 'round-robin'
 export class Partitioner {
   private readonly sticky = new Map<string, number>()
   private readonly counters = new Map<string, number>()
+  // The sticky partition of the last topic asked about (most records go to the topic of the previous one).
+  private lastTopic: string | null = null
+  private lastSticky = 0
 
   constructor(readonly kind: PartitionerName = 'default') {}
 
@@ -19,17 +22,23 @@ export class Partitioner {
       return n % numPartitions
     }
     if (key !== null) return partitionForKey(key, numPartitions)
-    let p = this.sticky.get(topic)
+    let p = topic === this.lastTopic ? this.lastSticky : this.sticky.get(topic)
     if (p === undefined || p >= numPartitions) {
       p = Math.floor(Math.random() * numPartitions)
       this.sticky.set(topic, p)
     }
+    this.lastTopic = topic
+    this.lastSticky = p
     return p
   }
 
   /** A batch of topic/partition was closed: keyless records move to the next partition. */
   batchClosed(topic: string, partition: number, numPartitions: number): void {
     if (this.kind !== 'default') return
-    if (this.sticky.get(topic) === partition && numPartitions > 1) this.sticky.set(topic, (partition + 1) % numPartitions)
+    if (this.sticky.get(topic) === partition && numPartitions > 1) {
+      const next = (partition + 1) % numPartitions
+      this.sticky.set(topic, next)
+      if (topic === this.lastTopic) this.lastSticky = next
+    }
   }
 }

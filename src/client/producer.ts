@@ -4,13 +4,19 @@
 // idempotence, a retried batch may then land after a later one). Retriable errors (NOT_LEADER_OR_FOLLOWER,
 // a broken connection, ...) refresh the metadata and resend after retry.backoff.ms until
 // delivery.timeout.ms; other errors fail the batch's records.
+//
+// The hot path (append / appendBatched) does no per-record allocation: a record is encoded straight into
+// its partition's batch buffer (pooled, see BatchBufferPool), and its delivery context and timestamp go
+// into per-batch typed arrays. Acknowledgements are delivered per batch with one loop over its records;
+// appendBatched callers get one callback per batch instead of one per record.
 import { ApiKey } from '../protocol/api-keys.gen.js'
 import * as Produce from '../protocol/messages/00-produce.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
-import { Cluster, sleep, type ClientOptions, type TopicInfo } from './cluster.js'
+import { Cluster, sleep, type ClientOptions, type ClusterMetadata, type TopicInfo } from './cluster.js'
 import { ConnectionError, isRetriableError, TimeoutError } from './errors.js'
 import { Partitioner, type PartitionerName } from './partitioner.js'
-import { COMPRESSION_CODECS, RecordBatchWriter, type CompressionName, type Header } from './records.js'
+import { BatchBufferPool, COMPRESSION_CODECS, RecordBatchWriter, type CompressionName, type Header } from './records.js'
+import { sizeOfVarint } from '../protocol/records/varint.js'
 
 export interface ProducerOptions extends ClientOptions {
   /** 0, 1 or -1 (all). Default -1, as Kafka 3+. */
@@ -57,17 +63,55 @@ export interface RecordMetadata {
 /** Called once per record; ctx is whatever the caller passed to append (no closure per record). */
 export type DeliveryCallback = (err: Error | null, meta: RecordMetadata | null, ctx: number) => void
 
+/**
+ * What a BatchDeliveryCallback receives: records [from, to) of one batch, all appended with that callback,
+ * in append order. Record k has offset baseOffset + k (when baseOffset >= 0), the ctx ctxs[k] and the
+ * timestamp timestamps[k]. The object and its arrays are reused once the callback returns: copy what you
+ * keep.
+ */
+export interface BatchDelivery {
+  topic: string
+  partition: number
+  /** Offset of the batch's first record; -1 with acks=0 and on failure. */
+  baseOffset: number
+  /** The broker's LogAppendTime for the batch, or -1 (CreateTime: the records' own timestamps). */
+  logAppendTime: number
+  from: number
+  to: number
+  ctxs: Float64Array
+  timestamps: Float64Array
+}
+
+/** Called once per batch for the records appended with appendBatched (every record is in exactly one call). */
+export type BatchDeliveryCallback = (err: Error | null, delivery: BatchDelivery) => void
+
+/** Consecutive records of a batch appended with the same callback. */
+interface Run {
+  cb: DeliveryCallback | BatchDeliveryCallback | undefined
+  perBatch: boolean
+  from: number
+  to: number
+}
+
 interface Batch {
+  queue: PartitionQueue
   topic: string
   partition: number
   writer: RecordBatchWriter
-  callbacks: (DeliveryCallback | undefined)[]
-  ctxs: number[]
-  timestamps: number[]
+  count: number
+  /** Per record: the caller's ctx and the record's timestamp (pooled arrays, grown by doubling). */
+  ctxs: Float64Array
+  timestamps: Float64Array
+  runs: Run[]
+  /** What this batch adds to the buffer.memory count. */
+  bufferedBytes: number
   createdAt: number
   bytes: Buffer | null
   attempts: number
   retryAt: number
+  /** Socket writes of this batch not finished yet: its buffer is reused only once they are done. */
+  writesPending: number
+  done: boolean
 }
 
 interface PartitionQueue {
@@ -98,11 +142,29 @@ export class Producer {
   private readonly allowAutoTopicCreation: boolean
   private readonly maxBlockMs: number
   private readonly partitioner: Partitioner
-  private readonly queues = new Map<string, PartitionQueue>()
+  /** Partition queues by topic, indexed by partition; queueList holds them all in creation order. */
+  private readonly queues = new Map<string, PartitionQueue[]>()
+  private readonly queueList: PartitionQueue[] = []
+  private lastTopic: string | null = null
+  private lastInfoTopic: string | null = null
+  private lastInfoMeta: ClusterMetadata | null = null
+  private lastInfo: TopicInfo | null = null
+  private lastQueues: PartitionQueue[] | undefined = undefined
+  private readonly bufferPool: BatchBufferPool
+  /** Per-record arrays of completed batches, for reuse; at most one pair per batch buffer.memory holds. */
+  private readonly freeSlots: { ctxs: Float64Array; timestamps: Float64Array }[] = []
+  private readonly maxFreeSlots: number
+  /** Records in the fullest batch so far: new per-record arrays start that large instead of growing to it. */
+  private slotHint = 16
   private readonly inFlight = new Map<number, number>()
   private lingerTimer: NodeJS.Timeout | null = null
   private retryTimer: NodeJS.Timeout | null = null
   private draining = false
+  private drainQueued = false
+  private readonly queuedDrain = (): void => {
+    this.drainQueued = false
+    this.drain(false)
+  }
   private drainAgain = false
   private unfinished = 0
   private buffered = 0
@@ -124,6 +186,9 @@ export class Producer {
     this.allowAutoTopicCreation = opts.allowAutoTopicCreation ?? true
     this.maxBlockMs = opts.maxBlockMs ?? 60000
     this.partitioner = new Partitioner(opts.partitioner ?? 'default')
+    // As Kafka's BufferPool: free batch.size buffers are kept for reuse, at most buffer.memory of them.
+    this.bufferPool = new BatchBufferPool(this.batchSize, this.bufferMemory)
+    this.maxFreeSlots = Math.max(16, Math.ceil(this.bufferMemory / Math.max(1, this.batchSize)))
   }
 
   /** Connects to a bootstrap broker (optional: the first send connects too). */
@@ -157,10 +222,11 @@ export class Producer {
   async send(record: ProducerRecord): Promise<RecordMetadata> {
     const t = await this.topicInfo(record.topic)
     return new Promise<RecordMetadata>((resolve, reject) => {
-      this.appendResolved(t, record.partition, toBuffer(record.key), toBuffer(record.value), toHeaders(record.headers), record.timestamp ?? Date.now(), (err, meta) => {
+      const cb: DeliveryCallback = (err, meta) => {
         if (err !== null) reject(err)
         else resolve(meta!)
-      }, 0)
+      }
+      this.appendResolved(t, record.partition, toBuffer(record.key), toBuffer(record.value), toHeaders(record.headers), record.timestamp ?? Date.now(), cb, false, 0)
     })
   }
 
@@ -170,13 +236,32 @@ export class Producer {
   }
 
   /**
-   * The hot path (perf tool, console producer): appends one record and calls cb(err, meta, ctx) when it
-   * is acknowledged. The topic's metadata must already be loaded (await topicInfo first).
+   * The hot path (console producer, latency tools): appends one record and calls cb(err, meta, ctx) when
+   * it is acknowledged. The topic's metadata must already be loaded (await topicInfo first).
    */
   append(topic: string, partition: number | undefined, key: Buffer | null, value: Buffer | null, headers: Header[] | undefined, cb?: DeliveryCallback, ctx = 0, timestamp = Date.now()): void {
-    const t = this.cluster.metadata.topics.get(topic)
+    this.appendResolved(this.loadedTopic(topic), partition, key, value, headers, timestamp, cb, false, ctx)
+  }
+
+  /**
+   * As append, but the acknowledgement comes once per batch: cb(err, delivery) covers the records
+   * delivery.from..to-1 of one batch (their ctx values in delivery.ctxs). For callers producing at high
+   * rates (the perf tool), where a callback and a metadata object per record cost more than the record.
+   */
+  appendBatched(topic: string, partition: number | undefined, key: Buffer | null, value: Buffer | null, headers: Header[] | undefined, cb: BatchDeliveryCallback, ctx = 0, timestamp = Date.now()): void {
+    this.appendResolved(this.loadedTopic(topic), partition, key, value, headers, timestamp, cb, true, ctx)
+  }
+
+  private loadedTopic(topic: string): TopicInfo {
+    // A metadata refresh replaces the whole ClusterMetadata object, so (object, topic) identifies the answer.
+    const meta = this.cluster.metadata
+    if (topic === this.lastInfoTopic && meta === this.lastInfoMeta) return this.lastInfo!
+    const t = meta.topics.get(topic)
     if (t === undefined || t.partitions.length === 0) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `no metadata for topic '${topic}' (await topicInfo first)`)
-    this.appendResolved(t, partition, key, value, headers, timestamp, cb, ctx)
+    this.lastInfoTopic = topic
+    this.lastInfoMeta = meta
+    this.lastInfo = t
+    return t
   }
 
   /** False once more than buffer.memory bytes wait to be sent; then await waitForCapacity(). */
@@ -189,45 +274,48 @@ export class Producer {
     return new Promise((resolve) => this.capacityWaiters.push(resolve))
   }
 
-  private appendResolved(t: TopicInfo, partition: number | undefined, key: Buffer | null, value: Buffer | null, headers: Header[] | undefined, timestamp: number, cb: DeliveryCallback | undefined, ctx: number): void {
+  private appendResolved(t: TopicInfo, partition: number | undefined, key: Buffer | null, value: Buffer | null, headers: Header[] | undefined, timestamp: number, cb: DeliveryCallback | BatchDeliveryCallback | undefined, perBatch: boolean, ctx: number): void {
     if (this.closed) {
-      cb?.(new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, 'the producer is closed'), null, ctx)
+      this.failOne(cb, perBatch, t.name, partition ?? -1, ctx, timestamp, new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, 'the producer is closed'))
       return
     }
     const numPartitions = t.partitions.length
     let p: number
     if (partition !== undefined) {
       if (!Number.isInteger(partition) || partition < 0 || partition >= numPartitions) {
-        cb?.(new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `partition ${partition} of topic '${t.name}' does not exist (it has ${numPartitions})`), null, ctx)
+        this.failOne(cb, perBatch, t.name, partition, ctx, timestamp, new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `partition ${partition} of topic '${t.name}' does not exist (it has ${numPartitions})`))
         return
       }
       p = partition
     } else {
       p = this.partitioner.partition(t.name, key, numPartitions)
     }
-    const size = RecordBatchWriter.recordSize(key, value, headers)
+    const fields = RecordBatchWriter.fieldsSize(key, value, headers)
+    // The record's encoded size with offset and timestamp deltas of 0 (RecordBatchWriter.recordSize).
+    const size = sizeOfVarint(3 + fields) + 3 + fields
     if (size + 61 > this.maxRequestSize) {
-      cb?.(new KafkaError(ErrorCode.MESSAGE_TOO_LARGE, `a record of ${size} bytes is larger than max.request.size ${this.maxRequestSize}`), null, ctx)
+      this.failOne(cb, perBatch, t.name, p, ctx, timestamp, new KafkaError(ErrorCode.MESSAGE_TOO_LARGE, `a record of ${size} bytes is larger than max.request.size ${this.maxRequestSize}`))
       return
     }
-    const qk = `${t.name}\u0000${p}`
-    let q = this.queues.get(qk)
-    if (q === undefined) {
-      q = { topic: t.name, partition: p, open: null, ready: [] }
-      this.queues.set(qk, q)
-    }
-    if (q.open !== null && !q.open.writer.tryAppend(timestamp, key, value, headers)) {
+    const q = this.queueFor(t.name, p)
+    let b = q.open
+    if (b !== null && !b.writer.tryAppendSized(timestamp, key, value, headers, fields)) {
       this.seal(q, numPartitions)
+      b = null
     }
-    if (q.open === null) {
-      q.open = { topic: t.name, partition: p, writer: new RecordBatchWriter(Math.max(this.batchSize, size + 61)), callbacks: [], ctxs: [], timestamps: [], createdAt: Date.now(), bytes: null, attempts: 0, retryAt: 0 }
-      this.unfinished++
-      if (!q.open.writer.tryAppend(timestamp, key, value, headers)) throw new Error('a record did not fit an empty batch sized for it')
+    if (b === null) {
+      b = this.newBatch(q, size)
+      if (!b.writer.tryAppendSized(timestamp, key, value, headers, fields)) throw new Error('a record did not fit an empty batch sized for it')
     }
-    const b = q.open
-    b.callbacks.push(cb)
-    b.ctxs.push(ctx)
-    b.timestamps.push(timestamp)
+    const i = b.count++
+    if (i === b.ctxs.length) this.growSlots(b)
+    b.ctxs[i] = ctx
+    b.timestamps[i] = timestamp
+    const runs = b.runs
+    const last = runs.length > 0 ? runs[runs.length - 1]! : undefined
+    if (last !== undefined && last.cb === cb && last.perBatch === perBatch) last.to = i + 1
+    else runs.push({ cb, perBatch, from: i, to: i + 1 })
+    b.bufferedBytes += size
     this.buffered += size
     if (b.writer.sizeInBytes >= this.batchSize) {
       this.seal(q, numPartitions)
@@ -237,10 +325,73 @@ export class Producer {
     }
   }
 
+  /** A record refused before it joined a batch: its callback hears so at once. */
+  private failOne(cb: DeliveryCallback | BatchDeliveryCallback | undefined, perBatch: boolean, topic: string, partition: number, ctx: number, timestamp: number, err: Error): void {
+    if (cb === undefined) return
+    if (!perBatch) {
+      ;(cb as DeliveryCallback)(err, null, ctx)
+      return
+    }
+    const ctxs = new Float64Array(1)
+    const timestamps = new Float64Array(1)
+    ctxs[0] = ctx
+    timestamps[0] = timestamp
+    ;(cb as BatchDeliveryCallback)(err, { topic, partition, baseOffset: -1, logAppendTime: -1, from: 0, to: 1, ctxs, timestamps })
+  }
+
+  private queueFor(topic: string, partition: number): PartitionQueue {
+    // Most appends go to the topic of the previous one: skip the map lookup then.
+    let list = topic === this.lastTopic ? this.lastQueues : this.queues.get(topic)
+    if (list === undefined) this.queues.set(topic, (list = []))
+    this.lastTopic = topic
+    this.lastQueues = list
+    let q = list[partition]
+    if (q === undefined) {
+      q = { topic, partition, open: null, ready: [] }
+      list[partition] = q
+      this.queueList.push(q)
+    }
+    return q
+  }
+
+  private newBatch(q: PartitionQueue, firstRecordSize: number): Batch {
+    const slots = this.freeSlots.pop() ?? { ctxs: new Float64Array(this.slotHint), timestamps: new Float64Array(this.slotHint) }
+    const b: Batch = {
+      queue: q,
+      topic: q.topic,
+      partition: q.partition,
+      writer: new RecordBatchWriter(Math.max(this.batchSize, firstRecordSize + 61), this.bufferPool),
+      count: 0,
+      ctxs: slots.ctxs,
+      timestamps: slots.timestamps,
+      runs: [],
+      bufferedBytes: 0,
+      createdAt: Date.now(),
+      bytes: null,
+      attempts: 0,
+      retryAt: 0,
+      writesPending: 0,
+      done: false,
+    }
+    q.open = b
+    this.unfinished++
+    return b
+  }
+
+  private growSlots(b: Batch): void {
+    const ctxs = new Float64Array(b.ctxs.length * 2)
+    const timestamps = new Float64Array(b.ctxs.length * 2)
+    ctxs.set(b.ctxs)
+    timestamps.set(b.timestamps)
+    b.ctxs = ctxs
+    b.timestamps = timestamps
+  }
+
   private seal(q: PartitionQueue, numPartitions: number): void {
     const b = q.open
     if (b === null) return
     q.open = null
+    if (b.count > this.slotHint) this.slotHint = b.count
     b.bytes = b.writer.build(this.codec as 0)
     q.ready.push(b)
     this.partitioner.batchClosed(q.topic, q.partition, numPartitions)
@@ -252,7 +403,10 @@ export class Producer {
         this.drainAgain = true
         return
       }
-      queueMicrotask(() => this.drain(false))
+      // One queued drain serves every append of this turn (with linger.ms=0 each append asks for one).
+      if (this.drainQueued) return
+      this.drainQueued = true
+      queueMicrotask(this.queuedDrain)
       return
     }
     if (this.lingerTimer !== null) return
@@ -272,7 +426,7 @@ export class Producer {
     try {
       const now = Date.now()
       let openLeft = false
-      for (const q of this.queues.values()) {
+      for (const q of this.queueList) {
         if (q.open === null) continue
         if (expired || now - q.open.createdAt >= this.lingerMs) this.seal(q, this.cluster.metadata.topics.get(q.topic)?.partitions.length ?? 1)
         else openLeft = true
@@ -292,7 +446,7 @@ export class Producer {
     // Group the head batches of each partition by leader; one batch per partition per request.
     const byLeader = new Map<number, Batch[]>()
     let earliestRetry = Infinity
-    for (const q of this.queues.values()) {
+    for (const q of this.queueList) {
       const head = q.ready[0]
       if (head === undefined) continue
       if (head.retryAt > now) {
@@ -321,7 +475,7 @@ export class Producer {
         const batches: Batch[] = []
         let size = 0
         for (const b of heads) {
-          const q = this.queues.get(`${b.topic}\u0000${b.partition}`)!
+          const q = b.queue
           const head = q.ready[0]
           if (head === undefined || head.retryAt > now) continue
           if (batches.length > 0 && size + head.bytes!.length > this.maxRequestSize) continue
@@ -345,7 +499,7 @@ export class Producer {
 
   private refreshSoon(): void {
     if (this.refreshing !== null) return
-    const topics = [...new Set([...this.queues.values()].map((q) => q.topic))]
+    const topics = [...this.queues.keys()]
     this.refreshing = this.cluster.refreshMetadata(topics, false).catch(() => {}).finally(() => {
       this.refreshing = null
       this.drain(false)
@@ -371,15 +525,25 @@ export class Producer {
       this.inFlight.set(leader, (this.inFlight.get(leader) ?? 1) - 1)
       this.drain(false)
     }
+    // The socket may read the batches' buffers until the write finishes, even after an answer or a
+    // failure: a buffer goes back to the pool only when this has run and the batch is complete.
+    const onWritten = (): void => {
+      for (const b of batches) {
+        b.writesPending--
+        this.maybeRecycle(b)
+      }
+    }
+    const sendOpts = { onWritten }
     this.cluster
       .nodeConnection(leader)
       .then(async (conn) => {
+        for (const b of batches) b.writesPending++
         if (this.acks === 0) {
-          await conn.sendNoResponse(ApiKey.Produce, encode)
+          await conn.sendNoResponse(ApiKey.Produce, encode, sendOpts)
           for (const b of batches) this.complete(b, null, -1, -1)
           return
         }
-        const res = await conn.send(ApiKey.Produce, encode, Produce.decodeProduceResponse)
+        const res = await conn.send(ApiKey.Produce, encode, Produce.decodeProduceResponse, sendOpts)
         const results = new Map<string, Produce.PartitionProduceResponse>()
         for (const t of res.responses) for (const p of t.partitionResponses) results.set(`${t.name}\u0000${p.index}`, p)
         for (const b of batches) {
@@ -399,12 +563,13 @@ export class Producer {
   }
 
   private retryOrFail(b: Batch, err: Error): void {
+    // Already delivered (its buffer may be back in the pool): never send it again.
+    if (b.done) return
     const age = Date.now() - b.createdAt
     if (!this.closed && isRetriableError(err) && age < this.deliveryTimeoutMs) {
       b.attempts++
       b.retryAt = Date.now() + Math.min(this.cluster.retryBackoffMs * 2 ** Math.min(b.attempts - 1, 5), 1000)
-      const q = this.queues.get(`${b.topic}\u0000${b.partition}`)!
-      q.ready.unshift(b)
+      b.queue.ready.unshift(b)
       // The leader may have moved (NOT_LEADER_OR_FOLLOWER) or the broker gone: look again.
       this.refreshSoon()
       return
@@ -414,16 +579,49 @@ export class Producer {
   }
 
   private complete(b: Batch, err: Error | null, baseOffset: number, logAppendTime: number): void {
+    if (b.done) return
+    b.done = true
     this.unfinished--
-    for (let i = 0; i < b.callbacks.length; i++) {
-      const cb = b.callbacks[i]
+    this.deliver(b, err, err !== null ? -1 : baseOffset, err !== null ? -1 : logAppendTime)
+    // The callbacks have returned: the per-record arrays can serve another batch.
+    if (this.freeSlots.length < this.maxFreeSlots) this.freeSlots.push({ ctxs: b.ctxs, timestamps: b.timestamps })
+    b.runs = []
+    this.maybeRecycle(b)
+    this.buffered -= b.bufferedBytes
+    if (this.buffered < this.bufferMemory && this.capacityWaiters.length > 0) for (const w of this.capacityWaiters.splice(0)) w()
+    if (this.unfinished === 0 && this.idleWaiters.length > 0) for (const w of this.idleWaiters.splice(0)) w()
+  }
+
+  /** Calls every record's callback once, in append order; an exception from one does not stop the rest. */
+  private deliver(b: Batch, err: Error | null, baseOffset: number, logAppendTime: number): void {
+    for (const run of b.runs) {
+      const cb = run.cb
       if (cb === undefined) continue
-      if (err !== null) cb(err, null, b.ctxs[i]!)
-      else cb(null, { topic: b.topic, partition: b.partition, offset: baseOffset < 0 ? -1 : baseOffset + i, timestamp: logAppendTime >= 0 ? logAppendTime : b.timestamps[i]! }, b.ctxs[i]!)
+      if (run.perBatch) {
+        try {
+          ;(cb as BatchDeliveryCallback)(err, { topic: b.topic, partition: b.partition, baseOffset, logAppendTime, from: run.from, to: run.to, ctxs: b.ctxs, timestamps: b.timestamps })
+        } catch (e) {
+          rethrowLater(e)
+        }
+        continue
+      }
+      const each = cb as DeliveryCallback
+      for (let i = run.from; i < run.to; i++) {
+        try {
+          if (err !== null) each(err, null, b.ctxs[i]!)
+          else each(null, { topic: b.topic, partition: b.partition, offset: baseOffset < 0 ? -1 : baseOffset + i, timestamp: logAppendTime >= 0 ? logAppendTime : b.timestamps[i]! }, b.ctxs[i]!)
+        } catch (e) {
+          rethrowLater(e)
+        }
+      }
     }
-    this.buffered -= b.writer.sizeInBytes - 61
-    if (this.buffered < this.bufferMemory) for (const w of this.capacityWaiters.splice(0)) w()
-    if (this.unfinished === 0) for (const w of this.idleWaiters.splice(0)) w()
+  }
+
+  /** A completed batch whose writes are all finished: nothing views its buffer, which goes back to the pool. */
+  private maybeRecycle(b: Batch): void {
+    if (!b.done || b.writesPending !== 0 || b.bytes === null) return
+    b.bytes = null
+    b.writer.release()
   }
 
   /** Sends every buffered record now and resolves when all of them are acknowledged or failed. */
@@ -446,4 +644,11 @@ export class Producer {
     if (this.retryTimer !== null) clearTimeout(this.retryTimer)
     await this.cluster.close()
   }
+}
+
+/** A delivery callback threw: the error surfaces as an uncaught exception, the producer's state stays whole. */
+function rethrowLater(e: unknown): void {
+  queueMicrotask(() => {
+    throw e
+  })
 }
