@@ -1,7 +1,10 @@
 // The consumer: either manual assignment (assign + seek) or a group subscription (subscribe: the group
 // protocol in group.ts picks the partitions). poll() resolves missing positions (committed offset, else
 // auto.offset.reset), sends one long-polled Fetch per leader and returns the decoded records, moving each
-// position past what it returned. Offsets are committed on commit(), every auto.commit.interval.ms when
+// position past what it returned. When a poll returns records, the next Fetch to each leader is sent
+// at once (pipelining, as librdkafka and the Java consumer do), so the broker prepares the next answer
+// while the application handles these records; a seek or rebalance meanwhile makes that answer stale and
+// it is dropped. Offsets are committed on commit(), every auto.commit.interval.ms when
 // enabled, before a rebalance and on close.
 import { ApiKey } from '../protocol/api-keys.gen.js'
 import * as Fetch from '../protocol/messages/01-fetch.gen.js'
@@ -55,6 +58,35 @@ interface PartitionState {
   highWatermark: number
 }
 
+/** A Fetch sent to one leader: the offsets asked for (tpKey -> offset) and its outcome. */
+interface PendingFetch {
+  offsets: Map<string, number>
+  maxWaitMs: number
+  outcome: Promise<FetchOutcome>
+}
+
+/** res null: a retriable failure (metadata refresh, then retry). */
+type FetchOutcome = { ok: true; res: Fetch.FetchResponse | null; offsets: Map<string, number> } | { ok: false; error: Error }
+
+function matchesPositions(pre: PendingFetch, states: readonly PartitionState[]): boolean {
+  if (pre.offsets.size !== states.length) return false
+  for (const s of states) if (pre.offsets.get(tpKey(s.topic, s.partition)) !== s.position) return false
+  return true
+}
+
+/** The promise's value, or null when ms pass first. */
+async function waitAtMost<T>(promise: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), Math.max(0, ms))
+  })
+  try {
+    return await Promise.race([promise, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 const REFRESH_ERRORS: ReadonlySet<number> = new Set([
   ErrorCode.NOT_LEADER_OR_FOLLOWER,
   ErrorCode.LEADER_NOT_AVAILABLE,
@@ -76,6 +108,8 @@ export class Consumer {
   private closed = false
   /** Offsets committed by the last commit() (tpKey -> offset). */
   private readonly committed = new Map<string, number>()
+  /** The next fetch per leader, sent when the last poll returned records (pipelining). */
+  private readonly prefetched = new Map<number, PendingFetch>()
 
   constructor(opts: ConsumerOptions) {
     this.opts = opts
@@ -236,26 +270,56 @@ export class Consumer {
       list.push(s)
     }
     const maxWait = Math.max(0, Math.min(timeoutMs, this.opts.fetchMaxWaitMs ?? 500))
-    const results = await Promise.all([...byLeader].map(([leader, states]) => this.fetchFrom(leader, states, maxWait)))
+    const sent: [number, PendingFetch][] = []
+    let mayOutwait = false
+    for (const [leader, states] of byLeader) {
+      const pre = this.prefetched.get(leader)
+      this.prefetched.delete(leader)
+      // A prefetch answers this poll only if it asked for exactly these partitions at their current
+      // positions (a seek, a rebalance or a leader change since then makes it stale: it is dropped).
+      if (pre !== undefined && matchesPositions(pre, states)) {
+        sent.push([leader, pre])
+        if (pre.maxWaitMs > timeoutMs) mayOutwait = true
+      } else {
+        sent.push([leader, this.sendFetch(leader, states, maxWait)])
+      }
+    }
+    // Leaders no longer fetched from (reassignment): their prefetched answers are dropped unread.
+    this.prefetched.clear()
+    const all = Promise.all(sent.map(([, f]) => f.outcome))
+    // A prefetch sent by an earlier poll may long-poll longer than this poll's timeout: poll waits at
+    // most its timeout and leaves the fetches in flight for the next poll.
+    const outcomes = mayOutwait ? await waitAtMost(all, timeoutMs) : await all
+    if (outcomes === null) {
+      for (const [leader, f] of sent) this.prefetched.set(leader, f)
+      return []
+    }
     const records: ConsumedRecord[] = []
-    for (const r of results) {
-      if (r.refresh) needRefresh = true
-      for (const rec of r.records) records.push(rec)
+    for (const o of outcomes) {
+      if (!o.ok) throw o.error
+      if (this.applyFetch(o, records)) needRefresh = true
     }
     if (needRefresh) {
       await this.cluster.refreshMetadata([...new Set(ready.map((s) => s.topic))]).catch(() => {})
       if (records.length === 0) await sleep(this.cluster.retryBackoffMs)
+    } else if (records.length > 0 && !this.closed) {
+      // Pipelining, as librdkafka and Kafka's Java consumer do: the next fetch goes out now, while the
+      // application handles these records, from the positions just moved past them.
+      for (const [leader, states] of byLeader) this.prefetched.set(leader, this.sendFetch(leader, states, maxWait))
     }
     if (this.autoCommit && Date.now() - this.lastCommit >= (this.opts.autoCommitIntervalMs ?? 5000)) await this.commit().catch(() => {})
     return records
   }
 
-  private async fetchFrom(leader: number, states: PartitionState[], maxWaitMs: number): Promise<{ records: ConsumedRecord[]; refresh: boolean }> {
+  /** Sends one Fetch to a leader for the given partitions at their positions; never rejects. */
+  private sendFetch(leader: number, states: PartitionState[], maxWaitMs: number): PendingFetch {
     const byTopic = new Map<string, Fetch.FetchPartition[]>()
+    const offsets = new Map<string, number>()
     for (const s of states) {
       let list = byTopic.get(s.topic)
       if (list === undefined) byTopic.set(s.topic, (list = []))
       list.push(Fetch.createFetchPartition({ partition: s.partition, fetchOffset: BigInt(s.position!), partitionMaxBytes: this.opts.maxPartitionFetchBytes ?? 1048576 }))
+      offsets.set(tpKey(s.topic, s.partition), s.position!)
     }
     const req = Fetch.createFetchRequest({
       replicaId: -1,
@@ -266,21 +330,34 @@ export class Consumer {
       sessionEpoch: -1,
       topics: [...byTopic].map(([topic, partitions]) => Fetch.createFetchTopic({ topic, partitions })),
     })
-    let res: Fetch.FetchResponse
-    try {
-      const conn = await this.cluster.nodeConnection(leader)
-      res = await conn.send(ApiKey.Fetch, (w, v) => Fetch.encodeFetchRequest(w, req, v), Fetch.decodeFetchResponse, { extraTimeoutMs: maxWaitMs })
-    } catch (err) {
-      if (isRetriableError(err)) return { records: [], refresh: true }
-      throw err
-    }
+    const outcome = (async (): Promise<FetchOutcome> => {
+      try {
+        const conn = await this.cluster.nodeConnection(leader)
+        const res = await conn.send(ApiKey.Fetch, (w, v) => Fetch.encodeFetchRequest(w, req, v), Fetch.decodeFetchResponse, { extraTimeoutMs: maxWaitMs })
+        return { ok: true, res, offsets }
+      } catch (err) {
+        if (isRetriableError(err)) return { ok: true, res: null, offsets }
+        return { ok: false, error: err as Error }
+      }
+    })()
+    return { offsets, maxWaitMs, outcome }
+  }
+
+  /**
+   * Applies a Fetch answer: appends the records to `into` and moves the positions past them. Partitions
+   * whose position moved since the fetch was sent (seek, rebalance) are skipped. Returns true when
+   * metadata needs a refresh.
+   */
+  private applyFetch(o: FetchOutcome & { ok: true }, into: ConsumedRecord[]): boolean {
+    const res = o.res
+    if (res === null) return true
     if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode as ErrorCode, 'Fetch')
-    const records: ConsumedRecord[] = []
     let refresh = false
     for (const t of res.responses) {
       for (const p of t.partitions) {
-        const s = this.partitions.get(tpKey(t.topic, p.partitionIndex))
-        if (s === undefined || s.position === null) continue
+        const key = tpKey(t.topic, p.partitionIndex)
+        const s = this.partitions.get(key)
+        if (s === undefined || s.position === null || s.position !== o.offsets.get(key)) continue
         if (p.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {
           const policy = this.opts.autoOffsetReset ?? 'latest'
           if (policy === 'none') throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${s.position} of ${s.topic}-${s.partition} is out of range`)
@@ -294,19 +371,21 @@ export class Consumer {
         }
         if (p.errorCode !== ErrorCode.NONE) throw new KafkaError(p.errorCode as ErrorCode, `fetching ${t.topic}-${p.partitionIndex}`)
         s.highWatermark = Number(p.highWatermark)
-        const data = p.records as Buffer | null
-        const decoded = decodeFetchedRecords(data, {
-          topic: s.topic,
-          partition: s.partition,
-          fetchOffset: s.position,
-          readCommitted: this.isolation() === 1,
-          abortedTransactions: p.abortedTransactions,
-        })
-        for (const r of decoded.records) records.push(r)
+        const decoded = decodeFetchedRecords(
+          p.records as Buffer | null,
+          {
+            topic: s.topic,
+            partition: s.partition,
+            fetchOffset: s.position,
+            readCommitted: this.isolation() === 1,
+            abortedTransactions: p.abortedTransactions,
+          },
+          into,
+        )
         s.position = decoded.nextOffset
       }
     }
-    return { records, refresh }
+    return refresh
   }
 
   /** Commits offsets (default: the current positions of every assigned partition). Needs a group. */

@@ -7,22 +7,28 @@ import { native } from '../addon/index.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import {
   ATTRIBUTES_OFFSET,
+  BASE_TIMESTAMP_OFFSET,
   BATCH_LENGTH_OFFSET,
+  COMPRESSION_MASK,
   CONTROL_MASK,
   CRC_OFFSET,
   CURRENT_MAGIC,
   CompressionType,
+  LAST_OFFSET_DELTA_OFFSET,
   LOG_OVERHEAD,
   MAGIC_OFFSET,
+  MAX_TIMESTAMP_OFFSET,
+  PARTITION_LEADER_EPOCH_OFFSET,
+  PRODUCER_ID_OFFSET,
   RECORD_BATCH_OVERHEAD,
+  RECORD_COUNT_OFFSET,
   TIMESTAMP_TYPE_MASK,
   TRANSACTIONAL_MASK,
   readInt64,
   writeInt64,
 } from '../protocol/records/batch.js'
-import { compress } from '../protocol/records/compression.js'
-import { inflateBatch } from '../protocol/records/inflate.js'
-import { sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from '../protocol/records/varint.js'
+import { compress, decompress } from '../protocol/records/compression.js'
+import { readVarlong, sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from '../protocol/records/varint.js'
 
 export type CompressionName = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
 
@@ -203,10 +209,17 @@ export interface DecodedFetch {
 
 /**
  * The records of a Fetch answer's partition data. A trailing partial batch (Fetch may cut the last one)
- * is ignored; a CRC mismatch throws KafkaError(CORRUPT_MESSAGE).
+ * is ignored; a CRC mismatch throws KafkaError(CORRUPT_MESSAGE), a malformed record
+ * KafkaError(INVALID_RECORD). Records are appended to `into` when given (the consumer collects every
+ * partition of a fetch in one array), else to a new array.
+ *
+ * This is the consumer's hot loop, so records are decoded straight into ConsumedRecord objects (no
+ * intermediate record objects, varints read inline, no BigInt for timestamp deltas that fit 32 bits);
+ * key, value and header values are views into data, never copies. Compressed batches are inflated
+ * first (bounded by maxBatchBytes) and decoded the same way.
  */
-export function decodeFetchedRecords(data: Buffer | null, opts: DecodeOptions): DecodedFetch {
-  const out: ConsumedRecord[] = []
+export function decodeFetchedRecords(data: Buffer | null, opts: DecodeOptions, into?: ConsumedRecord[]): DecodedFetch {
+  const out: ConsumedRecord[] = into ?? []
   let nextOffset = opts.fetchOffset
   if (data === null) return { records: out, nextOffset, bytes: 0 }
   const aborted = opts.readCommitted === true && opts.abortedTransactions != null ? [...opts.abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : []
@@ -217,17 +230,17 @@ export function decodeFetchedRecords(data: Buffer | null, opts: DecodeOptions): 
     const size = LOG_OVERHEAD + batchLength
     if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `batch at byte ${pos} of ${opts.topic}-${opts.partition} has length ${batchLength}`)
     if (data.length - pos < size) break
-    const batch = data.subarray(pos, pos + size)
+    const start = pos
     pos += size
-    const magic = batch.readInt8(MAGIC_OFFSET)
+    const magic = data.readInt8(start + MAGIC_OFFSET)
     if (magic !== CURRENT_MAGIC) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `${opts.topic}-${opts.partition}: message format v${magic} is not supported by this client`)
-    if (native.crc32c(batch.subarray(ATTRIBUTES_OFFSET)) !== batch.readUInt32BE(CRC_OFFSET)) {
-      throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `${opts.topic}-${opts.partition}: batch at offset ${readInt64(batch, 0)} fails its CRC check`)
+    if (native.crc32c(data.subarray(start + ATTRIBUTES_OFFSET, pos)) !== data.readUInt32BE(start + CRC_OFFSET)) {
+      throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `${opts.topic}-${opts.partition}: batch at offset ${readInt64(data, start)} fails its CRC check`)
     }
-    const baseOffset = readInt64(batch, 0)
-    const lastOffset = baseOffset + batch.readInt32BE(23)
-    const attributes = batch.readInt16BE(ATTRIBUTES_OFFSET)
-    const producerId = readInt64(batch, 43)
+    const baseOffset = readInt64(data, start)
+    const lastOffset = baseOffset + data.readInt32BE(start + LAST_OFFSET_DELTA_OFFSET)
+    const attributes = data.readInt16BE(start + ATTRIBUTES_OFFSET)
+    const producerId = readInt64(data, start + PRODUCER_ID_OFFSET)
     if (lastOffset + 1 > nextOffset) nextOffset = lastOffset + 1
     if (lastOffset < opts.fetchOffset) continue
     // Aborted transactions whose first offset we have reached start dropping that producer's batches.
@@ -238,25 +251,123 @@ export function decodeFetchedRecords(data: Buffer | null, opts: DecodeOptions): 
       continue
     }
     if ((attributes & TRANSACTIONAL_MASK) !== 0 && abortingPids.has(producerId)) continue
-    const inflated = inflateBatch(batch, opts.maxBatchBytes ?? 64 * 1024 * 1024)
-    const logAppendTime = (attributes & TIMESTAMP_TYPE_MASK) !== 0
-    const baseTimestamp = inflated.header.baseTimestamp
-    const leaderEpoch = inflated.header.partitionLeaderEpoch
-    for (const r of inflated.records) {
-      const offset = baseOffset + r.offsetDelta
-      if (offset < opts.fetchOffset) continue
-      out.push({
-        topic: opts.topic,
-        partition: opts.partition,
-        offset,
-        timestamp: logAppendTime ? inflated.header.maxTimestamp : baseTimestamp + r.timestampDelta,
-        timestampType: logAppendTime ? 'LogAppendTime' : 'CreateTime',
-        key: r.key,
-        value: r.value,
-        headers: r.headers.map((h) => ({ key: h.key.toString(), value: h.value })),
-        leaderEpoch,
-      })
+    const recordCount = data.readInt32BE(start + RECORD_COUNT_OFFSET)
+    const codec = attributes & COMPRESSION_MASK
+    const body = data.subarray(start + RECORD_BATCH_OVERHEAD, pos)
+    const section = codec === 0 ? body : decompress(codec, body, opts.maxBatchBytes ?? 64 * 1024 * 1024)
+    if (recordCount < 0 || recordCount > section.length / MIN_RECORD_SIZE) {
+      throw invalidRecord(`${opts.topic}-${opts.partition}: recordCount ${recordCount} does not fit in ${section.length} record bytes`)
     }
+    const logAppendTime = (attributes & TIMESTAMP_TYPE_MASK) !== 0
+    const batch: BatchContext = {
+      topic: opts.topic,
+      partition: opts.partition,
+      baseOffset,
+      baseTimestamp: readInt64(data, start + BASE_TIMESTAMP_OFFSET),
+      maxTimestamp: readInt64(data, start + MAX_TIMESTAMP_OFFSET),
+      logAppendTime,
+      leaderEpoch: data.readInt32BE(start + PARTITION_LEADER_EPOCH_OFFSET),
+      fetchOffset: opts.fetchOffset,
+    }
+    decodeRecords(section, recordCount, batch, out)
   }
   return { records: out, nextOffset, bytes: pos }
+}
+
+/** Smallest encoding of one record: seven one-byte fields. */
+const MIN_RECORD_SIZE = 7
+
+interface BatchContext {
+  topic: string
+  partition: number
+  baseOffset: number
+  baseTimestamp: number
+  maxTimestamp: number
+  logAppendTime: boolean
+  leaderEpoch: number
+  fetchOffset: number
+}
+
+function invalidRecord(message: string): KafkaError {
+  return new KafkaError(ErrorCode.INVALID_RECORD, message)
+}
+
+/**
+ * Decodes exactly count records filling buf (a batch's records section) into out, skipping offsets
+ * before fetchOffset. Record layout (zig-zag varints): length | attributes int8 | timestampDelta varlong |
+ * offsetDelta varint | keyLength varint (-1 = null) | key | valueLength varint | value | headerCount
+ * varint | (keyLength, key, valueLength, value)*. Every length is checked against its record's end.
+ */
+function decodeRecords(buf: Buffer, count: number, b: BatchContext, out: ConsumedRecord[]): void {
+  const end = buf.length
+  let p = 0
+  // Varint reader sharing the position p with the loop (no result object per read).
+  const varint = (limit: number): number => {
+    let raw = 0
+    for (let shift = 0; shift < 35; shift += 7) {
+      if (p >= limit) throw invalidRecord('record truncated inside a varint')
+      const byte = buf[p++]!
+      raw |= (byte & 0x7f) << shift
+      if ((byte & 0x80) === 0) return (raw >>> 1) ^ -(raw & 1)
+    }
+    throw invalidRecord('varint longer than 5 bytes')
+  }
+  const bytes = (limit: number): Buffer | null => {
+    const n = varint(limit)
+    if (n < 0) {
+      if (n !== -1) throw invalidRecord(`negative length ${n}`)
+      return null
+    }
+    if (n > limit - p) throw invalidRecord(`field of ${n} bytes runs past its record`)
+    const v = buf.subarray(p, p + n)
+    p += n
+    return v
+  }
+  for (let i = 0; i < count; i++) {
+    const length = varint(end)
+    if (length < MIN_RECORD_SIZE - 1 || length > end - p) throw invalidRecord(`record ${i} has a bad length ${length}`)
+    const recordEnd = p + length
+    p++ // record attributes: unused by Kafka
+    let timestampDelta: number
+    // Deltas of up to 4 bytes (+-2^27 ms, 37 hours) are read as int32 varints; longer ones go through
+    // the 64-bit reader (an int32 read of 5 bytes could silently drop high bits).
+    const tsStart = p
+    let tsLen = 0
+    while (tsLen < 10 && p + tsLen < recordEnd && (buf[p + tsLen]! & 0x80) !== 0) tsLen++
+    if (tsLen < 4) {
+      timestampDelta = varint(recordEnd)
+    } else {
+      const ts = readVarlong(buf, tsStart, recordEnd)
+      if (ts === null) throw invalidRecord(`record ${i} has a bad timestampDelta`)
+      timestampDelta = ts.value
+      p = ts.next
+    }
+    const offsetDelta = varint(recordEnd)
+    const key = bytes(recordEnd)
+    const value = bytes(recordEnd)
+    const headerCount = varint(recordEnd)
+    // Each header takes at least two bytes (two lengths).
+    if (headerCount < 0 || headerCount > (recordEnd - p) / 2) throw invalidRecord(`record ${i} has a bad header count ${headerCount}`)
+    const headers: Header[] = new Array(headerCount)
+    for (let h = 0; h < headerCount; h++) {
+      const hk = bytes(recordEnd)
+      if (hk === null) throw invalidRecord(`record ${i} has a null header key`)
+      headers[h] = { key: hk.toString(), value: bytes(recordEnd) }
+    }
+    if (p !== recordEnd) throw invalidRecord(`record ${i} declares ${length} bytes but its fields take ${length - (recordEnd - p)}`)
+    const offset = b.baseOffset + offsetDelta
+    if (offset < b.fetchOffset) continue
+    out.push({
+      topic: b.topic,
+      partition: b.partition,
+      offset,
+      timestamp: b.logAppendTime ? b.maxTimestamp : b.baseTimestamp + timestampDelta,
+      timestampType: b.logAppendTime ? 'LogAppendTime' : 'CreateTime',
+      key,
+      value,
+      headers,
+      leaderEpoch: b.leaderEpoch,
+    })
+  }
+  if (p !== end) throw invalidRecord(`${end - p} bytes follow the last of ${count} records`)
 }
