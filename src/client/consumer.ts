@@ -14,7 +14,7 @@ import { Cluster, sleep, type ClientOptions } from './cluster.js'
 import { isRetriableError } from './errors.js'
 import { GroupMember, type TopicPartitionOffset } from './group.js'
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets, tpKey } from './offsets.js'
-import { decodeFetchedRecords, type ConsumedRecord } from './records.js'
+import { FetchedRecordsCursor, type ConsumedRecord } from './records.js'
 
 export type OffsetReset = 'earliest' | 'latest' | 'none'
 export type IsolationLevel = 'read_uncommitted' | 'read_committed'
@@ -32,6 +32,8 @@ export interface ConsumerOptions extends ClientOptions {
   fetchMaxBytes?: number
   /** Default 1048576. */
   maxPartitionFetchBytes?: number
+  /** max.poll.records: most records one poll() returns; the rest stay buffered for the next. Default 500. */
+  maxPollRecords?: number
   /** Default true with a group. */
   enableAutoCommit?: boolean
   /** Default 5000. */
@@ -56,6 +58,8 @@ interface PartitionState {
   reset: number | null
   /** High watermark seen in the last fetch (lag = hw - position). */
   highWatermark: number
+  /** Fetched data not yet handed out, oldest first (at most one answer beyond the one being drained). */
+  buffered: FetchedRecordsCursor[]
 }
 
 /** A Fetch sent to one leader: the offsets asked for (tpKey -> offset) and its outcome. */
@@ -68,9 +72,15 @@ interface PendingFetch {
 /** res null: a retriable failure (metadata refresh, then retry). */
 type FetchOutcome = { ok: true; res: Fetch.FetchResponse | null; offsets: Map<string, number> } | { ok: false; error: Error }
 
+/** Where the next fetch of a partition starts: after what is buffered, else at the position. */
+function fetchPosition(s: PartitionState): number {
+  const last = s.buffered[s.buffered.length - 1]
+  return last !== undefined ? last.endOffset : s.position!
+}
+
 function matchesPositions(pre: PendingFetch, states: readonly PartitionState[]): boolean {
   if (pre.offsets.size !== states.length) return false
-  for (const s of states) if (pre.offsets.get(tpKey(s.topic, s.partition)) !== s.position) return false
+  for (const s of states) if (pre.offsets.get(tpKey(s.topic, s.partition)) !== fetchPosition(s)) return false
   return true
 }
 
@@ -145,7 +155,7 @@ export class Consumer {
     const next = new Map<string, PartitionState>()
     for (const tp of tps) {
       const k = tpKey(tp.topic, tp.partition)
-      next.set(k, this.partitions.get(k) ?? { topic: tp.topic, partition: tp.partition, position: null, reset: null, highWatermark: -1 })
+      next.set(k, this.partitions.get(k) ?? { topic: tp.topic, partition: tp.partition, position: null, reset: null, highWatermark: -1, buffered: [] })
     }
     this.partitions.clear()
     for (const [k, v] of next) this.partitions.set(k, v)
@@ -160,6 +170,7 @@ export class Consumer {
   /** Moves the position: an offset, 'earliest', 'latest', or { timestamp } (first offset at or after it). */
   seek(topic: string, partition: number, to: number | 'earliest' | 'latest' | { timestamp: number }): void {
     const s = this.state(topic, partition)
+    s.buffered = []
     if (typeof to === 'number') {
       if (!Number.isSafeInteger(to) || to < 0) throw new RangeError(`offset must be a non-negative integer, not ${to}`)
       s.position = to
@@ -193,6 +204,7 @@ export class Consumer {
     for (const s of this.partitions.values()) {
       s.position = null
       s.reset = null
+      s.buffered = []
     }
   }
 
@@ -270,45 +282,83 @@ export class Consumer {
       list.push(s)
     }
     const maxWait = Math.max(0, Math.min(timeoutMs, this.opts.fetchMaxWaitMs ?? 500))
-    const sent: [number, PendingFetch][] = []
-    let mayOutwait = false
-    for (const [leader, states] of byLeader) {
-      const pre = this.prefetched.get(leader)
-      this.prefetched.delete(leader)
-      // A prefetch answers this poll only if it asked for exactly these partitions at their current
-      // positions (a seek, a rebalance or a leader change since then makes it stale: it is dropped).
-      if (pre !== undefined && matchesPositions(pre, states)) {
-        sent.push([leader, pre])
-        if (pre.maxWaitMs > timeoutMs) mayOutwait = true
-      } else {
-        sent.push([leader, this.sendFetch(leader, states, maxWait)])
+    const maxRecords = Math.max(1, this.opts.maxPollRecords ?? 500)
+    // Records fetched earlier and not handed out yet come first, without waiting.
+    let records = this.drainBuffered(maxRecords)
+    if (records.length === 0) {
+      const sent: [number, PendingFetch][] = []
+      let mayOutwait = false
+      for (const [leader, states] of byLeader) {
+        const pre = this.prefetched.get(leader)
+        this.prefetched.delete(leader)
+        // A prefetch answers this poll only if it asked for exactly these partitions at their current
+        // positions (a seek, a rebalance or a leader change since then makes it stale: it is dropped).
+        if (pre !== undefined && matchesPositions(pre, states)) {
+          sent.push([leader, pre])
+          if (pre.maxWaitMs > timeoutMs) mayOutwait = true
+        } else {
+          sent.push([leader, this.sendFetch(leader, states, maxWait)])
+        }
       }
-    }
-    // Leaders no longer fetched from (reassignment): their prefetched answers are dropped unread.
-    this.prefetched.clear()
-    const all = Promise.all(sent.map(([, f]) => f.outcome))
-    // A prefetch sent by an earlier poll may long-poll longer than this poll's timeout: poll waits at
-    // most its timeout and leaves the fetches in flight for the next poll.
-    const outcomes = mayOutwait ? await waitAtMost(all, timeoutMs) : await all
-    if (outcomes === null) {
-      for (const [leader, f] of sent) this.prefetched.set(leader, f)
-      return []
-    }
-    const records: ConsumedRecord[] = []
-    for (const o of outcomes) {
-      if (!o.ok) throw o.error
-      if (this.applyFetch(o, records)) needRefresh = true
+      // Leaders no longer fetched from (reassignment): their prefetched answers are dropped unread.
+      this.prefetched.clear()
+      const all = Promise.all(sent.map(([, f]) => f.outcome))
+      // A prefetch sent by an earlier poll may long-poll longer than this poll's timeout: poll waits at
+      // most its timeout and leaves the fetches in flight for the next poll.
+      const outcomes = mayOutwait ? await waitAtMost(all, timeoutMs) : await all
+      if (outcomes === null) {
+        for (const [leader, f] of sent) this.prefetched.set(leader, f)
+        return []
+      }
+      for (const o of outcomes) {
+        if (!o.ok) throw o.error
+        if (this.applyFetch(o)) needRefresh = true
+      }
+      records = this.drainBuffered(maxRecords)
     }
     if (needRefresh) {
       await this.cluster.refreshMetadata([...new Set(ready.map((s) => s.topic))]).catch(() => {})
       if (records.length === 0) await sleep(this.cluster.retryBackoffMs)
     } else if (records.length > 0 && !this.closed) {
-      // Pipelining, as librdkafka and Kafka's Java consumer do: the next fetch goes out now, while the
-      // application handles these records, from the positions just moved past them.
-      for (const [leader, states] of byLeader) this.prefetched.set(leader, this.sendFetch(leader, states, maxWait))
+      // Pipelining, as librdkafka and Kafka's Java consumer do: the next fetch goes out now, from the
+      // end of what is buffered, while the application handles these records. One fetch per leader
+      // at a time, so at most one answer waits behind the one being handed out.
+      for (const [leader, states] of byLeader) {
+        if (!this.prefetched.has(leader) && states.every((st) => st.buffered.length <= 1)) this.prefetched.set(leader, this.sendFetch(leader, states, maxWait))
+      }
     }
     if (this.autoCommit && Date.now() - this.lastCommit >= (this.opts.autoCommitIntervalMs ?? 5000)) await this.commit().catch(() => {})
     return records
+  }
+
+  /**
+   * Hands out up to max buffered records, partition by partition, moving each position past what it
+   * returns. A batch that turns out corrupt ends the poll with the records before it; with none, the
+   * error is thrown (the position stays before the bad batch, as in Kafka's consumer).
+   */
+  private drainBuffered(max: number): ConsumedRecord[] {
+    const out: ConsumedRecord[] = []
+    for (const s of this.partitions.values()) {
+      while (out.length < max && s.buffered.length > 0) {
+        const cursor = s.buffered[0]!
+        const before = out.length
+        try {
+          cursor.take(out, max - out.length)
+        } catch (err) {
+          s.buffered = []
+          if (out.length > before) s.position = out[out.length - 1]!.offset + 1
+          if (out.length === 0) throw err
+          return out
+        }
+        if (out.length > before) s.position = out[out.length - 1]!.offset + 1
+        if (!cursor.exhausted) break
+        // Past the last batch (control and aborted batches included).
+        s.position = cursor.nextOffset
+        s.buffered.shift()
+      }
+      if (out.length >= max) break
+    }
+    return out
   }
 
   /** Sends one Fetch to a leader for the given partitions at their positions; never rejects. */
@@ -318,8 +368,9 @@ export class Consumer {
     for (const s of states) {
       let list = byTopic.get(s.topic)
       if (list === undefined) byTopic.set(s.topic, (list = []))
-      list.push(Fetch.createFetchPartition({ partition: s.partition, fetchOffset: BigInt(s.position!), partitionMaxBytes: this.opts.maxPartitionFetchBytes ?? 1048576 }))
-      offsets.set(tpKey(s.topic, s.partition), s.position!)
+      const at = fetchPosition(s)
+      list.push(Fetch.createFetchPartition({ partition: s.partition, fetchOffset: BigInt(at), partitionMaxBytes: this.opts.maxPartitionFetchBytes ?? 1048576 }))
+      offsets.set(tpKey(s.topic, s.partition), at)
     }
     const req = Fetch.createFetchRequest({
       replicaId: -1,
@@ -344,11 +395,11 @@ export class Consumer {
   }
 
   /**
-   * Applies a Fetch answer: appends the records to `into` and moves the positions past them. Partitions
-   * whose position moved since the fetch was sent (seek, rebalance) are skipped. Returns true when
+   * Applies a Fetch answer: each partition's data is queued behind what is buffered. Partitions whose
+   * fetch position moved since the fetch was sent (seek, rebalance) are skipped. Returns true when
    * metadata needs a refresh.
    */
-  private applyFetch(o: FetchOutcome & { ok: true }, into: ConsumedRecord[]): boolean {
+  private applyFetch(o: FetchOutcome & { ok: true }): boolean {
     const res = o.res
     if (res === null) return true
     if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode as ErrorCode, 'Fetch')
@@ -357,12 +408,15 @@ export class Consumer {
       for (const p of t.partitions) {
         const key = tpKey(t.topic, p.partitionIndex)
         const s = this.partitions.get(key)
-        if (s === undefined || s.position === null || s.position !== o.offsets.get(key)) continue
+        if (s === undefined || s.position === null) continue
+        const at = fetchPosition(s)
+        if (at !== o.offsets.get(key)) continue
         if (p.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {
           const policy = this.opts.autoOffsetReset ?? 'latest'
-          if (policy === 'none') throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${s.position} of ${s.topic}-${s.partition} is out of range`)
+          if (policy === 'none') throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${at} of ${s.topic}-${s.partition} is out of range`)
           s.position = null
           s.reset = policy === 'earliest' ? EARLIEST_TIMESTAMP : LATEST_TIMESTAMP
+          s.buffered = []
           continue
         }
         if (REFRESH_ERRORS.has(p.errorCode)) {
@@ -371,18 +425,17 @@ export class Consumer {
         }
         if (p.errorCode !== ErrorCode.NONE) throw new KafkaError(p.errorCode as ErrorCode, `fetching ${t.topic}-${p.partitionIndex}`)
         s.highWatermark = Number(p.highWatermark)
-        const decoded = decodeFetchedRecords(
-          p.records as Buffer | null,
-          {
+        const data = p.records as Buffer | null
+        if (data === null || data.length === 0) continue
+        s.buffered.push(
+          new FetchedRecordsCursor(data, {
             topic: s.topic,
             partition: s.partition,
-            fetchOffset: s.position,
+            fetchOffset: at,
             readCommitted: this.isolation() === 1,
             abortedTransactions: p.abortedTransactions,
-          },
-          into,
+          }),
         )
-        s.position = decoded.nextOffset
       }
     }
     return refresh
