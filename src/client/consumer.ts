@@ -84,6 +84,8 @@ function matchesPositions(pre: PendingFetch, states: readonly PartitionState[]):
   return true
 }
 
+const yieldToIo = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
 /** The promise's value, or null when ms pass first. */
 async function waitAtMost<T>(promise: Promise<T>, ms: number): Promise<T | null> {
   let timer: NodeJS.Timeout | undefined
@@ -283,7 +285,10 @@ export class Consumer {
     }
     const maxWait = Math.max(0, Math.min(timeoutMs, this.opts.fetchMaxWaitMs ?? 500))
     const maxRecords = Math.max(1, this.opts.maxPollRecords ?? 500)
-    // Records fetched earlier and not handed out yet come first, without waiting.
+    // Records fetched earlier and not handed out yet come first, without waiting for the network; one
+    // turn of the event loop first, though, so that socket reads (the pipelined fetch's answer arriving)
+    // go on while the application works through the buffer, instead of piling up in the kernel.
+    if (this.hasBuffered()) await yieldToIo()
     let records = this.drainBuffered(maxRecords)
     if (records.length === 0) {
       const sent: [number, PendingFetch][] = []
@@ -329,6 +334,11 @@ export class Consumer {
     }
     if (this.autoCommit && Date.now() - this.lastCommit >= (this.opts.autoCommitIntervalMs ?? 5000)) await this.commit().catch(() => {})
     return records
+  }
+
+  private hasBuffered(): boolean {
+    for (const s of this.partitions.values()) if (s.buffered.length > 0) return true
+    return false
   }
 
   /**
