@@ -1,11 +1,12 @@
 // The consumer: either manual assignment (assign + seek) or a group subscription (subscribe: the group
 // protocol in group.ts picks the partitions). poll() resolves missing positions (committed offset, else
-// auto.offset.reset), sends one long-polled Fetch per leader and returns the decoded records, moving each
-// position past what it returned. When a poll returns records, the next Fetch to each leader is sent
-// at once (pipelining, as librdkafka and the Java consumer do), so the broker prepares the next answer
-// while the application handles these records; a seek or rebalance meanwhile makes that answer stale and
-// it is dropped. Offsets are committed on commit(), every auto.commit.interval.ms when
-// enabled, before a rebalance and on close.
+// auto.offset.reset), sends one long-polled Fetch per leader and returns the decoded records, at most
+// max.poll.records of them (the rest of the answer stays buffered and is decoded a batch at a time by
+// later polls), moving each position past what it returned. When a poll returns records, the next
+// Fetch to each leader is sent at once, from the end of what is buffered (pipelining, as librdkafka and
+// the Java consumer do), so the broker prepares the next answer while the application handles these
+// records; a seek or rebalance meanwhile drops the buffer and makes that answer stale. Offsets are
+// committed on commit(), every auto.commit.interval.ms when enabled, before a rebalance and on close.
 import { ApiKey } from '../protocol/api-keys.gen.js'
 import * as Fetch from '../protocol/messages/01-fetch.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
