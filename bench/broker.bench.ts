@@ -251,12 +251,15 @@ async function e2eLatency(bootstrap: string, topic: string): Promise<NonNullable
       await new Promise((res) => setTimeout(res, 100))
     }
     const pout = await runNode([E2E_JS, 'produce', bootstrap, topic, String(E2E_RATE), String(E2E_SECONDS)], (E2E_SECONDS + 60) * 1000)
-    const prod = JSON.parse(lastJsonLine(pout)) as { sent: number; failed: number; ratePerSec: number }
+    const prod = JSON.parse(lastJsonLine(pout)) as { sent: number; failed: number; ratePerSec: number; loopDelayMs?: { p99: number; max: number } }
     if (prod.failed > 0) throw new Error(`${prod.failed} e2e records failed`)
     const code = await done
     if (code !== 0) throw new Error(`e2e consumer exited ${code}:\n${cerr}`)
-    const c = JSON.parse(lastJsonLine(cout)) as { records: number; measured: number; latencyMs: { p50: number; p99: number; p999: number; max: number }; series: { second: number; records: number; avgMs: number; maxMs: number }[] }
+    const c = JSON.parse(lastJsonLine(cout)) as { records: number; measured: number; latencyMs: { p50: number; p99: number; p999: number; max: number }; series: { second: number; records: number; avgMs: number; maxMs: number }[]; loopDelayMs?: { p99: number; max: number } | null }
     if (c.records !== prod.sent) notes.push(`end-to-end: the consumer saw ${c.records} of ${prod.sent} records`)
+    if (c.loopDelayMs != null && prod.loopDelayMs !== undefined) {
+      notes.push(`end-to-end: event-loop delay of the client processes themselves (p99 / max ms): producer ${fmtMs(prod.loopDelayMs.p99)} / ${fmtMs(prod.loopDelayMs.max)}, consumer (after warm-up) ${fmtMs(c.loopDelayMs.p99)} / ${fmtMs(c.loopDelayMs.max)}`)
+    }
     notes.push(`end-to-end latency per second (records, avg / max ms): ${c.series.map((w) => `${w.second}s ${fmtInt(w.records)}, ${fmtMs(w.avgMs)} / ${fmtMs(w.maxMs)}`).join('; ')}`)
     return { ...c.latencyMs, measured: c.measured, rate: prod.ratePerSec }
   } finally {

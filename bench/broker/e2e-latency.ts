@@ -6,12 +6,26 @@
 // The first 8 bytes of each 100-byte value are process.hrtime.bigint() at send (CLOCK_MONOTONIC, the same
 // clock in every process of the machine); the consumer records now - that per record. The producer sends
 // RATE records/s paced on a 1 ms timer (acks=1, linger.ms=0: latency, not batching, is measured).
-import { performance } from 'node:perf_hooks'
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { Consumer } from '../../src/client/consumer.js'
 import { Producer } from '../../src/client/producer.js'
 import { LatencyRecorder } from '../../src/cli/stats.js'
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+// Each process's own event-loop delay (how late its timers and I/O callbacks ran: GC pauses, long
+// synchronous work, or the process waiting for a CPU on a busy machine), to tell them apart from
+// delays in the broker.
+function loopDelay(): { stop: () => { p99: number; max: number } } {
+  const h = monitorEventLoopDelay({ resolution: 1 })
+  h.enable()
+  return {
+    stop: () => {
+      h.disable()
+      return { p99: h.percentile(99) / 1e6, max: h.max / 1e6 }
+    },
+  }
+}
 
 async function produce(bootstrap: string, topic: string, rate: number, seconds: number): Promise<void> {
   const producer = new Producer({ bootstrapServers: bootstrap, clientId: 'bench-e2e-producer', acks: 1, lingerMs: 0, batchSize: 65536 })
@@ -23,6 +37,7 @@ async function produce(bootstrap: string, topic: string, rate: number, seconds: 
     if (err !== null) failed++
     else acked++
   }
+  const delay = loopDelay()
   const t0 = performance.now()
   const end = t0 + seconds * 1000
   for (;;) {
@@ -38,9 +53,10 @@ async function produce(bootstrap: string, topic: string, rate: number, seconds: 
     await sleep(1)
   }
   await producer.flush()
+  const loopDelayMs = delay.stop()
   await producer.close()
   const elapsed = (performance.now() - t0) / 1000
-  process.stdout.write(JSON.stringify({ sent, acked, failed, ratePerSec: Math.round(sent / elapsed) }) + '\n')
+  process.stdout.write(JSON.stringify({ sent, acked, failed, ratePerSec: Math.round(sent / elapsed), loopDelayMs }) + '\n')
 }
 
 async function consume(bootstrap: string, topic: string, seconds: number, warmupSeconds: number): Promise<void> {
@@ -66,6 +82,7 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
   let firstAt = -1
   let winStart = 0
   let lastRecordAt = t0
+  let delay: ReturnType<typeof loopDelay> | null = null
   for (;;) {
     const before = performance.now()
     if (before > hardEnd || (before > end && before - lastRecordAt > 500)) break
@@ -86,6 +103,7 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
       winMax = 0
     }
     const warm = now - firstAt >= warmupSeconds * 1000
+    if (warm && delay === null) delay = loopDelay()
     for (const r of batch) {
       records++
       const v = r.value
@@ -100,9 +118,10 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
     }
   }
   if (winRecords > 0) series.push({ second: series.length + 1, records: winRecords, avgMs: winSum / winRecords, maxMs: winMax })
+  const loopDelayMs = delay?.stop() ?? null
   await consumer.close()
   const [p50, p99, p999] = lat.percentiles([0.5, 0.99, 0.999])
-  process.stdout.write(JSON.stringify({ records, measured, latencyMs: { avg: lat.avg, p50, p99, p999, max: lat.max }, series }) + '\n')
+  process.stdout.write(JSON.stringify({ records, measured, latencyMs: { avg: lat.avg, p50, p99, p999, max: lat.max }, series, loopDelayMs }) + '\n')
 }
 
 const [mode, bootstrap, topic, a, b] = process.argv.slice(2)

@@ -25,6 +25,7 @@ class SkeinNative : public Napi::Addon<SkeinNative> {
                              InstanceMethod<&SkeinNative::Crc32cHardware>("crc32cHardware"),
                              InstanceMethod<&SkeinNative::OpenIndex>("openIndex"),
                              InstanceMethod<&SkeinNative::Sendfile>("sendfile"),
+                             InstanceMethod<&SkeinNative::TrySendfile>("trySendfile"),
                              InstanceMethod<&SkeinNative::Fsync>("fsync"),
                              InstanceMethod<&SkeinNative::LockFile>("lockFile"),
                          });
@@ -80,6 +81,10 @@ class SkeinNative : public Napi::Addon<SkeinNative> {
 
   Napi::Value Sendfile(const Napi::CallbackInfo& info) {
     return sendfiles_->Start(info);
+  }
+
+  Napi::Value TrySendfile(const Napi::CallbackInfo& info) {
+    return skein::TrySendfile(info);
   }
 
   Napi::Value Fsync(const Napi::CallbackInfo& info) {

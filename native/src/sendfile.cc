@@ -10,6 +10,12 @@
 // The callback fires exactly once, always asynchronously: (null, bytesSent) or (Error, bytesSent).
 // A file shorter than position + length (sendfile returns 0) is an error, not a spin.
 // Everything runs on the loop thread, so plain references keep the callback alive.
+//
+// trySendfile(socketFd, fileFd, position, length) -> bytesSent: the synchronous first attempt, on the
+// socket fd itself (nothing outlives the call). It sends what the socket takes now without blocking
+// and returns the count (0..length; less than length when the socket buffer filled up, and the caller
+// goes on with sendfile() for the rest). Errors throw like Node's system errors. A small region (most
+// fetch answers) then leaves in one syscall, with no callback and no loop turn in between.
 #include "sendfile.h"
 
 #include <fcntl.h>
@@ -310,6 +316,54 @@ Napi::Value SendfileRegistry::Start(const Napi::CallbackInfo& info) {
     op->FinishSoon();
   }
   return Napi::Value();
+}
+
+Napi::Value TrySendfile(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  double socketFd;
+  double fileFd;
+  double position;
+  double length;
+  if (!IntegerArg(info, 0, "trySendfile: socketFd", 0, INT_MAX, &socketFd)) return Napi::Value();
+  if (!IntegerArg(info, 1, "trySendfile: fileFd", 0, INT_MAX, &fileFd)) return Napi::Value();
+  if (!IntegerArg(info, 2, "trySendfile: position", 0, kMaxSafeInteger, &position)) return Napi::Value();
+  if (!IntegerArg(info, 3, "trySendfile: length", 0, kMaxSafeInteger, &length)) return Napi::Value();
+  // A blocking socket would stall the JS thread inside sendfile(2): refuse it.
+  int flags = fcntl(int(socketFd), F_GETFL);
+  if (flags < 0) {
+    ErrnoError(env, errno, "fcntl").ThrowAsJavaScriptException();
+    return Napi::Value();
+  }
+  if ((flags & O_NONBLOCK) == 0) {
+    Napi::Error::New(env, "trySendfile: socketFd " + std::to_string(int(socketFd)) + " is in blocking mode")
+        .ThrowAsJavaScriptException();
+    return Napi::Value();
+  }
+  off_t pos = off_t(position);
+  uint64_t remaining = uint64_t(length);
+  uint64_t sent = 0;
+  while (remaining > 0) {
+    size_t chunk = size_t(remaining < kMaxChunk ? remaining : kMaxChunk);
+    ssize_t n = sendfile(int(socketFd), int(fileFd), &pos, chunk);
+    if (n > 0) {
+      sent += uint64_t(n);
+      remaining -= uint64_t(n);
+      continue;
+    }
+    if (n == 0) {
+      Napi::Error e = Napi::Error::New(env, "trySendfile: the file ended before position + length (" +
+                                                std::to_string(sent) + " of " + std::to_string(uint64_t(length)) +
+                                                " bytes sent)");
+      e.Set("code", Napi::String::New(env, "ERR_SENDFILE_EOF"));
+      e.ThrowAsJavaScriptException();
+      return Napi::Value();
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+    ErrnoError(env, errno, "sendfile").ThrowAsJavaScriptException();
+    return Napi::Value();
+  }
+  return Napi::Number::New(env, double(sent));
 }
 
 }  // namespace skein

@@ -32,4 +32,7 @@ class SendfileRegistry {
   bool tearingDown_ = false;
 };
 
+// trySendfile(socketFd, fileFd, position, length) -> bytes sent without blocking (see sendfile.cc).
+Napi::Value TrySendfile(const Napi::CallbackInfo& info);
+
 }  // namespace skein

@@ -58,6 +58,12 @@ export interface NativeBinding {
     length: number,
     callback: (err: Error | null, bytesSent: number) => void,
   ): void
+  /**
+   * The synchronous, non-blocking first attempt of sendfile: sends what the socket takes now and
+   * returns the byte count (0..length; less when the socket buffer is full, then sendfile() does the
+   * rest). Same preconditions as sendfile; errors (EPIPE, a file shorter than position + length) throw.
+   */
+  trySendfile(socketFd: number, fileFd: number, position: number, length: number): number
   /** fsync (dataOnly=false) or fdatasync (dataOnly=true) on the libuv thread pool. */
   fsync(fd: number, dataOnly: boolean, callback: (err: Error | null) => void): void
   /**

@@ -155,9 +155,11 @@ export function applyConsumerProps(opts: ConsumerOptions, props: ReadonlyMap<str
         opts.assignors = names as ('range' | 'roundrobin')[]
         break
       }
+      case 'max.poll.records':
+        opts.maxPollRecords = int(name, v, 1)
+        break
       case 'key.deserializer':
       case 'value.deserializer':
-      case 'max.poll.records':
         break
       default:
         unknown.push(name)

@@ -56,8 +56,12 @@ export class BrokerConnection {
   private readonly maxResponseBytes: number
   private nextCorrelationId = 1
   private readonly pending = new Map<number, Pending>()
-  private chunks: Buffer[] = []
+  /** The size prefix being read (buffered of its 4 bytes arrived). */
+  private readonly head = Buffer.alloc(4)
   private buffered = 0
+  /** The frame being received (filled bytes so far), allocated once its size prefix was checked. */
+  private frame: Buffer | null = null
+  private filled = 0
   private closedError: Error | null = null
   private brokerVersions = new Map<number, VersionRange>()
   private readonly negotiated = new Map<number, number>()
@@ -267,28 +271,61 @@ export class BrokerConnection {
   }
 
   private onData(d: Buffer): void {
-    this.chunks.push(d)
-    this.buffered += d.length
-    while (this.buffered >= 4) {
-      let head = this.chunks[0]!
-      if (head.length < 4) {
-        head = Buffer.concat(this.chunks)
-        this.chunks = [head]
+    let data = d
+    while (data.length > 0 && this.closedError === null) {
+      if (this.frame !== null) {
+        // A large answer (a fetch) arrives in many socket reads: each is copied into the frame while it
+        // is still in the CPU cache, instead of joining them all once the last one is in.
+        const take = Math.min(data.length, this.frame.length - this.filled)
+        data.copy(this.frame, this.filled, 0, take)
+        this.filled += take
+        data = data.subarray(take)
+        if (this.filled < this.frame.length) return
+        const frame = this.frame
+        this.frame = null
+        this.onFrame(frame)
+        continue
       }
-      const size = head.readInt32BE(0)
+      // The 4-byte size prefix, which may itself be split across reads.
+      if (this.buffered > 0 || data.length < 4) {
+        const need = Math.min(4 - this.buffered, data.length)
+        data.copy(this.head, this.buffered, 0, need)
+        this.buffered += need
+        data = data.subarray(need)
+        if (this.buffered < 4) return
+        this.buffered = 0
+        if (!this.startFrame(this.head.readInt32BE(0))) return
+        continue
+      }
+      const size = data.readInt32BE(0)
       if (size < 4 || size > this.maxResponseBytes) {
-        this.fail(new ConnectionError(`response frame of ${size} bytes from ${this.address} is outside 4..${this.maxResponseBytes}`))
+        this.startFrame(size)
         return
       }
-      // Join only once the whole frame is here: large fetch answers arrive in many pieces.
-      if (this.buffered < 4 + size) return
-      const all = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.buffered)
-      const frame = all.subarray(4, 4 + size)
-      const rest = all.subarray(4 + size)
-      this.chunks = rest.length > 0 ? [rest] : []
-      this.buffered = rest.length
-      this.onFrame(frame)
+      if (data.length >= 4 + size) {
+        // The whole frame is inside this read: no copy.
+        const frame = data.subarray(4, 4 + size)
+        data = data.subarray(4 + size)
+        this.onFrame(frame)
+        continue
+      }
+      data = data.subarray(4)
+      this.startFrame(size)
     }
+  }
+
+  /**
+   * Checks a size prefix and allocates the frame it announces (only after the check: at most
+   * maxResponseBytes, the bound the old join-at-the-end buffering had too); false on a bad size.
+   */
+  private startFrame(size: number): boolean {
+    if (size < 4 || size > this.maxResponseBytes) {
+      this.fail(new ConnectionError(`response frame of ${size} bytes from ${this.address} is outside 4..${this.maxResponseBytes}`))
+      return false
+    }
+    this.frame = Buffer.allocUnsafe(size)
+    this.filled = 0
+    return true
   }
 
   private onFrame(frame: Buffer): void {
@@ -317,7 +354,7 @@ export class BrokerConnection {
       p.reject(err)
     }
     this.pending.clear()
-    this.chunks = []
+    this.frame = null
     this.buffered = 0
     this.socket.destroy()
     for (const l of this.closeListeners.splice(0)) l(err)

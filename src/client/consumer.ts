@@ -1,8 +1,12 @@
 // The consumer: either manual assignment (assign + seek) or a group subscription (subscribe: the group
 // protocol in group.ts picks the partitions). poll() resolves missing positions (committed offset, else
-// auto.offset.reset), sends one long-polled Fetch per leader and returns the decoded records, moving each
-// position past what it returned. Offsets are committed on commit(), every auto.commit.interval.ms when
-// enabled, before a rebalance and on close.
+// auto.offset.reset), sends one long-polled Fetch per leader and returns the decoded records, at most
+// max.poll.records of them (the rest of the answer stays buffered and is decoded a batch at a time by
+// later polls), moving each position past what it returned. When a poll returns records, the next
+// Fetch to each leader is sent at once, from the end of what is buffered (pipelining, as librdkafka and
+// the Java consumer do), so the broker prepares the next answer while the application handles these
+// records; a seek or rebalance meanwhile drops the buffer and makes that answer stale. Offsets are
+// committed on commit(), every auto.commit.interval.ms when enabled, before a rebalance and on close.
 import { ApiKey } from '../protocol/api-keys.gen.js'
 import * as Fetch from '../protocol/messages/01-fetch.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
@@ -11,7 +15,7 @@ import { Cluster, sleep, type ClientOptions } from './cluster.js'
 import { isRetriableError } from './errors.js'
 import { GroupMember, type TopicPartitionOffset } from './group.js'
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets, tpKey } from './offsets.js'
-import { decodeFetchedRecords, type ConsumedRecord } from './records.js'
+import { FetchedRecordsCursor, type ConsumedRecord } from './records.js'
 
 export type OffsetReset = 'earliest' | 'latest' | 'none'
 export type IsolationLevel = 'read_uncommitted' | 'read_committed'
@@ -29,6 +33,8 @@ export interface ConsumerOptions extends ClientOptions {
   fetchMaxBytes?: number
   /** Default 1048576. */
   maxPartitionFetchBytes?: number
+  /** max.poll.records: most records one poll() returns; the rest stay buffered for the next. Default 500. */
+  maxPollRecords?: number
   /** Default true with a group. */
   enableAutoCommit?: boolean
   /** Default 5000. */
@@ -53,6 +59,45 @@ interface PartitionState {
   reset: number | null
   /** High watermark seen in the last fetch (lag = hw - position). */
   highWatermark: number
+  /** Fetched data not yet handed out, oldest first (at most one answer beyond the one being drained). */
+  buffered: FetchedRecordsCursor[]
+}
+
+/** A Fetch sent to one leader: the offsets asked for (tpKey -> offset) and its outcome. */
+interface PendingFetch {
+  offsets: Map<string, number>
+  maxWaitMs: number
+  outcome: Promise<FetchOutcome>
+}
+
+/** res null: a retriable failure (metadata refresh, then retry). */
+type FetchOutcome = { ok: true; res: Fetch.FetchResponse | null; offsets: Map<string, number> } | { ok: false; error: Error }
+
+/** Where the next fetch of a partition starts: after what is buffered, else at the position. */
+function fetchPosition(s: PartitionState): number {
+  const last = s.buffered[s.buffered.length - 1]
+  return last !== undefined ? last.endOffset : s.position!
+}
+
+function matchesPositions(pre: PendingFetch, states: readonly PartitionState[]): boolean {
+  if (pre.offsets.size !== states.length) return false
+  for (const s of states) if (pre.offsets.get(tpKey(s.topic, s.partition)) !== fetchPosition(s)) return false
+  return true
+}
+
+const yieldToIo = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
+/** The promise's value, or null when ms pass first. */
+async function waitAtMost<T>(promise: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), Math.max(0, ms))
+  })
+  try {
+    return await Promise.race([promise, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 const REFRESH_ERRORS: ReadonlySet<number> = new Set([
@@ -76,6 +121,8 @@ export class Consumer {
   private closed = false
   /** Offsets committed by the last commit() (tpKey -> offset). */
   private readonly committed = new Map<string, number>()
+  /** The next fetch per leader, sent when the last poll returned records (pipelining). */
+  private readonly prefetched = new Map<number, PendingFetch>()
 
   constructor(opts: ConsumerOptions) {
     this.opts = opts
@@ -111,7 +158,7 @@ export class Consumer {
     const next = new Map<string, PartitionState>()
     for (const tp of tps) {
       const k = tpKey(tp.topic, tp.partition)
-      next.set(k, this.partitions.get(k) ?? { topic: tp.topic, partition: tp.partition, position: null, reset: null, highWatermark: -1 })
+      next.set(k, this.partitions.get(k) ?? { topic: tp.topic, partition: tp.partition, position: null, reset: null, highWatermark: -1, buffered: [] })
     }
     this.partitions.clear()
     for (const [k, v] of next) this.partitions.set(k, v)
@@ -126,6 +173,7 @@ export class Consumer {
   /** Moves the position: an offset, 'earliest', 'latest', or { timestamp } (first offset at or after it). */
   seek(topic: string, partition: number, to: number | 'earliest' | 'latest' | { timestamp: number }): void {
     const s = this.state(topic, partition)
+    s.buffered = []
     if (typeof to === 'number') {
       if (!Number.isSafeInteger(to) || to < 0) throw new RangeError(`offset must be a non-negative integer, not ${to}`)
       s.position = to
@@ -159,6 +207,7 @@ export class Consumer {
     for (const s of this.partitions.values()) {
       s.position = null
       s.reset = null
+      s.buffered = []
     }
   }
 
@@ -236,26 +285,103 @@ export class Consumer {
       list.push(s)
     }
     const maxWait = Math.max(0, Math.min(timeoutMs, this.opts.fetchMaxWaitMs ?? 500))
-    const results = await Promise.all([...byLeader].map(([leader, states]) => this.fetchFrom(leader, states, maxWait)))
-    const records: ConsumedRecord[] = []
-    for (const r of results) {
-      if (r.refresh) needRefresh = true
-      for (const rec of r.records) records.push(rec)
+    const maxRecords = Math.max(1, this.opts.maxPollRecords ?? 500)
+    // Records fetched earlier and not handed out yet come first, without waiting for the network; one
+    // turn of the event loop first, though, so that socket reads (the pipelined fetch's answer arriving)
+    // go on while the application works through the buffer, instead of piling up in the kernel.
+    if (this.hasBuffered()) await yieldToIo()
+    let records = this.drainBuffered(maxRecords)
+    if (records.length === 0) {
+      const sent: [number, PendingFetch][] = []
+      let mayOutwait = false
+      for (const [leader, states] of byLeader) {
+        const pre = this.prefetched.get(leader)
+        this.prefetched.delete(leader)
+        // A prefetch answers this poll only if it asked for exactly these partitions at their current
+        // positions (a seek, a rebalance or a leader change since then makes it stale: it is dropped).
+        if (pre !== undefined && matchesPositions(pre, states)) {
+          sent.push([leader, pre])
+          if (pre.maxWaitMs > timeoutMs) mayOutwait = true
+        } else {
+          sent.push([leader, this.sendFetch(leader, states, maxWait)])
+        }
+      }
+      // Leaders no longer fetched from (reassignment): their prefetched answers are dropped unread.
+      this.prefetched.clear()
+      const all = Promise.all(sent.map(([, f]) => f.outcome))
+      // A prefetch sent by an earlier poll may long-poll longer than this poll's timeout: poll waits at
+      // most its timeout and leaves the fetches in flight for the next poll.
+      const outcomes = mayOutwait ? await waitAtMost(all, timeoutMs) : await all
+      if (outcomes === null) {
+        for (const [leader, f] of sent) this.prefetched.set(leader, f)
+        return []
+      }
+      for (const o of outcomes) {
+        if (!o.ok) throw o.error
+        if (this.applyFetch(o)) needRefresh = true
+      }
+      records = this.drainBuffered(maxRecords)
     }
     if (needRefresh) {
       await this.cluster.refreshMetadata([...new Set(ready.map((s) => s.topic))]).catch(() => {})
       if (records.length === 0) await sleep(this.cluster.retryBackoffMs)
+    } else if (records.length > 0 && !this.closed) {
+      // Pipelining, as librdkafka and Kafka's Java consumer do: the next fetch goes out now, from the
+      // end of what is buffered, while the application handles these records. One fetch per leader
+      // at a time, so at most one answer waits behind the one being handed out.
+      for (const [leader, states] of byLeader) {
+        if (!this.prefetched.has(leader) && states.every((st) => st.buffered.length <= 1)) this.prefetched.set(leader, this.sendFetch(leader, states, maxWait))
+      }
     }
     if (this.autoCommit && Date.now() - this.lastCommit >= (this.opts.autoCommitIntervalMs ?? 5000)) await this.commit().catch(() => {})
     return records
   }
 
-  private async fetchFrom(leader: number, states: PartitionState[], maxWaitMs: number): Promise<{ records: ConsumedRecord[]; refresh: boolean }> {
+  private hasBuffered(): boolean {
+    for (const s of this.partitions.values()) if (s.buffered.length > 0) return true
+    return false
+  }
+
+  /**
+   * Hands out up to max buffered records, partition by partition, moving each position past what it
+   * returns. A batch that turns out corrupt ends the poll with the records before it; with none, the
+   * error is thrown (the position stays before the bad batch, as in Kafka's consumer).
+   */
+  private drainBuffered(max: number): ConsumedRecord[] {
+    const out: ConsumedRecord[] = []
+    for (const s of this.partitions.values()) {
+      while (out.length < max && s.buffered.length > 0) {
+        const cursor = s.buffered[0]!
+        const before = out.length
+        try {
+          cursor.take(out, max - out.length)
+        } catch (err) {
+          s.buffered = []
+          if (out.length > before) s.position = out[out.length - 1]!.offset + 1
+          if (out.length === 0) throw err
+          return out
+        }
+        if (out.length > before) s.position = out[out.length - 1]!.offset + 1
+        if (!cursor.exhausted) break
+        // Past the last batch (control and aborted batches included).
+        s.position = cursor.nextOffset
+        s.buffered.shift()
+      }
+      if (out.length >= max) break
+    }
+    return out
+  }
+
+  /** Sends one Fetch to a leader for the given partitions at their positions; never rejects. */
+  private sendFetch(leader: number, states: PartitionState[], maxWaitMs: number): PendingFetch {
     const byTopic = new Map<string, Fetch.FetchPartition[]>()
+    const offsets = new Map<string, number>()
     for (const s of states) {
       let list = byTopic.get(s.topic)
       if (list === undefined) byTopic.set(s.topic, (list = []))
-      list.push(Fetch.createFetchPartition({ partition: s.partition, fetchOffset: BigInt(s.position!), partitionMaxBytes: this.opts.maxPartitionFetchBytes ?? 1048576 }))
+      const at = fetchPosition(s)
+      list.push(Fetch.createFetchPartition({ partition: s.partition, fetchOffset: BigInt(at), partitionMaxBytes: this.opts.maxPartitionFetchBytes ?? 1048576 }))
+      offsets.set(tpKey(s.topic, s.partition), at)
     }
     const req = Fetch.createFetchRequest({
       replicaId: -1,
@@ -266,26 +392,42 @@ export class Consumer {
       sessionEpoch: -1,
       topics: [...byTopic].map(([topic, partitions]) => Fetch.createFetchTopic({ topic, partitions })),
     })
-    let res: Fetch.FetchResponse
-    try {
-      const conn = await this.cluster.nodeConnection(leader)
-      res = await conn.send(ApiKey.Fetch, (w, v) => Fetch.encodeFetchRequest(w, req, v), Fetch.decodeFetchResponse, { extraTimeoutMs: maxWaitMs })
-    } catch (err) {
-      if (isRetriableError(err)) return { records: [], refresh: true }
-      throw err
-    }
+    const outcome = (async (): Promise<FetchOutcome> => {
+      try {
+        const conn = await this.cluster.nodeConnection(leader)
+        const res = await conn.send(ApiKey.Fetch, (w, v) => Fetch.encodeFetchRequest(w, req, v), Fetch.decodeFetchResponse, { extraTimeoutMs: maxWaitMs })
+        return { ok: true, res, offsets }
+      } catch (err) {
+        if (isRetriableError(err)) return { ok: true, res: null, offsets }
+        return { ok: false, error: err as Error }
+      }
+    })()
+    return { offsets, maxWaitMs, outcome }
+  }
+
+  /**
+   * Applies a Fetch answer: each partition's data is queued behind what is buffered. Partitions whose
+   * fetch position moved since the fetch was sent (seek, rebalance) are skipped. Returns true when
+   * metadata needs a refresh.
+   */
+  private applyFetch(o: FetchOutcome & { ok: true }): boolean {
+    const res = o.res
+    if (res === null) return true
     if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode as ErrorCode, 'Fetch')
-    const records: ConsumedRecord[] = []
     let refresh = false
     for (const t of res.responses) {
       for (const p of t.partitions) {
-        const s = this.partitions.get(tpKey(t.topic, p.partitionIndex))
+        const key = tpKey(t.topic, p.partitionIndex)
+        const s = this.partitions.get(key)
         if (s === undefined || s.position === null) continue
+        const at = fetchPosition(s)
+        if (at !== o.offsets.get(key)) continue
         if (p.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {
           const policy = this.opts.autoOffsetReset ?? 'latest'
-          if (policy === 'none') throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${s.position} of ${s.topic}-${s.partition} is out of range`)
+          if (policy === 'none') throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${at} of ${s.topic}-${s.partition} is out of range`)
           s.position = null
           s.reset = policy === 'earliest' ? EARLIEST_TIMESTAMP : LATEST_TIMESTAMP
+          s.buffered = []
           continue
         }
         if (REFRESH_ERRORS.has(p.errorCode)) {
@@ -295,18 +437,19 @@ export class Consumer {
         if (p.errorCode !== ErrorCode.NONE) throw new KafkaError(p.errorCode as ErrorCode, `fetching ${t.topic}-${p.partitionIndex}`)
         s.highWatermark = Number(p.highWatermark)
         const data = p.records as Buffer | null
-        const decoded = decodeFetchedRecords(data, {
-          topic: s.topic,
-          partition: s.partition,
-          fetchOffset: s.position,
-          readCommitted: this.isolation() === 1,
-          abortedTransactions: p.abortedTransactions,
-        })
-        for (const r of decoded.records) records.push(r)
-        s.position = decoded.nextOffset
+        if (data === null || data.length === 0) continue
+        s.buffered.push(
+          new FetchedRecordsCursor(data, {
+            topic: s.topic,
+            partition: s.partition,
+            fetchOffset: at,
+            readCommitted: this.isolation() === 1,
+            abortedTransactions: p.abortedTransactions,
+          }),
+        )
       }
     }
-    return { records, refresh }
+    return refresh
   }
 
   /** Commits offsets (default: the current positions of every assigned partition). Needs a group. */

@@ -8,22 +8,28 @@ import { native } from '../addon/index.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import {
   ATTRIBUTES_OFFSET,
+  BASE_TIMESTAMP_OFFSET,
   BATCH_LENGTH_OFFSET,
+  COMPRESSION_MASK,
   CONTROL_MASK,
   CRC_OFFSET,
   CURRENT_MAGIC,
   CompressionType,
+  LAST_OFFSET_DELTA_OFFSET,
   LOG_OVERHEAD,
   MAGIC_OFFSET,
+  MAX_TIMESTAMP_OFFSET,
+  PARTITION_LEADER_EPOCH_OFFSET,
+  PRODUCER_ID_OFFSET,
   RECORD_BATCH_OVERHEAD,
+  RECORD_COUNT_OFFSET,
   TIMESTAMP_TYPE_MASK,
   TRANSACTIONAL_MASK,
   readInt64,
   writeInt64,
 } from '../protocol/records/batch.js'
-import { compress } from '../protocol/records/compression.js'
-import { inflateBatch } from '../protocol/records/inflate.js'
-import { sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from '../protocol/records/varint.js'
+import { compress, decompress } from '../protocol/records/compression.js'
+import { readVarlong, sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from '../protocol/records/varint.js'
 
 export type CompressionName = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
 
@@ -275,60 +281,246 @@ export interface DecodedFetch {
 
 /**
  * The records of a Fetch answer's partition data. A trailing partial batch (Fetch may cut the last one)
- * is ignored; a CRC mismatch throws KafkaError(CORRUPT_MESSAGE).
+ * is ignored; a CRC mismatch throws KafkaError(CORRUPT_MESSAGE), a malformed record
+ * KafkaError(INVALID_RECORD). Records are appended to `into` when given, else to a new array.
+ * (FetchedRecordsCursor decodes the same data a batch at a time.)
  */
-export function decodeFetchedRecords(data: Buffer | null, opts: DecodeOptions): DecodedFetch {
-  const out: ConsumedRecord[] = []
-  let nextOffset = opts.fetchOffset
-  if (data === null) return { records: out, nextOffset, bytes: 0 }
-  const aborted = opts.readCommitted === true && opts.abortedTransactions != null ? [...opts.abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : []
-  const abortingPids = new Set<number>()
-  let pos = 0
-  while (data.length - pos >= RECORD_BATCH_OVERHEAD) {
-    const batchLength = data.readInt32BE(pos + BATCH_LENGTH_OFFSET)
-    const size = LOG_OVERHEAD + batchLength
-    if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `batch at byte ${pos} of ${opts.topic}-${opts.partition} has length ${batchLength}`)
-    if (data.length - pos < size) break
-    const batch = data.subarray(pos, pos + size)
-    pos += size
-    const magic = batch.readInt8(MAGIC_OFFSET)
-    if (magic !== CURRENT_MAGIC) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `${opts.topic}-${opts.partition}: message format v${magic} is not supported by this client`)
-    if (native.crc32c(batch.subarray(ATTRIBUTES_OFFSET)) !== batch.readUInt32BE(CRC_OFFSET)) {
-      throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `${opts.topic}-${opts.partition}: batch at offset ${readInt64(batch, 0)} fails its CRC check`)
+export function decodeFetchedRecords(data: Buffer | null, opts: DecodeOptions, into?: ConsumedRecord[]): DecodedFetch {
+  const out: ConsumedRecord[] = into ?? []
+  const cursor = new FetchedRecordsCursor(data, opts)
+  cursor.take(out, Number.POSITIVE_INFINITY)
+  return { records: out, nextOffset: cursor.nextOffset, bytes: cursor.bytes }
+}
+
+/**
+ * Walks the batches of one partition's Fetch data and hands out its records a batch at a time, as
+ * Kafka's consumer does for max.poll.records: only the batch being handed out is decoded, so the
+ * records an application holds at once stay few (they die young, which is what keeps garbage
+ * collection cheap). This is the consumer's hot loop: records are decoded straight into ConsumedRecord
+ * objects (no intermediate objects, varints read inline, no BigInt for timestamp deltas that fit 28
+ * bits); key, value and header values are views into data, never copies. Compressed batches are
+ * inflated (bounded by maxBatchBytes) when reached. Checks (CRC, magic, lengths) happen as batches are
+ * reached, so an error surfaces with the records before it already handed out.
+ */
+export class FetchedRecordsCursor {
+  /** The offset after the last whole batch in the data: where the next fetch of the partition starts. */
+  readonly endOffset: number
+  private readonly data: Buffer | null
+  private readonly opts: DecodeOptions
+  private readonly aborted: AbortedTxn[]
+  private readonly abortingPids = new Set<number>()
+  private pos = 0
+  private seenOffset: number
+  private pending: ConsumedRecord[] = []
+  private pendingIndex = 0
+
+  constructor(data: Buffer | null, opts: DecodeOptions) {
+    this.data = data
+    this.opts = opts
+    this.seenOffset = opts.fetchOffset
+    this.aborted = opts.readCommitted === true && opts.abortedTransactions != null ? [...opts.abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : []
+    // Batch headers only (no CRC, no records): where this data ends in offsets.
+    let end = opts.fetchOffset
+    let p = 0
+    while (data !== null && data.length - p >= RECORD_BATCH_OVERHEAD) {
+      const batchLength = data.readInt32BE(p + BATCH_LENGTH_OFFSET)
+      if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD || data.length - p < LOG_OVERHEAD + batchLength) break
+      const last = readInt64(data, p) + data.readInt32BE(p + LAST_OFFSET_DELTA_OFFSET)
+      if (last + 1 > end) end = last + 1
+      p += LOG_OVERHEAD + batchLength
     }
-    const baseOffset = readInt64(batch, 0)
-    const lastOffset = baseOffset + batch.readInt32BE(23)
-    const attributes = batch.readInt16BE(ATTRIBUTES_OFFSET)
-    const producerId = readInt64(batch, 43)
-    if (lastOffset + 1 > nextOffset) nextOffset = lastOffset + 1
-    if (lastOffset < opts.fetchOffset) continue
-    // Aborted transactions whose first offset we have reached start dropping that producer's batches.
-    while (aborted.length > 0 && aborted[0]!.firstOffset <= BigInt(lastOffset)) abortingPids.add(Number(aborted.shift()!.producerId))
-    if ((attributes & CONTROL_MASK) !== 0) {
-      // The abort (or commit) marker ends the producer's transaction.
-      abortingPids.delete(producerId)
-      continue
+    this.endOffset = end
+  }
+
+  /** The offset after the last whole batch reached so far (control and aborted batches included). */
+  get nextOffset(): number {
+    return this.seenOffset
+  }
+
+  /** Bytes of whole batches reached so far. */
+  get bytes(): number {
+    return this.pos
+  }
+
+  /** True when every record has been handed out. */
+  get exhausted(): boolean {
+    if (this.pendingIndex < this.pending.length) return false
+    this.fill()
+    return this.pendingIndex >= this.pending.length
+  }
+
+  /** Appends up to max records to out; returns how many. */
+  take(out: ConsumedRecord[], max: number): number {
+    let n = 0
+    while (n < max) {
+      if (this.pendingIndex >= this.pending.length && !this.fill()) break
+      const pending = this.pending
+      const stop = Math.min(pending.length, this.pendingIndex + (max - n))
+      for (let i = this.pendingIndex; i < stop; i++) out.push(pending[i]!)
+      n += stop - this.pendingIndex
+      this.pendingIndex = stop
     }
-    if ((attributes & TRANSACTIONAL_MASK) !== 0 && abortingPids.has(producerId)) continue
-    const inflated = inflateBatch(batch, opts.maxBatchBytes ?? 64 * 1024 * 1024)
-    const logAppendTime = (attributes & TIMESTAMP_TYPE_MASK) !== 0
-    const baseTimestamp = inflated.header.baseTimestamp
-    const leaderEpoch = inflated.header.partitionLeaderEpoch
-    for (const r of inflated.records) {
-      const offset = baseOffset + r.offsetDelta
-      if (offset < opts.fetchOffset) continue
-      out.push({
+    if (this.pendingIndex >= this.pending.length && this.pending.length > 0) {
+      this.pending = []
+      this.pendingIndex = 0
+    }
+    return n
+  }
+
+  /** Decodes the next batch that has records to hand out; false when the data has none left. */
+  private fill(): boolean {
+    const data = this.data
+    const opts = this.opts
+    if (data === null) return false
+    this.pending = []
+    this.pendingIndex = 0
+    while (data.length - this.pos >= RECORD_BATCH_OVERHEAD) {
+      const start = this.pos
+      const batchLength = data.readInt32BE(start + BATCH_LENGTH_OFFSET)
+      const size = LOG_OVERHEAD + batchLength
+      if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `batch at byte ${start} of ${opts.topic}-${opts.partition} has length ${batchLength}`)
+      if (data.length - start < size) break
+      const end = start + size
+      const magic = data.readInt8(start + MAGIC_OFFSET)
+      if (magic !== CURRENT_MAGIC) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `${opts.topic}-${opts.partition}: message format v${magic} is not supported by this client`)
+      if (native.crc32c(data.subarray(start + ATTRIBUTES_OFFSET, end)) !== data.readUInt32BE(start + CRC_OFFSET)) {
+        throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `${opts.topic}-${opts.partition}: batch at offset ${readInt64(data, start)} fails its CRC check`)
+      }
+      this.pos = end
+      const baseOffset = readInt64(data, start)
+      const lastOffset = baseOffset + data.readInt32BE(start + LAST_OFFSET_DELTA_OFFSET)
+      const attributes = data.readInt16BE(start + ATTRIBUTES_OFFSET)
+      const producerId = readInt64(data, start + PRODUCER_ID_OFFSET)
+      if (lastOffset + 1 > this.seenOffset) this.seenOffset = lastOffset + 1
+      if (lastOffset < opts.fetchOffset) continue
+      // Aborted transactions whose first offset we have reached start dropping that producer's batches.
+      const aborted = this.aborted
+      while (aborted.length > 0 && aborted[0]!.firstOffset <= BigInt(lastOffset)) this.abortingPids.add(Number(aborted.shift()!.producerId))
+      if ((attributes & CONTROL_MASK) !== 0) {
+        // The abort (or commit) marker ends the producer's transaction.
+        this.abortingPids.delete(producerId)
+        continue
+      }
+      if ((attributes & TRANSACTIONAL_MASK) !== 0 && this.abortingPids.has(producerId)) continue
+      const recordCount = data.readInt32BE(start + RECORD_COUNT_OFFSET)
+      const codec = attributes & COMPRESSION_MASK
+      const body = data.subarray(start + RECORD_BATCH_OVERHEAD, end)
+      const section = codec === 0 ? body : decompress(codec, body, opts.maxBatchBytes ?? 64 * 1024 * 1024)
+      if (recordCount < 0 || recordCount > section.length / MIN_RECORD_SIZE) {
+        throw invalidRecord(`${opts.topic}-${opts.partition}: recordCount ${recordCount} does not fit in ${section.length} record bytes`)
+      }
+      const logAppendTime = (attributes & TIMESTAMP_TYPE_MASK) !== 0
+      const batch: BatchContext = {
         topic: opts.topic,
         partition: opts.partition,
-        offset,
-        timestamp: logAppendTime ? inflated.header.maxTimestamp : baseTimestamp + r.timestampDelta,
-        timestampType: logAppendTime ? 'LogAppendTime' : 'CreateTime',
-        key: r.key,
-        value: r.value,
-        headers: r.headers.map((h) => ({ key: h.key.toString(), value: h.value })),
-        leaderEpoch,
-      })
+        baseOffset,
+        baseTimestamp: readInt64(data, start + BASE_TIMESTAMP_OFFSET),
+        maxTimestamp: readInt64(data, start + MAX_TIMESTAMP_OFFSET),
+        logAppendTime,
+        leaderEpoch: data.readInt32BE(start + PARTITION_LEADER_EPOCH_OFFSET),
+        fetchOffset: opts.fetchOffset,
+      }
+      decodeRecords(section, recordCount, batch, this.pending)
+      if (this.pending.length > 0) return true
     }
+    return false
   }
-  return { records: out, nextOffset, bytes: pos }
+}
+
+/** Smallest encoding of one record: seven one-byte fields. */
+const MIN_RECORD_SIZE = 7
+
+interface BatchContext {
+  topic: string
+  partition: number
+  baseOffset: number
+  baseTimestamp: number
+  maxTimestamp: number
+  logAppendTime: boolean
+  leaderEpoch: number
+  fetchOffset: number
+}
+
+function invalidRecord(message: string): KafkaError {
+  return new KafkaError(ErrorCode.INVALID_RECORD, message)
+}
+
+/**
+ * Decodes exactly count records filling buf (a batch's records section) into out, skipping offsets
+ * before fetchOffset. Record layout (zig-zag varints): length | attributes int8 | timestampDelta varlong |
+ * offsetDelta varint | keyLength varint (-1 = null) | key | valueLength varint | value | headerCount
+ * varint | (keyLength, key, valueLength, value)*. Every length is checked against its record's end.
+ */
+function decodeRecords(buf: Buffer, count: number, b: BatchContext, out: ConsumedRecord[]): void {
+  const end = buf.length
+  let p = 0
+  // Varint reader sharing the position p with the loop (no result object per read).
+  const varint = (limit: number): number => {
+    let raw = 0
+    for (let shift = 0; shift < 35; shift += 7) {
+      if (p >= limit) throw invalidRecord('record truncated inside a varint')
+      const byte = buf[p++]!
+      raw |= (byte & 0x7f) << shift
+      if ((byte & 0x80) === 0) return (raw >>> 1) ^ -(raw & 1)
+    }
+    throw invalidRecord('varint longer than 5 bytes')
+  }
+  const bytes = (limit: number): Buffer | null => {
+    const n = varint(limit)
+    if (n < 0) {
+      if (n !== -1) throw invalidRecord(`negative length ${n}`)
+      return null
+    }
+    if (n > limit - p) throw invalidRecord(`field of ${n} bytes runs past its record`)
+    const v = buf.subarray(p, p + n)
+    p += n
+    return v
+  }
+  for (let i = 0; i < count; i++) {
+    const length = varint(end)
+    if (length < MIN_RECORD_SIZE - 1 || length > end - p) throw invalidRecord(`record ${i} has a bad length ${length}`)
+    const recordEnd = p + length
+    p++ // record attributes: unused by Kafka
+    let timestampDelta: number
+    // Deltas of up to 4 bytes (+-2^27 ms, 37 hours) are read as int32 varints; longer ones go through
+    // the 64-bit reader (an int32 read of 5 bytes could silently drop high bits).
+    const tsStart = p
+    let tsLen = 0
+    while (tsLen < 10 && p + tsLen < recordEnd && (buf[p + tsLen]! & 0x80) !== 0) tsLen++
+    if (tsLen < 4) {
+      timestampDelta = varint(recordEnd)
+    } else {
+      const ts = readVarlong(buf, tsStart, recordEnd)
+      if (ts === null) throw invalidRecord(`record ${i} has a bad timestampDelta`)
+      timestampDelta = ts.value
+      p = ts.next
+    }
+    const offsetDelta = varint(recordEnd)
+    const key = bytes(recordEnd)
+    const value = bytes(recordEnd)
+    const headerCount = varint(recordEnd)
+    // Each header takes at least two bytes (two lengths).
+    if (headerCount < 0 || headerCount > (recordEnd - p) / 2) throw invalidRecord(`record ${i} has a bad header count ${headerCount}`)
+    const headers: Header[] = new Array(headerCount)
+    for (let h = 0; h < headerCount; h++) {
+      const hk = bytes(recordEnd)
+      if (hk === null) throw invalidRecord(`record ${i} has a null header key`)
+      headers[h] = { key: hk.toString(), value: bytes(recordEnd) }
+    }
+    if (p !== recordEnd) throw invalidRecord(`record ${i} declares ${length} bytes but its fields take ${length - (recordEnd - p)}`)
+    const offset = b.baseOffset + offsetDelta
+    if (offset < b.fetchOffset) continue
+    out.push({
+      topic: b.topic,
+      partition: b.partition,
+      offset,
+      timestamp: b.logAppendTime ? b.maxTimestamp : b.baseTimestamp + timestampDelta,
+      timestampType: b.logAppendTime ? 'LogAppendTime' : 'CreateTime',
+      key,
+      value,
+      headers,
+      leaderEpoch: b.leaderEpoch,
+    })
+  }
+  if (p !== end) throw invalidRecord(`${end - p} bytes follow the last of ${count} records`)
 }

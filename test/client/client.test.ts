@@ -185,6 +185,49 @@ describe('against a broker', () => {
     expect(got).toEqual(['none', 'gzip', 'snappy', 'lz4', 'zstd'].flatMap((c) => Array.from({ length: 50 }, (_, i) => `${c}-${i}`.repeat(20))))
   })
 
+  it('max.poll.records splits a fetch over polls; seeks and commits see exactly the records handed out, not the buffered or pipelined ones', async () => {
+    const admin = new Admin({ bootstrapServers: tb.bootstrap })
+    await admin.createTopics([{ name: 'buffered', numPartitions: 2, replicationFactor: 1 }])
+    const producer = new Producer({ bootstrapServers: tb.bootstrap, lingerMs: 20, batchSize: 16384, acks: 1 })
+    for (const partition of [0, 1]) await producer.sendBatch(Array.from({ length: 1500 }, (_, i) => ({ topic: 'buffered', partition, key: `k${i}`, value: `p${partition}-${i}`, headers: { n: String(i) } })))
+    await producer.close()
+    const consumer = new Consumer({ bootstrapServers: tb.bootstrap, groupId: 'buffered-g', enableAutoCommit: false, autoOffsetReset: 'earliest', maxPollRecords: 170 })
+    consumer.assign([{ topic: 'buffered', partition: 0 }, { topic: 'buffered', partition: 1 }])
+    const got = new Map<number, string[]>([[0, []], [1, []]])
+    let polls = 0
+    // Read a little more than a third, then move partition 0 back and commit: a commit covers what was
+    // handed out, whatever the consumer has buffered or has a fetch in flight for.
+    while (got.get(0)!.length + got.get(1)!.length < 1000) {
+      const batch = await consumer.poll(500)
+      polls++
+      expect(batch.length).toBeLessThanOrEqual(170)
+      for (const r of batch) {
+        got.get(r.partition)!.push(r.value!.toString())
+        expect(r.key!.toString()).toBe(`k${r.offset}`)
+        expect(r.headers).toEqual([{ key: 'n', value: Buffer.from(String(r.offset)) }])
+        expect(consumer.position('buffered', r.partition)).toBeGreaterThan(r.offset)
+      }
+    }
+    expect(polls).toBeGreaterThanOrEqual(6)
+    for (const [p, values] of got) expect(values).toEqual(Array.from({ length: values.length }, (_, i) => `p${p}-${i}`))
+    const handedOut1 = got.get(1)!.length
+    expect(consumer.position('buffered', 1)).toBe(handedOut1)
+    await consumer.commit()
+    const committed = await admin.fetchOffsets('buffered-g')
+    expect(committed.get(tpKey('buffered', 1))).toBe(handedOut1)
+    expect(committed.get(tpKey('buffered', 0))).toBe(got.get(0)!.length)
+    consumer.seek('buffered', 0, 7)
+    got.set(0, [])
+    while (got.get(0)!.length < 1500 - 7 || got.get(1)!.length < 1500) {
+      for (const r of await consumer.poll(500)) got.get(r.partition)!.push(r.value!.toString())
+    }
+    expect(got.get(0)).toEqual(Array.from({ length: 1493 }, (_, i) => `p0-${i + 7}`))
+    expect(got.get(1)).toEqual(Array.from({ length: 1500 }, (_, i) => `p1-${i}`))
+    expect(await consumer.poll(50)).toEqual([])
+    await consumer.close()
+    await admin.close()
+  })
+
   it('retries through a broker restart', async () => {
     const producer = new Producer({ bootstrapServers: tb.bootstrap, retries: 50, retryBackoffMs: 50 })
     await producer.send({ topic: 'restarted', value: 'before' })

@@ -218,6 +218,75 @@ describe('sendfile', () => {
   })
 })
 
+describe('trySendfile', () => {
+  it('sends a small range at once, in order after a socket.write that reached the kernel', async () => {
+    const data = randomBytes(20_000)
+    const file = writeFile('try-small.log', [data])
+    const { sender, receiver } = await connectPair()
+    const sink = collect(receiver)
+    sender.write(Buffer.from('head'))
+    // The write went straight to the kernel: nothing is queued in the stream.
+    expect(sender.writableLength).toBe(0)
+    expect(native.trySendfile(socketFd(sender), file.fd, 1000, 5000)).toBe(5000)
+    await sink.waitFor(5004)
+    expect(sink.bytes().equals(Buffer.concat([Buffer.from('head'), data.subarray(1000, 6000)]))).toBe(true)
+  })
+
+  it('returns a partial count when the socket buffer fills, and sendfile finishes the rest byte-exact', async () => {
+    const file = writeFile('try-big.log', [randomBytes(32 << 20)])
+    const { sender, receiver } = await connectPair()
+    receiver.pause()
+    const first = native.trySendfile(socketFd(sender), file.fd, 0, file.size)
+    expect(first).toBeGreaterThan(0)
+    expect(first).toBeLessThan(file.size)
+    // Full: nothing more goes out until the reader reads.
+    expect(native.trySendfile(socketFd(sender), file.fd, first, file.size - first)).toBe(0)
+    const hash = createHash('sha256')
+    let total = 0
+    const received = new Promise<void>((resolve) => {
+      receiver.on('data', (chunk: Buffer) => {
+        hash.update(chunk)
+        total += chunk.length
+        if (total === file.size) resolve()
+      })
+    })
+    receiver.resume()
+    const rest = await sendfile(sender, file.fd, first, file.size - first)
+    expect(rest.err).toBeNull()
+    expect(rest.sent).toBe(file.size - first)
+    await received
+    expect(hash.digest('hex')).toBe(file.sha256)
+  })
+
+  it('throws ERR_SENDFILE_EOF past the end of the file, errno errors, and bad arguments', async () => {
+    const file = writeFile('try-short.log', [randomBytes(1000)])
+    const { sender } = await connectPair()
+    expect(() => native.trySendfile(socketFd(sender), file.fd, 5000, 10)).toThrow(expect.objectContaining({ code: 'ERR_SENDFILE_EOF' }))
+    expect(() => native.trySendfile(socketFd(sender), 999_999, 0, 10)).toThrow(expect.objectContaining({ code: 'EBADF' }))
+    expect(() => native.trySendfile(-1, file.fd, 0, 1)).toThrow(RangeError)
+    expect(() => native.trySendfile(socketFd(sender), file.fd, 0, 2 ** 60)).toThrow(RangeError)
+    // A regular file descriptor is blocking: refused rather than stall the thread.
+    expect(() => native.trySendfile(file.fd, file.fd, 0, 1)).toThrow(/blocking/)
+  })
+
+  it('reports EPIPE/ECONNRESET when the peer has gone', async () => {
+    const file = writeFile('try-gone.log', [randomBytes(4 << 20)])
+    const { sender, receiver } = await connectPair()
+    sender.on('error', () => {})
+    const ended = new Promise<void>((resolve) => sender.once('end', resolve))
+    receiver.destroy()
+    await ended
+    let err: NodeJS.ErrnoException | undefined
+    try {
+      // The first call may still land in the socket buffer; the reset shows on a later one.
+      for (let i = 0; i < 10; i++) native.trySendfile(socketFd(sender), file.fd, 0, file.size)
+    } catch (e) {
+      err = e as NodeJS.ErrnoException
+    }
+    expect(['EPIPE', 'ECONNRESET']).toContain(err?.code)
+  })
+})
+
 describe('socketFd', () => {
   it('returns the fd of a connected socket and throws otherwise', async () => {
     const { sender } = await connectPair()

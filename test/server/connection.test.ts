@@ -8,7 +8,7 @@ import * as ApiVersions from '../../src/protocol/messages/18-api-versions.gen.js
 import * as Fetch from '../../src/protocol/messages/01-fetch.gen.js'
 import * as Metadata from '../../src/protocol/messages/03-metadata.gen.js'
 import * as Produce from '../../src/protocol/messages/00-produce.gen.js'
-import { batchOf, decodeAllRecords, decodeResponse, RawClient, recordsBuffer, startBrokerProcess, startTestBroker, type TestBroker } from '../harness/index.js'
+import { batchOf, decodeAllRecords, decodeBatches, decodeResponse, RawClient, recordsBuffer, startBrokerProcess, startTestBroker, type TestBroker } from '../harness/index.js'
 
 let tb: TestBroker
 
@@ -16,6 +16,7 @@ beforeAll(async () => {
   tb = await startTestBroker()
   const c = await RawClient.connect(tb.host, tb.port)
   for (const t of ['order-poll', 'order-poll-2', 'order-acks', 'order-mixed']) expect((await c.createTopic(t, 2)).errorCode).toBe(0)
+  expect((await c.createTopic('regions', 24)).errorCode).toBe(0)
   c.close()
 })
 
@@ -137,6 +138,80 @@ describe('response order', () => {
     } finally {
       c.close()
     }
+  })
+})
+
+describe('zero-copy fetch answers', () => {
+  it('many partitions, regions larger and smaller than the socket buffer, a reader that lags: every byte arrives, whole batches, within the limits', async () => {
+    const c = await RawClient.connect(tb.host, tb.port, 60_000)
+    const PARTITIONS = 24
+    const KiB = 1024
+    // Per partition: big single-record batches (600 KiB) on every third partition, else batches of 50
+    // small records; 1 to 4 batches each.
+    const produced: string[][] = []
+    for (let p = 0; p < PARTITIONS; p++) {
+      const values: string[] = []
+      for (let b = 0; b < (p % 4) + 1; b++) {
+        const batch = p % 3 === 0 ? [`p${p}-b${b}-`.padEnd(600 * KiB, 'x')] : Array.from({ length: 50 }, (_, i) => `p${p}-b${b}-${i}-`.padEnd(100, 'y'))
+        expect((await c.produce('regions', p, batchOf(batch.map((v) => ({ value: Buffer.from(v) }))))).errorCode).toBe(0)
+        values.push(...batch)
+      }
+      produced.push(values)
+    }
+    const PART_MAX = 1300 * KiB
+    const MAX = 8 * 1024 * KiB
+    const next = Array.from({ length: PARTITIONS }, () => 0)
+    const got: string[][] = Array.from({ length: PARTITIONS }, () => [])
+    let fetches = 0
+    while (got.some((g, p) => g.length < produced[p]!.length)) {
+      expect(++fetches).toBeLessThan(40)
+      const req = Fetch.createFetchRequest({
+        maxWaitMs: 0,
+        minBytes: 0,
+        maxBytes: MAX,
+        topics: [Fetch.createFetchTopic({ topic: 'regions', partitions: next.map((offset, partition) => Fetch.createFetchPartition({ partition, fetchOffset: BigInt(offset), partitionMaxBytes: PART_MAX })) })],
+      })
+      const f = c.frame(1, 12, (w) => Fetch.encodeFetchRequest(w, req, 12))
+      // Not reading for a while: the answer (several MiB) fills the socket buffers, so the broker's
+      // synchronous sendfile stops part-way and the rest waits for writability.
+      c.socket.pause()
+      const answer = c.waitFor(f.correlationId)
+      c.socket.write(f.bytes)
+      await new Promise((r) => setTimeout(r, 300))
+      c.socket.resume()
+      const res = decodeResponse(await answer, 1, 12, Fetch.decodeFetchResponse)
+      let total = 0
+      let withData = 0
+      for (const part of res.responses[0]!.partitions) {
+        expect(part.errorCode).toBe(0)
+        const buf = recordsBuffer(part)
+        const batches = decodeBatches(buf)
+        // Whole batches only, byte for byte: decoding consumed the whole buffer and every CRC matched.
+        let size = 0
+        for (let i = 0; i < batches.length; i++) size += 12 + buf.readInt32BE(size + 8)
+        expect(size).toBe(buf.length)
+        if (buf.length > 0) {
+          withData++
+          // Over the partition limit only when it is a single batch (a batch is never split).
+          if (buf.length > PART_MAX) expect(batches.length).toBe(1)
+        }
+        total += buf.length
+        const p = part.partitionIndex
+        for (const b of batches) {
+          for (const r of b.records) {
+            expect(r.offset).toBe(next[p])
+            got[p]!.push(r.value!.toString())
+            next[p]!++
+          }
+        }
+      }
+      expect(withData).toBeGreaterThan(0)
+      // Over maxBytes only by the first partition's minimum of one batch.
+      expect(total).toBeLessThanOrEqual(MAX + 600 * KiB + 100)
+    }
+    for (let p = 0; p < PARTITIONS; p++) expect(got[p]).toEqual(produced[p])
+    expect(fetches).toBeGreaterThan(1)
+    c.close()
   })
 })
 
