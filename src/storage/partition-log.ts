@@ -138,10 +138,33 @@ export class PartitionLog {
    * recovers it: see the file header of segment.ts for what recovery checks.
    */
   static open(dir: string, topic: string, partition: number, config: LogConfig, ctx: PartitionLogContext, cleanShutdown: boolean): PartitionLog {
-    mkdirSync(dir, { recursive: true })
+    // mkdirSync returns the directory when it created it: a new partition has nothing on disk to recover.
+    const created = mkdirSync(dir, { recursive: true }) !== undefined
     const log = new PartitionLog(topic, partition, dir, config, ctx)
-    log.load(cleanShutdown)
+    if (created) log.initEmpty()
+    else log.load(cleanShutdown)
     return log
+  }
+
+  /**
+   * A partition whose directory was just created: one empty segment at offset 0 and nothing else, the
+   * state load() would reach on an empty directory without its directory scans and checkpoint reads
+   * (which cost most of the time of creating thousands of partitions).
+   */
+  private initEmpty(): void {
+    this.segments.push(this.track(LogSegment.create(this.dir, 0, this.settings(), this.ctx.now())))
+    // Absent checkpoint files read as 0: nothing to write until the values move.
+    this.writtenRecoveryPoint = 0
+    this.writtenLogStartOffset = 0
+  }
+
+  /** Wires a segment to this log: index interval, and the count of lazily rebuilt indexes. */
+  private track(seg: LogSegment): LogSegment {
+    seg.indexIntervalBytes = this._config.indexIntervalBytes
+    seg.onIndexRebuilt = () => {
+      this.recovery.indexesRebuilt++
+    }
+    return seg
   }
 
   private load(cleanShutdown: boolean): void {
@@ -168,14 +191,14 @@ export class PartitionLog {
     const bases = [...logs].sort((a, b) => a - b)
     const recoveryRead = readCheckpoint(join(this.dir, RECOVERY_POINT_CHECKPOINT), this.topic, this.partition)
     const logStartRead = readCheckpoint(join(this.dir, LOG_START_OFFSET_CHECKPOINT), this.topic, this.partition)
-    this.writtenRecoveryPoint = recoveryRead ?? -1
-    this.writtenLogStartOffset = logStartRead ?? -1
+    // A missing checkpoint reads as 0 (below), so 0 needs no write either.
+    this.writtenRecoveryPoint = recoveryRead ?? 0
+    this.writtenLogStartOffset = logStartRead ?? 0
     const recoveryCp = recoveryRead ?? 0
     const logStartCp = logStartRead ?? 0
 
     if (bases.length === 0) {
-      this.segments.push(LogSegment.create(this.dir, logStartCp, this.settings(), now))
-      this.active.indexIntervalBytes = this._config.indexIntervalBytes
+      this.segments.push(this.track(LogSegment.create(this.dir, logStartCp, this.settings(), now)))
       this._logStartOffset = logStartCp
       this._logEndOffset = logStartCp
     } else {
@@ -239,9 +262,14 @@ export class PartitionLog {
       const isLast = i === last
       const limit = bases[i + 1] ?? Number.MAX_SAFE_INTEGER
       const { segment, indexMissing } = LogSegment.open(this.dir, base, this.settings(), isLast, now)
-      segment.indexIntervalBytes = this._config.indexIntervalBytes
-      this.segments.push(segment)
+      this.segments.push(this.track(segment))
       let mustRecover = indexMissing || (!cleanShutdown && i >= recoverFrom)
+      if (!mustRecover && !isLast) {
+        // A trusted inactive segment: its indexes are mapped, checked (and rebuilt if need be) on first use.
+        segment.checkOnFirstUse(limit)
+        leo = limit
+        continue
+      }
       if (!mustRecover) {
         // Clean shutdown: trust the .log; check the indexes (thoroughly for the active segment).
         const sane = segment.indexesLookSane(limit, isLast)
@@ -277,8 +305,7 @@ export class PartitionLog {
     this.producerState.truncateFully()
     this.txnIndex.deleteAll()
     for (const s of this.segments) s.delete()
-    this.segments = [LogSegment.create(this.dir, offset, this.settings(), this.ctx.now())]
-    this.active.indexIntervalBytes = this._config.indexIntervalBytes
+    this.segments = [this.track(LogSegment.create(this.dir, offset, this.settings(), this.ctx.now()))]
     this._logStartOffset = offset
     this._logEndOffset = offset
   }
@@ -432,8 +459,7 @@ export class PartitionLog {
     const old = this.active
     const base = this._logEndOffset
     old.onBecomeInactive()
-    const seg = LogSegment.create(this.dir, base, this.settings(), this.ctx.now())
-    seg.indexIntervalBytes = this._config.indexIntervalBytes
+    const seg = this.track(LogSegment.create(this.dir, base, this.settings(), this.ctx.now()))
     this.segments.push(seg)
     // As Kafka: the rolled segment is flushed off the append path, which moves the recovery point.
     this.inBackground(this.flushUpTo(base))
@@ -766,10 +792,9 @@ export class PartitionLog {
       swapCleanedIntoPlace(this.dir, base, () => {
         for (const s of old) s.delete()
       }, onStep)
+      // Written and fsynced by the cleaner just now: mapped on first use without a check.
       const { segment } = LogSegment.open(this.dir, base, this.settings(), false, this.ctx.now())
-      segment.indexIntervalBytes = this._config.indexIntervalBytes
-      segment.loadMaxTimestampFromIndex()
-      this.segments.splice(at, old.length, segment)
+      this.segments.splice(at, old.length, this.track(segment))
     } catch (err) {
       // The files are between two states that only the recovery of the next open sorts out.
       this.failure ??= err instanceof Error ? err : new Error(String(err))
@@ -789,7 +814,10 @@ export class PartitionLog {
     while (this.background.size > 0) await Promise.all([...this.background])
     if (this.failure === null) {
       await this.flush()
-      await this.producerState.takeSnapshot(this._logEndOffset)
+      // An empty log with no producer state has nothing a snapshot would save (a load replays nothing).
+      if (!(this._logEndOffset === this.segments[0]!.baseOffset && this.producerState.isEmpty())) {
+        await this.producerState.takeSnapshot(this._logEndOffset)
+      }
       await this.writeCheckpoints()
     }
     await this.producerState.drain()

@@ -371,6 +371,11 @@ export class ProducerStateManager {
   }
 
   /** First offset of the oldest open transaction, or -1 when none is open. */
+  /** No producer has state here (nothing a snapshot would hold). */
+  isEmpty(): boolean {
+    return this.producers.size === 0 && this.ongoing.size === 0
+  }
+
   firstUnstableOffset(): number {
     if (this.firstUnstable === undefined) {
       let min = -1
