@@ -100,6 +100,8 @@ export class PartitionLog {
   private firstRecoveredBase: number | null = null
   private failure: Error | null = null
   private closed = false
+  /** The directory listing while open() runs (see load), undefined otherwise. */
+  private listing: readonly string[] | undefined
   /** Set by open(). */
   recovery: RecoveryReport = { segmentsRecovered: 0, bytesTruncated: 0, segmentsDropped: 0, indexesRebuilt: 0, cleanedFilesDeleted: 0, swapsCompleted: 0 }
 
@@ -152,7 +154,7 @@ export class PartitionLog {
    * (which cost most of the time of creating thousands of partitions).
    */
   private initEmpty(): void {
-    this.segments.push(this.track(LogSegment.create(this.dir, 0, this.settings(), this.ctx.now())))
+    this.segments.push(this.track(LogSegment.create(this.dir, 0, this.settings(), this.ctx.now(), '', true)))
     // Absent checkpoint files read as 0: nothing to write until the values move.
     this.writtenRecoveryPoint = 0
     this.writtenLogStartOffset = 0
@@ -169,11 +171,15 @@ export class PartitionLog {
 
   private load(cleanShutdown: boolean): void {
     const now = this.ctx.now()
+    // One directory listing serves every scan of the open (thousands of partitions open at start);
+    // it is read again after anything that renames or removes the files those scans look at.
+    let names = readdirSync(this.dir)
     // A cleaning pass interrupted by a crash: drop its .cleaned files, finish its committed .swap.
-    const swaps = recoverInterruptedSwaps(this.dir)
+    const swaps = recoverInterruptedSwaps(this.dir, names)
     this.recovery.cleanedFilesDeleted = swaps.cleanedFilesDeleted
     this.recovery.swapsCompleted = swaps.swapsCompleted
-    const names = readdirSync(this.dir)
+    if (swaps.cleanedFilesDeleted + swaps.swapsCompleted + swaps.indexSwapsDropped > 0) names = readdirSync(this.dir)
+    this.listing = names
     const logs = new Set<number>()
     for (const name of names) {
       const base = parseSegmentFileName(name, LOG_SUFFIX)
@@ -189,8 +195,9 @@ export class PartitionLog {
       if (orphan || name.endsWith('-checkpoint.tmp')) rmSync(join(this.dir, name), { force: true })
     }
     const bases = [...logs].sort((a, b) => a - b)
-    const recoveryRead = readCheckpoint(join(this.dir, RECOVERY_POINT_CHECKPOINT), this.topic, this.partition)
-    const logStartRead = readCheckpoint(join(this.dir, LOG_START_OFFSET_CHECKPOINT), this.topic, this.partition)
+    const listed = new Set(names)
+    const recoveryRead = listed.has(RECOVERY_POINT_CHECKPOINT) ? readCheckpoint(join(this.dir, RECOVERY_POINT_CHECKPOINT), this.topic, this.partition) : undefined
+    const logStartRead = listed.has(LOG_START_OFFSET_CHECKPOINT) ? readCheckpoint(join(this.dir, LOG_START_OFFSET_CHECKPOINT), this.topic, this.partition) : undefined
     // A missing checkpoint reads as 0 (below), so 0 needs no write either.
     this.writtenRecoveryPoint = recoveryRead ?? 0
     this.writtenLogStartOffset = logStartRead ?? 0
@@ -211,6 +218,7 @@ export class PartitionLog {
     }
     this.recoveryPoint = Math.min(recoveryCp, this._logEndOffset)
     this.loadTransactionState(now)
+    this.listing = undefined
     this._highWatermark = this.ctx.highWatermarkFollowsLeo ? this._logEndOffset : this._logStartOffset
   }
 
@@ -221,17 +229,19 @@ export class PartitionLog {
   private loadTransactionState(now: number): void {
     const firstBase = this.segments[0]!.baseOffset
     let rebuildFrom = this.firstRecoveredBase ?? Number.MAX_SAFE_INTEGER
-    for (const f of TransactionIndex.scan(this.dir)) {
+    const listing = this.listing
+    for (const f of TransactionIndex.scan(this.dir, listing)) {
       if (!f.valid && f.base >= firstBase && f.base < rebuildFrom) rebuildFrom = this.segments[this.segmentIndexFor(f.base)]!.baseOffset
     }
-    this.txnIndex.load(firstBase, rebuildFrom)
+    this.txnIndex.load(firstBase, rebuildFrom, listing)
     if (rebuildFrom === Number.MAX_SAFE_INTEGER) {
-      this.producerState.load(this.segments, this._logEndOffset, now)
+      this.producerState.load(this.segments, this._logEndOffset, now, listing === undefined ? {} : { listing })
       return
     }
     this.recovery.txnIndexRebuiltFrom = rebuildFrom
     this.recovery.abortedTxnsRebuilt = 0
     this.producerState.load(this.segments, this._logEndOffset, now, {
+      ...(listing === undefined ? {} : { listing }),
       snapshotAtOrBefore: rebuildFrom,
       reportAbortsFrom: rebuildFrom,
       onAbortedTxn: (entry) => {
@@ -302,6 +312,8 @@ export class PartitionLog {
   }
 
   private truncateFullyAndStartAt(offset: number): void {
+    // Files go: the listing taken at open no longer holds.
+    this.listing = undefined
     this.producerState.truncateFully()
     this.txnIndex.deleteAll()
     for (const s of this.segments) s.delete()

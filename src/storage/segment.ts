@@ -130,15 +130,18 @@ export class LogSegment {
   /**
    * Creates an empty segment (truncating leftovers with the same name; index files of the same name are
    * removed, and written again only when there is something to write). fileSuffix is appended to the
-   * three file names (the log cleaner writes `<base>.log.cleaned` ..., see cleaner/swap.ts).
+   * three file names (the log cleaner writes `<base>.log.cleaned` ..., see cleaner/swap.ts). inEmptyDir:
+   * the directory was just created, so there are no leftovers to remove.
    */
-  static create(dir: string, baseOffset: number, settings: SegmentSettings, now: number, fileSuffix = ''): LogSegment {
+  static create(dir: string, baseOffset: number, settings: SegmentSettings, now: number, fileSuffix = '', inEmptyDir = false): LogSegment {
     const logPath = join(dir, segmentFileName(baseOffset, LOG_SUFFIX) + fileSuffix)
     const fd = openSync(logPath, constants.O_RDWR | constants.O_CREAT | constants.O_TRUNC, 0o644)
     const seg = new LogSegment(dir, baseOffset, fd, 0, now, fileSuffix)
     try {
-      unlinkIfExists(seg.indexPath)
-      unlinkIfExists(seg.timeIndexPath)
+      if (!inEmptyDir) {
+        unlinkIfExists(seg.indexPath)
+        unlinkIfExists(seg.timeIndexPath)
+      }
     } catch (err) {
       closeSync(fd)
       throw err
