@@ -1,6 +1,6 @@
 // Lazily opened indexes (segment.ts header): what files a partition opens, when, and that lookups,
 // appends and recovery stay exact when indexes are mapped on first use or held in memory.
-import { closeSync, existsSync, openSync, readdirSync, statSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { native } from '../../src/addon/index.js'
@@ -14,6 +14,16 @@ const defaults = { ...DEFAULT_LOG_CONFIG, ...settings }
 
 function openFds(): number {
   return readdirSync('/proc/self/fd').length
+}
+
+/** Index files of the partition mapped into this process (/proc/self/maps), by name. */
+function mappedIndexes(log: PartitionLog): string[] {
+  const names = new Set<string>()
+  for (const line of readFileSync('/proc/self/maps', 'utf8').split('\n')) {
+    const at = line.indexOf(log.dir + '/')
+    if (at >= 0) names.add(line.slice(at + log.dir.length + 1).replace(/ \(deleted\)$/, ''))
+  }
+  return [...names].sort()
 }
 
 /** Files in the partition directory whose name ends with suffix, sorted. */
@@ -80,10 +90,13 @@ describe('lazily opened indexes', () => {
     expect(openFds() - before).toBe(segments)
     expect(log.recovery.indexesRebuilt + log.recovery.segmentsRecovered).toBe(0)
     expect(log.logEndOffset).toBe(80)
-    // A lookup in the first segment maps its two indexes, and no other segment's.
+    // A lookup in the first segment maps its two indexes, and no other segment's; a mapping holds no
+    // descriptor (the native index closes it once mapped).
+    expect(mappedIndexes(log)).toEqual([])
     const r = log.read(0, 1)
     m2.releaseLease(r.leaseId)
-    expect(openFds() - before).toBe(segments + 2)
+    expect(mappedIndexes(log)).toEqual(['00000000000000000000.index', '00000000000000000000.timeindex'])
+    expect(openFds() - before).toBe(segments)
     checkLookups(m2, log)
     expect(log.maxTimestamp()).toEqual({ offset: 79, timestamp: T0 + 39 })
 
