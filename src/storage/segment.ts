@@ -162,7 +162,11 @@ export class LogSegment {
     let indexMissing: boolean
     try {
       seg = new LogSegment(dir, baseOffset, fd, fstatSync(fd).size, now)
-      if (active) {
+      if (active && seg.size === 0) {
+        // Nothing to index: whatever index files exist are stale and replaced by the first write.
+        seg.useMemoryIndexes(MemoryIndex.empty(seg.indexPath, OFFSET_ENTRY, settings.segmentIndexBytes), MemoryIndex.empty(seg.timeIndexPath, TIME_ENTRY, settings.segmentIndexBytes))
+        indexMissing = false
+      } else if (active) {
         const o = MemoryIndex.load(seg.indexPath, OFFSET_ENTRY, settings.segmentIndexBytes)
         const t = MemoryIndex.load(seg.timeIndexPath, TIME_ENTRY, settings.segmentIndexBytes)
         seg.useMemoryIndexes(o.index, t.index)
