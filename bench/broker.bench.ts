@@ -215,21 +215,21 @@ if (want('produce') || want('consume') || want('latency') || want('scale')) {
       }
       if (want('scale')) {
         // Every point gets the same number of records (a short run of a fresh client process is mostly JIT
-        // warm-up, so unequal runs would bias the ratios), bounded in case throughput collapses somewhere;
-        // a fresh topic and a warm-up run each; then two rounds that alternate the points (A B C D A B C D),
-        // so that the load of the shared machine weighs on every point alike; the better run is the figure.
+        // warm-up, so unequal runs would bias the ratios), bounded in case throughput collapses somewhere.
+        // Each run writes to a topic created for it, so every run includes the first appends to each of its
+        // partitions (a warm topic hides their cost: a second run on the same partitions finds their files
+        // and pages already written). Two rounds alternate the points (A B C D A B C D), so that the load of
+        // the shared machine weighs on every point alike; the better run is the figure. One warm-up run first.
         const n = Math.min(records, SCALE_RECORDS)
-        const points: { partitions: number; topic: string; runs: number[] }[] = []
-        for (const partitions of PARTITION_POINTS) {
-          const topic = `perf-p${partitions}`
-          await createTopic(b.bootstrap, topic, partitions)
-          await perfProduce(b.bootstrap, topic, Math.max(1000, Math.floor(n / 5)))
-          points.push({ partitions, topic, runs: [] })
-        }
+        await createTopic(b.bootstrap, 'perf-warmup', 6)
+        await perfProduce(b.bootstrap, 'perf-warmup', Math.max(1000, Math.floor(n / 5)))
+        const points = PARTITION_POINTS.map((partitions) => ({ partitions, runs: [] as number[] }))
         for (let round = 1; round <= 2; round++) {
           for (const p of points) {
+            const topic = `perf-p${p.partitions}-r${round}`
+            await createTopic(b.bootstrap, topic, p.partitions)
             log(`  skein perf produce, ${p.partitions} partitions, ${fmtInt(n)} records (round ${round} of 2)`)
-            p.runs.push((await perfProduce(b.bootstrap, p.topic, n)).recordsPerSec)
+            p.runs.push((await perfProduce(b.bootstrap, topic, n)).recordsPerSec)
           }
         }
         for (const p of points) r.byPartitions.push({ partitions: p.partitions, recordsPerSec: Math.max(...p.runs), records: n, runs: p.runs })
@@ -590,8 +590,9 @@ ${threadsText}
   per-second series below the table shows the whole run.
 - **Scale**: the same perf producer against topics of ${PARTITION_POINTS.join(', ')} partitions on one broker (sticky
   partitioning: keyless records fill one partition's batch at a time, as Kafka's producer does); every point sends the
-  same number of records (at most ${fmtInt(SCALE_RECORDS)}) to a topic of its own after a warm-up run of a fifth of them;
-  then two rounds alternate the points, and each point's figure is its better run (both are shown).
+  same number of records (at most ${fmtInt(SCALE_RECORDS)}), each run to a topic created for it (so the first append to
+  every partition is part of the run), after one warm-up run; two rounds alternate the points, and each point's figure
+  is its better run (both are shown).
 - **Random-offset fetch**: one partition filled through Produce (64 KiB batches) to ${fetchGb.join(' then ')} GiB
   (\`--fetch-gb\`); at each size, single Fetch requests (max wait 0, partition max bytes 1) at uniformly random
   offsets, one at a time, each answer checked to be the batch holding the offset. The log fits in the page
