@@ -7,6 +7,9 @@
 // While a segment is active the file is preallocated (ftruncate) to the configured maximum and mapped
 // MAP_SHARED; entries() counts the slots in use. close(trim) cuts the file back to entries * entrySize,
 // so a cleanly closed index reopens with entries = file size / entrySize.
+// Descriptors: the file's descriptor is closed as soon as it is mapped (as Kafka's AbstractIndex closes
+// its RandomAccessFile); resize and close(trim) reopen the file by path for their ftruncate. An open
+// index therefore costs a mapping, not one of the process's open files.
 //
 // Recovery: indexes are not checksummed. After a crash a preallocated file reopens with every slot
 // counted as an entry (trailing zeros included); the storage layer validates indexes (sorted keys,
@@ -89,15 +92,11 @@ IndexFile::IndexFile(const Napi::CallbackInfo& info) : ObjectWrap<IndexFile>(inf
   if (!IntegerArg(info, 2, "openIndex: maxBytes", 0, kMaxIndexBytes, &maxBytes)) return;
   entrySize_ = size_t(entrySize);
 
-  int fd;
-  do {
-    fd = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) {
-    ErrnoError(env, errno, "open", path_).ThrowAsJavaScriptException();
+  int openErr = OpenFd(true);
+  if (openErr != 0) {
+    ErrnoError(env, openErr, "open", path_).ThrowAsJavaScriptException();
     return;
   }
-  fd_ = fd;
   struct stat st;
   if (fstat(fd_, &st) != 0) {
     int err = errno;
@@ -111,7 +110,28 @@ IndexFile::IndexFile(const Napi::CallbackInfo& info) : ObjectWrap<IndexFile>(inf
     return;
   }
   entries_ = size_t(st.st_size) / entrySize_;
-  if (!Map(env, uint64_t(maxBytes))) Release();
+  if (!Map(env, uint64_t(maxBytes))) {
+    Release();
+    return;
+  }
+  open_ = true;
+  CloseFd();
+}
+
+int IndexFile::OpenFd(bool create) {
+  if (fd_ >= 0) return 0;
+  int fd;
+  do {
+    fd = open(path_.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return errno;
+  fd_ = fd;
+  return 0;
+}
+
+void IndexFile::CloseFd() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
 }
 
 IndexFile::~IndexFile() {
@@ -119,6 +139,11 @@ IndexFile::~IndexFile() {
 }
 
 bool IndexFile::Map(Napi::Env env, uint64_t maxBytes) {
+  int openErr = OpenFd(false);
+  if (openErr != 0) {
+    ErrnoError(env, openErr, "open", path_).ThrowAsJavaScriptException();
+    return false;
+  }
   uint64_t rounded = maxBytes - maxBytes % entrySize_;
   uint64_t used = uint64_t(entries_) * entrySize_;
   uint64_t size = rounded > used ? rounded : used;
@@ -160,12 +185,12 @@ void IndexFile::Unmap() {
 
 void IndexFile::Release() {
   Unmap();
-  if (fd_ >= 0) close(fd_);
-  fd_ = -1;
+  CloseFd();
+  open_ = false;
 }
 
 bool IndexFile::CheckOpen(Napi::Env env, const char* method) {
-  if (fd_ >= 0) return true;
+  if (open_) return true;
   Napi::Error::New(env, std::string("index ") + method + ": index file '" + path_ + "' is closed")
       .ThrowAsJavaScriptException();
   return false;
@@ -340,7 +365,11 @@ Napi::Value IndexFile::Resize(const Napi::CallbackInfo& info) {
   if (!IntegerArg(info, 0, "index resize: maxBytes", 0, kMaxIndexBytes, &maxBytes)) return Napi::Value();
   Unmap();
   // A failed remap leaves nothing safe to read: close, and let the storage layer reopen or rebuild.
-  if (!Map(env, uint64_t(maxBytes))) Release();
+  if (!Map(env, uint64_t(maxBytes))) {
+    Release();
+    return Napi::Value();
+  }
+  CloseFd();
   return Napi::Value();
 }
 
@@ -359,7 +388,9 @@ Napi::Value IndexFile::Close(const Napi::CallbackInfo& info) {
   bool trim = info.Length() > 0 && info[0].ToBoolean().Value();
   Unmap();
   int err = 0;
-  if (trim) {
+  // A file removed meanwhile (its segment was deleted) has nothing left to trim.
+  if (trim && (err = OpenFd(false)) == ENOENT) err = 0;
+  if (trim && fd_ >= 0) {
     int r;
     do {
       r = ftruncate(fd_, off_t(entries_ * entrySize_));

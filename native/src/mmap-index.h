@@ -38,6 +38,9 @@ class IndexFile : public Napi::ObjectWrap<IndexFile> {
   bool Map(Napi::Env env, uint64_t maxBytes);
   void Unmap();
   void Release();
+  // Opens path_ into fd_ when it is not open (create: O_CREAT); returns errno, 0 on success.
+  int OpenFd(bool create);
+  void CloseFd();
 
   double ReadKey(size_t slot) const;
   uint32_t ReadValue(size_t slot) const;
@@ -47,7 +50,9 @@ class IndexFile : public Napi::ObjectWrap<IndexFile> {
   size_t FindLowerBound(double target) const;
 
   std::string path_;
+  // Open only while the file is being (re)mapped or trimmed: a mapping outlives its descriptor.
   int fd_ = -1;
+  bool open_ = false;
   uint8_t* map_ = nullptr;
   size_t mapBytes_ = 0;
   size_t entrySize_ = 0;

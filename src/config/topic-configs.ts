@@ -85,7 +85,7 @@ export const TOPIC_CONFIGS: readonly TopicConfigDef[] = [
   def({ name: 'segment.bytes', type: 'int', default: 1073741824, synonyms: [{ name: 'log.segment.bytes' }], validator: atLeast(14), validValues: '[14,...]',
     doc: 'Segment file size; a new segment is rolled when the active one would exceed it.' }),
   def({ name: 'segment.index.bytes', type: 'int', default: 10485760, synonyms: [{ name: 'log.index.size.max.bytes' }], validator: atLeast(4), validValues: '[4,...]',
-    doc: 'Size of the offset and time index files.' }),
+    doc: 'Maximum size of each offset and time index of a segment; the segment rolls when either is full.' }),
   def({ name: 'segment.jitter.ms', type: 'long', default: 0, synonyms: [{ name: 'log.roll.jitter.ms' }, { name: 'log.roll.jitter.hours', factor: HOUR_MS }], validator: atLeast(0), validValues: '[0,...]',
     doc: 'Maximum random jitter subtracted from segment.ms.' }),
   def({ name: 'segment.ms', type: 'long', default: 7 * 24 * HOUR_MS, synonyms: [{ name: 'log.roll.ms' }, { name: 'log.roll.hours', factor: HOUR_MS }], validator: atLeast(1), validValues: '[1,...]',

@@ -9,6 +9,8 @@
 // Written atomically (tmp + fsync + rename + dir fsync), so a crash leaves the old or the new value.
 // Recovery: a missing or malformed file (or one naming another partition) reads as absent, which means
 // "recover everything" for the recovery point and "first segment's base offset" for the log start.
+// Both meanings equal those of the value 0, so a partition writes no file while its value is 0 (a new
+// partition writes none until its offsets move: creating thousands of partitions costs no fsyncs).
 //
 // Clean-shutdown marker: an empty file <dataDir>/.kafka_cleanshutdown, written by the owner of the whole
 // directory after every partition was closed, and removed when the directory is opened again. If it is

@@ -100,6 +100,8 @@ export class PartitionLog {
   private firstRecoveredBase: number | null = null
   private failure: Error | null = null
   private closed = false
+  /** The directory listing while open() runs (see load), undefined otherwise. */
+  private listing: readonly string[] | undefined
   /** Set by open(). */
   recovery: RecoveryReport = { segmentsRecovered: 0, bytesTruncated: 0, segmentsDropped: 0, indexesRebuilt: 0, cleanedFilesDeleted: 0, swapsCompleted: 0 }
 
@@ -138,19 +140,46 @@ export class PartitionLog {
    * recovers it: see the file header of segment.ts for what recovery checks.
    */
   static open(dir: string, topic: string, partition: number, config: LogConfig, ctx: PartitionLogContext, cleanShutdown: boolean): PartitionLog {
-    mkdirSync(dir, { recursive: true })
+    // mkdirSync returns the directory when it created it: a new partition has nothing on disk to recover.
+    const created = mkdirSync(dir, { recursive: true }) !== undefined
     const log = new PartitionLog(topic, partition, dir, config, ctx)
-    log.load(cleanShutdown)
+    if (created) log.initEmpty()
+    else log.load(cleanShutdown)
     return log
+  }
+
+  /**
+   * A partition whose directory was just created: one empty segment at offset 0 and nothing else, the
+   * state load() would reach on an empty directory without its directory scans and checkpoint reads
+   * (which cost most of the time of creating thousands of partitions).
+   */
+  private initEmpty(): void {
+    this.segments.push(this.track(LogSegment.create(this.dir, 0, this.settings(), this.ctx.now(), '', true)))
+    // Absent checkpoint files read as 0: nothing to write until the values move.
+    this.writtenRecoveryPoint = 0
+    this.writtenLogStartOffset = 0
+  }
+
+  /** Wires a segment to this log: index interval, and the count of lazily rebuilt indexes. */
+  private track(seg: LogSegment): LogSegment {
+    seg.indexIntervalBytes = this._config.indexIntervalBytes
+    seg.onIndexRebuilt = () => {
+      this.recovery.indexesRebuilt++
+    }
+    return seg
   }
 
   private load(cleanShutdown: boolean): void {
     const now = this.ctx.now()
+    // One directory listing serves every scan of the open (thousands of partitions open at start);
+    // it is read again after anything that renames or removes the files those scans look at.
+    let names = readdirSync(this.dir)
     // A cleaning pass interrupted by a crash: drop its .cleaned files, finish its committed .swap.
-    const swaps = recoverInterruptedSwaps(this.dir)
+    const swaps = recoverInterruptedSwaps(this.dir, names)
     this.recovery.cleanedFilesDeleted = swaps.cleanedFilesDeleted
     this.recovery.swapsCompleted = swaps.swapsCompleted
-    const names = readdirSync(this.dir)
+    if (swaps.cleanedFilesDeleted + swaps.swapsCompleted + swaps.indexSwapsDropped > 0) names = readdirSync(this.dir)
+    this.listing = names
     const logs = new Set<number>()
     for (const name of names) {
       const base = parseSegmentFileName(name, LOG_SUFFIX)
@@ -166,16 +195,17 @@ export class PartitionLog {
       if (orphan || name.endsWith('-checkpoint.tmp')) rmSync(join(this.dir, name), { force: true })
     }
     const bases = [...logs].sort((a, b) => a - b)
-    const recoveryRead = readCheckpoint(join(this.dir, RECOVERY_POINT_CHECKPOINT), this.topic, this.partition)
-    const logStartRead = readCheckpoint(join(this.dir, LOG_START_OFFSET_CHECKPOINT), this.topic, this.partition)
-    this.writtenRecoveryPoint = recoveryRead ?? -1
-    this.writtenLogStartOffset = logStartRead ?? -1
+    const listed = new Set(names)
+    const recoveryRead = listed.has(RECOVERY_POINT_CHECKPOINT) ? readCheckpoint(join(this.dir, RECOVERY_POINT_CHECKPOINT), this.topic, this.partition) : undefined
+    const logStartRead = listed.has(LOG_START_OFFSET_CHECKPOINT) ? readCheckpoint(join(this.dir, LOG_START_OFFSET_CHECKPOINT), this.topic, this.partition) : undefined
+    // A missing checkpoint reads as 0 (below), so 0 needs no write either.
+    this.writtenRecoveryPoint = recoveryRead ?? 0
+    this.writtenLogStartOffset = logStartRead ?? 0
     const recoveryCp = recoveryRead ?? 0
     const logStartCp = logStartRead ?? 0
 
     if (bases.length === 0) {
-      this.segments.push(LogSegment.create(this.dir, logStartCp, this.settings(), now))
-      this.active.indexIntervalBytes = this._config.indexIntervalBytes
+      this.segments.push(this.track(LogSegment.create(this.dir, logStartCp, this.settings(), now)))
       this._logStartOffset = logStartCp
       this._logEndOffset = logStartCp
     } else {
@@ -188,6 +218,7 @@ export class PartitionLog {
     }
     this.recoveryPoint = Math.min(recoveryCp, this._logEndOffset)
     this.loadTransactionState(now)
+    this.listing = undefined
     this._highWatermark = this.ctx.highWatermarkFollowsLeo ? this._logEndOffset : this._logStartOffset
   }
 
@@ -198,17 +229,19 @@ export class PartitionLog {
   private loadTransactionState(now: number): void {
     const firstBase = this.segments[0]!.baseOffset
     let rebuildFrom = this.firstRecoveredBase ?? Number.MAX_SAFE_INTEGER
-    for (const f of TransactionIndex.scan(this.dir)) {
+    const listing = this.listing
+    for (const f of TransactionIndex.scan(this.dir, listing)) {
       if (!f.valid && f.base >= firstBase && f.base < rebuildFrom) rebuildFrom = this.segments[this.segmentIndexFor(f.base)]!.baseOffset
     }
-    this.txnIndex.load(firstBase, rebuildFrom)
+    this.txnIndex.load(firstBase, rebuildFrom, listing)
     if (rebuildFrom === Number.MAX_SAFE_INTEGER) {
-      this.producerState.load(this.segments, this._logEndOffset, now)
+      this.producerState.load(this.segments, this._logEndOffset, now, listing === undefined ? {} : { listing })
       return
     }
     this.recovery.txnIndexRebuiltFrom = rebuildFrom
     this.recovery.abortedTxnsRebuilt = 0
     this.producerState.load(this.segments, this._logEndOffset, now, {
+      ...(listing === undefined ? {} : { listing }),
       snapshotAtOrBefore: rebuildFrom,
       reportAbortsFrom: rebuildFrom,
       onAbortedTxn: (entry) => {
@@ -239,9 +272,14 @@ export class PartitionLog {
       const isLast = i === last
       const limit = bases[i + 1] ?? Number.MAX_SAFE_INTEGER
       const { segment, indexMissing } = LogSegment.open(this.dir, base, this.settings(), isLast, now)
-      segment.indexIntervalBytes = this._config.indexIntervalBytes
-      this.segments.push(segment)
+      this.segments.push(this.track(segment))
       let mustRecover = indexMissing || (!cleanShutdown && i >= recoverFrom)
+      if (!mustRecover && !isLast) {
+        // A trusted inactive segment: its indexes are mapped, checked (and rebuilt if need be) on first use.
+        segment.checkOnFirstUse(limit)
+        leo = limit
+        continue
+      }
       if (!mustRecover) {
         // Clean shutdown: trust the .log; check the indexes (thoroughly for the active segment).
         const sane = segment.indexesLookSane(limit, isLast)
@@ -274,11 +312,12 @@ export class PartitionLog {
   }
 
   private truncateFullyAndStartAt(offset: number): void {
+    // Files go: the listing taken at open no longer holds.
+    this.listing = undefined
     this.producerState.truncateFully()
     this.txnIndex.deleteAll()
     for (const s of this.segments) s.delete()
-    this.segments = [LogSegment.create(this.dir, offset, this.settings(), this.ctx.now())]
-    this.active.indexIntervalBytes = this._config.indexIntervalBytes
+    this.segments = [this.track(LogSegment.create(this.dir, offset, this.settings(), this.ctx.now()))]
     this._logStartOffset = offset
     this._logEndOffset = offset
   }
@@ -432,8 +471,7 @@ export class PartitionLog {
     const old = this.active
     const base = this._logEndOffset
     old.onBecomeInactive()
-    const seg = LogSegment.create(this.dir, base, this.settings(), this.ctx.now())
-    seg.indexIntervalBytes = this._config.indexIntervalBytes
+    const seg = this.track(LogSegment.create(this.dir, base, this.settings(), this.ctx.now()))
     this.segments.push(seg)
     // As Kafka: the rolled segment is flushed off the append path, which moves the recovery point.
     this.inBackground(this.flushUpTo(base))
@@ -766,10 +804,9 @@ export class PartitionLog {
       swapCleanedIntoPlace(this.dir, base, () => {
         for (const s of old) s.delete()
       }, onStep)
+      // Written and fsynced by the cleaner just now: mapped on first use without a check.
       const { segment } = LogSegment.open(this.dir, base, this.settings(), false, this.ctx.now())
-      segment.indexIntervalBytes = this._config.indexIntervalBytes
-      segment.loadMaxTimestampFromIndex()
-      this.segments.splice(at, old.length, segment)
+      this.segments.splice(at, old.length, this.track(segment))
     } catch (err) {
       // The files are between two states that only the recovery of the next open sorts out.
       this.failure ??= err instanceof Error ? err : new Error(String(err))
@@ -789,7 +826,10 @@ export class PartitionLog {
     while (this.background.size > 0) await Promise.all([...this.background])
     if (this.failure === null) {
       await this.flush()
-      await this.producerState.takeSnapshot(this._logEndOffset)
+      // An empty log with no producer state has nothing a snapshot would save (a load replays nothing).
+      if (!(this._logEndOffset === this.segments[0]!.baseOffset && this.producerState.isEmpty())) {
+        await this.producerState.takeSnapshot(this._logEndOffset)
+      }
       await this.writeCheckpoints()
     }
     await this.producerState.drain()

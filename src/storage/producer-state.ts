@@ -134,6 +134,8 @@ export interface ProducerStateLoadOptions {
   /** Called for every ABORT marker at or past reportAbortsFrom that closed an open transaction, in order. */
   onAbortedTxn?: (entry: AbortedTxnEntry) => void
   reportAbortsFrom?: number
+  /** The directory's names when the caller has just read them (saves a readdir per partition at start). */
+  listing?: readonly string[]
 }
 
 /** A validated payload's effect on producer state, applied by applyAppend once the bytes are written. */
@@ -371,6 +373,11 @@ export class ProducerStateManager {
   }
 
   /** First offset of the oldest open transaction, or -1 when none is open. */
+  /** No producer has state here (nothing a snapshot would hold). */
+  isEmpty(): boolean {
+    return this.producers.size === 0 && this.ongoing.size === 0
+  }
+
   firstUnstableOffset(): number {
     if (this.firstUnstable === undefined) {
       let min = -1
@@ -449,7 +456,7 @@ export class ProducerStateManager {
     this.firstUnstable = undefined
     const firstBase = segments[0]?.baseOffset ?? logEndOffset
     const found: number[] = []
-    for (const name of readdirSync(this.dir)) {
+    for (const name of opts.listing ?? readdirSync(this.dir)) {
       if (name.endsWith(`${SNAPSHOT_SUFFIX}.tmp`)) {
         rmSync(join(this.dir, name), { force: true })
         continue

@@ -6,8 +6,8 @@
 //   or corrupt tail is never served.
 // .index (offset index): 8-byte entries, int32 offset relative to the base offset (the batch's LAST
 //   offset) + int32 byte position of that batch in the .log, sorted by both. One entry per
-//   indexIntervalBytes appended (sparse). Preallocated to segmentIndexBytes while the segment is active
-//   and trimmed to the used size on roll and close.
+//   indexIntervalBytes appended (sparse). The file holds exactly the entries written (no preallocated
+//   tail; segment.index.bytes bounds the entries, as Kafka's maxIndexSize does).
 // .timeindex: 12-byte entries, int64 max timestamp so far in the segment + int32 relative offset of the
 //   batch that holds it (its last offset); an entry is added with each offset index entry when the max
 //   timestamp grew, and once more when the segment becomes inactive, so the last entry is the segment's
@@ -15,12 +15,28 @@
 // Neither index is checksummed: both are derived from the .log and rebuilt from it whenever they are
 // missing, inconsistent, or may be stale (an unclean shutdown, for every segment past the recovery point).
 //
+// How and when files are open (many partitions must fit in the open-file limit; Kafka's LazyIndex):
+// - .log: one descriptor per segment, opened with the segment and kept until it is closed or deleted
+//   (reads in flight pin it). An idle partition holds one descriptor: its active segment's .log.
+// - Active segment: both indexes live in memory (memory-index.ts) and are written to their files with
+//   pwrite on flush, roll and close; no descriptor stays open. A new segment creates no index file until
+//   it has entries or is flushed or rolled; a cleanly closed segment whose .log is empty may have no
+//   index files at all (nothing to index), which open() accepts. An existing active segment's index
+//   files are read into memory when the partition opens (the LEO comes from the last offset entry).
+// - Inactive segments: each index is mapped (native mmap, read only from here on) on first use, i.e.
+//   the first lookup, and stays mapped (with its descriptor) until the segment closes. A segment that
+//   the partition's recovery did not re-validate gets, on that first use, the same consistency check the
+//   open used to run eagerly (the last two entries of each index against the .log); when it fails, the
+//   indexes are rebuilt from the .log then (CRC-checked batch walk; the .log itself is not cut, since a
+//   segment below the recovery point was fsynced whole) and the rebuild is counted in indexesRebuilt.
+//   Missing index files of a non-empty segment are still found at open (a stat) and recovered there.
+//
 // Deletion: files are unlinked immediately; the .log descriptor stays open while leases (reads in
 // flight, whose regions carry the fd) pin the segment, and is closed by the last release. Linux keeps
 // an unlinked file readable (and sendfile-able) through an open descriptor, so there is no need for
 // Kafka's `.deleted` rename and file.delete.delay.ms.
 
-import { closeSync, constants, existsSync, fstatSync, ftruncateSync, futimesSync, openSync, rmSync, statSync, writeSync } from 'node:fs'
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, futimesSync, openSync, rmSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { native } from '../addon/index.js'
 import type { NativeIndexFile } from '../addon/types.js'
@@ -29,6 +45,8 @@ import { readBatchHeader, scanFileBatches } from '../protocol/records/file-scan.
 import type { BatchInfo } from '../protocol/records/batch.js'
 import { NO_TIMESTAMP } from '../protocol/records/batch.js'
 import { fsyncFd } from './durability.js'
+import { MemoryIndex, syncFile } from './memory-index.js'
+import type { SegmentIndex } from './memory-index.js'
 
 export const LOG_SUFFIX = '.log'
 export const INDEX_SUFFIX = '.index'
@@ -36,6 +54,7 @@ export const TIME_INDEX_SUFFIX = '.timeindex'
 const OFFSET_ENTRY = 8
 const TIME_ENTRY = 12
 const INT32_MAX = 0x7fffffff
+const MAX_INDEX_BYTES = 0x7fffffff
 
 /** Kafka's file name for a base offset: 20 digits, zero padded. */
 export function segmentFileName(baseOffset: number, suffix: string): string {
@@ -75,17 +94,27 @@ export class LogSegment {
   size: number
   /** When the segment object was created (Kafka's `created`), the fallback for time-based roll. */
   readonly created: number
-  private offsetIndex: NativeIndexFile | null
-  private timeIndex: NativeIndexFile | null
+  /** Null until first use (inactive segments: mapped lazily, see the file header). */
+  private offsetIndex: SegmentIndex | null = null
+  private timeIndex: SegmentIndex | null = null
+  /** The active segment's indexes (the same objects as above), or null. */
+  private offsetMem: MemoryIndex | null = null
+  private timeMem: MemoryIndex | null = null
+  /** Inactive segment not re-validated at open: next offset to check its indexes against on first use. */
+  private pendingCheck: number | null = null
+  /** Index files written since the last flush whose memory copy was dropped (roll): fdatasync'd by flush. */
+  private unsyncedFiles: string[] = []
   private bytesSinceLastIndexEntry = 0
-  /** Largest batch maxTimestamp appended so far (NO_TIMESTAMP when none) and the last offset of that batch. */
-  maxTimestampSoFar = NO_TIMESTAMP
-  offsetOfMaxTimestampSoFar: number
+  /** Largest batch maxTimestamp appended so far (NO_TIMESTAMP when none); undefined: read lazily from the time index. */
+  private _maxTimestampSoFar: number | undefined = NO_TIMESTAMP
+  private _offsetOfMaxTimestampSoFar: number
   /** maxTimestamp of the first batch, which time-based rolling measures from; undefined until read. */
   private firstBatchTimestamp: number | undefined
   private refs = 1
   deleted = false
   private closed = false
+  /** Called when a lazily opened index failed its check and was rebuilt (PartitionLog counts it). */
+  onIndexRebuilt: (() => void) | null = null
 
   private constructor(dir: string, baseOffset: number, fd: number, size: number, created: number, fileSuffix = '') {
     this.baseOffset = baseOffset
@@ -95,68 +124,137 @@ export class LogSegment {
     this.fd = fd
     this.size = size
     this.created = created
-    this.offsetOfMaxTimestampSoFar = baseOffset
-    this.offsetIndex = null
-    this.timeIndex = null
+    this._offsetOfMaxTimestampSoFar = baseOffset
   }
 
   /**
-   * Creates an empty segment (truncating leftovers with the same name). fileSuffix is appended to the
-   * three file names (the log cleaner writes `<base>.log.cleaned` ..., see cleaner/swap.ts).
+   * Creates an empty segment (truncating leftovers with the same name; index files of the same name are
+   * removed, and written again only when there is something to write). fileSuffix is appended to the
+   * three file names (the log cleaner writes `<base>.log.cleaned` ..., see cleaner/swap.ts). inEmptyDir:
+   * the directory was just created, so there are no leftovers to remove.
    */
-  static create(dir: string, baseOffset: number, settings: SegmentSettings, now: number, fileSuffix = ''): LogSegment {
+  static create(dir: string, baseOffset: number, settings: SegmentSettings, now: number, fileSuffix = '', inEmptyDir = false): LogSegment {
     const logPath = join(dir, segmentFileName(baseOffset, LOG_SUFFIX) + fileSuffix)
     const fd = openSync(logPath, constants.O_RDWR | constants.O_CREAT | constants.O_TRUNC, 0o644)
     const seg = new LogSegment(dir, baseOffset, fd, 0, now, fileSuffix)
     try {
-      rmSync(seg.indexPath, { force: true })
-      rmSync(seg.timeIndexPath, { force: true })
-      seg.openIndexes(settings.segmentIndexBytes, settings.segmentIndexBytes)
+      if (!inEmptyDir) {
+        unlinkIfExists(seg.indexPath)
+        unlinkIfExists(seg.timeIndexPath)
+      }
     } catch (err) {
       closeSync(fd)
       throw err
     }
+    seg.useMemoryIndexes(MemoryIndex.empty(seg.indexPath, OFFSET_ENTRY, settings.segmentIndexBytes), MemoryIndex.empty(seg.timeIndexPath, TIME_ENTRY, settings.segmentIndexBytes))
     return seg
   }
 
   /**
-   * Opens an existing segment. Active segments map their indexes with room to grow; inactive ones map
-   * exactly what is on disk. Returns the segment and whether an index file was missing (must rebuild).
+   * Opens an existing segment. The active one reads its indexes into memory with room to grow; an
+   * inactive one maps them on first use (checkOnFirstUse sets the check that first use runs). Returns the
+   * segment and whether an index file of a non-empty .log is missing (must rebuild).
    */
   static open(dir: string, baseOffset: number, settings: SegmentSettings, active: boolean, now: number): { segment: LogSegment; indexMissing: boolean } {
     const logPath = join(dir, segmentFileName(baseOffset, LOG_SUFFIX))
     const fd = openSync(logPath, constants.O_RDWR)
-    const seg = new LogSegment(dir, baseOffset, fd, fstatSync(fd).size, now)
-    const indexMissing = !existsSync(seg.indexPath) || !existsSync(seg.timeIndexPath)
+    let seg: LogSegment
+    let indexMissing: boolean
     try {
-      const room = (path: string): number => (active ? settings.segmentIndexBytes : existsSync(path) ? statSync(path).size : 0)
-      seg.openIndexes(room(seg.indexPath), room(seg.timeIndexPath))
+      seg = new LogSegment(dir, baseOffset, fd, fstatSync(fd).size, now)
+      if (active && seg.size === 0) {
+        // Nothing to index: whatever index files exist are stale and replaced by the first write.
+        seg.useMemoryIndexes(MemoryIndex.empty(seg.indexPath, OFFSET_ENTRY, settings.segmentIndexBytes), MemoryIndex.empty(seg.timeIndexPath, TIME_ENTRY, settings.segmentIndexBytes))
+        indexMissing = false
+      } else if (active) {
+        const o = MemoryIndex.load(seg.indexPath, OFFSET_ENTRY, settings.segmentIndexBytes)
+        const t = MemoryIndex.load(seg.timeIndexPath, TIME_ENTRY, settings.segmentIndexBytes)
+        seg.useMemoryIndexes(o.index, t.index)
+        indexMissing = seg.size > 0 && (!o.existed || !t.existed)
+      } else {
+        indexMissing = seg.size > 0 && (!existsSync(seg.indexPath) || !existsSync(seg.timeIndexPath))
+      }
     } catch (err) {
       closeSync(fd)
       throw err
     }
+    // Unknown until the time index is read (lazily, as Kafka's LogSegment does).
+    seg._maxTimestampSoFar = seg.size === 0 ? NO_TIMESTAMP : undefined
     return { segment: seg, indexMissing }
   }
 
-  private openIndexes(offsetBytes: number, timeBytes: number): void {
-    this.offsetIndex = native.openIndex(this.indexPath, OFFSET_ENTRY, offsetBytes)
+  private useMemoryIndexes(o: MemoryIndex, t: MemoryIndex): void {
+    this.closeIndexes(false)
+    this.offsetMem = o
+    this.timeMem = t
+    this.offsetIndex = o
+    this.timeIndex = t
+  }
+
+  /**
+   * An inactive segment that recovery did not re-validate: on first use its indexes get the cheap
+   * consistency check against nextOffset (the next segment's base) and are rebuilt if it fails.
+   */
+  checkOnFirstUse(nextOffset: number): void {
+    if (this.offsetIndex === null) this.pendingCheck = nextOffset
+  }
+
+  /** Maps the indexes of an inactive segment (first use), running the pending check. */
+  private loadIndexes(): void {
+    if (this.closed) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `segment ${this.logPath} is closed`)
+    // maxBytes 0: map exactly the entries on disk (a partial trailing entry is cut off).
+    const o = native.openIndex(this.indexPath, OFFSET_ENTRY, 0)
+    let t: NativeIndexFile
     try {
-      this.timeIndex = native.openIndex(this.timeIndexPath, TIME_ENTRY, timeBytes)
+      t = native.openIndex(this.timeIndexPath, TIME_ENTRY, 0)
     } catch (err) {
-      this.offsetIndex.close(false)
-      this.offsetIndex = null
+      o.close(false)
       throw err
     }
+    this.offsetIndex = o
+    this.timeIndex = t
+    const check = this.pendingCheck
+    this.pendingCheck = null
+    if (check !== null && !this.indexesLookSane(check, false)) this.rebuildIndexesInPlace(check)
   }
 
-  private get oidx(): NativeIndexFile {
-    if (this.offsetIndex === null) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `segment ${this.logPath} is closed`)
-    return this.offsetIndex
+  /** Rebuilds both indexes of an inactive segment from its .log without cutting the .log (see the header). */
+  private rebuildIndexesInPlace(limitOffset: number): void {
+    const o = MemoryIndex.empty(this.indexPath, OFFSET_ENTRY, MAX_INDEX_BYTES)
+    const t = MemoryIndex.empty(this.timeIndexPath, TIME_ENTRY, MAX_INDEX_BYTES)
+    this.useMemoryIndexes(o, t)
+    this.indexWholeLog(limitOffset)
+    this.maybeAppendTimeIndex(true)
+    o.resize(o.entries() * OFFSET_ENTRY)
+    t.resize(t.entries() * TIME_ENTRY)
+    o.writeFile(true)
+    t.writeFile(true)
+    this.offsetMem = null
+    this.timeMem = null
+    this.unsyncedFiles.push(this.indexPath, this.timeIndexPath)
+    this.onIndexRebuilt?.()
   }
 
-  private get tidx(): NativeIndexFile {
-    if (this.timeIndex === null) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `segment ${this.logPath} is closed`)
-    return this.timeIndex
+  private get oidx(): SegmentIndex {
+    if (this.offsetIndex === null) this.loadIndexes()
+    return this.offsetIndex!
+  }
+
+  private get tidx(): SegmentIndex {
+    if (this.timeIndex === null) this.loadIndexes()
+    return this.timeIndex!
+  }
+
+  /** Largest batch timestamp in the segment (NO_TIMESTAMP when none); read from the time index on first use. */
+  get maxTimestampSoFar(): number {
+    if (this._maxTimestampSoFar === undefined) this.loadMaxTimestampFromIndex()
+    return this._maxTimestampSoFar!
+  }
+
+  /** Last offset of the batch holding maxTimestampSoFar. */
+  get offsetOfMaxTimestampSoFar(): number {
+    if (this._maxTimestampSoFar === undefined) this.loadMaxTimestampFromIndex()
+    return this._offsetOfMaxTimestampSoFar
   }
 
   /** True when lastOffset can still be expressed relative to this segment's base (int32). */
@@ -206,8 +304,8 @@ export class LogSegment {
   private indexBatch(lastOffset: number, maxTimestamp: number, position: number, size: number): void {
     if (this.firstBatchTimestamp === undefined && position === 0) this.firstBatchTimestamp = maxTimestamp
     if (maxTimestamp > this.maxTimestampSoFar) {
-      this.maxTimestampSoFar = maxTimestamp
-      this.offsetOfMaxTimestampSoFar = lastOffset
+      this._maxTimestampSoFar = maxTimestamp
+      this._offsetOfMaxTimestampSoFar = lastOffset
     }
     if (this.bytesSinceLastIndexEntry > this.indexIntervalBytes) {
       const o = this.oidx
@@ -223,12 +321,13 @@ export class LogSegment {
 
   private maybeAppendTimeIndex(final: boolean): void {
     const t = this.tidx
-    if (this.maxTimestampSoFar < 0) return
+    const maxTs = this.maxTimestampSoFar
+    if (maxTs < 0) return
     const n = t.entries()
-    if (n > 0 && t.keyAt(n - 1) >= this.maxTimestampSoFar) return
+    if (n > 0 && t.keyAt(n - 1) >= maxTs) return
     const room = final ? t.maxEntries() - n : t.maxEntries() - n - 1
     if (room <= 0) return
-    t.append(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar - this.baseOffset)
+    t.append(maxTs, this._offsetOfMaxTimestampSoFar - this.baseOffset)
   }
 
   /** Timestamp time-based rolling measures from (Kafka's rollingBasedTimestamp), or undefined. */
@@ -341,13 +440,16 @@ export class LogSegment {
     return next
   }
 
-  /** Restores maxTimestampSoFar from the time index's last entry (after a clean shutdown). */
+  /** Restores maxTimestampSoFar from the time index's last entry (NO_TIMESTAMP when it has none). */
   loadMaxTimestampFromIndex(): void {
     const t = this.tidx
     const n = t.entries()
     if (n > 0) {
-      this.maxTimestampSoFar = t.keyAt(n - 1)
-      this.offsetOfMaxTimestampSoFar = this.baseOffset + t.valueAt(n - 1)
+      this._maxTimestampSoFar = t.keyAt(n - 1)
+      this._offsetOfMaxTimestampSoFar = this.baseOffset + t.valueAt(n - 1)
+    } else if (this._maxTimestampSoFar === undefined) {
+      this._maxTimestampSoFar = NO_TIMESTAMP
+      this._offsetOfMaxTimestampSoFar = this.baseOffset
     }
   }
 
@@ -384,19 +486,23 @@ export class LogSegment {
    * Rebuilds both indexes from the .log, checking every batch whole (CRC included) and that offsets
    * increase within [baseOffset, min(baseOffset + 2^31, limitOffset)), limitOffset being the next
    * segment's base. Truncates the .log after the last good batch. Indexes get indexRoomBytes of room
-   * (an inactive segment is trimmed again by onBecomeInactive).
+   * (an inactive segment is trimmed again by onBecomeInactive); their files are replaced when written.
    * Returns the next offset and how many bytes were cut off.
    */
   recover(limitOffset: number, indexRoomBytes: number): { nextOffset: number; truncatedBytes: number } {
-    const o = this.oidx
-    const t = this.tidx
-    o.truncateToEntries(0)
-    t.truncateToEntries(0)
-    o.resize(indexRoomBytes)
-    t.resize(indexRoomBytes)
+    this.pendingCheck = null
+    this.useMemoryIndexes(MemoryIndex.empty(this.indexPath, OFFSET_ENTRY, indexRoomBytes), MemoryIndex.empty(this.timeIndexPath, TIME_ENTRY, indexRoomBytes))
+    const { next, validEnd } = this.indexWholeLog(limitOffset)
+    const truncatedBytes = this.size - validEnd
+    if (truncatedBytes > 0) this.truncateLogTo(validEnd)
+    return { nextOffset: next, truncatedBytes }
+  }
+
+  /** Indexes every good batch of the .log into the (empty) indexes; returns the next offset and where the good batches end. */
+  private indexWholeLog(limitOffset: number): { next: number; validEnd: number } {
     this.bytesSinceLastIndexEntry = 0
-    this.maxTimestampSoFar = NO_TIMESTAMP
-    this.offsetOfMaxTimestampSoFar = this.baseOffset
+    this._maxTimestampSoFar = NO_TIMESTAMP
+    this._offsetOfMaxTimestampSoFar = this.baseOffset
     this.firstBatchTimestamp = undefined
     let next = this.baseOffset
     const result = scanFileBatches(this.fd, 0, this.size, native.crc32c, (b) => {
@@ -404,9 +510,7 @@ export class LogSegment {
       this.indexBatch(b.lastOffset, b.maxTimestamp, b.position, b.size)
       next = b.lastOffset + 1
     })
-    const truncatedBytes = this.size - result.validEnd
-    if (truncatedBytes > 0) this.truncateLogTo(result.validEnd)
-    return { nextOffset: next, truncatedBytes }
+    return { next, validEnd: result.validEnd }
   }
 
   private truncateLogTo(size: number): void {
@@ -415,22 +519,38 @@ export class LogSegment {
   }
 
   /**
-   * The segment stops being active: the final time index entry is added and both indexes are cut to
-   * their used size (they stay mapped for lookups).
+   * The segment stops being active: the final time index entry is added, both index files are written
+   * with exactly their entries (fdatasync'd by the next flush, which roll starts) and the memory copies
+   * are dropped; lookups map the files from then on.
    */
   onBecomeInactive(): void {
+    if (this.offsetMem === null || this.timeMem === null) return
     this.maybeAppendTimeIndex(true)
-    const o = this.oidx
-    const t = this.tidx
-    o.resize(o.entries() * OFFSET_ENTRY)
-    t.resize(t.entries() * TIME_ENTRY)
+    this.offsetMem.writeFile(true)
+    this.timeMem.writeFile(true)
+    this.unsyncedFiles.push(this.indexPath, this.timeIndexPath)
+    this.offsetMem = null
+    this.timeMem = null
+    this.offsetIndex = null
+    this.timeIndex = null
   }
 
-  /** fsync of the .log (fdatasync) after an msync of both indexes. */
+  /** Writes the active indexes' new entries and fdatasyncs index files, then the .log (fdatasync). */
   async flush(): Promise<void> {
     if (this.closed) return
-    this.offsetIndex?.flush()
-    this.timeIndex?.flush()
+    const create = this.size > 0
+    this.offsetMem?.writeFile(create)
+    this.timeMem?.writeFile(create)
+    const files = this.unsyncedFiles
+    this.unsyncedFiles = []
+    try {
+      if (this.offsetMem?.fileExists) await this.offsetMem.sync()
+      if (this.timeMem?.fileExists) await this.timeMem.sync()
+      for (const f of files) await syncFile(f)
+    } catch (err) {
+      this.unsyncedFiles.push(...files)
+      throw err
+    }
     await fsyncFd(this.fd, true)
   }
 
@@ -445,16 +565,34 @@ export class LogSegment {
     if (--this.refs === 0) closeSync(this.fd)
   }
 
-  /** Closes the indexes (trimmed, with the final time entry) and drops the segment's own pin on the fd. */
+  private closeIndexes(trim: boolean): void {
+    const mapped = [this.offsetIndex, this.timeIndex].filter((x): x is SegmentIndex => x !== null && !(x instanceof MemoryIndex))
+    this.offsetIndex = null
+    this.timeIndex = null
+    this.offsetMem = null
+    this.timeMem = null
+    for (const x of mapped) (x as NativeIndexFile).close(trim)
+  }
+
+  /**
+   * Closes the indexes (an active segment's are written with the final time entry; mapped ones are
+   * trimmed) and drops the segment's own pin on the fd.
+   */
   close(): void {
     if (this.closed) return
     this.closed = true
-    if (this.offsetIndex !== null && this.timeIndex !== null && !this.deleted) this.maybeAppendTimeIndex(true)
-    this.offsetIndex?.close(!this.deleted)
-    this.timeIndex?.close(!this.deleted)
-    this.offsetIndex = null
-    this.timeIndex = null
-    this.release()
+    try {
+      if (!this.deleted && this.offsetMem !== null && this.timeMem !== null) {
+        this.maybeAppendTimeIndex(true)
+        // An empty .log needs no index files; a non-empty one always gets both (open checks for them).
+        const create = this.size > 0
+        this.offsetMem.writeFile(create)
+        this.timeMem.writeFile(create)
+      }
+      this.closeIndexes(!this.deleted)
+    } finally {
+      this.release()
+    }
   }
 
   /** Unlinks the three files now; the fd lives on until the last lease is released. */
@@ -462,5 +600,13 @@ export class LogSegment {
     this.deleted = true
     this.close()
     for (const p of [this.logPath, this.indexPath, this.timeIndexPath]) rmSync(p, { force: true })
+  }
+}
+
+function unlinkIfExists(path: string): void {
+  try {
+    unlinkSync(path)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
   }
 }

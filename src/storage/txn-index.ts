@@ -103,9 +103,9 @@ export class TransactionIndex {
   }
 
   /** Base offsets of the .txnindex files in the directory, with whether each one decodes. */
-  static scan(dir: string): { base: number; valid: boolean }[] {
+  static scan(dir: string, listing?: readonly string[]): { base: number; valid: boolean }[] {
     const out: { base: number; valid: boolean }[] = []
-    for (const name of readdirSync(dir)) {
+    for (const name of listing ?? readdirSync(dir)) {
       const base = parseTxnIndexFileName(name)
       if (base === null) continue
       const bytes = readWholeFile(join(dir, name), MAX_FILE_BYTES)
@@ -118,10 +118,10 @@ export class TransactionIndex {
    * Loads the files whose base lies in [firstSegmentBase, rebuildFrom) and deletes the others (stale
    * ones below the log, and those to be rebuilt by replay). Entries at or past rebuildFrom are dropped too.
    */
-  load(firstSegmentBase: number, rebuildFrom: number): void {
+  load(firstSegmentBase: number, rebuildFrom: number, listing?: readonly string[]): void {
     this.closeFiles()
     this.entries = []
-    for (const { base } of TransactionIndex.scan(this.dir)) {
+    for (const { base } of TransactionIndex.scan(this.dir, listing)) {
       const path = join(this.dir, txnIndexFileName(base))
       if (base < firstSegmentBase || base >= rebuildFrom) {
         rmSync(path, { force: true })

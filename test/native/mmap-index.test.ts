@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -340,3 +340,27 @@ function floorFast(keys: number[], target: number): number {
   if (lb < keys.length && keys[lb] === target) return lb
   return lb - 1
 }
+
+describe('descriptors', () => {
+  it('an open index holds its mapping but no descriptor; resize and close(trim) reopen the file', () => {
+    const fds = (): number => readdirSync('/proc/self/fd').length
+    const before = fds()
+    const index = openIndex('fd.index', 8, 8 * 100)
+    expect(fds()).toBe(before)
+    for (let i = 0; i < 10; i++) index.append(i, i * 10)
+    index.resize(8 * 20)
+    expect(fds()).toBe(before)
+    expect(statSync(join(dir, 'fd.index')).size).toBe(8 * 20)
+    expect(index.lookup(7)).toBe(7)
+    index.flush()
+    index.close(true)
+    expect(fds()).toBe(before)
+    expect(statSync(join(dir, 'fd.index')).size).toBe(8 * 10)
+    // A file removed while mapped: close(trim) has nothing to trim and does not throw.
+    const gone = openIndex('gone.index', 8, 8 * 10)
+    gone.append(1, 1)
+    rmSync(join(dir, 'gone.index'))
+    expect(gone.lookup(1)).toBe(0)
+    gone.close(true)
+  })
+})

@@ -79,10 +79,13 @@ function nextOffsetOf(path: string, base: number): number {
   }
 }
 
-/** Deletes `.cleaned` files and completes `.swap` files left by a cleaning pass (see the header). */
-export function recoverInterruptedSwaps(dir: string): SwapRecovery {
+/**
+ * Deletes `.cleaned` files and completes `.swap` files left by a cleaning pass (see the header). listing:
+ * the directory's names when the caller has just read them.
+ */
+export function recoverInterruptedSwaps(dir: string, listing?: readonly string[]): SwapRecovery {
   const report: SwapRecovery = { cleanedFilesDeleted: 0, swapsCompleted: 0, segmentsReplaced: 0, indexSwapsDropped: 0 }
-  let names = readdirSync(dir)
+  let names = listing ?? readdirSync(dir)
   for (const name of names) {
     if (name.endsWith(CLEANED_SUFFIX) && segmentBaseOf(name, CLEANED_SUFFIX) !== null) {
       rmSync(join(dir, name), { force: true })
