@@ -52,7 +52,7 @@ async function scenario(name: 'skein' | 'librdkafka'): Promise<Scenario> {
   mkdirSync(clientProfDir, { recursive: true })
   mkdirSync(dataDir, { recursive: true })
   const nodeArgs = ['--cpu-prof', `--cpu-prof-dir=${profDir}`]
-  const broker = await startBroker({ dataDir, nodeArgs, overrides: ['auto.create.topics.enable=false', 'log.cleaner.enable=false'] })
+  const broker = await startBroker({ dataDir, nodeArgs, overrides: ['auto.create.topics.enable=false', 'log.cleaner.enable=false', 'io.threads=2'] })
   let perf: ReturnType<typeof spawn> | null = null
   let perfOut = ''
   try {
@@ -181,8 +181,8 @@ ${machineMarkdown(machine)}
 ## Method
 
 - The broker runs as \`node --cpu-prof --cpu-prof-dir=DIR dist/src/main.js --override listeners=... --override
-  log.dirs=<fresh temp dir> --override auto.create.topics.enable=false --override log.cleaner.enable=false\`
-  (default io.threads = ${machine.cores}: the main thread plus one shard worker per core; every thread writes its own
+  log.dirs=<fresh temp dir> --override auto.create.topics.enable=false --override log.cleaner.enable=false --override io.threads=2\`
+  (two shard workers, set explicitly so the profile shows the cross-thread path; the default is 0; every thread writes its own
   .cpuprofile when the broker stops on SIGTERM). 1 ms sampling.
 - Workload: the produce workload of \`npm run bench:broker\`: topic \`perf\` with 6 partitions, ${records.toLocaleString('en-US')} records of
   100 bytes, acks=1; once with \`skein perf produce\` (its process also under \`--cpu-prof\`) and once with

@@ -3,7 +3,6 @@
 // log.dirs over log.dir, ...) applied in typed getters. An unknown or misspelt key stops startup.
 
 import { readFileSync } from 'node:fs'
-import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import type { LogConfig } from '../storage/types.js'
 import { BROKER_CONFIGS, brokerConfigDef, brokerConfigNames, type BrokerConfigDef } from './broker-configs.js'
@@ -174,10 +173,9 @@ export class BrokerConfig {
     return dirs.map((d) => resolve(this.cwd, d))
   }
 
-  /** io.threads, defaulting to os.availableParallelism(). */
+  /** io.threads (default 0: partitions inline on the main thread). */
   get ioThreads(): number {
-    const v = this.get('io.threads')
-    return v === null ? availableParallelism() : (v as number)
+    return this.getInt('io.threads')
   }
 
   /** log.retention.ms > log.retention.minutes > log.retention.hours; -1 = unlimited. */

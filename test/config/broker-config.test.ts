@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { availableParallelism, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
@@ -46,7 +46,7 @@ describe('broker config defaults', () => {
     expect(c.getInt('group.initial.rebalance.delay.ms')).toBe(3000)
     expect(c.getBoolean('auto.create.topics.enable')).toBe(true)
     expect(c.getString('compression.type')).toBe('producer')
-    expect(c.ioThreads).toBe(availableParallelism())
+    expect(c.ioThreads).toBe(0)
     expect(c.clusterId).toBeNull()
   })
 
