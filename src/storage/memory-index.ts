@@ -19,22 +19,18 @@
 // indexes from the .log (segment.ts). No descriptor stays open between writes.
 
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs'
+import type { NativeIndexFile } from '../addon/types.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { fsyncFd } from './durability.js'
 
-/** The index operations the segment uses; both MemoryIndex and the native mapped index provide them. */
-export interface SegmentIndex {
-  entries(): number
-  maxEntries(): number
-  isFull(): boolean
-  append(key: number, value: number): void
-  lookup(target: number): number
-  lookupCeiling(target: number): number
-  keyAt(i: number): number
-  valueAt(i: number): number
-  truncateToEntries(n: number): void
-  resize(maxBytes: number): void
-}
+/**
+ * The index operations the segment uses; both MemoryIndex and the native mapped index provide them
+ * (their meaning is documented on NativeIndexFile).
+ */
+export type SegmentIndex = Pick<
+  NativeIndexFile,
+  'entries' | 'maxEntries' | 'isFull' | 'append' | 'lookup' | 'lookupCeiling' | 'keyAt' | 'valueAt' | 'truncateToEntries' | 'resize'
+>
 
 const MAX_INDEX_BYTES = 0x7fffffff
 const MAX_UINT32 = 0xffffffff
