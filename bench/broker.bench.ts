@@ -19,6 +19,7 @@ import { fetchLatencyBySize, type FetchPoint } from './broker/fetch-latency.js'
 import { diskLimits, lastJsonLine, loopbackMBps, machineInfo, type DiskLimits } from './broker/machine.js'
 import { kcatConsume, kcatProduce, redisXadd, writeRecordFile, type ClientRun, type Measured, type RedisResult } from './broker/peers.js'
 import { chartSvg, fmtInt, fmtMs, machineMarkdown, markdownTable, textTable, type Row } from './broker/report.js'
+import { rawConsume, type RawConsumeResult } from './broker/raw-consume.js'
 import { runNode } from './broker/run.js'
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url)) // dist/bench
@@ -76,7 +77,8 @@ const r: {
   redis?: Measured<RedisResult>
   produce?: PerfProduce & { runs: number[] }
   produceRdkafka?: Measured<ClientRun>
-  consume?: PerfConsume
+  consume?: PerfConsume & { brokerCpuUsPerRecord: number }
+  consumeRaw?: RawConsumeResult & { brokerCpuUsPerRecord: number }
   consumeRdkafka?: Measured<ClientRun>
   e2e?: { p50: number; p99: number; p999: number; max: number; measured: number; rate: number }
   byPartitions: { partitions: number; recordsPerSec: number; records: number; runs: number[] }[]
@@ -193,7 +195,13 @@ if (want('produce') || want('consume') || want('latency') || want('scale')) {
         r.produce = await measuredProduce(b.bootstrap, 'perf', records)
         if (want('consume')) {
           log('  skein perf consume (warm log)')
-          r.consume = await perfConsume(b.bootstrap, 'perf', records * 2)
+          let cpu = processCpuMicros(b.pid)
+          r.consume = { ...(await perfConsume(b.bootstrap, 'perf', records * 2)), brokerCpuUsPerRecord: 0 }
+          r.consume.brokerCpuUsPerRecord = (processCpuMicros(b.pid) - cpu) / (records * 2)
+          log('  batch-level Fetch loop (warm log)')
+          cpu = processCpuMicros(b.pid)
+          const raw = await rawConsume(b.port, 'perf', 6, records * 2)
+          r.consumeRaw = { ...raw, brokerCpuUsPerRecord: (processCpuMicros(b.pid) - cpu) / raw.records }
         }
         const file = join(b.dataDir, '..', `skein-bench-records-${process.pid}.txt`)
         try {
@@ -464,7 +472,17 @@ if (r.produceRdkafka !== undefined) {
   })
 }
 if (r.consume !== undefined) {
-  rows.push({ workload: 'consume, skein perf consume, warm log, 1 consumer', skein: `${rate(r.consume.recordsPerSec)}, ${r.consume.mbPerSec.toFixed(1)} MB/s`, peer: '-', ratio: '-', target: `>= 3,000,000 rec/s: ${yesNo(r.consume.recordsPerSec >= 3e6)}` })
+  rows.push({ workload: 'consume, skein perf consume, warm log, 1 consumer', skein: `${rate(r.consume.recordsPerSec)}, ${r.consume.mbPerSec.toFixed(1)} MB/s; broker CPU ${r.consume.brokerCpuUsPerRecord.toFixed(2)} us per record`, peer: '-', ratio: '-', target: `>= 3,000,000 rec/s: ${yesNo(r.consume.recordsPerSec >= 3e6)}` })
+}
+if (r.consumeRaw !== undefined) {
+  const c = r.consumeRaw
+  rows.push({
+    workload: 'consume, batch-level Fetch loop (counts records from batch headers, no per-record decode), warm log, 1 connection',
+    skein: `${rate(c.recordsPerSec)}, ${c.mbPerSec.toFixed(1)} MB/s; broker CPU ${c.brokerCpuUsPerRecord.toFixed(2)} us per record (${fmtInt(c.fetches)} fetches)`,
+    peer: '-',
+    ratio: '-',
+    target: 'the broker side of the consume target (not a consumer that decodes records)',
+  })
 }
 if (r.consumeRdkafka !== undefined) {
   const v = r.consumeRdkafka
@@ -624,6 +642,10 @@ ${threadsText}
   ${records} -P 1000 --csv XADD bench * v <100 bytes>\` with 1 and with 4 connections; the better figure is the peer.
 - **Consume**: \`skein perf consume\` of ${fmtInt(records * 2)} of the records just produced (page cache warm), every
   partition assigned to one consumer; kcat \`-C -o beginning -e\` of the librdkafka topic, records over wall-clock time.
+  The batch-level Fetch loop (bench/broker/raw-consume.ts) reads the same ${fmtInt(records * 2)} records over one raw connection,
+  Fetch v12 for all 6 partitions at a time (2 MiB per partition), and counts records from each batch header
+  without decoding them: the broker's zero-copy fetch with the consumer's per-record work taken out. Broker CPU
+  per record is the broker process's utime + stime (/proc) over the run, divided by the records read.
 - **End-to-end latency**: a producer process (Skein client, acks=1, linger.ms=0) sends ${fmtInt(E2E_RATE)} records/s for
   ${E2E_SECONDS} s to 6 partitions, each value carrying process.hrtime at send; a consumer process (long-poll Fetch,
   max wait 100 ms) records receive time minus send time. The first ${E2E_WARMUP} s after the first record are warm-up (JIT, connections) and not counted; the
