@@ -8,7 +8,8 @@
         "native/src/mmap-index.cc",
         "native/src/sendfile.cc",
         "native/src/fsync.cc",
-        "native/src/file-lock.cc"
+        "native/src/file-lock.cc",
+        "native/src/malloc-tune.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [

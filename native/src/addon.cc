@@ -8,6 +8,7 @@
 #include "crc32c.h"
 #include "file-lock.h"
 #include "fsync.h"
+#include "malloc-tune.h"
 #include "mmap-index.h"
 #include "sendfile.h"
 #include "util.h"
@@ -28,6 +29,7 @@ class SkeinNative : public Napi::Addon<SkeinNative> {
                              InstanceMethod<&SkeinNative::TrySendfile>("trySendfile"),
                              InstanceMethod<&SkeinNative::Fsync>("fsync"),
                              InstanceMethod<&SkeinNative::LockFile>("lockFile"),
+                             InstanceMethod<&SkeinNative::MallocTune>("mallocTune"),
                          });
   }
 
@@ -93,6 +95,10 @@ class SkeinNative : public Napi::Addon<SkeinNative> {
 
   Napi::Value LockFile(const Napi::CallbackInfo& info) {
     return skein::LockFile(info);
+  }
+
+  Napi::Value MallocTune(const Napi::CallbackInfo& info) {
+    return skein::MallocTune(info);
   }
 
   const bool hardwareCrc_;

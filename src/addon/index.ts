@@ -11,7 +11,7 @@ import type { NativeBinding } from './types.js'
 export type { NativeBinding, NativeIndexFile } from './types.js'
 
 const ADDON_FILE = 'skein_native.node'
-const REQUIRED_FUNCTIONS = ['crc32c', 'crc32cSoftware', 'crc32cHardware', 'openIndex', 'sendfile', 'trySendfile', 'fsync'] as const
+const REQUIRED_FUNCTIONS = ['crc32c', 'crc32cSoftware', 'crc32cHardware', 'openIndex', 'sendfile', 'trySendfile', 'fsync', 'mallocTune'] as const
 
 // The repo root is the nearest directory holding binding.gyp: two levels above src/addon/index.ts under
 // vitest, three above dist/src/addon/index.js once compiled.

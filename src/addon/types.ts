@@ -72,4 +72,10 @@ export interface NativeBinding {
    * another process holds the lock.
    */
   lockFile(path: string): number
+  /**
+   * glibc malloc tuning (mallopt M_TRIM_THRESHOLD and M_TOP_PAD), process-wide: freed memory up to
+   * trimThresholdBytes stays at the heap top instead of going back to the kernel. Returns false where the
+   * C library has no mallopt (nothing changed).
+   */
+  mallocTune(trimThresholdBytes: number, topPadBytes: number): boolean
 }
