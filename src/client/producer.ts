@@ -32,12 +32,12 @@ export interface ProducerOptions extends ClientOptions {
   deliveryTimeoutMs?: number
   /** Largest Produce request. Default 1048576. */
   maxRequestSize?: number
-  /** Bytes of unsent records before send() waits. Default 32 MiB. */
+  /** buffer.memory: bytes of unsent records before send() waits for room (at most max.block.ms). Default 32 MiB. */
   bufferMemory?: number
   partitioner?: PartitionerName
   /** Let the broker create unknown topics (auto.create.topics.enable). Default true. */
   allowAutoTopicCreation?: boolean
-  /** How long send() waits for a topic's metadata. Default 60000. */
+  /** max.block.ms: how long send() waits for a topic's metadata and then for buffer room, in all. Default 60000. */
   maxBlockMs?: number
 }
 
@@ -220,7 +220,12 @@ export class Producer {
 
   /** Sends one record; resolves when the broker has acknowledged it (acks) or it failed. */
   async send(record: ProducerRecord): Promise<RecordMetadata> {
+    const started = Date.now()
     const t = await this.topicInfo(record.topic)
+    // As Kafka's send(): while buffer.memory bytes wait to be sent, wait for room, for at most what is
+    // left of max.block.ms (the metadata wait counts too). Re-checked after each wake-up, since other
+    // senders woken at the same time may have filled the room again.
+    while (!this.hasCapacity && !this.closed) await this.waitForCapacity(Math.max(0, this.maxBlockMs - (Date.now() - started)))
     return new Promise<RecordMetadata>((resolve, reject) => {
       const cb: DeliveryCallback = (err, meta) => {
         if (err !== null) reject(err)
@@ -269,9 +274,26 @@ export class Producer {
     return this.buffered < this.bufferMemory
   }
 
-  waitForCapacity(): Promise<void> {
+  /**
+   * Resolves once there is room again (or the producer closed); with a finite timeoutMs, rejects with a
+   * TimeoutError when there is still none by then (Kafka's "Failed to allocate memory within the
+   * configured max blocking time"). Default: no limit (callers doing their own flow control).
+   */
+  waitForCapacity(timeoutMs = Infinity): Promise<void> {
     if (this.hasCapacity || this.closed) return Promise.resolve()
-    return new Promise((resolve) => this.capacityWaiters.push(resolve))
+    if (!Number.isFinite(timeoutMs)) return new Promise((resolve) => this.capacityWaiters.push(resolve))
+    return new Promise((resolve, reject) => {
+      const waiter = (): void => {
+        clearTimeout(timer)
+        resolve()
+      }
+      const timer = setTimeout(() => {
+        const i = this.capacityWaiters.indexOf(waiter)
+        if (i >= 0) this.capacityWaiters.splice(i, 1)
+        reject(new TimeoutError(`Failed to allocate memory within the configured max blocking time ${timeoutMs} ms (buffer.memory=${this.bufferMemory})`))
+      }, Math.max(0, timeoutMs))
+      this.capacityWaiters.push(waiter)
+    })
   }
 
   private appendResolved(t: TopicInfo, partition: number | undefined, key: Buffer | null, value: Buffer | null, headers: Header[] | undefined, timestamp: number, cb: DeliveryCallback | BatchDeliveryCallback | undefined, perBatch: boolean, ctx: number): void {
