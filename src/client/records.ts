@@ -29,7 +29,8 @@ import {
   writeInt64,
 } from '../protocol/records/batch.js'
 import { compress, decompress } from '../protocol/records/compression.js'
-import { readVarlong, sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from '../protocol/records/varint.js'
+import { forEachRecord } from '../protocol/records/inflate.js'
+import { sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from '../protocol/records/varint.js'
 
 export type CompressionName = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
 
@@ -447,69 +448,19 @@ function invalidRecord(message: string): KafkaError {
 
 /**
  * Decodes exactly count records filling buf (a batch's records section) into out, skipping offsets
- * before fetchOffset. Record layout (zig-zag varints): length | attributes int8 | timestampDelta varlong |
- * offsetDelta varint | keyLength varint (-1 = null) | key | valueLength varint | value | headerCount
- * varint | (keyLength, key, valueLength, value)*. Every length is checked against its record's end.
+ * before fetchOffset. Parsing and checks are the protocol's forEachRecord (one record walker for broker
+ * and client); this only builds the ConsumedRecord.
  */
 function decodeRecords(buf: Buffer, count: number, b: BatchContext, out: ConsumedRecord[]): void {
-  const end = buf.length
-  let p = 0
-  // Varint reader sharing the position p with the loop (no result object per read).
-  const varint = (limit: number): number => {
-    let raw = 0
-    for (let shift = 0; shift < 35; shift += 7) {
-      if (p >= limit) throw invalidRecord('record truncated inside a varint')
-      const byte = buf[p++]!
-      raw |= (byte & 0x7f) << shift
-      if ((byte & 0x80) === 0) return (raw >>> 1) ^ -(raw & 1)
-    }
-    throw invalidRecord('varint longer than 5 bytes')
-  }
-  const bytes = (limit: number): Buffer | null => {
-    const n = varint(limit)
-    if (n < 0) {
-      if (n !== -1) throw invalidRecord(`negative length ${n}`)
-      return null
-    }
-    if (n > limit - p) throw invalidRecord(`field of ${n} bytes runs past its record`)
-    const v = buf.subarray(p, p + n)
-    p += n
-    return v
-  }
-  for (let i = 0; i < count; i++) {
-    const length = varint(end)
-    if (length < MIN_RECORD_SIZE - 1 || length > end - p) throw invalidRecord(`record ${i} has a bad length ${length}`)
-    const recordEnd = p + length
-    p++ // record attributes: unused by Kafka
-    let timestampDelta: number
-    // Deltas of up to 4 bytes (+-2^27 ms, 37 hours) are read as int32 varints; longer ones go through
-    // the 64-bit reader (an int32 read of 5 bytes could silently drop high bits).
-    const tsStart = p
-    let tsLen = 0
-    while (tsLen < 10 && p + tsLen < recordEnd && (buf[p + tsLen]! & 0x80) !== 0) tsLen++
-    if (tsLen < 4) {
-      timestampDelta = varint(recordEnd)
-    } else {
-      const ts = readVarlong(buf, tsStart, recordEnd)
-      if (ts === null) throw invalidRecord(`record ${i} has a bad timestampDelta`)
-      timestampDelta = ts.value
-      p = ts.next
-    }
-    const offsetDelta = varint(recordEnd)
-    const key = bytes(recordEnd)
-    const value = bytes(recordEnd)
-    const headerCount = varint(recordEnd)
-    // Each header takes at least two bytes (two lengths).
-    if (headerCount < 0 || headerCount > (recordEnd - p) / 2) throw invalidRecord(`record ${i} has a bad header count ${headerCount}`)
-    const headers: Header[] = new Array(headerCount)
-    for (let h = 0; h < headerCount; h++) {
-      const hk = bytes(recordEnd)
-      if (hk === null) throw invalidRecord(`record ${i} has a null header key`)
-      headers[h] = { key: hk.toString(), value: bytes(recordEnd) }
-    }
-    if (p !== recordEnd) throw invalidRecord(`record ${i} declares ${length} bytes but its fields take ${length - (recordEnd - p)}`)
+  forEachRecord(buf, count, (_attributes, timestampDelta, offsetDelta, key, value, rawHeaders) => {
     const offset = b.baseOffset + offsetDelta
-    if (offset < b.fetchOffset) continue
+    if (offset < b.fetchOffset) return
+    // Most records have no headers: their (fresh, empty) array serves as the record's own.
+    let headers = rawHeaders as unknown as Header[]
+    if (rawHeaders.length > 0) {
+      headers = new Array(rawHeaders.length)
+      for (let h = 0; h < rawHeaders.length; h++) headers[h] = { key: rawHeaders[h]!.key.toString(), value: rawHeaders[h]!.value }
+    }
     out.push({
       topic: b.topic,
       partition: b.partition,
@@ -521,6 +472,5 @@ function decodeRecords(buf: Buffer, count: number, b: BatchContext, out: Consume
       headers,
       leaderEpoch: b.leaderEpoch,
     })
-  }
-  if (p !== end) throw invalidRecord(`${end - p} bytes follow the last of ${count} records`)
+  })
 }

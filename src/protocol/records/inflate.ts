@@ -159,11 +159,29 @@ export function inflateBatch(batch: Buffer, maxRecordBytes: number): InflatedBat
   return { header, compression: codec, records: decodeRecordsSection(records, header.recordCount), sizeInBytes: size }
 }
 
-/** Decodes exactly count records filling buf. */
-function decodeRecordsSection(buf: Buffer, count: number): InflatedRecord[] {
-  const out: InflatedRecord[] = new Array(count)
+/** Called once per record by forEachRecord; key, value and header bytes are views into the section. */
+export type RecordVisitor = (
+  attributes: number,
+  timestampDelta: number,
+  offsetDelta: number,
+  key: Buffer | null,
+  value: Buffer | null,
+  headers: InflatedRecordHeader[],
+) => void
+
+/**
+ * Walks exactly count records filling buf (a batch's records section, uncompressed) and calls visit for
+ * each, in order; the one place where record fields are parsed and checked (every length against its
+ * record's end, no trailing bytes), shared by the broker (inflateBatch) and the client's consumer.
+ * Record layout (zig-zag varints): length | attributes int8 | timestampDelta varlong | offsetDelta varint
+ * | keyLength varint (-1 = null) | key | valueLength varint | value | headerCount varint | (keyLength,
+ * key, valueLength, value)*. A malformed record throws KafkaError(INVALID_RECORD). Hot path of
+ * consuming: varints are read inline, no object per record beyond what visit makes.
+ */
+export function forEachRecord(buf: Buffer, count: number, visit: RecordVisitor): void {
   const end = buf.length
   let p = 0
+  // Varint reader sharing the position p with the loop (no result object per read).
   const varint = (limit: number): number => {
     let raw = 0
     for (let shift = 0; shift < 35; shift += 7) {
@@ -190,9 +208,19 @@ function decodeRecordsSection(buf: Buffer, count: number): InflatedRecord[] {
     if (length < MIN_RECORD_SIZE - 1 || length > end - p) throw invalid(`record ${i} has a bad length ${length}`)
     const recordEnd = p + length
     const attributes = buf[p++]!
-    const ts = readVarlong(buf, p, recordEnd)
-    if (ts === null) throw invalid(`record ${i} has a bad timestampDelta`)
-    p = ts.next
+    // Deltas of up to 4 bytes (+-2^27 ms, 37 hours) are read as int32 varints; longer ones go through
+    // the 64-bit reader (an int32 read of 5 bytes could silently drop high bits).
+    let tsLen = 0
+    while (tsLen < 10 && p + tsLen < recordEnd && (buf[p + tsLen]! & 0x80) !== 0) tsLen++
+    let timestampDelta: number
+    if (tsLen < 4) {
+      timestampDelta = varint(recordEnd)
+    } else {
+      const ts = readVarlong(buf, p, recordEnd)
+      if (ts === null) throw invalid(`record ${i} has a bad timestampDelta`)
+      timestampDelta = ts.value
+      p = ts.next
+    }
     const offsetDelta = varint(recordEnd)
     const key = bytes(recordEnd)
     const value = bytes(recordEnd)
@@ -206,9 +234,17 @@ function decodeRecordsSection(buf: Buffer, count: number): InflatedRecord[] {
       headers[h] = { key: hk, value: bytes(recordEnd) }
     }
     if (p !== recordEnd) throw invalid(`record ${i} declares ${length} bytes but its fields take ${length - (recordEnd - p)}`)
-    out[i] = { attributes, timestampDelta: ts.value, offsetDelta, key, value, headers }
+    visit(attributes, timestampDelta, offsetDelta, key, value, headers)
   }
   if (p !== end) throw invalid(`${end - p} bytes follow the last of ${count} records`)
+}
+
+/** Decodes exactly count records filling buf. */
+function decodeRecordsSection(buf: Buffer, count: number): InflatedRecord[] {
+  const out: InflatedRecord[] = []
+  forEachRecord(buf, count, (attributes, timestampDelta, offsetDelta, key, value, headers) => {
+    out.push({ attributes, timestampDelta, offsetDelta, key, value, headers })
+  })
   return out
 }
 
