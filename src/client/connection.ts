@@ -10,6 +10,7 @@ import { Reader } from '../protocol/primitives/reader.js'
 import { Writer } from '../protocol/primitives/writer.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { ConnectionError, TimeoutError } from './errors.js'
+import { ResponseFrameReceiver } from './frame-receiver.js'
 import { pickVersion, type VersionRange } from './versions.js'
 
 export interface ConnectionOptions {
@@ -56,24 +57,21 @@ export class BrokerConnection {
   private readonly maxResponseBytes: number
   private nextCorrelationId = 1
   private readonly pending = new Map<number, Pending>()
-  /** The size prefix being read (buffered of its 4 bytes arrived). */
-  private readonly head = Buffer.alloc(4)
-  private buffered = 0
-  /** The frame being received (filled bytes so far), allocated once its size prefix was checked. */
-  private frame: Buffer | null = null
-  private filled = 0
   private closedError: Error | null = null
   private brokerVersions = new Map<number, VersionRange>()
   private readonly negotiated = new Map<number, number>()
   private readonly closeListeners: ((err: Error) => void)[] = []
 
-  private constructor(private readonly socket: Socket, opts: ConnectionOptions) {
+  private constructor(private readonly socket: Socket, private readonly receiver: ResponseFrameReceiver, opts: ConnectionOptions) {
     this.host = opts.host
     this.port = opts.port
     this.clientId = opts.clientId ?? 'skein'
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 30000
-    this.maxResponseBytes = opts.maxResponseBytes ?? 256 * 1024 * 1024
-    socket.on('data', (d: Buffer) => this.onData(d))
+    this.maxResponseBytes = receiver.maxFrameBytes
+    receiver.sink = {
+      onFrame: (frame) => this.onFrame(frame),
+      onBadSize: (size) => this.fail(new ConnectionError(`response frame of ${size} bytes from ${this.address} is outside 4..${this.maxResponseBytes}`)),
+    }
     socket.on('error', (err) => this.fail(new ConnectionError(`connection to ${this.address} failed: ${describeSocketError(err)}`)))
     socket.on('close', () => this.fail(new ConnectionError(`connection to ${this.address} closed`)))
   }
@@ -93,8 +91,14 @@ export class BrokerConnection {
 
   /** Opens a connection and negotiates API versions. Rejects with ConnectionError when unreachable. */
   static async connect(opts: ConnectionOptions): Promise<BrokerConnection> {
+    const receiver = new ResponseFrameReceiver(opts.maxResponseBytes ?? 256 * 1024 * 1024)
     const socket = await new Promise<Socket>((resolve, reject) => {
-      const s = netConnect({ host: opts.host, port: opts.port })
+      // Reads go into buffers the receiver picks (a large response is read straight into its own frame).
+      const s = netConnect({
+        host: opts.host,
+        port: opts.port,
+        onread: { buffer: () => receiver.nextBuffer(), callback: (nread: number, buf: Uint8Array) => { receiver.onRead(nread, buf); return true } },
+      })
       const timer = setTimeout(() => {
         s.destroy()
         reject(new ConnectionError(`cannot connect to ${opts.host}:${opts.port}: timed out after ${opts.connectTimeoutMs ?? 10000} ms`))
@@ -111,7 +115,7 @@ export class BrokerConnection {
         reject(new ConnectionError(`cannot connect to ${opts.host}:${opts.port}: ${describeSocketError(err)}`))
       })
     })
-    const conn = new BrokerConnection(socket, opts)
+    const conn = new BrokerConnection(socket, receiver, opts)
     try {
       await conn.negotiate()
     } catch (err) {
@@ -270,64 +274,6 @@ export class BrokerConnection {
     return ok
   }
 
-  private onData(d: Buffer): void {
-    let data = d
-    while (data.length > 0 && this.closedError === null) {
-      if (this.frame !== null) {
-        // A large answer (a fetch) arrives in many socket reads: each is copied into the frame while it
-        // is still in the CPU cache, instead of joining them all once the last one is in.
-        const take = Math.min(data.length, this.frame.length - this.filled)
-        data.copy(this.frame, this.filled, 0, take)
-        this.filled += take
-        data = data.subarray(take)
-        if (this.filled < this.frame.length) return
-        const frame = this.frame
-        this.frame = null
-        this.onFrame(frame)
-        continue
-      }
-      // The 4-byte size prefix, which may itself be split across reads.
-      if (this.buffered > 0 || data.length < 4) {
-        const need = Math.min(4 - this.buffered, data.length)
-        data.copy(this.head, this.buffered, 0, need)
-        this.buffered += need
-        data = data.subarray(need)
-        if (this.buffered < 4) return
-        this.buffered = 0
-        if (!this.startFrame(this.head.readInt32BE(0))) return
-        continue
-      }
-      const size = data.readInt32BE(0)
-      if (size < 4 || size > this.maxResponseBytes) {
-        this.startFrame(size)
-        return
-      }
-      if (data.length >= 4 + size) {
-        // The whole frame is inside this read: no copy.
-        const frame = data.subarray(4, 4 + size)
-        data = data.subarray(4 + size)
-        this.onFrame(frame)
-        continue
-      }
-      data = data.subarray(4)
-      this.startFrame(size)
-    }
-  }
-
-  /**
-   * Checks a size prefix and allocates the frame it announces (only after the check: at most
-   * maxResponseBytes, the bound the old join-at-the-end buffering had too); false on a bad size.
-   */
-  private startFrame(size: number): boolean {
-    if (size < 4 || size > this.maxResponseBytes) {
-      this.fail(new ConnectionError(`response frame of ${size} bytes from ${this.address} is outside 4..${this.maxResponseBytes}`))
-      return false
-    }
-    this.frame = Buffer.allocUnsafe(size)
-    this.filled = 0
-    return true
-  }
-
   private onFrame(frame: Buffer): void {
     const correlationId = frame.readInt32BE(0)
     const p = this.pending.get(correlationId)
@@ -354,8 +300,7 @@ export class BrokerConnection {
       p.reject(err)
     }
     this.pending.clear()
-    this.frame = null
-    this.buffered = 0
+    this.receiver.stop()
     this.socket.destroy()
     for (const l of this.closeListeners.splice(0)) l(err)
   }
