@@ -1,11 +1,12 @@
-// glibc malloc tuning for a broker process (mallopt). See malloc-tune.cc.
+// glibc malloc tuning for a broker or client process (mallopt). See malloc-tune.cc.
 #pragma once
 
 #include <napi.h>
 
 namespace skein {
 
-// mallocTune(trimThresholdBytes, topPadBytes) -> true when applied (glibc), false elsewhere.
+// mallocTune(trimThresholdBytes, topPadBytes[, mmapThresholdBytes]) -> true when applied (glibc), false
+// elsewhere or when glibc refused a value (an mmap threshold above its 32 MiB ceiling).
 Napi::Value MallocTune(const Napi::CallbackInfo& info);
 
 }  // namespace skein
