@@ -34,6 +34,7 @@ import { Reader } from '../../src/protocol/primitives/reader.js'
 import { Writer } from '../../src/protocol/primitives/writer.js'
 import { CompressionType } from '../../src/protocol/records/batch.js'
 import { batchOf, decodeBatches, RawClient, startTestBroker, type TestBroker } from '../harness/index.js'
+import { FetchedRecordsCursor, type ConsumedRecord } from '../../src/client/records.js'
 
 describe('pure parts', () => {
   it('picks the highest version both sides support', () => {
@@ -121,6 +122,27 @@ describe('pure parts', () => {
     } catch (err) {
       expect((err as KafkaError).code).toBe(ErrorCode.CORRUPT_MESSAGE)
     }
+  })
+
+  it('hands out the records before a batch with a bad CRC, then fails on that batch and stays before it', () => {
+    const first = batchOf([{ value: Buffer.from('a') }, { value: Buffer.from('b') }], { baseOffset: 0 })
+    const bad = Buffer.from(batchOf([{ value: Buffer.from('c') }], { baseOffset: 2 }))
+    bad[bad.length - 1] ^= 0xff
+    const after = batchOf([{ value: Buffer.from('d') }], { baseOffset: 3 })
+    const cursor = new FetchedRecordsCursor(Buffer.concat([first, bad, after]), { topic: 't', partition: 0, fetchOffset: 0 })
+    const out: ConsumedRecord[] = []
+    // take() appends the good batch's records, then throws on reaching the bad one (the consumer's poll
+    // returns what was appended and keeps its position before the bad batch).
+    let code: number | undefined
+    try {
+      cursor.take(out, 10)
+    } catch (err) {
+      code = (err as KafkaError).code
+    }
+    expect(code).toBe(ErrorCode.CORRUPT_MESSAGE)
+    expect(out.map((r) => r.value!.toString())).toEqual(['a', 'b'])
+    expect(out).toHaveLength(2)
+    expect(cursor.nextOffset).toBe(2)
   })
 })
 
