@@ -7,8 +7,7 @@
 // before the broker allocates its working set. With the dynamic threshold gone, every allocation above
 // M_MMAP_THRESHOLD (128 KiB by default) is its own mmap, faulted in page by page and unmapped when freed:
 // a consumer receives each Fetch response (megabytes) into one such buffer, so an optional third argument
-// sets M_MMAP_THRESHOLD as well (glibc's ceiling is 32 MiB on 64-bit) to keep those buffers on the reused
-// heap. Other C libraries have no mallopt: the call reports false.
+// sets M_MMAP_THRESHOLD as well, to keep those buffers on the reused heap. Other C libraries have no mallopt: the call reports false.
 #include "malloc-tune.h"
 
 #if defined(__GLIBC__)

@@ -6,7 +6,7 @@
 namespace skein {
 
 // mallocTune(trimThresholdBytes, topPadBytes[, mmapThresholdBytes]) -> true when applied (glibc), false
-// elsewhere or when glibc refused a value (an mmap threshold above its 32 MiB ceiling).
+// elsewhere or when glibc refused a value.
 Napi::Value MallocTune(const Napi::CallbackInfo& info);
 
 }  // namespace skein

@@ -75,7 +75,7 @@ export interface NativeBinding {
   /**
    * glibc malloc tuning (mallopt M_TRIM_THRESHOLD and M_TOP_PAD, and M_MMAP_THRESHOLD when given),
    * process-wide: freed memory up to trimThresholdBytes stays at the heap top instead of going back to the
-   * kernel, and allocations up to mmapThresholdBytes (at most 32 MiB) come from that heap instead of mmap.
+   * kernel, and allocations up to mmapThresholdBytes come from that heap instead of mmap.
    * Returns false where the C library has no mallopt (nothing changed) or glibc refused a value.
    */
   mallocTune(trimThresholdBytes: number, topPadBytes: number, mmapThresholdBytes?: number): boolean

@@ -18,3 +18,12 @@ describe('native.mallocTune', () => {
     expect(() => (native.mallocTune as unknown as (a: number) => boolean)(1)).toThrow(TypeError)
   })
 })
+
+describe('native.mallocTune with an mmap threshold', () => {
+  it('applies the threshold the skein tools use', () => {
+    expect(native.mallocTune(256 * 1024 * 1024, 64 * 1024 * 1024, 32 * 1024 * 1024)).toBe(true)
+    const big = Buffer.alloc(8 * 1024 * 1024, 3)
+    expect(big[big.length - 1]).toBe(3)
+    expect(() => native.mallocTune(0, 0, -1)).toThrow(RangeError)
+  })
+})
