@@ -17,9 +17,10 @@ import { brokerConfigDef } from '../src/config/index.js'
 import { benchDir, SKEIN_JS, startBroker, type RunningBroker } from './broker/broker-process.js'
 import { fetchLatencyBySize, type FetchPoint } from './broker/fetch-latency.js'
 import { diskLimits, lastJsonLine, loopbackMBps, machineInfo, type DiskLimits } from './broker/machine.js'
-import { kcatConsume, kcatProduce, redisXadd, writeRecordFile, type ClientRun, type Measured, type RedisResult } from './broker/peers.js'
+import { kcatConsume, kcatProduce, RDKAFKA_CONSUMER_CONFIG, RDKAFKA_PRODUCER_CONFIG, redisXadd, writeRecordFile, type ClientRun, type Measured, type RedisResult } from './broker/peers.js'
 import { chartSvg, fmtInt, fmtMs, machineMarkdown, markdownTable, textTable, type Row } from './broker/report.js'
 import { rawConsume, type RawConsumeResult } from './broker/raw-consume.js'
+import { rdkafkaPerf, type RdkafkaPerfResult } from './broker/rdkafka-perf.js'
 import { runNode } from './broker/run.js'
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url)) // dist/bench
@@ -80,6 +81,8 @@ const r: {
   consume?: PerfConsume & { brokerCpuUsPerRecord: number }
   consumeRaw?: RawConsumeResult & { brokerCpuUsPerRecord: number }
   consumeRdkafka?: Measured<ClientRun>
+  produceRdperf?: Measured<RdperfRun & { runs: number[] }>
+  consumeRdperf?: Measured<RdperfRun>
   e2e?: { p50: number; p99: number; p999: number; max: number; measured: number; rate: number }
   byPartitions: { partitions: number; recordsPerSec: number; records: number; runs: number[] }[]
   threads: { ioThreads: number; recordsPerSec: number; runs: number[]; cpuUsPerRecord: number; latency: NonNullable<typeof r.e2e> }[]
@@ -96,6 +99,13 @@ interface PerfProduce {
 interface PerfConsume {
   recordsPerSec: number
   mbPerSec: number
+}
+/** A run of bench/broker/rdkafka-perf.c, with the CPU per record of the broker and of the tool itself. */
+interface RdperfRun {
+  recordsPerSec: number
+  mbPerSec: number
+  brokerCpuUsPerRecord: number
+  clientCpuUsPerRecord: number
 }
 
 // --- helpers ---
@@ -119,6 +129,35 @@ async function measuredProduce(bootstrap: string, topic: string, n: number): Pro
   const b = await perfProduce(bootstrap, topic, n)
   const best = a.recordsPerSec >= b.recordsPerSec ? a : b
   return { ...best, runs: [a.recordsPerSec, b.recordsPerSec] }
+}
+
+/**
+ * librdkafka's producer through rdkafka-perf, like measuredProduce: a warm-up run of a fifth of the
+ * records, then two measured runs, the better one being the figure. CPU per record (the broker's, from
+ * /proc, and the tool's own) is over both measured runs.
+ */
+async function measuredRdkafkaProduce(b: RunningBroker, topic: string, n: number): Promise<Measured<RdperfRun & { runs: number[] }>> {
+  const produce = (count: number): Promise<Measured<RdkafkaPerfResult>> => rdkafkaPerf('produce', b.bootstrap, topic, count, { size: 100, config: RDKAFKA_PRODUCER_CONFIG })
+  const warm = await produce(Math.max(1000, Math.floor(n / 5)))
+  if (!warm.ok) return warm
+  const cpu0 = processCpuMicros(b.pid)
+  const first = await produce(n)
+  if (!first.ok) return first
+  const second = await produce(n)
+  if (!second.ok) return second
+  const brokerUs = processCpuMicros(b.pid) - cpu0
+  const [x, y] = [first.value, second.value]
+  const best = x.recordsPerSec >= y.recordsPerSec ? x : y
+  return {
+    ok: true,
+    value: {
+      recordsPerSec: best.recordsPerSec,
+      mbPerSec: best.mbPerSec,
+      runs: [x.recordsPerSec, y.recordsPerSec],
+      brokerCpuUsPerRecord: brokerUs / (x.records + y.records),
+      clientCpuUsPerRecord: ((x.cpuMs + y.cpuMs) * 1000) / (x.records + y.records),
+    },
+  }
 }
 
 async function perfProduce(bootstrap: string, topic: string, n: number, extra: string[] = []): Promise<PerfProduce> {
@@ -216,6 +255,25 @@ if (want('produce') || want('consume') || want('latency') || want('scale')) {
           log('  kcat -C (librdkafka)')
           r.consumeRdkafka = await kcatConsume(b.bootstrap, 'perf-rdkafka', 100)
         }
+        await createTopic(b.bootstrap, 'perf-rdperf', 6)
+        log(`  rdkafka-perf produce (librdkafka, C) ${fmtInt(records)} records (warm-up, then best of 2)`)
+        r.produceRdperf = await measuredRdkafkaProduce(b, 'perf-rdperf', records)
+        if (want('consume')) {
+          const p = r.produceRdperf
+          if (!p.ok) {
+            // A tool that is not installed is reported on both rows; a failed produce leaves nothing to read.
+            r.consumeRdperf = p.reason.startsWith('not installed') ? p : { ok: false, reason: 'not run: the rdkafka-perf produce step failed' }
+          } else {
+            // The topic holds the warm-up and both measured runs, 2.2x records; read 2x, as skein perf consume does.
+            log('  rdkafka-perf consume (librdkafka, C, warm log)')
+            const cpu = processCpuMicros(b.pid)
+            const c = await rdkafkaPerf('consume', b.bootstrap, 'perf-rdperf', records * 2, { config: RDKAFKA_CONSUMER_CONFIG })
+            const brokerUs = processCpuMicros(b.pid) - cpu
+            r.consumeRdperf = c.ok
+              ? { ok: true, value: { recordsPerSec: c.value.recordsPerSec, mbPerSec: c.value.mbPerSec, brokerCpuUsPerRecord: brokerUs / c.value.records, clientCpuUsPerRecord: (c.value.cpuMs * 1000) / c.value.records } }
+              : c
+          }
+        }
       }
       if (want('latency')) {
         await createTopic(b.bootstrap, 'e2e', 6)
@@ -281,6 +339,11 @@ async function e2eLatency(bootstrap: string, topic: string, label = 'default bro
     clearTimeout(killer)
     if (consumer.exitCode === null) consumer.kill('SIGKILL')
   }
+}
+
+/** librdkafka properties as text for the methods section: \`acks=1\`, \`linger.ms=5\`, ... */
+function rdkafkaConfigText(config: Record<string, string | number>): string {
+  return Object.entries(config).map(([k, v]) => `\`${k}=${v}\``).join(', ')
 }
 
 /** The broker's io.threads default, from its config table (what `npm start` runs with). */
@@ -471,6 +534,17 @@ if (r.produceRdkafka !== undefined) {
     target: v.ok ? `>= 1,000,000 rec/s: ${yesNo(v.value.recordsPerSec >= 1e6)}` : '-',
   })
 }
+if (r.produceRdperf !== undefined) {
+  const v = r.produceRdperf
+  const ratio = v.ok && redisFigure !== null ? v.value.recordsPerSec / redisFigure : null
+  rows.push({
+    workload: 'produce, librdkafka (rdkafka-perf, C), 6 partitions, acks=1, 100 B',
+    skein: v.ok ? `${rate(v.value.recordsPerSec)}, ${v.value.mbPerSec.toFixed(1)} MB/s (runs: ${v.value.runs.map(fmtInt).join(', ')}); CPU per record: broker ${v.value.brokerCpuUsPerRecord.toFixed(2)} us, client ${v.value.clientCpuUsPerRecord.toFixed(2)} us` : v.reason,
+    peer: redisText,
+    ratio: ratio === null ? '-' : `${ratio.toFixed(2)}x`,
+    target: v.ok ? `>= 1,000,000 rec/s: ${yesNo(v.value.recordsPerSec >= 1e6)}; >= 2x Redis: ${ratio === null ? 'no peer' : yesNo(ratio >= 2)}` : '-',
+  })
+}
 if (r.consume !== undefined) {
   rows.push({ workload: 'consume, skein perf consume, warm log, 1 consumer', skein: `${rate(r.consume.recordsPerSec)}, ${r.consume.mbPerSec.toFixed(1)} MB/s; broker CPU ${r.consume.brokerCpuUsPerRecord.toFixed(2)} us per record`, peer: '-', ratio: '-', target: `>= 3,000,000 rec/s: ${yesNo(r.consume.recordsPerSec >= 3e6)}` })
 }
@@ -487,6 +561,16 @@ if (r.consumeRaw !== undefined) {
 if (r.consumeRdkafka !== undefined) {
   const v = r.consumeRdkafka
   rows.push({ workload: 'consume, librdkafka (kcat -C), warm log, 1 consumer', skein: v.ok ? `${rate(v.value.recordsPerSec)}, ${v.value.mbPerSec.toFixed(1)} MB/s` : v.reason, peer: '-', ratio: '-', target: v.ok ? `>= 3,000,000 rec/s: ${yesNo(v.value.recordsPerSec >= 3e6)}` : '-' })
+}
+if (r.consumeRdperf !== undefined) {
+  const v = r.consumeRdperf
+  rows.push({
+    workload: 'consume, librdkafka (rdkafka-perf, C), warm log, 1 consumer',
+    skein: v.ok ? `${rate(v.value.recordsPerSec)}, ${v.value.mbPerSec.toFixed(1)} MB/s; CPU per record: broker ${v.value.brokerCpuUsPerRecord.toFixed(2)} us, client ${v.value.clientCpuUsPerRecord.toFixed(2)} us` : v.reason,
+    peer: '-',
+    ratio: '-',
+    target: v.ok ? `>= 3,000,000 rec/s: ${yesNo(v.value.recordsPerSec >= 3e6)}` : '-',
+  })
 }
 if (r.e2e !== undefined) {
   const e = r.e2e
@@ -635,13 +719,24 @@ ${threadsText}
 - **Produce**: a warm-up run of a fifth of the records, then two measured runs (the better is the figure, both are
   shown), on a fresh broker (\`node dist/src/main.js\`, default configs except auto topic creation and the
   cleaner off), a 6-partition topic, \`skein perf produce --num-records ${records} --record-size 100
-  --throughput -1 --producer-props acks=1\` (its defaults: batch.size 65536, linger.ms 5). librdkafka: kcat 
-  \`-P -X acks=1 -X linger.ms=5 -X batch.num.messages=100000\` reading ${records} 100-byte lines from a file;
-  its figure is records over kcat's wall-clock time (start, metadata and the last acknowledgement included).
+  --throughput -1 --producer-props acks=1\` (its defaults: batch.size 65536, linger.ms 5). librdkafka, each to a
+  6-partition topic of its own, with ${rdkafkaConfigText(RDKAFKA_PRODUCER_CONFIG)} (librdkafka's defaults otherwise:
+  batch.size 1,000,000 bytes, keyless records partitioned sticky): kcat \`-P\` reading ${records} 100-byte lines from
+  a file, one run, its figure records over kcat's wall-clock time (start, metadata and the last acknowledgement
+  included); and rdkafka-perf (bench/broker/rdkafka-perf.c, compiled on first use against librdkafka-dev), which
+  produces 100-byte values from memory (no key; one shared payload, not copied per record) with the same warm-up and
+  two measured runs as skein perf produce, each timed from the first produce call to the last delivery report. Its
+  CPU per record, the broker's (utime + stime from /proc) and the tool's own (getrusage, librdkafka's threads
+  included), is over both measured runs: when the client needs more CPU per record than the broker, the client is
+  the limit on 2 shared cores.
 - **Redis Streams peer**: \`redis-server --save '' --appendonly no\` on a free port, \`redis-benchmark -n
   ${records} -P 1000 --csv XADD bench * v <100 bytes>\` with 1 and with 4 connections; the better figure is the peer.
 - **Consume**: \`skein perf consume\` of ${fmtInt(records * 2)} of the records just produced (page cache warm), every
-  partition assigned to one consumer; kcat \`-C -o beginning -e\` of the librdkafka topic, records over wall-clock time.
+  partition assigned to one consumer; kcat \`-C -o beginning -e\` of the librdkafka topic, records over wall-clock time;
+  rdkafka-perf \`consume\` of ${fmtInt(records * 2)} records of its topic (which holds 2.2 times the records) with
+  ${rdkafkaConfigText(RDKAFKA_CONSUMER_CONFIG)}, no consumer group: every partition started at the beginning on one queue of
+  librdkafka's legacy consumer API, no offsets stored, timed from starting the partitions to the last record, with
+  the broker's and its own CPU per record.
   The batch-level Fetch loop (bench/broker/raw-consume.ts) reads the same ${fmtInt(records * 2)} records over one raw connection,
   Fetch v12 for all 6 partitions at a time (2 MiB per partition), and counts records from each batch header
   without decoding them: the broker's zero-copy fetch with the consumer's per-record work taken out. Broker CPU
@@ -670,6 +765,7 @@ ${threadsText}
 
 nats-server is installed by the same command for a NATS JetStream peer, but no workload here drives it yet.
 Peers that are not installed are reported as such in the table; install them with
-\`apt-get install -y redis-server nats-server kcat\`. The CPU profile of the produce path is in [PROFILE.md](PROFILE.md).
+\`apt-get install -y redis-server nats-server kcat librdkafka-dev gcc\` (librdkafka-dev and a C compiler build
+rdkafka-perf). The CPU profile of the produce path is in [PROFILE.md](PROFILE.md).
 `
 }

@@ -1,6 +1,7 @@
 // Peer systems and third-party clients measured in the same run: Redis Streams (XADD of the same
 // 100-byte values, pipelined, persistence off) and librdkafka through kcat (producer and consumer), so
-// that the produce figure does not depend on Skein's own client. A tool that is not installed is reported
+// that the produce figure does not depend on Skein's own client (bench/broker/rdkafka-perf.ts drives
+// librdkafka without kcat's per-record text I/O, with the same settings). A tool that is not installed is reported
 // with the command that installs it, never dropped from the table.
 import { spawn } from 'node:child_process'
 import { closeSync, openSync, writeSync } from 'node:fs'
@@ -96,26 +97,43 @@ export interface ClientRun {
 }
 
 /**
- * librdkafka producer (kcat -P), acks=1, linger.ms=5, batch.num.messages=100000: the records of `file`,
+ * The librdkafka producer settings of the benchmark, for kcat and bench/broker/rdkafka-perf.c alike:
+ * acks=1, linger.ms=5, batches of up to 100,000 records (librdkafka's batch.size, 1,000,000 bytes, is the
+ * bound that applies to 100-byte records), a local queue big enough for the whole run, no compression.
+ */
+export const RDKAFKA_PRODUCER_CONFIG: Record<string, string | number> = {
+  acks: 1,
+  'linger.ms': 5,
+  'batch.num.messages': 100000,
+  'queue.buffering.max.messages': 2000000,
+  'queue.buffering.max.kbytes': 2097151,
+  'compression.codec': 'none',
+}
+/** The librdkafka consumer setting of the benchmark: a long-poll Fetch waits at most 100 ms. */
+export const RDKAFKA_CONSUMER_CONFIG: Record<string, string | number> = { 'fetch.wait.max.ms': 100 }
+
+/** librdkafka configuration properties as -X key=value arguments (kcat and rdkafka-perf take the same). */
+export function rdkafkaArgs(config: Record<string, string | number>): string[] {
+  return Object.entries(config).flatMap(([k, v]) => ['-X', `${k}=${v}`])
+}
+
+/**
+ * librdkafka producer (kcat -P) with RDKAFKA_PRODUCER_CONFIG: the records of `file`,
  * one per line. The figure is records over kcat's wall-clock time, which includes its start, metadata
  * and the final flush of every acknowledgement (kcat exits only when all are delivered).
  */
 export async function kcatProduce(bootstrap: string, topic: string, file: string, records: number, size: number): Promise<Measured<ClientRun>> {
   if (!(await hasCommand('kcat', ['-V']))) return { ok: false, reason: `not installed (${KCAT_INSTALL})` }
-  const r = await run('kcat', [
-    '-P', '-b', bootstrap, '-t', topic,
-    '-X', 'acks=1', '-X', 'linger.ms=5', '-X', 'batch.num.messages=100000',
-    '-X', 'queue.buffering.max.messages=2000000', '-X', 'queue.buffering.max.kbytes=2097151', '-X', 'compression.codec=none',
-  ], { stdinFile: file, timeoutMs: 180000 })
+  const r = await run('kcat', ['-P', '-b', bootstrap, '-t', topic, ...rdkafkaArgs(RDKAFKA_PRODUCER_CONFIG)], { stdinFile: file, timeoutMs: 180000 })
   if (r.code !== 0) return { ok: false, reason: `kcat -P exited ${r.code}: ${r.stderr.slice(0, 300)}` }
   const s = r.ms / 1000
   return { ok: true, value: { records, recordsPerSec: records / s, mbPerSec: (records * size) / 2 ** 20 / s, seconds: s } }
 }
 
-/** librdkafka consumer (kcat -C -o beginning -e): reads every partition to its end; counts the records it printed. */
+/** librdkafka consumer (kcat -C -o beginning -e, RDKAFKA_CONSUMER_CONFIG): reads every partition to its end; counts the records it printed. */
 export async function kcatConsume(bootstrap: string, topic: string, size: number): Promise<Measured<ClientRun>> {
   if (!(await hasCommand('kcat', ['-V']))) return { ok: false, reason: `not installed (${KCAT_INSTALL})` }
-  const r = await run('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '\n', '-X', 'fetch.wait.max.ms=100'], { timeoutMs: 180000 })
+  const r = await run('kcat', ['-C', '-b', bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '\n', ...rdkafkaArgs(RDKAFKA_CONSUMER_CONFIG)], { timeoutMs: 180000 })
   if (r.code !== 0) return { ok: false, reason: `kcat -C exited ${r.code}: ${r.stderr.slice(0, 300)}` }
   const records = r.lines
   const s = r.ms / 1000
