@@ -13,6 +13,7 @@ import { DEFAULT_LOG_CONFIG } from './storage/config.js'
 import type { LogConfig } from './storage/types.js'
 
 export { native, socketFd } from './addon/index.js'
+export { tuneMallocForBroker, tuneMallocForClient } from './addon/malloc-tuning.js'
 export type { NativeBinding, NativeIndexFile } from './addon/types.js'
 export { BrokerConfig, loadBrokerConfig, renderConfigReference } from './config/index.js'
 export { ErrorCode, KafkaError, errorName, isRetriable } from './domain/errors.js'

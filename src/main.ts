@@ -3,7 +3,7 @@
 // (config/server.properties) and `--override key=value` items applied on top of it.
 import { realpathSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
-import { native } from './addon/index.js'
+import { tuneMallocForBroker } from './addon/malloc-tuning.js'
 import { loadBrokerConfig } from './config/broker-config.js'
 import { Broker } from './server/broker.js'
 import { createLogger } from './observability/logger.js'
@@ -20,9 +20,6 @@ Options:
 
 Defaults without a config file: listeners=PLAINTEXT://127.0.0.1:9092, log.dirs=./data.
 The config reference is in README.md.`
-
-const BROKER_MALLOC_TRIM_THRESHOLD = 256 * 1024 * 1024
-const BROKER_MALLOC_TOP_PAD = 64 * 1024 * 1024
 
 export interface BrokerArgs {
   configFile?: string
@@ -65,9 +62,9 @@ export async function runBroker(argv: readonly string[]): Promise<number> {
   const log = createLogger()
   // A broker process receives every request into fresh socket-read buffers; keeping freed memory at the
   // heap top (up to 256 MiB) instead of trimming it saves re-faulting those pages on every read: 0.72x the
-  // broker CPU per produced record in a side-by-side kcat run (native/src/malloc-tune.cc). Only the server
-  // entry does this: a library user's process keeps its own malloc settings.
-  native.mallocTune(BROKER_MALLOC_TRIM_THRESHOLD, BROKER_MALLOC_TOP_PAD)
+  // broker CPU per produced record in a side-by-side kcat run (src/addon/malloc-tuning.ts). Only the
+  // server entry does this: a library user's process keeps its own malloc settings.
+  tuneMallocForBroker()
   let broker: Broker
   try {
     const config = loadBrokerConfig({ file: args.configFile, overrides: args.overrides })

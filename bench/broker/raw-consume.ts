@@ -1,12 +1,20 @@
-// Consume at the batch level: one raw connection reads a topic from the start with Fetch v12 requests
-// for all its partitions, one at a time, and counts records from each record batch's header
-// (recordCount) without decoding the records, as a follower replica or a batch-forwarding mirror reads.
-// It measures what the broker's zero-copy fetch path serves when the consumer's per-record decoding is
-// taken out, so that the consume figures can be split into broker cost and client cost. Each batch's
-// CRC is not checked either (that is per byte, on the consumer's side).
+// Consume at the batch level: one connection (the Skein client's BrokerConnection, in a child process of
+// its own, with the skein tools' malloc settings) reads a topic from the start with Fetch requests for all
+// its partitions, one request at a time as a follower replica does, checks each record batch's CRC and
+// counts its records from the header (recordCount) without decoding the records, as a follower replica or
+// a batch-forwarding mirror reads. It measures what the broker's zero-copy fetch path serves to a consumer
+// whose per-record work is taken out, so that the consume figures can be split into broker cost and the
+// cost of decoding records in JavaScript.
+//
+// As a script: node dist/bench/broker/raw-consume.js PORT TOPIC PARTITIONS RECORDS -> one JSON line.
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
+import { tuneMallocForClient } from '../../src/addon/malloc-tuning.js'
+import { native } from '../../src/addon/index.js'
+import { BrokerConnection } from '../../src/client/connection.js'
+import { ApiKey } from '../../src/protocol/api-keys.gen.js'
 import * as Fetch from '../../src/protocol/messages/01-fetch.gen.js'
-import { RawClient } from '../../test/harness/raw-client.js'
 
 export interface RawConsumeResult {
   records: number
@@ -14,37 +22,63 @@ export interface RawConsumeResult {
   fetches: number
   recordsPerSec: number
   mbPerSec: number
+  /** The consuming process's CPU (user + system) over the timed part, in microseconds per record. */
+  clientCpuUsPerRecord: number
 }
 
-// Record batch v2 header: baseOffset int64 @0, batchLength int32 @8 (bytes after this field),
-// lastOffsetDelta int32 @23, recordCount int32 @57; 61 bytes in all.
+// Record batch v2 header: baseOffset int64 @0, batchLength int32 @8 (bytes after this field), crc uint32
+// @17 (of the bytes from attributes @21 to the end), lastOffsetDelta int32 @23, recordCount int32 @57;
+// 61 bytes in all.
 const BATCH_HEADER_BYTES = 61
+/** Per partition per fetch: Kafka's max.partition.fetch.bytes default. */
+const PARTITION_MAX_BYTES = 1024 * 1024
 
-/** Reads `records` records of `topic` (partitions 0..partitions-1) from offset 0; rejects if the log holds fewer. */
-export async function rawConsume(port: number, topic: string, partitions: number, records: number): Promise<RawConsumeResult> {
-  const client = await RawClient.connect('127.0.0.1', port, 30000)
+/** Runs the loop in a fresh child process; rejects if it fails or the log holds fewer records. */
+export function rawConsume(port: number, topic: string, partitions: number, records: number, timeoutMs = 300000): Promise<RawConsumeResult> {
+  const script = fileURLToPath(import.meta.url)
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, String(port), topic, String(partitions), String(records)], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()))
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      if (code !== 0) return reject(new Error(`raw-consume exited ${code}: ${err.trim().slice(0, 500)}`))
+      try {
+        resolve(JSON.parse(out.trim().split('\n').pop()!) as RawConsumeResult)
+      } catch {
+        reject(new Error(`raw-consume printed no result: ${out.slice(0, 200)} ${err.slice(0, 300)}`))
+      }
+    })
+  })
+}
+
+async function consumeBatches(port: number, topic: string, partitions: number, records: number): Promise<RawConsumeResult> {
+  const conn = await BrokerConnection.connect({ host: '127.0.0.1', port, clientId: 'skein-bench-raw-consume', requestTimeoutMs: 30000 })
   try {
     const next = new Array<number>(partitions).fill(0)
     let counted = 0
     let bytes = 0
     let fetches = 0
     let idleFetches = 0
-    const request = (): Promise<Fetch.FetchResponse> => {
+    const t0 = performance.now()
+    const cpu0 = process.cpuUsage()
+    while (counted < records) {
       const req = Fetch.createFetchRequest({
+        replicaId: -1,
         maxWaitMs: 0,
         minBytes: 1,
-        maxBytes: 16 * 1024 * 1024,
+        maxBytes: 50 * 1024 * 1024,
+        sessionEpoch: -1,
         topics: [Fetch.createFetchTopic({
           topic,
-          partitions: next.map((offset, partition) => Fetch.createFetchPartition({ partition, fetchOffset: BigInt(offset), partitionMaxBytes: 2 * 1024 * 1024 })),
+          partitions: next.map((offset, partition) => Fetch.createFetchPartition({ partition, fetchOffset: BigInt(offset), partitionMaxBytes: PARTITION_MAX_BYTES })),
         })],
       })
       fetches++
-      return client.call(1, 12, (w) => Fetch.encodeFetchRequest(w, req, 12), Fetch.decodeFetchResponse)
-    }
-    const t0 = performance.now()
-    while (counted < records) {
-      const res = await request()
+      const res = await conn.send(ApiKey.Fetch, (w, v) => Fetch.encodeFetchRequest(w, req, v), Fetch.decodeFetchResponse)
       let progressed = false
       for (const p of res.responses[0]!.partitions) {
         if (p.errorCode !== 0) throw new Error(`Fetch ${topic}-${p.partitionIndex}: error ${p.errorCode}`)
@@ -56,10 +90,12 @@ export async function rawConsume(port: number, topic: string, partitions: number
         while (pos + BATCH_HEADER_BYTES <= buf.length) {
           const batchEnd = pos + 12 + buf.readInt32BE(pos + 8)
           if (batchEnd > buf.length) break
+          if (native.crc32c(buf.subarray(pos + 21, batchEnd)) !== buf.readUInt32BE(pos + 17)) throw new Error(`${topic}-${p.partitionIndex}: the batch at byte ${pos} fails its CRC check`)
           const base = Number(buf.readBigInt64BE(pos))
-          if (base + buf.readInt32BE(pos + 23) >= next[p.partitionIndex]!) {
+          const last = base + buf.readInt32BE(pos + 23)
+          if (last >= next[p.partitionIndex]!) {
             counted += buf.readInt32BE(pos + 57)
-            next[p.partitionIndex] = base + buf.readInt32BE(pos + 23) + 1
+            next[p.partitionIndex] = last + 1
             progressed = true
           }
           pos = batchEnd
@@ -68,8 +104,24 @@ export async function rawConsume(port: number, topic: string, partitions: number
       if (!progressed && ++idleFetches > 50) throw new Error(`${topic} holds fewer than ${records} records (read ${counted})`)
     }
     const seconds = (performance.now() - t0) / 1000
-    return { records: counted, bytes, fetches, recordsPerSec: counted / seconds, mbPerSec: bytes / 2 ** 20 / seconds }
+    const cpu = process.cpuUsage(cpu0)
+    return { records: counted, bytes, fetches, recordsPerSec: counted / seconds, mbPerSec: bytes / 2 ** 20 / seconds, clientCpuUsPerRecord: (cpu.user + cpu.system) / counted }
   } finally {
-    client.close()
+    conn.close()
   }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const [port, topic, partitions, records] = process.argv.slice(2)
+  tuneMallocForClient()
+  consumeBatches(Number(port), topic!, Number(partitions), Number(records)).then(
+    (r) => {
+      process.stdout.write(JSON.stringify(r) + '\n')
+      process.exit(0)
+    },
+    (err: unknown) => {
+      process.stderr.write(`${(err as Error).stack ?? String(err)}\n`)
+      process.exit(1)
+    },
+  )
 }

@@ -2,7 +2,7 @@
 // The `skein` command. Subcommands follow Kafka's tools (kafka-topics, kafka-console-producer, ...) and
 // their flag names; each has --help, talks the Kafka protocol to any broker (--bootstrap-server, default
 // 127.0.0.1:9092) and exits 0 on success, 1 with one line on stderr on failure.
-import { native } from '../addon/index.js'
+import { tuneMallocForClient } from '../addon/malloc-tuning.js'
 import { runBroker } from '../main.js'
 import { runBenchDisk } from './bench-disk.js'
 import { runConfigs } from './configs.js'
@@ -26,16 +26,6 @@ Commands:
 
 Run 'skein <command> --help' for a command's options.`
 
-// A client process reading at full speed (perf consume, a console consumer) receives each Fetch response,
-// megabytes, into one fresh buffer. glibc's defaults return such buffers to the kernel when they are freed
-// (their own mmap, or a trimmed heap top), so every response was faulted in again page by page: 45% of
-// `skein perf consume`'s CPU was system time. Like the broker (src/main.ts), and like Kafka's own tools
-// get JVM heap settings from kafka-run-class, the skein tools keep freed memory for reuse: up to 256 MiB at
-// the heap top, heap growth in 64 MiB steps, and allocations up to 32 MiB on the heap instead of mmap.
-const CLIENT_MALLOC_TRIM_THRESHOLD = 256 * 1024 * 1024
-const CLIENT_MALLOC_TOP_PAD = 64 * 1024 * 1024
-const CLIENT_MALLOC_MMAP_THRESHOLD = 32 * 1024 * 1024
-
 const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   broker: runBroker,
   topics: runTopics,
@@ -58,7 +48,8 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`skein: unknown command '${command}' (see skein --help)\n`)
     return 1
   }
-  if (command !== 'broker') native.mallocTune(CLIENT_MALLOC_TRIM_THRESHOLD, CLIENT_MALLOC_TOP_PAD, CLIENT_MALLOC_MMAP_THRESHOLD)
+  // Client commands reuse freed memory (Fetch responses) instead of faulting it in again (malloc-tuning.ts).
+  if (command !== 'broker') tuneMallocForClient()
   return run(rest)
 }
 
