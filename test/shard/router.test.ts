@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
 import { shardOf, type ShardRouter } from '../../src/shard/index.js'
+import { fnv1a } from '../../src/shard/hash.js'
 import { batch, readRegions, removeDir, spreadPartitions, startRouter, tempDir, value } from './helpers.js'
 
 const CLEAN_SHUTDOWN = '.kafka_cleanshutdown'
@@ -17,6 +18,23 @@ async function open(ioThreads: number, dir = tempDir()): Promise<{ router: Shard
   cleanup.push(() => router.close().catch(() => undefined))
   return { router, dir }
 }
+
+describe('fnv1a', () => {
+  it('hashes the UTF-8 bytes of ASCII and non-ASCII strings alike (placement must never change)', () => {
+    const reference = (s: string): number => {
+      let h = 0x811c9dc5
+      for (const b of Buffer.from(s, 'utf8')) h = Math.imul(h ^ b, 0x01000193) >>> 0
+      return h >>> 0
+    }
+    expect(fnv1a('')).toBe(0x811c9dc5)
+    // Published FNV-1a 32-bit test vectors.
+    expect(fnv1a('a')).toBe(0xe40c292c)
+    expect(fnv1a('foobar')).toBe(0xbf9cf968)
+    for (const s of ['orders-0', 'perf-5', '__consumer_offsets-49', 'a.b_c-D-12', 'zaï-1', 'топик-3', '日本-7', 'emoji😀-2', 'x\u007f-9']) {
+      expect(fnv1a(s)).toBe(reference(s))
+    }
+  })
+})
 
 describe('shardOf', () => {
   it('is stable, in range and spreads partitions', () => {
