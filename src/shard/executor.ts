@@ -8,7 +8,7 @@
 import { errorName, ErrorCode, KafkaError } from '../domain/errors.js'
 import { LogManager } from '../storage/index.js'
 import type { LogCleanerSettings } from '../storage/cleaner/index.js'
-import type { LogConfig, OffsetAndTimestamp, PartitionState, ReadOptions } from '../storage/types.js'
+import type { LogConfig, OffsetAndTimestamp, PartitionState, ReadResult } from '../storage/types.js'
 import { shardOf } from './hash.js'
 import {
   DEFAULT_CLEANER_CONFIG, DEFAULT_PRODUCER_EXPIRATION, EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP,
@@ -177,11 +177,11 @@ export class ShardExecutor {
         return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).append(asBuffer(op.records), { leaderEpoch: op.leaderEpoch })
       case 'read': {
         const log = logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)
-        const opts: ReadOptions = {}
-        if (op.maxOffset !== undefined) opts.maxOffset = op.maxOffset
-        if (op.minOneBatch !== undefined) opts.minOneBatch = op.minOneBatch
-        if (op.isolation !== undefined) opts.isolation = op.isolation
-        return { ...log.read(op.offset, op.maxBytes, opts), shard: this.shardIndex }
+        // The op carries the read options itself (maxOffset, minOneBatch, isolation); the fresh result
+        // gets its shard added in place (no copies: this runs for every partition of every Fetch).
+        const result = log.read(op.offset, op.maxBytes, op) as ReadResult & { shard: number }
+        result.shard = this.shardIndex
+        return result
       }
       case 'writeTxnMarker':
         return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).appendTxnMarker(

@@ -187,6 +187,8 @@ export class ShardRouter {
   /** Messages (batches) sent to each shard so far; tests use it to check batching. */
   readonly messageCounts: number[]
   readonly #shards: ShardBackend[]
+  /** Every shard runs on this thread (io.threads=0): ops are handed over as they are. */
+  readonly #allInline: boolean
   readonly #queues: Pending[][]
   readonly #logger: Logger
   #flushScheduled = false
@@ -198,6 +200,7 @@ export class ShardRouter {
     this.dataDir = dataDir
     this.ioThreads = ioThreads
     this.#shards = shards
+    this.#allInline = shards.every((s) => s.inline)
     this.#queues = shards.map(() => [])
     this.messageCounts = shards.map(() => 0)
     this.#logger = logger
@@ -481,8 +484,10 @@ export class ShardRouter {
       return q
     })
     // Count how many pending appends share each ArrayBuffer: only a sole owner may be transferred.
-    const owners = new Map<ArrayBufferLike, number>()
-    for (const [shard, batch] of batches.entries()) {
+    // (Inline shards take the ops as they are: nothing to count.)
+    const owners: Map<ArrayBufferLike, number> | null = this.#allInline ? null : new Map()
+    for (let shard = 0; owners !== null && shard < batches.length; shard++) {
+      const batch = batches[shard]!
       if (this.#shards[shard]!.inline) continue
       for (const p of batch) {
         if (p.op.op !== 'append') continue
@@ -491,11 +496,12 @@ export class ShardRouter {
         owners.set(ab, (owners.get(ab) ?? 0) + 1)
       }
     }
-    for (const [shard, batch] of batches.entries()) {
+    for (let shard = 0; shard < batches.length; shard++) {
+      const batch = batches[shard]!
       if (batch.length === 0) continue
       const backend = this.#shards[shard]!
       const transferList: ArrayBuffer[] = []
-      const ops = batch.map((p) => {
+      const ops = owners === null ? batch.map((p) => p.op) : batch.map((p) => {
         if (backend.inline || p.op.op !== 'append') return p.op
         const records = p.op.records
         // Shared memory: structured clone passes a view of it, not a copy (the caller keeps it alive).
@@ -514,7 +520,7 @@ export class ShardRouter {
       this.messageCounts[shard]!++
       backend.run(ops, transferList).then(
         (results) => {
-          for (const [i, p] of batch.entries()) p.resolve?.(results[i] ?? { ok: false, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, message: 'missing result' })
+          for (let i = 0; i < batch.length; i++) batch[i]!.resolve?.(results[i] ?? { ok: false, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, message: 'missing result' })
         },
         (err: unknown) => {
           this.#logger.error({ err, shard }, 'shard batch failed')

@@ -97,6 +97,18 @@ describe('fixed-width integers', () => {
     ])
   })
 
+  it('writes and reads int64 exactly on both sides of the 2^53 fast path', () => {
+    const values = [0n, 1n, -1n, 2n ** 31n, -(2n ** 31n), 2n ** 32n - 1n, 2n ** 32n, -(2n ** 32n), 2n ** 53n - 1n, -(2n ** 53n) + 1n, 2n ** 53n, -(2n ** 53n),
+      2n ** 53n + 1n, -(2n ** 53n) - 1n, 2n ** 63n - 1n, -(2n ** 63n), 1732800000000n, -1732800000000n, 0x1fffffn * 2n ** 32n + 0xffffffffn, -0x200000n * 2n ** 32n, -0x200001n * 2n ** 32n + 5n]
+    for (let i = 0; i < 500; i++) values.push(BigInt.asIntN(64, (BigInt(Math.floor(Math.random() * 2 ** 32)) << BigInt(Math.floor(Math.random() * 33))) ^ BigInt(Math.floor(Math.random() * 2 ** 32))))
+    for (const v of values) {
+      const reference = Buffer.alloc(8)
+      reference.writeBigInt64BE(v)
+      expect(bytesOf((w) => w.writeInt64(v)).equals(reference)).toBe(true)
+      expect(new Reader(reference).readInt64()).toBe(v)
+    }
+  })
+
   it('rejects values outside the type', () => {
     const w = new Writer()
     expect(() => w.writeInt8(128)).toThrow(ProtocolEncodeError)
@@ -105,6 +117,8 @@ describe('fixed-width integers', () => {
     expect(() => w.writeInt32(1.5)).toThrow(ProtocolEncodeError)
     expect(() => w.writeUint32(-1)).toThrow(ProtocolEncodeError)
     expect(() => w.writeInt64(2n ** 63n)).toThrow(ProtocolEncodeError)
+    expect(() => w.writeInt64(-(2n ** 63n) - 1n)).toThrow(ProtocolEncodeError)
+    expect(() => w.writeInt64(5 as unknown as bigint)).toThrow(ProtocolEncodeError)
     expect(w.length).toBe(0)
   })
 

@@ -92,7 +92,10 @@ export class Reader {
 
   readInt64(): bigint {
     this.need(8)
-    const v = this.buf.readBigInt64BE(this.offset)
+    const hi = this.buf.readInt32BE(this.offset)
+    // Within +-2^53 (every offset and timestamp): one BigInt from an exact number, instead of the
+    // temporaries readBigInt64BE builds.
+    const v = hi >= -0x200000 && hi < 0x200000 ? BigInt(hi * 4294967296 + this.buf.readUInt32BE(this.offset + 4)) : this.buf.readBigInt64BE(this.offset)
     this.offset += 8
     return v
   }

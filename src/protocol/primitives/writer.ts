@@ -114,7 +114,20 @@ export class Writer {
   }
 
   writeInt64(v: bigint): void {
-    if (typeof v !== 'bigint' || BigInt.asIntN(64, v) !== v) throw new ProtocolEncodeError(`int64 out of range: ${String(v)}`)
+    if (typeof v !== 'bigint') throw new ProtocolEncodeError(`int64 out of range: ${String(v)}`)
+    // Offsets, timestamps and producer ids fit in +-2^53: written with number arithmetic, without the
+    // BigInt temporaries that the range check and writeBigInt64BE allocate (several per call, on every
+    // partition of every Fetch and Produce answer).
+    const n = Number(v)
+    if (Number.isSafeInteger(n)) {
+      this.ensure(8)
+      const hi = Math.floor(n / 4294967296)
+      this.buf.writeInt32BE(hi, this.pos)
+      this.buf.writeUInt32BE(n - hi * 4294967296, this.pos + 4)
+      this.pos += 8
+      return
+    }
+    if (BigInt.asIntN(64, v) !== v) throw new ProtocolEncodeError(`int64 out of range: ${String(v)}`)
     this.ensure(8)
     this.buf.writeBigInt64BE(v, this.pos)
     this.pos += 8

@@ -47,7 +47,8 @@ export const produceHandler = defineHandler<Produce.ProduceRequest, Produce.Prod
     const appends: { topic: string; partition: number; records: Buffer; leaderEpoch: number }[] = []
     const waiting: Pending[] = []
     const validAcks = req.acks === 0 || req.acks === 1 || req.acks === -1
-    for (const [topicIndex, topicData] of req.topicData.entries()) {
+    for (let topicIndex = 0; topicIndex < req.topicData.length; topicIndex++) {
+      const topicData = req.topicData[topicIndex]!
       const topic = broker.topics.get(topicData.name)
       const partitionResponses: Produce.PartitionProduceResponse[] = []
       responses.push(Produce.createTopicProduceResponse({ name: topicData.name, partitionResponses }))
@@ -67,8 +68,9 @@ export const produceHandler = defineHandler<Produce.ProduceRequest, Produce.Prod
     }
     if (appends.length > 0) {
       const results = await broker.router.append(appends)
-      for (const [i, result] of results.entries()) {
-        const { response } = waiting[i]!
+      for (let i = 0; i < results.length; i++) {
+        const result = results[i]!
+        const response = waiting[i]!.response
         if (result.ok) {
           response.baseOffset = BigInt(result.value.baseOffset)
           response.logAppendTimeMs = BigInt(result.value.logAppendTime)

@@ -75,13 +75,9 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
           response.errorCode = ErrorCode.INVALID_FETCH_SIZE
           continue
         }
-        targets.push({
-          response,
-          read: {
-            topic: t.topic, partition: p.partition, offset: fetchOffset, maxBytes: Math.min(p.partitionMaxBytes, Math.max(totalMax, 1)),
-            ...(req.isolationLevel === READ_COMMITTED ? { isolation: 'read_committed' as const } : {}),
-          },
-        })
+        const read: ReadItem = { topic: t.topic, partition: p.partition, offset: fetchOffset, maxBytes: Math.min(p.partitionMaxBytes, Math.max(totalMax, 1)) }
+        if (req.isolationLevel === READ_COMMITTED) read.isolation = 'read_committed'
+        targets.push({ response, read })
         keys.push(partitionKey(t.topic, p.partition))
       }
     }
@@ -119,8 +115,9 @@ async function readAll(targets: Target[], totalMax: number, ctx: RequestContext)
   const results = await ctx.broker.router.read(targets.map((t) => t.read))
   let budget = totalMax
   let firstWithData = true
-  for (const [i, result] of results.entries()) {
-    const { response } = targets[i]!
+  for (let i = 0; i < results.length; i++) {
+    const result = results[i]!
+    const response = targets[i]!.response
     response.records = EMPTY
     if (!result.ok) {
       response.errorCode = result.errorCode
