@@ -158,6 +158,9 @@ export function applyConsumerProps(opts: ConsumerOptions, props: ReadonlyMap<str
       case 'max.poll.records':
         opts.maxPollRecords = int(name, v, 1)
         break
+      case 'check.crcs':
+        opts.checkCrcs = bool(name, v)
+        break
       case 'key.deserializer':
       case 'value.deserializer':
         break

@@ -35,6 +35,8 @@ export interface ConsumerOptions extends ClientOptions {
   maxPartitionFetchBytes?: number
   /** max.poll.records: most records one poll() returns; the rest stay buffered for the next. Default 500. */
   maxPollRecords?: number
+  /** check.crcs: verify each fetched batch's CRC32C (a mismatch is CORRUPT_MESSAGE). Default true, as in Kafka. */
+  checkCrcs?: boolean
   /** Default true with a group. */
   enableAutoCommit?: boolean
   /** Default 5000. */
@@ -445,6 +447,7 @@ export class Consumer {
             fetchOffset: at,
             readCommitted: this.isolation() === 1,
             abortedTransactions: p.abortedTransactions,
+            checkCrcs: this.opts.checkCrcs ?? true,
           }),
         )
       }

@@ -270,6 +270,8 @@ export interface DecodeOptions {
   abortedTransactions?: readonly AbortedTxn[] | null
   /** Largest decompressed records section accepted per batch. Default 64 MiB. */
   maxBatchBytes?: number
+  /** Verify each batch's CRC32C (Kafka's check.crcs). Default true. */
+  checkCrcs?: boolean
 }
 
 export interface DecodedFetch {
@@ -326,6 +328,7 @@ export class FetchedRecordsCursor {
     // the answer just read from the socket is still in the CPU cache (checking each batch when it is
     // reached, maybe megabytes later, read it back from memory: 10% of perf consume's CPU); a mismatch is
     // only remembered, and thrown when fill reaches that batch, after the records before it.
+    const checkCrcs = opts.checkCrcs ?? true
     let end = opts.fetchOffset
     let p = 0
     while (data !== null && data.length - p >= RECORD_BATCH_OVERHEAD) {
@@ -333,7 +336,7 @@ export class FetchedRecordsCursor {
       if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD || data.length - p < LOG_OVERHEAD + batchLength) break
       const last = readInt64(data, p) + data.readInt32BE(p + LAST_OFFSET_DELTA_OFFSET)
       if (last + 1 > end) end = last + 1
-      if (this.badCrcAt < 0 && data.readInt8(p + MAGIC_OFFSET) === CURRENT_MAGIC) {
+      if (checkCrcs && this.badCrcAt < 0 && data.readInt8(p + MAGIC_OFFSET) === CURRENT_MAGIC) {
         if (native.crc32c(data.subarray(p + ATTRIBUTES_OFFSET, p + LOG_OVERHEAD + batchLength)) !== data.readUInt32BE(p + CRC_OFFSET)) this.badCrcAt = p
       }
       p += LOG_OVERHEAD + batchLength

@@ -127,7 +127,8 @@ describe('pure parts', () => {
   it('hands out the records before a batch with a bad CRC, then fails on that batch and stays before it', () => {
     const first = batchOf([{ value: Buffer.from('a') }, { value: Buffer.from('b') }], { baseOffset: 0 })
     const bad = Buffer.from(batchOf([{ value: Buffer.from('c') }], { baseOffset: 2 }))
-    bad[bad.length - 1] ^= 0xff
+    // A wrong CRC field (byte 17) over intact records: only the check can tell.
+    bad.writeUInt32BE(bad.readUInt32BE(17) ^ 1, 17)
     const after = batchOf([{ value: Buffer.from('d') }], { baseOffset: 3 })
     const cursor = new FetchedRecordsCursor(Buffer.concat([first, bad, after]), { topic: 't', partition: 0, fetchOffset: 0 })
     const out: ConsumedRecord[] = []
@@ -141,6 +142,11 @@ describe('pure parts', () => {
     }
     expect(code).toBe(ErrorCode.CORRUPT_MESSAGE)
     expect(out.map((r) => r.value!.toString())).toEqual(['a', 'b'])
+    // check.crcs=false (Kafka's consumer config) hands the same data out unchecked.
+    const unchecked = new FetchedRecordsCursor(Buffer.concat([first, bad, after]), { topic: 't', partition: 0, fetchOffset: 0, checkCrcs: false })
+    const all: ConsumedRecord[] = []
+    unchecked.take(all, 10)
+    expect(all.map((r) => r.offset)).toEqual([0, 1, 2, 3])
     expect(out).toHaveLength(2)
     expect(cursor.nextOffset).toBe(2)
   })
