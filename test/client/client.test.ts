@@ -128,7 +128,7 @@ describe('pure parts', () => {
     const first = batchOf([{ value: Buffer.from('a') }, { value: Buffer.from('b') }], { baseOffset: 0 })
     const bad = Buffer.from(batchOf([{ value: Buffer.from('c') }], { baseOffset: 2 }))
     // A wrong CRC field (byte 17) over intact records: only the check can tell.
-    bad.writeUInt32BE(bad.readUInt32BE(17) ^ 1, 17)
+    bad.writeUInt32BE((bad.readUInt32BE(17) ^ 1) >>> 0, 17)
     const after = batchOf([{ value: Buffer.from('d') }], { baseOffset: 3 })
     const cursor = new FetchedRecordsCursor(Buffer.concat([first, bad, after]), { topic: 't', partition: 0, fetchOffset: 0 })
     const out: ConsumedRecord[] = []
