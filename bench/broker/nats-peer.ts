@@ -83,7 +83,7 @@ type MsgHandler = (subject: string, sid: string, payload: Buffer) => void
  * MAX_CONTROL_LINE + max_payload + 2 bytes (a MSG announcing more than max_payload is a protocol error).
  * Payloads handed to onMsg are views of the read buffer, valid only during the call.
  */
-class NatsConnection {
+export class NatsConnection {
   onMsg: MsgHandler = () => undefined
   /** Set once: the first -ERR, protocol error, socket error or close. */
   failure: Error | null = null
@@ -191,21 +191,17 @@ class NatsConnection {
   }
 
   private control(line: string): void {
+    // The server separates fields by single spaces: split on those for MSG, the line of every record,
+    // and fall back to the protocol's general whitespace rules for anything else.
+    if (line.startsWith('MSG ')) {
+      const f = line.split(' ')
+      if (f.every((x) => x !== '' && !x.includes('\t'))) return this.msg(f, line)
+    }
     const sp = line.search(/[ \t]/)
     const op = (sp === -1 ? line : line.slice(0, sp)).toUpperCase()
     switch (op) {
-      case 'MSG': {
-        // MSG <subject> <sid> [reply-to] <#bytes>
-        const f = line.slice(sp + 1).trim().split(/[ \t]+/)
-        if (sp === -1 || (f.length !== 3 && f.length !== 4)) throw new Error(`protocol error: bad MSG line '${line.slice(0, 200)}'`)
-        const size = f[f.length - 1]!
-        const n = /^\d{1,9}$/.test(size) ? Number(size) : NaN
-        if (!(n <= this.maxPayload)) throw new Error(`protocol error: MSG of ${size} bytes (max_payload ${this.maxPayload})`)
-        this.msgSubject = f[0]!
-        this.msgSid = f[1]!
-        this.need = n
-        return
-      }
+      case 'MSG':
+        return this.msg(line.trim().split(/[ \t]+/), line)
       case 'PING':
         this.socket.write('PONG\r\n')
         return
@@ -233,6 +229,17 @@ class NatsConnection {
         // HMSG cannot arrive (headers are off in CONNECT); anything else is not NATS.
         throw new Error(`protocol error: unexpected '${line.slice(0, 200)}'`)
     }
+  }
+
+  /** MSG <subject> <sid> [reply-to] <#bytes>: `f` holds the fields, the operation first. */
+  private msg(f: string[], line: string): void {
+    if (f.length !== 4 && f.length !== 5) throw new Error(`protocol error: bad MSG line '${line.slice(0, 200)}'`)
+    const size = f[f.length - 1]!
+    const n = /^\d{1,9}$/.test(size) ? Number(size) : NaN
+    if (!(n <= this.maxPayload)) throw new Error(`protocol error: MSG of ${size} bytes (max_payload ${this.maxPayload})`)
+    this.msgSubject = f[1]!
+    this.msgSid = f[2]!
+    this.need = n
   }
 }
 
