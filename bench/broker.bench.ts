@@ -540,7 +540,7 @@ if (r.nats !== undefined) {
     skein: skeinProduce === null ? '-' : `${rate(skeinProduce)} (skein perf produce)`,
     peer: js === null
       ? `NATS: ${v.ok ? '-' : v.reason}`
-      : `${rate(js.recordsPerSec)} (NATS ${v.ok ? v.value.version : ''} JetStream, runs: ${js.runs.map(fmtInt).join(', ')}; CPU per record: server ${js.serverCpuUsPerRecord.toFixed(2)} us, client ${js.clientCpuUsPerRecord.toFixed(2)} us)`,
+      : `${rate(js.recordsPerSec)} (NATS ${v.ok ? v.value.version : '?'} JetStream, runs: ${js.runs.map(fmtInt).join(', ')}; CPU per record: server ${js.serverCpuUsPerRecord.toFixed(2)} us, client ${js.clientCpuUsPerRecord.toFixed(2)} us)`,
     ratio: js !== null && skeinProduce !== null ? `${(skeinProduce / js.recordsPerSec).toFixed(2)}x` : '-',
     target: 'peer, no target',
   })
