@@ -412,7 +412,10 @@ export async function natsPeer(records: number, dataParent: string, opts: { core
     }
     server.stdout!.on('data', keepLog)
     server.stderr!.on('data', keepLog)
-    const exited = new Promise<never>((_, reject) => server!.once('exit', (code, signal) => reject(new Error(`nats-server exited (${signal ?? code})`))))
+    const exited = new Promise<never>((_, reject) => {
+      server!.once('exit', (code, signal) => reject(new Error(`nats-server exited (${signal ?? code})`)))
+      server!.once('error', (err) => reject(new Error(`nats-server did not start: ${err.message}`)))
+    })
     exited.catch(() => undefined)
     await Promise.race([waitForPort(port, 10_000), exited])
     const token = randomBytes(6).toString('hex')
@@ -463,7 +466,8 @@ export async function natsPeer(records: number, dataParent: string, opts: { core
     return { ok: false, reason: `${(err as Error).message.split('\n')[0]!}${tail !== '' ? ` (nats-server: ${tail.slice(0, 300)})` : ''}` }
   } finally {
     for (const c of conns) c.close()
-    if (server !== null && server.exitCode === null && server.signalCode === null) {
+    // A server that never started (spawn error) has no pid and will not emit 'exit'.
+    if (server !== null && server.pid !== undefined && server.exitCode === null && server.signalCode === null) {
       const s = server
       const gone = new Promise<void>((r) => s.once('exit', () => r()))
       s.kill('SIGTERM')
