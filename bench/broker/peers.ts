@@ -21,7 +21,7 @@ export interface RedisResult {
   runs: { setting: string; recordsPerSec: number }[]
 }
 
-function waitForPort(port: number, timeoutMs: number): Promise<void> {
+export function waitForPort(port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs
   return new Promise((resolve, reject) => {
     const attempt = (): void => {
