@@ -649,7 +649,7 @@ if (r.fetch !== undefined && r.fetch.length > 0) {
       skein: `${fmtMs(f.latencyMs.p50)} / ${fmtMs(f.latencyMs.p99)} ms (${f.fetches} fetches; filled at ${f.fillMBps.toFixed(0)} MB/s)`,
       peer: '-',
       ratio: f === first ? '-' : `p50 ${(ratio * 100).toFixed(0)}% of smallest`,
-      target: f === first ? '-' : `flat within 20%: ${yesNo(ratio <= 1.2)}`,
+      target: f === first ? '-' : `flat within 20% (p50 at most 1.2x the smallest log's): ${yesNo(ratio <= 1.2)}`,
     })
   }
 }
