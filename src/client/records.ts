@@ -324,10 +324,11 @@ export class FetchedRecordsCursor {
     this.opts = opts
     this.seenOffset = opts.fetchOffset
     this.aborted = opts.readCommitted === true && opts.abortedTransactions != null ? [...opts.abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : []
-    // Batch headers (no records): where this data ends in offsets. The CRCs are checked here too, while
-    // the answer just read from the socket is still in the CPU cache (checking each batch when it is
-    // reached, maybe megabytes later, read it back from memory: 10% of perf consume's CPU); a mismatch is
-    // only remembered, and thrown when fill reaches that batch, after the records before it.
+    // Batch headers (no records): where this data ends in offsets. The CRCs are checked in the same pass
+    // (check.crcs), as soon as the answer arrives; a mismatch is only remembered, and thrown when fill
+    // reaches that batch, after the records before it. (Checking here was meant to find the answer still in
+    // the CPU cache; on the benchmark VM it did not: the kernel's copy of a large read does not leave it
+    // there, and the CRC costs ~7% of perf consume's CPU either way. bench/PROFILE-CONSUME.md.)
     const checkCrcs = opts.checkCrcs ?? true
     let end = opts.fetchOffset
     let p = 0
