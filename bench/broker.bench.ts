@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url'
 import { spawn } from 'node:child_process'
 import { Admin } from '../src/client/admin.js'
 import { brokerConfigDef } from '../src/config/index.js'
-import { benchDir, SKEIN_JS, startBroker, type RunningBroker } from './broker/broker-process.js'
+import { benchDir, processCpuMicros, SKEIN_JS, startBroker, type RunningBroker } from './broker/broker-process.js'
 import { fetchLatencyBySize, type FetchPoint } from './broker/fetch-latency.js'
 import { diskLimits, lastJsonLine, loopbackMBps, machineInfo, type DiskLimits } from './broker/machine.js'
 import { natsPeer, WINDOWS as NATS_WINDOWS, type NatsResult } from './broker/nats-peer.js'
@@ -356,14 +356,6 @@ function rdkafkaConfigText(config: Record<string, string | number>): string {
 const DEFAULT_IO_THREADS = brokerConfigDef('io.threads')!.default as number
 
 /** CPU time (user + system, all threads) a process has used so far, in microseconds (/proc/<pid>/stat). */
-function processCpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  // Fields after the command name (which may hold spaces) start after the last ')'; utime and stime are
-  // fields 14 and 15 of the whole line, in clock ticks (100 per second on Linux).
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
-}
-
 if (want('threads')) {
   // Each setting: the produce workload (throughput, and the broker's CPU per record over the warm-up and
   // both runs), then the end-to-end latency workload on the same broker, so the default can be chosen on

@@ -120,3 +120,12 @@ function canConnect(port: number): Promise<boolean> {
     }, () => resolveConn(false))
   })
 }
+
+/** A process's CPU time so far (user + system, all threads) in microseconds, from /proc/<pid>/stat. */
+export function processCpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  // Fields after the command name (which may hold spaces) start after the last ')'; utime and stime are
+  // fields 14 and 15 of the whole line, in clock ticks (100 per second on Linux).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
+}

@@ -25,11 +25,11 @@
 // (process.cpuUsage) are over both measured runs.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { freePort } from './broker-process.js'
+import { freePort, processCpuMicros } from './broker-process.js'
 import { waitForPort, type Measured } from './peers.js'
 import { hasCommand } from './run.js'
 
@@ -278,13 +278,6 @@ async function jsRequest(c: NatsConnection, inboxPrefix: string, subject: string
 
 // --- the workloads ---
 
-function cpuMicrosOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  // utime and stime are fields 14 and 15, counted after the command name (which may hold spaces); 100 ticks/s.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
-}
-
 const ACK_PREFIX = Buffer.from(`{"stream":"${STREAM}","seq":`, 'latin1')
 
 /**
@@ -375,12 +368,12 @@ async function measure(mode: 'jetstream' | 'core', pub: NatsConnection, sub: Nat
   const warmup: WindowedRun[] = []
   for (const w of windows) warmup.push(await windowedRun(mode, pub, sub, inboxPrefix, nextRun(), Math.max(1000, Math.floor(records / 5)), w))
   const window = warmup.reduce((a, b) => (b.recordsPerSec > a.recordsPerSec ? b : a)).window
-  const server0 = cpuMicrosOf(serverPid)
+  const server0 = processCpuMicros(serverPid)
   const client0 = process.cpuUsage()
   const a = await windowedRun(mode, pub, sub, inboxPrefix, nextRun(), records, window)
   const b = await windowedRun(mode, pub, sub, inboxPrefix, nextRun(), records, window)
   const client = process.cpuUsage(client0)
-  const serverUs = cpuMicrosOf(serverPid) - server0
+  const serverUs = processCpuMicros(serverPid) - server0
   const best = Math.max(a.recordsPerSec, b.recordsPerSec)
   return {
     recordsPerSec: best,
