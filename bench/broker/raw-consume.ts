@@ -15,6 +15,9 @@ import { native } from '../../src/addon/index.js'
 import { BrokerConnection } from '../../src/client/connection.js'
 import { ApiKey } from '../../src/protocol/api-keys.gen.js'
 import * as Fetch from '../../src/protocol/messages/01-fetch.gen.js'
+import {
+  ATTRIBUTES_OFFSET, BATCH_LENGTH_OFFSET, CRC_OFFSET, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, RECORD_COUNT_OFFSET,
+} from '../../src/protocol/records/batch.js'
 
 export interface RawConsumeResult {
   records: number
@@ -26,10 +29,6 @@ export interface RawConsumeResult {
   clientCpuUsPerRecord: number
 }
 
-// Record batch v2 header: baseOffset int64 @0, batchLength int32 @8 (bytes after this field), crc uint32
-// @17 (of the bytes from attributes @21 to the end), lastOffsetDelta int32 @23, recordCount int32 @57;
-// 61 bytes in all.
-const BATCH_HEADER_BYTES = 61
 /** Per partition per fetch: Kafka's max.partition.fetch.bytes default. */
 const PARTITION_MAX_BYTES = 1024 * 1024
 
@@ -87,14 +86,14 @@ async function consumeBatches(port: number, topic: string, partitions: number, r
         bytes += buf.length
         let pos = 0
         // Whole batches only: the last one may be cut at the partition's max bytes.
-        while (pos + BATCH_HEADER_BYTES <= buf.length) {
-          const batchEnd = pos + 12 + buf.readInt32BE(pos + 8)
+        while (pos + RECORD_BATCH_OVERHEAD <= buf.length) {
+          const batchEnd = pos + LOG_OVERHEAD + buf.readInt32BE(pos + BATCH_LENGTH_OFFSET)
           if (batchEnd > buf.length) break
-          if (native.crc32c(buf.subarray(pos + 21, batchEnd)) !== buf.readUInt32BE(pos + 17)) throw new Error(`${topic}-${p.partitionIndex}: the batch at byte ${pos} fails its CRC check`)
+          if (native.crc32c(buf.subarray(pos + ATTRIBUTES_OFFSET, batchEnd)) !== buf.readUInt32BE(pos + CRC_OFFSET)) throw new Error(`${topic}-${p.partitionIndex}: the batch at byte ${pos} fails its CRC check`)
           const base = Number(buf.readBigInt64BE(pos))
-          const last = base + buf.readInt32BE(pos + 23)
+          const last = base + buf.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET)
           if (last >= next[p.partitionIndex]!) {
-            counted += buf.readInt32BE(pos + 57)
+            counted += buf.readInt32BE(pos + RECORD_COUNT_OFFSET)
             next[p.partitionIndex] = last + 1
             progressed = true
           }
