@@ -187,8 +187,6 @@ export class ShardRouter {
   /** Messages (batches) sent to each shard so far; tests use it to check batching. */
   readonly messageCounts: number[]
   readonly #shards: ShardBackend[]
-  /** Every shard runs on this thread (io.threads=0): ops are handed over as they are. */
-  readonly #allInline: boolean
   readonly #queues: Pending[][]
   readonly #logger: Logger
   #flushScheduled = false
@@ -200,7 +198,6 @@ export class ShardRouter {
     this.dataDir = dataDir
     this.ioThreads = ioThreads
     this.#shards = shards
-    this.#allInline = shards.every((s) => s.inline)
     this.#queues = shards.map(() => [])
     this.messageCounts = shards.map(() => 0)
     this.#logger = logger
@@ -483,16 +480,17 @@ export class ShardRouter {
       this.#queues[shard] = []
       return q
     })
-    // Count how many pending appends share each ArrayBuffer: only a sole owner may be transferred.
-    // (Inline shards take the ops as they are: nothing to count.)
-    const owners: Map<ArrayBufferLike, number> | null = this.#allInline ? null : new Map()
-    for (let shard = 0; owners !== null && shard < batches.length; shard++) {
-      const batch = batches[shard]!
+    // Count how many pending appends for worker shards share each ArrayBuffer: only a sole owner may be
+    // transferred. Inline shards and shared memory need no transfer, so the map exists only when some
+    // append does.
+    let owners: Map<ArrayBufferLike, number> | null = null
+    for (let shard = 0; shard < batches.length; shard++) {
       if (this.#shards[shard]!.inline) continue
-      for (const p of batch) {
+      for (const p of batches[shard]!) {
         if (p.op.op !== 'append') continue
         const ab = p.op.records.buffer
         if (ab instanceof SharedArrayBuffer) continue
+        owners ??= new Map()
         owners.set(ab, (owners.get(ab) ?? 0) + 1)
       }
     }
@@ -501,12 +499,12 @@ export class ShardRouter {
       if (batch.length === 0) continue
       const backend = this.#shards[shard]!
       const transferList: ArrayBuffer[] = []
-      const ops = owners === null ? batch.map((p) => p.op) : batch.map((p) => {
+      const ops = batch.map((p) => {
         if (backend.inline || p.op.op !== 'append') return p.op
         const records = p.op.records
         // Shared memory: structured clone passes a view of it, not a copy (the caller keeps it alive).
         if (records.buffer instanceof SharedArrayBuffer) return p.op
-        if (exclusivelyOwned(records) && owners.get(records.buffer) === 1) {
+        if (exclusivelyOwned(records) && owners?.get(records.buffer) === 1) {
           transferList.push(records.buffer as ArrayBuffer)
           return p.op
         }
