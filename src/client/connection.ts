@@ -54,7 +54,6 @@ export class BrokerConnection {
   readonly port: number
   readonly clientId: string
   private readonly requestTimeoutMs: number
-  private readonly maxResponseBytes: number
   private nextCorrelationId = 1
   private readonly pending = new Map<number, Pending>()
   private closedError: Error | null = null
@@ -67,10 +66,9 @@ export class BrokerConnection {
     this.port = opts.port
     this.clientId = opts.clientId ?? 'skein'
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 30000
-    this.maxResponseBytes = receiver.maxFrameBytes
     receiver.sink = {
       onFrame: (frame) => this.onFrame(frame),
-      onBadSize: (size) => this.fail(new ConnectionError(`response frame of ${size} bytes from ${this.address} is outside 4..${this.maxResponseBytes}`)),
+      onBadSize: (size) => this.fail(new ConnectionError(`response frame of ${size} bytes from ${this.address} is outside 4..${receiver.maxFrameBytes}`)),
     }
     socket.on('error', (err) => this.fail(new ConnectionError(`connection to ${this.address} failed: ${describeSocketError(err)}`)))
     socket.on('close', () => this.fail(new ConnectionError(`connection to ${this.address} closed`)))
