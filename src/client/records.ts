@@ -316,20 +316,13 @@ export class FetchedRecordsCursor {
   private seenOffset: number
   private pending: ConsumedRecord[] = []
   private pendingIndex = 0
-  /** Byte position of the first batch whose CRC does not match, -1 when none does. */
-  private badCrcAt = -1
 
   constructor(data: Buffer | null, opts: DecodeOptions) {
     this.data = data
     this.opts = opts
     this.seenOffset = opts.fetchOffset
     this.aborted = opts.readCommitted === true && opts.abortedTransactions != null ? [...opts.abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : []
-    // Batch headers (no records): where this data ends in offsets. The CRCs are checked in the same pass
-    // (check.crcs), as soon as the answer arrives; a mismatch is only remembered, and thrown when fill
-    // reaches that batch, after the records before it. (Checking here was meant to find the answer still in
-    // the CPU cache; on the benchmark VM it did not: the kernel's copy of a large read does not leave it
-    // there, and the CRC costs ~7% of perf consume's CPU either way. bench/PROFILE-CONSUME.md.)
-    const checkCrcs = opts.checkCrcs ?? true
+    // Batch headers only (no CRC, no records): where this data ends in offsets.
     let end = opts.fetchOffset
     let p = 0
     while (data !== null && data.length - p >= RECORD_BATCH_OVERHEAD) {
@@ -337,9 +330,6 @@ export class FetchedRecordsCursor {
       if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD || data.length - p < LOG_OVERHEAD + batchLength) break
       const last = readInt64(data, p) + data.readInt32BE(p + LAST_OFFSET_DELTA_OFFSET)
       if (last + 1 > end) end = last + 1
-      if (checkCrcs && this.badCrcAt < 0 && data.readInt8(p + MAGIC_OFFSET) === CURRENT_MAGIC) {
-        if (native.crc32c(data.subarray(p + ATTRIBUTES_OFFSET, p + LOG_OVERHEAD + batchLength)) !== data.readUInt32BE(p + CRC_OFFSET)) this.badCrcAt = p
-      }
       p += LOG_OVERHEAD + batchLength
     }
     this.endOffset = end
@@ -396,7 +386,7 @@ export class FetchedRecordsCursor {
       const end = start + size
       const magic = data.readInt8(start + MAGIC_OFFSET)
       if (magic !== CURRENT_MAGIC) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `${opts.topic}-${opts.partition}: message format v${magic} is not supported by this client`)
-      if (start === this.badCrcAt) {
+      if (opts.checkCrcs !== false && native.crc32c(data.subarray(start + ATTRIBUTES_OFFSET, end)) !== data.readUInt32BE(start + CRC_OFFSET)) {
         throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `${opts.topic}-${opts.partition}: batch at offset ${readInt64(data, start)} fails its CRC check`)
       }
       this.pos = end
