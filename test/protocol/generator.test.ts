@@ -61,7 +61,8 @@ describe('spec model', () => {
     const m = model()
     expect(m.apis.map(apiModuleFile)).toContain('60-describe-cluster.gen.ts')
     expect(m.apis.map(apiModuleFile)).toContain('00-produce.gen.ts')
-    expect(m.apis).toHaveLength(47)
+    expect(m.apis).toHaveLength(52)
+    expect(m.apis.map(apiModuleFile)).toContain('04-leader-and-isr.gen.ts')
     expect(m.data.map((d) => d.name).sort()).toEqual(['ConsumerProtocolAssignment', 'ConsumerProtocolSubscription', 'ControlRecordType', 'EndTxnMarker', 'LeaderChangeMessage'])
   })
 

@@ -26,12 +26,13 @@ describe('header versions', () => {
   it('api key table', () => {
     expect(apiName(0)).toBe('Produce')
     expect(apiName(60)).toBe('DescribeCluster')
-    expect(apiName(4)).toBeUndefined()
+    expect(apiName(4)).toBe('LeaderAndIsr')
+    expect(apiName(9999)).toBeUndefined()
     expect(apiKeyOf('ApiVersions')).toBe(18)
-    expect(API_KEYS.length).toBe(47)
+    expect(API_KEYS.length).toBe(52)
     expect(Protocol.ApiKey.Fetch).toBe(1)
     expect(Protocol.apiCodec(3)?.api.name).toBe('Metadata')
-    expect(Protocol.API_CODECS.length).toBe(47)
+    expect(Protocol.API_CODECS.length).toBe(52)
   })
 })
 

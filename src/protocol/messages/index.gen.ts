@@ -6,6 +6,10 @@ import * as Produce from './00-produce.gen.js'
 import * as Fetch from './01-fetch.gen.js'
 import * as ListOffsets from './02-list-offsets.gen.js'
 import * as Metadata from './03-metadata.gen.js'
+import * as LeaderAndIsr from './04-leader-and-isr.gen.js'
+import * as StopReplica from './05-stop-replica.gen.js'
+import * as UpdateMetadata from './06-update-metadata.gen.js'
+import * as ControlledShutdown from './07-controlled-shutdown.gen.js'
 import * as OffsetCommit from './08-offset-commit.gen.js'
 import * as OffsetFetch from './09-offset-fetch.gen.js'
 import * as FindCoordinator from './10-find-coordinator.gen.js'
@@ -45,6 +49,7 @@ import * as DescribeClientQuotas from './48-describe-client-quotas.gen.js'
 import * as AlterClientQuotas from './49-alter-client-quotas.gen.js'
 import * as DescribeUserScramCredentials from './50-describe-user-scram-credentials.gen.js'
 import * as AlterUserScramCredentials from './51-alter-user-scram-credentials.gen.js'
+import * as AlterPartition from './56-alter-partition.gen.js'
 import * as DescribeCluster from './60-describe-cluster.gen.js'
 import * as DescribeProducers from './61-describe-producers.gen.js'
 import * as DescribeTransactions from './65-describe-transactions.gen.js'
@@ -60,6 +65,10 @@ export {
   Fetch,
   ListOffsets,
   Metadata,
+  LeaderAndIsr,
+  StopReplica,
+  UpdateMetadata,
+  ControlledShutdown,
   OffsetCommit,
   OffsetFetch,
   FindCoordinator,
@@ -99,6 +108,7 @@ export {
   AlterClientQuotas,
   DescribeUserScramCredentials,
   AlterUserScramCredentials,
+  AlterPartition,
   DescribeCluster,
   DescribeProducers,
   DescribeTransactions,
@@ -164,6 +174,42 @@ export const API_CODECS: readonly ApiCodec[] = [
     decodeResponse: Metadata.decodeMetadataResponse,
     createRequest: Metadata.createMetadataRequest,
     createResponse: Metadata.createMetadataResponse,
+  },
+  {
+    api: LeaderAndIsr.LeaderAndIsrApi,
+    encodeRequest: LeaderAndIsr.encodeLeaderAndIsrRequest,
+    decodeRequest: LeaderAndIsr.decodeLeaderAndIsrRequest,
+    encodeResponse: LeaderAndIsr.encodeLeaderAndIsrResponse,
+    decodeResponse: LeaderAndIsr.decodeLeaderAndIsrResponse,
+    createRequest: LeaderAndIsr.createLeaderAndIsrRequest,
+    createResponse: LeaderAndIsr.createLeaderAndIsrResponse,
+  },
+  {
+    api: StopReplica.StopReplicaApi,
+    encodeRequest: StopReplica.encodeStopReplicaRequest,
+    decodeRequest: StopReplica.decodeStopReplicaRequest,
+    encodeResponse: StopReplica.encodeStopReplicaResponse,
+    decodeResponse: StopReplica.decodeStopReplicaResponse,
+    createRequest: StopReplica.createStopReplicaRequest,
+    createResponse: StopReplica.createStopReplicaResponse,
+  },
+  {
+    api: UpdateMetadata.UpdateMetadataApi,
+    encodeRequest: UpdateMetadata.encodeUpdateMetadataRequest,
+    decodeRequest: UpdateMetadata.decodeUpdateMetadataRequest,
+    encodeResponse: UpdateMetadata.encodeUpdateMetadataResponse,
+    decodeResponse: UpdateMetadata.decodeUpdateMetadataResponse,
+    createRequest: UpdateMetadata.createUpdateMetadataRequest,
+    createResponse: UpdateMetadata.createUpdateMetadataResponse,
+  },
+  {
+    api: ControlledShutdown.ControlledShutdownApi,
+    encodeRequest: ControlledShutdown.encodeControlledShutdownRequest,
+    decodeRequest: ControlledShutdown.decodeControlledShutdownRequest,
+    encodeResponse: ControlledShutdown.encodeControlledShutdownResponse,
+    decodeResponse: ControlledShutdown.decodeControlledShutdownResponse,
+    createRequest: ControlledShutdown.createControlledShutdownRequest,
+    createResponse: ControlledShutdown.createControlledShutdownResponse,
   },
   {
     api: OffsetCommit.OffsetCommitApi,
@@ -515,6 +561,15 @@ export const API_CODECS: readonly ApiCodec[] = [
     decodeResponse: AlterUserScramCredentials.decodeAlterUserScramCredentialsResponse,
     createRequest: AlterUserScramCredentials.createAlterUserScramCredentialsRequest,
     createResponse: AlterUserScramCredentials.createAlterUserScramCredentialsResponse,
+  },
+  {
+    api: AlterPartition.AlterPartitionApi,
+    encodeRequest: AlterPartition.encodeAlterPartitionRequest,
+    decodeRequest: AlterPartition.decodeAlterPartitionRequest,
+    encodeResponse: AlterPartition.encodeAlterPartitionResponse,
+    decodeResponse: AlterPartition.decodeAlterPartitionResponse,
+    createRequest: AlterPartition.createAlterPartitionRequest,
+    createResponse: AlterPartition.createAlterPartitionResponse,
   },
   {
     api: DescribeCluster.DescribeClusterApi,
