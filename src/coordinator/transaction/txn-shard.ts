@@ -16,7 +16,7 @@ import { ErrorCode } from '../../domain/errors.js'
 import type { CoordinatorRecord, StoredRecord } from '../runtime/partition-writer.js'
 import type { CoordinatorResult, CoordinatorShard, ShardContext } from '../runtime/runtime.js'
 import {
-  TransactionRecordError,
+  CoordinatorRecordError,
   TxnStatus,
   decodeTransactionKey,
   decodeTransactionValue,
@@ -118,7 +118,7 @@ export class TransactionShard implements CoordinatorShard {
         lastUpdateTimestamp: v.lastUpdateTimestamp,
       })
     } catch (err) {
-      if (!(err instanceof TransactionRecordError)) throw err
+      if (!(err instanceof CoordinatorRecordError)) throw err
       this.ctx.log.error({ partition: this.ctx.partition, offset: record.offset, err: err.message }, 'skipping a malformed __transaction_state record')
     }
   }
