@@ -1,13 +1,14 @@
-// The group coordinator as the broker (and library users) call it: one GroupShard per partition of
-// __consumer_offsets, run by the CoordinatorRuntime, a group living on partition
-// abs(hash(groupId)) % offsets.topic.num.partitions. Every method answers in plain types with Kafka
-// error codes; nothing here knows about sockets, protocol versions or the shard threads.
+// The group coordinator as the broker (and library users) call it: one GroupCoordinatorState (the
+// state machine of one partition) per partition of __consumer_offsets, run by the CoordinatorRuntime,
+// a group living on partition abs(hash(groupId)) % offsets.topic.num.partitions. Every method answers
+// in plain types with Kafka error codes; nothing here knows about sockets, protocol versions or the
+// broker's shard threads.
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import type { Clock } from '../runtime/clock.js'
 import type { PartitionWriter } from '../runtime/partition-writer.js'
 import { CoordinatorRuntime, type CoordinatorLogger } from '../runtime/runtime.js'
 import { ClassicGroup } from './classic-group.js'
-import { GroupShard } from './group-shard.js'
+import { GroupCoordinatorState } from './group-coordinator-state.js'
 import { groupPartition } from './partitioner.js'
 import type {
   DescribedGroup,
@@ -39,7 +40,7 @@ export interface GroupCoordinatorOptions {
 }
 
 export class GroupCoordinator {
-  readonly runtime: CoordinatorRuntime<GroupShard>
+  readonly runtime: CoordinatorRuntime<GroupCoordinatorState>
   readonly config: GroupCoordinatorConfig
   readonly #log: CoordinatorLogger
   readonly #topics: TopicsView
@@ -48,11 +49,11 @@ export class GroupCoordinator {
     this.config = opts.config
     this.#log = opts.log
     this.#topics = opts.topics
-    this.runtime = new CoordinatorRuntime<GroupShard>({
+    this.runtime = new CoordinatorRuntime<GroupCoordinatorState>({
       writer: opts.writer,
       clock: opts.clock,
       log: opts.log,
-      newShard: (ctx) => new GroupShard(ctx, opts.config, opts.topics),
+      newStateMachine: (ctx) => new GroupCoordinatorState(ctx, opts.config, opts.topics),
     })
   }
 
@@ -125,7 +126,7 @@ export class GroupCoordinator {
   /**
    * TxnOffsetCommit: written now, visible to fetchOffsets once the transaction's COMMIT marker reaches
    * the group's partition (onTxnCompleted or replay). A sequence refused by the partition's producer
-   * state is retried once with the sequence the shard falls back to.
+   * state is retried once with the sequence the state machine falls back to.
    */
   async txnCommitOffsets(req: TxnOffsetCommitInput): Promise<PartitionErrors[]> {
     const partition = this.partitionFor(req.groupId)
@@ -178,7 +179,7 @@ export class GroupCoordinator {
   async listGroups(statesFilter: string[] = []): Promise<{ errorCode: ErrorCode; groups: ListedGroup[] }> {
     const wanted = new Set(statesFilter.map((s) => s.toLowerCase()))
     const groups: ListedGroup[] = []
-    for (const [partition] of this.runtime.activeShards()) {
+    for (const [partition] of this.runtime.activeStateMachines()) {
       const listed = await this.runtime.read(partition, (s) => s.listGroups()).catch(() => [] as ListedGroup[])
       for (const g of listed) if (wanted.size === 0 || wanted.has(g.state.toLowerCase())) groups.push(g)
     }

@@ -8,7 +8,7 @@ export {
   type CoordinatorLogger,
   type CoordinatorResult,
   type CoordinatorRuntimeOptions,
-  type CoordinatorShard,
-  type ShardContext,
+  type CoordinatorStateMachine,
+  type StateMachineContext,
   type WriteOperation,
 } from './runtime.js'

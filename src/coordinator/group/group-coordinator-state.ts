@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import type { CoordinatorRecord, StoredRecord } from '../runtime/partition-writer.js'
-import type { CoordinatorResult, CoordinatorShard, ShardContext } from '../runtime/runtime.js'
+import type { CoordinatorResult, CoordinatorStateMachine, StateMachineContext } from '../runtime/runtime.js'
 import { ClassicGroup, Deferred, type ClassicMember } from './classic-group.js'
 import {
   CoordinatorRecordError,
@@ -66,7 +66,7 @@ function sameProtocols(a: ProtocolMetadata[], b: ProtocolMetadata[]): boolean {
   return a.length === b.length && a.every((p, i) => p.name === b[i]!.name && p.metadata.equals(b[i]!.metadata))
 }
 
-export class GroupShard implements CoordinatorShard {
+export class GroupCoordinatorState implements CoordinatorStateMachine {
   readonly groups = new Map<string, ClassicGroup>()
   /** group -> topic -> partition -> committed offset */
   readonly offsets = new Map<string, Map<string, Map<number, OffsetAndMetadata>>>()
@@ -77,7 +77,7 @@ export class GroupShard implements CoordinatorShard {
   #warnedUnknown = false
 
   constructor(
-    private readonly ctx: ShardContext<GroupShard>,
+    private readonly ctx: StateMachineContext<GroupCoordinatorState>,
     private readonly config: GroupCoordinatorConfig,
     private readonly topics: TopicsView,
   ) {}
@@ -191,7 +191,7 @@ export class GroupShard implements CoordinatorShard {
   private rescheduleHeartbeat(group: ClassicGroup, member: ClassicMember, timeoutMs = member.sessionTimeoutMs): void {
     const groupId = group.groupId
     const memberId = member.memberId
-    this.ctx.timer.schedule(heartbeatKey(groupId, memberId), timeoutMs, (shard) => shard.expireHeartbeat(groupId, memberId))
+    this.ctx.timer.schedule(heartbeatKey(groupId, memberId), timeoutMs, (state) => state.expireHeartbeat(groupId, memberId))
   }
 
   private cancelHeartbeat(groupId: string, memberId: string): void {
@@ -199,7 +199,7 @@ export class GroupShard implements CoordinatorShard {
   }
 
   private scheduleOffsetExpiry(): void {
-    this.ctx.timer.schedule(EXPIRE_OFFSETS_TIMER, this.config.offsetsRetentionCheckIntervalMs, (shard) => shard.expireOffsets())
+    this.ctx.timer.schedule(EXPIRE_OFFSETS_TIMER, this.config.offsetsRetentionCheckIntervalMs, (state) => state.expireOffsets())
   }
 
   /** A member (or a member id handed out by MEMBER_ID_REQUIRED) missed its session timeout. */
@@ -247,9 +247,9 @@ export class GroupShard implements CoordinatorShard {
       const rebalanceTimeout = group.rebalanceTimeoutMs()
       const delay = Math.min(this.config.initialRebalanceDelayMs, rebalanceTimeout)
       const remaining = Math.max(rebalanceTimeout - this.config.initialRebalanceDelayMs, 0)
-      this.ctx.timer.schedule(joinKey(groupId), delay, (shard) => shard.onInitialJoinTimeout(groupId, remaining))
+      this.ctx.timer.schedule(joinKey(groupId), delay, (state) => state.onInitialJoinTimeout(groupId, remaining))
     } else {
-      this.ctx.timer.schedule(joinKey(groupId), group.rebalanceTimeoutMs(), (shard) => shard.onJoinTimeout(groupId))
+      this.ctx.timer.schedule(joinKey(groupId), group.rebalanceTimeoutMs(), (state) => state.onJoinTimeout(groupId))
     }
     group.transitionTo('PreparingRebalance', this.now())
     this.ctx.log.info({ groupId, generationId: group.generationId, reason }, 'preparing to rebalance group')
@@ -264,7 +264,7 @@ export class GroupShard implements CoordinatorShard {
       group.newMemberAdded = false
       const delay = Math.min(this.config.initialRebalanceDelayMs, remaining)
       const next = Math.max(remaining - this.config.initialRebalanceDelayMs, 0)
-      this.ctx.timer.schedule(joinKey(groupId), delay, (shard) => shard.onInitialJoinTimeout(groupId, next))
+      this.ctx.timer.schedule(joinKey(groupId), delay, (state) => state.onInitialJoinTimeout(groupId, next))
       return none(undefined)
     }
     group.initialJoinInProgress = false
@@ -317,7 +317,7 @@ export class GroupShard implements CoordinatorShard {
     }
     const groupId = group.groupId
     const generationId = group.generationId
-    this.ctx.timer.schedule(syncKey(groupId), group.rebalanceTimeoutMs(), (shard) => shard.expirePendingSync(groupId, generationId))
+    this.ctx.timer.schedule(syncKey(groupId), group.rebalanceTimeoutMs(), (state) => state.expirePendingSync(groupId, generationId))
     this.ctx.log.info({ groupId, generationId, protocol: group.protocolName, members: group.members.size, leader: group.leaderId }, 'rebalance: join phase complete')
     return []
   }
@@ -424,7 +424,7 @@ export class GroupShard implements CoordinatorShard {
       // KIP-394: the member must come back with this id; until then it only holds a place.
       group.pendingMembers.add(newMemberId)
       const groupId = group.groupId
-      this.ctx.timer.schedule(heartbeatKey(groupId, newMemberId), req.sessionTimeoutMs, (shard) => shard.expireHeartbeat(groupId, newMemberId))
+      this.ctx.timer.schedule(heartbeatKey(groupId, newMemberId), req.sessionTimeoutMs, (state) => state.expireHeartbeat(groupId, newMemberId))
       return none(ClassicGroup.joinError(newMemberId, ErrorCode.MEMBER_ID_REQUIRED))
     }
     return this.addMemberAndRebalance(group, req, newMemberId)
@@ -623,7 +623,7 @@ export class GroupShard implements CoordinatorShard {
           if (error !== null) {
             this.resetAndPropagateAssignmentWithError(group, error.code)
             const groupId = group.groupId
-            this.ctx.timer.schedule(joinKey(groupId), 0, (shard) => shard.rebalanceAfterError(groupId, generationId))
+            this.ctx.timer.schedule(joinKey(groupId), 0, (state) => state.rebalanceAfterError(groupId, generationId))
             return
           }
           for (const m of group.members.values()) {

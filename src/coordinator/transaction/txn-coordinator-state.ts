@@ -1,4 +1,4 @@
-// The transaction state machine of one __transaction_state partition (Kafka's TransactionCoordinator +
+// The state machine of one __transaction_state partition (Kafka's TransactionCoordinator +
 // TransactionStateManager for the transactional ids that hash here). Every operation returns the
 // record to append and the answer; state changes only by replaying records (so live state and a reload
 // are the same function of the log), except the last producer id/epoch kept for KIP-360 retries,
@@ -14,7 +14,7 @@
 // partition loads in that state, which writes the markers and then completes it.
 import { ErrorCode } from '../../domain/errors.js'
 import type { CoordinatorRecord, StoredRecord } from '../runtime/partition-writer.js'
-import type { CoordinatorResult, CoordinatorShard, ShardContext } from '../runtime/runtime.js'
+import type { CoordinatorResult, CoordinatorStateMachine, StateMachineContext } from '../runtime/runtime.js'
 import {
   CoordinatorRecordError,
   TxnStatus,
@@ -66,7 +66,7 @@ export interface InitInput {
   newProducerId: number | null
 }
 
-export interface TxnShardHooks {
+export interface TransactionCoordinatorStateHooks {
   onPrepared(partition: number, txn: PreparedTransaction): void
 }
 
@@ -78,15 +78,15 @@ function partitionList(m: Map<string, Set<number>>): { topic: string; partitions
   return [...m].map(([topic, ps]) => ({ topic, partitions: [...ps].sort((a, b) => a - b) }))
 }
 
-export class TransactionShard implements CoordinatorShard {
+export class TransactionCoordinatorState implements CoordinatorStateMachine {
   readonly txns = new Map<string, TransactionMetadata>()
   /** The producer id/epoch before the last bump, for a retried InitProducerId (KIP-360); memory only. */
   readonly #last = new Map<string, ProducerIdAndEpoch>()
 
   constructor(
-    private readonly ctx: ShardContext<TransactionShard>,
+    private readonly ctx: StateMachineContext<TransactionCoordinatorState>,
     private readonly config: TransactionCoordinatorConfig,
-    private readonly hooks: TxnShardHooks,
+    private readonly hooks: TransactionCoordinatorStateHooks,
   ) {}
 
   private now(): number {
