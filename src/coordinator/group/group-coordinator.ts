@@ -84,7 +84,7 @@ export class GroupCoordinator {
 
   async joinGroup(req: JoinGroupInput): Promise<JoinGroupResult> {
     try {
-      return await this.runtime.write(this.partitionFor(req.groupId), 'join-group', (s) => s.joinGroup(req))
+      return await this.runtime.write(this.partitionFor(req.groupId), 'join-group', (s) => s.groupMetadata.joinGroup(req))
     } catch (err) {
       return ClassicGroup.joinError(req.memberId, this.codeOf(err, 'join-group'))
     }
@@ -92,7 +92,7 @@ export class GroupCoordinator {
 
   async syncGroup(req: SyncGroupInput): Promise<SyncGroupResult> {
     try {
-      return await this.runtime.write(this.partitionFor(req.groupId), 'sync-group', (s) => s.syncGroup(req))
+      return await this.runtime.write(this.partitionFor(req.groupId), 'sync-group', (s) => s.groupMetadata.syncGroup(req))
     } catch (err) {
       return { errorCode: this.codeOf(err, 'sync-group'), protocolType: null, protocolName: null, assignment: Buffer.alloc(0) }
     }
@@ -100,7 +100,7 @@ export class GroupCoordinator {
 
   async heartbeat(req: HeartbeatInput): Promise<ErrorCode> {
     try {
-      return await this.runtime.write(this.partitionFor(req.groupId), 'heartbeat', (s) => s.heartbeat(req))
+      return await this.runtime.write(this.partitionFor(req.groupId), 'heartbeat', (s) => s.groupMetadata.heartbeat(req))
     } catch (err) {
       return this.codeOf(err, 'heartbeat')
     }
@@ -108,7 +108,7 @@ export class GroupCoordinator {
 
   async leaveGroup(groupId: string, members: MemberIdentity[]): Promise<LeaveGroupResult> {
     try {
-      return await this.runtime.write(this.partitionFor(groupId), 'leave-group', (s) => s.leaveGroup(groupId, members))
+      return await this.runtime.write(this.partitionFor(groupId), 'leave-group', (s) => s.groupMetadata.leaveGroup(groupId, members))
     } catch (err) {
       return { errorCode: this.codeOf(err, 'leave-group'), members: [] }
     }
@@ -116,7 +116,7 @@ export class GroupCoordinator {
 
   async commitOffsets(req: OffsetCommitInput): Promise<PartitionErrors[]> {
     try {
-      return await this.runtime.write(this.partitionFor(req.groupId), 'commit-offsets', (s) => s.commitOffsets(req))
+      return await this.runtime.write(this.partitionFor(req.groupId), 'commit-offsets', (s) => s.offsetMetadata.commitOffsets(req))
     } catch (err) {
       const code = this.codeOf(err, 'commit-offsets')
       return req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }))
@@ -132,7 +132,7 @@ export class GroupCoordinator {
     const partition = this.partitionFor(req.groupId)
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.runtime.write(partition, 'txn-commit-offsets', (s) => s.txnCommitOffsets(req))
+        return await this.runtime.write(partition, 'txn-commit-offsets', (s) => s.offsetMetadata.txnCommitOffsets(req))
       } catch (err) {
         const code = this.codeOf(err, 'txn-commit-offsets')
         if (attempt === 0 && (code === ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER || code === ErrorCode.UNKNOWN_PRODUCER_ID)) continue
@@ -143,13 +143,13 @@ export class GroupCoordinator {
 
   /** A transaction marker of producerId was written to partition: apply (commit) or drop (abort) its pending offsets. */
   async onTxnCompleted(partition: number, producerId: number, commit: boolean): Promise<void> {
-    await this.runtime.write(partition, 'txn-completed', (s) => s.onTxnCompleted(producerId, commit))
+    await this.runtime.write(partition, 'txn-completed', (s) => s.offsetMetadata.onTxnCompleted(producerId, commit))
   }
 
   /** Committed offsets of a group; topics null = all of them. Missing ones are -1. requireStable: UNSTABLE_OFFSET_COMMIT for offsets a transaction holds. */
   async fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable = false): Promise<OffsetFetchResult> {
     try {
-      return await this.runtime.read(this.partitionFor(groupId), (s) => s.fetchOffsets(groupId, topics, requireStable))
+      return await this.runtime.read(this.partitionFor(groupId), (s) => s.offsetMetadata.fetchOffsets(groupId, topics, requireStable))
     } catch (err) {
       return { errorCode: this.codeOf(err, 'fetch-offsets'), topics: [] }
     }
@@ -157,7 +157,7 @@ export class GroupCoordinator {
 
   async deleteOffsets(groupId: string, topics: { name: string; partitions: number[] }[]): Promise<OffsetDeleteResult> {
     try {
-      return await this.runtime.write(this.partitionFor(groupId), 'delete-offsets', (s) => s.deleteOffsets(groupId, topics))
+      return await this.runtime.write(this.partitionFor(groupId), 'delete-offsets', (s) => s.offsetMetadata.deleteOffsets(groupId, topics))
     } catch (err) {
       return { errorCode: this.codeOf(err, 'delete-offsets'), topics: [] }
     }
@@ -167,7 +167,7 @@ export class GroupCoordinator {
     return Promise.all(
       groupIds.map(async (groupId) => {
         try {
-          return await this.runtime.read(this.partitionFor(groupId), (s) => s.describeGroup(groupId))
+          return await this.runtime.read(this.partitionFor(groupId), (s) => s.groupMetadata.describeGroup(groupId))
         } catch (err) {
           return { groupId, errorCode: this.codeOf(err, 'describe-groups'), state: 'Dead' as GroupStateName, protocolType: '', protocolData: '', members: [] }
         }
@@ -180,7 +180,7 @@ export class GroupCoordinator {
     const wanted = new Set(statesFilter.map((s) => s.toLowerCase()))
     const groups: ListedGroup[] = []
     for (const [partition] of this.runtime.activeStateMachines()) {
-      const listed = await this.runtime.read(partition, (s) => s.listGroups()).catch(() => [] as ListedGroup[])
+      const listed = await this.runtime.read(partition, (s) => s.groupMetadata.listGroups()).catch(() => [] as ListedGroup[])
       for (const g of listed) if (wanted.size === 0 || wanted.has(g.state.toLowerCase())) groups.push(g)
     }
     return { errorCode: this.runtime.anyLoading() ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE, groups }
@@ -212,7 +212,7 @@ export class GroupCoordinator {
    * offset against the partition's log end offset and high watermark (lag = HW - committed).
    */
   async groupLag(groupId: string): Promise<PartitionLag[]> {
-    const committed = await this.runtime.read(this.partitionFor(groupId), (s) => s.committedOffsets(groupId))
+    const committed = await this.runtime.read(this.partitionFor(groupId), (s) => s.offsetMetadata.committedOffsets(groupId))
     committed.sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
     const ends = await this.#topics.offsets(committed.map((c) => ({ topic: c.topic, partition: c.partition })))
     return committed.map((c, i) => {

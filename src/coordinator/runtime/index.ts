@@ -5,6 +5,7 @@ export {
   CoordinatorRuntime,
   CoordinatorTimer,
   appendErrorToCoordinatorError,
+  noRecords,
   type CoordinatorLogger,
   type CoordinatorResult,
   type CoordinatorRuntimeOptions,

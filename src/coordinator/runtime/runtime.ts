@@ -31,6 +31,11 @@ export interface CoordinatorResult<T> {
   transactional?: TransactionalAppend
 }
 
+/** An operation's answer when it writes nothing. */
+export function noRecords<T>(result: T): CoordinatorResult<T> {
+  return { records: [], result }
+}
+
 /** The state of one coordinated partition, rebuilt by replaying its records (Kafka: CoordinatorShard). */
 export interface CoordinatorStateMachine {
   replay(record: StoredRecord): void
