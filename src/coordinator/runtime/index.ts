@@ -1,5 +1,6 @@
 // A small deterministic runtime for coordinators: operations -> records -> PartitionWriter -> replay.
 export { ManualClock, systemClock, type Clock, type TimerHandle } from './clock.js'
+export { CoordinatorRecordError } from './record-error.js'
 export { InMemoryPartitionWriter, type CoordinatorRecord, type PartitionWriter, type ReadChunk, type StoredRecord } from './partition-writer.js'
 export {
   CoordinatorRuntime,
