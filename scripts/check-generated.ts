@@ -1,49 +1,67 @@
-// Fails (exit 1) when the committed generated protocol files differ from what the generator makes
-// of the current specs: regenerates into a temp dir and compares byte for byte. Skips (exit 0)
-// when the spec folder is missing, e.g. in a source tarball without shared/.
+// Fails (exit 1) when committed generated files differ from what the generator makes of the current
+// definitions: regenerates into a temp dir and compares byte for byte. Two sets are checked:
+// - the coordinator record codecs (src/coordinator/*/generated/), from the definitions kept in the
+//   repo (scripts/coordinator-records/): always;
+// - the protocol codecs (src/protocol/), from shared/kafka-protocol: skipped when that folder is
+//   missing, e.g. in a source tarball without shared/.
 
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { generate, repoRoot } from './gen-protocol/main.js'
+import { RECORD_SETS, generate, generateRecordSets, repoRoot } from './gen-protocol/main.js'
 import { defaultSpecDir } from './gen-protocol/model.js'
 
-function generatedFiles(protocolDir: string): string[] {
-  const out: string[] = []
-  if (existsSync(join(protocolDir, 'api-keys.gen.ts'))) out.push('api-keys.gen.ts')
-  const messages = join(protocolDir, 'messages')
-  if (existsSync(messages)) {
-    for (const f of readdirSync(messages)) if (f.endsWith('.gen.ts')) out.push(`messages/${f}`)
+/** The *.gen.ts files of a folder, as `<prefix><name>`. */
+function genFiles(dir: string, prefix: string): string[] {
+  if (!existsSync(dir)) return []
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.gen.ts'))
+    .map((f) => `${prefix}${f}`)
+}
+
+/** Differences between the freshly generated files (under freshRoot) and the committed ones (under committedRoot). */
+function compare(fresh: string[], freshRoot: string, committed: string[], committedRoot: string, label: string): string[] {
+  const differ: string[] = []
+  for (const f of fresh) {
+    const path = join(committedRoot, f)
+    if (!existsSync(path)) differ.push(`${label}${f} (missing)`)
+    else if (!readFileSync(path).equals(readFileSync(join(freshRoot, f)))) differ.push(`${label}${f} (differs)`)
   }
-  return out.sort()
+  const freshSet = new Set(fresh)
+  for (const f of committed) if (!freshSet.has(f)) differ.push(`${label}${f} (not generated any more)`)
+  return differ
 }
 
 function main(): number {
   const root = repoRoot()
-  const specDir = defaultSpecDir(root)
-  if (!existsSync(specDir)) {
-    console.log(`check-generated: skipped (no spec folder at ${specDir})`)
-    return 0
-  }
-  const committed = join(root, 'src', 'protocol')
   const tmp = mkdtempSync(join(tmpdir(), 'skein-check-generated-'))
   try {
-    const fresh = generate(specDir, tmp)
-    const existing = generatedFiles(committed)
     const differ: string[] = []
-    for (const f of fresh) {
-      const path = join(committed, f)
-      if (!existsSync(path)) differ.push(`${f} (missing)`)
-      else if (!readFileSync(path).equals(readFileSync(join(tmp, f)))) differ.push(`${f} (differs)`)
+    const checked: string[] = []
+
+    const records = generateRecordSets(root, tmp)
+    const committedRecords = RECORD_SETS.flatMap((loc) => genFiles(join(root, loc.outDir), `${loc.outDir}/`))
+    differ.push(...compare(records, tmp, committedRecords, root, ''))
+    checked.push(`${records.length} coordinator record files match ${RECORD_SETS.map((l) => l.specDir).join(', ')}`)
+
+    const specDir = defaultSpecDir(root)
+    if (!existsSync(specDir)) {
+      console.log(`check-generated: protocol files skipped (no spec folder at ${specDir})`)
+    } else {
+      const protocolTmp = join(tmp, 'protocol')
+      const fresh = generate(specDir, protocolTmp)
+      const committed = join(root, 'src', 'protocol')
+      const existing = [...genFiles(committed, ''), ...genFiles(join(committed, 'messages'), 'messages/')].sort()
+      differ.push(...compare(fresh, protocolTmp, existing, committed, 'src/protocol/'))
+      checked.push(`${fresh.length} generated protocol files match ${specDir}`)
     }
-    const freshSet = new Set(fresh)
-    for (const f of existing) if (!freshSet.has(f)) differ.push(`${f} (not generated any more)`)
+
     if (differ.length > 0) {
-      console.error(`check-generated: ${differ.length} generated protocol files are out of date; run npm run gen:protocol`)
-      for (const d of differ) console.error(`  src/protocol/${d}`)
+      console.error(`check-generated: ${differ.length} generated files are out of date; run npm run gen:protocol`)
+      for (const d of differ) console.error(`  ${d}`)
       return 1
     }
-    console.log(`check-generated: ${fresh.length} generated protocol files match ${specDir}`)
+    for (const c of checked) console.log(`check-generated: ${c}`)
     return 0
   } finally {
     rmSync(tmp, { recursive: true, force: true })

@@ -1,12 +1,27 @@
-// Generates src/protocol/messages/*.gen.ts and src/protocol/api-keys.gen.ts from Kafka's JSON
-// specs. Usage: node dist/scripts/gen-protocol/main.js [--out <dir>] (default: <repo>/src/protocol).
-// Runs offline; the spec folder is $SKEIN_PROTOCOL_SPECS or <repo>/../shared/kafka-protocol.
+// Generates, from Kafka's JSON definitions:
+// - src/protocol/messages/*.gen.ts and src/protocol/api-keys.gen.ts from the protocol specs, whose
+//   folder is $SKEIN_PROTOCOL_SPECS or <repo>/../shared/kafka-protocol;
+// - the coordinators' record codecs (src/coordinator/*/generated/*.gen.ts) from the record
+//   definitions kept in the repo under scripts/coordinator-records/ (RECORD_SETS).
+// Usage: node dist/scripts/gen-protocol/main.js [--out <dir>] (protocol output folder, default
+// <repo>/src/protocol; the record codecs always go to their folders in the repo). Runs offline.
 
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
+import { basename, dirname, join, posix, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { emitAll } from './emit.js'
-import { defaultSpecDir, loadModel } from './model.js'
+import { emitAll, emitRecordSet, type ModuleLayout } from './emit.js'
+import { defaultSpecDir, loadModel, loadRecordSet } from './model.js'
+
+/** A folder of coordinator record definitions and the folder its codecs are generated into (repo-relative). */
+export interface RecordSetLocation {
+  specDir: string
+  outDir: string
+}
+
+export const RECORD_SETS: readonly RecordSetLocation[] = [
+  { specDir: 'scripts/coordinator-records/group-coordinator', outDir: 'src/coordinator/group/generated' },
+  { specDir: 'scripts/coordinator-records/transaction-coordinator', outDir: 'src/coordinator/transaction/generated' },
+]
 
 /** The repo root, found from this file's location (works from scripts/ and dist/scripts/). */
 export function repoRoot(): string {
@@ -24,11 +39,39 @@ export function generate(specDir: string, outDir: string): string[] {
   const files = emitAll(loadModel(specDir))
   mkdirSync(join(outDir, 'messages'), { recursive: true })
   // Drop stale generated modules (an API removed from the specs).
-  const keep = new Set(files.map((f) => f.path))
-  for (const name of readdirSync(join(outDir, 'messages'))) {
-    if (name.endsWith('.gen.ts') && !keep.has(`messages/${name}`)) rmSync(join(outDir, 'messages', name))
-  }
+  dropStale(join(outDir, 'messages'), new Set(files.filter((f) => f.path.startsWith('messages/')).map((f) => f.path.slice('messages/'.length))))
   for (const f of files) writeFileSync(join(outDir, f.path), f.text)
+  return files.map((f) => f.path)
+}
+
+/** Removes the *.gen.ts files of `dir` that are not in `keep` (a definition removed since). */
+function dropStale(dir: string, keep: Set<string>): void {
+  for (const name of readdirSync(dir)) if (name.endsWith('.gen.ts') && !keep.has(name)) rmSync(join(dir, name))
+}
+
+/** The record codecs of every RECORD_SETS entry, as repo-relative paths and texts. */
+export function emitRecordSets(root: string): { path: string; text: string }[] {
+  const out: { path: string; text: string }[] = []
+  for (const loc of RECORD_SETS) {
+    const layout: ModuleLayout = {
+      specPath: loc.specDir,
+      primitives: posix.relative(loc.outDir, 'src/protocol/primitives'),
+    }
+    const set = loadRecordSet(join(root, loc.specDir), basename(loc.specDir))
+    for (const f of emitRecordSet(set, layout)) out.push({ path: `${loc.outDir}/${f.path}`, text: f.text })
+  }
+  return out
+}
+
+/** Writes the record codecs under `outRoot` (a repo-shaped folder, default the repo); returns their repo-relative paths. */
+export function generateRecordSets(root: string, outRoot = root): string[] {
+  const files = emitRecordSets(root)
+  for (const loc of RECORD_SETS) {
+    const dir = join(outRoot, loc.outDir)
+    mkdirSync(dir, { recursive: true })
+    dropStale(dir, new Set(files.filter((f) => dirname(f.path) === loc.outDir).map((f) => basename(f.path))))
+  }
+  for (const f of files) writeFileSync(join(outRoot, f.path), f.text)
   return files.map((f) => f.path)
 }
 
@@ -37,6 +80,8 @@ function main(): void {
   const args = process.argv.slice(2)
   const outIdx = args.indexOf('--out')
   const outDir = outIdx >= 0 && args[outIdx + 1] ? resolve(args[outIdx + 1]!) : join(root, 'src', 'protocol')
+  const records = generateRecordSets(root)
+  console.log(`gen-protocol: wrote ${records.length} coordinator record files from ${RECORD_SETS.map((l) => l.specDir).join(', ')}`)
   const specDir = defaultSpecDir(root)
   if (!existsSync(specDir)) {
     console.error(`gen-protocol: no spec folder at ${specDir}`)

@@ -457,3 +457,70 @@ export function isPresent(f: FieldSpec, version: number): boolean {
 export function defaultSpecDir(repoRoot: string): string {
   return process.env['SKEIN_PROTOCOL_SPECS'] ?? join(repoRoot, '..', 'shared', 'kafka-protocol')
 }
+
+/**
+ * One record type of a coordinator's log: a key definition (`XxxKey`) and its value definition
+ * (`XxxValue`). In Kafka's coordinator record files the key's version names the record type, so the
+ * key's validVersions are the record type's ids.
+ */
+export interface CoordinatorRecordType {
+  /** `OffsetCommit` for OffsetCommitKey / OffsetCommitValue. */
+  name: string
+  key: MessageSpec
+  value: MessageSpec
+}
+
+/** The record definitions of one coordinator (a folder of `type: data` JSON files). */
+export interface CoordinatorRecordSet {
+  /** `GroupCoordinator` for a folder named `group-coordinator`. */
+  name: string
+  /** Ordered by key version. */
+  types: CoordinatorRecordType[]
+}
+
+/** `group-coordinator` -> `GroupCoordinator`. */
+export function pascalCase(kebab: string): string {
+  return kebab
+    .split(/[-_]/)
+    .filter((p) => p !== '')
+    .map((p) => p.charAt(0).toUpperCase() + p.slice(1))
+    .join('')
+}
+
+/**
+ * Reads a folder of coordinator record definitions: every file a `type: data` message named
+ * `<Type>Key` or `<Type>Value`, each key with its value, key version ranges closed and disjoint.
+ */
+export function loadRecordSet(dir: string, folderName: string): CoordinatorRecordSet {
+  const keys = new Map<string, MessageSpec>()
+  const values = new Map<string, MessageSpec>()
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+  for (const file of files) {
+    const msg = parseMessage(readFileSync(join(dir, file), 'utf8'), file)
+    if (msg.kind !== 'data') throw new Error(`${file}: a coordinator record must be a data message, not ${msg.kind}`)
+    const m = /^(\w+)(Key|Value)$/.exec(msg.name)
+    if (!m) throw new Error(`${file}: a coordinator record is named <Type>Key or <Type>Value, not ${msg.name}`)
+    const map = m[2] === 'Key' ? keys : values
+    if (map.has(m[1]!)) throw new Error(`${file}: ${msg.name} is defined twice`)
+    map.set(m[1]!, msg)
+  }
+  const types: CoordinatorRecordType[] = []
+  for (const [name, key] of keys) {
+    const value = values.get(name)
+    if (!value) throw new Error(`${key.file}: no ${name}Value next to it`)
+    if (isEmpty(key.validVersions) || key.validVersions.max === Infinity || key.validVersions.min < 0 || key.validVersions.max > 0x7fff) {
+      throw new Error(`${key.file}: key versions must be a closed int16 range, not ${formatVersions(key.validVersions)}`)
+    }
+    types.push({ name, key, value })
+  }
+  for (const [name, value] of values) if (!keys.has(name)) throw new Error(`${value.file}: no ${name}Key next to it`)
+  types.sort((a, b) => a.key.validVersions.min - b.key.validVersions.min)
+  for (let i = 1; i < types.length; i++) {
+    const prev = types[i - 1]!.key
+    const next = types[i]!.key
+    if (next.validVersions.min <= prev.validVersions.max) throw new Error(`${next.file}: key versions ${formatVersions(next.validVersions)} overlap ${prev.name}'s ${formatVersions(prev.validVersions)}`)
+  }
+  return { name: pascalCase(folderName), types }
+}

@@ -127,6 +127,22 @@ describe('GroupMetadataValue', () => {
     expect(decodeGroupMetadataValue(v2)).toEqual({ protocolType: 'consumer', generation: 2, protocol: null, leader: null, currentStateTimestamp: 42, members: [] })
   })
 
+  it('reads the flexible version 4 (compact lengths, tagged fields after each struct)', () => {
+    const cstr = (x: string): Buffer => Buffer.concat([Buffer.from([Buffer.byteLength(x) + 1]), Buffer.from(x)])
+    const cbytes = (b: Buffer): Buffer => Buffer.concat([Buffer.from([b.length + 1]), b])
+    const member = Buffer.concat([cstr('m'), Buffer.from([0]), cstr('c'), cstr('h'), i32(20000), i32(10000), cbytes(Buffer.from([9])), cbytes(Buffer.alloc(0)), Buffer.from([0])])
+    const v4 = Buffer.concat([i16(4), cstr('consumer'), i32(5), cstr('range'), cstr('m'), i64(42), Buffer.from([2]), member, Buffer.from([1, 3, 1, 0xff])])
+    expect(decodeGroupMetadataValue(v4)).toEqual({
+      protocolType: 'consumer',
+      generation: 5,
+      protocol: 'range',
+      leader: 'm',
+      currentStateTimestamp: 42,
+      members: [{ memberId: 'm', groupInstanceId: null, clientId: 'c', clientHost: 'h', rebalanceTimeout: 20000, sessionTimeout: 10000, subscription: Buffer.from([9]), assignment: Buffer.alloc(0) }],
+    })
+    expect(() => decodeGroupMetadataValue(Buffer.concat([i16(5), v4.subarray(2)]))).toThrow(CoordinatorRecordError)
+  })
+
   it('rejects a member count larger than the bytes could hold, without allocating for it', () => {
     const huge = Buffer.concat([i16(3), str('consumer'), i32(1), i16(-1), i16(-1), i64(0), i32(0x7fffffff)])
     expect(() => decodeGroupMetadataValue(huge)).toThrow(CoordinatorRecordError)

@@ -2,16 +2,16 @@ import { describe, expect, it } from 'vitest'
 import { ErrorCode, KafkaError } from '../../src/domain/errors.js'
 import { ManualClock } from '../../src/coordinator/runtime/clock.js'
 import { InMemoryPartitionWriter, type StoredRecord } from '../../src/coordinator/runtime/partition-writer.js'
-import { CoordinatorRuntime, type CoordinatorShard, type ShardContext } from '../../src/coordinator/runtime/runtime.js'
+import { CoordinatorRuntime, type CoordinatorStateMachine, type StateMachineContext } from '../../src/coordinator/runtime/runtime.js'
 import { quietLog } from './helpers.js'
 
-/** A counter shard: records are "+n" keys; replay sums them. */
-class CounterShard implements CoordinatorShard {
+/** A counter state machine: records are "+n" keys; replay sums them. */
+class CounterStateMachine implements CoordinatorStateMachine {
   total = 0
   replayed: number[] = []
   loaded = false
   unloaded = false
-  constructor(readonly ctx: ShardContext<CounterShard>) {}
+  constructor(readonly ctx: StateMachineContext<CounterStateMachine>) {}
   replay(r: StoredRecord): void {
     this.total += Number(r.key.toString())
     this.replayed.push(r.offset)
@@ -28,18 +28,18 @@ class CounterShard implements CoordinatorShard {
 }
 
 function runtime(writer = new InMemoryPartitionWriter(), clock = new ManualClock()) {
-  const shards: CounterShard[] = []
-  const rt = new CoordinatorRuntime<CounterShard>({
+  const machines: CounterStateMachine[] = []
+  const rt = new CoordinatorRuntime<CounterStateMachine>({
     writer,
     clock,
     log: quietLog,
-    newShard: (ctx) => {
-      const s = new CounterShard(ctx)
-      shards.push(s)
+    newStateMachine: (ctx) => {
+      const s = new CounterStateMachine(ctx)
+      machines.push(s)
       return s
     },
   })
-  return { rt, writer, clock, shards }
+  return { rt, writer, clock, machines }
 }
 
 describe('CoordinatorRuntime', () => {
@@ -57,14 +57,14 @@ describe('CoordinatorRuntime', () => {
     const writer = new InMemoryPartitionWriter()
     writer.readChunkSize = 2
     for (let i = 1; i <= 5; i++) await writer.append(3, [{ key: Buffer.from(String(i)), value: null }])
-    const { rt, shards } = runtime(writer)
+    const { rt, machines } = runtime(writer)
     await rt.load(3)
-    expect(shards[0]!.total).toBe(15)
-    expect(shards[0]!.replayed).toEqual([0, 1, 2, 3, 4])
-    expect(shards[0]!.loaded).toBe(true)
+    expect(machines[0]!.total).toBe(15)
+    expect(machines[0]!.replayed).toEqual([0, 1, 2, 3, 4])
+    expect(machines[0]!.loaded).toBe(true)
     // New writes continue at the partition's end offset.
     await rt.write(3, 'add', (s) => s.add(10))
-    expect(shards[0]!.replayed.at(-1)).toBe(5)
+    expect(machines[0]!.replayed.at(-1)).toBe(5)
   })
 
   it('a failed append rejects the operation with the coordinator error, replays nothing, and the queue goes on', async () => {
@@ -91,9 +91,9 @@ describe('CoordinatorRuntime', () => {
   })
 
   it('timers fire as operations on the clock; rescheduling a key replaces it; unload cancels them', async () => {
-    const { rt, clock, shards } = runtime()
+    const { rt, clock, machines } = runtime()
     await rt.load(0)
-    const timer = shards[0]!.ctx.timer
+    const timer = machines[0]!.ctx.timer
     timer.schedule('k', 1000, (s) => ({ ...s.add(1), result: undefined }))
     timer.schedule('k', 2000, (s) => ({ ...s.add(10), result: undefined }))
     clock.advance(1500)
@@ -104,7 +104,7 @@ describe('CoordinatorRuntime', () => {
     expect(await rt.read(0, (s) => s.total)).toBe(10)
     timer.schedule('k', 1000, (s) => ({ ...s.add(100), result: undefined }))
     rt.unload(0)
-    expect(shards[0]!.unloaded).toBe(true)
+    expect(machines[0]!.unloaded).toBe(true)
     expect(clock.pending).toBe(0)
     await expect(rt.write(0, 'add', (s) => s.add(1))).rejects.toMatchObject({ code: ErrorCode.NOT_COORDINATOR })
     await expect(rt.read(0, (s) => s.total)).rejects.toBeInstanceOf(KafkaError)

@@ -3,7 +3,9 @@ import { ErrorCode } from '../../src/domain/errors.js'
 import { ManualClock } from '../../src/coordinator/runtime/clock.js'
 import { InMemoryPartitionWriter } from '../../src/coordinator/runtime/partition-writer.js'
 import { TransactionCoordinator, transactionPartition } from '../../src/coordinator/transaction/txn-coordinator.js'
-import { TxnStatus, decodeTransactionKey, decodeTransactionValue, encodeTransactionKey, encodeTransactionValue } from '../../src/coordinator/transaction/records.js'
+import { CoordinatorRecordError, TxnStatus, decodeTransactionKey, decodeTransactionValue, encodeTransactionKey, encodeTransactionValue } from '../../src/coordinator/transaction/records.js'
+import { decodeTransactionLogValueRecord, encodeTransactionLogValueRecord } from '../../src/coordinator/transaction/generated/records.gen.js'
+import { createTransactionLogValue } from '../../src/coordinator/transaction/generated/transaction-log-value.gen.js'
 import type { TransactionCoordinatorConfig, TxnMarkerItem, TxnMarkerWriter } from '../../src/coordinator/transaction/types.js'
 import { quietLog } from './helpers.js'
 
@@ -71,7 +73,8 @@ describe('__transaction_state records', () => {
       Buffer.from([2, 2, 0x74, 2, 0, 0, 0, 5, 0]), // 1 topic: "t" [5], no tags
       Buffer.from('00000000000003e8', 'hex'),
       Buffer.from('ffffffffffffffff', 'hex'),
-      Buffer.from([1, 0, 1, 0x42]), // one tagged field (tag 0, 1 byte)
+      // Two tagged fields: PreviousProducerId (tag 0, int64 8) and one this codec does not know (tag 5, 1 byte).
+      Buffer.from([2, 0, 8, 0, 0, 0, 0, 0, 0, 0, 8, 5, 1, 0x42]),
     ]
     const v = decodeTransactionValue(Buffer.concat(parts))
     expect(v).toEqual({ producerId: 9, producerEpoch: 1, transactionTimeoutMs: 60000, status: TxnStatus.CompleteCommit, partitions: [{ topic: 't', partitions: [5] }], lastUpdateTimestamp: 1000, startTimestamp: -1 })
@@ -81,6 +84,33 @@ describe('__transaction_state records', () => {
     huge.writeInt32BE(0x7fffffff, 17) // partition array count
     expect(() => decodeTransactionValue(huge)).toThrow(/bytes/)
     expect(() => decodeTransactionKey(Buffer.from([0, 1, 0, 0]))).toThrow(/version/)
+    // A known tag must hold its type: PreviousProducerId (tag 0) in 1 byte is malformed.
+    const badTag = Buffer.concat([...parts.slice(0, -1), Buffer.from([1, 0, 1, 0x42])])
+    expect(() => decodeTransactionValue(badTag)).toThrow(CoordinatorRecordError)
+  })
+
+  it('encodes v1 with the tagged producer fields through the generated codec (for KIP-360/890 records)', () => {
+    const value = createTransactionLogValue({
+      producerId: 9n,
+      previousProducerId: 8n,
+      nextProducerId: -1n,
+      producerEpoch: 0,
+      transactionTimeoutMs: 60000,
+      transactionStatus: TxnStatus.CompleteCommit,
+      transactionPartitions: null,
+      transactionLastUpdateTimestampMs: 1000n,
+      transactionStartTimestampMs: -1n,
+      clientTransactionVersion: 2,
+    })
+    const buf = encodeTransactionLogValueRecord(value, 1)
+    expect(buf.toString('hex')).toBe(
+      '0001' + '0000000000000009' + '0000' + '0000ea60' + '04' + '00' + '00000000000003e8' + 'ffffffffffffffff' + '02' + '0008' + '0000000000000008' + '0202' + '0002',
+    )
+    expect(decodeTransactionLogValueRecord(buf)).toEqual({ version: 1, value })
+    // The coordinator's own view of the same bytes (it does not use the tagged fields yet).
+    expect(decodeTransactionValue(buf)).toMatchObject({ producerId: 9, status: TxnStatus.CompleteCommit, partitions: [] })
+    // Version 0 cannot carry them.
+    expect(() => encodeTransactionLogValueRecord(value, 0)).toThrow(/not supported in version 0/)
   })
 })
 

@@ -1,13 +1,14 @@
-// The group coordinator as the broker (and library users) call it: one GroupShard per partition of
-// __consumer_offsets, run by the CoordinatorRuntime, a group living on partition
-// abs(hash(groupId)) % offsets.topic.num.partitions. Every method answers in plain types with Kafka
-// error codes; nothing here knows about sockets, protocol versions or the shard threads.
+// The group coordinator as the broker (and library users) call it: one GroupCoordinatorState (the
+// state machine of one partition) per partition of __consumer_offsets, run by the CoordinatorRuntime,
+// a group living on partition abs(hash(groupId)) % offsets.topic.num.partitions. Every method answers
+// in plain types with Kafka error codes; nothing here knows about sockets, protocol versions or the
+// broker's shard threads.
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import type { Clock } from '../runtime/clock.js'
 import type { PartitionWriter } from '../runtime/partition-writer.js'
 import { CoordinatorRuntime, type CoordinatorLogger } from '../runtime/runtime.js'
 import { ClassicGroup } from './classic-group.js'
-import { GroupShard } from './group-shard.js'
+import { GroupCoordinatorState } from './group-coordinator-state.js'
 import { groupPartition } from './partitioner.js'
 import type {
   DescribedGroup,
@@ -39,7 +40,7 @@ export interface GroupCoordinatorOptions {
 }
 
 export class GroupCoordinator {
-  readonly runtime: CoordinatorRuntime<GroupShard>
+  readonly runtime: CoordinatorRuntime<GroupCoordinatorState>
   readonly config: GroupCoordinatorConfig
   readonly #log: CoordinatorLogger
   readonly #topics: TopicsView
@@ -48,11 +49,11 @@ export class GroupCoordinator {
     this.config = opts.config
     this.#log = opts.log
     this.#topics = opts.topics
-    this.runtime = new CoordinatorRuntime<GroupShard>({
+    this.runtime = new CoordinatorRuntime<GroupCoordinatorState>({
       writer: opts.writer,
       clock: opts.clock,
       log: opts.log,
-      newShard: (ctx) => new GroupShard(ctx, opts.config, opts.topics),
+      newStateMachine: (ctx) => new GroupCoordinatorState(ctx, opts.config, opts.topics),
     })
   }
 
@@ -83,7 +84,7 @@ export class GroupCoordinator {
 
   async joinGroup(req: JoinGroupInput): Promise<JoinGroupResult> {
     try {
-      return await this.runtime.write(this.partitionFor(req.groupId), 'join-group', (s) => s.joinGroup(req))
+      return await this.runtime.write(this.partitionFor(req.groupId), 'join-group', (s) => s.groupMetadata.joinGroup(req))
     } catch (err) {
       return ClassicGroup.joinError(req.memberId, this.codeOf(err, 'join-group'))
     }
@@ -91,7 +92,7 @@ export class GroupCoordinator {
 
   async syncGroup(req: SyncGroupInput): Promise<SyncGroupResult> {
     try {
-      return await this.runtime.write(this.partitionFor(req.groupId), 'sync-group', (s) => s.syncGroup(req))
+      return await this.runtime.write(this.partitionFor(req.groupId), 'sync-group', (s) => s.groupMetadata.syncGroup(req))
     } catch (err) {
       return { errorCode: this.codeOf(err, 'sync-group'), protocolType: null, protocolName: null, assignment: Buffer.alloc(0) }
     }
@@ -99,7 +100,7 @@ export class GroupCoordinator {
 
   async heartbeat(req: HeartbeatInput): Promise<ErrorCode> {
     try {
-      return await this.runtime.write(this.partitionFor(req.groupId), 'heartbeat', (s) => s.heartbeat(req))
+      return await this.runtime.write(this.partitionFor(req.groupId), 'heartbeat', (s) => s.groupMetadata.heartbeat(req))
     } catch (err) {
       return this.codeOf(err, 'heartbeat')
     }
@@ -107,7 +108,7 @@ export class GroupCoordinator {
 
   async leaveGroup(groupId: string, members: MemberIdentity[]): Promise<LeaveGroupResult> {
     try {
-      return await this.runtime.write(this.partitionFor(groupId), 'leave-group', (s) => s.leaveGroup(groupId, members))
+      return await this.runtime.write(this.partitionFor(groupId), 'leave-group', (s) => s.groupMetadata.leaveGroup(groupId, members))
     } catch (err) {
       return { errorCode: this.codeOf(err, 'leave-group'), members: [] }
     }
@@ -115,7 +116,7 @@ export class GroupCoordinator {
 
   async commitOffsets(req: OffsetCommitInput): Promise<PartitionErrors[]> {
     try {
-      return await this.runtime.write(this.partitionFor(req.groupId), 'commit-offsets', (s) => s.commitOffsets(req))
+      return await this.runtime.write(this.partitionFor(req.groupId), 'commit-offsets', (s) => s.offsetMetadata.commitOffsets(req))
     } catch (err) {
       const code = this.codeOf(err, 'commit-offsets')
       return req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }))
@@ -125,13 +126,13 @@ export class GroupCoordinator {
   /**
    * TxnOffsetCommit: written now, visible to fetchOffsets once the transaction's COMMIT marker reaches
    * the group's partition (onTxnCompleted or replay). A sequence refused by the partition's producer
-   * state is retried once with the sequence the shard falls back to.
+   * state is retried once with the sequence the state machine falls back to.
    */
   async txnCommitOffsets(req: TxnOffsetCommitInput): Promise<PartitionErrors[]> {
     const partition = this.partitionFor(req.groupId)
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.runtime.write(partition, 'txn-commit-offsets', (s) => s.txnCommitOffsets(req))
+        return await this.runtime.write(partition, 'txn-commit-offsets', (s) => s.offsetMetadata.txnCommitOffsets(req))
       } catch (err) {
         const code = this.codeOf(err, 'txn-commit-offsets')
         if (attempt === 0 && (code === ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER || code === ErrorCode.UNKNOWN_PRODUCER_ID)) continue
@@ -142,13 +143,13 @@ export class GroupCoordinator {
 
   /** A transaction marker of producerId was written to partition: apply (commit) or drop (abort) its pending offsets. */
   async onTxnCompleted(partition: number, producerId: number, commit: boolean): Promise<void> {
-    await this.runtime.write(partition, 'txn-completed', (s) => s.onTxnCompleted(producerId, commit))
+    await this.runtime.write(partition, 'txn-completed', (s) => s.offsetMetadata.onTxnCompleted(producerId, commit))
   }
 
   /** Committed offsets of a group; topics null = all of them. Missing ones are -1. requireStable: UNSTABLE_OFFSET_COMMIT for offsets a transaction holds. */
   async fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable = false): Promise<OffsetFetchResult> {
     try {
-      return await this.runtime.read(this.partitionFor(groupId), (s) => s.fetchOffsets(groupId, topics, requireStable))
+      return await this.runtime.read(this.partitionFor(groupId), (s) => s.offsetMetadata.fetchOffsets(groupId, topics, requireStable))
     } catch (err) {
       return { errorCode: this.codeOf(err, 'fetch-offsets'), topics: [] }
     }
@@ -156,7 +157,7 @@ export class GroupCoordinator {
 
   async deleteOffsets(groupId: string, topics: { name: string; partitions: number[] }[]): Promise<OffsetDeleteResult> {
     try {
-      return await this.runtime.write(this.partitionFor(groupId), 'delete-offsets', (s) => s.deleteOffsets(groupId, topics))
+      return await this.runtime.write(this.partitionFor(groupId), 'delete-offsets', (s) => s.offsetMetadata.deleteOffsets(groupId, topics))
     } catch (err) {
       return { errorCode: this.codeOf(err, 'delete-offsets'), topics: [] }
     }
@@ -166,7 +167,7 @@ export class GroupCoordinator {
     return Promise.all(
       groupIds.map(async (groupId) => {
         try {
-          return await this.runtime.read(this.partitionFor(groupId), (s) => s.describeGroup(groupId))
+          return await this.runtime.read(this.partitionFor(groupId), (s) => s.groupMetadata.describeGroup(groupId))
         } catch (err) {
           return { groupId, errorCode: this.codeOf(err, 'describe-groups'), state: 'Dead' as GroupStateName, protocolType: '', protocolData: '', members: [] }
         }
@@ -178,8 +179,8 @@ export class GroupCoordinator {
   async listGroups(statesFilter: string[] = []): Promise<{ errorCode: ErrorCode; groups: ListedGroup[] }> {
     const wanted = new Set(statesFilter.map((s) => s.toLowerCase()))
     const groups: ListedGroup[] = []
-    for (const [partition] of this.runtime.activeShards()) {
-      const listed = await this.runtime.read(partition, (s) => s.listGroups()).catch(() => [] as ListedGroup[])
+    for (const [partition] of this.runtime.activeStateMachines()) {
+      const listed = await this.runtime.read(partition, (s) => s.groupMetadata.listGroups()).catch(() => [] as ListedGroup[])
       for (const g of listed) if (wanted.size === 0 || wanted.has(g.state.toLowerCase())) groups.push(g)
     }
     return { errorCode: this.runtime.anyLoading() ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE, groups }
@@ -211,7 +212,7 @@ export class GroupCoordinator {
    * offset against the partition's log end offset and high watermark (lag = HW - committed).
    */
   async groupLag(groupId: string): Promise<PartitionLag[]> {
-    const committed = await this.runtime.read(this.partitionFor(groupId), (s) => s.committedOffsets(groupId))
+    const committed = await this.runtime.read(this.partitionFor(groupId), (s) => s.offsetMetadata.committedOffsets(groupId))
     committed.sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
     const ends = await this.#topics.offsets(committed.map((c) => ({ topic: c.topic, partition: c.partition })))
     return committed.map((c, i) => {

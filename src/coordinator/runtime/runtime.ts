@@ -1,11 +1,12 @@
-// The coordinator runtime (after Kafka's coordinator-common CoordinatorRuntime): one state machine
-// ("shard") per internal partition this broker coordinates, driven by operations that return
-// {records, result}. The runtime appends an operation's records to the partition through the
-// PartitionWriter and only then replays them into the shard and completes the operation; a failed
-// append completes it with an error instead. Operations on one partition run strictly one after the
-// other (a queue per partition, each waiting for the previous one's append), so state is only touched
-// from the main thread, in order, without locks. Loading a partition = replaying every record in it;
-// while that runs, operations fail with COORDINATOR_LOAD_IN_PROGRESS.
+// The coordinator runtime (after Kafka's coordinator-common CoordinatorRuntime): one state machine per
+// internal partition this broker coordinates (Kafka calls it a CoordinatorShard; in Skein a shard is
+// a worker thread and nothing else), driven by operations that return {records, result}. The runtime
+// appends an operation's records to the partition through the PartitionWriter and only then replays
+// them into the state machine and completes the operation; a failed append completes it with an error
+// instead. Operations on one partition run strictly one after the other (a queue per partition, each
+// waiting for the previous one's append), so state is only touched from the main thread, in order,
+// without locks. Loading a partition = replaying every record in it; while that runs, operations fail
+// with COORDINATOR_LOAD_IN_PROGRESS.
 //
 // Timers (session timeouts, rebalance deadlines, offset expiry) are keyed per partition and fire as
 // ordinary write operations, so they are serialised with requests. Time comes from an injected Clock.
@@ -19,7 +20,7 @@ export interface CoordinatorResult<T> {
   /** The answer; may be a promise that settles later (a JoinGroup waiting for its rebalance). */
   result: T | Promise<T>
   /**
-   * Replay the records into the shard once written (default true). False when the operation already
+   * Replay the records into the state machine once written (default true). False when the operation already
    * changed the in-memory state itself and the records only make it durable (classic group metadata,
    * as Kafka's replayRecords=false).
    */
@@ -30,7 +31,13 @@ export interface CoordinatorResult<T> {
   transactional?: TransactionalAppend
 }
 
-export interface CoordinatorShard {
+/** An operation's answer when it writes nothing. */
+export function noRecords<T>(result: T): CoordinatorResult<T> {
+  return { records: [], result }
+}
+
+/** The state of one coordinated partition, rebuilt by replaying its records (Kafka: CoordinatorShard). */
+export interface CoordinatorStateMachine {
   replay(record: StoredRecord): void
   /** The partition finished loading: schedule what the loaded state needs (timers). */
   onLoaded(): void
@@ -45,7 +52,7 @@ export interface CoordinatorLogger {
   error(obj: object, msg?: string): void
 }
 
-export type WriteOperation<S, T> = (shard: S) => CoordinatorResult<T>
+export type WriteOperation<S, T> = (state: S) => CoordinatorResult<T>
 
 /** Keyed timers of one partition; scheduling a key again replaces the previous timer. */
 export class CoordinatorTimer<S> {
@@ -88,8 +95,8 @@ export class CoordinatorTimer<S> {
   }
 }
 
-/** What a shard gets from the runtime. */
-export interface ShardContext<S> {
+/** What a state machine gets from the runtime. */
+export interface StateMachineContext<S> {
   partition: number
   clock: Clock
   timer: CoordinatorTimer<S>
@@ -101,7 +108,7 @@ type PartitionStatus = 'loading' | 'active' | 'failed' | 'closed'
 interface PartitionContext<S> {
   partition: number
   status: PartitionStatus
-  shard: S
+  machine: S
   timer: CoordinatorTimer<S>
   /** Settles when the last queued operation has finished its append. */
   tail: Promise<void>
@@ -109,11 +116,11 @@ interface PartitionContext<S> {
   nextOffset: number
 }
 
-export interface CoordinatorRuntimeOptions<S extends CoordinatorShard> {
+export interface CoordinatorRuntimeOptions<S extends CoordinatorStateMachine> {
   writer: PartitionWriter
   clock: Clock
   log: CoordinatorLogger
-  newShard(ctx: ShardContext<S>): S
+  newStateMachine(ctx: StateMachineContext<S>): S
 }
 
 /** Kafka's mapping of append errors to what coordinator clients should do (retry elsewhere, or give up). */
@@ -140,7 +147,7 @@ export function appendErrorToCoordinatorError(err: unknown): KafkaError {
   }
 }
 
-export class CoordinatorRuntime<S extends CoordinatorShard> {
+export class CoordinatorRuntime<S extends CoordinatorStateMachine> {
   readonly #partitions = new Map<number, PartitionContext<S>>()
 
   constructor(private readonly opts: CoordinatorRuntimeOptions<S>) {}
@@ -158,14 +165,14 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
     if (existing !== undefined && existing.status !== 'failed' && existing.status !== 'closed') return
     let ctx!: PartitionContext<S>
     const timer = new CoordinatorTimer<S>(this.opts.clock, (name, op) => {
-      // A timer firing after unload must not touch a stale shard.
+      // A timer firing after unload must not touch a stale state machine.
       if (this.#partitions.get(partition) !== ctx) return
       this.write(partition, name, op).catch((err: unknown) => {
         if (!(err instanceof KafkaError)) this.opts.log.error({ partition, timer: name, err: (err as Error)?.message }, 'coordinator timer operation failed')
       })
     })
-    const shardCtx: ShardContext<S> = { partition, clock: this.opts.clock, timer, log: this.opts.log }
-    ctx = { partition, status: 'loading', shard: this.opts.newShard(shardCtx), timer, tail: Promise.resolve(), nextOffset: 0 }
+    const machineCtx: StateMachineContext<S> = { partition, clock: this.opts.clock, timer, log: this.opts.log }
+    ctx = { partition, status: 'loading', machine: this.opts.newStateMachine(machineCtx), timer, tail: Promise.resolve(), nextOffset: 0 }
     this.#partitions.set(partition, ctx)
     const started = this.opts.clock.now()
     let count = 0
@@ -175,7 +182,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
         const chunk = await this.opts.writer.read(partition, offset)
         if (ctx.status !== 'loading') return
         for (const r of chunk.records) {
-          ctx.shard.replay(r)
+          ctx.machine.replay(r)
           count++
         }
         offset = chunk.nextOffset
@@ -183,7 +190,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
       }
       ctx.nextOffset = offset
       ctx.status = 'active'
-      ctx.shard.onLoaded()
+      ctx.machine.onLoaded()
       if (count > 0) this.opts.log.info({ partition, records: count, ms: this.opts.clock.now() - started }, 'loaded coordinator partition')
     } catch (err) {
       ctx.status = 'failed'
@@ -199,7 +206,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
     this.#partitions.delete(partition)
     ctx.status = 'closed'
     ctx.timer.cancelAll()
-    ctx.shard.onUnloaded()
+    ctx.machine.onUnloaded()
   }
 
   close(): void {
@@ -238,7 +245,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
     const done = ctx.tail.then(async (): Promise<{ result: T | Promise<T> }> => {
       // The partition may have been unloaded while this operation waited its turn.
       if (this.#partitions.get(partition) !== ctx || ctx.status !== 'active') throw new KafkaError(ErrorCode.NOT_COORDINATOR, `not the coordinator of partition ${partition}`)
-      const res = op(ctx.shard)
+      const res = op(ctx.machine)
       if (res.records.length > 0) {
         try {
           await this.opts.writer.append(partition, res.records, res.transactional)
@@ -251,7 +258,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
         const base = ctx.nextOffset
         ctx.nextOffset += res.records.length
         if (res.replay !== false && this.#partitions.get(partition) === ctx) {
-          res.records.forEach((r, i) => ctx.shard.replay({ ...r, offset: base + i }))
+          res.records.forEach((r, i) => ctx.machine.replay({ ...r, offset: base + i }))
         }
       }
       res.onAppended?.(null)
@@ -265,17 +272,17 @@ export class CoordinatorRuntime<S extends CoordinatorShard> {
   }
 
   /** Runs a read-only function against the partition's state once earlier writes are done. */
-  async read<T>(partition: number, fn: (shard: S) => T): Promise<T> {
+  async read<T>(partition: number, fn: (state: S) => T): Promise<T> {
     const ctx = this.active(partition)
     await ctx.tail
     if (this.#partitions.get(partition) !== ctx) throw new KafkaError(ErrorCode.NOT_COORDINATOR, `not the coordinator of partition ${partition}`)
-    return fn(ctx.shard)
+    return fn(ctx.machine)
   }
 
-  /** The shards that are loaded and active, by partition. */
-  activeShards(): [number, S][] {
+  /** The state machines that are loaded and active, by partition. */
+  activeStateMachines(): [number, S][] {
     const out: [number, S][] = []
-    for (const [p, ctx] of this.#partitions) if (ctx.status === 'active') out.push([p, ctx.shard])
+    for (const [p, ctx] of this.#partitions) if (ctx.status === 'active') out.push([p, ctx.machine])
     return out
   }
 

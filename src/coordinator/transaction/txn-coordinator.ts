@@ -1,6 +1,7 @@
-// The transaction coordinator as the broker (and library users) call it: one TransactionShard per
-// partition of __transaction_state, run by the CoordinatorRuntime, a transactional id living on
-// partition abs(javaStringHashCode(id)) % transaction.state.log.num.partitions (Kafka's partitionFor).
+// The transaction coordinator as the broker (and library users) call it: one
+// TransactionCoordinatorState (the state machine of one partition) per partition of
+// __transaction_state, run by the CoordinatorRuntime, a transactional id living on partition
+// abs(javaStringHashCode(id)) % transaction.state.log.num.partitions (Kafka's partitionFor).
 //
 // Two-phase commit: EndTxn writes PrepareCommit/PrepareAbort durably and answers; then the markers are
 // written to every partition of the transaction through the TxnMarkerWriter (retried with backoff
@@ -13,7 +14,7 @@ import type { Clock } from '../runtime/clock.js'
 import type { PartitionWriter } from '../runtime/partition-writer.js'
 import { CoordinatorRuntime, type CoordinatorLogger } from '../runtime/runtime.js'
 import { TxnStatus } from './records.js'
-import { TransactionShard, type InitStep } from './txn-shard.js'
+import { TransactionCoordinatorState, type InitStep } from './txn-coordinator-state.js'
 import type {
   DescribedTransaction,
   EndTxnResult,
@@ -49,7 +50,7 @@ export function transactionPartition(transactionalId: string, partitionCount: nu
 }
 
 export class TransactionCoordinator {
-  readonly runtime: CoordinatorRuntime<TransactionShard>
+  readonly runtime: CoordinatorRuntime<TransactionCoordinatorState>
   readonly config: TransactionCoordinatorConfig
   readonly #opts: TransactionCoordinatorOptions
   /** Completions in progress (markers being written), by transactional id. */
@@ -59,11 +60,11 @@ export class TransactionCoordinator {
   constructor(opts: TransactionCoordinatorOptions) {
     this.#opts = opts
     this.config = opts.config
-    this.runtime = new CoordinatorRuntime<TransactionShard>({
+    this.runtime = new CoordinatorRuntime<TransactionCoordinatorState>({
       writer: opts.writer,
       clock: opts.clock,
       log: opts.log,
-      newShard: (ctx) => new TransactionShard(ctx, opts.config, { onPrepared: (partition, txn) => this.#complete(partition, txn) }),
+      newStateMachine: (ctx) => new TransactionCoordinatorState(ctx, opts.config, { onPrepared: (partition, txn) => this.#complete(partition, txn) }),
     })
   }
 
@@ -166,7 +167,7 @@ export class TransactionCoordinator {
 
   async listTransactions(filter: ListTransactionsFilter): Promise<{ errorCode: ErrorCode; transactions: ListedTransaction[] }> {
     const out: ListedTransaction[] = []
-    for (const [partition] of this.runtime.activeShards()) {
+    for (const [partition] of this.runtime.activeStateMachines()) {
       out.push(...(await this.runtime.read(partition, (s) => s.list(filter)).catch(() => [] as ListedTransaction[])))
     }
     return { errorCode: this.runtime.anyLoading() ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE, transactions: out }

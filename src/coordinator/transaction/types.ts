@@ -1,5 +1,6 @@
 // The transaction coordinator's operations and ports in plain types: handlers translate the wire
-// messages (any version) into these; the broker implements the ports over the partition shards.
+// messages (any version) into these; the broker implements the ports over the shard workers that
+// own the partitions.
 import type { ErrorCode } from '../../domain/errors.js'
 import type { TxnStatusName } from './records.js'
 

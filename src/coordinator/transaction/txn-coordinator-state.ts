@@ -1,4 +1,4 @@
-// The transaction state machine of one __transaction_state partition (Kafka's TransactionCoordinator +
+// The state machine of one __transaction_state partition (Kafka's TransactionCoordinator +
 // TransactionStateManager for the transactional ids that hash here). Every operation returns the
 // record to append and the answer; state changes only by replaying records (so live state and a reload
 // are the same function of the log), except the last producer id/epoch kept for KIP-360 retries,
@@ -14,9 +14,9 @@
 // partition loads in that state, which writes the markers and then completes it.
 import { ErrorCode } from '../../domain/errors.js'
 import type { CoordinatorRecord, StoredRecord } from '../runtime/partition-writer.js'
-import type { CoordinatorResult, CoordinatorShard, ShardContext } from '../runtime/runtime.js'
+import { noRecords, type CoordinatorResult, type CoordinatorStateMachine, type StateMachineContext } from '../runtime/runtime.js'
 import {
-  TransactionRecordError,
+  CoordinatorRecordError,
   TxnStatus,
   decodeTransactionKey,
   decodeTransactionValue,
@@ -66,27 +66,23 @@ export interface InitInput {
   newProducerId: number | null
 }
 
-export interface TxnShardHooks {
+export interface TransactionCoordinatorStateHooks {
   onPrepared(partition: number, txn: PreparedTransaction): void
-}
-
-function none<T>(result: T): CoordinatorResult<T> {
-  return { records: [], result }
 }
 
 function partitionList(m: Map<string, Set<number>>): { topic: string; partitions: number[] }[] {
   return [...m].map(([topic, ps]) => ({ topic, partitions: [...ps].sort((a, b) => a - b) }))
 }
 
-export class TransactionShard implements CoordinatorShard {
+export class TransactionCoordinatorState implements CoordinatorStateMachine {
   readonly txns = new Map<string, TransactionMetadata>()
   /** The producer id/epoch before the last bump, for a retried InitProducerId (KIP-360); memory only. */
   readonly #last = new Map<string, ProducerIdAndEpoch>()
 
   constructor(
-    private readonly ctx: ShardContext<TransactionShard>,
+    private readonly ctx: StateMachineContext<TransactionCoordinatorState>,
     private readonly config: TransactionCoordinatorConfig,
-    private readonly hooks: TxnShardHooks,
+    private readonly hooks: TransactionCoordinatorStateHooks,
   ) {}
 
   private now(): number {
@@ -118,7 +114,7 @@ export class TransactionShard implements CoordinatorShard {
         lastUpdateTimestamp: v.lastUpdateTimestamp,
       })
     } catch (err) {
-      if (!(err instanceof TransactionRecordError)) throw err
+      if (!(err instanceof CoordinatorRecordError)) throw err
       this.ctx.log.error({ partition: this.ctx.partition, offset: record.offset, err: err.message }, 'skipping a malformed __transaction_state record')
     }
   }
@@ -179,9 +175,9 @@ export class TransactionShard implements CoordinatorShard {
   initProducerId(input: InitInput): CoordinatorResult<InitStep> {
     const now = this.now()
     const txn = this.txns.get(input.transactionalId)
-    const done = (errorCode: ErrorCode, producerId = -1, producerEpoch = -1): CoordinatorResult<InitStep> => none({ kind: 'done', errorCode, producerId, producerEpoch })
+    const done = (errorCode: ErrorCode, producerId = -1, producerEpoch = -1): CoordinatorResult<InitStep> => noRecords({ kind: 'done', errorCode, producerId, producerEpoch })
     if (txn === undefined) {
-      if (input.newProducerId === null) return none({ kind: 'need-id' })
+      if (input.newProducerId === null) return noRecords({ kind: 'need-id' })
       const created: TransactionMetadata = {
         transactionalId: input.transactionalId,
         producerId: input.newProducerId,
@@ -203,7 +199,7 @@ export class TransactionShard implements CoordinatorShard {
       isRetry = last !== undefined && exp.producerId === last.producerId && exp.producerEpoch === last.producerEpoch
       if (!current && !isRetry) return done(ErrorCode.PRODUCER_FENCED)
     }
-    if (this.isPrepare(txn.status)) return none({ kind: 'wait' })
+    if (this.isPrepare(txn.status)) return noRecords({ kind: 'wait' })
     if (txn.status === TxnStatus.Ongoing) {
       // Fence the current producer: abort its transaction under a bumped epoch, so that markers carry
       // an epoch its in-flight writes cannot match.
@@ -223,7 +219,7 @@ export class TransactionShard implements CoordinatorShard {
     let producerId = txn.producerId
     let producerEpoch = txn.producerEpoch + 1
     if (txn.producerEpoch >= MAX_EPOCH) {
-      if (input.newProducerId === null) return none({ kind: 'need-id' })
+      if (input.newProducerId === null) return noRecords({ kind: 'need-id' })
       producerId = input.newProducerId
       producerEpoch = 0
     }
@@ -249,10 +245,10 @@ export class TransactionShard implements CoordinatorShard {
   addPartitions(transactionalId: string, producerId: number, producerEpoch: number, partitions: readonly TopicPartitionRef[]): CoordinatorResult<ErrorCode> {
     const txn = this.txns.get(transactionalId)
     const error = this.producerError(txn, producerId, producerEpoch)
-    if (error !== ErrorCode.NONE) return none(error)
-    if (this.isPrepare(txn!.status)) return none(ErrorCode.CONCURRENT_TRANSACTIONS)
+    if (error !== ErrorCode.NONE) return noRecords(error)
+    if (this.isPrepare(txn!.status)) return noRecords(ErrorCode.CONCURRENT_TRANSACTIONS)
     const ongoing = txn!.status === TxnStatus.Ongoing
-    if (ongoing && partitions.every((p) => txn!.partitions.get(p.topic)?.has(p.partition) === true)) return none(ErrorCode.NONE)
+    if (ongoing && partitions.every((p) => txn!.partitions.get(p.topic)?.has(p.partition) === true)) return noRecords(ErrorCode.NONE)
     const merged = new Map<string, Set<number>>()
     if (ongoing) for (const [t, ps] of txn!.partitions) merged.set(t, new Set(ps))
     for (const p of partitions) {
@@ -268,7 +264,7 @@ export class TransactionShard implements CoordinatorShard {
   endTxn(transactionalId: string, producerId: number, producerEpoch: number, commit: boolean): CoordinatorResult<ErrorCode> {
     const txn = this.txns.get(transactionalId)
     const error = this.producerError(txn, producerId, producerEpoch)
-    if (error !== ErrorCode.NONE) return none(error)
+    if (error !== ErrorCode.NONE) return noRecords(error)
     switch (txn!.status) {
       case TxnStatus.Ongoing: {
         const next: TransactionMetadata = { ...txn!, status: commit ? TxnStatus.PrepareCommit : TxnStatus.PrepareAbort, lastUpdateTimestamp: this.now() }
@@ -282,15 +278,15 @@ export class TransactionShard implements CoordinatorShard {
       }
       // A retried EndTxn whose first attempt got through.
       case TxnStatus.CompleteCommit:
-        return none(commit ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE)
+        return noRecords(commit ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE)
       case TxnStatus.CompleteAbort:
-        return none(commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.NONE)
+        return noRecords(commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.NONE)
       case TxnStatus.PrepareCommit:
-        return none(commit ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE)
+        return noRecords(commit ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE)
       case TxnStatus.PrepareAbort:
-        return none(commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.CONCURRENT_TRANSACTIONS)
+        return noRecords(commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.CONCURRENT_TRANSACTIONS)
       default:
-        return none(ErrorCode.INVALID_TXN_STATE)
+        return noRecords(ErrorCode.INVALID_TXN_STATE)
     }
   }
 
@@ -298,7 +294,7 @@ export class TransactionShard implements CoordinatorShard {
   completeTxn(p: PreparedTransaction): CoordinatorResult<boolean> {
     const txn = this.txns.get(p.transactionalId)
     const expected = p.commit ? TxnStatus.PrepareCommit : TxnStatus.PrepareAbort
-    if (txn === undefined || txn.status !== expected || txn.producerId !== p.producerId || txn.producerEpoch !== p.producerEpoch) return none(false)
+    if (txn === undefined || txn.status !== expected || txn.producerId !== p.producerId || txn.producerEpoch !== p.producerEpoch) return noRecords(false)
     const next: TransactionMetadata = {
       ...txn,
       status: p.commit ? TxnStatus.CompleteCommit : TxnStatus.CompleteAbort,

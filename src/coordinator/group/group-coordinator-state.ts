@@ -1,0 +1,107 @@
+// The state machine of one __consumer_offsets partition (Kafka's GroupCoordinatorShard; "shard" in
+// Skein means a worker thread, hence the other name). It composes, as Kafka does, the
+// GroupMetadataManager (classic groups: membership, rebalances) and the OffsetMetadataManager
+// (committed and transactional offsets), routes each replayed record to the one that owns its key,
+// and runs what needs both: DeleteGroups and the periodic offset retention, which deletes empty groups
+// left without offsets. Operations that touch only one of them are called on it directly
+// (GroupCoordinator: `state.groupMetadata.joinGroup(...)`, `state.offsetMetadata.commitOffsets(...)`).
+//
+// Every operation returns a CoordinatorResult: the records to append and the answer. Offsets change
+// only by replaying records; classic membership is changed by the operations and made durable by
+// GroupMetadata records (see group-metadata-manager.ts).
+import { ErrorCode } from '../../domain/errors.js'
+import type { CoordinatorRecord, StoredRecord } from '../runtime/partition-writer.js'
+import type { CoordinatorResult, CoordinatorStateMachine, StateMachineContext } from '../runtime/runtime.js'
+import { GroupMetadataManager } from './group-metadata-manager.js'
+import { OffsetMetadataManager } from './offset-metadata-manager.js'
+import { CoordinatorRecordError, decodeGroupRecordKey } from './records.js'
+import type { GroupCoordinatorConfig, TopicsView } from './types.js'
+
+const EXPIRE_OFFSETS_TIMER = 'expire-offsets'
+
+export class GroupCoordinatorState implements CoordinatorStateMachine {
+  readonly groupMetadata: GroupMetadataManager
+  readonly offsetMetadata: OffsetMetadataManager
+  #warnedUnknown = false
+
+  constructor(
+    private readonly ctx: StateMachineContext<GroupCoordinatorState>,
+    private readonly config: GroupCoordinatorConfig,
+    topics: TopicsView,
+  ) {
+    this.groupMetadata = new GroupMetadataManager(ctx, config)
+    this.offsetMetadata = new OffsetMetadataManager(ctx, config, topics, this.groupMetadata)
+  }
+
+  // ---- replay -----------------------------------------------------------------------------------
+
+  replay(record: StoredRecord): void {
+    // A transaction marker: the producer's pending offsets become committed, or are dropped.
+    if (record.control !== undefined) {
+      if (record.producerId !== undefined) this.offsetMetadata.replayTxnMarker(record.producerId, record.control === 'commit')
+      return
+    }
+    try {
+      const key = decodeGroupRecordKey(record.key)
+      if (key.type === 'offset-commit') this.offsetMetadata.replay(key, record)
+      else if (key.type === 'group-metadata') this.groupMetadata.replay(key.group, record.value)
+      else if (!this.#warnedUnknown) {
+        this.#warnedUnknown = true
+        this.ctx.log.warn({ partition: this.ctx.partition, offset: record.offset, keyVersion: key.version }, 'skipping coordinator records of an unknown type')
+      }
+    } catch (err) {
+      if (!(err instanceof CoordinatorRecordError)) throw err
+      this.ctx.log.error({ partition: this.ctx.partition, offset: record.offset, err: err.message }, 'skipping a malformed coordinator record')
+    }
+  }
+
+  onLoaded(): void {
+    this.groupMetadata.onLoaded()
+    this.scheduleOffsetExpiry()
+  }
+
+  onUnloaded(): void {
+    this.groupMetadata.onUnloaded()
+  }
+
+  // ---- operations on groups and their offsets ---------------------------------------------------
+
+  deleteGroups(groupIds: string[]): CoordinatorResult<{ groupId: string; errorCode: ErrorCode }[]> {
+    const records: CoordinatorRecord[] = []
+    const result = groupIds.map((groupId) => {
+      const errorCode = this.groupMetadata.deleteGroupError(groupId)
+      if (errorCode !== ErrorCode.NONE) return { groupId, errorCode }
+      records.push(...this.offsetMetadata.offsetTombstones(groupId), this.groupMetadata.deleteGroup(this.groupMetadata.group(groupId)!))
+      return { groupId, errorCode: ErrorCode.NONE as ErrorCode }
+    })
+    return { records, result }
+  }
+
+  private scheduleOffsetExpiry(): void {
+    this.ctx.timer.schedule(EXPIRE_OFFSETS_TIMER, this.config.offsetsRetentionCheckIntervalMs, () => this.expireOffsets())
+  }
+
+  /**
+   * offsets.retention.minutes (KIP-211), every offsets.retention.check.interval.ms: expired offsets get
+   * tombstones (OffsetMetadataManager.expireOffsets says which), and an empty group left without
+   * offsets is deleted. Groups whose subscriptions cannot be read keep everything.
+   */
+  expireOffsets(): CoordinatorResult<void> {
+    this.scheduleOffsetExpiry()
+    const now = this.ctx.clock.now()
+    const records: CoordinatorRecord[] = []
+    for (const group of this.groupMetadata.allGroups()) {
+      const empty = group.is('Empty')
+      const subscribed = empty ? new Set<string>() : group.subscribedTopics()
+      if (subscribed === null) continue
+      const remaining = this.offsetMetadata.expireOffsets(group, subscribed, now, records)
+      if (empty && remaining === 0 && group.pendingMembers.size === 0) {
+        this.ctx.log.info({ groupId: group.groupId }, 'deleting empty group without offsets')
+        // Its offsets' tombstones are already in `records`; only the group's own is new.
+        records.push(this.groupMetadata.deleteGroup(group))
+      }
+    }
+    if (records.length > 0) this.ctx.log.info({ partition: this.ctx.partition, tombstones: records.length }, 'expiring offsets')
+    return { records, result: undefined }
+  }
+}
