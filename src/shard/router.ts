@@ -15,13 +15,13 @@
 // Buffer that exclusively owns its ArrayBuffer is transferred to the worker (the caller's Buffer
 // becomes empty); any other is copied.
 
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Piscina } from 'piscina'
 import { ErrorCode, errorName } from '../domain/errors.js'
 import { createLogger, type Logger } from '../observability/logger.js'
-import { lockDataDir, readAndClearCleanShutdownMarker, unlockDataDir, writeCleanShutdownMarker } from '../storage/index.js'
+import { DataDirectory } from '../storage/index.js'
 import type { AppendResult, IsolationLevel, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, ReadResult, TopicPartition } from '../storage/types.js'
 import type { CleanResult } from '../storage/cleaner/index.js'
 import { ShardExecutor } from './executor.js'
@@ -192,10 +192,11 @@ export class ShardRouter {
   #flushScheduled = false
   #closed = false
   #closing: Promise<void> | undefined
-  #lockFd = -1
+  readonly #directory: DataDirectory
 
-  private constructor(dataDir: string, ioThreads: number, shards: ShardBackend[], logger: Logger) {
-    this.dataDir = dataDir
+  private constructor(directory: DataDirectory, ioThreads: number, shards: ShardBackend[], logger: Logger) {
+    this.#directory = directory
+    this.dataDir = directory.path
     this.ioThreads = ioThreads
     this.#shards = shards
     this.#queues = shards.map(() => [])
@@ -204,29 +205,27 @@ export class ShardRouter {
   }
 
   /**
-   * Reads and clears the clean-shutdown marker once, here, then opens every shard (each recovers the
-   * partitions it owns). Rejects when a shard cannot open its partitions.
+   * Opens the data directory (its lock and clean-shutdown marker: DataDirectory), then every shard
+   * (each recovers the partitions it owns). Rejects when the directory is in use or a shard cannot open
+   * its partitions.
    */
   static async start(opts: ShardRouterOptions): Promise<ShardRouter> {
     if (!Number.isInteger(opts.ioThreads) || opts.ioThreads < 0) throw new RangeError(`ioThreads must be an integer >= 0, got ${opts.ioThreads}`)
-    const dataDir = resolve(opts.dataDir)
-    mkdirSync(dataDir, { recursive: true })
-    // One owner per data directory, as Kafka's `.lock`: a second broker (or library user) on the same
-    // directory stops here, before it recovers partitions or touches the clean-shutdown marker.
-    const lockFd = lockDataDir(dataDir)
+    // One owner per data directory: a second broker (or library user) on the same directory stops here,
+    // before it recovers partitions or touches the clean-shutdown marker.
+    const directory = DataDirectory.open(opts.dataDir)
     try {
-      const router = await ShardRouter.#open(opts, dataDir)
-      router.#lockFd = lockFd
-      return router
+      return await ShardRouter.#open(opts, directory)
     } catch (err) {
-      unlockDataDir(lockFd)
+      directory.close(false)
       throw err
     }
   }
 
-  static async #open(opts: ShardRouterOptions, dataDir: string): Promise<ShardRouter> {
+  static async #open(opts: ShardRouterOptions, directory: DataDirectory): Promise<ShardRouter> {
     const logger = opts.logger ?? createLogger()
-    const cleanShutdown = readAndClearCleanShutdownMarker(dataDir)
+    const dataDir = directory.path
+    const cleanShutdown = directory.cleanShutdown
     const retentionCheckIntervalMs = opts.retentionCheckIntervalMs ?? 300_000
     const flushSchedulerIntervalMs = opts.flushSchedulerIntervalMs ?? LONG_MAX
     const highWatermarkFollowsLeo = opts.highWatermarkFollowsLeo ?? true
@@ -243,7 +242,7 @@ export class ShardRouter {
         highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, producerExpiration, onBackgroundError: (err, task) => logger.error({ err, task }, 'shard background task failed'),
       })
       shards.push(new InlineShard(executor))
-      return new ShardRouter(dataDir, 0, shards, logger)
+      return new ShardRouter(directory, 0, shards, logger)
     }
 
     const workerFile = opts.workerFile ?? defaultWorkerFile()
@@ -271,7 +270,7 @@ export class ShardRouter {
       pool.on('error', (err: unknown) => logger.error({ err, shard: shardIndex }, 'shard worker error'))
       shards.push(new WorkerShard(pool))
     }
-    const router = new ShardRouter(dataDir, opts.ioThreads, shards, logger)
+    const router = new ShardRouter(directory, opts.ioThreads, shards, logger)
     // An empty batch makes each worker load its module, i.e. open and recover its partitions.
     const ready = await Promise.allSettled(shards.map((s) => s.run([], [])))
     const failed = ready.find((r) => r.status === 'rejected')
@@ -425,16 +424,16 @@ export class ShardRouter {
   }
 
   async #close(): Promise<void> {
+    let cleanly = false
     try {
       const results = await Promise.all(this.#shards.map((_, shard) => this.#send({ op: 'close' }, shard)))
       this.#closed = true
       await Promise.allSettled(this.#shards.map((s) => s.destroy()))
       const failed = results.filter((r): r is Extract<OpResult, { ok: false }> => !r.ok)
       if (failed.length > 0) throw new Error(`shards did not close cleanly: ${failed.map((f) => f.message).join('; ')}`)
-      writeCleanShutdownMarker(this.dataDir)
+      cleanly = true
     } finally {
-      unlockDataDir(this.#lockFd)
-      this.#lockFd = -1
+      this.#directory.close(cleanly)
     }
   }
 
