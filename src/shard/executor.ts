@@ -8,10 +8,10 @@
 import { errorName, ErrorCode, KafkaError } from '../domain/errors.js'
 import { LogManager } from '../storage/index.js'
 import type { LogCleanerSettings } from '../storage/cleaner/index.js'
-import type { LogConfig, OffsetAndTimestamp, PartitionState, ReadResult } from '../storage/types.js'
+import type { LogConfig, PartitionState, ReadResult } from '../storage/types.js'
 import { shardOf } from './hash.js'
 import {
-  DEFAULT_CLEANER_CONFIG, DEFAULT_PRODUCER_EXPIRATION, EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP,
+  DEFAULT_CLEANER_CONFIG, DEFAULT_PRODUCER_EXPIRATION,
   type OpResult, type ShardCleanerConfig, type ShardInfo, type ShardOp, type ShardProducerExpiration,
 } from './messages.js'
 
@@ -190,7 +190,7 @@ export class ShardExecutor {
       case 'describeProducers':
         return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).describeProducers()
       case 'listOffsets':
-        return this.#listOffsets(op.topic, op.partition, op.timestamp, op.isolation === 'read_committed')
+        return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).fetchOffsetByTimestamp(op.timestamp, op.isolation)
       case 'deleteRecords':
         return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).deleteRecordsBefore(op.offset)
       case 'state':
@@ -212,25 +212,6 @@ export class ShardExecutor {
         }
         return this.#opts.crash()
     }
-  }
-
-  // ListOffsets: -2 earliest (log start), -1 latest (the high watermark, what a READ_UNCOMMITTED consumer
-  // may read up to, equal to the LEO on a single broker; for READ_COMMITTED the last stable offset), -3 the batch with the largest timestamp, -4
-  // earliest local (= earliest, there is no tiered storage); otherwise the first offset whose batch has a
-  // timestamp >= t, or (-1, -1) when there is none, as Kafka answers.
-  #listOffsets(topic: string, partition: number, timestamp: number, readCommitted: boolean): OffsetAndTimestamp {
-    const log = this.logs.get(topic, partition) ?? unknownPartition(topic, partition)
-    switch (timestamp) {
-      case EARLIEST_TIMESTAMP:
-      case EARLIEST_LOCAL_TIMESTAMP:
-        return { offset: log.logStartOffset, timestamp: -1 }
-      case LATEST_TIMESTAMP:
-        return { offset: readCommitted ? log.lastStableOffset : log.highWatermark, timestamp: -1 }
-      case MAX_TIMESTAMP:
-        return log.maxTimestamp() ?? { offset: -1, timestamp: -1 }
-    }
-    if (timestamp < 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `unsupported ListOffsets timestamp ${timestamp}`)
-    return log.offsetForTimestamp(timestamp) ?? { offset: -1, timestamp: -1 }
   }
 
   /** Stops the timers and closes the LogManager (flush, checkpoints, fds). Idempotent. */

@@ -8,6 +8,5 @@ export {
 export { shardOf, fnv1a } from './hash.js'
 export { ShardExecutor, type ShardExecutorOptions } from './executor.js'
 export {
-  EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP,
   type ShardOp, type OpResult, type ShardInfo, type ShardBatch, type ShardReply, type ShardWorkerData, type PartitionRef,
 } from './messages.js'

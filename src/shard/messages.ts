@@ -55,12 +55,6 @@ export interface ShardInfo {
   partitions: number
 }
 
-/** ListOffsets special timestamps (Kafka ListOffsetsRequest). */
-export const LATEST_TIMESTAMP = -1
-export const EARLIEST_TIMESTAMP = -2
-export const MAX_TIMESTAMP = -3
-export const EARLIEST_LOCAL_TIMESTAMP = -4
-
 /** What a shard worker receives as workerData. */
 export interface ShardWorkerData {
   dataDir: string
