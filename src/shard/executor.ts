@@ -28,7 +28,7 @@ export interface ShardExecutorOptions {
   highWatermarkFollowsLeo: boolean
   /** Idempotent producer state expiration (default: Kafka's, 1 day checked every 10 minutes). */
   producerExpiration?: ShardProducerExpiration
-  /** How often recovery checkpoints are written (LogManager checkpointIntervalMs). */
+  /** log.flush.offset.checkpoint.interval.ms: how often changed recovery checkpoints are written (LogManager checkpointIntervalMs). */
   checkpointIntervalMs: number
   /** The periodic log cleaner (default: Kafka's defaults, enabled). */
   cleaner?: ShardCleanerConfig
@@ -77,7 +77,10 @@ export class ShardExecutor implements ShardContext {
     })
     // flushDue also writes the recovery checkpoints, so it runs at least every checkpoint interval even
     // when log.flush.scheduler.interval.ms is Kafka's "never"; the flush.ms test inside is per partition.
-    this.#schedule(Math.min(opts.flushSchedulerIntervalMs, opts.checkpointIntervalMs), 'flush', () => logs.flushDue())
+    // A checkpoint interval of 0 (Kafka: no periodic checkpoint task) leaves the flush scheduler's
+    // period, on each pass of which flushDue then writes the changed checkpoints.
+    const flushPeriodMs = opts.checkpointIntervalMs >= 1 ? Math.min(opts.flushSchedulerIntervalMs, opts.checkpointIntervalMs) : opts.flushSchedulerIntervalMs
+    this.#schedule(flushPeriodMs, 'flush', () => logs.flushDue())
     // Kafka's producer-expiry-check: idempotent producer state idle for producer.id.expiration.ms goes.
     this.#schedule((opts.producerExpiration ?? DEFAULT_PRODUCER_EXPIRATION).checkIntervalMs, 'producer-expiration', () => {
       logs.removeExpiredProducers()

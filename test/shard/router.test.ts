@@ -269,6 +269,21 @@ describe('error outcomes', () => {
   })
 })
 
+describe('recovery checkpoints', () => {
+  it('checkpointIntervalMs=0 writes changed checkpoints on each flush scheduler pass', async () => {
+    const dir = tempDir()
+    cleanup.push(() => removeDir(dir))
+    const router = await startRouter(dir, 1, { checkpointIntervalMs: 0, flushSchedulerIntervalMs: 100 })
+    cleanup.push(() => router.close().catch(() => undefined))
+    value((await router.createPartitions([{ topic: 'cp', partition: 0, overrides: { flushMessages: 1 } }]))[0])
+    value((await router.append([{ topic: 'cp', partition: 0, records: batch('x', 2), leaderEpoch: 0 }]))[0])
+    const path = join(dir, 'cp-0', 'recovery-point-offset-checkpoint')
+    const deadline = Date.now() + 5000
+    while (!(existsSync(path) && readFileSync(path, 'utf8') === '0\n1\ncp 0 2\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    expect(readFileSync(path, 'utf8')).toBe('0\n1\ncp 0 2\n')
+  })
+})
+
 describe('worker crash', () => {
   it('a replacement worker recovers the shard and its partitions keep working', async () => {
     process.env.SKEIN_TEST_HOOKS = '1'
