@@ -6,8 +6,6 @@
 
 import type { LogConfig } from '../storage/types.js'
 
-export type { ShardOp } from './operations.js'
-
 export interface PartitionRef {
   topic: string
   partition: number
@@ -16,9 +14,10 @@ export interface PartitionRef {
 export type OpResult = { ok: true; value: unknown } | { ok: false; errorCode: number; message: string; unexpected?: boolean }
 
 /**
- * The operations of one turn for one shard: ops[i] names an operation (a ShardOp's op) and args[i] holds
- * its arguments. Two parallel arrays rather than one object per operation: a message then costs the
- * arguments themselves and nothing per operation on top (this carries every append and read).
+ * The operations of one turn for one shard: ops[i] names an operation and args[i] holds its arguments
+ * (together one ShardOp of operations.ts). Two parallel arrays rather than one object per operation: a
+ * message then costs the arguments themselves and nothing per operation on top (this carries every
+ * append and read).
  */
 export interface ShardBatch {
   ops: string[]
