@@ -77,6 +77,7 @@ export class Broker {
       defaults: config.logDefaults(),
       retentionCheckIntervalMs: config.logRetentionCheckIntervalMs,
       flushSchedulerIntervalMs: config.logFlushSchedulerIntervalMs,
+      checkpointIntervalMs: config.getInt('log.flush.offset.checkpoint.interval.ms'),
       cleaner: {
         enable: config.getBoolean('log.cleaner.enable'),
         backoffMs: config.getInt('log.cleaner.backoff.ms'),
