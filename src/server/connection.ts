@@ -28,16 +28,11 @@
 // take at once waits for writability, so a small fetch answer costs no loop turn per partition.
 import type { Socket } from 'node:net'
 import { native, socketFd } from '../addon/index.js'
+import type { FileRegion } from '../domain/file-region.js'
 import { framePool, unpinFrame } from '../shard/frame-pool.js'
 import type { Logger } from '../observability/logger.js'
 
-export interface FileRegionChunk {
-  fd: number
-  position: number
-  length: number
-}
-
-export type ResponseChunk = Buffer | FileRegionChunk
+export type ResponseChunk = Buffer | FileRegion
 
 export interface Response {
   /** The whole frame, size prefix included. */
@@ -318,14 +313,14 @@ export class Connection {
    * one sendfile(2), no callback, no loop turn), then, if the socket buffer filled up, the rest with
    * the addon's asynchronous sendfile. Returns null when everything went out at once.
    */
-  private trySendRegion(region: FileRegionChunk): Promise<void> | null {
+  private trySendRegion(region: FileRegion): Promise<void> | null {
     if (this.fd < 0) this.fd = socketFd(this.socket)
     const sent = native.trySendfile(this.fd, region.fd, region.position, region.length)
     if (sent === region.length) return null
     return this.sendRegion({ fd: region.fd, position: region.position + sent, length: region.length - sent })
   }
 
-  private sendRegion(region: FileRegionChunk): Promise<void> {
+  private sendRegion(region: FileRegion): Promise<void> {
     if (this.fd < 0) this.fd = socketFd(this.socket)
     return new Promise<void>((resolve, reject) => {
       native.sendfile(this.fd, region.fd, region.position, region.length, (err, sent) => {

@@ -23,7 +23,6 @@
 // * Follower fetches (replicaId >= 0) are answered as consumer fetches: replication comes later.
 import { ErrorCode } from '../../domain/errors.js'
 import * as Fetch from '../../protocol/messages/01-fetch.gen.js'
-import type { FileRegionRef } from '../../protocol/primitives/types.js'
 import type { LeaseRef, ReadItem } from '../../shard/router.js'
 import type { RequestContext } from '../context.js'
 import { partitionKey } from '../fetch-purgatory.js'
@@ -135,7 +134,7 @@ async function readAll(targets: Target[], totalMax: number, ctx: RequestContext)
     if (response.abortedTransactions !== null) response.abortedTransactions = []
     if (r.bytes === 0) continue
     if (r.bytes <= budget || firstWithData) {
-      response.records = { chunks: r.regions as FileRegionRef[] }
+      response.records = { chunks: r.regions }
       if (response.abortedTransactions !== null) {
         response.abortedTransactions = r.abortedTransactions.map((a) => Fetch.createAbortedTransaction({ producerId: BigInt(a.producerId), firstOffset: BigInt(a.firstOffset) }))
       }
