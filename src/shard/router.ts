@@ -20,6 +20,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Piscina } from 'piscina'
 import { ErrorCode, errorName } from '../domain/errors.js'
+import type { Outcome } from '../domain/outcome.js'
 import { createLogger, type Logger } from '../observability/logger.js'
 import { lockDataDir, readAndClearCleanShutdownMarker, unlockDataDir, writeCleanShutdownMarker } from '../storage/index.js'
 import type { AppendResult, IsolationLevel, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, ReadResult, TopicPartition } from '../storage/types.js'
@@ -56,7 +57,7 @@ export interface ShardRouterOptions {
   workerFile?: string
 }
 
-export type Outcome<T> = { ok: true; value: T } | { ok: false; errorCode: number; message: string }
+export type { Outcome }
 
 export interface ShardReadResult extends ReadResult {
   shard: number
