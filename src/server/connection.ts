@@ -66,7 +66,10 @@ const PRODUCE_API_KEY = 0
 
 export class Connection {
   readonly id = nextConnectionId++
+  /** host:port of the client, for logs. */
   readonly remoteAddress: string
+  /** The client's host alone (JoinGroup and DescribeGroups show it). */
+  readonly clientHost: string
   private readonly chunks: Buffer[] = []
   private buffered = 0
   private expected = -1
@@ -79,12 +82,15 @@ export class Connection {
 
   constructor(
     readonly socket: Socket,
+    /** The listener the connection was accepted on. */
+    readonly listenerName: string,
     private readonly limits: ConnectionLimits,
     private readonly handler: FrameHandler,
     private readonly log: Logger,
     private readonly onClose: (conn: Connection) => void,
   ) {
     this.remoteAddress = `${socket.remoteAddress}:${socket.remotePort}`
+    this.clientHost = socket.remoteAddress ?? ''
     socket.setNoDelay(true)
     if (limits.idleTimeoutMs > 0) {
       socket.setTimeout(limits.idleTimeoutMs, () => {
