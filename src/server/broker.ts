@@ -66,7 +66,7 @@ export class Broker {
     readonly bound: BoundListener[],
     private readonly shutdownGraceMs: number,
   ) {
-    this.partitions = new ReplicaManager(router, topics, dataDir, log)
+    this.partitions = new ReplicaManager(router, store, dataDir, log)
     this.metadata = new BrokerMetadataView(nodeId, clusterId, (listenerName) => this.endpointFor(listenerName), topics, () => this.config)
     this.configs = new DynamicConfigService(store, () => this.config, (c) => this.applyBrokerConfig(c), log)
     this.producerIds = new ProducerIdManager(dataDir)
