@@ -24,6 +24,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Piscina } from 'piscina'
 import { ErrorCode, errorName } from '../domain/errors.js'
+import type { Outcome } from '../domain/outcome.js'
 import { createLogger, type Logger } from '../observability/logger.js'
 import { DataDirectory } from '../storage/index.js'
 import type { AppendResult, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, TopicPartition } from '../storage/types.js'
@@ -69,7 +70,7 @@ export interface ShardRouterOptions {
   workerFile?: string
 }
 
-export type Outcome<T> = { ok: true; value: T } | { ok: false; errorCode: number; message: string }
+export type { Outcome }
 
 export interface LeaseRef {
   shard: number
