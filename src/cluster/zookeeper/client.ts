@@ -337,7 +337,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
   }
 
   /** Deletes a znode if its version is `version` (ANY_VERSION: whatever it is). */
-  delete(path: string, version: number): Promise<void> {
+  async delete(path: string, version: number): Promise<void> {
     validatePath(path)
     checkVersion(version, path)
     return this.request(OpCode.delete, path, (w) => writePathVersion(w, this.paths.toServer(path), version), () => undefined)
@@ -347,7 +347,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
    * The node's Stat, or null when it does not exist. A watch fires on create, delete or data change;
    * it is set whether or not the node exists.
    */
-  exists(path: string, options: WatchOption = {}): Promise<Stat | null> {
+  async exists(path: string, options: WatchOption = {}): Promise<Stat | null> {
     validatePath(path)
     const watch = options.watch
     return this.request(OpCode.exists, path, (w) => writePathWatch(w, this.paths.toServer(path), watch !== undefined), readStat, {
@@ -363,7 +363,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
   }
 
   /** Data and Stat; NONODE when absent. A watch fires on data change or delete. */
-  getData(path: string, options: WatchOption = {}): Promise<NodeData> {
+  async getData(path: string, options: WatchOption = {}): Promise<NodeData> {
     validatePath(path)
     return this.request(
       OpCode.getData,
@@ -375,7 +375,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
   }
 
   /** Writes data if the node's version is `version` (ANY_VERSION: unconditionally); resolves with the new Stat. */
-  setData(path: string, data: Data, version: number): Promise<Stat> {
+  async setData(path: string, data: Data, version: number): Promise<Stat> {
     validatePath(path)
     checkVersion(version, path)
     const payload = toBuffer(data)
@@ -383,7 +383,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
   }
 
   /** Child names (unordered). A watch fires when a child is added or removed, or the node is deleted. */
-  getChildren(path: string, options: WatchOption = {}): Promise<string[]> {
+  async getChildren(path: string, options: WatchOption = {}): Promise<string[]> {
     validatePath(path)
     return this.request(OpCode.getChildren, path, (w) => writePathWatch(w, this.paths.toServer(path), options.watch !== undefined), (r) => r.stringVector(), {
       onReply: this.registerOnSuccess('child', path, options.watch),
@@ -391,7 +391,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
   }
 
   /** getChildren2: child names and the parent's Stat. */
-  getChildren2(path: string, options: WatchOption = {}): Promise<{ children: string[]; stat: Stat }> {
+  async getChildren2(path: string, options: WatchOption = {}): Promise<{ children: string[]; stat: Stat }> {
     validatePath(path)
     return this.request(
       OpCode.getChildren2,
@@ -403,7 +403,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
   }
 
   /** Waits until the server this client talks to has caught up with the leader for path. */
-  sync(path: string): Promise<void> {
+  async sync(path: string): Promise<void> {
     validatePath(path)
     return this.request(OpCode.sync, path, (w) => w.ustring(this.paths.toServer(path)), () => undefined)
   }
@@ -413,7 +413,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
    * any). Resolves with one result per op; when any op fails, rejects with a ZooKeeperMultiError naming
    * the first failing op and carrying every op's code.
    */
-  multi(ops: readonly MultiOp[]): Promise<MultiOpResult[]> {
+  async multi(ops: readonly MultiOp[]): Promise<MultiOpResult[]> {
     for (const op of ops) {
       if (op.type === 'create') {
         checkMode(op.mode, op.path)

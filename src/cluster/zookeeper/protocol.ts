@@ -283,15 +283,16 @@ export type MultiOp =
 /** What a successful operation of a multi returned. */
 export type MultiOpResult =
   | { type: 'check' }
-  | { type: 'create'; path: string; stat: Stat }
+  | { type: 'create'; path: string }
   | { type: 'setData'; stat: Stat }
   | { type: 'delete' }
 
-const MULTI_OP_CODES = { check: OpCode.check, create: OpCode.create2, setData: OpCode.setData, delete: OpCode.delete } as const
+const MULTI_OP_CODES = { check: OpCode.check, create: OpCode.create, setData: OpCode.setData, delete: OpCode.delete } as const
 
 /**
  * MultiRequest: each op as MultiHeader(type, done=false, err=-1) + its request record, then
- * MultiHeader(-1, true, -1). Creates go as create2 so that each result carries the new znode's Stat.
+ * MultiHeader(-1, true, -1). Creates go as plain create: ZooKeeper 3.8 answers a create2 inside a
+ * multi with a create result anyway (path, no Stat).
  * `toWire` maps client paths to server paths (the chroot).
  */
 export function writeMulti(w: JuteWriter, ops: readonly MultiOp[], toWire: (path: string) => string): void {
@@ -333,9 +334,12 @@ export function readMultiResponse(r: JuteReader, fromWire: (path: string) => str
       case OpCode.check:
         out.push({ ok: true, result: { type: 'check' } })
         break
+      case OpCode.create:
+        out.push({ ok: true, result: { type: 'create', path: fromWire(r.ustring()) } })
+        break
       case OpCode.create2: {
-        const path = fromWire(r.ustring())
-        out.push({ ok: true, result: { type: 'create', path, stat: readStat(r) } })
+        out.push({ ok: true, result: { type: 'create', path: fromWire(r.ustring()) } })
+        readStat(r)
         break
       }
       case OpCode.setData:
