@@ -582,11 +582,22 @@ describe.skipIf(MISSING !== undefined)('ZooKeeper client against a standalone Zo
 })
 
 describe.skipIf(MISSING !== undefined)('ZooKeeper client against a 3-node ensemble', () => {
-  it('moves to another member after SIGKILL of its server, keeping the session, its ephemerals and its watches', async () => {
+  it('moves to another member after SIGKILL of its server (the leader), keeping the session, its ephemerals and its watches', async () => {
     const ensemble = await startZooKeeperEnsemble(3, { tickTime: 500 })
     const clients: ZooKeeperClient[] = []
     try {
-      const c = await ZooKeeperClient.connect(ensemble.connectString, { sessionTimeoutMs: 6000 })
+      // The harder case: the client's server is the ensemble's leader, so the survivors must elect a
+      // new one before they serve. Clients pick a random member; open them until one lands on the leader.
+      const modes = await Promise.all(ensemble.servers.map((s) => s.mode()))
+      const leader = ensemble.servers[modes.indexOf('leader')]!
+      expect(leader).toBeDefined()
+      let c: ZooKeeperClient | undefined
+      for (let i = 0; i < 30 && c === undefined; i++) {
+        const candidate = await ZooKeeperClient.connect(ensemble.connectString, { sessionTimeoutMs: 6000 })
+        if (candidate.connectedServer === leader.address) c = candidate
+        else await candidate.close()
+      }
+      if (c === undefined) throw new Error('no client connected to the leader in 30 tries')
       clients.push(c)
       await c.create('/eph', 'alive', { mode: CreateMode.EPHEMERAL })
       await c.create('/data', 'v0')
@@ -597,7 +608,7 @@ describe.skipIf(MISSING !== undefined)('ZooKeeper client against a 3-node ensemb
       c.on('session-expired', () => expired.push(true))
 
       const victim = ensemble.serverAt(c.connectedServer!)!
-      expect(victim).toBeDefined()
+      expect(victim).toBe(leader)
       const others = ensemble.servers.filter((s) => s !== victim)
       const observer = await ZooKeeperClient.connect(others.map((s) => s.address).join(','), { sessionTimeoutMs: 6000 })
       clients.push(observer)

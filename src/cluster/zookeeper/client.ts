@@ -456,6 +456,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
       this.write(encodeRequest(Xid.auth, OpCode.auth, (w) => writeAuth(w, info.scheme, info.auth)))
     })
   }
+
   /**
    * Ends the session: closeSession, so that the server deletes this session's ephemerals at once. When
    * not connected, the session is simply abandoned (the server expires it after the timeout).
@@ -465,9 +466,10 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
     this.closing = true
     clearTimeout(this.reconnectTimer)
     if (this.currentState === 'connected') {
+      // Replies come in order: those still in flight are answered first, then the closeSession.
       const xid = this.nextXid()
-      const done = new Promise<void>((resolve) => {
-        this.inFlight.set(xid, {
+      const done = new Promise<void>((resolve) =>
+        this.send({
           xid,
           type: OpCode.closeSession,
           packet: encodeRequest(xid, OpCode.closeSession),
@@ -475,9 +477,8 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
           decode: () => undefined,
           resolve: () => resolve(),
           reject: () => resolve(),
-        })
-      })
-      this.write(encodeRequest(xid, OpCode.closeSession))
+        }),
+      )
       const limit = Math.min(this.negotiatedTimeout || this.requestedTimeoutMs, 5000)
       let timer: NodeJS.Timeout | undefined
       await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, limit)))])
