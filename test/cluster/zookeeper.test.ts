@@ -582,7 +582,7 @@ describe.skipIf(MISSING !== undefined)('ZooKeeper client against a standalone Zo
 })
 
 describe.skipIf(MISSING !== undefined)('ZooKeeper client against a 3-node ensemble', () => {
-  it('moves to another member after SIGKILL of its server (the leader), keeping the session, its ephemerals and its watches', async () => {
+  it('moves to another member after SIGKILL of its server (the leader), or when its server (a follower) freezes under SIGSTOP, keeping the session, its ephemerals and its watches', async () => {
     const ensemble = await startZooKeeperEnsemble(3, { tickTime: 500 })
     const clients: ZooKeeperClient[] = []
     try {
@@ -636,6 +636,38 @@ describe.skipIf(MISSING !== undefined)('ZooKeeper client against a 3-node ensemb
       await retrying(() => c.setData('/eph', 'still mine', ANY_VERSION))
       expect(expired).toEqual([])
       expect(c.state).toBe('connected')
+
+      // A server that stops answering (SIGSTOP) without closing its sockets: the client gives up on it
+      // after two thirds of the session timeout and resumes the session elsewhere.
+      await victim.start()
+      let d: ZooKeeperClient | undefined
+      let frozen: (typeof ensemble.servers)[number] | undefined
+      for (let i = 0; i < 30 && d === undefined; i++) {
+        const candidate = await ZooKeeperClient.connect(ensemble.connectString, { sessionTimeoutMs: 3000 })
+        const on = ensemble.serverAt(candidate.connectedServer!)
+        if (on !== undefined && (await on.mode()) === 'follower') {
+          d = candidate
+          frozen = on
+        } else await candidate.close()
+      }
+      if (d === undefined || frozen === undefined) throw new Error('no client connected to a follower in 30 tries')
+      clients.push(d)
+      await d.create('/eph-d', '', { mode: CreateMode.EPHEMERAL })
+      const frozenAt = Date.now()
+      const gaveUp = once(d, 'disconnected')
+      const moved = once(d, 'connected')
+      frozen.kill('SIGSTOP')
+      try {
+        const [why] = (await withTimeout(gaveUp, 5000, 'the read timeout')) as [string]
+        expect(why).toMatch(/no answer from/)
+        expect(Date.now() - frozenAt).toBeGreaterThanOrEqual(1900) // 2/3 of 3000 ms, not sooner
+        const [next] = (await withTimeout(moved, 5000, 'the move')) as [{ server: string; resumed: boolean }]
+        expect(next.server).not.toBe(frozen.address)
+        expect(next.resumed).toBe(true)
+        expect((await retrying(() => d.exists('/eph-d')))?.ephemeralOwner).toBe(d.sessionId)
+      } finally {
+        frozen.kill('SIGCONT')
+      }
     } finally {
       await Promise.all(clients.map((c) => c.close()))
       await ensemble.stop()
