@@ -3,7 +3,8 @@
 // server's). Each server gets a temp dir holding its zoo.cfg, data dir and console log, free loopback
 // ports, and is ready once it answers `ruok` with `imok` and `srvr` with a Mode (standalone, leader or
 // follower: it serves requests). Servers are stopped by PID (SIGTERM, then SIGKILL), and any still
-// running when the test process exits are SIGKILLed.
+// running when the test process ends are SIGKILLed (by an exit handler, and by a watchdog shell for
+// runners that end workers without running exit handlers).
 //
 // When /usr/share/zookeeper is absent, zookeeperMissing() says so (tests skip with that message, printed
 // loudly); when it is present, any failure to start is a test failure, never a skip.
@@ -43,6 +44,18 @@ function track(child: ChildProcess): void {
       for (const c of live) if (c.pid !== undefined) safeKill(c.pid, 'SIGKILL')
     })
   }
+}
+
+/**
+ * Test runners may end a worker without running its 'exit' handlers (vitest does). A detached shell per
+ * server polls both PIDs and SIGKILLs the JVM once this process is gone, then exits; it also exits when
+ * the server is stopped normally.
+ */
+function watchdog(jvmPid: number): void {
+  const script = `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${jvmPid} 2>/dev/null; do sleep 0.5; done; kill -9 ${jvmPid} 2>/dev/null; exit 0`
+  const w = spawn('/bin/sh', ['-c', script], { detached: true, stdio: 'ignore' })
+  w.on('error', () => {})
+  w.unref()
 }
 
 function safeKill(pid: number, signal: NodeJS.Signals): boolean {
@@ -148,6 +161,7 @@ export class ZooKeeperServerProcess {
     closeSync(logFd)
     this.child = child
     track(child)
+    if (child.pid !== undefined) watchdog(child.pid)
     this.exited = new Promise((resolve) => {
       child.once('exit', () => resolve())
       child.once('error', () => resolve())

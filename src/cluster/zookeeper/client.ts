@@ -117,7 +117,11 @@ export interface CreateOptions {
 }
 
 export interface WatchOption {
-  /** One-shot watch: called at most once, when the node (or its children) next changes, or with type 'None' when the session ends first. */
+  /**
+   * One-shot watch: called at most once, when the node (or its children) next changes, or with type
+   * 'None' when the session ends first. Registered only when the read succeeds (exists: also when the
+   * node is absent); after a CONNECTIONLOSS the caller reads again to watch.
+   */
   watch?: Watcher
 }
 
@@ -444,7 +448,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
    * answering AUTHFAILED ends the session ('auth-failed').
    */
   addAuth(scheme: string, auth: Data): Promise<void> {
-    if (this.terminal) return Promise.reject(this.deadError())
+    if (this.terminal || this.closing) return Promise.reject(this.deadError())
     const info = { scheme, auth: toBuffer(auth) }
     this.authInfo.push(info)
     if (this.currentState !== 'connected') {

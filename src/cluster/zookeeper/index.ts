@@ -27,7 +27,9 @@
 // - Kafka helpers: mkdirp, createOrGet, conditionalMulti(checkPath, checkVersion, ops).
 // - Bounded memory: a reply frame longer than jute.maxbuffer (maxBufferBytes, 1 MiB default) plus 1 KiB
 //   is refused from its length prefix, before allocation; the connection is dropped (CONNECTIONLOSS) and
-//   the session resumes on the next one.
+//   the session resumes on the next one. As with the Java client, reading that node again fails the same
+//   way: raise maxBufferBytes. Requests waiting for a connection are held in memory; bounding how many a
+//   caller issues is the caller's business.
 //
 // Not implemented: SASL / Kerberos, TLS, TTL and container nodes, persistent (recursive) watches and
 // removeWatches, getACL / setACL, reconfig, multiRead, read-only-to-read-write server switching, DNS
