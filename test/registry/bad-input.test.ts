@@ -45,7 +45,7 @@ describe('bad input', () => {
 
   it('compares recursive JSON schemas with many branches in bounded time', async () => {
     const defs: Record<string, unknown> = {}
-    for (let i = 0; i < 8; i++) defs[`n${i}`] = { oneOf: Array.from({ length: 8 }, (_, k) => ({ $ref: `#/definitions/n${(i + k) % 8}` })).concat([{ type: 'string' }]) }
+    for (let i = 0; i < 8; i++) defs[`n${i}`] = { oneOf: [...Array.from({ length: 8 }, (_, k): Record<string, string> => ({ $ref: `#/definitions/n${(i + k) % 8}` })), { type: 'string' }] }
     const schema = JSON.stringify({ definitions: defs, $ref: '#/definitions/n0' })
     await call('PUT', '/config/rec', JSON.stringify({ compatibility: 'FULL' }))
     expect((await call('POST', '/subjects/rec/versions', JSON.stringify({ schema, schemaType: 'JSON' }))).status).toBe(200)
