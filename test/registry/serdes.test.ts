@@ -2,11 +2,9 @@
 // test passes requests to the registry's route table (the uWebSockets.js layer does not exist yet).
 // Round trips for Avro, JSON Schema and Protobuf, subject name strategies, auto-registration versus
 // lookup/latest, schema evolution on read, and malformed records.
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import avsc from 'avsc'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CONTENT_TYPE, MemoryStore, SchemaRegistryService, handle, serializeBody } from '../../src/registry/index.js'
+import { MemoryStore, SchemaRegistryService } from '../../src/registry/index.js'
 import {
   AvroDeserializer,
   AvroSerializer,
@@ -24,31 +22,20 @@ import {
   encodeHeader,
   encodeMessageIndexes,
 } from '../../src/registry/serdes/index.js'
+import { type RegistryHttp, serveRegistry } from './http-adapter.js'
 
-let server: Server
+let http: RegistryHttp
 let svc: SchemaRegistryService
 let client: SchemaRegistryClient
 
 beforeAll(async () => {
   svc = new SchemaRegistryService(new MemoryStore())
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', 'http://registry')
-      const body = chunks.length > 0 ? Buffer.concat(chunks).toString('utf8') : undefined
-      void handle(svc, { method: req.method ?? 'GET', path: decodeURI(url.pathname).replace(/%2F/gi, '/'), query: url.searchParams, body }).then((r) => {
-        res.writeHead(r.status, { 'Content-Type': CONTENT_TYPE })
-        res.end(serializeBody(r.body))
-      })
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  client = new SchemaRegistryClient({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })
+  http = await serveRegistry(svc)
+  client = new SchemaRegistryClient({ url: http.url })
 })
 
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve))
+  await http.close()
 })
 
 describe('wire format', () => {
