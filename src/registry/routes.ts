@@ -32,12 +32,16 @@ interface Route {
   method: string
   pattern: RegExp
   handler: Handler
+  /** Changes the registry: on a secondary it is forwarded to the primary. */
+  write: boolean
 }
 
 const SEG = '([^/]+)'
 const routes: Route[] = []
 function route(method: string, path: string, handler: Handler): void {
-  routes.push({ method, pattern: new RegExp('^' + path.replace(/\{[a-z]+\}/gi, SEG) + '/?$'), handler })
+  // Reads are GETs and the two POSTs that only look (lookup, compatibility test).
+  const write = method !== 'GET' && !(method === 'POST' && (path === '/subjects/{subject}' || path.startsWith('/compatibility/')))
+  routes.push({ method, pattern: new RegExp('^' + path.replace(/\{[a-z]+\}/gi, SEG) + '/?$'), handler, write })
 }
 
 const id = (s: string): number => {
@@ -109,8 +113,16 @@ function queryOf(q: RegistryRequest['query']): Query {
   }
 }
 
+export interface HandleOptions {
+  /**
+   * Where writes go when this instance is not the primary: returns the primary's answer, or undefined
+   * to handle the write here (this instance is the primary).
+   */
+  forward?: (req: RegistryRequest) => Promise<RegistryResponse | undefined>
+}
+
 /** Handles one request; never throws (an unexpected failure is a 500 with error_code 50001). */
-export async function handle(svc: SchemaRegistryService, req: RegistryRequest): Promise<RegistryResponse> {
+export async function handle(svc: SchemaRegistryService, req: RegistryRequest, opts: HandleOptions = {}): Promise<RegistryResponse> {
   const path = req.path.length > 1 && req.path.endsWith('/') ? req.path.slice(0, -1) : req.path
   let matchedPath = false
   for (const r of routes) {
@@ -119,6 +131,10 @@ export async function handle(svc: SchemaRegistryService, req: RegistryRequest): 
     matchedPath = true
     if (r.method !== req.method.toUpperCase()) continue
     try {
+      if (r.write && opts.forward) {
+        const forwarded = await opts.forward(req)
+        if (forwarded) return forwarded
+      }
       const params = m.slice(1).map((p) => decodeURIComponent(p))
       const body = () => {
         if (req.body === undefined || req.body.trim() === '') throw Errors.unprocessable('Request body is empty')
