@@ -52,7 +52,7 @@ const id = (s: string): number => {
 
 route('GET', '/', () => ({}))
 route('GET', '/schemas/types', (svc) => svc.schemaTypes())
-route('GET', '/schemas', (svc, _p, q) => svc.schemas({ subjectPrefix: q.get('subjectPrefix'), deleted: q.bool('deleted'), latestOnly: q.bool('latestOnly') }))
+route('GET', '/schemas', (svc, _p, q) => page(svc.schemas({ subjectPrefix: q.get('subjectPrefix'), deleted: q.bool('deleted'), latestOnly: q.bool('latestOnly') }), q))
 route('GET', '/schemas/ids/{id}', (svc, [i], q) => {
   const s = svc.schemaById(id(i!), q.get('subject'))
   return s
@@ -61,14 +61,14 @@ route('GET', '/schemas/ids/{id}/schema', (svc, [i], q) => rawSchema(svc.schemaBy
 route('GET', '/schemas/ids/{id}/subjects', (svc, [i], q) => svc.subjectsById(id(i!), { subject: q.get('subject'), deleted: q.bool('deleted') }))
 route('GET', '/schemas/ids/{id}/versions', (svc, [i], q) => svc.versionsById(id(i!), { subject: q.get('subject'), deleted: q.bool('deleted') }))
 
-route('GET', '/subjects', (svc, _p, q) => svc.subjects({ deleted: q.bool('deleted'), deletedOnly: q.bool('deletedOnly'), subjectPrefix: q.get('subjectPrefix') }))
+route('GET', '/subjects', (svc, _p, q) => page(svc.subjects({ deleted: q.bool('deleted'), deletedOnly: q.bool('deletedOnly'), subjectPrefix: q.get('subjectPrefix') }), q))
 route('POST', '/subjects/{subject}', (svc, [s], q, body) => svc.lookup(s!, body() as object, { normalize: q.bool('normalize'), deleted: q.bool('deleted') }))
 route('DELETE', '/subjects/{subject}', (svc, [s], q) => svc.deleteSubject(s!, { permanent: q.bool('permanent') }))
-route('GET', '/subjects/{subject}/versions', (svc, [s], q) => svc.versions(s!, { deleted: q.bool('deleted'), deletedOnly: q.bool('deletedOnly') }))
+route('GET', '/subjects/{subject}/versions', (svc, [s], q) => page(svc.versions(s!, { deleted: q.bool('deleted'), deletedOnly: q.bool('deletedOnly') }), q))
 route('POST', '/subjects/{subject}/versions', async (svc, [s], q, body) => ({ id: (await svc.register(s!, body() as object, { normalize: q.bool('normalize') })).id }))
 route('GET', '/subjects/{subject}/versions/{version}', (svc, [s, v], q) => svc.version(s!, v!, { deleted: q.bool('deleted') }))
 route('GET', '/subjects/{subject}/versions/{version}/schema', (svc, [s, v], q) => rawSchema(svc.version(s!, v!, { deleted: q.bool('deleted') }).schema))
-route('GET', '/subjects/{subject}/versions/{version}/referencedby', (svc, [s, v]) => svc.referencedBy(s!, v!))
+route('GET', '/subjects/{subject}/versions/{version}/referencedby', (svc, [s, v], q) => page(svc.referencedBy(s!, v!), q))
 route('DELETE', '/subjects/{subject}/versions/{version}', (svc, [s, v], q) => svc.deleteVersion(s!, v!, { permanent: q.bool('permanent') }))
 
 route('GET', '/config', (svc) => svc.config())
@@ -92,6 +92,13 @@ route('DELETE', '/contexts/{context}', async (svc, [c]) => {
   await svc.deleteContext(c!)
   return null
 })
+
+/** Confluent's `offset` and `limit` query parameters on lists (limit -1 or absent: everything). */
+function page<T>(list: T[], q: Query): T[] {
+  const offset = Math.max(0, q.int('offset') ?? 0)
+  const limit = q.int('limit') ?? -1
+  return list.slice(offset, limit >= 0 ? offset + limit : undefined)
+}
 
 /** Marks a body that is a raw schema string (the /schema endpoints), which is sent as-is, not quoted. */
 export class RawSchema {

@@ -33,6 +33,8 @@ describe('registering and reading schemas', () => {
     expect((await call('POST', '/subjects/other-value/versions', { schema: V1 })).body).toEqual({ id: 1 })
     expect((await call('POST', '/subjects/users-value/versions', { schema: V2 })).body).toEqual({ id: 2 })
     expect((await call('GET', '/subjects')).body).toEqual(['other-value', 'users-value'])
+    expect((await call('GET', '/subjects', undefined, { offset: '1', limit: '5' })).body).toEqual(['users-value'])
+    expect((await call('GET', '/subjects/users-value/versions', undefined, { limit: '1' })).body).toEqual([1])
     expect((await call('GET', '/schemas/ids/1/subjects')).body).toEqual(['other-value', 'users-value'])
     expect((await call('GET', '/schemas/ids/1/versions')).body).toEqual([
       { subject: 'other-value', version: 1 },
