@@ -5,10 +5,9 @@
 import type { CleanupPolicy, CompressionTypeConfig, LogConfig, TimestampType } from '../storage/types.js'
 import {
   atLeast, between, closestKey, ConfigException, ConfigSource, formatValue, LONG_MAX, oneOf, listOf, parseValue,
-  type ConfigDef, type ConfigValue, type Validator,
+  type BrokerValueLayers, type ConfigDef, type ConfigValue, type Validator,
 } from './config-def.js'
 import { CLEANUP_POLICIES, COMPRESSION_TYPES, TIMESTAMP_TYPES } from './broker-configs.js'
-import type { BrokerConfig } from './broker-config.js'
 
 /** A broker config that supplies a topic config's default; `factor` converts its unit to the topic's. */
 export interface Synonym {
@@ -152,7 +151,7 @@ export interface ResolvedConfig {
  * The broker-side default of a topic config, following Kafka's precedence: by source first (dynamic
  * per-broker, dynamic cluster default, static), then by synonym order (ms over minutes over hours).
  */
-export function brokerDefaultFor(def: TopicConfigDef, broker: BrokerConfig): { parsed: ConfigValue; source: ConfigSource; synonyms: ConfigSynonym[] } {
+export function brokerDefaultFor(def: TopicConfigDef, broker: BrokerValueLayers): { parsed: ConfigValue; source: ConfigSource; synonyms: ConfigSynonym[] } {
   const synonyms: ConfigSynonym[] = []
   for (const layer of broker.layers()) {
     for (const s of def.synonyms) {
@@ -179,7 +178,7 @@ function convert(value: ConfigValue, factor: number | undefined): ConfigValue {
  * Effective topic configs with their sources, for DescribeConfigs. `overrides` are the topic's own
  * (DYNAMIC_TOPIC_CONFIG) values. Topic configs are never read-only and none is sensitive.
  */
-export function resolveTopicConfigs(broker: BrokerConfig, overrides: TopicConfigOverrides = new Map()): ResolvedConfig[] {
+export function resolveTopicConfigs(broker: BrokerValueLayers, overrides: TopicConfigOverrides = new Map()): ResolvedConfig[] {
   return TOPIC_CONFIGS.map((d) => {
     const fromBroker = brokerDefaultFor(d, broker)
     const own = overrides.get(d.name)
@@ -234,7 +233,7 @@ function logConfigValue(field: keyof LogConfig, v: ConfigValue): LogConfig[keyof
 }
 
 /** The storage LogConfig of a topic: broker defaults (with precedence) overlaid with topic overrides. */
-export function buildLogConfig(broker: BrokerConfig, overrides: TopicConfigOverrides = new Map()): LogConfig {
+export function buildLogConfig(broker: BrokerValueLayers, overrides: TopicConfigOverrides = new Map()): LogConfig {
   const out: Record<string, unknown> = {}
   for (const [field, name] of LOG_CONFIG_FIELDS) {
     const d = byName.get(name)!
