@@ -13,5 +13,4 @@ export {
 export { BrokerConfig, loadBrokerConfig, validateBrokerProperties, type DynamicBrokerConfigs, type LoadBrokerConfigOptions } from './broker-config.js'
 export { parseProperties, formatProperties, PropertiesSyntaxError } from './properties.js'
 export { parseListener, parseListeners, formatListener, parseSecurityProtocolMap, type Listener } from './listeners.js'
-export { loadOrCreateMetaProperties, readMetaProperties, writeMetaProperties, randomKafkaUuid, META_PROPERTIES, type MetaProperties } from './meta-properties.js'
 export { renderConfigReference } from './reference.js'
