@@ -188,7 +188,7 @@ export function oneOf(...allowed: string[]): Validator {
 }
 
 /** Every element must be one of `allowed`; no duplicates; empty allowed only when `allowEmpty`. */
-export function listOf(allowed: string[], allowEmpty: boolean): Validator {
+export function listOf(allowed: readonly string[], allowEmpty: boolean): Validator {
   return (v) => {
     if (!Array.isArray(v)) return undefined
     if (v.length === 0) return allowEmpty ? undefined : 'Empty list is not allowed'

@@ -1,6 +1,8 @@
 // The log storage engine: segments of RecordBatch bytes, sparse mmap'd indexes, recovery, retention.
 export type * from './types.js'
-export { DEFAULT_LOG_CONFIG, LONG_MAX, validateTopicName, validatePartition, resolveLogConfig } from './config.js'
+// The table's defaults, re-exported for callers that open a LogManager directly (its home is config).
+export { DEFAULT_LOG_CONFIG } from '../config/log-config.js'
+export { validateTopicName, validatePartition } from './partition-names.js'
 export { DATA_DIR_LOCK, lockDataDir, readAndClearCleanShutdownMarker, unlockDataDir, writeCleanShutdownMarker, writeCleanShutdownMarkerDurably } from './checkpoint.js'
 export { LogManager } from './log-manager.js'
 export type { LogManagerOptions } from './log-manager.js'

@@ -14,6 +14,7 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { native } from '../addon/index.js'
+import { mergeLogConfig } from '../config/log-config.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { scanFileBatches } from '../protocol/records/file-scan.js'
 import { targetCodec } from '../protocol/records/compression.js'
@@ -22,7 +23,6 @@ import { assignOffsetsInPlace, rewriteProducerBatches, validateProducerBatches }
 import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readCheckpoint, writeCheckpoint } from './checkpoint.js'
 import { recoverInterruptedSwaps, swapCleanedIntoPlace } from './cleaner/swap.js'
 import type { SwapStep } from './cleaner/swap.js'
-import { resolveLogConfig } from './config.js'
 import type { LeaseTable } from './lease-table.js'
 import { ProducerStateManager } from './producer-state.js'
 import type { BatchMetadata } from './producer-state.js'
@@ -745,9 +745,9 @@ export class PartitionLog {
     return n
   }
 
-  /** Merges overrides onto the current config (KafkaError(INVALID_CONFIG) on a bad value). */
+  /** Merges overrides onto the current config (ConfigException, INVALID_CONFIG, on a value the table refuses). */
   updateConfig(overrides: Partial<LogConfig>): void {
-    this._config = resolveLogConfig(this._config, overrides)
+    this._config = mergeLogConfig(this._config, overrides)
     this.active.indexIntervalBytes = this._config.indexIntervalBytes
   }
 

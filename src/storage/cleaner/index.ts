@@ -1,4 +1,4 @@
-export { LogCleaner, CLEANER_OFFSET_CHECKPOINT, DEFAULT_DEDUPE_BUFFER_BYTES } from './log-cleaner.js'
+export { LogCleaner, CLEANER_OFFSET_CHECKPOINT } from './log-cleaner.js'
 export type { CleanReason, CleanResult, LogCleanerOptions, LogCleanerSettings, LogToClean } from './log-cleaner.js'
 export { OffsetMap } from './offset-map.js'
 export { DELETE_HORIZON_MASK } from './batch-filter.js'

@@ -28,7 +28,7 @@ import { setImmediate as immediate, setTimeout as sleep } from 'node:timers/prom
 import { decodedSizeLimit } from '../../protocol/records/inflate.js'
 import { readInt64, BASE_TIMESTAMP_OFFSET, ATTRIBUTES_OFFSET, LAST_OFFSET_DELTA_OFFSET, PRODUCER_ID_OFFSET, RECORD_COUNT_OFFSET, MAX_TIMESTAMP_OFFSET } from '../../protocol/records/batch.js'
 import { readCheckpoint, writeCheckpoint } from '../checkpoint.js'
-import { LONG_MAX } from '../config.js'
+import { LONG_MAX, STORAGE_DEFAULTS } from '../../config/log-config.js'
 import type { PartitionLog } from '../partition-log.js'
 import { LogSegment } from '../segment.js'
 import type { AppendedBatch } from '../segment.js'
@@ -40,8 +40,6 @@ import { CLEANED_SUFFIX, deleteCleanedFiles } from './swap.js'
 import type { SwapStep } from './swap.js'
 
 export const CLEANER_OFFSET_CHECKPOINT = 'cleaner-offset-checkpoint'
-/** Kafka's log.cleaner.dedupe.buffer.size default. */
-export const DEFAULT_DEDUPE_BUFFER_BYTES = 128 * 1024 * 1024
 const DEFAULT_SLICE_BYTES = 1024 * 1024
 const DEFAULT_SLICE_MS = 4
 const DEFAULT_YIELD_MS = 1
@@ -177,8 +175,8 @@ export class LogCleaner {
   constructor(opts: LogCleanerOptions) {
     this.#logs = opts.logs
     this.#now = opts.now
-    this.#dedupeBytes = opts.dedupeBufferBytes ?? DEFAULT_DEDUPE_BUFFER_BYTES
-    this.#ioMax = opts.ioMaxBytesPerSecond ?? Number.MAX_VALUE
+    this.#dedupeBytes = opts.dedupeBufferBytes ?? STORAGE_DEFAULTS.cleanerDedupeBufferBytes
+    this.#ioMax = opts.ioMaxBytesPerSecond ?? STORAGE_DEFAULTS.cleanerIoMaxBytesPerSecond
     this.#sliceBytes = Math.max(64 * 1024, opts.sliceBytes ?? DEFAULT_SLICE_BYTES)
     this.#sliceMs = Math.max(1, opts.sliceMs ?? DEFAULT_SLICE_MS)
     this.#yieldMs = Math.max(0, opts.yieldMs ?? DEFAULT_YIELD_MS)
