@@ -7,7 +7,7 @@
 
 import { errorName, ErrorCode, KafkaError } from '../domain/errors.js'
 import { LogManager } from '../storage/index.js'
-import type { LogCleanerSettings } from '../storage/cleaner/index.js'
+import type { LogCleanerSettings } from '../storage/index.js'
 import type { LogConfig, OffsetAndTimestamp, PartitionState, ReadResult } from '../storage/types.js'
 import { shardOf } from './hash.js'
 import {

@@ -12,8 +12,8 @@ import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { checkLogConfig, mergeLogConfig, STORAGE_DEFAULTS } from '../config/log-config.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
-import { LogCleaner } from './cleaner/log-cleaner.js'
-import type { LogCleanerSettings } from './cleaner/log-cleaner.js'
+import { LogCleaner } from './log-cleaner.js'
+import type { LogCleanerSettings } from './log-cleaner.js'
 import { parsePartitionDirName, partitionDirName, validatePartition, validateTopicName } from './partition-names.js'
 import { LeaseTable } from './lease-table.js'
 import { PartitionLog } from './partition-log.js'
@@ -52,7 +52,7 @@ export class LogManager {
   private readonly leases = new LeaseTable()
   private readonly ctx: PartitionLogContext
   private readonly checkpointIntervalMs: number
-  /** Compaction of this manager's logs whose cleanup.policy includes compact (cleaner/log-cleaner.ts). */
+  /** Compaction of this manager's logs whose cleanup.policy includes compact (log-cleaner.ts). */
   readonly cleaner: LogCleaner
   private lastCheckpoint: number
   private closed = false

@@ -21,8 +21,8 @@ import { targetCodec } from '../protocol/records/compression.js'
 import { decodedSizeLimit } from '../protocol/records/inflate.js'
 import { assignOffsetsInPlace, rewriteProducerBatches, validateProducerBatches } from '../protocol/records/validate.js'
 import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readCheckpoint, writeCheckpoint } from './checkpoint.js'
-import { recoverInterruptedSwaps, swapCleanedIntoPlace } from './cleaner/swap.js'
-import type { SwapStep } from './cleaner/swap.js'
+import { recoverInterruptedSwaps, swapCleanedIntoPlace } from './segment-swap.js'
+import type { SwapStep } from './segment-swap.js'
 import type { LeaseTable } from './lease-table.js'
 import { ProducerStateManager } from './producer-state.js'
 import type { BatchMetadata } from './producer-state.js'
@@ -67,7 +67,7 @@ export interface RecoveryReport {
   /** Base offset from which the .txnindex files were rebuilt from the log (absent: none needed it), and the aborted transactions found then. */
   txnIndexRebuiltFrom?: number
   abortedTxnsRebuilt?: number
-  /** Log cleaner leftovers: `.cleaned` files deleted and interrupted `.swap`s completed (cleaner/swap.ts). */
+  /** Log cleaner leftovers: `.cleaned` files deleted and interrupted `.swap`s completed (segment-swap.ts). */
   cleanedFilesDeleted: number
   swapsCompleted: number
 }
@@ -788,7 +788,7 @@ export class PartitionLog {
 
   /**
    * Log cleaner: replaces old (adjacent inactive segments of this log) with the cleaned files of old[0]'s
-   * base offset written beside them (`.cleaned`, complete and fsynced; see cleaner/swap.ts for the steps
+   * base offset written beside them (`.cleaned`, complete and fsynced; see segment-swap.ts for the steps
    * and their crash recovery). Runs within one turn, so no other operation sees a half-swapped log.
    * Returns false and touches nothing when old are no longer all in the log (retention or DeleteRecords
    * removed some meanwhile). Reads already planned keep their regions: the old files stay open under
