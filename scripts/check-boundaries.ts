@@ -37,7 +37,7 @@ export const FLOORS: Readonly<Record<string, string>> = {
   client: 'client-side: the Kafka client',
   cli: 'client-side: the skein tools',
   rest: '(coming) client-side: REST proxy',
-  registry: 'client-side: Schema Registry',
+  registry: '(coming) client-side: Schema Registry',
   connect: '(coming) client-side: Connect',
   streams: '(coming) client-side: Streams',
   mirror: '(coming) client-side: MirrorMaker',
