@@ -5,6 +5,7 @@
 
 import { atLeast, between, listOf, nonEmptyString, oneOf, LONG_MAX, type ConfigDef, type DynamicMode } from './config-def.js'
 import { RECORD_BATCH_OVERHEAD } from '../protocol/records/batch.js'
+import { COMPRESSION_TYPE_NAMES } from '../protocol/records/compression.js'
 import { listenersValidator, securityProtocolMapValidator } from './listeners.js'
 
 export interface BrokerConfigDef extends ConfigDef {
@@ -15,7 +16,8 @@ export interface BrokerConfigDef extends ConfigDef {
   ignored?: boolean
 }
 
-export const COMPRESSION_TYPES = ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'] as const
+/** compression.type values: the record format's (protocol/records/compression.ts maps each to its codec). */
+export const COMPRESSION_TYPES = COMPRESSION_TYPE_NAMES
 export const CLEANUP_POLICIES = ['compact', 'delete'] as const
 export const TIMESTAMP_TYPES = ['CreateTime', 'LogAppendTime'] as const
 
