@@ -182,6 +182,8 @@ export interface BoundaryReport {
   modules: number
   imports: number
   violations: Violation[]
+  /** KNOWN_FOLDER_CYCLES entries whose cycle is gone: to be removed from the list. */
+  staleExemptions: string[]
 }
 
 function folderOf(path: string): string {
@@ -247,7 +249,7 @@ function cycleThrough(start: string, members: ReadonlySet<string>, edges: Readon
   return [start]
 }
 
-function folderChecks(result: ICruiseResult): Violation[] {
+function folderChecks(result: ICruiseResult): { violations: Violation[]; staleExemptions: string[] } {
   const violations: Violation[] = []
   const edges = new Map<string, Set<string>>()
   /** The first import (by path order) behind each folder edge, to name it in a violation. */
@@ -269,16 +271,21 @@ function folderChecks(result: ICruiseResult): Violation[] {
       if (!example.has(key)) example.set(key, { from: m.source, to: d.resolved })
     }
   }
+  const used = new Set<(typeof KNOWN_FOLDER_CYCLES)[number]>()
   for (const component of cycles(edges)) {
     const known = KNOWN_FOLDER_CYCLES.find((k) => k.folders.length === component.length && k.folders.every((f) => component.includes(f)))
-    if (known !== undefined) continue
+    if (known !== undefined) {
+      used.add(known)
+      continue
+    }
     const path = cycleThrough(component[0]!, new Set(component), edges)
     for (let i = 0; i + 1 < path.length; i++) {
       const imp = example.get(`${path[i]}\u0000${path[i + 1]}`)!
       violations.push({ rule: 'no-folder-cycles', from: imp.from, to: imp.to, cycle: path })
     }
   }
-  return violations
+  const staleExemptions = KNOWN_FOLDER_CYCLES.filter((k) => !used.has(k)).map((k) => k.folders.join(' <-> '))
+  return { violations, staleExemptions }
 }
 
 /** Checks the modules under `<baseDir>/src`; returns every violation (none when the tree obeys). */
@@ -293,17 +300,20 @@ export async function checkBoundaries(baseDir: string): Promise<BoundaryReport> 
   })
   const result: ICruiseResult = typeof output === 'string' ? (JSON.parse(output) as ICruiseResult) : output
   const violations: Violation[] = (result.summary.violations ?? []).map((v) => ({ rule: v.rule.name, from: v.from, to: v.to }))
-  violations.push(...folderChecks(result))
+  const folders = folderChecks(result)
+  violations.push(...folders.violations)
   return {
     modules: result.modules.filter((m) => m.source.startsWith('src/')).length,
     imports: result.summary.totalDependenciesCruised ?? 0,
     violations,
+    staleExemptions: folders.staleExemptions,
   }
 }
 
 /** The lines printed for a report (violations first, then a one-line summary). */
 export function formatReport(report: BoundaryReport, ms: number): string[] {
   const lines: string[] = []
+  for (const s of report.staleExemptions) lines.push(`  note: the folder cycle ${s} is gone; remove it from KNOWN_FOLDER_CYCLES`)
   for (const v of report.violations) {
     lines.push(`  ${v.rule}: ${v.from} → ${v.to}${v.cycle === undefined ? '' : `   (cycle ${v.cycle.join(' → ')})`}`)
   }

@@ -50,7 +50,7 @@ export interface PartitionLogContext {
   now: () => number
   /** Single-broker mode: every append moves the high watermark to the new LEO. */
   highWatermarkFollowsLeo: boolean
-  /** producer.id.expiration.ms for the idempotent producer state (default 86400000). */
+  /** producer.id.expiration.ms for the idempotent producer state (default: the config table's, STORAGE_DEFAULTS). */
   producerIdExpirationMs?: number
 }
 
