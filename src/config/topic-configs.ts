@@ -38,11 +38,11 @@ const standalone = (d: TopicConfigDef): TopicConfigDef => d
  * validator and valid values are those of the first synonym's row in BROKER_CONFIGS, and its default is
  * the first synonym default that is not null (times its unit factor): the broker table is the one home
  * of these facts, so a topic value and the broker default it overrides always obey the same bounds.
- * `differs` states, with a reason, a field the topic config deliberately does not share.
+ * `differs` overrides a field the topic config deliberately does not share (the row says why).
  */
 function synonymOf(
   name: string, synonyms: Synonym[], doc: string,
-  differs: Partial<Pick<TopicConfigDef, 'validator' | 'validValues'>> & { why?: string } = {},
+  differs: Partial<Pick<TopicConfigDef, 'validator' | 'validValues'>> = {},
 ): TopicConfigDef {
   const primary = brokerConfigDef(synonyms[0]!.name)
   if (primary === undefined) throw new Error(`topic config ${name}: no broker config ${synonyms[0]!.name}`)
