@@ -4,7 +4,7 @@
 // version or, for the _TRANSITIVE levels, against every earlier version (newest first, stopping at the
 // first that fails), and NONE. Messages are Confluent's: the incompatibilities with "new"/"old" filled
 // in, then "{oldSchemaVersion: n}" and "{oldSchema: '...'}".
-import type { CompatibilityLevel, ParsedSchema } from './types.js'
+import type { CompatibilityLevel, ParsedSchema } from './schema-type/types.js'
 
 export interface PreviousSchema {
   version: number

@@ -14,7 +14,7 @@ export type { HandleOptions, RegistryRequest, RegistryResponse } from './routes.
 export { parseSchema } from './schemas.js'
 export * from './service.js'
 export { RegistryState, schemaIdentity } from './state.js'
-export * from './types.js'
+export * from './schema-type/types.js'
 export { KafkaRegistryStore } from './kafka-store.js'
 export type { KafkaStoreOptions } from './kafka-store.js'
 export { LeaderElector, assignLeader, decodeAssignment, decodeIdentity, encodeAssignment, encodeIdentity, identityUrl } from './leader-elector.js'

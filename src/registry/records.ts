@@ -4,7 +4,7 @@
 // property order, byte for byte ({"keytype":"SCHEMA","subject":"s","version":1,"magic":1}): a compacted
 // topic only collapses records whose key bytes are equal. The global config and mode use subject null.
 // Values are JSON; a null value (tombstone) deletes a SCHEMA version, a CONFIG or a MODE.
-import type { SchemaReference, SchemaType } from './types.js'
+import type { SchemaReference, SchemaType } from './schema-type/types.js'
 
 export const SCHEMAS_TOPIC = '_schemas'
 

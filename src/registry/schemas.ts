@@ -3,7 +3,7 @@ import { AvroSchema } from './avro/index.js'
 import { Errors, RegistryError } from './errors.js'
 import { JsonSchema } from './jsonschema/index.js'
 import { ProtobufSchema } from './protobuf/index.js'
-import type { ParsedSchema, ResolvedReference, SchemaReference, SchemaType } from './types.js'
+import type { ParsedSchema, ResolvedReference, SchemaReference, SchemaType } from './schema-type/types.js'
 
 export function parseSchema(schemaType: SchemaType, text: string, references: SchemaReference[], resolved: ResolvedReference[]): ParsedSchema {
   try {

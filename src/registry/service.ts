@@ -19,7 +19,7 @@ import {
   type SchemaType,
   parseCompatibilityLevel,
   parseMode,
-} from './types.js'
+} from './schema-type/types.js'
 
 /** Where the registry's records go and how they come back. */
 export interface RegistryStore {

@@ -22,7 +22,7 @@ import {
   parseModeValue,
   parseSchemaValue,
 } from './records.js'
-import type { SchemaReference } from './types.js'
+import type { SchemaReference } from './schema-type/types.js'
 
 export interface StoredSchema {
   schemaType: SchemaValue['schemaType']

@@ -13,8 +13,8 @@
 // Each incompatibility carries Avro's type (NAME_MISMATCH, FIXED_SIZE_MISMATCH, MISSING_ENUM_SYMBOLS,
 // READER_FIELD_MISSING_DEFAULT_VALUE, TYPE_MISMATCH, MISSING_UNION_BRANCH), a JSON-pointer location such
 // as /fields/1/type, and the description Confluent's avro.Difference prints.
-import type { Incompatibility } from '../types.js'
-import { fillLabels } from '../types.js'
+import type { Incompatibility } from '../schema-type/types.js'
+import { fillLabels } from '../schema-type/types.js'
 import { type AvroField, type AvroNamed, type AvroRecord, type AvroType, javaTypeName } from './schema.js'
 
 export type AvroIncompatibilityType =

@@ -1,6 +1,6 @@
 // The registry's AVRO schema type: parsing with references, the stored and normalized forms, and
 // compatibility (this schema as the reader of data written with another).
-import type { Incompatibility, ParsedSchema, ResolvedReference, SchemaReference } from '../types.js'
+import type { Incompatibility, ParsedSchema, ResolvedReference, SchemaReference } from '../schema-type/types.js'
 import { checkAvroCompatibility } from './compatibility.js'
 import { AvroParseError, type AvroType, canonicalString, checkWithAvsc, normalizedString, parseAvro, parsingCanonicalForm } from './schema.js'
 

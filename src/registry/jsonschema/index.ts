@@ -3,8 +3,8 @@
 import { Ajv, type AnySchema, type ValidateFunction } from 'ajv'
 import { Ajv2019 } from 'ajv/dist/2019.js'
 import { Ajv2020 } from 'ajv/dist/2020.js'
-import type { Incompatibility, ParsedSchema, ResolvedReference, SchemaReference } from '../types.js'
-import { fillLabels } from '../types.js'
+import type { Incompatibility, ParsedSchema, ResolvedReference, SchemaReference } from '../schema-type/types.js'
+import { fillLabels } from '../schema-type/types.js'
 import { COMPATIBLE_CHANGES_STRICT, type JsonDifference, type JsonDifferenceType, JsonDiffTooComplex, diffJsonSchemas, stableJson } from './diff.js'
 import { type JNode, JsonSchemaLoadError, JsonSchemaLoader } from './model.js'
 

@@ -1,8 +1,8 @@
 // The registry's PROTOBUF schema type: parsing with imports resolved through references, the stored form,
 // message indexes for the wire format, and compatibility by Confluent's protobuf rules.
 import type protobuf from 'protobufjs'
-import type { Incompatibility, ParsedSchema, ResolvedReference, SchemaReference } from '../types.js'
-import { fillLabels } from '../types.js'
+import type { Incompatibility, ParsedSchema, ResolvedReference, SchemaReference } from '../schema-type/types.js'
+import { fillLabels } from '../schema-type/types.js'
 import { PROTOBUF_COMPATIBLE_CHANGES, describeProtobufDifference, diffProtoFiles } from './diff.js'
 import { type ParsedProto, ProtobufParseError, messageAt, messageIndexes, parseProto } from './schema.js'
 

@@ -3,7 +3,7 @@
 // google/protobuf well-known types; the stored form (the file re-printed from its tokens, so comments and
 // layout do not make two registrations differ); and the message-index paths of Confluent's wire format.
 import protobuf from 'protobufjs'
-import type { ResolvedReference, SchemaReference } from '../types.js'
+import type { ResolvedReference, SchemaReference } from '../schema-type/types.js'
 
 export class ProtobufParseError extends Error {}
 

@@ -1,7 +1,7 @@
 // A small Schema Registry REST client on plain fetch: what the serializers need (register, look up, fetch
 // by id, latest version), with caches so that a record costs no request once its schema is known, as
 // Confluent's CachedSchemaRegistryClient does. Works against Skein's registry or Confluent's.
-import type { SchemaReference, SchemaType } from '../types.js'
+import type { SchemaReference, SchemaType } from '../schema-type/types.js'
 
 export const REGISTRY_CONTENT_TYPE = 'application/vnd.schemaregistry.v1+json'
 
@@ -138,9 +138,9 @@ export class SchemaRegistryClient {
   }
 
   /** The referenced schemas' texts by reference name, fetched recursively (for parsing a schema). */
-  async resolveReferences(references: SchemaReference[], depth = 0): Promise<import('../types.js').ResolvedReference[]> {
+  async resolveReferences(references: SchemaReference[], depth = 0): Promise<import('../schema-type/types.js').ResolvedReference[]> {
     if (depth > 32) throw new RegistryClientError(0, 42201, 'references nested too deeply')
-    const out: import('../types.js').ResolvedReference[] = []
+    const out: import('../schema-type/types.js').ResolvedReference[] = []
     for (const ref of references) {
       const v = await this.version(ref.subject, ref.version)
       out.push({ name: ref.name, subject: ref.subject, version: v.version, schemaType: v.schemaType, schema: v.schema, references: await this.resolveReferences(v.references, depth + 1) })

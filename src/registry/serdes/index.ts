@@ -8,7 +8,7 @@ import avsc from 'avsc'
 import type protobuf from 'protobufjs'
 import { JsonSchema } from '../jsonschema/index.js'
 import { ProtobufSchema } from '../protobuf/index.js'
-import type { ResolvedReference, SchemaReference, SchemaType } from '../types.js'
+import type { ResolvedReference, SchemaReference, SchemaType } from '../schema-type/types.js'
 import { type RegisteredSchema, type SchemaRegistryClient } from './client.js'
 import {
   SerializationError,
