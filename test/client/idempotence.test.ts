@@ -1,0 +1,253 @@
+// The idempotent producer (enable.idempotence). Pure: the Java client's rules for defaults and
+// conflicts; stampProducerState writes a header the broker's validator accepts. Against a real broker:
+// batches carry the producer id and contiguous sequences; through a proxy that cuts connections (requests
+// cut halfway, answers lost after the broker wrote), corrupts a batch (the broker refuses it and answers
+// OUT_OF_ORDER_SEQUENCE_NUMBER to the batches behind it) and drops requests (a later answer overtakes
+// the lost one) with 5 batches in flight per partition, every record is in the log exactly once and in
+// send order, read back by the Skein consumer; and when the
+// broker loses the producer's state (the topic is recreated, UNKNOWN_PRODUCER_ID) the producer bumps its
+// epoch (KIP-360) and goes on from sequence 0 without losing order.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Admin, Consumer, KafkaError, Producer, RecordBatchWriter, stampProducerState, type ConsumedRecord } from '../../src/client/index.js'
+import { native } from '../../src/addon/index.js'
+import { ErrorCode } from '../../src/domain/errors.js'
+import { validateProducerBatches } from '../../src/protocol/records/validate.js'
+import { freePort, RawClient, recordsBuffer, startTestBroker, type TestBroker } from '../harness/index.js'
+import { SabotagingProxy } from '../harness/proxy.js'
+
+const POLICY = { maxMessageBytes: 16 << 20, timestampType: 'CreateTime' as const, timestampBeforeMaxMs: Number.MAX_SAFE_INTEGER, timestampAfterMaxMs: Number.MAX_SAFE_INTEGER, now: Date.now() }
+
+export interface BatchHeader {
+  baseOffset: number
+  producerId: number
+  producerEpoch: number
+  baseSequence: number
+  count: number
+  transactional: boolean
+  control: boolean
+}
+
+/** The headers of every batch in a Fetch answer's records. */
+export function batchHeaders(buf: Buffer): BatchHeader[] {
+  const out: BatchHeader[] = []
+  for (let pos = 0; pos + 61 <= buf.length; pos += 12 + buf.readInt32BE(pos + 8)) {
+    if (pos + 12 + buf.readInt32BE(pos + 8) > buf.length) break
+    const attributes = buf.readInt16BE(pos + 21)
+    out.push({
+      baseOffset: Number(buf.readBigInt64BE(pos)),
+      producerId: Number(buf.readBigInt64BE(pos + 43)),
+      producerEpoch: buf.readInt16BE(pos + 51),
+      baseSequence: buf.readInt32BE(pos + 53),
+      count: buf.readInt32BE(pos + 57),
+      transactional: (attributes & 0x10) !== 0,
+      control: (attributes & 0x20) !== 0,
+    })
+  }
+  return out
+}
+
+/** Every batch header of a partition, fetched straight from the broker. */
+export async function headersOf(raw: RawClient, topic: string, partition: number): Promise<BatchHeader[]> {
+  const out: BatchHeader[] = []
+  for (let offset = 0; ; ) {
+    const p = await raw.fetch(topic, partition, offset, { partitionMaxBytes: 8 << 20, maxBytes: 8 << 20 })
+    expect(p.errorCode).toBe(0)
+    const hs = batchHeaders(recordsBuffer(p))
+    if (hs.length === 0) return out
+    out.push(...hs)
+    const last = hs[hs.length - 1]!
+    offset = last.baseOffset + last.count
+  }
+}
+
+/** Reads partitions from the start with the Skein consumer until `expected` records arrived (plus a quiet moment). */
+export async function consumeAll(bootstrap: string, topic: string, partitions: number[], expected: number, isolationLevel: 'read_committed' | 'read_uncommitted' = 'read_uncommitted'): Promise<ConsumedRecord[]> {
+  const consumer = new Consumer({ bootstrapServers: bootstrap, isolationLevel, fetchMaxWaitMs: 100 })
+  const out: ConsumedRecord[] = []
+  try {
+    consumer.assign(partitions.map((partition) => ({ topic, partition })))
+    for (const partition of partitions) consumer.seek(topic, partition, 'earliest')
+    const deadline = Date.now() + 30_000
+    while (out.length < expected && Date.now() < deadline) out.push(...(await consumer.poll(200)))
+    // Anything beyond `expected` (a duplicate) would show up now.
+    for (let i = 0; i < 3; i++) out.push(...(await consumer.poll(100)))
+  } finally {
+    await consumer.close()
+  }
+  return out
+}
+
+describe('idempotence settings (the Java client rules)', () => {
+  const base = { bootstrapServers: '127.0.0.1:1' }
+  it('is on by default with acks=all and at most 5 in flight, off by default otherwise', () => {
+    expect(new Producer(base).idempotent).toBe(true)
+    expect(new Producer({ ...base, acks: -1, maxInFlight: 5 }).idempotent).toBe(true)
+    expect(new Producer({ ...base, acks: 1 }).idempotent).toBe(false)
+    expect(new Producer({ ...base, acks: 0 }).idempotent).toBe(false)
+    expect(new Producer({ ...base, maxInFlight: 6 }).idempotent).toBe(false)
+    expect(new Producer({ ...base, retries: 0 }).idempotent).toBe(false)
+    expect(new Producer({ ...base, enableIdempotence: false }).idempotent).toBe(false)
+    expect(new Producer(base).transactionState).toBe('UNINITIALIZED')
+    expect(new Producer({ ...base, acks: 1 }).transactionState).toBeNull()
+  })
+
+  it('refuses an explicit enable.idempotence=true, or a transactional.id, with conflicting settings', () => {
+    const configError = (f: () => unknown, text: RegExp): void => {
+      let err: unknown
+      try {
+        f()
+      } catch (e) {
+        err = e
+      }
+      expect(err).toBeInstanceOf(KafkaError)
+      expect((err as KafkaError).code).toBe(ErrorCode.INVALID_CONFIG)
+      expect((err as Error).message).toMatch(text)
+    }
+    configError(() => new Producer({ ...base, enableIdempotence: true, acks: 1 }), /acks must be all/)
+    configError(() => new Producer({ ...base, enableIdempotence: true, maxInFlight: 6 }), /at most 5/)
+    configError(() => new Producer({ ...base, enableIdempotence: true, retries: 0 }), /retries must be greater than 0/)
+    configError(() => new Producer({ ...base, transactionalId: 'tx', acks: 1 }), /transactional.id needs idempotence/)
+    configError(() => new Producer({ ...base, transactionalId: 'tx', enableIdempotence: false }), /without also enabling idempotence/)
+    configError(() => new Producer({ ...base, transactionalId: '' }), /must not be empty/)
+    expect(new Producer({ ...base, transactionalId: 'tx' }).idempotent).toBe(true)
+  })
+
+  it('stampProducerState writes producer id, epoch, sequence and the transactional bit under a valid CRC', () => {
+    const w = new RecordBatchWriter(4096)
+    for (let i = 0; i < 3; i++) w.tryAppend(1_700_000_000_000 + i, null, Buffer.from(`v${i}`))
+    const batch = w.build(0, false)
+    stampProducerState(batch, 2 ** 40 + 3, 7, 2 ** 31 - 2, true)
+    const [v] = validateProducerBatches(batch, POLICY, native.crc32c)
+    expect(v!.recordCount).toBe(3)
+    expect(batchHeaders(batch)).toEqual([{ baseOffset: 0, producerId: 2 ** 40 + 3, producerEpoch: 7, baseSequence: 2 ** 31 - 2, count: 3, transactional: true, control: false }])
+    stampProducerState(batch, 5, 0, 0, false)
+    expect(() => validateProducerBatches(batch, POLICY, native.crc32c)).not.toThrow()
+    expect(batchHeaders(batch)[0]).toMatchObject({ producerId: 5, producerEpoch: 0, baseSequence: 0, transactional: false })
+  })
+})
+
+describe('the idempotent producer against a broker', () => {
+  let tb: TestBroker
+  let proxy: SabotagingProxy
+  let raw: RawClient
+  let admin: Admin
+
+  beforeAll(async () => {
+    const proxyPort = await freePort()
+    tb = await startTestBroker([`advertised.listeners=PLAINTEXT://127.0.0.1:${proxyPort}`])
+    const brokerPort = tb.broker.bound[0]!.port
+    proxy = await SabotagingProxy.start(proxyPort, () => brokerPort)
+    raw = await RawClient.connect(tb.host, brokerPort)
+    // tb.bootstrap names the advertised port: the proxy.
+    admin = new Admin({ bootstrapServers: tb.bootstrap })
+  })
+
+  afterAll(async () => {
+    await admin?.close()
+    raw?.close()
+    await proxy?.close()
+    await tb?.stop()
+  })
+
+  it('stamps every batch with its producer id and contiguous sequences per partition', async () => {
+    await admin.createTopics([{ name: 'idem-plain', numPartitions: 2, replicationFactor: 1 }])
+    const producer = new Producer({ bootstrapServers: tb.bootstrap, lingerMs: 0, batchSize: 200 })
+    const acks: number[][] = [[], []]
+    await producer.topicInfo('idem-plain')
+    await new Promise<void>((resolve, reject) => {
+      let left = 400
+      for (let i = 0; i < 400; i++) {
+        producer.append('idem-plain', i % 2, null, Buffer.from(`r${i}`), undefined, (err, meta) => {
+          if (err !== null) reject(err)
+          else acks[meta!.partition]!.push(meta!.offset)
+          if (--left === 0) resolve()
+        })
+      }
+    })
+    const { producerId, producerEpoch } = producer.producerIdAndEpoch!
+    expect(producerId).toBeGreaterThanOrEqual(0)
+    expect(producerEpoch).toBe(0)
+    await producer.close()
+    for (const p of [0, 1]) {
+      expect(acks[p]).toEqual(Array.from({ length: 200 }, (_, i) => i))
+      const hs = await headersOf(raw, 'idem-plain', p)
+      expect(hs.length).toBeGreaterThan(5)
+      let seq = 0
+      for (const h of hs) {
+        expect(h).toMatchObject({ producerId, producerEpoch: 0, baseSequence: seq, transactional: false })
+        seq += h.count
+      }
+      expect(seq).toBe(200)
+    }
+  })
+
+  it('writes every record exactly once, in order, through cut connections and dropped requests with 5 batches in flight', async () => {
+    const topic = 'idem-sabotaged'
+    await admin.createTopics([{ name: topic, numPartitions: 3, replicationFactor: 1 }])
+    // Small batches and no linger: many Produce requests, up to 5 in flight, each with up to one batch per partition.
+    const producer = new Producer({ bootstrapServers: tb.bootstrap, lingerMs: 0, batchSize: 300, requestTimeoutMs: 1500, retryBackoffMs: 20, deliveryTimeoutMs: 60_000 })
+    await producer.topicInfo(topic)
+    const fates = ['cut-request', 'cut-answer', 'corrupt', 'drop'] as const
+    let k = 0
+    const before = { ...proxy.done }
+    proxy.policy = (n) => (n % 9 === 0 ? fates[k++ % fates.length]! : 'pass')
+    const perPartition = 1500
+    const errors: Error[] = []
+    try {
+      await new Promise<void>((resolve) => {
+        let left = perPartition * 3
+        for (let i = 0; i < perPartition; i++) {
+          for (let p = 0; p < 3; p++) {
+            producer.append(topic, p, Buffer.from(`k${p}`), Buffer.from(`p${p}-${i}`), undefined, (err) => {
+              if (err !== null) errors.push(err)
+              if (--left === 0) resolve()
+            })
+          }
+        }
+      })
+    } finally {
+      proxy.policy = () => 'pass'
+      await producer.close()
+    }
+    expect(errors).toEqual([])
+    expect(proxy.done['cut-request'] - before['cut-request']).toBeGreaterThanOrEqual(2)
+    expect(proxy.done['cut-answer'] - before['cut-answer']).toBeGreaterThanOrEqual(2)
+    expect(proxy.done.corrupt - before.corrupt).toBeGreaterThanOrEqual(2)
+    expect(proxy.done.drop - before.drop).toBeGreaterThanOrEqual(2)
+    // Requests were pipelined up to the limit: 5 Produce requests unanswered on the connection at once.
+    expect(proxy.maxProduceInFlight).toBe(5)
+    const records = await consumeAll(tb.bootstrap, topic, [0, 1, 2], perPartition * 3)
+    for (let p = 0; p < 3; p++) {
+      const values = records.filter((r) => r.partition === p).map((r) => r.value!.toString())
+      expect(values).toEqual(Array.from({ length: perPartition }, (_, i) => `p${p}-${i}`))
+    }
+  }, 120_000)
+
+  it('bumps its epoch and starts again at sequence 0 when the broker lost its state (UNKNOWN_PRODUCER_ID, KIP-360)', async () => {
+    const topic = 'idem-recreated'
+    await admin.createTopics([{ name: topic, numPartitions: 1, replicationFactor: 1 }])
+    const producer = new Producer({ bootstrapServers: tb.bootstrap, lingerMs: 0, retryBackoffMs: 20 })
+    for (let i = 0; i < 3; i++) await producer.send({ topic, partition: 0, value: `before-${i}` })
+    const before = producer.producerIdAndEpoch!
+    expect(before.producerEpoch).toBe(0)
+    // The partition, and the broker's state of this producer with it, goes; the producer's next sequence
+    // (3) is then unknown to the new partition.
+    await admin.deleteTopics([topic])
+    await admin.createTopics([{ name: topic, numPartitions: 1, replicationFactor: 1 }])
+    const metas = await Promise.all([0, 1, 2, 3].map((i) => producer.send({ topic, partition: 0, value: `after-${i}` })))
+    expect(metas.map((m) => m.offset)).toEqual([0, 1, 2, 3])
+    expect(producer.producerIdAndEpoch).toEqual({ producerId: before.producerId, producerEpoch: 1 })
+    // Records keep going at the new epoch.
+    await producer.send({ topic, partition: 0, value: 'after-4' })
+    await producer.close()
+    const hs = await headersOf(raw, topic, 0)
+    let seq = 0
+    for (const h of hs) {
+      expect(h).toMatchObject({ producerId: before.producerId, producerEpoch: 1, baseSequence: seq })
+      seq += h.count
+    }
+    expect(seq).toBe(5)
+    const records = await consumeAll(tb.bootstrap, topic, [0], 5)
+    expect(records.map((r) => r.value!.toString())).toEqual(['after-0', 'after-1', 'after-2', 'after-3', 'after-4'])
+  })
+})
