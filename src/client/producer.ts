@@ -201,6 +201,9 @@ export class Producer {
   private buffered = 0
   private readonly idleWaiters: (() => void)[] = []
   private readonly capacityWaiters: (() => void)[] = []
+  /** send() calls between their start and their append (waiting for metadata or buffer room). */
+  private sendsWaiting = 0
+  private readonly sendWaiters: (() => void)[] = []
   private closed = false
 
   constructor(opts: ProducerOptions) {
@@ -284,7 +287,9 @@ export class Producer {
    * TimeoutError leaves the commit pending: call commitTransaction() again.
    */
   async commitTransaction(): Promise<void> {
-    await this.transactions('commitTransaction').commitTransaction()
+    const tm = this.transactions('commitTransaction')
+    await this.sendsAppended()
+    await tm.commitTransaction()
   }
 
   /**
@@ -292,7 +297,9 @@ export class Producer {
    * waited for, then EndTxn (abort); after an abortable error the epoch is bumped too.
    */
   async abortTransaction(): Promise<void> {
-    await this.transactions('abortTransaction').abortTransaction()
+    const tm = this.transactions('abortTransaction')
+    await this.sendsAppended()
+    await tm.abortTransaction()
   }
 
   /** Connects to a bootstrap broker (optional: the first send connects too). */
@@ -322,21 +329,45 @@ export class Producer {
     }
   }
 
-  /** Sends one record; resolves when the broker has acknowledged it (acks) or it failed. */
+  /**
+   * Sends one record; resolves when the broker has acknowledged it (acks) or it failed. With a
+   * transactional producer the record belongs to the transaction in which send() was called:
+   * commitTransaction() and abortTransaction() wait for the sends still waiting for metadata or room.
+   */
   async send(record: ProducerRecord): Promise<RecordMetadata> {
     const started = Date.now()
-    const t = await this.topicInfo(record.topic)
-    // As Kafka's send(): while buffer.memory bytes wait to be sent, wait for room, for at most what is
-    // left of max.block.ms (the metadata wait counts too). Re-checked after each wake-up, since other
-    // senders woken at the same time may have filled the room again.
-    while (!this.hasCapacity && !this.closed) await this.waitForCapacity(Math.max(0, this.maxBlockMs - (Date.now() - started)))
+    this.sendsWaiting++
+    let t: TopicInfo
+    try {
+      t = await this.topicInfo(record.topic)
+      // As Kafka's send(): while buffer.memory bytes wait to be sent, wait for room, for at most what is
+      // left of max.block.ms (the metadata wait counts too). Re-checked after each wake-up, since other
+      // senders woken at the same time may have filled the room again.
+      while (!this.hasCapacity && !this.closed) await this.waitForCapacity(Math.max(0, this.maxBlockMs - (Date.now() - started)))
+    } catch (err) {
+      this.sendAppended()
+      throw err
+    }
     return new Promise<RecordMetadata>((resolve, reject) => {
       const cb: DeliveryCallback = (err, meta) => {
         if (err !== null) reject(err)
         else resolve(meta!)
       }
-      this.appendResolved(t, record.partition, toBuffer(record.key), toBuffer(record.value), toHeaders(record.headers), record.timestamp ?? Date.now(), cb, false, 0)
+      try {
+        this.appendResolved(t, record.partition, toBuffer(record.key), toBuffer(record.value), toHeaders(record.headers), record.timestamp ?? Date.now(), cb, false, 0)
+      } finally {
+        this.sendAppended()
+      }
     })
+  }
+
+  private sendAppended(): void {
+    if (--this.sendsWaiting === 0 && this.sendWaiters.length > 0) for (const w of this.sendWaiters.splice(0)) w()
+  }
+
+  /** Resolves once every send() called so far has appended its record (or failed). */
+  private async sendsAppended(): Promise<void> {
+    while (this.sendsWaiting > 0) await new Promise<void>((resolve) => this.sendWaiters.push(resolve))
   }
 
   /** Sends many records; resolves with their metadata in order (rejects on the first failure). */
