@@ -449,9 +449,10 @@ export class TransactionManager {
    * timeoutMs. attempt throws KafkaError for an error code; NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE
    * make the coordinator of (key, keyType) be looked up again.
    */
-  private async retrying<T>(what: string, key: string, keyType: number, timeoutMs: number, attempt: (conn: BrokerConnection) => Promise<T>, backoffFor?: (code: number) => number): Promise<T> {
+  private async retrying<T>(what: string, key: string, keyType: number, timeoutMs: number, attempt: (conn: BrokerConnection) => Promise<T>, backoffFor?: (code: number) => number, stillWanted?: () => boolean): Promise<T> {
     const deadline = Date.now() + timeoutMs
     for (let n = 0; ; n++) {
+      if (stillWanted !== undefined && !stillWanted()) throw new TransactionAbortedError(`${what} was given up: the transaction is over`)
       let lastErr: unknown
       try {
         const conn = await this.cluster.coordinator(key, keyType)
@@ -557,7 +558,7 @@ export class TransactionManager {
     this.adding = this.serial(() => this.addPartitions(list))
       .catch((err: unknown) => {
         for (const s of list) s.adding = false
-        if (!(err instanceof ProducerStateError)) this.abortableError(err as Error)
+        if (!(err instanceof ProducerStateError) && !(err instanceof TransactionAbortedError)) this.abortableError(err as Error)
       })
       .finally(() => {
         this.adding = null
@@ -601,6 +602,8 @@ export class TransactionManager {
         return codes
       },
       (code) => (code === ErrorCode.CONCURRENT_TRANSACTIONS && firstOfTransaction ? CONCURRENT_TRANSACTIONS_BACKOFF_MS : Math.min(this.cluster.retryBackoffMs, 1000)),
+      // An abort (or a fatal error) meanwhile makes the partitions unneeded.
+      () => this.state === 'IN_TRANSACTION' || this.state === 'COMMITTING_TRANSACTION',
     )
     for (const s of list) s.adding = false
     const failed = errors.filter((e) => e.code !== ErrorCode.NONE)

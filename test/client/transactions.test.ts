@@ -113,11 +113,29 @@ describe('transactional producer', () => {
     const everything = await consumeAll(tb.bootstrap, topic, [0, 1], 12, 'read_uncommitted')
     expect(valuesOf(everything).sort()).toEqual([...committed, 'abort-1-0', 'abort-1-1', 'abort-1-2', 'abort-3-0', 'abort-3-1', 'abort-3-2'].sort())
     // The batches are transactional, and each transaction ends with a control batch (its marker); the
-    // last abort has one too if the partition had joined that transaction before the abort.
+    // last abort has one too if the partition had joined that transaction before the abort. (The readers
+    // above saw the last commit, so its marker is there.)
     const hs = await headersOf(raw, topic, 0)
     expect(hs.filter((h) => !h.control).every((h) => h.transactional)).toBe(true)
     expect(hs.filter((h) => h.control).length).toBeGreaterThanOrEqual(4)
     expect(hs.filter((h) => h.control).length).toBeLessThanOrEqual(5)
+  })
+
+  it('close() aborts a transaction still open, as the Java client does', async () => {
+    const topic = 'txn-close'
+    await admin.createTopics([{ name: topic, numPartitions: 1, replicationFactor: 1 }])
+    const p = producer('closer')
+    await p.initTransactions()
+    p.beginTransaction()
+    await p.send({ topic, partition: 0, value: 'left-open' })
+    await p.close()
+    expect(p.transactionState).toBe('READY')
+    // The coordinator writes the abort marker once EndTxn is answered.
+    let hs = await headersOf(raw, topic, 0)
+    for (const until = Date.now() + 5000; hs.length < 2 && Date.now() < until; hs = await headersOf(raw, topic, 0)) await new Promise((r) => setTimeout(r, 20))
+    expect(hs.map((h) => h.control)).toEqual([false, true])
+    expect(valuesOf(await consumeAll(tb.bootstrap, topic, [0], 1, 'read_uncommitted'))).toEqual(['left-open'])
+    expect(await consumeAll(tb.bootstrap, topic, [0], 0, 'read_committed')).toEqual([])
   })
 
   it('sendOffsetsToTransaction commits the group offsets with the output, or neither (consume-transform-produce)', async () => {
