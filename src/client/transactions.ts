@@ -294,9 +294,11 @@ export class TransactionManager {
       return 'retry'
     }
     if (code === ErrorCode.UNKNOWN_PRODUCER_ID) {
-      // The broker has no state for this producer here (it expired, or the partition was recreated).
+      // The broker has no state for this producer here (it expired, or the partition was recreated). For
+      // a batch behind an unacknowledged one that may only mean the one before is not written yet: it is
+      // resent behind it; the first one starts the partition again at sequence 0 of a new epoch.
       if (this.transactional) return 'fail'
-      if (b.producerId === this.producerId && b.producerEpoch === this.producerEpoch) this.requestBump(s)
+      if (s.inFlight[0] === b) this.requestBump(s)
       return 'retry'
     }
     return isRetriableError(err) ? 'retry' : 'fail'
