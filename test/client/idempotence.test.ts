@@ -1,5 +1,7 @@
 // The idempotent producer (enable.idempotence). Pure: the Java client's rules for defaults and
-// conflicts; stampProducerState writes a header the broker's validator accepts. Against a real broker:
+// conflicts; stampProducerState writes a header the broker's validator accepts; the sequence bookkeeping
+// (numbering at first send, 5 in flight, in-order resends, vouching, DUPLICATE_SEQUENCE_NUMBER, epoch
+// bumps that renumber a partition from 0). Against a real broker:
 // batches carry the producer id and contiguous sequences; through a proxy that cuts connections (requests
 // cut halfway, answers lost after the broker wrote), corrupts a batch (the broker refuses it and answers
 // OUT_OF_ORDER_SEQUENCE_NUMBER to the batches behind it) and drops requests (a later answer overtakes
@@ -8,7 +10,8 @@
 // broker loses the producer's state (the topic is recreated, UNKNOWN_PRODUCER_ID) the producer bumps its
 // epoch (KIP-360) and goes on from sequence 0 without losing order.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Admin, KafkaError, Producer, RecordBatchWriter, stampProducerState } from '../../src/client/index.js'
+import { Admin, Cluster, KafkaError, Producer, RecordBatchWriter, stampProducerState } from '../../src/client/index.js'
+import { TransactionManager, type SequencedBatch, type SequencesHolder } from '../../src/client/transactions.js'
 import { native } from '../../src/addon/index.js'
 import { ErrorCode } from '../../src/domain/errors.js'
 import { validateProducerBatches } from '../../src/protocol/records/validate.js'
@@ -64,6 +67,125 @@ describe('idempotence settings (the Java client rules)', () => {
     stampProducerState(batch, 5, 0, 0, false)
     expect(() => validateProducerBatches(batch, POLICY, native.crc32c)).not.toThrow()
     expect(batchHeaders(batch)[0]).toMatchObject({ producerId: 5, producerEpoch: 0, baseSequence: 0, transactional: false })
+  })
+})
+
+describe('sequence bookkeeping (TransactionManager, no broker)', () => {
+  const hooks = { wake: () => {}, failUnsent: () => {}, failAll: () => {}, flush: async () => {} }
+  const manager = (): TransactionManager => {
+    const tm = new TransactionManager(new Cluster({ bootstrapServers: '127.0.0.1:1' }), hooks, { transactionalId: null, transactionTimeoutMs: 60000, maxBlockMs: 1000, deliveryTimeoutMs: 1000 })
+    tm.producerId = 42
+    tm.producerEpoch = 3
+    return tm
+  }
+  const batch = (count: number): SequencedBatch => {
+    const w = new RecordBatchWriter(4096)
+    for (let i = 0; i < count; i++) w.tryAppend(1_700_000_000_000, null, Buffer.from(`v${i}`))
+    return { count, bytes: w.build(0, false), producerId: -1, producerEpoch: -1, baseSequence: -1, inRequest: false }
+  }
+  const err = (code: ErrorCode): KafkaError => new KafkaError(code)
+
+  it('numbers batches as they are sent, at most 5 in flight, and resends only the first unacknowledged one', () => {
+    const tm = manager()
+    const q: SequencesHolder = { topic: 't', partition: 0, seq: null }
+    const bs = [3, 2, 4, 1, 5, 2].map(batch)
+    for (const b of bs.slice(0, 5)) {
+      expect(tm.maySend(q, b)).toBe(true)
+      tm.sending(q, b)
+    }
+    expect(bs.slice(0, 5).map((b) => b.baseSequence)).toEqual([0, 3, 5, 9, 10])
+    expect(tm.maySend(q, bs[5]!)).toBe(false) // 5 in flight
+    for (const b of bs.slice(0, 5)) expect(batchHeaders(b.bytes!)[0]).toMatchObject({ producerId: 42, producerEpoch: 3, baseSequence: b.baseSequence })
+    // The answers: the first lost (connection), the others out of order behind it.
+    for (const b of bs.slice(0, 5)) tm.requestDone(q, b)
+    expect(tm.produceErrorVerdict(q, bs[1]!, err(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER))).toBe('retry')
+    expect(q.seq!.bumpRequested).toBe(false)
+    // Only the first may go again, and only once nothing of the partition is in a request.
+    expect(tm.maySend(q, bs[1]!)).toBe(false)
+    expect(tm.maySend(q, bs[0]!)).toBe(true)
+    tm.sending(q, bs[0]!)
+    expect(bs[0]!.baseSequence).toBe(0) // kept across retries
+    expect(tm.completed(q, bs[0]!, null, false)).toBeNull()
+    tm.requestDone(q, bs[0]!)
+    expect(q.seq!.lastAckedSequence).toBe(2)
+    expect(tm.maySend(q, bs[1]!)).toBe(true)
+  })
+
+  it('an acknowledged batch vouches for those before it; DUPLICATE_SEQUENCE_NUMBER is a success', () => {
+    const tm = manager()
+    const q: SequencesHolder = { topic: 't', partition: 0, seq: null }
+    const [a, b, c] = [2, 2, 2].map(batch)
+    for (const x of [a!, b!, c!]) {
+      tm.maySend(q, x)
+      tm.sending(q, x)
+    }
+    expect(tm.produceErrorVerdict(q, a!, err(ErrorCode.DUPLICATE_SEQUENCE_NUMBER))).toBe('duplicate')
+    // b is acknowledged while a's answer is missing: a is in the log too.
+    expect(tm.completed(q, b!, null, false)).toEqual([a])
+    expect(tm.completed(q, a!, null, false)).toBeNull()
+    expect(q.seq!.inFlight).toEqual([c])
+  })
+
+  it('a gap at the first unacknowledged batch bumps the epoch and renumbers the partition from 0; other partitions follow when idle', () => {
+    const tm = manager()
+    const p0: SequencesHolder = { topic: 't', partition: 0, seq: null }
+    const p1: SequencesHolder = { topic: 't', partition: 1, seq: null }
+    const [a, b] = [2, 3].map(batch)
+    const other = batch(1)
+    for (const [q, x] of [[p0, a], [p0, b], [p1, other]] as const) {
+      tm.maySend(q, x!)
+      tm.sending(q, x!)
+    }
+    tm.requestDone(p0, a!)
+    expect(tm.produceErrorVerdict(p0, a!, err(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER))).toBe('retry')
+    expect(p0.seq!.bumpRequested).toBe(true)
+    tm.maybeBumpEpoch() // b is still in a request: not yet
+    expect(tm.producerEpoch).toBe(3)
+    expect(tm.maySend(p0, a!)).toBe(false)
+    tm.requestDone(p0, b!)
+    expect(tm.produceErrorVerdict(p0, b!, err(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER))).toBe('retry')
+    tm.maybeBumpEpoch()
+    expect(tm.producerEpoch).toBe(4)
+    expect([a, b].map((x) => [x!.producerEpoch, x!.baseSequence])).toEqual([[4, 0], [4, 2]])
+    expect(batchHeaders(b!.bytes!)[0]).toMatchObject({ producerEpoch: 4, baseSequence: 2 })
+    expect(() => validateProducerBatches(b!.bytes!, POLICY, native.crc32c)).not.toThrow()
+    expect(tm.maySend(p0, a!)).toBe(true)
+    // Partition 1 keeps epoch 3 for its batch in flight; its next batch starts epoch 4 at sequence 0.
+    const next = batch(1)
+    expect(tm.maySend(p1, next)).toBe(false)
+    tm.requestDone(p1, other)
+    tm.completed(p1, other, null, false)
+    expect(tm.maySend(p1, next)).toBe(true)
+    tm.sending(p1, next)
+    expect([next.producerEpoch, next.baseSequence]).toEqual([4, 0])
+  })
+
+  it('UNKNOWN_PRODUCER_ID bumps only for the first unacknowledged batch; a refused sent batch bumps too', () => {
+    const tm = manager()
+    const q: SequencesHolder = { topic: 't', partition: 0, seq: null }
+    const [a, b] = [1, 1].map(batch)
+    for (const x of [a!, b!]) {
+      tm.maySend(q, x)
+      tm.sending(q, x)
+      tm.requestDone(q, x)
+    }
+    expect(tm.produceErrorVerdict(q, b!, err(ErrorCode.UNKNOWN_PRODUCER_ID))).toBe('retry')
+    expect(q.seq!.bumpRequested).toBe(false)
+    expect(tm.produceErrorVerdict(q, a!, err(ErrorCode.UNKNOWN_PRODUCER_ID))).toBe('retry')
+    expect(q.seq!.bumpRequested).toBe(true)
+    tm.maybeBumpEpoch()
+    const c = batch(1)
+    tm.maySend(q, a!)
+    tm.sending(q, a!)
+    tm.requestDone(q, a!)
+    // The broker refuses a for good (not a retriable error): the gap it leaves calls for a new epoch.
+    expect(tm.produceErrorVerdict(q, a!, err(ErrorCode.MESSAGE_TOO_LARGE))).toBe('fail')
+    tm.completed(q, a!, err(ErrorCode.MESSAGE_TOO_LARGE), true)
+    expect(q.seq!.bumpRequested).toBe(true)
+    expect(tm.maySend(q, c)).toBe(false)
+    tm.maybeBumpEpoch()
+    expect(tm.producerEpoch).toBe(5)
+    expect([b!.producerEpoch, b!.baseSequence]).toEqual([5, 0])
   })
 })
 
