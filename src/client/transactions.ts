@@ -13,7 +13,8 @@
 // retried one. After a failure, the batches that must be resent go again one at a time, in sequence
 // order, each once no request with one of the partition's batches is unanswered, and new batches wait
 // behind them: so the log keeps the order of the sends, and a batch the broker already wrote (its answer
-// was lost) is recognised as a duplicate.
+// was lost) is recognised as a duplicate. An acknowledged batch also vouches for the unacknowledged ones
+// before it (the broker takes a sequence only right after the previous one): they are complete, written.
 //
 // Errors of the idempotent producer (no transactional.id): OUT_OF_ORDER_SEQUENCE_NUMBER for a batch that
 // is not the partition's first unacknowledged one means an earlier one is missing: it is retried behind
