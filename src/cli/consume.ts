@@ -25,8 +25,8 @@ const SPEC: CommandSpec = {
     { name: 'isolation-level', value: 'LEVEL', desc: 'read_uncommitted (default) or read_committed' },
     { name: 'property', value: 'KEY=VALUE', repeat: true, desc: 'Formatter property: print.key, print.offset, print.partition, print.timestamp, print.headers, print.value, key.separator, line.separator, headers.separator, null.literal' },
     { name: 'formatter', value: 'NAME', desc: "'default' (Kafka's DefaultMessageFormatter) or 'json' (one object per line)" },
-    { name: 'consumer-property', value: 'KEY=VALUE', repeat: true, desc: 'A Kafka consumer config' },
-    { name: 'consumer.config', value: 'FILE', desc: 'A properties file of consumer configs' },
+    { name: 'consumer-property', value: 'KEY=VALUE', repeat: true, aliases: ['command-property'], desc: 'A Kafka consumer config (request.timeout.ms, default.api.timeout.ms, auto.commit.interval.ms, ...); over --consumer.config' },
+    { name: 'consumer.config', value: 'FILE', aliases: ['command-config'], desc: 'A properties file of consumer configs' },
   ],
   notes: `Examples:
   skein consume --topic demo --from-beginning --property print.key=true --property print.offset=true

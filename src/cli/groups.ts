@@ -5,7 +5,7 @@ import { Admin, type GroupDescription } from '../client/admin.js'
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, tpKey } from '../client/offsets.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { parseIntArg, UsageError, type CommandSpec } from './args.js'
-import { BOOTSTRAP_OPTION, clientOptions, formatTable, oneAction, runCommand } from './common.js'
+import { adminOptions, BOOTSTRAP_OPTION, COMMAND_CONFIG_OPTION, COMMAND_PROPERTY_OPTION, formatTable, oneAction, runCommand } from './common.js'
 
 const SPEC: CommandSpec = {
   command: 'skein groups',
@@ -13,6 +13,8 @@ const SPEC: CommandSpec = {
   summary: 'List, describe, reset and delete consumer groups (kafka-consumer-groups).',
   options: [
     BOOTSTRAP_OPTION,
+    COMMAND_CONFIG_OPTION,
+    COMMAND_PROPERTY_OPTION,
     { name: 'list', desc: 'List group ids' },
     { name: 'describe', desc: 'Offsets, log end offsets, lag and members per partition' },
     { name: 'reset-offsets', desc: 'Move committed offsets (the group must have no members)' },
@@ -28,6 +30,7 @@ const SPEC: CommandSpec = {
     { name: 'shift-by', value: 'N', desc: 'Move the committed offset by N (may be negative)' },
     { name: 'dry-run', desc: 'Show the new offsets without changing anything (the default)' },
     { name: 'execute', desc: 'Commit the new offsets' },
+    { name: 'timeout', value: 'MS', desc: 'Deadline of each admin call, retries included (default 5000, as kafka-consumer-groups; it replaces default.api.timeout.ms)' },
   ],
   notes: `Examples:
   skein groups --list
@@ -38,7 +41,11 @@ const SPEC: CommandSpec = {
 export function runGroups(argv: readonly string[]): Promise<number> {
   return runCommand(SPEC, argv, async (args) => {
     const action = oneAction(args, ['list', 'describe', 'reset-offsets', 'delete'])
-    const admin = new Admin(clientOptions(args, 'skein-consumer-groups'))
+    const opts = adminOptions(args, 'skein groups', 'skein-consumer-groups')
+    // kafka-consumer-groups gives every admin call its --timeout (default 5000 ms).
+    opts.apiTimeoutMs = args.int('timeout', { min: 1 }) ?? 5000
+    opts.apiTimeoutName = '--timeout'
+    const admin = new Admin(opts)
     try {
       const groups = async (): Promise<string[]> => {
         if (args.has('all-groups')) return (await admin.listGroups()).map((g) => g.groupId)
