@@ -3,6 +3,7 @@
 // Ctrl-C. Output follows Kafka's DefaultMessageFormatter (print.timestamp, print.partition, print.offset,
 // print.headers, print.key, print.value, key.separator, ...) or one JSON object per record.
 import { Consumer, type ConsumerOptions } from '../client/consumer.js'
+import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets, tpKey } from '../client/offsets.js'
 import type { ConsumedRecord } from '../client/records.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { parseKeyValues, parseIntArg, UsageError, type CommandSpec } from './args.js'
@@ -19,7 +20,7 @@ const SPEC: CommandSpec = {
     { name: 'group', value: 'GROUP', desc: 'Consumer group to join; offsets are committed (default: no group)' },
     { name: 'from-beginning', desc: 'Start at the earliest offset when there is no committed offset' },
     { name: 'partition', value: 'P', desc: 'Read only this partition' },
-    { name: 'offset', value: 'OFFSET', desc: 'earliest, latest or an offset (needs --partition; default latest)' },
+    { name: 'offset', value: 'OFFSET', desc: 'earliest, latest or an offset (needs --partition; default latest). An offset past the log end starts at the end, one before the log start at the start, and says so on stderr' },
     { name: 'max-messages', value: 'N', desc: 'Exit after N records' },
     { name: 'timeout-ms', value: 'MS', desc: 'Exit when no record arrives for MS milliseconds' },
     { name: 'isolation-level', value: 'LEVEL', desc: 'read_uncommitted (default) or read_committed' },
@@ -135,7 +136,8 @@ export function runConsume(argv: readonly string[]): Promise<number> {
       if (partition !== undefined) {
         if (partition >= info.partitions.length) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic '${topic}' has no partition ${partition} (it has ${info.partitions.length})`)
         consumer.assign([{ topic, partition }])
-        if (startOffset !== undefined) consumer.seek(topic, partition, startOffset)
+        if (typeof startOffset === 'number') consumer.seek(topic, partition, await startWithin(consumer, topic, partition, startOffset))
+        else if (startOffset !== undefined) consumer.seek(topic, partition, startOffset)
         else if (opts.groupId === undefined) consumer.seek(topic, partition, args.has('from-beginning') ? 'earliest' : 'latest')
       } else if (opts.groupId !== undefined) {
         consumer.subscribe([topic])
@@ -171,6 +173,24 @@ export function runConsume(argv: readonly string[]): Promise<number> {
     process.stderr.write(`Processed a total of ${count} messages\n`)
     return 0
   })
+}
+
+/**
+ * An --offset outside the partition's log would be reset silently by the consumer (to the end, with
+ * auto.offset.reset=latest); instead say where reading starts and why.
+ */
+async function startWithin(consumer: Consumer, topic: string, partition: number, offset: number): Promise<number> {
+  const k = tpKey(topic, partition)
+  const [start, end] = await Promise.all([EARLIEST_TIMESTAMP, LATEST_TIMESTAMP].map(async (timestamp) => (await listOffsets(consumer.cluster, [{ topic, partition, timestamp }])).get(k)?.offset))
+  if (end !== undefined && offset > end) {
+    process.stderr.write(`skein consume: offset ${offset} is past the end of partition ${topic}-${partition} (log end ${end}); starting at ${end}\n`)
+    return end
+  }
+  if (start !== undefined && offset < start) {
+    process.stderr.write(`skein consume: offset ${offset} is before the start of partition ${topic}-${partition} (log start ${start}); starting at ${start}\n`)
+    return start
+  }
+  return offset
 }
 
 function write(s: string): Promise<void> {

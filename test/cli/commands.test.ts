@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { Kafka, logLevel } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort, startTestBroker, tempDataDir, type TestBroker } from '../harness/index.js'
 import { oneLine, skein, SKEIN_JS } from './helpers.js'
@@ -91,6 +92,46 @@ describe('skein produce and consume', () => {
       [2, 6, 'lz4-a', null],
     ])
     expect(recs[0]!.timestampType).toBe('CreateTime')
+  })
+
+  it('--offset past the log end (or before its start) says where it starts instead of printing nothing', async () => {
+    expect((await skein(['topics', ...b, '--create', '--topic', 'seeks', '--partitions', '1'])).code).toBe(0)
+    expect((await skein(['produce', ...b, '--topic', 'seeks'], { input: 'r0\nr1\nr2\n' })).code).toBe(0)
+    // Past the end: it says so, starts at the log end and prints what arrives there.
+    const child = spawn(process.execPath, [SKEIN_JS, 'consume', ...b, '--topic', 'seeks', '--partition', '0', '--offset', '100', '--max-messages', '1'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()))
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    const deadline = Date.now() + 20000
+    while (!err.includes('starting at')) {
+      if (Date.now() > deadline) throw new Error(`the consumer said ${err}`)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(err).toBe('skein consume: offset 100 is past the end of partition seeks-0 (log end 3); starting at 3\n')
+    expect((await skein(['produce', ...b, '--topic', 'seeks'], { input: 'r3\n' })).code).toBe(0)
+    expect(await exited).toBe(0)
+    expect(out).toBe('r3\n')
+    expect(err).toBe('skein consume: offset 100 is past the end of partition seeks-0 (log end 3); starting at 3\nProcessed a total of 1 messages\n')
+
+    // Before the log start (records deleted): it starts at the log start.
+    const kafka = new Kafka({ brokers: [tb.bootstrap], logLevel: logLevel.NOTHING })
+    const admin = kafka.admin()
+    await admin.connect()
+    try {
+      await admin.fetchTopicOffsets('seeks') // kafkajs deletes records only of topics whose metadata it has
+      await admin.deleteTopicRecords({ topic: 'seeks', partitions: [{ partition: 0, offset: '2' }] })
+    } finally {
+      await admin.disconnect()
+    }
+    const early = await skein(['consume', ...b, '--topic', 'seeks', '--partition', '0', '--offset', '0', '--max-messages', '2'])
+    expect(early.code).toBe(0)
+    expect(early.out).toBe('r2\nr3\n')
+    expect(early.stderr).toBe('skein consume: offset 0 is before the start of partition seeks-0 (log start 2); starting at 2\nProcessed a total of 2 messages\n')
+    // Inside the log: nothing is said.
+    const inside = await skein(['consume', ...b, '--topic', 'seeks', '--partition', '0', '--offset', '3', '--max-messages', '1'])
+    expect([inside.out, inside.stderr]).toEqual(['r3\n', 'Processed a total of 1 messages\n'])
   })
 
   it('reads --file, and keyed records land on the murmur2 partition', async () => {
