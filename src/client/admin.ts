@@ -15,7 +15,7 @@ import * as ListGroups from '../protocol/messages/16-list-groups.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { Cluster, type BrokerNode, type ClientOptions, type PartitionInfo } from './cluster.js'
 import type { BrokerConnection } from './connection.js'
-import { commitOffsets, decodeAssignment, fetchCommittedOffsets, type TopicPartitionOffset } from './group.js'
+import { commitOffsets, decodeAssignment, fetchCommittedOffsetDetails, fetchCommittedOffsets, type CommittedOffset, type TopicPartitionOffset } from './group.js'
 import { listOffsets, type OffsetAnswer, type OffsetQuery } from './offsets.js'
 
 export const ResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, GROUP: 32 } as const
@@ -85,8 +85,11 @@ export interface GroupDescription {
   groupId: string
   state: string
   protocolType: string
+  /** The assignor the group uses ('range', 'roundrobin', ...); '' while it has no members. */
   protocol: string
   members: GroupMemberDescription[]
+  /** The broker that coordinates the group. */
+  coordinator: BrokerNode | null
 }
 
 const RESOURCE_TYPES: Record<ConfigResource['type'], number> = { topic: ResourceType.TOPIC, broker: ResourceType.BROKER, 'broker-logger': ResourceType.BROKER_LOGGER, group: ResourceType.GROUP }
@@ -277,8 +280,10 @@ export class Admin {
     return this.cluster.withDeadline(async () => {
       const out: GroupDescription[] = []
       for (const groupId of groupIds) {
+          let coordinator = null as BrokerNode | null
         const res = await this.cluster.withRetries(async () => {
           const conn = await this.cluster.coordinator(groupId)
+          coordinator = this.cluster.coordinatorNode(groupId) ?? null
           const req = DescribeGroups.createDescribeGroupsRequest({ groups: [groupId] })
           const r = await conn.send(ApiKey.DescribeGroups, (w, v) => DescribeGroups.encodeDescribeGroupsRequest(w, req, v), DescribeGroups.decodeDescribeGroupsResponse)
           const g = r.groups[0]
@@ -303,6 +308,7 @@ export class Admin {
             }
             return { memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost, assignment }
           }),
+          coordinator,
         })
       }
       return out
@@ -312,6 +318,11 @@ export class Admin {
   /** Committed offsets of a group ('topic\0partition' -> offset). */
   fetchOffsets(groupId: string, tps: readonly { topic: string; partition: number }[] | null = null): Promise<Map<string, number>> {
     return this.cluster.withDeadline(() => fetchCommittedOffsets(this.cluster, groupId, tps))
+  }
+
+  /** Committed offsets of a group with their leader epochs and metadata ('topic\0partition' -> details). */
+  listConsumerGroupOffsets(groupId: string, tps: readonly { topic: string; partition: number }[] | null = null): Promise<Map<string, CommittedOffset>> {
+    return this.cluster.withDeadline(() => fetchCommittedOffsetDetails(this.cluster, groupId, tps))
   }
 
   /** Commits offsets for a group with no active members (the coordinator refuses otherwise). */

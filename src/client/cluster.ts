@@ -331,6 +331,12 @@ export class Cluster {
     })
   }
 
+  /** The broker that coordinates key, as last found by coordinator() (undefined when not looked up). */
+  coordinatorNode(key: string, keyType = 0): BrokerNode | undefined {
+    const id = this.coordinators.get(`${keyType}:${key}`)
+    return id === undefined ? undefined : this.meta.brokers.get(id)
+  }
+
   /** Forgets a coordinator after NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE. */
   forgetCoordinator(key: string, keyType = 0): void {
     this.coordinators.delete(`${keyType}:${key}`)
