@@ -4,7 +4,7 @@
 // 127.0.0.1:9092) and exits 0 on success, 1 with one line on stderr on failure.
 import { tuneMallocForClient } from '../addon/malloc-tuning.js'
 import { runBroker } from '../main.js'
-import { runBenchDisk } from './bench-disk.js'
+import { runBench } from './bench.js'
 import { runConfigs } from './configs.js'
 import { runConsume } from './consume.js'
 import { runGroups } from './groups.js'
@@ -22,7 +22,8 @@ Commands:
   groups     List, describe, reset offsets of and delete groups       (kafka-consumer-groups)
   configs    Describe and alter topic and broker configs              (kafka-configs)
   perf       produce | consume: throughput and latency tests          (kafka-*-perf-test)
-  bench      disk: the data directory's bandwidth and fsync rate
+  bench      disk: the data directory's bandwidth and fsync rate;
+             compression: each codec and level on your data, in Kafka batches
 
 Run 'skein <command> --help' for a command's options.`
 
@@ -34,7 +35,7 @@ const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   groups: runGroups,
   configs: runConfigs,
   perf: runPerf,
-  bench: runBenchDisk,
+  bench: runBench,
 }
 
 async function main(argv: string[]): Promise<number> {

@@ -455,7 +455,7 @@ describe('errors and help', () => {
   })
 
   it('every command has --help (exit 0)', async () => {
-    for (const cmd of [['broker'], ['topics'], ['produce'], ['consume'], ['groups'], ['configs'], ['perf', 'produce'], ['perf', 'consume'], ['bench', 'disk'], []]) {
+    for (const cmd of [['broker'], ['topics'], ['produce'], ['consume'], ['groups'], ['configs'], ['perf', 'produce'], ['perf', 'consume'], ['bench', 'disk'], ['bench', 'compression'], []]) {
       const r = await skein([...cmd, '--help'])
       expect(r.code, cmd.join(' ')).toBe(0)
       expect(r.out).toMatch(/^Usage: skein/)
