@@ -30,7 +30,7 @@ describe('log format', () => {
     expect(formatPretty('not json\n')).toBe('not json\n')
   })
 
-  it('SKEIN_LOG_FORMAT chooses; otherwise a terminal gets pretty and anything else JSON', () => {
+  it('SKEIN_LOG_FORMAT chooses; otherwise a terminal gets pretty and anything else JSON', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'skein-log-'))
     const file = join(dir, 'log')
     const fd = openSync(file, 'w')
@@ -41,9 +41,13 @@ describe('log format', () => {
       expect(() => logFormat(fd, { SKEIN_LOG_FORMAT: 'xml' })).toThrow("SKEIN_LOG_FORMAT must be json or pretty, not 'xml'")
       const log = createLogger({ destination: fd, format: 'pretty' })
       log.info({ topic: 't' }, 'hello')
+      // JSON lines are written asynchronously: wait for the line before closing the file.
       const json = createLogger({ destination: fd, format: 'json', level: 'info' })
       json.warn('careful')
-      json.flush()
+      for (const deadline = Date.now() + 10_000; !readFileSync(file, 'utf8').includes('careful'); ) {
+        if (Date.now() > deadline) throw new Error('the JSON line never arrived')
+        await new Promise((r) => setTimeout(r, 10))
+      }
     } finally {
       closeSync(fd)
     }
