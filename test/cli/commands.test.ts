@@ -104,14 +104,18 @@ describe('skein produce and consume', () => {
     child.stdout.on('data', (d: Buffer) => (out += d.toString()))
     child.stderr.on('data', (d: Buffer) => (err += d.toString()))
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-    const deadline = Date.now() + 20000
-    while (!err.includes('starting at')) {
-      if (Date.now() > deadline) throw new Error(`the consumer said ${err}`)
-      await new Promise((r) => setTimeout(r, 50))
+    try {
+      const deadline = Date.now() + 20000
+      while (!err.includes('starting at')) {
+        if (Date.now() > deadline) throw new Error(`the consumer said ${err}`)
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      expect(err).toBe('skein consume: offset 100 is past the end of partition seeks-0 (log end 3); starting at 3\n')
+      expect((await skein(['produce', ...b, '--topic', 'seeks'], { input: 'r3\n' })).code).toBe(0)
+      expect(await exited).toBe(0)
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL')
     }
-    expect(err).toBe('skein consume: offset 100 is past the end of partition seeks-0 (log end 3); starting at 3\n')
-    expect((await skein(['produce', ...b, '--topic', 'seeks'], { input: 'r3\n' })).code).toBe(0)
-    expect(await exited).toBe(0)
     expect(out).toBe('r3\n')
     expect(err).toBe('skein consume: offset 100 is past the end of partition seeks-0 (log end 3); starting at 3\nProcessed a total of 1 messages\n')
 
