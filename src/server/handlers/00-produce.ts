@@ -52,11 +52,17 @@ export const produceHandler = defineHandler<Produce.ProduceRequest, Produce.Prod
       const topicData = req.topicData[topicIndex]!
       const partitionResponses: Produce.PartitionProduceResponse[] = []
       responses.push(Produce.createTopicProduceResponse({ name: topicData.name, partitionResponses }))
+      // Only the coordinators write the internal topics (Kafka: "Cannot append to internal topic").
+      const internal = ctx.metadata.isInternalTopic(topicData.name)
       for (const p of topicData.partitionData) {
         const response = Produce.createPartitionProduceResponse({ index: p.index, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n })
         partitionResponses.push(response)
         response.errorCode = acks !== null ? partitions.leaderError(topicData.name, p.index) : ErrorCode.INVALID_REQUIRED_ACKS
         if (response.errorCode !== ErrorCode.NONE) continue
+        if (internal) {
+          response.errorCode = ErrorCode.INVALID_TOPIC_EXCEPTION
+          continue
+        }
         if (p.records === null || isRecordsPayload(p.records) || p.records.length === 0) {
           response.errorCode = ErrorCode.INVALID_RECORD
           response.errorMessage = 'the partition has no record batches'
