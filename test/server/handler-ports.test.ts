@@ -55,6 +55,8 @@ class FakePartitions implements PartitionService {
     this.appendCalls.push({ items: [...items], options })
     return items.map((item) => {
       if (item.records.length < 4) return { ok: false, errorCode: ErrorCode.CORRUPT_MESSAGE, message: 'too short' }
+      // Leadership moved between the leader check and the append (what a replicated broker can see).
+      if (item.records.toString() === 'moved') return { ok: false, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, message: 'NOT_LEADER_OR_FOLLOWER: moved' }
       const log = this.log(item)
       log.push(item.records)
       this.#wake(item)
@@ -274,6 +276,22 @@ describe('Produce against fake ports', () => {
     )
     expect(h.partitions.appendCalls[0]!.items.map((i) => i.partition)).toEqual([0])
     expect(res.responses[0]!.partitionResponses.map((p) => p.errorCode)).toEqual([ErrorCode.CORRUPT_MESSAGE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INVALID_RECORD])
+  })
+
+  it('v10+ (KIP-951): NOT_LEADER_OR_FOLLOWER carries the current leader and its endpoint on the listener used', async () => {
+    const h = harness()
+    h.metadata.partition = (topic, partition) =>
+      topic === 't' && partition === 1 ? { leaderId: 2, leaderEpoch: LEADER_EPOCH + 1, replicas: [1, 2], isr: [2], offlineReplicas: [] } : undefined
+    const req = produceRequest(1, [{ index: 0, records: Buffer.from('batch') }, { index: 1, records: Buffer.from('moved') }])
+    const res = await run<Produce.ProduceResponse>(produceHandler, req, h.ctx(0, 10, 'INTERNAL'))
+    const [p0, p1] = res.responses[0]!.partitionResponses
+    expect(p0).toMatchObject({ errorCode: ErrorCode.NONE, currentLeader: { leaderId: -1, leaderEpoch: -1 } })
+    expect(p1).toMatchObject({ errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: 'moved', currentLeader: { leaderId: 2, leaderEpoch: LEADER_EPOCH + 1 } })
+    expect(res.nodeEndpoints).toEqual([{ nodeId: 2, host: 'b2', port: 19092, rack: null }])
+    // Below v10 neither is sent (the codec would refuse them).
+    const v9 = await run<Produce.ProduceResponse>(produceHandler, req, h.ctx(0, 9))
+    expect(v9.responses[0]!.partitionResponses[1]!.currentLeader).toEqual({ leaderId: -1, leaderEpoch: -1 })
+    expect(v9.nodeEndpoints).toEqual([])
   })
 
   it('refuses acks other than 0, 1 and -1 without touching the log, and answers nothing for acks=0', async () => {
