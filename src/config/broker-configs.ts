@@ -90,6 +90,8 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'queued.max.request.bytes', type: 'long', default: -1, dynamic: 'read-only', doc: 'Bytes of requests queued before the broker stops reading sockets; -1 means no limit.' }),
   def({ name: 'queued.max.requests', type: 'int', default: 500, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'Requests in flight per broker before the broker stops reading sockets.' }),
+  def({ name: 'max.incremental.fetch.session.cache.slots', type: 'int', default: 1000, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'The maximum number of incremental fetch sessions (KIP-227) the broker keeps; 0 turns sessions off.' }),
   def({ name: 'sasl.server.max.receive.size', type: 'int', default: 524288, dynamic: 'read-only', doc: 'The maximum receive size allowed before and during initial SASL authentication.' }),
   def({ name: 'message.max.bytes', type: 'int', default: 1048588, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
     doc: 'The largest record batch size allowed (after compression if enabled). Topic-level: max.message.bytes.' }),

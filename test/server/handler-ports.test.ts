@@ -11,6 +11,7 @@ import * as ListOffsets from '../../src/protocol/messages/02-list-offsets.gen.js
 import * as Metadata from '../../src/protocol/messages/03-metadata.gen.js'
 import * as Produce from '../../src/protocol/messages/00-produce.gen.js'
 import { Writer } from '../../src/protocol/primitives/writer.js'
+import { FetchSessionCache } from '../../src/server/fetch-sessions.js'
 import { produceHandler } from '../../src/server/handlers/00-produce.js'
 import { fetchHandler } from '../../src/server/handlers/01-fetch.js'
 import { listOffsetsHandler } from '../../src/server/handlers/02-list-offsets.js'
@@ -161,8 +162,8 @@ class FakeMetadata implements MetadataView {
   topic(name: string): TopicInfo | undefined {
     return name === 't' ? this.#topic : undefined
   }
-  topicById(): TopicInfo | undefined {
-    return undefined
+  topicById(topicId: string): TopicInfo | undefined {
+    return topicId === this.#topic.topicId ? this.#topic : undefined
   }
   topics(): readonly TopicInfo[] {
     return [this.#topic]
@@ -203,6 +204,7 @@ function harness(): Harness {
     groups: untouchable('groups'),
     transactions: untouchable('transactions'),
     producerIds: untouchable('producerIds'),
+    fetchSessions: new FetchSessionCache(10),
     log: untouchable('log'),
     apiVersions: [],
   }
@@ -238,7 +240,7 @@ function produceRequest(acks: number, partitions: { index: number; records: Buff
   })
 }
 
-function fetchRequest(partitions: { partition: number; fetchOffset: bigint; currentLeaderEpoch?: number }[], opts: { minBytes?: number; maxWaitMs?: number; topic?: string } = {}): Fetch.FetchRequest {
+function fetchRequest(partitions: { partition: number; fetchOffset: bigint; currentLeaderEpoch?: number }[], opts: { minBytes?: number; maxWaitMs?: number; topic?: string; topicId?: string } = {}): Fetch.FetchRequest {
   return Fetch.createFetchRequest({
     maxWaitMs: opts.maxWaitMs ?? 0,
     minBytes: opts.minBytes ?? 0,
@@ -246,6 +248,7 @@ function fetchRequest(partitions: { partition: number; fetchOffset: bigint; curr
     topics: [
       Fetch.createFetchTopic({
         topic: opts.topic ?? 't',
+        ...(opts.topicId !== undefined ? { topicId: opts.topicId } : {}),
         partitions: partitions.map((p) => Fetch.createFetchPartition({ partition: p.partition, fetchOffset: p.fetchOffset, currentLeaderEpoch: p.currentLeaderEpoch ?? -1, partitionMaxBytes: 1 << 20 })),
       }),
     ],
@@ -335,6 +338,19 @@ describe('Fetch against fake ports', () => {
     expect(res.responses[0]!.partitions.map((p) => p.errorCode)).toEqual([ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH])
     const unknown = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 0n }], { topic: 'nope' }), h.ctx(1, 12))
     expect(unknown.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+  })
+
+  it('v16+ (KIP-951): a fenced epoch answer carries the current leader and its endpoint; v12 does not', async () => {
+    const h = harness()
+    const req = fetchRequest([{ partition: 0, fetchOffset: 0n, currentLeaderEpoch: 3 }, { partition: 1, fetchOffset: 0n }], { topicId: 'AAAAAAAAAAAAAAAAAAAAAQ' })
+    const v16 = await run<Fetch.FetchResponse>(fetchHandler, req, h.ctx(1, 16, 'INTERNAL'))
+    const [fenced, fine] = v16.responses[0]!.partitions
+    expect(fenced).toMatchObject({ errorCode: ErrorCode.FENCED_LEADER_EPOCH, currentLeader: { leaderId: 1, leaderEpoch: LEADER_EPOCH } })
+    expect(fine).toMatchObject({ errorCode: ErrorCode.NONE, currentLeader: { leaderId: -1, leaderEpoch: -1 } })
+    expect(v16.nodeEndpoints).toEqual([{ nodeId: 1, host: 'b1', port: 19092, rack: 'r1' }])
+    const v12 = await run<Fetch.FetchResponse>(fetchHandler, req, h.ctx(1, 12))
+    expect(v12.responses[0]!.partitions[0]!.currentLeader).toEqual({ leaderId: -1, leaderEpoch: -1 })
+    expect(v12.nodeEndpoints).toEqual([])
   })
 
   it('long-polls through the port: waits for an append by Produce, then answers with it', async () => {
