@@ -6,7 +6,13 @@
 // a topic's retention.ms list when only log.retention.hours is set, and Kafka answers that way.
 import { brokerConfigDef } from './broker-configs.js'
 import { ConfigSource, type BrokerValueLayers, type ConfigValue } from './config-def.js'
-import type { ConfigSynonym } from './topic-configs.js'
+
+/** One DescribeConfigs synonym: where a value could come from. */
+export interface ConfigSynonym {
+  name: string
+  value: string | null
+  source: ConfigSource
+}
 
 /** The broker config names that set the same value as `name`, highest precedence first. */
 export function brokerConfigSynonyms(name: string): string[] {

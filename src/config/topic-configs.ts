@@ -7,7 +7,9 @@ import {
   type BrokerValueLayers, type ConfigDef, type ConfigValue, type Validator,
 } from './config-def.js'
 import { brokerConfigDef, CLEANUP_POLICIES } from './broker-configs.js'
-import { brokerConfigSynonyms, describeSynonyms } from './config-synonyms.js'
+import { brokerConfigSynonyms, describeSynonyms, type ConfigSynonym } from './config-synonyms.js'
+
+export type { ConfigSynonym }
 
 /** A broker config that supplies a topic config's default; `factor` converts its unit to the topic's. */
 export interface Synonym {
@@ -134,12 +136,6 @@ export function validateTopicConfigs(configs: Iterable<readonly [string, string 
   return out
 }
 
-/** One DescribeConfigs synonym: where a value could come from, in precedence order. */
-export interface ConfigSynonym {
-  name: string
-  value: string | null
-  source: ConfigSource
-}
 
 /** One DescribeConfigs entry. */
 export interface ResolvedConfig {

@@ -3,7 +3,7 @@
 // goes only for a newcomer that ranks above it, and a session becomes evictable that way only once used
 // after its first 120 s.
 import { describe, expect, it } from 'vitest'
-import { FetchSessionCache, nextEpoch, SESSION_EVICTION_MS, type FetchSession } from '../../src/server/fetch-sessions.js'
+import { FetchSessionCache, nextEpoch, SESSION_EVICTION_MS, type FetchSession } from '../../src/server/handlers/common/fetch-sessions.js'
 
 const T0 = 1_000_000
 

@@ -11,7 +11,7 @@ import * as ListOffsets from '../../src/protocol/messages/02-list-offsets.gen.js
 import * as Metadata from '../../src/protocol/messages/03-metadata.gen.js'
 import * as Produce from '../../src/protocol/messages/00-produce.gen.js'
 import { Writer } from '../../src/protocol/primitives/writer.js'
-import { FetchSessionCache } from '../../src/server/fetch-sessions.js'
+import { FetchSessionCache } from '../../src/server/handlers/common/fetch-sessions.js'
 import { produceHandler } from '../../src/server/handlers/00-produce.js'
 import { fetchHandler } from '../../src/server/handlers/01-fetch.js'
 import { listOffsetsHandler } from '../../src/server/handlers/02-list-offsets.js'

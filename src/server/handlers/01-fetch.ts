@@ -13,7 +13,7 @@
 //   offset (the first offset of the oldest open transaction), and the answer lists the aborted
 //   transactions overlapping the returned batches: the client drops their records. The broker still
 //   sends file regions, it never filters bytes. read_uncommitted answers carry a null list.
-// * Fetch sessions (KIP-227, v7+; see ../fetch-sessions.ts for the cache and its eviction rules):
+// * Fetch sessions (KIP-227, v7+; see common/fetch-sessions.ts for the cache and its eviction rules):
 //   - a full fetch with epoch 0 opens a session when the cache has room, and the answer carries its id
 //     (0 when none was opened); epoch -1 opens none. A full fetch naming a session id closes that
 //     session first.
@@ -42,7 +42,7 @@
 import { ErrorCode } from '../../domain/errors.js'
 import * as Fetch from '../../protocol/messages/01-fetch.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
-import { FINAL_EPOCH, INITIAL_EPOCH, INVALID_SESSION_ID, nextEpoch, partitionKey, type CachedPartition, type FetchSession } from '../fetch-sessions.js'
+import { FINAL_EPOCH, INITIAL_EPOCH, INVALID_SESSION_ID, nextEpoch, partitionKey, type CachedPartition, type FetchSession } from './common/fetch-sessions.js'
 import type { RequestContext } from './common/context.js'
 import { defineHandler } from './common/handler.js'
 import type { ConsumerRead, PartitionRead, PartitionService } from './common/ports.js'

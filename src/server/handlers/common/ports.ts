@@ -12,7 +12,7 @@ import type { TransactionCoordinator } from '../../../coordinator/transaction/tx
 import type { ErrorCode } from '../../../domain/errors.js'
 import type { FileRegion } from '../../../domain/file-region.js'
 import type { Outcome } from '../../../domain/outcome.js'
-import type { FetchSessionCache } from '../../fetch-sessions.js'
+import type { FetchSessionCache } from './fetch-sessions.js'
 
 export type { Outcome, ProducerIdAndEpoch }
 
@@ -303,7 +303,7 @@ export interface ProducerIdService {
 // ---------------------------------------------------------------------------------------------------
 // Fetch sessions
 
-/** The fetch session cache (KIP-227, Kafka's FetchSessionCache): see ../../fetch-sessions.ts. */
+/** The fetch session cache (KIP-227, Kafka's FetchSessionCache): see ./fetch-sessions.ts. */
 export type FetchSessionService = Pick<FetchSessionCache, 'get' | 'create' | 'remove' | 'touch'>
 
 // ---------------------------------------------------------------------------------------------------
