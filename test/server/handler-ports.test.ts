@@ -201,6 +201,7 @@ function harness(): Harness {
     groups: untouchable('groups'),
     transactions: untouchable('transactions'),
     producerIds: untouchable('producerIds'),
+    control: untouchable('control'),
     log: untouchable('log'),
     apiVersions: [],
   }

@@ -1,15 +1,16 @@
 // Metadata: v0-9
 //
 // Behavior:
-// * Brokers, controller, and each partition's leader, leader epoch, replicas and ISR come from the
-//   metadata view: today one broker (this one) is every partition's leader, sole replica and sole ISR
-//   member, and the controller. Brokers are listed at the endpoints of the listener the request came
-//   on, with their broker.rack (v1+).
+// * Brokers, controller, and each partition's leader, leader epoch, replicas, ISR and offline replicas
+//   come from the metadata image the controller feeds (UpdateMetadata). Brokers are listed at the
+//   endpoints of the listener the request came on (a broker without that listener is left out), with
+//   their broker.rack (v1+). A partition without a leader answers LEADER_NOT_AVAILABLE with leader -1
+//   and its replicas and ISR.
 // * All topics when the request's topic list is null (v1+) or empty (v0).
 // * Unknown topics are created when auto.create.topics.enable=true and the request allows it (always
 //   for v0-3, allowAutoTopicCreation from v4), with num.partitions and default.replication.factor.
-//   Creation completes before the answer, so the new topic is returned ready (Kafka may first answer
-//   LEADER_NOT_AVAILABLE; clients accept both). Invalid names get INVALID_TOPIC_EXCEPTION; internal
+//   The answer waits (up to 10 s) until the new topic's partitions have leaders, so it is returned ready
+//   (Kafka answers LEADER_NOT_AVAILABLE at once; clients accept both). Invalid names get INVALID_TOPIC_EXCEPTION; internal
 //   topics are never auto-created here.
 // * Authorized operations: no authorizer is configured, so every operation is allowed; the bit sets
 //   are filled when the request asks for them (v8+), else Kafka's "omitted" value.
@@ -86,7 +87,7 @@ function describeTopic(t: TopicInfo, ctx: RequestContext, req: Metadata.Metadata
       leadership === undefined
         ? Metadata.createMetadataResponsePartition({ errorCode: ErrorCode.LEADER_NOT_AVAILABLE, partitionIndex: p, leaderId: -1, leaderEpoch: -1 })
         : Metadata.createMetadataResponsePartition({
-            errorCode: ErrorCode.NONE,
+            errorCode: leadership.leaderId < 0 ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.NONE,
             partitionIndex: p,
             leaderId: leadership.leaderId,
             leaderEpoch: leadership.leaderEpoch,
