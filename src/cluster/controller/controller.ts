@@ -347,7 +347,7 @@ export class Controller {
     this.#sendUpdateMetadata(ctx.liveOrShuttingDownBrokerIds(), [])
     await this.#replicaStateMachine.startup()
     await this.#partitionStateMachine.startup()
-    this.#log.info({ epoch: ctx.epoch }, 'ready to serve as the controller')
+    this.#log.info({ epoch: ctx.epoch }, 'controller failover complete')
     await this.#deletion.tryTopicDeletion()
     this.#scheduleRebalance(FIRST_REBALANCE_CHECK_MS)
   }

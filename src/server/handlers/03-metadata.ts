@@ -35,20 +35,22 @@ export const metadataHandler = defineHandler<Metadata.MetadataRequest, Metadata.
     const { metadata } = ctx
     const allowAutoCreate = (ctx.apiVersion < 4 || req.allowAutoTopicCreation) && ctx.configs.broker.getBoolean('auto.create.topics.enable')
     const all = req.topics === null || (ctx.apiVersion === 0 && req.topics.length === 0)
+    const brokers = metadata.brokers(ctx.connection.listenerName)
+    const reachable = new Set(brokers.map((b) => b.nodeId))
     const topics: Metadata.MetadataResponseTopic[] = []
     if (all) {
-      for (const t of metadata.topics()) topics.push(describeTopic(t, ctx, req))
+      for (const t of metadata.topics()) topics.push(describeTopic(t, ctx, req, reachable))
     } else {
       const seen = new Set<string>()
       for (const requested of req.topics!) {
         const name = requested.name
         if (name === null || seen.has(name)) continue
         seen.add(name)
-        topics.push(await lookup(name, allowAutoCreate, ctx, req))
+        topics.push(await lookup(name, allowAutoCreate, ctx, req, reachable))
       }
     }
     return Metadata.createMetadataResponse({
-      brokers: metadata.brokers(ctx.connection.listenerName).map((b) => Metadata.createMetadataResponseBroker({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
+      brokers: brokers.map((b) => Metadata.createMetadataResponseBroker({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
       clusterId: metadata.clusterId,
       controllerId: metadata.controllerId,
       topics,
@@ -57,10 +59,10 @@ export const metadataHandler = defineHandler<Metadata.MetadataRequest, Metadata.
   },
 })
 
-async function lookup(name: string, allowAutoCreate: boolean, ctx: RequestContext, req: Metadata.MetadataRequest): Promise<Metadata.MetadataResponseTopic> {
+async function lookup(name: string, allowAutoCreate: boolean, ctx: RequestContext, req: Metadata.MetadataRequest, reachable: ReadonlySet<number>): Promise<Metadata.MetadataResponseTopic> {
   const { metadata } = ctx
   const existing = metadata.topic(name)
-  if (existing !== undefined) return describeTopic(existing, ctx, req)
+  if (existing !== undefined) return describeTopic(existing, ctx, req, reachable)
   const failed = (errorCode: number): Metadata.MetadataResponseTopic =>
     Metadata.createMetadataResponseTopic({ errorCode, name, topicId: ZERO_UUID, isInternal: metadata.isInternalTopic(name), partitions: [], topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED })
   try {
@@ -70,26 +72,28 @@ async function lookup(name: string, allowAutoCreate: boolean, ctx: RequestContex
   }
   if (!allowAutoCreate || metadata.isInternalTopic(name)) return failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
   try {
-    return describeTopic(await ctx.topics.autoCreate(name), ctx, req)
+    return describeTopic(await ctx.topics.autoCreate(name), ctx, req, reachable)
   } catch (err) {
     // Another request created it meanwhile: answer with what exists now.
     const now = metadata.topic(name)
-    if (now !== undefined) return describeTopic(now, ctx, req)
+    if (now !== undefined) return describeTopic(now, ctx, req, reachable)
     return failed(err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR)
   }
 }
 
-function describeTopic(t: TopicInfo, ctx: RequestContext, req: Metadata.MetadataRequest): Metadata.MetadataResponseTopic {
+function describeTopic(t: TopicInfo, ctx: RequestContext, req: Metadata.MetadataRequest, reachable: ReadonlySet<number>): Metadata.MetadataResponseTopic {
   const partitions: Metadata.MetadataResponsePartition[] = []
   for (let p = 0; p < t.partitions; p++) {
     const leadership = ctx.metadata.partition(t.name, p)
+    // A leader that is not a live broker on this listener is no leader for this client (Kafka's metadata cache).
+    const leaderUp = leadership !== undefined && reachable.has(leadership.leaderId)
     partitions.push(
       leadership === undefined
         ? Metadata.createMetadataResponsePartition({ errorCode: ErrorCode.LEADER_NOT_AVAILABLE, partitionIndex: p, leaderId: -1, leaderEpoch: -1 })
         : Metadata.createMetadataResponsePartition({
-            errorCode: leadership.leaderId < 0 ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.NONE,
+            errorCode: leaderUp ? ErrorCode.NONE : ErrorCode.LEADER_NOT_AVAILABLE,
             partitionIndex: p,
-            leaderId: leadership.leaderId,
+            leaderId: leaderUp ? leadership.leaderId : -1,
             leaderEpoch: leadership.leaderEpoch,
             replicaNodes: [...leadership.replicas],
             isrNodes: [...leadership.isr],
