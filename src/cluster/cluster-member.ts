@@ -92,9 +92,9 @@ export class ClusterMember {
         } else if (remaining.length === 0) {
           log.info({ attempt }, 'controlled shutdown succeeded')
           return true
-        } else if (remaining.every((p) => this.#noOtherReplica(p.topic, p.partition))) {
-          // Nowhere to move them: retrying cannot help.
-          log.info({ partitions: remaining.length }, 'controlled shutdown done; the partitions still led have no other replica')
+        } else if (remaining.every((p) => this.#noOtherInSyncReplica(p.topic, p.partition))) {
+          // Nowhere to move them: retrying cannot help (Kafka retries anyway).
+          log.info({ remaining: remaining.slice(0, 20).map((p) => `${p.topic}-${p.partition}`), count: remaining.length }, 'controlled shutdown done; the partitions still led have no other in-sync replica')
           return true
         } else {
           log.info({ attempt, remaining: remaining.slice(0, 20).map((p) => `${p.topic}-${p.partition}`), count: remaining.length }, 'partitions still to move')
@@ -108,9 +108,9 @@ export class ClusterMember {
     return false
   }
 
-  #noOtherReplica(topic: string, partition: number): boolean {
+  #noOtherInSyncReplica(topic: string, partition: number): boolean {
     const p = this.options.image.partition(topic, partition)
-    return p === undefined || p.replicas.every((r) => r === this.brokerId)
+    return p === undefined || p.isr.every((r) => r === this.brokerId)
   }
 
   async #askController(): Promise<{ errorCode: number; remaining: { topic: string; partition: number }[] }> {

@@ -4,15 +4,24 @@
 // Kafka's; a killed broker's partitions elect new leaders from the ISR at the next leader epoch; a killed
 // controller is replaced at a higher controller epoch; a controller frozen (SIGSTOP) past its session is
 // replaced and, resumed, writes nothing; a topic deleted while a broker is down stays queued until the
-// broker returns, then is deleted everywhere. Data replication is not tested here (the replication layer).
+// broker returns, then is deleted everywhere; partitions added and topic configs changed on one broker
+// reach every broker; AlterPartition is answered by the controller alone, with Kafka's checks; controller
+// requests with an older controller or broker epoch are refused; a SIGTERMed broker moves its leaderships
+// away (controlled shutdown) before it stops. Data replication is not tested here (the replication layer).
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ZooKeeperClient } from '../../src/cluster/zookeeper/index.js'
 import { ErrorCode } from '../../src/domain/errors.js'
+import type * as Metadata from '../../src/protocol/messages/03-metadata.gen.js'
+import * as LeaderAndIsr from '../../src/protocol/messages/04-leader-and-isr.gen.js'
+import * as UpdateMetadata from '../../src/protocol/messages/06-update-metadata.gen.js'
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
 import * as DeleteTopics from '../../src/protocol/messages/20-delete-topics.gen.js'
-import type * as Metadata from '../../src/protocol/messages/03-metadata.gen.js'
+import * as DescribeConfigs from '../../src/protocol/messages/32-describe-configs.gen.js'
+import * as AlterConfigs from '../../src/protocol/messages/33-alter-configs.gen.js'
+import * as CreatePartitions from '../../src/protocol/messages/37-create-partitions.gen.js'
+import * as AlterPartition from '../../src/protocol/messages/56-alter-partition.gen.js'
 import { simpleBatch, startCluster, zookeeperMissing, type ClusterBroker, type RawClient, type TestCluster } from '../harness/index.js'
 
 const MISSING = zookeeperMissing()
@@ -321,4 +330,147 @@ describe.skipIf(MISSING !== undefined)('a three-broker cluster on ZooKeeper: the
     expect(doomedDirs(down)).toEqual([])
     await agreed(cluster, 'orders', (x) => x.brokers.length === 3, 'all three brokers back')
   }, 120_000)
+  it('adds partitions and changes topic configs through the store; every broker sees both', async () => {
+    const c = await cluster.broker(1).client()
+    try {
+      expect((await createTopic(c, 'grow', 2, 2)).errorCode).toBe(ErrorCode.NONE)
+      const req = CreatePartitions.createCreatePartitionsRequest({ timeoutMs: 30_000, topics: [CreatePartitions.createCreatePartitionsTopic({ name: 'grow', count: 5, assignments: null })] })
+      const res = await c.call(37, 1, (w) => CreatePartitions.encodeCreatePartitionsRequest(w, req, 1), CreatePartitions.decodeCreatePartitionsResponse, 40_000)
+      expect(res.results[0]).toMatchObject({ name: 'grow', errorCode: ErrorCode.NONE })
+      const alter = AlterConfigs.createAlterConfigsRequest({
+        resources: [AlterConfigs.createAlterConfigsResource({ resourceType: 2, resourceName: 'grow', configs: [AlterConfigs.createAlterableConfig({ name: 'retention.ms', value: '123456' })] })],
+      })
+      const altered = await c.call(33, 1, (w) => AlterConfigs.encodeAlterConfigsRequest(w, alter, 1), AlterConfigs.decodeAlterConfigsResponse)
+      expect(altered.responses[0]!.errorCode).toBe(ErrorCode.NONE)
+    } finally {
+      c.close()
+    }
+    const v = await agreed(cluster, 'grow', (x) => x.partitions.length === 5 && x.partitions.every((p) => p.leader >= 0 && p.replicas.length === 2), 'every broker to see 5 partitions of grow')
+    // Added partitions continue Kafka's assignment from partition 0's first replica.
+    const ids = v.brokers
+    const matches = [0, 1, 2].flatMap((start) => [0, 1, 2].map((shift) => kafkaAssignment(ids, 5, 2, start, shift))).some((a) => JSON.stringify(a) === JSON.stringify(v.partitions.map((p) => p.replicas)))
+    expect(matches).toBe(true)
+    expect(await json('/config/topics/grow')).toEqual({ version: 1, config: { 'retention.ms': '123456' } })
+    for (const b of alive()) {
+      const value = await until(`broker ${b.id} to see the new retention.ms`, async () => {
+        const c2 = await b.client()
+        try {
+          const req = DescribeConfigs.createDescribeConfigsRequest({ resources: [DescribeConfigs.createDescribeConfigsResource({ resourceType: 2, resourceName: 'grow', configurationKeys: ['retention.ms'] })] })
+          const res = await c2.call(32, 1, (w) => DescribeConfigs.encodeDescribeConfigsRequest(w, req, 1), DescribeConfigs.decodeDescribeConfigsResponse)
+          const entry = res.results[0]!.configs.find((x) => x.name === 'retention.ms')
+          return entry?.value === '123456' ? entry.value : undefined
+        } finally {
+          c2.close()
+        }
+      })
+      expect(value).toBe('123456')
+    }
+  })
+
+  it('answers AlterPartition on the controller only, with Kafka checks, and every broker learns the new ISR', async () => {
+    const controller = await controllerId()
+    const c = await cluster.broker(controller).client()
+    const other = await cluster.broker([1, 2, 3].find((id) => id !== controller)!).client()
+    try {
+      expect((await createTopic(c, 'isr', 1, 3)).errorCode).toBe(ErrorCode.NONE)
+      const v = await agreed(cluster, 'isr', (x) => x.partitions.length === 1 && x.partitions[0]!.leader >= 0, 'isr to exist')
+      const p = v.partitions[0]!
+      const state = (await zk.getData('/brokers/topics/isr/partitions/0/state')).stat
+      const leaderEpoch = (await zk.exists(`/brokers/ids/${p.leader}`))!.czxid
+      const topicId = (await json('/brokers/topics/isr')).topic_id as string
+      const call = (client: RawClient, partition: Partial<AlterPartition.RequestPartitionData>, brokerEpoch = leaderEpoch, version = 2) => {
+        const req = AlterPartition.createAlterPartitionRequest({
+          brokerId: p.leader,
+          brokerEpoch,
+          topics: [AlterPartition.createRequestTopicData({ topicName: 'isr', topicId, partitions: [AlterPartition.createRequestPartitionData({ partitionIndex: 0, leaderEpoch: p.epoch, partitionEpoch: state.version, newIsr: p.isr, ...partition })] })],
+        })
+        return client.call(56, version, (w) => AlterPartition.encodeAlterPartitionRequest(w, req, version), AlterPartition.decodeAlterPartitionResponse)
+      }
+      const shrunk = p.replicas.filter((r) => r !== p.replicas[2])
+      expect((await call(other, { newIsr: shrunk })).errorCode).toBe(ErrorCode.NOT_CONTROLLER)
+      expect((await call(c, { newIsr: shrunk }, 12345n)).errorCode).toBe(ErrorCode.STALE_BROKER_EPOCH)
+      const ok = await call(c, { newIsr: shrunk })
+      expect(ok.errorCode).toBe(ErrorCode.NONE)
+      expect(ok.topics[0]!.partitions[0]).toMatchObject({ errorCode: ErrorCode.NONE, leaderId: p.leader, leaderEpoch: p.epoch, isr: shrunk, partitionEpoch: state.version + 1 })
+      // The same proposal again (a retry): the current state, no write.
+      expect((await call(c, { newIsr: shrunk })).topics[0]!.partitions[0]).toMatchObject({ errorCode: ErrorCode.NONE, partitionEpoch: state.version + 1 })
+      expect((await call(c, { newIsr: p.isr })).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.INVALID_UPDATE_VERSION)
+      expect((await call(c, { newIsr: p.isr, leaderEpoch: p.epoch - 1, partitionEpoch: state.version + 1 })).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.FENCED_LEADER_EPOCH)
+      expect((await call(c, { newIsr: p.isr, leaderEpoch: p.epoch + 1, partitionEpoch: state.version + 1 })).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NOT_CONTROLLER)
+      expect((await call(c, { newIsr: [...shrunk, 99], partitionEpoch: state.version + 1 })).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.INELIGIBLE_REPLICA)
+      // v0 names the topic; v2 an unknown topic id.
+      expect((await call(c, { newIsr: shrunk, partitionEpoch: state.version + 1 }, leaderEpoch, 0)).topics[0]).toMatchObject({ topicName: 'isr', partitions: [{ errorCode: ErrorCode.NONE }] })
+      const unknownId = AlterPartition.createAlterPartitionRequest({
+        brokerId: p.leader,
+        brokerEpoch: leaderEpoch,
+        topics: [AlterPartition.createRequestTopicData({ topicId: 'AAAAAAAAAAAAAAAAAAAAQQ', partitions: [AlterPartition.createRequestPartitionData({ partitionIndex: 0, leaderEpoch: p.epoch, newIsr: shrunk })] })],
+      })
+      const res = await c.call(56, 2, (w) => AlterPartition.encodeAlterPartitionRequest(w, unknownId, 2), AlterPartition.decodeAlterPartitionResponse)
+      expect(res.topics[0]).toMatchObject({ topicId: 'AAAAAAAAAAAAAAAAAAAAQQ', partitions: [{ errorCode: ErrorCode.UNKNOWN_TOPIC_ID }] })
+      expect((await json('/brokers/topics/isr/partitions/0/state')).isr).toEqual(shrunk)
+      await agreed(cluster, 'isr', (x) => JSON.stringify(x.partitions[0]!.isr) === JSON.stringify([...shrunk].sort()), 'every broker to see the shrunk ISR')
+    } finally {
+      c.close()
+      other.close()
+    }
+  })
+
+  it('refuses controller requests with an older controller epoch or broker epoch', async () => {
+    const b = cluster.broker(1)
+    const c = await b.client()
+    try {
+      const epoch = await controllerEpoch()
+      const brokerEpoch = (await zk.exists('/brokers/ids/1'))!.czxid
+      const lai = (controllerEpoch_: number, brokerEpoch_: bigint) =>
+        LeaderAndIsr.createLeaderAndIsrRequest({
+          controllerId: 99,
+          controllerEpoch: controllerEpoch_,
+          brokerEpoch: brokerEpoch_,
+          topicStates: [LeaderAndIsr.createLeaderAndIsrTopicState({ topicName: 'orders', partitionStates: [LeaderAndIsr.createLeaderAndIsrPartitionState({ partitionIndex: 0, leader: 1, leaderEpoch: 999, isr: [1], replicas: [1, 2, 3] })] })],
+        })
+      const send = (req: LeaderAndIsr.LeaderAndIsrRequest) => c.call(4, 7, (w) => LeaderAndIsr.encodeLeaderAndIsrRequest(w, req, 7), LeaderAndIsr.decodeLeaderAndIsrResponse)
+      const stale = await send(lai(epoch - 1, brokerEpoch))
+      expect(stale.errorCode).toBe(ErrorCode.STALE_CONTROLLER_EPOCH)
+      expect(stale.topics[0]!.partitionErrors[0]!.errorCode).toBe(ErrorCode.STALE_CONTROLLER_EPOCH)
+      expect((await send(lai(epoch, brokerEpoch - 1n))).errorCode).toBe(ErrorCode.STALE_BROKER_EPOCH)
+      const um = UpdateMetadata.createUpdateMetadataRequest({ controllerId: 99, controllerEpoch: epoch - 1, brokerEpoch })
+      const res = await c.call(6, 8, (w) => UpdateMetadata.encodeUpdateMetadataRequest(w, um, 8), UpdateMetadata.decodeUpdateMetadataResponse)
+      expect(res.errorCode).toBe(ErrorCode.STALE_CONTROLLER_EPOCH)
+      // Nothing changed: broker 1 still agrees with the others.
+      await agreed(cluster, 'orders', (x) => x.brokers.length === 3, 'the brokers to still agree')
+    } finally {
+      c.close()
+    }
+  })
+
+  it('moves leaderships away before a SIGTERMed broker stops (controlled shutdown)', async () => {
+    const c = await cluster.broker(1).client()
+    try {
+      expect((await createTopic(c, 'calm', 3, 3)).errorCode).toBe(ErrorCode.NONE)
+    } finally {
+      c.close()
+    }
+    const before = await agreed(cluster, 'calm', (x) => x.partitions.length === 3 && x.partitions.every((p) => p.isr.length === 3), 'calm with full ISRs')
+    const controller = await controllerId()
+    const leaving = [1, 2, 3].find((id) => id !== controller && before.partitions.some((p) => p.leader === id))!
+    const started = Date.now()
+    await cluster.broker(leaving).stop()
+    const stoppedIn = Date.now() - started
+    // Its calm partitions moved during the controlled shutdown (earlier tests left some partitions of
+    // orders with this broker as their only in-sync replica: those cannot move and stay listed).
+    const out = cluster.broker(leaving).output()
+    expect(out).toMatch(/"msg":"controlled shutdown (succeeded|done; the partitions still led have no other in-sync replica)"/)
+    expect(out).not.toMatch(/calm-\d/)
+    const after = await agreed(cluster, 'calm', (x) => !x.brokers.includes(leaving), `broker ${leaving} to be gone`, SESSION_TIMEOUT_MS * 3)
+    after.partitions.forEach((p, i) => {
+      const old = before.partitions[i]!
+      expect(p.leader).not.toBe(leaving)
+      if (old.leader === leaving) expect(p.leader).toBe(old.replicas.find((r) => r !== leaving))
+      expect(p.isr).not.toContain(leaving)
+    })
+    // A clean stop does not wait for the session to expire.
+    expect(stoppedIn).toBeLessThan(SESSION_TIMEOUT_MS * 3)
+    await cluster.broker(leaving).start()
+    await agreed(cluster, 'calm', (x) => x.brokers.length === 3, 'the broker back')
+  }, 90_000)
 })
