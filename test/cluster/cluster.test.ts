@@ -101,11 +101,11 @@ async function createTopic(c: RawClient, name: string, partitions: number, repli
   return res.topics[0]!
 }
 
-/** Kafka's rack-unaware assignment for sorted broker ids, a start index and an initial shift. */
-function kafkaAssignment(ids: number[], partitions: number, rf: number, start: number, shift: number): number[][] {
+/** Kafka's rack-unaware assignment for sorted broker ids, a start index and an initial shift (from partition `from`). */
+function kafkaAssignment(ids: number[], partitions: number, rf: number, start: number, shift: number, from = 0): number[][] {
   const n = ids.length
   const out: number[][] = []
-  for (let p = 0; p < partitions; p++) {
+  for (let p = from; p < from + partitions; p++) {
     if (p > 0 && p % n === 0) shift++
     const first = (p + start) % n
     const r = [ids[first]!]
@@ -346,10 +346,13 @@ describe.skipIf(MISSING !== undefined)('a three-broker cluster on ZooKeeper: the
       c.close()
     }
     const v = await agreed(cluster, 'grow', (x) => x.partitions.length === 5 && x.partitions.every((p) => p.leader >= 0 && p.replicas.length === 2), 'every broker to see 5 partitions of grow')
-    // Added partitions continue Kafka's assignment from partition 0's first replica.
+    // Added partitions continue Kafka's assignment: start index and shift = the index of partition 0's first replica.
     const ids = v.brokers
-    const matches = [0, 1, 2].flatMap((start) => [0, 1, 2].map((shift) => kafkaAssignment(ids, 5, 2, start, shift))).some((a) => JSON.stringify(a) === JSON.stringify(v.partitions.map((p) => p.replicas)))
-    expect(matches).toBe(true)
+    const replicas = v.partitions.map((p) => p.replicas)
+    const original = [0, 1, 2].some((start) => [0, 1, 2].some((shift) => JSON.stringify(kafkaAssignment(ids, 2, 2, start, shift)) === JSON.stringify(replicas.slice(0, 2))))
+    expect(original).toBe(true)
+    const start = ids.indexOf(replicas[0]![0]!)
+    expect(replicas.slice(2)).toEqual(kafkaAssignment(ids, 3, 2, start, start, 2))
     expect(await json('/config/topics/grow')).toEqual({ version: 1, config: { 'retention.ms': '123456' } })
     for (const b of alive()) {
       const value = await until(`broker ${b.id} to see the new retention.ms`, async () => {
