@@ -5,12 +5,12 @@
 // LeaderAndIsr (newer leader epochs of partitions it already knows). Topic configs come from the metadata
 // store (read when a topic first appears, and again on each config change notification).
 //
-// It is the handlers' MetadataView: Metadata, DescribeCluster, FindCoordinator and the admin requests
+// It is the handlers' MetadataView (src/server/handlers/common/ports.ts; satisfied structurally, as
+// cluster/ does not import the server): Metadata, DescribeCluster, FindCoordinator and the admin requests
 // read it; admin requests wait on it (waitFor) until their change is visible here.
 import type { BrokerConfig } from '../config/index.js'
 import type * as UpdateMetadata from '../protocol/messages/06-update-metadata.gen.js'
 import { ZERO_UUID } from '../protocol/primitives/types.js'
-import type { BrokerNode, MetadataView, PartitionLeaderAndIsr, PartitionLeadership, TopicInfo } from '../server/handlers/common/ports.js'
 import { validateTopicName } from '../storage/index.js'
 import { LEADER_DURING_DELETE, type ListenerEndpoint } from './metadata-store.js'
 
@@ -18,6 +18,44 @@ import { LEADER_DURING_DELETE, type ListenerEndpoint } from './metadata-store.js
 export const INTERNAL_TOPICS = new Set(['__consumer_offsets', '__transaction_state'])
 
 const SECURITY_PROTOCOL_NAMES = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL']
+
+/** A live broker at its endpoint for one listener (the handlers' BrokerNode). */
+export interface BrokerNode {
+  nodeId: number
+  host: string
+  port: number
+  rack: string | null
+}
+
+/** A topic as the handlers see it (their TopicInfo). */
+export interface TopicInfo {
+  readonly name: string
+  readonly topicId: string
+  readonly partitions: number
+  readonly replicationFactor: number
+  readonly configs: Readonly<Record<string, string>>
+}
+
+/** Who leads a partition (the handlers' PartitionLeadership). */
+export interface PartitionLeadership {
+  leaderId: number
+  leaderEpoch: number
+  replicas: readonly number[]
+  isr: readonly number[]
+  offlineReplicas: readonly number[]
+}
+
+/** A LeaderAndIsr entry, as much of it as the image keeps. */
+export interface LeaderAndIsrEntry {
+  topic: string
+  partition: number
+  controllerEpoch: number
+  leader: number
+  leaderEpoch: number
+  isr: readonly number[]
+  partitionEpoch: number
+  replicas: readonly number[]
+}
 
 export interface ImageBroker {
   id: number
@@ -59,7 +97,7 @@ export interface LocalEndpoint {
   port: number
 }
 
-export class MetadataImage implements MetadataView {
+export class MetadataImage {
   #controllerId = -1
   #brokers = new Map<number, ImageBroker>()
   readonly #topics = new Map<string, Topic>()
@@ -176,7 +214,7 @@ export class MetadataImage implements MetadataView {
   }
 
   /** A LeaderAndIsr's newer leader epochs for partitions of topics already known (new ones wait for UpdateMetadata). */
-  applyLeaderAndIsr(partitions: readonly PartitionLeaderAndIsr[]): void {
+  applyLeaderAndIsr(partitions: readonly LeaderAndIsrEntry[]): void {
     let changed = false
     for (const p of partitions) {
       const topic = this.#topics.get(p.topic)

@@ -7,10 +7,11 @@
 import { mkdirSync } from 'node:fs'
 import type { BrokerConfig } from '../config/broker-config.js'
 import type { Listener } from '../config/listeners.js'
-import { loadOrCreateMetaProperties, randomKafkaUuid, readMetaProperties, type MetaProperties } from '../config/meta-properties.js'
+import { randomKafkaUuid } from '../domain/uuid.js'
+import { loadOrCreateMetaProperties, readMetaProperties, type MetaProperties } from '../storage/meta-properties.js'
 import { validateTopicConfigs } from '../config/topic-configs.js'
-import { BrokerControlPlane } from '../cluster/broker-control.js'
-import { ClusterMember } from '../cluster/cluster-member.js'
+import { BrokerControlPlane } from './control-plane.js'
+import { ClusterMember } from './cluster-member.js'
 import { Controller } from '../cluster/controller/controller.js'
 import { EmbeddedStore } from '../cluster/embedded-store.js'
 import { MetadataImage } from '../cluster/metadata-image.js'
@@ -18,8 +19,8 @@ import type { BrokerRegistration, MetadataStore } from '../cluster/metadata-stor
 import { ZkStore } from '../cluster/zk-store.js'
 import { createLogger, type Logger } from '../observability/logger.js'
 import { ShardRouter } from '../shard/router.js'
-import type { LogConfig } from '../storage/types.js'
 import type { FrameHandler } from './connection.js'
+import { connectBrokerLink } from './broker-link.js'
 import { createDispatcher } from './dispatcher.js'
 import { DynamicConfigService, parseDynamicLayers, readDynamicBrokerConfigs, type DynamicBrokerConfigLayers } from './dynamic-configs.js'
 import { GroupService } from './groups.js'
@@ -91,7 +92,8 @@ export class Broker {
     this.metadata = new MetadataImage(nodeId, clusterId, (listenerName) => this.endpointFor(listenerName), () => this.config)
     this.partitions = new ReplicaManager(router, dataDir, log, {
       brokerId: nodeId,
-      logConfigFor: (topic) => this.logConfigFor(topic),
+      logConfigFor: async (topic) => this.config.logConfig(validateTopicConfigs(await this.control.topicConfigs(topic))),
+      defaultLogConfig: () => this.config.logDefaults(),
       knowsPartition: (topic, partition) => this.metadata.partition(topic, partition) !== undefined,
     })
     this.control = new BrokerControlPlane({
@@ -102,7 +104,7 @@ export class Broker {
       log,
       onTopicConfigChanged: (topic) => this.partitions.refreshLogConfigs(topic),
     })
-    this.controller = new Controller({ brokerId: nodeId, store, local: this.control, config: () => this.config, interBrokerListener, log })
+    this.controller = new Controller({ brokerId: nodeId, store, local: this.control, connect: connectBrokerLink, config: () => this.config, interBrokerListener, log })
     this.control.setController(this.controller)
     this.topics = new TopicManager(store, this.metadata, this.control, config, log)
     this.configs = new DynamicConfigService(store, nodeId, dynamicLayers, () => this.config, (c) => this.applyBrokerConfig(c), log)
@@ -225,16 +227,6 @@ export class Broker {
   /** The endpoint clients on this listener should use (the first advertised one for an unknown listener). */
   endpointFor(listenerName?: string): BrokerEndpoint {
     return this.endpoints.find((e) => e.listenerName === listenerName) ?? this.endpoints[0]!
-  }
-
-  /** A topic's complete LogConfig: its stored overrides over this broker's defaults (defaults alone if they are unreadable). */
-  async logConfigFor(topic: string): Promise<LogConfig> {
-    try {
-      return this.config.logConfig(validateTopicConfigs(await this.control.topicConfigs(topic)))
-    } catch (err) {
-      this.log.error({ topic, err: (err as Error).message }, 'cannot use the topic config; broker defaults apply')
-      return this.config.logDefaults()
-    }
   }
 
   /** Applies a new dynamic broker configuration (AlterConfigs on the broker resource). */

@@ -63,8 +63,10 @@ export interface HostedPartition {
 
 export interface ReplicaManagerDeps {
   brokerId: number
-  /** The complete LogConfig of a topic's partitions (its overrides over the broker's defaults). */
+  /** The complete LogConfig of a topic's partitions (its overrides over the broker's defaults); throws when they conflict. */
   logConfigFor(topic: string): Promise<LogConfig>
+  /** The broker's defaults alone (a partition must open even when its topic's config is unusable). */
+  defaultLogConfig(): LogConfig
   /** Whether the metadata knows the partition (not hosted here: NOT_LEADER_OR_FOLLOWER rather than unknown). */
   knowsPartition(topic: string, partition: number): boolean
 }
@@ -215,7 +217,14 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     const failed = new Map<string, ErrorCode>()
     if (fresh.length > 0) {
       const configs = new Map<string, LogConfig>()
-      for (const topic of new Set(fresh.map((p) => p.topic))) configs.set(topic, await this.deps.logConfigFor(topic))
+      for (const topic of new Set(fresh.map((p) => p.topic))) {
+        try {
+          configs.set(topic, await this.deps.logConfigFor(topic))
+        } catch (err) {
+          this.log.error({ topic, err: (err as Error).message }, 'the topic config is unusable; its partitions open with the broker defaults')
+          configs.set(topic, this.deps.defaultLogConfig())
+        }
+      }
       const items = fresh.map((p) => ({ topic: p.topic, partition: p.partition, overrides: configs.get(p.topic)! }))
       const created = await this.router.createPartitions(items)
       // An existing log kept the config it was opened with: give it its topic's.
@@ -299,7 +308,15 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       list.push(p)
     }
     for (const [t, list] of byTopic) {
-      const overrides = await this.deps.logConfigFor(t)
+      let overrides: LogConfig
+      try {
+        overrides = await this.deps.logConfigFor(t)
+      } catch (err) {
+        // The topic's own overrides conflict with new defaults (min.compaction.lag.ms above the new max,
+        // ...): it keeps running with its current settings.
+        this.log.error({ topic: t, error: (err as Error).message }, 'topic keeps its log config: it conflicts with the new broker defaults')
+        continue
+      }
       await this.router.updateConfigs(list.map((p) => ({ topic: p.topic, partition: p.partition, overrides })))
     }
   }

@@ -13,13 +13,13 @@
 // Reads (get, list) answer from the metadata image.
 import type { BrokerConfig } from '../config/broker-config.js'
 import { ConfigException } from '../config/config-def.js'
-import { randomKafkaUuid } from '../config/meta-properties.js'
 import { validateTopicConfigs, type TopicConfigOverrides } from '../config/topic-configs.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
+import { randomKafkaUuid } from '../domain/uuid.js'
 import type { Logger } from '../observability/logger.js'
 import type { ShardRouter } from '../shard/router.js'
 import { validateTopicName } from '../storage/index.js'
-import type { BrokerControlPlane } from '../cluster/broker-control.js'
+import type { BrokerControlPlane } from './control-plane.js'
 import { INTERNAL_TOPICS, type ImageTopic, type MetadataImage } from '../cluster/metadata-image.js'
 import { TopicExistsError, UnknownTopicError, type MetadataStore, type ReplicaAssignment } from '../cluster/metadata-store.js'
 import { assignReplicasToBrokers, startIndexForNewPartitions, type BrokerPlacement } from '../cluster/replica-assignment.js'
@@ -244,10 +244,14 @@ export class TopicManager implements TopicAdmin {
     }
   }
 
-  /** Validates configs and returns them as the strings to store; a bad one throws INVALID_CONFIG. */
+  /**
+   * Validates configs, alone and as the effective LogConfig over this broker's defaults (so nothing the
+   * storage would refuse reaches the store), and returns them as the strings to store; a bad one throws
+   * INVALID_CONFIG.
+   */
   #checkConfigs(configs: Record<string, string | null>): Record<string, string> {
     try {
-      validateTopicConfigs(configs)
+      this.config.logConfig(validateTopicConfigs(configs))
     } catch (err) {
       if (err instanceof ConfigException) throw err
       throw new KafkaError(ErrorCode.INVALID_CONFIG, (err as Error).message)

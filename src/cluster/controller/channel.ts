@@ -1,20 +1,34 @@
 // How the controller's requests reach brokers (Kafka's ControllerChannelManager): one queue per live
 // broker, sent in order, one request in flight per broker, each retried until it is answered or the
 // broker leaves the channel (it died: its registration is gone). Remote brokers are reached over their
-// inter-broker listener (inter.broker.listener.name) with Skein's client connection; the controller's own
-// broker gets the same requests by a direct call into its control plane (no socket), through the same
-// kind of queue, so ordering is the same either way.
+// inter-broker listener (inter.broker.listener.name) over a BrokerLink (the server provides it, on Skein's
+// client connection: cluster/ does not import the client); the controller's own broker gets the same
+// requests by a direct call into its control plane (no socket), through the same kind of queue, so
+// ordering is the same either way.
 //
 // Requests and responses are Kafka's messages (the newest shapes of the generated codecs). A broker must
 // serve LeaderAndIsr v5+, UpdateMetadata v7+ and StopReplica v3+ (topic ids, per-partition leader
 // epochs); Skein brokers serve all of them.
-import { BrokerConnection } from '../../client/connection.js'
 import { ApiKey } from '../../protocol/api-keys.gen.js'
 import * as LeaderAndIsr from '../../protocol/messages/04-leader-and-isr.gen.js'
 import * as StopReplica from '../../protocol/messages/05-stop-replica.gen.js'
 import * as UpdateMetadata from '../../protocol/messages/06-update-metadata.gen.js'
+import type { Reader } from '../../protocol/primitives/reader.js'
+import type { Writer } from '../../protocol/primitives/writer.js'
 import type { Logger } from '../../observability/logger.js'
 import type { RegisteredBroker } from '../metadata-store.js'
+
+/** A connection to a broker, as the channel uses it. */
+export interface BrokerLink {
+  readonly closed: boolean
+  /** The broker's version range for an API (from its ApiVersions), undefined when it does not serve it. */
+  versionRange(apiKey: number): { min: number; max: number } | undefined
+  send<Res>(apiKey: number, version: number, encode: (w: Writer) => void, decode: (r: Reader, version: number) => Res): Promise<Res>
+  close(): void
+}
+
+/** Opens a BrokerLink (connects and learns the broker's API versions); rejects when it cannot. */
+export type BrokerLinkFactory = (target: { host: string; port: number; clientId: string; requestTimeoutMs: number }) => Promise<BrokerLink>
 
 /** One partition's error in a controller request's answer. */
 export interface ControlPartitionError {
@@ -57,6 +71,7 @@ interface QueuedRequest {
 export interface ControllerChannelOptions {
   localBrokerId: number
   local: LocalControlTarget
+  connect: BrokerLinkFactory
   interBrokerListener: string
   /** controller.socket.timeout.ms */
   requestTimeoutMs: number
@@ -109,7 +124,7 @@ class BrokerQueue {
   readonly #items: QueuedRequest[] = []
   #running = false
   #stopped = false
-  #connection: BrokerConnection | undefined
+  #connection: BrokerLink | undefined
   #idleWaiters: (() => void)[] = []
 
   constructor(
@@ -185,26 +200,25 @@ class BrokerQueue {
     }
   }
 
-  async #connect(): Promise<BrokerConnection> {
+  async #connect(): Promise<BrokerLink> {
     if (this.#connection !== undefined && !this.#connection.closed) return this.#connection
     const endpoint =
       this.broker.endpoints.find((e) => e.listenerName === this.options.interBrokerListener) ??
       (() => {
         throw new Error(`broker ${this.broker.id} has no endpoint for the inter-broker listener ${this.options.interBrokerListener}`)
       })()
-    this.#connection = await BrokerConnection.connect({
+    this.#connection = await this.options.connect({
       host: endpoint.host,
       port: endpoint.port,
       clientId: `controller-${this.options.localBrokerId}`,
       requestTimeoutMs: this.options.requestTimeoutMs,
-      connectTimeoutMs: Math.min(this.options.requestTimeoutMs, 10_000),
     })
     return this.#connection
   }
 
   async #deliverRemotely(request: ControlRequest): Promise<ControlResponse> {
     const conn = await this.#connect()
-    const range = conn.brokerRange(request.apiKey)
+    const range = conn.versionRange(request.apiKey)
     const ours = VERSIONS[request.apiKey]!
     const version = range === undefined ? -1 : Math.min(ours.max, range.max)
     if (range === undefined || version < ours.min || version < range.min) {
@@ -212,7 +226,7 @@ class BrokerQueue {
     }
     switch (request.apiKey) {
       case ApiKey.LeaderAndIsr: {
-        const res = await conn.send(ApiKey.LeaderAndIsr, (w) => LeaderAndIsr.encodeLeaderAndIsrRequest(w, request.body, version), LeaderAndIsr.decodeLeaderAndIsrResponse, { version })
+        const res = await conn.send(ApiKey.LeaderAndIsr, version, (w) => LeaderAndIsr.encodeLeaderAndIsrRequest(w, request.body, version), LeaderAndIsr.decodeLeaderAndIsrResponse)
         const names = new Map(request.body.topicStates.map((t) => [t.topicId, t.topicName]))
         return {
           errorCode: res.errorCode,
@@ -220,11 +234,11 @@ class BrokerQueue {
         }
       }
       case ApiKey.UpdateMetadata: {
-        const res = await conn.send(ApiKey.UpdateMetadata, (w) => UpdateMetadata.encodeUpdateMetadataRequest(w, request.body, version), UpdateMetadata.decodeUpdateMetadataResponse, { version })
+        const res = await conn.send(ApiKey.UpdateMetadata, version, (w) => UpdateMetadata.encodeUpdateMetadataRequest(w, request.body, version), UpdateMetadata.decodeUpdateMetadataResponse)
         return { errorCode: res.errorCode, partitionErrors: [] }
       }
       case ApiKey.StopReplica: {
-        const res = await conn.send(ApiKey.StopReplica, (w) => StopReplica.encodeStopReplicaRequest(w, request.body, version), StopReplica.decodeStopReplicaResponse, { version })
+        const res = await conn.send(ApiKey.StopReplica, version, (w) => StopReplica.encodeStopReplicaRequest(w, request.body, version), StopReplica.decodeStopReplicaResponse)
         return { errorCode: res.errorCode, partitionErrors: res.partitionErrors.map((p) => ({ topic: p.topicName, partition: p.partitionIndex, errorCode: p.errorCode })) }
       }
     }

@@ -23,7 +23,7 @@
 // bump), topic created / partitions added (New -> Online), topic deletion (topic-deletion.ts),
 // AlterPartition (ISR changes from leaders; only the controller writes partition state), ControlledShutdown
 // (leaderships move off the broker, it stops following), the periodic preferred-leader election.
-import { randomKafkaUuid } from '../../config/meta-properties.js'
+import { randomKafkaUuid } from '../../domain/uuid.js'
 import type { BrokerConfig } from '../../config/broker-config.js'
 import { ErrorCode } from '../../domain/errors.js'
 import type { Logger } from '../../observability/logger.js'
@@ -39,7 +39,7 @@ import {
   type TopicAssignment,
   type Unwatch,
 } from '../metadata-store.js'
-import { ControllerChannel, type ControlResponse, type LocalControlTarget } from './channel.js'
+import { ControllerChannel, type BrokerLinkFactory, type ControlResponse, type LocalControlTarget } from './channel.js'
 import { ControllerContext, type PartitionReplica, type TopicPartition } from './context.js'
 import { PartitionStateMachine } from './partition-state-machine.js'
 import { ReplicaStateMachine } from './replica-state-machine.js'
@@ -51,6 +51,8 @@ export interface ControllerOptions {
   store: MetadataStore
   /** This broker's control plane: the controller's requests to its own broker go here directly. */
   local: LocalControlTarget
+  /** How the controller connects to the other brokers. */
+  connect: BrokerLinkFactory
   /** The broker configuration now (dynamic changes included). */
   config: () => BrokerConfig
   interBrokerListener: string
@@ -331,6 +333,7 @@ export class Controller {
     this.#channel = new ControllerChannel({
       localBrokerId: this.options.brokerId,
       local: this.options.local,
+      connect: this.options.connect,
       interBrokerListener: this.options.interBrokerListener,
       requestTimeoutMs: this.options.config().getInt('controller.socket.timeout.ms'),
       log: this.#log,

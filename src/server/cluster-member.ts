@@ -4,14 +4,14 @@
 // moves leaderships away before the broker stops. Without ZooKeeper the same steps run over the embedded
 // store, where this broker is the whole cluster.
 import { BrokerConnection } from '../client/connection.js'
+import type { Controller } from '../cluster/controller/controller.js'
+import type { MetadataImage } from '../cluster/metadata-image.js'
+import type { BrokerRegistration, ConfigChange, MetadataStore, Unwatch } from '../cluster/metadata-store.js'
 import { ErrorCode, errorName } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
 import { ApiKey } from '../protocol/api-keys.gen.js'
 import * as ControlledShutdown from '../protocol/messages/07-controlled-shutdown.gen.js'
-import type { BrokerControlPlane } from './broker-control.js'
-import type { Controller } from './controller/controller.js'
-import type { MetadataImage } from './metadata-image.js'
-import type { BrokerRegistration, ConfigChange, MetadataStore, Unwatch } from './metadata-store.js'
+import type { BrokerControlPlane } from './control-plane.js'
 
 export interface ClusterMemberOptions {
   registration: BrokerRegistration
