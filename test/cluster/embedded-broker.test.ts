@@ -2,7 +2,7 @@
 // election (a new controller epoch per start), and leads every partition at the epoch stored for it. A
 // data dir of Skein before clusters (cluster-metadata.json version 1) is upgraded in place and keeps its
 // topics, configs and data; the control-plane requests are fenced by epoch here too.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
@@ -142,5 +142,31 @@ describe('a broker without ZooKeeper', () => {
     } finally {
       raw2.close()
     }
+  })
+  it('resumes a deletion queued before a crash when its controller starts again', async () => {
+    const dataDir = tempDataDir('embedded-resume-delete')
+    tb = await startTestBroker([], { dataDir })
+    const raw = await RawClient.connect(tb.host, tb.port)
+    expect((await raw.createTopic('gone', 2)).errorCode).toBe(0)
+    expect((await raw.createTopic('stays', 1)).errorCode).toBe(0)
+    raw.close()
+    await tb.stop({ keepData: true })
+    // As if the broker died right after queuing the deletion.
+    const file = join(dataDir, 'cluster-metadata.json')
+    const state = JSON.parse(readFileSync(file, 'utf8'))
+    state.deleteTopics = ['gone']
+    writeFileSync(file, JSON.stringify(state))
+    expect(existsSync(join(dataDir, 'gone-0'))).toBe(true)
+
+    tb = await startTestBroker([], { dataDir })
+    const b = tb.broker
+    const deadline = Date.now() + 10_000
+    while ((await b.store.getTopicNames()).includes('gone') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    expect(await b.store.getTopicNames()).toEqual(['stays'])
+    expect(await b.store.getTopicDeletions()).toEqual([])
+    expect(b.topics.get('gone')).toBeUndefined()
+    expect(existsSync(join(dataDir, 'gone-0'))).toBe(false)
+    expect(existsSync(join(dataDir, 'gone-1'))).toBe(false)
+    expect(b.topics.get('stays')?.partitions).toBe(1)
   })
 })
