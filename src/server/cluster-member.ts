@@ -71,8 +71,10 @@ export class ClusterMember {
    */
   async waitForMetadata(timeoutMs: number): Promise<boolean> {
     const { image, controller } = this.options
+    const deadline = Date.now() + timeoutMs
     const ok = await image.waitFor(() => image.updateCount > 0 && image.isLive(this.brokerId), timeoutMs)
-    if (controller.isActive) await controller.drained()
+    // Only this broker's own requests: another broker may be unreachable until its session expires.
+    if (controller.isActive) await withTimeout(controller.drained(this.brokerId), deadline - Date.now())
     return ok
   }
 
@@ -86,7 +88,9 @@ export class ClusterMember {
     log.info('starting controlled shutdown')
     for (let attempt = 1; attempt <= settings.maxRetries; attempt++) {
       try {
-        const { errorCode, remaining } = await this.#askController()
+        const answer = await withTimeout(this.#askController(), CONTROLLED_SHUTDOWN_ATTEMPT_MS)
+        if (answer === undefined) throw new Error(`no answer from the controller within ${CONTROLLED_SHUTDOWN_ATTEMPT_MS} ms`)
+        const { errorCode, remaining } = answer
         if (errorCode !== ErrorCode.NONE) {
           log.info({ attempt, error: errorName(errorCode) }, 'controlled shutdown request failed')
         } else if (remaining.length === 0) {
@@ -138,7 +142,24 @@ export class ClusterMember {
   async stop(): Promise<void> {
     this.#stopped = true
     this.#unwatchConfig?.()
-    await this.options.controller.shutdown()
+    // A controller step waiting on an unreachable store is abandoned: the session ends anyway.
+    if ((await withTimeout(this.options.controller.shutdown().then(() => true), CONTROLLER_STOP_WAIT_MS)) === undefined) {
+      this.options.log.warn({ waitedMs: CONTROLLER_STOP_WAIT_MS }, 'the controller did not stop in time; leaving anyway')
+    }
     await this.options.store.close()
   }
+}
+
+/** How long one controlled shutdown request may take (the store or the controller may be unreachable). */
+const CONTROLLED_SHUTDOWN_ATTEMPT_MS = 30_000
+/** How long stopping waits for the controller's current step. */
+const CONTROLLER_STOP_WAIT_MS = 5000
+
+/** p's value, or undefined when it has not settled within ms (p keeps running). */
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), Math.max(0, ms))
+  })
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer))
 }

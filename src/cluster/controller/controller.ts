@@ -168,10 +168,10 @@ export class Controller {
     return new Promise((resolve) => this.#put('Idle', async () => resolve()))
   }
 
-  /** Resolves when the requests sent so far have been answered (or their brokers left). */
-  async drained(): Promise<void> {
+  /** Resolves when the requests sent so far (to one broker, or to all) have been answered (or their brokers left). */
+  async drained(brokerId?: number): Promise<void> {
     await this.idle()
-    await this.#channel?.drained()
+    await this.#channel?.drained(brokerId)
   }
 
   /** AlterPartition from a partition leader (KIP-497). */
