@@ -343,7 +343,8 @@ function copyChunk(ab: ArrayBuffer): Buffer {
 
 class UwsServer implements HttpServer {
   private readonly app = uws.App()
-  private readonly known: { method: string; regex: RegExp }[] = []
+  private readonly known: { method: string; pattern: string; regex: RegExp }[] = []
+  private fallbackInstalled = false
   private readonly sockets: uws.us_listen_socket[] = []
   readonly listeners: BoundListener[] = []
   private readonly maxBodyBytes: number
@@ -353,8 +354,17 @@ class UwsServer implements HttpServer {
   constructor(private readonly opts: HttpServerOptions) {
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY
     this.errorBody = opts.errorBody ?? defaultErrorBody
-    // uWS picks the most specific route whatever the order, so this catch-all only gets what no
-    // route took: 405 when the path is known under another method, else 404.
+  }
+
+  /**
+   * What no route took: 405 when the path is known under another method, else 404. uWS picks the most
+   * specific route whatever the order, so this catch-all is installed at the first listen, unless a
+   * route already claimed every path for every method (ANY /*).
+   */
+  private installFallback(): void {
+    if (this.fallbackInstalled) return
+    this.fallbackInstalled = true
+    if (this.known.some((k) => k.method === 'ANY' && k.pattern === '/*')) return
     this.app.any('/*', (res, req) => {
       const r = new Response(res, false)
       res.onAborted(() => r.abort())
@@ -405,7 +415,8 @@ class UwsServer implements HttpServer {
 
   private register(method: string, pattern: string, fn: (res: UwsResponse, req: UwsRequest) => void): void {
     const m = method.toUpperCase()
-    this.known.push({ method: m, regex: patternRegex(pattern) })
+    if (this.fallbackInstalled && m === 'ANY' && pattern === '/*') throw new Error('a catch-all route (ANY /*) must be added before the first listen()')
+    this.known.push({ method: m, pattern, regex: patternRegex(pattern) })
     switch (m) {
       case 'GET':
         this.app.get(pattern, fn)
@@ -614,6 +625,7 @@ class UwsServer implements HttpServer {
   listen(url: string): Promise<BoundListener> {
     if (this.closed) return Promise.reject(new Error('the HTTP server is closed'))
     const l = parseHttpListener(url)
+    this.installFallback()
     return new Promise((resolve, reject) => {
       const done = (socket: uws.us_listen_socket | false): void => {
         if (socket === false) {
