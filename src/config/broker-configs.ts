@@ -6,6 +6,7 @@
 import { atLeast, between, listOf, nonEmptyString, oneOf, LONG_MAX, type ConfigDef, type DynamicMode } from './config-def.js'
 import { RECORD_BATCH_OVERHEAD } from '../protocol/records/batch.js'
 import { COMPRESSION_TYPE_NAMES } from '../protocol/records/compression.js'
+import { EMBEDDED_REST_PREFIX, REST_CONFIGS } from './client-rest.js'
 import { listenersValidator, securityProtocolMapValidator } from './listeners.js'
 
 export interface BrokerConfigDef extends ConfigDef {
@@ -210,6 +211,17 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
     doc: 'Idempotent producer state of a partition is dropped after this long without writes (counted from the last batch timestamp, as Kafka does). Skein: read at startup (Kafka: cluster-wide dynamic).' }),
   def({ name: 'producer.id.expiration.check.interval.ms', type: 'int', default: 600000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'How often each shard removes producer state older than producer.id.expiration.ms.' }),
+  // The REST Proxy embedded in the broker process (src/main.ts starts it when rest.listeners is set): the
+  // proxy's own settings (config/client-rest.ts) under the prefix rest.
+  ...REST_CONFIGS.filter((d) => d.embeddable).map((d) =>
+    def({
+      ...d,
+      name: EMBEDDED_REST_PREFIX + d.name,
+      default: d.name === 'listeners' ? [] : d.default,
+      dynamic: 'read-only',
+      doc: `Embedded REST Proxy: ${d.doc}`,
+    }),
+  ),
 ]
 
 const byName = new Map<string, BrokerConfigDef>()
