@@ -9,7 +9,7 @@ import { assertMatchesSpec, specOperations } from './openapi.js'
 
 let s: RestSetup
 beforeAll(async () => {
-  s = await startRest({ settings: { 'request.body.max.bytes': '65536' } })
+  s = await startRest({ registry: true, settings: { 'request.body.max.bytes': '65536' } })
 })
 afterAll(async () => {
   await s?.stop()
@@ -279,6 +279,31 @@ describe('REST Proxy v3', () => {
     const wrongType = await call(s.base, 'POST', `/v3/clusters/${s.clusterId}/topics/records/records`, { body: '{}', contentType: 'text/plain' })
     expect(wrongType.status).toBe(415)
     assertMatchesSpec('POST', '/clusters/{cluster_id}/topics/{topic_name}/records', 415, wrongType.body)
+  })
+
+  it('produces records with schemas: raw schema, schema_id, schema_version, the subject\'s latest', async () => {
+    await v3(s, 'POST', '/clusters/{cluster_id}/topics', {}, { body: { topic_name: 'typed', partitions_count: 1 } })
+    const avro = JSON.stringify({ type: 'record', name: 'Reading', namespace: 'iot', fields: [{ name: 'sensor', type: 'string' }, { name: 'celsius', type: 'double' }] })
+    const url = `/v3/clusters/${s.clusterId}/topics/typed/records`
+    const raw = await call(s.base, 'POST', url, { body: { key: { type: 'STRING', data: 's1' }, value: { type: 'AVRO', schema: avro, data: { sensor: 's1', celsius: 21.5 } } } })
+    assertMatchesSpec('POST', '/clusters/{cluster_id}/topics/{topic_name}/records', 200, raw.body)
+    expect(raw.body).toMatchObject({ error_code: 200, value: { type: 'AVRO', subject: 'typed-value', schema_version: 1 } })
+    const id = raw.body.value.schema_id as number
+    const byId = await call(s.base, 'POST', url, { body: { value: { schema_id: id, data: { sensor: 's2', celsius: 3 } } } })
+    expect(byId.body).toMatchObject({ error_code: 200, offset: 1, value: { type: 'AVRO', schema_id: id } })
+    const byVersion = await call(s.base, 'POST', url, { body: { value: { schema_version: 1, data: { sensor: 's3', celsius: 4 } } } })
+    expect(byVersion.body).toMatchObject({ error_code: 200, value: { schema_id: id, schema_version: 1 } })
+    const latest = await call(s.base, 'POST', url, { body: { value: { data: { sensor: 's4', celsius: 5 } } } })
+    expect(latest.body).toMatchObject({ error_code: 200, value: { schema_id: id } })
+    const wrong = await call(s.base, 'POST', url, { body: { value: { schema_id: id, data: { sensor: 5 } } } })
+    expect(wrong.body.error_code).toBe(42203)
+    const records = await readAll('typed', 0, 4)
+    expect(records).toHaveLength(4)
+    for (const r of records) expect(Buffer.from(r.value!, 'latin1').readInt32BE(1)).toBe(id)
+    const js = await call(s.base, 'POST', url, { body: { value: { type: 'JSONSCHEMA', subject_name_strategy: 'RECORD_NAME', schema: JSON.stringify({ title: 'Note', type: 'object', properties: { text: { type: 'string' } } }), data: { text: 'hi' } } } })
+    expect(js.body).toMatchObject({ error_code: 200, value: { type: 'JSONSCHEMA', subject: 'Note' } })
+    const pb = await call(s.base, 'POST', url, { body: { value: { type: 'PROTOBUF', schema: 'syntax = "proto3";\nmessage Ping { int32 seq = 1; }\n', subject: 'typed-ping', data: { seq: 7 } } } })
+    expect(pb.body).toMatchObject({ error_code: 200, value: { type: 'PROTOBUF', subject: 'typed-ping' } })
   })
 
   it('produces a batch with ids (207)', async () => {
