@@ -192,18 +192,27 @@ async function topicInfo(ctx: RestContext, topic: string): Promise<TopicInfo | R
   }
 }
 
+/** Report slots: a ring indexed by sequence number (more than MAX_PENDING + 1 can never be outstanding). */
+const RING = 2 * MAX_PENDING
+const MASK = RING - 1
+
 /** One streaming produce request: records in, reports out in the same order. */
 class RecordStream {
-  /** Reports not written yet, by sequence number - written. */
-  private readonly reports: (string | undefined)[] = []
+  /** Per outstanding record, by sequence number & MASK: its report once known. */
+  private readonly reports: (string | undefined)[] = new Array<string | undefined>(RING)
   /** Per outstanding record: its key/value report members. */
-  private readonly metas: string[] = []
+  private readonly metas: string[] = new Array<string>(RING)
+  /** Reports written so far (= the sequence number of the first outstanding record). */
   private written = 0
+  /** Records taken so far (each gets the next sequence number). */
   private sent = 0
   private headDone = false
   private idle: (() => void) | null = null
+  private roomWaiter: (() => void) | null = null
   private readonly prefix: string
   private readonly deadline: number
+  private lastTs = -1
+  private lastIso = ''
 
   constructor(
     private readonly ctx: RestContext,
@@ -213,34 +222,59 @@ class RecordStream {
   ) {
     this.prefix = `{"error_code":200,"cluster_id":${JSON.stringify(clusterId)},"topic_name":${JSON.stringify(topic)},"partition_id":`
     this.deadline = Date.now() + ctx.settings.streamingConnectionMaxDurationMs
+    // A client gone away: whoever waits for room or for the last reports stops waiting.
+    res.onAborted(() => {
+      this.roomWaiter?.()
+      this.roomWaiter = null
+      this.idle?.()
+      this.idle = null
+    })
+  }
+
+  private iso(ts: number): string {
+    if (ts !== this.lastTs) {
+      this.lastTs = ts
+      this.lastIso = new Date(ts).toISOString()
+    }
+    return this.lastIso
   }
 
   private readonly onDelivery = (err: Error | null, d: BatchDelivery): void => {
-    const base = this.written
     if (err !== null) {
       const line = errorLine(fromError(err))
-      for (let k = d.from; k < d.to; k++) this.reports[d.ctxs[k]! - base] = line
+      for (let k = d.from; k < d.to; k++) this.reports[d.ctxs[k]! & MASK] = line
     } else {
+      const head = `${this.prefix}${d.partition},"offset":`
       for (let k = d.from; k < d.to; k++) {
-        const seq = d.ctxs[k]!
+        const slot = d.ctxs[k]! & MASK
         const ts = d.logAppendTime >= 0 ? d.logAppendTime : d.timestamps[k]!
-        this.reports[seq - base] = `${this.prefix}${d.partition},"offset":${d.baseOffset + k},"timestamp":"${new Date(ts).toISOString()}"${this.metas[seq - base]}}`
+        this.reports[slot] = `${head}${d.baseOffset + k},"timestamp":"${this.iso(ts)}"${this.metas[slot]}}`
       }
     }
     this.flush()
   }
 
-  /** Writes the reports that are complete from the first outstanding one on. */
+  /** Writes the reports that are complete from the first outstanding one on, in one write. */
   private flush(): void {
-    let n = 0
-    while (n < this.reports.length && this.reports[n] !== undefined) n++
-    if (n === 0) return
-    const text = this.reports.slice(0, n).join(SEPARATOR) + SEPARATOR
-    this.reports.splice(0, n)
-    this.metas.splice(0, n)
-    this.written += n
+    let text = ''
+    for (;;) {
+      if (this.written === this.sent) break
+      const slot = this.written & MASK
+      const report = this.reports[slot]
+      if (report === undefined) break
+      text += report + SEPARATOR
+      this.reports[slot] = undefined
+      this.metas[slot] = ''
+      this.written++
+    }
+    if (text === '') return
     this.head()
     this.res.write(text)
+    if (this.roomWaiter !== null && this.sent - this.written < MAX_PENDING / 2) {
+      const w = this.roomWaiter
+      this.roomWaiter = null
+      w()
+    }
     if (this.written === this.sent && this.idle !== null) {
       const w = this.idle
       this.idle = null
@@ -256,8 +290,9 @@ class RecordStream {
 
   /** A report known at once (a record refused before it was sent). */
   private report(line: string): void {
-    this.reports[this.sent - this.written] = line
-    this.metas[this.sent - this.written] = ''
+    const slot = this.sent & MASK
+    this.metas[slot] = ''
+    this.reports[slot] = line
     this.sent++
     this.flush()
   }
@@ -268,20 +303,27 @@ class RecordStream {
       return
     }
     const seq = this.sent
-    this.metas[seq - this.written] = rec.key.meta + rec.value.meta
-    this.reports[seq - this.written] = undefined
+    const slot = seq & MASK
+    this.metas[slot] = rec.key.meta + rec.value.meta
+    this.reports[slot] = undefined
     this.sent++
     try {
       this.ctx.producer.appendBatched(this.topic, rec.partition, rec.key.bytes, rec.value.bytes, rec.headers, this.onDelivery, seq, rec.timestamp)
     } catch (e) {
-      this.reports[seq - this.written] = errorLine(fromError(e))
+      this.reports[slot] = errorLine(fromError(e))
       this.flush()
     }
   }
 
   private allWritten(): Promise<void> {
-    if (this.written === this.sent) return Promise.resolve()
+    if (this.written === this.sent || this.res.aborted) return Promise.resolve()
     return new Promise((resolve) => (this.idle = resolve))
+  }
+
+  /** Resolves once fewer than MAX_PENDING / 2 reports are outstanding (or the client is gone). */
+  private room(): Promise<void> {
+    if (this.sent - this.written < MAX_PENDING / 2 || this.res.aborted) return Promise.resolve()
+    return new Promise((resolve) => (this.roomWaiter = resolve))
   }
 
   async run(body: AsyncIterable<Buffer>): Promise<void> {
@@ -323,7 +365,7 @@ class RecordStream {
           }
           // Flow control: the producer's buffer, the reports outstanding, the client's reading.
           if (!this.ctx.producer.hasCapacity) await this.ctx.producer.waitForCapacity()
-          while (this.sent - this.written >= MAX_PENDING && !this.res.aborted) await this.drained()
+          if (this.sent - this.written >= MAX_PENDING) await this.room()
           if (!this.res.aborted) await this.res.writable()
           if (this.res.aborted) return
         }
@@ -348,16 +390,6 @@ class RecordStream {
       return
     }
     this.res.end()
-  }
-
-  private drained(): Promise<void> {
-    return new Promise((resolve) => {
-      const check = (): void => {
-        if (this.sent - this.written < MAX_PENDING / 2 || this.res.aborted) resolve()
-        else setTimeout(check, 5)
-      }
-      check()
-    })
   }
 }
 

@@ -4,7 +4,7 @@
 // test ends by checking that every operation Skein serves was called.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Consumer, Producer } from '../../src/client/index.js'
-import { call, eventually, exercised, startRest, v3, type RestSetup } from './helpers.js'
+import { call, eventually, exercised, sleep, startRest, v3, type RestSetup } from './helpers.js'
 import { assertMatchesSpec, specOperations } from './openapi.js'
 
 let s: RestSetup
@@ -244,6 +244,45 @@ describe('REST Proxy v3', () => {
     expect(done).toBe(true)
     const records = await readAll('records', 0, 3)
     expect(records.map((r) => r.value)).toEqual(['"first"', '"second"', 'third'])
+  })
+
+  it('stops taking records while the client does not read its reports (no unbounded buffering)', async () => {
+    await v3(s, 'POST', '/clusters/{cluster_id}/topics', {}, { body: { topic_name: 'slow-reader', partitions_count: 1 } })
+    const { connect } = await import('node:net')
+    const sock = connect(Number(new URL(s.base).port), '127.0.0.1')
+    await new Promise((r) => sock.once('connect', r))
+    sock.pause() // never reads the reports
+    sock.on('error', () => {})
+    sock.write(`POST /v3/clusters/${s.clusterId}/topics/slow-reader/records HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`)
+    const record = `{"value":{"type":"STRING","data":"${'r'.repeat(100)}"}}\n`
+    const chunk = record.repeat(500)
+    const framed = `${Buffer.byteLength(chunk).toString(16)}\r\n${chunk}\r\n`
+    let writing = true
+    const writer = (async () => {
+      while (writing) {
+        if (!sock.write(framed)) await Promise.race([new Promise((r) => sock.once('drain', r)), sleep(200)])
+      }
+    })()
+    const end = async (): Promise<number> => {
+      const a = await v3(s, 'GET', '/clusters/{cluster_id}/topics/{topic_name}/partitions/{partition_id}/offset', { topic_name: 'slow-reader', partition_id: 0 })
+      return a.body.latest_offset as number
+    }
+    // The reports back up in the socket; then the proxy stops reading the body, so no more records are produced.
+    let before = -1
+    let after = await end()
+    const deadline = Date.now() + 20000
+    while (after !== before && Date.now() < deadline) {
+      before = after
+      await sleep(1500)
+      after = await end()
+    }
+    expect(after).toBe(before)
+    expect(after).toBeGreaterThan(0)
+    // Reports are ~200 bytes: what was produced is bounded by the socket buffers and MAX_PENDING reports.
+    expect(after).toBeLessThanOrEqual(65536 + 50000)
+    writing = false
+    sock.destroy()
+    await writer
   })
 
   it('keeps request order in the reports across partitions and many records', async () => {
