@@ -379,6 +379,34 @@ describe('REST Proxy v3', () => {
     expect((await v3(s, 'GET', '/clusters/{cluster_id}')).status).toBe(200)
   })
 
+  it('survives random bytes on every kind of endpoint with JSON error answers', async () => {
+    let seed = 7
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff
+      return seed % n
+    }
+    const targets: [string, string, string][] = [
+      ['POST', `/v3/clusters/${s.clusterId}/topics`, 'application/json'],
+      ['POST', `/v3/clusters/${s.clusterId}/topics/records/configs:alter`, 'application/json'],
+      ['POST', `/v3/clusters/${s.clusterId}/topics/records/records`, 'application/json'],
+      ['POST', `/v3/clusters/${s.clusterId}/topics/records/records:batch`, 'application/json'],
+      ['PATCH', `/v3/clusters/${s.clusterId}/topics/records`, 'application/json'],
+      ['POST', '/topics/records', 'application/vnd.kafka.binary.v2+json'],
+      ['POST', '/topics/records', 'application/vnd.kafka.avro.v2+json'],
+      ['POST', '/consumers/fuzz', 'application/vnd.kafka.v2+json'],
+    ]
+    const samples = ['{', '}', '[]', 'null', '{"records":null}', '{"records":[{"value":{"a":[' + '['.repeat(2000) + ']}}]}', '{"topic_name":5}', '{"data":[{"name":null}]}', '\u0000\u00ff', '{"entries":[{"id":"' + 'x'.repeat(200) + '"}]}', '{"value":{"type":"AVRO","schema":"{","data":1}}', '{"partitions_count":-5}']
+    for (let i = 0; i < 120; i++) {
+      const [method, path, type] = targets[rand(targets.length)]!
+      const body = rand(3) === 0 ? Buffer.from(Array.from({ length: rand(300) }, () => rand(256))).toString('latin1') : samples[rand(samples.length)]!
+      const a = await call(s.base, method, path, { body, contentType: type })
+      expect(a.status).toBeGreaterThanOrEqual(200)
+      expect(a.status).toBeLessThan(500)
+      if (a.status >= 400) expect(typeof a.body.error_code).toBe('number')
+    }
+    expect((await v3(s, 'GET', '/clusters/{cluster_id}')).status).toBe(200)
+  })
+
   it('served every v3 operation it implements, each answer checked against the spec', () => {
     const notServed = ['acls', 'reassignment', 'broker-configs'] // ACLs, reassignments, cluster-wide configs: not built
     const served = specOperations().filter((op) => !notServed.some((n) => op.includes(n)))
