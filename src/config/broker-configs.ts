@@ -6,6 +6,7 @@
 import { atLeast, between, listOf, nonEmptyString, oneOf, LONG_MAX, type ConfigDef, type DynamicMode } from './config-def.js'
 import { RECORD_BATCH_OVERHEAD } from '../protocol/records/batch.js'
 import { COMPRESSION_TYPE_NAMES } from '../protocol/records/compression.js'
+import { EMBEDDED_REST_PREFIX, REST_CONFIGS } from './client-rest.js'
 import { listenersValidator, securityProtocolMapValidator } from './listeners.js'
 
 export interface BrokerConfigDef extends ConfigDef {
@@ -257,6 +258,17 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'metric.reporters', type: 'list', default: [], dynamic: 'cluster-wide', ignored: true, doc: 'Accepted for Kafka compatibility and ignored: Skein has no metrics reporters.' }),
   def({ name: 'transaction.partition.verification.enable', type: 'boolean', default: true, dynamic: 'cluster-wide', ignored: true,
     doc: 'Accepted for Kafka compatibility and ignored: Skein does not ask the transaction coordinator before a transactional append (KIP-890).' }),
+  // The REST Proxy embedded in the broker process (src/main.ts starts it when rest.listeners is set): the
+  // proxy's own settings (config/client-rest.ts) under the prefix rest.
+  ...REST_CONFIGS.filter((d) => d.embeddable).map((d) =>
+    def({
+      ...d,
+      name: EMBEDDED_REST_PREFIX + d.name,
+      default: d.name === 'listeners' ? [] : d.default,
+      dynamic: 'read-only',
+      doc: `Embedded REST Proxy: ${d.doc}`,
+    }),
+  ),
 ]
 
 const byName = new Map<string, BrokerConfigDef>()
