@@ -16,6 +16,8 @@
 //   The answer waits (up to 10 s) until the new topic's partitions have leaders, so it is returned ready
 //   (Kafka answers LEADER_NOT_AVAILABLE at once; clients accept both). Invalid names, and names colliding with an
 //   existing topic's by '.' and '_', get INVALID_TOPIC_EXCEPTION; internal topics are never auto-created here.
+//   A topic another request created that this broker's image does not show yet answers
+//   LEADER_NOT_AVAILABLE (Kafka's answer), never TOPIC_ALREADY_EXISTS.
 // * Authorized operations: no authorizer is configured, so every operation is allowed; the bit sets
 //   are filled when the request asks for them (v8+; the cluster's only up to v10), else Kafka's
 //   "omitted" value.
@@ -102,6 +104,9 @@ async function lookup(name: string, allowAutoCreate: boolean, ctx: RequestContex
     // Another request created it meanwhile: answer with what exists now.
     const now = metadata.topic(name)
     if (now !== undefined) return describeTopic(now, ctx, req, reachable)
+    // Created but not in this broker's image yet: Kafka answers LEADER_NOT_AVAILABLE there too (its
+    // auto-creation lets TopicExistsException go), and clients ask again.
+    if (err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS) return failed(ErrorCode.LEADER_NOT_AVAILABLE)
     return failed(err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR)
   }
 }
