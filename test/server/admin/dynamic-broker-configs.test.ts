@@ -79,6 +79,29 @@ describe('dynamic broker configs', () => {
     expect((await describeBroker(['log.cleaner.backoff.ms'])).get('log.cleaner.backoff.ms')).toMatchObject({ value: '7000', configSource: 2 }) // DYNAMIC_BROKER_CONFIG
   })
 
+  it("accepts Kafka's per-broker SASL login and Kerberos configs (librdkafka 0081_admin alters sasl.kerberos.min.time.before.relogin)", async () => {
+    const sasl = {
+      'sasl.kerberos.min.time.before.relogin': '58000',
+      'sasl.kerberos.kinit.cmd': '/usr/bin/kinit',
+      'sasl.kerberos.service.name': 'kafka',
+      'sasl.kerberos.ticket.renew.window.factor': '0.8',
+      'sasl.kerberos.ticket.renew.jitter': '0.05',
+      'sasl.kerberos.principal.to.local.rules': 'DEFAULT',
+      'sasl.login.refresh.window.factor': '0.8',
+      'sasl.login.refresh.window.jitter': '0.05',
+      'sasl.login.refresh.min.period.seconds': '60',
+      'sasl.login.refresh.buffer.seconds': '300',
+    }
+    expect(await alter('0', sasl)).toEqual([ErrorCode.NONE, null])
+    expect(await tb.broker.store.getEntityConfig('brokers', '0')).toMatchObject(sasl)
+    expect((await describeBroker(['sasl.kerberos.min.time.before.relogin'])).get('sasl.kerberos.min.time.before.relogin')).toMatchObject({ value: '58000', readOnly: false, configSource: 2 })
+    // Per broker only, as Kafka's listener configs; values checked against Kafka's ranges.
+    expect((await alter('', { 'sasl.kerberos.min.time.before.relogin': '1' }))[1]).toBe(
+      'Cannot update these configs at default cluster level, broker id must be specified: Set(sasl.kerberos.min.time.before.relogin)',
+    )
+    expect((await alter('0', { 'sasl.login.refresh.window.factor': '2' }))[0]).toBe(ErrorCode.INVALID_REQUEST)
+  })
+
   it("refuses read-only configs with Kafka's message, naming them as Kafka's Set does", async () => {
     expect(await alter('0', { 'num.partitions': '3', 'log.retention.ms': '1000', 'log.dirs': '/tmp/x' })).toEqual([
       ErrorCode.INVALID_REQUEST,
