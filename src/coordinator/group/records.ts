@@ -139,7 +139,8 @@ export function decodeGroupRecordKey(buf: Buffer): GroupRecordKey {
       return { type: 'offset-commit', group: key.key.group, topic: key.key.topic, partition: key.key.partition }
     case 'GroupMetadata':
       return { type: 'group-metadata', group: key.key.group }
-    case 'unknown':
+    // The KIP-848 consumer-group records are decodable; this coordinator does not read them yet.
+    default:
       return { type: 'unknown', version: key.version }
   }
 }
