@@ -18,6 +18,7 @@ import { CoordinatorRecordError, decodeGroupRecordKey } from './records.js'
 import type { GroupCoordinatorConfig, TopicsView } from './types.js'
 
 const EXPIRE_OFFSETS_TIMER = 'expire-offsets'
+const DELETED_TOPICS_TIMER = 'offsets-of-deleted-topics'
 
 export class GroupCoordinatorState implements CoordinatorStateMachine {
   readonly groupMetadata: GroupMetadataManager
@@ -58,6 +59,9 @@ export class GroupCoordinatorState implements CoordinatorStateMachine {
   onLoaded(): void {
     this.groupMetadata.onLoaded()
     this.scheduleOffsetExpiry()
+    // Offsets of topics deleted while this partition was not loaded (a stop between the deletion and
+    // its tombstones) go now, so nothing of a deleted topic comes back.
+    if (this.offsetMetadata.partitionsOfDeletedTopics().length > 0) this.ctx.timer.schedule(DELETED_TOPICS_TIMER, 0, () => this.removeOffsetsOfDeletedTopics())
   }
 
   onUnloaded(): void {
@@ -75,6 +79,20 @@ export class GroupCoordinatorState implements CoordinatorStateMachine {
       return { groupId, errorCode: ErrorCode.NONE as ErrorCode }
     })
     return { records, result }
+  }
+
+  /** Kafka's onPartitionsDeleted: the deleted partitions' offsets of every group get tombstones. */
+  onPartitionsDeleted(partitions: readonly { topic: string; partition: number }[]): CoordinatorResult<number> {
+    const records = this.offsetMetadata.onPartitionsDeleted(partitions)
+    if (records.length > 0) this.ctx.log.info({ partition: this.ctx.partition, tombstones: records.length }, 'removing offsets of deleted partitions')
+    return { records, result: records.length }
+  }
+
+  removeOffsetsOfDeletedTopics(): CoordinatorResult<void> {
+    const gone = this.offsetMetadata.partitionsOfDeletedTopics()
+    const records = this.offsetMetadata.onPartitionsDeleted(gone)
+    if (records.length > 0) this.ctx.log.info({ partition: this.ctx.partition, tombstones: records.length, topics: [...new Set(gone.map((p) => p.topic))] }, 'removing offsets of topics that no longer exist')
+    return { records, result: undefined }
   }
 
   private scheduleOffsetExpiry(): void {

@@ -208,6 +208,25 @@ export class GroupCoordinator {
   }
 
   /**
+   * Kafka's onPartitionsDeleted (DeleteTopics): tombstones for every group's offsets of those
+   * partitions, on every partition of __consumer_offsets this broker coordinates. Resolves with the
+   * number of offsets removed; a partition that cannot write now (still loading) catches up when loaded.
+   */
+  async onPartitionsDeleted(partitions: readonly { topic: string; partition: number }[]): Promise<number> {
+    let removed = 0
+    await Promise.all(
+      this.runtime.activeStateMachines().map(async ([p]) => {
+        try {
+          removed += await this.runtime.write(p, 'on-partitions-deleted', (s) => s.onPartitionsDeleted(partitions))
+        } catch (err) {
+          this.#log.error({ partition: p, err: (err as Error)?.message }, 'could not delete the offsets of deleted partitions')
+        }
+      }),
+    )
+    return removed
+  }
+
+  /**
    * Consumer lag of a group: for every partition it has committed an offset for, the committed
    * offset against the partition's log end offset and high watermark (lag = HW - committed).
    */

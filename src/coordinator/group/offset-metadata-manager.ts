@@ -65,6 +65,14 @@ export class OffsetMetadataManager {
     }
     if (record.value === null) {
       this.removeOffset(key.group, key.topic, key.partition)
+      // As Kafka: a tombstone also drops what open transactions hold for that partition.
+      for (const byGroup of this.pendingTxnOffsets.values()) {
+        const byPartition = byGroup.get(key.group)?.get(key.topic)
+        if (byPartition === undefined) continue
+        byPartition.delete(key.partition)
+        if (byPartition.size === 0) byGroup.get(key.group)!.delete(key.topic)
+        if (byGroup.get(key.group)!.size === 0) byGroup.delete(key.group)
+      }
       return
     }
     const v = decodeOffsetCommitValue(record.value)
@@ -310,6 +318,58 @@ export class OffsetMetadataManager {
 
 
   // ---- deletion and retention -------------------------------------------------------------------
+
+  /**
+   * Kafka's onPartitionsDeleted: tombstones for every group's offsets of the deleted partitions, the
+   * committed ones and those open transactions hold, so a topic re-created under the same name starts
+   * without them.
+   */
+  onPartitionsDeleted(partitions: readonly { topic: string; partition: number }[]): CoordinatorRecord[] {
+    const byTopic = new Map<string, Set<number>>()
+    for (const p of partitions) {
+      let set = byTopic.get(p.topic)
+      if (set === undefined) byTopic.set(p.topic, (set = new Set()))
+      set.add(p.partition)
+    }
+    const keys = new Set<string>()
+    const records: CoordinatorRecord[] = []
+    const collect = (offsets: Map<string, Map<string, Map<number, OffsetAndMetadata>>>): void => {
+      for (const [groupId, topics] of offsets) {
+        for (const [topic, byPartition] of topics) {
+          const deleted = byTopic.get(topic)
+          if (deleted === undefined) continue
+          for (const partition of byPartition.keys()) {
+            const id = `${groupId}\u0000${topic}\u0000${partition}`
+            if (!deleted.has(partition) || keys.has(id)) continue
+            keys.add(id)
+            records.push({ key: encodeOffsetCommitKey(groupId, topic, partition), value: null })
+          }
+        }
+      }
+    }
+    collect(this.offsets)
+    for (const pending of this.pendingTxnOffsets.values()) collect(pending)
+    return records
+  }
+
+  /**
+   * Every partition holding offsets (committed or pending) that the topics port does not know: what is
+   * left of topics deleted while this partition could not be told (the broker stopped in between).
+   */
+  partitionsOfDeletedTopics(): { topic: string; partition: number }[] {
+    const out = new Map<string, { topic: string; partition: number }>()
+    const scan = (offsets: Map<string, Map<string, Map<number, OffsetAndMetadata>>>): void => {
+      for (const topics of offsets.values()) {
+        for (const [topic, byPartition] of topics) {
+          const count = this.topics.partitionCount(topic)
+          for (const partition of byPartition.keys()) if (count === undefined || partition >= count) out.set(`${topic}\u0000${partition}`, { topic, partition })
+        }
+      }
+    }
+    scan(this.offsets)
+    for (const pending of this.pendingTxnOffsets.values()) scan(pending)
+    return [...out.values()]
+  }
 
   /** Tombstones for every committed offset of a group (DeleteGroups). */
   offsetTombstones(groupId: string): CoordinatorRecord[] {
