@@ -6,8 +6,7 @@ import * as ListOffsets from '../protocol/messages/02-list-offsets.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import type { Cluster } from './cluster.js'
 
-export const EARLIEST_TIMESTAMP = -2
-export const LATEST_TIMESTAMP = -1
+export { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '../domain/list-offsets.js'
 
 export interface OffsetQuery {
   topic: string

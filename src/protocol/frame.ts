@@ -2,13 +2,13 @@
 // is a chunk list so that record data can go from file regions straight to the socket.
 
 import { ProtocolDecodeError } from './primitives/errors.js'
-import type { FileRegionRef } from './primitives/types.js'
+import type { FileRegion } from '../domain/file-region.js'
 import { Writer } from './primitives/writer.js'
 import { writeRequestHeader, writeResponseHeader, type RequestHeader } from './header.js'
 
 export interface Frame {
   /** Buffers and file regions, in order; the first chunk starts with the size prefix. */
-  chunks: (Buffer | FileRegionRef)[]
+  chunks: (Buffer | FileRegion)[]
   /** Total bytes, size prefix included. */
   length: number
 }
@@ -20,7 +20,7 @@ export function frameFrom(header: Writer, body: Writer): Frame {
   prefix.writeInt32BE(size, 0)
   const headerChunks = header.chunks()
   const first = headerChunks.length === 1 && Buffer.isBuffer(headerChunks[0]) ? Buffer.concat([prefix, headerChunks[0]]) : prefix
-  const chunks: (Buffer | FileRegionRef)[] = [first]
+  const chunks: (Buffer | FileRegion)[] = [first]
   if (first === prefix) chunks.push(...headerChunks)
   chunks.push(...body.chunks())
   return { chunks, length: size + 4 }

@@ -1,6 +1,7 @@
-// A single Skein broker: configuration, the partition shards, the topic store, the fetch purgatory and
-// the socket server, started and stopped in the right order. This is what `npm start` runs and what the
-// library API's startBroker() returns.
+// A single Skein broker: configuration, the partition shards, the topic store, the services handlers
+// see (the partition service with its fetch purgatory, the metadata view, topic and config
+// administration, the coordinators, producer ids) and the socket server, started and stopped in the
+// right order. This is what `npm start` runs and what the library API's startBroker() returns.
 import { mkdirSync } from 'node:fs'
 import { validateBrokerProperties, type BrokerConfig } from '../config/broker-config.js'
 import type { Listener } from '../config/listeners.js'
@@ -8,12 +9,15 @@ import { loadOrCreateMetaProperties } from '../config/meta-properties.js'
 import { TopicStore } from '../cluster/topic-store.js'
 import { createLogger, type Logger } from '../observability/logger.js'
 import { ShardRouter } from '../shard/router.js'
+import type { FrameHandler } from './connection.js'
 import { createDispatcher } from './dispatcher.js'
-import { FetchPurgatory } from './fetch-purgatory.js'
+import { DynamicConfigService } from './dynamic-configs.js'
 import { GroupService } from './groups.js'
 import { HANDLERS } from './handlers/index.js'
+import { BrokerMetadataView } from './metadata-view.js'
 import { ProducerIdManager } from './producer-ids.js'
 import { HandlerRegistry } from './registry.js'
+import { ReplicaManager } from './replica-manager.js'
 import { SocketServer, type BoundListener } from './socket-server.js'
 import { TopicManager } from './topics.js'
 import { TransactionService } from './transactions.js'
@@ -32,13 +36,19 @@ export interface StartBrokerOptions {
 
 export class Broker {
   readonly registry = new HandlerRegistry(HANDLERS)
-  readonly purgatory = new FetchPurgatory()
+  /** The partitions as leader: appends, reads, offsets, fetch long-polling (the only user of the router's partition data). */
+  readonly partitions: ReplicaManager
+  /** Brokers, topics and partition leaders, read-only. */
+  readonly metadata: BrokerMetadataView
+  /** The broker configuration and its dynamic layers. */
+  readonly configs: DynamicConfigService
   /** InitProducerId's producer ids, reserved in blocks in the data dir (read on first use). */
-  readonly producerIds = new ProducerIdManager(() => this.dataDir)
+  readonly producerIds: ProducerIdManager
   /** The group coordinator (consumer groups and committed offsets over __consumer_offsets). */
-  readonly groups: GroupService = new GroupService(this)
+  readonly groups: GroupService
   /** The transaction coordinator (transactional producers over __transaction_state). */
-  readonly transactions: TransactionService = new TransactionService(this)
+  readonly transactions: TransactionService
+  private readonly dispatcher: FrameHandler
   private stopping: Promise<void> | null = null
 
   private constructor(
@@ -55,7 +65,29 @@ export class Broker {
     readonly endpoints: BrokerEndpoint[],
     readonly bound: BoundListener[],
     private readonly shutdownGraceMs: number,
-  ) {}
+  ) {
+    this.partitions = new ReplicaManager(router, store, dataDir, log)
+    this.metadata = new BrokerMetadataView(nodeId, clusterId, (listenerName) => this.endpointFor(listenerName), topics, () => this.config)
+    this.configs = new DynamicConfigService(store, () => this.config, (c) => this.applyBrokerConfig(c), log)
+    this.producerIds = new ProducerIdManager(dataDir)
+    this.groups = new GroupService(this)
+    this.transactions = new TransactionService(this)
+    // Built once: every request's context carries these same services.
+    this.dispatcher = createDispatcher(
+      {
+        partitions: this.partitions,
+        metadata: this.metadata,
+        topics,
+        configs: this.configs,
+        groups: this.groups,
+        transactions: this.transactions,
+        producerIds: this.producerIds,
+        log,
+        apiVersions: this.registry.apiVersions(),
+      },
+      this.registry,
+    )
+  }
 
   static async start(config: BrokerConfig, opts: StartBrokerOptions = {}): Promise<Broker> {
     const log = opts.logger ?? createLogger()
@@ -77,6 +109,7 @@ export class Broker {
       defaults: config.logDefaults(),
       retentionCheckIntervalMs: config.logRetentionCheckIntervalMs,
       flushSchedulerIntervalMs: config.logFlushSchedulerIntervalMs,
+      checkpointIntervalMs: config.getInt('log.flush.offset.checkpoint.interval.ms'),
       cleaner: {
         enable: config.getBoolean('log.cleaner.enable'),
         backoffMs: config.getInt('log.cleaner.backoff.ms'),
@@ -104,7 +137,7 @@ export class Broker {
     }
     // The dispatcher needs the broker and the broker needs the server: tie them through a holder.
     let broker: Broker | undefined
-    const dispatch = (frame: Buffer, conn: import('./connection.js').Connection) => {
+    const dispatch: FrameHandler = (frame, conn) => {
       if (broker === undefined) return Promise.reject(new Error('broker not started'))
       return broker.dispatcher(frame, conn)
     }
@@ -127,9 +160,7 @@ export class Broker {
     return broker
   }
 
-  private readonly dispatcher = createDispatcher(this, this.registry)
-
-  /** The endpoint clients on this listener should use (Metadata's brokers list). */
+  /** The endpoint clients on this listener should use (the first advertised one for an unknown listener). */
   endpointFor(listenerName?: string): BrokerEndpoint {
     return this.endpoints.find((e) => e.listenerName === listenerName) ?? this.endpoints[0]!
   }
@@ -152,9 +183,9 @@ export class Broker {
     // Pending JoinGroup/SyncGroup answers go out now (NOT_COORDINATOR) instead of holding the drain.
     this.groups.close()
     this.transactions.close()
-    this.purgatory.wakeAll()
+    this.partitions.wakeAllWaiters()
     await this.server.shutdown(this.shutdownGraceMs)
-    this.purgatory.wakeAll()
+    this.partitions.wakeAllWaiters()
     await this.router.close()
     this.log.info('shut down cleanly')
   }

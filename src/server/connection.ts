@@ -28,16 +28,11 @@
 // take at once waits for writability, so a small fetch answer costs no loop turn per partition.
 import type { Socket } from 'node:net'
 import { native, socketFd } from '../addon/index.js'
+import type { FileRegion } from '../domain/file-region.js'
 import { framePool, unpinFrame } from '../shard/frame-pool.js'
 import type { Logger } from '../observability/logger.js'
 
-export interface FileRegionChunk {
-  fd: number
-  position: number
-  length: number
-}
-
-export type ResponseChunk = Buffer | FileRegionChunk
+export type ResponseChunk = Buffer | FileRegion
 
 export interface Response {
   /** The whole frame, size prefix included. */
@@ -71,7 +66,10 @@ const PRODUCE_API_KEY = 0
 
 export class Connection {
   readonly id = nextConnectionId++
+  /** host:port of the client, for logs. */
   readonly remoteAddress: string
+  /** The client's host alone (JoinGroup and DescribeGroups show it). */
+  readonly clientHost: string
   private readonly chunks: Buffer[] = []
   private buffered = 0
   private expected = -1
@@ -84,12 +82,15 @@ export class Connection {
 
   constructor(
     readonly socket: Socket,
+    /** The listener the connection was accepted on. */
+    readonly listenerName: string,
     private readonly limits: ConnectionLimits,
     private readonly handler: FrameHandler,
     private readonly log: Logger,
     private readonly onClose: (conn: Connection) => void,
   ) {
     this.remoteAddress = `${socket.remoteAddress}:${socket.remotePort}`
+    this.clientHost = socket.remoteAddress ?? ''
     socket.setNoDelay(true)
     if (limits.idleTimeoutMs > 0) {
       socket.setTimeout(limits.idleTimeoutMs, () => {
@@ -318,14 +319,14 @@ export class Connection {
    * one sendfile(2), no callback, no loop turn), then, if the socket buffer filled up, the rest with
    * the addon's asynchronous sendfile. Returns null when everything went out at once.
    */
-  private trySendRegion(region: FileRegionChunk): Promise<void> | null {
+  private trySendRegion(region: FileRegion): Promise<void> | null {
     if (this.fd < 0) this.fd = socketFd(this.socket)
     const sent = native.trySendfile(this.fd, region.fd, region.position, region.length)
     if (sent === region.length) return null
     return this.sendRegion({ fd: region.fd, position: region.position + sent, length: region.length - sent })
   }
 
-  private sendRegion(region: FileRegionChunk): Promise<void> {
+  private sendRegion(region: FileRegion): Promise<void> {
     if (this.fd < 0) this.fd = socketFd(this.socket)
     return new Promise<void>((resolve, reject) => {
       native.sendfile(this.fd, region.fd, region.position, region.length, (err, sent) => {

@@ -11,18 +11,15 @@ import { readRequestHeader, writeResponseHeader, peekRequestHeader } from '../pr
 import { encodeApiVersionsResponse, createApiVersionsResponse } from '../protocol/messages/18-api-versions.gen.js'
 import { Reader } from '../protocol/primitives/reader.js'
 import { Writer } from '../protocol/primitives/writer.js'
-import type { Broker } from './broker.js'
 import type { Connection, FrameHandler, Response } from './connection.js'
-import type { RequestContext } from './context.js'
+import type { BrokerServices, RequestContext } from './handlers/common/context.js'
+import { UnservableRequestError } from './handlers/common/handler.js'
 import type { HandlerRegistry } from './registry.js'
 
 const API_VERSIONS_KEY = 18
 
-export class UnservableRequestError extends Error {
-  override readonly name = 'UnservableRequestError'
-}
-
-export function createDispatcher(broker: Broker, registry: HandlerRegistry): FrameHandler {
+/** services: the broker's, built once; each request's context carries them along with its own facts. */
+export function createDispatcher(services: BrokerServices, registry: HandlerRegistry): FrameHandler {
   return async (frame: Buffer, conn: Connection): Promise<Response | null> => {
     const receivedAt = Date.now()
     const peek = peekRequestHeader(frame)
@@ -44,7 +41,7 @@ export function createDispatcher(broker: Broker, registry: HandlerRegistry): Fra
         try {
           fn()
         } catch (err) {
-          broker.log.error({ err: (err as Error).message }, 'response cleanup failed')
+          services.log.error({ err: (err as Error).message }, 'response cleanup failed')
         }
       }
     }
@@ -54,9 +51,17 @@ export function createDispatcher(broker: Broker, registry: HandlerRegistry): Fra
       apiVersion: peek.apiVersion,
       clientId: header.clientId,
       connection: conn,
-      broker,
       receivedAt,
       onResponseDone: (fn) => done.push(fn),
+      partitions: services.partitions,
+      metadata: services.metadata,
+      topics: services.topics,
+      configs: services.configs,
+      groups: services.groups,
+      transactions: services.transactions,
+      producerIds: services.producerIds,
+      log: services.log,
+      apiVersions: services.apiVersions,
     }
     let response: unknown
     try {

@@ -52,9 +52,13 @@ export abstract class InternalTopicService<C extends InternalCoordinator> {
     return this.#starting
   }
 
-  /** The coordinator if it is running (for the library API and tests). */
+  /** The coordinator if it is running (requests that must not create the topic, the library API, tests). */
   get current(): C | undefined {
     return this.#coordinator
+  }
+
+  topicExists(): boolean {
+    return this.broker.topics.get(this.topicName) !== undefined
   }
 
   close(): void {

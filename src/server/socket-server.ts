@@ -31,7 +31,7 @@ export class SocketServer {
   async listen(listeners: readonly Listener[]): Promise<BoundListener[]> {
     const bound: BoundListener[] = []
     for (const listener of listeners) {
-      const server = createServer({ noDelay: true, pauseOnConnect: false }, (socket) => this.accept(socket))
+      const server = createServer({ noDelay: true, pauseOnConnect: false }, (socket) => this.accept(socket, listener.name))
       const host = listener.host === '' ? '0.0.0.0' : listener.host
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject)
@@ -49,12 +49,12 @@ export class SocketServer {
     return bound
   }
 
-  private accept(socket: Socket): void {
+  private accept(socket: Socket, listenerName: string): void {
     if (!this.accepting) {
       socket.destroy()
       return
     }
-    const conn = new Connection(socket, this.limits, this.handler, this.log, (c) => this.connections.delete(c))
+    const conn = new Connection(socket, listenerName, this.limits, this.handler, this.log, (c) => this.connections.delete(c))
     this.connections.add(conn)
   }
 

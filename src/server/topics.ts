@@ -9,23 +9,12 @@ import type { Logger } from '../observability/logger.js'
 import type { ShardRouter } from '../shard/router.js'
 import { validateTopicName } from '../storage/index.js'
 import type { TopicRecord, TopicStore } from '../cluster/topic-store.js'
-
-export interface CreateTopicRequest {
-  name: string
-  /** -1: num.partitions */
-  numPartitions: number
-  /** -1: default.replication.factor */
-  replicationFactor: number
-  /** Manual assignment: partition -> broker ids; replaces numPartitions/replicationFactor. */
-  assignments?: { partitionIndex: number; brokerIds: number[] }[]
-  configs: Record<string, string | null>
-  validateOnly: boolean
-}
+import type { CreateTopicRequest, TopicAdmin } from './handlers/common/ports.js'
 
 /** Topics Kafka treats as internal (Metadata isInternal, not auto-created by clients). */
 export const INTERNAL_TOPICS = new Set(['__consumer_offsets', '__transaction_state'])
 
-export class TopicManager {
+export class TopicManager implements TopicAdmin {
   constructor(
     private readonly store: TopicStore,
     private readonly router: ShardRouter,

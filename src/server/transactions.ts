@@ -1,32 +1,36 @@
 // The broker side of the transaction coordinator: __transaction_state is created on first use
 // (transaction.state.log.num.partitions, .replication.factor, .segment.bytes, cleanup.policy=compact,
-// as Kafka does: never by a client's Metadata auto-creation), the coordinator's PartitionWriter is the
-// shard-backed one of the group coordinator, producer ids come from the broker's ProducerIdManager,
-// and transaction markers go to the partition shards (router.writeTxnMarkers). A marker written to a
+// as Kafka does: never by a client's Metadata auto-creation), the coordinator's PartitionWriter goes
+// through the partition service as the group coordinator's does, producer ids come from the broker's
+// ProducerIdManager, and transaction markers are written by the partition service. A marker written to a
 // __consumer_offsets partition is also handed to the group coordinator, which commits or drops the
 // producer's pending TxnOffsetCommit offsets (a restart gets the same result by replaying the marker).
 // When the topic exists at startup every partition is replayed in the background, and transactions
 // found in PrepareCommit/PrepareAbort are completed.
 import { systemClock } from '../coordinator/runtime/clock.js'
+import { txnStatusFromName } from '../coordinator/transaction/records.js'
 import { TransactionCoordinator } from '../coordinator/transaction/txn-coordinator.js'
 import type { TransactionCoordinatorConfig, TxnMarkerItem, TxnMarkerWriter } from '../coordinator/transaction/types.js'
 import { ErrorCode } from '../domain/errors.js'
-import type { Broker } from './broker.js'
-import { partitionKey } from './fetch-purgatory.js'
-import { CONSUMER_OFFSETS_TOPIC, ShardPartitionWriter } from './groups.js'
-import { InternalTopicService, type InternalTopicSpec } from './internal-topic-service.js'
-import { LEADER_EPOCH } from './partition-checks.js'
 import type { TopicRecord } from '../cluster/topic-store.js'
+import type { Broker } from './broker.js'
+import { CoordinatorPartitionWriter } from './coordinator-partition-writer.js'
+import { CONSUMER_OFFSETS_TOPIC } from './groups.js'
+import type { TransactionCoordinatorService } from './handlers/common/ports.js'
+import { InternalTopicService, type InternalTopicSpec } from './internal-topic-service.js'
+import { LEADER_EPOCH } from './replica-manager.js'
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state'
+/** How long a __transaction_state append may wait for the in-sync replicas (Kafka's request.timeout.ms default). */
+const TRANSACTION_STATE_APPEND_TIMEOUT_MS = 30_000
 
-/** Markers over the partition shards; the group coordinator learns of markers in __consumer_offsets. */
+/** Markers through the partition service; the group coordinator learns of markers in __consumer_offsets. */
 class BrokerMarkerWriter implements TxnMarkerWriter {
   constructor(private readonly broker: Broker) {}
 
   async writeMarkers(items: readonly TxnMarkerItem[]): Promise<{ errorCode: number }[]> {
     const { broker } = this
-    const results = await broker.router.writeTxnMarkers(items)
+    const results = await broker.partitions.writeTxnMarkers(items)
     const answers: { errorCode: number }[] = []
     for (const [i, item] of items.entries()) {
       const r = results[i]
@@ -41,7 +45,6 @@ class BrokerMarkerWriter implements TxnMarkerWriter {
         }
         continue
       }
-      broker.purgatory.notify(partitionKey(item.topic, item.partition))
       if (item.topic === CONSUMER_OFFSETS_TOPIC) {
         try {
           const groups = await broker.groups.coordinator()
@@ -58,9 +61,13 @@ class BrokerMarkerWriter implements TxnMarkerWriter {
 }
 
 /** Owns the broker's TransactionCoordinator: created with __transaction_state on first use, closed on stop. */
-export class TransactionService extends InternalTopicService<TransactionCoordinator> {
+export class TransactionService extends InternalTopicService<TransactionCoordinator> implements TransactionCoordinatorService {
   constructor(broker: Broker) {
     super(broker, TRANSACTION_STATE_TOPIC)
+  }
+
+  isStateName(name: string): boolean {
+    return txnStatusFromName(name) !== undefined
   }
 
   protected topicSpec(): InternalTopicSpec {
@@ -87,7 +94,7 @@ export class TransactionService extends InternalTopicService<TransactionCoordina
       removeExpiredTransactionalIdsIntervalMs: c.getInt('transaction.remove.expired.transaction.cleanup.interval.ms'),
       coordinatorEpoch: LEADER_EPOCH,
     }
-    const writer = new ShardPartitionWriter(broker.router, TRANSACTION_STATE_TOPIC, (partition) => broker.purgatory.notify(partitionKey(TRANSACTION_STATE_TOPIC, partition)))
+    const writer = new CoordinatorPartitionWriter(broker.partitions, TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_APPEND_TIMEOUT_MS)
     return new TransactionCoordinator({ config, writer, markers: new BrokerMarkerWriter(broker), producerIds: broker.producerIds, clock: systemClock, log: broker.log })
   }
 }

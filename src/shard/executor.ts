@@ -1,19 +1,21 @@
-// A shard: the LogManager of the partitions one thread owns, its retention and flush timers, and the
-// code that applies a ShardBatch to it. The same class runs inside a worker thread (worker.ts) and on
-// the main thread when io.threads=0, so both paths behave identically.
+// A shard: the LogManager of the partitions one thread owns, its retention, flush, checkpoint and cleaner
+// timers, and the dispatch of a ShardBatch's operations to their entries in the operation table
+// (operations.ts). The same class runs inside a worker thread (worker.ts) and on the main thread when
+// io.threads=0, so both paths behave identically.
 //
 // Invariant: only the owning thread touches these PartitionLogs, so nothing here locks. Operations of a
 // batch run one after another in the order sent.
 
 import { errorName, ErrorCode, KafkaError } from '../domain/errors.js'
-import { LogManager } from '../storage/index.js'
+import { LogManager, type PartitionLog } from '../storage/index.js'
 import type { LogCleanerSettings } from '../storage/cleaner/index.js'
-import type { LogConfig, OffsetAndTimestamp, PartitionState, ReadResult } from '../storage/types.js'
+import type { LogConfig } from '../storage/types.js'
 import { shardOf } from './hash.js'
 import {
-  DEFAULT_CLEANER_CONFIG, DEFAULT_PRODUCER_EXPIRATION, EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP,
-  type OpResult, type ShardCleanerConfig, type ShardInfo, type ShardOp, type ShardProducerExpiration,
+  DEFAULT_CLEANER_CONFIG, DEFAULT_PRODUCER_EXPIRATION,
+  type OpResult, type ShardCleanerConfig, type ShardInfo, type ShardProducerExpiration,
 } from './messages.js'
+import { SHARD_OPERATIONS, type AnyOperation, type OperationTable, type ShardContext } from './operations.js'
 
 export interface ShardExecutorOptions {
   dataDir: string
@@ -26,7 +28,7 @@ export interface ShardExecutorOptions {
   highWatermarkFollowsLeo: boolean
   /** Idempotent producer state expiration (default: Kafka's, 1 day checked every 10 minutes). */
   producerExpiration?: ShardProducerExpiration
-  /** How often recovery checkpoints are written (LogManager checkpointIntervalMs). */
+  /** log.flush.offset.checkpoint.interval.ms: how often changed recovery checkpoints are written (LogManager checkpointIntervalMs). */
   checkpointIntervalMs: number
   /** The periodic log cleaner (default: Kafka's defaults, enabled). */
   cleaner?: ShardCleanerConfig
@@ -36,8 +38,8 @@ export interface ShardExecutorOptions {
   onBackgroundError: (err: unknown, task: BackgroundTask) => void
   /** Threads started for this shard so far, for ShardInfo (default 1). */
   threadStarts?: () => number
-  /** Ends the thread for the crashForTest hook; absent on the main thread, where the hook is refused. */
-  crash?: () => never
+  /** The operations this shard serves (default SHARD_OPERATIONS; a test worker adds test-hooks.ts's). */
+  operations?: OperationTable
 }
 
 export type BackgroundTask = 'retention' | 'flush' | 'cleaner' | 'producer-expiration'
@@ -55,15 +57,12 @@ function unknownPartition(topic: string, partition: number): never {
   throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${topic}-${partition} is not hosted here`)
 }
 
-function asBuffer(records: Uint8Array): Buffer {
-  // Structured clone delivers a Uint8Array; view the same memory as a Buffer without copying.
-  return Buffer.isBuffer(records) ? records : Buffer.from(records.buffer, records.byteOffset, records.byteLength)
-}
-
-export class ShardExecutor {
+export class ShardExecutor implements ShardContext {
   readonly shardIndex: number
   readonly logs: LogManager
   readonly #opts: ShardExecutorOptions
+  /** The operation table by name (a Map: names come off the wire and must not reach Object.prototype). */
+  readonly #operations: ReadonlyMap<string, AnyOperation>
   readonly #timers: NodeJS.Timeout[] = []
   #closed = false
   #closing: Promise<void> | undefined
@@ -72,12 +71,16 @@ export class ShardExecutor {
     this.shardIndex = opts.shardIndex
     this.#opts = opts
     this.logs = logs
+    this.#operations = new Map(Object.entries(opts.operations ?? SHARD_OPERATIONS))
     this.#schedule(opts.retentionCheckIntervalMs, 'retention', () => {
       logs.applyRetention()
     })
     // flushDue also writes the recovery checkpoints, so it runs at least every checkpoint interval even
     // when log.flush.scheduler.interval.ms is Kafka's "never"; the flush.ms test inside is per partition.
-    this.#schedule(Math.min(opts.flushSchedulerIntervalMs, opts.checkpointIntervalMs), 'flush', () => logs.flushDue())
+    // A checkpoint interval of 0 (Kafka: no periodic checkpoint task) leaves the flush scheduler's
+    // period, on each pass of which flushDue then writes the changed checkpoints.
+    const flushPeriodMs = opts.checkpointIntervalMs >= 1 ? Math.min(opts.flushSchedulerIntervalMs, opts.checkpointIntervalMs) : opts.flushSchedulerIntervalMs
+    this.#schedule(flushPeriodMs, 'flush', () => logs.flushDue())
     // Kafka's producer-expiry-check: idempotent producer state idle for producer.id.expiration.ms goes.
     this.#schedule((opts.producerExpiration ?? DEFAULT_PRODUCER_EXPIRATION).checkIntervalMs, 'producer-expiration', () => {
       logs.removeExpiredProducers()
@@ -133,26 +136,22 @@ export class ShardExecutor {
     this.#timers.push(timer)
   }
 
-  /** Applies a batch in order; one result per op. Never rejects. */
-  async execute(ops: readonly ShardOp[]): Promise<OpResult[]> {
+  /** Applies a batch in order: operation ops[i] to args[i]; one result per operation. Never rejects. */
+  async execute(ops: readonly string[], args: readonly unknown[]): Promise<OpResult[]> {
     const results: OpResult[] = []
-    for (const op of ops) {
-      if (op.op === 'close') {
-        try {
-          await this.close()
-          results.push({ ok: true, value: null })
-        } catch (err) {
-          results.push(failure(err))
-        }
+    for (let i = 0; i < ops.length; i++) {
+      const operation = this.#operations.get(ops[i]!)
+      if (operation === undefined) {
+        results.push({ ok: false, errorCode: ErrorCode.INVALID_REQUEST, message: `${errorName(ErrorCode.INVALID_REQUEST)}: shard ${this.shardIndex} has no operation ${ops[i]}` })
         continue
       }
-      if (this.#closed) {
+      if (this.#closed && operation.whenClosed !== true) {
         results.push({ ok: false, errorCode: ErrorCode.KAFKA_STORAGE_ERROR, message: `${errorName(ErrorCode.KAFKA_STORAGE_ERROR)}: shard ${this.shardIndex} is closed` })
         continue
       }
       try {
-        const value = this.#apply(op)
-        // Only compact is asynchronous; the other operations complete before the next one starts.
+        const value = operation.apply(this, args[i])
+        // Only compact and close are asynchronous; the other operations complete before the next one starts.
         results.push({ ok: true, value: value instanceof Promise ? await value : value })
       } catch (err) {
         results.push(failure(err))
@@ -161,76 +160,12 @@ export class ShardExecutor {
     return results
   }
 
-  #apply(op: Exclude<ShardOp, { op: 'close' }>): unknown {
-    const logs = this.logs
-    switch (op.op) {
-      case 'create':
-        return logs.create(op.topic, op.partition, op.overrides).state()
-      case 'delete':
-        if (logs.get(op.topic, op.partition) === undefined) unknownPartition(op.topic, op.partition)
-        logs.delete(op.topic, op.partition)
-        return null
-      case 'updateConfig':
-        (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).updateConfig(op.overrides)
-        return null
-      case 'append':
-        return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).append(asBuffer(op.records), { leaderEpoch: op.leaderEpoch })
-      case 'read': {
-        const log = logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)
-        // The op carries the read options itself (maxOffset, minOneBatch, isolation); the fresh result
-        // gets its shard added in place (no copies: this runs for every partition of every Fetch).
-        const result = log.read(op.offset, op.maxBytes, op) as ReadResult & { shard: number }
-        result.shard = this.shardIndex
-        return result
-      }
-      case 'writeTxnMarker':
-        return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).appendTxnMarker(
-          { producerId: op.producerId, producerEpoch: op.producerEpoch, coordinatorEpoch: op.coordinatorEpoch, commit: op.commit },
-        )
-      case 'describeProducers':
-        return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).describeProducers()
-      case 'listOffsets':
-        return this.#listOffsets(op.topic, op.partition, op.timestamp, op.isolation === 'read_committed')
-      case 'deleteRecords':
-        return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).deleteRecordsBefore(op.offset)
-      case 'state':
-        return (logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition)).state()
-      case 'compact':
-        return logs.cleaner.clean(logs.get(op.topic, op.partition) ?? unknownPartition(op.topic, op.partition), { force: op.force === true })
-      case 'releaseLease':
-        logs.releaseLease(op.leaseId)
-        return null
-      case 'states':
-        return logs.partitions().map((p): PartitionState => p.state())
-      case 'shardInfo':
-        return {
-          shard: this.shardIndex, openedClean: this.#opts.cleanShutdown, threadStarts: this.#opts.threadStarts?.() ?? 1, partitions: logs.partitions().length,
-        } satisfies ShardInfo
-      case 'crashForTest':
-        if (this.#opts.crash === undefined || process.env.SKEIN_TEST_HOOKS !== '1') {
-          throw new KafkaError(ErrorCode.INVALID_REQUEST, 'crashForTest needs a worker thread and SKEIN_TEST_HOOKS=1')
-        }
-        return this.#opts.crash()
-    }
+  log(topic: string, partition: number): PartitionLog {
+    return this.logs.get(topic, partition) ?? unknownPartition(topic, partition)
   }
 
-  // ListOffsets: -2 earliest (log start), -1 latest (the high watermark, what a READ_UNCOMMITTED consumer
-  // may read up to, equal to the LEO on a single broker; for READ_COMMITTED the last stable offset), -3 the batch with the largest timestamp, -4
-  // earliest local (= earliest, there is no tiered storage); otherwise the first offset whose batch has a
-  // timestamp >= t, or (-1, -1) when there is none, as Kafka answers.
-  #listOffsets(topic: string, partition: number, timestamp: number, readCommitted: boolean): OffsetAndTimestamp {
-    const log = this.logs.get(topic, partition) ?? unknownPartition(topic, partition)
-    switch (timestamp) {
-      case EARLIEST_TIMESTAMP:
-      case EARLIEST_LOCAL_TIMESTAMP:
-        return { offset: log.logStartOffset, timestamp: -1 }
-      case LATEST_TIMESTAMP:
-        return { offset: readCommitted ? log.lastStableOffset : log.highWatermark, timestamp: -1 }
-      case MAX_TIMESTAMP:
-        return log.maxTimestamp() ?? { offset: -1, timestamp: -1 }
-    }
-    if (timestamp < 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `unsupported ListOffsets timestamp ${timestamp}`)
-    return log.offsetForTimestamp(timestamp) ?? { offset: -1, timestamp: -1 }
+  info(): ShardInfo {
+    return { shard: this.shardIndex, openedClean: this.#opts.cleanShutdown, threadStarts: this.#opts.threadStarts?.() ?? 1, partitions: this.logs.partitions().length }
   }
 
   /** Stops the timers and closes the LogManager (flush, checkpoints, fds). Idempotent. */

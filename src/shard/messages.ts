@@ -1,44 +1,27 @@
 // The main <-> shard protocol. The router sends ONE ShardBatch per shard per event-loop turn; the shard
 // answers with one result per operation, in order. Operations of a batch run in order, so an append and
-// a read of the same partition sent in the same turn see each other. Everything here is structured-clone
-// safe; record buffers travel as Uint8Array (transferred when the router may do so).
+// a read of the same partition sent in the same turn see each other. The operations themselves, their
+// arguments and answers, are defined in operations.ts. Everything here is structured-clone safe; record
+// buffers travel as Uint8Array (transferred when the router may do so).
 
-import type { IsolationLevel, LogConfig } from '../storage/types.js'
+import type { LogConfig } from '../storage/types.js'
 
 export interface PartitionRef {
   topic: string
   partition: number
 }
 
-export type ShardOp =
-  | ({ op: 'create'; overrides?: Partial<LogConfig> } & PartitionRef)
-  | ({ op: 'delete' } & PartitionRef)
-  | ({ op: 'updateConfig'; overrides: Partial<LogConfig> } & PartitionRef)
-  | ({ op: 'append'; records: Uint8Array; leaderEpoch: number } & PartitionRef)
-  | ({ op: 'read'; offset: number; maxBytes: number; maxOffset?: number; minOneBatch?: boolean; isolation?: IsolationLevel } & PartitionRef)
-  /** Appends a COMMIT or ABORT control batch of a producer's transaction (WriteTxnMarkers). */
-  | ({ op: 'writeTxnMarker'; producerId: number; producerEpoch: number; coordinatorEpoch: number; commit: boolean } & PartitionRef)
-  /** The producers with state on the partition (DescribeProducers). */
-  | ({ op: 'describeProducers' } & PartitionRef)
-  | ({ op: 'listOffsets'; timestamp: number; isolation?: IsolationLevel } & PartitionRef)
-  | ({ op: 'deleteRecords'; offset: number } & PartitionRef)
-  | ({ op: 'state' } & PartitionRef)
-  /** One log cleaner pass over a compacted partition now; force ignores min.cleanable.dirty.ratio. */
-  | ({ op: 'compact'; force?: boolean } & PartitionRef)
-  | { op: 'releaseLease'; leaseId: number }
-  /** States of every partition the shard owns. */
-  | { op: 'states' }
-  /** Flush, checkpoint and close the shard's LogManager; the shard refuses further work. */
-  | { op: 'close' }
-  /** Diagnostics of the shard itself (ShardInfo). */
-  | { op: 'shardInfo' }
-  /** Test hook: the worker thread exits at once (honoured only when SKEIN_TEST_HOOKS=1). */
-  | { op: 'crashForTest' }
-
 export type OpResult = { ok: true; value: unknown } | { ok: false; errorCode: number; message: string; unexpected?: boolean }
 
+/**
+ * The operations of one turn for one shard: ops[i] names an operation and args[i] holds its arguments
+ * (together one ShardOp of operations.ts). Two parallel arrays rather than one object per operation: a
+ * message then costs the arguments themselves and nothing per operation on top (this carries every
+ * append and read).
+ */
 export interface ShardBatch {
-  ops: ShardOp[]
+  ops: string[]
+  args: unknown[]
 }
 
 export interface ShardReply {
@@ -54,12 +37,6 @@ export interface ShardInfo {
   threadStarts: number
   partitions: number
 }
-
-/** ListOffsets special timestamps (Kafka ListOffsetsRequest). */
-export const LATEST_TIMESTAMP = -1
-export const EARLIEST_TIMESTAMP = -2
-export const MAX_TIMESTAMP = -3
-export const EARLIEST_LOCAL_TIMESTAMP = -4
 
 /** What a shard worker receives as workerData. */
 export interface ShardWorkerData {

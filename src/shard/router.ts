@@ -4,31 +4,45 @@
 // sent as ONE message per shard (flushed from setImmediate, after the turn's I/O callbacks), so a fetch
 // or produce touching many partitions costs one round trip per shard, not per partition.
 //
+// What can be asked of a shard is the operation table (operations.ts): call(name, items) runs a
+// partition operation once per item on the item's owner shard, callShard(shard, name, args) a shard
+// operation; the named methods (append, read, listOffsets, ...) are thin wrappers over these two.
+//
 // A shard thread takes several batches at once (concurrentTasksPerWorker): every operation but one runs
 // to completion before the thread looks at the next message, so batches still apply in the order sent;
 // the exception, compact (a log cleaner pass that yields between slices), must not hold back the
 // appends and reads sent after it.
 //
-// Ownership of record buffers passes to the router on append. Records in shared memory (a Produce
-// frame from the frame pool, see frame-pool.ts) cross to the worker as they are: the router pins their
-// slab until the shard has answered the append, so the memory is not reused while a shard reads it. A
-// Buffer that exclusively owns its ArrayBuffer is transferred to the worker (the caller's Buffer
-// becomes empty); any other is copied.
+// Ownership of record buffers (operations with carriesRecords: append) passes to the router. Records in
+// shared memory (a Produce frame from the frame pool, see frame-pool.ts) cross to the worker as they are:
+// the router pins their slab until the shard has answered, so the memory is not reused while a shard
+// reads it. A Buffer that exclusively owns its ArrayBuffer is transferred to the worker (the caller's
+// Buffer becomes empty); any other is copied.
 
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Piscina } from 'piscina'
 import { ErrorCode, errorName } from '../domain/errors.js'
+import type { Outcome } from '../domain/outcome.js'
 import { createLogger, type Logger } from '../observability/logger.js'
-import { lockDataDir, readAndClearCleanShutdownMarker, unlockDataDir, writeCleanShutdownMarker } from '../storage/index.js'
-import type { AppendResult, IsolationLevel, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, ReadResult, TopicPartition } from '../storage/types.js'
+import { DataDirectory } from '../storage/index.js'
+import type { AppendResult, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, TopicPartition } from '../storage/types.js'
 import type { CleanResult } from '../storage/cleaner/index.js'
 import { ShardExecutor } from './executor.js'
 import { pinFrame, unpinFrame } from './frame-pool.js'
 import { shardOf } from './hash.js'
 import { DEFAULT_CLEANER_CONFIG, DEFAULT_PRODUCER_EXPIRATION, type ShardProducerExpiration } from './messages.js'
-import type { OpResult, ShardBatch, ShardCleanerConfig, ShardInfo, ShardOp, ShardReply, ShardWorkerData } from './messages.js'
+import type { OpResult, ShardBatch, ShardCleanerConfig, ShardInfo, ShardReply, ShardWorkerData } from './messages.js'
+import {
+  SHARD_OPERATIONS,
+  type AnyPartitionOperation, type AppendItem, type CompactItem, type CreatePartitionItem, type DeleteRecordsItem, type ListOffsetsItem, type OpArgs, type OpValue,
+  type PartitionOpName, type ReadItem, type ShardOpName, type ShardReadResult, type TxnMarkerItem, type UpdateConfigItem,
+} from './operations.js'
+
+export type {
+  AppendItem, CompactItem, CreatePartitionItem, DeleteRecordsItem, ListOffsetsItem, ReadItem, ShardReadResult, TxnMarkerItem, UpdateConfigItem,
+} from './operations.js'
 
 export interface ShardRouterOptions {
   dataDir: string
@@ -56,59 +70,7 @@ export interface ShardRouterOptions {
   workerFile?: string
 }
 
-export type Outcome<T> = { ok: true; value: T } | { ok: false; errorCode: number; message: string }
-
-export interface ShardReadResult extends ReadResult {
-  shard: number
-}
-
-export interface CreatePartitionItem extends TopicPartition {
-  overrides?: Partial<LogConfig>
-}
-
-export interface UpdateConfigItem extends TopicPartition {
-  overrides: Partial<LogConfig>
-}
-
-export interface AppendItem extends TopicPartition {
-  records: Buffer
-  leaderEpoch: number
-}
-
-export interface ReadItem extends TopicPartition {
-  offset: number
-  maxBytes: number
-  maxOffset?: number
-  minOneBatch?: boolean
-  /** read_committed caps the read at the last stable offset and lists aborted transactions; default read_uncommitted. */
-  isolation?: IsolationLevel
-}
-
-/** A transaction marker for one partition (the transaction coordinator's WriteTxnMarkers). */
-export interface TxnMarkerItem extends TopicPartition {
-  producerId: number
-  producerEpoch: number
-  coordinatorEpoch: number
-  /** COMMIT (true) or ABORT (false). */
-  commit: boolean
-}
-
-export interface ListOffsetsItem extends TopicPartition {
-  /** -2 earliest, -1 latest, -3 max timestamp, -4 earliest local, else a timestamp in ms. */
-  timestamp: number
-  /** read_committed: latest (-1) is the last stable offset instead of the high watermark. */
-  isolation?: IsolationLevel
-}
-
-export interface DeleteRecordsItem extends TopicPartition {
-  /** Delete records before this offset; -1 means the high watermark. */
-  offset: number
-}
-
-export interface CompactItem extends TopicPartition {
-  /** Clean even when min.cleanable.dirty.ratio / max.compaction.lag.ms would not ask for it. */
-  force?: boolean
-}
+export type { Outcome }
 
 export interface LeaseRef {
   shard: number
@@ -120,7 +82,7 @@ const LONG_MAX = 2 ** 63
 /** One shard as the router sees it: a thread (Piscina) or the inline executor. */
 interface ShardBackend {
   readonly inline: boolean
-  run(ops: ShardOp[], transferList: ArrayBuffer[]): Promise<OpResult[]>
+  run(ops: string[], args: unknown[], transferList: ArrayBuffer[]): Promise<OpResult[]>
   destroy(): Promise<void>
 }
 
@@ -132,8 +94,8 @@ class InlineShard implements ShardBackend {
     this.#executor = executor
   }
 
-  run(ops: ShardOp[]): Promise<OpResult[]> {
-    return this.#executor.execute(ops)
+  run(ops: string[], args: unknown[]): Promise<OpResult[]> {
+    return this.#executor.execute(ops, args)
   }
 
   destroy(): Promise<void> {
@@ -149,8 +111,8 @@ class WorkerShard implements ShardBackend {
     this.#pool = pool
   }
 
-  async run(ops: ShardOp[], transferList: ArrayBuffer[]): Promise<OpResult[]> {
-    const reply = await this.#pool.run({ ops }, { transferList })
+  async run(ops: string[], args: unknown[], transferList: ArrayBuffer[]): Promise<OpResult[]> {
+    const reply = await this.#pool.run({ ops, args }, { transferList })
     return reply.results
   }
 
@@ -159,8 +121,12 @@ class WorkerShard implements ShardBackend {
   }
 }
 
+/** One queued operation (the name and arguments of a ShardOp, not yet sent). */
 interface Pending {
-  op: ShardOp
+  op: string
+  args: unknown
+  /** The operation's record buffer (carriesRecords), to be transferred or copied to a worker. */
+  records: Uint8Array | undefined
   resolve: ((r: OpResult) => void) | undefined
 }
 
@@ -192,10 +158,11 @@ export class ShardRouter {
   #flushScheduled = false
   #closed = false
   #closing: Promise<void> | undefined
-  #lockFd = -1
+  readonly #directory: DataDirectory
 
-  private constructor(dataDir: string, ioThreads: number, shards: ShardBackend[], logger: Logger) {
-    this.dataDir = dataDir
+  private constructor(directory: DataDirectory, ioThreads: number, shards: ShardBackend[], logger: Logger) {
+    this.#directory = directory
+    this.dataDir = directory.path
     this.ioThreads = ioThreads
     this.#shards = shards
     this.#queues = shards.map(() => [])
@@ -204,29 +171,27 @@ export class ShardRouter {
   }
 
   /**
-   * Reads and clears the clean-shutdown marker once, here, then opens every shard (each recovers the
-   * partitions it owns). Rejects when a shard cannot open its partitions.
+   * Opens the data directory (its lock and clean-shutdown marker: DataDirectory), then every shard
+   * (each recovers the partitions it owns). Rejects when the directory is in use or a shard cannot open
+   * its partitions.
    */
   static async start(opts: ShardRouterOptions): Promise<ShardRouter> {
     if (!Number.isInteger(opts.ioThreads) || opts.ioThreads < 0) throw new RangeError(`ioThreads must be an integer >= 0, got ${opts.ioThreads}`)
-    const dataDir = resolve(opts.dataDir)
-    mkdirSync(dataDir, { recursive: true })
-    // One owner per data directory, as Kafka's `.lock`: a second broker (or library user) on the same
-    // directory stops here, before it recovers partitions or touches the clean-shutdown marker.
-    const lockFd = lockDataDir(dataDir)
+    // One owner per data directory: a second broker (or library user) on the same directory stops here,
+    // before it recovers partitions or touches the clean-shutdown marker.
+    const directory = DataDirectory.open(opts.dataDir)
     try {
-      const router = await ShardRouter.#open(opts, dataDir)
-      router.#lockFd = lockFd
-      return router
+      return await ShardRouter.#open(opts, directory)
     } catch (err) {
-      unlockDataDir(lockFd)
+      directory.close(false)
       throw err
     }
   }
 
-  static async #open(opts: ShardRouterOptions, dataDir: string): Promise<ShardRouter> {
+  static async #open(opts: ShardRouterOptions, directory: DataDirectory): Promise<ShardRouter> {
     const logger = opts.logger ?? createLogger()
-    const cleanShutdown = readAndClearCleanShutdownMarker(dataDir)
+    const dataDir = directory.path
+    const cleanShutdown = directory.cleanShutdown
     const retentionCheckIntervalMs = opts.retentionCheckIntervalMs ?? 300_000
     const flushSchedulerIntervalMs = opts.flushSchedulerIntervalMs ?? LONG_MAX
     const highWatermarkFollowsLeo = opts.highWatermarkFollowsLeo ?? true
@@ -243,7 +208,7 @@ export class ShardRouter {
         highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, producerExpiration, onBackgroundError: (err, task) => logger.error({ err, task }, 'shard background task failed'),
       })
       shards.push(new InlineShard(executor))
-      return new ShardRouter(dataDir, 0, shards, logger)
+      return new ShardRouter(directory, 0, shards, logger)
     }
 
     const workerFile = opts.workerFile ?? defaultWorkerFile()
@@ -271,9 +236,9 @@ export class ShardRouter {
       pool.on('error', (err: unknown) => logger.error({ err, shard: shardIndex }, 'shard worker error'))
       shards.push(new WorkerShard(pool))
     }
-    const router = new ShardRouter(dataDir, opts.ioThreads, shards, logger)
+    const router = new ShardRouter(directory, opts.ioThreads, shards, logger)
     // An empty batch makes each worker load its module, i.e. open and recover its partitions.
-    const ready = await Promise.allSettled(shards.map((s) => s.run([], [])))
+    const ready = await Promise.allSettled(shards.map((s) => s.run([], [], [])))
     const failed = ready.find((r) => r.status === 'rejected')
     if (failed !== undefined) {
       await Promise.allSettled(shards.map((s) => s.destroy()))
@@ -287,51 +252,44 @@ export class ShardRouter {
     return shardOf(topic, partition, this.#shards.length)
   }
 
+  /**
+   * Runs partition operation `op` of the operation table once per item, each on the shard that owns the
+   * item's partition; answers one Outcome per item, in order, never a rejection for one bad item. Items
+   * are sent as they are: do not change one until it is answered.
+   */
+  call<K extends PartitionOpName>(op: K, items: readonly OpArgs<K>[]): Promise<Outcome<OpValue<K>>[]> {
+    const operation: AnyPartitionOperation = SHARD_OPERATIONS[op]
+    const sent = new Array<Promise<OpResult>>(items.length)
+    for (let i = 0; i < items.length; i++) sent[i] = this.#sendToOwner(op, operation, items[i]!)
+    return this.#outcomes(sent)
+  }
+
+  /** Runs shard operation `op` of the operation table on one shard. */
+  async callShard<K extends ShardOpName>(shard: number, op: K, args: OpArgs<K>): Promise<Outcome<OpValue<K>>> {
+    if (!(Number.isInteger(shard) && shard >= 0 && shard < this.#shards.length)) return this.#outcome(await this.#reject(ErrorCode.INVALID_REQUEST, `no shard ${shard}`))
+    return this.#outcome(await this.#send(shard, op, args, undefined))
+  }
+
   createPartitions(items: readonly CreatePartitionItem[]): Promise<Outcome<PartitionState>[]> {
-    return this.#each(items, (i) => {
-      if (!isPartitionId(i.partition)) return this.#reject(ErrorCode.INVALID_PARTITIONS, `invalid partition ${i.partition}`)
-      return this.#send({ op: 'create', topic: i.topic, partition: i.partition, ...(i.overrides === undefined ? {} : { overrides: i.overrides }) })
-    })
+    return this.call('create', items)
   }
 
   deletePartitions(items: readonly TopicPartition[]): Promise<Outcome<null>[]> {
-    return this.#each(items, (i) => this.#sendFor(i, { op: 'delete', topic: i.topic, partition: i.partition }))
+    return this.call('delete', items)
   }
 
   updateConfigs(items: readonly UpdateConfigItem[]): Promise<Outcome<null>[]> {
-    return this.#each(items, (i) => this.#sendFor(i, { op: 'updateConfig', topic: i.topic, partition: i.partition, overrides: i.overrides }))
+    return this.call('updateConfig', items)
   }
 
   /** Appends record batches. The router takes ownership of each `records` Buffer (see the file header). */
   append(items: readonly AppendItem[]): Promise<Outcome<AppendResult>[]> {
-    return this.#each(items, (i) => {
-      const sent = this.#sendFor(i, { op: 'append', topic: i.topic, partition: i.partition, records: i.records, leaderEpoch: i.leaderEpoch })
-      // Frame-pool memory stays pinned until the shard has answered: whatever the caller does meanwhile
-      // (an acks=0 produce need not wait), the slab is not reused under the shard's reads and writes.
-      if (!pinFrame(i.records)) return sent
-      const records = i.records
-      return sent.then(
-        (r) => {
-          unpinFrame(records)
-          return r
-        },
-        (err: unknown) => {
-          unpinFrame(records)
-          throw err
-        },
-      )
-    })
+    return this.call('append', items)
   }
 
   /** Reads file regions; each non-empty result pins its segments until releaseLeases({shard, leaseId}). */
   read(items: readonly ReadItem[]): Promise<Outcome<ShardReadResult>[]> {
-    return this.#each(items, (i) => {
-      const op: Extract<ShardOp, { op: 'read' }> = { op: 'read', topic: i.topic, partition: i.partition, offset: i.offset, maxBytes: i.maxBytes }
-      if (i.maxOffset !== undefined) op.maxOffset = i.maxOffset
-      if (i.minOneBatch !== undefined) op.minOneBatch = i.minOneBatch
-      if (i.isolation !== undefined) op.isolation = i.isolation
-      return this.#sendFor(i, op)
-    })
+    return this.call('read', items)
   }
 
   /**
@@ -342,15 +300,12 @@ export class ShardRouter {
    * TRANSACTION_COORDINATOR_FENCED when a newer coordinator epoch wrote a marker there.
    */
   writeTxnMarkers(items: readonly TxnMarkerItem[]): Promise<Outcome<{ offset: number }>[]> {
-    return this.#each(items, (i) => this.#sendFor(i, {
-      op: 'writeTxnMarker', topic: i.topic, partition: i.partition, producerId: i.producerId, producerEpoch: i.producerEpoch,
-      coordinatorEpoch: i.coordinatorEpoch, commit: i.commit,
-    }))
+    return this.call('writeTxnMarker', items)
   }
 
   /** The producers with state on each partition, by producer id (DescribeProducers). */
   describeProducers(items: readonly TopicPartition[]): Promise<Outcome<ProducerDescription[]>[]> {
-    return this.#each(items, (i) => this.#sendFor(i, { op: 'describeProducers', topic: i.topic, partition: i.partition }))
+    return this.call('describeProducers', items)
   }
 
   /** Fire and forget; batched with the other work of this turn. Unknown or released ids are ignored. */
@@ -358,19 +313,18 @@ export class ShardRouter {
     if (this.#closed) return
     for (const { shard, leaseId } of items) {
       if (leaseId === 0 || !(shard >= 0 && shard < this.#shards.length)) continue
-      this.#enqueue(shard, { op: 'releaseLease', leaseId }, undefined)
+      this.#enqueue(shard, 'releaseLease', { leaseId } satisfies OpArgs<'releaseLease'>, undefined, undefined)
     }
   }
 
+  /** ListOffsets (PartitionLog.fetchOffsetByTimestamp). */
   listOffsets(items: readonly ListOffsetsItem[]): Promise<Outcome<OffsetAndTimestamp>[]> {
-    return this.#each(items, (i) => this.#sendFor(i, {
-      op: 'listOffsets', topic: i.topic, partition: i.partition, timestamp: i.timestamp, ...(i.isolation === undefined ? {} : { isolation: i.isolation }),
-    }))
+    return this.call('listOffsets', items)
   }
 
   /** DeleteRecords: raises the log start offset; the value is the new log start offset. */
   deleteRecords(items: readonly DeleteRecordsItem[]): Promise<Outcome<number>[]> {
-    return this.#each(items, (i) => this.#sendFor(i, { op: 'deleteRecords', topic: i.topic, partition: i.partition, offset: i.offset }))
+    return this.call('deleteRecords', items)
   }
 
   /**
@@ -379,45 +333,33 @@ export class ShardRouter {
    * on while a pass runs.
    */
   compact(items: readonly CompactItem[]): Promise<Outcome<CleanResult>[]> {
-    return this.#each(items, (i) => this.#sendFor(i, { op: 'compact', topic: i.topic, partition: i.partition, ...(i.force === undefined ? {} : { force: i.force }) }))
+    return this.call('compact', items)
   }
 
   /** States of the given partitions (unknown ones are left out), or of every partition, sorted. */
   async states(items?: readonly TopicPartition[]): Promise<PartitionState[]> {
     if (items !== undefined) {
-      const outcomes = await this.#each(items, (i) => this.#sendFor(i, { op: 'state', topic: i.topic, partition: i.partition }))
-      return outcomes.flatMap((o) => (o.ok ? [o.value as PartitionState] : []))
+      const outcomes = await this.call('state', items)
+      return outcomes.flatMap((o) => (o.ok ? [o.value] : []))
     }
-    const perShard = await Promise.all(this.#shards.map((_, shard) => this.#send({ op: 'states' }, shard)))
+    const perShard = await Promise.all(this.#shards.map((_, shard) => this.callShard(shard, 'states', null)))
     const all: PartitionState[] = []
     for (const r of perShard) {
-      if (r.ok) all.push(...(r.value as PartitionState[]))
+      if (r.ok) all.push(...r.value)
       else this.#logger.error({ errorCode: r.errorCode, message: r.message }, 'shard states failed')
     }
     return all.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition))
   }
 
   /** What each shard reports about itself (whether it recovered, thread restarts), in shard order. */
-  async shardInfo(): Promise<Outcome<ShardInfo>[]> {
-    const results = await Promise.all(this.#shards.map((_, shard) => this.#send({ op: 'shardInfo' }, shard)))
-    return results.map((r) => this.#outcome<ShardInfo>(r))
+  shardInfo(): Promise<Outcome<ShardInfo>[]> {
+    return Promise.all(this.#shards.map((_, shard) => this.callShard(shard, 'shardInfo', null)))
   }
 
   /**
-   * Test hook: makes a shard's worker thread exit (SKEIN_TEST_HOOKS=1 only). Piscina starts a
-   * replacement, which reopens and recovers the shard's partitions on its next batch.
-   */
-  async crashShardForTest(shard: number): Promise<void> {
-    if (process.env.SKEIN_TEST_HOOKS !== '1') throw new Error('crashShardForTest needs SKEIN_TEST_HOOKS=1')
-    if (this.#shards[shard] === undefined || this.#shards[shard].inline) throw new Error(`crashShardForTest needs a worker shard; shard ${shard} is not one`)
-    const r = await this.#send({ op: 'crashForTest' }, shard)
-    // A crash fails the batch as a whole (UNKNOWN_SERVER_ERROR); anything else means it did not crash.
-    if (r.ok || r.errorCode !== ErrorCode.UNKNOWN_SERVER_ERROR) throw new Error(`shard ${shard} did not crash: ${r.ok ? 'ok' : r.message}`)
-  }
-
-  /**
-   * Sends everything still queued, closes every shard (flush, checkpoints, fds), stops the workers and,
-   * only if every shard closed cleanly, writes the clean-shutdown marker. Idempotent.
+   * Sends everything still queued, closes every shard (flush, checkpoints, fds), stops the workers and
+   * releases the data directory, with the clean-shutdown marker only if every shard closed cleanly.
+   * Idempotent.
    */
   close(): Promise<void> {
     this.#closing ??= this.#close()
@@ -425,26 +367,33 @@ export class ShardRouter {
   }
 
   async #close(): Promise<void> {
+    let cleanly = false
     try {
-      const results = await Promise.all(this.#shards.map((_, shard) => this.#send({ op: 'close' }, shard)))
+      // Sent past the closing check of #send: after everything already queued, in the same turn's message.
+      const results = await Promise.all(this.#shards.map((_, shard) => new Promise<OpResult>((resolve) => this.#enqueue(shard, 'close', null, undefined, resolve))))
       this.#closed = true
       await Promise.allSettled(this.#shards.map((s) => s.destroy()))
       const failed = results.filter((r): r is Extract<OpResult, { ok: false }> => !r.ok)
       if (failed.length > 0) throw new Error(`shards did not close cleanly: ${failed.map((f) => f.message).join('; ')}`)
-      writeCleanShutdownMarker(this.dataDir)
+      cleanly = true
     } finally {
-      unlockDataDir(this.#lockFd)
-      this.#lockFd = -1
+      this.#directory.close(cleanly)
     }
   }
 
-  async #each<I, T>(items: readonly I[], send: (item: I) => Promise<OpResult>): Promise<Outcome<T>[]> {
-    const results = await Promise.all(items.map(send))
-    return results.map((r) => this.#outcome<T>(r))
+  async #outcomes<T>(sent: Promise<OpResult>[]): Promise<Outcome<T>[]> {
+    const results = await Promise.all(sent)
+    const outcomes = results as Outcome<T>[]
+    for (let i = 0; i < results.length; i++) {
+      const r = results[i]!
+      if (!r.ok) outcomes[i] = this.#outcome<T>(r)
+    }
+    return outcomes
   }
 
+  /** A successful result already is an Outcome; a failure loses its internal `unexpected` flag (logged). */
   #outcome<T>(r: OpResult): Outcome<T> {
-    if (r.ok) return { ok: true, value: r.value as T }
+    if (r.ok) return r as Outcome<T>
     if (r.unexpected === true) this.#logger.error({ errorCode: r.errorCode, error: r.message }, 'unexpected shard error')
     return { ok: false, errorCode: r.errorCode, message: r.message }
   }
@@ -453,20 +402,34 @@ export class ShardRouter {
     return Promise.resolve({ ok: false, errorCode, message: `${errorName(errorCode)}: ${message}` })
   }
 
-  #sendFor(tp: TopicPartition, op: ShardOp): Promise<OpResult> {
-    if (!isPartitionId(tp.partition)) return this.#reject(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${tp.topic}-${tp.partition}`)
-    return this.#send(op, this.shardOf(tp.topic, tp.partition))
+  #sendToOwner(op: string, operation: AnyPartitionOperation, args: TopicPartition): Promise<OpResult> {
+    if (!isPartitionId(args.partition)) return this.#reject(operation.invalidPartition ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `invalid partition ${args.topic}-${args.partition}`)
+    const shard = this.shardOf(args.topic, args.partition)
+    if (operation.carriesRecords !== true) return this.#send(shard, op, args, undefined)
+    const records = (args as TopicPartition & { records: Uint8Array }).records
+    const sent = this.#send(shard, op, args, records)
+    // Frame-pool memory stays pinned until the shard has answered: whatever the caller does meanwhile
+    // (an acks=0 produce need not wait), the slab is not reused under the shard's reads and writes.
+    if (!pinFrame(records)) return sent
+    return sent.then(
+      (r) => {
+        unpinFrame(records)
+        return r
+      },
+      (err: unknown) => {
+        unpinFrame(records)
+        throw err
+      },
+    )
   }
 
-  #send(op: ShardOp, shard = this.shardOf((op as TopicPartition).topic, (op as TopicPartition).partition)): Promise<OpResult> {
-    if (this.#closed || (this.#closing !== undefined && op.op !== 'close')) {
-      return this.#reject(ErrorCode.KAFKA_STORAGE_ERROR, 'the shard router is closed')
-    }
-    return new Promise((resolve) => this.#enqueue(shard, op, resolve))
+  #send(shard: number, op: string, args: unknown, records: Uint8Array | undefined): Promise<OpResult> {
+    if (this.#closed || this.#closing !== undefined) return this.#reject(ErrorCode.KAFKA_STORAGE_ERROR, 'the shard router is closed')
+    return new Promise((resolve) => this.#enqueue(shard, op, args, records, resolve))
   }
 
-  #enqueue(shard: number, op: ShardOp, resolve: ((r: OpResult) => void) | undefined): void {
-    this.#queues[shard]!.push({ op, resolve })
+  #enqueue(shard: number, op: string, args: unknown, records: Uint8Array | undefined, resolve: ((r: OpResult) => void) | undefined): void {
+    this.#queues[shard]!.push({ op, args, records, resolve })
     if (!this.#flushScheduled) {
       this.#flushScheduled = true
       setImmediate(() => this.#flushNow())
@@ -480,15 +443,15 @@ export class ShardRouter {
       this.#queues[shard] = []
       return q
     })
-    // Count how many pending appends for worker shards share each ArrayBuffer: only a sole owner may be
-    // transferred. Inline shards and shared memory need no transfer, so the map exists only when some
-    // append does.
+    // Count how many pending record buffers for worker shards share each ArrayBuffer: only a sole owner
+    // may be transferred. Inline shards and shared memory need no transfer, so the map exists only when
+    // some append does.
     let owners: Map<ArrayBufferLike, number> | null = null
     for (let shard = 0; shard < batches.length; shard++) {
       if (this.#shards[shard]!.inline) continue
       for (const p of batches[shard]!) {
-        if (p.op.op !== 'append') continue
-        const ab = p.op.records.buffer
+        if (p.records === undefined) continue
+        const ab = p.records.buffer
         if (ab instanceof SharedArrayBuffer) continue
         owners ??= new Map()
         owners.set(ab, (owners.get(ab) ?? 0) + 1)
@@ -499,24 +462,28 @@ export class ShardRouter {
       if (batch.length === 0) continue
       const backend = this.#shards[shard]!
       const transferList: ArrayBuffer[] = []
-      const ops = batch.map((p) => {
-        if (backend.inline || p.op.op !== 'append') return p.op
-        const records = p.op.records
+      const ops = new Array<string>(batch.length)
+      const args = new Array<unknown>(batch.length)
+      for (let i = 0; i < batch.length; i++) {
+        const p = batch[i]!
+        ops[i] = p.op
+        args[i] = p.args
+        const records = p.records
         // Shared memory: structured clone passes a view of it, not a copy (the caller keeps it alive).
-        if (records.buffer instanceof SharedArrayBuffer) return p.op
+        if (backend.inline || records === undefined || records.buffer instanceof SharedArrayBuffer) continue
         if (exclusivelyOwned(records) && owners?.get(records.buffer) === 1) {
           transferList.push(records.buffer as ArrayBuffer)
-          return p.op
+          continue
         }
         // Structured clone would copy the whole underlying ArrayBuffer (a pool slab or a request frame);
         // copy just these bytes into a buffer of our own and transfer that.
         const copy = new Uint8Array(records.byteLength)
         copy.set(records)
         transferList.push(copy.buffer)
-        return { ...p.op, records: copy }
-      })
+        args[i] = { ...(p.args as object), records: copy }
+      }
       this.messageCounts[shard]!++
-      backend.run(ops, transferList).then(
+      backend.run(ops, args, transferList).then(
         (results) => {
           for (let i = 0; i < batch.length; i++) batch[i]!.resolve?.(results[i] ?? { ok: false, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, message: 'missing result' })
         },

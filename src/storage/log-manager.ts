@@ -2,10 +2,11 @@
 // when partitions are sharded across threads over one directory).
 //
 // Directory layout: <dataDir>/<topic>-<partition>/ per partition (see segment.ts and checkpoint.ts for
-// the files inside), <dataDir>/.kafka_cleanshutdown (checkpoint.ts). A partition being deleted is first
-// renamed <topic>-<partition>.<hex>-delete (so a new partition of the same name can be created at once)
-// and then removed; a leftover `-delete` directory found on open is removed by its owner. Entries whose
-// names are not partition directories are ignored (skipped silently, never touched).
+// the files inside); the directory's own `.lock` and `.kafka_cleanshutdown` belong to its DataDirectory
+// (data-directory.ts). A partition being deleted is first renamed <topic>-<partition>.<hex>-delete (so
+// a new partition of the same name can be created at once) and then removed; a leftover `-delete`
+// directory found on open is removed by its owner. Entries whose names are not partition directories
+// are ignored (skipped silently, never touched).
 
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
@@ -22,7 +23,7 @@ import type { LogConfig } from './types.js'
 export interface LogManagerOptions {
   dataDir: string
   defaults: LogConfig
-  /** From readAndClearCleanShutdownMarker, read once by the owner of the directory. */
+  /** DataDirectory.cleanShutdown, read once by the owner of the directory (false for a reopen after a crash). */
   cleanShutdown: boolean
   /** Open only these partition directories (sharding); default all. */
   owns?: (topic: string, partition: number) => boolean

@@ -15,6 +15,7 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { native } from '../addon/index.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
+import { EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP } from '../domain/list-offsets.js'
 import { scanFileBatches } from '../protocol/records/file-scan.js'
 import { targetCodec } from '../protocol/records/compression.js'
 import { decodedSizeLimit } from '../protocol/records/inflate.js'
@@ -35,6 +36,7 @@ import type {
   AppendOptions,
   AppendResult,
   FileRegion,
+  IsolationLevel,
   LogConfig,
   OffsetAndTimestamp,
   PartitionState,
@@ -624,6 +626,28 @@ export class PartitionLog {
       lastStableOffset,
       abortedTransactions: readCommitted && bytes > 0 ? this.txnIndex.collect(offset, upperBound) : [],
     }
+  }
+
+  /**
+   * ListOffsets for one partition (Kafka's UnifiedLog.fetchOffsetByTimestamp with the caps Partition
+   * adds): EARLIEST (-2) and EARLIEST_LOCAL (-4, no tiered storage) the log start offset; LATEST (-1) the
+   * high watermark, what a read_uncommitted consumer may read up to, or for read_committed the last stable
+   * offset; MAX_TIMESTAMP (-3) the batch with the largest timestamp; a time in ms the first offset whose
+   * batch has a timestamp >= it. (-1, -1) when nothing matches, as Kafka answers; another negative value
+   * is INVALID_REQUEST.
+   */
+  fetchOffsetByTimestamp(timestamp: number, isolation: IsolationLevel = 'read_uncommitted'): OffsetAndTimestamp {
+    switch (timestamp) {
+      case EARLIEST_TIMESTAMP:
+      case EARLIEST_LOCAL_TIMESTAMP:
+        return { offset: this._logStartOffset, timestamp: -1 }
+      case LATEST_TIMESTAMP:
+        return { offset: isolation === 'read_committed' ? this.lastStableOffset : this._highWatermark, timestamp: -1 }
+      case MAX_TIMESTAMP:
+        return this.maxTimestamp() ?? { offset: -1, timestamp: -1 }
+    }
+    if (timestamp < 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `unsupported ListOffsets timestamp ${timestamp}`)
+    return this.offsetForTimestamp(timestamp) ?? { offset: -1, timestamp: -1 }
   }
 
   /**

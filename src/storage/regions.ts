@@ -1,7 +1,7 @@
 // Reading file regions into memory, for the places that need bytes rather than sendfile: coordinator
 // replay, tools, the library API. Regions stay readable while their read lease is held.
 import { readSync } from 'node:fs'
-import type { FileRegion } from './types.js'
+import type { FileRegion } from '../domain/file-region.js'
 
 /** Copies the bytes of file regions (as returned by reads) into one Buffer. */
 export function readRegions(regions: readonly FileRegion[]): Buffer {

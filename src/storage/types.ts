@@ -1,12 +1,9 @@
 // The public shapes of the log storage engine. Storage knows nothing of sockets, protocol messages or
 // threads: it speaks offsets, opaque RecordBatch bytes and file regions.
+import type { FileRegion } from '../domain/file-region.js'
 
-/** A byte range of a segment file, sent to a socket with sendfile (zero copy). */
-export interface FileRegion {
-  fd: number
-  position: number
-  length: number
-}
+/** A byte range of a segment file (reads hand these out; the server sends them with sendfile). */
+export type { FileRegion }
 
 export type CleanupPolicy = 'delete' | 'compact' | 'compact,delete'
 export type TimestampType = 'CreateTime' | 'LogAppendTime'

@@ -1,6 +1,7 @@
-// Test harness: brokers (in process and as a child process), a raw protocol client, record decoding and
+// Test harness: brokers (in process and as a child process), ZooKeeper servers, a raw protocol client, record decoding and
 // external tool detection. Integration and server tests import from here.
 export * from './broker.js'
 export * from './raw-client.js'
 export * from './records.js'
 export * from './tools.js'
+export * from './zookeeper.js'

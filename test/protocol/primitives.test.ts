@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { ProtocolDecodeError, ProtocolEncodeError } from '../../src/protocol/primitives/errors.js'
 import { Reader } from '../../src/protocol/primitives/reader.js'
-import { ZERO_UUID, recordsLength, type FileRegionRef } from '../../src/protocol/primitives/types.js'
+import type { FileRegion } from '../../src/domain/file-region.js'
+import { ZERO_UUID, recordsLength } from '../../src/protocol/primitives/types.js'
 import { Writer } from '../../src/protocol/primitives/writer.js'
 
 const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ''), 'hex')
@@ -266,7 +267,7 @@ describe('Writer', () => {
     const w = new Writer(16)
     const at = w.reserveInt32()
     w.writeInt16(7)
-    const region: FileRegionRef = { fd: 42, position: 100, length: 5000 }
+    const region: FileRegion = { fd: 42, position: 100, length: 5000 }
     const big = Buffer.alloc(4096, 1)
     w.writeRecords({ chunks: [big, region] }, false)
     w.writeInt8(1)

@@ -2,8 +2,9 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
-import { shardOf, type ShardRouter } from '../../src/shard/index.js'
+import { SHARD_OPERATIONS, shardOf, type Outcome, type ShardRouter } from '../../src/shard/index.js'
 import { fnv1a } from '../../src/shard/hash.js'
+import { crashShardForTest } from '../../src/shard/test-hooks.js'
 import { batch, readRegions, removeDir, spreadPartitions, startRouter, tempDir, value } from './helpers.js'
 
 const CLEAN_SHUTDOWN = '.kafka_cleanshutdown'
@@ -268,6 +269,21 @@ describe('error outcomes', () => {
   })
 })
 
+describe('recovery checkpoints', () => {
+  it('checkpointIntervalMs=0 writes changed checkpoints on each flush scheduler pass', async () => {
+    const dir = tempDir()
+    cleanup.push(() => removeDir(dir))
+    const router = await startRouter(dir, 1, { checkpointIntervalMs: 0, flushSchedulerIntervalMs: 100 })
+    cleanup.push(() => router.close().catch(() => undefined))
+    value((await router.createPartitions([{ topic: 'cp', partition: 0, overrides: { flushMessages: 1 } }]))[0])
+    value((await router.append([{ topic: 'cp', partition: 0, records: batch('x', 2), leaderEpoch: 0 }]))[0])
+    const path = join(dir, 'cp-0', 'recovery-point-offset-checkpoint')
+    const deadline = Date.now() + 5000
+    while (!(existsSync(path) && readFileSync(path, 'utf8') === '0\n1\ncp 0 2\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    expect(readFileSync(path, 'utf8')).toBe('0\n1\ncp 0 2\n')
+  })
+})
+
 describe('worker crash', () => {
   it('a replacement worker recovers the shard and its partitions keep working', async () => {
     process.env.SKEIN_TEST_HOOKS = '1'
@@ -281,7 +297,7 @@ describe('worker crash', () => {
     for (const partition of parts) value((await router.append([{ topic, partition, records: batch(`before-${partition}`, 3), leaderEpoch: 0 }]))[0])
     const victim = router.shardOf(topic, parts[0]!)
 
-    await router.crashShardForTest(victim)
+    await crashShardForTest(router, victim)
 
     const states = await router.states()
     expect(states.map((s) => [s.partition, s.logEndOffset])).toEqual(parts.map((p) => [p, 3]))
@@ -321,7 +337,7 @@ describe('worker crash', () => {
     const bytes = readFileSync(segment)
     bytes[bytes.length - 3]! ^= 0xff
     writeFileSync(segment, bytes)
-    await router.crashShardForTest(victim)
+    await crashShardForTest(router, victim)
     expect(value((await router.shardInfo())[victim])).toEqual({ shard: victim, openedClean: false, threadStarts: 2, partitions: 1 })
     expect(value((await router.shardInfo())[1 - victim])).toMatchObject({ openedClean: true, threadStarts: 1 })
     // The replacement must have recovered the segment, i.e. cut it before the damaged batch.
@@ -333,12 +349,23 @@ describe('worker crash', () => {
     expect(all.includes(Buffer.from('next-0'))).toBe(true)
   })
 
+  it('crashForTest is not a production operation: a worker started without SKEIN_TEST_HOOKS does not serve it', async () => {
+    expect(Object.keys(SHARD_OPERATIONS)).not.toContain('crashForTest')
+    const { router } = await open(1)
+    // Sent past the typed surface, as the test hook does, but to a worker that has only the production table.
+    const callShard = router.callShard as (shard: number, op: string, args: null) => Promise<Outcome<unknown>>
+    const r = await callShard.call(router, 0, 'crashForTest', null)
+    expect(r).toMatchObject({ ok: false, errorCode: ErrorCode.INVALID_REQUEST })
+    expect(value((await router.shardInfo())[0])).toMatchObject({ threadStarts: 1 })
+    expect(await router.callShard(5, 'states', null)).toMatchObject({ ok: false, errorCode: ErrorCode.INVALID_REQUEST })
+  })
+
   it('the hook is refused without SKEIN_TEST_HOOKS and on the main thread', async () => {
     const { router } = await open(0)
-    await expect(router.crashShardForTest(0)).rejects.toThrow(/SKEIN_TEST_HOOKS/)
+    await expect(crashShardForTest(router, 0)).rejects.toThrow(/SKEIN_TEST_HOOKS/)
     process.env.SKEIN_TEST_HOOKS = '1'
     try {
-      await expect(router.crashShardForTest(0)).rejects.toThrow(/needs a worker shard/)
+      await expect(crashShardForTest(router, 0)).rejects.toThrow(/needs a worker shard/)
     } finally {
       delete process.env.SKEIN_TEST_HOOKS
     }

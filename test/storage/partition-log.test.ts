@@ -2,6 +2,7 @@ import { existsSync, fstatSync, readdirSync, readFileSync, statSync } from 'node
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ErrorCode, KafkaError } from '../../src/domain/errors.js'
+import { EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP } from '../../src/domain/list-offsets.js'
 import { BatchHeaderView, buildRecordBatch, CRC_OFFSET } from '../../src/protocol/records/index.js'
 import { native } from '../../src/addon/index.js'
 import { LogManager, validateTopicName } from '../../src/storage/index.js'
@@ -366,6 +367,31 @@ describe('timestamps', () => {
     const log = m.create('t', 0)
     expect(log.offsetForTimestamp(0)).toBeNull()
     expect(log.maxTimestamp()).toBeNull()
+    await m.close()
+  })
+  it('fetchOffsetByTimestamp answers ListOffsets: special timestamps, isolation, none found, bad values', async () => {
+    const m = openManager(dir.path, {}, { highWatermarkFollowsLeo: false })
+    const log = m.create('t', 0)
+    const empty = { offset: -1, timestamp: -1 }
+    expect(log.fetchOffsetByTimestamp(MAX_TIMESTAMP)).toEqual(empty)
+    expect(log.fetchOffsetByTimestamp(T0)).toEqual(empty)
+    for (const [i, ts] of [100, 300, 200].entries()) log.append(makeBatch(`b${i}`, 2, T0 + ts), { leaderEpoch: 0 })
+    // An open transaction from offset 6: read_committed's latest stops there.
+    const open = buildRecordBatch([{ value: Buffer.from('t'), timestamp: T0 + 400 }], native.crc32c, { producerId: 7, producerEpoch: 0, baseSequence: 0, transactional: true })
+    log.append(open, { leaderEpoch: 0 })
+    log.setHighWatermark(7)
+    log.deleteRecordsBefore(1)
+    expect(log.fetchOffsetByTimestamp(EARLIEST_TIMESTAMP)).toEqual({ offset: 1, timestamp: -1 })
+    expect(log.fetchOffsetByTimestamp(EARLIEST_LOCAL_TIMESTAMP)).toEqual({ offset: 1, timestamp: -1 })
+    expect(log.fetchOffsetByTimestamp(LATEST_TIMESTAMP)).toEqual({ offset: 7, timestamp: -1 })
+    expect(log.fetchOffsetByTimestamp(LATEST_TIMESTAMP, 'read_uncommitted')).toEqual({ offset: 7, timestamp: -1 })
+    expect(log.fetchOffsetByTimestamp(LATEST_TIMESTAMP, 'read_committed')).toEqual({ offset: 6, timestamp: -1 })
+    expect(log.fetchOffsetByTimestamp(MAX_TIMESTAMP)).toEqual({ offset: 6, timestamp: T0 + 400 })
+    // The first batch at or after the time, not below the log start offset.
+    expect(log.fetchOffsetByTimestamp(0)).toEqual({ offset: 1, timestamp: T0 + 100 })
+    expect(log.fetchOffsetByTimestamp(T0 + 150)).toEqual({ offset: 2, timestamp: T0 + 300 })
+    expect(log.fetchOffsetByTimestamp(T0 + 401)).toEqual(empty)
+    expect(codeOf(() => log.fetchOffsetByTimestamp(-5))).toBe(ErrorCode.INVALID_REQUEST)
     await m.close()
   })
 })

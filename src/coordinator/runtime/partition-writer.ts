@@ -1,7 +1,7 @@
 // The port through which a coordinator reaches its internal partitions (Kafka's PartitionWriter): append
-// records and read them back for replay. The broker implements it over the shard workers that own
-// the partitions (src/server/groups.ts); tests and embedders use InMemoryPartitionWriter. Coordinators
-// never see RecordBatches, segments or threads, only keyed records and offsets.
+// records and read them back for replay. The broker implements it over its partition service
+// (src/server/coordinator-partition-writer.ts); tests and embedders use InMemoryPartitionWriter.
+// Coordinators never see RecordBatches, segments or threads, only keyed records and offsets.
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 
 /** One record of a compacted coordinator partition; a null value is a tombstone. */

@@ -1,18 +1,9 @@
 // Shapes shared by the reader, the writer and the generated message codecs.
-
-/**
- * A byte range of a file, written to the socket with sendfile. Structurally the same as storage's
- * FileRegion; declared here so the protocol layer does not depend on storage.
- */
-export interface FileRegionRef {
-  fd: number
-  position: number
-  length: number
-}
+import type { FileRegion } from '../../domain/file-region.js'
 
 /** Record batches assembled from memory and file regions (a Fetch response's records). */
 export interface RecordsPayload {
-  chunks: (Buffer | FileRegionRef)[]
+  chunks: (Buffer | FileRegion)[]
 }
 
 /**
@@ -27,7 +18,7 @@ export interface TaggedField {
   data: Buffer
 }
 
-export function isFileRegionRef(chunk: Buffer | FileRegionRef): chunk is FileRegionRef {
+export function isFileRegion(chunk: Buffer | FileRegion): chunk is FileRegion {
   return !Buffer.isBuffer(chunk)
 }
 

@@ -4,7 +4,8 @@
 // writer that sends Buffers with write and regions with sendfile.
 
 import { ProtocolEncodeError } from './errors.js'
-import type { FileRegionRef, Records, TaggedField } from './types.js'
+import type { FileRegion } from '../../domain/file-region.js'
+import type { Records, TaggedField } from './types.js'
 
 const MIN_CAPACITY = 64
 // Buffers at least this large are linked as their own chunk rather than copied.
@@ -13,7 +14,7 @@ const LINK_THRESHOLD = 1024
 const UUID_RE = /^[A-Za-z0-9_-]{21}[AQgw]$/
 
 export class Writer {
-  private done: (Buffer | FileRegionRef)[] = []
+  private done: (Buffer | FileRegion)[] = []
   private doneLength = 0
   private hasRegions = false
   private buf: Buffer
@@ -273,7 +274,7 @@ export class Writer {
   }
 
   /** A file region as a chunk of its own (sent with sendfile). */
-  writeRegion(ref: FileRegionRef): void {
+  writeRegion(ref: FileRegion): void {
     if (!Number.isInteger(ref.length) || ref.length < 0) throw new ProtocolEncodeError(`bad region length ${ref.length}`)
     this.closeRun()
     this.done.push(ref)
@@ -373,7 +374,7 @@ export class Writer {
   }
 
   /** Everything written, in order: Buffers and file regions. */
-  chunks(): (Buffer | FileRegionRef)[] {
+  chunks(): (Buffer | FileRegion)[] {
     this.closeRun()
     return this.done.slice()
   }

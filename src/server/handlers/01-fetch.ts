@@ -1,9 +1,9 @@
 // Fetch: v4-12
 //
 // Behavior:
-// * Record data is never read into memory: the shards return file regions of whole batches and the
-//   connection sends them with sendfile, straight from the segment files. The leases pinning those
-//   segments are released once the response has been written.
+// * Record data is never read into memory: the partition service answers file regions of whole batches
+//   and the connection sends them with sendfile, straight from the segment files. The leases pinning
+//   those segments are released once the response has been written.
 // * Each partition returns at most partitionMaxBytes; the request's maxBytes bounds the total, except
 //   that the first partition with data always returns at least one whole batch (Kafka's minOneMessage),
 //   so a batch larger than the limits still makes progress. Partitions past the budget return no data.
@@ -23,20 +23,11 @@
 // * Follower fetches (replicaId >= 0) are answered as consumer fetches: replication comes later.
 import { ErrorCode } from '../../domain/errors.js'
 import * as Fetch from '../../protocol/messages/01-fetch.gen.js'
-import type { FileRegionRef } from '../../protocol/primitives/types.js'
-import type { LeaseRef, ReadItem } from '../../shard/router.js'
-import type { RequestContext } from '../context.js'
-import { partitionKey } from '../fetch-purgatory.js'
-import { defineHandler } from '../registry.js'
-import { leaderPartitionError } from '../partition-checks.js'
+import { defineHandler } from './common/handler.js'
+import type { ConsumerRead, PartitionRead, PartitionService } from './common/ports.js'
 
 const EMPTY = Buffer.alloc(0)
 const READ_COMMITTED = 1
-
-interface Target {
-  response: Fetch.PartitionData
-  read: ReadItem
-}
 
 export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchResponse>({
   api: Fetch.FetchApi,
@@ -48,15 +39,15 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
     if (ctx.apiVersion >= 7 && req.sessionId !== 0) {
       return Fetch.createFetchResponse({ errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, sessionId: 0, responses: [] })
     }
-    const { broker } = ctx
+    const { partitions } = ctx
     const responses: Fetch.FetchableTopicResponse[] = []
-    const targets: Target[] = []
-    const keys: string[] = []
+    // The partitions to read and, at the same index, their answers.
+    const reads: ConsumerRead[] = []
+    const targets: Fetch.PartitionData[] = []
     const totalMax = Math.max(0, req.maxBytes)
     for (const t of req.topics) {
-      const topic = broker.topics.get(t.topic)
-      const partitions: Fetch.PartitionData[] = []
-      responses.push(Fetch.createFetchableTopicResponse({ topic: t.topic, topicId: t.topicId, partitions }))
+      const topicPartitions: Fetch.PartitionData[] = []
+      responses.push(Fetch.createFetchableTopicResponse({ topic: t.topic, topicId: t.topicId, partitions: topicPartitions }))
       for (const p of t.partitions) {
         const response = Fetch.createPartitionData({
           partitionIndex: p.partition,
@@ -67,33 +58,36 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
           abortedTransactions: req.isolationLevel === READ_COMMITTED ? [] : null,
           records: EMPTY,
         })
-        partitions.push(response)
-        response.errorCode = leaderPartitionError(topic, p.partition, p.currentLeaderEpoch)
+        topicPartitions.push(response)
+        response.errorCode = partitions.leaderError(t.topic, p.partition, p.currentLeaderEpoch)
         if (response.errorCode !== ErrorCode.NONE) continue
         const fetchOffset = Number(p.fetchOffset)
         if (p.partitionMaxBytes < 0) {
           response.errorCode = ErrorCode.INVALID_FETCH_SIZE
           continue
         }
-        const read: ReadItem = { topic: t.topic, partition: p.partition, offset: fetchOffset, maxBytes: Math.min(p.partitionMaxBytes, Math.max(totalMax, 1)) }
+        const read: ConsumerRead = { topic: t.topic, partition: p.partition, offset: fetchOffset, maxBytes: Math.min(p.partitionMaxBytes, Math.max(totalMax, 1)) }
         if (req.isolationLevel === READ_COMMITTED) read.isolation = 'read_committed'
-        targets.push({ response, read })
-        keys.push(partitionKey(t.topic, p.partition))
+        reads.push(read)
+        targets.push(response)
       }
     }
     const deadline = ctx.receivedAt + Math.max(0, req.maxWaitMs)
     for (;;) {
-      const leases = await readAll(targets, totalMax, ctx)
-      const bytes = targets.reduce((sum, t) => sum + recordsBytes(t.response), 0)
-      const anyError = targets.some((t) => t.response.errorCode !== ErrorCode.NONE)
+      const held = await readAll(reads, targets, totalMax, partitions)
+      let bytes = 0
+      let anyError = false
+      for (const t of targets) {
+        bytes += recordsBytes(t)
+        if (t.errorCode !== ErrorCode.NONE) anyError = true
+      }
       const remaining = deadline - Date.now()
       if (bytes >= req.minBytes || anyError || remaining <= 0 || targets.length === 0 || ctx.connection.isClosed) {
-        if (leases.length > 0) ctx.onResponseDone(() => broker.router.releaseLeases(leases))
+        if (held.length > 0) ctx.onResponseDone(() => partitions.releaseLeases(held))
         break
       }
-      broker.router.releaseLeases(leases)
-      const waiter = broker.purgatory.wait(keys, remaining)
-      await waiter.promise
+      partitions.releaseLeases(held)
+      await partitions.waitForAppends(reads, remaining)
     }
     return Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: 0, responses })
   },
@@ -108,16 +102,16 @@ function recordsBytes(p: Fetch.PartitionData): number {
   return n
 }
 
-/** Reads every target once (one message per shard) and fills the responses; returns the leases taken. */
-async function readAll(targets: Target[], totalMax: number, ctx: RequestContext): Promise<LeaseRef[]> {
-  const leases: LeaseRef[] = []
-  if (targets.length === 0) return leases
-  const results = await ctx.broker.router.read(targets.map((t) => t.read))
+/** Reads every partition once (one message per shard) and fills the answers; returns the reads holding segments. */
+async function readAll(reads: ConsumerRead[], targets: Fetch.PartitionData[], totalMax: number, partitions: PartitionService): Promise<PartitionRead[]> {
+  const held: PartitionRead[] = []
+  if (reads.length === 0) return held
+  const results = await partitions.read(reads)
   let budget = totalMax
   let firstWithData = true
   for (let i = 0; i < results.length; i++) {
     const result = results[i]!
-    const response = targets[i]!.response
+    const response = targets[i]!
     response.records = EMPTY
     if (!result.ok) {
       response.errorCode = result.errorCode
@@ -127,7 +121,7 @@ async function readAll(targets: Target[], totalMax: number, ctx: RequestContext)
       continue
     }
     const r = result.value
-    if (r.leaseId !== 0) leases.push({ shard: r.shard, leaseId: r.leaseId })
+    if (r.regions.length > 0) held.push(r)
     response.errorCode = ErrorCode.NONE
     response.highWatermark = BigInt(r.highWatermark)
     response.lastStableOffset = BigInt(r.lastStableOffset)
@@ -135,7 +129,7 @@ async function readAll(targets: Target[], totalMax: number, ctx: RequestContext)
     if (response.abortedTransactions !== null) response.abortedTransactions = []
     if (r.bytes === 0) continue
     if (r.bytes <= budget || firstWithData) {
-      response.records = { chunks: r.regions as FileRegionRef[] }
+      response.records = { chunks: r.regions }
       if (response.abortedTransactions !== null) {
         response.abortedTransactions = r.abortedTransactions.map((a) => Fetch.createAbortedTransaction({ producerId: BigInt(a.producerId), firstOffset: BigInt(a.firstOffset) }))
       }
@@ -143,5 +137,5 @@ async function readAll(targets: Target[], totalMax: number, ctx: RequestContext)
       firstWithData = false
     }
   }
-  return leases
+  return held
 }

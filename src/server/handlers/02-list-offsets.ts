@@ -13,9 +13,8 @@
 // * v0's old-style offset lists (not advertised).
 import { ErrorCode } from '../../domain/errors.js'
 import * as ListOffsets from '../../protocol/messages/02-list-offsets.gen.js'
-import { LEADER_EPOCH, leaderPartitionError } from '../partition-checks.js'
-import { defineHandler } from '../registry.js'
-import type { ListOffsetsItem } from '../../shard/router.js'
+import { defineHandler } from './common/handler.js'
+import type { OffsetLookup } from './common/ports.js'
 
 const READ_COMMITTED = 1
 
@@ -26,40 +25,39 @@ export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, 
   decodeRequest: ListOffsets.decodeListOffsetsRequest,
   encodeResponse: ListOffsets.encodeListOffsetsResponse,
   async handle(req, ctx) {
-    const { broker } = ctx
+    const { partitions } = ctx
     const topics: ListOffsets.ListOffsetsTopicResponse[] = []
-    const lookups: ListOffsetsItem[] = []
+    const lookups: OffsetLookup[] = []
     const isolation = ctx.apiVersion >= 2 && req.isolationLevel === READ_COMMITTED ? 'read_committed' : 'read_uncommitted'
     const targets: ListOffsets.ListOffsetsPartitionResponse[] = []
     const seen = new Set<string>()
     for (const t of req.topics) {
-      const topic = broker.topics.get(t.name)
-      const partitions: ListOffsets.ListOffsetsPartitionResponse[] = []
-      topics.push(ListOffsets.createListOffsetsTopicResponse({ name: t.name, partitions }))
+      const responses: ListOffsets.ListOffsetsPartitionResponse[] = []
+      topics.push(ListOffsets.createListOffsetsTopicResponse({ name: t.name, partitions: responses }))
       for (const p of t.partitions) {
         const response = ListOffsets.createListOffsetsPartitionResponse({ partitionIndex: p.partitionIndex, timestamp: -1n, offset: -1n, leaderEpoch: -1 })
-        partitions.push(response)
+        responses.push(response)
         const key = `${t.name}\u0000${p.partitionIndex}`
         if (seen.has(key)) {
           response.errorCode = ErrorCode.INVALID_REQUEST
           continue
         }
         seen.add(key)
-        response.errorCode = leaderPartitionError(topic, p.partitionIndex, p.currentLeaderEpoch)
+        response.errorCode = partitions.leaderError(t.name, p.partitionIndex, p.currentLeaderEpoch)
         if (response.errorCode !== ErrorCode.NONE) continue
         lookups.push({ topic: t.name, partition: p.partitionIndex, timestamp: Number(p.timestamp), isolation })
         targets.push(response)
       }
     }
     if (lookups.length > 0) {
-      const results = await broker.router.listOffsets(lookups)
+      const results = await partitions.listOffsets(lookups)
       for (const [i, result] of results.entries()) {
         const response = targets[i]!
         if (result.ok) {
           response.offset = BigInt(result.value.offset)
           response.timestamp = BigInt(result.value.timestamp)
           // v0-3 answers carry no leader epoch; the codec refuses anything but the default there.
-          response.leaderEpoch = ctx.apiVersion >= 4 && result.value.offset >= 0 ? LEADER_EPOCH : -1
+          response.leaderEpoch = ctx.apiVersion >= 4 ? result.value.leaderEpoch : -1
         } else {
           response.errorCode = result.errorCode
         }

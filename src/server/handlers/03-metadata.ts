@@ -1,8 +1,10 @@
 // Metadata: v0-9
 //
 // Behavior:
-// * One broker (this one) is every partition's leader, sole replica and sole ISR member; it is also the
-//   controller.
+// * Brokers, controller, and each partition's leader, leader epoch, replicas and ISR come from the
+//   metadata view: today one broker (this one) is every partition's leader, sole replica and sole ISR
+//   member, and the controller. Brokers are listed at the endpoints of the listener the request came
+//   on, with their broker.rack (v1+).
 // * All topics when the request's topic list is null (v1+) or empty (v0).
 // * Unknown topics are created when auto.create.topics.enable=true and the request allows it (always
 //   for v0-3, allowAutoTopicCreation from v4), with num.partitions and default.replication.factor.
@@ -17,18 +19,10 @@
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as Metadata from '../../protocol/messages/03-metadata.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
-import { validateTopicName } from '../../storage/index.js'
-import type { RequestContext } from '../context.js'
-import { defineHandler } from '../registry.js'
-import { INTERNAL_TOPICS } from '../topics.js'
-import type { TopicRecord } from '../../cluster/topic-store.js'
-
-/** Kafka's value for "authorized operations not requested". */
-export const AUTHORIZED_OPERATIONS_OMITTED = -2147483648
-// AclOperation codes: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11.
-const TOPIC_OPERATIONS = [3, 4, 5, 6, 7, 8, 10, 11].reduce((bits, op) => bits | (1 << op), 0)
-// CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12, CREATE_TOKENS 13, DESCRIBE_TOKENS 14
-export const CLUSTER_OPERATIONS = [5, 7, 8, 9, 10, 11, 12, 13, 14].reduce((bits, op) => bits | (1 << op), 0)
+import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS, TOPIC_OPERATIONS } from './common/authorized-operations.js'
+import type { RequestContext } from './common/context.js'
+import { defineHandler } from './common/handler.js'
+import type { TopicInfo } from './common/ports.js'
 
 export const metadataHandler = defineHandler<Metadata.MetadataRequest, Metadata.MetadataResponse>({
   api: Metadata.MetadataApi,
@@ -37,12 +31,12 @@ export const metadataHandler = defineHandler<Metadata.MetadataRequest, Metadata.
   decodeRequest: Metadata.decodeMetadataRequest,
   encodeResponse: Metadata.encodeMetadataResponse,
   async handle(req, ctx) {
-    const { broker } = ctx
-    const allowAutoCreate = (ctx.apiVersion < 4 || req.allowAutoTopicCreation) && broker.config.getBoolean('auto.create.topics.enable')
+    const { metadata } = ctx
+    const allowAutoCreate = (ctx.apiVersion < 4 || req.allowAutoTopicCreation) && ctx.configs.broker.getBoolean('auto.create.topics.enable')
     const all = req.topics === null || (ctx.apiVersion === 0 && req.topics.length === 0)
     const topics: Metadata.MetadataResponseTopic[] = []
     if (all) {
-      for (const t of broker.topics.list()) topics.push(describeTopic(t, ctx, req))
+      for (const t of metadata.topics()) topics.push(describeTopic(t, ctx, req))
     } else {
       const seen = new Set<string>()
       for (const requested of req.topics!) {
@@ -52,11 +46,10 @@ export const metadataHandler = defineHandler<Metadata.MetadataRequest, Metadata.
         topics.push(await lookup(name, allowAutoCreate, ctx, req))
       }
     }
-    const endpoint = broker.endpointFor()
     return Metadata.createMetadataResponse({
-      brokers: [Metadata.createMetadataResponseBroker({ nodeId: broker.nodeId, host: endpoint.host, port: endpoint.port, rack: null })],
-      clusterId: broker.clusterId,
-      controllerId: broker.nodeId,
+      brokers: metadata.brokers(ctx.connection.listenerName).map((b) => Metadata.createMetadataResponseBroker({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
+      clusterId: metadata.clusterId,
+      controllerId: metadata.controllerId,
       topics,
       clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
     })
@@ -64,47 +57,50 @@ export const metadataHandler = defineHandler<Metadata.MetadataRequest, Metadata.
 })
 
 async function lookup(name: string, allowAutoCreate: boolean, ctx: RequestContext, req: Metadata.MetadataRequest): Promise<Metadata.MetadataResponseTopic> {
-  const existing = ctx.broker.topics.get(name)
+  const { metadata } = ctx
+  const existing = metadata.topic(name)
   if (existing !== undefined) return describeTopic(existing, ctx, req)
   const failed = (errorCode: number): Metadata.MetadataResponseTopic =>
-    Metadata.createMetadataResponseTopic({ errorCode, name, topicId: ZERO_UUID, isInternal: INTERNAL_TOPICS.has(name), partitions: [], topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED })
+    Metadata.createMetadataResponseTopic({ errorCode, name, topicId: ZERO_UUID, isInternal: metadata.isInternalTopic(name), partitions: [], topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED })
   try {
-    validateTopicName(name)
+    metadata.validateTopicName(name)
   } catch {
     return failed(ErrorCode.INVALID_TOPIC_EXCEPTION)
   }
-  if (!allowAutoCreate || INTERNAL_TOPICS.has(name)) return failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+  if (!allowAutoCreate || metadata.isInternalTopic(name)) return failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
   try {
-    return describeTopic(await ctx.broker.topics.autoCreate(name), ctx, req)
+    return describeTopic(await ctx.topics.autoCreate(name), ctx, req)
   } catch (err) {
     // Another request created it meanwhile: answer with what exists now.
-    const now = ctx.broker.topics.get(name)
+    const now = metadata.topic(name)
     if (now !== undefined) return describeTopic(now, ctx, req)
     return failed(err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR)
   }
 }
 
-function describeTopic(t: TopicRecord, ctx: RequestContext, req: Metadata.MetadataRequest): Metadata.MetadataResponseTopic {
-  const nodeId = ctx.broker.nodeId
+function describeTopic(t: TopicInfo, ctx: RequestContext, req: Metadata.MetadataRequest): Metadata.MetadataResponseTopic {
   const partitions: Metadata.MetadataResponsePartition[] = []
   for (let p = 0; p < t.partitions; p++) {
+    const leadership = ctx.metadata.partition(t.name, p)
     partitions.push(
-      Metadata.createMetadataResponsePartition({
-        errorCode: ErrorCode.NONE,
-        partitionIndex: p,
-        leaderId: nodeId,
-        leaderEpoch: 0,
-        replicaNodes: [nodeId],
-        isrNodes: [nodeId],
-        offlineReplicas: [],
-      }),
+      leadership === undefined
+        ? Metadata.createMetadataResponsePartition({ errorCode: ErrorCode.LEADER_NOT_AVAILABLE, partitionIndex: p, leaderId: -1, leaderEpoch: -1 })
+        : Metadata.createMetadataResponsePartition({
+            errorCode: ErrorCode.NONE,
+            partitionIndex: p,
+            leaderId: leadership.leaderId,
+            leaderEpoch: leadership.leaderEpoch,
+            replicaNodes: [...leadership.replicas],
+            isrNodes: [...leadership.isr],
+            offlineReplicas: [...leadership.offlineReplicas],
+          }),
     )
   }
   return Metadata.createMetadataResponseTopic({
     errorCode: ErrorCode.NONE,
     name: t.name,
     topicId: t.topicId,
-    isInternal: INTERNAL_TOPICS.has(t.name),
+    isInternal: ctx.metadata.isInternalTopic(t.name),
     partitions,
     topicAuthorizedOperations: req.includeTopicAuthorizedOperations ? TOPIC_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
   })

@@ -16,7 +16,7 @@
 // * v0-1 (ZooKeeper-era offsets): not advertised.
 import * as OffsetCommit from '../../protocol/messages/08-offset-commit.gen.js'
 import { ErrorCode } from '../../domain/errors.js'
-import { defineHandler } from '../registry.js'
+import { defineHandler } from './common/handler.js'
 
 export const offsetCommitHandler = defineHandler<OffsetCommit.OffsetCommitRequest, OffsetCommit.OffsetCommitResponse>({
   api: OffsetCommit.OffsetCommitApi,
@@ -36,7 +36,7 @@ export const offsetCommitHandler = defineHandler<OffsetCommit.OffsetCommitReques
     }))
     let result
     try {
-      const coordinator = await ctx.broker.groups.coordinator()
+      const coordinator = await ctx.groups.coordinator()
       result = await coordinator.commitOffsets({
         groupId: req.groupId,
         generationId: req.generationIdOrMemberEpoch,

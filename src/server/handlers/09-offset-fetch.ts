@@ -12,15 +12,15 @@
 // Not implemented:
 // * v0 (ZooKeeper offsets): not advertised.
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
-import type { OffsetFetchResult } from '../../coordinator/group/types.js'
 import * as OffsetFetch from '../../protocol/messages/09-offset-fetch.gen.js'
-import type { RequestContext } from '../context.js'
-import { defineHandler } from '../registry.js'
+import type { RequestContext } from './common/context.js'
+import { defineHandler } from './common/handler.js'
+import type { OffsetFetchResult } from './common/ports.js'
 
 async function fetchGroup(ctx: RequestContext, groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null, requireStable: boolean): Promise<OffsetFetchResult> {
   const wanted = topics === null ? null : topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes }))
   try {
-    const coordinator = await ctx.broker.groups.coordinator()
+    const coordinator = await ctx.groups.coordinator()
     return await coordinator.fetchOffsets(groupId, wanted, requireStable)
   } catch (err) {
     return { errorCode: err instanceof KafkaError ? err.code : ErrorCode.COORDINATOR_NOT_AVAILABLE, topics: [] }

@@ -13,8 +13,8 @@
 //   error message, throttle time.
 import { ErrorCode, errorName, KafkaError } from '../../domain/errors.js'
 import * as FindCoordinator from '../../protocol/messages/10-find-coordinator.gen.js'
-import type { RequestContext } from '../context.js'
-import { defineHandler } from '../registry.js'
+import type { RequestContext } from './common/context.js'
+import { defineHandler } from './common/handler.js'
 
 const GROUP_KEY_TYPE = 0
 const TRANSACTION_KEY_TYPE = 1
@@ -31,14 +31,15 @@ async function find(keyType: number, ctx: RequestContext): Promise<Answer> {
   const fail = (errorCode: number, errorMessage: string): Answer => ({ errorCode, errorMessage, nodeId: -1, host: '', port: -1 })
   if (keyType !== GROUP_KEY_TYPE && keyType !== TRANSACTION_KEY_TYPE) return fail(ErrorCode.INVALID_REQUEST, `unknown coordinator key type ${keyType}`)
   try {
-    if (keyType === TRANSACTION_KEY_TYPE) await ctx.broker.transactions.coordinator()
-    else await ctx.broker.groups.coordinator()
+    if (keyType === TRANSACTION_KEY_TYPE) await ctx.transactions.coordinator()
+    else await ctx.groups.coordinator()
   } catch (err) {
     const code = err instanceof KafkaError ? err.code : ErrorCode.COORDINATOR_NOT_AVAILABLE
     return fail(code, (err as Error).message)
   }
-  const endpoint = ctx.broker.endpointFor()
-  return { errorCode: ErrorCode.NONE, errorMessage: null, nodeId: ctx.broker.nodeId, host: endpoint.host, port: endpoint.port }
+  // This broker leads every partition of both internal topics, so it coordinates every key.
+  const node = ctx.metadata.localBroker(ctx.connection.listenerName)
+  return { errorCode: ErrorCode.NONE, errorMessage: null, nodeId: node.nodeId, host: node.host, port: node.port }
 }
 
 export const findCoordinatorHandler = defineHandler<FindCoordinator.FindCoordinatorRequest, FindCoordinator.FindCoordinatorResponse>({
@@ -58,7 +59,7 @@ export const findCoordinatorHandler = defineHandler<FindCoordinator.FindCoordina
       return FindCoordinator.createFindCoordinatorResponse({ coordinators })
     }
     const a = await find(ctx.apiVersion >= 1 ? req.keyType : GROUP_KEY_TYPE, ctx)
-    if (a.errorCode !== ErrorCode.NONE) ctx.broker.log.debug({ key: req.key, error: errorName(a.errorCode) }, 'FindCoordinator failed')
+    if (a.errorCode !== ErrorCode.NONE) ctx.log.debug({ key: req.key, error: errorName(a.errorCode) }, 'FindCoordinator failed')
     return FindCoordinator.createFindCoordinatorResponse({ ...a, errorMessage: ctx.apiVersion >= 1 ? a.errorMessage : '' })
   },
 })

@@ -16,7 +16,7 @@
 // * v7+ (protocol type in the answer, reason, skip assignment): not advertised.
 import { ErrorCode } from '../../domain/errors.js'
 import * as JoinGroup from '../../protocol/messages/11-join-group.gen.js'
-import { defineHandler } from '../registry.js'
+import { defineHandler } from './common/handler.js'
 
 export const joinGroupHandler = defineHandler<JoinGroup.JoinGroupRequest, JoinGroup.JoinGroupResponse>({
   api: JoinGroup.JoinGroupApi,
@@ -27,7 +27,7 @@ export const joinGroupHandler = defineHandler<JoinGroup.JoinGroupRequest, JoinGr
   async handle(req, ctx) {
     let result
     try {
-      const coordinator = await ctx.broker.groups.coordinator()
+      const coordinator = await ctx.groups.coordinator()
       result = await coordinator.joinGroup({
         groupId: req.groupId,
         memberId: req.memberId,
@@ -37,7 +37,7 @@ export const joinGroupHandler = defineHandler<JoinGroup.JoinGroupRequest, JoinGr
         sessionTimeoutMs: req.sessionTimeoutMs,
         rebalanceTimeoutMs: ctx.apiVersion >= 1 ? req.rebalanceTimeoutMs : req.sessionTimeoutMs,
         clientId: ctx.clientId ?? '',
-        clientHost: `/${ctx.connection.socket.remoteAddress ?? ''}`,
+        clientHost: `/${ctx.connection.clientHost}`,
         requireKnownMemberId: ctx.apiVersion >= 4,
       })
     } catch {

@@ -9,7 +9,7 @@
 // * v4: flexible. v3+: group instance id. v1+: throttle time.
 import { ErrorCode } from '../../domain/errors.js'
 import * as Heartbeat from '../../protocol/messages/12-heartbeat.gen.js'
-import { defineHandler } from '../registry.js'
+import { defineHandler } from './common/handler.js'
 
 export const heartbeatHandler = defineHandler<Heartbeat.HeartbeatRequest, Heartbeat.HeartbeatResponse>({
   api: Heartbeat.HeartbeatApi,
@@ -20,7 +20,7 @@ export const heartbeatHandler = defineHandler<Heartbeat.HeartbeatRequest, Heartb
   async handle(req, ctx) {
     let errorCode: number
     try {
-      const coordinator = await ctx.broker.groups.coordinator()
+      const coordinator = await ctx.groups.coordinator()
       errorCode = await coordinator.heartbeat({ groupId: req.groupId, generationId: req.generationId, memberId: req.memberId, groupInstanceId: ctx.apiVersion >= 3 ? req.groupInstanceId : null })
     } catch {
       errorCode = ErrorCode.COORDINATOR_NOT_AVAILABLE

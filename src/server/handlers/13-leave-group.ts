@@ -10,7 +10,7 @@
 // * v4: flexible. v3+: batched members, per-member errors. v0-2: one member id, its error at the top.
 import { ErrorCode } from '../../domain/errors.js'
 import * as LeaveGroup from '../../protocol/messages/13-leave-group.gen.js'
-import { defineHandler } from '../registry.js'
+import { defineHandler } from './common/handler.js'
 
 export const leaveGroupHandler = defineHandler<LeaveGroup.LeaveGroupRequest, LeaveGroup.LeaveGroupResponse>({
   api: LeaveGroup.LeaveGroupApi,
@@ -23,7 +23,7 @@ export const leaveGroupHandler = defineHandler<LeaveGroup.LeaveGroupRequest, Lea
     const leaving = batched ? req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })) : [{ memberId: req.memberId, groupInstanceId: null }]
     let result
     try {
-      const coordinator = await ctx.broker.groups.coordinator()
+      const coordinator = await ctx.groups.coordinator()
       result = await coordinator.leaveGroup(req.groupId, leaving)
     } catch {
       return LeaveGroup.createLeaveGroupResponse({ errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE })

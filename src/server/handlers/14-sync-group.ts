@@ -12,7 +12,7 @@
 // * v5+ (protocol type and name checks): not advertised.
 import { ErrorCode } from '../../domain/errors.js'
 import * as SyncGroup from '../../protocol/messages/14-sync-group.gen.js'
-import { defineHandler } from '../registry.js'
+import { defineHandler } from './common/handler.js'
 
 export const syncGroupHandler = defineHandler<SyncGroup.SyncGroupRequest, SyncGroup.SyncGroupResponse>({
   api: SyncGroup.SyncGroupApi,
@@ -23,7 +23,7 @@ export const syncGroupHandler = defineHandler<SyncGroup.SyncGroupRequest, SyncGr
   async handle(req, ctx) {
     let result
     try {
-      const coordinator = await ctx.broker.groups.coordinator()
+      const coordinator = await ctx.groups.coordinator()
       result = await coordinator.syncGroup({
         groupId: req.groupId,
         generationId: req.generationId,

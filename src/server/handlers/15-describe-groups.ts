@@ -9,11 +9,8 @@
 // * v5: flexible. v4+: group instance id. v3+: authorized operations. v1+: throttle time.
 import { ErrorCode } from '../../domain/errors.js'
 import * as DescribeGroups from '../../protocol/messages/15-describe-groups.gen.js'
-import { defineHandler } from '../registry.js'
-import { AUTHORIZED_OPERATIONS_OMITTED } from './03-metadata.js'
-
-// AclOperation codes for a group: READ 3, DELETE 6, DESCRIBE 8.
-const GROUP_OPERATIONS = [3, 6, 8].reduce((bits, op) => bits | (1 << op), 0)
+import { defineHandler } from './common/handler.js'
+import { AUTHORIZED_OPERATIONS_OMITTED, GROUP_OPERATIONS } from './common/authorized-operations.js'
 
 export const describeGroupsHandler = defineHandler<DescribeGroups.DescribeGroupsRequest, DescribeGroups.DescribeGroupsResponse>({
   api: DescribeGroups.DescribeGroupsApi,
@@ -25,7 +22,7 @@ export const describeGroupsHandler = defineHandler<DescribeGroups.DescribeGroups
     const operations = ctx.apiVersion >= 3 && req.includeAuthorizedOperations ? GROUP_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED
     let described
     try {
-      const coordinator = await ctx.broker.groups.coordinator()
+      const coordinator = await ctx.groups.coordinator()
       described = await coordinator.describeGroups(req.groups)
     } catch {
       described = req.groups.map((groupId) => ({ groupId, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, state: 'Dead', protocolType: '', protocolData: '', members: [] }))

@@ -11,7 +11,7 @@
 // * v5 (group types): not advertised; only classic groups exist.
 import { ErrorCode } from '../../domain/errors.js'
 import * as ListGroups from '../../protocol/messages/16-list-groups.gen.js'
-import { defineHandler } from '../registry.js'
+import { defineHandler } from './common/handler.js'
 
 export const listGroupsHandler = defineHandler<ListGroups.ListGroupsRequest, ListGroups.ListGroupsResponse>({
   api: ListGroups.ListGroupsApi,
@@ -21,7 +21,7 @@ export const listGroupsHandler = defineHandler<ListGroups.ListGroupsRequest, Lis
   encodeResponse: ListGroups.encodeListGroupsResponse,
   async handle(req, ctx) {
     // Listing must not create __consumer_offsets: without it there are no groups.
-    const coordinator = ctx.broker.groups.current
+    const coordinator = ctx.groups.current
     if (coordinator === undefined) return ListGroups.createListGroupsResponse({ errorCode: ErrorCode.NONE, groups: [] })
     const listed = await coordinator.listGroups(ctx.apiVersion >= 4 ? req.statesFilter : [])
     return ListGroups.createListGroupsResponse({

@@ -9,7 +9,7 @@
 // * v1+: throttle time. v3: flexible, SupportedFeatures/FinalizedFeatures tagged fields (left empty).
 import { ErrorCode } from '../../domain/errors.js'
 import * as ApiVersions from '../../protocol/messages/18-api-versions.gen.js'
-import { defineHandler } from '../registry.js'
+import { defineHandler } from './common/handler.js'
 
 const SOFTWARE_PATTERN = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/
 
@@ -20,7 +20,7 @@ export const apiVersionsHandler = defineHandler<ApiVersions.ApiVersionsRequest, 
   decodeRequest: ApiVersions.decodeApiVersionsRequest,
   encodeResponse: ApiVersions.encodeApiVersionsResponse,
   handle(req, ctx) {
-    const apiKeys = ctx.broker.registry.apiVersions().map((v) => ApiVersions.createApiVersion(v))
+    const apiKeys = ctx.apiVersions.map((v) => ApiVersions.createApiVersion(v))
     if (ctx.apiVersion >= 3 && (!SOFTWARE_PATTERN.test(req.clientSoftwareName) || !SOFTWARE_PATTERN.test(req.clientSoftwareVersion))) {
       return ApiVersions.createApiVersionsResponse({ errorCode: ErrorCode.INVALID_REQUEST, apiKeys })
     }

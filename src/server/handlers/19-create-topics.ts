@@ -23,8 +23,8 @@ import { resolveTopicConfigs, validateTopicConfigs } from '../../config/index.js
 import { ErrorCode } from '../../domain/errors.js'
 import * as CreateTopics from '../../protocol/messages/19-create-topics.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
-import { defineHandler } from '../registry.js'
-import { apiError, duplicatesOf } from './33-alter-configs.js'
+import { defineHandler } from './common/handler.js'
+import { apiError, duplicatesOf } from './common/api-errors.js'
 
 export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsRequest, CreateTopics.CreateTopicsResponse>({
   api: CreateTopics.CreateTopicsApi,
@@ -33,7 +33,6 @@ export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsReques
   decodeRequest: CreateTopics.decodeCreateTopicsRequest,
   encodeResponse: CreateTopics.encodeCreateTopicsResponse,
   async handle(req, ctx) {
-    const { broker } = ctx
     const duplicates = duplicatesOf(req.topics.map((t) => t.name))
     const answered = new Set<string>()
     const topics: CreateTopics.CreatableTopicResult[] = []
@@ -47,7 +46,7 @@ export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsReques
       const configs: Record<string, string | null> = {}
       for (const c of t.configs) configs[c.name] = c.value
       try {
-        const record = await broker.topics.create({
+        const record = await ctx.topics.create({
           name: t.name,
           numPartitions: t.numPartitions,
           replicationFactor: t.replicationFactor,
@@ -55,7 +54,7 @@ export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsReques
           configs,
           validateOnly: req.validateOnly,
         })
-        const resolved = resolveTopicConfigs(broker.config, validateTopicConfigs(record.configs))
+        const resolved = resolveTopicConfigs(ctx.configs.broker, validateTopicConfigs(record.configs))
         topics.push(CreateTopics.createCreatableTopicResult({
           name: t.name,
           // validateOnly creates nothing, so there is no id yet (Kafka answers the zero UUID too).
@@ -73,7 +72,7 @@ export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsReques
           })),
         }))
       } catch (err) {
-        const { errorCode, errorMessage } = apiError(err, broker.log, 'CreateTopics')
+        const { errorCode, errorMessage } = apiError(err, ctx.log, 'CreateTopics')
         topics.push(failed(t.name, errorCode, errorMessage))
       }
     }

@@ -13,8 +13,8 @@
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as DeleteTopics from '../../protocol/messages/20-delete-topics.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
-import { defineHandler } from '../registry.js'
-import { apiError, duplicatesOf } from './33-alter-configs.js'
+import { defineHandler } from './common/handler.js'
+import { apiError, duplicatesOf } from './common/api-errors.js'
 
 export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsRequest, DeleteTopics.DeleteTopicsResponse>({
   api: DeleteTopics.DeleteTopicsApi,
@@ -23,14 +23,13 @@ export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsReques
   decodeRequest: DeleteTopics.decodeDeleteTopicsRequest,
   encodeResponse: DeleteTopics.encodeDeleteTopicsResponse,
   async handle(req, ctx) {
-    const { broker } = ctx
     // v0-5 name topics only; v6 only through `topics`.
     const wanted = ctx.apiVersion >= 6 ? req.topics : req.topicNames.map((name) => DeleteTopics.createDeleteTopicState({ name }))
     const keyOf = (t: DeleteTopics.DeleteTopicState): string => (t.name !== null ? `n:${t.name}` : `i:${t.topicId}`)
     const duplicates = duplicatesOf(wanted.map(keyOf))
     const answered = new Set<string>()
     const responses: DeleteTopics.DeletableTopicResult[] = []
-    const deletionEnabled = broker.config.getBoolean('delete.topic.enable')
+    const deletionEnabled = ctx.configs.broker.getBoolean('delete.topic.enable')
     for (const t of wanted) {
       const key = keyOf(t)
       if (answered.has(key)) continue
@@ -46,17 +45,17 @@ export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsReques
         }
         let topic
         if (t.name !== null) {
-          topic = broker.topics.get(t.name)
+          topic = ctx.metadata.topic(t.name)
           if (topic === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic '${t.name}' does not exist.`)
         } else {
-          topic = broker.topics.getById(t.topicId)
+          topic = ctx.metadata.topicById(t.topicId)
           if (topic === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, `Topic id ${t.topicId} does not exist.`)
         }
         result.name = topic.name
         if (ctx.apiVersion >= 6) result.topicId = topic.topicId
-        await broker.topics.delete(topic.name)
+        await ctx.topics.delete(topic.name)
       } catch (err) {
-        const { errorCode, errorMessage } = apiError(err, broker.log, 'DeleteTopics')
+        const { errorCode, errorMessage } = apiError(err, ctx.log, 'DeleteTopics')
         result.errorCode = errorCode
         result.errorMessage = errorMessage
       }

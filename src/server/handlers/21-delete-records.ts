@@ -13,7 +13,8 @@
 // * v2: flexible. No other differences.
 import { ErrorCode } from '../../domain/errors.js'
 import * as DeleteRecords from '../../protocol/messages/21-delete-records.gen.js'
-import { defineHandler } from '../registry.js'
+import { defineHandler } from './common/handler.js'
+import type { RecordsDeletion } from './common/ports.js'
 
 const INVALID_LOW_WATERMARK = -1n
 
@@ -24,28 +25,25 @@ export const deleteRecordsHandler = defineHandler<DeleteRecords.DeleteRecordsReq
   decodeRequest: DeleteRecords.decodeDeleteRecordsRequest,
   encodeResponse: DeleteRecords.encodeDeleteRecordsResponse,
   async handle(req, ctx) {
-    const { broker } = ctx
+    const { partitions } = ctx
     const topics: DeleteRecords.DeleteRecordsTopicResult[] = []
-    const items: { topic: string; partition: number; offset: number }[] = []
+    const items: RecordsDeletion[] = []
     const targets: DeleteRecords.DeleteRecordsPartitionResult[] = []
     const seen = new Set<string>()
     for (const t of req.topics) {
-      const topic = broker.topics.get(t.name)
-      const partitions: DeleteRecords.DeleteRecordsPartitionResult[] = []
-      topics.push(DeleteRecords.createDeleteRecordsTopicResult({ name: t.name, partitions }))
+      const results: DeleteRecords.DeleteRecordsPartitionResult[] = []
+      topics.push(DeleteRecords.createDeleteRecordsTopicResult({ name: t.name, partitions: results }))
       for (const p of t.partitions) {
         const result = DeleteRecords.createDeleteRecordsPartitionResult({ partitionIndex: p.partitionIndex, lowWatermark: INVALID_LOW_WATERMARK })
-        partitions.push(result)
+        results.push(result)
         const key = `${t.name}\u0000${p.partitionIndex}`
         if (seen.has(key)) {
           result.errorCode = ErrorCode.INVALID_REQUEST
           continue
         }
         seen.add(key)
-        if (topic === undefined || p.partitionIndex < 0 || p.partitionIndex >= topic.partitions) {
-          result.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-          continue
-        }
+        result.errorCode = partitions.leaderError(t.name, p.partitionIndex)
+        if (result.errorCode !== ErrorCode.NONE) continue
         // Offsets travel as int64; anything outside a safe integer is beyond any high watermark.
         if (p.offset < -1n || p.offset > BigInt(Number.MAX_SAFE_INTEGER)) {
           result.errorCode = ErrorCode.OFFSET_OUT_OF_RANGE
@@ -55,14 +53,14 @@ export const deleteRecordsHandler = defineHandler<DeleteRecords.DeleteRecordsReq
         targets.push(result)
       }
     }
-    const outcomes = await broker.router.deleteRecords(items)
+    const outcomes = await partitions.deleteRecords(items)
     for (const [i, outcome] of outcomes.entries()) {
       const result = targets[i]!
       if (outcome.ok) {
         result.lowWatermark = BigInt(outcome.value)
       } else {
         result.errorCode = outcome.errorCode
-        if (outcome.errorCode === ErrorCode.UNKNOWN_SERVER_ERROR) broker.log.error({ error: outcome.message }, 'DeleteRecords failed')
+        if (outcome.errorCode === ErrorCode.UNKNOWN_SERVER_ERROR) ctx.log.error({ error: outcome.message }, 'DeleteRecords failed')
       }
     }
     return DeleteRecords.createDeleteRecordsResponse({ topics })

@@ -26,7 +26,7 @@
 //   ongoing-transaction retry semantics change; v5+: transaction version 2.
 import { ErrorCode, errorCodeOf } from '../../domain/errors.js'
 import * as InitProducerId from '../../protocol/messages/22-init-producer-id.gen.js'
-import { defineHandler } from '../registry.js'
+import { defineHandler } from './common/handler.js'
 
 const NO_PRODUCER_ID = -1n
 const NO_PRODUCER_EPOCH = -1
@@ -47,14 +47,14 @@ export const initProducerIdHandler = defineHandler<InitProducerId.InitProducerId
     if (givenId !== givenEpoch || req.producerId < NO_PRODUCER_ID || req.producerEpoch < NO_PRODUCER_EPOCH) return failed(ErrorCode.INVALID_REQUEST)
     if (req.transactionalId !== null && req.transactionalId !== '') {
       try {
-        const coordinator = await ctx.broker.transactions.coordinator()
+        const coordinator = await ctx.transactions.coordinator()
         const expected = givenId && req.producerId <= BigInt(Number.MAX_SAFE_INTEGER) ? { producerId: Number(req.producerId), producerEpoch: req.producerEpoch } : null
         const r = await coordinator.initProducerId(req.transactionalId, req.transactionTimeoutMs, expected)
         if (r.errorCode !== ErrorCode.NONE) return failed(r.errorCode === ErrorCode.PRODUCER_FENCED && ctx.apiVersion < 4 ? ErrorCode.INVALID_PRODUCER_EPOCH : r.errorCode)
         return InitProducerId.createInitProducerIdResponse({ producerId: BigInt(r.producerId), producerEpoch: r.producerEpoch })
       } catch (err) {
         const code = errorCodeOf(err)
-        if (code === ErrorCode.UNKNOWN_SERVER_ERROR) ctx.broker.log.error({ err }, 'InitProducerId failed')
+        if (code === ErrorCode.UNKNOWN_SERVER_ERROR) ctx.log.error({ err }, 'InitProducerId failed')
         return failed(code)
       }
     }
@@ -62,11 +62,11 @@ export const initProducerIdHandler = defineHandler<InitProducerId.InitProducerId
       // An id beyond 2^53 was never handed out here: like any unknown id, it gets a new one.
       const known = givenId && req.producerId <= BigInt(Number.MAX_SAFE_INTEGER)
       const current = known ? { producerId: Number(req.producerId), producerEpoch: req.producerEpoch } : null
-      const { producerId, producerEpoch } = await ctx.broker.producerIds.initProducerId(current)
+      const { producerId, producerEpoch } = await ctx.producerIds.initProducerId(current)
       return InitProducerId.createInitProducerIdResponse({ producerId: BigInt(producerId), producerEpoch })
     } catch (err) {
       const code = errorCodeOf(err)
-      if (code === ErrorCode.UNKNOWN_SERVER_ERROR) ctx.broker.log.error({ err }, 'InitProducerId failed')
+      if (code === ErrorCode.UNKNOWN_SERVER_ERROR) ctx.log.error({ err }, 'InitProducerId failed')
       return failed(code)
     }
   },

@@ -14,9 +14,8 @@
 // * v3+: flexible. v2: PRODUCER_FENCED. v4+ (batched, broker-to-broker verification): not advertised.
 import { ErrorCode } from '../../domain/errors.js'
 import * as AddPartitionsToTxn from '../../protocol/messages/24-add-partitions-to-txn.gen.js'
-import { leaderPartitionError } from '../partition-checks.js'
-import { defineHandler } from '../registry.js'
-import { fencedForVersion, producerIdOf } from '../txn-checks.js'
+import { defineHandler } from './common/handler.js'
+import { fencedForVersion, producerIdOf } from './common/transactional.js'
 
 export const addPartitionsToTxnHandler = defineHandler<AddPartitionsToTxn.AddPartitionsToTxnRequest, AddPartitionsToTxn.AddPartitionsToTxnResponse>({
   api: AddPartitionsToTxn.AddPartitionsToTxnApi,
@@ -37,15 +36,14 @@ export const addPartitionsToTxnHandler = defineHandler<AddPartitionsToTxn.AddPar
       })
     const unknown = new Set<string>()
     for (const t of topics) {
-      const record = ctx.broker.topics.get(t.name)
-      for (const p of t.partitions) if (leaderPartitionError(record, p) !== ErrorCode.NONE) unknown.add(`${t.name}\u0000${p}`)
+      for (const p of t.partitions) if (ctx.partitions.leaderError(t.name, p) !== ErrorCode.NONE) unknown.add(`${t.name}\u0000${p}`)
     }
     if (unknown.size > 0) return answer((t, p) => (unknown.has(`${t}\u0000${p}`) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED))
     const producerId = producerIdOf(req.v3AndBelowProducerId)
     if (producerId === null) return answer(() => ErrorCode.INVALID_PRODUCER_ID_MAPPING)
     let code: number
     try {
-      const coordinator = await ctx.broker.transactions.coordinator()
+      const coordinator = await ctx.transactions.coordinator()
       const partitions = topics.flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })))
       code = await coordinator.addPartitions(req.v3AndBelowTransactionalId, producerId, req.v3AndBelowProducerEpoch, partitions)
     } catch (err) {

@@ -12,9 +12,8 @@
 //   advertised (no client of the four needs them).
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as AddOffsetsToTxn from '../../protocol/messages/25-add-offsets-to-txn.gen.js'
-import { CONSUMER_OFFSETS_TOPIC } from '../groups.js'
-import { defineHandler } from '../registry.js'
-import { fencedForVersion, producerIdOf } from '../txn-checks.js'
+import { defineHandler } from './common/handler.js'
+import { fencedForVersion, producerIdOf } from './common/transactional.js'
 
 export const addOffsetsToTxnHandler = defineHandler<AddOffsetsToTxn.AddOffsetsToTxnRequest, AddOffsetsToTxn.AddOffsetsToTxnResponse>({
   api: AddOffsetsToTxn.AddOffsetsToTxnApi,
@@ -28,10 +27,10 @@ export const addOffsetsToTxnHandler = defineHandler<AddOffsetsToTxn.AddOffsetsTo
     const producerId = producerIdOf(req.producerId)
     if (producerId === null) return answer(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
     try {
-      const groups = await ctx.broker.groups.coordinator()
-      const transactions = await ctx.broker.transactions.coordinator()
+      const groups = await ctx.groups.coordinator()
+      const transactions = await ctx.transactions.coordinator()
       const partition = groups.partitionFor(req.groupId)
-      return answer(await transactions.addPartitions(req.transactionalId, producerId, req.producerEpoch, [{ topic: CONSUMER_OFFSETS_TOPIC, partition }]))
+      return answer(await transactions.addPartitions(req.transactionalId, producerId, req.producerEpoch, [{ topic: ctx.groups.topicName, partition }]))
     } catch (err) {
       return answer(err instanceof KafkaError ? err.code : ErrorCode.COORDINATOR_NOT_AVAILABLE)
     }

@@ -15,8 +15,8 @@
 // * v0: not advertised (no client of the four sends it; Kafka 4 removed it).
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as EndTxn from '../../protocol/messages/26-end-txn.gen.js'
-import { defineHandler } from '../registry.js'
-import { fencedForVersion, producerIdOf } from '../txn-checks.js'
+import { defineHandler } from './common/handler.js'
+import { fencedForVersion, producerIdOf } from './common/transactional.js'
 
 export const endTxnHandler = defineHandler<EndTxn.EndTxnRequest, EndTxn.EndTxnResponse>({
   api: EndTxn.EndTxnApi,
@@ -29,7 +29,7 @@ export const endTxnHandler = defineHandler<EndTxn.EndTxnRequest, EndTxn.EndTxnRe
     const producerId = producerIdOf(req.producerId)
     if (producerId === null) return answer(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
     try {
-      const coordinator = await ctx.broker.transactions.coordinator()
+      const coordinator = await ctx.transactions.coordinator()
       return answer((await coordinator.endTxn(req.transactionalId, producerId, req.producerEpoch, req.committed)).errorCode)
     } catch (err) {
       return answer(err instanceof KafkaError ? err.code : ErrorCode.COORDINATOR_NOT_AVAILABLE)

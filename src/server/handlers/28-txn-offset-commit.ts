@@ -17,9 +17,9 @@
 // * The coordinator does not check that AddOffsetsToTxn came first (Kafka 3.x does not either).
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as TxnOffsetCommit from '../../protocol/messages/28-txn-offset-commit.gen.js'
-import type { PartitionErrors } from '../../coordinator/group/types.js'
-import { defineHandler } from '../registry.js'
-import { producerIdOf } from '../txn-checks.js'
+import { defineHandler } from './common/handler.js'
+import type { PartitionErrors } from './common/ports.js'
+import { producerIdOf } from './common/transactional.js'
 
 export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommit.TxnOffsetCommitRequest, TxnOffsetCommit.TxnOffsetCommitResponse>({
   api: TxnOffsetCommit.TxnOffsetCommitApi,
@@ -36,7 +36,7 @@ export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommit.TxnOffsetCom
     else if (producerId === null) results = all(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
     else {
       try {
-        const groups = await ctx.broker.groups.coordinator()
+        const groups = await ctx.groups.coordinator()
         const v3 = ctx.apiVersion >= 3
         results = await groups.txnCommitOffsets({
           transactionalId: req.transactionalId,

@@ -19,13 +19,13 @@
 //   v4: flexible.
 // Not implemented:
 // * v0 (isDefault instead of configSource): deprecated and removed by Kafka 4; no target client sends it.
-import { ConfigSource, DescribeConfigType, resolveTopicConfigs, type ResolvedConfig } from '../../config/index.js'
+import { ConfigSource, DescribeConfigType, resolveTopicConfigs, validateTopicConfigs, type ResolvedConfig } from '../../config/index.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as DescribeConfigs from '../../protocol/messages/32-describe-configs.gen.js'
-import { validateTopicName } from '../../storage/index.js'
-import type { Broker } from '../broker.js'
-import { defineHandler } from '../registry.js'
-import { apiError, brokerScope, ConfigResourceType } from './33-alter-configs.js'
+import { apiError } from './common/api-errors.js'
+import { brokerScope, ConfigResourceType } from './common/config-resources.js'
+import type { RequestContext } from './common/context.js'
+import { defineHandler } from './common/handler.js'
 
 interface DescribeOptions {
   includeSynonyms: boolean
@@ -39,7 +39,6 @@ export const describeConfigsHandler = defineHandler<DescribeConfigs.DescribeConf
   decodeRequest: DescribeConfigs.decodeDescribeConfigsRequest,
   encodeResponse: DescribeConfigs.encodeDescribeConfigsResponse,
   handle(req, ctx) {
-    const { broker } = ctx
     const opts: DescribeOptions = {
       includeSynonyms: req.includeSynonyms,
       includeDocumentation: ctx.apiVersion >= 3 && req.includeDocumentation,
@@ -47,12 +46,12 @@ export const describeConfigsHandler = defineHandler<DescribeConfigs.DescribeConf
     const results = req.resources.map((resource) => {
       const { resourceType, resourceName } = resource
       try {
-        const resolved = describeResource(broker, resourceType, resourceName)
+        const resolved = describeResource(ctx, resourceType, resourceName)
         const wanted = resource.configurationKeys === null ? null : new Set(resource.configurationKeys)
         const configs = resolved.filter((c) => wanted === null || wanted.has(c.name)).map((c) => toEntry(c, opts))
         return DescribeConfigs.createDescribeConfigsResult({ errorCode: ErrorCode.NONE, errorMessage: null, resourceType, resourceName, configs })
       } catch (err) {
-        const { errorCode, errorMessage } = apiError(err, broker.log, 'DescribeConfigs')
+        const { errorCode, errorMessage } = apiError(err, ctx.log, 'DescribeConfigs')
         return DescribeConfigs.createDescribeConfigsResult({ errorCode, errorMessage, resourceType, resourceName, configs: [] })
       }
     })
@@ -60,32 +59,33 @@ export const describeConfigsHandler = defineHandler<DescribeConfigs.DescribeConf
   },
 })
 
-function describeResource(broker: Broker, resourceType: number, resourceName: string): ResolvedConfig[] {
+function describeResource(ctx: RequestContext, resourceType: number, resourceName: string): ResolvedConfig[] {
+  const config = ctx.configs.broker
   switch (resourceType) {
     case ConfigResourceType.TOPIC: {
-      validateTopicName(resourceName)
-      const topic = broker.topics.get(resourceName)
+      ctx.metadata.validateTopicName(resourceName)
+      const topic = ctx.metadata.topic(resourceName)
       if (topic === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${resourceName} does not exist.`)
-      return resolveTopicConfigs(broker.config, broker.topics.overrides(topic))
+      return resolveTopicConfigs(config, validateTopicConfigs(topic.configs))
     }
     case ConfigResourceType.BROKER: {
-      const all = broker.config.describe()
-      if (brokerScope(resourceName, broker.nodeId) === 'perBroker') return all
+      const all = config.describe()
+      if (brokerScope(resourceName, ctx.metadata.nodeId) === 'perBroker') return all
       // The default resource shows what was set as the cluster default, with that layer's value.
-      const layer = broker.config.layers().find((l) => l.source === ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+      const layer = config.layers().find((l) => l.source === ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
       const out: ResolvedConfig[] = []
       for (const c of all) {
         if (layer === undefined || !layer.values.has(c.name)) continue
         const parsed = layer.values.get(c.name) ?? null
-        const value = c.sensitive ? null : broker.config.format(c.name, parsed)
+        const value = c.sensitive ? null : config.format(c.name, parsed)
         out.push({ ...c, parsed, value, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, synonyms: [{ name: c.name, value, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG }] })
       }
       return out
     }
     case ConfigResourceType.BROKER_LOGGER: {
       if (resourceName === '') throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Broker id must not be empty')
-      brokerScope(resourceName, broker.nodeId)
-      const level = broker.log.level.toUpperCase()
+      brokerScope(resourceName, ctx.metadata.nodeId)
+      const level = ctx.log.level.toUpperCase()
       return [{
         name: 'root', value: level, parsed: level, source: ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG, readOnly: false, sensitive: false, type: 'string',
         doc: "Level of Skein's logger (pino); set at startup with SKEIN_LOG_LEVEL.", synonyms: [],

@@ -14,8 +14,8 @@
 // * v2-3 (flexible): not advertised; every target client has a non-flexible version to use.
 import { ErrorCode } from '../../domain/errors.js'
 import * as CreatePartitions from '../../protocol/messages/37-create-partitions.gen.js'
-import { defineHandler } from '../registry.js'
-import { apiError, duplicatesOf } from './33-alter-configs.js'
+import { defineHandler } from './common/handler.js'
+import { apiError, duplicatesOf } from './common/api-errors.js'
 
 export const createPartitionsHandler = defineHandler<CreatePartitions.CreatePartitionsRequest, CreatePartitions.CreatePartitionsResponse>({
   api: CreatePartitions.CreatePartitionsApi,
@@ -24,7 +24,6 @@ export const createPartitionsHandler = defineHandler<CreatePartitions.CreatePart
   decodeRequest: CreatePartitions.decodeCreatePartitionsRequest,
   encodeResponse: CreatePartitions.encodeCreatePartitionsResponse,
   async handle(req, ctx) {
-    const { broker } = ctx
     const duplicates = duplicatesOf(req.topics.map((t) => t.name))
     const answered = new Set<string>()
     const results: CreatePartitions.CreatePartitionsTopicResult[] = []
@@ -37,10 +36,10 @@ export const createPartitionsHandler = defineHandler<CreatePartitions.CreatePart
       }
       try {
         const assignments = t.assignments === null ? null : t.assignments.map((a) => a.brokerIds)
-        await broker.topics.addPartitions(t.name, t.count, assignments, req.validateOnly)
+        await ctx.topics.addPartitions(t.name, t.count, assignments, req.validateOnly)
         results.push(CreatePartitions.createCreatePartitionsTopicResult({ name: t.name, errorCode: ErrorCode.NONE, errorMessage: null }))
       } catch (err) {
-        results.push(CreatePartitions.createCreatePartitionsTopicResult({ name: t.name, ...apiError(err, broker.log, 'CreatePartitions') }))
+        results.push(CreatePartitions.createCreatePartitionsTopicResult({ name: t.name, ...apiError(err, ctx.log, 'CreatePartitions') }))
       }
     }
     return CreatePartitions.createCreatePartitionsResponse({ results })

@@ -10,7 +10,7 @@
 // * v0: not advertised (no client of the four sends it).
 import { ErrorCode } from '../../domain/errors.js'
 import * as DeleteGroups from '../../protocol/messages/42-delete-groups.gen.js'
-import { defineHandler } from '../registry.js'
+import { defineHandler } from './common/handler.js'
 
 export const deleteGroupsHandler = defineHandler<DeleteGroups.DeleteGroupsRequest, DeleteGroups.DeleteGroupsResponse>({
   api: DeleteGroups.DeleteGroupsApi,
@@ -21,7 +21,7 @@ export const deleteGroupsHandler = defineHandler<DeleteGroups.DeleteGroupsReques
   async handle(req, ctx) {
     let results
     try {
-      const coordinator = await ctx.broker.groups.coordinator()
+      const coordinator = await ctx.groups.coordinator()
       results = await coordinator.deleteGroups(req.groupsNames)
     } catch {
       results = req.groupsNames.map((groupId) => ({ groupId, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE }))

@@ -19,9 +19,10 @@
 import { brokerConfigDef, formatValue, topicConfigDef, type ConfigDef } from '../../config/index.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as IncrementalAlterConfigs from '../../protocol/messages/44-incremental-alter-configs.gen.js'
-import type { Broker } from '../broker.js'
-import { defineHandler } from '../registry.js'
-import { apiError, brokerScope, ConfigResourceType, duplicatesOf, replaceBrokerLayer, type ApiError } from './33-alter-configs.js'
+import { apiError, duplicatesOf, type ApiError } from './common/api-errors.js'
+import { brokerScope, ConfigResourceType } from './common/config-resources.js'
+import type { RequestContext } from './common/context.js'
+import { defineHandler } from './common/handler.js'
 
 /** AlterConfigOp.OpType ids. */
 const OpType = { SET: 0, DELETE: 1, APPEND: 2, SUBTRACT: 3 } as const
@@ -34,7 +35,6 @@ export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConf
   decodeRequest: IncrementalAlterConfigs.decodeIncrementalAlterConfigsRequest,
   encodeResponse: IncrementalAlterConfigs.encodeIncrementalAlterConfigsResponse,
   async handle(req, ctx) {
-    const { broker } = ctx
     const dupResources = duplicatesOf(req.resources.map((r) => `${r.resourceType}\u0000${r.resourceName}`))
     const responses: IncrementalAlterConfigs.AlterConfigsResourceResponse[] = []
     for (const resource of req.resources) {
@@ -43,9 +43,9 @@ export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConf
       try {
         if (dupResources.has(`${resourceType}\u0000${resourceName}`)) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Duplicate resource.')
         checkOps(resource.configs)
-        await alterResource(broker, resource, req.validateOnly)
+        await alterResource(ctx, resource, req.validateOnly)
       } catch (err) {
-        outcome = apiError(err, broker.log, 'IncrementalAlterConfigs')
+        outcome = apiError(err, ctx.log, 'IncrementalAlterConfigs')
       }
       responses.push(IncrementalAlterConfigs.createAlterConfigsResourceResponse({ ...outcome, resourceType, resourceName }))
     }
@@ -62,18 +62,18 @@ function checkOps(ops: IncrementalAlterConfigs.AlterableConfig[]): void {
   if (nulls.length > 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Null value not supported for : ${nulls.join(', ')}`)
 }
 
-async function alterResource(broker: Broker, resource: IncrementalAlterConfigs.AlterConfigsResource, validateOnly: boolean): Promise<void> {
+async function alterResource(ctx: RequestContext, resource: IncrementalAlterConfigs.AlterConfigsResource, validateOnly: boolean): Promise<void> {
   const { resourceType, resourceName } = resource
   if (resourceType === ConfigResourceType.TOPIC) {
-    const topic = broker.topics.get(resourceName)
+    const topic = ctx.metadata.topic(resourceName)
     if (topic === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${resourceName} does not exist.`)
     const merged = applyOps(new Map(Object.entries(topic.configs)), resource.configs, topicConfigDef)
-    await broker.topics.setConfigs(resourceName, Object.fromEntries(merged), validateOnly)
+    await ctx.topics.setConfigs(resourceName, Object.fromEntries(merged), validateOnly)
   } else if (resourceType === ConfigResourceType.BROKER) {
-    const scope = brokerScope(resourceName, broker.nodeId)
-    const current = broker.store.dynamicBrokerConfigs()[scope]
+    const scope = brokerScope(resourceName, ctx.metadata.nodeId)
+    const current = ctx.configs.dynamicBrokerConfigs(scope)
     const merged = applyOps(new Map(Object.entries(current)), resource.configs, brokerConfigDef)
-    await replaceBrokerLayer(broker, scope, merged, validateOnly)
+    await ctx.configs.replaceDynamicBrokerConfigs(scope, merged, validateOnly)
   } else {
     throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type: ${resourceType}`)
   }

@@ -7,7 +7,7 @@
 //   group: GROUP_ID_NOT_FOUND.
 import { ErrorCode } from '../../domain/errors.js'
 import * as OffsetDelete from '../../protocol/messages/47-offset-delete.gen.js'
-import { defineHandler } from '../registry.js'
+import { defineHandler } from './common/handler.js'
 
 export const offsetDeleteHandler = defineHandler<OffsetDelete.OffsetDeleteRequest, OffsetDelete.OffsetDeleteResponse>({
   api: OffsetDelete.OffsetDeleteApi,
@@ -18,7 +18,7 @@ export const offsetDeleteHandler = defineHandler<OffsetDelete.OffsetDeleteReques
   async handle(req, ctx) {
     let result
     try {
-      const coordinator = await ctx.broker.groups.coordinator()
+      const coordinator = await ctx.groups.coordinator()
       result = await coordinator.deleteOffsets(req.groupId, req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => p.partitionIndex) })))
     } catch {
       result = { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, topics: [] }

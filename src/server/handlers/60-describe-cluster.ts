@@ -1,9 +1,9 @@
 // DescribeCluster: v0-1
 //
 // Behavior:
-// * The cluster is this broker: brokers = [this broker, at the endpoint of the first advertised
-//   listener, with broker.rack], controllerId = this broker (it is its own controller), clusterId from
-//   meta.properties.
+// * Brokers and controller from the metadata view: today the cluster is this broker (brokers = [this
+//   broker, at the endpoint of the listener the request came on, with broker.rack], controllerId = this
+//   broker, its own controller); clusterId from meta.properties.
 // * clusterAuthorizedOperations: no authorizer is configured, so every CLUSTER operation is allowed;
 //   the bit set is filled only when includeClusterAuthorizedOperations, else Kafka's "omitted" value.
 // * endpointType (v1): 1 (brokers) is served; 2 (controllers) -> MISMATCHED_ENDPOINT_TYPE, since this
@@ -13,8 +13,8 @@
 // * Always flexible. v1: endpointType in request and response.
 import { ErrorCode } from '../../domain/errors.js'
 import * as DescribeCluster from '../../protocol/messages/60-describe-cluster.gen.js'
-import { defineHandler } from '../registry.js'
-import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS } from './03-metadata.js'
+import { defineHandler } from './common/handler.js'
+import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS } from './common/authorized-operations.js'
 
 const EndpointType = { BROKER: 1, CONTROLLER: 2 } as const
 
@@ -25,7 +25,7 @@ export const describeClusterHandler = defineHandler<DescribeCluster.DescribeClus
   decodeRequest: DescribeCluster.decodeDescribeClusterRequest,
   encodeResponse: DescribeCluster.encodeDescribeClusterResponse,
   handle(req, ctx) {
-    const { broker } = ctx
+    const { metadata } = ctx
     const v0 = ctx.apiVersion === 0
     if (req.endpointType !== EndpointType.BROKER && req.endpointType !== EndpointType.CONTROLLER) {
       return DescribeCluster.createDescribeClusterResponse({
@@ -40,14 +40,13 @@ export const describeClusterHandler = defineHandler<DescribeCluster.DescribeClus
         endpointType: EndpointType.CONTROLLER,
       })
     }
-    const endpoint = broker.endpointFor()
     return DescribeCluster.createDescribeClusterResponse({
       errorCode: ErrorCode.NONE,
       errorMessage: null,
       endpointType: EndpointType.BROKER,
-      clusterId: broker.clusterId,
-      controllerId: broker.nodeId,
-      brokers: [DescribeCluster.createDescribeClusterBroker({ brokerId: broker.nodeId, host: endpoint.host, port: endpoint.port, rack: broker.config.getString('broker.rack') })],
+      clusterId: metadata.clusterId,
+      controllerId: metadata.controllerId,
+      brokers: metadata.brokers(ctx.connection.listenerName).map((b) => DescribeCluster.createDescribeClusterBroker({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
       clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
     })
   },

@@ -5,17 +5,16 @@
 //   and epoch, the sequence of the last batch remembered, the time of its last write, the epoch of the
 //   transaction coordinator that wrote its last marker here, and the first offset of its open
 //   transaction (-1 when none). Operators use it to find a producer holding back the last stable offset.
-// * Unknown topic or partition -> UNKNOWN_TOPIC_OR_PARTITION for that partition; other partitions are
-//   still answered. A partition named twice -> INVALID_REQUEST for the repeat.
+// * The partition service's leader check decides: unknown topic or partition ->
+//   UNKNOWN_TOPIC_OR_PARTITION, a partition led by another broker -> NOT_LEADER_OR_FOLLOWER (none today:
+//   this broker leads every partition); other partitions are still answered. A partition named twice ->
+//   INVALID_REQUEST for the repeat.
 // Version notes:
 // * v0: flexible (the only version).
-// Not implemented:
-// * NOT_LEADER_OR_FOLLOWER cannot occur: this broker leads every partition.
 import { ErrorCode, errorName } from '../../domain/errors.js'
 import * as DescribeProducers from '../../protocol/messages/61-describe-producers.gen.js'
-import type { TopicPartition } from '../../storage/types.js'
-import { leaderPartitionError } from '../partition-checks.js'
-import { defineHandler } from '../registry.js'
+import { defineHandler } from './common/handler.js'
+import type { TopicPartitionRef } from './common/ports.js'
 
 export const describeProducersHandler = defineHandler<DescribeProducers.DescribeProducersRequest, DescribeProducers.DescribeProducersResponse>({
   api: DescribeProducers.DescribeProducersApi,
@@ -24,18 +23,17 @@ export const describeProducersHandler = defineHandler<DescribeProducers.Describe
   decodeRequest: DescribeProducers.decodeDescribeProducersRequest,
   encodeResponse: DescribeProducers.encodeDescribeProducersResponse,
   async handle(req, ctx) {
-    const { broker } = ctx
+    const { partitions } = ctx
     const topics: DescribeProducers.TopicResponse[] = []
-    const items: TopicPartition[] = []
+    const items: TopicPartitionRef[] = []
     const targets: DescribeProducers.PartitionResponse[] = []
     const seen = new Set<string>()
     for (const t of req.topics) {
-      const topic = broker.topics.get(t.name)
-      const partitions: DescribeProducers.PartitionResponse[] = []
-      topics.push(DescribeProducers.createTopicResponse({ name: t.name, partitions }))
+      const responses: DescribeProducers.PartitionResponse[] = []
+      topics.push(DescribeProducers.createTopicResponse({ name: t.name, partitions: responses }))
       for (const index of t.partitionIndexes) {
         const response = DescribeProducers.createPartitionResponse({ partitionIndex: index })
-        partitions.push(response)
+        responses.push(response)
         const key = `${t.name}\u0000${index}`
         if (seen.has(key)) {
           response.errorCode = ErrorCode.INVALID_REQUEST
@@ -43,7 +41,7 @@ export const describeProducersHandler = defineHandler<DescribeProducers.Describe
           continue
         }
         seen.add(key)
-        response.errorCode = leaderPartitionError(topic, index)
+        response.errorCode = partitions.leaderError(t.name, index)
         if (response.errorCode !== ErrorCode.NONE) {
           response.errorMessage = errorName(response.errorCode)
           continue
@@ -52,13 +50,13 @@ export const describeProducersHandler = defineHandler<DescribeProducers.Describe
         targets.push(response)
       }
     }
-    const outcomes = await broker.router.describeProducers(items)
+    const outcomes = await partitions.describeProducers(items)
     for (const [i, outcome] of outcomes.entries()) {
       const response = targets[i]!
       if (!outcome.ok) {
         response.errorCode = outcome.errorCode
         response.errorMessage = outcome.message
-        if (outcome.errorCode === ErrorCode.UNKNOWN_SERVER_ERROR) broker.log.error({ error: outcome.message }, 'DescribeProducers failed')
+        if (outcome.errorCode === ErrorCode.UNKNOWN_SERVER_ERROR) ctx.log.error({ error: outcome.message }, 'DescribeProducers failed')
         continue
       }
       response.activeProducers = outcome.value.map((p) => DescribeProducers.createProducerState({

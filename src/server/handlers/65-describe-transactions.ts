@@ -10,8 +10,7 @@
 // * v0 is flexible.
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as DescribeTransactions from '../../protocol/messages/65-describe-transactions.gen.js'
-import { defineHandler } from '../registry.js'
-import { TRANSACTION_STATE_TOPIC } from '../transactions.js'
+import { defineHandler } from './common/handler.js'
 
 export const describeTransactionsHandler = defineHandler<DescribeTransactions.DescribeTransactionsRequest, DescribeTransactions.DescribeTransactionsResponse>({
   api: DescribeTransactions.DescribeTransactionsApi,
@@ -22,11 +21,11 @@ export const describeTransactionsHandler = defineHandler<DescribeTransactions.De
   async handle(req, ctx) {
     const failed = (transactionalId: string, errorCode: number) =>
       DescribeTransactions.createTransactionState({ transactionalId, errorCode, transactionState: '', transactionTimeoutMs: 0, transactionStartTimeMs: -1n, producerId: -1n, producerEpoch: -1 })
-    if (ctx.broker.topics.get(TRANSACTION_STATE_TOPIC) === undefined) {
+    if (!ctx.transactions.topicExists()) {
       return DescribeTransactions.createDescribeTransactionsResponse({ transactionStates: req.transactionalIds.map((id) => failed(id, ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)) })
     }
     try {
-      const coordinator = await ctx.broker.transactions.coordinator()
+      const coordinator = await ctx.transactions.coordinator()
       const described = await coordinator.describeTransactions(req.transactionalIds)
       return DescribeTransactions.createDescribeTransactionsResponse({
         transactionStates: described.map((d) =>

@@ -10,10 +10,8 @@
 // Version notes:
 // * v1: durationFilter. v0 is flexible.
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
-import { txnStatusFromName } from '../../coordinator/transaction/records.js'
 import * as ListTransactions from '../../protocol/messages/66-list-transactions.gen.js'
-import { defineHandler } from '../registry.js'
-import { TRANSACTION_STATE_TOPIC } from '../transactions.js'
+import { defineHandler } from './common/handler.js'
 
 export const listTransactionsHandler = defineHandler<ListTransactions.ListTransactionsRequest, ListTransactions.ListTransactionsResponse>({
   api: ListTransactions.ListTransactionsApi,
@@ -22,14 +20,14 @@ export const listTransactionsHandler = defineHandler<ListTransactions.ListTransa
   decodeRequest: ListTransactions.decodeListTransactionsRequest,
   encodeResponse: ListTransactions.encodeListTransactionsResponse,
   async handle(req, ctx) {
-    const unknownStateFilters = req.stateFilters.filter((s) => txnStatusFromName(s) === undefined)
-    if (ctx.broker.topics.get(TRANSACTION_STATE_TOPIC) === undefined) return ListTransactions.createListTransactionsResponse({ unknownStateFilters })
+    const unknownStateFilters = req.stateFilters.filter((s) => !ctx.transactions.isStateName(s))
+    if (!ctx.transactions.topicExists()) return ListTransactions.createListTransactionsResponse({ unknownStateFilters })
     const producerIds = req.producerIdFilters.filter((p) => p >= 0n && p <= BigInt(Number.MAX_SAFE_INTEGER)).map(Number)
     // A filter naming only ids that cannot exist matches nothing.
     if (req.producerIdFilters.length > 0 && producerIds.length === 0) return ListTransactions.createListTransactionsResponse({ unknownStateFilters })
     try {
-      const coordinator = await ctx.broker.transactions.coordinator()
-      const known = req.stateFilters.filter((s) => txnStatusFromName(s) !== undefined)
+      const coordinator = await ctx.transactions.coordinator()
+      const known = req.stateFilters.filter((s) => ctx.transactions.isStateName(s))
       if (req.stateFilters.length > 0 && known.length === 0) return ListTransactions.createListTransactionsResponse({ unknownStateFilters })
       const r = await coordinator.listTransactions({ states: known, producerIds, durationMs: ctx.apiVersion >= 1 ? Number(req.durationFilter) : -1 })
       return ListTransactions.createListTransactionsResponse({

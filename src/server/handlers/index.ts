@@ -1,6 +1,6 @@
 // The one table of APIs this broker serves. Adding an API = adding its handler file and one line here;
 // ApiVersions advertises exactly these, with the ranges each handler declares.
-import type { AnyHandler } from '../registry.js'
+import type { AnyHandler } from './common/handler.js'
 import { produceHandler } from './00-produce.js'
 import { fetchHandler } from './01-fetch.js'
 import { listOffsetsHandler } from './02-list-offsets.js'

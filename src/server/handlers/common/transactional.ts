@@ -1,5 +1,5 @@
 // Small helpers shared by the transactional handlers (24, 25, 26, 28).
-import { ErrorCode } from '../domain/errors.js'
+import { ErrorCode } from '../../../domain/errors.js'
 
 /** A producer id from the wire as a number; null when it cannot be one this broker handed out. */
 export function producerIdOf(id: bigint): number | null {

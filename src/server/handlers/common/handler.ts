@@ -1,0 +1,33 @@
+// What one handler file declares: the API it serves, the version range, the codec and the code that
+// answers. The table of handlers (../index.ts) is built from these; ApiVersions is derived from it.
+import type { Reader } from '../../../protocol/primitives/reader.js'
+import type { Writer } from '../../../protocol/primitives/writer.js'
+import type { RequestContext } from './context.js'
+
+export interface HandlerDefinition<Req, Res> {
+  api: { apiKey: number; name: string }
+  /** Lowest and highest version served; must lie inside the spec's range. */
+  minVersion: number
+  maxVersion: number
+  decodeRequest(r: Reader, version: number): Req
+  encodeResponse(w: Writer, res: Res, version: number): void
+  /**
+   * Answers a request. Kafka errors belong in the response's error codes; a throw means the request
+   * could not be served at all, and the connection is closed (Kafka's behaviour for such requests).
+   * null means no response at all (acks=0 produce).
+   */
+  handle(req: Req, ctx: RequestContext): Promise<Res | null> | Res | null
+}
+
+// Handlers are stored type-erased; defineHandler checks each one's types where it is written.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyHandler = HandlerDefinition<any, any>
+
+export function defineHandler<Req, Res>(def: HandlerDefinition<Req, Res>): AnyHandler {
+  return def
+}
+
+/** A request that cannot be served at all (unknown API, unsupported version): the connection is closed. */
+export class UnservableRequestError extends Error {
+  override readonly name = 'UnservableRequestError'
+}

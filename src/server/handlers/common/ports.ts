@@ -1,0 +1,327 @@
+// The services a handler may use, each as narrow as the handlers need it. A handler sees these through
+// its RequestContext and nothing else of the broker, so a handler file shows what it touches and a test
+// can hand it fakes. The broker implements them (src/server/) and builds them once.
+//
+// PartitionService is the seam for replication: handlers append "as leader" and read "up to the high
+// watermark"; whether that means one local log (today) or a leader waiting for its in-sync replicas
+// (acks=all, delayed produce) is the service's business, not the handlers'.
+import type { BrokerConfig } from '../../../config/index.js'
+import type { GroupCoordinator } from '../../../coordinator/group/group-coordinator.js'
+import type { ProducerIdAndEpoch } from '../../../coordinator/transaction/types.js'
+import type { TransactionCoordinator } from '../../../coordinator/transaction/txn-coordinator.js'
+import type { ErrorCode } from '../../../domain/errors.js'
+import type { FileRegion } from '../../../domain/file-region.js'
+import type { Outcome } from '../../../domain/outcome.js'
+
+export type { Outcome, ProducerIdAndEpoch }
+
+export interface TopicPartitionRef {
+  topic: string
+  partition: number
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Partitions
+
+/** Produce's acks: 0 no answer, 1 once the leader's log has the records, -1 (all) once every in-sync replica has. */
+export type RequiredAcks = 0 | 1 | -1
+
+export type IsolationLevel = 'read_uncommitted' | 'read_committed'
+
+export interface LeaderAppend extends TopicPartitionRef {
+  /** One or more RecordBatches; the partition service owns the buffer from here on. */
+  records: Buffer
+}
+
+export interface LeaderAppendOptions {
+  acks: RequiredAcks
+  /** How long acks=all may wait for the in-sync replicas (Produce's timeoutMs). */
+  timeoutMs: number
+}
+
+export interface LeaderAppendResult {
+  baseOffset: number
+  /** The time written into the batches when message.timestamp.type=LogAppendTime, else -1. */
+  logAppendTime: number
+  logStartOffset: number
+}
+
+export interface ConsumerRead extends TopicPartitionRef {
+  offset: number
+  /** At most this many bytes, except that a first batch larger than that is returned whole. */
+  maxBytes: number
+  /** read_committed stops at the last stable offset and lists aborted transactions. Default read_uncommitted. */
+  isolation?: IsolationLevel
+}
+
+export interface AbortedTransactionRange {
+  producerId: number
+  firstOffset: number
+}
+
+export interface PartitionRead {
+  /** Whole batches from the fetch offset, sent with sendfile; held until releaseLeases. */
+  regions: FileRegion[]
+  /** Sum of the regions' lengths. */
+  bytes: number
+  logStartOffset: number
+  highWatermark: number
+  lastStableOffset: number
+  /** read_committed only: aborted transactions overlapping the returned range. */
+  abortedTransactions: readonly AbortedTransactionRange[]
+}
+
+export interface OffsetLookup extends TopicPartitionRef {
+  /** -2 earliest, -1 latest, -3 max timestamp, -4 earliest local, else a timestamp in ms. */
+  timestamp: number
+  /** read_committed: latest (-1) is the last stable offset instead of the high watermark. */
+  isolation?: IsolationLevel
+}
+
+export interface OffsetForTimestamp {
+  /** -1 when no record matches. */
+  offset: number
+  timestamp: number
+  /** The leader epoch of the offset found, -1 with offset -1. */
+  leaderEpoch: number
+}
+
+export interface RecordsDeletion extends TopicPartitionRef {
+  /** Delete records before this offset; -1 means the high watermark. */
+  offset: number
+}
+
+export interface ProducerStateView {
+  producerId: number
+  producerEpoch: number
+  lastSequence: number
+  lastTimestamp: number
+  coordinatorEpoch: number
+  currentTxnStartOffset: number
+}
+
+export interface TxnMarker extends TopicPartitionRef {
+  producerId: number
+  producerEpoch: number
+  coordinatorEpoch: number
+  /** COMMIT (true) or ABORT (false). */
+  commit: boolean
+}
+
+export interface ReplicaLogState extends TopicPartitionRef {
+  sizeBytes: number
+  logEndOffset: number
+  highWatermark: number
+}
+
+export interface LogDirDescription {
+  path: string
+  /** Size and free space of the volume; -1 when they cannot be read. */
+  totalBytes: bigint
+  usableBytes: bigint
+  partitions: ReplicaLogState[]
+}
+
+/**
+ * The partitions this broker holds (Kafka's ReplicaManager). Every batch method answers one Outcome per
+ * item, in order, and sends one message per shard for the whole batch.
+ */
+export interface PartitionService {
+  /**
+   * NONE when this broker leads the partition and the client's leader epoch (-1: not given) is current,
+   * else UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH (older epoch) or
+   * UNKNOWN_LEADER_EPOCH (newer epoch).
+   */
+  leaderError(topic: string, partition: number, currentLeaderEpoch?: number): ErrorCode
+  /**
+   * Appends to partitions this broker leads, stamping its leader epoch into the batches; resolves as
+   * `acks` asks. Appends wake the fetches waiting on those partitions.
+   */
+  appendAsLeader(items: readonly LeaderAppend[], options: LeaderAppendOptions): Promise<Outcome<LeaderAppendResult>[]>
+  /** Consumer reads, up to the high watermark (read_committed: the last stable offset). */
+  read(items: readonly ConsumerRead[]): Promise<Outcome<PartitionRead>[]>
+  /** Lets go of the segments behind reads (once their regions have been sent). */
+  releaseLeases(reads: readonly PartitionRead[]): void
+  /** Resolves true when one of the partitions got new records, false after timeoutMs or at shutdown. */
+  waitForAppends(partitions: readonly TopicPartitionRef[], timeoutMs: number): Promise<boolean>
+  listOffsets(items: readonly OffsetLookup[]): Promise<Outcome<OffsetForTimestamp>[]>
+  /** Raises the log start offsets; the value is the new log start offset. */
+  deleteRecords(items: readonly RecordsDeletion[]): Promise<Outcome<number>[]>
+  describeProducers(items: readonly TopicPartitionRef[]): Promise<Outcome<ProducerStateView[]>[]>
+  /** Appends transaction markers (COMMIT/ABORT control batches); they wake waiting fetches too. */
+  writeTxnMarkers(items: readonly TxnMarker[]): Promise<Outcome<{ offset: number }>[]>
+  /** The log dirs with the given partitions (unknown ones left out), or with every partition (null). */
+  logDirs(partitions: readonly TopicPartitionRef[] | null): Promise<LogDirDescription[]>
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Metadata
+
+export interface BrokerNode {
+  nodeId: number
+  host: string
+  port: number
+  rack: string | null
+}
+
+export interface TopicInfo {
+  readonly name: string
+  /** Kafka's topic id (base64url), '' for a topic not created yet (validateOnly). */
+  readonly topicId: string
+  readonly partitions: number
+  readonly replicationFactor: number
+  /** The topic's own config overrides, as stored. */
+  readonly configs: Readonly<Record<string, string>>
+}
+
+export interface PartitionLeadership {
+  leaderId: number
+  leaderEpoch: number
+  replicas: readonly number[]
+  isr: readonly number[]
+  offlineReplicas: readonly number[]
+}
+
+/** What the cluster looks like, read-only: brokers, topics and who leads which partition. */
+export interface MetadataView {
+  readonly nodeId: number
+  readonly clusterId: string
+  readonly controllerId: number
+  /** Every live broker, at the endpoint clients connected through `listenerName` use. */
+  brokers(listenerName: string): BrokerNode[]
+  /** This broker, at the endpoint clients connected through `listenerName` use. */
+  localBroker(listenerName: string): BrokerNode
+  topic(name: string): TopicInfo | undefined
+  topicById(topicId: string): TopicInfo | undefined
+  /** Every topic, by name. */
+  topics(): readonly TopicInfo[]
+  /** Topics Kafka treats as internal (never auto-created by clients, isInternal in Metadata). */
+  isInternalTopic(name: string): boolean
+  /** Throws KafkaError(INVALID_TOPIC_EXCEPTION) unless `name` follows Kafka's topic naming rule. */
+  validateTopicName(name: string): void
+  /** Leader, epoch and replicas of a partition; undefined when it does not exist. */
+  partition(topic: string, partition: number): PartitionLeadership | undefined
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Administration
+
+export interface CreateTopicRequest {
+  name: string
+  /** -1: num.partitions */
+  numPartitions: number
+  /** -1: default.replication.factor */
+  replicationFactor: number
+  /** Manual assignment: partition -> broker ids; replaces numPartitions/replicationFactor. */
+  assignments?: { partitionIndex: number; brokerIds: number[] }[]
+  configs: Record<string, string | null>
+  validateOnly: boolean
+}
+
+/** Topic lifecycle. Failures throw KafkaError with Kafka's code and message. */
+export interface TopicAdmin {
+  /** Creates a topic (or only checks it, validateOnly) and answers it as created. */
+  create(req: CreateTopicRequest): Promise<TopicInfo>
+  /** Metadata's auto-creation with num.partitions and the broker defaults. */
+  autoCreate(name: string): Promise<TopicInfo>
+  delete(name: string): Promise<void>
+  /** CreatePartitions: grows a topic to `count` partitions. */
+  addPartitions(name: string, count: number, assignments: number[][] | null, validateOnly: boolean): Promise<void>
+  /** Replaces a topic's config overrides (AlterConfigs semantics; incremental callers merge first). */
+  setConfigs(name: string, configs: Record<string, string | null>, validateOnly: boolean): Promise<void>
+}
+
+/** Which dynamic broker config layer a BROKER resource addresses ('' = cluster default, own id = this broker). */
+export type BrokerConfigScope = 'perBroker' | 'clusterDefault'
+
+export interface ConfigService {
+  /** The broker's configuration now, dynamic layers applied; a new object after each alteration. */
+  readonly broker: BrokerConfig
+  /** The dynamic broker configs as stored (canonical name -> string value). */
+  dynamicBrokerConfigs(scope: BrokerConfigScope): Readonly<Record<string, string>>
+  /**
+   * Replaces one dynamic broker layer with `values`, with Kafka's rules for dynamic updates (throws
+   * KafkaError INVALID_REQUEST); unless validateOnly, persisted first and then applied to every partition.
+   */
+  replaceDynamicBrokerConfigs(scope: BrokerConfigScope, values: ReadonlyMap<string, string>, validateOnly: boolean): Promise<void>
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Coordinators
+
+/** A coordinator over its internal topic (__consumer_offsets, __transaction_state). */
+export interface CoordinatorService<C> {
+  readonly topicName: string
+  /** The coordinator, creating its topic on first use; rejects (KafkaError) when it cannot be had now. */
+  coordinator(): Promise<C>
+  /** The coordinator if it already runs; for requests that must not create the topic. */
+  readonly current: C | undefined
+  /** Whether the internal topic exists (describe and list requests create nothing). */
+  topicExists(): boolean
+}
+
+export type GroupCoordinatorApi = Pick<
+  GroupCoordinator,
+  | 'partitionFor'
+  | 'joinGroup'
+  | 'syncGroup'
+  | 'heartbeat'
+  | 'leaveGroup'
+  | 'commitOffsets'
+  | 'txnCommitOffsets'
+  | 'fetchOffsets'
+  | 'deleteOffsets'
+  | 'describeGroups'
+  | 'listGroups'
+  | 'deleteGroups'
+>
+
+/** OffsetFetch's answer for one group. */
+export type OffsetFetchResult = Awaited<ReturnType<GroupCoordinatorApi['fetchOffsets']>>
+/** An offset commit's answer for one topic: an error code per partition. */
+export type PartitionErrors = Awaited<ReturnType<GroupCoordinatorApi['commitOffsets']>>[number]
+
+export type TransactionCoordinatorApi = Pick<
+  TransactionCoordinator,
+  'initProducerId' | 'addPartitions' | 'endTxn' | 'describeTransactions' | 'listTransactions'
+>
+
+export type GroupCoordinatorService = CoordinatorService<GroupCoordinatorApi>
+
+export interface TransactionCoordinatorService extends CoordinatorService<TransactionCoordinatorApi> {
+  /** Whether `name` is one of Kafka's transaction state names (Empty, Ongoing, ...). */
+  isStateName(name: string): boolean
+}
+
+/** Producer ids for idempotent producers (InitProducerId without a transactional id). */
+export interface ProducerIdService {
+  /** A new id, or with `current` (KIP-360) the same id with its epoch bumped. Throws KafkaError. */
+  initProducerId(current: ProducerIdAndEpoch | null): Promise<ProducerIdAndEpoch>
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The rest
+
+export interface HandlerLog {
+  /** The logger's level (DescribeConfigs' BROKER_LOGGER answer). */
+  readonly level: string
+  debug(obj: object, msg: string): void
+  info(obj: object, msg: string): void
+  warn(obj: object, msg: string): void
+  error(obj: object, msg: string): void
+}
+
+/** The client connection a request came on. */
+export interface ClientConnection {
+  readonly isClosed: boolean
+  /** The listener it was accepted on (Metadata answers with that listener's endpoints). */
+  readonly listenerName: string
+  /** The client's address, without the port (JoinGroup's client host). */
+  readonly clientHost: string
+}
+
+export interface ApiVersionRange {
+  apiKey: number
+  minVersion: number
+  maxVersion: number
+}

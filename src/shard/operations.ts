@@ -1,0 +1,213 @@
+// The shard operations, defined once. Each entry of SHARD_OPERATIONS is one thing the main thread can ask
+// of a shard: the type of its arguments, the type of its answer and the code that runs on the shard's
+// thread. The rest is derived from the table, as ApiVersions is from the handler table:
+// - the message (messages.ts): an operation travels as its name and its arguments (ShardOp);
+// - the router's typed calls: ShardRouter.call(name, items) for partition operations and
+//   callShard(shard, name, args) for shard operations, with thin named wrappers (append, read, ...);
+// - the executor's dispatch: it looks the name up here and applies the entry.
+// Adding an operation is adding an entry (a named wrapper on the router is optional).
+//
+// Arguments reach a worker shard by structured clone, so they are plain data; the router sends the
+// caller's item objects as they are (no copy), so a caller must not change an item until it is answered.
+// Test-only operations are not here: see test-hooks.ts.
+
+import { ErrorCode } from '../domain/errors.js'
+import type { CleanResult } from '../storage/cleaner/index.js'
+import type { LogManager, PartitionLog } from '../storage/index.js'
+import type {
+  AppendResult, IsolationLevel, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, ReadResult, TopicPartition,
+} from '../storage/types.js'
+import type { ShardInfo } from './messages.js'
+
+/** What an operation sees of the shard it runs on (ShardExecutor). */
+export interface ShardContext {
+  readonly shardIndex: number
+  readonly logs: LogManager
+  /** The partition's log; throws UNKNOWN_TOPIC_OR_PARTITION when this shard hosts no such partition. */
+  log(topic: string, partition: number): PartitionLog
+  info(): ShardInfo
+  /** Flushes, checkpoints and closes the shard's logs; the shard refuses further work. Idempotent. */
+  close(): Promise<void>
+}
+
+interface OperationBase<A, R> {
+  /**
+   * Runs on the owning shard's thread, in the order the operations were sent. Throw a KafkaError for a
+   * Kafka error answer. A returned promise is awaited before the next operation of the batch, but the
+   * shard takes further batches meanwhile (only compact and close return one).
+   */
+  readonly apply: (shard: ShardContext, args: A) => R | Promise<R>
+  /** Also runs on a closed shard (close itself); other operations then answer KAFKA_STORAGE_ERROR. */
+  readonly whenClosed?: boolean
+}
+
+/** An operation on one partition: the router sends each item to the shard that owns its partition. */
+export interface PartitionOperation<A extends TopicPartition, R> extends OperationBase<A, R> {
+  readonly target: 'partition'
+  /** The answer for a partition id outside [0, 2^31-1], checked by the router (default UNKNOWN_TOPIC_OR_PARTITION). */
+  readonly invalidPartition?: ErrorCode
+  /**
+   * args.records is a record buffer whose ownership passes to the router: frame-pool memory is pinned
+   * until the shard answers, a Buffer that owns its memory is transferred to a worker, any other is copied.
+   */
+  readonly carriesRecords?: boolean
+}
+
+/** An operation on a shard as a whole: the caller names the shard. */
+export interface ShardOperation<A, R> extends OperationBase<A, R> {
+  readonly target: 'shard'
+}
+
+// Entries are used type-erased; onPartition and onShard check each one's types where it is written.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyPartitionOperation = PartitionOperation<any, unknown>
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyOperation = AnyPartitionOperation | ShardOperation<any, unknown>
+export type OperationTable = Readonly<Record<string, AnyOperation>>
+
+/** An entry for a partition operation; A and R are checked here, where the entry is written. */
+export function onPartition<A extends TopicPartition, R>(
+  apply: (shard: ShardContext, args: A) => R | Promise<R>,
+  opts: { invalidPartition?: ErrorCode; carriesRecords?: A extends { records: Uint8Array } ? true : never } = {},
+): PartitionOperation<A, R> {
+  return { target: 'partition', apply, ...opts }
+}
+
+/** An entry for a shard operation. */
+export function onShard<A, R>(apply: (shard: ShardContext, args: A) => R | Promise<R>, opts: { whenClosed?: boolean } = {}): ShardOperation<A, R> {
+  return { target: 'shard', apply, ...opts }
+}
+
+// ---- Argument and answer types (the router's public item types) ----
+
+export interface CreatePartitionItem extends TopicPartition {
+  overrides?: Partial<LogConfig>
+}
+
+export interface UpdateConfigItem extends TopicPartition {
+  overrides: Partial<LogConfig>
+}
+
+export interface AppendItem extends TopicPartition {
+  /** Ownership passes to the router (see carriesRecords); a worker shard receives it as a Uint8Array. */
+  records: Buffer
+  leaderEpoch: number
+}
+
+export interface ReadItem extends TopicPartition {
+  offset: number
+  maxBytes: number
+  maxOffset?: number
+  minOneBatch?: boolean
+  /** read_committed caps the read at the last stable offset and lists aborted transactions; default read_uncommitted. */
+  isolation?: IsolationLevel
+}
+
+export interface ShardReadResult extends ReadResult {
+  /** The shard holding the read's lease (for releaseLeases). */
+  shard: number
+}
+
+/** A transaction marker for one partition (the transaction coordinator's WriteTxnMarkers). */
+export interface TxnMarkerItem extends TopicPartition {
+  producerId: number
+  producerEpoch: number
+  coordinatorEpoch: number
+  /** COMMIT (true) or ABORT (false). */
+  commit: boolean
+}
+
+export interface ListOffsetsItem extends TopicPartition {
+  /** A time in ms or a special timestamp of domain/list-offsets.ts (PartitionLog.fetchOffsetByTimestamp). */
+  timestamp: number
+  /** read_committed: latest (-1) is the last stable offset instead of the high watermark. */
+  isolation?: IsolationLevel
+}
+
+export interface DeleteRecordsItem extends TopicPartition {
+  /** Delete records before this offset; -1 means the high watermark. */
+  offset: number
+}
+
+export interface CompactItem extends TopicPartition {
+  /** Clean even when min.cleanable.dirty.ratio / max.compaction.lag.ms would not ask for it. */
+  force?: boolean
+}
+
+function asBuffer(records: Uint8Array): Buffer {
+  // Structured clone delivers a Uint8Array; view the same memory as a Buffer without copying.
+  return Buffer.isBuffer(records) ? records : Buffer.from(records.buffer, records.byteOffset, records.byteLength)
+}
+
+// ---- The table ----
+
+export const SHARD_OPERATIONS = {
+  /** Opens or creates the partition's log (idempotent). */
+  create: onPartition(
+    (shard, a: CreatePartitionItem): PartitionState => shard.logs.create(a.topic, a.partition, a.overrides).state(),
+    { invalidPartition: ErrorCode.INVALID_PARTITIONS },
+  ),
+  /** Closes the partition and removes its directory. */
+  delete: onPartition((shard, a: TopicPartition): null => {
+    shard.log(a.topic, a.partition)
+    shard.logs.delete(a.topic, a.partition)
+    return null
+  }),
+  updateConfig: onPartition((shard, a: UpdateConfigItem): null => {
+    shard.log(a.topic, a.partition).updateConfig(a.overrides)
+    return null
+  }),
+  append: onPartition(
+    (shard, a: AppendItem): AppendResult => shard.log(a.topic, a.partition).append(asBuffer(a.records), { leaderEpoch: a.leaderEpoch }),
+    { carriesRecords: true },
+  ),
+  /** File regions of whole batches; a non-empty result pins its segments until releaseLease. */
+  read: onPartition((shard, a: ReadItem): ShardReadResult => {
+    // The item carries the read options itself (maxOffset, minOneBatch, isolation); the fresh result gets
+    // its shard added in place (no copies: this runs for every partition of every Fetch).
+    const result = shard.log(a.topic, a.partition).read(a.offset, a.maxBytes, a) as ShardReadResult
+    result.shard = shard.shardIndex
+    return result
+  }),
+  /** Appends a COMMIT or ABORT control batch of a producer's transaction (WriteTxnMarkers). */
+  writeTxnMarker: onPartition((shard, a: TxnMarkerItem): { offset: number } => shard.log(a.topic, a.partition).appendTxnMarker(a)),
+  /** The producers with state on the partition (DescribeProducers). */
+  describeProducers: onPartition((shard, a: TopicPartition): ProducerDescription[] => shard.log(a.topic, a.partition).describeProducers()),
+  listOffsets: onPartition(
+    (shard, a: ListOffsetsItem): OffsetAndTimestamp => shard.log(a.topic, a.partition).fetchOffsetByTimestamp(a.timestamp, a.isolation),
+  ),
+  /** Raises the log start offset; answers the new one. */
+  deleteRecords: onPartition((shard, a: DeleteRecordsItem): number => shard.log(a.topic, a.partition).deleteRecordsBefore(a.offset)),
+  state: onPartition((shard, a: TopicPartition): PartitionState => shard.log(a.topic, a.partition).state()),
+  /** One log cleaner pass over a compacted partition now; force ignores min.cleanable.dirty.ratio. */
+  compact: onPartition(
+    (shard, a: CompactItem): Promise<CleanResult> => shard.logs.cleaner.clean(shard.log(a.topic, a.partition), { force: a.force === true }),
+  ),
+  /** Unpins the segments of a read (unknown or released ids are ignored). */
+  releaseLease: onShard((shard, a: { leaseId: number }): null => {
+    shard.logs.releaseLease(a.leaseId)
+    return null
+  }),
+  /** States of every partition the shard owns. */
+  states: onShard((shard, _: null): PartitionState[] => shard.logs.partitions().map((p) => p.state())),
+  /** Diagnostics of the shard itself. */
+  shardInfo: onShard((shard, _: null): ShardInfo => shard.info()),
+  /** Flush, checkpoint and close the shard's logs; the shard refuses further work. */
+  close: onShard(async (shard, _: null): Promise<null> => {
+    await shard.close()
+    return null
+  }, { whenClosed: true }),
+} as const satisfies OperationTable
+
+// ---- Types derived from the table ----
+
+export type ShardOperations = typeof SHARD_OPERATIONS
+export type OpName = keyof ShardOperations
+export type PartitionOpName = { [K in OpName]: ShardOperations[K]['target'] extends 'partition' ? K : never }[OpName]
+export type ShardOpName = { [K in OpName]: ShardOperations[K]['target'] extends 'shard' ? K : never }[OpName]
+/** The arguments of operation K (one item of a partition operation). */
+export type OpArgs<K extends OpName> = Parameters<ShardOperations[K]['apply']>[1]
+/** What operation K answers. */
+export type OpValue<K extends OpName> = Awaited<ReturnType<ShardOperations[K]['apply']>>
+/** One operation as sent to a shard: its name and its arguments. */
+export type ShardOp = { [K in OpName]: { op: K; args: OpArgs<K> } }[OpName]

@@ -1,0 +1,381 @@
+// Handlers against fake ports: Produce, Fetch, ListOffsets and Metadata run on a RequestContext whose
+// services are in-memory test doubles, with no broker, shard or socket. This is the seam the
+// replication layer plugs into: what a handler needs from the broker is exactly what its ports offer.
+import { describe, expect, it } from 'vitest'
+import { ErrorCode } from '../../src/domain/errors.js'
+import type { FileRegion } from '../../src/domain/file-region.js'
+import type { Outcome } from '../../src/domain/outcome.js'
+import { createRequestHeader } from '../../src/protocol/header.js'
+import * as Fetch from '../../src/protocol/messages/01-fetch.gen.js'
+import * as ListOffsets from '../../src/protocol/messages/02-list-offsets.gen.js'
+import * as Metadata from '../../src/protocol/messages/03-metadata.gen.js'
+import * as Produce from '../../src/protocol/messages/00-produce.gen.js'
+import { Writer } from '../../src/protocol/primitives/writer.js'
+import { produceHandler } from '../../src/server/handlers/00-produce.js'
+import { fetchHandler } from '../../src/server/handlers/01-fetch.js'
+import { listOffsetsHandler } from '../../src/server/handlers/02-list-offsets.js'
+import { metadataHandler } from '../../src/server/handlers/03-metadata.js'
+import type { BrokerServices, RequestContext } from '../../src/server/handlers/common/context.js'
+import type { AnyHandler } from '../../src/server/handlers/common/handler.js'
+import type {
+  BrokerNode,
+  ConsumerRead,
+  LeaderAppend,
+  LeaderAppendOptions,
+  LeaderAppendResult,
+  MetadataView,
+  OffsetForTimestamp,
+  OffsetLookup,
+  PartitionLeadership,
+  PartitionRead,
+  PartitionService,
+  TopicInfo,
+  TopicPartitionRef,
+} from '../../src/server/handlers/common/ports.js'
+
+const LEADER_EPOCH = 7
+/** A made-up descriptor: the fake's regions are never sent, only carried into the response. */
+const FAKE_FD = 1000
+
+/** Partitions as arrays of appended payloads; offsets count payloads. Leads topic "t" (2 partitions) at epoch 7. */
+class FakePartitions implements PartitionService {
+  readonly logs = new Map<string, Buffer[]>()
+  readonly appendCalls: { items: LeaderAppend[]; options: LeaderAppendOptions }[] = []
+  readonly released: PartitionRead[][] = []
+  #waiters: { keys: string[]; wake: (byData: boolean) => void }[] = []
+
+  leaderError(topic: string, partition: number, currentLeaderEpoch = -1): ErrorCode {
+    if (topic !== 't' || partition < 0 || partition > 1) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if (currentLeaderEpoch >= 0 && currentLeaderEpoch < LEADER_EPOCH) return ErrorCode.FENCED_LEADER_EPOCH
+    if (currentLeaderEpoch > LEADER_EPOCH) return ErrorCode.UNKNOWN_LEADER_EPOCH
+    return ErrorCode.NONE
+  }
+
+  async appendAsLeader(items: readonly LeaderAppend[], options: LeaderAppendOptions): Promise<Outcome<LeaderAppendResult>[]> {
+    this.appendCalls.push({ items: [...items], options })
+    return items.map((item) => {
+      if (item.records.length < 4) return { ok: false, errorCode: ErrorCode.CORRUPT_MESSAGE, message: 'too short' }
+      const log = this.log(item)
+      log.push(item.records)
+      this.#wake(item)
+      return { ok: true, value: { baseOffset: log.length - 1, logAppendTime: -1, logStartOffset: 0 } }
+    })
+  }
+
+  async read(items: readonly ConsumerRead[]): Promise<Outcome<PartitionRead>[]> {
+    return items.map((item) => {
+      const log = this.log(item)
+      if (item.offset > log.length) return { ok: false, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, message: 'past the end' }
+      const regions: FileRegion[] = []
+      let bytes = 0
+      for (let o = item.offset; o < log.length && bytes < item.maxBytes; o++) {
+        regions.push({ fd: FAKE_FD, position: o * 100, length: log[o]!.length })
+        bytes += log[o]!.length
+      }
+      return { ok: true, value: { regions, bytes, logStartOffset: 0, highWatermark: log.length, lastStableOffset: log.length, abortedTransactions: [] } }
+    })
+  }
+
+  releaseLeases(reads: readonly PartitionRead[]): void {
+    this.released.push([...reads])
+  }
+
+  waitForAppends(partitions: readonly TopicPartitionRef[], timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const waiter = {
+        keys: partitions.map(keyOf),
+        wake: (byData: boolean) => {
+          clearTimeout(timer)
+          this.#waiters = this.#waiters.filter((w) => w !== waiter)
+          resolve(byData)
+        },
+      }
+      const timer = setTimeout(() => waiter.wake(false), timeoutMs)
+      this.#waiters.push(waiter)
+    })
+  }
+
+  async listOffsets(items: readonly OffsetLookup[]): Promise<Outcome<OffsetForTimestamp>[]> {
+    return items.map((item) => {
+      const end = this.log(item).length
+      const offset = item.timestamp === -2 ? 0 : item.timestamp === -1 ? end : -1
+      return { ok: true, value: { offset, timestamp: -1, leaderEpoch: offset >= 0 ? LEADER_EPOCH : -1 } }
+    })
+  }
+
+  async deleteRecords(): Promise<Outcome<number>[]> {
+    throw new Error('not used here')
+  }
+  async describeProducers(): Promise<never> {
+    throw new Error('not used here')
+  }
+  async writeTxnMarkers(): Promise<never> {
+    throw new Error('not used here')
+  }
+  async logDirs(): Promise<never> {
+    throw new Error('not used here')
+  }
+
+  get waiting(): number {
+    return this.#waiters.length
+  }
+
+  private log(tp: TopicPartitionRef): Buffer[] {
+    let log = this.logs.get(keyOf(tp))
+    if (log === undefined) {
+      log = []
+      this.logs.set(keyOf(tp), log)
+    }
+    return log
+  }
+
+  #wake(tp: TopicPartitionRef): void {
+    const key = keyOf(tp)
+    for (const w of this.#waiters.filter((w) => w.keys.includes(key))) w.wake(true)
+  }
+}
+
+function keyOf(tp: TopicPartitionRef): string {
+  return `${tp.topic}/${tp.partition}`
+}
+
+/** Two brokers on two listeners, topic "t" with 2 partitions led by broker 1 at epoch 7. */
+class FakeMetadata implements MetadataView {
+  readonly nodeId = 1
+  readonly clusterId = 'fake-cluster'
+  readonly controllerId = 2
+  readonly #topic: TopicInfo = { name: 't', topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitions: 2, replicationFactor: 2, configs: {} }
+
+  brokers(listenerName: string): BrokerNode[] {
+    const port = listenerName === 'INTERNAL' ? 19092 : 9092
+    return [
+      { nodeId: 1, host: 'b1', port, rack: 'r1' },
+      { nodeId: 2, host: 'b2', port, rack: null },
+    ]
+  }
+  localBroker(listenerName: string): BrokerNode {
+    return this.brokers(listenerName)[0]!
+  }
+  topic(name: string): TopicInfo | undefined {
+    return name === 't' ? this.#topic : undefined
+  }
+  topicById(): TopicInfo | undefined {
+    return undefined
+  }
+  topics(): readonly TopicInfo[] {
+    return [this.#topic]
+  }
+  isInternalTopic(name: string): boolean {
+    return name.startsWith('__')
+  }
+  validateTopicName(): void {}
+  partition(topic: string, partition: number): PartitionLeadership | undefined {
+    if (topic !== 't' || partition < 0 || partition > 1) return undefined
+    return { leaderId: 1, leaderEpoch: LEADER_EPOCH, replicas: [1, 2], isr: partition === 0 ? [1, 2] : [1], offlineReplicas: [] }
+  }
+}
+
+/** A service a handler under test must not touch: any use fails the test. */
+function untouchable<T extends object>(name: string): T {
+  return new Proxy({} as T, {
+    get(_target, prop) {
+      throw new Error(`the handler used ${name}.${String(prop)}`)
+    },
+  })
+}
+
+interface Harness {
+  partitions: FakePartitions
+  metadata: FakeMetadata
+  ctx(apiKey: number, apiVersion: number, listenerName?: string): RequestContext & { done: (() => void)[] }
+}
+
+function harness(): Harness {
+  const partitions = new FakePartitions()
+  const metadata = new FakeMetadata()
+  const services: BrokerServices = {
+    partitions,
+    metadata,
+    topics: untouchable('topics'),
+    configs: { broker: { getBoolean: () => false } } as unknown as BrokerServices['configs'],
+    groups: untouchable('groups'),
+    transactions: untouchable('transactions'),
+    producerIds: untouchable('producerIds'),
+    log: untouchable('log'),
+    apiVersions: [],
+  }
+  return {
+    partitions,
+    metadata,
+    ctx(apiKey, apiVersion, listenerName = 'PLAINTEXT') {
+      const done: (() => void)[] = []
+      return {
+        ...services,
+        header: createRequestHeader({ requestApiKey: apiKey, requestApiVersion: apiVersion, correlationId: 1, clientId: 'unit' }),
+        apiKey,
+        apiVersion,
+        clientId: 'unit',
+        connection: { isClosed: false, listenerName, clientHost: '127.0.0.1' },
+        receivedAt: Date.now(),
+        onResponseDone: (fn) => done.push(fn),
+        done,
+      }
+    },
+  }
+}
+
+async function run<Res>(handler: AnyHandler, req: unknown, ctx: RequestContext): Promise<Res> {
+  return (await handler.handle(req, ctx)) as Res
+}
+
+function produceRequest(acks: number, partitions: { index: number; records: Buffer | null }[], topic = 't'): Produce.ProduceRequest {
+  return Produce.createProduceRequest({
+    acks,
+    timeoutMs: 1234,
+    topicData: [Produce.createTopicProduceData({ name: topic, partitionData: partitions.map((p) => Produce.createPartitionProduceData(p)) })],
+  })
+}
+
+function fetchRequest(partitions: { partition: number; fetchOffset: bigint; currentLeaderEpoch?: number }[], opts: { minBytes?: number; maxWaitMs?: number; topic?: string } = {}): Fetch.FetchRequest {
+  return Fetch.createFetchRequest({
+    maxWaitMs: opts.maxWaitMs ?? 0,
+    minBytes: opts.minBytes ?? 0,
+    maxBytes: 1 << 20,
+    topics: [
+      Fetch.createFetchTopic({
+        topic: opts.topic ?? 't',
+        partitions: partitions.map((p) => Fetch.createFetchPartition({ partition: p.partition, fetchOffset: p.fetchOffset, currentLeaderEpoch: p.currentLeaderEpoch ?? -1, partitionMaxBytes: 1 << 20 })),
+      }),
+    ],
+  })
+}
+
+describe('Produce against fake ports', () => {
+  it('appends as leader with the request acks and timeout, and answers the offsets', async () => {
+    const h = harness()
+    const res = await run<Produce.ProduceResponse>(produceHandler, produceRequest(-1, [{ index: 0, records: Buffer.from('batch-0') }, { index: 1, records: Buffer.from('batch-1') }]), h.ctx(0, 7))
+    expect(h.partitions.appendCalls).toHaveLength(1)
+    expect(h.partitions.appendCalls[0]!.options).toEqual({ acks: -1, timeoutMs: 1234 })
+    expect(h.partitions.appendCalls[0]!.items.map((i) => [i.topic, i.partition, i.records.toString()])).toEqual([['t', 0, 'batch-0'], ['t', 1, 'batch-1']])
+    const parts = res.responses[0]!.partitionResponses
+    expect(parts.map((p) => [p.index, p.errorCode, p.baseOffset])).toEqual([[0, ErrorCode.NONE, 0n], [1, ErrorCode.NONE, 0n]])
+  })
+
+  it('answers leader and append errors per partition and appends only the valid ones', async () => {
+    const h = harness()
+    const res = await run<Produce.ProduceResponse>(
+      produceHandler,
+      produceRequest(1, [
+        { index: 0, records: Buffer.from('ok') }, // shorter than the fake's 4 bytes: CORRUPT_MESSAGE from the port
+        { index: 5, records: Buffer.from('nowhere') }, // not a partition the port leads
+        { index: 1, records: null }, // no batches
+      ]),
+      h.ctx(0, 7),
+    )
+    expect(h.partitions.appendCalls[0]!.items.map((i) => i.partition)).toEqual([0])
+    expect(res.responses[0]!.partitionResponses.map((p) => p.errorCode)).toEqual([ErrorCode.CORRUPT_MESSAGE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INVALID_RECORD])
+  })
+
+  it('refuses acks other than 0, 1 and -1 without touching the log, and answers nothing for acks=0', async () => {
+    const h = harness()
+    const bad = await run<Produce.ProduceResponse>(produceHandler, produceRequest(2, [{ index: 0, records: Buffer.from('batch') }]), h.ctx(0, 7))
+    expect(bad.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.INVALID_REQUIRED_ACKS)
+    expect(h.partitions.appendCalls).toHaveLength(0)
+    const none = await run<Produce.ProduceResponse | null>(produceHandler, produceRequest(0, [{ index: 0, records: Buffer.from('batch') }]), h.ctx(0, 7))
+    expect(none).toBeNull()
+    expect(h.partitions.appendCalls[0]!.options.acks).toBe(0)
+    expect(h.partitions.logs.get('t/0')).toHaveLength(1)
+  })
+})
+
+describe('Fetch against fake ports', () => {
+  it('answers the regions the port read, up to its high watermark, and releases them once the response is done', async () => {
+    const h = harness()
+    await h.partitions.appendAsLeader([{ topic: 't', partition: 0, records: Buffer.from('first') }, { topic: 't', partition: 0, records: Buffer.from('second') }], { acks: 1, timeoutMs: 0 })
+    const ctx = h.ctx(1, 12)
+    const res = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 1n, currentLeaderEpoch: LEADER_EPOCH }, { partition: 1, fetchOffset: 0n }]), ctx)
+    const [p0, p1] = res.responses[0]!.partitions
+    expect(p0!.errorCode).toBe(ErrorCode.NONE)
+    expect(p0!.highWatermark).toBe(2n)
+    expect(p0!.records).toEqual({ chunks: [{ fd: FAKE_FD, position: 100, length: 6 }] })
+    expect(p1!.errorCode).toBe(ErrorCode.NONE)
+    expect(p1!.records).toEqual(Buffer.alloc(0))
+    // The regions go out as regions: the encoded response is Buffers around the file region.
+    const w = new Writer(256)
+    fetchHandler.encodeResponse(w, res, 12)
+    expect(w.chunks().filter((c) => !Buffer.isBuffer(c))).toEqual([{ fd: FAKE_FD, position: 100, length: 6 }])
+    // Leases are let go only after the response is written.
+    expect(h.partitions.released).toEqual([])
+    for (const fn of ctx.done) fn()
+    expect(h.partitions.released).toHaveLength(1)
+    expect(h.partitions.released[0]!.map((r) => r.bytes)).toEqual([6])
+  })
+
+  it("passes the port's leader check through: a stale epoch is fenced, an unknown partition not read", async () => {
+    const h = harness()
+    const res = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 0n, currentLeaderEpoch: 3 }, { partition: 0, fetchOffset: 0n, currentLeaderEpoch: 9 }]), h.ctx(1, 12))
+    expect(res.responses[0]!.partitions.map((p) => p.errorCode)).toEqual([ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH])
+    const unknown = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 0n }], { topic: 'nope' }), h.ctx(1, 12))
+    expect(unknown.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+  })
+
+  it('long-polls through the port: waits for an append by Produce, then answers with it', async () => {
+    const h = harness()
+    const fetching = run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 1, fetchOffset: 0n }], { minBytes: 1, maxWaitMs: 5000 }), h.ctx(1, 12))
+    await new Promise((r) => setTimeout(r, 20))
+    expect(h.partitions.waiting).toBe(1)
+    const started = Date.now()
+    await run(produceHandler, produceRequest(1, [{ index: 1, records: Buffer.from('wake-up') }]), h.ctx(0, 7))
+    const res = await fetching
+    expect(Date.now() - started).toBeLessThan(2000)
+    expect(res.responses[0]!.partitions[0]!.records).toEqual({ chunks: [{ fd: FAKE_FD, position: 0, length: 7 }] })
+    // The empty first read held nothing, so nothing was released before the wait.
+    expect(h.partitions.released).toEqual([[]])
+  })
+
+  it('answers after maxWaitMs with what there is when nothing arrives', async () => {
+    const h = harness()
+    const started = Date.now()
+    const res = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 0n }], { minBytes: 1, maxWaitMs: 100 }), h.ctx(1, 12))
+    expect(Date.now() - started).toBeGreaterThanOrEqual(90)
+    expect(res.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE)
+    expect(res.responses[0]!.partitions[0]!.highWatermark).toBe(0n)
+  })
+})
+
+describe('ListOffsets against fake ports', () => {
+  function request(timestamp: bigint, currentLeaderEpoch = -1): ListOffsets.ListOffsetsRequest {
+    return ListOffsets.createListOffsetsRequest({
+      topics: [ListOffsets.createListOffsetsTopic({ name: 't', partitions: [ListOffsets.createListOffsetsPartition({ partitionIndex: 0, timestamp, currentLeaderEpoch })] })],
+    })
+  }
+
+  it("answers the port's offsets with its leader epoch (v4+), none before v4", async () => {
+    const h = harness()
+    await h.partitions.appendAsLeader([{ topic: 't', partition: 0, records: Buffer.from('one!') }], { acks: 1, timeoutMs: 0 })
+    const v5 = await run<ListOffsets.ListOffsetsResponse>(listOffsetsHandler, request(-1n), h.ctx(2, 5))
+    expect(v5.topics[0]!.partitions[0]).toMatchObject({ errorCode: ErrorCode.NONE, offset: 1n, leaderEpoch: LEADER_EPOCH })
+    const v1 = await run<ListOffsets.ListOffsetsResponse>(listOffsetsHandler, request(-2n), h.ctx(2, 1))
+    expect(v1.topics[0]!.partitions[0]).toMatchObject({ errorCode: ErrorCode.NONE, offset: 0n, leaderEpoch: -1 })
+    const fenced = await run<ListOffsets.ListOffsetsResponse>(listOffsetsHandler, request(-1n, 2), h.ctx(2, 5))
+    expect(fenced.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.FENCED_LEADER_EPOCH)
+  })
+})
+
+describe('Metadata against a fake metadata view', () => {
+  it('lists the brokers of the listener the request came on, the controller, and each partition as the view has it', async () => {
+    const h = harness()
+    const req = Metadata.createMetadataRequest({ topics: [Metadata.createMetadataRequestTopic({ name: 't' }), Metadata.createMetadataRequestTopic({ name: 'missing' })] })
+    const res = await run<Metadata.MetadataResponse>(metadataHandler, req, h.ctx(3, 9, 'INTERNAL'))
+    expect(res.brokers.map((b) => [b.nodeId, b.host, b.port, b.rack])).toEqual([[1, 'b1', 19092, 'r1'], [2, 'b2', 19092, null]])
+    expect(res.controllerId).toBe(2)
+    expect(res.clusterId).toBe('fake-cluster')
+    const [t, missing] = res.topics
+    expect(t!.partitions.map((p) => [p.partitionIndex, p.leaderId, p.leaderEpoch, p.replicaNodes, p.isrNodes])).toEqual([
+      [0, 1, LEADER_EPOCH, [1, 2], [1, 2]],
+      [1, 1, LEADER_EPOCH, [1, 2], [1]],
+    ])
+    // auto.create.topics.enable is false in the fake config: no TopicAdmin call.
+    expect(missing!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+  })
+})
