@@ -48,6 +48,10 @@ export class GroupService extends InternalTopicService<GroupCoordinator> impleme
     const writer = new CoordinatorPartitionWriter(broker.partitions, CONSUMER_OFFSETS_TOPIC, c.getInt('offsets.commit.timeout.ms'))
     return new GroupCoordinator({ config, writer, topics: brokerTopicsView(broker), clock: systemClock, log: broker.log })
   }
+
+  async onPartitionsDeleted(partitions: readonly { topic: string; partition: number }[]): Promise<void> {
+    await this.current?.onPartitionsDeleted(partitions)
+  }
 }
 
 function brokerTopicsView(broker: Broker): TopicsView {

@@ -4,6 +4,8 @@
 // * Topics are named by `topicNames` (v1-5) or by `topics` entries with a name or a topic id (v6).
 //   Deletion is complete (store written, partition directories removed by the shards) before the
 //   answer, so timeoutMs never expires.
+// * Every group's committed offsets of a deleted topic are removed from __consumer_offsets
+//   (tombstones) before the answer, as Kafka's group coordinator does on partition deletion.
 // * Unknown name -> UNKNOWN_TOPIC_OR_PARTITION; unknown id -> UNKNOWN_TOPIC_ID; an entry with both a
 //   name and an id -> INVALID_REQUEST; a name or id listed twice -> one INVALID_REQUEST result for it.
 // * delete.topic.enable=false -> TOPIC_DELETION_DISABLED for every topic (INVALID_REQUEST below v3,
@@ -54,6 +56,8 @@ export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsReques
         result.name = topic.name
         if (ctx.apiVersion >= 6) result.topicId = topic.topicId
         await ctx.topics.delete(topic.name)
+        // As Kafka's GroupCoordinator.onPartitionsDeleted: no group keeps offsets of a deleted topic.
+        await ctx.groups.onPartitionsDeleted(Array.from({ length: topic.partitions }, (_, partition) => ({ topic: topic.name, partition })))
       } catch (err) {
         const { errorCode, errorMessage } = apiError(err, ctx.log, 'DeleteTopics')
         result.errorCode = errorCode
