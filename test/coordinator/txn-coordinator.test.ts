@@ -17,6 +17,33 @@ const CONFIG: TransactionCoordinatorConfig = {
   removeExpiredTransactionalIdsIntervalMs: 3600_000,
 }
 
+/**
+ * Markers as a partition's producer state takes them (storage/producer-state.ts checkMarker): one from an
+ * older coordinator epoch than the partition has seen for the producer is refused. `holdNext` parks the
+ * next call only (a request in flight).
+ */
+class FencingMarkers implements TxnMarkerWriter {
+  written: TxnMarkerItem[] = []
+  refused: TxnMarkerItem[] = []
+  readonly #seen = new Map<string, number>()
+  holdNext: Promise<void> | null = null
+  async writeMarkers(items: readonly TxnMarkerItem[]): Promise<{ errorCode: number }[]> {
+    const hold = this.holdNext
+    this.holdNext = null
+    if (hold !== null) await hold
+    return items.map((i) => {
+      const k = `${i.topic}-${i.partition}-${i.producerId}`
+      if (i.coordinatorEpoch < (this.#seen.get(k) ?? -1)) {
+        this.refused.push(i)
+        return { errorCode: ErrorCode.TRANSACTION_COORDINATOR_FENCED }
+      }
+      this.#seen.set(k, i.coordinatorEpoch)
+      this.written.push(i)
+      return { errorCode: ErrorCode.NONE }
+    })
+  }
+}
+
 /** Records every marker; `failures` makes the next N calls fail the given partitions. */
 class FakeMarkers implements TxnMarkerWriter {
   written: TxnMarkerItem[] = []
@@ -33,12 +60,12 @@ class FakeMarkers implements TxnMarkerWriter {
   }
 }
 
-async function setup(opts: { writer?: InMemoryPartitionWriter; clock?: ManualClock; markers?: FakeMarkers; nextId?: { n: number } } = {}) {
+async function setup<M extends TxnMarkerWriter = FakeMarkers>(opts: { writer?: InMemoryPartitionWriter; clock?: ManualClock; markers?: M; nextId?: { n: number }; partitionEpoch?: (p: number) => number } = {}) {
   const clock = opts.clock ?? new ManualClock()
   const writer = opts.writer ?? new InMemoryPartitionWriter()
-  const markers = opts.markers ?? new FakeMarkers()
+  const markers = (opts.markers ?? new FakeMarkers()) as M
   const ids = opts.nextId ?? { n: 1000 }
-  const coordinator = new TransactionCoordinator({ config: CONFIG, writer, markers, producerIds: { nextProducerId: async () => ids.n++ }, clock, log: quietLog })
+  const coordinator = new TransactionCoordinator({ config: CONFIG, partitionEpoch: opts.partitionEpoch, writer, markers, producerIds: { nextProducerId: async () => ids.n++ }, clock, log: quietLog })
   await coordinator.loadAll()
   const settle = async (): Promise<void> => {
     for (let i = 0; i < 5; i++) {
@@ -175,6 +202,49 @@ describe('TransactionCoordinator', () => {
     // only, as in Kafka: no version of TransactionLogValue at this commit carries it).
     const again = await setup({ writer, nextId: { n: 3000 } })
     expect(await again.coordinator.runtime.read(p, (s) => s.txns.get('rot'))).toMatchObject({ producerId: 2000, previousProducerId: 2000, producerEpoch: 1 })
+  })
+
+  it('markers carry the coordinator epoch the __transaction_state partition is loaded in', async () => {
+    const { coordinator, markers, settle } = await setup({ partitionEpoch: (p) => 7 + p })
+    const p = transactionPartition('tx', CONFIG.transactionStatePartitions)
+    const { producerId, producerEpoch } = await coordinator.initProducerId('tx', 60000, null)
+    await coordinator.addPartitions('tx', producerId, producerEpoch, [{ topic: 'a', partition: 0 }, { topic: 'b', partition: 1 }])
+    await coordinator.endTxn('tx', producerId, producerEpoch, true)
+    await settle()
+    await coordinator.completionsIdle()
+    expect(markers.written.map((m) => m.coordinatorEpoch)).toEqual([7 + p, 7 + p])
+    expect(await coordinator.status('tx')).toBe(TxnStatus.CompleteCommit)
+  })
+
+  it('a coordinator loaded again in a newer epoch finishes the transaction; the late marker of the older epoch is fenced and its completion stops', async () => {
+    const markers = new FencingMarkers()
+    let epoch = 1
+    const { coordinator, writer, settle } = await setup({ markers, partitionEpoch: () => epoch })
+    const p = transactionPartition('tx', CONFIG.transactionStatePartitions)
+    const { producerId, producerEpoch } = await coordinator.initProducerId('tx', 60000, null)
+    await coordinator.addPartitions('tx', producerId, producerEpoch, [{ topic: 'a', partition: 0 }])
+    // The epoch-1 completion's marker request is in flight when the partition is elected again (epoch 2).
+    let release!: () => void
+    markers.holdNext = new Promise((r) => (release = r))
+    await coordinator.endTxn('tx', producerId, producerEpoch, false)
+    await settle()
+    epoch = 2
+    await coordinator.runtime.load(p, 2)
+    // The reload found PrepareAbort and completes it in epoch 2.
+    await settle()
+    expect(await coordinator.status('tx')).toBe(TxnStatus.CompleteAbort)
+    expect(markers.written.map((m) => m.coordinatorEpoch)).toEqual([2])
+    // The epoch-1 marker lands late: the partition refuses it, and that completion writes nothing more.
+    release()
+    await settle()
+    await coordinator.completionsIdle()
+    await settle()
+    expect(markers.refused.map((m) => m.coordinatorEpoch)).toEqual([1])
+    const completes = writer.records(p).filter((r) => r.value !== null && decodeTransactionValue(r.value).status === TxnStatus.CompleteAbort)
+    expect(completes).toHaveLength(1)
+    // Loading in the same or an older epoch changes nothing.
+    await coordinator.runtime.load(p, 1)
+    expect(coordinator.runtime.activeEpoch(p)).toBe(2)
   })
 
   it('commit: Ongoing -> PrepareCommit -> markers on every partition -> CompleteCommit', async () => {

@@ -175,7 +175,14 @@ export class TransactionCoordinatorState implements CoordinatorStateMachine {
   private prepared(txn: TransactionMetadata): PreparedTransaction {
     const partitions: TopicPartitionRef[] = []
     for (const [topic, ps] of txn.partitions) for (const partition of ps) partitions.push({ topic, partition })
-    return { transactionalId: txn.transactionalId, producerId: txn.producerId, producerEpoch: txn.producerEpoch, commit: txn.status === TxnStatus.PrepareCommit, partitions }
+    return {
+      transactionalId: txn.transactionalId,
+      producerId: txn.producerId,
+      producerEpoch: txn.producerEpoch,
+      coordinatorEpoch: this.ctx.epoch,
+      commit: txn.status === TxnStatus.PrepareCommit,
+      partitions,
+    }
   }
 
   /** Writes a transition to Prepare*; once durable the coordinator writes the markers. */
