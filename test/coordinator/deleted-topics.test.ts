@@ -16,6 +16,8 @@ function topicsWithDeletion(deleted: Set<string>): TopicsView {
   ])
   return {
     partitionCount: (topic) => (deleted.has(topic) ? undefined : counts.get(topic)),
+    topicId: () => undefined,
+    topicName: () => undefined,
     async offsets(partitions) {
       return partitions.map(() => ({ logEndOffset: 0, highWatermark: 0 }))
     },
