@@ -57,6 +57,8 @@ export class GroupService extends InternalTopicService<GroupCoordinator> impleme
 function brokerTopicsView(broker: Broker): TopicsView {
   return {
     partitionCount: (topic) => broker.topics.get(topic)?.partitions,
+    topicId: (topic) => broker.topics.get(topic)?.topicId,
+    topicName: (topicId) => broker.topics.getById(topicId)?.name,
     async offsets(partitions) {
       const states = await broker.partitions.states(partitions)
       const byKey = new Map(states.map((s) => [partitionKey(s.topic, s.partition), s]))
