@@ -6,6 +6,7 @@
 // commits and lag. When the topic already exists at startup, every partition is replayed in the
 // background (group requests meanwhile get COORDINATOR_LOAD_IN_PROGRESS).
 import { GroupCoordinator } from '../coordinator/group/group-coordinator.js'
+import { assignorName } from '../coordinator/group/server-assignors.js'
 import type { GroupCoordinatorConfig, TopicsView } from '../coordinator/group/types.js'
 import { systemClock } from '../coordinator/runtime/clock.js'
 import type { TopicRecord } from '../cluster/topic-store.js'
@@ -44,6 +45,10 @@ export class GroupService extends InternalTopicService<GroupCoordinator> impleme
       maxSessionTimeoutMs: c.getInt('group.max.session.timeout.ms'),
       maxGroupSize: c.getInt('group.max.size'),
       offsetMetadataMaxBytes: c.getInt('offset.metadata.max.bytes'),
+      consumerGroupSessionTimeoutMs: c.getInt('group.consumer.session.timeout.ms'),
+      consumerGroupHeartbeatIntervalMs: c.getInt('group.consumer.heartbeat.interval.ms'),
+      consumerGroupMaxSize: c.getInt('group.consumer.max.size'),
+      consumerGroupAssignors: c.getList('group.consumer.assignors')!.map((a) => assignorName(a)!),
     }
     const writer = new CoordinatorPartitionWriter(broker.partitions, CONSUMER_OFFSETS_TOPIC, c.getInt('offsets.commit.timeout.ms'))
     return new GroupCoordinator({ config, writer, topics: brokerTopicsView(broker), clock: systemClock, log: broker.log })

@@ -14,7 +14,10 @@
 //   instance id (static members) or member id; the first (partitions % members) get one more. Members
 //   with the same subscriptions and topics with the same partition count get the same partition numbers
 //   of every topic (co-partitioning).
+import { RANGE_ASSIGNOR, UNIFORM_ASSIGNOR } from '../../domain/consumer-group-assignors.js'
 import type { Assignment } from './consumer-group-records.js'
+
+export { RANGE_ASSIGNOR, UNIFORM_ASSIGNOR, assignorName } from '../../domain/consumer-group-assignors.js'
 
 export interface AssignorMember {
   memberId: string
@@ -36,21 +39,6 @@ export interface ServerAssignor {
   assign(spec: AssignmentSpec): Map<string, Map<string, Set<number>>>
 }
 
-export const UNIFORM_ASSIGNOR = 'uniform'
-export const RANGE_ASSIGNOR = 'range'
-
-/** Kafka's class names for the built-in assignors (the group.consumer.assignors default before 4.0). */
-const CLASS_NAMES: Record<string, string> = {
-  'org.apache.kafka.coordinator.group.assignor.UniformAssignor': UNIFORM_ASSIGNOR,
-  'org.apache.kafka.coordinator.group.assignor.RangeAssignor': RANGE_ASSIGNOR,
-}
-
-/** The built-in assignor a group.consumer.assignors entry names (short name or Kafka class name), or undefined. */
-export function assignorName(entry: string): string | undefined {
-  const e = entry.trim()
-  if (e === UNIFORM_ASSIGNOR || e === RANGE_ASSIGNOR) return e
-  return CLASS_NAMES[e]
-}
 
 const byId = (a: { memberId: string }, b: { memberId: string }): number => (a.memberId < b.memberId ? -1 : a.memberId > b.memberId ? 1 : 0)
 
