@@ -73,7 +73,7 @@ async function scenario(name: 'skein' | 'librdkafka'): Promise<Scenario> {
     let result: string
     if (name === 'skein') {
       const args = ['perf', 'produce', '--bootstrap-server', broker.bootstrap, '--topic', 'perf', '--num-records', String(records), '--record-size', '100', '--throughput', '-1', '--producer-props', 'acks=1', '--json']
-      command = `node --cpu-prof dist/src/cli/skein.js ${args.join(' ')}`
+      command = `node --cpu-prof dist/src/skein.js ${args.join(' ')}`
       const r = await run(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${clientProfDir}`, SKEIN_JS, ...args], { timeoutMs: 300000 })
       if (r.code !== 0) throw new Error(`skein perf produce exited ${r.code}: ${r.stderr}`)
       const j = JSON.parse(lastJsonLine(r.stdout)) as { recordsPerSec: number; mbPerSec: number }

@@ -4,7 +4,7 @@
 // - a client reading at full speed receives each Fetch response, megabytes, into one fresh buffer, which
 //   glibc's defaults give back when it is freed (its own mmap, or a trimmed heap top): over a third of
 //   `skein perf consume`'s CPU was system time, much of it page faults. Like Kafka's own tools get their JVM heap
-//   settings from kafka-run-class, the skein tools (src/cli/skein.ts) apply the client settings; a
+//   settings from kafka-run-class, the skein tools (src/skein.ts) apply the client settings; a
 //   library user's process keeps its own unless it calls tuneMallocForClient().
 import { native } from './index.js'
 

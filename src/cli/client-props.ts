@@ -92,10 +92,19 @@ export function applyProducerProps(opts: ProducerOptions, props: ReadonlyMap<str
       case 'allow.auto.create.topics':
         opts.allowAutoTopicCreation = bool(name, v)
         break
+      case 'enable.idempotence':
+        opts.enableIdempotence = bool(name, v)
+        break
+      case 'transactional.id':
+        if (v.trim() === '') throw new UsageError('property transactional.id must not be empty')
+        opts.transactionalId = v.trim()
+        break
+      case 'transaction.timeout.ms':
+        opts.transactionTimeoutMs = int(name, v, 1)
+        break
       case 'key.serializer':
       case 'value.serializer':
-      case 'enable.idempotence':
-        // Bytes in, bytes out; idempotence is not implemented by this client (acks still apply).
+        // Bytes in, bytes out.
         break
       default:
         unknown.push(name)

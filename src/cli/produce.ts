@@ -1,6 +1,8 @@
 // `skein produce`: kafka-console-producer. One record per line of stdin (or of --file files), with
 // Kafka's LineMessageReader properties: parse.key / key.separator, parse.headers / headers.delimiter /
 // headers.separator / headers.key.separator, null.marker, ignore.error. Prints what was written on exit.
+// With a transactional.id the whole input is one transaction: committed at its end, aborted on an error
+// or Ctrl-C.
 import { createReadStream, statSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import type { Readable } from 'node:stream'
@@ -26,10 +28,16 @@ const SPEC: CommandSpec = {
     { name: 'batch-size', value: 'BYTES', desc: 'batch.size (default 16384)' },
     { name: 'linger-ms', value: 'MS', aliases: ['timeout'], desc: 'linger.ms (default 5)' },
     { name: 'sync', desc: 'Wait for each record to be acknowledged before the next' },
-    { name: 'producer-property', value: 'KEY=VALUE', repeat: true, desc: 'A Kafka producer config (acks, linger.ms, compression.type, ...)' },
+    { name: 'producer-property', value: 'KEY=VALUE', repeat: true, desc: 'A Kafka producer config (acks, linger.ms, compression.type, enable.idempotence, transactional.id, ...)' },
     { name: 'producer.config', value: 'FILE', desc: 'A properties file of producer configs' },
   ],
   notes: `Line format: [headers<headers.delimiter>][key<key.separator>]value
+
+The producer is idempotent by default (enable.idempotence, as in Kafka: with acks=all, retries are never
+written twice). With --producer-property transactional.id=ID the whole input is one transaction,
+committed at the end of the input and aborted on an error or Ctrl-C (keep it shorter than
+transaction.timeout.ms, default 60000, or the broker aborts it).
+
 Example:
   printf 'k1:hello\\nk2:world\\n' | skein produce --topic demo --property parse.key=true --property key.separator=:`,
 }
@@ -137,9 +145,15 @@ export function runProduce(argv: readonly string[]): Promise<number> {
     }
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
+    const transactional = opts.transactionalId != null
+    let committed = false
     try {
       const info = await producer.topicInfo(topic)
       if (partition !== undefined && partition >= info.partitions.length) throw new UsageError(`--partition ${partition}: topic '${topic}' has ${info.partitions.length} partitions`)
+      if (transactional) {
+        await producer.initTransactions()
+        producer.beginTransaction()
+      }
       const onAck = (err: Error | null, meta: { partition: number } | null): void => {
         if (err !== null) {
           failed++
@@ -173,18 +187,24 @@ export function runProduce(argv: readonly string[]): Promise<number> {
         if (stopping) break
       }
       await producer.flush()
+      if (transactional && !stopping && failed === 0) {
+        await producer.commitTransaction()
+        committed = true
+      }
     } finally {
       process.off('SIGINT', onSignal)
       process.off('SIGTERM', onSignal)
+      // An uncommitted transaction is aborted by close().
       await producer.close().catch(() => {})
     }
     const parts = [...perPartition].sort((a, b) => a[0] - b[0]).map(([p, n]) => `partition ${p}: ${n}`)
-    process.stderr.write(`Produced ${written} record${written === 1 ? '' : 's'} to topic ${topic}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}.\n`)
-    if (failed > 0) {
-      process.stderr.write(`skein produce: ${failed} record${failed === 1 ? '' : 's'} could not be written: ${describeError(firstError)}\n`)
+    if (!transactional || committed) process.stderr.write(`Produced ${written} record${written === 1 ? '' : 's'} to topic ${topic}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}${committed ? ' in one transaction' : ''}.\n`)
+    if (failed > 0) process.stderr.write(`skein produce: ${failed} record${failed === 1 ? '' : 's'} could not be written: ${describeError(firstError)}\n`)
+    if (transactional && !committed) {
+      process.stderr.write(`skein produce: the transaction was aborted${stopping ? ' (interrupted)' : ''}: none of its ${written + failed} record${written + failed === 1 ? '' : 's'} will be visible to read_committed consumers.\n`)
       return 1
     }
-    return 0
+    return failed > 0 ? 1 : 0
   })
 }
 

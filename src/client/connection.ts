@@ -1,5 +1,5 @@
 // One TCP connection to one broker: size-prefixed framing, correlation ids, pipelining (any number of
-// requests in flight; Kafka answers them in order, matched here by id), per-request timeouts and the
+// requests in flight; Kafka answers them in order, which is checked), per-request timeouts and the
 // ApiVersions handshake that fixes the version used for each API (the highest both sides support).
 import { connect as netConnect, type Socket } from 'node:net'
 import { ApiKey, apiName } from '../protocol/api-keys.gen.js'
@@ -277,6 +277,14 @@ export class BrokerConnection {
     const p = this.pending.get(correlationId)
     if (p === undefined) {
       this.fail(new ConnectionError(`unexpected correlation id ${correlationId} from ${this.address}`))
+      return
+    }
+    // Kafka answers a connection's requests in the order they were sent (as the Java client checks): an
+    // answer that overtakes an older request means that request was lost on the way, and whether the
+    // broker acted on it cannot be known. The connection is given up, so every request on it is retried
+    // (an idempotent producer's resent batches are then recognised as duplicates if they were written).
+    if (this.pending.keys().next().value !== correlationId) {
+      this.fail(new ConnectionError(`response ${correlationId} from ${this.address} overtook an older request`))
       return
     }
     this.pending.delete(correlationId)

@@ -13,7 +13,7 @@ import { ErrorCode, KafkaError } from '../domain/errors.js'
 import type { AssignorName } from './assignors.js'
 import { Cluster, sleep, type ClientOptions } from './cluster.js'
 import { isRetriableError } from './errors.js'
-import { GroupMember, type TopicPartitionOffset } from './group.js'
+import { GroupMember, type ConsumerGroupMetadata, type TopicPartitionOffset } from './group.js'
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets, tpKey } from './offsets.js'
 import { FetchedRecordsCursor, type ConsumedRecord } from './records.js'
 
@@ -453,6 +453,16 @@ export class Consumer {
       }
     }
     return refresh
+  }
+
+  /**
+   * The member's place in its group (Kafka's groupMetadata()), for Producer.sendOffsetsToTransaction in a
+   * consume-transform-produce loop: the coordinator then refuses offsets from a member that a rebalance
+   * left behind. This consumer is a dynamic member (no group.instance.id).
+   */
+  groupMetadata(): ConsumerGroupMetadata {
+    if (this.group === null) throw new KafkaError(ErrorCode.INVALID_GROUP_ID, 'groupMetadata() needs a groupId')
+    return { groupId: this.group.groupId, generationId: this.group.generationId, memberId: this.group.memberId, groupInstanceId: null }
   }
 
   /** Commits offsets (default: the current positions of every assigned partition). Needs a group. */

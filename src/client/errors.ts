@@ -31,3 +31,35 @@ export function isRetriableError(err: unknown): boolean {
 export function throwIfError(code: number, message?: string | null): void {
   if (code !== ErrorCode.NONE) throw new KafkaError(code as ErrorCode, message ?? undefined)
 }
+
+/**
+ * The idempotent or transactional producer cannot go on as it is. fatal: the producer can only be closed
+ * (fenced by a newer instance with the same transactional.id, not authorized, a broker that cannot serve
+ * it, ...). Otherwise the error is abortable: abortTransaction(), then the producer goes on. code is the
+ * Kafka error behind it (PRODUCER_FENCED for a fenced producer, whichever code the broker used).
+ */
+export class ProducerStateError extends KafkaError {
+  readonly fatal: boolean
+
+  constructor(code: ErrorCode, message: string, fatal: boolean) {
+    super(code, message)
+    this.name = 'ProducerStateError'
+    this.fatal = fatal
+  }
+}
+
+/** A record that was not sent because its transaction was aborted (Kafka's TransactionAbortedException). */
+export class TransactionAbortedError extends Error {
+  constructor(message = 'the transaction was aborted before this record was sent') {
+    super(message)
+    this.name = 'TransactionAbortedError'
+  }
+}
+
+/** A method called in a state that does not allow it (Kafka's IllegalStateException): a bug in the caller. */
+export class IllegalStateError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'IllegalStateError'
+  }
+}

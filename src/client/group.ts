@@ -73,6 +73,22 @@ export interface TopicPartitionOffset {
   partition: number
   offset: number
   metadata?: string | null
+  /** The leader epoch of the record before offset, when known (TxnOffsetCommit v2+); default -1. */
+  leaderEpoch?: number
+}
+
+/**
+ * A consumer's place in its group (Kafka's ConsumerGroupMetadata), for Producer.sendOffsetsToTransaction:
+ * the group coordinator refuses the offsets of a member that is no longer in the generation (a zombie).
+ */
+export interface ConsumerGroupMetadata {
+  groupId: string
+  /** -1 outside a generation. */
+  generationId: number
+  /** '' outside a generation. */
+  memberId: string
+  /** group.instance.id of a static member; null for a dynamic one. */
+  groupInstanceId: string | null
 }
 
 /** The classic group protocol, for one member. */

@@ -1,9 +1,15 @@
 // The producer: records are appended to a per-partition batch (batch.size bytes), a batch is sent when
 // full or when linger.ms has passed, batches for the same leader go in one Produce request, and several
-// requests may be in flight per broker (max.in.flight.requests.per.connection; as in Kafka without
-// idempotence, a retried batch may then land after a later one). Retriable errors (NOT_LEADER_OR_FOLLOWER,
-// a broken connection, ...) refresh the metadata and resend after retry.backoff.ms until
-// delivery.timeout.ms; other errors fail the batch's records.
+// requests may be in flight per broker (max.in.flight.requests.per.connection). Retriable errors
+// (NOT_LEADER_OR_FOLLOWER, a broken connection, ...) refresh the metadata and resend after
+// retry.backoff.ms until delivery.timeout.ms; other errors fail the batch's records.
+//
+// Idempotence (enable.idempotence, on by default as in the Java client when acks=all, retries > 0 and at
+// most 5 requests in flight) and transactions (transactional.id) are the TransactionManager's
+// (transactions.ts): batches carry a producer id, epoch and sequence, so a retried batch the broker
+// already wrote is not written twice and batches land in the order they were sent. Without idempotence,
+// as in Kafka, a retried batch may land after a later one. The manager is consulted once per batch,
+// never per record, and not at all when idempotence is off.
 //
 // The hot path (append / appendBatched) does no per-record allocation: a record is encoded straight into
 // its partition's batch buffer (pooled, see BatchBufferPool), and its delivery context and timestamp go
@@ -13,9 +19,11 @@ import { ApiKey } from '../protocol/api-keys.gen.js'
 import * as Produce from '../protocol/messages/00-produce.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { Cluster, sleep, type ClientOptions, type ClusterMetadata, type TopicInfo } from './cluster.js'
-import { ConnectionError, isRetriableError, TimeoutError } from './errors.js'
+import { ConnectionError, IllegalStateError, isRetriableError, TimeoutError } from './errors.js'
+import type { ConsumerGroupMetadata, TopicPartitionOffset } from './group.js'
 import { Partitioner, type PartitionerName } from './partitioner.js'
 import { BatchBufferPool, COMPRESSION_CODECS, RecordBatchWriter, type CompressionName, type Header } from './records.js'
+import { MAX_IN_FLIGHT_PER_PARTITION, TransactionManager, type PartitionSequences, type TransactionState } from './transactions.js'
 import { sizeOfVarint } from '../protocol/records/varint.js'
 
 export interface ProducerOptions extends ClientOptions {
@@ -37,8 +45,22 @@ export interface ProducerOptions extends ClientOptions {
   partitioner?: PartitionerName
   /** Let the broker create unknown topics (auto.create.topics.enable). Default true. */
   allowAutoTopicCreation?: boolean
-  /** max.block.ms: how long send() waits for a topic's metadata and then for buffer room, in all. Default 60000. */
+  /**
+   * max.block.ms: how long send() waits for a topic's metadata and then for buffer room, in all, and how
+   * long initTransactions, sendOffsetsToTransaction, commitTransaction and abortTransaction wait for the
+   * coordinators. Default 60000.
+   */
   maxBlockMs?: number
+  /**
+   * enable.idempotence: producer id and sequence numbers, so that retries write nothing twice and keep the
+   * order. Default true, but false (as in the Java client) when acks is not -1, maxInFlight is above 5 or
+   * retries is 0; set to true explicitly with one of those, it is a configuration error.
+   */
+  enableIdempotence?: boolean
+  /** transactional.id: makes the producer transactional (needs idempotence). Default none. */
+  transactionalId?: string | null
+  /** transaction.timeout.ms: how long the coordinator lets a transaction stay open before aborting it. Default 60000. */
+  transactionTimeoutMs?: number
 }
 
 export type RecordValue = Buffer | string | null
@@ -112,6 +134,11 @@ interface Batch {
   /** Socket writes of this batch not finished yet: its buffer is reused only once they are done. */
   writesPending: number
   done: boolean
+  /** Idempotence (transactions.ts): set when the batch is first sent; baseSequence -1 before. */
+  producerId: number
+  producerEpoch: number
+  baseSequence: number
+  inRequest: boolean
 }
 
 interface PartitionQueue {
@@ -119,6 +146,8 @@ interface PartitionQueue {
   partition: number
   open: Batch | null
   ready: Batch[]
+  /** Idempotence state of the partition (null without idempotence, or until first used). */
+  seq: PartitionSequences | null
 }
 
 const toBuffer = (v: RecordValue | undefined): Buffer | null => (v == null ? null : typeof v === 'string' ? Buffer.from(v) : v)
@@ -142,6 +171,8 @@ export class Producer {
   private readonly allowAutoTopicCreation: boolean
   private readonly maxBlockMs: number
   private readonly partitioner: Partitioner
+  /** Idempotence and transactions; null when enable.idempotence is off (the plain path). */
+  private readonly tm: TransactionManager | null
   /** Partition queues by topic, indexed by partition; queueList holds them all in creation order. */
   private readonly queues = new Map<string, PartitionQueue[]>()
   private readonly queueList: PartitionQueue[] = []
@@ -170,6 +201,9 @@ export class Producer {
   private buffered = 0
   private readonly idleWaiters: (() => void)[] = []
   private readonly capacityWaiters: (() => void)[] = []
+  /** send() calls between their start and their append (waiting for metadata or buffer room). */
+  private sendsWaiting = 0
+  private readonly sendWaiters: (() => void)[] = []
   private closed = false
 
   constructor(opts: ProducerOptions) {
@@ -189,6 +223,83 @@ export class Producer {
     // As Kafka's BufferPool: free batch.size buffers are kept for reuse, at most buffer.memory of them.
     this.bufferPool = new BatchBufferPool(this.batchSize, this.bufferMemory)
     this.maxFreeSlots = Math.max(16, Math.ceil(this.bufferMemory / Math.max(1, this.batchSize)))
+    this.tm = resolveIdempotence(opts, this.acks, this.maxInFlight)
+      ? new TransactionManager(
+          this.cluster,
+          {
+            wake: () => this.drain(false),
+            failUnsent: (err, sentToo) => this.failUnsent(err, sentToo),
+            failAll: (err) => this.failAll(err),
+            flush: () => this.flush(),
+          },
+          { transactionalId: opts.transactionalId ?? null, transactionTimeoutMs: opts.transactionTimeoutMs ?? 60000, maxBlockMs: this.maxBlockMs, deliveryTimeoutMs: this.deliveryTimeoutMs },
+        )
+      : null
+  }
+
+  /** Whether the producer is idempotent (enable.idempotence, after the Java client's defaults and rules). */
+  get idempotent(): boolean {
+    return this.tm !== null
+  }
+
+  /** The transaction state ('UNINITIALIZED' ... 'FATAL_ERROR'); null when idempotence is off. */
+  get transactionState(): TransactionState | null {
+    return this.tm?.state ?? null
+  }
+
+  /** The producer id and epoch the producer writes with (-1 before InitProducerId); null without idempotence. */
+  get producerIdAndEpoch(): { producerId: number; producerEpoch: number } | null {
+    return this.tm === null ? null : { producerId: this.tm.producerId, producerEpoch: this.tm.producerEpoch }
+  }
+
+  private transactions(method: string): TransactionManager {
+    if (this.tm === null || !this.tm.transactional) throw new IllegalStateError(`${method}() needs a transactional producer (transactional.id)`)
+    return this.tm
+  }
+
+  /**
+   * Registers the transactional.id with its transaction coordinator (InitProducerId): a transaction a
+   * previous instance left open is aborted, and that instance is fenced. Once, before the first transaction.
+   */
+  async initTransactions(): Promise<void> {
+    await this.transactions('initTransactions').initTransactions()
+  }
+
+  /** Starts a transaction: the records sent until commit or abort belong to it. */
+  beginTransaction(): void {
+    this.transactions('beginTransaction').beginTransaction()
+  }
+
+  /**
+   * Adds a consumer group's offsets to the transaction (AddOffsetsToTxn, then TxnOffsetCommit to the group
+   * coordinator): they are committed with the transaction's records, or not at all. group is the
+   * consumer's groupMetadata(), so that the coordinator refuses a member that is no longer in the group
+   * (a bare group id skips that check).
+   */
+  async sendOffsetsToTransaction(offsets: readonly TopicPartitionOffset[], group: ConsumerGroupMetadata | string): Promise<void> {
+    const metadata = typeof group === 'string' ? { groupId: group, generationId: -1, memberId: '', groupInstanceId: null } : group
+    await this.transactions('sendOffsetsToTransaction').sendOffsetsToTransaction(offsets, metadata)
+  }
+
+  /**
+   * Sends every record of the transaction, waits for their acknowledgements, then commits (EndTxn). If a
+   * record failed the commit throws an abortable ProducerStateError: abortTransaction() then. A
+   * TimeoutError leaves the commit pending: call commitTransaction() again.
+   */
+  async commitTransaction(): Promise<void> {
+    const tm = this.transactions('commitTransaction')
+    await this.sendsAppended()
+    await tm.commitTransaction()
+  }
+
+  /**
+   * Aborts the transaction: records not sent yet fail with TransactionAbortedError, the sent ones are
+   * waited for, then EndTxn (abort); after an abortable error the epoch is bumped too.
+   */
+  async abortTransaction(): Promise<void> {
+    const tm = this.transactions('abortTransaction')
+    await this.sendsAppended()
+    await tm.abortTransaction()
   }
 
   /** Connects to a bootstrap broker (optional: the first send connects too). */
@@ -218,21 +329,45 @@ export class Producer {
     }
   }
 
-  /** Sends one record; resolves when the broker has acknowledged it (acks) or it failed. */
+  /**
+   * Sends one record; resolves when the broker has acknowledged it (acks) or it failed. With a
+   * transactional producer the record belongs to the transaction in which send() was called:
+   * commitTransaction() and abortTransaction() wait for the sends still waiting for metadata or room.
+   */
   async send(record: ProducerRecord): Promise<RecordMetadata> {
     const started = Date.now()
-    const t = await this.topicInfo(record.topic)
-    // As Kafka's send(): while buffer.memory bytes wait to be sent, wait for room, for at most what is
-    // left of max.block.ms (the metadata wait counts too). Re-checked after each wake-up, since other
-    // senders woken at the same time may have filled the room again.
-    while (!this.hasCapacity && !this.closed) await this.waitForCapacity(Math.max(0, this.maxBlockMs - (Date.now() - started)))
+    this.sendsWaiting++
+    let t: TopicInfo
+    try {
+      t = await this.topicInfo(record.topic)
+      // As Kafka's send(): while buffer.memory bytes wait to be sent, wait for room, for at most what is
+      // left of max.block.ms (the metadata wait counts too). Re-checked after each wake-up, since other
+      // senders woken at the same time may have filled the room again.
+      while (!this.hasCapacity && !this.closed) await this.waitForCapacity(Math.max(0, this.maxBlockMs - (Date.now() - started)))
+    } catch (err) {
+      this.sendAppended()
+      throw err
+    }
     return new Promise<RecordMetadata>((resolve, reject) => {
       const cb: DeliveryCallback = (err, meta) => {
         if (err !== null) reject(err)
         else resolve(meta!)
       }
-      this.appendResolved(t, record.partition, toBuffer(record.key), toBuffer(record.value), toHeaders(record.headers), record.timestamp ?? Date.now(), cb, false, 0)
+      try {
+        this.appendResolved(t, record.partition, toBuffer(record.key), toBuffer(record.value), toHeaders(record.headers), record.timestamp ?? Date.now(), cb, false, 0)
+      } finally {
+        this.sendAppended()
+      }
     })
+  }
+
+  private sendAppended(): void {
+    if (--this.sendsWaiting === 0 && this.sendWaiters.length > 0) for (const w of this.sendWaiters.splice(0)) w()
+  }
+
+  /** Resolves once every send() called so far has appended its record (or failed). */
+  private async sendsAppended(): Promise<void> {
+    while (this.sendsWaiting > 0) await new Promise<void>((resolve) => this.sendWaiters.push(resolve))
   }
 
   /** Sends many records; resolves with their metadata in order (rejects on the first failure). */
@@ -326,6 +461,14 @@ export class Producer {
       b = null
     }
     if (b === null) {
+      if (this.tm !== null) {
+        // Per new batch, not per record: the manager closes the open batches when its state changes.
+        const refused = this.tm.refuseNewBatch(q)
+        if (refused !== null) {
+          this.failOne(cb, perBatch, t.name, p, ctx, timestamp, refused)
+          return
+        }
+      }
       b = this.newBatch(q, size)
       if (!b.writer.tryAppendSized(timestamp, key, value, headers, fields)) throw new Error('a record did not fit an empty batch sized for it')
     }
@@ -349,6 +492,7 @@ export class Producer {
 
   /** A record refused before it joined a batch: its callback hears so at once. */
   private failOne(cb: DeliveryCallback | BatchDeliveryCallback | undefined, perBatch: boolean, topic: string, partition: number, ctx: number, timestamp: number, err: Error): void {
+    this.tm?.recordRefused(err)
     if (cb === undefined) return
     if (!perBatch) {
       ;(cb as DeliveryCallback)(err, null, ctx)
@@ -369,7 +513,7 @@ export class Producer {
     this.lastQueues = list
     let q = list[partition]
     if (q === undefined) {
-      q = { topic, partition, open: null, ready: [] }
+      q = { topic, partition, open: null, ready: [], seq: null }
       list[partition] = q
       this.queueList.push(q)
     }
@@ -394,6 +538,10 @@ export class Producer {
       retryAt: 0,
       writesPending: 0,
       done: false,
+      producerId: -1,
+      producerEpoch: -1,
+      baseSequence: -1,
+      inRequest: false,
     }
     q.open = b
     this.unfinished++
@@ -414,7 +562,8 @@ export class Producer {
     if (b === null) return
     q.open = null
     if (b.count > this.slotHint) this.slotHint = b.count
-    b.bytes = b.writer.build(this.codec as 0)
+    // An idempotent producer computes the CRC when it stamps the producer id and sequence in.
+    b.bytes = b.writer.build(this.codec as 0, this.tm === null)
     q.ready.push(b)
     this.partitioner.batchClosed(q.topic, q.partition, numPartitions)
   }
@@ -465,6 +614,8 @@ export class Producer {
   }
 
   private sendReady(now: number): void {
+    const tm = this.tm
+    if (tm !== null) tm.maybeBumpEpoch()
     // Group the head batches of each partition by leader; one batch per partition per request.
     const byLeader = new Map<number, Batch[]>()
     let earliestRetry = Infinity
@@ -473,6 +624,15 @@ export class Producer {
       if (head === undefined) continue
       if (head.retryAt > now) {
         earliestRetry = Math.min(earliestRetry, head.retryAt)
+        continue
+      }
+      if (tm !== null && !tm.maySend(q, head)) {
+        // Waiting for a producer id, the transaction, an epoch bump or earlier batches (each of which
+        // calls drain when it is done). A batch never sent still expires after delivery.timeout.ms.
+        if (head.baseSequence < 0 && now - head.createdAt >= this.deliveryTimeoutMs) {
+          q.ready.shift()
+          this.complete(head, new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `${q.topic}-${q.partition}: not sent within delivery.timeout.ms ${this.deliveryTimeoutMs}`), -1, -1)
+        }
         continue
       }
       const t = this.cluster.metadata.topics.get(q.topic)
@@ -500,8 +660,10 @@ export class Producer {
           const q = b.queue
           const head = q.ready[0]
           if (head === undefined || head.retryAt > now) continue
+          if (tm !== null && head !== b && !tm.maySend(q, head)) continue
           if (batches.length > 0 && size + head.bytes!.length > this.maxRequestSize) continue
           q.ready.shift()
+          if (tm !== null) tm.sending(q, head)
           batches.push(head)
           size += head.bytes!.length
         }
@@ -536,8 +698,9 @@ export class Producer {
       if (list === undefined) topics.set(b.topic, (list = []))
       list.push({ index: b.partition, records: b.bytes })
     }
+    const tm = this.tm
     const req: Produce.ProduceRequest = {
-      transactionalId: null,
+      transactionalId: tm !== null ? tm.transactionalId : null,
       acks: this.acks,
       timeoutMs: this.cluster.requestTimeoutMs,
       topicData: [...topics].map(([name, partitionData]) => ({ name, partitionData })),
@@ -569,6 +732,7 @@ export class Producer {
         const results = new Map<string, Produce.PartitionProduceResponse>()
         for (const t of res.responses) for (const p of t.partitionResponses) results.set(`${t.name}\u0000${p.index}`, p)
         for (const b of batches) {
+          if (tm !== null) tm.requestDone(b.queue, b)
           const r = results.get(`${b.topic}\u0000${b.partition}`)
           if (r === undefined) {
             this.retryOrFail(b, new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `no answer for ${b.topic}-${b.partition} in the Produce response`))
@@ -579,7 +743,10 @@ export class Producer {
         }
       })
       .catch((err: unknown) => {
-        for (const b of batches) this.retryOrFail(b, err as Error)
+        for (const b of batches) {
+          if (tm !== null) tm.requestDone(b.queue, b)
+          this.retryOrFail(b, err as Error)
+        }
       })
       .finally(done)
   }
@@ -588,22 +755,75 @@ export class Producer {
     // Already delivered (its buffer may be back in the pool): never send it again.
     if (b.done) return
     const age = Date.now() - b.createdAt
-    if (!this.closed && isRetriableError(err) && age < this.deliveryTimeoutMs) {
+    let retry = isRetriableError(err)
+    if (this.tm !== null && b.baseSequence >= 0) {
+      const verdict = this.tm.produceErrorVerdict(b.queue, b, err)
+      if (verdict === 'duplicate') {
+        this.complete(b, null, -1, -1)
+        return
+      }
+      retry = verdict === 'retry'
+    }
+    if (!this.closed && retry && age < this.deliveryTimeoutMs) {
       b.attempts++
       b.retryAt = Date.now() + Math.min(this.cluster.retryBackoffMs * 2 ** Math.min(b.attempts - 1, 5), 1000)
-      b.queue.ready.unshift(b)
+      if (b.baseSequence >= 0) this.requeueInSequence(b)
+      else b.queue.ready.unshift(b)
       // The leader may have moved (NOT_LEADER_OR_FOLLOWER) or the broker gone: look again.
       this.refreshSoon()
       return
     }
     const reason = err instanceof KafkaError ? err : new KafkaError(ErrorCode.NETWORK_EXCEPTION, err.message)
-    this.complete(b, reason, -1, -1)
+    // definite: the broker answered that it did not take the batch (not a lost answer or an expiry).
+    this.complete(b, reason, -1, -1, !retry && err instanceof KafkaError)
   }
 
-  private complete(b: Batch, err: Error | null, baseOffset: number, logAppendTime: number): void {
+  /** Puts a sent batch back in its queue before every batch sent after it (and before the unsent ones). */
+  private requeueInSequence(b: Batch): void {
+    const ready = b.queue.ready
+    const inFlight = b.queue.seq!.inFlight
+    const rank = inFlight.indexOf(b)
+    let i = 0
+    while (i < ready.length && ready[i]!.baseSequence >= 0 && inFlight.indexOf(ready[i]!) < rank) i++
+    ready.splice(i, 0, b)
+  }
+
+  /**
+   * Idempotence: fails the batches not sent yet, open ones included (an abortable error, an abort), and
+   * with sentToo those sent and waiting for a retry.
+   */
+  private failUnsent(err: Error, sentToo: boolean): void {
+    const doomed: Batch[] = []
+    for (const q of this.queueList) {
+      if (q.open !== null) this.seal(q, this.cluster.metadata.topics.get(q.topic)?.partitions.length ?? 1)
+      if (q.ready.length === 0) continue
+      const keep: Batch[] = []
+      for (const b of q.ready) (b.baseSequence < 0 || (sentToo && !b.inRequest) ? doomed : keep).push(b)
+      q.ready = keep
+    }
+    for (const b of doomed) this.complete(b, err, -1, -1)
+  }
+
+  /** Idempotence: a fatal error fails every incomplete batch, those in flight too (their answers are ignored). */
+  private failAll(err: Error): void {
+    this.failUnsent(err, true)
+    for (const q of this.queueList) if (q.seq !== null) for (const b of [...q.seq.inFlight]) this.complete(b as Batch, err, -1, -1)
+  }
+
+  private complete(b: Batch, err: Error | null, baseOffset: number, logAppendTime: number, definite = false): void {
     if (b.done) return
     b.done = true
     this.unfinished--
+    if (this.tm !== null) {
+      const written = this.tm.completed(b.queue, b, err, definite)
+      if (written !== null) {
+        for (const w of written as Batch[]) {
+          const i = w.queue.ready.indexOf(w)
+          if (i >= 0) w.queue.ready.splice(i, 1)
+          this.complete(w, null, -1, -1)
+        }
+      }
+    }
     this.deliver(b, err, err !== null ? -1 : baseOffset, err !== null ? -1 : logAppendTime)
     // The callbacks have returned: the per-record arrays can serve another batch.
     if (this.freeSlots.length < this.maxFreeSlots) this.freeSlots.push({ ctxs: b.ctxs, timestamps: b.timestamps })
@@ -657,15 +877,43 @@ export class Producer {
     await new Promise<void>((resolve) => this.idleWaiters.push(resolve))
   }
 
-  /** Flushes, then closes every connection. */
+  /** Flushes, then closes every connection. A transaction still open is aborted first, as in Kafka. */
   async close(): Promise<void> {
     if (this.closed) return
+    if (this.tm !== null && this.tm.transactional && this.tm.hasOngoingTransaction && this.tm.state !== 'FATAL_ERROR') await this.tm.abortTransaction().catch(() => {})
     await this.flush()
     this.closed = true
+    this.tm?.close()
     for (const w of this.capacityWaiters.splice(0)) w()
     if (this.retryTimer !== null) clearTimeout(this.retryTimer)
     await this.cluster.close()
   }
+}
+
+/**
+ * Whether the producer is idempotent, by the Java client's rules (ProducerConfig): enable.idempotence
+ * defaults to true, but a default true gives way to acks other than all, more than 5 requests in flight
+ * or retries=0, which an explicit true may not be combined with; transactional.id needs idempotence.
+ */
+function resolveIdempotence(opts: ProducerOptions, acks: number, maxInFlight: number): boolean {
+  const transactional = opts.transactionalId !== undefined && opts.transactionalId !== null
+  if (transactional && opts.transactionalId === '') throw new KafkaError(ErrorCode.INVALID_CONFIG, 'transactional.id must not be empty')
+  if (opts.transactionTimeoutMs !== undefined && (!Number.isSafeInteger(opts.transactionTimeoutMs) || opts.transactionTimeoutMs < 1)) throw new KafkaError(ErrorCode.INVALID_CONFIG, `transaction.timeout.ms must be a positive integer, not ${opts.transactionTimeoutMs}`)
+  const explicit = opts.enableIdempotence !== undefined
+  let idempotent = opts.enableIdempotence ?? true
+  if (idempotent) {
+    const conflicts: string[] = []
+    if (acks !== -1) conflicts.push(`acks must be all (-1), not ${acks}`)
+    if (maxInFlight > MAX_IN_FLIGHT_PER_PARTITION) conflicts.push(`max.in.flight.requests.per.connection must be at most ${MAX_IN_FLIGHT_PER_PARTITION}, not ${maxInFlight}`)
+    if (opts.retries === 0) conflicts.push('retries must be greater than 0')
+    if (conflicts.length > 0) {
+      if (explicit) throw new KafkaError(ErrorCode.INVALID_CONFIG, `the idempotent producer (enable.idempotence=true) needs: ${conflicts.join('; ')}`)
+      if (transactional) throw new KafkaError(ErrorCode.INVALID_CONFIG, `a transactional.id needs idempotence, which needs: ${conflicts.join('; ')}`)
+      idempotent = false
+    }
+  }
+  if (transactional && !idempotent) throw new KafkaError(ErrorCode.INVALID_CONFIG, 'cannot set a transactional.id without also enabling idempotence (enable.idempotence=false)')
+  return idempotent
 }
 
 /** A delivery callback threw: the error surfaces as an uncaught exception, the producer's state stays whole. */

@@ -9,6 +9,7 @@ import { ErrorCode, KafkaError } from '../domain/errors.js'
 import {
   ATTRIBUTES_OFFSET,
   BASE_TIMESTAMP_OFFSET,
+  BASE_SEQUENCE_OFFSET,
   BATCH_LENGTH_OFFSET,
   COMPRESSION_MASK,
   CONTROL_MASK,
@@ -20,6 +21,7 @@ import {
   MAGIC_OFFSET,
   MAX_TIMESTAMP_OFFSET,
   PARTITION_LEADER_EPOCH_OFFSET,
+  PRODUCER_EPOCH_OFFSET,
   PRODUCER_ID_OFFSET,
   RECORD_BATCH_OVERHEAD,
   RECORD_COUNT_OFFSET,
@@ -183,9 +185,11 @@ export class RecordBatchWriter {
 
   /**
    * The finished batch (baseOffset 0; the broker assigns offsets), compressed with codec. Uncompressed, it
-   * is a view of this writer's buffer: call release() only when nothing reads it any more.
+   * is a view of this writer's buffer: call release() only when nothing reads it any more. withCrc false
+   * leaves the CRC for stampProducerState, which an idempotent producer calls anyway when it sends the
+   * batch (so the CRC is computed once, over the final header).
    */
-  build(codec: CompressionType = CompressionType.NONE): Buffer {
+  build(codec: CompressionType = CompressionType.NONE, withCrc = true): Buffer {
     if (this.built !== null) return this.built
     let batch: Buffer
     if (codec === CompressionType.NONE) {
@@ -210,7 +214,7 @@ export class RecordBatchWriter {
     batch.writeInt16BE(-1, 51)
     batch.writeInt32BE(-1, 53)
     batch.writeInt32BE(this.count, 57)
-    batch.writeUInt32BE(native.crc32c(batch.subarray(ATTRIBUTES_OFFSET)), CRC_OFFSET)
+    if (withCrc) batch.writeUInt32BE(native.crc32c(batch.subarray(ATTRIBUTES_OFFSET)), CRC_OFFSET)
     this.built = batch
     return batch
   }
@@ -224,6 +228,20 @@ export class RecordBatchWriter {
     this.buf = EMPTY
     this.built = EMPTY
   }
+}
+
+/**
+ * Writes an idempotent or transactional producer's fields into a built batch's header (producerId @43,
+ * producerEpoch @51, baseSequence @53, the transactional attribute bit) and recomputes the CRC, which
+ * covers them. Called when the batch is first sent and again if an epoch bump gives it a new sequence.
+ */
+export function stampProducerState(batch: Buffer, producerId: number, producerEpoch: number, baseSequence: number, transactional: boolean): void {
+  writeInt64(batch, PRODUCER_ID_OFFSET, producerId)
+  batch.writeInt16BE(producerEpoch, PRODUCER_EPOCH_OFFSET)
+  batch.writeInt32BE(baseSequence, BASE_SEQUENCE_OFFSET)
+  const attributes = batch.readInt16BE(ATTRIBUTES_OFFSET)
+  batch.writeInt16BE(transactional ? attributes | TRANSACTIONAL_MASK : attributes & ~TRANSACTIONAL_MASK, ATTRIBUTES_OFFSET)
+  batch.writeUInt32BE(native.crc32c(batch.subarray(ATTRIBUTES_OFFSET)), CRC_OFFSET)
 }
 
 function fieldSize(b: Buffer | null): number {

@@ -2,7 +2,9 @@
 // this range and the broker's ApiVersions range. Upper bounds stop where a version changes what the client
 // must do rather than just adding defaulted fields: Fetch v13+ names topics by id, FindCoordinator v4+
 // batches keys (handled), OffsetFetch v8+ batches groups, OffsetCommit v9+ and JoinGroup's KIP-848 fields
-// belong to the new consumer protocol.
+// belong to the new consumer protocol. The transaction APIs stop before KIP-890 part 2 (transaction
+// version 2: EndTxn v5 bumps the epoch on every commit, Produce v12 adds partitions implicitly);
+// AddPartitionsToTxn v4+ is the brokers' batched form.
 import { ApiKey } from '../protocol/api-keys.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 
@@ -35,6 +37,11 @@ export const CLIENT_VERSIONS: ReadonlyMap<number, VersionRange> = new Map<number
   [ApiKey.DeleteGroups, { min: 0, max: 2 }],
   [ApiKey.IncrementalAlterConfigs, { min: 0, max: 1 }],
   [ApiKey.DescribeCluster, { min: 0, max: 1 }],
+  [ApiKey.InitProducerId, { min: 0, max: 5 }],
+  [ApiKey.AddPartitionsToTxn, { min: 0, max: 3 }],
+  [ApiKey.AddOffsetsToTxn, { min: 0, max: 4 }],
+  [ApiKey.EndTxn, { min: 0, max: 4 }],
+  [ApiKey.TxnOffsetCommit, { min: 0, max: 4 }],
 ])
 
 /** Highest version in both ranges, or a KafkaError(UNSUPPORTED_VERSION) naming the API. */

@@ -17,7 +17,7 @@
 // broker at startup rather than deleted, so no data is dropped silently.
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { randomKafkaUuid } from '../config/meta-properties.js'
+import { randomKafkaUuid } from '../domain/uuid.js'
 import { writeFileAtomicSync } from '../storage/atomic-file.js'
 
 export interface TopicRecord {

@@ -4,18 +4,12 @@
 
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import type { LogConfig } from '../storage/types.js'
 import { BROKER_CONFIGS, brokerConfigDef, brokerConfigNames, type BrokerConfigDef } from './broker-configs.js'
-import { closestKey, ConfigException, ConfigSource, formatValue, parseValue, type ConfigValue } from './config-def.js'
+import { closestKey, ConfigException, ConfigSource, formatValue, parseValue, type BrokerValueLayers, type ConfigLayer, type ConfigValue } from './config-def.js'
 import { parseListeners, parseSecurityProtocolMap, type Listener } from './listeners.js'
 import { parseProperties, PropertiesSyntaxError } from './properties.js'
-import { brokerDefaultFor, buildLogConfig, TOPIC_CONFIGS, type ConfigSynonym, type ResolvedConfig, type TopicConfigOverrides } from './topic-configs.js'
-
-/** One layer of broker values (canonical names), in precedence order highest first. */
-export interface ConfigLayer {
-  source: ConfigSource
-  values: ReadonlyMap<string, ConfigValue>
-}
+import { buildLogConfig, type LogConfig } from './log-config.js'
+import { brokerDefaultFor, TOPIC_CONFIGS, type ConfigSynonym, type ResolvedConfig, type TopicConfigOverrides } from './topic-configs.js'
 
 export interface DynamicBrokerConfigs {
   /** Altered for this broker (DYNAMIC_BROKER_CONFIG). */
@@ -49,7 +43,7 @@ export function validateBrokerProperties(entries: Iterable<readonly [string, str
   return out
 }
 
-export class BrokerConfig {
+export class BrokerConfig implements BrokerValueLayers {
   /** The file the static values came from, if any. */
   readonly file: string | undefined
   /** Directory relative log dirs resolve against (the process cwd at load time). */

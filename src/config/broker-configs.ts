@@ -4,6 +4,8 @@
 // names its broker defaults from here.
 
 import { atLeast, between, listOf, nonEmptyString, oneOf, LONG_MAX, type ConfigDef, type DynamicMode, type Validator } from './config-def.js'
+import { RECORD_BATCH_OVERHEAD } from '../protocol/records/batch.js'
+import { COMPRESSION_TYPE_NAMES } from '../protocol/records/compression.js'
 import { listenersValidator, securityProtocolMapValidator } from './listeners.js'
 import { BUILT_IN_ASSIGNOR_NAMES, assignorName } from '../domain/consumer-group-assignors.js'
 
@@ -15,9 +17,26 @@ export interface BrokerConfigDef extends ConfigDef {
   ignored?: boolean
 }
 
-export const COMPRESSION_TYPES = ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer']
-export const CLEANUP_POLICIES = ['compact', 'delete']
-export const TIMESTAMP_TYPES = ['CreateTime', 'LogAppendTime']
+/** compression.type values: the record format's (protocol/records/compression.ts maps each to its codec). */
+export const COMPRESSION_TYPES = COMPRESSION_TYPE_NAMES
+export const CLEANUP_POLICIES = ['compact', 'delete'] as const
+export const TIMESTAMP_TYPES = ['CreateTime', 'LogAppendTime'] as const
+
+/**
+ * The smallest segment.bytes / log.segment.bytes Skein accepts: one RecordBatch v2 header (61 bytes,
+ * protocol/records/batch.ts), so a segment can hold a batch. Kafka's topic-level floor of 14 is the
+ * smallest message of the v0 format (LegacyRecord.RECORD_OVERHEAD_V0), which Skein never stores; Kafka
+ * 4.0 raised the broker-level floor to 1 MiB, which Skein does not follow so that tests can roll segments
+ * after a few records. A batch larger than segment.bytes is refused with RECORD_LIST_TOO_LARGE.
+ */
+export const MIN_SEGMENT_BYTES = RECORD_BATCH_OVERHEAD
+
+/**
+ * The smallest segment.index.bytes / log.index.size.max.bytes Skein accepts: room for one entry in each
+ * index of a segment (offset index entries are 8 bytes, time index entries 12; storage/segment.ts).
+ * Kafka accepts 4, which holds no entry at all.
+ */
+export const MIN_SEGMENT_INDEX_BYTES = 12
 
 const def = (d: BrokerConfigDef): BrokerConfigDef => d
 
@@ -106,15 +125,16 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'log.dirs', type: 'list', default: null, dynamic: 'read-only', doc: 'Directories for log data; defaults to log.dir. Relative paths resolve against the working directory.' }),
   def({ name: 'log.dir', type: 'string', default: './data', dynamic: 'read-only', validator: nonEmptyString(),
     doc: 'The log directory when log.dirs is not set (Skein default ./data; Kafka uses /tmp/kafka-logs).' }),
-  def({ name: 'log.segment.bytes', type: 'int', default: 1073741824, dynamic: 'cluster-wide', validator: atLeast(14), validValues: '[14,...]',
-    doc: 'Maximum size of a single log segment file. (Kafka 4.0 raised the minimum to 1 MiB; Skein keeps 14 so tests can roll segments quickly.)' }),
+  def({ name: 'log.segment.bytes', type: 'int', default: 1073741824, dynamic: 'cluster-wide', validator: atLeast(MIN_SEGMENT_BYTES), validValues: `[${MIN_SEGMENT_BYTES},...]`,
+    doc: `Maximum size of a single log segment file. Skein's minimum is ${MIN_SEGMENT_BYTES}, one record batch header (Kafka 4.0: 1 MiB; Kafka's topic-level segment.bytes: 14).` }),
   def({ name: 'log.roll.ms', type: 'long', default: null, dynamic: 'cluster-wide', validator: atLeast(1), validValues: '[1,...]',
     doc: 'Maximum time before a new segment is rolled; when unset, log.roll.hours is used.' }),
   def({ name: 'log.roll.hours', type: 'int', default: 168, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Maximum time in hours before a new segment is rolled (secondary to log.roll.ms).' }),
   def({ name: 'log.roll.jitter.ms', type: 'long', default: null, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
     doc: 'Maximum jitter subtracted from the roll time; when unset, log.roll.jitter.hours is used.' }),
   def({ name: 'log.roll.jitter.hours', type: 'int', default: 0, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]', doc: 'Maximum roll jitter in hours (secondary to log.roll.jitter.ms).' }),
-  def({ name: 'log.index.size.max.bytes', type: 'int', default: 10485760, dynamic: 'cluster-wide', validator: atLeast(4), validValues: '[4,...]', doc: 'Maximum size in bytes of an offset or time index.' }),
+  def({ name: 'log.index.size.max.bytes', type: 'int', default: 10485760, dynamic: 'cluster-wide', validator: atLeast(MIN_SEGMENT_INDEX_BYTES), validValues: `[${MIN_SEGMENT_INDEX_BYTES},...]`,
+    doc: `Maximum size in bytes of an offset or time index. Skein's minimum is ${MIN_SEGMENT_INDEX_BYTES}, one entry of each index (Kafka: 4).` }),
   def({ name: 'log.index.interval.bytes', type: 'int', default: 4096, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]', doc: 'Bytes of log between offset index entries.' }),
   def({ name: 'log.preallocate', type: 'boolean', default: false, dynamic: 'cluster-wide', doc: 'Preallocate segment files when rolling (accepted; Skein does not preallocate).' }),
   def({ name: 'log.segment.delete.delay.ms', type: 'long', default: 60000, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
@@ -151,10 +171,10 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   // Flush
   def({ name: 'log.flush.interval.messages', type: 'long', default: LONG_MAX, dynamic: 'cluster-wide', validator: atLeast(1), validValues: '[1,...]',
     doc: 'Records appended to a partition before its data is fsynced.' }),
-  def({ name: 'log.flush.interval.ms', type: 'long', default: null, dynamic: 'cluster-wide',
+  def({ name: 'log.flush.interval.ms', type: 'long', default: null, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
     doc: 'Maximum time data stays in the page cache before an fsync; when unset, log.flush.scheduler.interval.ms is used.' }),
-  def({ name: 'log.flush.scheduler.interval.ms', type: 'long', default: LONG_MAX, dynamic: 'read-only',
-    doc: 'How often each shard checks whether a log needs flushing.' }),
+  def({ name: 'log.flush.scheduler.interval.ms', type: 'long', default: LONG_MAX, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'How often each shard checks whether a log needs flushing. (Kafka documents no bound, but a period below 1 ms stops its scheduler from starting.)' }),
   def({ name: 'log.flush.offset.checkpoint.interval.ms', type: 'int', default: 60000, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
     doc: 'How often the recovery point checkpoint is written.' }),
 
@@ -174,7 +194,8 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'offsets.topic.num.partitions', type: 'int', default: 50, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Partitions of __consumer_offsets.' }),
   def({ name: 'offsets.topic.replication.factor', type: 'short', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'Replication factor of __consumer_offsets (Skein default 1; Kafka uses 3).' }),
-  def({ name: 'offsets.topic.segment.bytes', type: 'int', default: 104857600, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Segment size of __consumer_offsets.' }),
+  def({ name: 'offsets.topic.segment.bytes', type: 'int', default: 104857600, dynamic: 'read-only', validator: atLeast(MIN_SEGMENT_BYTES), validValues: `[${MIN_SEGMENT_BYTES},...]`,
+    doc: 'Segment size of __consumer_offsets (its segment.bytes, so it has the same minimum; Kafka: 1).' }),
   def({ name: 'offsets.retention.minutes', type: 'int', default: 10080, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'Committed offsets of a group that became empty are kept this long.' }),
   def({ name: 'offsets.retention.check.interval.ms', type: 'long', default: 600000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'How often stale offsets are purged.' }),
@@ -206,7 +227,8 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
     doc: 'Replication factor of __transaction_state (Skein default 1; Kafka uses 3).' }),
   def({ name: 'transaction.state.log.min.isr', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'min.insync.replicas of __transaction_state (Skein default 1; Kafka uses 2).' }),
-  def({ name: 'transaction.state.log.segment.bytes', type: 'int', default: 104857600, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Segment size of __transaction_state.' }),
+  def({ name: 'transaction.state.log.segment.bytes', type: 'int', default: 104857600, dynamic: 'read-only', validator: atLeast(MIN_SEGMENT_BYTES), validValues: `[${MIN_SEGMENT_BYTES},...]`,
+    doc: 'Segment size of __transaction_state (its segment.bytes, so it has the same minimum; Kafka: 1).' }),
   def({ name: 'transaction.max.timeout.ms', type: 'int', default: 900000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Largest transaction timeout a producer may ask for.' }),
   def({ name: 'transaction.abort.timed.out.transaction.cleanup.interval.ms', type: 'int', default: 10000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'How often the transaction coordinator looks for transactions open longer than their timeout, and aborts them.' }),

@@ -48,6 +48,24 @@ export const LONG_MIN = -(2 ** 63)
 const INT_MAX = 2 ** 31 - 1
 const INT_MIN = -(2 ** 31)
 
+/** One layer of broker values (canonical names), in precedence order highest first. */
+export interface ConfigLayer {
+  source: ConfigSource
+  values: ReadonlyMap<string, ConfigValue>
+}
+
+/**
+ * What the topic-config table needs from the broker's configuration to resolve topic defaults: its
+ * value layers and how a value is shown. BrokerConfig implements it; keeping it an interface here lets
+ * topic-configs.ts depend on this file instead of on broker-config.ts (which depends on topic-configs.ts).
+ */
+export interface BrokerValueLayers {
+  /** Value layers, highest precedence first (the DEFAULT_CONFIG layer is each definition's default). */
+  layers(): readonly ConfigLayer[]
+  /** The string form Kafka reports for a value of this broker config. */
+  format(name: string, value: ConfigValue): string | null
+}
+
 /** Returns why a parsed value is not acceptable, or undefined when it is. */
 export type Validator = (value: ConfigValue) => string | undefined
 
@@ -170,7 +188,7 @@ export function oneOf(...allowed: string[]): Validator {
 }
 
 /** Every element must be one of `allowed`; no duplicates; empty allowed only when `allowEmpty`. */
-export function listOf(allowed: string[], allowEmpty: boolean): Validator {
+export function listOf(allowed: readonly string[], allowEmpty: boolean): Validator {
   return (v) => {
     if (!Array.isArray(v)) return undefined
     if (v.length === 0) return allowEmpty ? undefined : 'Empty list is not allowed'

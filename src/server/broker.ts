@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs'
 import { validateBrokerProperties, type BrokerConfig } from '../config/broker-config.js'
 import type { Listener } from '../config/listeners.js'
-import { loadOrCreateMetaProperties } from '../config/meta-properties.js'
+import { loadOrCreateMetaProperties } from '../storage/meta-properties.js'
 import { TopicStore } from '../cluster/topic-store.js'
 import { createLogger, type Logger } from '../observability/logger.js'
 import { ShardRouter } from '../shard/router.js'

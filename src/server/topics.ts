@@ -3,7 +3,8 @@
 // between leaves a topic whose missing partitions are created again at the next start (recover()).
 import type { BrokerConfig } from '../config/broker-config.js'
 import { ConfigException } from '../config/config-def.js'
-import { logConfigOverrides, validateTopicConfigs, type TopicConfigOverrides } from '../config/topic-configs.js'
+import { logConfigOverrides } from '../config/log-config.js'
+import { validateTopicConfigs, type TopicConfigOverrides } from '../config/topic-configs.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
 import type { ShardRouter } from '../shard/router.js'
@@ -162,7 +163,15 @@ export class TopicManager implements TopicAdmin {
   /** Pushes new broker-level defaults to every partition (dynamic broker config change). */
   async refreshAllLogConfigs(): Promise<void> {
     for (const topic of this.store.list()) {
-      const full = this.config.logConfig(this.overrides(topic))
+      let full
+      try {
+        full = this.config.logConfig(this.overrides(topic))
+      } catch (err) {
+        // The topic's own overrides conflict with the new defaults (min.compaction.lag.ms above the new
+        // max, ...): it keeps running with its current settings, as storage kept them before.
+        this.log.error({ topic: topic.name, error: (err as Error).message }, 'topic keeps its log config: it conflicts with the new broker defaults')
+        continue
+      }
       const items = Array.from({ length: topic.partitions }, (_, partition) => ({ topic: topic.name, partition, overrides: full }))
       await this.router.updateConfigs(items)
     }
@@ -189,10 +198,14 @@ export class TopicManager implements TopicAdmin {
     }
   }
 
-  /** Validates configs and returns them as the strings to store; a bad one throws INVALID_CONFIG. */
+  /**
+   * Validates configs, alone and as the effective LogConfig over this broker's defaults (so nothing the
+   * storage would refuse reaches the store), and returns them as the strings to store; a bad one throws
+   * INVALID_CONFIG.
+   */
   private checkConfigs(configs: Record<string, string | null>): Record<string, string> {
     try {
-      validateTopicConfigs(configs)
+      this.config.logConfig(validateTopicConfigs(configs))
     } catch (err) {
       if (err instanceof ConfigException) throw err
       throw new KafkaError(ErrorCode.INVALID_CONFIG, (err as Error).message)

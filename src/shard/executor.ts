@@ -8,7 +8,7 @@
 
 import { errorName, ErrorCode, KafkaError } from '../domain/errors.js'
 import { LogManager, type PartitionLog } from '../storage/index.js'
-import type { LogCleanerSettings } from '../storage/cleaner/index.js'
+import type { LogCleanerSettings } from '../storage/index.js'
 import type { LogConfig } from '../storage/types.js'
 import { shardOf } from './hash.js'
 import {

@@ -12,7 +12,7 @@
 // Test-only operations are not here: see test-hooks.ts.
 
 import { ErrorCode } from '../domain/errors.js'
-import type { CleanResult } from '../storage/cleaner/index.js'
+import type { CleanResult } from '../storage/index.js'
 import type { LogManager, PartitionLog } from '../storage/index.js'
 import type {
   AppendResult, IsolationLevel, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, ReadResult, TopicPartition,

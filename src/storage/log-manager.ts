@@ -11,10 +11,11 @@
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
+import { checkLogConfig, mergeLogConfig, STORAGE_DEFAULTS } from '../config/log-config.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
-import { LogCleaner } from './cleaner/log-cleaner.js'
-import type { LogCleanerSettings } from './cleaner/log-cleaner.js'
-import { parsePartitionDirName, partitionDirName, resolveLogConfig, validatePartition, validateTopicName } from './config.js'
+import { LogCleaner } from './log-cleaner.js'
+import type { LogCleanerSettings } from './log-cleaner.js'
+import { parsePartitionDirName, partitionDirName, validatePartition, validateTopicName } from './partition-names.js'
 import { LeaseTable } from './lease-table.js'
 import { PartitionLog } from './partition-log.js'
 import type { PartitionLogContext } from './partition-log.js'
@@ -22,6 +23,7 @@ import type { LogConfig } from './types.js'
 
 export interface LogManagerOptions {
   dataDir: string
+  /** Settings of partitions without overrides; checked against the topic-config table (INVALID_CONFIG). */
   defaults: LogConfig
   /** DataDirectory.cleanShutdown, read once by the owner of the directory (false for a reopen after a crash). */
   cleanShutdown: boolean
@@ -30,11 +32,11 @@ export interface LogManagerOptions {
   now?: () => number
   /** Single-broker semantics: the high watermark follows the LEO on append. Default true. */
   highWatermarkFollowsLeo?: boolean
-  /** How often flushDue writes changed checkpoints (Kafka's log.flush.offset.checkpoint.interval.ms). Default 60000. */
+  /** How often flushDue writes changed checkpoints (log.flush.offset.checkpoint.interval.ms); default the table's. */
   checkpointIntervalMs?: number
   /** The log cleaner's memory, throttle and hooks (it runs only when called: see LogManager.cleaner). */
   cleaner?: LogCleanerSettings
-  /** producer.id.expiration.ms: idempotent producer state idle this long is dropped. Default 86400000. */
+  /** producer.id.expiration.ms: idempotent producer state idle this long is dropped; default the table's. */
   producerIdExpirationMs?: number
 }
 
@@ -51,17 +53,17 @@ export class LogManager {
   private readonly leases = new LeaseTable()
   private readonly ctx: PartitionLogContext
   private readonly checkpointIntervalMs: number
-  /** Compaction of this manager's logs whose cleanup.policy includes compact (cleaner/log-cleaner.ts). */
+  /** Compaction of this manager's logs whose cleanup.policy includes compact (log-cleaner.ts). */
   readonly cleaner: LogCleaner
   private lastCheckpoint: number
   private closed = false
 
   private constructor(opts: LogManagerOptions) {
     this.dataDir = opts.dataDir
-    this.defaults = resolveLogConfig(opts.defaults)
+    this.defaults = checkLogConfig({ ...opts.defaults })
     this.ctx = { leases: this.leases, now: opts.now ?? Date.now, highWatermarkFollowsLeo: opts.highWatermarkFollowsLeo ?? true }
     if (opts.producerIdExpirationMs !== undefined) this.ctx.producerIdExpirationMs = opts.producerIdExpirationMs
-    this.checkpointIntervalMs = opts.checkpointIntervalMs ?? 60000
+    this.checkpointIntervalMs = opts.checkpointIntervalMs ?? STORAGE_DEFAULTS.checkpointIntervalMs
     this.lastCheckpoint = this.ctx.now()
     this.cleaner = new LogCleaner({ ...opts.cleaner, logs: () => this.logs.values(), now: this.ctx.now })
   }
@@ -102,7 +104,7 @@ export class LogManager {
     if (this.closed) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, 'log manager is closed')
     const existing = this.get(topic, partition)
     if (existing !== undefined) return existing
-    const config = resolveLogConfig(this.defaults, overrides)
+    const config = mergeLogConfig(this.defaults, overrides)
     const log = PartitionLog.open(join(this.dataDir, partitionDirName(topic, partition)), topic, partition, config, this.ctx, true)
     this.logs.set(key(topic, partition), log)
     return log

@@ -14,6 +14,7 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { native } from '../addon/index.js'
+import { mergeLogConfig } from '../config/log-config.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP } from '../domain/list-offsets.js'
 import { scanFileBatches } from '../protocol/records/file-scan.js'
@@ -21,9 +22,8 @@ import { targetCodec } from '../protocol/records/compression.js'
 import { decodedSizeLimit } from '../protocol/records/inflate.js'
 import { assignOffsetsInPlace, rewriteProducerBatches, validateProducerBatches } from '../protocol/records/validate.js'
 import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readCheckpoint, writeCheckpoint } from './checkpoint.js'
-import { recoverInterruptedSwaps, swapCleanedIntoPlace } from './cleaner/swap.js'
-import type { SwapStep } from './cleaner/swap.js'
-import { resolveLogConfig } from './config.js'
+import { recoverInterruptedSwaps, swapCleanedIntoPlace } from './segment-swap.js'
+import type { SwapStep } from './segment-swap.js'
 import type { LeaseTable } from './lease-table.js'
 import { ProducerStateManager } from './producer-state.js'
 import type { BatchMetadata } from './producer-state.js'
@@ -52,7 +52,7 @@ export interface PartitionLogContext {
   now: () => number
   /** Single-broker mode: every append moves the high watermark to the new LEO. */
   highWatermarkFollowsLeo: boolean
-  /** producer.id.expiration.ms for the idempotent producer state (default 86400000). */
+  /** producer.id.expiration.ms for the idempotent producer state (default: the config table's, STORAGE_DEFAULTS). */
   producerIdExpirationMs?: number
 }
 
@@ -69,7 +69,7 @@ export interface RecoveryReport {
   /** Base offset from which the .txnindex files were rebuilt from the log (absent: none needed it), and the aborted transactions found then. */
   txnIndexRebuiltFrom?: number
   abortedTxnsRebuilt?: number
-  /** Log cleaner leftovers: `.cleaned` files deleted and interrupted `.swap`s completed (cleaner/swap.ts). */
+  /** Log cleaner leftovers: `.cleaned` files deleted and interrupted `.swap`s completed (segment-swap.ts). */
   cleanedFilesDeleted: number
   swapsCompleted: number
 }
@@ -769,9 +769,9 @@ export class PartitionLog {
     return n
   }
 
-  /** Merges overrides onto the current config (KafkaError(INVALID_CONFIG) on a bad value). */
+  /** Merges overrides onto the current config (ConfigException, INVALID_CONFIG, on a value the table refuses). */
   updateConfig(overrides: Partial<LogConfig>): void {
-    this._config = resolveLogConfig(this._config, overrides)
+    this._config = mergeLogConfig(this._config, overrides)
     this.active.indexIntervalBytes = this._config.indexIntervalBytes
   }
 
@@ -812,7 +812,7 @@ export class PartitionLog {
 
   /**
    * Log cleaner: replaces old (adjacent inactive segments of this log) with the cleaned files of old[0]'s
-   * base offset written beside them (`.cleaned`, complete and fsynced; see cleaner/swap.ts for the steps
+   * base offset written beside them (`.cleaned`, complete and fsynced; see segment-swap.ts for the steps
    * and their crash recovery). Runs within one turn, so no other operation sees a half-swapped log.
    * Returns false and touches nothing when old are no longer all in the log (retention or DeleteRecords
    * removed some meanwhile). Reads already planned keep their regions: the old files stay open under

@@ -52,6 +52,7 @@
 import { readdirSync, readSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { native } from '../addon/index.js'
+import { STORAGE_DEFAULTS } from '../config/log-config.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import {
   ATTRIBUTES_OFFSET,
@@ -76,8 +77,6 @@ import { CONTROL_RECORD_PEEK_BYTES, CONTROL_TYPE_ABORT, CONTROL_TYPE_COMMIT, par
 export const SNAPSHOT_SUFFIX = '.snapshot'
 /** Batches remembered per producer for duplicate detection (Kafka's NUM_BATCHES_TO_RETAIN). */
 export const NUM_BATCHES_TO_RETAIN = 5
-/** producer.id.expiration.ms default. */
-export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000
 
 const SNAPSHOT_VERSION = 1
 const CRC_OFFSET = 2
@@ -240,7 +239,7 @@ export class ProducerStateManager {
   private snapshots: number[] = []
   private writing: Promise<void> = Promise.resolve()
 
-  constructor(dir: string, expirationMs = DEFAULT_PRODUCER_ID_EXPIRATION_MS) {
+  constructor(dir: string, expirationMs = STORAGE_DEFAULTS.producerIdExpirationMs) {
     this.dir = dir
     this.expirationMs = expirationMs
   }

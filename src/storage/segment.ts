@@ -130,7 +130,7 @@ export class LogSegment {
   /**
    * Creates an empty segment (truncating leftovers with the same name; index files of the same name are
    * removed, and written again only when there is something to write). fileSuffix is appended to the
-   * three file names (the log cleaner writes `<base>.log.cleaned` ..., see cleaner/swap.ts). inEmptyDir:
+   * three file names (the log cleaner writes `<base>.log.cleaned` ..., see segment-swap.ts). inEmptyDir:
    * the directory was just created, so there are no leftovers to remove.
    */
   static create(dir: string, baseOffset: number, settings: SegmentSettings, now: number, fileSuffix = '', inEmptyDir = false): LogSegment {

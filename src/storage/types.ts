@@ -5,36 +5,8 @@ import type { FileRegion } from '../domain/file-region.js'
 /** A byte range of a segment file (reads hand these out; the server sends them with sendfile). */
 export type { FileRegion }
 
-export type CleanupPolicy = 'delete' | 'compact' | 'compact,delete'
-export type TimestampType = 'CreateTime' | 'LogAppendTime'
-/** compression.type: the codec stored batches get; 'producer' keeps the producer's. */
-export type CompressionTypeConfig = 'producer' | 'uncompressed' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
-
-/**
- * Per-partition log settings. Field names are Kafka's topic-level config names in camelCase
- * (segment.bytes -> segmentBytes); the config layer maps broker defaults (log.segment.bytes ...) onto them.
- */
-export interface LogConfig {
-  segmentBytes: number // segment.bytes, default 1 GiB
-  segmentMs: number // segment.ms, default 7 days
-  segmentIndexBytes: number // segment.index.bytes, default 10 MiB
-  indexIntervalBytes: number // index.interval.bytes, default 4096
-  retentionMs: number // retention.ms, default 7 days; -1 = unlimited
-  retentionBytes: number // retention.bytes, default -1 = unlimited
-  maxMessageBytes: number // max.message.bytes, default 1048588
-  flushMessages: number // flush.messages, default Long.MAX (never forced)
-  flushMs: number // flush.ms, default Long.MAX (never forced)
-  messageTimestampType: TimestampType // message.timestamp.type
-  messageTimestampBeforeMaxMs: number // message.timestamp.before.max.ms, default Long.MAX
-  messageTimestampAfterMaxMs: number // message.timestamp.after.max.ms, default Long.MAX
-  cleanupPolicy: CleanupPolicy // cleanup.policy
-  fileDeleteDelayMs: number // file.delete.delay.ms, default 60000
-  deleteRetentionMs: number // delete.retention.ms, default 1 day: how long a cleaned tombstone stays readable
-  minCleanableDirtyRatio: number // min.cleanable.dirty.ratio, default 0.5
-  minCompactionLagMs: number // min.compaction.lag.ms, default 0
-  maxCompactionLagMs: number // max.compaction.lag.ms, default Long.MAX
-  compressionType: CompressionTypeConfig // compression.type, default 'producer'
-}
+/** Per-partition log settings: the shape, defaults and bounds are config's (the topic-config table). */
+export type { CleanupPolicy, CompressionTypeConfig, LogConfig, TimestampType } from '../config/log-config.js'
 
 export interface TopicPartition {
   topic: string

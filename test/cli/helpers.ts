@@ -1,9 +1,9 @@
-// Runs the compiled `skein` command as a subprocess (node dist/src/cli/skein.js), as a user would.
+// Runs the compiled `skein` command as a subprocess (node dist/src/skein.js), as a user would.
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { REPO_ROOT, run, type RunResult } from '../harness/index.js'
 
-export const SKEIN_JS = join(REPO_ROOT, 'dist', 'src', 'cli', 'skein.js')
+export const SKEIN_JS = join(REPO_ROOT, 'dist', 'src', 'skein.js')
 
 export interface SkeinResult extends RunResult {
   out: string

@@ -392,7 +392,8 @@ describe('leadership changes', () => {
     await admin.createTopics([{ name: 'moved', numPartitions: 1, replicationFactor: 1 }])
     await admin.close()
     const fake = await fakeBroker({ host: tb.host, port: tb.port })
-    const producer = new Producer({ bootstrapServers: `127.0.0.1:${fake.port}`, retryBackoffMs: 20 })
+    // The scripted broker does not serve InitProducerId: this producer is not idempotent.
+    const producer = new Producer({ bootstrapServers: `127.0.0.1:${fake.port}`, retryBackoffMs: 20, enableIdempotence: false })
     const meta = await producer.send({ topic: 'moved', value: 'rerouted' })
     expect(meta).toEqual(expect.objectContaining({ topic: 'moved', partition: 0, offset: 0 }))
     expect(fake.produces).toBe(1)

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
-  BROKER_CONFIGS, BrokerConfig, ConfigException, ConfigSource, LONG_MAX, loadBrokerConfig, loadOrCreateMetaProperties,
-  readMetaProperties, renderConfigReference, TOPIC_CONFIGS,
+  BROKER_CONFIGS, BrokerConfig, ConfigException, ConfigSource, LONG_MAX, loadBrokerConfig,
+  renderConfigReference, TOPIC_CONFIGS,
 } from '../../src/config/index.js'
 import { ErrorCode } from '../../src/domain/errors.js'
 
@@ -159,24 +159,6 @@ describe('loadBrokerConfig', () => {
       { name: 'log.retention.hours', value: '5', source: ConfigSource.STATIC_BROKER_CONFIG },
       { name: 'log.retention.hours', value: '168', source: ConfigSource.DEFAULT_CONFIG },
     ])
-  })
-})
-
-describe('meta.properties', () => {
-  it('creates a cluster id once and keeps it', () => {
-    const d = join(tmp(), 'data')
-    const first = loadOrCreateMetaProperties(d, { nodeId: 1 })
-    expect(first.clusterId).toMatch(/^[A-Za-z0-9_][A-Za-z0-9_-]{21}$/)
-    expect(loadOrCreateMetaProperties(d, { nodeId: 1 })).toEqual(first)
-    expect(readMetaProperties(d)).toEqual(first)
-    expect(() => loadOrCreateMetaProperties(d, { nodeId: 2 })).toThrow(/node.id 1 does not match/)
-    expect(() => loadOrCreateMetaProperties(d, { nodeId: 1, clusterId: 'other' })).toThrow(/cluster.id .* does not match/)
-  })
-
-  it('uses a configured cluster id', () => {
-    const d = tmp()
-    expect(loadOrCreateMetaProperties(d, { nodeId: 0, clusterId: 'my-cluster' }).clusterId).toBe('my-cluster')
-    expect(readMetaProperties(d)!.clusterId).toBe('my-cluster')
   })
 })
 

@@ -12,7 +12,7 @@ import { silentLogger } from '../../src/observability/logger.js'
 import { buildRecordBatch } from '../../src/protocol/records/index.js'
 import { ShardRouter } from '../../src/shard/router.js'
 import type { ShardRouterOptions } from '../../src/shard/router.js'
-import type { CleanResult } from '../../src/storage/cleaner/index.js'
+import type { CleanResult } from '../../src/storage/index.js'
 import { DEFAULT_LOG_CONFIG } from '../../src/storage/index.js'
 import { tempDir } from './helpers.js'
 

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { native } from '../../src/addon/index.js'
 import { buildRecordBatch, decodeRecords } from '../../src/protocol/records/index.js'
 import type { DecodedRecord } from '../../src/protocol/records/index.js'
+import { LONG_MAX } from '../../src/config/log-config.js'
 import { DEFAULT_LOG_CONFIG, LogManager } from '../../src/storage/index.js'
 import type { LogConfig, LogManagerOptions, PartitionLog, ReadResult } from '../../src/storage/index.js'
 
@@ -14,8 +15,13 @@ export function tempDir(prefix = 'skein-storage-'): { path: string; cleanup: () 
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) }
 }
 
+/**
+ * The table's defaults, except a smaller index and no limit on how far a timestamp may lead the clock:
+ * records built without a timestamp carry the wall clock, while most tests run storage on a clock fixed
+ * at T0, which the table's one-hour message.timestamp.after.max.ms would refuse.
+ */
 export function config(overrides: Partial<LogConfig> = {}): LogConfig {
-  return { ...DEFAULT_LOG_CONFIG, segmentIndexBytes: 64 * 1024, ...overrides }
+  return { ...DEFAULT_LOG_CONFIG, segmentIndexBytes: 64 * 1024, messageTimestampAfterMaxMs: LONG_MAX, ...overrides }
 }
 
 export function openManager(dataDir: string, overrides: Partial<LogConfig> = {}, opts: Partial<LogManagerOptions> = {}): LogManager {

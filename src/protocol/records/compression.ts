@@ -30,10 +30,9 @@ import { compressSync as snappyCompressSync, uncompressSync as snappyUncompressS
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import { CompressionType } from './batch.js'
 
-/** Kafka's compression.type values (topic and broker config). */
-export type CompressionTypeName = 'producer' | 'uncompressed' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
-
-export const COMPRESSION_TYPE_NAMES: readonly CompressionTypeName[] = ['producer', 'uncompressed', 'gzip', 'snappy', 'lz4', 'zstd']
+/** Kafka's compression.type values (topic and broker config, validated by the config tables), in Kafka's documented order. */
+export const COMPRESSION_TYPE_NAMES = ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'] as const
+export type CompressionTypeName = (typeof COMPRESSION_TYPE_NAMES)[number]
 
 /** Codec names as Kafka spells them in logs, by attribute id. */
 export const CODEC_NAMES = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const

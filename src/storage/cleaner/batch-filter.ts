@@ -42,8 +42,11 @@ import { CONTROL_MASK, TRANSACTIONAL_MASK, TIMESTAMP_TYPE_MASK, COMPRESSION_MASK
 import type { CompressionType } from '../../protocol/records/batch.js'
 import { deflateBatch, inflateBatch } from '../../protocol/records/inflate.js'
 import type { InflatedRecord, RecordBatchHeader } from '../../protocol/records/inflate.js'
-import { CONTROL_TYPE_ABORT, CONTROL_TYPE_COMMIT, parseControlRecord } from '../txn-marker.js'
 import type { OffsetMap } from './offset-map.js'
+
+/** Kafka's ControlRecordType of a transaction marker (the int16 after the control key's version). */
+const CONTROL_TYPE_ABORT = 0
+const CONTROL_TYPE_COMMIT = 1
 
 /** Kafka's DefaultRecordBatch DELETE_HORIZON_FLAG_MASK: baseTimestamp holds the delete horizon. */
 export const DELETE_HORIZON_MASK = 0x40
@@ -171,25 +174,26 @@ const KEEP_WHOLE: FilterOutcome = { kind: 'keep', records: -1, tombstoneHorizon:
 /** A COMMIT/ABORT marker (see the file header); any other control batch is kept whole. */
 function filterMarker(batch: Buffer, attributes: number, ctx: FilterContext): FilterOutcome {
   if (ctx.txn === undefined || ctx.markers === undefined) return KEEP_WHOLE
-  const info = parseControlRecord(batch)
-  if (info === null || (info.type !== CONTROL_TYPE_ABORT && info.type !== CONTROL_TYPE_COMMIT)) return KEEP_WHOLE
-  const producerId = readInt64(batch, PRODUCER_ID_OFFSET)
-  const base = readInt64(batch, 0)
-  const last = base + batch.readInt32BE(LAST_OFFSET_DELTA_OFFSET)
-  const txnGone = ctx.markers.onMarker(producerId)
-  if (!txnGone || base >= ctx.txn.stableBound) return KEEP_WHOLE
-  const finishedAbort = info.type === CONTROL_TYPE_ABORT ? { producerId, markerOffset: last } : undefined
-  const hasHorizon = (attributes & DELETE_HORIZON_MASK) !== 0
-  const horizon = hasHorizon ? readInt64(batch, BASE_TIMESTAMP_OFFSET) : ctx.newHorizon
-  if (ctx.producerLastOffsets.get(producerId) === last) return { ...KEEP_WHOLE, finishedAbort }
-  if (hasHorizon && ctx.now >= horizon) return { kind: 'drop', removed: 1, finishedAbort }
-  if (hasHorizon) return { kind: 'keep', records: 1, tombstoneHorizon: horizon, finishedAbort }
   let inflated
   try {
     inflated = inflateBatch(batch, ctx.maxRecordBytes)
   } catch {
     return KEEP_WHOLE
   }
+  const key = inflated.records[0]?.key
+  const type = key !== undefined && key !== null && key.length >= 4 ? key.readInt16BE(2) : -1
+  if (type !== CONTROL_TYPE_ABORT && type !== CONTROL_TYPE_COMMIT) return KEEP_WHOLE
+  const producerId = readInt64(batch, PRODUCER_ID_OFFSET)
+  const base = readInt64(batch, 0)
+  const last = base + batch.readInt32BE(LAST_OFFSET_DELTA_OFFSET)
+  const txnGone = ctx.markers.onMarker(producerId)
+  if (!txnGone || base >= ctx.txn.stableBound) return KEEP_WHOLE
+  const finishedAbort = type === CONTROL_TYPE_ABORT ? { producerId, markerOffset: last } : undefined
+  const hasHorizon = (attributes & DELETE_HORIZON_MASK) !== 0
+  const horizon = hasHorizon ? readInt64(batch, BASE_TIMESTAMP_OFFSET) : ctx.newHorizon
+  if (ctx.producerLastOffsets.get(producerId) === last) return { ...KEEP_WHOLE, finishedAbort }
+  if (hasHorizon && ctx.now >= horizon) return { kind: 'drop', removed: 1, finishedAbort }
+  if (hasHorizon) return { kind: 'keep', records: 1, tombstoneHorizon: horizon, finishedAbort }
   return { kind: 'rewrite', bytes: stampHorizon(inflated.header, inflated.records, inflated.compression, horizon), records: inflated.records.length, removed: 0, tombstoneHorizon: horizon, finishedAbort }
 }
 

@@ -111,7 +111,7 @@ describe('admin APIs over raw frames', () => {
     expect(bad.topics.map((t) => t.errorCode)).toEqual([
       ErrorCode.INVALID_CONFIG, ErrorCode.INVALID_CONFIG, ErrorCode.NONE, ErrorCode.INVALID_PARTITIONS, ErrorCode.INVALID_REPLICATION_FACTOR,
     ])
-    expect(bad.topics[0]!.errorMessage).toMatch(/segment\.bytes.*at least 14/)
+    expect(bad.topics[0]!.errorMessage).toMatch(/segment\.bytes.*at least 61/)
     expect(bad.topics[1]!.errorMessage).toMatch(/Null value/)
     // 'raw..' is a legal Kafka name (only '.' and '..' alone are not).
     expect(tb.broker.topics.get('raw..')).toBeDefined()

@@ -1,16 +1,18 @@
 #!/usr/bin/env node
-// The `skein` command. Subcommands follow Kafka's tools (kafka-topics, kafka-console-producer, ...) and
-// their flag names; each has --help, talks the Kafka protocol to any broker (--bootstrap-server, default
-// 127.0.0.1:9092) and exits 0 on success, 1 with one line on stderr on failure.
-import { tuneMallocForClient } from '../addon/malloc-tuning.js'
-import { runBroker } from '../main.js'
-import { runBenchDisk } from './bench-disk.js'
-import { runConfigs } from './configs.js'
-import { runConsume } from './consume.js'
-import { runGroups } from './groups.js'
-import { runPerf } from './perf.js'
-import { runProduce } from './produce.js'
-import { runTopics } from './topics.js'
+// The `skein` command (the package's bin). `skein broker` runs a broker through main.ts, loaded only for
+// that command; every other subcommand is a client tool from cli/, which never imports the broker
+// (ARCHITECTURE.md: client-side products see no broker internals). The client tools follow Kafka's tools
+// (kafka-topics, kafka-console-producer, ...) and their flag names; each has --help, talks the Kafka
+// protocol to any broker (--bootstrap-server, default 127.0.0.1:9092) and exits 0 on success, 1 with one
+// line on stderr on failure.
+import { tuneMallocForClient } from './addon/malloc-tuning.js'
+import { runBenchDisk } from './cli/bench-disk.js'
+import { runConfigs } from './cli/configs.js'
+import { runConsume } from './cli/consume.js'
+import { runGroups } from './cli/groups.js'
+import { runPerf } from './cli/perf.js'
+import { runProduce } from './cli/produce.js'
+import { runTopics } from './cli/topics.js'
 
 const HELP = `Usage: skein <command> [options]
 
@@ -25,6 +27,12 @@ Commands:
   bench      disk: the data directory's bandwidth and fsync rate
 
 Run 'skein <command> --help' for a command's options.`
+
+/** The broker entry, loaded only when asked for: client commands start without the broker's modules. */
+async function runBroker(argv: readonly string[]): Promise<number> {
+  const main = await import('./main.js')
+  return main.runBroker(argv)
+}
 
 const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   broker: runBroker,

@@ -1,5 +1,5 @@
 // meta.properties: the identity file Kafka keeps in every log dir (KRaft format, version=1).
-// Layout (Java .properties, see ./properties.ts):
+// Layout (Java .properties, see ../config/properties.ts):
 //   #<comment lines>
 //   version=1
 //   cluster.id=<22-char base64url UUID>
@@ -10,11 +10,11 @@
 // On start a present file must agree with the configured node.id and cluster.id, else startup stops
 // (Kafka refuses to mix a log dir into another cluster or node).
 
-import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { writeFileAtomicSync } from '../storage/atomic-file.js'
-import { formatProperties, parseProperties } from './properties.js'
+import { formatProperties, parseProperties } from '../config/properties.js'
+import { randomKafkaUuid } from '../domain/uuid.js'
+import { writeFileAtomicSync } from './atomic-file.js'
 
 export const META_PROPERTIES = 'meta.properties'
 
@@ -22,19 +22,6 @@ export interface MetaProperties {
   clusterId: string
   nodeId: number
   directoryId: string
-}
-
-/**
- * A random Kafka Uuid in its string form: 16 random bytes, base64url without padding. Like Kafka's
- * Uuid.randomUuid, never the all-zero id and never one starting with '-' (it would read as a CLI flag).
- */
-export function randomKafkaUuid(): string {
-  for (;;) {
-    const bytes = randomBytes(16)
-    if (bytes.every((b) => b === 0)) continue
-    const s = bytes.toString('base64url')
-    if (!s.startsWith('-')) return s
-  }
 }
 
 /** Reads meta.properties of a log dir, or undefined when there is none. Throws when it is malformed. */

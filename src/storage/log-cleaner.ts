@@ -13,12 +13,12 @@
 // last stable offset (records of open transactions are never cleaned), and the base of the first segment holding a record younger than min.compaction.lag.ms.
 // A log is eligible when dirty / (clean + dirty) bytes > min.cleanable.dirty.ratio, when its oldest dirty
 // batch is older than max.compaction.lag.ms, or when a tombstone kept by an earlier pass has reached its
-// delete horizon (see batch-filter.ts).
+// delete horizon (see cleaner/batch-filter.ts).
 //
 // One pass (Kafka's Cleaner.doClean): (1) build the offset map (key -> latest offset) over the dirty
 // range, stopping at a batch boundary if the map fills; (2) group the segments below that end offset
 // into runs of at most segment.bytes (and index size, and 2^31 offsets), oldest first; (3) write each
-// group as one `<base>.log.cleaned` keeping what filterBatch keeps, fsync it, and swap it in (swap.ts);
+// group as one `<base>.log.cleaned` keeping what filterBatch keeps, fsync it, and swap it in (segment-swap.ts);
 // (4) checkpoint the end offset as the new firstDirtyOffset. A crash anywhere leaves either the old
 // segments or the new one (recovery completes or drops the swap), and at worst repeats work.
 // Transaction markers whose transactions have no records left are stamped and later dropped like
@@ -28,23 +28,21 @@
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setImmediate as immediate, setTimeout as sleep } from 'node:timers/promises'
-import { decodedSizeLimit } from '../../protocol/records/inflate.js'
-import { readInt64, BASE_TIMESTAMP_OFFSET, ATTRIBUTES_OFFSET, LAST_OFFSET_DELTA_OFFSET, PRODUCER_ID_OFFSET, RECORD_COUNT_OFFSET, MAX_TIMESTAMP_OFFSET } from '../../protocol/records/batch.js'
-import { readCheckpoint, writeCheckpoint } from '../checkpoint.js'
-import { LONG_MAX } from '../config.js'
-import type { PartitionLog } from '../partition-log.js'
-import { LogSegment } from '../segment.js'
-import type { AppendedBatch } from '../segment.js'
-import { BatchReader, scanHeaders } from './batch-reader.js'
-import { AbortedRanges, DELETE_HORIZON_MASK, TxnMarkerTracker, filterBatch, mapBatchKeys } from './batch-filter.js'
-import type { FilterContext, FinishedAbort, TxnFilter } from './batch-filter.js'
-import { OffsetMap } from './offset-map.js'
-import { CLEANED_SUFFIX, deleteCleanedFiles } from './swap.js'
-import type { SwapStep } from './swap.js'
+import { decodedSizeLimit } from '../protocol/records/inflate.js'
+import { readInt64, BASE_TIMESTAMP_OFFSET, ATTRIBUTES_OFFSET, LAST_OFFSET_DELTA_OFFSET, PRODUCER_ID_OFFSET, RECORD_COUNT_OFFSET, MAX_TIMESTAMP_OFFSET } from '../protocol/records/batch.js'
+import { readCheckpoint, writeCheckpoint } from './checkpoint.js'
+import { LONG_MAX, STORAGE_DEFAULTS } from '../config/log-config.js'
+import type { PartitionLog } from './partition-log.js'
+import { LogSegment } from './segment.js'
+import type { AppendedBatch } from './segment.js'
+import { BatchReader, scanHeaders } from './cleaner/batch-reader.js'
+import { AbortedRanges, DELETE_HORIZON_MASK, TxnMarkerTracker, filterBatch, mapBatchKeys } from './cleaner/batch-filter.js'
+import type { FilterContext, FinishedAbort, TxnFilter } from './cleaner/batch-filter.js'
+import { OffsetMap } from './cleaner/offset-map.js'
+import { CLEANED_SUFFIX, deleteCleanedFiles } from './segment-swap.js'
+import type { SwapStep } from './segment-swap.js'
 
 export const CLEANER_OFFSET_CHECKPOINT = 'cleaner-offset-checkpoint'
-/** Kafka's log.cleaner.dedupe.buffer.size default. */
-export const DEFAULT_DEDUPE_BUFFER_BYTES = 128 * 1024 * 1024
 const DEFAULT_SLICE_BYTES = 1024 * 1024
 const DEFAULT_SLICE_MS = 4
 const DEFAULT_YIELD_MS = 1
@@ -180,8 +178,8 @@ export class LogCleaner {
   constructor(opts: LogCleanerOptions) {
     this.#logs = opts.logs
     this.#now = opts.now
-    this.#dedupeBytes = opts.dedupeBufferBytes ?? DEFAULT_DEDUPE_BUFFER_BYTES
-    this.#ioMax = opts.ioMaxBytesPerSecond ?? Number.MAX_VALUE
+    this.#dedupeBytes = opts.dedupeBufferBytes ?? STORAGE_DEFAULTS.cleanerDedupeBufferBytes
+    this.#ioMax = opts.ioMaxBytesPerSecond ?? STORAGE_DEFAULTS.cleanerIoMaxBytesPerSecond
     this.#sliceBytes = Math.max(64 * 1024, opts.sliceBytes ?? DEFAULT_SLICE_BYTES)
     this.#sliceMs = Math.max(1, opts.sliceMs ?? DEFAULT_SLICE_MS)
     this.#yieldMs = Math.max(0, opts.yieldMs ?? DEFAULT_YIELD_MS)

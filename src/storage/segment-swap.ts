@@ -20,9 +20,9 @@
 
 import { closeSync, constants, existsSync, fstatSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { native } from '../../addon/index.js'
-import { scanFileBatches } from '../../protocol/records/file-scan.js'
-import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parseSegmentFileName, segmentFileName } from '../segment.js'
+import { native } from '../addon/index.js'
+import { scanFileBatches } from '../protocol/records/file-scan.js'
+import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parseSegmentFileName, segmentFileName } from './segment.js'
 
 export const CLEANED_SUFFIX = '.cleaned'
 export const SWAP_SUFFIX = '.swap'

@@ -1,0 +1,111 @@
+// One Schema Registry instance against a Kafka cluster: the `_schemas` store, the registry service, the
+// primary election, and request handling that forwards writes from a secondary to the primary over HTTP
+// (as Confluent's instances do), so that only the primary assigns ids. A newly elected primary first
+// writes a NOOP and reads it back, so it has seen every record before it assigns an id. After forwarding
+// a write, a secondary reads the topic to its end before answering, so the caller's next read on it sees
+// the write. The HTTP server (issue 17) calls handle() with each request.
+import { Cluster } from '../client/cluster.js'
+import { Errors, RegistryError, RegistryErrorCode } from './errors.js'
+import { KafkaRegistryStore, type KafkaStoreOptions } from './kafka-store.js'
+import { LeaderElector, type RegistryIdentity, identityUrl } from './leader-elector.js'
+import { type RegistryRequest, type RegistryResponse, handle } from './routes.js'
+import { type RegistryOptions, SchemaRegistryService } from './service.js'
+
+export interface RegistryNodeOptions extends KafkaStoreOptions, RegistryOptions {
+  /** How other instances reach this one (host.name, the listener's port and scheme). */
+  identity: { host: string; port: number; scheme?: string; leaderEligibility?: boolean }
+  /** schema.registry.group.id */
+  groupId?: string
+  sessionTimeoutMs?: number
+  heartbeatIntervalMs?: number
+}
+
+export class RegistryNode {
+  readonly store: KafkaRegistryStore
+  readonly service: SchemaRegistryService
+  readonly elector: LeaderElector
+  private readonly cluster: Cluster
+  private readonly identity: RegistryIdentity
+  /** Resolves once this instance, as primary, has caught up with the topic. */
+  private primaryReady: Promise<void> = Promise.resolve()
+
+  constructor(opts: RegistryNodeOptions) {
+    this.store = new KafkaRegistryStore(opts)
+    this.service = new SchemaRegistryService(this.store, opts)
+    this.identity = { host: opts.identity.host, port: opts.identity.port, scheme: opts.identity.scheme ?? 'http', leaderEligibility: opts.identity.leaderEligibility ?? true }
+    this.cluster = new Cluster({ ...opts, clientId: opts.clientId ?? 'skein-schema-registry-election' })
+    this.elector = new LeaderElector(this.cluster, {
+      groupId: opts.groupId,
+      identity: this.identity,
+      sessionTimeoutMs: opts.sessionTimeoutMs,
+      heartbeatIntervalMs: opts.heartbeatIntervalMs,
+      onElected: (_leader, isSelf) => {
+        if (isSelf) this.primaryReady = this.store.noop()
+      },
+    })
+  }
+
+  get url(): string {
+    return identityUrl(this.identity)
+  }
+
+  get isPrimary(): boolean {
+    return this.elector.isLeader
+  }
+
+  async start(): Promise<void> {
+    await this.store.start()
+    this.elector.start()
+  }
+
+  /** Waits until some instance (maybe this one) has been elected primary. */
+  async waitForPrimary(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (!this.elector.leader) {
+      if (Date.now() > deadline) throw Errors.unknownLeader()
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    if (this.isPrimary) await this.primaryReady
+  }
+
+  handle(req: RegistryRequest): Promise<RegistryResponse> {
+    return handle(this.service, req, { forward: (r) => this.forward(r) })
+  }
+
+  private async forward(req: RegistryRequest): Promise<RegistryResponse | undefined> {
+    if (this.elector.isLeader) {
+      await this.primaryReady
+      return undefined
+    }
+    const leader = this.elector.leader
+    if (!leader) throw Errors.unknownLeader()
+    const query = req.query instanceof URLSearchParams ? req.query : new URLSearchParams(Object.entries(req.query ?? {}).filter((e): e is [string, string] => e[1] !== undefined))
+    const qs = query.toString()
+    let res: Response
+    try {
+      res = await fetch(`${identityUrl(leader)}${req.path}${qs ? `?${qs}` : ''}`, {
+        method: req.method,
+        headers: { 'Content-Type': 'application/vnd.schemaregistry.v1+json' },
+        body: req.body,
+        signal: AbortSignal.timeout(30_000),
+      })
+    } catch (e) {
+      throw new RegistryError(500, RegistryErrorCode.REQUEST_FORWARDING_FAILED, `Error while forwarding the request to the primary: ${(e as Error).message}`)
+    }
+    const text = await res.text()
+    let body: unknown = text
+    try {
+      body = JSON.parse(text)
+    } catch {
+      // A raw (non-JSON) body is passed on as it is.
+    }
+    if (res.ok) await this.store.sync().catch(() => undefined)
+    return { status: res.status, body }
+  }
+
+  async stop(): Promise<void> {
+    await this.elector.stop()
+    await this.store.stop()
+    await this.cluster.close()
+  }
+}

@@ -1,0 +1,134 @@
+// The import-rule checker that `npm test` runs (scripts/check-boundaries.ts): on a small tree that breaks
+// the rules it names each rule and the offending import, and the command fails; on a tree that keeps
+// them it passes. The tree is written to a temp directory, as src/ would be.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { checkBoundaries, formatReport, FLOORS, RULES, type Violation } from '../../scripts/check-boundaries.js'
+import { REPO_ROOT, run } from '../harness/index.js'
+
+function writeTree(root: string, files: Record<string, string>): void {
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true })
+    writeFileSync(join(root, path), text)
+  }
+}
+
+const BROKEN = {
+  'src/domain/errors.ts': 'export const NONE = 0\n',
+  'src/config/properties.ts': "import { NONE } from '../domain/errors.js'\nexport const parse = (): number => NONE\n",
+  // storage reaching up to the server and down to protocol messages
+  'src/storage/log.ts': "import { api } from '../server/api.js'\nimport type { Produce } from '../protocol/messages/produce.gen.js'\nexport const log = (p: Produce): number => api + p.acks\n",
+  'src/protocol/messages/produce.gen.ts': 'export interface Produce { acks: number }\n',
+  // a client-side tool pulling in storage and the broker config (config parsing is fine)
+  'src/cli/tool.ts': "import { log } from '../storage/log.js'\nimport { brokerConfig } from '../config/broker-config.js'\nimport { parse } from '../config/properties.js'\nexport const tool = log({ acks: 1 }) + brokerConfig + parse()\n",
+  // a future product folder is covered before it exists
+  'src/streams/topology.ts': "import { shard } from '../shard/worker.js'\nexport const topology = shard\n",
+  'src/shard/worker.ts': "import { api } from '../server/api.js'\nexport const shard = api\n",
+  // a folder cycle: coordinator <-> coordinator/group
+  'src/coordinator/runtime.ts': "import { group } from './group/group.js'\nexport const runtime = (): number => group\n",
+  'src/coordinator/group/group.ts': "import { runtime } from '../runtime.js'\nexport const group = 1\nexport const again = runtime\n",
+  // the known server <-> server/handlers cycle is let through
+  'src/server/api.ts': "import { handler } from './handlers/produce.js'\nexport const api = 1\nexport const handlers = [handler]\n",
+  'src/server/handlers/produce.ts': "import type { api } from '../api.js'\nexport const handler = (x: typeof api): number => x\n",
+  // a module cycle inside one folder
+  'src/config/broker-config.ts': "import { topicDefault } from './topic-configs.js'\nexport const brokerConfig = 1\nexport const d = topicDefault\n",
+  'src/config/topic-configs.ts': "import type { brokerConfig } from './broker-config.js'\nexport const topicDefault = (b: typeof brokerConfig): number => b\n",
+  // a folder no rule knows
+  'src/gadgets/widget.ts': "import { NONE } from '../domain/errors.js'\nexport const widget = NONE\n",
+  // entry points: only skein.ts may load main.ts; main.ts may import the server
+  'src/main.ts': "import { api } from './server/api.js'\nexport const main = api\n",
+  'src/skein.ts': "export const run = async (): Promise<number> => (await import('./main.js')).main\n",
+}
+
+describe('check-boundaries', () => {
+  let root: string
+  let violations: Violation[]
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'skein-boundaries-'))
+    writeTree(root, BROKEN)
+    violations = (await checkBoundaries(root)).violations
+  })
+
+  afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+  const found = (rule: string, from: string, to: string): boolean => violations.some((v) => v.rule === rule && v.from === from && v.to === to)
+
+  it('names the broken rule and the import for each violation', () => {
+    expect(found('storage-imports-no-network-or-upper-floor', 'src/storage/log.ts', 'src/server/api.ts')).toBe(true)
+    expect(found('storage-imports-no-network-or-upper-floor', 'src/storage/log.ts', 'src/protocol/messages/produce.gen.ts')).toBe(true)
+    expect(found('only-entries-import-server', 'src/storage/log.ts', 'src/server/api.ts')).toBe(true)
+    expect(found('shard-imports-only-storage-and-below', 'src/shard/worker.ts', 'src/server/api.ts')).toBe(true)
+    expect(found('client-side-imports-no-broker-internals', 'src/cli/tool.ts', 'src/storage/log.ts')).toBe(true)
+    expect(found('client-side-imports-no-broker-internals', 'src/cli/tool.ts', 'src/config/broker-config.ts')).toBe(true)
+    expect(found('client-side-imports-no-broker-internals', 'src/streams/topology.ts', 'src/shard/worker.ts')).toBe(true)
+  })
+
+  it('forbids import cycles between folders, except the one listed with its removal', () => {
+    const cycles = violations.filter((v) => v.rule === 'no-folder-cycles')
+    expect(cycles.map((v) => [v.from, v.to]).sort()).toEqual([
+      ['src/coordinator/group/group.ts', 'src/coordinator/runtime.ts'],
+      ['src/coordinator/runtime.ts', 'src/coordinator/group/group.ts'],
+    ])
+    expect(cycles[0]!.cycle).toEqual(['src/coordinator', 'src/coordinator/group', 'src/coordinator'])
+  })
+
+  it('forbids module cycles inside a folder too (outside src/server, exempt for now)', () => {
+    // dependency-cruiser names one import of each cycle.
+    const cycles = violations.filter((v) => v.rule === 'no-module-cycles').map((v) => [v.from, v.to].sort().join(' '))
+    expect(cycles.sort()).toEqual([
+      'src/config/broker-config.ts src/config/topic-configs.ts',
+      'src/coordinator/group/group.ts src/coordinator/runtime.ts',
+    ])
+  })
+
+  it('refuses a folder that has no floor', () => {
+    expect(violations.filter((v) => v.rule === 'every-folder-has-a-floor').map((v) => v.from)).toEqual(['src/gadgets/widget.ts'])
+  })
+
+  it('reports nothing else: config parsing, dynamic entry loading and the server floor are allowed', () => {
+    const reported = new Set(violations.map((v) => `${v.rule} ${v.from} ${v.to}`))
+    expect(reported.size).toBe(13)
+    expect(violations.some((v) => v.to === 'src/config/properties.ts' || v.from === 'src/skein.ts' || v.from === 'src/main.ts')).toBe(false)
+  })
+
+  it('prints one line per violation with the rule name, and the command exits 1', async () => {
+    const lines = formatReport({ modules: 0, imports: 0, violations, staleExemptions: [] }, 0)
+    expect(lines).toContain('  shard-imports-only-storage-and-below: src/shard/worker.ts → src/server/api.ts')
+    const r = await run(process.execPath, [join(REPO_ROOT, 'dist', 'scripts', 'check-boundaries.js'), root], { timeoutMs: 60000 })
+    expect(r.code).toBe(1)
+    expect(r.stderr.toString()).toContain('  client-side-imports-no-broker-internals: src/cli/tool.ts → src/storage/log.ts\n')
+    expect(r.stderr.toString()).toContain('check-boundaries: 13 violation(s)')
+  })
+
+  it('passes a tree that keeps the rules', async () => {
+    const clean = mkdtempSync(join(tmpdir(), 'skein-boundaries-clean-'))
+    try {
+      writeTree(clean, {
+        'src/domain/errors.ts': 'export const NONE = 0\n',
+        'src/storage/log.ts': "import { NONE } from '../domain/errors.js'\nexport const log = NONE\n",
+        'src/server/api.ts': "import { log } from '../storage/log.js'\nexport const api = log\n",
+        'src/index.ts': "export { api } from './server/api.js'\n",
+      })
+      const r = await run(process.execPath, [join(REPO_ROOT, 'dist', 'scripts', 'check-boundaries.js'), clean], { timeoutMs: 60000 })
+      expect(r.code).toBe(0)
+      expect(r.stdout.toString()).toMatch(/check-boundaries: 4 modules, 3 imports, \d+ rules: no violations/)
+      // The listed server <-> server/handlers cycle is absent here: the run says its exemption can go.
+      expect(r.stdout.toString()).toContain('note: the folder cycle src/server <-> src/server/handlers is gone; remove it from KNOWN_FOLDER_CYCLES')
+    } finally {
+      rmSync(clean, { recursive: true, force: true })
+    }
+  })
+
+  it('places every folder of src/ that a rule names', () => {
+    const named = new Set<string>()
+    for (const r of RULES) {
+      for (const re of [r.from, r.to].flatMap((p) => [p.path, p.pathNot]).filter((x): x is string => typeof x === 'string')) {
+        for (const m of re.matchAll(/\^src\/\(([^)]+)\)\//g)) for (const f of m[1]!.split('|')) named.add(f.split('/')[0]!)
+      }
+    }
+    for (const f of named) expect(FLOORS, f).toHaveProperty(f)
+  })
+})
