@@ -33,6 +33,8 @@ import { offsetDeleteHandler } from './47-offset-delete.js'
 import { describeClusterHandler } from './60-describe-cluster.js'
 import { describeTransactionsHandler } from './65-describe-transactions.js'
 import { listTransactionsHandler } from './66-list-transactions.js'
+import { consumerGroupHeartbeatHandler } from './68-consumer-group-heartbeat.js'
+import { consumerGroupDescribeHandler } from './69-consumer-group-describe.js'
 import { describeProducersHandler } from './61-describe-producers.js'
 
 export const HANDLERS: readonly AnyHandler[] = [
@@ -69,4 +71,6 @@ export const HANDLERS: readonly AnyHandler[] = [
   describeProducersHandler,
   describeTransactionsHandler,
   listTransactionsHandler,
+  consumerGroupHeartbeatHandler,
+  consumerGroupDescribeHandler,
 ]

@@ -274,6 +274,8 @@ export type GroupCoordinatorApi = Pick<
   | 'describeGroups'
   | 'listGroups'
   | 'deleteGroups'
+  | 'consumerGroupHeartbeat'
+  | 'consumerGroupDescribe'
 >
 
 /** OffsetFetch's answer for one group. */
