@@ -10,6 +10,7 @@ import * as JoinGroup from '../../src/protocol/messages/11-join-group.gen.js'
 import * as ListGroups from '../../src/protocol/messages/16-list-groups.gen.js'
 import * as ConsumerGroupHeartbeat from '../../src/protocol/messages/68-consumer-group-heartbeat.gen.js'
 import * as ConsumerGroupDescribe from '../../src/protocol/messages/69-consumer-group-describe.gen.js'
+import { skein } from '../cli/helpers.js'
 import { RawClient, startTestBroker, type TestBroker } from '../harness/index.js'
 
 let tb: TestBroker
@@ -86,6 +87,15 @@ describe('consumer groups over raw frames', () => {
     }
     expect(d[1]).toMatchObject({ groupId: 'nope', errorCode: ErrorCode.GROUP_ID_NOT_FOUND })
     expect(d[2]).toMatchObject({ groupId: '', errorCode: ErrorCode.INVALID_GROUP_ID })
+
+    // `skein groups --describe` (ConsumerGroupDescribe, as Kafka's admin): a row per partition with its owner.
+    const cli = await skein(['groups', '--bootstrap-server', tb.bootstrap, '--describe', '--group', 'raw-cg'])
+    expect(cli.code).toBe(0)
+    const rows = cli.out.trim().split('\n').filter((l) => l.startsWith('raw-cg'))
+    expect(rows.map((r) => r.split(/\s+/).slice(0, 3).join(' ')).sort()).toEqual(['raw-cg cg-raw 0', 'raw-cg cg-raw 1', 'raw-cg cg-raw 2', 'raw-cg cg-raw 3'])
+    const owners = new Set(rows.map((r) => r.split(/\s+/)[6]))
+    expect(owners).toEqual(new Set([a0.memberId, 'member-b-chosen-by-client']))
+    expect((await skein(['groups', '--bootstrap-server', tb.bootstrap, '--list'])).out.split('\n')).toContain('raw-cg')
 
     // OffsetCommit v9 at the member epoch; a stale one is refused.
     const commit = (memberId: string, epoch: number, v = 9) =>
