@@ -96,6 +96,10 @@ describe('consumer groups over raw frames', () => {
     const owners = new Set(rows.map((r) => r.split(/\s+/)[6]))
     expect(owners).toEqual(new Set([a0.memberId, 'member-b-chosen-by-client']))
     expect((await skein(['groups', '--bootstrap-server', tb.bootstrap, '--list'])).out.split('\n')).toContain('raw-cg')
+    expect((await skein(['groups', '--bootstrap-server', tb.bootstrap, '--list', '--state', 'stable'])).out).toMatch(/raw-cg\s+Stable/)
+    const state = await skein(['groups', '--bootstrap-server', tb.bootstrap, '--describe', '--group', 'raw-cg', '--state', '--verbose'])
+    // GROUP, COORDINATOR (ID), ASSIGNMENT-STRATEGY, STATE, GROUP-EPOCH, TARGET-ASSIGNMENT-EPOCH, #MEMBERS
+    expect(state.out).toMatch(/raw-cg\s+\S+\s+\(\d+\)\s+uniform\s+Stable\s+2\s+2\s+2/)
 
     // OffsetCommit v9 at the member epoch; a stale one is refused.
     const commit = (memberId: string, epoch: number, v = 9) =>
