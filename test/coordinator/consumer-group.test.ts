@@ -245,10 +245,13 @@ describe('consumer group membership and assignment', () => {
     expect(d.partitions()).toHaveLength(3)
     const described = await describe1(h)
     expect(described.members.find((m) => m.instanceId === 'instance-1')).toMatchObject({ memberEpoch: -2 })
-    // The restarted instance (new member id) takes its assignment over at once.
+    // The restarted instance (new member id) takes its assignment over at once, without a rebalance.
+    const epochBefore = (await describe1(h)).groupEpoch
     const back = new Member(h, { instanceId: 'instance-1' })
     const res = await back.beat()
     expect(res.errorCode).toBe(ErrorCode.NONE)
+    expect((await describe1(h)).groupEpoch).toBe(epochBefore)
+    expect(res.memberEpoch).toBe(epochBefore)
     expect(back.memberId).not.toBe(s.memberId)
     expect(back.partitions()).toEqual(mine)
     expect((await describe1(h)).members.map((m) => m.memberId).sort()).toEqual([back.memberId, d.memberId].sort())

@@ -364,10 +364,12 @@ export class ConsumerGroupManager {
       clientId: req.clientId,
       clientHost: req.clientHost,
     }
+    // A static member taking over its instance is not new: no rebalance unless its subscription changed.
+    const isNew = !group.members.has(updated.memberId) && replaced === undefined
     let bump = false
-    if (!sameSubscription(member, updated) || !group.members.has(updated.memberId)) {
+    if (!sameSubscription(member, updated) || isNew) {
       records.push(memberSubscriptionRecord(groupId, updated.memberId, updated))
-      bump = !sameTopicNames(member.subscribedTopicNames, updated.subscribedTopicNames) || member.subscribedTopicRegex !== updated.subscribedTopicRegex || !group.members.has(updated.memberId)
+      bump = isNew || !sameTopicNames(member.subscribedTopicNames, updated.subscribedTopicNames) || member.subscribedTopicRegex !== updated.subscribedTopicRegex
     }
     const nextMembers = new Map(group.members)
     if (replaced !== undefined) nextMembers.delete(replaced.memberId)

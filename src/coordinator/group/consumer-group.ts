@@ -119,15 +119,6 @@ export class ConsumerGroup {
     return false
   }
 
-  /** Kafka's preferred server assignor: the one most members ask for (ties: the first name), else undefined. */
-  preferredServerAssignor(): string | undefined {
-    const counts = new Map<string, number>()
-    for (const m of this.members.values()) if (m.serverAssignor !== null) counts.set(m.serverAssignor, (counts.get(m.serverAssignor) ?? 0) + 1)
-    let best: string | undefined
-    for (const [name, n] of [...counts].sort((a, b) => (a[0] < b[0] ? -1 : 1))) if (best === undefined || n > counts.get(best)!) best = name
-    return best
-  }
-
   // ---- offsets (Kafka's ConsumerGroup.validateOffsetCommit / validateOffsetFetch) ---------------
 
   /**
