@@ -1,6 +1,6 @@
 // A single Skein broker: configuration, the partition shards, the topic store, the services handlers
 // see (the partition service with its fetch purgatory, the metadata view, topic and config
-// administration, the coordinators, producer ids) and the socket server, started and stopped in the
+// administration, the coordinators, producer ids, fetch sessions) and the socket server, started and stopped in the
 // right order. This is what `npm start` runs and what the library API's startBroker() returns.
 import { mkdirSync } from 'node:fs'
 import { validateBrokerProperties, type BrokerConfig } from '../config/broker-config.js'
@@ -12,6 +12,7 @@ import { ShardRouter } from '../shard/router.js'
 import type { FrameHandler } from './connection.js'
 import { createDispatcher } from './dispatcher.js'
 import { DynamicConfigService } from './dynamic-configs.js'
+import { FetchSessionCache } from './handlers/common/fetch-sessions.js'
 import { GroupService } from './groups.js'
 import { HANDLERS } from './handlers/index.js'
 import { BrokerMetadataView } from './metadata-view.js'
@@ -48,6 +49,8 @@ export class Broker {
   readonly groups: GroupService
   /** The transaction coordinator (transactional producers over __transaction_state). */
   readonly transactions: TransactionService
+  /** Incremental fetch sessions, at most max.incremental.fetch.session.cache.slots of them. */
+  readonly fetchSessions: FetchSessionCache
   private readonly dispatcher: FrameHandler
   private stopping: Promise<void> | null = null
 
@@ -72,6 +75,7 @@ export class Broker {
     this.producerIds = new ProducerIdManager(dataDir)
     this.groups = new GroupService(this)
     this.transactions = new TransactionService(this)
+    this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'))
     // Built once: every request's context carries these same services.
     this.dispatcher = createDispatcher(
       {
@@ -82,6 +86,7 @@ export class Broker {
         groups: this.groups,
         transactions: this.transactions,
         producerIds: this.producerIds,
+        fetchSessions: this.fetchSessions,
         log,
         apiVersions: this.registry.apiVersions(),
       },

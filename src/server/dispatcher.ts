@@ -60,6 +60,7 @@ export function createDispatcher(services: BrokerServices, registry: HandlerRegi
       groups: services.groups,
       transactions: services.transactions,
       producerIds: services.producerIds,
+      fetchSessions: services.fetchSessions,
       log: services.log,
       apiVersions: services.apiVersions,
     }

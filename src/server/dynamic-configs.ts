@@ -1,8 +1,22 @@
 // The broker configuration as handlers see it (their ConfigService): the current configuration, and
 // the dynamic broker configs of AlterConfigs / IncrementalAlterConfigs on the BROKER resource, checked
-// with Kafka's rules for dynamic updates, persisted in cluster-metadata.json, then applied (new broker
-// defaults reach every partition at once). A crash between persisting and applying leaves the persisted
-// state, which the next start applies.
+// with Kafka's rules for dynamic updates, persisted in cluster-metadata.json, then applied. A crash
+// between persisting and applying leaves the persisted state, which the next start applies.
+//
+// Which configs are dynamic follows Kafka (DynamicBrokerConfig.AllDynamicConfigs, the `dynamic` column of
+// config/broker-configs.ts). What a change does in Skein:
+// * applied at once: the topic defaults the partitions use (log.segment.bytes, log.roll.*, log.retention.*,
+//   log.cleanup.policy, log.cleaner.*.retention/lag/ratio, log.flush.*, log.message.timestamp.*,
+//   log.index.*, log.segment.delete.delay.ms, message.max.bytes, compression.type): every partition gets
+//   its new LogConfig;
+// * stored, applied at the next start: log.cleaner.backoff.ms, log.cleaner.io.max.bytes.per.second,
+//   log.cleaner.dedupe.buffer.size and producer.id.expiration.ms (the shard threads read them when they
+//   start);
+// * stored, no effect in Skein: compression.*.level (stored batches keep the producer's level unless
+//   recompressed), min.insync.replicas and unclean.leader.election.enable (one broker), log.preallocate,
+//   and the rows marked `ignored` (thread counts, connection limits, metric reporters, ...);
+// * refused: listeners, advertised.listeners and listener.security.protocol.map, which Kafka can change but
+//   Skein binds once at startup.
 import { brokerConfigDef, formatValue, parseValue, type BrokerConfig, type ConfigValue } from '../config/index.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
@@ -12,6 +26,11 @@ import type { BrokerConfigScope, ConfigService } from './handlers/common/ports.j
 
 /** Broker configs Kafka can change at runtime but Skein cannot (the sockets are bound once). */
 const STARTUP_ONLY = new Set(['listeners', 'advertised.listeners', 'listener.security.protocol.map'])
+
+/** Names as Kafka prints its Scala sets in these messages: "Set(a, b)". */
+function scalaSet(names: readonly string[]): string {
+  return `Set(${names.join(', ')})`
+}
 
 export class DynamicConfigService implements ConfigService {
   constructor(
@@ -31,22 +50,24 @@ export class DynamicConfigService implements ConfigService {
 
   /**
    * Checks every key against Kafka's dynamic update rules and every value against its type (any
-   * failure: INVALID_REQUEST, as Kafka turns broker ConfigExceptions into InvalidRequestException).
+   * failure: INVALID_REQUEST, as Kafka 4's brokers turn these ConfigExceptions into
+   * InvalidRequestException, KAFKA-13609), in Kafka's order: names that cannot be updated dynamically,
+   * values, per-broker names at the cluster level; then what Skein cannot change while running.
    */
   async replaceDynamicBrokerConfigs(scope: BrokerConfigScope, values: ReadonlyMap<string, string>, validateOnly: boolean): Promise<void> {
     const notDynamic: string[] = []
     const perBrokerOnly: string[] = []
+    const startupOnly: string[] = []
     const stored: Record<string, string> = {}
-    for (const [name, raw] of values) {
+    for (const name of values.keys()) {
       const def = brokerConfigDef(name)
-      if (def === undefined || def.dynamic === 'read-only' || STARTUP_ONLY.has(def.name)) {
-        notDynamic.push(name)
-        continue
-      }
-      if (scope === 'clusterDefault' && def.dynamic === 'per-broker') {
-        perBrokerOnly.push(name)
-        continue
-      }
+      if (def === undefined || def.dynamic === 'read-only') notDynamic.push(name)
+    }
+    if (notDynamic.length > 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Cannot update these configs dynamically: ${scalaSet(notDynamic)}`)
+    for (const [name, raw] of values) {
+      const def = brokerConfigDef(name)!
+      if (scope === 'clusterDefault' && def.dynamic === 'per-broker') perBrokerOnly.push(name)
+      if (STARTUP_ONLY.has(def.name)) startupOnly.push(name)
       let value: ConfigValue
       try {
         value = parseValue(def, raw)
@@ -55,9 +76,11 @@ export class DynamicConfigService implements ConfigService {
       }
       stored[def.name] = formatValue(def, value) ?? ''
     }
-    if (notDynamic.length > 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Cannot update these configs dynamically: ${notDynamic.join(', ')}`)
     if (perBrokerOnly.length > 0) {
-      throw new KafkaError(ErrorCode.INVALID_REQUEST, `Cannot update these configs at default cluster level, broker id must be specified: ${perBrokerOnly.join(', ')}`)
+      throw new KafkaError(ErrorCode.INVALID_REQUEST, `Cannot update these configs at default cluster level, broker id must be specified: ${scalaSet(perBrokerOnly)}`)
+    }
+    if (startupOnly.length > 0) {
+      throw new KafkaError(ErrorCode.INVALID_REQUEST, `Skein cannot change ${startupOnly.join(', ')} while running (its listeners are bound at startup); set them in server.properties and restart`)
     }
     const next = { ...this.store.dynamicBrokerConfigs(), [scope]: stored }
     let config

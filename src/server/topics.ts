@@ -74,6 +74,7 @@ export class TopicManager implements TopicAdmin {
   async create(req: CreateTopicRequest): Promise<TopicRecord> {
     validateTopicName(req.name)
     if (this.store.get(req.name) !== undefined) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${req.name}' already exists.`)
+    this.checkNoCollision(req.name)
     let partitions: number
     let replicationFactor: number
     if (req.assignments !== undefined && req.assignments.length > 0) {
@@ -188,6 +189,20 @@ export class TopicManager implements TopicAdmin {
     if (failed !== undefined && !failed.ok) throw new KafkaError(failed.errorCode as ErrorCode, failed.message)
   }
 
+  /**
+   * Kafka refuses a name that differs from an existing topic's only by '.' versus '_': both map to the
+   * same metric names. Kafka 4's controller message (the ZooKeeper-era one said "existing topics").
+   */
+  private checkNoCollision(name: string): void {
+    if (!hasCollisionChars(name)) return
+    const unified = unifyCollisionChars(name)
+    for (const t of this.store.list()) {
+      if (t.name !== name && hasCollisionChars(t.name) && unifyCollisionChars(t.name) === unified) {
+        throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${t.name}`)
+      }
+    }
+  }
+
   private checkAssignment(brokerIds: number[], replicationFactor: number): void {
     if (brokerIds.length !== replicationFactor) {
       throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, 'All partitions should have the same number of replicas')
@@ -214,4 +229,12 @@ export class TopicManager implements TopicAdmin {
     for (const [k, v] of Object.entries(configs)) if (v !== null) out[k] = v
     return out
   }
+}
+
+function hasCollisionChars(name: string): boolean {
+  return name.includes('.') || name.includes('_')
+}
+
+function unifyCollisionChars(name: string): string {
+  return name.replaceAll('.', '_')
 }

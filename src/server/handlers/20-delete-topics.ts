@@ -8,6 +8,11 @@
 //   (tombstones) before the answer, as Kafka's group coordinator does on partition deletion.
 // * Unknown name -> UNKNOWN_TOPIC_OR_PARTITION; unknown id -> UNKNOWN_TOPIC_ID; an entry with both a
 //   name and an id -> INVALID_REQUEST; a name or id listed twice -> one INVALID_REQUEST result for it.
+// * Internal topics (__consumer_offsets, __transaction_state) -> INVALID_TOPIC_EXCEPTION "Cannot delete
+//   internal topic". Kafka 4's controller deletes them when the client is authorized (only the old
+//   ZooKeeper-era kafka-topics tool refused), and the group or transaction coordinator then loses its
+//   whole state; Skein refuses, with the code Kafka uses for the other client operations it refuses on
+//   internal topics (produce, DeleteRecords).
 // * delete.topic.enable=false -> TOPIC_DELETION_DISABLED for every topic (INVALID_REQUEST below v3,
 //   which predates that code, as Kafka).
 // Version notes:
@@ -55,6 +60,7 @@ export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsReques
         }
         result.name = topic.name
         if (ctx.apiVersion >= 6) result.topicId = topic.topicId
+        if (ctx.metadata.isInternalTopic(topic.name)) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot delete internal topic ${topic.name}`)
         await ctx.topics.delete(topic.name)
         // As Kafka's GroupCoordinator.onPartitionsDeleted: no group keeps offsets of a deleted topic.
         await ctx.groups.onPartitionsDeleted(Array.from({ length: topic.partitions }, (_, partition) => ({ topic: topic.name, partition })))

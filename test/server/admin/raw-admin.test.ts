@@ -214,7 +214,7 @@ describe('admin APIs over raw frames', () => {
     ] }, 0)
     expect(res.responses.map((r) => [r.resourceType, r.errorCode, r.errorMessage])).toEqual([
       [TOPIC, ErrorCode.INVALID_REQUEST, 'Error due to duplicate config keys'],
-      [BROKER, ErrorCode.INVALID_REQUEST, 'Cannot update these configs dynamically: num.partitions, listeners'],
+      [BROKER, ErrorCode.INVALID_REQUEST, 'Cannot update these configs dynamically: Set(num.partitions)'],
       [BROKER_LOGGER, ErrorCode.INVALID_REQUEST, 'Unsupported resource type: 8'],
       [BROKER, ErrorCode.INVALID_REQUEST, expect.stringMatching(/message\.max\.bytes.*at least 0/)],
     ])

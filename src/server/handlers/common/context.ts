@@ -5,6 +5,7 @@ import type {
   ApiVersionRange,
   ClientConnection,
   ConfigService,
+  FetchSessionService,
   GroupCoordinatorService,
   HandlerLog,
   MetadataView,
@@ -30,6 +31,8 @@ export interface BrokerServices {
   transactions: TransactionCoordinatorService
   /** Producer ids for idempotent producers. */
   producerIds: ProducerIdService
+  /** Incremental fetch sessions (KIP-227). */
+  fetchSessions: FetchSessionService
   log: HandlerLog
   /** The APIs served and their version ranges (from the handler table). */
   apiVersions: readonly ApiVersionRange[]

@@ -12,6 +12,7 @@ import type { TransactionCoordinator } from '../../../coordinator/transaction/tx
 import type { ErrorCode } from '../../../domain/errors.js'
 import type { FileRegion } from '../../../domain/file-region.js'
 import type { Outcome } from '../../../domain/outcome.js'
+import type { FetchSessionCache } from './fetch-sessions.js'
 
 export type { Outcome, ProducerIdAndEpoch }
 
@@ -307,6 +308,12 @@ export interface ProducerIdService {
   /** A new id, or with `current` (KIP-360) the same id with its epoch bumped. Throws KafkaError. */
   initProducerId(current: ProducerIdAndEpoch | null): Promise<ProducerIdAndEpoch>
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Fetch sessions
+
+/** The fetch session cache (KIP-227, Kafka's FetchSessionCache): see ./fetch-sessions.ts. */
+export type FetchSessionService = Pick<FetchSessionCache, 'get' | 'create' | 'remove' | 'touch'>
 
 // ---------------------------------------------------------------------------------------------------
 // The rest
