@@ -6,6 +6,7 @@
 import { atLeast, between, listOf, nonEmptyString, oneOf, LONG_MAX, type ConfigDef, type DynamicMode, type Validator } from './config-def.js'
 import { RECORD_BATCH_OVERHEAD } from '../protocol/records/batch.js'
 import { COMPRESSION_TYPE_NAMES } from '../protocol/records/compression.js'
+import { EMBEDDED_REST_PREFIX, REST_CONFIGS } from './client-rest.js'
 import { listenersValidator, securityProtocolMapValidator } from './listeners.js'
 import { BUILT_IN_ASSIGNOR_NAMES, assignorName } from '../domain/consumer-group-assignors.js'
 
@@ -65,7 +66,8 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
     doc: 'The id of this broker (node.id is accepted as an alias). Unique within a cluster.' }),
   def({ name: 'cluster.id', type: 'string', default: null, dynamic: 'read-only',
     doc: 'Skein: the cluster id. When absent, it is read from meta.properties in the first log dir, or generated (22-char base64url UUID) and persisted there.' }),
-  def({ name: 'broker.rack', type: 'string', default: null, dynamic: 'read-only', doc: 'Rack of the broker, reported in Metadata responses.' }),
+  def({ name: 'broker.rack', type: 'string', default: null, dynamic: 'read-only',
+    doc: 'Rack of the broker: registered with the cluster, reported in Metadata, and used for rack-aware replica assignment when every broker has one.' }),
   def({ name: 'listeners', type: 'list', default: ['PLAINTEXT://127.0.0.1:9092'], dynamic: 'per-broker', validator: listenersValidator(false), validValues: 'NAME://host:port,...',
     doc: 'Comma-separated listener URIs NAME://host:port to accept connections on. An empty host binds all interfaces; port 0 picks a free port.' }),
   def({ name: 'advertised.listeners', type: 'list', default: null, dynamic: 'per-broker', validator: listenersValidator(false),
@@ -73,7 +75,24 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'listener.security.protocol.map', type: 'list', default: ['PLAINTEXT:PLAINTEXT', 'SSL:SSL', 'SASL_PLAINTEXT:SASL_PLAINTEXT', 'SASL_SSL:SASL_SSL'], dynamic: 'per-broker',
     validator: securityProtocolMapValidator(),
     doc: 'Map of listener names to security protocols, LISTENER:PROTOCOL,...' }),
-  def({ name: 'inter.broker.listener.name', type: 'string', default: null, dynamic: 'read-only', doc: 'Listener used between brokers; defaults to the first listener.' }),
+  def({ name: 'inter.broker.listener.name', type: 'string', default: null, dynamic: 'read-only',
+    doc: 'Listener brokers use to reach each other (controller requests, replication); its advertised endpoint is registered with the others. Defaults to the first listener (Kafka: the one named by security.inter.broker.protocol).' }),
+
+  // Cluster: ZooKeeper and the controller
+  def({ name: 'zookeeper.connect', type: 'string', default: null, dynamic: 'read-only',
+    doc: 'ZooKeeper connection string host:port[,host:port...][/chroot] of the cluster\'s metadata (Kafka\'s znode layout under the chroot, created if missing). Unset: a single broker with its metadata in cluster-metadata.json in its log dir.' }),
+  def({ name: 'zookeeper.session.timeout.ms', type: 'int', default: 18000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'ZooKeeper session timeout: a broker whose session expires (silent this long) is dead to the cluster, and its partitions elect new leaders. The server clamps it to [2, 20] ticks.' }),
+  def({ name: 'zookeeper.connection.timeout.ms', type: 'int', default: null, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'How long the broker waits to connect to ZooKeeper at startup (and for each new session); defaults to zookeeper.session.timeout.ms.' }),
+  def({ name: 'controller.socket.timeout.ms', type: 'int', default: 30000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Request timeout of the controller\'s connections to brokers (a request without an answer is sent again on a new connection).' }),
+  def({ name: 'controlled.shutdown.enable', type: 'boolean', default: true, dynamic: 'read-only',
+    doc: 'Before stopping, a broker of a ZooKeeper cluster asks the controller to move its partition leaderships to other in-sync replicas.' }),
+  def({ name: 'controlled.shutdown.max.retries', type: 'int', default: 3, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Attempts of the controlled shutdown request before the broker stops anyway.' }),
+  def({ name: 'controlled.shutdown.retry.backoff.ms', type: 'long', default: 5000, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Wait between controlled shutdown attempts.' }),
 
   // Skein threads, and Kafka's thread pools accepted for compatibility
   def({ name: 'io.threads', type: 'int', default: 0, dynamic: 'read-only', validator: between(0, 256), validValues: '[0,...,256]',
@@ -111,7 +130,8 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
 
   // Topic creation
   def({ name: 'num.partitions', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Default number of partitions per topic.' }),
-  def({ name: 'default.replication.factor', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Default replication factor for automatically created topics.' }),
+  def({ name: 'default.replication.factor', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Replication factor of topics created without one (auto-creation, CreateTopics with -1); above the number of live brokers: INVALID_REPLICATION_FACTOR.' }),
   def({ name: 'auto.create.topics.enable', type: 'boolean', default: true, dynamic: 'read-only', doc: 'Create a topic when a client asks for an unknown one in Metadata.' }),
   def({ name: 'delete.topic.enable', type: 'boolean', default: true, dynamic: 'read-only', doc: 'Allow topics to be deleted; when false DeleteTopics answers TOPIC_DELETION_DISABLED.' }),
   def({ name: 'min.insync.replicas', type: 'int', default: 1, dynamic: 'cluster-wide', validator: atLeast(1), validValues: '[1,...]',
@@ -190,7 +210,12 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
 
   // Replication
   def({ name: 'replica.lag.time.max.ms', type: 'long', default: 30000, dynamic: 'read-only', doc: 'A follower that has not caught up for this long leaves the ISR.' }),
-  def({ name: 'auto.leader.rebalance.enable', type: 'boolean', default: true, dynamic: 'read-only', doc: 'Move leadership back to preferred replicas periodically.' }),
+  def({ name: 'auto.leader.rebalance.enable', type: 'boolean', default: true, dynamic: 'read-only',
+    doc: 'The controller moves leadership back to preferred replicas (the first of each assignment) when a broker leads too few of the partitions that prefer it.' }),
+  def({ name: 'leader.imbalance.check.interval.seconds', type: 'long', default: 300, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'How often the controller checks the preferred-leader balance.' }),
+  def({ name: 'leader.imbalance.per.broker.percentage', type: 'int', default: 10, dynamic: 'read-only', validator: between(0, 100), validValues: '[0,...,100]',
+    doc: 'The share of a broker\'s preferred partitions that others may lead before the controller elects it again.' }),
 
   // Internal topics and coordinators
   def({ name: 'offsets.topic.num.partitions', type: 'int', default: 50, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Partitions of __consumer_offsets.' }),
@@ -263,6 +288,17 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'metric.reporters', type: 'list', default: [], dynamic: 'cluster-wide', ignored: true, doc: 'Accepted for Kafka compatibility and ignored: Skein has no metrics reporters.' }),
   def({ name: 'transaction.partition.verification.enable', type: 'boolean', default: true, dynamic: 'cluster-wide', ignored: true,
     doc: 'Accepted for Kafka compatibility and ignored: Skein does not ask the transaction coordinator before a transactional append (KIP-890).' }),
+  // The REST Proxy embedded in the broker process (src/main.ts starts it when rest.listeners is set): the
+  // proxy's own settings (config/client-rest.ts) under the prefix rest.
+  ...REST_CONFIGS.filter((d) => d.embeddable).map((d) =>
+    def({
+      ...d,
+      name: EMBEDDED_REST_PREFIX + d.name,
+      default: d.name === 'listeners' ? [] : d.default,
+      dynamic: 'read-only',
+      doc: `Embedded REST Proxy: ${d.doc}`,
+    }),
+  ),
 ]
 
 const byName = new Map<string, BrokerConfigDef>()

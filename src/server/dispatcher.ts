@@ -61,6 +61,7 @@ export function createDispatcher(services: BrokerServices, registry: HandlerRegi
       transactions: services.transactions,
       producerIds: services.producerIds,
       fetchSessions: services.fetchSessions,
+      control: services.control,
       log: services.log,
       apiVersions: services.apiVersions,
     }

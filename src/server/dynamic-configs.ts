@@ -1,7 +1,9 @@
 // The broker configuration as handlers see it (their ConfigService): the current configuration, and
 // the dynamic broker configs of AlterConfigs / IncrementalAlterConfigs on the BROKER resource, checked
-// with Kafka's rules for dynamic updates, persisted in cluster-metadata.json, then applied. A crash
-// between persisting and applying leaves the persisted state, which the next start applies.
+// with Kafka's rules for dynamic updates, written to the metadata store (Kafka's /config/brokers/<id> and
+// /config/brokers/<default>, with a change notification), then applied here (new broker defaults reach
+// every partition at once). Other brokers apply a cluster-default change when its notification reaches
+// them. A crash between writing and applying leaves the stored state, which the next start applies.
 //
 // Which configs are dynamic follows Kafka (DynamicBrokerConfig.AllDynamicConfigs, the `dynamic` column of
 // config/broker-configs.ts). What a change does in Skein:
@@ -13,14 +15,14 @@
 //   log.cleaner.dedupe.buffer.size and producer.id.expiration.ms (the shard threads read them when they
 //   start);
 // * stored, no effect in Skein: compression.*.level (stored batches keep the producer's level unless
-//   recompressed), min.insync.replicas and unclean.leader.election.enable (one broker), log.preallocate,
+//   recompressed), log.preallocate,
 //   and the rows marked `ignored` (thread counts, connection limits, metric reporters, ...);
 // * refused: listeners, advertised.listeners and listener.security.protocol.map, which Kafka can change but
 //   Skein binds once at startup.
 import { brokerConfigDef, formatValue, parseValue, type BrokerConfig, type ConfigValue } from '../config/index.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
-import type { TopicStore } from '../cluster/topic-store.js'
+import { DEFAULT_ENTITY_NAME, type ConfigChange, type MetadataStore } from '../cluster/metadata-store.js'
 import { stripCodeName } from './handlers/common/api-errors.js'
 import type { BrokerConfigScope, ConfigService } from './handlers/common/ports.js'
 
@@ -32,20 +34,57 @@ function scalaSet(names: readonly string[]): string {
   return `Set(${names.join(', ')})`
 }
 
+export interface DynamicBrokerConfigLayers {
+  perBroker: Record<string, string>
+  clusterDefault: Record<string, string>
+}
+
+/** The dynamic broker configs of a broker as stored (its own entity and the cluster default). */
+export async function readDynamicBrokerConfigs(store: MetadataStore, brokerId: number): Promise<DynamicBrokerConfigLayers> {
+  return { perBroker: await store.getEntityConfig('brokers', String(brokerId)), clusterDefault: await store.getEntityConfig('brokers', DEFAULT_ENTITY_NAME) }
+}
+
+/** Stored string layers parsed into a BrokerConfig's dynamic layers (unknown names, from a newer broker, skipped). */
+export function parseDynamicLayers(layers: DynamicBrokerConfigLayers): { perBroker: Map<string, ConfigValue>; clusterDefault: Map<string, ConfigValue> } {
+  return { perBroker: parseLayer(layers.perBroker), clusterDefault: parseLayer(layers.clusterDefault) }
+}
+
 export class DynamicConfigService implements ConfigService {
+  #layers: DynamicBrokerConfigLayers
+
   constructor(
-    private readonly store: TopicStore,
+    private readonly store: MetadataStore,
+    private readonly brokerId: number,
+    initial: DynamicBrokerConfigLayers,
     private readonly current: () => BrokerConfig,
     private readonly apply: (config: BrokerConfig) => Promise<void>,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.#layers = { perBroker: { ...initial.perBroker }, clusterDefault: { ...initial.clusterDefault } }
+  }
 
   get broker(): BrokerConfig {
     return this.current()
   }
 
   dynamicBrokerConfigs(scope: BrokerConfigScope): Readonly<Record<string, string>> {
-    return this.store.dynamicBrokerConfigs()[scope]
+    return this.#layers[scope]
+  }
+
+  /** Change notifications: this broker's entity or the cluster default changed (another broker altered it). */
+  async onConfigChanges(changes: readonly ConfigChange[]): Promise<void> {
+    const relevant = changes.some((c) => c.entityType === 'brokers' && (c.entityName === DEFAULT_ENTITY_NAME || c.entityName === String(this.brokerId)))
+    if (!relevant) return
+    try {
+      const layers = await readDynamicBrokerConfigs(this.store, this.brokerId)
+      if (sameLayer(layers.perBroker, this.#layers.perBroker) && sameLayer(layers.clusterDefault, this.#layers.clusterDefault)) return
+      const config = this.current().withDynamic(parseDynamicLayers(layers))
+      this.#layers = layers
+      await this.apply(config)
+      this.log.info({ configs: layers }, 'dynamic broker configs changed by another broker')
+    } catch (err) {
+      this.log.error({ err: (err as Error).message }, 'cannot apply a dynamic broker config change')
+    }
   }
 
   /**
@@ -82,7 +121,7 @@ export class DynamicConfigService implements ConfigService {
     if (startupOnly.length > 0) {
       throw new KafkaError(ErrorCode.INVALID_REQUEST, `Skein cannot change ${startupOnly.join(', ')} while running (its listeners are bound at startup); set them in server.properties and restart`)
     }
-    const next = { ...this.store.dynamicBrokerConfigs(), [scope]: stored }
+    const next = { ...this.#layers, [scope]: stored }
     let config
     try {
       config = this.current().withDynamic({ perBroker: parseLayer(next.perBroker), clusterDefault: parseLayer(next.clusterDefault) })
@@ -92,10 +131,16 @@ export class DynamicConfigService implements ConfigService {
       throw err
     }
     if (validateOnly) return
-    this.store.setDynamicBrokerConfigs(next)
+    await this.store.setEntityConfig('brokers', scope === 'perBroker' ? String(this.brokerId) : DEFAULT_ENTITY_NAME, stored)
+    this.#layers = next
     await this.apply(config)
     this.log.info({ scope, configs: stored }, 'dynamic broker configs changed')
   }
+}
+
+function sameLayer(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const ka = Object.keys(a)
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k])
 }
 
 /** A stored layer (canonical name -> string) parsed back into typed values. */

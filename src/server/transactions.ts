@@ -14,7 +14,7 @@ import { txnStatusFromName } from '../coordinator/transaction/records.js'
 import { TransactionCoordinator } from '../coordinator/transaction/txn-coordinator.js'
 import type { TransactionCoordinatorConfig, TxnMarkerItem, TxnMarkerWriter } from '../coordinator/transaction/types.js'
 import { ErrorCode } from '../domain/errors.js'
-import type { TopicRecord } from '../cluster/topic-store.js'
+import type { TopicInfo } from './handlers/common/ports.js'
 import type { Broker } from './broker.js'
 import { CoordinatorPartitionWriter } from './coordinator-partition-writer.js'
 import { CONSUMER_OFFSETS_TOPIC } from './groups.js'
@@ -78,7 +78,7 @@ export class TransactionService extends InternalTopicService<TransactionCoordina
     }
   }
 
-  protected build(topic: TopicRecord): TransactionCoordinator {
+  protected build(topic: TopicInfo): TransactionCoordinator {
     const { broker } = this
     const c = broker.config
     const config: TransactionCoordinatorConfig = {

@@ -205,6 +205,7 @@ function harness(): Harness {
     transactions: untouchable('transactions'),
     producerIds: untouchable('producerIds'),
     fetchSessions: new FetchSessionCache(10),
+    control: untouchable('control'),
     log: untouchable('log'),
     apiVersions: [],
   }

@@ -2,10 +2,14 @@
 //
 // Behavior:
 // * Topics are named by `topicNames` (v1-5) or by `topics` entries with a name or a topic id (v6).
-//   Deletion is complete (store written, partition directories removed by the shards) before the
-//   answer, so timeoutMs never expires.
+//   The topic is queued for deletion in the metadata store; the controller stops and deletes its
+//   replicas on every broker. The answer comes once the topic is gone from this broker's metadata (and,
+//   when all its replicas are up, from the store); REQUEST_TIMED_OUT when timeoutMs passes first (the
+//   deletion stays queued and completes when the brokers holding replicas are back).
 // * Every group's committed offsets of a deleted topic are removed from __consumer_offsets
-//   (tombstones) before the answer, as Kafka's group coordinator does on partition deletion.
+//   (tombstones), as Kafka's group coordinator does on partition deletion: each broker does it for the
+//   groups it coordinates when UpdateMetadata removes the topic, before its metadata forgets the topic,
+//   so the answer comes after this broker's groups have lost them.
 // * Unknown name -> UNKNOWN_TOPIC_OR_PARTITION; unknown id -> UNKNOWN_TOPIC_ID; an entry with both a
 //   name and an id -> INVALID_REQUEST; a name or id listed twice -> one INVALID_REQUEST result for it.
 // * Internal topics (__consumer_offsets, __transaction_state) -> INVALID_TOPIC_EXCEPTION "Cannot delete
@@ -61,9 +65,7 @@ export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsReques
         result.name = topic.name
         if (ctx.apiVersion >= 6) result.topicId = topic.topicId
         if (ctx.metadata.isInternalTopic(topic.name)) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot delete internal topic ${topic.name}`)
-        await ctx.topics.delete(topic.name)
-        // As Kafka's GroupCoordinator.onPartitionsDeleted: no group keeps offsets of a deleted topic.
-        await ctx.groups.onPartitionsDeleted(Array.from({ length: topic.partitions }, (_, partition) => ({ topic: topic.name, partition })))
+        await ctx.topics.delete(topic.name, req.timeoutMs)
       } catch (err) {
         const { errorCode, errorMessage } = apiError(err, ctx.log, 'DeleteTopics')
         result.errorCode = errorCode

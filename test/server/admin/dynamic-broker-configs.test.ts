@@ -2,6 +2,7 @@
 // (DynamicBrokerConfig.AllDynamicConfigs: the log.* defaults, the log cleaner's settings, thread counts,
 // connection limits, producer id expiration, ...), refused for the others with Kafka's message and code
 // (INVALID_REQUEST, as Kafka 4's brokers answer: KAFKA-13609 kept it).
+import { DEFAULT_ENTITY_NAME } from '../../../src/cluster/metadata-store.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../../src/domain/errors.js'
 import * as AlterConfigs from '../../../src/protocol/messages/33-alter-configs.gen.js'
@@ -68,7 +69,7 @@ describe('dynamic broker configs', () => {
       'transaction.partition.verification.enable': 'false',
     }
     expect(await alter('', kafkaDynamic)).toEqual([ErrorCode.NONE, null])
-    expect(tb.broker.store.dynamicBrokerConfigs().clusterDefault).toMatchObject(kafkaDynamic)
+    expect(await tb.broker.store.getEntityConfig('brokers', DEFAULT_ENTITY_NAME)).toMatchObject(kafkaDynamic)
     const described = await describeBroker(Object.keys(kafkaDynamic))
     for (const [name, value] of Object.entries(kafkaDynamic)) {
       expect(described.get(name)).toMatchObject({ value, readOnly: false, configSource: 3 }) // DYNAMIC_DEFAULT_BROKER_CONFIG
@@ -99,7 +100,7 @@ describe('dynamic broker configs', () => {
     const [code, message] = await alter('0', { listeners: 'PLAINTEXT://127.0.0.1:1' })
     expect(code).toBe(ErrorCode.INVALID_REQUEST)
     expect(message).toMatch(/^Skein cannot change listeners while running/)
-    expect(tb.broker.store.dynamicBrokerConfigs().perBroker).not.toHaveProperty('listeners')
+    expect(await tb.broker.store.getEntityConfig('brokers', '0')).not.toHaveProperty('listeners')
   })
 
   it('a log default changed dynamically reaches the partitions at once (log.retention.ms)', async () => {

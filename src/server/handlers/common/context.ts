@@ -6,6 +6,7 @@ import type {
   ClientConnection,
   ConfigService,
   FetchSessionService,
+  ControlPlaneService,
   GroupCoordinatorService,
   HandlerLog,
   MetadataView,
@@ -33,6 +34,8 @@ export interface BrokerServices {
   producerIds: ProducerIdService
   /** Incremental fetch sessions (KIP-227). */
   fetchSessions: FetchSessionService
+  /** The control plane: requests between the controller and this broker. */
+  control: ControlPlaneService
   log: HandlerLog
   /** The APIs served and their version ranges (from the handler table). */
   apiVersions: readonly ApiVersionRange[]
