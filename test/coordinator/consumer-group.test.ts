@@ -259,6 +259,24 @@ describe('consumer group membership and assignment', () => {
     expect((await h.coordinator.consumerGroupHeartbeat(hbInput({ instanceId: 'instance-1', memberId: s.memberId, memberEpoch: s.epoch, topicPartitions: s.owned }))).errorCode).toBe(ErrorCode.FENCED_INSTANCE_ID)
   })
 
+  it('a static member rejoining with another subscription bumps the group epoch and gets a new target', async () => {
+    const counts = new Map([['t', 6], ['u', 2]])
+    const h = await harness(CONFIG, { topics: mutableTopics(counts) })
+    const s = new Member(h, { instanceId: 'instance-1' })
+    await s.beat()
+    await s.beat()
+    expect(s.partitions()).toEqual([0, 1, 2, 3, 4, 5])
+    await h.coordinator.consumerGroupHeartbeat(hbInput({ instanceId: 'instance-1', memberId: s.memberId, memberEpoch: -2, topicPartitions: null, subscribedTopicNames: null, rebalanceTimeoutMs: -1 }))
+    const epochBefore = (await describe1(h)).groupEpoch
+    const back = new Member(h, { instanceId: 'instance-1', subscribedTopicNames: ['t', 'u'] })
+    const res = await back.beat()
+    expect(res.errorCode).toBe(ErrorCode.NONE)
+    expect((await describe1(h)).groupEpoch).toBe(epochBefore + 1)
+    expect(res.memberEpoch).toBe(epochBefore + 1)
+    expect(back.partitions()).toEqual([0, 1, 2, 3, 4, 5])
+    expect(back.partitions(topicIdOf('u'))).toEqual([0, 1])
+  })
+
   it('a static member that left and does not come back is fenced after the session timeout', async () => {
     const h = await harness(CONFIG)
     const s = new Member(h, { instanceId: 'i' })
