@@ -1,7 +1,10 @@
 // DeleteTopics removes every group's committed offsets of the deleted topic from __consumer_offsets
 // (Kafka's GroupCoordinator.onPartitionsDeleted): OffsetFetch and `skein groups --describe` no longer
 // show them, a topic re-created under the same name starts without them, and a restart (a replay of
-// __consumer_offsets) does not bring them back.
+// __consumer_offsets) does not bring them back. A deletion queued before a crash and completed by the
+// controller at the next start takes the offsets with it too.
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
 import * as OffsetCommit from '../../src/protocol/messages/08-offset-commit.gen.js'
@@ -87,5 +90,34 @@ describe('DeleteTopics and committed offsets', () => {
     }
     expect(await committed('readers-a')).toEqual({ kept: [0] })
     expect(await committed('readers-b')).toEqual({})
+  })
+
+  it('a deletion queued before a crash removes the offsets when the controller completes it at the next start', async () => {
+    await raw.createTopic('queued', 2)
+    for (const p of (await commit('readers-c', 'queued', [0, 1])).topics[0]!.partitions) expect(p.errorCode).toBe(ErrorCode.NONE)
+    for (const p of (await commit('readers-c', 'kept', [0])).topics[0]!.partitions) expect(p.errorCode).toBe(ErrorCode.NONE)
+    expect(await committed('readers-c')).toEqual({ kept: [0], queued: [0, 1] })
+    raw.close()
+    await tb.stop({ keepData: true })
+    // As if the broker died right after DeleteTopics queued the deletion in its metadata store.
+    const file = join(tb.dataDir, 'cluster-metadata.json')
+    const state = JSON.parse(readFileSync(file, 'utf8')) as { deleteTopics: string[] }
+    state.deleteTopics = ['queued']
+    writeFileSync(file, JSON.stringify(state))
+
+    tb = await startTestBroker(['offsets.topic.num.partitions=3'], { dataDir: tb.dataDir })
+    raw = await RawClient.connect(tb.host, tb.port)
+    const deadline = Date.now() + 15_000
+    let seen: Record<string, number[]> | undefined
+    while (Date.now() < deadline) {
+      const res = await raw.call(9, 8, (w) => OffsetFetch.encodeOffsetFetchRequest(w, OffsetFetch.createOffsetFetchRequest({ groups: [{ groupId: 'readers-c', topics: null, memberId: null, memberEpoch: -1 }] }), 8), OffsetFetch.decodeOffsetFetchResponse)
+      if (res.groups[0]!.errorCode === ErrorCode.NONE) {
+        seen = Object.fromEntries(res.groups[0]!.topics.map((t) => [t.name, t.partitions.map((p) => p.partitionIndex)]))
+        if (!('queued' in seen)) break
+      }
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(seen).toEqual({ kept: [0] })
+    expect(tb.broker.topics.get('queued')).toBeUndefined()
   })
 })
