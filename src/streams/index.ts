@@ -31,6 +31,8 @@ export { Branched, BranchedKStream, CogroupedKStream, GlobalKTable, KGroupedStre
 export { Change } from './dsl/internal.js'
 export { Consumed, Grouped, Joined, Materialized, Named, Produced, Repartitioned, StreamJoined, TableJoined } from './dsl/options.js'
 export { BufferConfig, JoinWindows, SessionWindows, SlidingWindows, Suppressed, TimeWindows, WindowedSerdes } from './dsl/windows.js'
+export { KafkaStreams, QueryableStoreTypes, StoreQueryParameters } from './runtime/kafka-streams.js'
+export type { HostInfo, KafkaStreamsState, KeyQueryMetadata, QueryableStoreType, StateListener, StreamThreadExceptionResponse, StreamsMetadata } from './runtime/kafka-streams.js'
 export { StreamsConfig } from './runtime/config.js'
 export type { ProcessingGuarantee, StreamsConfigInput } from './runtime/config.js'
 export { LogAndContinueExceptionHandler, LogAndFailExceptionHandler } from './runtime/handlers.js'

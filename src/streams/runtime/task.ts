@@ -21,8 +21,8 @@ import type { DeserializationExceptionHandler, ProductionExceptionHandler } from
 
 /** Where sinks and changelogs write (the producer in the runtime, a capture in the test driver). */
 export interface RecordCollector {
-  /** partition undefined: murmur2 of the key bytes, as Kafka's default partitioner. */
-  send(topic: string, key: Buffer | null, value: Buffer | null, headers: Header[], timestamp: number, partition: number | undefined, onError: (err: Error) => void): void
+  /** partition undefined: murmur2 of the key bytes, as Kafka's default partitioner. onAck gets the record's offset. */
+  send(topic: string, key: Buffer | null, value: Buffer | null, headers: Header[], timestamp: number, partition: number | undefined, onError: (err: Error) => void, onAck?: (offset: number) => void): void
   /** The number of partitions of a topic, when known (for StreamPartitioners). */
   partitionsFor(topic: string): number | undefined
 }
@@ -87,6 +87,10 @@ export class StreamTask {
   commitRequested = false
   /** Set by a store whose unsent changelog entries grew past its bound. */
   changelogPressure = false
+  /** The next offset of each changelog partition after what this task wrote (from acknowledgements), 'topic\0partition'. */
+  readonly changelogOffsets = new Map<string, number>()
+  /** Records processed since the last commit. */
+  processedSinceCommit = 0
   private readonly nodes = new Map<string, NodeInstance>()
   private readonly streamPunctuations: PunctuationSchedule[] = []
   private readonly wallPunctuations: PunctuationSchedule[] = []
@@ -145,6 +149,17 @@ export class StreamTask {
       if (e.builder.loggingEnabled) out.push({ store: name, topic: this.env.changelogTopic(name), partition: this.id.partition })
     }
     return out
+  }
+
+  /** Takes over already open stores (a standby becoming active keeps its state). */
+  adoptStores(stores: ReadonlyMap<string, InternalStore & StateStore>): void {
+    for (const [name, s] of stores) {
+      s.logged.timestamp = () => this.currentTimestamp
+      s.logged.onPressure = () => {
+        this.changelogPressure = true
+      }
+      this.stores.set(name, s)
+    }
   }
 
   /** Opens the stores (state to be restored by the caller before initializeProcessors). */
@@ -367,6 +382,7 @@ export class StreamTask {
       this.processRaw(q, raw)
       if (this.commitRequested) break
     }
+    this.processedSinceCommit += n
     return n
   }
 
@@ -472,9 +488,21 @@ export class StreamTask {
     let n = 0
     for (const s of this.stores.values()) {
       n += s.logged.drainChangelog((topic, partition, key, value, timestamp) => {
-        this.env.collector.send(topic, key, value, [], timestamp, partition, (err) => {
-          this.sendError ??= new StreamsException(`task ${this.id} could not write its changelog '${topic}': ${err.message}`, { cause: err })
-        })
+        const tp = `${topic}\u0000${partition}`
+        this.env.collector.send(
+          topic,
+          key,
+          value,
+          [],
+          timestamp,
+          partition,
+          (err) => {
+            this.sendError ??= new StreamsException(`task ${this.id} could not write its changelog '${topic}': ${err.message}`, { cause: err })
+          },
+          (offset) => {
+            if (offset >= 0 && offset + 1 > (this.changelogOffsets.get(tp) ?? 0)) this.changelogOffsets.set(tp, offset + 1)
+          },
+        )
       })
     }
     this.changelogPressure = false
@@ -492,6 +520,14 @@ export class StreamTask {
       const [topic, partition] = k.split('\u0000')
       return { topic: topic!, partition: Number(partition), offset }
     })
+  }
+
+  /** Closes the processors only, handing the open stores to the caller (an active task becoming standby). */
+  closeProcessorsKeepStores(): Map<string, InternalStore & StateStore> {
+    const stores = new Map(this.stores)
+    this.stores.clear()
+    this.close()
+    return stores
   }
 
   /** Closes processors and stores; the caller has committed (or is abandoning) the task's work. */
