@@ -139,7 +139,7 @@ export class StreamThread {
       clientId: `${this.name}-producer`,
       lingerMs: 100,
       requestTimeoutMs: c.requestTimeoutMs,
-      ...(c.exactlyOnce ? { transactionalId: `${c.applicationId}-${this.host.processId}-${this.index}`, enableIdempotence: true, transactionTimeoutMs: 60_000 } : {}),
+      ...(c.exactlyOnce ? { transactionalId: `${c.applicationId}-${this.host.processId}-${this.index}`, enableIdempotence: true, transactionTimeoutMs: 10_000 } : {}),
       ...producerOverrides(c.originals),
     })
   }
