@@ -287,7 +287,8 @@ export const slidingWindowAggregateProcessor = <K, V, VA>(storeName: string, raw
       }
       for (const start of [...starts].sort((a, b) => a - b)) {
         const end = start + d
-        if (end <= closeTime || ts < start || ts > end) continue
+        // A sliding window's end is inclusive: it closes once stream time minus grace has passed it.
+        if (end < closeTime || ts < start || ts > end) continue
         let agg = initializer()
         let any = false
         for (const e of near) {

@@ -3,7 +3,8 @@
 // with the real processors and stores (persistent ones in a temporary state directory). What sinks
 // write is captured per topic and read back with TestOutputTopic; records written to the topology's
 // internal repartition topics are fed back into the tasks that read them, and each piped record ends
-// with a commit (the stores' changelog records are captured too, under their changelog topics).
+// with a commit (the stores' changelog records are captured too, under their changelog topics). Records
+// written to a user topic that the topology also reads (through()) are both captured and fed back.
 // Wall-clock time is the driver's own: advanceWallClockTime moves it and fires wall-clock punctuations.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -69,6 +70,8 @@ export class TopologyTestDriver {
         let list = this.outputs.get(topic)
         if (list === undefined) this.outputs.set(topic, (list = []))
         list.push(record)
+        // A user topic the topology also reads (through()): it is fed back, as Kafka's driver does.
+        if (this.taskFor(topic) !== null) this.internalQueue.push({ topic, record })
       },
       partitionsFor: () => 1,
     }
