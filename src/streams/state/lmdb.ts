@@ -42,12 +42,14 @@ function lmdb(): { open(opts: object): LmdbDatabase } {
 export const LMDB_MAX_KEY_SIZE = 1977
 
 /**
- * Every key is stored behind one 0x00 byte: LMDB refuses an empty key, which a store must take (the
- * empty string is a key), and a common prefix keeps the byte order of the keys.
+ * Every key is stored behind one 0x01 byte: LMDB refuses an empty key, which a store must take (the
+ * empty string is a key), and a common prefix keeps the byte order of the keys. (Not 0x00: lmdb-js
+ * never yields the one-byte key 0x00 when walking backwards.)
  */
+const PREFIX = 1
 function stored(key: Buffer): Buffer {
   const out = Buffer.allocUnsafe(key.length + 1)
-  out[0] = 0
+  out[0] = PREFIX
   key.copy(out, 1)
   return out
 }
@@ -96,14 +98,14 @@ export class LmdbBytesStore implements BytesStore {
   *range(from: Buffer | null, to: Buffer | null, reverse = false): IterableIterator<[Buffer, Buffer]> {
     const opts: { start?: Buffer; end?: Buffer; reverse?: boolean } = { reverse }
     // lmdb-js takes start as the first key walked: the upper bound when walking backwards.
-    const lo = from === null ? Buffer.alloc(1) : stored(from)
-    const hi = to === null ? Buffer.from([1]) : stored(to)
+    const lo = from === null ? Buffer.from([PREFIX]) : stored(from)
+    const hi = to === null ? Buffer.from([PREFIX + 1]) : stored(to)
     if (!reverse) {
       opts.start = lo
       opts.end = hi
     } else {
+      // Backwards, lmdb-js's end bound is exclusive, but from is inclusive: the walk stops below.
       opts.start = hi
-      opts.end = lo
     }
     for (const { key, value } of this.live().getRange(opts)) {
       // Walking backwards from an exclusive bound, lmdb-js may start at the bound itself.

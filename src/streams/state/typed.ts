@@ -264,6 +264,7 @@ export class WindowStoreFacade<K, V> extends TypedStore<K, V> implements WindowS
 
   fetch(key: K, windowStart: number): V | null {
     if (this.retainDuplicates) return this.fetchRange(key, windowStart, windowStart)[0]?.value ?? null
+    if (this.expiry.expired(windowStart)) return null
     const b = this.live().get(this.composite(this.keyBytes(key), windowStart, 0))
     return b === undefined ? null : this.valueOf(b)
   }
