@@ -39,7 +39,7 @@ const L = Serdes.Long()
 const I = Serdes.Integer()
 const str = Consumed.with(S, S)
 
-function run(build: (b: StreamsBuilder) => void, config: Record<string, unknown> = {}): TopologyTestDriver {
+function run(build: (b: StreamsBuilder) => void, config: { [key: string]: unknown } = {}): TopologyTestDriver {
   const b = new StreamsBuilder()
   build(b)
   return new TopologyTestDriver(b.build(), { 'application.id': 'ops', ...config }, 0)
