@@ -6,12 +6,16 @@
 //   stateful count          - groupByKey().count() (LMDB store, changelog) + to, both guarantees
 //   restore                 - a store rebuilt from a changelog of about 1 GB (100 MB with --quick):
 //                             1 KiB values, from the start of the application to RUNNING
-// Each processing run is a fresh application reading from the start; it is timed until the group's
-// committed offsets reach the end of the input. --threads also compares, for the stateless case, one
+// Each processing run is a fresh application reading from the start, timed until it has processed the
+// whole input: at_least_once until the output holds one record per input record, exactly_once_v2 until
+// the offsets committed with its transactions reach the input's end. --threads also compares, for the stateless case, one
 // thread, two threads on the event loop (num.stream.threads=2), and two worker_threads each running an
 // instance (the alternative threading model). Env: BENCH_RECORDS overrides N (10,000,000; --quick
-// 1,000,000).
+// 1,000,000), BENCH_RESTORE_MB the changelog size of the restore run, BENCH_ONLY one run (e.g.
+// stateful-at_least_once, for profiling).
+import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads'
@@ -19,14 +23,13 @@ import { fileURLToPath } from 'node:url'
 import { Admin, Consumer, Producer } from '../src/client/index.js'
 import { LATEST_TIMESTAMP } from '../src/client/offsets.js'
 import { Consumed, KafkaStreams, Materialized, Produced, Serdes, StreamsBuilder, type Topology } from '../src/streams/index.js'
-import { startBrokerProcess, type BrokerProcess } from '../test/harness/broker.js'
 
 const QUICK = process.argv.includes('--quick')
 const THREADS = process.argv.includes('--threads')
 const N = Number(process.env.BENCH_RECORDS ?? (QUICK ? 1_000_000 : 10_000_000))
 const PARTITIONS = 4
 const KEYS = 10_000
-const RESTORE_BYTES = QUICK ? 100 * 1024 * 1024 : 1024 * 1024 * 1024
+const RESTORE_BYTES = Number(process.env.BENCH_RESTORE_MB ?? (QUICK ? 100 : 1024)) * 1024 * 1024
 
 type Kind = 'stateless' | 'stateful'
 
@@ -75,8 +78,8 @@ async function produceInput(bootstrap: string, topic: string, n: number, valueSi
   if (failed !== null) throw failed
 }
 
-async function endOffsets(admin: Admin, topic: string): Promise<number[]> {
-  const answers = await admin.listOffsets(Array.from({ length: PARTITIONS }, (_, partition) => ({ topic, partition, timestamp: LATEST_TIMESTAMP })))
+async function endOffsets(admin: Admin, topic: string, readCommitted = false): Promise<number[]> {
+  const answers = await admin.listOffsets(Array.from({ length: PARTITIONS }, (_, partition) => ({ topic, partition, timestamp: LATEST_TIMESTAMP })), readCommitted ? 1 : 0)
   return Array.from({ length: PARTITIONS }, (_, p) => answers.get(`${topic}\u0000${p}`)!.offset)
 }
 
@@ -100,16 +103,31 @@ async function runApp(bootstrap: string, admin: Admin, kind: Kind, guarantee: st
   const streams = new KafkaStreams(topology(kind, input, output), cfg)
   const t0 = performance.now()
   await streams.start()
-  await waitCommitted(admin, appId, input, ends)
+  if (guarantee === 'exactly_once_v2') await waitCommitted(admin, appId, input, ends)
+  else await waitOutput(admin, output, ends)
   const s = (performance.now() - t0) / 1000
   await streams.close()
   rmSync(cfg['state.dir'] as string, { recursive: true, force: true })
   return N / s
 }
 
+/**
+ * at_least_once commits offsets only every 30 s (Kafka's default): the run is done when the output holds
+ * one record per input record (both topologies write one per input).
+ */
+async function waitOutput(admin: Admin, output: string, ends: number[]): Promise<void> {
+  const total = ends.reduce((a, b) => a + b, 0)
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 100))
+    const out = await endOffsets(admin, output).catch(() => [0])
+    if (out.reduce((a, b) => a + b, 0) >= total) return
+  }
+}
+
+/** exactly_once_v2 commits input offsets with each transaction (every 100 ms): done when they reach the input's end. */
 async function waitCommitted(admin: Admin, appId: string, input: string, ends: number[]): Promise<void> {
   for (;;) {
-    await new Promise((r) => setTimeout(r, 200))
+    await new Promise((r) => setTimeout(r, 100))
     const committed = await admin.fetchOffsets(appId).catch(() => new Map<string, number>())
     if (ends.every((e, p) => (committed.get(`${input}\u0000${p}`) ?? 0) >= e)) return
   }
@@ -126,7 +144,7 @@ async function runWorkers(bootstrap: string, admin: Admin, input: string, ends: 
     w.once('message', () => resolve())
     w.once('error', reject)
   })))
-  await waitCommitted(admin, appId, input, ends)
+  await waitOutput(admin, output, ends)
   const s = (performance.now() - t0) / 1000
   for (const w of workers) w.postMessage('stop')
   await Promise.all(workers.map((w) => new Promise((r) => w.once('exit', r))))
@@ -166,11 +184,34 @@ async function restore(bootstrap: string, admin: Admin): Promise<{ seconds: numb
   return { seconds, bytes: records * (valueSize + 9), records }
 }
 
+/** The broker as its own process (dist/src/main.js), so that it does not share the event loop with Streams. */
+async function startBroker(dataDir: string): Promise<{ bootstrap: string; child: ChildProcess }> {
+  const port = await new Promise<number>((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const a = srv.address()
+      srv.close(() => resolve(typeof a === 'object' && a !== null ? a.port : 0))
+    })
+  })
+  const main = join(fileURLToPath(new URL('.', import.meta.url)), '..', 'src', 'main.js')
+  const overrides = [`listeners=PLAINTEXT://127.0.0.1:${port}`, `log.dirs=${dataDir}`, 'group.initial.rebalance.delay.ms=0', 'log.segment.bytes=536870912']
+  const child = spawn(process.execPath, [main, ...overrides.flatMap((o) => ['--override', o])], { stdio: ['ignore', 'pipe', 'inherit'] })
+  await new Promise<void>((resolve, reject) => {
+    let out = ''
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString()
+      if (/"msg":"[^"]*ready/.test(out)) resolve()
+    })
+    child.once('exit', (code) => reject(new Error(`the broker exited (${code}) before it was ready:\n${out}`)))
+  })
+  child.stdout!.resume()
+  return { bootstrap: `127.0.0.1:${port}`, child }
+}
+
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'skein-bench-broker-'))
-  let broker: BrokerProcess | null = null
+  let broker: { bootstrap: string; child: ChildProcess } | null = null
   try {
-    broker = await startBrokerProcess({ dataDir, overrides: ['group.initial.rebalance.delay.ms=0', 'log.segment.bytes=536870912'] })
+    broker = await startBroker(dataDir)
     const admin = new Admin({ bootstrapServers: broker.bootstrap })
     const input = 'bench-streams-in'
     await admin.createTopics([{ name: input, numPartitions: PARTITIONS, replicationFactor: 1 }])
@@ -180,9 +221,11 @@ async function main(): Promise<void> {
     console.log(`input produced in ${((performance.now() - t) / 1000).toFixed(1)} s`)
     const ends = await endOffsets(admin, input)
     const rows: [string, number][] = []
-    rows.push(['raw consume (client consumer)', await rawConsume(broker.bootstrap, input, N)])
+    const only = process.env.BENCH_ONLY
+    if (only === undefined) rows.push(['raw consume (client consumer)', await rawConsume(broker.bootstrap, input, N)])
     for (const kind of ['stateless', 'stateful'] as Kind[]) {
       for (const g of ['at_least_once', 'exactly_once_v2']) {
+        if (only !== undefined && only !== `${kind}-${g}`) continue
         t = performance.now()
         rows.push([`${kind === 'stateless' ? 'stateless map/filter' : 'stateful count'} ${g}`, await runApp(broker.bootstrap, admin, kind, g, input, ends)])
       }
@@ -192,11 +235,15 @@ async function main(): Promise<void> {
       rows.push(['stateless at_least_once, 2 worker_threads (an instance each)', await runWorkers(broker.bootstrap, admin, input, ends)])
     }
     for (const [name, rate] of rows) console.log(`${name.padEnd(64)} ${Math.round(rate).toLocaleString('en').padStart(12)} records/s`)
+    if (only !== undefined) return
     const r = await restore(broker.bootstrap, admin)
     console.log(`restore of a ${(r.bytes / 1024 / 1024).toFixed(0)} MiB store (${r.records.toLocaleString('en')} records of 1 KiB) from its changelog: ${r.seconds.toFixed(1)} s (${(r.bytes / 1024 / 1024 / r.seconds).toFixed(1)} MiB/s)`)
     await admin.close()
   } finally {
-    await broker?.kill('SIGTERM').catch(() => {})
+    if (broker !== null) {
+      broker.child.kill('SIGTERM')
+      await new Promise((r) => broker!.child.once('exit', r))
+    }
     rmSync(dataDir, { recursive: true, force: true })
   }
 }

@@ -5,7 +5,7 @@ export class Headers implements Iterable<Header> {
   private readonly list: Header[]
 
   constructor(headers: readonly Header[] = []) {
-    this.list = headers.slice()
+    this.list = headers.length === 0 ? [] : headers.slice()
   }
 
   /** Appends a header (keys may repeat); returns this for chaining. */

@@ -148,19 +148,16 @@ export class StreamThread {
     this.sentSinceCommit = true
     const p = this.producer
     if (p.cluster.metadata.topics.get(topic)?.partitions.length) {
-      p.append(
-        topic,
-        partition,
-        key,
-        value,
-        headers.length === 0 ? undefined : headers,
-        (err, meta) => {
-          if (err !== null) onError(err)
-          else if (onAck !== undefined && meta !== null) onAck(meta.offset)
-        },
-        0,
-        timestamp,
-      )
+      const cb =
+        onAck === undefined
+          ? (err: Error | null): void => {
+              if (err !== null) onError(err)
+            }
+          : (err: Error | null, meta: { offset: number } | null): void => {
+              if (err !== null) onError(err)
+              else if (meta !== null) onAck(meta.offset)
+            }
+      p.append(topic, partition, key, value, headers.length === 0 ? undefined : headers, cb, 0, timestamp)
       return
     }
     // A topic without metadata yet (a TopicNameExtractor's choice): sent through the async path.
@@ -273,22 +270,19 @@ export class StreamThread {
 
   /** Hands fetched records to their tasks (after any serde preparation, e.g. a schema fetch). */
   private async distribute(records: ConsumedRecord[]): Promise<void> {
-    const byTask = new Map<StreamTask, Map<string, ConsumedRecord[]>>()
-    for (const r of records) {
-      const task = this.taskForPartition(r.topic, r.partition)
-      if (task === null) continue
-      let m = byTask.get(task)
-      if (m === undefined) byTask.set(task, (m = new Map()))
-      const k = tpKey(r.topic, r.partition)
-      let list = m.get(k)
-      if (list === undefined) m.set(k, (list = []))
-      list.push(r)
-    }
-    for (const [task, m] of byTask) {
-      for (const list of m.values()) {
-        await this.prepareDeserialization(task, list)
-        task.addRecords(list[0]!.topic, list[0]!.partition, list)
+    // The consumer returns records partition by partition: each run of one partition goes at once.
+    let start = 0
+    while (start < records.length) {
+      const first = records[start]!
+      let end = start + 1
+      while (end < records.length && records[end]!.partition === first.partition && records[end]!.topic === first.topic) end++
+      const task = this.taskForPartition(first.topic, first.partition)
+      if (task !== null) {
+        const run = start === 0 && end === records.length ? records : records.slice(start, end)
+        await this.prepareDeserialization(task, run)
+        task.addRecords(first.topic, first.partition, run)
       }
+      start = end
     }
   }
 

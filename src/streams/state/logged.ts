@@ -57,22 +57,26 @@ export class LoggedBytesStore implements BytesStore {
   }
 
   put(key: Buffer, value: Buffer | null): void {
-    // Copies: callers may hand in views of fetched data or reused buffers.
-    const k = Buffer.from(key)
-    const v = value === null ? null : Buffer.from(value)
-    let latin1: string | null = null
+    // The typed stores hand in buffers of their own (fresh serializations, copied when a serde returns
+    // the caller's buffer): they are kept as they are, without another copy.
+    const k = key.toString('latin1')
+    const ts = this.timestamp()
     if (this.unwritten !== null) {
-      latin1 = k.toString('latin1')
-      this.unwritten.set(latin1, [k, v])
+      const e = this.unwritten.get(k)
+      if (e !== undefined) e[1] = value
+      else this.unwritten.set(k, [key, value])
     } else {
-      this.inner.put(k, v)
+      this.inner.put(key, value)
     }
     if (this.unlogged !== null) {
-      latin1 ??= k.toString('latin1')
-      // Re-inserted so that the map's order is the order of last writes.
-      this.unlogged.delete(latin1)
-      this.unlogged.set(latin1, [k, v, this.timestamp()])
-      if (this.unlogged.size === UNLOGGED_FLUSH_THRESHOLD) this.onPressure?.()
+      const e = this.unlogged.get(k)
+      if (e !== undefined) {
+        e[1] = value
+        e[2] = ts
+      } else {
+        this.unlogged.set(k, [key, value, ts])
+        if (this.unlogged.size === UNLOGGED_FLUSH_THRESHOLD) this.onPressure?.()
+      }
     }
   }
 
@@ -96,7 +100,7 @@ export class LoggedBytesStore implements BytesStore {
     return this.inner.approximateNumEntries() + (this.unwritten?.size ?? 0)
   }
 
-  /** Hands the unsent changelog entries to send, oldest write first, and forgets them. */
+  /** Hands the unsent changelog entries to send (one per key, its last value) and forgets them. */
   drainChangelog(send: (topic: string, partition: number, key: Buffer, value: Buffer | null, timestamp: number) => void): number {
     const cl = this.changelog
     if (cl === null || this.unlogged === null || this.unlogged.size === 0) return 0

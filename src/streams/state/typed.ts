@@ -76,7 +76,8 @@ abstract class TypedStore<K, V> implements InternalStore {
     if (key === null || key === undefined) throw new TypeError(`store '${this.name}': a key must not be null`)
     const b = this.keySerde.serializer.serialize(this.serdeTopic, key)
     if (b === null) throw new TypeError(`store '${this.name}': the key serializer returned null`)
-    return b
+    // A serde that returns the caller's own buffer (Bytes): the store keeps a copy, not the caller's.
+    return (b as unknown) === key ? Buffer.from(b) : b
   }
 
   protected keyOf(bytes: Buffer): K {
@@ -84,7 +85,8 @@ abstract class TypedStore<K, V> implements InternalStore {
   }
 
   protected valueBytes(value: V): Buffer | null {
-    return this.valueSerde.serializer.serialize(this.serdeTopic, value)
+    const b = this.valueSerde.serializer.serialize(this.serdeTopic, value)
+    return b !== null && (b as unknown) === value ? Buffer.from(b) : b
   }
 
   protected valueOf(bytes: Buffer): V {
