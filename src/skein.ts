@@ -6,7 +6,7 @@
 // protocol to any broker (--bootstrap-server, default 127.0.0.1:9092) and exits 0 on success, 1 with one
 // line on stderr on failure.
 import { tuneMallocForClient } from './addon/malloc-tuning.js'
-import { runBenchDisk } from './cli/bench-disk.js'
+import { runBench } from './cli/bench.js'
 import { runConfigs } from './cli/configs.js'
 import { runConsume } from './cli/consume.js'
 import { runGroups } from './cli/groups.js'
@@ -24,7 +24,9 @@ Commands:
   groups     List, describe, reset offsets of and delete groups       (kafka-consumer-groups)
   configs    Describe and alter topic and broker configs              (kafka-configs)
   perf       produce | consume: throughput and latency tests          (kafka-*-perf-test)
-  bench      disk: the data directory's bandwidth and fsync rate
+  rest       REST Proxy (Confluent's API v2 and v3) for a cluster     (kafka-rest-start)
+  bench      disk: the data directory's bandwidth and fsync rate;
+             compression: each codec and level on your data, in Kafka batches
 
 Run 'skein <command> --help' for a command's options.`
 
@@ -32,6 +34,12 @@ Run 'skein <command> --help' for a command's options.`
 async function runBroker(argv: readonly string[]): Promise<number> {
   const main = await import('./main.js')
   return main.runBroker(argv)
+}
+
+/** The REST Proxy, loaded only for its command (it brings the HTTP server and the schema serdes). */
+async function runRest(argv: readonly string[]): Promise<number> {
+  const rest = await import('./cli/rest.js')
+  return rest.runRest(argv)
 }
 
 const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
@@ -42,7 +50,8 @@ const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   groups: runGroups,
   configs: runConfigs,
   perf: runPerf,
-  bench: runBenchDisk,
+  rest: runRest,
+  bench: runBench,
 }
 
 async function main(argv: string[]): Promise<number> {
