@@ -4,8 +4,9 @@
 // starts; a deserializer's before a record is processed, only when its schema is not cached yet), so
 // that serialize() and deserialize() run synchronously inside processing.
 import avsc from 'avsc'
+import { JsonSchema } from '../../registry/jsonschema/index.js'
 import { ProtobufSchema } from '../../registry/protobuf/index.js'
-import type { SchemaReference, SchemaType } from '../../registry/schema-type/types.js'
+import type { ResolvedReference, SchemaReference, SchemaType } from '../../registry/schema-type/types.js'
 import { AvroDeserializer, JsonSchemaDeserializer, ProtobufDeserializer, type DeserializerOptions, type SerializerOptions } from '../../registry/serdes/index.js'
 import { TopicNameStrategy, encodeHeader, encodeMessageIndexes } from '../../registry/serdes/wire.js'
 import { SerializationException } from './errors.js'
@@ -97,8 +98,19 @@ function avroWriter<T>(opts: SerializerOptions): (topic: string) => Promise<Writ
   const recordName = parsed?.name === undefined ? undefined : parsed.name.includes('.') || parsed.namespace === undefined ? parsed.name : `${parsed.namespace}.${parsed.name}`
   return async (topic) => {
     const { id, schema, references } = await writerId(opts, 'AVRO', topic, recordName)
+    // Referenced schemas are defined before the ones that use them, depth first, each once.
     const registry: Record<string, avsc.Type> = {}
-    for (const r of await opts.client.resolveReferences(references)) avsc.Type.forSchema(JSON.parse(r.schema), { registry })
+    const loaded = new Set<string>()
+    const load = (refs: ResolvedReference[]): void => {
+      for (const r of refs) {
+        const key = `${r.subject}\u0000${r.version}`
+        if (loaded.has(key)) continue
+        loaded.add(key)
+        load(r.references)
+        avsc.Type.forSchema(JSON.parse(r.schema), { registry })
+      }
+    }
+    load(await opts.client.resolveReferences(references))
     const type = avsc.Type.forSchema(JSON.parse(schema), { registry })
     return {
       id,
@@ -113,10 +125,24 @@ function avroWriter<T>(opts: SerializerOptions): (topic: string) => Promise<Writ
   }
 }
 
-function jsonWriter<T>(opts: SerializerOptions): (topic: string) => Promise<Writer<T>> {
+function jsonWriter<T>(opts: SerializerOptions & { validate?: boolean }): (topic: string) => Promise<Writer<T>> {
+  let title: unknown
+  try {
+    title = opts.schema !== undefined ? (JSON.parse(opts.schema) as { title?: unknown }).title : undefined
+  } catch {
+    title = undefined
+  }
   return async (topic) => {
-    const { id } = await writerId(opts, 'JSON', topic, undefined)
-    return { id, encode: (v: T) => Buffer.from(JSON.stringify(v), 'utf8') }
+    const { id, schema, references } = await writerId(opts, 'JSON', topic, typeof title === 'string' ? title : undefined)
+    const parsed = opts.validate ? JsonSchema.parse(schema, references, await opts.client.resolveReferences(references)) : undefined
+    return {
+      id,
+      encode: (v: T) => {
+        const errors = parsed?.validate(v)
+        if (errors) throw new SerializationException(`value does not match the JSON schema: ${errors}`)
+        return Buffer.from(JSON.stringify(v), 'utf8')
+      },
+    }
   }
 }
 
@@ -141,7 +167,8 @@ function protobufWriter<T extends Record<string, unknown>>(opts: SerializerOptio
 export const AvroSerde = <T = unknown>(opts: { serializer?: SerializerOptions; deserializer?: DeserializerOptions }): Serde<T> =>
   registrySerde<T>('Avro', opts.serializer ? avroWriter<T>(opts.serializer) : null, opts.deserializer ? (new AvroDeserializer(opts.deserializer) as AsyncDeserializer<T>) : null)
 
-export const JsonSchemaSerde = <T = unknown>(opts: { serializer?: SerializerOptions; deserializer?: DeserializerOptions }): Serde<T> =>
+/** JSON Schema: `serializer.validate` checks each value against the writer schema (json.fail.invalid.schema). */
+export const JsonSchemaSerde = <T = unknown>(opts: { serializer?: SerializerOptions & { validate?: boolean }; deserializer?: DeserializerOptions }): Serde<T> =>
   registrySerde<T>('JsonSchema', opts.serializer ? jsonWriter<T>(opts.serializer) : null, opts.deserializer ? (new JsonSchemaDeserializer(opts.deserializer) as AsyncDeserializer<T>) : null)
 
 export const ProtobufSerde = <T extends Record<string, unknown> = Record<string, unknown>>(opts: { serializer?: SerializerOptions & { messageName?: string }; deserializer?: DeserializerOptions }): Serde<T> =>
