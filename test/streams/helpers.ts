@@ -55,6 +55,8 @@ export async function readAll(bootstrap: string, topic: string, opts: { readComm
 export async function waitForState(streams: KafkaStreams, state: KafkaStreamsState, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (streams.state !== state) {
+    // ERROR is final: waiting longer for another state only hides why the instance stopped.
+    if (streams.state === 'ERROR') throw new Error(`KafkaStreams went to ERROR while waiting for ${state}`)
     if (Date.now() > deadline) throw new Error(`KafkaStreams did not reach ${state} within ${timeoutMs} ms (it is ${streams.state})`)
     await new Promise((r) => setTimeout(r, 50))
   }
