@@ -32,6 +32,8 @@ export interface SerializerOptions {
   autoRegister?: boolean
   /** use.latest.version: serialize with the subject's latest registered schema. */
   useLatestVersion?: boolean
+  /** use.schema.id: serialize with this registered schema, whatever the subject holds. */
+  useSchemaId?: number
   subjectNameStrategy?: SubjectNameStrategy
   isKey?: boolean
   normalize?: boolean
@@ -39,6 +41,7 @@ export interface SerializerOptions {
 
 /** Finds the id to write: registered, latest, or looked up, as the serializer is configured. */
 async function writerId(opts: SerializerOptions, type: SchemaType, topic: string, recordName: string | undefined): Promise<{ id: number; schema: RegisteredSchema }> {
+  if (opts.useSchemaId !== undefined) return { id: opts.useSchemaId, schema: await opts.client.schemaById(opts.useSchemaId) }
   const subject = (opts.subjectNameStrategy ?? TopicNameStrategy)(topic, opts.isKey ?? false, recordName)
   if (opts.useLatestVersion) {
     const latest = await opts.client.latest(subject)
