@@ -39,7 +39,7 @@ export const FLOORS: Readonly<Record<string, string>> = {
   rest: 'client-side: REST proxy',
   registry: '(coming) client-side: Schema Registry',
   connect: '(coming) client-side: Connect',
-  streams: '(coming) client-side: Streams',
+  streams: 'client-side: Streams',
   mirror: '(coming) client-side: MirrorMaker',
 }
 
