@@ -3,11 +3,13 @@
 // server.properties against this table, renderConfigReference prints it, and the topic-config table
 // names its broker defaults from here.
 
-import { atLeast, between, listOf, nonEmptyString, oneOf, LONG_MAX, type ConfigDef, type DynamicMode } from './config-def.js'
+import { atLeast, between, listOf, nonEmptyString, oneOf, LONG_MAX, type ConfigDef, type DynamicMode, type Validator } from './config-def.js'
 import { RECORD_BATCH_OVERHEAD } from '../protocol/records/batch.js'
 import { COMPRESSION_TYPE_NAMES } from '../protocol/records/compression.js'
 import { EMBEDDED_REST_PREFIX, REST_CONFIGS } from './client-rest.js'
+import { REGISTRY_CONFIGS, embeddedRegistryName } from './client-registry.js'
 import { listenersValidator, securityProtocolMapValidator } from './listeners.js'
+import { BUILT_IN_ASSIGNOR_NAMES, assignorName } from '../domain/consumer-group-assignors.js'
 
 export interface BrokerConfigDef extends ConfigDef {
   dynamic: DynamicMode
@@ -39,6 +41,18 @@ export const MIN_SEGMENT_BYTES = RECORD_BATCH_OVERHEAD
 export const MIN_SEGMENT_INDEX_BYTES = 12
 
 const def = (d: BrokerConfigDef): BrokerConfigDef => d
+
+/** group.consumer.assignors: built-in assignors only (Skein loads no assignor classes), none twice. */
+function consumerGroupAssignors(): Validator {
+  return (v) => {
+    if (!Array.isArray(v)) return undefined
+    if (v.length === 0) return 'Empty list is not allowed'
+    const bad = v.find((s) => assignorName(s) === undefined)
+    if (bad !== undefined) return `Invalid assignor ${bad}; Skein has the built-in assignors ${BUILT_IN_ASSIGNOR_NAMES.join(' and ')}`
+    if (new Set(v.map((s) => assignorName(s))).size !== v.length) return 'An assignor is listed twice'
+    return undefined
+  }
+}
 const HOUR_MS = 3_600_000
 
 /**
@@ -241,6 +255,23 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'group.min.session.timeout.ms', type: 'int', default: 6000, dynamic: 'read-only', doc: 'Minimum session timeout a member may ask for.' }),
   def({ name: 'group.max.session.timeout.ms', type: 'int', default: 1800000, dynamic: 'read-only', doc: 'Maximum session timeout a member may ask for.' }),
   def({ name: 'group.max.size', type: 'int', default: 2147483647, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Maximum number of members in one group.' }),
+  // KIP-848 consumer groups (ConsumerGroupHeartbeat)
+  def({ name: 'group.consumer.session.timeout.ms', type: 'int', default: 45000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'A consumer-group member that sends no heartbeat for this long is removed from its group.' }),
+  def({ name: 'group.consumer.min.session.timeout.ms', type: 'int', default: 45000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Lowest value group.consumer.session.timeout.ms may have.' }),
+  def({ name: 'group.consumer.max.session.timeout.ms', type: 'int', default: 60000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Highest value group.consumer.session.timeout.ms may have.' }),
+  def({ name: 'group.consumer.heartbeat.interval.ms', type: 'int', default: 5000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'The heartbeat interval given to consumer-group members (below the session timeout).' }),
+  def({ name: 'group.consumer.min.heartbeat.interval.ms', type: 'int', default: 5000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Lowest value group.consumer.heartbeat.interval.ms may have.' }),
+  def({ name: 'group.consumer.max.heartbeat.interval.ms', type: 'int', default: 15000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Highest value group.consumer.heartbeat.interval.ms may have.' }),
+  def({ name: 'group.consumer.max.size', type: 'int', default: 2147483647, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Maximum number of members in one consumer group (classic groups: group.max.size).' }),
+  def({ name: 'group.consumer.assignors', type: 'list', default: ['uniform', 'range'], dynamic: 'read-only', validator: consumerGroupAssignors(), validValues: '[uniform, range]',
+    doc: "Server-side assignors of consumer groups, the first the default for members that name none: 'uniform' (balanced, sticky) and 'range' (contiguous ranges per topic); Kafka's class names of the two are accepted too." }),
   def({ name: 'transaction.state.log.num.partitions', type: 'int', default: 50, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Partitions of __transaction_state.' }),
   def({ name: 'transaction.state.log.replication.factor', type: 'short', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'Replication factor of __transaction_state (Skein default 1; Kafka uses 3).' }),
@@ -289,6 +320,17 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
       default: d.name === 'listeners' ? [] : d.default,
       dynamic: 'read-only',
       doc: `Embedded REST Proxy: ${d.doc}`,
+    }),
+  ),
+  // The Schema Registry embedded in the broker process (src/main.ts starts it when
+  // schema.registry.listeners is set): its own settings (config/client-registry.ts) under schema.registry.
+  ...REGISTRY_CONFIGS.filter((d) => d.embeddable).map((d) =>
+    def({
+      ...d,
+      name: embeddedRegistryName(d.name),
+      default: d.name === 'listeners' ? [] : d.default,
+      dynamic: 'read-only',
+      doc: `Embedded Schema Registry: ${d.doc}`,
     }),
   ),
 ]

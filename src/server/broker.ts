@@ -106,6 +106,7 @@ export class Broker {
       store,
       log,
       onTopicConfigChanged: (topic) => this.partitions.refreshLogConfigs(topic),
+      onPartitionsDeleted: (partitions) => this.groups.onPartitionsDeleted(partitions),
     })
     this.controller = new Controller({ brokerId: nodeId, store, local: this.control, connect: connectBrokerLink, config: () => this.config, interBrokerListener, log })
     this.control.setController(this.controller)

@@ -6,7 +6,9 @@
 // __consumer_offsets partition is also handed to the group coordinator, which commits or drops the
 // producer's pending TxnOffsetCommit offsets (a restart gets the same result by replaying the marker).
 // When the topic exists at startup every partition is replayed in the background, and transactions
-// found in PrepareCommit/PrepareAbort are completed.
+// found in PrepareCommit/PrepareAbort are completed. Each partition is coordinated in the epoch Kafka
+// uses, its leader epoch (Metadata's), which every marker carries as its coordinator epoch; a partition
+// refuses a marker from an older coordinator epoch than one it has seen (TRANSACTION_COORDINATOR_FENCED).
 import { systemClock } from '../coordinator/runtime/clock.js'
 import { txnStatusFromName } from '../coordinator/transaction/records.js'
 import { TransactionCoordinator } from '../coordinator/transaction/txn-coordinator.js'
@@ -18,9 +20,6 @@ import { CoordinatorPartitionWriter } from './coordinator-partition-writer.js'
 import { CONSUMER_OFFSETS_TOPIC } from './groups.js'
 import type { TransactionCoordinatorService } from './handlers/common/ports.js'
 import { InternalTopicService, type InternalTopicSpec } from './internal-topic-service.js'
-
-/** The coordinator epoch of the transaction coordinator until coordinators move with partition leadership. */
-const COORDINATOR_EPOCH = 0
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state'
 /** How long a __transaction_state append may wait for the in-sync replicas (Kafka's request.timeout.ms default). */
@@ -37,14 +36,8 @@ class BrokerMarkerWriter implements TxnMarkerWriter {
     for (const [i, item] of items.entries()) {
       const r = results[i]
       if (r === undefined || !r.ok) {
-        const code = r === undefined ? ErrorCode.UNKNOWN_SERVER_ERROR : r.errorCode
-        // A newer epoch or coordinator already wrote there: this marker is obsolete (Kafka drops it too).
-        if (code === ErrorCode.INVALID_PRODUCER_EPOCH || code === ErrorCode.TRANSACTION_COORDINATOR_FENCED) {
-          broker.log.warn({ topic: item.topic, partition: item.partition, producerId: item.producerId, error: code }, 'transaction marker refused by the partition; dropped')
-          answers.push({ errorCode: ErrorCode.NONE })
-        } else {
-          answers.push({ errorCode: code })
-        }
+        // TRANSACTION_COORDINATOR_FENCED / INVALID_PRODUCER_EPOCH included: the coordinator decides.
+        answers.push({ errorCode: r === undefined ? ErrorCode.UNKNOWN_SERVER_ERROR : r.errorCode })
         continue
       }
       if (item.topic === CONSUMER_OFFSETS_TOPIC) {
@@ -94,9 +87,10 @@ export class TransactionService extends InternalTopicService<TransactionCoordina
       transactionalIdExpirationMs: c.getInt('transactional.id.expiration.ms'),
       abortTimedOutTransactionsIntervalMs: c.getInt('transaction.abort.timed.out.transaction.cleanup.interval.ms'),
       removeExpiredTransactionalIdsIntervalMs: c.getInt('transaction.remove.expired.transaction.cleanup.interval.ms'),
-      coordinatorEpoch: COORDINATOR_EPOCH,
     }
     const writer = new CoordinatorPartitionWriter(broker.partitions, TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_APPEND_TIMEOUT_MS)
-    return new TransactionCoordinator({ config, writer, markers: new BrokerMarkerWriter(broker), producerIds: broker.producerIds, clock: systemClock, log: broker.log })
+    // The coordinator epoch of a partition is its leader epoch (Kafka's onElection), which markers carry.
+    const partitionEpoch = (partition: number): number => broker.metadata.partition(TRANSACTION_STATE_TOPIC, partition)?.leaderEpoch ?? 0
+    return new TransactionCoordinator({ config, partitionEpoch, writer, markers: new BrokerMarkerWriter(broker), producerIds: broker.producerIds, clock: systemClock, log: broker.log })
   }
 }

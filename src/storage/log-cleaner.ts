@@ -21,6 +21,9 @@
 // group as one `<base>.log.cleaned` keeping what filterBatch keeps, fsync it, and swap it in (segment-swap.ts);
 // (4) checkpoint the end offset as the new firstDirtyOffset. A crash anywhere leaves either the old
 // segments or the new one (recovery completes or drops the swap), and at worst repeats work.
+// Transaction markers whose transactions have no records left are stamped and later dropped like
+// tombstones (batch-filter.ts); the .txnindex entries of such aborted transactions are removed before the
+// group's swap: with their records already gone, losing the entry first is harmless whatever follows.
 
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -33,8 +36,8 @@ import type { PartitionLog } from './partition-log.js'
 import { LogSegment } from './segment.js'
 import type { AppendedBatch } from './segment.js'
 import { BatchReader, scanHeaders } from './cleaner/batch-reader.js'
-import { AbortedRanges, DELETE_HORIZON_MASK, filterBatch, mapBatchKeys } from './cleaner/batch-filter.js'
-import type { FilterContext, TxnFilter } from './cleaner/batch-filter.js'
+import { AbortedRanges, DELETE_HORIZON_MASK, TxnMarkerTracker, filterBatch, mapBatchKeys } from './cleaner/batch-filter.js'
+import type { FilterContext, FinishedAbort, TxnFilter } from './cleaner/batch-filter.js'
 import { OffsetMap } from './cleaner/offset-map.js'
 import { CLEANED_SUFFIX, deleteCleanedFiles } from './segment-swap.js'
 import type { SwapStep } from './segment-swap.js'
@@ -413,7 +416,7 @@ export class LogCleaner {
           if (pid >= 0) producerLastOffsets.set(pid, readInt64(h, 0) + h.readInt32BE(LAST_OFFSET_DELTA_OFFSET))
         })
       }
-      const ctx: FilterContext = { map, now, newHorizon: now + c.deleteRetentionMs, producerLastOffsets, maxRecordBytes, txn }
+      const ctx: FilterContext = { map, now, newHorizon: now + c.deleteRetentionMs, producerLastOffsets, maxRecordBytes, txn, markers: new TxnMarkerTracker() }
       let minHorizon = Infinity
 
       // (3) Each group into one cleaned segment, swapped in.
@@ -422,6 +425,7 @@ export class LogCleaner {
         writing = base
         const cleaned = LogSegment.create(log.dir, base, { indexIntervalBytes: c.indexIntervalBytes, segmentIndexBytes: c.segmentIndexBytes }, now, CLEANED_SUFFIX)
         cleaned.indexIntervalBytes = c.indexIntervalBytes
+        const finishedAborts: FinishedAbort[] = []
         try {
           let parts: Buffer[] = []
           let batches: AppendedBatch[] = []
@@ -444,6 +448,7 @@ export class LogCleaner {
             const reader = new BatchReader(s.segment.fd, 0, s.size)
             for (let b = reader.next(); b !== null; b = reader.next()) {
               const out = filterBatch(b.bytes, b.attributes, ctx)
+              if (out.finishedAbort !== undefined) finishedAborts.push(out.finishedAbort)
               if (out.kind === 'keep') {
                 add(Buffer.from(b.bytes), b.lastOffset)
                 if (out.tombstoneHorizon !== null) minHorizon = Math.min(minHorizon, out.tombstoneHorizon)
@@ -467,6 +472,7 @@ export class LogCleaner {
           cleaned.close()
         }
         if (this.#stopping) throw new CleanAborted('the cleaner is shutting down')
+        if (finishedAborts.length > 0) log.txnIndex.remove(finishedAborts.map((a) => ({ producerId: a.producerId, lastOffset: a.markerOffset })))
         if (!log.replaceSegments(group.map((s) => s.segment), this.#onSwapStep === undefined ? undefined : (step) => this.#onSwapStep!(log, step))) {
           throw new CleanAborted(`segments of ${log.topic}-${log.partition} changed during cleaning`)
         }

@@ -7,8 +7,10 @@
 //   version int16 (= 0) | producerId int64 | firstOffset int64 (the transaction's first offset here) |
 //   lastOffset int64 (the ABORT marker's offset) | lastStableOffset int64 (the LSO once it completed)
 // An entry goes to the file named after the active segment when its marker is appended. A file belongs
-// to the segment covering its base offset: the log cleaner merges segments without touching these
-// files, and retention deletes a file with the segment that covers it.
+// to the segment covering its base offset: the log cleaner merges segments without renaming these
+// files, and retention deletes a file with the segment that covers it. The cleaner removes the entries
+// of aborted transactions whose records it has all removed: their files are rewritten whole (a temp
+// file, fsynced, renamed over the old one).
 // The files are written with the log and fsynced with it (flush); nothing is checksummed. Recovery: on
 // an unclean open the files of every segment from the recovery point on (and any file whose size is not
 // a whole number of entries, or whose entry version is not 0) are deleted and rebuilt from the log by
@@ -21,6 +23,7 @@
 import { closeSync, constants, openSync, readdirSync, rmSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { readInt64, writeInt64 } from '../protocol/records/batch.js'
+import { writeFileAtomicSync } from './atomic-file.js'
 import type { AbortedTransaction } from './types.js'
 import { fsyncFd, readWholeFile } from './durability.js'
 
@@ -183,6 +186,33 @@ export class TransactionIndex {
   /** Every entry (copies), in marker order; for tests and the cleaner. */
   all(): AbortedTxnEntry[] {
     return this.entries.map((e) => ({ producerId: e.producerId, firstOffset: e.firstOffset, lastOffset: e.lastOffset, lastStableOffset: e.lastStableOffset }))
+  }
+
+  /**
+   * Removes entries, named by producer id and marker offset (the cleaner: aborted transactions with no
+   * records left). Each file that held one is rewritten whole with the rest, atomically, or deleted.
+   */
+  remove(entries: readonly { producerId: number; lastOffset: number }[]): void {
+    const doomed = new Set(entries.map((e) => `${e.producerId}:${e.lastOffset}`))
+    const files = new Set<number>()
+    const kept: IndexedEntry[] = []
+    for (const e of this.entries) {
+      if (doomed.has(`${e.producerId}:${e.lastOffset}`)) files.add(e.fileBase)
+      else kept.push(e)
+    }
+    if (files.size === 0) return
+    this.entries = kept
+    for (const base of files) {
+      // The append descriptor would point at the replaced file: the next append opens the new one.
+      const fd = this.fds.get(base)
+      if (fd !== undefined) this.closeFd(fd)
+      this.fds.delete(base)
+      this.unsynced.delete(base)
+      const rest = kept.filter((e) => e.fileBase === base)
+      const path = join(this.dir, txnIndexFileName(base))
+      if (rest.length === 0) rmSync(path, { force: true })
+      else writeFileAtomicSync(path, Buffer.concat(rest.map((e) => encodeTxnIndexEntry(e))))
+    }
   }
 
   /** Segments below firstSegmentBase are gone: deletes the files (and entries) that belonged to them. */

@@ -38,6 +38,8 @@ import { alterPartitionHandler } from './56-alter-partition.js'
 import { describeClusterHandler } from './60-describe-cluster.js'
 import { describeTransactionsHandler } from './65-describe-transactions.js'
 import { listTransactionsHandler } from './66-list-transactions.js'
+import { consumerGroupHeartbeatHandler } from './68-consumer-group-heartbeat.js'
+import { consumerGroupDescribeHandler } from './69-consumer-group-describe.js'
 import { describeProducersHandler } from './61-describe-producers.js'
 
 export const HANDLERS: readonly AnyHandler[] = [
@@ -79,4 +81,6 @@ export const HANDLERS: readonly AnyHandler[] = [
   describeProducersHandler,
   describeTransactionsHandler,
   listTransactionsHandler,
+  consumerGroupHeartbeatHandler,
+  consumerGroupDescribeHandler,
 ]

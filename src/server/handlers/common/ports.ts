@@ -373,6 +373,8 @@ export type GroupCoordinatorApi = Pick<
   | 'describeGroups'
   | 'listGroups'
   | 'deleteGroups'
+  | 'consumerGroupHeartbeat'
+  | 'consumerGroupDescribe'
 >
 
 /** OffsetFetch's answer for one group. */
@@ -385,7 +387,14 @@ export type TransactionCoordinatorApi = Pick<
   'initProducerId' | 'addPartitions' | 'endTxn' | 'describeTransactions' | 'listTransactions'
 >
 
-export type GroupCoordinatorService = CoordinatorService<GroupCoordinatorApi>
+export interface GroupCoordinatorService extends CoordinatorService<GroupCoordinatorApi> {
+  /**
+   * DeleteTopics: every group's offsets of the deleted partitions are removed (Kafka's
+   * onPartitionsDeleted); resolves once their tombstones are written. Nothing to do when no
+   * coordinator runs (no __consumer_offsets yet).
+   */
+  onPartitionsDeleted(partitions: readonly TopicPartitionRef[]): Promise<void>
+}
 
 export interface TransactionCoordinatorService extends CoordinatorService<TransactionCoordinatorApi> {
   /** Whether `name` is one of Kafka's transaction state names (Empty, Ongoing, ...). */
