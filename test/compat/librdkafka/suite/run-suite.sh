@@ -19,7 +19,7 @@
 #   OUT_DIR       broker data, broker logs, logs/NNNN-SCENARIO.log per test, progress.txt and
 #                 results.tsv (test name, scenario, PASSED/FAILED/SKIPPED/TIMEOUT, seconds)
 #                 (default $SUITE_CACHE/run-<date>)
-#   TEST_KAFKA_VERSION (default 4.0.0), PER_TEST_TIMEOUT seconds (default 600),
+#   TEST_KAFKA_VERSION (default 4.0.0), PER_TEST_TIMEOUT seconds (default 900: 0113_cooperative_rebalance alone takes over 600 s),
 #   PORT (default 47392; PORT+1 serves the "noautocreate" scenario), RUNNER_ARGS (extra test-runner
 #   flags, e.g. -Q for the quick mode of the suite's `make broker`, which skips every non-quick sub-test).
 #
@@ -104,7 +104,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 port=${PORT:-47392}
 kafka_version=${TEST_KAFKA_VERSION:-4.0.0}
-per_test_timeout=${PER_TEST_TIMEOUT:-600}
+per_test_timeout=${PER_TEST_TIMEOUT:-900}
 runner_args=${RUNNER_ARGS:-}
 
 # Test numbers with a variant in the "noautocreate" scenario (tests/test.c: .scenario = "noautocreate").
