@@ -120,6 +120,7 @@ export class Broker {
         expirationMs: config.getInt('producer.id.expiration.ms'),
         checkIntervalMs: config.getInt('producer.id.expiration.check.interval.ms'),
       },
+      maxOpenFiles: config.getInt('log.segment.open.files.max'),
       logger: log,
     })
     const topics = new TopicManager(store, router, config, meta.nodeId, log)

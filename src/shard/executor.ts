@@ -38,6 +38,8 @@ export interface ShardExecutorOptions {
   onBackgroundError: (err: unknown, task: BackgroundTask) => void
   /** Threads started for this shard so far, for ShardInfo (default 1). */
   threadStarts?: () => number
+  /** This shard's bound on open segment files (storage/open-files.ts); default the LogManager's. */
+  maxOpenFiles?: number
   /** The operations this shard serves (default SHARD_OPERATIONS; a test worker adds test-hooks.ts's). */
   operations?: OperationTable
 }
@@ -111,6 +113,7 @@ export class ShardExecutor implements ShardContext {
       highWatermarkFollowsLeo: opts.highWatermarkFollowsLeo,
       checkpointIntervalMs: opts.checkpointIntervalMs,
       producerIdExpirationMs: (opts.producerExpiration ?? DEFAULT_PRODUCER_EXPIRATION).expirationMs,
+      ...(opts.maxOpenFiles === undefined ? {} : { maxOpenFiles: opts.maxOpenFiles }),
     })
     return new ShardExecutor(opts, logs)
   }

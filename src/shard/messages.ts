@@ -57,6 +57,8 @@ export interface ShardWorkerData {
   checkpointIntervalMs: number
   cleaner: ShardCleanerConfig
   producerExpiration: ShardProducerExpiration
+  /** This shard's share of log.segment.open.files.max (storage/open-files.ts). */
+  maxOpenFiles: number
 }
 
 /** Expiration of idempotent producer state (Kafka's producer.id.expiration.* broker configs). */

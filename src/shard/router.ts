@@ -27,6 +27,8 @@ import { ErrorCode, errorName } from '../domain/errors.js'
 import type { Outcome } from '../domain/outcome.js'
 import { createLogger, type Logger } from '../observability/logger.js'
 import { DataDirectory } from '../storage/index.js'
+import { openFilesPerThread } from '../storage/open-files.js'
+import { STORAGE_DEFAULTS } from '../config/log-config.js'
 import type { AppendResult, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, TopicPartition } from '../storage/types.js'
 import type { CleanResult } from '../storage/index.js'
 import { ShardExecutor } from './executor.js'
@@ -64,6 +66,12 @@ export interface ShardRouterOptions {
   cleaner?: Partial<ShardCleanerConfig>
   /** producer.id.expiration.ms / .check.interval.ms for idempotent producer state; default Kafka's. */
   producerExpiration?: Partial<ShardProducerExpiration>
+  /**
+   * log.segment.open.files.max: segment files (descriptors and index mappings) open at most in the
+   * process, capped at half the open-file limit and divided among the shards (storage/open-files.ts).
+   * Default the config table's.
+   */
+  maxOpenFiles?: number
   /** Where unexpected (non-Kafka) errors are logged. Default: a pino logger on stdout. */
   logger?: Logger
   /** The compiled worker module; default dist/src/shard/worker.js (also when running from src/). */
@@ -201,11 +209,13 @@ export class ShardRouter {
     const shards: ShardBackend[] = []
     const cleanerTotal = { ...DEFAULT_CLEANER_CONFIG, ...opts.cleaner }
     const cleaner: ShardCleanerConfig = { ...cleanerTotal, dedupeBufferBytes: Math.floor(cleanerTotal.dedupeBufferBytes / shardCount) }
+    const maxOpenFiles = openFilesPerThread(opts.maxOpenFiles ?? STORAGE_DEFAULTS.segmentOpenFilesMax, shardCount)
 
     if (opts.ioThreads === 0) {
       const executor = ShardExecutor.open({
         dataDir, defaults: opts.defaults, shardIndex: 0, shardCount: 1, cleanShutdown, retentionCheckIntervalMs, flushSchedulerIntervalMs,
-        highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, producerExpiration, onBackgroundError: (err, task) => logger.error({ err, task }, 'shard background task failed'),
+        highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, producerExpiration, maxOpenFiles,
+        onBackgroundError: (err, task) => logger.error({ err, task }, 'shard background task failed'),
       })
       shards.push(new InlineShard(executor))
       return new ShardRouter(directory, 0, shards, logger)
@@ -216,7 +226,7 @@ export class ShardRouter {
     for (let shardIndex = 0; shardIndex < shardCount; shardIndex++) {
       const workerData: ShardWorkerData = {
         dataDir, defaults: opts.defaults, shardIndex, shardCount, cleanShutdown, starts: new Int32Array(new SharedArrayBuffer(4)),
-        retentionCheckIntervalMs, flushSchedulerIntervalMs, highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, producerExpiration,
+        retentionCheckIntervalMs, flushSchedulerIntervalMs, highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, producerExpiration, maxOpenFiles,
       }
       const pool = new Piscina<ShardBatch, ShardReply>({
         filename: pathToFileURL(workerFile).href,

@@ -36,6 +36,7 @@ const executor = ShardExecutor.open({
   checkpointIntervalMs: data.checkpointIntervalMs,
   cleaner: data.cleaner,
   producerExpiration: data.producerExpiration,
+  maxOpenFiles: data.maxOpenFiles,
   onBackgroundError: (err, task) => log().error({ err, task }, 'shard background task failed'),
   threadStarts: () => Atomics.load(data.starts, 0),
   operations,

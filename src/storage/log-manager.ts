@@ -17,6 +17,7 @@ import { LogCleaner } from './log-cleaner.js'
 import type { LogCleanerSettings } from './log-cleaner.js'
 import { parsePartitionDirName, partitionDirName, validatePartition, validateTopicName } from './partition-names.js'
 import { LeaseTable } from './lease-table.js'
+import { OpenFileCache, openFilesPerThread } from './open-files.js'
 import { PartitionLog } from './partition-log.js'
 import type { PartitionLogContext } from './partition-log.js'
 import type { LogConfig } from './types.js'
@@ -38,6 +39,12 @@ export interface LogManagerOptions {
   cleaner?: LogCleanerSettings
   /** producer.id.expiration.ms: idempotent producer state idle this long is dropped; default the table's. */
   producerIdExpirationMs?: number
+  /**
+   * How many segment files this manager keeps open at most (its share of log.segment.open.files.max, see
+   * open-files.ts); default the whole of it, capped at half the open-file limit. Partitions beyond it
+   * cost disk, not descriptors.
+   */
+  maxOpenFiles?: number
 }
 
 const DELETE_DIR = /^(.+)\.[0-9a-f]+-delete$/
@@ -51,6 +58,8 @@ export class LogManager {
   private readonly defaults: LogConfig
   private readonly logs = new Map<string, PartitionLog>()
   private readonly leases = new LeaseTable()
+  /** Every segment descriptor and index mapping of these logs (open-files.ts). */
+  readonly files: OpenFileCache
   private readonly ctx: PartitionLogContext
   private readonly checkpointIntervalMs: number
   /** Compaction of this manager's logs whose cleanup.policy includes compact (log-cleaner.ts). */
@@ -61,7 +70,8 @@ export class LogManager {
   private constructor(opts: LogManagerOptions) {
     this.dataDir = opts.dataDir
     this.defaults = checkLogConfig({ ...opts.defaults })
-    this.ctx = { leases: this.leases, now: opts.now ?? Date.now, highWatermarkFollowsLeo: opts.highWatermarkFollowsLeo ?? true }
+    this.files = new OpenFileCache(opts.maxOpenFiles ?? openFilesPerThread(STORAGE_DEFAULTS.segmentOpenFilesMax, 1))
+    this.ctx = { leases: this.leases, files: this.files, now: opts.now ?? Date.now, highWatermarkFollowsLeo: opts.highWatermarkFollowsLeo ?? true }
     if (opts.producerIdExpirationMs !== undefined) this.ctx.producerIdExpirationMs = opts.producerIdExpirationMs
     this.checkpointIntervalMs = opts.checkpointIntervalMs ?? STORAGE_DEFAULTS.checkpointIntervalMs
     this.lastCheckpoint = this.ctx.now()
@@ -154,14 +164,11 @@ export class LogManager {
    * checkpointIntervalMs writes the recovery-point and log-start checkpoints that changed.
    */
   async flushDue(now: number = this.ctx.now()): Promise<void> {
-    const work: Promise<void>[] = []
-    for (const log of this.logs.values()) {
-      if (log.unflushedMessages() > 0 && log.timeSinceLastFlush(now) >= log.config.flushMs) work.push(log.flush())
-    }
-    await Promise.all(work)
+    const due = [...this.logs.values()].filter((log) => log.unflushedMessages() > 0 && log.timeSinceLastFlush(now) >= log.config.flushMs)
+    await inParallel(due, (log) => log.flush())
     if (now - this.lastCheckpoint >= this.checkpointIntervalMs) {
       this.lastCheckpoint = now
-      await Promise.all([...this.logs.values()].map((log) => log.writeCheckpoints()))
+      await inParallel([...this.logs.values()], (log) => log.writeCheckpoints())
     }
   }
 
@@ -171,9 +178,40 @@ export class LogManager {
     this.closed = true
     // A pass in progress stops at its next slice and removes its files.
     await this.cleaner.shutdown()
-    const results = await Promise.allSettled([...this.logs.values()].map((log) => log.close()))
+    const logs = [...this.logs.values()]
     this.logs.clear()
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    let failed: { reason: unknown } | undefined
+    await inParallel(logs, async (log) => {
+      try {
+        await log.close()
+      } catch (err) {
+        failed ??= { reason: err }
+      }
+    })
     if (failed !== undefined) throw failed.reason
   }
+}
+
+/**
+ * Partition tasks that hold files open across their awaits (fsyncs, checkpoint writes) run at most this
+ * many at a time, so that flushing or closing 100,000 partitions does not open 100,000 files at once.
+ */
+const FILE_TASKS_IN_PARALLEL = 32
+
+/** Runs task over items, FILE_TASKS_IN_PARALLEL at a time; rejects with the first failure after all ran. */
+async function inParallel<T>(items: readonly T[], task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0
+  let failure: { err: unknown } | undefined
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++]!
+      try {
+        await task(item)
+      } catch (err) {
+        failure ??= { err }
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(FILE_TASKS_IN_PARALLEL, items.length) }, worker))
+  if (failure !== undefined) throw failure.err
 }

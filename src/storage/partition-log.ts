@@ -25,13 +25,14 @@ import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readCheckpoint,
 import { recoverInterruptedSwaps, swapCleanedIntoPlace } from './segment-swap.js'
 import type { SwapStep } from './segment-swap.js'
 import type { LeaseTable } from './lease-table.js'
+import type { OpenFileCache } from './open-files.js'
 import { ProducerStateManager } from './producer-state.js'
 import type { BatchMetadata } from './producer-state.js'
 import { INDEX_SUFFIX, LOG_SUFFIX, LogSegment, TIME_INDEX_SUFFIX, parseSegmentFileName, segmentFileName } from './segment.js'
 import { readBatchHeader } from '../protocol/records/file-scan.js'
 import { TransactionIndex } from './txn-index.js'
 import { buildMarkerBatch } from './txn-marker.js'
-import type { AppendedBatch } from './segment.js'
+import type { AppendedBatch, SegmentSettings } from './segment.js'
 import type {
   AppendOptions,
   AppendResult,
@@ -49,6 +50,8 @@ import type {
 /** What a PartitionLog gets from its LogManager. */
 export interface PartitionLogContext {
   leases: LeaseTable
+  /** The thread's bounded cache of open segment files (open-files.ts). */
+  files: OpenFileCache
   now: () => number
   /** Single-broker mode: every append moves the high watermark to the new LEO. */
   highWatermarkFollowsLeo: boolean
@@ -133,8 +136,13 @@ export class PartitionLog {
     return this.segments[this.segments.length - 1]!
   }
 
-  private settings(): { indexIntervalBytes: number; segmentIndexBytes: number } {
-    return { indexIntervalBytes: this._config.indexIntervalBytes, segmentIndexBytes: this._config.segmentIndexBytes }
+  private settings(): SegmentSettings {
+    return { indexIntervalBytes: this._config.indexIntervalBytes, segmentIndexBytes: this._config.segmentIndexBytes, files: this.ctx.files }
+  }
+
+  /** What a segment of this log is created with (the log cleaner writes its `.cleaned` segments so). */
+  segmentSettings(): SegmentSettings {
+    return this.settings()
   }
 
   /**
@@ -497,14 +505,12 @@ export class PartitionLog {
       const next = this.segments[i + 1]?.baseOffset ?? Infinity
       return next > from && s.baseOffset < offset && !s.deleted
     })
-    for (const s of targets) s.retain()
+    // Each segment pins its own descriptor for its fsync; a segment deleted meanwhile needs none.
     try {
       for (const s of targets) await s.flush()
       await this.txnIndex.flush()
     } catch (err) {
       throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `fsync of ${this.topic}-${this.partition} failed: ${(err as Error).message}`)
-    } finally {
-      for (const s of targets) s.release()
     }
     if (offset > this.recoveryPoint) this.recoveryPoint = offset
     this.lastFlushTime = this.ctx.now()
@@ -577,49 +583,57 @@ export class PartitionLog {
     // read_committed: the offset after the returned batches bounds the aborted transactions listed.
     let upperBound = maxOffset
     const regions: FileRegion[] = []
+    // A region's fd is taken under a pin (retain), so that opening the next segment's files cannot
+    // make the cache close it; the lease takes the pins over.
     const pinned: LogSegment[] = []
     let bytes = 0
     let target = offset
     let full = false
-    for (let i = offset < maxOffset ? this.segmentIndexFor(offset) : this.segments.length; i < this.segments.length && !full; i++) {
-      const seg = this.segments[i]!
-      const segmentEnd = this.segments[i + 1]?.baseOffset ?? this._logEndOffset
-      const first = seg.translateOffset(target)
-      if (first !== null) {
-        // Batches at or past maxOffset are excluded: stop at the start of the one holding maxOffset.
-        const limit = maxOffset < segmentEnd ? (seg.translateOffset(maxOffset)?.position ?? seg.size) : seg.size
-        const budgetEnd = first.position + (maxBytes - bytes)
-        let end: number
-        if (limit <= budgetEnd) {
-          end = limit
-          full = limit < seg.size
-        } else {
-          // The budget ends inside the segment: jump to the last indexed batch start within it and
-          // walk at most index.interval.bytes of headers from there.
-          end = Math.max(first.position, seg.indexedBatchStartAtOrBefore(budgetEnd))
-          scanFileBatches(seg.fd, end, limit, null, (b) => {
-            if (b.position + b.size > budgetEnd) return 'stop-before'
-            end = b.position + b.size
-          })
-          if (end === first.position && minOne && bytes === 0) end = first.position + first.size
-          full = true
+    try {
+      for (let i = offset < maxOffset ? this.segmentIndexFor(offset) : this.segments.length; i < this.segments.length && !full; i++) {
+        const seg = this.segments[i]!
+        const segmentEnd = this.segments[i + 1]?.baseOffset ?? this._logEndOffset
+        const first = seg.translateOffset(target)
+        if (first !== null) {
+          // Batches at or past maxOffset are excluded: stop at the start of the one holding maxOffset.
+          const limit = maxOffset < segmentEnd ? (seg.translateOffset(maxOffset)?.position ?? seg.size) : seg.size
+          const budgetEnd = first.position + (maxBytes - bytes)
+          let end: number
+          if (limit <= budgetEnd) {
+            end = limit
+            full = limit < seg.size
+          } else {
+            // The budget ends inside the segment: jump to the last indexed batch start within it and
+            // walk at most index.interval.bytes of headers from there.
+            end = Math.max(first.position, seg.indexedBatchStartAtOrBefore(budgetEnd))
+            scanFileBatches(seg.fd, end, limit, null, (b) => {
+              if (b.position + b.size > budgetEnd) return 'stop-before'
+              end = b.position + b.size
+            })
+            if (end === first.position && minOne && bytes === 0) end = first.position + first.size
+            full = true
+          }
+          if (readCommitted && end < limit) upperBound = readBatchHeader(seg.fd, end, seg.size)?.baseOffset ?? maxOffset
+          if (end > first.position) {
+            seg.retain()
+            pinned.push(seg)
+            regions.push({ fd: seg.fd, position: first.position, length: end - first.position })
+            bytes += end - first.position
+          } else {
+            full = true
+          }
         }
-        if (readCommitted && end < limit) upperBound = readBatchHeader(seg.fd, end, seg.size)?.baseOffset ?? maxOffset
-        if (end > first.position) {
-          regions.push({ fd: seg.fd, position: first.position, length: end - first.position })
-          pinned.push(seg)
-          bytes += end - first.position
-        } else {
-          full = true
-        }
+        if (segmentEnd >= maxOffset) break
+        target = segmentEnd
       }
-      if (segmentEnd >= maxOffset) break
-      target = segmentEnd
+    } catch (err) {
+      for (const s of pinned) s.release()
+      throw err
     }
     return {
       regions,
       bytes,
-      leaseId: pinned.length === 0 ? 0 : this.ctx.leases.acquire(pinned),
+      leaseId: pinned.length === 0 ? 0 : this.ctx.leases.adopt(pinned),
       logStartOffset: this._logStartOffset,
       logEndOffset: this._logEndOffset,
       highWatermark: this._highWatermark,
