@@ -1,6 +1,9 @@
 // Topic lifecycle on this broker: create (with configs and validate-only), delete, add partitions,
 // change configs, auto-create. The TopicStore is written first and the partitions second, so a crash in
 // between leaves a topic whose missing partitions are created again at the next start (recover()).
+// CreateTopics and CreatePartitions are all-or-nothing: when a partition cannot be created, the ones
+// created by the request are deleted again and the store entry (or partition count) is put back, so a
+// failure leaves nothing behind, and is logged once.
 import type { BrokerConfig } from '../config/broker-config.js'
 import { ConfigException } from '../config/config-def.js'
 import { logConfigOverrides } from '../config/log-config.js'
@@ -64,8 +67,13 @@ export class TopicManager implements TopicAdmin {
       const overrides = logConfigOverrides(this.overrides(topic))
       const items = Array.from({ length: topic.partitions }, (_, partition) => ({ topic: topic.name, partition, overrides }))
       const results = await this.router.createPartitions(items)
-      for (const [i, r] of results.entries()) {
-        if (!r.ok) this.log.error({ topic: topic.name, partition: i, error: r.message }, 'cannot open partition')
+      // The broker starts with the rest: one line per topic says which partitions stay offline.
+      const failed = results.flatMap((r, partition) => (r.ok ? [] : [{ partition, error: r.message }]))
+      if (failed.length > 0) {
+        this.log.error(
+          { topic: topic.name, failed: failed.length, partitions: failed.slice(0, 10).map((f) => f.partition), error: failed[0]!.error },
+          'cannot open partitions listed in cluster-metadata.json',
+        )
       }
     }
   }
@@ -98,11 +106,18 @@ export class TopicManager implements TopicAdmin {
     }
     if (partitions > 100_000) throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Number of partitions ${partitions} is too large.`)
     const configs = this.checkConfigs(req.configs)
+    this.checkRoom(partitions)
     if (req.validateOnly) {
       return { name: req.name, topicId: '', partitions, replicationFactor, configs, createdAt: Date.now() }
     }
     const record = this.store.create({ name: req.name, partitions, replicationFactor, configs })
-    await this.openPartitions(record, 0, partitions)
+    try {
+      await this.openPartitions(record, 0, partitions)
+    } catch (err) {
+      this.store.delete(req.name)
+      this.log.error({ topic: req.name, partitions, error: (err as Error).message }, 'cannot create topic: nothing was kept')
+      throw err
+    }
     this.log.info({ topic: req.name, partitions, replicationFactor, configs }, 'created topic')
     return record
   }
@@ -140,10 +155,17 @@ export class TopicManager implements TopicAdmin {
       }
       for (const a of assignments) this.checkAssignment(a, topic.replicationFactor)
     }
+    this.checkRoom(count - topic.partitions)
     if (validateOnly) return
     const before = topic.partitions
     this.store.setPartitions(name, count)
-    await this.openPartitions(topic, before, count)
+    try {
+      await this.openPartitions(topic, before, count)
+    } catch (err) {
+      this.store.setPartitions(name, before)
+      this.log.error({ topic: name, from: before, to: count, error: (err as Error).message }, 'cannot add partitions: nothing was kept')
+      throw err
+    }
     this.log.info({ topic: name, from: before, to: count }, 'added partitions')
   }
 
@@ -177,6 +199,10 @@ export class TopicManager implements TopicAdmin {
     }
   }
 
+  /**
+   * Creates partitions [from, to) of topic, all or none: when one fails, those this call created are
+   * deleted again and one KafkaError says how many failed and why the first did.
+   */
   private async openPartitions(topic: TopicRecord, from: number, to: number): Promise<void> {
     // The complete LogConfig: the shards' defaults are the broker config of startup, and dynamic broker
     // changes since then must reach new partitions too.
@@ -184,8 +210,28 @@ export class TopicManager implements TopicAdmin {
     const items = []
     for (let p = from; p < to; p++) items.push({ topic: topic.name, partition: p, overrides })
     const results = await this.router.createPartitions(items)
-    const failed = results.find((r) => !r.ok)
-    if (failed !== undefined && !failed.ok) throw new KafkaError(failed.errorCode as ErrorCode, failed.message)
+    const failedAt = results.findIndex((r) => !r.ok)
+    if (failedAt < 0) return
+    const first = results[failedAt]!
+    const failures = results.filter((r) => !r.ok).length
+    const created = items.filter((_, i) => results[i]!.ok)
+    const undone = await this.router.deletePartitions(created)
+    const stuck = undone.filter((r) => !r.ok).length
+    if (stuck > 0) this.log.error({ topic: topic.name, partitions: stuck }, 'cannot delete partitions of a failed creation again')
+    const code = first.ok ? ErrorCode.UNKNOWN_SERVER_ERROR : (first.errorCode as ErrorCode)
+    const why = first.ok ? '' : first.message.replace(/^[A-Z_]+: /, '')
+    throw new KafkaError(code, `${failures} of ${to - from} partitions of topic '${topic.name}' could not be created, none was kept (partition ${from + failedAt}: ${why})`)
+  }
+
+  /** Refuses a request for more new partitions than the data directory's filesystem holds. */
+  private checkRoom(newPartitions: number): void {
+    const room = this.router.roomForPartitions()
+    if (newPartitions > room) {
+      throw new KafkaError(
+        ErrorCode.INVALID_PARTITIONS,
+        `${newPartitions} new partitions do not fit in ${this.router.dataDir}: its filesystem has room for ${room} more (free inodes and blocks).`,
+      )
+    }
   }
 
   private checkAssignment(brokerIds: number[], replicationFactor: number): void {

@@ -26,7 +26,7 @@ import { Piscina } from 'piscina'
 import { ErrorCode, errorName } from '../domain/errors.js'
 import type { Outcome } from '../domain/outcome.js'
 import { createLogger, type Logger } from '../observability/logger.js'
-import { DataDirectory } from '../storage/index.js'
+import { DataDirectory, roomForPartitions } from '../storage/index.js'
 import { openFilesPerThread } from '../storage/open-files.js'
 import { STORAGE_DEFAULTS } from '../config/log-config.js'
 import type { AppendResult, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, TopicPartition } from '../storage/types.js'
@@ -257,6 +257,11 @@ export class ShardRouter {
     return router
   }
 
+  /** How many more new partitions the data directory's filesystem holds (free inodes and blocks). */
+  roomForPartitions(): number {
+    return roomForPartitions(this.dataDir)
+  }
+
   /** The shard owning a partition (stable: FNV-1a of `${topic}-${partition}` modulo the shard count). */
   shardOf(topic: string, partition: number): number {
     return shardOf(topic, partition, this.#shards.length)
@@ -271,7 +276,7 @@ export class ShardRouter {
     const operation: AnyPartitionOperation = SHARD_OPERATIONS[op]
     const sent = new Array<Promise<OpResult>>(items.length)
     for (let i = 0; i < items.length; i++) sent[i] = this.#sendToOwner(op, operation, items[i]!)
-    return this.#outcomes(sent)
+    return this.#outcomes(op, sent)
   }
 
   /** Runs shard operation `op` of the operation table on one shard. */
@@ -391,13 +396,22 @@ export class ShardRouter {
     }
   }
 
-  async #outcomes<T>(sent: Promise<OpResult>[]): Promise<Outcome<T>[]> {
+  async #outcomes<T>(op: string, sent: Promise<OpResult>[]): Promise<Outcome<T>[]> {
     const results = await Promise.all(sent)
     const outcomes = results as Outcome<T>[]
+    let unexpected = 0
+    let first: Extract<OpResult, { ok: false }> | undefined
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!
-      if (!r.ok) outcomes[i] = this.#outcome<T>(r)
+      if (r.ok) continue
+      if (r.unexpected === true) {
+        unexpected++
+        first ??= r
+      }
+      outcomes[i] = { ok: false, errorCode: r.errorCode, message: r.message }
     }
+    // One line per call, not per item: a call may carry 100,000 partitions failing the same way.
+    if (first !== undefined) this.#logger.error({ op, failed: unexpected, of: results.length, errorCode: first.errorCode, error: first.message }, 'unexpected shard error')
     return outcomes
   }
 

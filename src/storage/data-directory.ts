@@ -12,7 +12,8 @@
 //   on. Written without fsync: losing it in a power cut only costs a recovery, and the logs it vouches for
 //   were fsynced before it was written.
 
-import { closeSync, existsSync, mkdirSync, openSync, rmSync, constants } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, rmSync, statfsSync, constants } from 'node:fs'
+import type { StatsFs } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { native } from '../addon/index.js'
 
@@ -72,6 +73,21 @@ export class DataDirectory {
       this.#lockFd = -1
     }
   }
+}
+
+/**
+ * How many more new partitions a filesystem holds, from its statfs: a new partition is a directory and an
+ * empty .log, i.e. two inodes and one directory block. Where the filesystem counts no inodes (btrfs and
+ * others report 0 for f_files), only the block count bounds it.
+ */
+export function partitionsThatFit(fs: Pick<StatsFs, 'bavail' | 'files' | 'ffree'>): number {
+  const byBlocks = Number(fs.bavail)
+  return Number(fs.files) > 0 ? Math.min(byBlocks, Math.floor(Number(fs.ffree) / 2)) : byBlocks
+}
+
+/** partitionsThatFit for the filesystem of dir. */
+export function roomForPartitions(dir: string): number {
+  return partitionsThatFit(statfsSync(dir))
 }
 
 function lock(path: string): number {

@@ -115,7 +115,15 @@ export class LogManager {
     const existing = this.get(topic, partition)
     if (existing !== undefined) return existing
     const config = mergeLogConfig(this.defaults, overrides)
-    const log = PartitionLog.open(join(this.dataDir, partitionDirName(topic, partition)), topic, partition, config, this.ctx, true)
+    const dir = join(this.dataDir, partitionDirName(topic, partition))
+    let log: PartitionLog
+    try {
+      log = PartitionLog.open(dir, topic, partition, config, this.ctx, true)
+    } catch (err) {
+      if (err instanceof KafkaError) throw err
+      // An I/O error (no space, no inodes, a file in the way): Kafka's storage error, without a stack.
+      throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `cannot create partition ${topic}-${partition} in ${dir}: ${(err as Error).message}`)
+    }
     this.logs.set(key(topic, partition), log)
     return log
   }

@@ -146,15 +146,32 @@ export class PartitionLog {
   }
 
   /**
-   * Opens (creating the directory and a first segment when needed) the partition log in dir, and
-   * recovers it: see the file header of segment.ts for what recovery checks.
+   * Opens (creating the directory, whose parent must exist, and a first segment when needed) the
+   * partition log in dir, and recovers it: see the file header of segment.ts for what recovery checks.
+   * A directory this call created is removed again when the partition cannot be set up in it.
    */
   static open(dir: string, topic: string, partition: number, config: LogConfig, ctx: PartitionLogContext, cleanShutdown: boolean): PartitionLog {
-    // mkdirSync returns the directory when it created it: a new partition has nothing on disk to recover.
-    const created = mkdirSync(dir, { recursive: true }) !== undefined
+    // A new partition has nothing on disk to recover.
+    let created: boolean
+    try {
+      mkdirSync(dir)
+      created = true
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      created = false
+    }
     const log = new PartitionLog(topic, partition, dir, config, ctx)
-    if (created) log.initEmpty()
-    else log.load(cleanShutdown)
+    if (!created) {
+      log.load(cleanShutdown)
+      return log
+    }
+    try {
+      log.initEmpty()
+    } catch (err) {
+      log.closeForDelete()
+      rmSync(dir, { recursive: true, force: true })
+      throw err
+    }
     return log
   }
 
