@@ -12,9 +12,10 @@
 // over the old file, fsync the directory. A crash leaves either the old or the new file, never a mix; a
 // stale `.tmp` is ignored and replaced. Topics are few and change rarely, so rewriting is cheap.
 //
-// Recovery: partition directories on disk that this file does not list (a crash between creating
-// partitions and a later deletion, or a lost file) are adopted as topics with default configs by the
-// broker at startup rather than deleted, so no data is dropped silently.
+// Recovery: partition directories on disk that this file does not list (a topic deletion that a crash
+// cut short before its directories were renamed, or a lost file) are never adopted as topics: the
+// broker moves them aside at startup (`<topic>-<partition>.<uuid>-stray`, kept on disk) and says so,
+// so nothing deleted comes back and no data is dropped silently (TopicManager.recover).
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomKafkaUuid } from '../domain/uuid.js'

@@ -2,13 +2,13 @@
 // see (the partition service with its fetch purgatory, the metadata view, topic and config
 // administration, the coordinators, producer ids) and the socket server, started and stopped in the
 // right order. This is what `npm start` runs and what the library API's startBroker() returns.
-import { mkdirSync } from 'node:fs'
 import { validateBrokerProperties, type BrokerConfig } from '../config/broker-config.js'
 import type { Listener } from '../config/listeners.js'
 import { loadOrCreateMetaProperties } from '../storage/meta-properties.js'
 import { TopicStore } from '../cluster/topic-store.js'
 import { createLogger, type Logger } from '../observability/logger.js'
 import { ShardRouter } from '../shard/router.js'
+import { ensureDataDirectory } from '../storage/index.js'
 import type { FrameHandler } from './connection.js'
 import { createDispatcher } from './dispatcher.js'
 import { DynamicConfigService } from './dynamic-configs.js'
@@ -94,7 +94,7 @@ export class Broker {
     const dirs = config.logDirs
     if (dirs.length !== 1) throw new Error(`log.dirs lists ${dirs.length} directories; this broker supports exactly one`)
     const dataDir = dirs[0]!
-    mkdirSync(dataDir, { recursive: true })
+    ensureDataDirectory(dataDir)
     const meta = loadOrCreateMetaProperties(dataDir, { nodeId: config.brokerId, clusterId: config.clusterId })
     const store = TopicStore.open(dataDir)
     const dynamic = store.dynamicBrokerConfigs()

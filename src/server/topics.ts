@@ -11,7 +11,7 @@ import { validateTopicConfigs, type TopicConfigOverrides } from '../config/topic
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
 import type { ShardRouter } from '../shard/router.js'
-import { validateTopicName } from '../storage/index.js'
+import { strayDirectories, validateTopicName } from '../storage/index.js'
 import type { TopicRecord, TopicStore } from '../cluster/topic-store.js'
 import type { CreateTopicRequest, TopicAdmin } from './handlers/common/ports.js'
 
@@ -50,18 +50,38 @@ export class TopicManager implements TopicAdmin {
 
   /**
    * Makes the shards match the store after a restart: partitions the store lists but the disk lacks are
-   * created; partition directories the store does not know are adopted as topics (never deleted, so a
-   * lost metadata file cannot drop data); every partition gets its topic's config overrides.
+   * created; partition directories the store does not list (a deleted topic whose rename a crash cut
+   * short, a lost or older cluster-metadata.json) are never served: they are moved aside, renamed
+   * `<topic>-<partition>.<uuid>-stray` and kept on disk (Kafka's stray logs), with one warning, so no
+   * data is dropped and nothing deleted comes back; every partition gets its topic's config overrides.
    */
   async recover(): Promise<void> {
     const onDisk = await this.router.states()
-    const known = new Map<string, number>()
-    for (const s of onDisk) known.set(s.topic, Math.max(known.get(s.topic) ?? 0, s.partition + 1))
-    for (const [topic, partitions] of known) {
-      if (this.store.get(topic) === undefined) {
-        this.log.warn({ topic, partitions }, 'adopting partition directories not listed in cluster-metadata.json')
-        this.store.create({ name: topic, partitions, replicationFactor: 1, configs: {} })
+    const strays = onDisk
+      .filter((s) => {
+        const t = this.store.get(s.topic)
+        return t === undefined || s.partition >= t.partitions
+      })
+      .map((s) => ({ topic: s.topic, partition: s.partition }))
+    let moved = 0
+    if (strays.length > 0) {
+      const results = await this.router.moveAside(strays)
+      const done = strays.filter((_, i) => results[i]!.ok)
+      moved = done.length
+      if (moved > 0) {
+        this.log.warn(
+          { partitions: moved, topics: [...new Set(done.map((s) => s.topic))].slice(0, 10), dataDir: this.router.dataDir },
+          'partition directories not listed in cluster-metadata.json were moved aside as <topic>-<partition>.<id>-stray: kept on disk, not served',
+        )
       }
+      const failed = results.find((r) => !r.ok)
+      if (failed !== undefined && !failed.ok) {
+        this.log.error({ partitions: strays.length - moved, error: failed.message }, 'cannot move partition directories not listed in cluster-metadata.json aside')
+      }
+    }
+    const earlier = strayDirectories(this.router.dataDir).length - moved
+    if (earlier > 0) {
+      this.log.warn({ directories: earlier, dataDir: this.router.dataDir }, 'stray partition directories (<topic>-<partition>.<id>-stray) of earlier starts are kept: remove them when no longer needed')
     }
     for (const topic of this.store.list()) {
       const overrides = logConfigOverrides(this.overrides(topic))

@@ -44,7 +44,7 @@ export interface ShardExecutorOptions {
   operations?: OperationTable
 }
 
-export type BackgroundTask = 'retention' | 'flush' | 'cleaner' | 'producer-expiration'
+export type BackgroundTask = 'retention' | 'flush' | 'cleaner' | 'producer-expiration' | 'delete'
 
 // setInterval cannot wait longer than 2^31-1 ms (it fires at once instead), and Kafka's "never" is Long.MAX.
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -114,6 +114,9 @@ export class ShardExecutor implements ShardContext {
       checkpointIntervalMs: opts.checkpointIntervalMs,
       producerIdExpirationMs: (opts.producerExpiration ?? DEFAULT_PRODUCER_EXPIRATION).expirationMs,
       ...(opts.maxOpenFiles === undefined ? {} : { maxOpenFiles: opts.maxOpenFiles }),
+      // Leftover `-delete` directories no longer say whose they were: shard 0 removes them all.
+      removeLeftovers: opts.shardIndex === 0,
+      onRemovalFailed: (path, err) => opts.onBackgroundError(new Error(`cannot remove deleted partition directory ${path}: ${(err as Error).message}`), 'delete'),
     })
     return new ShardExecutor(opts, logs)
   }
@@ -154,7 +157,7 @@ export class ShardExecutor implements ShardContext {
       }
       try {
         const value = operation.apply(this, args[i])
-        // Only compact and close are asynchronous; the other operations complete before the next one starts.
+        // Only compact, moveAside and close are asynchronous; the other operations complete before the next one starts.
         results.push({ ok: true, value: value instanceof Promise ? await value : value })
       } catch (err) {
         results.push(failure(err))

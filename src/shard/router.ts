@@ -289,8 +289,26 @@ export class ShardRouter {
     return this.call('create', items)
   }
 
-  deletePartitions(items: readonly TopicPartition[]): Promise<Outcome<null>[]> {
-    return this.call('delete', items)
+  /**
+   * Deletes partitions: each is closed and its directory renamed `<topic>-<partition>.<uuid>-delete`,
+   * then the data directory is fsynced once, so the deletions are durable when this resolves; the
+   * directories themselves are removed in the background (and at the next start if cut short).
+   */
+  async deletePartitions(items: readonly TopicPartition[]): Promise<Outcome<null>[]> {
+    const results = await this.call('delete', items)
+    if (results.some((r) => r.ok)) await this.#directory.sync()
+    return results
+  }
+
+  /**
+   * Sets partitions aside: each is closed (flushed) and its directory renamed
+   * `<topic>-<partition>.<uuid>-stray`, kept on disk and never opened again; the data directory is
+   * fsynced once. Answers each partition's new directory name.
+   */
+  async moveAside(items: readonly TopicPartition[]): Promise<Outcome<string>[]> {
+    const results = await this.call('moveAside', items)
+    if (results.some((r) => r.ok)) await this.#directory.sync()
+    return results
   }
 
   updateConfigs(items: readonly UpdateConfigItem[]): Promise<Outcome<null>[]> {

@@ -3,7 +3,7 @@ export type * from './types.js'
 // The table's defaults, re-exported for callers that open a LogManager directly (its home is config).
 export { DEFAULT_LOG_CONFIG } from '../config/log-config.js'
 export { validateTopicName, validatePartition } from './partition-names.js'
-export { CLEAN_SHUTDOWN_MARKER, DATA_DIR_LOCK, DataDirectory, partitionsThatFit, roomForPartitions } from './data-directory.js'
+export { CLEAN_SHUTDOWN_MARKER, DATA_DIR_LOCK, DataDirectory, ensureDataDirectory, partitionsThatFit, roomForPartitions, strayDirectories } from './data-directory.js'
 export { LogManager } from './log-manager.js'
 export type { LogManagerOptions } from './log-manager.js'
 export { PartitionLog } from './partition-log.js'

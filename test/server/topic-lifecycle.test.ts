@@ -1,15 +1,23 @@
-// Topic creation is all-or-nothing (CreateTopics and CreatePartitions): a partition that cannot be
-// created makes the whole request fail with one error and one log line, and leaves nothing behind, in
+// The life of a topic's directories on one broker.
+// Creation is all-or-nothing (CreateTopics and CreatePartitions): a partition that cannot be created
+// makes the whole request fail with one error and one log line, and leaves nothing behind, in
 // cluster-metadata.json or on disk. The broker starts whatever its metadata holds.
-import { readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
+// Deletion renames each partition directory with Kafka's scheme (`<topic shortened>-<p>.<uuid>-delete`,
+// within 255 bytes), fsyncs the data directory before answering, and removes the directories in the
+// background and, if cut short, at the next start. Directories the metadata does not list are never
+// served again: they are moved aside as `...-stray`.
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pino } from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { loadBrokerConfig } from '../../src/config/broker-config.js'
 import * as CreatePartitions from '../../src/protocol/messages/37-create-partitions.gen.js'
+import * as DeleteTopics from '../../src/protocol/messages/20-delete-topics.gen.js'
 import { Broker } from '../../src/server/broker.js'
-import { partitionsThatFit } from '../../src/storage/index.js'
-import { RawClient, batchOf, tempDataDir } from '../harness/index.js'
+import { DELETE_DIR_PATTERN, STRAY_DIR_PATTERN, logDirNameWithSuffix } from '../../src/storage/partition-names.js'
+import { ensureDataDirectory, partitionsThatFit } from '../../src/storage/index.js'
+import { MAIN_JS, RawClient, batchOf, decodeBatches, recordsBuffer, startBrokerProcess, tempDataDir } from '../harness/index.js'
 
 const KAFKA_STORAGE_ERROR = 56
 
@@ -49,6 +57,26 @@ function partitionDirs(dataDir: string, topic: string): string[] {
 
 function storedTopics(dataDir: string): string[] {
   return (JSON.parse(readFileSync(join(dataDir, 'cluster-metadata.json'), 'utf8')) as { topics: { name: string; partitions: number }[] }).topics.map((t) => `${t.name}:${t.partitions}`)
+}
+
+async function deleteTopic(c: RawClient, topic: string): Promise<DeleteTopics.DeletableTopicResult> {
+  const req = DeleteTopics.createDeleteTopicsRequest({ timeoutMs: 60_000, topicNames: [topic] })
+  const res = await c.call(20, 3, (w) => DeleteTopics.encodeDeleteTopicsRequest(w, req, 3), DeleteTopics.decodeDeleteTopicsResponse)
+  return res.responses[0]!
+}
+
+async function values(c: RawClient, topic: string, partition: number): Promise<string[]> {
+  const p = await c.fetch(topic, partition, 0)
+  expect(p.errorCode).toBe(0)
+  return decodeBatches(recordsBuffer(p)).flatMap((b) => b.records.map((r) => r.value!.toString()))
+}
+
+async function eventually(check: () => boolean, ms = 20_000): Promise<void> {
+  const until = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > until) throw new Error('condition not reached')
+    await new Promise((r) => setTimeout(r, 20))
+  }
 }
 
 async function createPartitions(c: RawClient, topic: string, count: number): Promise<CreatePartitions.CreatePartitionsTopicResult> {
@@ -150,5 +178,148 @@ describe('topic creation, all or nothing', () => {
     expect(partitionsThatFit({ bavail: 1000, files: 100, ffree: 41 })).toBe(20)
     expect(partitionsThatFit({ bavail: 15, files: 100, ffree: 41 })).toBe(15)
     expect(partitionsThatFit({ bavail: 15, files: 0, ffree: 0 })).toBe(15)
+  })
+})
+
+describe('topic deletion', () => {
+  let dataDir = ''
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }))
+
+  it("names the folders of a deleted partition with Kafka's scheme, within 255 bytes", () => {
+    const longest = 'x'.repeat(249)
+    for (const [topic, partition] of [[longest, 99999], [longest, 0], ['t', 3], ['a.b_c-d', 2147483647]] as const) {
+      for (const suffix of ['-delete', '-stray'] as const) {
+        const name = logDirNameWithSuffix(topic, partition, suffix)
+        expect(Buffer.byteLength(name)).toBeLessThanOrEqual(255)
+        const m = new RegExp(`^([a-zA-Z0-9._-]+)-${partition}\\.([0-9a-f]{32})${suffix}$`).exec(name)
+        expect(m, name).not.toBeNull()
+        expect(topic.startsWith(m![1]!)).toBe(true)
+        expect((suffix === '-delete' ? DELETE_DIR_PATTERN : STRAY_DIR_PATTERN).test(name)).toBe(true)
+      }
+    }
+    expect(logDirNameWithSuffix('t', 3, '-delete')).toMatch(/^t-3\.[0-9a-f]{32}-delete$/)
+    expect(logDirNameWithSuffix(longest, 7, '-delete')).toHaveLength(255)
+  })
+
+  it('a topic with a 249-character name is deleted for good: gone from disk, not back after a restart', async () => {
+    dataDir = tempDataDir('delete')
+    const topic = 'l'.repeat(249)
+    let b = await start(dataDir)
+    try {
+      expect((await b.client.createTopic(topic, 3)).errorCode).toBe(0)
+      expect((await b.client.produce(topic, 1, batchOf([{ value: Buffer.from('old') }]))).errorCode).toBe(0)
+      const r = await deleteTopic(b.client, topic)
+      expect(r.errorCode).toBe(0)
+      // Answered: every partition directory is renamed already; the renamed ones go in the background.
+      expect(readdirSync(dataDir).filter((n) => n.startsWith(topic))).toEqual([])
+      await eventually(() => readdirSync(dataDir).every((n) => !DELETE_DIR_PATTERN.test(n)))
+      expect(errorLines(b.lines)).toEqual([])
+      await b.stop()
+
+      b = await start(dataDir)
+      expect((await b.client.metadata([topic])).topics[0]!.errorCode).toBe(3)
+      expect(readdirSync(dataDir).filter((n) => n.startsWith('l'))).toEqual([])
+      expect(b.lines.filter((l) => (l.level as number) >= 40)).toEqual([])
+      // The name is free again, for a new and empty topic.
+      expect((await b.client.createTopic(topic, 2)).errorCode).toBe(0)
+      expect(await values(b.client, topic, 1)).toEqual([])
+    } finally {
+      await b.stop()
+    }
+  }, 60_000)
+
+  it('a deletion acknowledged is not undone by a SIGKILL; leftover -delete folders are removed at the next start', async () => {
+    let bp = await startBrokerProcess()
+    dataDir = bp.dataDir
+    try {
+      const c = await RawClient.connect(bp.host, bp.port)
+      expect((await c.createTopic('gone', 4)).errorCode).toBe(0)
+      for (let p = 0; p < 4; p++) expect((await c.produce('gone', p, batchOf([{ value: Buffer.from(`v${p}`) }]))).errorCode).toBe(0)
+      expect((await deleteTopic(c, 'gone')).errorCode).toBe(0)
+      c.close()
+      expect(await bp.kill('SIGKILL')).toBe('SIGKILL')
+      // What a removal cut short leaves (new names, a shortened one, and the old `.<hex>-delete` form).
+      const leftovers = [logDirNameWithSuffix('z'.repeat(249), 12, '-delete'), logDirNameWithSuffix('other', 0, '-delete'), 'older-3.0123456789abcdef-delete']
+      for (const name of leftovers) {
+        mkdirSync(join(dataDir, name))
+        writeFileSync(join(dataDir, name, '00000000000000000000.log'), 'x')
+      }
+      bp = await startBrokerProcess({ dataDir })
+      const c2 = await RawClient.connect(bp.host, bp.port)
+      expect((await c2.metadata(['gone'])).topics[0]!.errorCode).toBe(3)
+      c2.close()
+      await eventually(() => readdirSync(dataDir).every((n) => !n.endsWith('-delete')))
+      expect(readdirSync(dataDir).filter((n) => n.startsWith('gone') || n.endsWith('-stray'))).toEqual([])
+      expect(bp.output().split('\n').filter((l) => /"level":(40|50|60)/.test(l))).toEqual([])
+    } finally {
+      await bp.kill('SIGTERM')
+    }
+  }, 60_000)
+
+  it('partition folders not in cluster-metadata.json are moved aside as -stray, never adopted as topics', async () => {
+    dataDir = tempDataDir('stray')
+    let b = await start(dataDir)
+    expect((await b.client.createTopic('ghost', 2)).errorCode).toBe(0)
+    expect((await b.client.createTopic('kept', 1)).errorCode).toBe(0)
+    expect((await b.client.produce('ghost', 0, batchOf([{ value: Buffer.from('haunting') }]))).errorCode).toBe(0)
+    await b.stop()
+    // The metadata loses the topic (an older copy of the file, or a deletion whose renames never happened).
+    const metaPath = join(dataDir, 'cluster-metadata.json')
+    const meta = JSON.parse(readFileSync(metaPath, 'utf8')) as { topics: { name: string }[] }
+    meta.topics = meta.topics.filter((t) => t.name !== 'ghost')
+    writeFileSync(metaPath, JSON.stringify(meta))
+    // A partition past the topic's count is a stray too.
+    mkdirSync(join(dataDir, 'kept-5'))
+
+    b = await start(dataDir)
+    try {
+      expect((await b.client.metadata(['ghost'])).topics[0]!.errorCode).toBe(3)
+      expect((await b.client.metadata(['kept'])).topics[0]!.partitions).toHaveLength(1)
+      const strays = readdirSync(dataDir).filter((n) => STRAY_DIR_PATTERN.test(n)).sort()
+      expect(strays.map((n) => n.replace(/\.[0-9a-f]{32}-stray$/, ''))).toEqual(['ghost-0', 'ghost-1', 'kept-5'])
+      // Kept whole, data included.
+      const ghost0 = strays.find((n) => n.startsWith('ghost-0.'))!
+      expect(readFileSync(join(dataDir, ghost0, '00000000000000000000.log')).includes(Buffer.from('haunting'))).toBe(true)
+      const warnings = b.lines.filter((l) => (l.level as number) >= 40)
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]).toMatchObject({ level: 40, partitions: 3, topics: ['ghost', 'kept'] })
+      // The name is free: a new topic starts empty.
+      expect((await b.client.createTopic('ghost', 1)).errorCode).toBe(0)
+      expect(await values(b.client, 'ghost', 0)).toEqual([])
+      await b.stop()
+
+      b = await start(dataDir)
+      const again = b.lines.filter((l) => (l.level as number) >= 40)
+      expect(again).toHaveLength(1)
+      expect(again[0]).toMatchObject({ level: 40, directories: 3 })
+      expect(await values(b.client, 'ghost', 0)).toEqual([])
+    } finally {
+      await b.stop()
+    }
+  }, 60_000)
+})
+
+describe('log.dirs', () => {
+  it('on a pseudo-filesystem is refused at startup with one line and exit code 1', () => {
+    for (const dir of ['/proc/skein-test/data', '/proc/self', '/sys/kernel/skein-data']) {
+      const r = spawnSync(process.execPath, [MAIN_JS, '--override', 'listeners=PLAINTEXT://127.0.0.1:0', '--override', `log.dirs=${dir}`], { timeout: 20_000, encoding: 'utf8' })
+      expect(r.error).toBeUndefined()
+      expect(r.status).toBe(1)
+      const lines = r.stderr.trim().split('\n')
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toMatch(/^skein: cannot start the broker: log directory .* is on a pseudo-filesystem \((proc|sysfs) at /)
+    }
+  })
+
+  it('is created level by level on a disk, and refused when a level is a file', () => {
+    const root = tempDataDir('dirs')
+    try {
+      expect(ensureDataDirectory(join(root, 'a', 'b', 'c'))).toBe(join(root, 'a', 'b', 'c'))
+      expect(readdirSync(join(root, 'a', 'b'))).toEqual(['c'])
+      writeFileSync(join(root, 'file'), '')
+      expect(() => ensureDataDirectory(join(root, 'file', 'x'))).toThrow(/is a file, not a directory/)
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
   })
 })

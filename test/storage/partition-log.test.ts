@@ -425,6 +425,9 @@ describe('leases', () => {
     const r = log.read(0, 1000)
     m.delete('gone', 3)
     expect(m.get('gone', 3)).toBeUndefined()
+    // Renamed at once (Kafka's `<topic>-<partition>.<uuid>-delete`), removed in the background.
+    expect(readdirSync(dir.path)).toEqual([expect.stringMatching(/^gone-3\.[0-9a-f]{32}-delete$/)])
+    await m.removalsDone()
     expect(readdirSync(dir.path)).toEqual([])
     expect(decodeAll(regionBytes(r)).map((x) => x.value!.toString())).toEqual(['x-0', 'x-1'])
     m.releaseLease(r.leaseId)
