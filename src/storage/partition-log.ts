@@ -663,8 +663,8 @@ export class PartitionLog {
    * ListOffsets for one partition (Kafka's UnifiedLog.fetchOffsetByTimestamp with the caps Partition
    * adds): EARLIEST (-2) and EARLIEST_LOCAL (-4, no tiered storage) the log start offset; LATEST (-1) the
    * high watermark, what a read_uncommitted consumer may read up to, or for read_committed the last stable
-   * offset; MAX_TIMESTAMP (-3) the batch with the largest timestamp; a time in ms the first offset whose
-   * batch has a timestamp >= it. (-1, -1) when nothing matches, as Kafka answers; another negative value
+   * offset; MAX_TIMESTAMP (-3) the batch with the largest timestamp; a time in ms the first record whose
+   * timestamp is >= it (offset and timestamp of that record). (-1, -1) when nothing matches, as Kafka answers; another negative value
    * is INVALID_REQUEST.
    */
   fetchOffsetByTimestamp(timestamp: number, isolation: IsolationLevel = 'read_uncommitted'): OffsetAndTimestamp {
@@ -682,18 +682,19 @@ export class PartitionLog {
   }
 
   /**
-   * ListOffsets by timestamp: the first batch whose maxTimestamp >= timestamp, as
-   * { offset: max(its base offset, logStartOffset), timestamp: its maxTimestamp }; null when none
-   * (Kafka then answers with the LEO). Batch granularity: records are not decoded.
+   * ListOffsets by timestamp (Kafka's UnifiedLog.fetchOffsetByTimestamp for a time): the first record at
+   * or past the log start whose timestamp is >= timestamp, as { offset, timestamp } of that record (the
+   * matching batch is decoded: LogSegment.findOffsetByTimestamp); null when none.
    */
   offsetForTimestamp(timestamp: number): OffsetAndTimestamp | null {
+    const maxRecordBytes = decodedSizeLimit(this._config.maxMessageBytes)
     for (let i = 0; i < this.segments.length; i++) {
       const seg = this.segments[i]!
       if (seg.maxTimestampSoFar < timestamp) continue
       const next = this.segments[i + 1]?.baseOffset ?? this._logEndOffset
       if (next <= this._logStartOffset) continue
-      const b = seg.findByTimestamp(timestamp, this._logStartOffset)
-      if (b !== null) return { offset: Math.max(b.baseOffset, this._logStartOffset), timestamp: b.maxTimestamp }
+      const hit = seg.findOffsetByTimestamp(timestamp, this._logStartOffset, maxRecordBytes)
+      if (hit !== null) return hit
     }
     return null
   }

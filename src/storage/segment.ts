@@ -41,14 +41,15 @@
 // unlinked file readable (and sendfile-able) through an open descriptor, so there is no need for
 // Kafka's `.deleted` rename and file.delete.delay.ms.
 
-import { closeSync, constants, existsSync, fstatSync, ftruncateSync, futimesSync, openSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, futimesSync, openSync, readSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { native } from '../addon/index.js'
 import type { NativeIndexFile } from '../addon/types.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { readBatchHeader, scanFileBatches } from '../protocol/records/file-scan.js'
 import type { BatchInfo } from '../protocol/records/batch.js'
-import { NO_TIMESTAMP } from '../protocol/records/batch.js'
+import { NO_TIMESTAMP, TIMESTAMP_TYPE_MASK } from '../protocol/records/batch.js'
+import { inflateBatch } from '../protocol/records/inflate.js'
 import { fsyncFd } from './durability.js'
 import { MemoryIndex, syncFile } from './memory-index.js'
 import type { SegmentIndex } from './memory-index.js'
@@ -445,23 +446,25 @@ export class LogSegment {
   }
 
   /**
-   * The first batch with maxTimestamp >= timestamp holding an offset >= startingOffset (the log start),
-   * found with the time index and then a short header scan, or null.
-   * Scanning starts at the batch of the largest time entry <= timestamp: every batch before it has a
-   * smaller max timestamp, because an entry's offset is where its timestamp was first reached.
+   * Kafka's LogSegment.findOffsetByTimestamp: the first record (in offset order) whose timestamp is >=
+   * timestamp and whose offset is >= startingOffset (the log start), as its offset and timestamp, or null.
+   * The time index says where to start: every batch before the one of the largest entry <= timestamp has
+   * a smaller max timestamp, because an entry's offset is where its timestamp was first reached. From
+   * there batch headers skip batches whose max timestamp is smaller; a batch that may hold the answer
+   * has its records decoded (decompressed, at most maxRecordBytes), and when none of them qualifies
+   * (they lie below startingOffset) the scan goes on.
    */
-  findByTimestamp(timestamp: number, startingOffset: number): BatchInfo | null {
+  findOffsetByTimestamp(timestamp: number, startingOffset: number, maxRecordBytes: number): { offset: number; timestamp: number } | null {
     const t = this.tidx
     const i = t.lookup(timestamp)
     const fromOffset = Math.max(i < 0 ? this.baseOffset : this.baseOffset + t.valueAt(i), startingOffset)
-    let found: BatchInfo | null = null
+    let found: { offset: number; timestamp: number } | null = null
     const from = this.startPositionFor(fromOffset)
-    scanFileBatches(this.fd, from, this.size, null, (b) => {
-      if (b.lastOffset < startingOffset) return
-      if (b.maxTimestamp >= timestamp) {
-        found = b
-        return 'stop'
-      }
+    const fd = this.fd
+    scanFileBatches(fd, from, this.size, null, (b) => {
+      if (b.lastOffset < startingOffset || b.maxTimestamp < timestamp) return
+      found = firstRecordAtOrAfter(fd, b, timestamp, startingOffset, maxRecordBytes)
+      if (found !== null) return 'stop'
     })
     return found
   }
@@ -680,6 +683,26 @@ export class LogSegment {
     this.close()
     for (const p of [this.logPath, this.indexPath, this.timeIndexPath]) rmSync(p, { force: true })
   }
+}
+
+/** The first record of batch b with a timestamp >= timestamp and an offset >= startingOffset, or null. */
+function firstRecordAtOrAfter(fd: number, b: BatchInfo, timestamp: number, startingOffset: number, maxRecordBytes: number): { offset: number; timestamp: number } | null {
+  const bytes = Buffer.allocUnsafe(b.size)
+  let done = 0
+  while (done < b.size) {
+    const n = readSync(fd, bytes, done, b.size - done, b.position + done)
+    if (n === 0) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `batch at ${b.position} ends early`)
+    done += n
+  }
+  const { header, records } = inflateBatch(bytes, maxRecordBytes)
+  // LogAppendTime: every record's timestamp is the batch's (its max timestamp), whatever the record says.
+  const appendTime = (header.attributes & TIMESTAMP_TYPE_MASK) !== 0
+  for (const r of records) {
+    const offset = header.baseOffset + r.offsetDelta
+    const ts = appendTime ? header.maxTimestamp : header.baseTimestamp + r.timestampDelta
+    if (ts >= timestamp && offset >= startingOffset) return { offset, timestamp: ts }
+  }
+  return null
 }
 
 function unlinkIfExists(path: string): void {

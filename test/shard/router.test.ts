@@ -104,7 +104,7 @@ async function scenario(ioThreads: number): Promise<unknown> {
     { offset: 0, timestamp: -1 },
     { offset: 6, timestamp: -1 },
     { offset: 5, timestamp: t0 + 2001 }, // the record with the largest timestamp (Kafka 3.7+)
-    { offset: 2, timestamp: t0 + 1001 },
+    { offset: 2, timestamp: t0 + 1000 }, // the first record at or after the time, with its own timestamp
     { offset: -1, timestamp: -1 },
   ])
 
