@@ -36,6 +36,17 @@ export interface ShardInfo {
   /** Threads started for this shard so far (more than 1 after a worker crash). */
   threadStarts: number
   partitions: number
+  /** What opening the shard's partitions took: partitions with something recovered, bytes cut off, time. */
+  load: ShardLoad
+}
+
+export interface ShardLoad {
+  partitions: number
+  /** Partitions whose recovery found anything to re-validate or repair (each logged on its own line). */
+  recovered: number
+  bytesTruncated: number
+  segmentsDropped: number
+  ms: number
 }
 
 /** What a shard worker receives as workerData. */

@@ -214,11 +214,13 @@ export class ShardRouter {
     if (opts.ioThreads === 0) {
       const executor = ShardExecutor.open({
         dataDir, defaults: opts.defaults, shardIndex: 0, shardCount: 1, cleanShutdown, retentionCheckIntervalMs, flushSchedulerIntervalMs,
-        highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, producerExpiration, maxOpenFiles,
+        highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, producerExpiration, maxOpenFiles, logger,
         onBackgroundError: (err, task) => logger.error({ err, task }, 'shard background task failed'),
       })
       shards.push(new InlineShard(executor))
-      return new ShardRouter(directory, 0, shards, logger)
+      const inline = new ShardRouter(directory, 0, shards, logger)
+      await inline.#logLoad(cleanShutdown)
+      return inline
     }
 
     const workerFile = opts.workerFile ?? defaultWorkerFile()
@@ -254,7 +256,25 @@ export class ShardRouter {
       await Promise.allSettled(shards.map((s) => s.destroy()))
       throw new Error(`a shard failed to open its partitions: ${String((failed as PromiseRejectedResult).reason)}`)
     }
+    await router.#logLoad(cleanShutdown)
     return router
+  }
+
+  /** One summary line of what the shards opened and recovered (each recovered partition has its own line). */
+  async #logLoad(cleanShutdown: boolean): Promise<void> {
+    const total = { partitions: 0, recovered: 0, bytesTruncated: 0, segmentsDropped: 0, ms: 0 }
+    for (const info of await this.shardInfo()) {
+      if (!info.ok) continue
+      const l = info.value.load
+      total.partitions += l.partitions
+      total.recovered += l.recovered
+      total.bytesTruncated += l.bytesTruncated
+      total.segmentsDropped += l.segmentsDropped
+      total.ms = Math.max(total.ms, l.ms)
+    }
+    const how = cleanShutdown ? 'after a clean shutdown' : 'after an unclean shutdown (no clean-shutdown marker): logs re-validated from their recovery points'
+    const repaired = total.recovered === 0 ? '' : `; ${total.recovered} recovered, ${total.bytesTruncated} bytes truncated, ${total.segmentsDropped} segments dropped`
+    this.#logger.info({ dataDir: this.dataDir, cleanShutdown, ...total }, `loaded ${total.partitions} partitions in ${total.ms} ms ${how}${repaired}`)
   }
 
   /** How many more new partitions the data directory's filesystem holds (free inodes and blocks). */

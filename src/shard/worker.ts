@@ -37,6 +37,7 @@ const executor = ShardExecutor.open({
   cleaner: data.cleaner,
   producerExpiration: data.producerExpiration,
   maxOpenFiles: data.maxOpenFiles,
+  logger: log(),
   onBackgroundError: (err, task) => log().error({ err, task }, 'shard background task failed'),
   threadStarts: () => Atomics.load(data.starts, 0),
   operations,

@@ -16,6 +16,7 @@
 
 import { readdirSync, renameSync, statSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
+import { performance } from 'node:perf_hooks'
 import { join } from 'node:path'
 import { checkLogConfig, mergeLogConfig, STORAGE_DEFAULTS } from '../config/log-config.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
@@ -81,6 +82,8 @@ export class LogManager {
   private readonly removals: string[] = []
   private removing: Promise<void> | null = null
   private readonly onRemovalFailed: (path: string, err: unknown) => void
+  /** How long open() took to open and recover the partitions (ms). */
+  loadMs = 0
 
   private constructor(opts: LogManagerOptions) {
     this.dataDir = opts.dataDir
@@ -96,6 +99,7 @@ export class LogManager {
 
   /** Creates dataDir if needed, then opens and recovers every owned partition directory in it. */
   static open(opts: LogManagerOptions): LogManager {
+    const started = performance.now()
     const m = new LogManager(opts)
     ensureDataDirectory(m.dataDir)
     const owns = opts.owns ?? (() => true)
@@ -111,6 +115,7 @@ export class LogManager {
       const log = PartitionLog.open(path, tp.topic, tp.partition, m.defaults, m.ctx, opts.cleanShutdown)
       m.logs.set(key(tp.topic, tp.partition), log)
     }
+    m.loadMs = performance.now() - started
     return m
   }
 

@@ -75,6 +75,19 @@ export interface RecoveryReport {
   /** Log cleaner leftovers: `.cleaned` files deleted and interrupted `.swap`s completed (segment-swap.ts). */
   cleanedFilesDeleted: number
   swapsCompleted: number
+  /** Set when segments were re-validated: the base offset recovery started from, and the bytes it read. */
+  recoveredFrom?: number
+  bytesRevalidated?: number
+}
+
+/**
+ * Whether opening the log found anything to repair or re-validate, i.e. whether it deserves a line in the
+ * broker's log (Kafka logs each recovered log): re-validated bytes, a cut tail, dropped segments, rebuilt
+ * indexes or .txnindex files, cleaner leftovers. An empty segment re-validated after a crash is not.
+ */
+export function recoveryWorthLogging(r: RecoveryReport): boolean {
+  return (r.bytesRevalidated ?? 0) > 0 || r.bytesTruncated > 0 || r.segmentsDropped > 0 || r.indexesRebuilt > 0 ||
+    (r.abortedTxnsRebuilt ?? 0) > 0 || r.cleanedFilesDeleted > 0 || r.swapsCompleted > 0
 }
 
 const INT32_MIN = -0x80000000
@@ -319,8 +332,11 @@ export class PartitionLog {
         }
         this.recovery.indexesRebuilt++
       }
+      const sizeBefore = segment.size
       const r = segment.recover(limit, this._config.segmentIndexBytes)
       this.firstRecoveredBase ??= base
+      this.recovery.recoveredFrom ??= base
+      this.recovery.bytesRevalidated = (this.recovery.bytesRevalidated ?? 0) + sizeBefore
       this.recovery.segmentsRecovered++
       this.recovery.bytesTruncated += r.truncatedBytes
       leo = r.nextOffset
