@@ -154,8 +154,9 @@ export class TopicManager implements TopicAdmin {
     this.store.delete(name)
     const items = Array.from({ length: topic.partitions }, (_, partition) => ({ topic: name, partition }))
     const results = await this.router.deletePartitions(items)
-    for (const [i, r] of results.entries()) {
-      if (!r.ok && r.errorCode !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) this.log.error({ topic: name, partition: i, error: r.message }, 'cannot delete partition')
+    const failed = results.flatMap((r, partition) => (r.ok || r.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? [] : [{ partition, error: r.message }]))
+    if (failed.length > 0) {
+      this.log.error({ topic: name, failed: failed.length, partitions: failed.slice(0, 10).map((f) => f.partition), error: failed[0]!.error }, 'cannot delete partitions')
     }
     this.log.info({ topic: name }, 'deleted topic')
   }
