@@ -70,6 +70,8 @@ export interface ShardWorkerData {
   producerExpiration: ShardProducerExpiration
   /** This shard's share of log.segment.open.files.max (storage/open-files.ts). */
   maxOpenFiles: number
+  /** The router's log level: the worker's own logger (recovered partitions, background errors) uses it. */
+  logLevel: string
 }
 
 /** Expiration of idempotent producer state (Kafka's producer.id.expiration.* broker configs). */

@@ -72,7 +72,10 @@ export interface ShardRouterOptions {
    * Default the config table's.
    */
   maxOpenFiles?: number
-  /** Where unexpected (non-Kafka) errors are logged. Default: a pino logger on stdout. */
+  /**
+   * Where unexpected (non-Kafka) errors and the partitions recovered at start are logged; worker shards
+   * log at its level. Default: a logger on stdout at level warn (SKEIN_LOG_LEVEL overrides).
+   */
   logger?: Logger
   /** The compiled worker module; default dist/src/shard/worker.js (also when running from src/). */
   workerFile?: string
@@ -197,7 +200,8 @@ export class ShardRouter {
   }
 
   static async #open(opts: ShardRouterOptions, directory: DataDirectory): Promise<ShardRouter> {
-    const logger = opts.logger ?? createLogger()
+    // A library user who gives no logger hears of warnings and errors only (SKEIN_LOG_LEVEL says otherwise).
+    const logger = opts.logger ?? createLogger({ level: process.env.SKEIN_LOG_LEVEL ?? 'warn' })
     const dataDir = directory.path
     const cleanShutdown = directory.cleanShutdown
     const retentionCheckIntervalMs = opts.retentionCheckIntervalMs ?? 300_000
@@ -229,6 +233,7 @@ export class ShardRouter {
       const workerData: ShardWorkerData = {
         dataDir, defaults: opts.defaults, shardIndex, shardCount, cleanShutdown, starts: new Int32Array(new SharedArrayBuffer(4)),
         retentionCheckIntervalMs, flushSchedulerIntervalMs, highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, producerExpiration, maxOpenFiles,
+        logLevel: logger.level,
       }
       const pool = new Piscina<ShardBatch, ShardReply>({
         filename: pathToFileURL(workerFile).href,

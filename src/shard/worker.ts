@@ -15,7 +15,7 @@ const firstStart = Atomics.add(data.starts, 0, 1) === 0
 
 let logger: Logger | undefined
 function log(): Logger {
-  logger ??= createLogger().child({ shard: data.shardIndex })
+  logger ??= createLogger({ level: data.logLevel }).child({ shard: data.shardIndex })
   return logger
 }
 
