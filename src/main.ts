@@ -4,9 +4,11 @@
 import { realpathSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { tuneMallocForBroker } from './addon/malloc-tuning.js'
-import { loadBrokerConfig } from './config/broker-config.js'
+import { type BrokerConfig, loadBrokerConfig } from './config/broker-config.js'
+import { EMBEDDED_REST_PREFIX, REST_CONFIGS, restSettings } from './config/client-rest.js'
+import type { ConfigValue } from './config/config-def.js'
 import { Broker } from './server/broker.js'
-import { createLogger } from './observability/logger.js'
+import { createLogger, type Logger } from './observability/logger.js'
 
 const HELP = `Usage: skein broker [--config FILE] [--override key=value ...]
 
@@ -19,7 +21,8 @@ Options:
   -h, --help              Show this help
 
 Defaults without a config file: listeners=PLAINTEXT://127.0.0.1:9092, log.dirs=./data.
-The config reference is in README.md.`
+With rest.listeners set (config/server.properties sets http://127.0.0.1:8082), the REST Proxy runs in
+the same process as a client of this broker. The config reference is in README.md.`
 
 export interface BrokerArgs {
   configFile?: string
@@ -47,6 +50,37 @@ export function parseBrokerArgs(argv: readonly string[]): BrokerArgs {
   return out
 }
 
+/** What the embedded services need to be stopped before the broker. */
+export interface EmbeddedServices {
+  /** The REST Proxy's bound listener URLs (none when rest.listeners is empty). */
+  readonly restUrls: string[]
+  stop(): Promise<void>
+}
+
+/**
+ * The REST Proxy inside the broker process, when rest.listeners is set: a client-side product, so it
+ * reaches the broker like any client, over the Kafka protocol on the broker's own PLAINTEXT listener.
+ * It is started here, by the entry point, because server/ imports no client-side product. The rest.*
+ * settings are the REST Proxy's own (config/client-rest.ts) under that prefix.
+ */
+export async function startEmbeddedServices(broker: Broker, config: BrokerConfig, log: Logger): Promise<EmbeddedServices> {
+  const listeners = config.getList(`${EMBEDDED_REST_PREFIX}listeners`) ?? []
+  if (listeners.length === 0) return { restUrls: [], stop: async () => {} }
+  const values = new Map<string, ConfigValue>()
+  for (const d of REST_CONFIGS) {
+    const name = EMBEDDED_REST_PREFIX + d.name
+    if (d.embeddable && config.isSet(name)) values.set(d.name, config.get(name))
+  }
+  const protocols = config.securityProtocolMap
+  const plain = config.listeners.find((l) => (protocols.get(l.name) ?? l.name) === 'PLAINTEXT')
+  if (plain === undefined) throw new Error('rest.listeners needs a PLAINTEXT broker listener for the embedded REST Proxy to connect to')
+  const endpoint = broker.endpointFor(plain.name)
+  const host = endpoint.host === '' || endpoint.host === '0.0.0.0' ? '127.0.0.1' : endpoint.host === '::' ? '::1' : endpoint.host
+  const { RestProxy } = await import('./rest/index.js')
+  const proxy = await RestProxy.start({ settings: restSettings(values), bootstrapServers: [host.includes(':') ? `[${host}]:${endpoint.port}` : `${host}:${endpoint.port}`], logger: log })
+  return { restUrls: proxy.listeners.map((l) => l.url), stop: () => proxy.stop() }
+}
+
 export async function runBroker(argv: readonly string[]): Promise<number> {
   let args: BrokerArgs
   try {
@@ -66,11 +100,20 @@ export async function runBroker(argv: readonly string[]): Promise<number> {
   // server entry does this: a library user's process keeps its own malloc settings.
   tuneMallocForBroker()
   let broker: Broker
+  let config: BrokerConfig
   try {
-    const config = loadBrokerConfig({ file: args.configFile, overrides: args.overrides })
+    config = loadBrokerConfig({ file: args.configFile, overrides: args.overrides })
     broker = await Broker.start(config, { logger: log })
   } catch (err) {
     process.stderr.write(`skein: cannot start the broker: ${(err as Error).message}\n`)
+    return 1
+  }
+  let services: EmbeddedServices
+  try {
+    services = await startEmbeddedServices(broker, config, log)
+  } catch (err) {
+    process.stderr.write(`skein: cannot start the REST Proxy: ${(err as Error).message}\n`)
+    await broker.stop().catch(() => {})
     return 1
   }
   return new Promise<number>((resolve) => {
@@ -82,13 +125,17 @@ export async function runBroker(argv: readonly string[]): Promise<number> {
       }
       signalled = true
       log.info({ signal }, 'stopping')
-      broker.stop().then(
-        () => resolve(0),
-        (err: unknown) => {
-          log.error({ err: (err as Error).message }, 'unclean shutdown')
-          resolve(1)
-        },
-      )
+      services
+        .stop()
+        .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'REST Proxy stop failed'))
+        .then(() => broker.stop())
+        .then(
+          () => resolve(0),
+          (err: unknown) => {
+            log.error({ err: (err as Error).message }, 'unclean shutdown')
+            resolve(1)
+          },
+        )
     }
     process.on('SIGINT', () => stop('SIGINT'))
     process.on('SIGTERM', () => stop('SIGTERM'))

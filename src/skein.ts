@@ -24,6 +24,7 @@ Commands:
   groups     List, describe, reset offsets of and delete groups       (kafka-consumer-groups)
   configs    Describe and alter topic and broker configs              (kafka-configs)
   perf       produce | consume: throughput and latency tests          (kafka-*-perf-test)
+  rest       REST Proxy (Confluent's API v2 and v3) for a cluster     (kafka-rest-start)
   bench      disk: the data directory's bandwidth and fsync rate;
              compression: each codec and level on your data, in Kafka batches
 
@@ -35,6 +36,12 @@ async function runBroker(argv: readonly string[]): Promise<number> {
   return main.runBroker(argv)
 }
 
+/** The REST Proxy, loaded only for its command (it brings the HTTP server and the schema serdes). */
+async function runRest(argv: readonly string[]): Promise<number> {
+  const rest = await import('./cli/rest.js')
+  return rest.runRest(argv)
+}
+
 const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   broker: runBroker,
   topics: runTopics,
@@ -43,6 +50,7 @@ const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   groups: runGroups,
   configs: runConfigs,
   perf: runPerf,
+  rest: runRest,
   bench: runBench,
 }
 

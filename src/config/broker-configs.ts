@@ -6,6 +6,7 @@
 import { atLeast, between, listOf, nonEmptyString, oneOf, LONG_MAX, type ConfigDef, type DynamicMode } from './config-def.js'
 import { RECORD_BATCH_OVERHEAD } from '../protocol/records/batch.js'
 import { COMPRESSION_TYPE_NAMES } from '../protocol/records/compression.js'
+import { EMBEDDED_REST_PREFIX, REST_CONFIGS } from './client-rest.js'
 import { listenersValidator, securityProtocolMapValidator } from './listeners.js'
 
 export interface BrokerConfigDef extends ConfigDef {
@@ -52,7 +53,8 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
     doc: 'The id of this broker (node.id is accepted as an alias). Unique within a cluster.' }),
   def({ name: 'cluster.id', type: 'string', default: null, dynamic: 'read-only',
     doc: 'Skein: the cluster id. When absent, it is read from meta.properties in the first log dir, or generated (22-char base64url UUID) and persisted there.' }),
-  def({ name: 'broker.rack', type: 'string', default: null, dynamic: 'read-only', doc: 'Rack of the broker, reported in Metadata responses.' }),
+  def({ name: 'broker.rack', type: 'string', default: null, dynamic: 'read-only',
+    doc: 'Rack of the broker: registered with the cluster, reported in Metadata, and used for rack-aware replica assignment when every broker has one.' }),
   def({ name: 'listeners', type: 'list', default: ['PLAINTEXT://127.0.0.1:9092'], dynamic: 'per-broker', validator: listenersValidator(false), validValues: 'NAME://host:port,...',
     doc: 'Comma-separated listener URIs NAME://host:port to accept connections on. An empty host binds all interfaces; port 0 picks a free port.' }),
   def({ name: 'advertised.listeners', type: 'list', default: null, dynamic: 'per-broker', validator: listenersValidator(false),
@@ -60,7 +62,24 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'listener.security.protocol.map', type: 'list', default: ['PLAINTEXT:PLAINTEXT', 'SSL:SSL', 'SASL_PLAINTEXT:SASL_PLAINTEXT', 'SASL_SSL:SASL_SSL'], dynamic: 'per-broker',
     validator: securityProtocolMapValidator(),
     doc: 'Map of listener names to security protocols, LISTENER:PROTOCOL,...' }),
-  def({ name: 'inter.broker.listener.name', type: 'string', default: null, dynamic: 'read-only', doc: 'Listener used between brokers; defaults to the first listener.' }),
+  def({ name: 'inter.broker.listener.name', type: 'string', default: null, dynamic: 'read-only',
+    doc: 'Listener brokers use to reach each other (controller requests, replication); its advertised endpoint is registered with the others. Defaults to the first listener (Kafka: the one named by security.inter.broker.protocol).' }),
+
+  // Cluster: ZooKeeper and the controller
+  def({ name: 'zookeeper.connect', type: 'string', default: null, dynamic: 'read-only',
+    doc: 'ZooKeeper connection string host:port[,host:port...][/chroot] of the cluster\'s metadata (Kafka\'s znode layout under the chroot, created if missing). Unset: a single broker with its metadata in cluster-metadata.json in its log dir.' }),
+  def({ name: 'zookeeper.session.timeout.ms', type: 'int', default: 18000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'ZooKeeper session timeout: a broker whose session expires (silent this long) is dead to the cluster, and its partitions elect new leaders. The server clamps it to [2, 20] ticks.' }),
+  def({ name: 'zookeeper.connection.timeout.ms', type: 'int', default: null, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'How long the broker waits to connect to ZooKeeper at startup (and for each new session); defaults to zookeeper.session.timeout.ms.' }),
+  def({ name: 'controller.socket.timeout.ms', type: 'int', default: 30000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Request timeout of the controller\'s connections to brokers (a request without an answer is sent again on a new connection).' }),
+  def({ name: 'controlled.shutdown.enable', type: 'boolean', default: true, dynamic: 'read-only',
+    doc: 'Before stopping, a broker of a ZooKeeper cluster asks the controller to move its partition leaderships to other in-sync replicas.' }),
+  def({ name: 'controlled.shutdown.max.retries', type: 'int', default: 3, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Attempts of the controlled shutdown request before the broker stops anyway.' }),
+  def({ name: 'controlled.shutdown.retry.backoff.ms', type: 'long', default: 5000, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Wait between controlled shutdown attempts.' }),
 
   // Skein threads, and Kafka's thread pools accepted for compatibility
   def({ name: 'io.threads', type: 'int', default: 0, dynamic: 'read-only', validator: between(0, 256), validValues: '[0,...,256]',
@@ -90,13 +109,16 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'queued.max.request.bytes', type: 'long', default: -1, dynamic: 'read-only', doc: 'Bytes of requests queued before the broker stops reading sockets; -1 means no limit.' }),
   def({ name: 'queued.max.requests', type: 'int', default: 500, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'Requests in flight per broker before the broker stops reading sockets.' }),
+  def({ name: 'max.incremental.fetch.session.cache.slots', type: 'int', default: 1000, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'The maximum number of incremental fetch sessions (KIP-227) the broker keeps; 0 turns sessions off.' }),
   def({ name: 'sasl.server.max.receive.size', type: 'int', default: 524288, dynamic: 'read-only', doc: 'The maximum receive size allowed before and during initial SASL authentication.' }),
   def({ name: 'message.max.bytes', type: 'int', default: 1048588, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
     doc: 'The largest record batch size allowed (after compression if enabled). Topic-level: max.message.bytes.' }),
 
   // Topic creation
   def({ name: 'num.partitions', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Default number of partitions per topic.' }),
-  def({ name: 'default.replication.factor', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Default replication factor for automatically created topics.' }),
+  def({ name: 'default.replication.factor', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Replication factor of topics created without one (auto-creation, CreateTopics with -1); above the number of live brokers: INVALID_REPLICATION_FACTOR.' }),
   def({ name: 'auto.create.topics.enable', type: 'boolean', default: true, dynamic: 'read-only', doc: 'Create a topic when a client asks for an unknown one in Metadata.' }),
   def({ name: 'delete.topic.enable', type: 'boolean', default: true, dynamic: 'read-only', doc: 'Allow topics to be deleted; when false DeleteTopics answers TOPIC_DELETION_DISABLED.' }),
   def({ name: 'min.insync.replicas', type: 'int', default: 1, dynamic: 'cluster-wide', validator: atLeast(1), validValues: '[1,...]',
@@ -142,12 +164,12 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'log.cleanup.policy', type: 'list', default: ['delete'], dynamic: 'cluster-wide', validator: listOf(CLEANUP_POLICIES, true), validValues: '[compact, delete]',
     doc: "Cleanup policy for segments beyond the retention window: 'delete', 'compact' or both." }),
   def({ name: 'log.cleaner.enable', type: 'boolean', default: true, dynamic: 'read-only', doc: 'Enable the log cleaner (compaction) process.' }),
-  def({ name: 'log.cleaner.backoff.ms', type: 'long', default: 15000, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
-    doc: 'How long each shard\'s cleaner sleeps when no log is eligible for cleaning.' }),
-  def({ name: 'log.cleaner.io.max.bytes.per.second', type: 'double', default: Number.MAX_VALUE, dynamic: 'read-only',
-    doc: 'Cap on the bytes per second each shard\'s cleaner reads plus writes; it yields between slices either way.' }),
-  def({ name: 'log.cleaner.dedupe.buffer.size', type: 'long', default: 134217728, dynamic: 'read-only', validator: atLeast(1024 * 1024), validValues: '[1048576,...]',
-    doc: 'Memory for the cleaners\' offset maps (24 bytes a key), divided among the shards; a shard allocates only what a pass needs.' }),
+  def({ name: 'log.cleaner.backoff.ms', type: 'long', default: 15000, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'How long each shard\'s cleaner sleeps when no log is eligible for cleaning. A dynamic change takes effect at the next start.' }),
+  def({ name: 'log.cleaner.io.max.bytes.per.second', type: 'double', default: Number.MAX_VALUE, dynamic: 'cluster-wide',
+    doc: 'Cap on the bytes per second each shard\'s cleaner reads plus writes; it yields between slices either way. A dynamic change takes effect at the next start.' }),
+  def({ name: 'log.cleaner.dedupe.buffer.size', type: 'long', default: 134217728, dynamic: 'cluster-wide', validator: atLeast(1024 * 1024), validValues: '[1048576,...]',
+    doc: 'Memory for the cleaners\' offset maps (24 bytes a key), divided among the shards; a shard allocates only what a pass needs. A dynamic change takes effect at the next start.' }),
   def({ name: 'log.cleaner.delete.retention.ms', type: 'long', default: 86400000, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
     doc: 'How long tombstones are retained on compacted topics.' }),
   def({ name: 'log.cleaner.min.cleanable.ratio', type: 'double', default: 0.5, dynamic: 'cluster-wide', validator: between(0, 1), validValues: '[0,...,1]',
@@ -177,7 +199,12 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
 
   // Replication
   def({ name: 'replica.lag.time.max.ms', type: 'long', default: 30000, dynamic: 'read-only', doc: 'A follower that has not caught up for this long leaves the ISR.' }),
-  def({ name: 'auto.leader.rebalance.enable', type: 'boolean', default: true, dynamic: 'read-only', doc: 'Move leadership back to preferred replicas periodically.' }),
+  def({ name: 'auto.leader.rebalance.enable', type: 'boolean', default: true, dynamic: 'read-only',
+    doc: 'The controller moves leadership back to preferred replicas (the first of each assignment) when a broker leads too few of the partitions that prefer it.' }),
+  def({ name: 'leader.imbalance.check.interval.seconds', type: 'long', default: 300, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'How often the controller checks the preferred-leader balance.' }),
+  def({ name: 'leader.imbalance.per.broker.percentage', type: 'int', default: 10, dynamic: 'read-only', validator: between(0, 100), validValues: '[0,...,100]',
+    doc: 'The share of a broker\'s preferred partitions that others may lead before the controller elects it again.' }),
 
   // Internal topics and coordinators
   def({ name: 'offsets.topic.num.partitions', type: 'int', default: 50, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Partitions of __consumer_offsets.' }),
@@ -206,12 +233,44 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
     doc: 'How often the transaction coordinator looks for transactions open longer than their timeout, and aborts them.' }),
   def({ name: 'transaction.remove.expired.transaction.cleanup.interval.ms', type: 'int', default: 3600000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'How often the transaction coordinator removes transactional ids idle for transactional.id.expiration.ms.' }),
-  def({ name: 'transactional.id.expiration.ms', type: 'int', default: 604800000, dynamic: 'cluster-wide', validator: atLeast(1), validValues: '[1,...]',
+  def({ name: 'transactional.id.expiration.ms', type: 'int', default: 604800000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'A transactional id with no transaction status update for this long expires.' }),
-  def({ name: 'producer.id.expiration.ms', type: 'int', default: 86400000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
-    doc: 'Idempotent producer state of a partition is dropped after this long without writes (counted from the last batch timestamp, as Kafka does). Skein: read at startup (Kafka: cluster-wide dynamic).' }),
+  def({ name: 'producer.id.expiration.ms', type: 'int', default: 86400000, dynamic: 'cluster-wide', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Idempotent producer state of a partition is dropped after this long without writes (counted from the last batch timestamp, as Kafka does). A dynamic change takes effect at the next start.' }),
   def({ name: 'producer.id.expiration.check.interval.ms', type: 'int', default: 600000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'How often each shard removes producer state older than producer.id.expiration.ms.' }),
+
+  // Kafka's dynamic broker configs (DynamicBrokerConfig.AllDynamicConfigs) for machinery Skein does not
+  // have: accepted, statically and dynamically, so that Kafka's tools and files work, and ignored.
+  def({ name: 'log.cleaner.threads', type: 'int', default: 1, dynamic: 'cluster-wide', ignored: true, validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Accepted for Kafka compatibility and ignored: Skein runs one cleaner on each shard thread (io.threads).' }),
+  def({ name: 'log.cleaner.io.buffer.size', type: 'int', default: 524288, dynamic: 'cluster-wide', ignored: true, validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Accepted for Kafka compatibility and ignored: Skein\'s cleaner sizes its buffers per segment.' }),
+  def({ name: 'log.cleaner.io.buffer.load.factor', type: 'double', default: 0.9, dynamic: 'cluster-wide', ignored: true,
+    doc: 'Accepted for Kafka compatibility and ignored (the load factor of Kafka\'s offset map).' }),
+  def({ name: 'num.replica.fetchers', type: 'int', default: 1, dynamic: 'cluster-wide', ignored: true, doc: 'Accepted for Kafka compatibility and ignored: there is no replication yet.' }),
+  def({ name: 'max.connections', type: 'int', default: 2147483647, dynamic: 'cluster-wide', ignored: true, validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Accepted for Kafka compatibility and ignored: Skein does not limit the number of connections.' }),
+  def({ name: 'max.connections.per.ip', type: 'int', default: 2147483647, dynamic: 'cluster-wide', ignored: true, validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Accepted for Kafka compatibility and ignored: Skein does not limit connections per address.' }),
+  def({ name: 'max.connections.per.ip.overrides', type: 'string', default: '', dynamic: 'cluster-wide', ignored: true,
+    doc: 'Accepted for Kafka compatibility and ignored (per-address connection limits).' }),
+  def({ name: 'max.connection.creation.rate', type: 'int', default: 2147483647, dynamic: 'cluster-wide', ignored: true, validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Accepted for Kafka compatibility and ignored: Skein does not limit the connection rate.' }),
+  def({ name: 'metric.reporters', type: 'list', default: [], dynamic: 'cluster-wide', ignored: true, doc: 'Accepted for Kafka compatibility and ignored: Skein has no metrics reporters.' }),
+  def({ name: 'transaction.partition.verification.enable', type: 'boolean', default: true, dynamic: 'cluster-wide', ignored: true,
+    doc: 'Accepted for Kafka compatibility and ignored: Skein does not ask the transaction coordinator before a transactional append (KIP-890).' }),
+  // The REST Proxy embedded in the broker process (src/main.ts starts it when rest.listeners is set): the
+  // proxy's own settings (config/client-rest.ts) under the prefix rest.
+  ...REST_CONFIGS.filter((d) => d.embeddable).map((d) =>
+    def({
+      ...d,
+      name: EMBEDDED_REST_PREFIX + d.name,
+      default: d.name === 'listeners' ? [] : d.default,
+      dynamic: 'read-only',
+      doc: `Embedded REST Proxy: ${d.doc}`,
+    }),
+  ),
 ]
 
 const byName = new Map<string, BrokerConfigDef>()

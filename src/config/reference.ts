@@ -2,6 +2,7 @@
 // can be produced from (and checked against) the code.
 
 import { BROKER_CONFIGS } from './broker-configs.js'
+import { REST_CONFIGS } from './client-rest.js'
 import { formatValue, type ConfigDef } from './config-def.js'
 import { TOPIC_CONFIGS } from './topic-configs.js'
 
@@ -33,5 +34,9 @@ export function renderConfigReference(): string {
     const from = d.synonyms.map((s) => `\`${s.name}\``).join(', ')
     lines.push(`| \`${d.name}\` | ${d.type} | ${shownDefault(d)} | ${cell(d.validValues ?? '')} | ${from} | ${cell(d.doc)} |`)
   }
+  lines.push('', '### REST Proxy configs (skein rest; in a broker, the same names prefixed rest.)', '')
+  lines.push('| Name | Type | Default | Valid values | Description |')
+  lines.push('| --- | --- | --- | --- | --- |')
+  for (const d of REST_CONFIGS) lines.push(`| \`${d.name}\` | ${d.type} | ${shownDefault(d)} | ${cell(d.validValues ?? '')} | ${cell(d.doc)} |`)
   return lines.join('\n') + '\n'
 }

@@ -368,7 +368,7 @@ describe('skein configs', () => {
     const d = await skein(['configs', ...b, '--entity-type', 'topics', '--entity-name', 'configured', '--describe'])
     expect(d.out).toBe(
       'Dynamic configs for topic configured are:\n' +
-        '  cleanup.policy=compact,delete sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact,delete}\n' +
+        '  cleanup.policy=compact,delete sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact,delete, DEFAULT_CONFIG:log.cleanup.policy=delete}\n' +
         '  retention.ms=1234567 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1234567}\n',
     )
     expect((await skein(['configs', ...b, '--entity-type', 'topics', '--entity-name', 'configured', '--alter', '--delete-config', 'cleanup.policy'])).code).toBe(0)

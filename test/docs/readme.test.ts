@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readmePath, updateReadme } from '../../scripts/readme-sections.js'
 import { freePort, hasKcat, MAIN_JS, REPO_ROOT, startBrokerProcess, startTestBroker, type TestBroker } from '../harness/index.js'
 import { SKEIN_JS } from '../cli/helpers.js'
+import { parseRestProperties, restSettings } from '../../src/config/client-rest.js'
+import { RestProxy } from '../../src/rest/index.js'
 
 const readme = readFileSync(readmePath(), 'utf8')
 
@@ -120,10 +122,17 @@ describe('README', () => {
 
   describe('every js and sh block runs as written', () => {
     let tb: TestBroker
+    // The REST Proxy section's curl lines reach what `npm start` embeds on 127.0.0.1:8082: here a
+    // REST Proxy in front of the test broker, on a free port.
+    let rest: RestProxy
     let work: string
     let bin: string
     beforeAll(async () => {
       tb = await startTestBroker()
+      rest = await RestProxy.start({
+        settings: restSettings(parseRestProperties([['listeners', 'http://127.0.0.1:0'], ['bootstrap.servers', tb.bootstrap]])),
+        bootstrapServers: [tb.bootstrap],
+      })
       work = mkdtempSync(join(tmpdir(), 'skein-readme-'))
       // The shell blocks run in a folder of their own; `--file README.md` reads this copy.
       copyFileSync(readmePath(), join(work, 'README.md'))
@@ -131,6 +140,7 @@ describe('README', () => {
       skeinWrapper(bin, tb.bootstrap)
     })
     afterAll(async () => {
+      await rest?.stop()
       await tb?.stop()
       if (work !== undefined) rmSync(work, { recursive: true, force: true })
     })
@@ -139,7 +149,7 @@ describe('README', () => {
     for (const block of runnable) {
       const needsKcat = block.lang === 'sh' && /^kcat /m.test(block.code)
       it.skipIf(needsKcat && !hasKcat())(`the ${block.lang} block at README line ${block.line}`, async () => {
-        const code = block.code.replaceAll('127.0.0.1:9092', tb.bootstrap).replaceAll('/tmp/skein-demo', join(work, 'skein-demo'))
+        const code = block.code.replaceAll('127.0.0.1:9092', tb.bootstrap).replaceAll('http://127.0.0.1:8082', rest.listeners[0]!.url).replaceAll('/tmp/skein-demo', join(work, 'skein-demo'))
         let r: Ran
         if (block.lang === 'sh') {
           const script = join(work, `block-${block.line}.sh`)

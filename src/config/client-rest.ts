@@ -1,0 +1,110 @@
+// The REST Proxy's config table, with Confluent REST Proxy's names (kafka-rest's KafkaRestConfig) where
+// it has one, and its defaults. `skein rest` reads these from a .properties file and flags; a broker
+// embeds the proxy with the same settings prefixed `rest.` (rest.listeners, rest.consumer.instance.timeout.ms,
+// ...), rows that broker-configs.ts derives from this table, so each default has one home.
+import { atLeast, type ConfigDef, type ConfigValue, parseValue, type Validator } from './config-def.js'
+
+const HTTP_LISTENER = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/(\[[0-9A-Fa-f:.]*\]|[^:/[\]]*):\d{1,5}\/?$/
+
+/** listeners: scheme://host:port items (the HTTP adapter checks the scheme and port when it binds). */
+const httpListeners: Validator = (v) => {
+  if (!Array.isArray(v)) return undefined
+  const bad = v.find((l) => !HTTP_LISTENER.test(l))
+  return bad === undefined ? undefined : `'${bad}' is not a listener URL, expected http://host:port`
+}
+
+/** A REST Proxy setting; embeddable: also a broker config `rest.<name>`. */
+export interface RestConfigDef extends ConfigDef {
+  embeddable: boolean
+}
+
+const def = (d: RestConfigDef): RestConfigDef => d
+
+export const REST_CONFIGS: readonly RestConfigDef[] = [
+  def({ name: 'listeners', type: 'list', default: ['http://0.0.0.0:8082'], validator: httpListeners, validValues: 'http://host:port,...', embeddable: true,
+    doc: 'HTTP listeners of the REST Proxy. In a broker (rest.listeners) the default is none: the proxy runs only when this is set.' }),
+  def({ name: 'bootstrap.servers', type: 'list', default: null, embeddable: false,
+    doc: 'Kafka brokers the proxy connects to (standalone only: a broker\'s embedded proxy connects to the broker\'s own listener).' }),
+  def({ name: 'id', type: 'string', default: '', embeddable: true, doc: 'Identifier of this proxy instance, part of generated consumer instance names.' }),
+  def({ name: 'schema.registry.url', type: 'list', default: null, embeddable: true,
+    doc: 'Schema Registry URL(s) for the avro, jsonschema and protobuf embedded formats; without it those formats are refused (422, error_code 42206).' }),
+  def({ name: 'consumer.instance.timeout.ms', type: 'int', default: 300000, validator: atLeast(1), validValues: '[1,...]', embeddable: true,
+    doc: 'Idle time after which a v2 consumer instance is closed and removed.' }),
+  def({ name: 'consumer.request.timeout.ms', type: 'int', default: 1000, validator: atLeast(0), validValues: '[0,...]', embeddable: true,
+    doc: 'Longest a v2 records request waits for records (the request\'s timeout parameter may shorten it).' }),
+  def({ name: 'consumer.request.max.bytes', type: 'long', default: 67108864, validator: atLeast(1), validValues: '[1,...]', embeddable: true,
+    doc: 'Most bytes of keys and values one v2 records request returns (max_bytes may lower it).' }),
+  def({ name: 'request.body.max.bytes', type: 'int', default: 16777216, validator: atLeast(1024), validValues: '[1024,...]', embeddable: true,
+    doc: 'Skein: largest request body read whole; a larger one is refused with 413 before it is read. Also the largest single record of a v3 streaming produce when api.v3.produce.request.size.limit.max.bytes is 0.' }),
+  def({ name: 'api.v3.produce.request.size.limit.max.bytes', type: 'long', default: 0, validator: atLeast(0), validValues: '[0,...]', embeddable: true,
+    doc: 'Largest single record (its JSON) of a v3 produce request; a larger one is answered with error_code 413 and the connection is closed. 0: request.body.max.bytes.' }),
+  def({ name: 'streaming.connection.max.duration.ms', type: 'long', default: 86400000, validator: atLeast(1), validValues: '[1,...]', embeddable: true,
+    doc: 'Longest a v3 streaming produce connection stays open; later records are answered with error_code 408 and the stream is closed.' }),
+  def({ name: 'api.v2.enable', type: 'boolean', default: true, embeddable: true, doc: 'Serve the v2 API (topics, produce, consumer instances).' }),
+  def({ name: 'api.v3.enable', type: 'boolean', default: true, embeddable: true, doc: 'Serve the v3 API (/v3/clusters/...).' }),
+  def({ name: 'producer.linger.ms', type: 'int', default: 5, validator: atLeast(0), validValues: '[0,...]', embeddable: true,
+    doc: 'linger.ms of the proxy\'s producer (records of concurrent requests share its batches).' }),
+  def({ name: 'producer.acks', type: 'string', default: 'all', validator: (v) => (['all', '-1', '0', '1'].includes(String(v)) ? undefined : 'String must be one of: all, -1, 0, 1'), validValues: '[all, -1, 0, 1]', embeddable: true,
+    doc: 'acks of the proxy\'s producer.' }),
+]
+
+const byName = new Map(REST_CONFIGS.map((d) => [d.name, d]))
+
+export function restConfigDef(name: string): RestConfigDef | undefined {
+  return byName.get(name)
+}
+
+/** The prefix of the REST Proxy's settings among a broker's configs. */
+export const EMBEDDED_REST_PREFIX = 'rest.'
+
+/** Validates raw settings (Confluent names) into typed values; unknown names throw with the name. */
+export function parseRestProperties(entries: Iterable<readonly [string, string]>): Map<string, ConfigValue> {
+  const out = new Map<string, ConfigValue>()
+  for (const [key, raw] of entries) {
+    const d = byName.get(key)
+    if (d === undefined) throw new Error(`Unknown REST Proxy config '${key}'`)
+    out.set(d.name, parseValue(d, raw))
+  }
+  return out
+}
+
+/** The typed settings of a proxy: given values over the table's defaults. */
+export interface RestSettings {
+  listeners: string[]
+  bootstrapServers: string[] | null
+  id: string
+  schemaRegistryUrl: string[] | null
+  consumerInstanceTimeoutMs: number
+  consumerRequestTimeoutMs: number
+  consumerRequestMaxBytes: number
+  requestBodyMaxBytes: number
+  produceRecordMaxBytes: number
+  streamingConnectionMaxDurationMs: number
+  apiV2Enable: boolean
+  apiV3Enable: boolean
+  producerLingerMs: number
+  producerAcks: number
+}
+
+export function restSettings(values: ReadonlyMap<string, ConfigValue>): RestSettings {
+  const get = (name: string): ConfigValue => (values.has(name) ? values.get(name)! : byName.get(name)!.default)
+  const bodyMax = get('request.body.max.bytes') as number
+  const recordMax = get('api.v3.produce.request.size.limit.max.bytes') as number
+  const acks = get('producer.acks') as string
+  return {
+    listeners: (get('listeners') as string[] | null) ?? [],
+    bootstrapServers: get('bootstrap.servers') as string[] | null,
+    id: (get('id') as string | null) ?? '',
+    schemaRegistryUrl: get('schema.registry.url') as string[] | null,
+    consumerInstanceTimeoutMs: get('consumer.instance.timeout.ms') as number,
+    consumerRequestTimeoutMs: get('consumer.request.timeout.ms') as number,
+    consumerRequestMaxBytes: get('consumer.request.max.bytes') as number,
+    requestBodyMaxBytes: bodyMax,
+    produceRecordMaxBytes: recordMax > 0 ? recordMax : bodyMax,
+    streamingConnectionMaxDurationMs: get('streaming.connection.max.duration.ms') as number,
+    apiV2Enable: get('api.v2.enable') as boolean,
+    apiV3Enable: get('api.v3.enable') as boolean,
+    producerLingerMs: get('producer.linger.ms') as number,
+    producerAcks: acks === 'all' ? -1 : Number(acks),
+  }
+}

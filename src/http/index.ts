@@ -1,0 +1,24 @@
+// Skein's one HTTP adapter, over uWebSockets.js (README.md in this folder says where the package comes
+// from). The REST Proxy, the Schema Registry, Connect, metrics and the console all serve through it.
+export { createHttpServer } from './server.js'
+export { formatHttpListener, parseHttpListener } from './listener.js'
+export type { HttpListener } from './listener.js'
+export { contentTypeOf, loadStaticAssets, pickEncoding, staticAsset, staticAssetsFrom } from './static.js'
+export type { StaticAsset, StaticAssets } from './static.js'
+export { HttpError } from './types.js'
+export type {
+  BoundListener,
+  BufferedRequest,
+  ErrorResponder,
+  Handler,
+  Headers,
+  HttpRequest,
+  HttpResponse,
+  HttpServer,
+  HttpServerOptions,
+  RouteOptions,
+  StreamedRequest,
+  StreamRouteOptions,
+  WebSocketConnection,
+  WebSocketRoute,
+} from './types.js'

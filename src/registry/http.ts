@@ -1,0 +1,53 @@
+// The Schema Registry's HTTP front: the transport-independent route table (routes.ts) mounted on Skein's
+// HTTP adapter. Every method and path goes to the table, which answers 404/405 itself; this file only
+// checks the request's content type (Confluent's 415 for a type it does not read), passes method, path,
+// query and body text, and writes the status with `application/vnd.schemaregistry.v1+json`.
+import { createHttpServer, type BufferedRequest, type HttpResponse, type HttpServer } from '../http/index.js'
+import { ACCEPTED_CONTENT_TYPES, CONTENT_TYPE, serializeBody, type RegistryRequest, type RegistryResponse } from './routes.js'
+
+/** What answers a request: a RegistryNode's handle, or handle(service, req) for a single instance. */
+export type RegistryHandler = (req: RegistryRequest) => Promise<RegistryResponse>
+
+export interface RegistryHttpOptions {
+  /** listeners, e.g. ['http://127.0.0.1:8081']. */
+  listeners: readonly string[]
+  /** Largest request body (schemas are text): default 8 MiB. */
+  maxBodyBytes?: number
+}
+
+const JSON_HEADERS = { 'Content-Type': CONTENT_TYPE }
+
+function errorBody(status: number, message: string): { headers: typeof JSON_HEADERS; body: string } {
+  return { headers: JSON_HEADERS, body: JSON.stringify({ error_code: status, message: `HTTP ${status} ${message}` }) }
+}
+
+function acceptedContentType(header: string | undefined): boolean {
+  if (header === undefined || header === '') return true
+  const type = header.split(';')[0]!.trim().toLowerCase()
+  return ACCEPTED_CONTENT_TYPES.includes(type)
+}
+
+/** Mounts the registry on a server (before its first listen): every method of every path. */
+export function mountRegistry(server: HttpServer, handler: RegistryHandler): void {
+  server.route('ANY', '/*', async (req: BufferedRequest, res: HttpResponse) => {
+    if (req.body.length > 0 && !acceptedContentType(req.header('content-type'))) {
+      res.send(415, JSON_HEADERS, JSON.stringify({ error_code: 415, message: 'HTTP 415 Unsupported Media Type' }))
+      return
+    }
+    const answer = await handler({ method: req.method, path: req.path, query: req.query, body: req.body.length > 0 ? req.body.toString('utf8') : undefined })
+    res.send(answer.status, JSON_HEADERS, serializeBody(answer.body))
+  })
+}
+
+/** A server of its own for the registry, listening on every listener. */
+export async function startRegistryHttp(handler: RegistryHandler, opts: RegistryHttpOptions): Promise<HttpServer> {
+  const server = await createHttpServer({ maxBodyBytes: opts.maxBodyBytes ?? 8 * 1024 * 1024, errorBody })
+  mountRegistry(server, handler)
+  try {
+    for (const l of opts.listeners) await server.listen(l)
+  } catch (err) {
+    await server.close()
+    throw err
+  }
+  return server
+}

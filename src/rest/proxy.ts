@@ -1,0 +1,96 @@
+// The REST Proxy: Confluent's REST API (v2 and v3) over Skein's HTTP adapter, backed by Skein's Kafka
+// client. It is a client of the cluster like any other: one admin client and one producer shared by all
+// requests, a consumer per v2 consumer instance, all over the Kafka protocol, whether it runs standalone
+// (`skein rest`) or inside a broker process (rest.listeners), where it connects to the broker's own listener.
+import { Admin } from '../client/admin.js'
+import { Producer } from '../client/producer.js'
+import type { RestSettings } from '../config/client-rest.js'
+import { type BoundListener, createHttpServer, type HttpServer } from '../http/index.js'
+import { type Logger, silentLogger } from '../observability/logger.js'
+import { ConsumerInstances, mountConsumers } from './consumers.js'
+import { type RestContext, restErrorBody } from './context.js'
+import { SchemaSupport } from './formats.js'
+import { mountProduce } from './produce.js'
+import { mountV2 } from './v2.js'
+import { mountV3 } from './v3.js'
+
+export interface RestProxyOptions {
+  settings: RestSettings
+  /** The Kafka cluster: host:port items. */
+  bootstrapServers: string[]
+  logger?: Logger
+}
+
+export class RestProxy {
+  private constructor(
+    private readonly server: HttpServer,
+    private readonly ctx: RestContext,
+    private readonly consumers: ConsumerInstances,
+  ) {}
+
+  /** The proxy's bound listeners (with the ports actually bound). */
+  get listeners(): readonly BoundListener[] {
+    return this.server.listeners
+  }
+
+  /** v2 consumer instances alive now. */
+  get consumerInstances(): number {
+    return this.consumers.size
+  }
+
+  /** Builds the proxy and listens on every listener of the settings. */
+  static async start(opts: RestProxyOptions): Promise<RestProxy> {
+    const { settings } = opts
+    const log = opts.logger ?? silentLogger()
+    const clientOptions = { bootstrapServers: opts.bootstrapServers, clientId: `skein-rest${settings.id === '' ? '' : `-${settings.id}`}` }
+    const admin = new Admin(clientOptions)
+    // Topics are not created by producing to them through the proxy: an unknown topic is 40401 at once.
+    const producer = new Producer({ ...clientOptions, acks: settings.producerAcks, lingerMs: settings.producerLingerMs, allowAutoTopicCreation: false, maxBlockMs: 30_000 })
+    let clusterId: Promise<string> | null = null
+    const ctx: RestContext = {
+      settings,
+      admin,
+      producer,
+      schemas: SchemaSupport.fromUrls(settings.schemaRegistryUrl),
+      log,
+      fallbackBaseUrl: '',
+      clusterId: () => {
+        clusterId ??= admin.describeCluster().then((c) => c.clusterId ?? 'skein')
+        clusterId.catch(() => (clusterId = null))
+        return clusterId
+      },
+    }
+    const server = await createHttpServer({
+      maxBodyBytes: settings.requestBodyMaxBytes,
+      errorBody: restErrorBody,
+      onHandlerError: (err, req) => log.warn({ err: (err as Error).message, method: req.method, path: req.path }, 'REST handler failed'),
+    })
+    const consumers = new ConsumerInstances(ctx, opts.bootstrapServers)
+    if (settings.apiV2Enable) {
+      mountV2(server, ctx)
+      mountConsumers(server, ctx, consumers)
+    }
+    if (settings.apiV3Enable) {
+      mountV3(server, ctx)
+      mountProduce(server, ctx)
+    }
+    const proxy = new RestProxy(server, ctx, consumers)
+    try {
+      for (const l of settings.listeners) await server.listen(l)
+    } catch (err) {
+      await proxy.stop()
+      throw err
+    }
+    ;(ctx as { fallbackBaseUrl: string }).fallbackBaseUrl = server.listeners[0]?.url ?? ''
+    log.info({ listeners: server.listeners.map((l) => l.url) }, 'REST Proxy listening')
+    return proxy
+  }
+
+  /** Stops listening, closes the consumer instances, flushes the producer and closes the clients. */
+  async stop(): Promise<void> {
+    await this.server.close()
+    await this.consumers.close()
+    await this.ctx.producer.close().catch(() => {})
+    await this.ctx.admin.close().catch(() => {})
+  }
+}
