@@ -451,7 +451,7 @@ export class ShardRouter {
         unexpected++
         first ??= r
       }
-      outcomes[i] = { ok: false, errorCode: r.errorCode, message: r.message }
+      outcomes[i] = r.recordErrors !== undefined ? { ok: false, errorCode: r.errorCode, message: r.message, recordErrors: r.recordErrors } : { ok: false, errorCode: r.errorCode, message: r.message }
     }
     // One line per call, not per item: a call may carry 100,000 partitions failing the same way.
     if (first !== undefined) this.#logger.error({ op, failed: unexpected, of: results.length, errorCode: first.errorCode, error: first.message }, 'unexpected shard error')
