@@ -164,6 +164,8 @@ export class LogManager {
     try {
       renameSync(log.dir, doomed)
     } catch (err) {
+      // A directory removed by hand is deleted already: nothing to rename or remove.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
       throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `cannot rename ${log.dir} for deletion: ${(err as Error).message}`)
     }
     this.removeLater(doomed)

@@ -150,17 +150,19 @@ describe('topic creation, all or nothing', () => {
   it('the broker starts whatever its metadata holds: a partition it cannot open is one log line, the rest is served', async () => {
     dataDir = tempDataDir('all-or-nothing')
     let b = await start(dataDir)
-    expect((await b.client.createTopic('ok', 3)).errorCode).toBe(0)
+    expect((await b.client.createTopic('ok', 4)).errorCode).toBe(0)
     expect((await b.client.produce('ok', 2, batchOf([{ value: Buffer.from('kept') }]))).errorCode).toBe(0)
     await b.stop()
-    // Partition 1's directory replaced by a file while the broker was down.
-    rmSync(join(dataDir, 'ok-1'), { recursive: true })
-    writeFileSync(join(dataDir, 'ok-1'), '')
+    // The directories of partitions 1 and 3 replaced by files while the broker was down.
+    for (const p of [1, 3]) {
+      rmSync(join(dataDir, `ok-${p}`), { recursive: true })
+      writeFileSync(join(dataDir, `ok-${p}`), '')
+    }
     b = await start(dataDir)
     try {
       const errors = errorLines(b.lines)
       expect(errors).toHaveLength(1)
-      expect(errors[0]).toMatchObject({ topic: 'ok', failed: 1, partitions: [1], msg: 'cannot open partitions: offline on this broker' })
+      expect(errors[0]).toMatchObject({ topic: 'ok', failed: 2, partitions: [1, 3], msg: 'cannot open partitions: offline on this broker' })
       const p2 = await b.client.fetch('ok', 2, 0)
       expect(p2.errorCode).toBe(0)
       expect((await b.client.produce('ok', 0, batchOf([{ value: Buffer.from('new') }]))).errorCode).toBe(0)
@@ -226,6 +228,21 @@ describe('topic deletion', () => {
       // The name is free again, for a new and empty topic.
       expect((await b.client.createTopic(topic, 2)).errorCode).toBe(0)
       expect(await values(b.client, topic, 1)).toEqual([])
+    } finally {
+      await b.stop()
+    }
+  }, 60_000)
+
+  it('a topic whose directories were removed by hand is still deleted, at once and without errors', async () => {
+    dataDir = tempDataDir('delete')
+    const b = await start(dataDir)
+    try {
+      expect((await b.client.createTopic('hand', 3)).errorCode).toBe(0)
+      for (let p = 0; p < 3; p++) rmSync(join(dataDir, `hand-${p}`), { recursive: true })
+      expect((await deleteTopic(b.client, 'hand')).errorCode).toBe(0)
+      expect((await b.client.metadata(['hand'])).topics[0]!.errorCode).toBe(3)
+      expect(errorLines(b.lines)).toEqual([])
+      expect((await b.client.createTopic('hand', 1)).errorCode).toBe(0)
     } finally {
       await b.stop()
     }
