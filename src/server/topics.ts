@@ -57,6 +57,13 @@ export class TopicManager implements TopicAdmin {
     private readonly local: LocalLogs,
   ) {}
 
+  /**
+   * Creations under way on this broker, by name: a second request for the same name (or one colliding
+   * by '.' and '_') is refused, or for auto-creation waits for the first, so two requests never share
+   * the logs one of them may have to delete again.
+   */
+  readonly #creating = new Map<string, Promise<TopicInfo>>()
+
   setBrokerConfig(config: BrokerConfig): void {
     this.config = config
   }
@@ -117,7 +124,7 @@ export class TopicManager implements TopicAdmin {
   /** Creates a topic, or only validates the request. Throws KafkaError with the code Kafka uses. */
   async create(req: CreateTopicRequest): Promise<TopicInfo> {
     validateTopicName(req.name)
-    if (this.image.topic(req.name) !== undefined) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${req.name}' already exists.`)
+    if (this.image.topic(req.name) !== undefined || this.#creating.has(req.name)) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${req.name}' already exists.`)
     this.#checkNoCollision(req.name)
     let assignment: number[][]
     if (req.assignments !== undefined && req.assignments.length > 0) {
@@ -146,27 +153,48 @@ export class TopicManager implements TopicAdmin {
     const local = this.#localPartitions(assignment, 0)
     this.#checkRoom(local.length)
     if (req.validateOnly) return { name: req.name, topicId: '', partitions, replicationFactor, configs }
-    const topicId = randomKafkaUuid()
-    await this.#createLocalLogs(req.name, local, configs, partitions, (error) =>
-      this.log.error({ topic: req.name, partitions, error }, 'cannot create topic: nothing was kept'),
-    )
+    // Registered before the first await: nothing else can start creating this name meanwhile.
+    const creation = this.#createChecked(req.name, assignment, local, configs, req.timeoutMs)
+    this.#creating.set(req.name, creation)
     try {
-      await this.store.createTopic({ name: req.name, topicId, partitions: assignment.map(toReplicaAssignment) }, configs)
+      return await creation
+    } finally {
+      this.#creating.delete(req.name)
+    }
+  }
+
+  /** A checked creation: this broker's logs first (all or none), then the store, then the wait for leaders. */
+  async #createChecked(name: string, assignment: number[][], local: number[], configs: Record<string, string>, timeoutMs: number | undefined): Promise<TopicInfo> {
+    const partitions = assignment.length
+    const replicationFactor = assignment[0]?.length ?? 0
+    const topicId = randomKafkaUuid()
+    await this.#createLocalLogs(name, local, configs, partitions, (error) => this.log.error({ topic: name, partitions, error }, 'cannot create topic: nothing was kept'))
+    try {
+      await this.store.createTopic({ name, topicId, partitions: assignment.map(toReplicaAssignment) }, configs)
     } catch (err) {
-      await this.#deleteLocalLogs(req.name, local)
-      if (err instanceof TopicExistsError) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, err.message)
+      if (err instanceof TopicExistsError) {
+        // Another broker created the name first: its replicas here are its logs now; only the others go.
+        const theirs = (await this.store.getTopicAssignments([name])).get(name)
+        const ours = new Set(theirs === undefined ? [] : this.#localPartitions(theirs.partitions.map((r) => r.replicas), 0))
+        await this.#deleteLocalLogs(name, local.filter((p) => !ours.has(p)))
+        throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, err.message)
+      }
+      await this.#deleteLocalLogs(name, local)
       throw err
     }
-    this.log.info({ topic: req.name, partitions, replicationFactor, configs }, 'created topic')
-    const ready = await this.image.waitFor(() => this.#hasLeaders(req.name, partitions), this.#waitMs(req.timeoutMs))
-    if (!ready && (req.timeoutMs ?? DEFAULT_TIMEOUT_MS) > 0) {
-      throw new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `Topic '${req.name}' was created but its partitions had no leaders within the timeout.`)
+    this.log.info({ topic: name, partitions, replicationFactor, configs }, 'created topic')
+    const ready = await this.image.waitFor(() => this.#hasLeaders(name, partitions), this.#waitMs(timeoutMs))
+    if (!ready && (timeoutMs ?? DEFAULT_TIMEOUT_MS) > 0) {
+      throw new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `Topic '${name}' was created but its partitions had no leaders within the timeout.`)
     }
-    return this.image.topic(req.name) ?? { name: req.name, topicId, partitions, replicationFactor, configs }
+    return this.image.topic(name) ?? { name, topicId, partitions, replicationFactor, configs }
   }
 
   /** Metadata's auto-creation (auto.create.topics.enable) with num.partitions and broker defaults. */
   async autoCreate(name: string): Promise<TopicInfo> {
+    // Producers asking for the same new topic at once share one creation.
+    const inFlight = this.#creating.get(name)
+    if (inFlight !== undefined) return inFlight
     return this.create({ name, numPartitions: -1, replicationFactor: -1, configs: {}, validateOnly: false, timeoutMs: AUTO_CREATE_WAIT_MS })
   }
 
@@ -344,9 +372,9 @@ export class TopicManager implements TopicAdmin {
   #checkNoCollision(name: string): void {
     if (!hasCollisionChars(name)) return
     const unified = unifyCollisionChars(name)
-    for (const t of this.image.topics()) {
-      if (t.name !== name && hasCollisionChars(t.name) && unifyCollisionChars(t.name) === unified) {
-        throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${t.name}`)
+    for (const other of [...this.image.topics().map((t) => t.name), ...this.#creating.keys()]) {
+      if (other !== name && hasCollisionChars(other) && unifyCollisionChars(other) === unified) {
+        throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${other}`)
       }
     }
   }

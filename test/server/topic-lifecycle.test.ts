@@ -173,6 +173,23 @@ describe('topic creation, all or nothing', () => {
     }
   }, 60_000)
 
+  it('two requests creating the same topic at once: one creates it, the other is TOPIC_ALREADY_EXISTS, the logs stay', async () => {
+    dataDir = tempDataDir('all-or-nothing')
+    const b = await start(dataDir)
+    const e = b.broker.endpointFor()
+    const others = await Promise.all([1, 2, 3].map(() => RawClient.connect(e.host, e.port, 60_000)))
+    try {
+      const answers = await Promise.all([b.client, ...others].map((c) => c.createTopic('race', 8)))
+      expect(answers.map((a) => a.errorCode).sort()).toEqual([0, 36, 36, 36])
+      for (let p = 0; p < 8; p++) expect((await b.client.produce('race', p, batchOf([{ value: Buffer.from(`v${p}`) }]))).errorCode).toBe(0)
+      for (let p = 0; p < 8; p++) expect(await values(b.client, 'race', p)).toEqual([`v${p}`])
+      expect(errorLines(b.lines)).toEqual([])
+    } finally {
+      for (const c of others) c.close()
+      await b.stop()
+    }
+  }, 60_000)
+
   it('refuses a request for more partitions than the filesystem has inodes and blocks for, before creating any', () => {
     const fs = statfsSync(tempDataDir('statfs'))
     const room = partitionsThatFit(fs)
