@@ -86,10 +86,9 @@ export class TopicManager implements TopicAdmin {
   }
 
   /**
-   * Recovery before the controller starts: partition directories the store does not list (a topic whose
-   * deletion a crash cut short before its directories were renamed, a creation cut short before the store
-   * was written, a lost or older cluster-metadata.json) are never served as topics, so nothing deleted
-   * comes back: they are moved aside, renamed `<topic>-<partition>.<uuid>-stray` and kept on disk (as Kafka
+   * Recovery before the controller starts: partition directories the store does not list (a creation cut
+   * short before the store was written, a lost or older cluster-metadata.json, a data directory moved from
+   * another broker) are never served as topics, so nothing deleted comes back: they are moved aside, renamed `<topic>-<partition>.<uuid>-stray` and kept on disk (as Kafka
    * does with stray logs), with one warning line. A partition index past the topic's count is a stray too.
    */
   static async moveAsideStrays(store: MetadataStore, router: ShardRouter, log: Logger): Promise<void> {
