@@ -159,6 +159,8 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'log.index.size.max.bytes', type: 'int', default: 10485760, dynamic: 'cluster-wide', validator: atLeast(MIN_SEGMENT_INDEX_BYTES), validValues: `[${MIN_SEGMENT_INDEX_BYTES},...]`,
     doc: `Maximum size in bytes of an offset or time index. Skein's minimum is ${MIN_SEGMENT_INDEX_BYTES}, one entry of each index (Kafka: 4).` }),
   def({ name: 'log.index.interval.bytes', type: 'int', default: 4096, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]', doc: 'Bytes of log between offset index entries.' }),
+  def({ name: 'log.segment.open.files.max', type: 'int', default: 10000, dynamic: 'read-only', validator: atLeast(16), validValues: '[16,...]',
+    doc: 'Skein (Kafka has no such setting): how many segment files the broker keeps open at most, each open .log descriptor and each mapped index counting one. Files are opened on first use and the least recently used are closed when the bound is reached, so the number of partitions is bounded by the disk, not by the open-file limit. Capped at half of the process\'s open-file limit (ulimit -n) and divided among the io.threads shards.' }),
   def({ name: 'log.preallocate', type: 'boolean', default: false, dynamic: 'cluster-wide', doc: 'Preallocate segment files when rolling (accepted; Skein does not preallocate).' }),
   def({ name: 'log.segment.delete.delay.ms', type: 'long', default: 60000, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
     doc: 'Time to wait before deleting a file from the filesystem after it leaves the log.' }),

@@ -4,7 +4,6 @@
 // metadata image the controller feeds, topic and config administration, the coordinators, producer ids,
 // fetch sessions, the control plane) and the socket server, started and stopped in the right order. This is what
 // `npm start` runs and what the library API's startBroker() returns.
-import { mkdirSync } from 'node:fs'
 import type { BrokerConfig } from '../config/broker-config.js'
 import type { Listener } from '../config/listeners.js'
 import { randomKafkaUuid } from '../domain/uuid.js'
@@ -19,6 +18,7 @@ import type { BrokerRegistration, MetadataStore } from '../cluster/metadata-stor
 import { ZkStore } from '../cluster/zk-store.js'
 import { createLogger, type Logger } from '../observability/logger.js'
 import { ShardRouter } from '../shard/router.js'
+import { ensureDataDirectory } from '../storage/index.js'
 import type { FrameHandler } from './connection.js'
 import { connectBrokerLink } from './broker-link.js'
 import { createDispatcher } from './dispatcher.js'
@@ -110,7 +110,7 @@ export class Broker {
     })
     this.controller = new Controller({ brokerId: nodeId, store, local: this.control, connect: connectBrokerLink, config: () => this.config, interBrokerListener, log })
     this.control.setController(this.controller)
-    this.topics = new TopicManager(store, this.metadata, this.control, config, log)
+    this.topics = new TopicManager(store, this.metadata, this.control, config, log, { brokerId: nodeId, router })
     this.configs = new DynamicConfigService(store, nodeId, dynamicLayers, () => this.config, (c) => this.applyBrokerConfig(c), log)
     this.producerIds = new ProducerIdManager((blockSize) => store.allocateProducerIdBlock(nodeId, blockSize))
     this.cluster = new ClusterMember({
@@ -155,7 +155,7 @@ export class Broker {
     const dirs = config.logDirs
     if (dirs.length !== 1) throw new Error(`log.dirs lists ${dirs.length} directories; this broker supports exactly one`)
     const dataDir = dirs[0]!
-    mkdirSync(dataDir, { recursive: true })
+    ensureDataDirectory(dataDir)
     const interBrokerListener = config.getString('inter.broker.listener.name') ?? config.listeners[0]!.name
     if (!config.listeners.some((l) => l.name === interBrokerListener)) {
       throw new Error(`inter.broker.listener.name ${interBrokerListener} is not one of the listeners (${config.listeners.map((l) => l.name).join(', ')})`)
@@ -184,10 +184,11 @@ export class Broker {
           expirationMs: config.getInt('producer.id.expiration.ms'),
           checkIntervalMs: config.getInt('producer.id.expiration.check.interval.ms'),
         },
+        maxOpenFiles: config.getInt('log.segment.open.files.max'),
         logger: log,
       })
-      // A single broker adopts partition directories its metadata file does not list (never deletes them).
-      if (store.kind === 'embedded') await TopicManager.adoptOrphanPartitions(store, router, meta.nodeId, log)
+      // Partition directories the metadata does not list are moved aside, never served (nothing deleted comes back).
+      await TopicManager.moveAsideStrays(store, router, log)
       const limits = {
         maxRequestBytes: config.getInt('socket.request.max.bytes'),
         idleTimeoutMs: config.getInt('connections.max.idle.ms'),

@@ -8,7 +8,9 @@
 // follower of a partition at a leader epoch (creating the partition's log the first time, with its
 // topic's config), StopReplica stops serving one (deleting its log when asked). Its leadership table is
 // what leaderError answers from: NOT_LEADER_OR_FOLLOWER unless this broker leads the partition,
-// FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH against the current epoch.
+// FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH against the current epoch, KAFKA_STORAGE_ERROR for a replica
+// whose log could not be opened (offline, as Kafka's HostedPartition.Offline). A LeaderAndIsr or
+// StopReplica whose logs fail logs one line per topic, however many partitions failed.
 //
 // Replication is not here yet: a follower only records whom it follows (no fetching), and the shards keep
 // the high watermark at the log end, so acks=1 and acks=all both resolve once the local append is done.
@@ -75,6 +77,8 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
   readonly #purgatory = new FetchPurgatory()
   /** topic -> hosted partitions by index: the per-request leader lookup is one map get and an index. */
   readonly #hosted = new Map<string, (HostedPartition | undefined)[]>()
+  /** Replicas assigned here whose log could not be created or opened (partitionKey -> why). */
+  readonly #offline = new Map<string, string>()
 
   constructor(
     private readonly router: ShardRouter,
@@ -96,7 +100,10 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
 
   leaderError(topic: string, partition: number, currentLeaderEpoch = -1): ErrorCode {
     const p = this.#hosted.get(topic)?.[partition]
-    if (p === undefined) return this.deps.knowsPartition(topic, partition) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if (p === undefined) {
+      if (this.#offline.size > 0 && this.#offline.has(partitionKey(topic, partition))) return ErrorCode.KAFKA_STORAGE_ERROR
+      return this.deps.knowsPartition(topic, partition) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    }
     // -1 skips the check; a newer epoch than ours is unknown to us, an older one is fenced (KIP-320).
     if (currentLeaderEpoch >= 0) {
       if (currentLeaderEpoch > p.leaderEpoch) return ErrorCode.UNKNOWN_LEADER_EPOCH
@@ -229,12 +236,24 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       const created = await this.router.createPartitions(items)
       // An existing log kept the config it was opened with: give it its topic's.
       await this.router.updateConfigs(items)
+      const failedByTopic = new Map<string, { partitions: number[]; error: string }>()
       created.forEach((r, i) => {
-        if (!r.ok) {
-          this.log.error({ topic: fresh[i]!.topic, partition: fresh[i]!.partition, error: r.message }, 'cannot open partition')
-          failed.set(partitionKey(fresh[i]!.topic, fresh[i]!.partition), r.errorCode === ErrorCode.NONE ? ErrorCode.KAFKA_STORAGE_ERROR : (r.errorCode as ErrorCode))
+        const { topic, partition } = fresh[i]!
+        const key = partitionKey(topic, partition)
+        if (r.ok) {
+          this.#offline.delete(key)
+          return
         }
+        failed.set(key, r.errorCode === ErrorCode.NONE ? ErrorCode.KAFKA_STORAGE_ERROR : (r.errorCode as ErrorCode))
+        this.#offline.set(key, r.message)
+        let f = failedByTopic.get(topic)
+        if (f === undefined) failedByTopic.set(topic, (f = { partitions: [], error: r.message }))
+        f.partitions.push(partition)
       })
+      // One line per topic (a topic of 100,000 partitions on a broadly broken disk is not 100,000 lines).
+      for (const [topic, f] of failedByTopic) {
+        this.log.error({ topic, failed: f.partitions.length, partitions: f.partitions.slice(0, 10), error: f.error }, 'cannot open partitions: offline on this broker')
+      }
     }
     const leaders = new Map(liveLeaders.map((l) => [l.brokerId, l]))
     for (const p of apply) {
@@ -283,18 +302,28 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         this.#purgatory.notify(key)
       }
       // A log no longer hosted is deleted too (a topic deleted while this broker was down).
-      if (p.deletePartition) toDelete.push({ topic: p.topic, partition: p.partition })
+      if (p.deletePartition) {
+        toDelete.push({ topic: p.topic, partition: p.partition })
+        this.#offline.delete(key)
+      }
       answers.set(key, { topic: p.topic, partition: p.partition, errorCode: ErrorCode.NONE })
     }
     if (toDelete.length > 0) {
+      // Renamed `-delete` and the data directory fsynced before this answers: the deletion is durable.
       const results = await this.router.deletePartitions(toDelete)
+      const failedByTopic = new Map<string, { partitions: number[]; error: string }>()
       results.forEach((r, i) => {
         if (!r.ok && r.errorCode !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) {
           const p = toDelete[i]!
-          this.log.error({ topic: p.topic, partition: p.partition, error: r.message }, 'cannot delete partition')
           answers.set(partitionKey(p.topic, p.partition), { topic: p.topic, partition: p.partition, errorCode: ErrorCode.KAFKA_STORAGE_ERROR })
+          let f = failedByTopic.get(p.topic)
+          if (f === undefined) failedByTopic.set(p.topic, (f = { partitions: [], error: r.message }))
+          f.partitions.push(p.partition)
         }
       })
+      for (const [topic, f] of failedByTopic) {
+        this.log.error({ topic, failed: f.partitions.length, partitions: f.partitions.slice(0, 10), error: f.error }, 'cannot delete partitions')
+      }
     }
     return partitions.map((p) => answers.get(partitionKey(p.topic, p.partition))!)
   }

@@ -34,7 +34,7 @@ interface OperationBase<A, R> {
   /**
    * Runs on the owning shard's thread, in the order the operations were sent. Throw a KafkaError for a
    * Kafka error answer. A returned promise is awaited before the next operation of the batch, but the
-   * shard takes further batches meanwhile (only compact and close return one).
+   * shard takes further batches meanwhile (only compact, moveAside and close return one).
    */
   readonly apply: (shard: ShardContext, args: A) => R | Promise<R>
   /** Also runs on a closed shard (close itself); other operations then answer KAFKA_STORAGE_ERROR. */
@@ -147,12 +147,14 @@ export const SHARD_OPERATIONS = {
     (shard, a: CreatePartitionItem): PartitionState => shard.logs.create(a.topic, a.partition, a.overrides).state(),
     { invalidPartition: ErrorCode.INVALID_PARTITIONS },
   ),
-  /** Closes the partition and removes its directory. */
+  /** Closes the partition and renames its directory for deletion (removed in the background). */
   delete: onPartition((shard, a: TopicPartition): null => {
     shard.log(a.topic, a.partition)
     shard.logs.delete(a.topic, a.partition)
     return null
   }),
+  /** Closes the partition and renames its directory `...-stray`, kept on disk; answers the new name. */
+  moveAside: onPartition((shard, a: TopicPartition): Promise<string> => shard.logs.moveAside(a.topic, a.partition)),
   updateConfig: onPartition((shard, a: UpdateConfigItem): null => {
     shard.log(a.topic, a.partition).updateConfig(a.overrides)
     return null

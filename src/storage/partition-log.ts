@@ -25,13 +25,14 @@ import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readCheckpoint,
 import { recoverInterruptedSwaps, swapCleanedIntoPlace } from './segment-swap.js'
 import type { SwapStep } from './segment-swap.js'
 import type { LeaseTable } from './lease-table.js'
+import type { OpenFileCache } from './open-files.js'
 import { ProducerStateManager } from './producer-state.js'
 import type { BatchMetadata } from './producer-state.js'
 import { INDEX_SUFFIX, LOG_SUFFIX, LogSegment, TIME_INDEX_SUFFIX, parseSegmentFileName, segmentFileName } from './segment.js'
 import { readBatchHeader } from '../protocol/records/file-scan.js'
 import { TransactionIndex } from './txn-index.js'
 import { buildMarkerBatch } from './txn-marker.js'
-import type { AppendedBatch } from './segment.js'
+import type { AppendedBatch, SegmentSettings } from './segment.js'
 import type {
   AppendOptions,
   AppendResult,
@@ -49,6 +50,8 @@ import type {
 /** What a PartitionLog gets from its LogManager. */
 export interface PartitionLogContext {
   leases: LeaseTable
+  /** The thread's bounded cache of open segment files (open-files.ts). */
+  files: OpenFileCache
   now: () => number
   /** Single-broker mode: every append moves the high watermark to the new LEO. */
   highWatermarkFollowsLeo: boolean
@@ -72,6 +75,19 @@ export interface RecoveryReport {
   /** Log cleaner leftovers: `.cleaned` files deleted and interrupted `.swap`s completed (segment-swap.ts). */
   cleanedFilesDeleted: number
   swapsCompleted: number
+  /** Set when segments were re-validated: the base offset recovery started from, and the bytes it read. */
+  recoveredFrom?: number
+  bytesRevalidated?: number
+}
+
+/**
+ * Whether opening the log found anything to repair or re-validate, i.e. whether it deserves a line in the
+ * broker's log (Kafka logs each recovered log): re-validated bytes, a cut tail, dropped segments, rebuilt
+ * indexes or .txnindex files, cleaner leftovers. An empty segment re-validated after a crash is not.
+ */
+export function recoveryWorthLogging(r: RecoveryReport): boolean {
+  return (r.bytesRevalidated ?? 0) > 0 || r.bytesTruncated > 0 || r.segmentsDropped > 0 || r.indexesRebuilt > 0 ||
+    (r.abortedTxnsRebuilt ?? 0) > 0 || r.cleanedFilesDeleted > 0 || r.swapsCompleted > 0
 }
 
 const INT32_MIN = -0x80000000
@@ -133,20 +149,42 @@ export class PartitionLog {
     return this.segments[this.segments.length - 1]!
   }
 
-  private settings(): { indexIntervalBytes: number; segmentIndexBytes: number } {
-    return { indexIntervalBytes: this._config.indexIntervalBytes, segmentIndexBytes: this._config.segmentIndexBytes }
+  private settings(): SegmentSettings {
+    return { indexIntervalBytes: this._config.indexIntervalBytes, segmentIndexBytes: this._config.segmentIndexBytes, files: this.ctx.files }
+  }
+
+  /** What a segment of this log is created with (the log cleaner writes its `.cleaned` segments so). */
+  segmentSettings(): SegmentSettings {
+    return this.settings()
   }
 
   /**
-   * Opens (creating the directory and a first segment when needed) the partition log in dir, and
-   * recovers it: see the file header of segment.ts for what recovery checks.
+   * Opens (creating the directory, whose parent must exist, and a first segment when needed) the
+   * partition log in dir, and recovers it: see the file header of segment.ts for what recovery checks.
+   * A directory this call created is removed again when the partition cannot be set up in it.
    */
   static open(dir: string, topic: string, partition: number, config: LogConfig, ctx: PartitionLogContext, cleanShutdown: boolean): PartitionLog {
-    // mkdirSync returns the directory when it created it: a new partition has nothing on disk to recover.
-    const created = mkdirSync(dir, { recursive: true }) !== undefined
+    // A new partition has nothing on disk to recover.
+    let created: boolean
+    try {
+      mkdirSync(dir)
+      created = true
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      created = false
+    }
     const log = new PartitionLog(topic, partition, dir, config, ctx)
-    if (created) log.initEmpty()
-    else log.load(cleanShutdown)
+    if (!created) {
+      log.load(cleanShutdown)
+      return log
+    }
+    try {
+      log.initEmpty()
+    } catch (err) {
+      log.closeForDelete()
+      rmSync(dir, { recursive: true, force: true })
+      throw err
+    }
     return log
   }
 
@@ -294,8 +332,11 @@ export class PartitionLog {
         }
         this.recovery.indexesRebuilt++
       }
+      const sizeBefore = segment.size
       const r = segment.recover(limit, this._config.segmentIndexBytes)
       this.firstRecoveredBase ??= base
+      this.recovery.recoveredFrom ??= base
+      this.recovery.bytesRevalidated = (this.recovery.bytesRevalidated ?? 0) + sizeBefore
       this.recovery.segmentsRecovered++
       this.recovery.bytesTruncated += r.truncatedBytes
       leo = r.nextOffset
@@ -500,14 +541,12 @@ export class PartitionLog {
       const next = this.segments[i + 1]?.baseOffset ?? Infinity
       return next > from && s.baseOffset < offset && !s.deleted
     })
-    for (const s of targets) s.retain()
+    // Each segment pins its own descriptor for its fsync; a segment deleted meanwhile needs none.
     try {
       for (const s of targets) await s.flush()
       await this.txnIndex.flush()
     } catch (err) {
       throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `fsync of ${this.topic}-${this.partition} failed: ${(err as Error).message}`)
-    } finally {
-      for (const s of targets) s.release()
     }
     if (offset > this.recoveryPoint) this.recoveryPoint = offset
     this.lastFlushTime = this.ctx.now()
@@ -580,49 +619,57 @@ export class PartitionLog {
     // read_committed: the offset after the returned batches bounds the aborted transactions listed.
     let upperBound = maxOffset
     const regions: FileRegion[] = []
+    // A region's fd is taken under a pin (retain), so that opening the next segment's files cannot
+    // make the cache close it; the lease takes the pins over.
     const pinned: LogSegment[] = []
     let bytes = 0
     let target = offset
     let full = false
-    for (let i = offset < maxOffset ? this.segmentIndexFor(offset) : this.segments.length; i < this.segments.length && !full; i++) {
-      const seg = this.segments[i]!
-      const segmentEnd = this.segments[i + 1]?.baseOffset ?? this._logEndOffset
-      const first = seg.translateOffset(target)
-      if (first !== null) {
-        // Batches at or past maxOffset are excluded: stop at the start of the one holding maxOffset.
-        const limit = maxOffset < segmentEnd ? (seg.translateOffset(maxOffset)?.position ?? seg.size) : seg.size
-        const budgetEnd = first.position + (maxBytes - bytes)
-        let end: number
-        if (limit <= budgetEnd) {
-          end = limit
-          full = limit < seg.size
-        } else {
-          // The budget ends inside the segment: jump to the last indexed batch start within it and
-          // walk at most index.interval.bytes of headers from there.
-          end = Math.max(first.position, seg.indexedBatchStartAtOrBefore(budgetEnd))
-          scanFileBatches(seg.fd, end, limit, null, (b) => {
-            if (b.position + b.size > budgetEnd) return 'stop-before'
-            end = b.position + b.size
-          })
-          if (end === first.position && minOne && bytes === 0) end = first.position + first.size
-          full = true
+    try {
+      for (let i = offset < maxOffset ? this.segmentIndexFor(offset) : this.segments.length; i < this.segments.length && !full; i++) {
+        const seg = this.segments[i]!
+        const segmentEnd = this.segments[i + 1]?.baseOffset ?? this._logEndOffset
+        const first = seg.translateOffset(target)
+        if (first !== null) {
+          // Batches at or past maxOffset are excluded: stop at the start of the one holding maxOffset.
+          const limit = maxOffset < segmentEnd ? (seg.translateOffset(maxOffset)?.position ?? seg.size) : seg.size
+          const budgetEnd = first.position + (maxBytes - bytes)
+          let end: number
+          if (limit <= budgetEnd) {
+            end = limit
+            full = limit < seg.size
+          } else {
+            // The budget ends inside the segment: jump to the last indexed batch start within it and
+            // walk at most index.interval.bytes of headers from there.
+            end = Math.max(first.position, seg.indexedBatchStartAtOrBefore(budgetEnd))
+            scanFileBatches(seg.fd, end, limit, null, (b) => {
+              if (b.position + b.size > budgetEnd) return 'stop-before'
+              end = b.position + b.size
+            })
+            if (end === first.position && minOne && bytes === 0) end = first.position + first.size
+            full = true
+          }
+          if (readCommitted && end < limit) upperBound = readBatchHeader(seg.fd, end, seg.size)?.baseOffset ?? maxOffset
+          if (end > first.position) {
+            seg.retain()
+            pinned.push(seg)
+            regions.push({ fd: seg.fd, position: first.position, length: end - first.position })
+            bytes += end - first.position
+          } else {
+            full = true
+          }
         }
-        if (readCommitted && end < limit) upperBound = readBatchHeader(seg.fd, end, seg.size)?.baseOffset ?? maxOffset
-        if (end > first.position) {
-          regions.push({ fd: seg.fd, position: first.position, length: end - first.position })
-          pinned.push(seg)
-          bytes += end - first.position
-        } else {
-          full = true
-        }
+        if (segmentEnd >= maxOffset) break
+        target = segmentEnd
       }
-      if (segmentEnd >= maxOffset) break
-      target = segmentEnd
+    } catch (err) {
+      for (const s of pinned) s.release()
+      throw err
     }
     return {
       regions,
       bytes,
-      leaseId: pinned.length === 0 ? 0 : this.ctx.leases.acquire(pinned),
+      leaseId: pinned.length === 0 ? 0 : this.ctx.leases.adopt(pinned),
       logStartOffset: this._logStartOffset,
       logEndOffset: this._logEndOffset,
       highWatermark: this._highWatermark,
@@ -635,8 +682,8 @@ export class PartitionLog {
    * ListOffsets for one partition (Kafka's UnifiedLog.fetchOffsetByTimestamp with the caps Partition
    * adds): EARLIEST (-2) and EARLIEST_LOCAL (-4, no tiered storage) the log start offset; LATEST (-1) the
    * high watermark, what a read_uncommitted consumer may read up to, or for read_committed the last stable
-   * offset; MAX_TIMESTAMP (-3) the batch with the largest timestamp; a time in ms the first offset whose
-   * batch has a timestamp >= it. (-1, -1) when nothing matches, as Kafka answers; another negative value
+   * offset; MAX_TIMESTAMP (-3) the batch with the largest timestamp; a time in ms the first record whose
+   * timestamp is >= it (offset and timestamp of that record). (-1, -1) when nothing matches, as Kafka answers; another negative value
    * is INVALID_REQUEST.
    */
   fetchOffsetByTimestamp(timestamp: number, isolation: IsolationLevel = 'read_uncommitted'): OffsetAndTimestamp {
@@ -654,18 +701,19 @@ export class PartitionLog {
   }
 
   /**
-   * ListOffsets by timestamp: the first batch whose maxTimestamp >= timestamp, as
-   * { offset: max(its base offset, logStartOffset), timestamp: its maxTimestamp }; null when none
-   * (Kafka then answers with the LEO). Batch granularity: records are not decoded.
+   * ListOffsets by timestamp (Kafka's UnifiedLog.fetchOffsetByTimestamp for a time): the first record at
+   * or past the log start whose timestamp is >= timestamp, as { offset, timestamp } of that record (the
+   * matching batch is decoded: LogSegment.findOffsetByTimestamp); null when none.
    */
   offsetForTimestamp(timestamp: number): OffsetAndTimestamp | null {
+    const maxRecordBytes = decodedSizeLimit(this._config.maxMessageBytes)
     for (let i = 0; i < this.segments.length; i++) {
       const seg = this.segments[i]!
       if (seg.maxTimestampSoFar < timestamp) continue
       const next = this.segments[i + 1]?.baseOffset ?? this._logEndOffset
       if (next <= this._logStartOffset) continue
-      const b = seg.findByTimestamp(timestamp, this._logStartOffset)
-      if (b !== null) return { offset: Math.max(b.baseOffset, this._logStartOffset), timestamp: b.maxTimestamp }
+      const hit = seg.findOffsetByTimestamp(timestamp, this._logStartOffset, maxRecordBytes)
+      if (hit !== null) return hit
     }
     return null
   }
