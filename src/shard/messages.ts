@@ -58,6 +58,7 @@ export interface ShardWorkerData {
   flushSchedulerIntervalMs: number
   highWatermarkFollowsLeo: boolean
   checkpointIntervalMs: number
+  highWatermarkCheckpointIntervalMs: number
   cleaner: ShardCleanerConfig
   producerExpiration: ShardProducerExpiration
 }
