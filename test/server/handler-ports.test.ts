@@ -118,6 +118,12 @@ class FakePartitions implements PartitionService {
   async logDirs(): Promise<never> {
     throw new Error('not used here')
   }
+  async readForFollower(): Promise<never> {
+    throw new Error('not used here')
+  }
+  async endOffsetsForEpochs(): Promise<never> {
+    throw new Error('not used here')
+  }
 
   get waiting(): number {
     return this.#waiters.length

@@ -23,6 +23,7 @@ import { createTopicsHandler } from './19-create-topics.js'
 import { deleteTopicsHandler } from './20-delete-topics.js'
 import { deleteRecordsHandler } from './21-delete-records.js'
 import { initProducerIdHandler } from './22-init-producer-id.js'
+import { offsetForLeaderEpochHandler } from './23-offset-for-leader-epoch.js'
 import { addPartitionsToTxnHandler } from './24-add-partitions-to-txn.js'
 import { addOffsetsToTxnHandler } from './25-add-offsets-to-txn.js'
 import { endTxnHandler } from './26-end-txn.js'
@@ -63,6 +64,7 @@ export const HANDLERS: readonly AnyHandler[] = [
   deleteTopicsHandler,
   deleteRecordsHandler,
   initProducerIdHandler,
+  offsetForLeaderEpochHandler,
   addPartitionsToTxnHandler,
   addOffsetsToTxnHandler,
   endTxnHandler,
