@@ -1,0 +1,302 @@
+// Data replication in a real cluster: a ZooKeeper and three Skein broker processes (test/harness/cluster.ts),
+// min.insync.replicas=2.
+// - A 6-partition topic with replication factor 3: kafkajs (idempotent) and librdkafka (confluent-kafka-python)
+//   produce with acks=all, everything reads back, every partition's ISR is its three replicas, and the
+//   three replicas' segment files are byte-identical.
+// - SIGKILL of a partition's leader during an idempotent acks=all produce: a new leader from the ISR, the
+//   producer carries on, every acknowledged record is read back exactly once, and the restarted broker
+//   rejoins the ISR with a log identical to the leader's up to the high watermark.
+// - A follower stopped (SIGSTOP) past replica.lag.time.max.ms (shorter than its ZooKeeper session) leaves
+//   the ISR by the leader's AlterPartition; with one in-sync replica left acks=all gets NOT_ENOUGH_REPLICAS
+//   while acks=1 still works; after SIGCONT it catches up and rejoins, and acks=all works again.
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Kafka, logLevel } from 'kafkajs'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ErrorCode } from '../../src/domain/errors.js'
+import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
+import {
+  decodeAllRecords, hasPythonModule, recordsBuffer, runOk, simpleBatch, startCluster, SYSTEM_PYTHON, zookeeperMissing,
+  type ClusterBroker, type RawClient, type TestCluster,
+} from '../harness/index.js'
+
+const MISSING = zookeeperMissing()
+const SESSION_TIMEOUT_MS = 8000
+const LAG_MS = 2500
+const CONFLUENT = join(dirname(fileURLToPath(import.meta.url)), '..', 'integration', 'python', 'confluent_client.py')
+
+interface PartitionView {
+  partition: number
+  leader: number
+  epoch: number
+  replicas: number[]
+  isr: number[]
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 40_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  let last: unknown
+  for (;;) {
+    try {
+      const v = await fn()
+      if (v !== undefined) return v
+    } catch (err) {
+      last = err
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : ` (last error: ${(last as Error).message})`}`)
+    await new Promise((r) => setTimeout(r, 150))
+  }
+}
+
+async function partitionsOf(b: ClusterBroker, topic: string): Promise<PartitionView[]> {
+  const c = await b.client()
+  try {
+    const md = await c.metadata([topic])
+    const t = md.topics.find((x) => x.name === topic)
+    return (t?.partitions ?? [])
+      .map((p) => ({ partition: p.partitionIndex, leader: p.leaderId, epoch: p.leaderEpoch, replicas: p.replicaNodes, isr: [...p.isrNodes].sort() }))
+      .sort((a, b) => a.partition - b.partition)
+  } finally {
+    c.close()
+  }
+}
+
+async function createTopic(c: RawClient, name: string, opts: { partitions?: number; rf?: number; assignments?: number[][] }): Promise<number> {
+  const topic = CreateTopics.createCreatableTopic({ name, numPartitions: opts.partitions ?? -1, replicationFactor: opts.rf ?? -1 })
+  if (opts.assignments !== undefined) {
+    topic.assignments = opts.assignments.map((brokerIds, partitionIndex) => CreateTopics.createCreatableReplicaAssignment({ partitionIndex, brokerIds }))
+  }
+  const req = CreateTopics.createCreateTopicsRequest({ timeoutMs: 30_000, topics: [topic] })
+  const res = await c.call(19, 5, (w) => CreateTopics.encodeCreateTopicsRequest(w, req, 5), CreateTopics.decodeCreateTopicsResponse, 40_000)
+  return res.topics[0]!.errorCode
+}
+
+/** The segment files of a replica (name -> bytes). */
+function segmentFiles(b: ClusterBroker, topic: string, partition: number): Map<string, Buffer> {
+  const dir = join(b.dataDir, `${topic}-${partition}`)
+  const out = new Map<string, Buffer>()
+  for (const name of readdirSync(dir).sort()) if (name.endsWith('.log')) out.set(name, readFileSync(join(dir, name)))
+  return out
+}
+
+function concatenated(files: Map<string, Buffer>): Buffer {
+  return Buffer.concat([...files.values()])
+}
+
+async function confluent(op: string, req: object, timeoutMs = 60_000): Promise<Record<string, unknown>> {
+  const r = await runOk(SYSTEM_PYTHON, [CONFLUENT, op], { input: JSON.stringify(req), timeoutMs })
+  return JSON.parse(r.stdout.toString()) as Record<string, unknown>
+}
+
+/** Every record of a partition, read from `b` (the leader) up to its high watermark. */
+async function readAll(b: ClusterBroker, topic: string, partition: number): Promise<{ offset: number; value: string }[]> {
+  const c = await b.client()
+  const out: { offset: number; value: string }[] = []
+  try {
+    let offset = 0
+    for (;;) {
+      const p = await c.fetch(topic, partition, offset, { maxWaitMs: 0, partitionMaxBytes: 1 << 20, maxBytes: 1 << 20 })
+      expect(p.errorCode).toBe(ErrorCode.NONE)
+      const records = decodeAllRecords(recordsBuffer(p))
+      const fresh = records.filter((r) => r.offset >= offset)
+      for (const r of fresh) out.push({ offset: r.offset, value: r.value === null ? '' : r.value.toString() })
+      if (fresh.length === 0) {
+        if (offset >= Number(p.highWatermark)) return out
+        throw new Error(`no records at ${offset} below the high watermark ${p.highWatermark}`)
+      }
+      offset = fresh.at(-1)!.offset + 1
+    }
+  } finally {
+    c.close()
+  }
+}
+
+describe.skipIf(MISSING !== undefined)('replication in a three-broker cluster (min.insync.replicas=2)', () => {
+  let cluster: TestCluster
+  /** Brokers stopped by SIGSTOP: they answer nothing. */
+  const paused = new Set<number>()
+  const alive = (): ClusterBroker[] => cluster.brokers.filter((b) => b.alive() && !paused.has(b.id))
+  const anyBroker = (): ClusterBroker => alive()[0]!
+
+  /** The partitions as every live broker answers them, once all agree and `check` holds. */
+  function agreed(topic: string, check: (ps: PartitionView[]) => boolean, what: string, timeoutMs?: number): Promise<PartitionView[]> {
+    return until(
+      what,
+      async () => {
+        const views = await Promise.all(alive().map((b) => partitionsOf(b, topic)))
+        const first = JSON.stringify(views[0])
+        if (!views.every((v) => JSON.stringify(v) === first)) return undefined
+        return check(views[0]!) ? views[0] : undefined
+      },
+      timeoutMs,
+    )
+  }
+
+  /** Waits until every replica of a partition has the leader's log, then compares their segment files. */
+  async function expectIdenticalReplicas(topic: string, partition: number): Promise<void> {
+    const [view] = (await agreed(topic, (ps) => ps[partition]!.isr.length === ps[partition]!.replicas.length, `full ISR of ${topic}-${partition}`)).slice(partition, partition + 1)
+    const leader = cluster.broker(view!.leader)
+    await until(`identical replicas of ${topic}-${partition}`, async () => {
+      const reference = concatenated(segmentFiles(leader, topic, partition))
+      for (const id of view!.replicas) {
+        if (!concatenated(segmentFiles(cluster.broker(id), topic, partition)).equals(reference)) return undefined
+      }
+      return true
+    })
+    const names = [...segmentFiles(leader, topic, partition).keys()]
+    for (const id of view!.replicas) expect([...segmentFiles(cluster.broker(id), topic, partition).keys()]).toEqual(names)
+  }
+
+  beforeAll(async () => {
+    cluster = await startCluster({
+      sessionTimeoutMs: SESSION_TIMEOUT_MS,
+      overrides: ['min.insync.replicas=2', 'default.replication.factor=3', `replica.lag.time.max.ms=${LAG_MS}`, 'replica.fetch.backoff.ms=200'],
+    })
+  }, 120_000)
+
+  afterAll(async () => {
+    await cluster?.stop()
+  })
+
+  it('replicates a 6-partition RF-3 topic written by kafkajs and librdkafka with acks=all; replicas are byte-identical', async () => {
+    const c = await anyBroker().client()
+    try {
+      expect(await createTopic(c, 'orders', { partitions: 6, rf: 3 })).toBe(ErrorCode.NONE)
+    } finally {
+      c.close()
+    }
+    await agreed('orders', (ps) => ps.length === 6 && ps.every((p) => p.leader >= 0 && p.isr.length === 3), 'orders with full ISRs')
+
+    const kafka = new Kafka({ clientId: 'repl-test', brokers: cluster.bootstrap().split(','), logLevel: logLevel.NOTHING })
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 })
+    await producer.connect()
+    const sent = new Set<string>()
+    for (let round = 0; round < 10; round++) {
+      const messages = Array.from({ length: 30 }, (_, i) => ({ key: `k${round * 30 + i}`, value: `kafkajs-${round * 30 + i}` }))
+      for (const m of messages) sent.add(m.value)
+      await producer.send({ topic: 'orders', acks: -1, messages })
+    }
+    await producer.disconnect()
+
+    if (hasPythonModule('confluent_kafka')) {
+      const messages = Array.from({ length: 150 }, (_, i) => ({ key: Buffer.from(`r${i}`).toString('base64'), value: Buffer.from(`librdkafka-${i}`).toString('base64') }))
+      const res = await confluent('produce', { bootstrap: cluster.bootstrap(), topic: 'orders', acks: -1, messages })
+      const reports = res.reports as { error: string | null }[]
+      expect(reports.every((r) => r.error === null)).toBe(true)
+      for (let i = 0; i < 150; i++) sent.add(`librdkafka-${i}`)
+    }
+
+    // Read back from the leaders, up to their high watermarks (consumer groups are the coordinators'
+    // business, not replication's): with librdkafka when it is installed, and with raw fetches.
+    const views = await partitionsOf(anyBroker(), 'orders')
+    const seen: string[] = []
+    for (const v of views) for (const r of await readAll(cluster.broker(v.leader), 'orders', v.partition)) seen.push(r.value)
+    expect(seen.length).toBe(sent.size)
+    expect(new Set(seen)).toEqual(sent)
+    if (hasPythonModule('confluent_kafka')) {
+      const res = await confluent('consume', { bootstrap: cluster.bootstrap(), topic: 'orders', partitions: [0, 1, 2, 3, 4, 5], timeout: 40 })
+      const consumed = (res.messages as { value: string }[]).map((m) => Buffer.from(m.value, 'base64').toString())
+      expect(consumed.length).toBe(sent.size)
+      expect(new Set(consumed)).toEqual(sent)
+    }
+
+    for (let p = 0; p < 6; p++) await expectIdenticalReplicas('orders', p)
+  }, 240_000)
+
+  it('keeps every acknowledged record, exactly once, when the leader is SIGKILLed during an idempotent acks=all produce', async () => {
+    const c = await anyBroker().client()
+    try {
+      expect(await createTopic(c, 'chaos', { partitions: 1, rf: 3 })).toBe(ErrorCode.NONE)
+    } finally {
+      c.close()
+    }
+    const [before] = await agreed('chaos', (ps) => ps.length === 1 && ps[0]!.isr.length === 3, 'chaos with a full ISR')
+    const victim = cluster.broker(before!.leader)
+
+    const kafka = new Kafka({
+      clientId: 'chaos-producer',
+      brokers: cluster.brokers.map((b) => b.bootstrap),
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 30, initialRetryTime: 200, maxRetryTime: 2000 },
+    })
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 })
+    await producer.connect()
+    const acked: string[] = []
+    let killed = false
+    for (let i = 0; i < 400; i++) {
+      const value = `v${i}`
+      await producer.send({ topic: 'chaos', acks: -1, messages: [{ value }] })
+      acked.push(value)
+      if (i === 150) {
+        await victim.kill()
+        killed = true
+      }
+    }
+    await producer.disconnect()
+    expect(killed).toBe(true)
+
+    const [after] = await agreed('chaos', (ps) => ps[0]!.leader >= 0 && ps[0]!.leader !== victim.id, 'a new leader for chaos-0')
+    expect(before!.isr).toContain(after!.leader)
+    expect(after!.epoch).toBeGreaterThan(before!.epoch)
+
+    const records = await readAll(cluster.broker(after!.leader), 'chaos', 0)
+    const values = records.map((r) => r.value)
+    expect(new Set(values).size).toBe(values.length)
+    expect(values).toEqual(acked)
+
+    await victim.start()
+    await agreed('chaos', (ps) => ps[0]!.isr.length === 3, 'the restarted broker back in the ISR', 60_000)
+    await expectIdenticalReplicas('chaos', 0)
+  }, 240_000)
+
+  it('shrinks the ISR of a stopped follower: acks=all gets NOT_ENOUGH_REPLICAS, acks=1 works; after SIGCONT it rejoins', async () => {
+    const controllerId = (await (async () => {
+      const c = await anyBroker().client()
+      try {
+        return (await c.metadata([])).controllerId
+      } finally {
+        c.close()
+      }
+    })())
+    const others = alive().map((b) => b.id).filter((id) => id !== controllerId)
+    expect(others.length).toBe(2)
+    const [leaderId, followerId] = others as [number, number]
+    const c0 = await anyBroker().client()
+    try {
+      expect(await createTopic(c0, 'stall', { assignments: [[leaderId, followerId]] })).toBe(ErrorCode.NONE)
+    } finally {
+      c0.close()
+    }
+    await agreed('stall', (ps) => ps.length === 1 && ps[0]!.leader === leaderId && ps[0]!.isr.length === 2, 'stall led by its first replica with a full ISR')
+    const leader = cluster.broker(leaderId)
+    const follower = cluster.broker(followerId)
+    const c = await leader.client()
+    try {
+      expect((await c.produce('stall', 0, simpleBatch('before', 5), -1)).errorCode).toBe(ErrorCode.NONE)
+
+      follower.signal('SIGSTOP')
+      paused.add(followerId)
+      const stoppedAt = Date.now()
+      // acks=1 needs the leader alone; the follower falls behind it (an idle follower at the leader's
+      // LEO counts as caught up, as in Kafka).
+      expect((await c.produce('stall', 0, simpleBatch('acks1', 4), 1)).errorCode).toBe(ErrorCode.NONE)
+      await agreed('stall', (ps) => ps[0]!.isr.length === 1 && ps[0]!.isr[0] === leaderId, 'the ISR without the stopped follower', 30_000)
+      // The leader's AlterPartition did it, before the follower's ZooKeeper session could expire.
+      expect(Date.now() - stoppedAt).toBeLessThan(SESSION_TIMEOUT_MS)
+      expect(leader.output()).toContain('shrinking the ISR')
+
+      expect((await c.produce('stall', 0, simpleBatch('refused', 3), -1)).errorCode).toBe(ErrorCode.NOT_ENOUGH_REPLICAS)
+
+      follower.signal('SIGCONT')
+      paused.delete(followerId)
+      await agreed('stall', (ps) => ps[0]!.isr.length === 2, 'the follower back in the ISR', 60_000)
+      await until('acks=all accepted again', async () => ((await c.produce('stall', 0, simpleBatch('after', 2), -1)).errorCode === ErrorCode.NONE ? true : undefined))
+    } finally {
+      c.close()
+    }
+    await expectIdenticalReplicas('stall', 0)
+    const values = (await readAll(leader, 'stall', 0)).length
+    expect(values).toBeGreaterThanOrEqual(5 + 4 + 2)
+  }, 180_000)
+})
