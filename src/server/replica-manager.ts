@@ -114,6 +114,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
   readonly #fetchers = new Map<number, ReplicaFetcher>()
   readonly #shrinkTimer: NodeJS.Timeout
   #closed = false
+  readonly #leadershipListeners: ((topic: string, partition: number, isLeader: boolean) => void)[] = []
 
   constructor(
     private readonly router: ShardRouter,
@@ -124,6 +125,24 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     // Kafka's isr-expiration task: every replica.lag.time.max.ms / 2.
     this.#shrinkTimer = setInterval(() => this.#maybeShrinkIsrs(), Math.max(10, Math.floor(deps.replicaLagTimeMaxMs / 2)))
     this.#shrinkTimer.unref()
+  }
+
+  /**
+   * Called after this broker became leader of a partition (isLeader) or stopped leading it (a follower
+   * now, or no longer hosting it): the coordinators follow the leadership of their partitions with it.
+   */
+  onLeadershipChange(listener: (topic: string, partition: number, isLeader: boolean) => void): void {
+    this.#leadershipListeners.push(listener)
+  }
+
+  #leadershipChanged(topic: string, partition: number, isLeader: boolean): void {
+    for (const l of this.#leadershipListeners) {
+      try {
+        l(topic, partition, isLeader)
+      } catch (err) {
+        this.log.error({ topic, partition, err: (err as Error).message }, 'a leadership listener failed')
+      }
+    }
   }
 
   /** The hosted partition, if any. */
@@ -646,7 +665,9 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
           })
         }
       }
+      const wasLeader = this.#hosted.get(p.topic)?.[p.partition]?.leaderState !== undefined
       list[p.partition] = hosted
+      if (isLeader || wasLeader) this.#leadershipChanged(p.topic, p.partition, isLeader)
       answers.push({ topic: p.topic, partition: p.partition, errorCode: ErrorCode.NONE })
       // A fetch parked on a partition that changed hands answers now (with the new error).
       this.#purgatory.notify(key)
@@ -673,6 +694,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         if (list.every((x) => x === undefined)) this.#hosted.delete(p.topic)
         this.#purgatory.notify(key)
         this.#delayedProduce.failAll(key, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        if (current.leaderState !== undefined) this.#leadershipChanged(p.topic, p.partition, false)
       }
       // A log no longer hosted is deleted too (a topic deleted while this broker was down).
       if (p.deletePartition) toDelete.push({ topic: p.topic, partition: p.partition })

@@ -102,6 +102,8 @@ export interface ReadItem extends TopicPartition {
   minOneBatch?: boolean
   /** read_committed caps the read at the last stable offset and lists aborted transactions; default read_uncommitted. */
   isolation?: IsolationLevel
+  /** Up to the log end offset instead of the high watermark (a coordinator loading the partition it leads). */
+  logEnd?: boolean
 }
 
 export interface ShardReadResult extends ReadResult {

@@ -9,13 +9,18 @@
 // - A follower stopped (SIGSTOP) past replica.lag.time.max.ms (shorter than its ZooKeeper session) leaves
 //   the ISR by the leader's AlterPartition; with one in-sync replica left acks=all gets NOT_ENOUGH_REPLICAS
 //   while acks=1 still works; after SIGCONT it catches up and rejoins, and acks=all works again.
+// - The group coordinator follows the leadership of its __consumer_offsets partition (replication factor
+//   3): FindCoordinator names the partition's leader; SIGKILL of that broker moves the group to the new
+//   leader, which loaded the partition, and the group resumes from its committed offsets.
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Kafka, logLevel } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
+import { groupPartition } from '../../src/coordinator/group/partitioner.js'
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
+import * as FindCoordinator from '../../src/protocol/messages/10-find-coordinator.gen.js'
 import {
   decodeAllRecords, hasPythonModule, recordsBuffer, runOk, simpleBatch, startCluster, SYSTEM_PYTHON, zookeeperMissing,
   type ClusterBroker, type RawClient, type TestCluster,
@@ -24,6 +29,7 @@ import {
 const MISSING = zookeeperMissing()
 const SESSION_TIMEOUT_MS = 8000
 const LAG_MS = 2500
+const OFFSETS_PARTITIONS = 3
 const CONFLUENT = join(dirname(fileURLToPath(import.meta.url)), '..', 'integration', 'python', 'confluent_client.py')
 
 interface PartitionView {
@@ -151,7 +157,10 @@ describe.skipIf(MISSING !== undefined)('replication in a three-broker cluster (m
   beforeAll(async () => {
     cluster = await startCluster({
       sessionTimeoutMs: SESSION_TIMEOUT_MS,
-      overrides: ['min.insync.replicas=2', 'default.replication.factor=3', `replica.lag.time.max.ms=${LAG_MS}`, 'replica.fetch.backoff.ms=200'],
+      overrides: [
+        'min.insync.replicas=2', 'default.replication.factor=3', `replica.lag.time.max.ms=${LAG_MS}`, 'replica.fetch.backoff.ms=200',
+        'offsets.topic.replication.factor=3', `offsets.topic.num.partitions=${OFFSETS_PARTITIONS}`, 'group.initial.rebalance.delay.ms=0',
+      ],
     })
   }, 120_000)
 
@@ -299,4 +308,67 @@ describe.skipIf(MISSING !== undefined)('replication in a three-broker cluster (m
     const values = (await readAll(leader, 'stall', 0)).length
     expect(values).toBeGreaterThanOrEqual(5 + 4 + 2)
   }, 180_000)
+
+  it('moves a consumer group to the new leader of its __consumer_offsets partition when the coordinator is SIGKILLed', async () => {
+    const c0 = await anyBroker().client()
+    try {
+      expect(await createTopic(c0, 'groups-data', { partitions: 2, rf: 3 })).toBe(ErrorCode.NONE)
+    } finally {
+      c0.close()
+    }
+    await agreed('groups-data', (ps) => ps.length === 2 && ps.every((p) => p.isr.length === 3), 'groups-data with full ISRs')
+    const kafka = (): Kafka => new Kafka({
+      clientId: 'group-test',
+      brokers: alive().map((b) => b.bootstrap),
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 30, initialRetryTime: 200, maxRetryTime: 2000 },
+    })
+    const producer = kafka().producer({ idempotent: true })
+    await producer.connect()
+    await producer.send({ topic: 'groups-data', acks: -1, messages: Array.from({ length: 60 }, (_, i) => ({ key: `k${i}`, value: `first-${i}` })) })
+    await producer.disconnect()
+
+    /** Consumes in group g until `count` new records arrived, commits them, and leaves the group. */
+    async function consume(count: number): Promise<string[]> {
+      const consumer = kafka().consumer({ groupId: 'g', sessionTimeout: 10_000, heartbeatInterval: 500 })
+      const seen: string[] = []
+      await consumer.connect()
+      await consumer.subscribe({ topic: 'groups-data', fromBeginning: true })
+      await consumer.run({ autoCommit: true, autoCommitThreshold: 1, eachMessage: async ({ message }) => void seen.push(message.value!.toString()) })
+      await until(`${count} records consumed`, async () => (seen.length >= count ? true : undefined), 90_000)
+      await new Promise((r) => setTimeout(r, 500))
+      await consumer.disconnect()
+      return seen
+    }
+    expect((await consume(60)).length).toBe(60)
+
+    // FindCoordinator names the leader of the group's partition.
+    const partition = groupPartition('g', OFFSETS_PARTITIONS)
+    const [offsets] = (await agreed('__consumer_offsets', (ps) => ps.length === OFFSETS_PARTITIONS && ps[partition]!.isr.length === 3, '__consumer_offsets with full ISRs')).slice(partition, partition + 1)
+    const c = await anyBroker().client()
+    let coordinatorId: number
+    try {
+      const req = FindCoordinator.createFindCoordinatorRequest({ keyType: 0, coordinatorKeys: ['g'] })
+      const res = await c.call(10, 4, (w) => FindCoordinator.encodeFindCoordinatorRequest(w, req, 4), FindCoordinator.decodeFindCoordinatorResponse)
+      expect(res.coordinators[0]!.errorCode).toBe(ErrorCode.NONE)
+      coordinatorId = res.coordinators[0]!.nodeId
+    } finally {
+      c.close()
+    }
+    expect(coordinatorId).toBe(offsets!.leader)
+
+    const victim = cluster.broker(coordinatorId)
+    await victim.kill()
+    await agreed('__consumer_offsets', (ps) => ps[partition]!.leader >= 0 && ps[partition]!.leader !== coordinatorId, 'a new leader of the group\'s partition')
+
+    const more = kafka().producer({ idempotent: true })
+    await more.connect()
+    await more.send({ topic: 'groups-data', acks: -1, messages: Array.from({ length: 20 }, (_, i) => ({ key: `m${i}`, value: `second-${i}` })) })
+    await more.disconnect()
+    // The committed offsets moved with the partition: only the new records are consumed.
+    const second = await consume(20)
+    expect(second.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `second-${i}`).sort())
+    await victim.start()
+    await agreed('__consumer_offsets', (ps) => ps[partition]!.isr.length === 3, 'the restarted broker back in the ISR of __consumer_offsets', 60_000)
+  }, 240_000)
 })

@@ -75,7 +75,7 @@ class FakePartitions implements PartitionService {
         regions.push({ fd: FAKE_FD, position: o * 100, length: log[o]!.length })
         bytes += log[o]!.length
       }
-      return { ok: true, value: { regions, bytes, logStartOffset: 0, highWatermark: log.length, lastStableOffset: log.length, abortedTransactions: [] } }
+      return { ok: true, value: { regions, bytes, logStartOffset: 0, logEndOffset: log.length, highWatermark: log.length, lastStableOffset: log.length, abortedTransactions: [] } }
     })
   }
 

@@ -57,6 +57,8 @@ export interface ConsumerRead extends TopicPartitionRef {
   maxBytes: number
   /** read_committed stops at the last stable offset and lists aborted transactions. Default read_uncommitted. */
   isolation?: IsolationLevel
+  /** Up to the log end offset, not the high watermark: a coordinator loading a partition it now leads. */
+  logEnd?: boolean
 }
 
 export interface AbortedTransactionRange {
@@ -70,6 +72,7 @@ export interface PartitionRead {
   /** Sum of the regions' lengths. */
   bytes: number
   logStartOffset: number
+  logEndOffset: number
   highWatermark: number
   lastStableOffset: number
   /** read_committed only: aborted transactions overlapping the returned range. */
@@ -417,7 +420,7 @@ export type PartitionErrors = Awaited<ReturnType<GroupCoordinatorApi['commitOffs
 
 export type TransactionCoordinatorApi = Pick<
   TransactionCoordinator,
-  'initProducerId' | 'addPartitions' | 'endTxn' | 'describeTransactions' | 'listTransactions'
+  'partitionFor' | 'initProducerId' | 'addPartitions' | 'endTxn' | 'describeTransactions' | 'listTransactions'
 >
 
 export type GroupCoordinatorService = CoordinatorService<GroupCoordinatorApi>
