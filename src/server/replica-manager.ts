@@ -319,12 +319,25 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
   }
 
   async writeTxnMarkers(items: readonly TxnMarker[]): Promise<Outcome<{ offset: number }>[]> {
-    // Markers carry the partition's current leader epoch (the epoch cache and followers rely on it).
-    const stamped = items.map((m) => {
-      const p = this.#hosted.get(m.topic)?.[m.partition]
-      return p?.isLeader === true ? { ...m, leaderEpoch: p.leaderEpoch } : m
+    // Markers carry the partition's current leader epoch (the epoch cache and followers rely on it); only
+    // the leader writes them (a follower's log is its leader's bytes).
+    const out: Outcome<{ offset: number }>[] = new Array(items.length)
+    const stamped: (TxnMarker & { leaderEpoch: number })[] = []
+    const at: number[] = []
+    items.forEach((m, i) => {
+      const error = this.leaderError(m.topic, m.partition)
+      if (error !== ErrorCode.NONE) {
+        out[i] = { ok: false, errorCode: error, message: `this broker does not lead ${m.topic}-${m.partition}` }
+        return
+      }
+      stamped.push({ ...m, leaderEpoch: this.#hosted.get(m.topic)![m.partition]!.leaderEpoch })
+      at.push(i)
     })
-    const results = await this.router.writeTxnMarkers(stamped)
+    const written = stamped.length === 0 ? [] : await this.router.writeTxnMarkers(stamped)
+    written.forEach((r, j) => {
+      out[at[j]!] = r
+    })
+    const results = out
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!
       if (!r.ok) continue

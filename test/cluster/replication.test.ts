@@ -12,6 +12,10 @@
 // - The group coordinator follows the leadership of its __consumer_offsets partition (replication factor
 //   3): FindCoordinator names the partition's leader; SIGKILL of that broker moves the group to the new
 //   leader, which loaded the partition, and the group resumes from its committed offsets.
+// - Transactions across the cluster: the transaction coordinator sends markers to each partition's
+//   leader (WriteTxnMarkers); read_committed consumers see committed transactions only; after SIGKILL of
+//   the coordinator the producer's next transaction commits through the new leader of its
+//   __transaction_state partition.
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -160,6 +164,7 @@ describe.skipIf(MISSING !== undefined)('replication in a three-broker cluster (m
       overrides: [
         'min.insync.replicas=2', 'default.replication.factor=3', `replica.lag.time.max.ms=${LAG_MS}`, 'replica.fetch.backoff.ms=200',
         'offsets.topic.replication.factor=3', `offsets.topic.num.partitions=${OFFSETS_PARTITIONS}`, 'group.initial.rebalance.delay.ms=0',
+        'transaction.state.log.replication.factor=3', 'transaction.state.log.num.partitions=3', 'transaction.state.log.min.isr=2',
       ],
     })
   }, 120_000)
@@ -370,5 +375,63 @@ describe.skipIf(MISSING !== undefined)('replication in a three-broker cluster (m
     expect(second.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `second-${i}`).sort())
     await victim.start()
     await agreed('__consumer_offsets', (ps) => ps[partition]!.isr.length === 3, 'the restarted broker back in the ISR of __consumer_offsets', 60_000)
+  }, 240_000)
+
+  it('commits transactions whose partitions other brokers lead, and after SIGKILL of the transaction coordinator', async () => {
+    const c0 = await anyBroker().client()
+    try {
+      expect(await createTopic(c0, 'txn-data', { partitions: 3, rf: 3 })).toBe(ErrorCode.NONE)
+    } finally {
+      c0.close()
+    }
+    const data = await agreed('txn-data', (ps) => ps.length === 3 && ps.every((p) => p.isr.length === 3), 'txn-data with full ISRs')
+    expect(new Set(data.map((p) => p.leader)).size).toBeGreaterThan(1)
+    const kafka = (): Kafka => new Kafka({
+      clientId: 'txn-test',
+      brokers: alive().map((b) => b.bootstrap),
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 30, initialRetryTime: 200, maxRetryTime: 2000 },
+    })
+    const producer = kafka().producer({ transactionalId: 'tx-1', idempotent: true, maxInFlightRequests: 1 })
+    await producer.connect()
+    const inTransaction = async (prefix: string, n: number, commit: boolean): Promise<void> => {
+      const txn = await producer.transaction()
+      await txn.send({ topic: 'txn-data', messages: Array.from({ length: n }, (_, i) => ({ key: `${prefix}${i}`, value: `${prefix}-${i}` })) })
+      if (commit) await txn.commit()
+      else await txn.abort()
+    }
+    await inTransaction('committed', 30, true)
+    await inTransaction('aborted', 10, false)
+    await inTransaction('late', 10, true)
+
+    const seen: string[] = []
+    const consumer = kafka().consumer({ groupId: 'txn-readers', readUncommitted: false })
+    await consumer.connect()
+    await consumer.subscribe({ topic: 'txn-data', fromBeginning: true })
+    await consumer.run({ eachMessage: async ({ message }) => void seen.push(message.value!.toString()) })
+    await until('the committed transactions consumed', async () => (seen.length >= 40 ? true : undefined), 90_000)
+
+    // The coordinator is the leader of the transactional id's __transaction_state partition.
+    const c = await anyBroker().client()
+    let coordinatorId: number
+    try {
+      const req = FindCoordinator.createFindCoordinatorRequest({ keyType: 1, coordinatorKeys: ['tx-1'] })
+      const res = await c.call(10, 4, (w) => FindCoordinator.encodeFindCoordinatorRequest(w, req, 4), FindCoordinator.decodeFindCoordinatorResponse)
+      expect(res.coordinators[0]!.errorCode).toBe(ErrorCode.NONE)
+      coordinatorId = res.coordinators[0]!.nodeId
+    } finally {
+      c.close()
+    }
+    const victim = cluster.broker(coordinatorId)
+    await victim.kill()
+    await inTransaction('after', 10, true)
+    await until('the transaction after the coordinator\'s loss consumed', async () => (seen.length >= 50 ? true : undefined), 90_000)
+    await new Promise((r) => setTimeout(r, 1000))
+    await consumer.disconnect()
+    await producer.disconnect()
+    expect(seen.some((v) => v.startsWith('aborted'))).toBe(false)
+    const expected = ['committed', 'late', 'after'].flatMap((prefix) => Array.from({ length: prefix === 'committed' ? 30 : 10 }, (_, i) => `${prefix}-${i}`))
+    expect([...seen].sort()).toEqual(expected.sort())
+    await victim.start()
   }, 240_000)
 })

@@ -27,6 +27,7 @@ import { offsetForLeaderEpochHandler } from './23-offset-for-leader-epoch.js'
 import { addPartitionsToTxnHandler } from './24-add-partitions-to-txn.js'
 import { addOffsetsToTxnHandler } from './25-add-offsets-to-txn.js'
 import { endTxnHandler } from './26-end-txn.js'
+import { writeTxnMarkersHandler } from './27-write-txn-markers.js'
 import { txnOffsetCommitHandler } from './28-txn-offset-commit.js'
 import { describeConfigsHandler } from './32-describe-configs.js'
 import { alterConfigsHandler } from './33-alter-configs.js'
@@ -68,6 +69,7 @@ export const HANDLERS: readonly AnyHandler[] = [
   addPartitionsToTxnHandler,
   addOffsetsToTxnHandler,
   endTxnHandler,
+  writeTxnMarkersHandler,
   txnOffsetCommitHandler,
   describeConfigsHandler,
   alterConfigsHandler,

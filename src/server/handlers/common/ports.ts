@@ -428,6 +428,11 @@ export type GroupCoordinatorService = CoordinatorService<GroupCoordinatorApi>
 export interface TransactionCoordinatorService extends CoordinatorService<TransactionCoordinatorApi> {
   /** Whether `name` is one of Kafka's transaction state names (Empty, Ongoing, ...). */
   isStateName(name: string): boolean
+  /**
+   * WriteTxnMarkers: writes markers to partitions this broker leads (NOT_LEADER_OR_FOLLOWER for others),
+   * one answer per item; markers in __consumer_offsets also complete the group's pending offsets.
+   */
+  writeLocalMarkers(items: readonly TxnMarker[]): Promise<{ errorCode: number }[]>
 }
 
 /** Producer ids for idempotent producers (InitProducerId without a transactional id). */
