@@ -23,7 +23,11 @@ import { CONSUMER_OFFSETS_TOPIC } from './groups.js'
 import type { TransactionCoordinatorService } from './handlers/common/ports.js'
 import { InternalTopicService, type InternalTopicSpec } from './internal-topic-service.js'
 
-/** The coordinator epoch of the transaction coordinator until coordinators move with partition leadership. */
+/**
+ * The coordinator epoch of the transaction coordinator. Kafka uses the leader epoch of the transactional
+ * id's __transaction_state partition, so that markers of a deposed coordinator are fenced; here it is
+ * still one constant, although coordinators now move with that partition's leadership.
+ */
 const COORDINATOR_EPOCH = 0
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state'
