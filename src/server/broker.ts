@@ -21,6 +21,8 @@ import { ShardRouter } from '../shard/router.js'
 import { ensureDataDirectory } from '../storage/index.js'
 import type { FrameHandler } from './connection.js'
 import { connectBrokerLink } from './broker-link.js'
+import { ControllerRequests } from './controller-requests.js'
+import { connectLeaderEndpoint } from './leader-endpoint.js'
 import { createDispatcher } from './dispatcher.js'
 import { DynamicConfigService, parseDynamicLayers, readDynamicBrokerConfigs, type DynamicBrokerConfigLayers } from './dynamic-configs.js'
 import { FetchSessionCache } from './handlers/common/fetch-sessions.js'
@@ -72,6 +74,8 @@ export class Broker {
   readonly cluster: ClusterMember
   /** Topic administration through the metadata store. */
   readonly topics: TopicManager
+  /** AlterPartition to the active controller (in process or over the network). */
+  readonly controllerRequests: ControllerRequests
   private readonly dispatcher: FrameHandler
   private stopping: Promise<void> | null = null
 
@@ -98,6 +102,22 @@ export class Broker {
       logConfigFor: async (topic) => this.config.logConfig(validateTopicConfigs(await this.control.topicConfigs(topic))),
       defaultLogConfig: () => this.config.logDefaults(),
       knowsPartition: (topic, partition) => this.metadata.partition(topic, partition) !== undefined,
+      minInsyncReplicas: async (topic) => {
+        const own = (await this.control.topicConfigs(topic))['min.insync.replicas']
+        const n = own === undefined ? NaN : Number(own)
+        return Number.isInteger(n) && n >= 1 ? n : this.config.getInt('min.insync.replicas')
+      },
+      brokerEpoch: () => this.control.brokerEpoch,
+      alterPartition: (request) => this.controllerRequests.alterPartition(request),
+      connectLeader: (leader) => connectLeaderEndpoint(nodeId, leader, config.getInt('replica.socket.timeout.ms')),
+      replicaLagTimeMaxMs: config.getInt('replica.lag.time.max.ms'),
+      fetcher: {
+        maxWaitMs: config.getInt('replica.fetch.wait.max.ms'),
+        minBytes: config.getInt('replica.fetch.min.bytes'),
+        maxBytes: config.getInt('replica.fetch.response.max.bytes'),
+        partitionMaxBytes: config.getInt('replica.fetch.max.bytes'),
+        backoffMs: config.getInt('replica.fetch.backoff.ms'),
+      },
     })
     this.control = new BrokerControlPlane({
       brokerId: nodeId,
@@ -110,6 +130,7 @@ export class Broker {
     })
     this.controller = new Controller({ brokerId: nodeId, store, local: this.control, connect: connectBrokerLink, config: () => this.config, interBrokerListener, log })
     this.control.setController(this.controller)
+    this.controllerRequests = new ControllerRequests(nodeId, this.controller, this.control, this.metadata, store, interBrokerListener)
     this.topics = new TopicManager(store, this.metadata, this.control, config, log, { brokerId: nodeId, router })
     this.configs = new DynamicConfigService(store, nodeId, dynamicLayers, () => this.config, (c) => this.applyBrokerConfig(c), log)
     this.producerIds = new ProducerIdManager((blockSize) => store.allocateProducerIdBlock(nodeId, blockSize))
@@ -174,6 +195,10 @@ export class Broker {
         retentionCheckIntervalMs: config.logRetentionCheckIntervalMs,
         flushSchedulerIntervalMs: config.logFlushSchedulerIntervalMs,
         checkpointIntervalMs: config.getInt('log.flush.offset.checkpoint.interval.ms'),
+        // A single broker's partitions open with the HW at their LEO, as ever; a cluster's replicas with
+        // their checkpointed HW (the replica manager switches leaders whose ISR is themselves alone).
+        highWatermarkFollowsLeo: store.kind === 'embedded',
+        highWatermarkCheckpointIntervalMs: config.getInt('replica.high.watermark.checkpoint.interval.ms'),
         cleaner: {
           enable: config.getBoolean('log.cleaner.enable'),
           backoffMs: config.getInt('log.cleaner.backoff.ms'),
@@ -264,6 +289,8 @@ export class Broker {
     this.partitions.wakeAllWaiters()
     // The controller stops and the store session ends: this broker's registration goes at once.
     await this.cluster.stop().catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'leaving the cluster failed'))
+    this.controllerRequests.close()
+    await this.partitions.close()
     await this.router.close()
     this.log.info('shut down cleanly')
   }

@@ -31,6 +31,8 @@ export interface ShardExecutorOptions {
   producerExpiration?: ShardProducerExpiration
   /** log.flush.offset.checkpoint.interval.ms: how often changed recovery checkpoints are written (LogManager checkpointIntervalMs). */
   checkpointIntervalMs: number
+  /** replica.high.watermark.checkpoint.interval.ms: how often changed high-watermark checkpoints are written (default 5000). */
+  highWatermarkCheckpointIntervalMs?: number
   /** The periodic log cleaner (default: Kafka's defaults, enabled). */
   cleaner?: ShardCleanerConfig
   /** Test hooks of the cleaner (swap steps). */
@@ -47,7 +49,7 @@ export interface ShardExecutorOptions {
   operations?: OperationTable
 }
 
-export type BackgroundTask = 'retention' | 'flush' | 'cleaner' | 'producer-expiration' | 'delete'
+export type BackgroundTask = 'retention' | 'flush' | 'cleaner' | 'producer-expiration' | 'delete' | 'high-watermark-checkpoint'
 
 // setInterval cannot wait longer than 2^31-1 ms (it fires at once instead), and Kafka's "never" is Long.MAX.
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -100,6 +102,9 @@ export class ShardExecutor implements ShardContext {
     // period, on each pass of which flushDue then writes the changed checkpoints.
     const flushPeriodMs = opts.checkpointIntervalMs >= 1 ? Math.min(opts.flushSchedulerIntervalMs, opts.checkpointIntervalMs) : opts.flushSchedulerIntervalMs
     this.#schedule(flushPeriodMs, 'flush', () => logs.flushDue())
+    // Kafka's highwatermark-checkpoint task: replicated partitions' high watermarks, so a restarted
+    // replica starts from them (partitions whose HW follows the LEO write none).
+    this.#schedule(opts.highWatermarkCheckpointIntervalMs ?? 5000, 'high-watermark-checkpoint', () => logs.checkpointHighWatermarks())
     // Kafka's producer-expiry-check: idempotent producer state idle for producer.id.expiration.ms goes.
     this.#schedule((opts.producerExpiration ?? DEFAULT_PRODUCER_EXPIRATION).checkIntervalMs, 'producer-expiration', () => {
       logs.removeExpiredProducers()

@@ -69,6 +69,7 @@ export interface ShardWorkerData {
   flushSchedulerIntervalMs: number
   highWatermarkFollowsLeo: boolean
   checkpointIntervalMs: number
+  highWatermarkCheckpointIntervalMs: number
   cleaner: ShardCleanerConfig
   producerExpiration: ShardProducerExpiration
   /** This shard's share of log.segment.open.files.max (storage/open-files.ts). */

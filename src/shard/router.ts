@@ -55,8 +55,13 @@ export interface ShardRouterOptions {
   retentionCheckIntervalMs?: number
   /** log.flush.scheduler.interval.ms (default Long.MAX: never). */
   flushSchedulerIntervalMs?: number
-  /** After an append the HW moves to the LEO (single broker). Default true. */
+  /**
+   * The high watermark mode partitions open in: following the LEO on append (a single broker, default
+   * true), or set by the replication layer (a cluster; it switches partitions whose ISR is the leader alone).
+   */
   highWatermarkFollowsLeo?: boolean
+  /** replica.high.watermark.checkpoint.interval.ms (default 5000). */
+  highWatermarkCheckpointIntervalMs?: number
   /** log.flush.offset.checkpoint.interval.ms: how often recovery checkpoints are written (default 60000). */
   checkpointIntervalMs?: number
   /**
@@ -208,6 +213,7 @@ export class ShardRouter {
     const flushSchedulerIntervalMs = opts.flushSchedulerIntervalMs ?? LONG_MAX
     const highWatermarkFollowsLeo = opts.highWatermarkFollowsLeo ?? true
     const checkpointIntervalMs = opts.checkpointIntervalMs ?? 60_000
+    const highWatermarkCheckpointIntervalMs = opts.highWatermarkCheckpointIntervalMs ?? 5000
     const producerExpiration: ShardProducerExpiration = { ...DEFAULT_PRODUCER_EXPIRATION, ...opts.producerExpiration }
     const shardCount = Math.max(1, opts.ioThreads)
     const shards: ShardBackend[] = []
@@ -218,7 +224,7 @@ export class ShardRouter {
     if (opts.ioThreads === 0) {
       const executor = ShardExecutor.open({
         dataDir, defaults: opts.defaults, shardIndex: 0, shardCount: 1, cleanShutdown, retentionCheckIntervalMs, flushSchedulerIntervalMs,
-        highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, producerExpiration, maxOpenFiles, logger,
+        highWatermarkFollowsLeo, checkpointIntervalMs, highWatermarkCheckpointIntervalMs, cleaner, producerExpiration, maxOpenFiles, logger,
         onBackgroundError: (err, task) => logger.error({ err, task }, 'shard background task failed'),
       })
       shards.push(new InlineShard(executor))
@@ -232,7 +238,7 @@ export class ShardRouter {
     for (let shardIndex = 0; shardIndex < shardCount; shardIndex++) {
       const workerData: ShardWorkerData = {
         dataDir, defaults: opts.defaults, shardIndex, shardCount, cleanShutdown, starts: new Int32Array(new SharedArrayBuffer(4)),
-        retentionCheckIntervalMs, flushSchedulerIntervalMs, highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, producerExpiration, maxOpenFiles,
+        retentionCheckIntervalMs, flushSchedulerIntervalMs, highWatermarkFollowsLeo, checkpointIntervalMs, highWatermarkCheckpointIntervalMs, cleaner, producerExpiration, maxOpenFiles,
         logLevel: logger.level,
       }
       const pool = new Piscina<ShardBatch, ShardReply>({

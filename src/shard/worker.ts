@@ -34,6 +34,7 @@ const executor = ShardExecutor.open({
   flushSchedulerIntervalMs: data.flushSchedulerIntervalMs,
   highWatermarkFollowsLeo: data.highWatermarkFollowsLeo,
   checkpointIntervalMs: data.checkpointIntervalMs,
+  highWatermarkCheckpointIntervalMs: data.highWatermarkCheckpointIntervalMs,
   cleaner: data.cleaner,
   producerExpiration: data.producerExpiration,
   maxOpenFiles: data.maxOpenFiles,

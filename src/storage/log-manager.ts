@@ -41,7 +41,10 @@ export interface LogManagerOptions {
   /** Open only these partition directories (sharding); default all. */
   owns?: (topic: string, partition: number) => boolean
   now?: () => number
-  /** Single-broker semantics: the high watermark follows the LEO on append. Default true. */
+  /**
+   * The mode partitions open in: the high watermark follows the LEO on append (a single broker), or is
+   * set from outside (a cluster, until the replication layer switches a partition). Default true.
+   */
   highWatermarkFollowsLeo?: boolean
   /** How often flushDue writes changed checkpoints (log.flush.offset.checkpoint.interval.ms); default the table's. */
   checkpointIntervalMs?: number
@@ -248,6 +251,11 @@ export class LogManager {
       this.lastCheckpoint = now
       await inParallel([...this.logs.values()], (log) => log.writeCheckpoints())
     }
+  }
+
+  /** Writes the high-watermark checkpoints that changed (replica.high.watermark.checkpoint.interval.ms). */
+  async checkpointHighWatermarks(): Promise<void> {
+    await Promise.all([...this.logs.values()].map((log) => log.writeHighWatermarkCheckpoint()))
   }
 
   /** Flushes, checkpoints and closes every partition (not the clean-shutdown marker). */

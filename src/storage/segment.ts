@@ -550,14 +550,26 @@ export class LogSegment {
     return { nextOffset: next, truncatedBytes }
   }
 
+  /**
+   * Cuts the .log at position (a batch boundary: a follower's truncation) and indexes what stays, from
+   * the batch headers, into new in-memory indexes (indexRoomBytes of room): the segment is the log's
+   * active segment again. Its bytes were verified when written or recovered, so no CRC is checked.
+   */
+  truncateToPosition(position: number, indexRoomBytes: number): void {
+    this.pendingCheck = null
+    if (position < this.size) this.truncateLogTo(position)
+    this.useMemoryIndexes(MemoryIndex.empty(this.indexPath, OFFSET_ENTRY, indexRoomBytes), MemoryIndex.empty(this.timeIndexPath, TIME_ENTRY, indexRoomBytes))
+    this.indexWholeLog(Number.MAX_SAFE_INTEGER, false)
+  }
+
   /** Indexes every good batch of the .log into the (empty) indexes; returns the next offset and where the good batches end. */
-  private indexWholeLog(limitOffset: number): { next: number; validEnd: number } {
+  private indexWholeLog(limitOffset: number, checkCrc = true): { next: number; validEnd: number } {
     this.bytesSinceLastIndexEntry = 0
     this._maxTimestampSoFar = NO_TIMESTAMP
     this._offsetOfMaxTimestampSoFar = this.baseOffset
     this.firstBatchTimestamp = undefined
     let next = this.baseOffset
-    const result = scanFileBatches(this.fd, 0, this.size, native.crc32c, (b) => {
+    const result = scanFileBatches(this.fd, 0, this.size, checkCrc ? native.crc32c : null, (b) => {
       if (b.baseOffset < next || b.lastOffset < b.baseOffset || b.lastOffset >= limitOffset || !this.canHold(b.lastOffset)) return 'reject'
       this.indexBatch(b.lastOffset, b.maxTimestamp, b.position, b.size)
       next = b.lastOffset + 1
