@@ -367,7 +367,11 @@ export class LogCleaner {
     const dirtyStart = dirty.length === 0 ? 0 : (dirty[0]!.segment.translateOffset(firstDirty)?.position ?? dirty[0]!.size)
     const maxRecordBytes = decodedSizeLimit(c.maxMessageBytes)
     const p: PassStats = { io: 0, sinceYield: 0, sliceStart: performance.now(), start: performance.now(), bytesRead: 0, bytesWritten: 0, recordsRemoved: 0 }
-    for (const s of infos) s.segment.retain()
+    // The segment being read is pinned (its descriptor held open across the yields, even if retention
+    // deletes it meanwhile); the others are opened when their turn comes, through the open-file cache.
+    const pin = (s: SegmentInfo): void => {
+      if (!s.segment.tryRetain()) throw new CleanAborted(`segment ${s.base} of ${log.topic}-${log.partition} was deleted during cleaning`)
+    }
     let writing: number | null = null
     try {
       // (1) The offset map over the dirty range, sized by the records it will hold (header scan).
@@ -384,17 +388,22 @@ export class LogCleaner {
       let endOffset = firstUncleanable
       let full = false
       for (const [i, s] of dirty.entries()) {
-        const reader = new BatchReader(s.segment.fd, i === 0 ? dirtyStart : 0, s.size)
-        for (let b = reader.next(); b !== null; b = reader.next()) {
-          if (b.lastOffset < firstDirty) continue
-          if (b.baseOffset >= firstUncleanable) break
-          if (!mapBatchKeys(b.bytes, b.attributes, b.recordCount, map, maxRecordBytes, txn)) {
-            endOffset = b.baseOffset
-            full = true
-            break
+        pin(s)
+        try {
+          const reader = new BatchReader(s.segment.fd, i === 0 ? dirtyStart : 0, s.size)
+          for (let b = reader.next(); b !== null; b = reader.next()) {
+            if (b.lastOffset < firstDirty) continue
+            if (b.baseOffset >= firstUncleanable) break
+            if (!mapBatchKeys(b.bytes, b.attributes, b.recordCount, map, maxRecordBytes, txn)) {
+              endOffset = b.baseOffset
+              full = true
+              break
+            }
+            p.bytesRead += b.bytes.length
+            await this.#progress(p, b.bytes.length, log)
           }
-          p.bytesRead += b.bytes.length
-          await this.#progress(p, b.bytes.length, log)
+        } finally {
+          s.segment.release()
         }
         if (full) break
       }
@@ -423,7 +432,7 @@ export class LogCleaner {
       for (const group of groups) {
         const base = group[0]!.base
         writing = base
-        const cleaned = LogSegment.create(log.dir, base, { indexIntervalBytes: c.indexIntervalBytes, segmentIndexBytes: c.segmentIndexBytes }, now, CLEANED_SUFFIX)
+        const cleaned = LogSegment.create(log.dir, base, log.segmentSettings(), now, CLEANED_SUFFIX)
         cleaned.indexIntervalBytes = c.indexIntervalBytes
         const finishedAborts: FinishedAbort[] = []
         try {
@@ -445,27 +454,33 @@ export class LogCleaner {
             if (pending >= OUTPUT_FLUSH_BYTES) flushOut()
           }
           for (const s of group) {
-            const reader = new BatchReader(s.segment.fd, 0, s.size)
-            for (let b = reader.next(); b !== null; b = reader.next()) {
-              const out = filterBatch(b.bytes, b.attributes, ctx)
-              if (out.finishedAbort !== undefined) finishedAborts.push(out.finishedAbort)
-              if (out.kind === 'keep') {
-                add(Buffer.from(b.bytes), b.lastOffset)
-                if (out.tombstoneHorizon !== null) minHorizon = Math.min(minHorizon, out.tombstoneHorizon)
-              } else if (out.kind === 'rewrite') {
-                add(out.bytes, b.lastOffset)
-                p.recordsRemoved += out.removed
-                if (out.tombstoneHorizon !== null) minHorizon = Math.min(minHorizon, out.tombstoneHorizon)
-              } else {
-                p.recordsRemoved += out.removed
+            pin(s)
+            try {
+              const reader = new BatchReader(s.segment.fd, 0, s.size)
+              for (let b = reader.next(); b !== null; b = reader.next()) {
+                const out = filterBatch(b.bytes, b.attributes, ctx)
+                if (out.finishedAbort !== undefined) finishedAborts.push(out.finishedAbort)
+                if (out.kind === 'keep') {
+                  add(Buffer.from(b.bytes), b.lastOffset)
+                  if (out.tombstoneHorizon !== null) minHorizon = Math.min(minHorizon, out.tombstoneHorizon)
+                } else if (out.kind === 'rewrite') {
+                  add(out.bytes, b.lastOffset)
+                  p.recordsRemoved += out.removed
+                  if (out.tombstoneHorizon !== null) minHorizon = Math.min(minHorizon, out.tombstoneHorizon)
+                } else {
+                  p.recordsRemoved += out.removed
+                }
+                p.bytesRead += b.bytes.length
+                await this.#progress(p, b.bytes.length, log)
               }
-              p.bytesRead += b.bytes.length
-              await this.#progress(p, b.bytes.length, log)
+            } finally {
+              s.segment.release()
             }
           }
           flushOut()
           cleaned.onBecomeInactive()
           await cleaned.flush()
+          if (group.some((s) => s.segment.deleted)) throw new CleanAborted(`segments of ${log.topic}-${log.partition} were deleted during cleaning`)
           // Kafka keeps the newest modification time of the replaced segments on the cleaned one.
           cleaned.setLastModified(Math.max(...group.map((s) => s.segment.lastModified())))
         } finally {
@@ -490,7 +505,6 @@ export class LogCleaner {
       }
     } finally {
       if (writing !== null) deleteCleanedFiles(log.dir, writing)
-      for (const s of infos) s.segment.release()
     }
   }
 }
