@@ -29,6 +29,8 @@ import { HANDLERS } from './handlers/index.js'
 import { ProducerIdManager } from './producer-ids.js'
 import { HandlerRegistry } from './registry.js'
 import { ReplicaManager } from './replica-manager.js'
+import { buildListenerSecurity } from './listener-security.js'
+import { ScramCredentialService } from './scram-credentials.js'
 import { SocketServer, type BoundListener } from './socket-server.js'
 import { TopicManager } from './topics.js'
 import { TransactionService } from './transactions.js'
@@ -142,6 +144,7 @@ export class Broker {
         producerIds: this.producerIds,
         fetchSessions: this.fetchSessions,
         control: this.control,
+        scram: new ScramCredentialService(store),
         log,
         apiVersions: this.registry.apiVersions(),
       },
@@ -158,6 +161,11 @@ export class Broker {
     const interBrokerListener = config.getString('inter.broker.listener.name') ?? config.listeners[0]!.name
     if (!config.listeners.some((l) => l.name === interBrokerListener)) {
       throw new Error(`inter.broker.listener.name ${interBrokerListener} is not one of the listeners (${config.listeners.map((l) => l.name).join(', ')})`)
+    }
+    const interBrokerProtocol = config.securityProtocolMap.get(interBrokerListener)
+    if (config.getString('zookeeper.connect') !== null && interBrokerProtocol !== 'PLAINTEXT') {
+      // The controller's and the replica fetchers' connections speak PLAINTEXT only.
+      throw new Error(`inter.broker.listener.name ${interBrokerListener} maps to ${interBrokerProtocol}; brokers of a cluster reach each other over a PLAINTEXT listener (add one, e.g. on a private interface, and name it in inter.broker.listener.name)`)
     }
     const { store, meta } = await openMetadataStore(config, dataDir, log)
     let router: ShardRouter | undefined
@@ -199,7 +207,7 @@ export class Broker {
         if (broker === undefined) return Promise.reject(new Error('broker not started'))
         return broker.dispatcher(frame, conn)
       }
-      server = new SocketServer(limits, dispatch, log)
+      server = new SocketServer(limits, dispatch, log, buildListenerSecurity(config, store))
       const bound = await server.listen(config.listeners)
       const endpoints = advertise(config.advertisedListeners, bound)
       broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, dynamicLayers, server, endpoints, bound, interBrokerListener, opts.shutdownGraceMs ?? 5000)

@@ -11,18 +11,29 @@ import { readRequestHeader, writeResponseHeader, peekRequestHeader } from '../pr
 import { encodeApiVersionsResponse, createApiVersionsResponse } from '../protocol/messages/18-api-versions.gen.js'
 import { Reader } from '../protocol/primitives/reader.js'
 import { Writer } from '../protocol/primitives/writer.js'
+import type { SaslServerAuthenticator } from '../auth/sasl/authenticator.js'
 import type { Connection, FrameHandler, Response } from './connection.js'
 import type { BrokerServices, RequestContext } from './handlers/common/context.js'
 import { UnservableRequestError } from './handlers/common/handler.js'
 import type { HandlerRegistry } from './registry.js'
 
 const API_VERSIONS_KEY = 18
+const SASL_HANDSHAKE_KEY = 17
+const SASL_AUTHENTICATE_KEY = 36
 
 /** services: the broker's, built once; each request's context carries them along with its own facts. */
 export function createDispatcher(services: BrokerServices, registry: HandlerRegistry): FrameHandler {
   return async (frame: Buffer, conn: Connection): Promise<Response | null> => {
     const receivedAt = Date.now()
+    const sasl = conn.sasl
+    if (sasl !== undefined && sasl.expectsRawToken) return rawSaslToken(sasl, frame, conn)
     const peek = peekRequestHeader(frame)
+    if (sasl !== undefined && peek.apiKey !== SASL_HANDSHAKE_KEY && peek.apiKey !== SASL_AUTHENTICATE_KEY) {
+      // Before authentication only ApiVersions and the SASL requests are served (Kafka's
+      // SaslServerAuthenticator); after it, a session past connections.max.reauth.ms ends here.
+      if (!sasl.authenticated && peek.apiKey !== API_VERSIONS_KEY) throw new UnservableRequestError(`API key ${peek.apiKey} before SASL authentication completed`)
+      if (sasl.authenticated && sasl.expired()) throw new UnservableRequestError('SASL session expired (connections.max.reauth.ms) without re-authentication')
+    }
     const handler = registry.get(peek.apiKey)
     if (handler === undefined) {
       throw new UnservableRequestError(`unknown API key ${peek.apiKey}`)
@@ -62,6 +73,7 @@ export function createDispatcher(services: BrokerServices, registry: HandlerRegi
       producerIds: services.producerIds,
       fetchSessions: services.fetchSessions,
       control: services.control,
+      scram: services.scram,
       log: services.log,
       apiVersions: services.apiVersions,
     }
@@ -77,6 +89,11 @@ export function createDispatcher(services: BrokerServices, registry: HandlerRegi
       writeResponseHeader(w, peek.apiKey, peek.apiVersion, peek.correlationId)
       handler.encodeResponse(w, response, peek.apiVersion)
       endFrame(w, mark)
+      if (sasl !== undefined && (peek.apiKey === SASL_HANDSHAKE_KEY || peek.apiKey === SASL_AUTHENTICATE_KEY)) {
+        // A failed exchange is answered, then the connection closes (the client reads the error first).
+        if (sasl.failed) return { chunks: w.chunks(), onDone: () => { runDone(); conn.close('SASL authentication failed') } }
+        if (sasl.principal !== undefined && conn.principal !== sasl.principal) conn.authenticated(sasl.principal)
+      }
       return { chunks: w.chunks(), onDone: runDone }
     } catch (err) {
       runDone()
@@ -100,4 +117,13 @@ function unsupportedApiVersions(correlationId: number, minVersion: number, maxVe
   )
   endFrame(w, mark)
   return { chunks: w.chunks() }
+}
+
+/** After SaslHandshake v0: the frame is a bare SASL token, answered by a bare size-prefixed token. */
+async function rawSaslToken(sasl: SaslServerAuthenticator, frame: Buffer, conn: Connection): Promise<Response> {
+  const challenge = await sasl.rawToken(frame)
+  if (sasl.principal !== undefined && conn.principal !== sasl.principal) conn.authenticated(sasl.principal)
+  const head = Buffer.allocUnsafe(4)
+  head.writeInt32BE(challenge.length, 0)
+  return { chunks: challenge.length === 0 ? [head] : [head, challenge] }
 }

@@ -2,9 +2,12 @@
 // Sockets stay on the main thread (Node 20 cannot hand sockets to worker threads); partition work is
 // sent to the shard workers and comes back as offsets and file regions.
 import { createServer, type Server, type Socket } from 'node:net'
+import { createServer as createTlsServer, type TLSSocket } from 'node:tls'
+import { SaslServerAuthenticator } from '../auth/sasl/authenticator.js'
 import type { Listener } from '../config/listeners.js'
 import type { Logger } from '../observability/logger.js'
 import { Connection, type ConnectionLimits, type FrameHandler } from './connection.js'
+import type { ListenerSecurity } from './listener-security.js'
 
 export interface BoundListener {
   listener: Listener
@@ -22,6 +25,8 @@ export class SocketServer {
     private readonly limits: ConnectionLimits,
     private readonly handler: FrameHandler,
     private readonly log: Logger,
+    /** Per listener name; a listener without an entry is PLAINTEXT. */
+    private readonly security: ReadonlyMap<string, ListenerSecurity> = new Map(),
   ) {}
 
   get connectionCount(): number {
@@ -31,7 +36,15 @@ export class SocketServer {
   async listen(listeners: readonly Listener[]): Promise<BoundListener[]> {
     const bound: BoundListener[] = []
     for (const listener of listeners) {
-      const server = createServer({ noDelay: true, pauseOnConnect: false }, (socket) => this.accept(socket, listener.name))
+      const security = this.security.get(listener.name)
+      let server: Server
+      if (security?.tls !== undefined) {
+        // 'secureConnection': the handshake is done (and the client certificate verified when required).
+        server = createTlsServer({ ...security.tls.options, noDelay: true }, (socket) => this.accept(socket, listener.name, security))
+        server.on('tlsClientError', (err) => this.log.debug({ err: err.message, listener: listener.name }, 'TLS handshake failed'))
+      } else {
+        server = createServer({ noDelay: true, pauseOnConnect: false }, (socket) => this.accept(socket, listener.name, security))
+      }
       const host = listener.host === '' ? '0.0.0.0' : listener.host
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject)
@@ -49,12 +62,22 @@ export class SocketServer {
     return bound
   }
 
-  private accept(socket: Socket, listenerName: string): void {
+  private accept(socket: Socket, listenerName: string, security: ListenerSecurity | undefined): void {
     if (!this.accepting) {
       socket.destroy()
       return
     }
     const conn = new Connection(socket, listenerName, this.limits, this.handler, this.log, (c) => this.connections.delete(c))
+    if (security !== undefined) {
+      if (security.tls !== undefined) {
+        conn.tls = true
+        conn.principal = security.principalOf(socket as TLSSocket)
+      }
+      if (security.sasl !== undefined) {
+        conn.sasl = new SaslServerAuthenticator(security.sasl)
+        conn.maxFrameBytes = Math.min(security.saslMaxReceiveBytes, this.limits.maxRequestBytes)
+      }
+    }
     this.connections.add(conn)
   }
 

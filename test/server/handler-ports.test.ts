@@ -206,6 +206,7 @@ function harness(): Harness {
     producerIds: untouchable('producerIds'),
     fetchSessions: new FetchSessionCache(10),
     control: untouchable('control'),
+    scram: untouchable('scram'),
     log: untouchable('log'),
     apiVersions: [],
   }
@@ -220,7 +221,7 @@ function harness(): Harness {
         apiKey,
         apiVersion,
         clientId: 'unit',
-        connection: { isClosed: false, listenerName, clientHost: '127.0.0.1' },
+        connection: { isClosed: false, listenerName, clientHost: '127.0.0.1', principal: 'User:ANONYMOUS', sasl: undefined },
         receivedAt: Date.now(),
         onResponseDone: (fn) => done.push(fn),
         done,

@@ -18,6 +18,7 @@ import { leaveGroupHandler } from './13-leave-group.js'
 import { syncGroupHandler } from './14-sync-group.js'
 import { describeGroupsHandler } from './15-describe-groups.js'
 import { listGroupsHandler } from './16-list-groups.js'
+import { saslHandshakeHandler } from './17-sasl-handshake.js'
 import { apiVersionsHandler } from './18-api-versions.js'
 import { createTopicsHandler } from './19-create-topics.js'
 import { deleteTopicsHandler } from './20-delete-topics.js'
@@ -30,10 +31,13 @@ import { txnOffsetCommitHandler } from './28-txn-offset-commit.js'
 import { describeConfigsHandler } from './32-describe-configs.js'
 import { alterConfigsHandler } from './33-alter-configs.js'
 import { describeLogDirsHandler } from './35-describe-log-dirs.js'
+import { saslAuthenticateHandler } from './36-sasl-authenticate.js'
 import { createPartitionsHandler } from './37-create-partitions.js'
 import { deleteGroupsHandler } from './42-delete-groups.js'
 import { incrementalAlterConfigsHandler } from './44-incremental-alter-configs.js'
 import { offsetDeleteHandler } from './47-offset-delete.js'
+import { describeUserScramCredentialsHandler } from './50-describe-user-scram-credentials.js'
+import { alterUserScramCredentialsHandler } from './51-alter-user-scram-credentials.js'
 import { alterPartitionHandler } from './56-alter-partition.js'
 import { describeClusterHandler } from './60-describe-cluster.js'
 import { describeTransactionsHandler } from './65-describe-transactions.js'
@@ -58,6 +62,7 @@ export const HANDLERS: readonly AnyHandler[] = [
   syncGroupHandler,
   describeGroupsHandler,
   listGroupsHandler,
+  saslHandshakeHandler,
   apiVersionsHandler,
   createTopicsHandler,
   deleteTopicsHandler,
@@ -70,10 +75,13 @@ export const HANDLERS: readonly AnyHandler[] = [
   describeConfigsHandler,
   alterConfigsHandler,
   describeLogDirsHandler,
+  saslAuthenticateHandler,
   createPartitionsHandler,
   deleteGroupsHandler,
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,
+  describeUserScramCredentialsHandler,
+  alterUserScramCredentialsHandler,
   alterPartitionHandler,
   describeClusterHandler,
   describeProducersHandler,

@@ -12,6 +12,7 @@ import type {
   MetadataView,
   PartitionService,
   ProducerIdService,
+  ScramCredentialAdmin,
   TopicAdmin,
   TransactionCoordinatorService,
 } from './ports.js'
@@ -36,6 +37,8 @@ export interface BrokerServices {
   fetchSessions: FetchSessionService
   /** The control plane: requests between the controller and this broker. */
   control: ControlPlaneService
+  /** SCRAM credentials (DescribeUserScramCredentials, AlterUserScramCredentials). */
+  scram: ScramCredentialAdmin
   log: HandlerLog
   /** The APIs served and their version ranges (from the handler table). */
   apiVersions: readonly ApiVersionRange[]

@@ -5,6 +5,8 @@
 // PartitionService is the seam for replication: handlers append "as leader" and read "up to the high
 // watermark"; whether that means one local log (today) or a leader waiting for its in-sync replicas
 // (acks=all, delayed produce) is the service's business, not the handlers'.
+import type { AlterUserScramCredentialsRequest, AlterUserScramCredentialsResult } from '../../../protocol/messages/51-alter-user-scram-credentials.gen.js'
+import type { DescribeUserScramCredentialsResult } from '../../../protocol/messages/50-describe-user-scram-credentials.gen.js'
 import type { BrokerConfig } from '../../../config/index.js'
 import type { GroupCoordinator } from '../../../coordinator/group/group-coordinator.js'
 import type { ProducerIdAndEpoch } from '../../../coordinator/transaction/types.js'
@@ -417,8 +419,23 @@ export interface HandlerLog {
 }
 
 /** The client connection a request came on. */
+/** SCRAM credentials in the cluster metadata (server/scram-credentials.ts). */
+export interface ScramCredentialAdmin {
+  describe(users: readonly string[] | null): Promise<DescribeUserScramCredentialsResult[]>
+  alter(req: AlterUserScramCredentialsRequest): Promise<AlterUserScramCredentialsResult[]>
+}
+
+/** One connection's SASL exchange (SaslHandshake, SaslAuthenticate); absent on PLAINTEXT and SSL listeners. */
+export interface SaslExchange {
+  handshake(mechanism: string, version: number): { errorCode: number; mechanisms: string[] }
+  authenticate(authBytes: Buffer): Promise<{ errorCode: number; errorMessage: string | null; authBytes: Buffer; sessionLifetimeMs: bigint }>
+}
+
 export interface ClientConnection {
   readonly isClosed: boolean
+  /** "User:<name>" (User:ANONYMOUS without authentication). */
+  readonly principal: string
+  readonly sasl: SaslExchange | undefined
   /** The listener it was accepted on (Metadata answers with that listener's endpoints). */
   readonly listenerName: string
   /** The client's address, without the port (JoinGroup's client host). */
