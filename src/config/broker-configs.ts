@@ -114,6 +114,13 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'connections.max.reauth.ms', type: 'long', default: 0, dynamic: 'read-only', listenerPrefixable: true, validator: atLeast(0), validValues: '[0,...]',
     doc: 'Above 0: a SASL session lasts at most this long (SaslAuthenticate v1+ tells the client, KIP-368); a client that does not re-authenticate in time has its connection closed at its next request. 0: sessions do not expire.' }),
 
+  def({ name: 'authorizer.class.name', type: 'string', default: '', dynamic: 'read-only',
+    doc: 'The authorizer: empty for none (every request allowed), or kafka.security.authorizer.AclAuthorizer / org.apache.kafka.metadata.authorizer.StandardAuthorizer for Skein\'s ACL authorizer (ACLs in the cluster metadata, managed with CreateAcls/DeleteAcls and skein acls).' }),
+  def({ name: 'super.users', type: 'string', default: '', dynamic: 'read-only',
+    doc: 'Principals allowed everything, separated by semicolons: User:admin;User:CN=broker,O=Example.' }),
+  def({ name: 'allow.everyone.if.no.acl.found', type: 'boolean', default: false, dynamic: 'read-only',
+    doc: 'With an authorizer: allow an operation on a resource that no ACL matches (otherwise it is denied).' }),
+
   // Cluster: ZooKeeper and the controller
   def({ name: 'zookeeper.connect', type: 'string', default: null, dynamic: 'read-only',
     doc: 'ZooKeeper connection string host:port[,host:port...][/chroot] of the cluster\'s metadata (Kafka\'s znode layout under the chroot, created if missing). Unset: a single broker with its metadata in cluster-metadata.json in its log dir.' }),

@@ -29,6 +29,7 @@ import { HANDLERS } from './handlers/index.js'
 import { ProducerIdManager } from './producer-ids.js'
 import { HandlerRegistry } from './registry.js'
 import { ReplicaManager } from './replica-manager.js'
+import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
 import { buildListenerSecurity } from './listener-security.js'
 import { ScramCredentialService } from './scram-credentials.js'
 import { SocketServer, type BoundListener } from './socket-server.js'
@@ -74,6 +75,8 @@ export class Broker {
   readonly cluster: ClusterMember
   /** Topic administration through the metadata store. */
   readonly topics: TopicManager
+  /** The authorizer (authorizer.class.name) and the ACLs it holds. */
+  readonly acls: AclService
   private readonly dispatcher: FrameHandler
   private stopping: Promise<void> | null = null
 
@@ -129,6 +132,7 @@ export class Broker {
       },
       log,
     })
+    this.acls = new AclService(store, config, log)
     this.groups = new GroupService(this)
     this.transactions = new TransactionService(this)
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'))
@@ -145,6 +149,7 @@ export class Broker {
         fetchSessions: this.fetchSessions,
         control: this.control,
         scram: new ScramCredentialService(store),
+        acl: this.acls,
         log,
         apiVersions: this.registry.apiVersions(),
       },
@@ -166,6 +171,10 @@ export class Broker {
     if (config.getString('zookeeper.connect') !== null && interBrokerProtocol !== 'PLAINTEXT') {
       // The controller's and the replica fetchers' connections speak PLAINTEXT only.
       throw new Error(`inter.broker.listener.name ${interBrokerListener} maps to ${interBrokerProtocol}; brokers of a cluster reach each other over a PLAINTEXT listener (add one, e.g. on a private interface, and name it in inter.broker.listener.name)`)
+    }
+    const authorizer = config.getString('authorizer.class.name') ?? ''
+    if (authorizer !== '' && !AUTHORIZER_CLASS_NAMES.includes(authorizer)) {
+      throw new Error(`authorizer.class.name ${authorizer} is not available; Skein's ACL authorizer answers to ${AUTHORIZER_CLASS_NAMES.join(', ')}`)
     }
     const { store, meta } = await openMetadataStore(config, dataDir, log)
     let router: ShardRouter | undefined
@@ -211,6 +220,7 @@ export class Broker {
       const bound = await server.listen(config.listeners)
       const endpoints = advertise(config.advertisedListeners, bound)
       broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, dynamicLayers, server, endpoints, bound, interBrokerListener, opts.shutdownGraceMs ?? 5000)
+      await broker.acls.start()
       await broker.cluster.start()
       if (!(await broker.cluster.waitForMetadata(FIRST_METADATA_WAIT_MS))) {
         log.warn({ waitedMs: FIRST_METADATA_WAIT_MS }, 'no metadata from the controller yet; serving with what this broker knows')
@@ -270,6 +280,7 @@ export class Broker {
     this.partitions.wakeAllWaiters()
     // The controller stops and the store session ends: this broker's registration goes at once.
     await this.cluster.stop().catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'leaving the cluster failed'))
+    this.acls.stop()
     await this.router.close()
     this.log.info('shut down cleanly')
   }

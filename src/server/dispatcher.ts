@@ -5,6 +5,7 @@
 //   UNSUPPORTED_VERSION and the ApiVersions range it does serve (KIP-511), so the client can retry.
 // - Any other unknown API key, unsupported version or undecodable body closes the connection (Kafka's
 //   SocketServer does the same: the request cannot be understood, so no response can be framed).
+import { AclOperation, CLUSTER_NAME, ResourceType } from '../domain/acl.js'
 import { ErrorCode } from '../domain/errors.js'
 import { beginFrame, endFrame } from '../protocol/frame.js'
 import { readRequestHeader, writeResponseHeader, peekRequestHeader } from '../protocol/header.js'
@@ -42,6 +43,9 @@ export function createDispatcher(services: BrokerServices, registry: HandlerRegi
       if (peek.apiKey === API_VERSIONS_KEY) return unsupportedApiVersions(peek.correlationId, handler.minVersion, handler.maxVersion)
       throw new UnservableRequestError(`${handler.api.name} v${peek.apiVersion} is not supported (serving v${handler.minVersion}-v${handler.maxVersion})`)
     }
+    if (handler.authorizes !== true && services.acl.enabled && !services.acl.authorize(conn, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)) {
+      throw new UnservableRequestError(`${handler.api.name} needs ClusterAction on the cluster (${conn.principal})`)
+    }
     const r = new Reader(frame)
     const header = readRequestHeader(r)
     const request = handler.decodeRequest(r, peek.apiVersion)
@@ -74,6 +78,7 @@ export function createDispatcher(services: BrokerServices, registry: HandlerRegi
       fetchSessions: services.fetchSessions,
       control: services.control,
       scram: services.scram,
+      acl: services.acl,
       log: services.log,
       apiVersions: services.apiVersions,
     }

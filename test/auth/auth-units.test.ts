@@ -76,3 +76,29 @@ describe('SCRAM', () => {
     expect(parseScramCredential('garbage')).toBeUndefined()
   })
 })
+
+describe('the ACL authorizer', () => {
+  it('follows Kafka: super users, deny wins, implied Describe, prefixed and wildcard patterns, no-ACL default', async () => {
+    const { AclAuthorizer, AclOperation: Op, AclPermission: P, PatternType: Pt, ResourceType: R } = await import('../../src/auth/acl.js')
+    const a = new AclAuthorizer({ superUsers: ['User:admin'], allowEveryoneIfNoAclFound: false })
+    const bind = (name: string, patternType: number, principal: string, operation: number, permission: number, host = '*'): import('../../src/domain/acl.js').AclBinding => ({ resourceType: R.TOPIC, resourceName: name, patternType, principal, host, operation, permission })
+    a.setBindings([
+      bind('orders', Pt.LITERAL, 'User:alice', Op.READ, P.ALLOW),
+      bind('log-', Pt.PREFIXED, 'User:*', Op.WRITE, P.ALLOW),
+      bind('log-secret', Pt.LITERAL, 'User:bob', Op.ALL, P.DENY),
+      bind('*', Pt.LITERAL, 'User:carol', Op.DESCRIBE, P.ALLOW, '10.0.0.1'),
+    ])
+    expect(a.authorize('User:admin', '1.2.3.4', Op.DELETE, R.TOPIC, 'anything')).toBe(true)
+    expect(a.authorize('User:alice', 'h', Op.READ, R.TOPIC, 'orders')).toBe(true)
+    expect(a.authorize('User:alice', 'h', Op.DESCRIBE, R.TOPIC, 'orders')).toBe(true) // implied by Read
+    expect(a.authorize('User:alice', 'h', Op.WRITE, R.TOPIC, 'orders')).toBe(false)
+    expect(a.authorize('User:bob', 'h', Op.WRITE, R.TOPIC, 'log-app')).toBe(true)
+    expect(a.authorize('User:bob', 'h', Op.WRITE, R.TOPIC, 'log-secret')).toBe(false) // deny wins
+    expect(a.authorize('User:carol', '10.0.0.1', Op.DESCRIBE, R.TOPIC, 'orders')).toBe(true)
+    expect(a.authorize('User:carol', '10.0.0.2', Op.DESCRIBE, R.TOPIC, 'orders')).toBe(false)
+    // A resource no ACL matches: allow.everyone.if.no.acl.found decides.
+    expect(a.authorize('User:x', 'h', Op.READ, R.GROUP, 'g')).toBe(false)
+    const open = new AclAuthorizer({ superUsers: [], allowEveryoneIfNoAclFound: true })
+    expect(open.authorize('User:x', 'h', Op.READ, R.GROUP, 'g')).toBe(true)
+  })
+})

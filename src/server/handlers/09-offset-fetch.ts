@@ -11,6 +11,7 @@
 //   v6+: flexible. v5+: leader epoch. v3+: throttle time. v2+: top-level error, null = all topics.
 // Not implemented:
 // * v0 (ZooKeeper offsets): not advertised.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as OffsetFetch from '../../protocol/messages/09-offset-fetch.gen.js'
 import type { RequestContext } from './common/context.js'
@@ -18,6 +19,7 @@ import { defineHandler } from './common/handler.js'
 import type { OffsetFetchResult } from './common/ports.js'
 
 async function fetchGroup(ctx: RequestContext, groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null, requireStable: boolean): Promise<OffsetFetchResult> {
+  if (!ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.GROUP, groupId)) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] }
   const wanted = topics === null ? null : topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes }))
   try {
     const coordinator = await ctx.groups.coordinator()
@@ -33,6 +35,7 @@ export const offsetFetchHandler = defineHandler<OffsetFetch.OffsetFetchRequest, 
   maxVersion: 8,
   decodeRequest: OffsetFetch.decodeOffsetFetchRequest,
   encodeResponse: OffsetFetch.encodeOffsetFetchResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const v = ctx.apiVersion
     if (v >= 8) {

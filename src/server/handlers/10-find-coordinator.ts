@@ -13,6 +13,7 @@
 // Version notes:
 // * v4+: several keys per request (coordinatorKeys), one answer each. v3+: flexible. v1+: key type,
 //   error message, throttle time.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, errorName, KafkaError } from '../../domain/errors.js'
 import * as FindCoordinator from '../../protocol/messages/10-find-coordinator.gen.js'
 import type { RequestContext } from './common/context.js'
@@ -29,9 +30,14 @@ interface Answer {
   port: number
 }
 
-async function find(keyType: number, ctx: RequestContext): Promise<Answer> {
+async function find(keyType: number, key: string, ctx: RequestContext): Promise<Answer> {
   const fail = (errorCode: number, errorMessage: string): Answer => ({ errorCode, errorMessage, nodeId: -1, host: '', port: -1 })
   if (keyType !== GROUP_KEY_TYPE && keyType !== TRANSACTION_KEY_TYPE) return fail(ErrorCode.INVALID_REQUEST, `unknown coordinator key type ${keyType}`)
+  // Describe on the group or the transactional id.
+  if (keyType === GROUP_KEY_TYPE && !ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.GROUP, key)) return fail(ErrorCode.GROUP_AUTHORIZATION_FAILED, 'Group authorization failed.')
+  if (keyType === TRANSACTION_KEY_TYPE && !ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key)) {
+    return fail(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'Transactional Id authorization failed.')
+  }
   try {
     if (keyType === TRANSACTION_KEY_TYPE) await ctx.transactions.coordinator()
     else await ctx.groups.coordinator()
@@ -50,17 +56,18 @@ export const findCoordinatorHandler = defineHandler<FindCoordinator.FindCoordina
   maxVersion: 4,
   decodeRequest: FindCoordinator.decodeFindCoordinatorRequest,
   encodeResponse: FindCoordinator.encodeFindCoordinatorResponse,
+  authorizes: true,
   async handle(req, ctx) {
     if (ctx.apiVersion >= 4) {
       const coordinators = await Promise.all(
         req.coordinatorKeys.map(async (key) => {
-          const a = await find(req.keyType, ctx)
+          const a = await find(req.keyType, key, ctx)
           return FindCoordinator.createCoordinator({ key, ...a })
         }),
       )
       return FindCoordinator.createFindCoordinatorResponse({ coordinators })
     }
-    const a = await find(ctx.apiVersion >= 1 ? req.keyType : GROUP_KEY_TYPE, ctx)
+    const a = await find(ctx.apiVersion >= 1 ? req.keyType : GROUP_KEY_TYPE, req.key, ctx)
     if (a.errorCode !== ErrorCode.NONE) ctx.log.debug({ key: req.key, error: errorName(a.errorCode) }, 'FindCoordinator failed')
     return FindCoordinator.createFindCoordinatorResponse({ ...a, errorMessage: ctx.apiVersion >= 1 ? a.errorMessage : '' })
   },

@@ -18,6 +18,7 @@ export const saslHandshakeHandler = defineHandler<SaslHandshake.SaslHandshakeReq
   maxVersion: 1,
   decodeRequest: SaslHandshake.decodeSaslHandshakeRequest,
   encodeResponse: SaslHandshake.encodeSaslHandshakeResponse,
+  authorizes: true,
   handle(req, ctx) {
     const sasl = ctx.connection.sasl
     if (sasl === undefined) return SaslHandshake.createSaslHandshakeResponse({ errorCode: ErrorCode.ILLEGAL_SASL_STATE, mechanisms: [] })

@@ -18,6 +18,7 @@ export const saslAuthenticateHandler = defineHandler<SaslAuthenticate.SaslAuthen
   maxVersion: 2,
   decodeRequest: SaslAuthenticate.decodeSaslAuthenticateRequest,
   encodeResponse: SaslAuthenticate.encodeSaslAuthenticateResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const sasl = ctx.connection.sasl
     if (sasl === undefined) {

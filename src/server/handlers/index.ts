@@ -28,6 +28,9 @@ import { addPartitionsToTxnHandler } from './24-add-partitions-to-txn.js'
 import { addOffsetsToTxnHandler } from './25-add-offsets-to-txn.js'
 import { endTxnHandler } from './26-end-txn.js'
 import { txnOffsetCommitHandler } from './28-txn-offset-commit.js'
+import { describeAclsHandler } from './29-describe-acls.js'
+import { createAclsHandler } from './30-create-acls.js'
+import { deleteAclsHandler } from './31-delete-acls.js'
 import { describeConfigsHandler } from './32-describe-configs.js'
 import { alterConfigsHandler } from './33-alter-configs.js'
 import { describeLogDirsHandler } from './35-describe-log-dirs.js'
@@ -72,6 +75,9 @@ export const HANDLERS: readonly AnyHandler[] = [
   addOffsetsToTxnHandler,
   endTxnHandler,
   txnOffsetCommitHandler,
+  describeAclsHandler,
+  createAclsHandler,
+  deleteAclsHandler,
   describeConfigsHandler,
   alterConfigsHandler,
   describeLogDirsHandler,

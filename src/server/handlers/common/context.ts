@@ -3,6 +3,7 @@
 import type { RequestHeader } from '../../../protocol/header.js'
 import type {
   ApiVersionRange,
+  AuthorizationService,
   ClientConnection,
   ConfigService,
   FetchSessionService,
@@ -37,6 +38,8 @@ export interface BrokerServices {
   fetchSessions: FetchSessionService
   /** The control plane: requests between the controller and this broker. */
   control: ControlPlaneService
+  /** The authorizer (ACLs); allows everything when authorizer.class.name is empty. */
+  acl: AuthorizationService
   /** SCRAM credentials (DescribeUserScramCredentials, AlterUserScramCredentials). */
   scram: ScramCredentialAdmin
   log: HandlerLog

@@ -5,6 +5,7 @@
 // PartitionService is the seam for replication: handlers append "as leader" and read "up to the high
 // watermark"; whether that means one local log (today) or a leader waiting for its in-sync replicas
 // (acks=all, delayed produce) is the service's business, not the handlers'.
+import type { AclBinding, AclFilter } from '../../../domain/acl.js'
 import type { AlterUserScramCredentialsRequest, AlterUserScramCredentialsResult } from '../../../protocol/messages/51-alter-user-scram-credentials.gen.js'
 import type { DescribeUserScramCredentialsResult } from '../../../protocol/messages/50-describe-user-scram-credentials.gen.js'
 import type { BrokerConfig } from '../../../config/index.js'
@@ -419,6 +420,23 @@ export interface HandlerLog {
 }
 
 /** The client connection a request came on. */
+export interface AclCreationOutcome {
+  errorCode: number
+  errorMessage: string | null
+}
+
+/** The authorizer (server/acls.ts): every handler asks it before acting; disabled, it allows everything. */
+export interface AuthorizationService {
+  /** authorizer.class.name is set. */
+  readonly enabled: boolean
+  /** May the connection's principal, from its host, do the operation on the resource. */
+  authorize(conn: ClientConnection, operation: number, resourceType: number, name: string): boolean
+  describe(filter: AclFilter): AclBinding[]
+  create(bindings: readonly AclBinding[]): Promise<AclCreationOutcome[]>
+  /** For each filter, the bindings it matched and removed. */
+  delete(filters: readonly AclFilter[]): Promise<AclBinding[][]>
+}
+
 /** SCRAM credentials in the cluster metadata (server/scram-credentials.ts). */
 export interface ScramCredentialAdmin {
   describe(users: readonly string[] | null): Promise<DescribeUserScramCredentialsResult[]>
