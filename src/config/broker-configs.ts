@@ -41,6 +41,28 @@ export const MIN_SEGMENT_BYTES = RECORD_BATCH_OVERHEAD
 export const MIN_SEGMENT_INDEX_BYTES = 12
 
 const def = (d: BrokerConfigDef): BrokerConfigDef => d
+
+/** max.connections.per.ip.overrides: "host:count,host:count" (an IPv6 host is everything before the last colon). */
+export function parseConnectionOverrides(text: string): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const item of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    const i = item.lastIndexOf(':')
+    const count = Number(item.slice(i + 1))
+    if (i <= 0 || !Number.isInteger(count) || count < 0) throw new Error(`malformed entry '${item}', expected host:count`)
+    out.set(item.slice(0, i), count)
+  }
+  return out
+}
+
+function connectionOverridesValidator(v: unknown): string | undefined {
+  if (typeof v !== 'string') return undefined
+  try {
+    parseConnectionOverrides(v)
+    return undefined
+  } catch (err) {
+    return (err as Error).message
+  }
+}
 const HOUR_MS = 3_600_000
 
 /**
@@ -303,12 +325,12 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'log.cleaner.io.buffer.load.factor', type: 'double', default: 0.9, dynamic: 'cluster-wide', ignored: true,
     doc: 'Accepted for Kafka compatibility and ignored (the load factor of Kafka\'s offset map).' }),
   def({ name: 'num.replica.fetchers', type: 'int', default: 1, dynamic: 'cluster-wide', ignored: true, doc: 'Accepted for Kafka compatibility and ignored: there is no replication yet.' }),
-  def({ name: 'max.connections', type: 'int', default: 2147483647, dynamic: 'cluster-wide', ignored: true, validator: atLeast(0), validValues: '[0,...]',
-    doc: 'Accepted for Kafka compatibility and ignored: Skein does not limit the number of connections.' }),
-  def({ name: 'max.connections.per.ip', type: 'int', default: 2147483647, dynamic: 'cluster-wide', ignored: true, validator: atLeast(0), validValues: '[0,...]',
-    doc: 'Accepted for Kafka compatibility and ignored: Skein does not limit connections per address.' }),
-  def({ name: 'max.connections.per.ip.overrides', type: 'string', default: '', dynamic: 'cluster-wide', ignored: true,
-    doc: 'Accepted for Kafka compatibility and ignored (per-address connection limits).' }),
+  def({ name: 'max.connections', type: 'int', default: 2147483647, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'The most connections the broker holds at once, over all listeners; beyond it a new connection is closed at once (Kafka holds it in the accept queue instead), except on the inter-broker listener, which is never refused by this limit (KIP-402). Served connections are not affected.' }),
+  def({ name: 'max.connections.per.ip', type: 'int', default: 2147483647, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'The most connections from one address; a connection beyond it is closed at once, as Kafka does.' }),
+  def({ name: 'max.connections.per.ip.overrides', type: 'string', default: '', dynamic: 'cluster-wide', validator: connectionOverridesValidator, validValues: 'host:count,...',
+    doc: 'Per-address exceptions to max.connections.per.ip: a comma-separated list of address:count.' }),
   def({ name: 'max.connection.creation.rate', type: 'int', default: 2147483647, dynamic: 'cluster-wide', ignored: true, validator: atLeast(0), validValues: '[0,...]',
     doc: 'Accepted for Kafka compatibility and ignored: Skein does not limit the connection rate.' }),
   def({ name: 'metric.reporters', type: 'list', default: [], dynamic: 'cluster-wide', ignored: true, doc: 'Accepted for Kafka compatibility and ignored: Skein has no metrics reporters.' }),

@@ -32,7 +32,8 @@ import { ReplicaManager } from './replica-manager.js'
 import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
 import { buildListenerSecurity } from './listener-security.js'
 import { ScramCredentialService } from './scram-credentials.js'
-import { SocketServer, type BoundListener } from './socket-server.js'
+import { SocketServer, type BoundListener, type ConnectionQuotas } from './socket-server.js'
+import { parseConnectionOverrides } from '../config/broker-configs.js'
 import { TopicManager } from './topics.js'
 import { TransactionService } from './transactions.js'
 
@@ -216,7 +217,24 @@ export class Broker {
         if (broker === undefined) return Promise.reject(new Error('broker not started'))
         return broker.dispatcher(frame, conn)
       }
-      server = new SocketServer(limits, dispatch, log, buildListenerSecurity(config, store))
+      const startConfig = config
+      let quotaConfig: BrokerConfig | undefined
+      let quotas: ConnectionQuotas | undefined
+      // Parsed again only when a dynamic change gave the broker a new config object.
+      const connectionQuotas = (): ConnectionQuotas => {
+        const current = broker?.config ?? startConfig
+        if (quotas === undefined || quotaConfig !== current) {
+          quotaConfig = current
+          quotas = {
+            maxConnections: current.getInt('max.connections'),
+            maxConnectionsPerIp: current.getInt('max.connections.per.ip'),
+            perIpOverrides: parseConnectionOverrides(current.getString('max.connections.per.ip.overrides') ?? ''),
+            interBrokerListener,
+          }
+        }
+        return quotas
+      }
+      server = new SocketServer(limits, dispatch, log, buildListenerSecurity(config, store), connectionQuotas)
       const bound = await server.listen(config.listeners)
       const endpoints = advertise(config.advertisedListeners, bound)
       broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, dynamicLayers, server, endpoints, bound, interBrokerListener, opts.shutdownGraceMs ?? 5000)

@@ -16,9 +16,20 @@ export interface BoundListener {
   host: string
 }
 
+/** max.connections, max.connections.per.ip and its overrides, read at each accept (they are dynamic). */
+export interface ConnectionQuotas {
+  maxConnections: number
+  maxConnectionsPerIp: number
+  perIpOverrides: ReadonlyMap<string, number>
+  /** The inter-broker listener: never refused by max.connections (KIP-402), only by the per-address limit. */
+  interBrokerListener: string
+}
+
 export class SocketServer {
   private readonly servers: Server[] = []
   private readonly connections = new Set<Connection>()
+  private readonly perIp = new Map<string, number>()
+  private counted = 0
   private accepting = true
 
   constructor(
@@ -27,6 +38,7 @@ export class SocketServer {
     private readonly log: Logger,
     /** Per listener name; a listener without an entry is PLAINTEXT. */
     private readonly security: ReadonlyMap<string, ListenerSecurity> = new Map(),
+    private readonly quotas?: () => ConnectionQuotas,
   ) {}
 
   get connectionCount(): number {
@@ -67,7 +79,12 @@ export class SocketServer {
       socket.destroy()
       return
     }
-    const conn = new Connection(socket, listenerName, this.limits, this.handler, this.log, (c) => this.connections.delete(c))
+    const release = this.admit(socket, listenerName)
+    if (release === null) return
+    const conn = new Connection(socket, listenerName, this.limits, this.handler, this.log, (c) => {
+      this.connections.delete(c)
+      release()
+    })
     if (security !== undefined) {
       if (security.tls !== undefined) {
         conn.tls = true
@@ -79,6 +96,33 @@ export class SocketServer {
       }
     }
     this.connections.add(conn)
+  }
+
+  /**
+   * Counts a new connection against max.connections and max.connections.per.ip; over either, the socket is
+   * closed at once and null returned. Otherwise returns what gives the slot back when the connection ends.
+   */
+  private admit(socket: Socket, listenerName: string): (() => void) | null {
+    const q = this.quotas?.()
+    if (q === undefined) return () => {}
+    const ip = socket.remoteAddress ?? ''
+    const fromIp = this.perIp.get(ip) ?? 0
+    const ipLimit = q.perIpOverrides.get(ip) ?? q.maxConnectionsPerIp
+    // KIP-402: the inter-broker listener is counted but never refused by the broker-wide limit.
+    const overTotal = this.counted >= q.maxConnections && listenerName !== q.interBrokerListener
+    if (overTotal || fromIp >= ipLimit) {
+      this.log.debug({ remote: ip, listener: listenerName, fromIp, total: this.counted }, overTotal ? 'refusing a connection: max.connections reached' : 'refusing a connection: max.connections.per.ip reached')
+      socket.destroy()
+      return null
+    }
+    this.counted++
+    this.perIp.set(ip, fromIp + 1)
+    return () => {
+      this.counted--
+      const left = (this.perIp.get(ip) ?? 1) - 1
+      if (left <= 0) this.perIp.delete(ip)
+      else this.perIp.set(ip, left)
+    }
   }
 
   /** Stops accepting, waits (bounded) for in-flight requests to be answered, then closes everything. */
