@@ -31,7 +31,7 @@ export const FLOORS: Readonly<Record<string, string>> = {
   cluster: 'metadata image and its stores, the controller',
   coordinator: 'group and transaction coordinators',
   quota: '(coming) client quotas',
-  auth: '(coming) authentication and authorization',
+  auth: 'authentication (TLS principals, SASL PLAIN/SCRAM) and authorization',
   http: 'the one HTTP adapter over uWebSockets.js',
   server: 'top floor: sockets, request dispatch, handlers, the broker',
   client: 'client-side: the Kafka client',

@@ -15,7 +15,9 @@
 //                                         "controllerEpoch","version"} or null per partition ] },
 //     "deleteTopics": [ names queued for deletion ],
 //     "configs": { "topics": {"<t>": {k: v}}, "brokers": {"<id>" | "<default>": {k: v}},
-//                  "clients": {...}, "users": {...}, "ips": {...} } }
+//                  "clients": {...}, "users": {...}, "ips": {...} },
+//     "acls": { "<LITERAL|PREFIXED>/<ResourceType>/<name>": [ {"principal","permissionType","operation","host"} ] } }
+// ("acls" is optional: files written before ACLs have none.)
 // Version 1 (Skein before clusters: topics with a partition count and configs, brokerConfigs.perBroker /
 // clusterDefault) is upgraded when read: every partition's replica is this broker, topic configs and
 // broker configs move under "configs"; the upgraded file is written back at once.
@@ -36,6 +38,9 @@ import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { writeFileAtomicSync } from '../storage/atomic-file.js'
 import { writeFileAtomic } from '../storage/durability.js'
 import {
+  type AclResource,
+  type StoredAcl,
+  type StoredResourceAcls,
   CONFIG_ENTITY_TYPES,
   ControllerMovedError,
   DEFAULT_ENTITY_NAME,
@@ -91,6 +96,8 @@ interface FileV2 {
   partitionStates: Record<string, (StoredPartitionState | null)[]>
   deleteTopics: string[]
   configs: Record<ConfigEntityType, Record<string, Record<string, string>>>
+  /** "<LITERAL|PREFIXED>/<ResourceType>/<name>" -> its ACLs; absent in files written before ACLs. */
+  acls?: Record<string, StoredAcl[]>
 }
 
 interface FileV1 {
@@ -374,6 +381,25 @@ export class EmbeddedStore implements MetadataStore {
     }
   }
 
+  // ---------------------------------------------------------------- ACLs
+
+  async getAcls(): Promise<StoredResourceAcls[]> {
+    return Object.entries(this.#state.acls ?? {}).map(([key, acls]) => {
+      const first = key.indexOf('/')
+      const second = key.indexOf('/', first + 1)
+      const resource: AclResource = { patternType: key.slice(0, first) as AclResource['patternType'], resourceType: key.slice(first + 1, second), name: key.slice(second + 1) }
+      return { resource, acls: acls.map((a) => ({ ...a })) }
+    })
+  }
+
+  async setResourceAcls(resource: AclResource, acls: readonly StoredAcl[]): Promise<void> {
+    const all = (this.#state.acls ??= {})
+    const key = `${resource.patternType}/${resource.resourceType}/${resource.name}`
+    if (acls.length === 0) delete all[key]
+    else all[key] = acls.map((a) => ({ ...a }))
+    this.#persist()
+  }
+
   // ---------------------------------------------------------------- configs
 
   async getEntityConfig(entityType: ConfigEntityType, entityName: string): Promise<Record<string, string>> {
@@ -452,7 +478,8 @@ export class EmbeddedStore implements MetadataStore {
     const states = Object.entries(s.partitionStates)
     lines.push(`  "partitionStates": {${states.length === 0 ? '' : '\n' + states.map(([t, list]) => `    ${JSON.stringify(t)}: ${JSON.stringify(list)}`).join(',\n') + '\n  '}},`)
     lines.push(`  "deleteTopics": ${JSON.stringify(s.deleteTopics)},`)
-    lines.push(`  "configs": ${JSON.stringify(s.configs)}`)
+    lines.push(`  "configs": ${JSON.stringify(s.configs)}${s.acls === undefined ? '' : ','}`)
+    if (s.acls !== undefined) lines.push(`  "acls": ${JSON.stringify(s.acls)}`)
     lines.push('}')
     writeFileAtomicSync(this.#path, lines.join('\n') + '\n')
   }
@@ -491,6 +518,7 @@ function normalize(raw: Partial<FileV2>): FileV2 {
     partitionStates: raw.partitionStates ?? {},
     deleteTopics: raw.deleteTopics ?? [],
     configs,
+    ...(raw.acls === undefined ? {} : { acls: raw.acls }),
   }
 }
 

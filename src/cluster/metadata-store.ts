@@ -98,6 +98,26 @@ export const CONFIG_ENTITY_TYPES: readonly ConfigEntityType[] = ['topics', 'clie
 /** Kafka's sanitized name of the default entity (the cluster-wide default of brokers, users, clients). */
 export const DEFAULT_ENTITY_NAME = '<default>'
 
+/** A resource pattern as Kafka stores ACLs: resourceType and operation as named in Kafka's JSON ('Topic', 'Read'). */
+export interface AclResource {
+  patternType: 'LITERAL' | 'PREFIXED'
+  resourceType: string
+  name: string
+}
+
+/** One ACL of a resource, in Kafka's stored JSON form. */
+export interface StoredAcl {
+  principal: string
+  permissionType: string
+  operation: string
+  host: string
+}
+
+export interface StoredResourceAcls {
+  resource: AclResource
+  acls: StoredAcl[]
+}
+
 export interface ConfigChange {
   entityType: ConfigEntityType
   entityName: string
@@ -225,6 +245,14 @@ export interface MetadataStore {
    * those it finds when a lost session comes back: their entities may have changed meanwhile).
    */
   watchConfigChanges(onChanges: (changes: ConfigChange[]) => void): Unwatch
+
+  // -- ACLs (Kafka's ZooKeeper layout: /kafka-acl/<ResourceType>/<name> for LITERAL patterns,
+  //    /kafka-acl-extended/prefixed/<ResourceType>/<name> for PREFIXED, each {"version":1,"acls":[...]})
+
+  /** Every resource that has ACLs, with them. */
+  getAcls(): Promise<StoredResourceAcls[]>
+  /** Replaces one resource's ACLs (empty: the resource's node is removed) and publishes a change notification. */
+  setResourceAcls(resource: AclResource, acls: readonly StoredAcl[]): Promise<void>
 
   // -- producer ids
 

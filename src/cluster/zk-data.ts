@@ -39,8 +39,13 @@ export const ZkPaths = {
   isrChangeNotification: '/isr_change_notification',
   logDirEventNotification: '/log_dir_event_notification',
   consumers: '/consumers',
-  /** Room for ACLs (Kafka's AclAuthorizer: /kafka-acl/<ResourceType>/<name>); nothing writes them yet. */
+  /** ACLs of LITERAL resource patterns (Kafka's AclAuthorizer): /kafka-acl/<ResourceType>/<name>. */
   acls: '/kafka-acl',
+  /** ACLs of PREFIXED resource patterns: /kafka-acl-extended/prefixed/<ResourceType>/<name>. */
+  prefixedAcls: '/kafka-acl-extended/prefixed',
+  aclChanges: '/kafka-acl-changes',
+  extendedAclChanges: '/kafka-acl-extended-changes',
+  aclChangePrefix: 'acl_changes_',
 } as const
 
 /** ZkData.PersistentZkPaths plus /config/<type> for every entity type: created at broker startup. */
@@ -54,6 +59,10 @@ export const PERSISTENT_ZK_PATHS: readonly string[] = [
   ZkPaths.isrChangeNotification,
   ZkPaths.producerIdBlock,
   ZkPaths.logDirEventNotification,
+  ZkPaths.acls,
+  ZkPaths.prefixedAcls,
+  ZkPaths.aclChanges,
+  ZkPaths.extendedAclChanges,
   ...CONFIG_ENTITY_TYPES.map((t) => ZkPaths.configEntityType(t)),
 ]
 

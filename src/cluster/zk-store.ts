@@ -36,7 +36,10 @@ import {
   TopicExistsError,
   UnknownTopicError,
   partitionKey,
+  type AclResource,
   type BrokerRegistration,
+  type StoredAcl,
+  type StoredResourceAcls,
   type ConfigChange,
   type ConfigEntityType,
   type ControllerEpoch,
@@ -693,6 +696,66 @@ export class ZkStore implements MetadataStore {
     await this.#setOrCreate(ZkPaths.configEntity(entityType, entityName), encodeEntityConfig(config))
     const change: ConfigChange = { entityType, entityName }
     await this.#run((client) => client.create(`${ZkPaths.configChanges}/${ZkPaths.configChangePrefix}`, encodeConfigChange(change), { mode: CreateMode.PERSISTENT_SEQUENTIAL }))
+  }
+
+  // ---------------------------------------------------------------- ACLs
+
+  async getAcls(): Promise<StoredResourceAcls[]> {
+    const out: StoredResourceAcls[] = []
+    for (const [patternType, root] of [['LITERAL', ZkPaths.acls], ['PREFIXED', ZkPaths.prefixedAcls]] as const) {
+      for (const resourceType of await this.#children(root)) {
+        for (const name of await this.#children(`${root}/${resourceType}`)) {
+          const path = `${root}/${resourceType}/${name}`
+          const data = await this.#run(async (client) => {
+            try {
+              return (await client.getData(path)).data
+            } catch (err) {
+              if (isZooKeeperError(err, ZooKeeperErrorCode.NONODE)) return null
+              throw err
+            }
+          })
+          if (data === null) continue
+          const parsed = JSON.parse(data.toString('utf8')) as { version?: number; acls?: StoredAcl[] }
+          if (!Array.isArray(parsed.acls)) throw new Error(`${path}: not an ACL node ({"version":1,"acls":[...]})`)
+          out.push({ resource: { patternType, resourceType, name }, acls: parsed.acls })
+        }
+      }
+    }
+    return out
+  }
+
+  async setResourceAcls(resource: AclResource, acls: readonly StoredAcl[]): Promise<void> {
+    const root = resource.patternType === 'LITERAL' ? ZkPaths.acls : ZkPaths.prefixedAcls
+    const path = `${root}/${resource.resourceType}/${resource.name}`
+    await this.#run((client) => client.mkdirp(`${root}/${resource.resourceType}`))
+    if (acls.length === 0) {
+      await this.#run(async (client) => {
+        try {
+          await client.delete(path, -1)
+        } catch (err) {
+          if (!isZooKeeperError(err, ZooKeeperErrorCode.NONODE)) throw err
+        }
+      })
+    } else {
+      await this.#setOrCreate(path, Buffer.from(JSON.stringify({ version: 1, acls }), 'utf8'))
+    }
+    // Kafka's change notifications: "<ResourceType>:<name>" for literal patterns, JSON for the extended ones.
+    const [changes, data] =
+      resource.patternType === 'LITERAL'
+        ? [ZkPaths.aclChanges, `${resource.resourceType}:${resource.name}`]
+        : [ZkPaths.extendedAclChanges, JSON.stringify({ version: 1, resourceType: resource.resourceType, name: resource.name, patternType: resource.patternType })]
+    await this.#run((client) => client.create(`${changes}/${ZkPaths.aclChangePrefix}`, Buffer.from(data, 'utf8'), { mode: CreateMode.PERSISTENT_SEQUENTIAL }))
+  }
+
+  async #children(path: string): Promise<string[]> {
+    return this.#run(async (client) => {
+      try {
+        return await client.getChildren(path)
+      } catch (err) {
+        if (isZooKeeperError(err, ZooKeeperErrorCode.NONODE)) return []
+        throw err
+      }
+    })
   }
 
   async #setOrCreate(path: string, data: Buffer): Promise<void> {

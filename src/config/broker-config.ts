@@ -28,6 +28,12 @@ export function validateBrokerProperties(entries: Iterable<readonly [string, str
   const out = new Map<string, ConfigValue>()
   const setBy = new Map<string, string>()
   for (const [key, raw, where] of entries) {
+    const prefixed = listenerPrefixedDef(key)
+    if (prefixed !== undefined) {
+      // Kept under its full name: BrokerConfig.forListener() looks it up before the unprefixed value.
+      out.set(key, parseValue(prefixed, raw))
+      continue
+    }
     const d = brokerConfigDef(key)
     if (d === undefined) {
       const hint = closestKey(key, brokerConfigNames())
@@ -42,6 +48,25 @@ export function validateBrokerProperties(entries: Iterable<readonly [string, str
     setBy.set(d.name, key)
   }
   return out
+}
+
+const LISTENER_PREFIX_RE = /^listener\.name\.([a-z0-9_]+)\.(.+)$/
+const SASL_MECHANISM_PREFIX_RE = /^(plain|scram-sha-256|scram-sha-512|gssapi|oauthbearer)\.(sasl\..+)$/
+
+/**
+ * The definition behind a listener-prefixed key (listener.name.<listener>.<name>, or for SASL settings
+ * listener.name.<listener>.<mechanism>.<name>), when the unprefixed name may be set per listener.
+ */
+export function listenerPrefixedDef(key: string): BrokerConfigDef | undefined {
+  const m = LISTENER_PREFIX_RE.exec(key)
+  if (m === null) return undefined
+  const rest = m[2]!
+  const base = SASL_MECHANISM_PREFIX_RE.exec(rest)?.[2] ?? rest
+  const d = brokerConfigDef(base)
+  if (d === undefined || d.listenerPrefixable !== true) {
+    throw new ConfigException(key, `Unknown broker config '${key}': ${base} cannot be set per listener`)
+  }
+  return d
 }
 
 export class BrokerConfig implements BrokerValueLayers {
@@ -104,6 +129,21 @@ export class BrokerConfig implements BrokerValueLayers {
       if (layer.values.has(d.name)) return layer.values.get(d.name) ?? null
     }
     return d.default
+  }
+
+  /**
+   * A setting as one listener sees it (Kafka's ListenerName.configPrefix): listener.name.<listener>.<mechanism>.<name>
+   * (with a SASL mechanism), then listener.name.<listener>.<name>, then the broker-wide value.
+   */
+  forListener(listenerName: string, name: string, mechanism?: string): ConfigValue {
+    const prefix = `listener.name.${listenerName.toLowerCase()}.`
+    const keys = mechanism === undefined ? [prefix + name] : [`${prefix}${mechanism.toLowerCase()}.${name}`, prefix + name]
+    for (const key of keys) {
+      for (const layer of this.#layers) {
+        if (layer.values.has(key)) return layer.values.get(key) ?? null
+      }
+    }
+    return this.get(name)
   }
 
   /** Whether the config was set explicitly (file, override or dynamically). */

@@ -17,6 +17,8 @@ export interface BrokerConfigDef extends ConfigDef {
   aliases?: string[]
   /** Accepted so that Kafka's own server.properties loads, but has no effect in Skein (the doc says why). */
   ignored?: boolean
+  /** May also be set for one listener as listener.name.<listener>.<name>. */
+  listenerPrefixable?: boolean
 }
 
 /** compression.type values: the record format's (protocol/records/compression.ts maps each to its codec). */
@@ -53,6 +55,28 @@ function consumerGroupAssignors(): Validator {
     return undefined
   }
 }
+
+/** max.connections.per.ip.overrides: "host:count,host:count" (an IPv6 host is everything before the last colon). */
+export function parseConnectionOverrides(text: string): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const item of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    const i = item.lastIndexOf(':')
+    const count = Number(item.slice(i + 1))
+    if (i <= 0 || !Number.isInteger(count) || count < 0) throw new Error(`malformed entry '${item}', expected host:count`)
+    out.set(item.slice(0, i), count)
+  }
+  return out
+}
+
+function connectionOverridesValidator(v: unknown): string | undefined {
+  if (typeof v !== 'string') return undefined
+  try {
+    parseConnectionOverrides(v)
+    return undefined
+  } catch (err) {
+    return (err as Error).message
+  }
+}
 const HOUR_MS = 3_600_000
 
 /**
@@ -78,6 +102,60 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
     doc: 'Map of listener names to security protocols, LISTENER:PROTOCOL,...' }),
   def({ name: 'inter.broker.listener.name', type: 'string', default: null, dynamic: 'read-only',
     doc: 'Listener brokers use to reach each other (controller requests, replication); its advertised endpoint is registered with the others. Defaults to the first listener (Kafka: the one named by security.inter.broker.protocol).' }),
+
+  // Security: TLS, SASL, authorization. Rows marked listener-prefixable may also be set for one listener
+  // as listener.name.<listener>.<name> (listener name in lower case), and the SASL JAAS config per
+  // mechanism as listener.name.<listener>.<mechanism>.sasl.jaas.config, as Kafka names them.
+  def({ name: 'ssl.keystore.type', type: 'string', default: 'JKS', dynamic: 'read-only', listenerPrefixable: true, validator: oneOf('JKS', 'PKCS12', 'PEM'), validValues: '[JKS, PKCS12, PEM]',
+    doc: 'Format of the key store of SSL and SASL_SSL listeners. Skein reads PEM (a file with the private key and certificate chain, or ssl.keystore.key + ssl.keystore.certificate.chain inline) and PKCS12; JKS (Kafka\'s default) stops startup with a message naming the listener.' }),
+  def({ name: 'ssl.keystore.location', type: 'string', default: null, dynamic: 'read-only', listenerPrefixable: true,
+    doc: 'Key store file: PEM (private key and certificate chain in one file) or PKCS12.' }),
+  def({ name: 'ssl.keystore.password', type: 'password', default: null, dynamic: 'read-only', listenerPrefixable: true,
+    doc: 'Password of a PKCS12 key store (for PEM, the key is decrypted with ssl.key.password).' }),
+  def({ name: 'ssl.key.password', type: 'password', default: null, dynamic: 'read-only', listenerPrefixable: true,
+    doc: 'Password of the private key in the key store (an encrypted PEM key).' }),
+  def({ name: 'ssl.keystore.key', type: 'password', default: null, dynamic: 'read-only', listenerPrefixable: true,
+    doc: 'PEM private key inline (with ssl.keystore.type=PEM), instead of ssl.keystore.location.' }),
+  def({ name: 'ssl.keystore.certificate.chain', type: 'password', default: null, dynamic: 'read-only', listenerPrefixable: true,
+    doc: 'PEM certificate chain inline (with ssl.keystore.type=PEM), instead of ssl.keystore.location.' }),
+  def({ name: 'ssl.truststore.type', type: 'string', default: 'JKS', dynamic: 'read-only', listenerPrefixable: true, validator: oneOf('JKS', 'PKCS12', 'PEM'), validValues: '[JKS, PKCS12, PEM]',
+    doc: 'Format of the trust store that verifies client certificates (ssl.client.auth): PEM; JKS and PKCS12 are refused at startup when a trust store is set.' }),
+  def({ name: 'ssl.truststore.location', type: 'string', default: null, dynamic: 'read-only', listenerPrefixable: true,
+    doc: 'Trust store file of PEM certificates.' }),
+  def({ name: 'ssl.truststore.password', type: 'password', default: null, dynamic: 'read-only', listenerPrefixable: true,
+    doc: 'Accepted for Kafka compatibility: PEM trust stores have no password.' }),
+  def({ name: 'ssl.truststore.certificates', type: 'password', default: null, dynamic: 'read-only', listenerPrefixable: true,
+    doc: 'PEM trusted certificates inline (with ssl.truststore.type=PEM), instead of ssl.truststore.location.' }),
+  def({ name: 'ssl.client.auth', type: 'string', default: 'none', dynamic: 'read-only', listenerPrefixable: true, validator: oneOf('required', 'requested', 'none'), validValues: '[required, requested, none]',
+    doc: 'Client certificates on SSL listeners: required (mutual TLS; a client without a certificate the trust store verifies is refused), requested (verified when sent), none. The principal of an SSL connection with a client certificate is its subject, mapped by ssl.principal.mapping.rules; without one it is ANONYMOUS.' }),
+  def({ name: 'ssl.enabled.protocols', type: 'list', default: ['TLSv1.2', 'TLSv1.3'], dynamic: 'read-only', listenerPrefixable: true, validator: listOf(['TLSv1.2', 'TLSv1.3'], false), validValues: '[TLSv1.2, TLSv1.3]',
+    doc: 'TLS versions accepted on SSL and SASL_SSL listeners.' }),
+  def({ name: 'ssl.protocol', type: 'string', default: 'TLSv1.3', dynamic: 'read-only', listenerPrefixable: true, ignored: true,
+    doc: 'Accepted for Kafka compatibility and ignored: the versions come from ssl.enabled.protocols.' }),
+  def({ name: 'ssl.cipher.suites', type: 'list', default: [], dynamic: 'read-only', listenerPrefixable: true,
+    doc: 'Cipher suites allowed (empty: Node\'s defaults). OpenSSL names (ECDHE-RSA-AES128-GCM-SHA256) or TLS 1.3 names (TLS_AES_128_GCM_SHA256); Java\'s TLS 1.2 names are not translated.' }),
+  def({ name: 'ssl.principal.mapping.rules', type: 'string', default: 'DEFAULT', dynamic: 'read-only', listenerPrefixable: true,
+    doc: 'Rules mapping a client certificate\'s subject (RFC 2253 form, CN first) to a user name: RULE:pattern/replacement/[LU] entries separated by commas, then DEFAULT (the whole subject), as Kafka writes them.' }),
+  def({ name: 'ssl.endpoint.identification.algorithm', type: 'string', default: 'https', dynamic: 'read-only', listenerPrefixable: true, ignored: true,
+    doc: 'Accepted for Kafka compatibility and ignored: the broker makes no TLS client connections (inter-broker traffic uses a PLAINTEXT listener).' }),
+  def({ name: 'sasl.enabled.mechanisms', type: 'list', default: ['GSSAPI'], dynamic: 'read-only', listenerPrefixable: true, validator: listOf(['GSSAPI', 'PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'], true),
+    validValues: '[PLAIN, SCRAM-SHA-256, SCRAM-SHA-512]',
+    doc: 'SASL mechanisms served on SASL_PLAINTEXT and SASL_SSL listeners. Skein serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; GSSAPI (Kafka\'s default) and OAUTHBEARER stop startup when a SASL listener would offer them.' }),
+  def({ name: 'sasl.jaas.config', type: 'password', default: null, dynamic: 'read-only', listenerPrefixable: true,
+    doc: 'JAAS login module config of a SASL mechanism, normally set as listener.name.<listener>.<mechanism>.sasl.jaas.config. PLAIN: org.apache.kafka.common.security.plain.PlainLoginModule required user_<name>="<password>" ...; SCRAM: ScramLoginModule (users come from the SCRAM credentials in the cluster metadata).' }),
+  def({ name: 'sasl.mechanism.inter.broker.protocol', type: 'string', default: 'GSSAPI', dynamic: 'read-only', ignored: true,
+    doc: 'Accepted for Kafka compatibility and ignored: inter-broker traffic uses a PLAINTEXT listener.' }),
+  def({ name: 'security.inter.broker.protocol', type: 'string', default: 'PLAINTEXT', dynamic: 'read-only', validator: oneOf('PLAINTEXT'), validValues: '[PLAINTEXT]',
+    doc: 'Security protocol between brokers. Skein\'s own broker connections speak PLAINTEXT only, so the inter-broker listener must map to PLAINTEXT.' }),
+  def({ name: 'connections.max.reauth.ms', type: 'long', default: 0, dynamic: 'read-only', listenerPrefixable: true, validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Above 0: a SASL session lasts at most this long (SaslAuthenticate v1+ tells the client, KIP-368); a client that does not re-authenticate in time has its connection closed at its next request. 0: sessions do not expire.' }),
+
+  def({ name: 'authorizer.class.name', type: 'string', default: '', dynamic: 'read-only',
+    doc: 'The authorizer: empty for none (every request allowed), or kafka.security.authorizer.AclAuthorizer / org.apache.kafka.metadata.authorizer.StandardAuthorizer for Skein\'s ACL authorizer (ACLs in the cluster metadata, managed with CreateAcls/DeleteAcls and skein acls).' }),
+  def({ name: 'super.users', type: 'string', default: '', dynamic: 'read-only',
+    doc: 'Principals allowed everything, separated by semicolons: User:admin;User:CN=broker,O=Example.' }),
+  def({ name: 'allow.everyone.if.no.acl.found', type: 'boolean', default: false, dynamic: 'read-only',
+    doc: 'With an authorizer: allow an operation on a resource that no ACL matches (otherwise it is denied).' }),
 
   // Cluster: ZooKeeper and the controller
   def({ name: 'zookeeper.connect', type: 'string', default: null, dynamic: 'read-only',
@@ -315,12 +393,12 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'log.cleaner.io.buffer.load.factor', type: 'double', default: 0.9, dynamic: 'cluster-wide', ignored: true,
     doc: 'Accepted for Kafka compatibility and ignored (the load factor of Kafka\'s offset map).' }),
   def({ name: 'num.replica.fetchers', type: 'int', default: 1, dynamic: 'cluster-wide', ignored: true, doc: 'Accepted for Kafka compatibility and ignored: one fetcher per source broker replicates all its partitions.' }),
-  def({ name: 'max.connections', type: 'int', default: 2147483647, dynamic: 'cluster-wide', ignored: true, validator: atLeast(0), validValues: '[0,...]',
-    doc: 'Accepted for Kafka compatibility and ignored: Skein does not limit the number of connections.' }),
-  def({ name: 'max.connections.per.ip', type: 'int', default: 2147483647, dynamic: 'cluster-wide', ignored: true, validator: atLeast(0), validValues: '[0,...]',
-    doc: 'Accepted for Kafka compatibility and ignored: Skein does not limit connections per address.' }),
-  def({ name: 'max.connections.per.ip.overrides', type: 'string', default: '', dynamic: 'cluster-wide', ignored: true,
-    doc: 'Accepted for Kafka compatibility and ignored (per-address connection limits).' }),
+  def({ name: 'max.connections', type: 'int', default: 2147483647, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'The most connections the broker holds at once, over all listeners; beyond it a new connection is closed at once (Kafka holds it in the accept queue instead), except on the inter-broker listener, which is never refused by this limit (KIP-402). Served connections are not affected.' }),
+  def({ name: 'max.connections.per.ip', type: 'int', default: 2147483647, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'The most connections from one address; a connection beyond it is closed at once, as Kafka does.' }),
+  def({ name: 'max.connections.per.ip.overrides', type: 'string', default: '', dynamic: 'cluster-wide', validator: connectionOverridesValidator, validValues: 'host:count,...',
+    doc: 'Per-address exceptions to max.connections.per.ip: a comma-separated list of address:count.' }),
   def({ name: 'max.connection.creation.rate', type: 'int', default: 2147483647, dynamic: 'cluster-wide', ignored: true, validator: atLeast(0), validValues: '[0,...]',
     doc: 'Accepted for Kafka compatibility and ignored: Skein does not limit the connection rate.' }),
   def({ name: 'metric.reporters', type: 'list', default: [], dynamic: 'cluster-wide', ignored: true, doc: 'Accepted for Kafka compatibility and ignored: Skein has no metrics reporters.' }),

@@ -31,7 +31,11 @@ import { HANDLERS } from './handlers/index.js'
 import { ProducerIdManager } from './producer-ids.js'
 import { HandlerRegistry } from './registry.js'
 import { ReplicaManager } from './replica-manager.js'
-import { SocketServer, type BoundListener } from './socket-server.js'
+import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
+import { buildListenerSecurity } from './listener-security.js'
+import { ScramCredentialService } from './scram-credentials.js'
+import { SocketServer, type BoundListener, type ConnectionQuotas } from './socket-server.js'
+import { parseConnectionOverrides } from '../config/broker-configs.js'
 import { TopicManager } from './topics.js'
 import { TransactionService } from './transactions.js'
 
@@ -76,6 +80,8 @@ export class Broker {
   readonly topics: TopicManager
   /** AlterPartition to the active controller (in process or over the network). */
   readonly controllerRequests: ControllerRequests
+  /** The authorizer (authorizer.class.name) and the ACLs it holds. */
+  readonly acls: AclService
   private readonly dispatcher: FrameHandler
   private stopping: Promise<void> | null = null
 
@@ -149,6 +155,7 @@ export class Broker {
       },
       log,
     })
+    this.acls = new AclService(store, config, log)
     this.groups = new GroupService(this)
     this.transactions = new TransactionService(this)
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'))
@@ -164,6 +171,8 @@ export class Broker {
         producerIds: this.producerIds,
         fetchSessions: this.fetchSessions,
         control: this.control,
+        scram: new ScramCredentialService(store),
+        acl: this.acls,
         log,
         apiVersions: this.registry.apiVersions(),
       },
@@ -180,6 +189,15 @@ export class Broker {
     const interBrokerListener = config.getString('inter.broker.listener.name') ?? config.listeners[0]!.name
     if (!config.listeners.some((l) => l.name === interBrokerListener)) {
       throw new Error(`inter.broker.listener.name ${interBrokerListener} is not one of the listeners (${config.listeners.map((l) => l.name).join(', ')})`)
+    }
+    const interBrokerProtocol = config.securityProtocolMap.get(interBrokerListener)
+    if (config.getString('zookeeper.connect') !== null && interBrokerProtocol !== 'PLAINTEXT') {
+      // The controller's and the replica fetchers' connections speak PLAINTEXT only.
+      throw new Error(`inter.broker.listener.name ${interBrokerListener} maps to ${interBrokerProtocol}; brokers of a cluster reach each other over a PLAINTEXT listener (add one, e.g. on a private interface, and name it in inter.broker.listener.name)`)
+    }
+    const authorizer = config.getString('authorizer.class.name') ?? ''
+    if (authorizer !== '' && !AUTHORIZER_CLASS_NAMES.includes(authorizer)) {
+      throw new Error(`authorizer.class.name ${authorizer} is not available; Skein's ACL authorizer answers to ${AUTHORIZER_CLASS_NAMES.join(', ')}`)
     }
     const { store, meta } = await openMetadataStore(config, dataDir, log)
     let router: ShardRouter | undefined
@@ -226,10 +244,28 @@ export class Broker {
         if (broker === undefined) return Promise.reject(new Error('broker not started'))
         return broker.dispatcher(frame, conn)
       }
-      server = new SocketServer(limits, dispatch, log)
+      const startConfig = config
+      let quotaConfig: BrokerConfig | undefined
+      let quotas: ConnectionQuotas | undefined
+      // Parsed again only when a dynamic change gave the broker a new config object.
+      const connectionQuotas = (): ConnectionQuotas => {
+        const current = broker?.config ?? startConfig
+        if (quotas === undefined || quotaConfig !== current) {
+          quotaConfig = current
+          quotas = {
+            maxConnections: current.getInt('max.connections'),
+            maxConnectionsPerIp: current.getInt('max.connections.per.ip'),
+            perIpOverrides: parseConnectionOverrides(current.getString('max.connections.per.ip.overrides') ?? ''),
+            interBrokerListener,
+          }
+        }
+        return quotas
+      }
+      server = new SocketServer(limits, dispatch, log, buildListenerSecurity(config, store), connectionQuotas)
       const bound = await server.listen(config.listeners)
       const endpoints = advertise(config.advertisedListeners, bound)
       broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, dynamicLayers, server, endpoints, bound, interBrokerListener, opts.shutdownGraceMs ?? 5000)
+      await broker.acls.start()
       await broker.cluster.start()
       if (!(await broker.cluster.waitForMetadata(FIRST_METADATA_WAIT_MS))) {
         log.warn({ waitedMs: FIRST_METADATA_WAIT_MS }, 'no metadata from the controller yet; serving with what this broker knows')
@@ -289,6 +325,7 @@ export class Broker {
     this.partitions.wakeAllWaiters()
     // The controller stops and the store session ends: this broker's registration goes at once.
     await this.cluster.stop().catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'leaving the cluster failed'))
+    this.acls.stop()
     this.controllerRequests.close()
     await this.partitions.close()
     await this.router.close()

@@ -26,7 +26,16 @@
 // the kernel (the socket's queue is empty), so bytes leave in order and record data never enters the
 // JS heap. The region is first tried synchronously (trySendfile); only what the socket buffer cannot
 // take at once waits for writability, so a small fetch answer costs no loop turn per partition.
+// Over TLS the bytes must pass through OpenSSL, so a region is read into a buffer and written like the
+// others (Kafka has the same trade-off); PLAINTEXT connections never take that path.
+//
+// Security: the connection carries its principal (ANONYMOUS, a client certificate's mapped subject, or
+// the SASL user) and, on a SASL listener, its SASL exchange; until that completes, frames are capped by
+// sasl.server.max.receive.size instead of socket.request.max.bytes (CVE-2022-34917).
+import { read as fsRead } from 'node:fs'
 import type { Socket } from 'node:net'
+import { ANONYMOUS } from '../auth/principal.js'
+import type { SaslServerAuthenticator } from '../auth/sasl/authenticator.js'
 import { native, socketFd } from '../addon/index.js'
 import type { FileRegion } from '../domain/file-region.js'
 import { framePool, unpinFrame } from '../shard/frame-pool.js'
@@ -79,6 +88,14 @@ export class Connection {
   private closed = false
   private pausedForBackpressure = false
   private fd = -1
+  /** The largest frame accepted now: socket.request.max.bytes, or sasl.server.max.receive.size before SASL completes. */
+  maxFrameBytes: number
+  /** "User:<name>": ANONYMOUS until a client certificate or SASL says otherwise. */
+  principal = ANONYMOUS
+  /** The SASL exchange of a SASL_PLAINTEXT or SASL_SSL connection. */
+  sasl: SaslServerAuthenticator | undefined
+  /** TLS: file regions are read and written as buffers (no sendfile through OpenSSL). */
+  tls = false
 
   constructor(
     readonly socket: Socket,
@@ -91,6 +108,7 @@ export class Connection {
   ) {
     this.remoteAddress = `${socket.remoteAddress}:${socket.remotePort}`
     this.clientHost = socket.remoteAddress ?? ''
+    this.maxFrameBytes = limits.maxRequestBytes
     socket.setNoDelay(true)
     if (limits.idleTimeoutMs > 0) {
       socket.setTimeout(limits.idleTimeoutMs, () => {
@@ -107,6 +125,12 @@ export class Connection {
 
   get isClosed(): boolean {
     return this.closed
+  }
+
+  /** SASL completed: frames may now be as large as socket.request.max.bytes. */
+  authenticated(principal: string): void {
+    this.principal = principal
+    this.maxFrameBytes = this.limits.maxRequestBytes
   }
 
   /** Closes the connection at once (protocol violation or shutdown). */
@@ -128,8 +152,9 @@ export class Connection {
       if (this.expected < 0) {
         if (this.buffered < 4) return
         const size = this.peekInt32()
-        if (size <= 0 || size > this.limits.maxRequestBytes) {
-          this.close(`invalid request size ${size} (socket.request.max.bytes=${this.limits.maxRequestBytes})`)
+        if (size <= 0 || size > this.maxFrameBytes) {
+          const limit = this.maxFrameBytes === this.limits.maxRequestBytes ? 'socket.request.max.bytes' : 'sasl.server.max.receive.size'
+          this.close(`invalid request size ${size} (${limit}=${this.maxFrameBytes})`)
           return
         }
         this.consume(4)
@@ -282,6 +307,11 @@ export class Connection {
         continue
       }
       if (chunk.length === 0) continue
+      if (this.tls) {
+        // The socket's queue keeps the order; nothing needs to wait for the kernel.
+        pending.push(await readRegion(chunk))
+        continue
+      }
       writeBuffers()
       // A write the kernel took at once is already off the socket's queue (writableLength 0, its
       // callback only deferred to the next tick): sendfile can follow without waiting for that callback.
@@ -349,4 +379,20 @@ export class Connection {
     this.buffered = 0
     this.onClose(this)
   }
+}
+
+/** A file region's bytes in a buffer of their own (TLS connections). */
+function readRegion(region: FileRegion): Promise<Buffer> {
+  const out = Buffer.allocUnsafe(region.length)
+  return new Promise<Buffer>((resolve, reject) => {
+    const readAt = (filled: number): void => {
+      fsRead(region.fd, out, filled, region.length - filled, region.position + filled, (err, n) => {
+        if (err) reject(err)
+        else if (n === 0) reject(new Error(`file region ended after ${filled} of ${region.length} bytes`))
+        else if (filled + n === region.length) resolve(out)
+        else readAt(filled + n)
+      })
+    }
+    readAt(0)
+  })
 }

@@ -5,24 +5,36 @@
 //   UNSUPPORTED_VERSION and the ApiVersions range it does serve (KIP-511), so the client can retry.
 // - Any other unknown API key, unsupported version or undecodable body closes the connection (Kafka's
 //   SocketServer does the same: the request cannot be understood, so no response can be framed).
+import { AclOperation, CLUSTER_NAME, ResourceType } from '../domain/acl.js'
 import { ErrorCode } from '../domain/errors.js'
 import { beginFrame, endFrame } from '../protocol/frame.js'
 import { readRequestHeader, writeResponseHeader, peekRequestHeader } from '../protocol/header.js'
 import { encodeApiVersionsResponse, createApiVersionsResponse } from '../protocol/messages/18-api-versions.gen.js'
 import { Reader } from '../protocol/primitives/reader.js'
 import { Writer } from '../protocol/primitives/writer.js'
+import type { SaslServerAuthenticator } from '../auth/sasl/authenticator.js'
 import type { Connection, FrameHandler, Response } from './connection.js'
 import type { BrokerServices, RequestContext } from './handlers/common/context.js'
 import { UnservableRequestError } from './handlers/common/handler.js'
 import type { HandlerRegistry } from './registry.js'
 
 const API_VERSIONS_KEY = 18
+const SASL_HANDSHAKE_KEY = 17
+const SASL_AUTHENTICATE_KEY = 36
 
 /** services: the broker's, built once; each request's context carries them along with its own facts. */
 export function createDispatcher(services: BrokerServices, registry: HandlerRegistry): FrameHandler {
   return async (frame: Buffer, conn: Connection): Promise<Response | null> => {
     const receivedAt = Date.now()
+    const sasl = conn.sasl
+    if (sasl !== undefined && sasl.expectsRawToken) return rawSaslToken(sasl, frame, conn)
     const peek = peekRequestHeader(frame)
+    if (sasl !== undefined && peek.apiKey !== SASL_HANDSHAKE_KEY && peek.apiKey !== SASL_AUTHENTICATE_KEY) {
+      // Before authentication only ApiVersions and the SASL requests are served (Kafka's
+      // SaslServerAuthenticator); after it, a session past connections.max.reauth.ms ends here.
+      if (!sasl.authenticated && peek.apiKey !== API_VERSIONS_KEY) throw new UnservableRequestError(`API key ${peek.apiKey} before SASL authentication completed`)
+      if (sasl.authenticated && sasl.expired()) throw new UnservableRequestError('SASL session expired (connections.max.reauth.ms) without re-authentication')
+    }
     const handler = registry.get(peek.apiKey)
     if (handler === undefined) {
       throw new UnservableRequestError(`unknown API key ${peek.apiKey}`)
@@ -30,6 +42,9 @@ export function createDispatcher(services: BrokerServices, registry: HandlerRegi
     if (peek.apiVersion < handler.minVersion || peek.apiVersion > handler.maxVersion) {
       if (peek.apiKey === API_VERSIONS_KEY) return unsupportedApiVersions(peek.correlationId, handler.minVersion, handler.maxVersion)
       throw new UnservableRequestError(`${handler.api.name} v${peek.apiVersion} is not supported (serving v${handler.minVersion}-v${handler.maxVersion})`)
+    }
+    if (handler.authorizes !== true && services.acl.enabled && !services.acl.authorize(conn, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)) {
+      throw new UnservableRequestError(`${handler.api.name} needs ClusterAction on the cluster (${conn.principal})`)
     }
     const r = new Reader(frame)
     const header = readRequestHeader(r)
@@ -62,6 +77,8 @@ export function createDispatcher(services: BrokerServices, registry: HandlerRegi
       producerIds: services.producerIds,
       fetchSessions: services.fetchSessions,
       control: services.control,
+      scram: services.scram,
+      acl: services.acl,
       log: services.log,
       apiVersions: services.apiVersions,
     }
@@ -77,6 +94,11 @@ export function createDispatcher(services: BrokerServices, registry: HandlerRegi
       writeResponseHeader(w, peek.apiKey, peek.apiVersion, peek.correlationId)
       handler.encodeResponse(w, response, peek.apiVersion)
       endFrame(w, mark)
+      if (sasl !== undefined && (peek.apiKey === SASL_HANDSHAKE_KEY || peek.apiKey === SASL_AUTHENTICATE_KEY)) {
+        // A failed exchange is answered, then the connection closes (the client reads the error first).
+        if (sasl.failed) return { chunks: w.chunks(), onDone: () => { runDone(); conn.close('SASL authentication failed') } }
+        if (sasl.principal !== undefined && conn.principal !== sasl.principal) conn.authenticated(sasl.principal)
+      }
       return { chunks: w.chunks(), onDone: runDone }
     } catch (err) {
       runDone()
@@ -100,4 +122,13 @@ function unsupportedApiVersions(correlationId: number, minVersion: number, maxVe
   )
   endFrame(w, mark)
   return { chunks: w.chunks() }
+}
+
+/** After SaslHandshake v0: the frame is a bare SASL token, answered by a bare size-prefixed token. */
+async function rawSaslToken(sasl: SaslServerAuthenticator, frame: Buffer, conn: Connection): Promise<Response> {
+  const challenge = await sasl.rawToken(frame)
+  if (sasl.principal !== undefined && conn.principal !== sasl.principal) conn.authenticated(sasl.principal)
+  const head = Buffer.allocUnsafe(4)
+  head.writeInt32BE(challenge.length, 0)
+  return { chunks: challenge.length === 0 ? [head] : [head, challenge] }
 }

@@ -2,9 +2,12 @@
 // Sockets stay on the main thread (Node 20 cannot hand sockets to worker threads); partition work is
 // sent to the shard workers and comes back as offsets and file regions.
 import { createServer, type Server, type Socket } from 'node:net'
+import { createServer as createTlsServer, type TLSSocket } from 'node:tls'
+import { SaslServerAuthenticator } from '../auth/sasl/authenticator.js'
 import type { Listener } from '../config/listeners.js'
 import type { Logger } from '../observability/logger.js'
 import { Connection, type ConnectionLimits, type FrameHandler } from './connection.js'
+import type { ListenerSecurity } from './listener-security.js'
 
 export interface BoundListener {
   listener: Listener
@@ -13,15 +16,29 @@ export interface BoundListener {
   host: string
 }
 
+/** max.connections, max.connections.per.ip and its overrides, read at each accept (they are dynamic). */
+export interface ConnectionQuotas {
+  maxConnections: number
+  maxConnectionsPerIp: number
+  perIpOverrides: ReadonlyMap<string, number>
+  /** The inter-broker listener: never refused by max.connections (KIP-402), only by the per-address limit. */
+  interBrokerListener: string
+}
+
 export class SocketServer {
   private readonly servers: Server[] = []
   private readonly connections = new Set<Connection>()
+  private readonly perIp = new Map<string, number>()
+  private counted = 0
   private accepting = true
 
   constructor(
     private readonly limits: ConnectionLimits,
     private readonly handler: FrameHandler,
     private readonly log: Logger,
+    /** Per listener name; a listener without an entry is PLAINTEXT. */
+    private readonly security: ReadonlyMap<string, ListenerSecurity> = new Map(),
+    private readonly quotas?: () => ConnectionQuotas,
   ) {}
 
   get connectionCount(): number {
@@ -31,7 +48,15 @@ export class SocketServer {
   async listen(listeners: readonly Listener[]): Promise<BoundListener[]> {
     const bound: BoundListener[] = []
     for (const listener of listeners) {
-      const server = createServer({ noDelay: true, pauseOnConnect: false }, (socket) => this.accept(socket, listener.name))
+      const security = this.security.get(listener.name)
+      let server: Server
+      if (security?.tls !== undefined) {
+        // 'secureConnection': the handshake is done (and the client certificate verified when required).
+        server = createTlsServer({ ...security.tls.options, noDelay: true }, (socket) => this.accept(socket, listener.name, security))
+        server.on('tlsClientError', (err) => this.log.debug({ err: err.message, listener: listener.name }, 'TLS handshake failed'))
+      } else {
+        server = createServer({ noDelay: true, pauseOnConnect: false }, (socket) => this.accept(socket, listener.name, security))
+      }
       const host = listener.host === '' ? '0.0.0.0' : listener.host
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject)
@@ -49,13 +74,55 @@ export class SocketServer {
     return bound
   }
 
-  private accept(socket: Socket, listenerName: string): void {
+  private accept(socket: Socket, listenerName: string, security: ListenerSecurity | undefined): void {
     if (!this.accepting) {
       socket.destroy()
       return
     }
-    const conn = new Connection(socket, listenerName, this.limits, this.handler, this.log, (c) => this.connections.delete(c))
+    const release = this.admit(socket, listenerName)
+    if (release === null) return
+    const conn = new Connection(socket, listenerName, this.limits, this.handler, this.log, (c) => {
+      this.connections.delete(c)
+      release()
+    })
+    if (security !== undefined) {
+      if (security.tls !== undefined) {
+        conn.tls = true
+        conn.principal = security.principalOf(socket as TLSSocket)
+      }
+      if (security.sasl !== undefined) {
+        conn.sasl = new SaslServerAuthenticator(security.sasl)
+        conn.maxFrameBytes = Math.min(security.saslMaxReceiveBytes, this.limits.maxRequestBytes)
+      }
+    }
     this.connections.add(conn)
+  }
+
+  /**
+   * Counts a new connection against max.connections and max.connections.per.ip; over either, the socket is
+   * closed at once and null returned. Otherwise returns what gives the slot back when the connection ends.
+   */
+  private admit(socket: Socket, listenerName: string): (() => void) | null {
+    const q = this.quotas?.()
+    if (q === undefined) return () => {}
+    const ip = socket.remoteAddress ?? ''
+    const fromIp = this.perIp.get(ip) ?? 0
+    const ipLimit = q.perIpOverrides.get(ip) ?? q.maxConnectionsPerIp
+    // KIP-402: the inter-broker listener is counted but never refused by the broker-wide limit.
+    const overTotal = this.counted >= q.maxConnections && listenerName !== q.interBrokerListener
+    if (overTotal || fromIp >= ipLimit) {
+      this.log.debug({ remote: ip, listener: listenerName, fromIp, total: this.counted }, overTotal ? 'refusing a connection: max.connections reached' : 'refusing a connection: max.connections.per.ip reached')
+      socket.destroy()
+      return null
+    }
+    this.counted++
+    this.perIp.set(ip, fromIp + 1)
+    return () => {
+      this.counted--
+      const left = (this.perIp.get(ip) ?? 1) - 1
+      if (left <= 0) this.perIp.delete(ip)
+      else this.perIp.set(ip, left)
+    }
   }
 
   /** Stops accepting, waits (bounded) for in-flight requests to be answered, then closes everything. */

@@ -212,6 +212,8 @@ function harness(): Harness {
     producerIds: untouchable('producerIds'),
     fetchSessions: new FetchSessionCache(10),
     control: untouchable('control'),
+    scram: untouchable('scram'),
+    acl: { enabled: false, authorize: () => true, describe: () => [], create: async () => [], delete: async () => [] },
     log: untouchable('log'),
     apiVersions: [],
   }
@@ -226,7 +228,7 @@ function harness(): Harness {
         apiKey,
         apiVersion,
         clientId: 'unit',
-        connection: { isClosed: false, listenerName, clientHost: '127.0.0.1' },
+        connection: { isClosed: false, listenerName, clientHost: '127.0.0.1', principal: 'User:ANONYMOUS', sasl: undefined },
         receivedAt: Date.now(),
         onResponseDone: (fn) => done.push(fn),
         done,

@@ -29,6 +29,8 @@
 //   (storage/producer-state.ts). Whether AddPartitionsToTxn came first is not verified here (Kafka 3.6+
 //   can ask its coordinator, KIP-890).
 // * The broker accepts idempotent batches with any acks (acks=all is the client's rule, as in Kafka).
+// * With an authorizer: Write on each topic (TOPIC_AUTHORIZATION_FAILED for its partitions) and, with a
+//   transactional id, Write on it (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition).
 // * v0-2 (magic 0/1 message sets) are refused by closing the connection, as Kafka 4 does. They are
 //   advertised only because librdkafka 2.0 turns compression off unless Produce v0 is in the range
 //   (KAFKA-18659).
@@ -38,6 +40,7 @@
 //   leaders' endpoints. v11 only adds TRANSACTION_ABORTABLE to the codes a client may see (KIP-890).
 // * v9+: flexible. v8+: recordErrors, errorMessage. v5+: log start offset in the response.
 //   v3+: transactionalId. v2+: log append time.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as Produce from '../../protocol/messages/00-produce.gen.js'
 import { isRecordsPayload } from '../../protocol/primitives/types.js'
@@ -57,6 +60,7 @@ export const produceHandler = defineHandler<Produce.ProduceRequest, Produce.Prod
   maxVersion: 11,
   decodeRequest: Produce.decodeProduceRequest,
   encodeResponse: Produce.encodeProduceResponse,
+  authorizes: true,
   async handle(req, ctx) {
     if (ctx.apiVersion < 3) throw new UnservableRequestError(`Produce v${ctx.apiVersion} (message format v0/v1) is not supported; use v3 or later`)
     const { partitions } = ctx
@@ -65,15 +69,24 @@ export const produceHandler = defineHandler<Produce.ProduceRequest, Produce.Prod
     const waiting: Pending[] = []
     const acks = requiredAcks(req.acks)
     let anyNotLeader = false
+    // Authorization (Kafka's): a transactional produce needs Write on its transactional id; each topic
+    // needs Write. Checked per topic, never per record.
+    const { acl, connection } = ctx
+    const txnDenied = req.transactionalId !== null && !acl.authorize(connection, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactionalId)
     for (let topicIndex = 0; topicIndex < req.topicData.length; topicIndex++) {
       const topicData = req.topicData[topicIndex]!
       const partitionResponses: Produce.PartitionProduceResponse[] = []
       responses.push(Produce.createTopicProduceResponse({ name: topicData.name, partitionResponses }))
       // Only the coordinators write the internal topics (Kafka: "Cannot append to internal topic").
       const internal = ctx.metadata.isInternalTopic(topicData.name)
+      const denied = txnDenied ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : acl.authorize(connection, AclOperation.WRITE, ResourceType.TOPIC, topicData.name) ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED
       for (const p of topicData.partitionData) {
         const response = Produce.createPartitionProduceResponse({ index: p.index, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n })
         partitionResponses.push(response)
+        if (denied !== ErrorCode.NONE) {
+          response.errorCode = denied
+          continue
+        }
         response.errorCode = acks !== null ? partitions.leaderError(topicData.name, p.index) : ErrorCode.INVALID_REQUIRED_ACKS
         if (response.errorCode !== ErrorCode.NONE) {
           if (response.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER) anyNotLeader = true

@@ -42,6 +42,7 @@
 //   records when the follower's log went another way. They use no fetch session (answered with id 0);
 //   a follower that is not a replica of the partition gets NOT_LEADER_OR_FOLLOWER. They long-poll as
 //   consumers do.
+import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as Fetch from '../../protocol/messages/01-fetch.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
@@ -73,6 +74,7 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
   maxVersion: 17,
   decodeRequest: Fetch.decodeFetchRequest,
   encodeResponse: Fetch.encodeFetchResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const version = ctx.apiVersion
     const replicaId = version >= 15 ? req.replicaState.replicaId : req.replicaId
@@ -111,11 +113,28 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
     const totalMax = Math.max(0, req.maxBytes)
     const readCommitted = req.isolationLevel === READ_COMMITTED
     // Checks one partition and queues its read; `topic` is '' for an unknown topic id.
+    // Authorization: a follower's fetch (replica id >= 0) needs ClusterAction (CVE-2018-1288), a
+    // consumer's Read on each topic; asked once per topic, not per partition.
+    const { acl, connection } = ctx
+    const fromReplica = (version >= 15 ? req.replicaState.replicaId : req.replicaId) >= 0
+    const replicaDenied = acl.enabled && fromReplica && !acl.authorize(connection, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
+    let lastTopic: string | undefined
+    let lastDenied = ErrorCode.NONE as number
+    const deniedCode = (topic: string): number => {
+      if (!acl.enabled) return ErrorCode.NONE
+      if (topic !== lastTopic) {
+        lastTopic = topic
+        lastDenied = replicaDenied ? ErrorCode.CLUSTER_AUTHORIZATION_FAILED : !fromReplica && !acl.authorize(connection, AclOperation.READ, ResourceType.TOPIC, topic) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : ErrorCode.NONE
+      }
+      return lastDenied
+    }
     const serve = (topic: string, response: Fetch.PartitionData, partition: number, fetchOffset: number, partitionMaxBytes: number, currentLeaderEpoch: number): void => {
       if (topic === '') {
         response.errorCode = ErrorCode.UNKNOWN_TOPIC_ID
         return
       }
+      response.errorCode = deniedCode(topic)
+      if (response.errorCode !== ErrorCode.NONE) return
       response.errorCode = partitions.leaderError(topic, partition, currentLeaderEpoch)
       if (response.errorCode !== ErrorCode.NONE) return
       if (partitionMaxBytes < 0) {

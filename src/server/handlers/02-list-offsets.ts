@@ -11,6 +11,7 @@
 // * v2+: isolation level. v4+: current leader epoch and leader epoch in the answer.
 // Not implemented:
 // * v0's old-style offset lists (not advertised).
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as ListOffsets from '../../protocol/messages/02-list-offsets.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -24,6 +25,7 @@ export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, 
   maxVersion: 5,
   decodeRequest: ListOffsets.decodeListOffsetsRequest,
   encodeResponse: ListOffsets.encodeListOffsetsResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const { partitions } = ctx
     const topics: ListOffsets.ListOffsetsTopicResponse[] = []
@@ -34,9 +36,14 @@ export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, 
     for (const t of req.topics) {
       const responses: ListOffsets.ListOffsetsPartitionResponse[] = []
       topics.push(ListOffsets.createListOffsetsTopicResponse({ name: t.name, partitions: responses }))
+      const denied = !ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.TOPIC, t.name)
       for (const p of t.partitions) {
         const response = ListOffsets.createListOffsetsPartitionResponse({ partitionIndex: p.partitionIndex, timestamp: -1n, offset: -1n, leaderEpoch: -1 })
         responses.push(response)
+        if (denied) {
+          response.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+          continue
+        }
         const key = `${t.name}\u0000${p.partitionIndex}`
         if (seen.has(key)) {
           response.errorCode = ErrorCode.INVALID_REQUEST

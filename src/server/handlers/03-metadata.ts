@@ -25,6 +25,7 @@
 // * v12: topics by id, nullable names in the answer. v11: no cluster authorized operations.
 //   v10: topic ids. v9: flexible. v7+: leader epoch. v5+: offline replicas. v2+: cluster id.
 //   v1+: controller, racks, isInternal.
+import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as Metadata from '../../protocol/messages/03-metadata.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
@@ -39,6 +40,7 @@ export const metadataHandler = defineHandler<Metadata.MetadataRequest, Metadata.
   maxVersion: 12,
   decodeRequest: Metadata.decodeMetadataRequest,
   encodeResponse: Metadata.encodeMetadataResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const { metadata } = ctx
     const allowAutoCreate = (ctx.apiVersion < 4 || req.allowAutoTopicCreation) && ctx.configs.broker.getBoolean('auto.create.topics.enable')
@@ -46,8 +48,12 @@ export const metadataHandler = defineHandler<Metadata.MetadataRequest, Metadata.
     const brokers = metadata.brokers(ctx.connection.listenerName)
     const reachable = new Set(brokers.map((b) => b.nodeId))
     const topics: Metadata.MetadataResponseTopic[] = []
+    const { acl, connection } = ctx
+    // With an authorizer: all-topics requests list only what the principal may Describe; a named topic
+    // it may not Describe is TOPIC_AUTHORIZATION_FAILED (whether or not it exists).
+    const mayDescribe = (name: string): boolean => acl.authorize(connection, AclOperation.DESCRIBE, ResourceType.TOPIC, name)
     if (all) {
-      for (const t of metadata.topics()) topics.push(describeTopic(t, ctx, req, reachable))
+      for (const t of metadata.topics()) if (mayDescribe(t.name)) topics.push(describeTopic(t, ctx, req, reachable))
     } else if (ctx.apiVersion >= 10 && ctx.apiVersion < 12 && req.topics!.some((t) => t.name === null || t.topicId !== ZERO_UUID)) {
       return refusedWhole(req.topics!, ErrorCode.INVALID_REQUEST)
     } else if (ctx.apiVersion >= 12 && req.topics!.some((t) => t.topicId !== ZERO_UUID)) {
@@ -57,6 +63,10 @@ export const metadataHandler = defineHandler<Metadata.MetadataRequest, Metadata.
         if (id === ZERO_UUID || seen.has(id)) continue
         seen.add(id)
         const topic = metadata.topicById(id)
+        if (topic !== undefined && !mayDescribe(topic.name)) {
+          topics.push(failedTopic(ErrorCode.TOPIC_AUTHORIZATION_FAILED, null, id, false))
+          continue
+        }
         topics.push(topic !== undefined ? describeTopic(topic, ctx, req, reachable) : failedTopic(ErrorCode.UNKNOWN_TOPIC_ID, null, id, false))
       }
     } else {
@@ -65,6 +75,10 @@ export const metadataHandler = defineHandler<Metadata.MetadataRequest, Metadata.
         const name = requested.name
         if (name === null || seen.has(name)) continue
         seen.add(name)
+        if (!mayDescribe(name)) {
+          topics.push(failedTopic(ErrorCode.TOPIC_AUTHORIZATION_FAILED, name, ZERO_UUID, metadata.isInternalTopic(name)))
+          continue
+        }
         topics.push(await lookup(name, allowAutoCreate, ctx, req, reachable))
       }
     }
@@ -98,6 +112,10 @@ async function lookup(name: string, allowAutoCreate: boolean, ctx: RequestContex
     return failed(ErrorCode.INVALID_TOPIC_EXCEPTION)
   }
   if (!allowAutoCreate || metadata.isInternalTopic(name)) return failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+  // Auto-creation needs Create on the cluster or on the topic.
+  if (!ctx.acl.authorize(ctx.connection, AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME) && !ctx.acl.authorize(ctx.connection, AclOperation.CREATE, ResourceType.TOPIC, name)) {
+    return failed(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+  }
   try {
     return describeTopic(await ctx.topics.autoCreate(name), ctx, req, reachable)
   } catch (err) {

@@ -16,6 +16,7 @@
 //   time (-1 = offsets.retention.minutes) kept as the record's expire timestamp.
 // Not implemented:
 // * v0-1 (ZooKeeper-era offsets): not advertised.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import * as OffsetCommit from '../../protocol/messages/08-offset-commit.gen.js'
 import { ErrorCode } from '../../domain/errors.js'
 import { defineHandler } from './common/handler.js'
@@ -26,6 +27,7 @@ export const offsetCommitHandler = defineHandler<OffsetCommit.OffsetCommitReques
   maxVersion: 9,
   decodeRequest: OffsetCommit.decodeOffsetCommitRequest,
   encodeResponse: OffsetCommit.encodeOffsetCommitResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const topics = req.topics.map((t) => ({
       name: t.name,
@@ -37,7 +39,14 @@ export const offsetCommitHandler = defineHandler<OffsetCommit.OffsetCommitReques
       })),
     }))
     let result
-    try {
+    const groupDenied = !ctx.acl.authorize(ctx.connection, AclOperation.READ, ResourceType.GROUP, req.groupId)
+    const deniedTopics = groupDenied ? [] : topics.filter((t) => !ctx.acl.authorize(ctx.connection, AclOperation.READ, ResourceType.TOPIC, t.name))
+    const allowedTopics = deniedTopics.length === 0 ? topics : topics.filter((t) => !deniedTopics.includes(t))
+    const refused = (list: typeof topics, errorCode: number): { name: string; partitions: { partitionIndex: number; errorCode: number }[] }[] =>
+      list.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) }))
+    if (groupDenied) {
+      result = refused(topics, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    } else try {
       const coordinator = await ctx.groups.coordinator()
       result = await coordinator.commitOffsets({
         groupId: req.groupId,
@@ -46,8 +55,9 @@ export const offsetCommitHandler = defineHandler<OffsetCommit.OffsetCommitReques
         groupInstanceId: ctx.apiVersion >= 7 ? req.groupInstanceId : null,
         retentionTimeMs: ctx.apiVersion <= 4 ? Number(req.retentionTimeMs) : -1,
         consumerProtocolCapable: ctx.apiVersion >= 9,
-        topics,
+        topics: allowedTopics,
       })
+      result = [...result, ...refused(deniedTopics, ErrorCode.TOPIC_AUTHORIZATION_FAILED)]
     } catch {
       result = topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE })) }))
     }

@@ -14,6 +14,7 @@
 //   v6+: flexible. v5+: leader epoch. v3+: throttle time. v2+: top-level error, null = all topics.
 // Not implemented:
 // * v0 (ZooKeeper offsets): not advertised.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as OffsetFetch from '../../protocol/messages/09-offset-fetch.gen.js'
 import type { RequestContext } from './common/context.js'
@@ -27,6 +28,7 @@ async function fetchGroup(
   requireStable: boolean,
   member: { memberId: string | null; memberEpoch: number } = { memberId: null, memberEpoch: -1 },
 ): Promise<OffsetFetchResult> {
+  if (!ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.GROUP, groupId)) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] }
   const wanted = topics === null ? null : topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes }))
   try {
     const coordinator = await ctx.groups.coordinator()
@@ -42,6 +44,7 @@ export const offsetFetchHandler = defineHandler<OffsetFetch.OffsetFetchRequest, 
   maxVersion: 9,
   decodeRequest: OffsetFetch.decodeOffsetFetchRequest,
   encodeResponse: OffsetFetch.encodeOffsetFetchResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const v = ctx.apiVersion
     if (v >= 8) {

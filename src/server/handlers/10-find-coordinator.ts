@@ -12,6 +12,7 @@
 // Version notes:
 // * v4+: several keys per request (coordinatorKeys), one answer each. v3+: flexible. v1+: key type,
 //   error message, throttle time.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, errorName, KafkaError } from '../../domain/errors.js'
 import * as FindCoordinator from '../../protocol/messages/10-find-coordinator.gen.js'
 import type { RequestContext } from './common/context.js'
@@ -31,6 +32,11 @@ interface Answer {
 async function find(keyType: number, key: string, ctx: RequestContext): Promise<Answer> {
   const fail = (errorCode: number, errorMessage: string): Answer => ({ errorCode, errorMessage, nodeId: -1, host: '', port: -1 })
   if (keyType !== GROUP_KEY_TYPE && keyType !== TRANSACTION_KEY_TYPE) return fail(ErrorCode.INVALID_REQUEST, `unknown coordinator key type ${keyType}`)
+  // Describe on the group or the transactional id.
+  if (keyType === GROUP_KEY_TYPE && !ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.GROUP, key)) return fail(ErrorCode.GROUP_AUTHORIZATION_FAILED, 'Group authorization failed.')
+  if (keyType === TRANSACTION_KEY_TYPE && !ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key)) {
+    return fail(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'Transactional Id authorization failed.')
+  }
   let partition: number
   try {
     partition = keyType === TRANSACTION_KEY_TYPE ? (await ctx.transactions.coordinator()).partitionFor(key) : (await ctx.groups.coordinator()).partitionFor(key)
@@ -51,6 +57,7 @@ export const findCoordinatorHandler = defineHandler<FindCoordinator.FindCoordina
   maxVersion: 4,
   decodeRequest: FindCoordinator.decodeFindCoordinatorRequest,
   encodeResponse: FindCoordinator.encodeFindCoordinatorResponse,
+  authorizes: true,
   async handle(req, ctx) {
     if (ctx.apiVersion >= 4) {
       const coordinators = await Promise.all(

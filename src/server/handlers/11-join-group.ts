@@ -14,6 +14,7 @@
 //   session timeout).
 // Not implemented:
 // * v7+ (protocol type in the answer, reason, skip assignment): not advertised.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as JoinGroup from '../../protocol/messages/11-join-group.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -24,7 +25,11 @@ export const joinGroupHandler = defineHandler<JoinGroup.JoinGroupRequest, JoinGr
   maxVersion: 6,
   decodeRequest: JoinGroup.decodeJoinGroupRequest,
   encodeResponse: JoinGroup.encodeJoinGroupResponse,
+  authorizes: true,
   async handle(req, ctx) {
+    if (!ctx.acl.authorize(ctx.connection, AclOperation.READ, ResourceType.GROUP, req.groupId)) {
+      return JoinGroup.createJoinGroupResponse({ errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, generationId: -1, protocolName: '', leader: '', memberId: req.memberId })
+    }
     let result
     try {
       const coordinator = await ctx.groups.coordinator()

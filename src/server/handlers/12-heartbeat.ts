@@ -7,6 +7,7 @@
 //   member id FENCED_INSTANCE_ID.
 // Version notes:
 // * v4: flexible. v3+: group instance id. v1+: throttle time.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as Heartbeat from '../../protocol/messages/12-heartbeat.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -17,7 +18,11 @@ export const heartbeatHandler = defineHandler<Heartbeat.HeartbeatRequest, Heartb
   maxVersion: 4,
   decodeRequest: Heartbeat.decodeHeartbeatRequest,
   encodeResponse: Heartbeat.encodeHeartbeatResponse,
+  authorizes: true,
   async handle(req, ctx) {
+    if (!ctx.acl.authorize(ctx.connection, AclOperation.READ, ResourceType.GROUP, req.groupId)) {
+      return Heartbeat.createHeartbeatResponse({ errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED })
+    }
     let errorCode: number
     try {
       const coordinator = await ctx.groups.coordinator()

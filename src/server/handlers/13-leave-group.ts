@@ -8,6 +8,7 @@
 //   FENCED_INSTANCE_ID.
 // Version notes:
 // * v4: flexible. v3+: batched members, per-member errors. v0-2: one member id, its error at the top.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as LeaveGroup from '../../protocol/messages/13-leave-group.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -18,7 +19,11 @@ export const leaveGroupHandler = defineHandler<LeaveGroup.LeaveGroupRequest, Lea
   maxVersion: 4,
   decodeRequest: LeaveGroup.decodeLeaveGroupRequest,
   encodeResponse: LeaveGroup.encodeLeaveGroupResponse,
+  authorizes: true,
   async handle(req, ctx) {
+    if (!ctx.acl.authorize(ctx.connection, AclOperation.READ, ResourceType.GROUP, req.groupId)) {
+      return LeaveGroup.createLeaveGroupResponse({ errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED })
+    }
     const batched = ctx.apiVersion >= 3
     const leaving = batched ? req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })) : [{ memberId: req.memberId, groupInstanceId: null }]
     let result

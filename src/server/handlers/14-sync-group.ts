@@ -10,6 +10,7 @@
 // * v4: flexible. v3+: group instance id. v1+: throttle time.
 // Not implemented:
 // * v5+ (protocol type and name checks): not advertised.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as SyncGroup from '../../protocol/messages/14-sync-group.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -20,7 +21,11 @@ export const syncGroupHandler = defineHandler<SyncGroup.SyncGroupRequest, SyncGr
   maxVersion: 4,
   decodeRequest: SyncGroup.decodeSyncGroupRequest,
   encodeResponse: SyncGroup.encodeSyncGroupResponse,
+  authorizes: true,
   async handle(req, ctx) {
+    if (!ctx.acl.authorize(ctx.connection, AclOperation.READ, ResourceType.GROUP, req.groupId)) {
+      return SyncGroup.createSyncGroupResponse({ errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, assignment: Buffer.alloc(0) })
+    }
     let result
     try {
       const coordinator = await ctx.groups.coordinator()

@@ -19,6 +19,7 @@ export const apiVersionsHandler = defineHandler<ApiVersions.ApiVersionsRequest, 
   maxVersion: 3,
   decodeRequest: ApiVersions.decodeApiVersionsRequest,
   encodeResponse: ApiVersions.encodeApiVersionsResponse,
+  authorizes: true,
   handle(req, ctx) {
     const apiKeys = ctx.apiVersions.map((v) => ApiVersions.createApiVersion(v))
     if (ctx.apiVersion >= 3 && (!SOFTWARE_PATTERN.test(req.clientSoftwareName) || !SOFTWARE_PATTERN.test(req.clientSoftwareVersion))) {

@@ -23,6 +23,7 @@
 //   topic's resolved configs in the answer (also for validateOnly); flexible. v7: topicId.
 // Not implemented:
 // * CreateTopicPolicy (create.topic.policy.class.name) and controller mutation quotas (throttle 0).
+import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { resolveTopicConfigs, validateTopicConfigs } from '../../config/index.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as CreateTopics from '../../protocol/messages/19-create-topics.gen.js'
@@ -36,6 +37,7 @@ export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsReques
   maxVersion: 7,
   decodeRequest: CreateTopics.decodeCreateTopicsRequest,
   encodeResponse: CreateTopics.encodeCreateTopicsResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const duplicates = duplicatesOf(req.topics.map((t) => t.name))
     const answered = new Set<string>()
@@ -45,6 +47,11 @@ export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsReques
       answered.add(t.name)
       if (duplicates.has(t.name)) {
         topics.push(failed(t.name, ErrorCode.INVALID_REQUEST, 'Duplicate topic name.'))
+        continue
+      }
+      // Create on the cluster or on the topic.
+      if (!ctx.acl.authorize(ctx.connection, AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME) && !ctx.acl.authorize(ctx.connection, AclOperation.CREATE, ResourceType.TOPIC, t.name)) {
+        topics.push(failed(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Authorization failed.'))
         continue
       }
       const configs: Record<string, string | null> = {}

@@ -24,6 +24,7 @@
 // Version notes:
 // * v2+: flexible. v3+: producerId and producerEpoch in the request. v4+ (not served): an
 //   ongoing-transaction retry semantics change; v5+: transaction version 2.
+import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, errorCodeOf } from '../../domain/errors.js'
 import * as InitProducerId from '../../protocol/messages/22-init-producer-id.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -41,11 +42,13 @@ export const initProducerIdHandler = defineHandler<InitProducerId.InitProducerId
   maxVersion: 3,
   decodeRequest: InitProducerId.decodeInitProducerIdRequest,
   encodeResponse: InitProducerId.encodeInitProducerIdResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const givenId = req.producerId !== NO_PRODUCER_ID
     const givenEpoch = req.producerEpoch !== NO_PRODUCER_EPOCH
     if (givenId !== givenEpoch || req.producerId < NO_PRODUCER_ID || req.producerEpoch < NO_PRODUCER_EPOCH) return failed(ErrorCode.INVALID_REQUEST)
     if (req.transactionalId !== null && req.transactionalId !== '') {
+      if (!ctx.acl.authorize(ctx.connection, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactionalId)) return failed(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
       try {
         const coordinator = await ctx.transactions.coordinator()
         const expected = givenId && req.producerId <= BigInt(Number.MAX_SAFE_INTEGER) ? { producerId: Number(req.producerId), producerEpoch: req.producerEpoch } : null
@@ -58,6 +61,9 @@ export const initProducerIdHandler = defineHandler<InitProducerId.InitProducerId
         return failed(code)
       }
     }
+    // An idempotent producer needs IdempotentWrite on the cluster (Kafka 3.0+ also accepts Write on any
+    // topic, KIP-679; Skein does not yet, so such principals need the IdempotentWrite ACL).
+    if (!ctx.acl.authorize(ctx.connection, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME)) return failed(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     try {
       // An id beyond 2^53 was never handed out here: like any unknown id, it gets a new one.
       const known = givenId && req.producerId <= BigInt(Number.MAX_SAFE_INTEGER)

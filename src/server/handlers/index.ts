@@ -18,6 +18,7 @@ import { leaveGroupHandler } from './13-leave-group.js'
 import { syncGroupHandler } from './14-sync-group.js'
 import { describeGroupsHandler } from './15-describe-groups.js'
 import { listGroupsHandler } from './16-list-groups.js'
+import { saslHandshakeHandler } from './17-sasl-handshake.js'
 import { apiVersionsHandler } from './18-api-versions.js'
 import { createTopicsHandler } from './19-create-topics.js'
 import { deleteTopicsHandler } from './20-delete-topics.js'
@@ -29,13 +30,19 @@ import { addOffsetsToTxnHandler } from './25-add-offsets-to-txn.js'
 import { endTxnHandler } from './26-end-txn.js'
 import { writeTxnMarkersHandler } from './27-write-txn-markers.js'
 import { txnOffsetCommitHandler } from './28-txn-offset-commit.js'
+import { describeAclsHandler } from './29-describe-acls.js'
+import { createAclsHandler } from './30-create-acls.js'
+import { deleteAclsHandler } from './31-delete-acls.js'
 import { describeConfigsHandler } from './32-describe-configs.js'
 import { alterConfigsHandler } from './33-alter-configs.js'
 import { describeLogDirsHandler } from './35-describe-log-dirs.js'
+import { saslAuthenticateHandler } from './36-sasl-authenticate.js'
 import { createPartitionsHandler } from './37-create-partitions.js'
 import { deleteGroupsHandler } from './42-delete-groups.js'
 import { incrementalAlterConfigsHandler } from './44-incremental-alter-configs.js'
 import { offsetDeleteHandler } from './47-offset-delete.js'
+import { describeUserScramCredentialsHandler } from './50-describe-user-scram-credentials.js'
+import { alterUserScramCredentialsHandler } from './51-alter-user-scram-credentials.js'
 import { alterPartitionHandler } from './56-alter-partition.js'
 import { describeClusterHandler } from './60-describe-cluster.js'
 import { describeTransactionsHandler } from './65-describe-transactions.js'
@@ -62,6 +69,7 @@ export const HANDLERS: readonly AnyHandler[] = [
   syncGroupHandler,
   describeGroupsHandler,
   listGroupsHandler,
+  saslHandshakeHandler,
   apiVersionsHandler,
   createTopicsHandler,
   deleteTopicsHandler,
@@ -73,13 +81,19 @@ export const HANDLERS: readonly AnyHandler[] = [
   endTxnHandler,
   writeTxnMarkersHandler,
   txnOffsetCommitHandler,
+  describeAclsHandler,
+  createAclsHandler,
+  deleteAclsHandler,
   describeConfigsHandler,
   alterConfigsHandler,
   describeLogDirsHandler,
+  saslAuthenticateHandler,
   createPartitionsHandler,
   deleteGroupsHandler,
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,
+  describeUserScramCredentialsHandler,
+  alterUserScramCredentialsHandler,
   alterPartitionHandler,
   describeClusterHandler,
   describeProducersHandler,

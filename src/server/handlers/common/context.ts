@@ -3,6 +3,7 @@
 import type { RequestHeader } from '../../../protocol/header.js'
 import type {
   ApiVersionRange,
+  AuthorizationService,
   ClientConnection,
   ConfigService,
   FetchSessionService,
@@ -12,6 +13,7 @@ import type {
   MetadataView,
   PartitionService,
   ProducerIdService,
+  ScramCredentialAdmin,
   TopicAdmin,
   TransactionCoordinatorService,
 } from './ports.js'
@@ -36,6 +38,10 @@ export interface BrokerServices {
   fetchSessions: FetchSessionService
   /** The control plane: requests between the controller and this broker. */
   control: ControlPlaneService
+  /** The authorizer (ACLs); allows everything when authorizer.class.name is empty. */
+  acl: AuthorizationService
+  /** SCRAM credentials (DescribeUserScramCredentials, AlterUserScramCredentials). */
+  scram: ScramCredentialAdmin
   log: HandlerLog
   /** The APIs served and their version ranges (from the handler table). */
   apiVersions: readonly ApiVersionRange[]

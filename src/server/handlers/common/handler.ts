@@ -9,6 +9,12 @@ export interface HandlerDefinition<Req, Res> {
   /** Lowest and highest version served; must lie inside the spec's range. */
   minVersion: number
   maxVersion: number
+  /**
+   * The handler asks the authorizer itself (ctx.acl) for each resource it touches. With an authorizer,
+   * a handler without this flag is served only to principals allowed ClusterAction on the cluster
+   * (brokers, super users): requests nobody has written a check for fail closed.
+   */
+  authorizes?: true
   decodeRequest(r: Reader, version: number): Req
   encodeResponse(w: Writer, res: Res, version: number): void
   /**

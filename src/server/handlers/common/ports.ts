@@ -5,6 +5,9 @@
 // PartitionService is the seam for replication: handlers append "as leader" and read "up to the high
 // watermark"; whether that means one local log (today) or a leader waiting for its in-sync replicas
 // (acks=all, delayed produce) is the service's business, not the handlers'.
+import type { AclBinding, AclFilter } from '../../../domain/acl.js'
+import type { AlterUserScramCredentialsRequest, AlterUserScramCredentialsResult } from '../../../protocol/messages/51-alter-user-scram-credentials.gen.js'
+import type { DescribeUserScramCredentialsResult } from '../../../protocol/messages/50-describe-user-scram-credentials.gen.js'
 import type { BrokerConfig } from '../../../config/index.js'
 import type { GroupCoordinator } from '../../../coordinator/group/group-coordinator.js'
 import type { ProducerIdAndEpoch } from '../../../coordinator/transaction/types.js'
@@ -469,8 +472,40 @@ export interface HandlerLog {
 }
 
 /** The client connection a request came on. */
+export interface AclCreationOutcome {
+  errorCode: number
+  errorMessage: string | null
+}
+
+/** The authorizer (server/acls.ts): every handler asks it before acting; disabled, it allows everything. */
+export interface AuthorizationService {
+  /** authorizer.class.name is set. */
+  readonly enabled: boolean
+  /** May the connection's principal, from its host, do the operation on the resource. */
+  authorize(conn: ClientConnection, operation: number, resourceType: number, name: string): boolean
+  describe(filter: AclFilter): AclBinding[]
+  create(bindings: readonly AclBinding[]): Promise<AclCreationOutcome[]>
+  /** For each filter, the bindings it matched and removed. */
+  delete(filters: readonly AclFilter[]): Promise<AclBinding[][]>
+}
+
+/** SCRAM credentials in the cluster metadata (server/scram-credentials.ts). */
+export interface ScramCredentialAdmin {
+  describe(users: readonly string[] | null): Promise<DescribeUserScramCredentialsResult[]>
+  alter(req: AlterUserScramCredentialsRequest): Promise<AlterUserScramCredentialsResult[]>
+}
+
+/** One connection's SASL exchange (SaslHandshake, SaslAuthenticate); absent on PLAINTEXT and SSL listeners. */
+export interface SaslExchange {
+  handshake(mechanism: string, version: number): { errorCode: number; mechanisms: string[] }
+  authenticate(authBytes: Buffer): Promise<{ errorCode: number; errorMessage: string | null; authBytes: Buffer; sessionLifetimeMs: bigint }>
+}
+
 export interface ClientConnection {
   readonly isClosed: boolean
+  /** "User:<name>" (User:ANONYMOUS without authentication). */
+  readonly principal: string
+  readonly sasl: SaslExchange | undefined
   /** The listener it was accepted on (Metadata answers with that listener's endpoints). */
   readonly listenerName: string
   /** The client's address, without the port (JoinGroup's client host). */

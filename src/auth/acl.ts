@@ -1,0 +1,110 @@
+// Kafka's ACL model and authorizer (AclAuthorizer / StandardAuthorizer semantics): bindings of
+// (resource type, name, pattern LITERAL|PREFIXED, principal, host, operation, Allow|Deny). An operation
+// on a resource is allowed when the principal is a super user, or when no ACL matches the resource at
+// all and allow.everyone.if.no.acl.found is set, or when an Allow ACL matches and no Deny ACL does (deny
+// wins). LITERAL "*" matches every name; principal "User:*" and host "*" match everyone. Read, Write,
+// Delete and Alter imply Describe; AlterConfigs implies DescribeConfigs; All implies every operation.
+// The codes are the wire protocol's (AclOperation, ResourceType, PatternType, AclPermissionType); the
+// names are those of Kafka's stored JSON and of kafka-acls.
+
+import { AclOperation, AclPermission, PatternType, ResourceType, type AclBinding, type AclFilter } from '../domain/acl.js'
+
+export { AclOperation, AclPermission, PatternType, ResourceType, type AclBinding, type AclFilter }
+
+export { CLUSTER_NAME } from '../domain/acl.js'
+export const WILDCARD = '*'
+
+export function codeByName(names: Readonly<Record<number, string>>, name: string): number | undefined {
+  const lower = name.toLowerCase().replace(/[_-]/g, '')
+  for (const [code, n] of Object.entries(names)) if (n.toLowerCase() === lower) return Number(code)
+  return undefined
+}
+
+const IMPLIED_BY: Readonly<Record<number, readonly number[]>> = {
+  [AclOperation.DESCRIBE]: [AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE, AclOperation.ALTER],
+  [AclOperation.DESCRIBE_CONFIGS]: [AclOperation.ALTER_CONFIGS],
+}
+
+function resourceMatches(b: AclBinding, resourceType: number, name: string): boolean {
+  if (b.resourceType !== resourceType) return false
+  if (b.patternType === PatternType.LITERAL) return b.resourceName === name || b.resourceName === WILDCARD
+  return b.patternType === PatternType.PREFIXED && name.startsWith(b.resourceName)
+}
+
+/** Whether a binding matches a filter (DescribeAcls, DeleteAcls). */
+export function filterMatches(f: AclFilter, b: AclBinding): boolean {
+  if (f.resourceType !== ResourceType.ANY && f.resourceType !== b.resourceType) return false
+  if (f.patternType === PatternType.MATCH) {
+    // MATCH: the bindings that would apply to the named resource.
+    if (f.resourceName !== null && !resourceMatches(b, b.resourceType, f.resourceName)) return false
+  } else {
+    if (f.patternType !== PatternType.ANY && f.patternType !== b.patternType) return false
+    if (f.resourceName !== null && f.resourceName !== b.resourceName) return false
+  }
+  if (f.principal !== null && f.principal !== b.principal) return false
+  if (f.host !== null && f.host !== b.host) return false
+  if (f.operation !== AclOperation.ANY && f.operation !== b.operation) return false
+  if (f.permission !== AclPermission.ANY && f.permission !== b.permission) return false
+  return true
+}
+
+export interface AuthorizerSettings {
+  superUsers: readonly string[]
+  allowEveryoneIfNoAclFound: boolean
+}
+
+/** The ACLs in force and the decision on one (principal, host, operation, resource). */
+export class AclAuthorizer {
+  private byType = new Map<number, AclBinding[]>()
+  private readonly superUsers: ReadonlySet<string>
+
+  constructor(private readonly settings: AuthorizerSettings) {
+    this.superUsers = new Set(settings.superUsers)
+  }
+
+  /** Replaces every binding (after a load or a change). */
+  setBindings(bindings: readonly AclBinding[]): void {
+    const byType = new Map<number, AclBinding[]>()
+    for (const b of bindings) {
+      const list = byType.get(b.resourceType) ?? []
+      list.push(b)
+      byType.set(b.resourceType, list)
+    }
+    this.byType = byType
+  }
+
+  bindings(): AclBinding[] {
+    return [...this.byType.values()].flat()
+  }
+
+  authorize(principal: string, host: string, operation: number, resourceType: number, name: string): boolean {
+    if (this.superUsers.has(principal)) return true
+    const candidates = this.byType.get(resourceType)
+    let matchedAny = false
+    let allowed = false
+    if (candidates !== undefined) {
+      for (const b of candidates) {
+        if (!resourceMatches(b, resourceType, name)) continue
+        matchedAny = true
+        if (b.principal !== principal && b.principal !== 'User:*') continue
+        if (b.host !== host && b.host !== WILDCARD) continue
+        if (b.permission === AclPermission.DENY) {
+          // Deny on the operation itself or on All wins over any Allow.
+          if (b.operation === operation || b.operation === AclOperation.ALL) return false
+          continue
+        }
+        if (b.operation === operation || b.operation === AclOperation.ALL || (IMPLIED_BY[operation]?.includes(b.operation) ?? false)) allowed = true
+      }
+    }
+    if (!matchedAny) return this.settings.allowEveryoneIfNoAclFound
+    return allowed
+  }
+}
+
+/** super.users: principals separated by semicolons. */
+export function parseSuperUsers(text: string): string[] {
+  return text
+    .split(';')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+}
