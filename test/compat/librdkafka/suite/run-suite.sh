@@ -26,7 +26,8 @@
 # The brokers get what librdkafka's trivup clusters configure (tests/scenarios/*.json and trivup's
 # server.properties template): num.partitions=4, auto.create.topics.enable (true, false for
 # "noautocreate"), delete.topic.enable=true, default.replication.factor=1 (one broker),
-# log.retention.bytes=1000000000, broker.rack; everything else keeps Kafka's defaults.
+# log.retention.bytes=1000000000, broker.rack, and an ACL authorizer that allows what no ACL matches (the
+# suite's ACL tests create and delete ACLs); everything else keeps Kafka's defaults.
 # test/compat/librdkafka/SUITE.md records the results and why each failure fails.
 set -u
 
@@ -137,6 +138,8 @@ start_broker() { # scenario port auto_create
     --override default.replication.factor=1 \
     --override log.retention.bytes=1000000000 \
     --override broker.rack=RACK1 \
+    --override authorizer.class.name=kafka.security.authorizer.AclAuthorizer \
+    --override allow.everyone.if.no.acl.found=true \
     >> "$out/broker-$scenario/broker.log" 2>&1 &
   broker_pid[$scenario]=$!
   for _ in $(seq 1 100); do
