@@ -45,6 +45,17 @@ export interface ConsumerOptions extends ClientOptions {
   rebalanceTimeoutMs?: number
   heartbeatIntervalMs?: number
   assignors?: AssignorName[]
+  /**
+   * Kafka's ConsumerRebalanceListener, for a group subscription: onPartitionsRevoked runs before the
+   * consumer rejoins (an eager rebalance takes every partition back: commit what was processed there),
+   * onPartitionsAssigned after the new assignment arrives, before the first fetch of it.
+   */
+  rebalanceListener?: RebalanceListener
+}
+
+export interface RebalanceListener {
+  onPartitionsRevoked?(partitions: TopicPartition[]): Promise<void> | void
+  onPartitionsAssigned?(partitions: TopicPartition[]): Promise<void> | void
 }
 
 export interface TopicPartition {
@@ -202,6 +213,8 @@ export class Consumer {
     if (g.heartbeatError !== null) throw g.heartbeatError
     if (!g.needsRejoin) return
     if (this.autoCommit && g.generationId >= 0) await this.commit().catch(() => {})
+    const listener = this.opts.rebalanceListener
+    if (listener?.onPartitionsRevoked !== undefined && this.partitions.size > 0) await listener.onPartitionsRevoked(this.assignment())
     // Make sure every subscribed topic exists before asking for partitions of it.
     for (const t of this.subscription) await this.cluster.topic(t, { refresh: true })
     const assigned = await g.join(this.subscription)
@@ -211,6 +224,7 @@ export class Consumer {
       s.reset = null
       s.buffered = []
     }
+    if (listener?.onPartitionsAssigned !== undefined) await listener.onPartitionsAssigned(this.assignment())
   }
 
   /** Resolves missing positions: committed offsets first (group), then reset policy or pending seeks. */
