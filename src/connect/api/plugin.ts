@@ -77,13 +77,13 @@ export interface SourceRecord extends ConnectRecord {
   sourceOffset: Record<string, unknown> | null
 }
 
-export type TimestampType = 'NoTimestampType' | 'CreateTime' | 'LogAppendTime'
+export type RecordTimestampType = 'NoTimestampType' | 'CreateTime' | 'LogAppendTime'
 
 /** A record handed to a sink task, from a topic-partition at an offset. */
 export interface SinkRecord extends ConnectRecord {
   kafkaPartition: number
   kafkaOffset: number
-  timestampType: TimestampType
+  timestampType: RecordTimestampType
   /** The topic, partition and offset the record was consumed from, before any transformation changed them. */
   originalTopic: string
   originalKafkaPartition: number

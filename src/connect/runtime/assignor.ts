@@ -7,8 +7,8 @@
 // they have while they rejoin, and report it in their metadata. The leader
 //   - revokes what is no longer configured (deleted connectors, tasks beyond a reduced count) and what
 //     two members both claim;
-//   - finds what is lost: in the leader's previous assignment but reported by no member (its worker left
-//     or died). Lost work waits up to scheduled.rebalance.max.delay.ms for its worker to come back (a
+//   - finds what is lost: in the leader's previous assignment of a member that is no longer in the group
+//     (its worker left or died) and run by nobody now. Lost work waits up to scheduled.rebalance.max.delay.ms for its worker to come back (a
 //     rolling restart should not move everything twice); members are told the remaining delay, rejoin
 //     when it ends, and the leader then hands the lost work out;
 //   - hands out new work to the least loaded members, connectors and tasks balanced separately;
@@ -106,10 +106,15 @@ export class ConnectAssignor {
       current.set(id, mine)
     }
 
-    // Lost: assigned last round (or withheld then) but nobody runs it now.
+    // Lost: work of members that left the group since the last round (or withheld then), run by nobody
+    // now. Work a member still in the group stopped by itself (new task configs) is simply unassigned.
     const now = this.now()
     const lost: Item[] = []
-    for (const [, prev] of this.previous) for (const [iid, i] of prev) if (!owner.has(iid) && configured.has(iid)) lost.push(i)
+    const present = new Set(ids)
+    for (const [member, prev] of this.previous) {
+      if (present.has(member)) continue
+      for (const [iid, i] of prev) if (!owner.has(iid) && configured.has(iid)) lost.push(i)
+    }
     let delayMs = 0
     const withheld = new Map<string, Item>()
     const newMembers = ids.filter((id) => !this.previousGenerationMembers.has(id) && this.previousGenerationMembers.size > 0)
