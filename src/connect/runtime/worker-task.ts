@@ -13,7 +13,7 @@
 //   when the task asks through its TransactionContext (connector). Offsets are read back read_committed.
 // - sinks: consumer offsets are committed only after put() took the records and flush() (or
 //   preCommit()) returned, every offset.flush.interval.ms, before partitions are revoked and at stop.
-import { Consumer, type ConsumedRecord, type ConsumerOptions, type Header, Producer, type ProducerOptions, tpKey } from '../../client/index.js'
+import { Consumer, type ConsumedRecord, type ConsumerOptions, type Header, isRetriableError, Producer, type ProducerOptions, tpKey } from '../../client/index.js'
 import type { Logger } from '../../observability/logger.js'
 import { ConnectHeaders, type Converter, type HeaderConverter, type OffsetStorageReader, RetriableException, type SinkRecord, type SinkTask, type SinkTaskContext, type SourceRecord, type SourceTask, type TopicPartition, type TransactionContext } from '../api/plugin.js'
 import type { ConnectRecord } from '../api/plugin.js'
@@ -107,7 +107,7 @@ abstract class WorkerTask {
         return
       }
       this.failed = true
-      this.deps.log.error({ task: taskName(this.id), err: (err as Error).message }, 'task failed')
+      this.deps.log.error({ err: (err as Error).message }, 'task failed')
       this.deps.report('FAILED', traceOf(err))
     } finally {
       await this.close().catch(() => {})
@@ -294,7 +294,7 @@ export class WorkerSourceTask extends WorkerTask {
       producer.append(transformed.topic, transformed.kafkaPartition ?? undefined, converted.key, converted.value, converted.headers, (err, meta) => {
         if (err !== null) {
           if (this.s.errors.tolerateAll && eos === null) {
-            this.s.log.warn({ task: taskName(this.id), err: err.message }, 'failed to send a record; skipped (errors.tolerance=all)')
+            this.s.log.warn({ err: err.message }, 'failed to send a record; skipped (errors.tolerance=all)')
             ack()
             return
           }
@@ -392,7 +392,7 @@ export class WorkerSourceTask extends WorkerTask {
     try {
       await this.s.task.commit?.()
     } catch (err) {
-      this.s.log.warn({ task: taskName(this.id), err: (err as Error).message }, 'SourceTask.commit failed')
+      this.s.log.warn({ err: (err as Error).message }, 'SourceTask.commit failed')
     }
   }
 
@@ -535,7 +535,17 @@ export class WorkerSinkTask extends WorkerTask {
           // not assigned (any more): nothing to move
         }
       }
-      const records = await this.consumer.poll(500)
+      let records: ConsumedRecord[]
+      try {
+        records = await this.consumer.poll(500)
+      } catch (err) {
+        // A subscribed topic that does not exist yet, a coordinator moving: the consumer tries again.
+        if (this.stopping) break
+        if (!isRetriableError(err)) throw err
+        this.s.log.debug({ err: (err as Error).message }, 'poll failed; retrying')
+        await sleep(1000)
+        continue
+      }
       if (this.stopping) break
       if (records.length > 0) await this.deliver(records)
       if (this.commitRequested || Date.now() - this.lastCommit >= this.s.offsetFlushIntervalMs) await this.commit()
@@ -592,7 +602,7 @@ export class WorkerSinkTask extends WorkerTask {
           // Kafka pauses the partitions and redelivers the same batch after the task's timeout.
           const wait = this.timeoutMs > 0 ? this.timeoutMs : 1000
           this.timeoutMs = 0
-          this.s.log.warn({ task: taskName(this.id), err: err.message }, `put failed, retrying in ${wait} ms`)
+          this.s.log.warn({ err: err.message }, `put failed, retrying in ${wait} ms`)
           await sleep(wait)
           continue
         }
@@ -623,7 +633,7 @@ export class WorkerSinkTask extends WorkerTask {
       await consumer.commit(list)
     } catch (err) {
       // A commit refused after a rebalance: the records are redelivered to the new owner (at least once).
-      this.s.log.warn({ task: taskName(this.id), err: (err as Error).message }, 'offset commit failed')
+      this.s.log.warn({ err: (err as Error).message }, 'offset commit failed')
     }
   }
 
