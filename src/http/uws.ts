@@ -188,10 +188,24 @@ class Response implements HttpResponse {
     })
   }
 
+  /**
+   * The status and headers are kept until the first write or end, so that they leave in one packet with
+   * the first bytes of the body (a head sent alone and a small body after it meet Nagle's algorithm and
+   * the client's delayed ACK: 40 ms per response).
+   */
   writeHead(status: number, headers: Headers | null): void {
     if (this.aborted || this.finished || this.headSent) return
     this.headSent = true
-    this.res.cork(() => this.writeHeaders(status, headers))
+    this.pendingHead = { status, headers }
+  }
+
+  private pendingHead: { status: number; headers: Headers | null } | null = null
+
+  private emitHead(): void {
+    const h = this.pendingHead
+    if (h === null) return
+    this.pendingHead = null
+    this.writeHeaders(h.status, h.headers)
   }
 
   write(chunk: string | Uint8Array): boolean {
@@ -199,6 +213,7 @@ class Response implements HttpResponse {
     if (!this.headSent) this.writeHead(200, null)
     let ok = true
     this.res.cork(() => {
+      this.emitHead()
       ok = this.res.write(chunk)
     })
     if (!ok) {
@@ -233,7 +248,10 @@ class Response implements HttpResponse {
       return
     }
     this.finished = true
-    this.res.cork(() => this.res.end(chunk, opts?.closeConnection === true))
+    this.res.cork(() => {
+      this.emitHead()
+      this.res.end(chunk, opts?.closeConnection === true)
+    })
   }
 
   close(): void {

@@ -23,13 +23,23 @@ import { type ResolvedSchema, type SchemaFormat, type SchemaSpec, decodeBase64 }
 import { type Json, V3_JSON, asObject, checkV3ContentType, jsonBody, optArray, optInt, optString } from './request.js'
 
 /** Reports outstanding (records sent, report not yet written) before reading pauses. */
-const MAX_PENDING = 65536
+const MAX_PENDING = 32768
 const SEPARATOR = '\r\n'
 const JSON_HEADERS = { 'Content-Type': V3_JSON }
 
-/** Splits concatenated JSON texts out of a byte stream; each must be an object of at most maxBytes. */
+const EMPTY = Buffer.alloc(0)
+
+const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+
+/**
+ * Splits a byte stream of concatenated JSON objects (kafka-rest's JsonStream) into parsed objects of at
+ * most maxBytes each. The usual shape, one object per line, takes a fast path: the line is handed to
+ * JSON.parse whole. Anything else (objects back to back, an object over several lines or across chunks,
+ * malformed text) goes through a scanner that follows strings and nesting to find each object's end.
+ */
 export class JsonSplitter {
-  private rest: Buffer = Buffer.alloc(0)
+  private rest: Buffer = EMPTY
+  /** Scanner state inside an unfinished object (which starts at rest[0]). */
   private depth = 0
   private inString = false
   private escape = false
@@ -37,22 +47,58 @@ export class JsonSplitter {
   constructor(private readonly maxBytes: number) {}
 
   /** The complete objects in the bytes so far; throws RestError (fatal: the stream ends) on bad input. */
-  push(chunk: Buffer, out: string[]): void {
+  push(chunk: Buffer, out: unknown[]): void {
     const b = this.rest.length > 0 ? Buffer.concat([this.rest, chunk]) : chunk
-    let i = this.rest.length
-    let start = this.depth > 0 ? 0 : -1
+    let pos = 0
+    if (this.depth > 0) {
+      const end = this.scan(b, 0, this.rest.length)
+      if (end < 0) return this.keep(b, 0)
+      this.emit(b, 0, end, out)
+      pos = end
+    }
+    const n = b.length
+    while (pos < n) {
+      if (isSpace(b[pos]!)) {
+        pos++
+        continue
+      }
+      if (b[pos] !== 0x7b) throw Errors.badRequest(`Error processing JSON: expected a JSON object, found '${String.fromCharCode(b[pos]!)}'`)
+      const nl = b.indexOf(0x0a, pos)
+      if (nl >= 0 && nl - pos <= this.maxBytes) {
+        let e = nl
+        while (e > pos && isSpace(b[e - 1]!)) e--
+        if (b[e - 1] === 0x7d) {
+          let v: unknown
+          try {
+            v = JSON.parse(b.toString('utf8', pos, e))
+          } catch {
+            v = undefined
+          }
+          if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+            out.push(v)
+            pos = nl + 1
+            continue
+          }
+        }
+      }
+      this.depth = 0
+      this.inString = false
+      this.escape = false
+      const end = this.scan(b, pos, pos)
+      if (end < 0) return this.keep(b, pos)
+      this.emit(b, pos, end, out)
+      pos = end
+    }
+    this.rest = EMPTY
+  }
+
+  /** Follows an object that starts at b[start] from b[from]: the index after its end, or -1 (state kept). */
+  private scan(b: Buffer, start: number, from: number): number {
     let depth = this.depth
     let inString = this.inString
     let escape = this.escape
-    for (const n = b.length; i < n; i++) {
+    for (let i = from, n = b.length; i < n; i++) {
       const c = b[i]!
-      if (depth === 0) {
-        if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue
-        if (c !== 0x7b) throw Errors.badRequest(`Error processing JSON: expected a JSON object, found '${String.fromCharCode(c)}'`)
-        depth = 1
-        start = i
-        continue
-      }
       if (inString) {
         if (escape) escape = false
         else if (c === 0x5c) escape = true
@@ -61,24 +107,37 @@ export class JsonSplitter {
       }
       if (c === 0x22) inString = true
       else if (c === 0x7b || c === 0x5b) depth++
-      else if (c === 0x7d || c === 0x5d) {
-        if (--depth === 0) {
-          if (i + 1 - start > this.maxBytes) throw Errors.tooLarge()
-          out.push(b.toString('utf8', start, i + 1))
-          start = -1
-        }
+      else if ((c === 0x7d || c === 0x5d) && --depth === 0) {
+        this.depth = 0
+        this.inString = false
+        this.escape = false
+        return i + 1
       }
+      if (i + 1 - start > this.maxBytes) throw Errors.tooLarge()
     }
     this.depth = depth
     this.inString = inString
     this.escape = escape
-    this.rest = depth > 0 ? b.subarray(start) : Buffer.alloc(0)
+    return -1
+  }
+
+  private keep(b: Buffer, from: number): void {
+    this.rest = b.subarray(from)
     if (this.rest.length > this.maxBytes) throw Errors.tooLarge()
+  }
+
+  private emit(b: Buffer, start: number, end: number, out: unknown[]): void {
+    if (end - start > this.maxBytes) throw Errors.tooLarge()
+    try {
+      out.push(JSON.parse(b.toString('utf8', start, end)))
+    } catch (e) {
+      throw Errors.badRequest(`Error processing JSON: ${(e as Error).message}`)
+    }
   }
 
   /** At the end of the body: a started object that never closed is malformed. */
   end(): void {
-    if (this.depth > 0) throw Errors.badRequest('Error processing JSON: unexpected end of input inside an object')
+    if (this.rest.length > 0) throw Errors.badRequest('Error processing JSON: unexpected end of input inside an object')
   }
 }
 
@@ -192,18 +251,37 @@ async function topicInfo(ctx: RestContext, topic: string): Promise<TopicInfo | R
   }
 }
 
+/** Report text held back once the body has ended, before it is written anyway. */
+const OUT_BYTES = 64 * 1024
+
 /** One streaming produce request: records in, reports out in the same order. */
 class RecordStream {
-  /** Reports not written yet, by sequence number - written. */
-  private readonly reports: (string | undefined)[] = []
-  /** Per outstanding record: its key/value report members. */
-  private readonly metas: string[] = []
+  /**
+   * Per outstanding record, by sequence number & mask: its report once known, and its key/value report
+   * members. A ring that starts small (most requests carry a record or a few) and doubles as needed, up
+   * to twice MAX_PENDING (at most MAX_PENDING + 1 are ever outstanding), below the size at which V8
+   * would make an array a slow dictionary.
+   */
+  private reports: (string | undefined)[] = new Array<string | undefined>(16)
+  private metas: string[] = new Array<string>(16)
+  private mask = 15
+  /** Reports written so far (= the sequence number of the first outstanding record). */
   private written = 0
+  /** Records taken so far (each gets the next sequence number). */
   private sent = 0
   private headDone = false
   private idle: (() => void) | null = null
+  private roomWaiter: (() => void) | null = null
   private readonly prefix: string
   private readonly deadline: number
+  private lastTs = -1
+  private lastIso = ''
+  /** Reports moved out of the ring and not written yet. */
+  private out = ''
+  /** The whole body has been read. */
+  private inputDone = false
+  /** The last write found the client's socket backed up: wait for it to drain before taking more records. */
+  private backedUp = false
 
   constructor(
     private readonly ctx: RestContext,
@@ -213,39 +291,76 @@ class RecordStream {
   ) {
     this.prefix = `{"error_code":200,"cluster_id":${JSON.stringify(clusterId)},"topic_name":${JSON.stringify(topic)},"partition_id":`
     this.deadline = Date.now() + ctx.settings.streamingConnectionMaxDurationMs
+    // A client gone away: whoever waits for room or for the last reports stops waiting.
+    res.onAborted(() => {
+      this.roomWaiter?.()
+      this.roomWaiter = null
+      this.idle?.()
+      this.idle = null
+    })
+  }
+
+  private iso(ts: number): string {
+    if (ts !== this.lastTs) {
+      this.lastTs = ts
+      this.lastIso = new Date(ts).toISOString()
+    }
+    return this.lastIso
   }
 
   private readonly onDelivery = (err: Error | null, d: BatchDelivery): void => {
-    const base = this.written
     if (err !== null) {
       const line = errorLine(fromError(err))
-      for (let k = d.from; k < d.to; k++) this.reports[d.ctxs[k]! - base] = line
+      for (let k = d.from; k < d.to; k++) this.reports[d.ctxs[k]! & this.mask] = line
     } else {
+      const head = `${this.prefix}${d.partition},"offset":`
       for (let k = d.from; k < d.to; k++) {
-        const seq = d.ctxs[k]!
+        const slot = d.ctxs[k]! & this.mask
         const ts = d.logAppendTime >= 0 ? d.logAppendTime : d.timestamps[k]!
-        this.reports[seq - base] = `${this.prefix}${d.partition},"offset":${d.baseOffset + k},"timestamp":"${new Date(ts).toISOString()}"${this.metas[seq - base]}}`
+        this.reports[slot] = `${head}${d.baseOffset + k},"timestamp":"${this.iso(ts)}"${this.metas[slot]}}`
       }
     }
     this.flush()
   }
 
-  /** Writes the reports that are complete from the first outstanding one on. */
+  /**
+   * Moves the reports that are complete, from the first outstanding one on, to the output. While the
+   * body is still arriving they are written at once (a streaming client waits for them); once it has
+   * all arrived they are held (up to OUT_BYTES) so that a plain request's answer, head and reports and
+   * end, leaves in one write.
+   */
   private flush(): void {
-    let n = 0
-    while (n < this.reports.length && this.reports[n] !== undefined) n++
-    if (n === 0) return
-    const text = this.reports.slice(0, n).join(SEPARATOR) + SEPARATOR
-    this.reports.splice(0, n)
-    this.metas.splice(0, n)
-    this.written += n
-    this.head()
-    this.res.write(text)
+    let text = ''
+    for (;;) {
+      if (this.written === this.sent) break
+      const slot = this.written & this.mask
+      const report = this.reports[slot]
+      if (report === undefined) break
+      text += report + SEPARATOR
+      this.reports[slot] = undefined
+      this.metas[slot] = ''
+      this.written++
+    }
+    if (text === '') return
+    this.out += text
+    if (!this.inputDone || this.out.length >= OUT_BYTES) this.writeOut()
+    if (this.roomWaiter !== null && this.sent - this.written < MAX_PENDING / 2) {
+      const w = this.roomWaiter
+      this.roomWaiter = null
+      w()
+    }
     if (this.written === this.sent && this.idle !== null) {
       const w = this.idle
       this.idle = null
       w()
     }
+  }
+
+  private writeOut(): void {
+    if (this.out === '') return
+    this.head()
+    if (!this.res.write(this.out)) this.backedUp = true
+    this.out = ''
   }
 
   private head(): void {
@@ -254,10 +369,27 @@ class RecordStream {
     this.res.writeHead(200, JSON_HEADERS)
   }
 
+  /** Room in the ring for one more outstanding record. */
+  private reserve(): void {
+    if (this.sent - this.written <= this.mask) return
+    const cap = (this.mask + 1) * 2
+    const reports = new Array<string | undefined>(cap)
+    const metas = new Array<string>(cap)
+    for (let seq = this.written; seq < this.sent; seq++) {
+      reports[seq & (cap - 1)] = this.reports[seq & this.mask]
+      metas[seq & (cap - 1)] = this.metas[seq & this.mask]!
+    }
+    this.reports = reports
+    this.metas = metas
+    this.mask = cap - 1
+  }
+
   /** A report known at once (a record refused before it was sent). */
   private report(line: string): void {
-    this.reports[this.sent - this.written] = line
-    this.metas[this.sent - this.written] = ''
+    this.reserve()
+    const slot = this.sent & this.mask
+    this.metas[slot] = ''
+    this.reports[slot] = line
     this.sent++
     this.flush()
   }
@@ -267,79 +399,85 @@ class RecordStream {
       this.report(errorLine(Errors.partitionNotFound()))
       return
     }
+    this.reserve()
     const seq = this.sent
-    this.metas[seq - this.written] = rec.key.meta + rec.value.meta
-    this.reports[seq - this.written] = undefined
+    const slot = seq & this.mask
+    this.metas[slot] = rec.key.meta + rec.value.meta
+    this.reports[slot] = undefined
     this.sent++
     try {
       this.ctx.producer.appendBatched(this.topic, rec.partition, rec.key.bytes, rec.value.bytes, rec.headers, this.onDelivery, seq, rec.timestamp)
     } catch (e) {
-      this.reports[seq - this.written] = errorLine(fromError(e))
+      this.reports[slot] = errorLine(fromError(e))
       this.flush()
     }
   }
 
   private allWritten(): Promise<void> {
-    if (this.written === this.sent) return Promise.resolve()
+    if (this.written === this.sent || this.res.aborted) return Promise.resolve()
     return new Promise((resolve) => (this.idle = resolve))
+  }
+
+  /** Resolves once fewer than MAX_PENDING / 2 reports are outstanding (or the client is gone). */
+  private room(): Promise<void> {
+    if (this.sent - this.written < MAX_PENDING / 2 || this.res.aborted) return Promise.resolve()
+    return new Promise((resolve) => (this.roomWaiter = resolve))
   }
 
   async run(body: AsyncIterable<Buffer>): Promise<void> {
     const info = await topicInfo(this.ctx, this.topic)
     const splitter = new JsonSplitter(this.ctx.settings.produceRecordMaxBytes)
-    const texts: string[] = []
+    const values: unknown[] = []
     let fatal: RestError | null = null
     let records = 0
     try {
       outer: for await (const chunk of body) {
         if (this.res.aborted) return
+        if (Date.now() > this.deadline) {
+          fatal = new RestError(408, 408, 'Streaming connection open for longer than allowed: Connection will be closed.')
+          break
+        }
         try {
-          splitter.push(chunk, texts)
+          splitter.push(chunk, values)
         } catch (e) {
           fatal = fromError(e)
         }
-        for (const text of texts) {
+        for (let i = 0; i < values.length; i++) {
           records++
-          if (Date.now() > this.deadline) {
-            fatal = new RestError(408, 408, 'Streaming connection open for longer than allowed: Connection will be closed.')
-            break outer
-          }
-          let json: unknown
-          try {
-            json = JSON.parse(text)
-          } catch (e) {
-            fatal = Errors.badRequest(`Error processing JSON: ${(e as Error).message}`)
-            break outer
-          }
           if (info instanceof RestError) {
             this.report(errorLine(info))
             continue
           }
           try {
-            const rec = encodeRecord(this.ctx, this.topic, json)
+            const rec = encodeRecord(this.ctx, this.topic, values[i])
             this.send(info, rec instanceof Promise ? await rec : rec)
           } catch (e) {
             this.report(errorLine(fromError(e)))
           }
           // Flow control: the producer's buffer, the reports outstanding, the client's reading.
           if (!this.ctx.producer.hasCapacity) await this.ctx.producer.waitForCapacity()
-          while (this.sent - this.written >= MAX_PENDING && !this.res.aborted) await this.drained()
-          if (!this.res.aborted) await this.res.writable()
+          if (this.sent - this.written >= MAX_PENDING) await this.room()
+          if (this.backedUp) {
+            await this.res.writable()
+            this.backedUp = false
+          }
           if (this.res.aborted) return
         }
-        texts.length = 0
-        if (fatal !== null) break
+        values.length = 0
+        if (fatal !== null) break outer
       }
       if (fatal === null) splitter.end()
     } catch (e) {
       if (this.res.aborted) return
       fatal = fromError(e)
     }
+    this.inputDone = true
+    if (this.out.length >= OUT_BYTES) this.writeOut()
     await this.allWritten()
     if (this.res.aborted) return
     if (fatal !== null) {
       this.head()
-      this.res.end(errorLine(fatal) + SEPARATOR)
+      this.res.end(this.out + errorLine(fatal) + SEPARATOR)
       return
     }
     if (records === 0) {
@@ -347,17 +485,8 @@ class RecordStream {
       this.res.send(e.status, JSON_HEADERS, errorLine(e))
       return
     }
-    this.res.end()
-  }
-
-  private drained(): Promise<void> {
-    return new Promise((resolve) => {
-      const check = (): void => {
-        if (this.sent - this.written < MAX_PENDING / 2 || this.res.aborted) resolve()
-        else setTimeout(check, 5)
-      }
-      check()
-    })
+    this.head()
+    this.res.end(this.out)
   }
 }
 

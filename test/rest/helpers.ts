@@ -1,6 +1,7 @@
 // A broker, a Schema Registry (the registry's route table over src/registry/http.ts, in memory) and a
 // REST Proxy in front of them, all on real sockets, for the REST tests; and fetch helpers that check
 // every v3 answer against Confluent's OpenAPI spec.
+import { request } from 'node:http'
 import { parseRestProperties, restSettings } from '../../src/config/client-rest.js'
 import type { HttpServer } from '../../src/http/index.js'
 import { MemoryStore, SchemaRegistryService, handle } from '../../src/registry/index.js'
@@ -72,6 +73,23 @@ export async function call<T = any>(base: string, method: string, path: string, 
     }
   }
   return { status: r.status, headers: r.headers, body: parsed as T, text }
+}
+
+/** A request with node:http, which (unlike fetch) sends a body with GET, as kafka-rest's GET .../offsets takes. */
+export function callWithBody(base: string, method: string, path: string, contentType: string, body: unknown): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const text = JSON.stringify(body)
+    const req = request(`${base}${path}`, { method, headers: { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text) } }, (res) => {
+      const parts: Buffer[] = []
+      res.on('data', (d: Buffer) => parts.push(d))
+      res.on('end', () => {
+        const t = Buffer.concat(parts).toString()
+        resolve({ status: res.statusCode ?? 0, body: t === '' ? undefined : JSON.parse(t) })
+      })
+    })
+    req.on('error', reject)
+    req.end(text)
+  })
 }
 
 /** Operations of the spec this test run called, for the coverage check. */
