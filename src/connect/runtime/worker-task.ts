@@ -202,6 +202,8 @@ export class WorkerSourceTask extends WorkerTask {
   /** Exactly-once: the newest offset per partition written in the open transaction. */
   private readonly txnOffsets = new Map<string, { partition: SourcePartition; offset: SourceOffset }>()
   private lastTxnCommit = Date.now()
+  private commitTimer: NodeJS.Timeout | undefined
+  private commitChain: Promise<void> = Promise.resolve()
 
   constructor(private readonly s: SourceTaskDeps) {
     super(s)
@@ -230,6 +232,12 @@ export class WorkerSourceTask extends WorkerTask {
 
   protected async execute(): Promise<void> {
     const task = this.s.task
+    // At least once: offsets are committed every offset.flush.interval.ms even while poll() blocks
+    // (Kafka's SourceTaskOffsetCommitter), not only between polls.
+    if (this.s.exactlyOnce === null) {
+      this.commitTimer = setInterval(() => void this.commitOffsets().catch((err) => this.s.log.warn({ err: (err as Error).message }, 'offset commit failed')), this.s.offsetFlushIntervalMs)
+      this.commitTimer.unref()
+    }
     task.initialize({ configs: () => ({ ...this.s.taskProps }), offsetStorageReader: this.reader(), transactionContext: this.transactionContext() })
     const eos = this.s.exactlyOnce
     this.producer = new Producer({ ...this.s.producerOptions, ...(eos !== null ? { transactionalId: eos.transactionalId, enableIdempotence: true, acks: -1 } : {}) })
@@ -382,8 +390,14 @@ export class WorkerSourceTask extends WorkerTask {
     this.lastTxnCommit = Date.now()
   }
 
-  /** At least once: writes the offsets of acknowledged records, then SourceTask.commit(). */
-  async commitOffsets(): Promise<void> {
+  /** At least once: writes the offsets of acknowledged records, then SourceTask.commit(). One at a time, in order. */
+  commitOffsets(): Promise<void> {
+    const next = this.commitChain.catch(() => {}).then(() => this.commitNow())
+    this.commitChain = next
+    return next
+  }
+
+  private async commitNow(): Promise<void> {
     this.lastCommit = Date.now()
     if (this.s.exactlyOnce !== null) return
     const offsets = this.submitted.takeCommittable()
@@ -397,6 +411,7 @@ export class WorkerSourceTask extends WorkerTask {
   }
 
   private async finish(): Promise<void> {
+    clearInterval(this.commitTimer)
     const producer = this.producer
     if (producer === null) return
     if (this.s.exactlyOnce !== null) {
@@ -415,6 +430,7 @@ export class WorkerSourceTask extends WorkerTask {
   }
 
   protected async close(): Promise<void> {
+    clearInterval(this.commitTimer)
     if (!this.stopping) await Promise.resolve(this.s.task.stop()).catch(() => {})
     const p = this.producer
     this.producer = null

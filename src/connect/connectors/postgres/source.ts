@@ -297,8 +297,8 @@ export class PostgresSourceTask extends SourceTask {
           }
         })
         this.wake = null
-        if (this.queriers.length === 0) return null
-        continue
+        // Control goes back to the worker between polls (SourceTask.poll's contract: block a while, then null).
+        return null
       }
       for (const q of due) {
         const records = await this.pollTable(q)
