@@ -529,6 +529,7 @@ export abstract class Herder {
     if (snap.targetStates.get(name) !== 'STOPPED') {
       throw new HerderError(400, `Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/${name}/stop' endpoint`)
     }
+    await this.awaitTasksStopped(name)
     const connector = this.plugins.newConnector(props['connector.class'] ?? '')
     const reset = offsets === null
     if (this.worker.connectorType(props) === 'sink') {
@@ -571,6 +572,28 @@ export abstract class Herder {
     return reset ? 'The offsets for this connector have been reset successfully' : 'The offsets for this connector have been altered successfully'
   }
 
+  /**
+   * A stopped connector's tasks may still be finishing (their last offset commit follows the emptied task
+   * configs through the config topic): offsets are changed only once every task of a live worker has
+   * reported that it stopped, so a late commit cannot overwrite the change. 409 if they take longer than
+   * task.shutdown.graceful.timeout.ms and some more.
+   */
+  private async awaitTasksStopped(name: string): Promise<void> {
+    const deadline = Date.now() + (this.config.values['task.shutdown.graceful.timeout.ms'] as number) + 5000
+    for (;;) {
+      await this.status.readToEnd()
+      const running = [...this.status.tasks(name)].filter(([, s]) => (s.state === 'RUNNING' || s.state === 'PAUSED' || s.state === 'RESTARTING') && this.isLiveWorker(s.workerId))
+      if (running.length === 0) return
+      if (Date.now() > deadline) throw new HerderError(409, `Cannot complete request because of a conflicting operation (e.g. worker rebalance): tasks ${running.map(([t]) => `${name}-${t}`).join(', ')} have not stopped yet`)
+      await sleep(100)
+    }
+  }
+
+  /** Whether a worker id belongs to a current member (a dead worker's statuses stay as it left them). */
+  protected isLiveWorker(workerId: string): boolean {
+    return workerId === this.workerId
+  }
+
   abstract start(): Promise<void>
   abstract stop(): Promise<void>
 }
@@ -583,6 +606,8 @@ export class DistributedHerder extends Herder {
   private readonly assignor: ConnectAssignor
   private readonly mode: ProtocolMode
   private leaderId = ''
+  /** The members' REST URLs at the last assignment this worker made as leader. */
+  private memberUrls = new Set<string>()
   private leaderRestUrl: string | null = null
   private rejoinRequested = true
   private rejoinAt = 0
@@ -658,10 +683,23 @@ export class DistributedHerder extends Herder {
     }
   }
 
+  protected override isLiveWorker(workerId: string): boolean {
+    if (workerId === this.workerId) return true
+    for (const u of this.memberUrls) {
+      try {
+        if (new URL(u).host === workerId) return true
+      } catch {
+        // not a URL: not this worker
+      }
+    }
+    return false
+  }
+
   private async leaderAssign(protocolName: string, leaderId: string, members: readonly { memberId: string; metadata: Buffer }[]): Promise<Map<string, Buffer>> {
     await this.configStore.readToEnd()
     const snap = this.snapshot()
     const states = members.map((m) => ({ memberId: m.memberId, state: decodeMetadata(m.metadata) }))
+    this.memberUrls = new Set(states.map((s) => s.state.url))
     const leaderUrl = states.find((s) => s.memberId === leaderId)?.state.url ?? this.url
     const maxOffset = Math.max(...states.map((s) => s.state.configOffset))
     const version = protocolVersion(protocolName)
