@@ -96,8 +96,9 @@ export class InsertField extends SideTransform {
     ]
     if (this.offset !== null && sinkOffset === undefined) throw new DataException('Offset insertion is only supported for sink connectors, record is of type source')
     if (schema === null) {
+      // Schemaless, as Kafka: the timestamp is its epoch millis, and null partitions, timestamps and static values are left out.
       const m = { ...requireMap(value, 'field insertion') }
-      for (const [spec, v] of inserts) if (spec !== null) m[spec.name] = v
+      for (const [spec, v] of inserts) if (spec !== null && v !== null) m[spec.name] = v instanceof Date ? v.getTime() : v
       return withSide(record, this.side, null, m)
     }
     const struct = requireStruct(value, 'field insertion')
