@@ -202,7 +202,7 @@ export function valueToJson(schema: Schema | null, value: unknown, decimalFormat
 }
 
 function schemalessToJson(value: unknown): unknown {
-  if (typeof value === 'bigint') return Number(value)
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : new RawJsonNumber(value.toString())
   if (value instanceof Uint8Array) return Buffer.from(value).toString('base64')
   if (value instanceof Date) return value.getTime()
   if (value instanceof Struct) return valueToJson(value.schema, value)
@@ -220,6 +220,13 @@ export function valueFromJson(schema: Schema, json: unknown): unknown {
   }
   const wrong = (): never => {
     throw new DataException(`Invalid JSON for ${schema.type.toUpperCase()} schema: ${JSON.stringify(json)}`)
+  }
+  if (json instanceof ExactJsonNumber) {
+    // A number with more digits than a double holds: exact where the schema can keep it.
+    if (schema.name === DECIMAL_NAME) return json.text
+    if (schema.type === 'int64' && json.isInteger) return BigInt(json.text)
+    if (schema.type === 'float32' || schema.type === 'float64') return Number(json.text)
+    return wrong()
   }
   switch (schema.name) {
     case DECIMAL_NAME:
@@ -280,9 +287,53 @@ export function valueFromJson(schema: Schema, json: unknown): unknown {
   }
 }
 
-/** Schemaless JSON to Connect values: objects become plain objects, integers int64 numbers. */
+/** Schemaless JSON to Connect values: objects become plain objects, integers int64 numbers (bigint beyond 2^53). */
 function schemalessFromJson(json: unknown): unknown {
+  if (json instanceof ExactJsonNumber) return json.isInteger ? BigInt(json.text) : Number(json.text)
+  if (Array.isArray(json)) return json.map(schemalessFromJson)
+  if (typeof json === 'object' && json !== null) {
+    if (!containsExact(json)) return json
+    return Object.fromEntries(Object.entries(json).map(([k, v]) => [k, schemalessFromJson(v)]))
+  }
   return json
+}
+
+/** A JSON number whose text has more significant digits than a double keeps exactly. */
+class ExactJsonNumber {
+  constructor(readonly text: string) {}
+  get isInteger(): boolean {
+    return /^-?\d+$/.test(this.text)
+  }
+}
+
+function containsExact(v: unknown): boolean {
+  if (v instanceof ExactJsonNumber) return true
+  if (Array.isArray(v)) return v.some(containsExact)
+  if (typeof v === 'object' && v !== null) return Object.values(v).some(containsExact)
+  return false
+}
+
+/** Number tokens of 16 or more digits (a double is exact to 15), outside strings: matched with the strings so these are skipped. */
+const LONG_NUMBER_OR_STRING = /"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]{15,}/g
+
+/**
+ * JSON.parse, except that numbers with more digits than a double holds (int64 beyond 2^53, long NUMERIC
+ * decimals) come back as ExactJsonNumber with their text, as Jackson's BigInteger/BigDecimal nodes keep
+ * them in Kafka. Such numbers are swapped for marker strings with a per-call random tag before parsing.
+ */
+export function parseJsonExact(text: string): unknown {
+  if (!/\d{16}/.test(text.replace(/[.eE+-]/g, ''))) return JSON.parse(text)
+  const tag = `\u0000exact-${Math.random().toString(36).slice(2)}:`
+  const numbers: string[] = []
+  const marked = text.replace(LONG_NUMBER_OR_STRING, (m) => {
+    if (m.startsWith('"')) return m
+    const digits = m.replace(/^-/, '').split(/[eE]/)[0]!.replace('.', '').replace(/^0+/, '')
+    if (digits.length < 16) return m
+    numbers.push(m)
+    return JSON.stringify(`${tag}${numbers.length - 1}`)
+  })
+  if (numbers.length === 0) return JSON.parse(text)
+  return JSON.parse(marked, (_k, v) => (typeof v === 'string' && v.startsWith(tag) ? new ExactJsonNumber(numbers[Number(v.slice(tag.length))]!) : v))
 }
 
 /** A number written verbatim into JSON text (exact int64 and NUMERIC decimals). */
@@ -345,7 +396,7 @@ export class JsonConverter implements Converter {
     if (value === null) return { schema: null, value: null }
     let json: unknown
     try {
-      json = JSON.parse(value.toString('utf8'))
+      json = parseJsonExact(value.toString('utf8'))
     } catch (err) {
       throw new DataException(`Converting byte[] to Kafka Connect data failed due to serialization error: ${(err as Error).message}`)
     }
