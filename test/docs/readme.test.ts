@@ -15,6 +15,8 @@ import { freePort, hasKcat, MAIN_JS, REPO_ROOT, startBrokerProcess, startTestBro
 import { SKEIN_JS } from '../cli/helpers.js'
 import { parseRestProperties, restSettings } from '../../src/config/client-rest.js'
 import { RestProxy } from '../../src/rest/index.js'
+import { startConnect, type ConnectHandle } from '../../src/connect/index.js'
+import { createLogger } from '../../src/observability/logger.js'
 
 const readme = readFileSync(readmePath(), 'utf8')
 
@@ -40,6 +42,7 @@ const ILLUSTRATIVE = /^(?:#|\/\/) not run by the README test: (.+)$/
 const LONG_RUNNING = [
   { why: /runs? a broker until it is stopped|starts a broker that runs until it is stopped/, command: /^(?:npm install && )?(?:npm start|node dist\/src\/main\.js|skein broker)(?:\s|$)/ },
   { why: /npm test runs that test itself/, command: /^(?:npm install && )?npm test(?:\s|$)/ },
+  { why: /runs a Connect worker until it is stopped/, command: /^skein connect (?:distributed|standalone)\s/ },
 ]
 
 /** The command of a README shell line: its trailing comment (after blanks and #) dropped. */
@@ -125,6 +128,9 @@ describe('README', () => {
     // The REST Proxy section's curl lines reach what `npm start` embeds on 127.0.0.1:8082: here a
     // REST Proxy in front of the test broker, on a free port.
     let rest: RestProxy
+    // The Kafka Connect section's curl lines reach a worker on 127.0.0.1:8083: here a standalone worker
+    // against the test broker, on a free port.
+    let connect: ConnectHandle
     let work: string
     let bin: string
     beforeAll(async () => {
@@ -134,12 +140,21 @@ describe('README', () => {
         bootstrapServers: [tb.bootstrap],
       })
       work = mkdtempSync(join(tmpdir(), 'skein-readme-'))
+      connect = await startConnect({
+        mode: 'standalone',
+        props: {
+          'bootstrap.servers': tb.bootstrap, listeners: 'http://127.0.0.1:0', 'offset.storage.file.filename': join(work, 'connect.offsets'), 'offset.flush.interval.ms': '500',
+          'key.converter': 'org.apache.kafka.connect.json.JsonConverter', 'value.converter': 'org.apache.kafka.connect.json.JsonConverter',
+        },
+        log: createLogger({ level: 'warn' }),
+      })
       // The shell blocks run in a folder of their own; `--file README.md` reads this copy.
       copyFileSync(readmePath(), join(work, 'README.md'))
       bin = join(work, '.bin')
       skeinWrapper(bin, tb.bootstrap)
     })
     afterAll(async () => {
+      await connect?.stop()
       await rest?.stop()
       await tb?.stop()
       if (work !== undefined) rmSync(work, { recursive: true, force: true })
@@ -149,7 +164,7 @@ describe('README', () => {
     for (const block of runnable) {
       const needsKcat = block.lang === 'sh' && /^kcat /m.test(block.code)
       it.skipIf(needsKcat && !hasKcat())(`the ${block.lang} block at README line ${block.line}`, async () => {
-        const code = block.code.replaceAll('127.0.0.1:9092', tb.bootstrap).replaceAll('http://127.0.0.1:8082', rest.listeners[0]!.url).replaceAll('/tmp/skein-demo', join(work, 'skein-demo'))
+        const code = block.code.replaceAll('127.0.0.1:9092', tb.bootstrap).replaceAll('http://127.0.0.1:8082', rest.listeners[0]!.url).replaceAll('http://127.0.0.1:8083', connect.url).replaceAll('/tmp/skein-demo', join(work, 'skein-demo'))
         let r: Ran
         if (block.lang === 'sh') {
           const script = join(work, `block-${block.line}.sh`)
@@ -175,6 +190,11 @@ describe('README', () => {
     it('the kafkajs block wrote its record', async () => {
       const demo = await runIn(process.execPath, [SKEIN_JS, 'consume', '--bootstrap-server', tb.bootstrap, '--topic', 'demo', '--from-beginning', '--property', 'print.key=true', '--timeout-ms', '3000'], { cwd: work, timeoutMs: 30_000 })
       expect(demo.stdout.split('\n')).toContain('k1\thello')
+    })
+
+    it('the Kafka Connect block\'s FileStreamSource copied the file into its topic', async () => {
+      const r = await runIn(process.execPath, [SKEIN_JS, 'consume', '--bootstrap-server', tb.bootstrap, '--topic', 'connect-demo', '--from-beginning', '--timeout-ms', '3000'], { cwd: work, timeoutMs: 30_000 })
+      expect(r.stdout.split('\n').filter((l) => l !== '')).toEqual(['hello', 'connect'])
     })
 
     it('the failure it quotes is what skein prints', async () => {
