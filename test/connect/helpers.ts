@@ -69,6 +69,13 @@ export async function startWorker(mode: 'distributed' | 'standalone', props: Rec
   }
 }
 
+/** Starts a worker and waits until GET /health says it finished startup (joined its group, read its topics). */
+export async function startReadyWorker(mode: 'distributed' | 'standalone', props: Record<string, string>, connectorFiles: string[] = []): Promise<WorkerProcess> {
+  const w = await startWorker(mode, props, connectorFiles)
+  await waitFor(`${w.url} healthy`, async () => (await rest(w.url, 'GET', '/health')).status === 200)
+  return w
+}
+
 export interface RestAnswer<T = any> {
   status: number
   body: T

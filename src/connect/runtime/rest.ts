@@ -141,11 +141,6 @@ export class ConnectRest {
   }
 
   private mount(): void {
-    const self = this
-    const h = {
-      get url() { return self.h.url },
-    } as unknown as Herder
-    void h
     this.route('GET', '/', async () => ({ status: 200, body: { version: CONNECT_VERSION, commit: 'skein', kafka_cluster_id: this.o.clusterId() } }))
     this.route('GET', '/health', async () => (this.o.herder()?.ready === true
       ? { status: 200, body: { status: 'healthy', message: 'Worker has completed startup and is ready to handle requests.' } }
