@@ -818,9 +818,17 @@ export class ProtobufConverter extends RegistryConverter {
   async toConnectData(topic: string, _headers: ConnectHeaders | null, value: Buffer | null): Promise<SchemaAndValue> {
     if (value === null) return { schema: null, value: null }
     this.deserializer ??= new ProtobufDeserializer({ client: this.settings.client, toObject: { longs: String, enums: String, bytes: String, defaults: false } })
-    const { id } = decodeHeader(value)
-    const { message, typeName } = await this.deserializer.deserializeWithType(topic, value)
-    const registered = await this.settings.client.schemaById(id)
+    let id: number
+    let message: Record<string, unknown>
+    let typeName: string
+    let registered: { schema: string }
+    try {
+      id = decodeHeader(value).id
+      ;({ message, typeName } = await this.deserializer.deserializeWithType(topic, value))
+      registered = await this.settings.client.schemaById(id)
+    } catch (err) {
+      throw new DataException(`Failed to deserialize Protobuf data from topic ${topic}: ${(err as Error).message}`)
+    }
     const schema = this.schemas.get(`${id}\u0000${typeName}`, () => {
       const parsed = ProtobufSchema.parse(registered.schema)
       const type = parsed.message(typeName)
