@@ -30,8 +30,9 @@ import type { ConnectHeaders, Converter, HeaderConverter } from '../api/plugin.j
 export class StringConverter implements Converter {
   private encoding: BufferEncoding = 'utf8'
 
-  configure(props: Record<string, string>, isKey: boolean): void {
-    const enc = props[isKey ? 'converter.encoding' : 'converter.encoding'] ?? props['encoding'] ?? 'UTF-8'
+  configure(props: Record<string, string>, _isKey: boolean): void {
+    // The worker passes key.converter.* / value.converter.* with the prefix removed.
+    const enc = props['converter.encoding'] ?? props['encoding'] ?? 'UTF-8'
     this.encoding = enc.toLowerCase().replace('-', '') === 'utf8' ? 'utf8' : (enc.toLowerCase() as BufferEncoding)
     if (!Buffer.isEncoding(this.encoding)) throw new DataException(`unsupported encoding ${enc}`)
   }
