@@ -37,9 +37,9 @@ export const FLOORS: Readonly<Record<string, string>> = {
   client: 'client-side: the Kafka client',
   cli: 'client-side: the skein tools',
   rest: 'client-side: REST proxy',
-  registry: '(coming) client-side: Schema Registry',
-  connect: '(coming) client-side: Connect',
-  streams: '(coming) client-side: Streams',
+  registry: 'client-side: Schema Registry',
+  connect: 'client-side: Kafka Connect',
+  streams: 'client-side: Streams',
   mirror: '(coming) client-side: MirrorMaker',
 }
 

@@ -26,6 +26,7 @@ Commands:
   perf       produce | consume: throughput and latency tests          (kafka-*-perf-test)
   rest       REST Proxy (Confluent's API v2 and v3) for a cluster     (kafka-rest-start)
   connect    Kafka Connect worker: distributed | standalone           (connect-distributed, connect-standalone)
+  schema-registry  Schema Registry (Confluent's API) on a cluster     (schema-registry-start)
   bench      disk: the data directory's bandwidth and fsync rate;
              compression: each codec and level on your data, in Kafka batches
 
@@ -49,6 +50,12 @@ async function runConnect(argv: readonly string[]): Promise<number> {
   return connect.runConnect(argv)
 }
 
+/** The Schema Registry, loaded only for its command. */
+async function runSchemaRegistry(argv: readonly string[]): Promise<number> {
+  const registry = await import('./cli/schema-registry.js')
+  return registry.runSchemaRegistry(argv)
+}
+
 const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   broker: runBroker,
   topics: runTopics,
@@ -59,6 +66,7 @@ const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   perf: runPerf,
   rest: runRest,
   connect: runConnect,
+  'schema-registry': runSchemaRegistry,
   bench: runBench,
 }
 

@@ -15,6 +15,8 @@ import { freePort, hasKcat, MAIN_JS, REPO_ROOT, startBrokerProcess, startTestBro
 import { SKEIN_JS } from '../cli/helpers.js'
 import { parseRestProperties, restSettings } from '../../src/config/client-rest.js'
 import { RestProxy } from '../../src/rest/index.js'
+import { parseRegistryProperties, registrySettings } from '../../src/config/client-registry.js'
+import { SchemaRegistryServer } from '../../src/registry/server.js'
 import { startConnect, type ConnectHandle } from '../../src/connect/index.js'
 import { createLogger } from '../../src/observability/logger.js'
 
@@ -125,16 +127,21 @@ describe('README', () => {
 
   describe('every js and sh block runs as written', () => {
     let tb: TestBroker
-    // The REST Proxy section's curl lines reach what `npm start` embeds on 127.0.0.1:8082: here a
-    // REST Proxy in front of the test broker, on a free port.
+    // The REST Proxy and Schema Registry sections' lines reach what `npm start` embeds on 127.0.0.1:8082
+    // and 127.0.0.1:8081: here the same two in front of the test broker, on free ports.
     let rest: RestProxy
+    let registry: SchemaRegistryServer
     // The Kafka Connect section's curl lines reach a worker on 127.0.0.1:8083: here a standalone worker
     // against the test broker, on a free port.
     let connect: ConnectHandle
     let work: string
     let bin: string
     beforeAll(async () => {
-      tb = await startTestBroker()
+      tb = await startTestBroker(['group.initial.rebalance.delay.ms=0'])
+      registry = await SchemaRegistryServer.start({
+        settings: registrySettings(parseRegistryProperties([['listeners', 'http://127.0.0.1:0']])),
+        bootstrapServers: [tb.bootstrap],
+      })
       rest = await RestProxy.start({
         settings: restSettings(parseRestProperties([['listeners', 'http://127.0.0.1:0'], ['bootstrap.servers', tb.bootstrap]])),
         bootstrapServers: [tb.bootstrap],
@@ -156,6 +163,7 @@ describe('README', () => {
     afterAll(async () => {
       await connect?.stop()
       await rest?.stop()
+      await registry?.stop()
       await tb?.stop()
       if (work !== undefined) rmSync(work, { recursive: true, force: true })
     })
@@ -164,7 +172,7 @@ describe('README', () => {
     for (const block of runnable) {
       const needsKcat = block.lang === 'sh' && /^kcat /m.test(block.code)
       it.skipIf(needsKcat && !hasKcat())(`the ${block.lang} block at README line ${block.line}`, async () => {
-        const code = block.code.replaceAll('127.0.0.1:9092', tb.bootstrap).replaceAll('http://127.0.0.1:8082', rest.listeners[0]!.url).replaceAll('http://127.0.0.1:8083', connect.url).replaceAll('/tmp/skein-demo', join(work, 'skein-demo'))
+        const code = block.code.replaceAll('127.0.0.1:9092', tb.bootstrap).replaceAll('http://127.0.0.1:8082', rest.listeners[0]!.url).replaceAll('http://127.0.0.1:8081', registry.urls[0]!).replaceAll('http://127.0.0.1:8083', connect.url).replaceAll('/tmp/skein-demo', join(work, 'skein-demo'))
         let r: Ran
         if (block.lang === 'sh') {
           const script = join(work, `block-${block.line}.sh`)

@@ -13,7 +13,7 @@
 //   when the task asks through its TransactionContext (connector). Offsets are read back read_committed.
 // - sinks: consumer offsets are committed only after put() took the records and flush() (or
 //   preCommit()) returned, every offset.flush.interval.ms, before partitions are revoked and at stop.
-import { Consumer, type ConsumedRecord, type ConsumerOptions, type Header, isRetriableError, Producer, type ProducerOptions, tpKey } from '../../client/index.js'
+import { Consumer, type ConsumedRecord, type ConsumerOptions, type Header, isRetriableError, Producer, type ProducerOptions, type RebalanceListener, tpKey } from '../../client/index.js'
 import type { Logger } from '../../observability/logger.js'
 import { ConnectHeaders, type Converter, type HeaderConverter, type OffsetStorageReader, RetriableException, type SinkRecord, type SinkTask, type SinkTaskContext, type SourceRecord, type SourceTask, type TopicPartition, type TransactionContext } from '../api/plugin.js'
 import type { ConnectRecord } from '../api/plugin.js'
@@ -505,24 +505,22 @@ export class WorkerSinkTask extends WorkerTask {
     const task = this.s.task
     task.initialize(this.context())
     await task.start({ ...this.s.taskProps })
-    this.consumer = new Consumer({
-      ...this.s.consumerOptions,
-      enableAutoCommit: false,
-      rebalanceListener: {
-        onPartitionsRevoked: async (tps) => {
-          await this.commit()
-          await task.close?.(tps)
-          for (const tp of tps) this.current.delete(tpKey(tp.topic, tp.partition))
-        },
-        onPartitionsAssigned: async (tps) => {
-          this.assigned = tps
-          await task.open?.(tps)
-        },
+    this.consumer = new Consumer({ ...this.s.consumerOptions, enableAutoCommit: false })
+    // Partitions given up are committed and closed before the rejoin; new ones are opened before their first fetch.
+    const listener: RebalanceListener = {
+      onPartitionsRevoked: async (tps) => {
+        await this.commit()
+        await task.close?.(tps)
+        for (const tp of tps) this.current.delete(tpKey(tp.topic, tp.partition))
       },
-    })
+      onPartitionsAssigned: async (tps) => {
+        this.assigned = tps
+        await task.open?.(tps)
+      },
+    }
     let topics = await this.subscription()
     let lastTopicCheck = Date.now()
-    if (topics.length > 0) this.consumer.subscribe(topics)
+    if (topics.length > 0) this.consumer.subscribe(topics, listener)
     for (const t of topics) this.s.onTopic(t)
     this.deps.report(this.paused ? 'PAUSED' : 'RUNNING', null)
     while (!this.stopping) {
@@ -536,7 +534,7 @@ export class WorkerSinkTask extends WorkerTask {
         const now = await this.subscription()
         if (now.join(',') !== topics.join(',')) {
           topics = now
-          this.consumer.subscribe(topics)
+          this.consumer.subscribe(topics, listener)
           for (const t of topics) this.s.onTopic(t)
         }
       }
