@@ -27,7 +27,7 @@ export const FLOORS: Readonly<Record<string, string>> = {
   config: 'settings: parsing, the config tables, validation',
   storage: 'the log engine: segments, indexes, recovery, retention, compaction',
   shard: 'worker threads that own partitions and run storage',
-  replication: '(coming) leader/follower partition state, ISR, high watermark, replica fetcher',
+  replication: 'leader/follower partition state, ISR, high watermark, replica fetcher',
   cluster: 'metadata image and its stores, the controller',
   coordinator: 'group and transaction coordinators',
   quota: '(coming) client quotas',

@@ -2,14 +2,14 @@
 // definitions: regenerates into a temp dir and compares byte for byte. Two sets are checked:
 // - the coordinator record codecs (src/coordinator/*/generated/), from the definitions kept in the
 //   repo (scripts/coordinator-records/): always;
-// - the protocol codecs (src/protocol/), from shared/kafka-protocol: skipped when that folder is
-//   missing, e.g. in a source tarball without shared/.
+// - the protocol codecs (src/protocol/), from shared/kafka-protocol and scripts/kafka-protocol-extra:
+//   skipped when the shared folder is missing, e.g. in a source tarball without shared/.
 
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { RECORD_SETS, generate, generateRecordSets, repoRoot } from './gen-protocol/main.js'
-import { defaultSpecDir } from './gen-protocol/model.js'
+import { defaultSpecDir, defaultSpecFolders } from './gen-protocol/model.js'
 
 /** The *.gen.ts files of a folder, as `<prefix><name>`. */
 function genFiles(dir: string, prefix: string): string[] {
@@ -49,11 +49,11 @@ function main(): number {
       console.log(`check-generated: protocol files skipped (no spec folder at ${specDir})`)
     } else {
       const protocolTmp = join(tmp, 'protocol')
-      const fresh = generate(specDir, protocolTmp)
+      const fresh = generate(defaultSpecFolders(root), protocolTmp)
       const committed = join(root, 'src', 'protocol')
       const existing = [...genFiles(committed, ''), ...genFiles(join(committed, 'messages'), 'messages/')].sort()
       differ.push(...compare(fresh, protocolTmp, existing, committed, 'src/protocol/'))
-      checked.push(`${fresh.length} generated protocol files match ${specDir}`)
+      checked.push(`${fresh.length} generated protocol files match ${defaultSpecFolders(root).map((f) => f.dir).join(' and ')}`)
     }
 
     if (differ.length > 0) {

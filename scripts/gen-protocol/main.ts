@@ -1,6 +1,7 @@
 // Generates, from Kafka's JSON definitions:
-// - src/protocol/messages/*.gen.ts and src/protocol/api-keys.gen.ts from the protocol specs, whose
-//   folder is $SKEIN_PROTOCOL_SPECS or <repo>/../shared/kafka-protocol;
+// - src/protocol/messages/*.gen.ts and src/protocol/api-keys.gen.ts from the protocol specs: the shared
+//   folder ($SKEIN_PROTOCOL_SPECS or <repo>/../shared/kafka-protocol) and the repo's own
+//   scripts/kafka-protocol-extra/ (APIs the shared folder lacks; a message may be in only one of them);
 // - the coordinators' record codecs (src/coordinator/*/generated/*.gen.ts) from the record
 //   definitions kept in the repo under scripts/coordinator-records/ (RECORD_SETS).
 // Usage: node dist/scripts/gen-protocol/main.js [--out <dir>] (protocol output folder, default
@@ -10,7 +11,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:
 import { basename, dirname, join, posix, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { emitAll, emitRecordSet, type ModuleLayout } from './emit.js'
-import { defaultSpecDir, loadModel, loadRecordSet } from './model.js'
+import { defaultSpecDir, defaultSpecFolders, loadModel, loadRecordSet, type SpecFolder } from './model.js'
 
 /** A folder of coordinator record definitions and the folder its codecs are generated into (repo-relative). */
 export interface RecordSetLocation {
@@ -35,8 +36,8 @@ export function repoRoot(): string {
 }
 
 /** Writes every generated file under `outDir` (a src/protocol-shaped folder); returns their paths. */
-export function generate(specDir: string, outDir: string): string[] {
-  const files = emitAll(loadModel(specDir))
+export function generate(specs: string | readonly SpecFolder[], outDir: string): string[] {
+  const files = emitAll(loadModel(specs))
   mkdirSync(join(outDir, 'messages'), { recursive: true })
   // Drop stale generated modules (an API removed from the specs).
   dropStale(join(outDir, 'messages'), new Set(files.filter((f) => f.path.startsWith('messages/')).map((f) => f.path.slice('messages/'.length))))
@@ -87,8 +88,9 @@ function main(): void {
     console.error(`gen-protocol: no spec folder at ${specDir}`)
     process.exit(1)
   }
-  const written = generate(specDir, outDir)
-  console.log(`gen-protocol: wrote ${written.length} files to ${outDir} from ${specDir}`)
+  const folders = defaultSpecFolders(root)
+  const written = generate(folders, outDir)
+  console.log(`gen-protocol: wrote ${written.length} files to ${outDir} from ${folders.map((f) => f.dir).join(' and ')}`)
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main()

@@ -99,6 +99,8 @@ export type MessageKind = 'request' | 'response' | 'header' | 'data'
 export interface MessageSpec {
   /** Spec file name, e.g. `ProduceRequest.json`. */
   file: string
+  /** The folder it was read from, as generated headers name it (`shared/kafka-protocol`); '' when parsed from text. */
+  specPath: string
   name: string
   kind: MessageKind
   apiKey: number | undefined
@@ -125,6 +127,15 @@ export interface ProtocolModel {
   apis: ApiSpec[]
   data: MessageSpec[]
   headers: MessageSpec[]
+  /** The folders the specs were read from, as generated headers name them. */
+  specPaths: string[]
+}
+
+/** A folder of protocol specs and the name generated headers give it. */
+export interface SpecFolder {
+  dir: string
+  /** Repo-relative (or sibling) path named in GENERATED headers, e.g. `shared/kafka-protocol`. */
+  label: string
 }
 
 /** Strips `//` line comments (the specs have no `//` inside strings except in URLs, handled below). */
@@ -268,6 +279,7 @@ class MessageParser {
     }
     return {
       file: this.file,
+      specPath: '',
       name: raw.name,
       kind: raw.type,
       apiKey: raw.apiKey,
@@ -388,16 +400,31 @@ function disambiguate(api: ApiSpec): void {
   }
 }
 
-export function loadModel(specDir: string): ProtocolModel {
-  const files = readdirSync(specDir)
-    .filter((f) => f.endsWith('.json'))
-    .sort()
+/**
+ * Reads the protocol specs of one or more folders (a folder given as a plain path is labelled
+ * `shared/kafka-protocol`). Each message is described once: a file name or API key found in two folders
+ * is an error, so a folder of extra specs can never shadow the shared set.
+ */
+export function loadModel(folders: string | readonly SpecFolder[]): ProtocolModel {
+  const list: readonly SpecFolder[] = typeof folders === 'string' ? [{ dir: folders, label: SHARED_SPEC_LABEL }] : folders
+  const seen = new Map<string, string>()
+  const files: { folder: SpecFolder; file: string }[] = []
+  for (const folder of list) {
+    for (const file of readdirSync(folder.dir).filter((f) => f.endsWith('.json'))) {
+      const other = seen.get(file)
+      if (other !== undefined) throw new Error(`${file} is in both ${other} and ${folder.label}: a message is described once`)
+      seen.set(file, folder.label)
+      files.push({ folder, file })
+    }
+  }
+  files.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
   const requests = new Map<number, MessageSpec>()
   const responses = new Map<number, MessageSpec>()
   const data: MessageSpec[] = []
   const headers: MessageSpec[] = []
-  for (const file of files) {
-    const msg = parseMessage(readFileSync(join(specDir, file), 'utf8'), file)
+  for (const { folder, file } of files) {
+    const msg = parseMessage(readFileSync(join(folder.dir, file), 'utf8'), file)
+    msg.specPath = folder.label
     if (msg.kind === 'request' || msg.kind === 'response') {
       if (msg.apiKey === undefined) throw new Error(`${file}: ${msg.kind} without apiKey`)
       const map = msg.kind === 'request' ? requests : responses
@@ -419,7 +446,7 @@ export function loadModel(specDir: string): ProtocolModel {
     apis.push(api)
   }
   for (const key of responses.keys()) if (!requests.has(key)) throw new Error(`response for apiKey ${key} has no request`)
-  return { apis, data, headers }
+  return { apis, data, headers, specPaths: list.map((f) => f.label) }
 }
 
 /** `DescribeCluster` -> `describe-cluster`. */
@@ -453,9 +480,21 @@ export function isPresent(f: FieldSpec, version: number): boolean {
   return contains(f.versions, version) || contains(f.taggedVersions, version)
 }
 
+export const SHARED_SPEC_LABEL = 'shared/kafka-protocol'
+/** The repo's own protocol specs: APIs the shared folder lacks (see its README). */
+export const EXTRA_SPEC_PATH = 'scripts/kafka-protocol-extra'
+
 /** Default spec folder: $SKEIN_PROTOCOL_SPECS, else <repo>/../shared/kafka-protocol. */
 export function defaultSpecDir(repoRoot: string): string {
   return process.env['SKEIN_PROTOCOL_SPECS'] ?? join(repoRoot, '..', 'shared', 'kafka-protocol')
+}
+
+/** Every folder the protocol is generated from: the shared specs, then the repo's extra ones. */
+export function defaultSpecFolders(repoRoot: string): SpecFolder[] {
+  return [
+    { dir: defaultSpecDir(repoRoot), label: SHARED_SPEC_LABEL },
+    { dir: join(repoRoot, EXTRA_SPEC_PATH), label: EXTRA_SPEC_PATH },
+  ]
 }
 
 /**

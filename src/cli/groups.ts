@@ -114,7 +114,7 @@ const widest = (min: number, cells: readonly string[]): number => Math.max(min, 
  */
 function announceState(d: GroupDescription, rows: number): boolean {
   if (d.state === 'Empty') process.stderr.write(`\nConsumer group '${d.groupId}' has no active members.\n`)
-  else if (d.state === 'PreparingRebalance' || d.state === 'CompletingRebalance') process.stderr.write(`\nWarning: Consumer group '${d.groupId}' is rebalancing.\n`)
+  else if (d.state === 'PreparingRebalance' || d.state === 'CompletingRebalance' || d.state === 'Assigning' || d.state === 'Reconciling') process.stderr.write(`\nWarning: Consumer group '${d.groupId}' is rebalancing.\n`)
   return rows > 0
 }
 
@@ -232,12 +232,14 @@ async function describeState(admin: Admin, groupId: string, verbose: boolean): P
   const line = (group: string, coord: string, strategy: string, state: string, epoch: string, targetEpoch: string, members: string): string =>
     `\n${left(group, G)} ${left(coord, C)} ${left(strategy, 20)} ${left(state, 20)} ${verbose ? `${left(epoch, 15)} ${left(targetEpoch, 25)} ` : ''}${members}`
   const header = line('GROUP', 'COORDINATOR (ID)', 'ASSIGNMENT-STRATEGY', 'STATE', 'GROUP-EPOCH', 'TARGET-ASSIGNMENT-EPOCH', '#MEMBERS')
-  // Classic groups have no group epochs (KIP-848 groups do): '-'.
-  const row = line(groupId, coordinator, d.protocol === '' ? MISSING : d.protocol, d.state, MISSING, MISSING, String(d.members.length))
+  // Classic groups have no group epochs (KIP-848 consumer groups do): '-'.
+  const epoch = (n: number | undefined): string => (n === undefined ? MISSING : String(n))
+  const row = line(groupId, coordinator, d.protocol === '' ? MISSING : d.protocol, d.state, epoch(d.groupEpoch), epoch(d.assignmentEpoch), String(d.members.length))
   process.stdout.write(header + row + '\n')
 }
 
-const GROUP_STATES = ['Stable', 'Empty', 'PreparingRebalance', 'CompletingRebalance', 'Dead']
+/** Kafka's GroupState names: the classic ones and those of KIP-848 consumer groups (Assigning, Reconciling). */
+const GROUP_STATES = ['Stable', 'Empty', 'PreparingRebalance', 'CompletingRebalance', 'Assigning', 'Reconciling', 'Dead']
 
 /** kafka-consumer-groups --list [--state [STATES]]. */
 async function listGroups(admin: Admin, args: import('./args.js').ParsedArgs): Promise<number> {

@@ -10,6 +10,7 @@ import * as DeleteTopics from '../protocol/messages/20-delete-topics.gen.js'
 import * as DescribeCluster from '../protocol/messages/60-describe-cluster.gen.js'
 import * as DescribeConfigs from '../protocol/messages/32-describe-configs.gen.js'
 import * as DescribeGroups from '../protocol/messages/15-describe-groups.gen.js'
+import * as ConsumerGroupDescribe from '../protocol/messages/69-consumer-group-describe.gen.js'
 import * as IncrementalAlterConfigs from '../protocol/messages/44-incremental-alter-configs.gen.js'
 import * as ListGroups from '../protocol/messages/16-list-groups.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
@@ -85,8 +86,13 @@ export interface GroupDescription {
   groupId: string
   state: string
   protocolType: string
-  /** The assignor the group uses ('range', 'roundrobin', ...); '' while it has no members. */
+  /** The assignor the group uses: a classic group's selected protocol ('range', 'roundrobin', ...; '' while it has no members), or a consumer group's (KIP-848) server assignor. */
   protocol: string
+  /** 'consumer' for a KIP-848 consumer group (described by ConsumerGroupDescribe), else 'classic'. */
+  groupType: 'classic' | 'consumer'
+  /** A consumer group's group epoch and target assignment epoch; undefined for classic groups. */
+  groupEpoch?: number
+  assignmentEpoch?: number
   members: GroupMemberDescription[]
   /** The broker that coordinates the group. */
   coordinator: BrokerNode | null
@@ -276,43 +282,86 @@ export class Admin {
     })
   }
 
+  /**
+   * Describes groups as Kafka's admin does: ConsumerGroupDescribe first (KIP-848 consumer groups), and
+   * DescribeGroups for the ids it does not know as consumer groups (classic groups) or when the broker
+   * does not serve it.
+   */
   describeGroups(groupIds: readonly string[]): Promise<GroupDescription[]> {
     return this.cluster.withDeadline(async () => {
       const out: GroupDescription[] = []
-      for (const groupId of groupIds) {
-          let coordinator = null as BrokerNode | null
-        const res = await this.cluster.withRetries(async () => {
-          const conn = await this.cluster.coordinator(groupId)
-          coordinator = this.cluster.coordinatorNode(groupId) ?? null
-          const req = DescribeGroups.createDescribeGroupsRequest({ groups: [groupId] })
-          const r = await conn.send(ApiKey.DescribeGroups, (w, v) => DescribeGroups.encodeDescribeGroupsRequest(w, req, v), DescribeGroups.decodeDescribeGroupsResponse)
-          const g = r.groups[0]
-          if (g === undefined) throw new KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, `group '${groupId}'`)
-          if (g.errorCode === ErrorCode.NOT_COORDINATOR || g.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE) this.cluster.forgetCoordinator(groupId)
-          check(g.errorCode, null, `describing group '${groupId}'`)
-          return g
-        })
-        out.push({
-          groupId: res.groupId,
-          state: res.groupState,
-          protocolType: res.protocolType,
-          protocol: res.protocolData,
-          members: res.members.map((m) => {
-            let assignment: { topic: string; partition: number }[] = []
-            if (res.protocolType === 'consumer') {
-              try {
-                assignment = decodeAssignment(m.memberAssignment)
-              } catch {
-                assignment = []
-              }
-            }
-            return { memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost, assignment }
-          }),
-          coordinator,
-        })
-      }
+      for (const groupId of groupIds) out.push((await this.describeConsumerGroup(groupId)) ?? (await this.describeClassicGroup(groupId)))
       return out
     })
+  }
+
+  /** A KIP-848 consumer group, or null when the id is not one (or the broker lacks ConsumerGroupDescribe). */
+  private async describeConsumerGroup(groupId: string): Promise<GroupDescription | null> {
+    let coordinator = null as BrokerNode | null
+    const g = await this.cluster.withRetries(async () => {
+      const conn = await this.cluster.coordinator(groupId)
+      coordinator = this.cluster.coordinatorNode(groupId) ?? null
+      if (!conn.supports(ApiKey.ConsumerGroupDescribe)) return null
+      const req = ConsumerGroupDescribe.createConsumerGroupDescribeRequest({ groupIds: [groupId] })
+      const r = await conn.send(ApiKey.ConsumerGroupDescribe, (w, v) => ConsumerGroupDescribe.encodeConsumerGroupDescribeRequest(w, req, v), ConsumerGroupDescribe.decodeConsumerGroupDescribeResponse)
+      const described = r.groups[0]
+      if (described === undefined || described.errorCode === ErrorCode.GROUP_ID_NOT_FOUND) return null
+      if (described.errorCode === ErrorCode.NOT_COORDINATOR || described.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE) this.cluster.forgetCoordinator(groupId)
+      check(described.errorCode, described.errorMessage, `describing group '${groupId}'`)
+      return described
+    })
+    if (g === null) return null
+    return {
+      groupId: g.groupId,
+      state: g.groupState,
+      protocolType: 'consumer',
+      protocol: g.assignorName,
+      groupType: 'consumer',
+      groupEpoch: g.groupEpoch,
+      assignmentEpoch: g.assignmentEpoch,
+      members: g.members.map((m) => ({
+        memberId: m.memberId,
+        groupInstanceId: m.instanceId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        assignment: m.assignment.topicPartitions.flatMap((t) => t.partitions.map((partition) => ({ topic: t.topicName, partition }))),
+      })),
+      coordinator,
+    }
+  }
+
+  private async describeClassicGroup(groupId: string): Promise<GroupDescription> {
+    let coordinator = null as BrokerNode | null
+    const res = await this.cluster.withRetries(async () => {
+      const conn = await this.cluster.coordinator(groupId)
+      coordinator = this.cluster.coordinatorNode(groupId) ?? null
+      const req = DescribeGroups.createDescribeGroupsRequest({ groups: [groupId] })
+      const r = await conn.send(ApiKey.DescribeGroups, (w, v) => DescribeGroups.encodeDescribeGroupsRequest(w, req, v), DescribeGroups.decodeDescribeGroupsResponse)
+      const g = r.groups[0]
+      if (g === undefined) throw new KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, `group '${groupId}'`)
+      if (g.errorCode === ErrorCode.NOT_COORDINATOR || g.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE) this.cluster.forgetCoordinator(groupId)
+      check(g.errorCode, null, `describing group '${groupId}'`)
+      return g
+    })
+    return {
+      groupId: res.groupId,
+      state: res.groupState,
+      protocolType: res.protocolType,
+      protocol: res.protocolData,
+      groupType: 'classic',
+      members: res.members.map((m) => {
+        let assignment: { topic: string; partition: number }[] = []
+        if (res.protocolType === 'consumer') {
+          try {
+            assignment = decodeAssignment(m.memberAssignment)
+          } catch {
+            assignment = []
+          }
+        }
+        return { memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost, assignment }
+      }),
+      coordinator,
+    }
   }
 
   /** Committed offsets of a group ('topic\0partition' -> offset). */

@@ -42,6 +42,7 @@ export const CLIENT_VERSIONS: ReadonlyMap<number, VersionRange> = new Map<number
   [ApiKey.AddOffsetsToTxn, { min: 0, max: 4 }],
   [ApiKey.EndTxn, { min: 0, max: 4 }],
   [ApiKey.TxnOffsetCommit, { min: 0, max: 4 }],
+  [ApiKey.ConsumerGroupDescribe, { min: 0, max: 0 }],
 ])
 
 /** Highest version in both ranges, or a KafkaError(UNSUPPORTED_VERSION) naming the API. */

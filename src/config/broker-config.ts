@@ -259,6 +259,20 @@ export class BrokerConfig implements BrokerValueLayers {
   }
 
   #checkCrossFieldRules(): void {
+    // Kafka's GroupCoordinatorConfig requirements on the consumer-group timeouts.
+    const int = (n: string): number => this.getInt(n)
+    const require = (ok: boolean, key: string, msg: string): void => {
+      if (!ok) throw new ConfigException(key, msg)
+    }
+    const hb = int('group.consumer.heartbeat.interval.ms')
+    const session = int('group.consumer.session.timeout.ms')
+    require(int('group.consumer.max.heartbeat.interval.ms') >= int('group.consumer.min.heartbeat.interval.ms'), 'group.consumer.max.heartbeat.interval.ms', 'group.consumer.max.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms')
+    require(hb >= int('group.consumer.min.heartbeat.interval.ms'), 'group.consumer.heartbeat.interval.ms', 'group.consumer.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms')
+    require(hb <= int('group.consumer.max.heartbeat.interval.ms'), 'group.consumer.heartbeat.interval.ms', 'group.consumer.heartbeat.interval.ms must be less than or equal to group.consumer.max.heartbeat.interval.ms')
+    require(int('group.consumer.max.session.timeout.ms') >= int('group.consumer.min.session.timeout.ms'), 'group.consumer.max.session.timeout.ms', 'group.consumer.max.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms')
+    require(session >= int('group.consumer.min.session.timeout.ms'), 'group.consumer.session.timeout.ms', 'group.consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms')
+    require(session <= int('group.consumer.max.session.timeout.ms'), 'group.consumer.session.timeout.ms', 'group.consumer.session.timeout.ms must be less than or equal to group.consumer.max.session.timeout.ms')
+    require(hb < session, 'group.consumer.heartbeat.interval.ms', 'group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms')
     const listeners = this.listeners
     const protocols = this.securityProtocolMap
     for (const l of listeners) {

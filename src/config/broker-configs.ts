@@ -3,12 +3,13 @@
 // server.properties against this table, renderConfigReference prints it, and the topic-config table
 // names its broker defaults from here.
 
-import { atLeast, between, listOf, nonEmptyString, oneOf, LONG_MAX, type ConfigDef, type DynamicMode } from './config-def.js'
+import { atLeast, between, listOf, nonEmptyString, oneOf, LONG_MAX, type ConfigDef, type DynamicMode, type Validator } from './config-def.js'
 import { RECORD_BATCH_OVERHEAD } from '../protocol/records/batch.js'
 import { COMPRESSION_TYPE_NAMES } from '../protocol/records/compression.js'
 import { EMBEDDED_REST_PREFIX, REST_CONFIGS } from './client-rest.js'
 import { REGISTRY_CONFIGS, embeddedRegistryName } from './client-registry.js'
 import { listenersValidator, securityProtocolMapValidator } from './listeners.js'
+import { BUILT_IN_ASSIGNOR_NAMES, assignorName } from '../domain/consumer-group-assignors.js'
 
 export interface BrokerConfigDef extends ConfigDef {
   dynamic: DynamicMode
@@ -40,6 +41,18 @@ export const MIN_SEGMENT_BYTES = RECORD_BATCH_OVERHEAD
 export const MIN_SEGMENT_INDEX_BYTES = 12
 
 const def = (d: BrokerConfigDef): BrokerConfigDef => d
+
+/** group.consumer.assignors: built-in assignors only (Skein loads no assignor classes), none twice. */
+function consumerGroupAssignors(): Validator {
+  return (v) => {
+    if (!Array.isArray(v)) return undefined
+    if (v.length === 0) return 'Empty list is not allowed'
+    const bad = v.find((s) => assignorName(s) === undefined)
+    if (bad !== undefined) return `Invalid assignor ${bad}; Skein has the built-in assignors ${BUILT_IN_ASSIGNOR_NAMES.join(' and ')}`
+    if (new Set(v.map((s) => assignorName(s))).size !== v.length) return 'An assignor is listed twice'
+    return undefined
+  }
+}
 const HOUR_MS = 3_600_000
 
 /**
@@ -146,6 +159,8 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'log.index.size.max.bytes', type: 'int', default: 10485760, dynamic: 'cluster-wide', validator: atLeast(MIN_SEGMENT_INDEX_BYTES), validValues: `[${MIN_SEGMENT_INDEX_BYTES},...]`,
     doc: `Maximum size in bytes of an offset or time index. Skein's minimum is ${MIN_SEGMENT_INDEX_BYTES}, one entry of each index (Kafka: 4).` }),
   def({ name: 'log.index.interval.bytes', type: 'int', default: 4096, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]', doc: 'Bytes of log between offset index entries.' }),
+  def({ name: 'log.segment.open.files.max', type: 'int', default: 10000, dynamic: 'read-only', validator: atLeast(16), validValues: '[16,...]',
+    doc: 'Skein (Kafka has no such setting): how many segment files the broker keeps open at most, each open .log descriptor and each mapped index counting one. Files are opened on first use and the least recently used are closed when the bound is reached, so the number of partitions is bounded by the disk, not by the open-file limit. Capped at half of the process\'s open-file limit (ulimit -n) and divided among the io.threads shards.' }),
   def({ name: 'log.preallocate', type: 'boolean', default: false, dynamic: 'cluster-wide', doc: 'Preallocate segment files when rolling (accepted; Skein does not preallocate).' }),
   def({ name: 'log.segment.delete.delay.ms', type: 'long', default: 60000, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
     doc: 'Time to wait before deleting a file from the filesystem after it leaves the log.' }),
@@ -198,6 +213,19 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
 
   // Replication
   def({ name: 'replica.lag.time.max.ms', type: 'long', default: 30000, dynamic: 'read-only', doc: 'A follower that has not caught up for this long leaves the ISR.' }),
+  def({ name: 'replica.fetch.max.bytes', type: 'int', default: 1048576, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Bytes a follower asks for per partition in one fetch (the first batch comes whole even when larger).' }),
+  def({ name: 'replica.fetch.response.max.bytes', type: 'int', default: 10485760, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Bytes a follower asks for in one whole fetch.' }),
+  def({ name: 'replica.fetch.wait.max.ms', type: 'int', default: 500, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'How long a follower fetch waits on the leader for new records.' }),
+  def({ name: 'replica.fetch.min.bytes', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Bytes a follower fetch waits for on the leader before answering.' }),
+  def({ name: 'replica.fetch.backoff.ms', type: 'int', default: 1000, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'How long a follower waits before fetching again after an error.' }),
+  def({ name: 'replica.socket.timeout.ms', type: 'int', default: 30000, dynamic: 'read-only', doc: 'Request timeout of a follower\'s connection to its leader.' }),
+  def({ name: 'replica.high.watermark.checkpoint.interval.ms', type: 'long', default: 5000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'How often replicated partitions write their high watermark to replication-offset-checkpoint.' }),
   def({ name: 'auto.leader.rebalance.enable', type: 'boolean', default: true, dynamic: 'read-only',
     doc: 'The controller moves leadership back to preferred replicas (the first of each assignment) when a broker leads too few of the partitions that prefer it.' }),
   def({ name: 'leader.imbalance.check.interval.seconds', type: 'long', default: 300, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
@@ -220,6 +248,23 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'group.min.session.timeout.ms', type: 'int', default: 6000, dynamic: 'read-only', doc: 'Minimum session timeout a member may ask for.' }),
   def({ name: 'group.max.session.timeout.ms', type: 'int', default: 1800000, dynamic: 'read-only', doc: 'Maximum session timeout a member may ask for.' }),
   def({ name: 'group.max.size', type: 'int', default: 2147483647, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Maximum number of members in one group.' }),
+  // KIP-848 consumer groups (ConsumerGroupHeartbeat)
+  def({ name: 'group.consumer.session.timeout.ms', type: 'int', default: 45000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'A consumer-group member that sends no heartbeat for this long is removed from its group.' }),
+  def({ name: 'group.consumer.min.session.timeout.ms', type: 'int', default: 45000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Lowest value group.consumer.session.timeout.ms may have.' }),
+  def({ name: 'group.consumer.max.session.timeout.ms', type: 'int', default: 60000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Highest value group.consumer.session.timeout.ms may have.' }),
+  def({ name: 'group.consumer.heartbeat.interval.ms', type: 'int', default: 5000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'The heartbeat interval given to consumer-group members (below the session timeout).' }),
+  def({ name: 'group.consumer.min.heartbeat.interval.ms', type: 'int', default: 5000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Lowest value group.consumer.heartbeat.interval.ms may have.' }),
+  def({ name: 'group.consumer.max.heartbeat.interval.ms', type: 'int', default: 15000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Highest value group.consumer.heartbeat.interval.ms may have.' }),
+  def({ name: 'group.consumer.max.size', type: 'int', default: 2147483647, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Maximum number of members in one consumer group (classic groups: group.max.size).' }),
+  def({ name: 'group.consumer.assignors', type: 'list', default: ['uniform', 'range'], dynamic: 'read-only', validator: consumerGroupAssignors(), validValues: '[uniform, range]',
+    doc: "Server-side assignors of consumer groups, the first the default for members that name none: 'uniform' (balanced, sticky) and 'range' (contiguous ranges per topic); Kafka's class names of the two are accepted too." }),
   def({ name: 'transaction.state.log.num.partitions', type: 'int', default: 50, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Partitions of __transaction_state.' }),
   def({ name: 'transaction.state.log.replication.factor', type: 'short', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'Replication factor of __transaction_state (Skein default 1; Kafka uses 3).' }),
@@ -247,7 +292,7 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
     doc: 'Accepted for Kafka compatibility and ignored: Skein\'s cleaner sizes its buffers per segment.' }),
   def({ name: 'log.cleaner.io.buffer.load.factor', type: 'double', default: 0.9, dynamic: 'cluster-wide', ignored: true,
     doc: 'Accepted for Kafka compatibility and ignored (the load factor of Kafka\'s offset map).' }),
-  def({ name: 'num.replica.fetchers', type: 'int', default: 1, dynamic: 'cluster-wide', ignored: true, doc: 'Accepted for Kafka compatibility and ignored: there is no replication yet.' }),
+  def({ name: 'num.replica.fetchers', type: 'int', default: 1, dynamic: 'cluster-wide', ignored: true, doc: 'Accepted for Kafka compatibility and ignored: one fetcher per source broker replicates all its partitions.' }),
   def({ name: 'max.connections', type: 'int', default: 2147483647, dynamic: 'cluster-wide', ignored: true, validator: atLeast(0), validValues: '[0,...]',
     doc: 'Accepted for Kafka compatibility and ignored: Skein does not limit the number of connections.' }),
   def({ name: 'max.connections.per.ip', type: 'int', default: 2147483647, dynamic: 'cluster-wide', ignored: true, validator: atLeast(0), validValues: '[0,...]',

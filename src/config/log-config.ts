@@ -193,4 +193,6 @@ export const STORAGE_DEFAULTS = Object.freeze({
   cleanerDedupeBufferBytes: numericDefault('log.cleaner.dedupe.buffer.size'),
   /** log.cleaner.io.max.bytes.per.second */
   cleanerIoMaxBytesPerSecond: numericDefault('log.cleaner.io.max.bytes.per.second'),
+  /** log.segment.open.files.max (the whole process; a sharded broker divides it) */
+  segmentOpenFilesMax: numericDefault('log.segment.open.files.max'),
 })

@@ -21,3 +21,6 @@ export { LeaderElector, assignLeader, decodeAssignment, decodeIdentity, encodeAs
 export type { Assignment, LeaderElectorOptions, RegistryIdentity } from './leader-elector.js'
 export { RegistryNode } from './node.js'
 export type { RegistryNodeOptions } from './node.js'
+export * from './serdes/index.js'
+export { SchemaRegistryServer } from './server.js'
+export type { SchemaRegistryServerOptions } from './server.js'

@@ -4,7 +4,6 @@
 // metadata image the controller feeds, topic and config administration, the coordinators, producer ids,
 // fetch sessions, the control plane) and the socket server, started and stopped in the right order. This is what
 // `npm start` runs and what the library API's startBroker() returns.
-import { mkdirSync } from 'node:fs'
 import type { BrokerConfig } from '../config/broker-config.js'
 import type { Listener } from '../config/listeners.js'
 import { randomKafkaUuid } from '../domain/uuid.js'
@@ -19,8 +18,11 @@ import type { BrokerRegistration, MetadataStore } from '../cluster/metadata-stor
 import { ZkStore } from '../cluster/zk-store.js'
 import { createLogger, type Logger } from '../observability/logger.js'
 import { ShardRouter } from '../shard/router.js'
+import { ensureDataDirectory } from '../storage/index.js'
 import type { FrameHandler } from './connection.js'
 import { connectBrokerLink } from './broker-link.js'
+import { ControllerRequests } from './controller-requests.js'
+import { connectLeaderEndpoint } from './leader-endpoint.js'
 import { createDispatcher } from './dispatcher.js'
 import { DynamicConfigService, parseDynamicLayers, readDynamicBrokerConfigs, type DynamicBrokerConfigLayers } from './dynamic-configs.js'
 import { FetchSessionCache } from './handlers/common/fetch-sessions.js'
@@ -72,6 +74,8 @@ export class Broker {
   readonly cluster: ClusterMember
   /** Topic administration through the metadata store. */
   readonly topics: TopicManager
+  /** AlterPartition to the active controller (in process or over the network). */
+  readonly controllerRequests: ControllerRequests
   private readonly dispatcher: FrameHandler
   private stopping: Promise<void> | null = null
 
@@ -98,6 +102,22 @@ export class Broker {
       logConfigFor: async (topic) => this.config.logConfig(validateTopicConfigs(await this.control.topicConfigs(topic))),
       defaultLogConfig: () => this.config.logDefaults(),
       knowsPartition: (topic, partition) => this.metadata.partition(topic, partition) !== undefined,
+      minInsyncReplicas: async (topic) => {
+        const own = (await this.control.topicConfigs(topic))['min.insync.replicas']
+        const n = own === undefined ? NaN : Number(own)
+        return Number.isInteger(n) && n >= 1 ? n : this.config.getInt('min.insync.replicas')
+      },
+      brokerEpoch: () => this.control.brokerEpoch,
+      alterPartition: (request) => this.controllerRequests.alterPartition(request),
+      connectLeader: (leader) => connectLeaderEndpoint(nodeId, leader, config.getInt('replica.socket.timeout.ms')),
+      replicaLagTimeMaxMs: config.getInt('replica.lag.time.max.ms'),
+      fetcher: {
+        maxWaitMs: config.getInt('replica.fetch.wait.max.ms'),
+        minBytes: config.getInt('replica.fetch.min.bytes'),
+        maxBytes: config.getInt('replica.fetch.response.max.bytes'),
+        partitionMaxBytes: config.getInt('replica.fetch.max.bytes'),
+        backoffMs: config.getInt('replica.fetch.backoff.ms'),
+      },
     })
     this.control = new BrokerControlPlane({
       brokerId: nodeId,
@@ -106,10 +126,12 @@ export class Broker {
       store,
       log,
       onTopicConfigChanged: (topic) => this.partitions.refreshLogConfigs(topic),
+      onPartitionsDeleted: (partitions) => this.groups.onPartitionsDeleted(partitions),
     })
     this.controller = new Controller({ brokerId: nodeId, store, local: this.control, connect: connectBrokerLink, config: () => this.config, interBrokerListener, log })
     this.control.setController(this.controller)
-    this.topics = new TopicManager(store, this.metadata, this.control, config, log)
+    this.controllerRequests = new ControllerRequests(nodeId, this.controller, this.control, this.metadata, store, interBrokerListener)
+    this.topics = new TopicManager(store, this.metadata, this.control, config, log, { brokerId: nodeId, router })
     this.configs = new DynamicConfigService(store, nodeId, dynamicLayers, () => this.config, (c) => this.applyBrokerConfig(c), log)
     this.producerIds = new ProducerIdManager((blockSize) => store.allocateProducerIdBlock(nodeId, blockSize))
     this.cluster = new ClusterMember({
@@ -154,7 +176,7 @@ export class Broker {
     const dirs = config.logDirs
     if (dirs.length !== 1) throw new Error(`log.dirs lists ${dirs.length} directories; this broker supports exactly one`)
     const dataDir = dirs[0]!
-    mkdirSync(dataDir, { recursive: true })
+    ensureDataDirectory(dataDir)
     const interBrokerListener = config.getString('inter.broker.listener.name') ?? config.listeners[0]!.name
     if (!config.listeners.some((l) => l.name === interBrokerListener)) {
       throw new Error(`inter.broker.listener.name ${interBrokerListener} is not one of the listeners (${config.listeners.map((l) => l.name).join(', ')})`)
@@ -173,6 +195,10 @@ export class Broker {
         retentionCheckIntervalMs: config.logRetentionCheckIntervalMs,
         flushSchedulerIntervalMs: config.logFlushSchedulerIntervalMs,
         checkpointIntervalMs: config.getInt('log.flush.offset.checkpoint.interval.ms'),
+        // A single broker's partitions open with the HW at their LEO, as ever; a cluster's replicas with
+        // their checkpointed HW (the replica manager switches leaders whose ISR is themselves alone).
+        highWatermarkFollowsLeo: store.kind === 'embedded',
+        highWatermarkCheckpointIntervalMs: config.getInt('replica.high.watermark.checkpoint.interval.ms'),
         cleaner: {
           enable: config.getBoolean('log.cleaner.enable'),
           backoffMs: config.getInt('log.cleaner.backoff.ms'),
@@ -183,10 +209,11 @@ export class Broker {
           expirationMs: config.getInt('producer.id.expiration.ms'),
           checkIntervalMs: config.getInt('producer.id.expiration.check.interval.ms'),
         },
+        maxOpenFiles: config.getInt('log.segment.open.files.max'),
         logger: log,
       })
-      // A single broker adopts partition directories its metadata file does not list (never deletes them).
-      if (store.kind === 'embedded') await TopicManager.adoptOrphanPartitions(store, router, meta.nodeId, log)
+      // Partition directories the metadata does not list are moved aside, never served (nothing deleted comes back).
+      await TopicManager.moveAsideStrays(store, router, log)
       const limits = {
         maxRequestBytes: config.getInt('socket.request.max.bytes'),
         idleTimeoutMs: config.getInt('connections.max.idle.ms'),
@@ -262,6 +289,8 @@ export class Broker {
     this.partitions.wakeAllWaiters()
     // The controller stops and the store session ends: this broker's registration goes at once.
     await this.cluster.stop().catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'leaving the cluster failed'))
+    this.controllerRequests.close()
+    await this.partitions.close()
     await this.router.close()
     this.log.info('shut down cleanly')
   }

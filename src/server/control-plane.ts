@@ -16,7 +16,7 @@
 import type { LocalControlTarget } from '../cluster/controller/channel.js'
 import type { Controller } from '../cluster/controller/controller.js'
 import type { MetadataImage } from '../cluster/metadata-image.js'
-import type { ConfigChange, MetadataStore } from '../cluster/metadata-store.js'
+import { LEADER_DURING_DELETE, type ConfigChange, type MetadataStore } from '../cluster/metadata-store.js'
 import { ErrorCode } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
 import type * as LeaderAndIsr from '../protocol/messages/04-leader-and-isr.gen.js'
@@ -33,6 +33,11 @@ export interface BrokerControlPlaneOptions {
   log: Logger
   /** A topic's config changed: the hosted partitions get their new LogConfig. */
   onTopicConfigChanged(topic: string): Promise<void>
+  /**
+   * UpdateMetadata removes these partitions (their topic is being deleted): the group coordinator drops
+   * every group's offsets of them (Kafka's onPartitionsDeleted), before the image forgets them.
+   */
+  onPartitionsDeleted(partitions: readonly TopicPartitionRef[]): Promise<void>
 }
 
 export class BrokerControlPlane implements ControlPlaneService, LocalControlTarget {
@@ -127,6 +132,17 @@ export class BrokerControlPlane implements ControlPlaneService, LocalControlTarg
       const configs = new Map<string, Record<string, string>>()
       for (const t of req.topicStates) {
         if (image.topic(t.topicName) === undefined && t.partitionStates.some((p) => p.leader >= -1)) configs.set(t.topicName, await this.topicConfigs(t.topicName))
+      }
+      // As Kafka's handleUpdateMetadataRequest: partitions leaving the metadata take their committed
+      // offsets with them. Done first, so that whoever waits for the topic to leave the image (DeleteTopics)
+      // answers after this broker's groups lost them; a failure is logged and does not hold the metadata.
+      const deleted = req.topicStates.flatMap((t) =>
+        t.partitionStates.filter((p) => p.leader === LEADER_DURING_DELETE && image.partition(t.topicName, p.partitionIndex) !== undefined).map((p) => ({ topic: t.topicName, partition: p.partitionIndex })),
+      )
+      if (deleted.length > 0) {
+        await this.options.onPartitionsDeleted(deleted).catch((err: unknown) => {
+          this.options.log.error({ err: (err as Error)?.message, topics: [...new Set(deleted.map((p) => p.topic))] }, 'cannot remove the offsets of deleted partitions')
+        })
       }
       image.applyUpdateMetadata(req, configs)
       // Configs of topics that left the image are read again if they come back.

@@ -1,8 +1,10 @@
 // The coordinators' PartitionWriter port (src/coordinator/runtime/partition-writer.ts) over the
 // partition service: records go in as one uncompressed RecordBatch appended as leader with acks=all
 // (so once replication exists an append resolves when the in-sync replicas have it, as Kafka's
-// coordinators require), and are read back for replay up to the high watermark. Used for
-// __consumer_offsets and __transaction_state alike.
+// coordinators require), and are read back for replay up to the log end offset (Kafka's coordinators
+// load what the partition's log has when they become its leader: a new leader's high watermark may
+// still be below records the old leader acknowledged). Used for __consumer_offsets and
+// __transaction_state alike.
 import { native } from '../addon/index.js'
 import type { CoordinatorRecord, PartitionWriter, ReadChunk, StoredRecord, TransactionalAppend } from '../coordinator/runtime/partition-writer.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
@@ -35,13 +37,13 @@ export class CoordinatorPartitionWriter implements PartitionWriter {
 
   async read(partition: number, fromOffset: number): Promise<ReadChunk> {
     const { partitions, topic } = this
-    let [res] = await partitions.read([{ topic, partition, offset: fromOffset, maxBytes: READ_CHUNK_BYTES }])
+    let [res] = await partitions.read([{ topic, partition, offset: fromOffset, maxBytes: READ_CHUNK_BYTES, logEnd: true }])
     if (res !== undefined && !res.ok && res.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {
       // Records before the log start offset are gone (deleted or cleaned): start from the log start.
       const [start] = await partitions.listOffsets([{ topic, partition, timestamp: EARLIEST }])
       if (start?.ok && start.value.offset > fromOffset) {
         fromOffset = start.value.offset
-        ;[res] = await partitions.read([{ topic, partition, offset: fromOffset, maxBytes: READ_CHUNK_BYTES }])
+        ;[res] = await partitions.read([{ topic, partition, offset: fromOffset, maxBytes: READ_CHUNK_BYTES, logEnd: true }])
       }
     }
     if (res === undefined || !res.ok) throw new KafkaError((res?.ok === false ? res.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR) as ErrorCode, res?.ok === false ? res.message : 'no read result')
@@ -78,6 +80,6 @@ export class CoordinatorPartitionWriter implements PartitionWriter {
         records.push(stored)
       })
     }
-    return { records, nextOffset, endOffset: value.highWatermark }
+    return { records, nextOffset, endOffset: value.logEndOffset }
   }
 }

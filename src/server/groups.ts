@@ -6,6 +6,7 @@
 // commits and lag. When the topic already exists at startup, every partition is replayed in the
 // background (group requests meanwhile get COORDINATOR_LOAD_IN_PROGRESS).
 import { GroupCoordinator } from '../coordinator/group/group-coordinator.js'
+import { assignorName } from '../coordinator/group/server-assignors.js'
 import type { GroupCoordinatorConfig, TopicsView } from '../coordinator/group/types.js'
 import { systemClock } from '../coordinator/runtime/clock.js'
 import type { TopicInfo } from './handlers/common/ports.js'
@@ -44,15 +45,25 @@ export class GroupService extends InternalTopicService<GroupCoordinator> impleme
       maxSessionTimeoutMs: c.getInt('group.max.session.timeout.ms'),
       maxGroupSize: c.getInt('group.max.size'),
       offsetMetadataMaxBytes: c.getInt('offset.metadata.max.bytes'),
+      consumerGroupSessionTimeoutMs: c.getInt('group.consumer.session.timeout.ms'),
+      consumerGroupHeartbeatIntervalMs: c.getInt('group.consumer.heartbeat.interval.ms'),
+      consumerGroupMaxSize: c.getInt('group.consumer.max.size'),
+      consumerGroupAssignors: c.getList('group.consumer.assignors')!.map((a) => assignorName(a)!),
     }
     const writer = new CoordinatorPartitionWriter(broker.partitions, CONSUMER_OFFSETS_TOPIC, c.getInt('offsets.commit.timeout.ms'))
     return new GroupCoordinator({ config, writer, topics: brokerTopicsView(broker), clock: systemClock, log: broker.log })
+  }
+
+  async onPartitionsDeleted(partitions: readonly { topic: string; partition: number }[]): Promise<void> {
+    await this.current?.onPartitionsDeleted(partitions)
   }
 }
 
 function brokerTopicsView(broker: Broker): TopicsView {
   return {
     partitionCount: (topic) => broker.topics.get(topic)?.partitions,
+    topicId: (topic) => broker.topics.get(topic)?.topicId,
+    topicName: (topicId) => broker.topics.getById(topicId)?.name,
     async offsets(partitions) {
       const states = await broker.partitions.states(partitions)
       const byKey = new Map(states.map((s) => [partitionKey(s.topic, s.partition), s]))

@@ -1,13 +1,17 @@
 // The lifecycle both coordinators share: their internal topic (__consumer_offsets,
 // __transaction_state) is created on first use — never by a client's Metadata auto-creation, as in
-// Kafka — or found at startup, and the coordinator over it is built once, replays its partitions (in
-// the background when the topic already existed) and is closed first when the broker stops.
+// Kafka — or found at startup, and the coordinator over it is built once and is closed first when the
+// broker stops. It coordinates the partitions this broker leads, as Kafka's do: each is replayed when
+// this broker becomes its leader (in the background when the topic already existed; requests meanwhile
+// get COORDINATOR_LOAD_IN_PROGRESS) and dropped when the leadership moves away (requests then get
+// NOT_COORDINATOR, and clients ask FindCoordinator again, which names the partition's leader). On a
+// single broker that is every partition.
 import type { TopicInfo } from './handlers/common/ports.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import type { Broker } from './broker.js'
 
 export interface InternalCoordinator {
-  loadAll(): Promise<unknown>
+  readonly runtime: { load(partition: number): Promise<void>; unload(partition: number): void }
   close(): void
 }
 
@@ -25,7 +29,22 @@ export abstract class InternalTopicService<C extends InternalCoordinator> {
   constructor(
     protected readonly broker: Broker,
     readonly topicName: string,
-  ) {}
+  ) {
+    broker.partitions.onLeadershipChange((topic, partition, isLeader) => {
+      const c = this.#coordinator
+      if (topic !== this.topicName || c === undefined || this.#closed) return
+      if (isLeader) this.#load(c, [partition]).catch(() => undefined)
+      else c.runtime.unload(partition)
+    })
+  }
+
+  /** Replays the given partitions (failures are logged; the partition answers COORDINATOR_NOT_AVAILABLE). */
+  async #load(c: C, partitions: readonly number[]): Promise<void> {
+    const results = await Promise.allSettled(partitions.map((p) => c.runtime.load(p)))
+    for (const r of results) {
+      if (r.status === 'rejected') this.broker.log.error({ err: (r.reason as Error)?.message, topic: this.topicName }, `loading ${this.topicName} failed`)
+    }
+  }
 
   /** How the topic is created (from the broker's config at that moment). */
   protected abstract topicSpec(): InternalTopicSpec
@@ -84,7 +103,9 @@ export abstract class InternalTopicService<C extends InternalCoordinator> {
     if (this.#closed) throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'the broker is shutting down')
     const coordinator = this.build(topic)
     this.#coordinator = coordinator
-    const loading = coordinator.loadAll().catch((err: unknown) => broker.log.error({ err: (err as Error)?.message }, `loading ${topicName} failed`))
+    // From here on the leadership listener loads what this broker comes to lead; these it leads now.
+    const led = broker.partitions.hostedPartitions(topicName).filter((p) => p.isLeader).map((p) => p.partition)
+    const loading = this.#load(coordinator, led)
     // A new topic is empty: wait for the (instant) load so the first request is served, not told to retry.
     if (created) await loading
     return coordinator

@@ -8,21 +8,41 @@
 // follower of a partition at a leader epoch (creating the partition's log the first time, with its
 // topic's config), StopReplica stops serving one (deleting its log when asked). Its leadership table is
 // what leaderError answers from: NOT_LEADER_OR_FOLLOWER unless this broker leads the partition,
-// FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH against the current epoch.
+// FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH against the current epoch, KAFKA_STORAGE_ERROR for a replica
+// whose log could not be opened (offline, as Kafka's HostedPartition.Offline). A LeaderAndIsr or
+// StopReplica whose logs fail logs one line per topic, however many partitions failed.
 //
-// Replication is not here yet: a follower only records whom it follows (no fetching), and the shards keep
-// the high watermark at the log end, so acks=1 and acks=all both resolve once the local append is done.
-// The replication layer replaces what is behind these methods (ISR and high watermark, a delayed-produce
-// purgatory for acks=all, replica fetchers, truncation) without changing their callers.
+// Replication (src/replication/ holds the rules; this file applies them to the shards and the network):
+// - A leader keeps a PartitionLeaderState per partition: ISR, followers' LEOs, the HW. While its maximal
+//   ISR is itself alone (and min ISR allows it) the shard moves the HW on every append (a single broker
+//   pays nothing); otherwise the HW moves here, from followers' fetches and from append answers, and is
+//   raised in the shard (with the follower's read when there is one, in the same message).
+// - acks=all: NOT_ENOUGH_REPLICAS when the ISR is below min(min.insync.replicas, RF) at append; then the
+//   append waits in the DelayedProducePurgatory for the HW (NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR
+//   shrank below min meanwhile, REQUEST_TIMED_OUT at the request's timeout). acks=1 answers after the
+//   leader's append.
+// - ISR changes go to the controller with AlterPartition, one in flight per partition: a shrink every
+//   replica.lag.time.max.ms/2 for followers not caught up, an expansion when a follower's fetch reaches
+//   the HW and the current epoch.
+// - A follower is fetched for by one ReplicaFetcher per leader broker (replica-fetcher.ts), which appends
+//   the leader's batches verbatim and truncates by leader epoch.
 import { statfsSync } from 'node:fs'
-import { ErrorCode } from '../domain/errors.js'
+import { ErrorCode, errorName } from '../domain/errors.js'
 import type { Outcome } from '../domain/outcome.js'
 import type { Logger } from '../observability/logger.js'
+import type { AlterPartitionRequest, AlterPartitionResponse } from '../protocol/messages/56-alter-partition.gen.js'
+import { DelayedProducePurgatory } from '../replication/delayed-produce.js'
+import type { FollowerLog, FollowerLogState, LeaderEndpoint } from '../replication/leader-endpoint.js'
+import { PartitionLeaderState } from '../replication/partition.js'
+import { fetchKey, ReplicaFetcher, type FetcherPartition, type ReplicaFetcherSettings } from '../replication/replica-fetcher.js'
 import type { AppendItem, ShardReadResult, ShardRouter } from '../shard/router.js'
 import type { AppendResult, LogConfig, PartitionState } from '../storage/types.js'
 import { FetchPurgatory, partitionKey } from './fetch-purgatory.js'
 import type {
   ConsumerRead,
+  EpochLookup,
+  FollowerPartitionRead,
+  FollowerRead,
   LeaderAppend,
   LeaderAppendOptions,
   LiveLeader,
@@ -59,6 +79,10 @@ export interface HostedPartition {
   leaderRecoveryState: number
   /** The leader's inter-broker endpoint, for a follower (where it would fetch from). */
   leaderEndpoint: LiveLeader | undefined
+  /** Replication state while this broker leads the partition. */
+  leaderState: PartitionLeaderState | undefined
+  /** Whether the shard moves the HW on append (the mode last sent to it). */
+  hwFollowsLeo: boolean
 }
 
 export interface ReplicaManagerDeps {
@@ -69,19 +93,61 @@ export interface ReplicaManagerDeps {
   defaultLogConfig(): LogConfig
   /** Whether the metadata knows the partition (not hosted here: NOT_LEADER_OR_FOLLOWER rather than unknown). */
   knowsPartition(topic: string, partition: number): boolean
+  /** min.insync.replicas of a topic (its override, else the broker's). */
+  minInsyncReplicas(topic: string): Promise<number>
+  /** This broker's epoch (its registration), sent with AlterPartition. */
+  brokerEpoch(): bigint
+  /** Sends an AlterPartition (v1: topic names) to the active controller; rejects when none answers. */
+  alterPartition(request: AlterPartitionRequest): Promise<AlterPartitionResponse>
+  /** A connection to a leader for a fetcher. */
+  connectLeader(leader: LiveLeader): Promise<LeaderEndpoint>
+  /** replica.lag.time.max.ms */
+  replicaLagTimeMaxMs: number
+  /** replica.fetch.* settings of the fetchers. */
+  fetcher: ReplicaFetcherSettings
 }
 
 export class ReplicaManager implements PartitionService, ReplicaManagerPort {
   readonly #purgatory = new FetchPurgatory()
+  readonly #delayedProduce = new DelayedProducePurgatory()
   /** topic -> hosted partitions by index: the per-request leader lookup is one map get and an index. */
   readonly #hosted = new Map<string, (HostedPartition | undefined)[]>()
+  /** Replicas assigned here whose log could not be created or opened (partitionKey -> why). */
+  readonly #offline = new Map<string, string>()
+  /** One fetcher per leader broker this broker follows partitions of. */
+  readonly #fetchers = new Map<number, ReplicaFetcher>()
+  readonly #shrinkTimer: NodeJS.Timeout
+  #closed = false
+  readonly #leadershipListeners: ((topic: string, partition: number, isLeader: boolean) => void)[] = []
 
   constructor(
     private readonly router: ShardRouter,
     private readonly dataDir: string,
     private readonly log: Logger,
     private readonly deps: ReplicaManagerDeps,
-  ) {}
+  ) {
+    // Kafka's isr-expiration task: every replica.lag.time.max.ms / 2.
+    this.#shrinkTimer = setInterval(() => this.#maybeShrinkIsrs(), Math.max(10, Math.floor(deps.replicaLagTimeMaxMs / 2)))
+    this.#shrinkTimer.unref()
+  }
+
+  /**
+   * Called after this broker became leader of a partition (isLeader) or stopped leading it (a follower
+   * now, or no longer hosting it): the coordinators follow the leadership of their partitions with it.
+   */
+  onLeadershipChange(listener: (topic: string, partition: number, isLeader: boolean) => void): void {
+    this.#leadershipListeners.push(listener)
+  }
+
+  #leadershipChanged(topic: string, partition: number, isLeader: boolean): void {
+    for (const l of this.#leadershipListeners) {
+      try {
+        l(topic, partition, isLeader)
+      } catch (err) {
+        this.log.error({ topic, partition, err: (err as Error).message }, 'a leadership listener failed')
+      }
+    }
+  }
 
   /** The hosted partition, if any. */
   hosted(topic: string, partition: number): HostedPartition | undefined {
@@ -96,7 +162,10 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
 
   leaderError(topic: string, partition: number, currentLeaderEpoch = -1): ErrorCode {
     const p = this.#hosted.get(topic)?.[partition]
-    if (p === undefined) return this.deps.knowsPartition(topic, partition) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if (p === undefined) {
+      if (this.#offline.size > 0 && this.#offline.has(partitionKey(topic, partition))) return ErrorCode.KAFKA_STORAGE_ERROR
+      return this.deps.knowsPartition(topic, partition) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    }
     // -1 skips the check; a newer epoch than ours is unknown to us, an older one is fenced (KIP-320).
     if (currentLeaderEpoch >= 0) {
       if (currentLeaderEpoch > p.leaderEpoch) return ErrorCode.UNKNOWN_LEADER_EPOCH
@@ -105,31 +174,43 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     return p.isLeader ? ErrorCode.NONE : ErrorCode.NOT_LEADER_OR_FOLLOWER
   }
 
-  /** Every ack level resolves after the local append (no replication yet: see the file header). */
-  async appendAsLeader(items: readonly LeaderAppend[], _options: LeaderAppendOptions): Promise<Outcome<AppendResult>[]> {
+  /**
+   * Appends to led partitions. The common case (every partition's HW follows its LEO, the ISR is the
+   * leader alone) is one router call and nothing else, as before replication.
+   */
+  async appendAsLeader(items: readonly LeaderAppend[], options: LeaderAppendOptions): Promise<Outcome<AppendResult>[]> {
     // The epoch is stamped on the caller's items rather than on copies: the router copies each item into
     // its shard message anyway, and Produce's hot path allocates nothing more per partition.
     let refused = false
+    let replicated = false
     for (let i = 0; i < items.length; i++) {
       const item = items[i] as AppendItem
       const p = this.#hosted.get(item.topic)?.[item.partition]
       if (p === undefined || !p.isLeader) refused = true
-      else item.leaderEpoch = p.leaderEpoch
-    }
-    if (refused) return this.#appendLedOnly(items)
-    const results = await this.router.append(items as readonly AppendItem[])
-    if (this.#purgatory.size > 0) {
-      for (let i = 0; i < results.length; i++) {
-        const r = results[i]!
-        // A duplicate wrote nothing: no fetch has anything new to wake for.
-        if (r.ok && r.value.duplicate !== true) this.#purgatory.notify(partitionKey(items[i]!.topic, items[i]!.partition))
+      else {
+        item.leaderEpoch = p.leaderEpoch
+        if (!p.hwFollowsLeo) replicated = true
+        else if (options.acks === -1 && p.leaderState!.underMinIsr) refused = true
       }
+    }
+    if (refused || replicated) return this.#appendReplicated(items, options)
+    const results = await this.router.append(items as readonly AppendItem[])
+    for (let i = 0; i < results.length; i++) {
+      const r = results[i]!
+      // A duplicate wrote nothing: no fetch has anything new to wake for.
+      if (!r.ok || r.value.duplicate === true) continue
+      const ls = this.#hosted.get(items[i]!.topic)?.[items[i]!.partition]?.leaderState
+      if (ls !== undefined && r.value.lastOffset + 1 > ls.logEndOffset) ls.highWatermark = ls.logEndOffset = r.value.lastOffset + 1
+      if (this.#purgatory.size > 0) this.#purgatory.notify(partitionKey(items[i]!.topic, items[i]!.partition))
     }
     return results
   }
 
-  /** Appends the items this broker leads; the others answer NOT_LEADER_OR_FOLLOWER (rare: callers check first). */
-  async #appendLedOnly(items: readonly LeaderAppend[]): Promise<Outcome<AppendResult>[]> {
+  /**
+   * Appends with the replication rules: items this broker does not lead answer NOT_LEADER_OR_FOLLOWER,
+   * acks=all below min ISR NOT_ENOUGH_REPLICAS (nothing written); acks=all waits for the HW.
+   */
+  async #appendReplicated(items: readonly LeaderAppend[], options: LeaderAppendOptions): Promise<Outcome<AppendResult>[]> {
     const out: Outcome<AppendResult>[] = new Array(items.length)
     const led: AppendItem[] = []
     const at: number[] = []
@@ -137,19 +218,76 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       const p = this.#hosted.get(item.topic)?.[item.partition]
       if (p === undefined || !p.isLeader) {
         out[i] = { ok: false, errorCode: p === undefined && !this.deps.knowsPartition(item.topic, item.partition) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.NOT_LEADER_OR_FOLLOWER, message: `this broker does not lead ${item.topic}-${item.partition}` }
+      } else if (options.acks === -1 && p.leaderState!.underMinIsr) {
+        const ls = p.leaderState!
+        out[i] = { ok: false, errorCode: ErrorCode.NOT_ENOUGH_REPLICAS, message: `the ISR of ${item.topic}-${item.partition} is [${ls.isr.join(',')}], fewer than min.insync.replicas ${ls.effectiveMinIsr}` }
       } else {
+        ;(item as AppendItem).leaderEpoch = p.leaderEpoch
         led.push(item as AppendItem)
         at.push(i)
       }
     })
-    if (led.length > 0) {
-      const results = await this.router.append(led)
-      results.forEach((r, j) => {
-        out[at[j]!] = r
-        if (r.ok && r.value.duplicate !== true) this.#purgatory.notify(partitionKey(led[j]!.topic, led[j]!.partition))
-      })
-    }
+    if (led.length === 0) return out
+    const results = await this.router.append(led)
+    const waits: Promise<void>[] = []
+    results.forEach((r, j) => {
+      const item = led[j]!
+      out[at[j]!] = r
+      if (!r.ok) return
+      const p = this.#hosted.get(item.topic)?.[item.partition]
+      const ls = p?.leaderState
+      if (r.value.duplicate !== true) {
+        this.#purgatory.notify(partitionKey(item.topic, item.partition))
+        if (ls !== undefined) this.#leaderAppended(p!, r.value.lastOffset + 1)
+      }
+      if (options.acks !== -1) return
+      if (p === undefined || ls === undefined || !p.isLeader) {
+        out[at[j]!] = { ok: false, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, message: `${item.topic}-${item.partition} changed leader during the append` }
+        return
+      }
+      const required = r.value.lastOffset + 1
+      if (p.hwFollowsLeo || ls.highWatermark >= required) return
+      waits.push(
+        this.#delayedProduce.wait(partitionKey(item.topic, item.partition), required, options.timeoutMs).then((code) => {
+          if (code !== ErrorCode.NONE) out[at[j]!] = { ok: false, errorCode: code, message: `acks=all for ${item.topic}-${item.partition} at offset ${required - 1}: ${errorName(code)}` }
+        }),
+      )
+    })
+    if (waits.length > 0) await Promise.all(waits)
     return out
+  }
+
+  /** The leader's log grew to leo (an append or a marker): the HW may move. */
+  #leaderAppended(p: HostedPartition, leo: number): void {
+    const ls = p.leaderState!
+    if (leo > ls.logEndOffset) ls.logEndOffset = leo
+    if (p.hwFollowsLeo) {
+      if (leo > ls.highWatermark) ls.highWatermark = leo
+      return
+    }
+    this.#maybeAdvanceHighWatermark(p)
+  }
+
+  /** Raises the HW in the shard when the rules allow a higher one. */
+  #maybeAdvanceHighWatermark(p: HostedPartition): void {
+    const ls = p.leaderState
+    if (ls === undefined || p.hwFollowsLeo) return
+    const hw = ls.computeHighWatermark(Date.now(), this.deps.replicaLagTimeMaxMs)
+    if (hw <= ls.highWatermark) return
+    void this.router.call('setHighWatermark', [{ topic: p.topic, partition: p.partition, highWatermark: hw }]).then(([r]) => {
+      if (r!.ok) this.#highWatermarkMoved(p, r!.value)
+    })
+  }
+
+  /** The shard's HW of a led partition is now hw: acks=all appends it passed answer, consumers wake. */
+  #highWatermarkMoved(p: HostedPartition, hw: number): void {
+    const ls = p.leaderState
+    if (ls === undefined || this.hosted(p.topic, p.partition) !== p) return
+    if (hw <= ls.highWatermark) return
+    ls.highWatermark = hw
+    const key = partitionKey(p.topic, p.partition)
+    this.#delayedProduce.complete(key, hw, ls.maximalIsr().length >= ls.effectiveMinIsr)
+    this.#purgatory.notify(key)
   }
 
   read(items: readonly ConsumerRead[]): Promise<Outcome<ShardReadResult>[]> {
@@ -188,11 +326,242 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
   }
 
   async writeTxnMarkers(items: readonly TxnMarker[]): Promise<Outcome<{ offset: number }>[]> {
-    const results = await this.router.writeTxnMarkers(items)
+    // Markers carry the partition's current leader epoch (the epoch cache and followers rely on it); only
+    // the leader writes them (a follower's log is its leader's bytes).
+    const out: Outcome<{ offset: number }>[] = new Array(items.length)
+    const stamped: (TxnMarker & { leaderEpoch: number })[] = []
+    const at: number[] = []
+    items.forEach((m, i) => {
+      const error = this.leaderError(m.topic, m.partition)
+      if (error !== ErrorCode.NONE) {
+        out[i] = { ok: false, errorCode: error, message: `this broker does not lead ${m.topic}-${m.partition}` }
+        return
+      }
+      stamped.push({ ...m, leaderEpoch: this.#hosted.get(m.topic)![m.partition]!.leaderEpoch })
+      at.push(i)
+    })
+    const written = stamped.length === 0 ? [] : await this.router.writeTxnMarkers(stamped)
+    written.forEach((r, j) => {
+      out[at[j]!] = r
+    })
+    const results = out
     for (let i = 0; i < results.length; i++) {
-      if (results[i]!.ok) this.#purgatory.notify(partitionKey(items[i]!.topic, items[i]!.partition))
+      const r = results[i]!
+      if (!r.ok) continue
+      this.#purgatory.notify(partitionKey(items[i]!.topic, items[i]!.partition))
+      const p = this.#hosted.get(items[i]!.topic)?.[items[i]!.partition]
+      if (p?.leaderState !== undefined) this.#leaderAppended(p, r.value.offset + 1)
     }
     return results
+  }
+
+  // ---------------------------------------------------------------- the leader side of replication
+
+  async readForFollower(replicaId: number, items: readonly FollowerRead[]): Promise<Outcome<FollowerPartitionRead>[]> {
+    const out: Outcome<FollowerPartitionRead>[] = new Array(items.length)
+    const reads: { topic: string; partition: number; offset: number; maxBytes: number; lastFetchedEpoch: number; highWatermark?: number }[] = []
+    const at: number[] = []
+    const now = Date.now()
+    items.forEach((item, i) => {
+      const error = this.leaderError(item.topic, item.partition, item.currentLeaderEpoch)
+      const p = this.#hosted.get(item.topic)?.[item.partition]
+      const ls = p?.leaderState
+      if (error !== ErrorCode.NONE || ls === undefined) {
+        out[i] = { ok: false, errorCode: error === ErrorCode.NONE ? ErrorCode.NOT_LEADER_OR_FOLLOWER : error, message: `${item.topic}-${item.partition}` }
+        return
+      }
+      const f = ls.followers.get(replicaId)
+      if (f === undefined) {
+        out[i] = { ok: false, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, message: `broker ${replicaId} is not a replica of ${item.topic}-${item.partition}` }
+        return
+      }
+      const read: (typeof reads)[number] = { topic: item.topic, partition: item.partition, offset: item.fetchOffset, maxBytes: item.maxBytes, lastFetchedEpoch: item.lastFetchedEpoch }
+      // The fetch offset is the follower's LEO: when it is surely valid (not past the leader's), the HW
+      // it allows rides on this read.
+      if (!p!.hwFollowsLeo && item.fetchOffset <= ls.logEndOffset && item.fetchOffset > f.leo) {
+        f.leo = item.fetchOffset
+        const hw = ls.computeHighWatermark(now, this.deps.replicaLagTimeMaxMs)
+        if (hw > ls.highWatermark) read.highWatermark = hw
+      }
+      reads.push(read)
+      at.push(i)
+    })
+    if (reads.length === 0) return out
+    const results = await this.router.call('readForFollower', reads)
+    results.forEach((r, j) => {
+      const item = items[at[j]!]!
+      if (!r.ok) {
+        out[at[j]!] = r
+        return
+      }
+      const v = r.value
+      out[at[j]!] = {
+        ok: true,
+        value: {
+          regions: v.regions,
+          bytes: v.bytes,
+          leaseId: v.leaseId,
+          shard: v.shard,
+          logStartOffset: v.logStartOffset,
+          logEndOffset: v.logEndOffset,
+          highWatermark: v.highWatermark,
+          lastStableOffset: v.lastStableOffset,
+          abortedTransactions: [],
+          divergingEpoch: v.divergingEpoch,
+        } as FollowerPartitionRead,
+      }
+      const p = this.#hosted.get(item.topic)?.[item.partition]
+      if (p?.leaderState === undefined || v.divergingEpoch !== undefined) return
+      p.leaderState.updateFollower(replicaId, item.fetchOffset, v.logEndOffset, now)
+      this.#highWatermarkMoved(p, v.highWatermark)
+      this.#maybeExpandIsr(p, replicaId)
+      this.#maybeAdvanceHighWatermark(p)
+    })
+    return out
+  }
+
+  async endOffsetsForEpochs(replicaId: number, items: readonly EpochLookup[]): Promise<Outcome<{ leaderEpoch: number; endOffset: number }>[]> {
+    const out: Outcome<{ leaderEpoch: number; endOffset: number }>[] = new Array(items.length)
+    const lookups: { topic: string; partition: number; leaderEpoch: number }[] = []
+    const at: number[] = []
+    items.forEach((item, i) => {
+      let error = this.leaderError(item.topic, item.partition, item.currentLeaderEpoch)
+      // Kafka's DEBUGGING replica id (-2) may read a follower's epochs.
+      if (error === ErrorCode.NOT_LEADER_OR_FOLLOWER && replicaId === -2 && this.hosted(item.topic, item.partition) !== undefined) error = ErrorCode.NONE
+      if (error !== ErrorCode.NONE) {
+        out[i] = { ok: false, errorCode: error, message: `${item.topic}-${item.partition}` }
+        return
+      }
+      lookups.push({ topic: item.topic, partition: item.partition, leaderEpoch: item.leaderEpoch })
+      at.push(i)
+    })
+    const results = lookups.length === 0 ? [] : await this.router.call('endOffsetForEpoch', lookups)
+    results.forEach((r, j) => {
+      out[at[j]!] = r
+    })
+    return out
+  }
+
+  /** Proposes an ISR to the controller (one change in flight per partition); applies the answer. */
+  #proposeIsr(p: HostedPartition, isr: number[], expands: boolean): void {
+    const ls = p.leaderState!
+    if (ls.pending !== undefined || this.#closed) return
+    ls.pending = { isr, expands }
+    // A follower about to join counts for the HW from now on (maximal ISR): the shard stops moving it.
+    void this.#applyHighWatermarkMode(p)
+    const request: AlterPartitionRequest = {
+      brokerId: this.deps.brokerId,
+      brokerEpoch: this.deps.brokerEpoch(),
+      topics: [{
+        topicName: p.topic,
+        topicId: p.topicId,
+        partitions: [{ partitionIndex: p.partition, leaderEpoch: ls.leaderEpoch, newIsr: isr, newIsrWithEpochs: [], leaderRecoveryState: 0, partitionEpoch: ls.partitionEpoch }],
+      }],
+    }
+    this.log.info({ topic: p.topic, partition: p.partition, isr: ls.isr, proposed: isr, leaderEpoch: ls.leaderEpoch }, expands ? 'expanding the ISR' : 'shrinking the ISR')
+    this.deps
+      .alterPartition(request)
+      .then((res) => {
+        if (this.hosted(p.topic, p.partition) !== p || p.leaderState !== ls) return
+        ls.pending = undefined
+        const answer = res.topics[0]?.partitions.find((x) => x.partitionIndex === p.partition)
+        const error = res.errorCode !== ErrorCode.NONE ? res.errorCode : (answer?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR)
+        if (error !== ErrorCode.NONE || answer === undefined) {
+          this.log.info({ topic: p.topic, partition: p.partition, error: errorName(error) }, 'the controller did not change the ISR')
+        } else if (answer.leaderEpoch === ls.leaderEpoch) {
+          ls.isr = [...answer.isr]
+          ls.partitionEpoch = answer.partitionEpoch
+          p.isr = [...answer.isr]
+          p.partitionEpoch = answer.partitionEpoch
+          this.log.info({ topic: p.topic, partition: p.partition, isr: ls.isr, partitionEpoch: ls.partitionEpoch }, 'ISR changed')
+        }
+        if (ls.isr.length < ls.effectiveMinIsr) this.#delayedProduce.failAll(partitionKey(p.topic, p.partition), ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+        void this.#applyHighWatermarkMode(p)
+        this.#maybeAdvanceHighWatermark(p)
+      })
+      .catch((err: unknown) => {
+        if (p.leaderState === ls) ls.pending = undefined
+        this.log.warn({ topic: p.topic, partition: p.partition, err: (err as Error).message }, 'AlterPartition failed; retrying later')
+        void this.#applyHighWatermarkMode(p)
+      })
+  }
+
+  /** Tells the shard whether appends move the HW, when that changed. */
+  async #applyHighWatermarkMode(p: HostedPartition): Promise<void> {
+    const ls = p.leaderState
+    if (ls === undefined) return
+    const follows = ls.highWatermarkFollowsLeo
+    if (follows === p.hwFollowsLeo) return
+    p.hwFollowsLeo = follows
+    const [r] = await this.router.call('setHighWatermark', [{ topic: p.topic, partition: p.partition, followsLeo: follows }])
+    if (r!.ok) this.#highWatermarkMoved(p, r!.value)
+  }
+
+  #maybeExpandIsr(p: HostedPartition, replicaId: number): void {
+    const ls = p.leaderState!
+    if (ls.pending === undefined && ls.mayJoinIsr(replicaId)) this.#proposeIsr(p, [...ls.isr, replicaId], true)
+  }
+
+  #maybeShrinkIsrs(): void {
+    if (this.#closed) return
+    const now = Date.now()
+    for (const list of this.#hosted.values()) {
+      for (const p of list) {
+        const ls = p?.leaderState
+        if (ls === undefined || ls.pending !== undefined || ls.isr.length <= 1) continue
+        const out = ls.outOfSyncReplicas(now, this.deps.replicaLagTimeMaxMs)
+        if (out.length > 0) this.#proposeIsr(p!, ls.isr.filter((id) => !out.includes(id)), false)
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- the follower side
+
+  /** The follower's log, as the fetchers write it (shard operations). */
+  readonly #followerLog: FollowerLog = {
+    append: async (topic, partition, records, highWatermark, logStartOffset) => {
+      const [r] = await this.router.call('appendAsFollower', [{ topic, partition, records, highWatermark, logStartOffset }])
+      if (!r!.ok) throw new Error(`${errorName(r!.errorCode)}: ${r!.message}`)
+      return r!.value
+    },
+    truncate: async (topic, partition, offset) => this.#replicaOp('truncate', { topic, partition, offset }),
+    truncateFullyAndStartAt: async (topic, partition, offset) => this.#replicaOp('truncateFullyAndStartAt', { topic, partition, offset }),
+    endOffsetForEpoch: async (topic, partition, epoch) => {
+      const [r] = await this.router.call('endOffsetForEpoch', [{ topic, partition, leaderEpoch: epoch }])
+      if (!r!.ok) throw new Error(`${errorName(r!.errorCode)}: ${r!.message}`)
+      return r!.value
+    },
+  }
+
+  async #replicaOp(op: 'truncate' | 'truncateFullyAndStartAt', item: { topic: string; partition: number; offset: number }): Promise<FollowerLogState> {
+    const [r] = await this.router.call(op, [item])
+    if (!r!.ok) throw new Error(`${errorName(r!.errorCode)}: ${r!.message}`)
+    return r!.value
+  }
+
+  #fetcherFor(leader: LiveLeader): ReplicaFetcher {
+    let f = this.#fetchers.get(leader.brokerId)
+    if (f === undefined) {
+      f = new ReplicaFetcher(leader.brokerId, () => this.deps.connectLeader(leader), this.#followerLog, this.deps.fetcher, this.log)
+      this.#fetchers.set(leader.brokerId, f)
+    }
+    return f
+  }
+
+  /** Stops fetching these partitions (from whichever leader), once no answer for them is being applied. */
+  async #stopFetching(partitions: readonly TopicPartitionRef[]): Promise<void> {
+    if (partitions.length === 0 || this.#fetchers.size === 0) return
+    const keys = partitions.map((p) => fetchKey(p.topic, p.partition))
+    await Promise.all([...this.#fetchers.values()].map((f) => f.remove(keys)))
+  }
+
+  /** Stops the fetchers and the ISR task; appends waiting for acks answer NOT_LEADER_OR_FOLLOWER. */
+  async close(): Promise<void> {
+    this.#closed = true
+    clearInterval(this.#shrinkTimer)
+    this.#delayedProduce.failEverything(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    await Promise.all([...this.#fetchers.values()].map((f) => f.stop()))
+    this.#fetchers.clear()
   }
 
   // ---------------------------------------------------------------- the control plane's port
@@ -229,27 +598,64 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       const created = await this.router.createPartitions(items)
       // An existing log kept the config it was opened with: give it its topic's.
       await this.router.updateConfigs(items)
+      const failedByTopic = new Map<string, { partitions: number[]; error: string }>()
       created.forEach((r, i) => {
-        if (!r.ok) {
-          this.log.error({ topic: fresh[i]!.topic, partition: fresh[i]!.partition, error: r.message }, 'cannot open partition')
-          failed.set(partitionKey(fresh[i]!.topic, fresh[i]!.partition), r.errorCode === ErrorCode.NONE ? ErrorCode.KAFKA_STORAGE_ERROR : (r.errorCode as ErrorCode))
+        const { topic, partition } = fresh[i]!
+        const key = partitionKey(topic, partition)
+        if (r.ok) {
+          this.#offline.delete(key)
+          return
         }
+        failed.set(key, r.errorCode === ErrorCode.NONE ? ErrorCode.KAFKA_STORAGE_ERROR : (r.errorCode as ErrorCode))
+        this.#offline.set(key, r.message)
+        let f = failedByTopic.get(topic)
+        if (f === undefined) failedByTopic.set(topic, (f = { partitions: [], error: r.message }))
+        f.partitions.push(partition)
       })
+      // One line per topic (a topic of 100,000 partitions on a broadly broken disk is not 100,000 lines).
+      for (const [topic, f] of failedByTopic) {
+        this.log.error({ topic, failed: f.partitions.length, partitions: f.partitions.slice(0, 10), error: f.error }, 'cannot open partitions: offline on this broker')
+      }
     }
     const leaders = new Map(liveLeaders.map((l) => [l.brokerId, l]))
-    for (const p of apply) {
+    const ready = apply.filter((p) => {
       const error = failed.get(partitionKey(p.topic, p.partition))
-      if (error !== undefined) {
-        answers.push({ topic: p.topic, partition: p.partition, errorCode: error })
-        continue
+      if (error !== undefined) answers.push({ topic: p.topic, partition: p.partition, errorCode: error })
+      return error === undefined
+    })
+    // While the roles change, the old entries take no appends (clients retry NOT_LEADER_OR_FOLLOWER): an
+    // append stamped with the old epoch must not reach the shard after the new epoch was assigned there.
+    for (const p of ready) {
+      const current = this.#hosted.get(p.topic)?.[p.partition]
+      if (current !== undefined) current.isLeader = false
+    }
+    await this.#stopFetching(ready)
+    const minIsr = new Map<string, number>()
+    for (const topic of new Set(ready.map((p) => p.topic))) minIsr.set(topic, await this.deps.minInsyncReplicas(topic).catch(() => 1))
+    const ledItems = ready.filter((p) => p.leader === brokerId)
+    const followed = ready.filter((p) => p.leader !== brokerId)
+    const followsLeo = (p: PartitionLeaderAndIsr): boolean => p.isr.length === 1 && p.isr[0] === brokerId && Math.min(minIsr.get(p.topic)!, p.replicas.length) <= 1
+    const [ledStates, followedStates] = await Promise.all([
+      ledItems.length === 0 ? [] : this.router.call('becomeLeader', ledItems.map((p) => ({ topic: p.topic, partition: p.partition, leaderEpoch: p.leaderEpoch, highWatermarkFollowsLeo: followsLeo(p) }))),
+      followed.length === 0 ? [] : this.router.call('becomeFollower', followed.map((p) => ({ topic: p.topic, partition: p.partition }))),
+    ])
+    const now = Date.now()
+    const fetches = new Map<number, { leader: LiveLeader; partitions: FetcherPartition[] }>()
+    const install = (p: PartitionLeaderAndIsr, state: Outcome<FollowerLogState>): void => {
+      const key = partitionKey(p.topic, p.partition)
+      if (!state.ok) {
+        this.log.error({ topic: p.topic, partition: p.partition, error: state.message }, 'cannot take the partition\'s new role')
+        answers.push({ topic: p.topic, partition: p.partition, errorCode: ErrorCode.KAFKA_STORAGE_ERROR })
+        return
       }
+      const isLeader = p.leader === brokerId
       let list = this.#hosted.get(p.topic)
       if (list === undefined) this.#hosted.set(p.topic, (list = []))
-      list[p.partition] = {
+      const hosted: HostedPartition = {
         topic: p.topic,
         partition: p.partition,
         topicId: p.topicId,
-        isLeader: p.leader === brokerId,
+        isLeader,
         leaderId: p.leader,
         leaderEpoch: p.leaderEpoch,
         partitionEpoch: p.partitionEpoch,
@@ -257,12 +663,50 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         replicas: [...p.replicas],
         isr: [...p.isr],
         leaderRecoveryState: p.leaderRecoveryState,
-        leaderEndpoint: p.leader === brokerId ? undefined : leaders.get(p.leader),
+        leaderEndpoint: isLeader ? undefined : leaders.get(p.leader),
+        leaderState: undefined,
+        hwFollowsLeo: isLeader && followsLeo(p),
       }
+      if (isLeader) {
+        hosted.leaderState = new PartitionLeaderState({
+          topic: p.topic,
+          partition: p.partition,
+          brokerId,
+          leaderEpoch: p.leaderEpoch,
+          partitionEpoch: p.partitionEpoch,
+          replicas: p.replicas,
+          isr: p.isr,
+          minInsyncReplicas: minIsr.get(p.topic)!,
+          logEndOffset: state.value.logEndOffset,
+          highWatermark: state.value.highWatermark,
+          now,
+        })
+      } else {
+        // Appends waiting for acks=all here will not be acknowledged by this broker.
+        this.#delayedProduce.failAll(key, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        if (hosted.leaderEndpoint !== undefined) {
+          let group = fetches.get(p.leader)
+          if (group === undefined) fetches.set(p.leader, (group = { leader: hosted.leaderEndpoint, partitions: [] }))
+          group.partitions.push({
+            topic: p.topic,
+            partition: p.partition,
+            leaderEpoch: p.leaderEpoch,
+            fetchOffset: state.value.logEndOffset,
+            lastFetchedEpoch: state.value.latestEpoch,
+            highWatermark: state.value.highWatermark,
+          })
+        }
+      }
+      const wasLeader = this.#hosted.get(p.topic)?.[p.partition]?.leaderState !== undefined
+      list[p.partition] = hosted
+      if (isLeader || wasLeader) this.#leadershipChanged(p.topic, p.partition, isLeader)
       answers.push({ topic: p.topic, partition: p.partition, errorCode: ErrorCode.NONE })
       // A fetch parked on a partition that changed hands answers now (with the new error).
-      this.#purgatory.notify(partitionKey(p.topic, p.partition))
+      this.#purgatory.notify(key)
     }
+    ledItems.forEach((p, i) => install(p, ledStates[i]!))
+    followed.forEach((p, i) => install(p, followedStates[i]!))
+    if (!this.#closed) for (const { leader, partitions: ps } of fetches.values()) this.#fetcherFor(leader).add(ps)
     return answers
   }
 
@@ -281,20 +725,34 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         list[p.partition] = undefined
         if (list.every((x) => x === undefined)) this.#hosted.delete(p.topic)
         this.#purgatory.notify(key)
+        this.#delayedProduce.failAll(key, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        if (current.leaderState !== undefined) this.#leadershipChanged(p.topic, p.partition, false)
       }
       // A log no longer hosted is deleted too (a topic deleted while this broker was down).
-      if (p.deletePartition) toDelete.push({ topic: p.topic, partition: p.partition })
+      if (p.deletePartition) {
+        toDelete.push({ topic: p.topic, partition: p.partition })
+        this.#offline.delete(key)
+      }
       answers.set(key, { topic: p.topic, partition: p.partition, errorCode: ErrorCode.NONE })
     }
+    // No fetcher appends to a stopped replica (nor to a log about to be deleted).
+    await this.#stopFetching(partitions.filter((p) => answers.get(partitionKey(p.topic, p.partition))?.errorCode === ErrorCode.NONE))
     if (toDelete.length > 0) {
+      // Renamed `-delete` and the data directory fsynced before this answers: the deletion is durable.
       const results = await this.router.deletePartitions(toDelete)
+      const failedByTopic = new Map<string, { partitions: number[]; error: string }>()
       results.forEach((r, i) => {
         if (!r.ok && r.errorCode !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) {
           const p = toDelete[i]!
-          this.log.error({ topic: p.topic, partition: p.partition, error: r.message }, 'cannot delete partition')
           answers.set(partitionKey(p.topic, p.partition), { topic: p.topic, partition: p.partition, errorCode: ErrorCode.KAFKA_STORAGE_ERROR })
+          let f = failedByTopic.get(p.topic)
+          if (f === undefined) failedByTopic.set(p.topic, (f = { partitions: [], error: r.message }))
+          f.partitions.push(p.partition)
         }
       })
+      for (const [topic, f] of failedByTopic) {
+        this.log.error({ topic, failed: f.partitions.length, partitions: f.partitions.slice(0, 10), error: f.error }, 'cannot delete partitions')
+      }
     }
     return partitions.map((p) => answers.get(partitionKey(p.topic, p.partition))!)
   }
@@ -318,6 +776,14 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         continue
       }
       await this.router.updateConfigs(list.map((p) => ({ topic: p.topic, partition: p.partition, overrides })))
+      const minIsr = await this.deps.minInsyncReplicas(t).catch(() => undefined)
+      if (minIsr === undefined) continue
+      for (const p of list) {
+        if (p.leaderState === undefined || p.leaderState.minInsyncReplicas === minIsr) continue
+        p.leaderState.minInsyncReplicas = minIsr
+        void this.#applyHighWatermarkMode(p)
+        this.#maybeAdvanceHighWatermark(p)
+      }
     }
   }
 

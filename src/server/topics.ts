@@ -10,6 +10,14 @@
 // without ZooKeeper is a cluster of one: the same path runs over the embedded store, where the controller
 // is in this process and answers at once (so a timeout of 0 still waits for it).
 //
+// CreateTopics and CreatePartitions are all-or-nothing on this broker: before anything is written to the
+// store, the logs of the new partitions this broker holds a replica of are created, all of them or none
+// (those a failed request created are deleted again, one error answers the request, one line is logged),
+// and a request for more partitions than its filesystem holds is refused whole. A failed store write
+// deletes them again. A crash between the two leaves directories the store does not list: they are moved
+// aside at the next start, never served (moveAsideStrays). The logs of replicas on other brokers are
+// created by their LeaderAndIsr; a broker that cannot open one answers KAFKA_STORAGE_ERROR for it.
+//
 // Reads (get, list) answer from the metadata image.
 import type { BrokerConfig } from '../config/broker-config.js'
 import { ConfigException } from '../config/config-def.js'
@@ -18,7 +26,7 @@ import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { randomKafkaUuid } from '../domain/uuid.js'
 import type { Logger } from '../observability/logger.js'
 import type { ShardRouter } from '../shard/router.js'
-import { validateTopicName } from '../storage/index.js'
+import { strayDirectories, validateTopicName } from '../storage/index.js'
 import type { BrokerControlPlane } from './control-plane.js'
 import { INTERNAL_TOPICS, type ImageTopic, type MetadataImage } from '../cluster/metadata-image.js'
 import { TopicExistsError, UnknownTopicError, type MetadataStore, type ReplicaAssignment } from '../cluster/metadata-store.js'
@@ -33,6 +41,12 @@ const DEFAULT_TIMEOUT_MS = 30_000
 const AUTO_CREATE_WAIT_MS = 10_000
 const MAX_PARTITIONS = 100_000
 
+/** This broker's own partitions, where the logs of its replicas are created before the store is written. */
+export interface LocalLogs {
+  brokerId: number
+  router: ShardRouter
+}
+
 export class TopicManager implements TopicAdmin {
   constructor(
     private readonly store: MetadataStore,
@@ -40,7 +54,15 @@ export class TopicManager implements TopicAdmin {
     private readonly control: BrokerControlPlane,
     private config: BrokerConfig,
     private readonly log: Logger,
+    private readonly local: LocalLogs,
   ) {}
+
+  /**
+   * Creations under way on this broker, by name: a second request for the same name (or one colliding
+   * by '.' and '_') is refused, or for auto-creation waits for the first, so two requests never share
+   * the logs one of them may have to delete again.
+   */
+  readonly #creating = new Map<string, Promise<TopicInfo>>()
 
   setBrokerConfig(config: BrokerConfig): void {
     this.config = config
@@ -64,28 +86,44 @@ export class TopicManager implements TopicAdmin {
   }
 
   /**
-   * A single broker's recovery before its controller starts: partition directories on disk that the
-   * store does not list (a lost metadata file) are adopted as topics on this broker, never deleted, so no
-   * data is dropped silently.
+   * Recovery before the controller starts: partition directories the store does not list (a creation cut
+   * short before the store was written, a lost or older cluster-metadata.json, a data directory moved from
+   * another broker) are never served as topics, so nothing deleted comes back: they are moved aside, renamed `<topic>-<partition>.<uuid>-stray` and kept on disk (as Kafka
+   * does with stray logs), with one warning line. A partition index past the topic's count is a stray too.
    */
-  static async adoptOrphanPartitions(store: MetadataStore, router: ShardRouter, brokerId: number, log: Logger): Promise<void> {
-    const known = new Set(await store.getTopicNames())
-    const onDisk = new Map<string, number>()
-    for (const s of await router.states()) onDisk.set(s.topic, Math.max(onDisk.get(s.topic) ?? 0, s.partition + 1))
-    for (const [topic, partitions] of onDisk) {
-      if (known.has(topic)) continue
-      log.warn({ topic, partitions }, `adopting partition directories not listed in ${store.description}`)
-      await store.createTopic(
-        { name: topic, topicId: randomKafkaUuid(), partitions: Array.from({ length: partitions }, () => ({ replicas: [brokerId], addingReplicas: [], removingReplicas: [] })) },
-        {},
-      )
+  static async moveAsideStrays(store: MetadataStore, router: ShardRouter, log: Logger): Promise<void> {
+    const names = await store.getTopicNames()
+    const counts = new Map<string, number>()
+    for (const [name, a] of await store.getTopicAssignments(names)) counts.set(name, a.partitions.length)
+    const strays = (await router.states())
+      .filter((s) => s.partition >= (counts.get(s.topic) ?? 0))
+      .map((s) => ({ topic: s.topic, partition: s.partition }))
+    let moved = 0
+    if (strays.length > 0) {
+      const results = await router.moveAside(strays)
+      const done = strays.filter((_, i) => results[i]!.ok)
+      moved = done.length
+      if (moved > 0) {
+        log.warn(
+          { partitions: moved, topics: [...new Set(done.map((s) => s.topic))].slice(0, 10), dataDir: router.dataDir },
+          `partition directories not listed in ${store.description} were moved aside as <topic>-<partition>.<id>-stray: kept on disk, not served`,
+        )
+      }
+      const failed = results.find((r) => !r.ok)
+      if (failed !== undefined && !failed.ok) {
+        log.error({ partitions: strays.length - moved, error: failed.message }, `cannot move partition directories not listed in ${store.description} aside`)
+      }
+    }
+    const earlier = strayDirectories(router.dataDir).length - moved
+    if (earlier > 0) {
+      log.warn({ directories: earlier, dataDir: router.dataDir }, 'stray partition directories (<topic>-<partition>.<id>-stray) of earlier starts are kept: remove them when no longer needed')
     }
   }
 
   /** Creates a topic, or only validates the request. Throws KafkaError with the code Kafka uses. */
   async create(req: CreateTopicRequest): Promise<TopicInfo> {
     validateTopicName(req.name)
-    if (this.image.topic(req.name) !== undefined) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${req.name}' already exists.`)
+    if (this.image.topic(req.name) !== undefined || this.#creating.has(req.name)) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${req.name}' already exists.`)
     this.#checkNoCollision(req.name)
     let assignment: number[][]
     if (req.assignments !== undefined && req.assignments.length > 0) {
@@ -111,24 +149,51 @@ export class TopicManager implements TopicAdmin {
     const configs = this.#checkConfigs(req.configs)
     const partitions = assignment.length
     const replicationFactor = assignment[0]?.length ?? 0
+    const local = this.#localPartitions(assignment, 0)
+    this.#checkRoom(local.length)
     if (req.validateOnly) return { name: req.name, topicId: '', partitions, replicationFactor, configs }
-    const topicId = randomKafkaUuid()
+    // Registered before the first await: nothing else can start creating this name meanwhile.
+    const creation = this.#createChecked(req.name, assignment, local, configs, req.timeoutMs)
+    this.#creating.set(req.name, creation)
     try {
-      await this.store.createTopic({ name: req.name, topicId, partitions: assignment.map(toReplicaAssignment) }, configs)
+      return await creation
+    } finally {
+      this.#creating.delete(req.name)
+    }
+  }
+
+  /** A checked creation: this broker's logs first (all or none), then the store, then the wait for leaders. */
+  async #createChecked(name: string, assignment: number[][], local: number[], configs: Record<string, string>, timeoutMs: number | undefined): Promise<TopicInfo> {
+    const partitions = assignment.length
+    const replicationFactor = assignment[0]?.length ?? 0
+    const topicId = randomKafkaUuid()
+    await this.#createLocalLogs(name, local, configs, partitions, (error) => this.log.error({ topic: name, partitions, error }, 'cannot create topic: nothing was kept'))
+    try {
+      await this.store.createTopic({ name, topicId, partitions: assignment.map(toReplicaAssignment) }, configs)
     } catch (err) {
-      if (err instanceof TopicExistsError) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, err.message)
+      if (err instanceof TopicExistsError) {
+        // Another broker created the name first: its replicas here are its logs now; only the others go.
+        const theirs = (await this.store.getTopicAssignments([name])).get(name)
+        const ours = new Set(theirs === undefined ? [] : this.#localPartitions(theirs.partitions.map((r) => r.replicas), 0))
+        await this.#deleteLocalLogs(name, local.filter((p) => !ours.has(p)))
+        throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, err.message)
+      }
+      await this.#deleteLocalLogs(name, local)
       throw err
     }
-    this.log.info({ topic: req.name, partitions, replicationFactor, configs }, 'created topic')
-    const ready = await this.image.waitFor(() => this.#hasLeaders(req.name, partitions), this.#waitMs(req.timeoutMs))
-    if (!ready && (req.timeoutMs ?? DEFAULT_TIMEOUT_MS) > 0) {
-      throw new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `Topic '${req.name}' was created but its partitions had no leaders within the timeout.`)
+    this.log.info({ topic: name, partitions, replicationFactor, configs }, 'created topic')
+    const ready = await this.image.waitFor(() => this.#hasLeaders(name, partitions), this.#waitMs(timeoutMs))
+    if (!ready && (timeoutMs ?? DEFAULT_TIMEOUT_MS) > 0) {
+      throw new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `Topic '${name}' was created but its partitions had no leaders within the timeout.`)
     }
-    return this.image.topic(req.name) ?? { name: req.name, topicId, partitions, replicationFactor, configs }
+    return this.image.topic(name) ?? { name, topicId, partitions, replicationFactor, configs }
   }
 
   /** Metadata's auto-creation (auto.create.topics.enable) with num.partitions and broker defaults. */
   async autoCreate(name: string): Promise<TopicInfo> {
+    // Producers asking for the same new topic at once share one creation.
+    const inFlight = this.#creating.get(name)
+    if (inFlight !== undefined) return inFlight
     return this.create({ name, numPartitions: -1, replicationFactor: -1, configs: {}, validateOnly: false, timeoutMs: AUTO_CREATE_WAIT_MS })
   }
 
@@ -169,10 +234,16 @@ export class TopicManager implements TopicAdmin {
       const start = startIndexForNewPartitions(live, current.partitions[0]?.replicas ?? [])
       added = assignReplicasToBrokers(live, count - existing, replicationFactor, { fixedStartIndex: start, startPartitionId: existing })
     }
+    const local = this.#localPartitions(added, existing)
+    this.#checkRoom(local.length)
     if (validateOnly) return
+    await this.#createLocalLogs(name, local, await this.control.topicConfigs(name), count - existing, (error) =>
+      this.log.error({ topic: name, from: existing, to: count, error }, 'cannot add partitions: nothing was kept'),
+    )
     try {
       await this.store.setTopicAssignment({ ...current, partitions: [...current.partitions, ...added.map(toReplicaAssignment)] })
     } catch (err) {
+      await this.#deleteLocalLogs(name, local)
       if (err instanceof UnknownTopicError) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, err.message)
       throw err
     }
@@ -196,6 +267,68 @@ export class TopicManager implements TopicAdmin {
     const t = timeoutMs ?? DEFAULT_TIMEOUT_MS
     if (t > 0) return t
     return this.store.kind === 'embedded' ? DEFAULT_TIMEOUT_MS : 0
+  }
+
+  /** The partitions (numbered from `first`) of an assignment that have a replica on this broker. */
+  #localPartitions(assignment: readonly number[][], first: number): number[] {
+    const out: number[] = []
+    assignment.forEach((replicas, i) => {
+      if (replicas.includes(this.local.brokerId)) out.push(first + i)
+    })
+    return out
+  }
+
+  /**
+   * Creates the logs of `partitions` of a topic on this broker, all or none: when one fails, those this
+   * call created are deleted again, `logFailure` is called once, and one KafkaError says how many failed
+   * (of `requested`) and why the first did.
+   */
+  async #createLocalLogs(topic: string, partitions: readonly number[], configs: Record<string, string>, requested: number, logFailure: (error: string) => void): Promise<void> {
+    if (partitions.length === 0) return
+    // The complete LogConfig: the shards' defaults are the broker config of startup, and dynamic broker
+    // changes since then must reach new partitions too.
+    let overrides
+    try {
+      overrides = this.config.logConfig(validateTopicConfigs(configs))
+    } catch {
+      // A stored config that conflicts with new broker defaults: the topic's partitions run with the
+      // defaults, as its existing ones do (ReplicaManager).
+      overrides = this.config.logDefaults()
+    }
+    const items = partitions.map((partition) => ({ topic, partition, overrides }))
+    const results = await this.local.router.createPartitions(items)
+    const failedAt = results.findIndex((r) => !r.ok)
+    if (failedAt < 0) return
+    const first = results[failedAt]!
+    const failures = results.filter((r) => !r.ok).length
+    await this.#deleteLocalLogs(topic, partitions.filter((_, i) => results[i]!.ok))
+    const code = first.ok || first.errorCode === ErrorCode.NONE ? ErrorCode.KAFKA_STORAGE_ERROR : (first.errorCode as ErrorCode)
+    const why = first.ok ? '' : first.message.replace(/^[A-Z_]+: /, '')
+    logFailure(why)
+    throw new KafkaError(code, `${failures} of ${requested} partitions of topic '${topic}' could not be created, none was kept (partition ${partitions[failedAt]}: ${why})`)
+  }
+
+  /** Deletes logs created for a request that failed (renamed `-delete` and fsynced, then removed). */
+  async #deleteLocalLogs(topic: string, partitions: readonly number[]): Promise<void> {
+    if (partitions.length === 0) return
+    const results = await this.local.router.deletePartitions(partitions.map((partition) => ({ topic, partition })))
+    const stuck = results.filter((r) => !r.ok)
+    if (stuck.length > 0) {
+      const first = stuck[0]!
+      this.log.error({ topic, partitions: stuck.length, error: first.ok ? '' : first.message }, 'cannot delete partitions of a failed creation again')
+    }
+  }
+
+  /** Refuses a request for more new partitions on this broker than its data directory's filesystem holds. */
+  #checkRoom(newPartitions: number): void {
+    if (newPartitions === 0) return
+    const room = this.local.router.roomForPartitions()
+    if (newPartitions > room) {
+      throw new KafkaError(
+        ErrorCode.INVALID_PARTITIONS,
+        `${newPartitions} new partitions do not fit in ${this.local.router.dataDir}: its filesystem has room for ${room} more (free inodes and blocks).`,
+      )
+    }
   }
 
   #hasLeaders(name: string, partitions: number): boolean {
@@ -238,9 +371,9 @@ export class TopicManager implements TopicAdmin {
   #checkNoCollision(name: string): void {
     if (!hasCollisionChars(name)) return
     const unified = unifyCollisionChars(name)
-    for (const t of this.image.topics()) {
-      if (t.name !== name && hasCollisionChars(t.name) && unifyCollisionChars(t.name) === unified) {
-        throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${t.name}`)
+    for (const other of [...this.image.topics().map((t) => t.name), ...this.#creating.keys()]) {
+      if (other !== name && hasCollisionChars(other) && unifyCollisionChars(other) === unified) {
+        throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${other}`)
       }
     }
   }

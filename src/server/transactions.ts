@@ -2,16 +2,22 @@
 // (transaction.state.log.num.partitions, .replication.factor, .segment.bytes, cleanup.policy=compact,
 // as Kafka does: never by a client's Metadata auto-creation), the coordinator's PartitionWriter goes
 // through the partition service as the group coordinator's does, producer ids come from the broker's
-// ProducerIdManager, and transaction markers are written by the partition service. A marker written to a
+// ProducerIdManager, and transaction markers are written by each partition's leader (here, or sent to it
+// with WriteTxnMarkers). A marker written to a
 // __consumer_offsets partition is also handed to the group coordinator, which commits or drops the
 // producer's pending TxnOffsetCommit offsets (a restart gets the same result by replaying the marker).
 // When the topic exists at startup every partition is replayed in the background, and transactions
-// found in PrepareCommit/PrepareAbort are completed.
+// found in PrepareCommit/PrepareAbort are completed. Each partition is coordinated in the epoch Kafka
+// uses, its leader epoch (Metadata's), which every marker carries as its coordinator epoch; a partition
+// refuses a marker from an older coordinator epoch than one it has seen (TRANSACTION_COORDINATOR_FENCED).
 import { systemClock } from '../coordinator/runtime/clock.js'
 import { txnStatusFromName } from '../coordinator/transaction/records.js'
 import { TransactionCoordinator } from '../coordinator/transaction/txn-coordinator.js'
 import type { TransactionCoordinatorConfig, TxnMarkerItem, TxnMarkerWriter } from '../coordinator/transaction/types.js'
+import { BrokerConnection } from '../client/connection.js'
 import { ErrorCode } from '../domain/errors.js'
+import { ApiKey } from '../protocol/api-keys.gen.js'
+import * as WriteTxnMarkers from '../protocol/messages/27-write-txn-markers.gen.js'
 import type { TopicInfo } from './handlers/common/ports.js'
 import type { Broker } from './broker.js'
 import { CoordinatorPartitionWriter } from './coordinator-partition-writer.js'
@@ -19,32 +25,73 @@ import { CONSUMER_OFFSETS_TOPIC } from './groups.js'
 import type { TransactionCoordinatorService } from './handlers/common/ports.js'
 import { InternalTopicService, type InternalTopicSpec } from './internal-topic-service.js'
 
-/** The coordinator epoch of the transaction coordinator until coordinators move with partition leadership. */
-const COORDINATOR_EPOCH = 0
-
 export const TRANSACTION_STATE_TOPIC = '__transaction_state'
+const WRITE_TXN_MARKERS_VERSION = 1
 /** How long a __transaction_state append may wait for the in-sync replicas (Kafka's request.timeout.ms default). */
 const TRANSACTION_STATE_APPEND_TIMEOUT_MS = 30_000
 
-/** Markers through the partition service; the group coordinator learns of markers in __consumer_offsets. */
-class BrokerMarkerWriter implements TxnMarkerWriter {
+/**
+ * Markers go to each partition's leader: written here through the partition service when this broker
+ * leads the partition (the group coordinator learns of markers in __consumer_offsets), else sent in a
+ * WriteTxnMarkers request to the leader the metadata names (Kafka's TransactionMarkerChannelManager), one
+ * request per leader broker. A partition without a known leader answers NOT_LEADER_OR_FOLLOWER, which the
+ * coordinator retries.
+ */
+export class BrokerMarkerWriter implements TxnMarkerWriter {
+  readonly #links = new Map<number, BrokerConnection>()
+
   constructor(private readonly broker: Broker) {}
 
   async writeMarkers(items: readonly TxnMarkerItem[]): Promise<{ errorCode: number }[]> {
     const { broker } = this
+    const answers: { errorCode: number }[] = new Array(items.length)
+    const local: number[] = []
+    const remote = new Map<number, number[]>()
+    items.forEach((item, i) => {
+      const error = broker.partitions.leaderError(item.topic, item.partition)
+      if (error === ErrorCode.NONE) {
+        local.push(i)
+        return
+      }
+      const leaderId = broker.metadata.partition(item.topic, item.partition)?.leaderId ?? -1
+      if (error === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION || leaderId < 0 || leaderId === broker.nodeId) {
+        answers[i] = { errorCode: error === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? error : ErrorCode.NOT_LEADER_OR_FOLLOWER }
+        return
+      }
+      let list = remote.get(leaderId)
+      if (list === undefined) remote.set(leaderId, (list = []))
+      list.push(i)
+    })
+    const localAnswers = this.writeLocal(local.map((i) => items[i]!))
+    const sent = [...remote].map(async ([leaderId, at]) => {
+      const results = await this.#send(leaderId, at.map((i) => items[i]!)).catch((err: unknown) => {
+        broker.log.warn({ leaderId, err: (err as Error).message }, 'cannot send transaction markers to the partition leader; retrying later')
+        this.#links.get(leaderId)?.close()
+        this.#links.delete(leaderId)
+        return at.map(() => ({ errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER }))
+      })
+      at.forEach((i, j) => {
+        answers[i] = results[j]!
+      })
+    })
+    const [written] = await Promise.all([localAnswers, ...sent])
+    local.forEach((i, j) => {
+      answers[i] = written[j]!
+    })
+    return answers
+  }
+
+  /** Writes markers to partitions this broker leads (WriteTxnMarkers from a coordinator elsewhere, too). */
+  async writeLocal(items: readonly TxnMarkerItem[]): Promise<{ errorCode: number }[]> {
+    const { broker } = this
+    if (items.length === 0) return []
     const results = await broker.partitions.writeTxnMarkers(items)
     const answers: { errorCode: number }[] = []
     for (const [i, item] of items.entries()) {
       const r = results[i]
       if (r === undefined || !r.ok) {
-        const code = r === undefined ? ErrorCode.UNKNOWN_SERVER_ERROR : r.errorCode
-        // A newer epoch or coordinator already wrote there: this marker is obsolete (Kafka drops it too).
-        if (code === ErrorCode.INVALID_PRODUCER_EPOCH || code === ErrorCode.TRANSACTION_COORDINATOR_FENCED) {
-          broker.log.warn({ topic: item.topic, partition: item.partition, producerId: item.producerId, error: code }, 'transaction marker refused by the partition; dropped')
-          answers.push({ errorCode: ErrorCode.NONE })
-        } else {
-          answers.push({ errorCode: code })
-        }
+        // TRANSACTION_COORDINATOR_FENCED / INVALID_PRODUCER_EPOCH included: the coordinator decides.
+        answers.push({ errorCode: r === undefined ? ErrorCode.UNKNOWN_SERVER_ERROR : r.errorCode })
         continue
       }
       if (item.topic === CONSUMER_OFFSETS_TOPIC) {
@@ -60,12 +107,59 @@ class BrokerMarkerWriter implements TxnMarkerWriter {
     }
     return answers
   }
+
+  /** One WriteTxnMarkers request to a leader broker; one answer per item, in order. */
+  async #send(leaderId: number, items: readonly TxnMarkerItem[]): Promise<{ errorCode: number }[]> {
+    let conn = this.#links.get(leaderId)
+    if (conn === undefined || conn.closed) {
+      const { broker } = this
+      const endpoint = broker.metadata.liveBrokers().find((b) => b.id === leaderId)?.endpoints.find((e) => e.listenerName === broker.interBrokerListener)
+      if (endpoint === undefined) throw new Error(`broker ${leaderId} is not live`)
+      conn = await BrokerConnection.connect({ host: endpoint.host, port: endpoint.port, clientId: `broker-${broker.nodeId}-txn-markers`, connectTimeoutMs: 5000, requestTimeoutMs: 30_000 })
+      this.#links.set(leaderId, conn)
+    }
+    const req = WriteTxnMarkers.createWriteTxnMarkersRequest({
+      markers: items.map((m) => WriteTxnMarkers.createWritableTxnMarker({
+        producerId: BigInt(m.producerId),
+        producerEpoch: m.producerEpoch,
+        transactionResult: m.commit,
+        coordinatorEpoch: m.coordinatorEpoch,
+        topics: [WriteTxnMarkers.createWritableTxnMarkerTopic({ name: m.topic, partitionIndexes: [m.partition] })],
+      })),
+    })
+    const res = await conn.send(ApiKey.WriteTxnMarkers, (w) => WriteTxnMarkers.encodeWriteTxnMarkersRequest(w, req, WRITE_TXN_MARKERS_VERSION), WriteTxnMarkers.decodeWriteTxnMarkersResponse, {
+      version: WRITE_TXN_MARKERS_VERSION,
+    })
+    // One marker per item, answered in order (Kafka answers markers in request order).
+    return items.map((m, i) => {
+      const partition = res.markers[i]?.topics.find((t) => t.name === m.topic)?.partitions.find((p) => p.partitionIndex === m.partition)
+      return { errorCode: partition?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR }
+    })
+  }
+
+  close(): void {
+    for (const c of this.#links.values()) c.close()
+    this.#links.clear()
+  }
 }
 
 /** Owns the broker's TransactionCoordinator: created with __transaction_state on first use, closed on stop. */
 export class TransactionService extends InternalTopicService<TransactionCoordinator> implements TransactionCoordinatorService {
+  readonly #markers: BrokerMarkerWriter
+
   constructor(broker: Broker) {
     super(broker, TRANSACTION_STATE_TOPIC)
+    this.#markers = new BrokerMarkerWriter(broker)
+  }
+
+  /** WriteTxnMarkers from a transaction coordinator: markers for partitions this broker leads. */
+  writeLocalMarkers(items: readonly TxnMarkerItem[]): Promise<{ errorCode: number }[]> {
+    return this.#markers.writeLocal(items)
+  }
+
+  override close(): void {
+    super.close()
+    this.#markers.close()
   }
 
   isStateName(name: string): boolean {
@@ -94,9 +188,10 @@ export class TransactionService extends InternalTopicService<TransactionCoordina
       transactionalIdExpirationMs: c.getInt('transactional.id.expiration.ms'),
       abortTimedOutTransactionsIntervalMs: c.getInt('transaction.abort.timed.out.transaction.cleanup.interval.ms'),
       removeExpiredTransactionalIdsIntervalMs: c.getInt('transaction.remove.expired.transaction.cleanup.interval.ms'),
-      coordinatorEpoch: COORDINATOR_EPOCH,
     }
     const writer = new CoordinatorPartitionWriter(broker.partitions, TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_APPEND_TIMEOUT_MS)
-    return new TransactionCoordinator({ config, writer, markers: new BrokerMarkerWriter(broker), producerIds: broker.producerIds, clock: systemClock, log: broker.log })
+    // The coordinator epoch of a partition is its leader epoch (Kafka's onElection), which markers carry.
+    const partitionEpoch = (partition: number): number => broker.metadata.partition(TRANSACTION_STATE_TOPIC, partition)?.leaderEpoch ?? 0
+    return new TransactionCoordinator({ config, partitionEpoch, writer, markers: this.#markers, producerIds: broker.producerIds, clock: systemClock, log: broker.log })
   }
 }

@@ -7,13 +7,14 @@
 // batch run one after another in the order sent.
 
 import { errorName, ErrorCode, KafkaError, RecordValidationError } from '../domain/errors.js'
-import { LogManager, type PartitionLog } from '../storage/index.js'
+import type { Logger } from '../observability/logger.js'
+import { LogManager, recoveryWorthLogging, type PartitionLog, type RecoveryReport } from '../storage/index.js'
 import type { LogCleanerSettings } from '../storage/index.js'
 import type { LogConfig } from '../storage/types.js'
 import { shardOf } from './hash.js'
 import {
   DEFAULT_CLEANER_CONFIG, DEFAULT_PRODUCER_EXPIRATION,
-  type OpResult, type ShardCleanerConfig, type ShardInfo, type ShardProducerExpiration,
+  type OpResult, type ShardCleanerConfig, type ShardInfo, type ShardLoad, type ShardProducerExpiration,
 } from './messages.js'
 import { SHARD_OPERATIONS, type AnyOperation, type OperationTable, type ShardContext } from './operations.js'
 
@@ -30,6 +31,8 @@ export interface ShardExecutorOptions {
   producerExpiration?: ShardProducerExpiration
   /** log.flush.offset.checkpoint.interval.ms: how often changed recovery checkpoints are written (LogManager checkpointIntervalMs). */
   checkpointIntervalMs: number
+  /** replica.high.watermark.checkpoint.interval.ms: how often changed high-watermark checkpoints are written (default 5000). */
+  highWatermarkCheckpointIntervalMs?: number
   /** The periodic log cleaner (default: Kafka's defaults, enabled). */
   cleaner?: ShardCleanerConfig
   /** Test hooks of the cleaner (swap steps). */
@@ -38,11 +41,15 @@ export interface ShardExecutorOptions {
   onBackgroundError: (err: unknown, task: BackgroundTask) => void
   /** Threads started for this shard so far, for ShardInfo (default 1). */
   threadStarts?: () => number
+  /** This shard's bound on open segment files (storage/open-files.ts); default the LogManager's. */
+  maxOpenFiles?: number
+  /** Where the recovery of each partition opened is logged (INFO, one line each). Default: not logged. */
+  logger?: Logger
   /** The operations this shard serves (default SHARD_OPERATIONS; a test worker adds test-hooks.ts's). */
   operations?: OperationTable
 }
 
-export type BackgroundTask = 'retention' | 'flush' | 'cleaner' | 'producer-expiration'
+export type BackgroundTask = 'retention' | 'flush' | 'cleaner' | 'producer-expiration' | 'delete' | 'high-watermark-checkpoint'
 
 // setInterval cannot wait longer than 2^31-1 ms (it fires at once instead), and Kafka's "never" is Long.MAX.
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -52,6 +59,18 @@ function failure(err: unknown): OpResult {
   if (err instanceof KafkaError) return { ok: false, errorCode: err.code, message: err.message }
   const message = err instanceof Error ? (err.stack ?? err.message) : String(err)
   return { ok: false, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, message, unexpected: true }
+}
+
+/** The message of a partition's recovery line, e.g. "recovered t-3 from offset 1200: ...". */
+function recoveryLine(topic: string, partition: number, r: RecoveryReport, logEndOffset: number): string {
+  const done: string[] = []
+  if (r.recoveredFrom !== undefined) done.push(`${r.segmentsRecovered} segment(s) re-validated from offset ${r.recoveredFrom} (${r.bytesRevalidated ?? 0} bytes)`)
+  if (r.bytesTruncated > 0) done.push(`${r.bytesTruncated} bytes of a torn or corrupt tail truncated`)
+  if (r.segmentsDropped > 0) done.push(`${r.segmentsDropped} segment(s) after it dropped`)
+  if (r.indexesRebuilt > 0) done.push(`${r.indexesRebuilt} index pair(s) rebuilt`)
+  if ((r.abortedTxnsRebuilt ?? 0) > 0) done.push(`${r.abortedTxnsRebuilt} aborted transaction(s) re-indexed from offset ${r.txnIndexRebuiltFrom}`)
+  if (r.swapsCompleted + r.cleanedFilesDeleted > 0) done.push(`log cleaner leftovers: ${r.swapsCompleted} swap(s) completed, ${r.cleanedFilesDeleted} file(s) deleted`)
+  return `recovered ${topic}-${partition}: ${done.join('; ')}; log end offset ${logEndOffset}`
 }
 
 function unknownPartition(topic: string, partition: number): never {
@@ -65,6 +84,7 @@ export class ShardExecutor implements ShardContext {
   /** The operation table by name (a Map: names come off the wire and must not reach Object.prototype). */
   readonly #operations: ReadonlyMap<string, AnyOperation>
   readonly #timers: NodeJS.Timeout[] = []
+  #load: ShardLoad = { partitions: 0, recovered: 0, bytesTruncated: 0, segmentsDropped: 0, ms: 0 }
   #closed = false
   #closing: Promise<void> | undefined
 
@@ -82,6 +102,9 @@ export class ShardExecutor implements ShardContext {
     // period, on each pass of which flushDue then writes the changed checkpoints.
     const flushPeriodMs = opts.checkpointIntervalMs >= 1 ? Math.min(opts.flushSchedulerIntervalMs, opts.checkpointIntervalMs) : opts.flushSchedulerIntervalMs
     this.#schedule(flushPeriodMs, 'flush', () => logs.flushDue())
+    // Kafka's highwatermark-checkpoint task: replicated partitions' high watermarks, so a restarted
+    // replica starts from them (partitions whose HW follows the LEO write none).
+    this.#schedule(opts.highWatermarkCheckpointIntervalMs ?? 5000, 'high-watermark-checkpoint', () => logs.checkpointHighWatermarks())
     // Kafka's producer-expiry-check: idempotent producer state idle for producer.id.expiration.ms goes.
     this.#schedule((opts.producerExpiration ?? DEFAULT_PRODUCER_EXPIRATION).checkIntervalMs, 'producer-expiration', () => {
       logs.removeExpiredProducers()
@@ -100,7 +123,10 @@ export class ShardExecutor implements ShardContext {
     }
   }
 
-  /** Opens (and recovers) the partitions this shard owns. */
+  /**
+   * Opens (and recovers) the partitions this shard owns; each partition whose recovery found anything
+   * to re-validate or repair gets one INFO line (Kafka logs each log it recovers), the router the summary.
+   */
   static open(opts: ShardExecutorOptions): ShardExecutor {
     const cleaner = opts.cleaner ?? DEFAULT_CLEANER_CONFIG
     const logs = LogManager.open({
@@ -112,8 +138,26 @@ export class ShardExecutor implements ShardContext {
       highWatermarkFollowsLeo: opts.highWatermarkFollowsLeo,
       checkpointIntervalMs: opts.checkpointIntervalMs,
       producerIdExpirationMs: (opts.producerExpiration ?? DEFAULT_PRODUCER_EXPIRATION).expirationMs,
+      ...(opts.maxOpenFiles === undefined ? {} : { maxOpenFiles: opts.maxOpenFiles }),
+      // Leftover `-delete` directories no longer say whose they were: shard 0 removes them all.
+      removeLeftovers: opts.shardIndex === 0,
+      onRemovalFailed: (path, err) => opts.onBackgroundError(new Error(`cannot remove deleted partition directory ${path}: ${(err as Error).message}`), 'delete'),
     })
-    return new ShardExecutor(opts, logs)
+    const executor = new ShardExecutor(opts, logs)
+    executor.#load = { partitions: 0, recovered: 0, bytesTruncated: 0, segmentsDropped: 0, ms: Math.round(logs.loadMs) }
+    for (const log of logs.partitions()) {
+      const r = log.recovery
+      executor.#load.partitions++
+      if (!recoveryWorthLogging(r)) continue
+      executor.#load.recovered++
+      executor.#load.bytesTruncated += r.bytesTruncated
+      executor.#load.segmentsDropped += r.segmentsDropped
+      opts.logger?.info(
+        { topic: log.topic, partition: log.partition, ...r, logStartOffset: log.logStartOffset, logEndOffset: log.logEndOffset },
+        recoveryLine(log.topic, log.partition, r, log.logEndOffset),
+      )
+    }
+    return executor
   }
 
   get closed(): boolean {
@@ -152,7 +196,7 @@ export class ShardExecutor implements ShardContext {
       }
       try {
         const value = operation.apply(this, args[i])
-        // Only compact and close are asynchronous; the other operations complete before the next one starts.
+        // Only compact, moveAside and close are asynchronous; the other operations complete before the next one starts.
         results.push({ ok: true, value: value instanceof Promise ? await value : value })
       } catch (err) {
         results.push(failure(err))
@@ -166,7 +210,9 @@ export class ShardExecutor implements ShardContext {
   }
 
   info(): ShardInfo {
-    return { shard: this.shardIndex, openedClean: this.#opts.cleanShutdown, threadStarts: this.#opts.threadStarts?.() ?? 1, partitions: this.logs.partitions().length }
+    return {
+      shard: this.shardIndex, openedClean: this.#opts.cleanShutdown, threadStarts: this.#opts.threadStarts?.() ?? 1, partitions: this.logs.partitions().length, load: this.#load,
+    }
   }
 
   /** Stops the timers and closes the LogManager (flush, checkpoints, fds). Idempotent. */

@@ -10,7 +10,8 @@ export {
   SHARD_OPERATIONS,
   type ShardOp, type OpName, type OpArgs, type OpValue, type PartitionOpName, type ShardOpName, type ShardContext, type OperationTable,
   type ShardReadResult, type CreatePartitionItem, type UpdateConfigItem, type AppendItem, type ReadItem, type TxnMarkerItem, type ListOffsetsItem,
-  type DeleteRecordsItem, type CompactItem,
+  type DeleteRecordsItem, type CompactItem, type FollowerReadItem, type ShardFollowerReadResult, type FollowerAppendItem, type TruncateItem,
+  type BecomeLeaderItem, type HighWatermarkItem, type EndOffsetForEpochItem,
 } from './operations.js'
 export { shardOf, fnv1a } from './hash.js'
 export { ShardExecutor, type ShardExecutorOptions } from './executor.js'

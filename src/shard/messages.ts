@@ -39,6 +39,17 @@ export interface ShardInfo {
   /** Threads started for this shard so far (more than 1 after a worker crash). */
   threadStarts: number
   partitions: number
+  /** What opening the shard's partitions took: partitions with something recovered, bytes cut off, time. */
+  load: ShardLoad
+}
+
+export interface ShardLoad {
+  partitions: number
+  /** Partitions whose recovery found anything to re-validate or repair (each logged on its own line). */
+  recovered: number
+  bytesTruncated: number
+  segmentsDropped: number
+  ms: number
 }
 
 /** What a shard worker receives as workerData. */
@@ -58,8 +69,13 @@ export interface ShardWorkerData {
   flushSchedulerIntervalMs: number
   highWatermarkFollowsLeo: boolean
   checkpointIntervalMs: number
+  highWatermarkCheckpointIntervalMs: number
   cleaner: ShardCleanerConfig
   producerExpiration: ShardProducerExpiration
+  /** This shard's share of log.segment.open.files.max (storage/open-files.ts). */
+  maxOpenFiles: number
+  /** The router's log level: the worker's own logger (recovered partitions, background errors) uses it. */
+  logLevel: string
 }
 
 /** Expiration of idempotent producer state (Kafka's producer.id.expiration.* broker configs). */

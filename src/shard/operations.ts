@@ -12,10 +12,11 @@
 // Test-only operations are not here: see test-hooks.ts.
 
 import { ErrorCode } from '../domain/errors.js'
-import type { CleanResult } from '../storage/index.js'
+import { fsyncDir } from '../storage/durability.js'
+import type { CleanResult, EpochEndOffset } from '../storage/index.js'
 import type { LogManager, PartitionLog } from '../storage/index.js'
 import type {
-  AppendResult, IsolationLevel, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, ReadResult, TopicPartition,
+  AppendResult, FollowerAppendResult, IsolationLevel, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, ReadResult, ReplicaLogState, TopicPartition,
 } from '../storage/types.js'
 import type { ShardInfo } from './messages.js'
 
@@ -34,7 +35,7 @@ interface OperationBase<A, R> {
   /**
    * Runs on the owning shard's thread, in the order the operations were sent. Throw a KafkaError for a
    * Kafka error answer. A returned promise is awaited before the next operation of the batch, but the
-   * shard takes further batches meanwhile (only compact and close return one).
+   * shard takes further batches meanwhile (only compact, moveAside and close return one).
    */
   readonly apply: (shard: ShardContext, args: A) => R | Promise<R>
   /** Also runs on a closed shard (close itself); other operations then answer KAFKA_STORAGE_ERROR. */
@@ -101,11 +102,59 @@ export interface ReadItem extends TopicPartition {
   minOneBatch?: boolean
   /** read_committed caps the read at the last stable offset and lists aborted transactions; default read_uncommitted. */
   isolation?: IsolationLevel
+  /** Up to the log end offset instead of the high watermark (a coordinator loading the partition it leads). */
+  logEnd?: boolean
 }
 
 export interface ShardReadResult extends ReadResult {
   /** The shard holding the read's lease (for releaseLeases). */
   shard: number
+}
+
+/** A follower's fetch of one partition from this leader (readForFollower). */
+export interface FollowerReadItem extends TopicPartition {
+  offset: number
+  maxBytes: number
+  /** The epoch of the follower's last fetched batch (Fetch v12+), -1 when not given. */
+  lastFetchedEpoch: number
+  /** The leader's new high watermark, raised before the read (saves a round trip); omitted: unchanged. */
+  highWatermark?: number
+}
+
+export interface ShardFollowerReadResult extends ShardReadResult {
+  /** Set when the follower's log diverged: the epoch and end offset it must truncate to. */
+  divergingEpoch?: EpochEndOffset
+}
+
+/** The leader's batches for a follower's log, and the leader's offsets from the same answer. */
+export interface FollowerAppendItem extends TopicPartition {
+  /** Whole batches (a trailing partial one is ignored); may be empty. Ownership passes to the router. */
+  records: Buffer
+  /** The leader's high watermark: the follower's becomes min(it, its LEO), never lower than it was. */
+  highWatermark: number
+  /** The leader's log start offset: the follower's moves up to it (no further than its high watermark). */
+  logStartOffset: number
+}
+
+export interface TruncateItem extends TopicPartition {
+  offset: number
+}
+
+export interface BecomeLeaderItem extends TopicPartition {
+  leaderEpoch: number
+  /** The in-sync replicas are the leader alone (and min ISR allows it): appends move the HW themselves. */
+  highWatermarkFollowsLeo: boolean
+}
+
+export interface HighWatermarkItem extends TopicPartition {
+  /** Raise the high watermark to this (never lower it); omitted: unchanged. */
+  highWatermark?: number
+  /** Switch the mode (see BecomeLeaderItem); omitted: unchanged. */
+  followsLeo?: boolean
+}
+
+export interface EndOffsetForEpochItem extends TopicPartition {
+  leaderEpoch: number
 }
 
 /** A transaction marker for one partition (the transaction coordinator's WriteTxnMarkers). */
@@ -115,6 +164,8 @@ export interface TxnMarkerItem extends TopicPartition {
   coordinatorEpoch: number
   /** COMMIT (true) or ABORT (false). */
   commit: boolean
+  /** The leader epoch written into the marker batch (the partition's current one); default the latest append's. */
+  leaderEpoch?: number
 }
 
 export interface ListOffsetsItem extends TopicPartition {
@@ -139,6 +190,12 @@ function asBuffer(records: Uint8Array): Buffer {
   return Buffer.isBuffer(records) ? records : Buffer.from(records.buffer, records.byteOffset, records.byteLength)
 }
 
+async function makeTruncationDurable(log: PartitionLog): Promise<void> {
+  await log.flush()
+  await fsyncDir(log.dir)
+  await log.writeCheckpoints()
+}
+
 // ---- The table ----
 
 export const SHARD_OPERATIONS = {
@@ -147,12 +204,14 @@ export const SHARD_OPERATIONS = {
     (shard, a: CreatePartitionItem): PartitionState => shard.logs.create(a.topic, a.partition, a.overrides).state(),
     { invalidPartition: ErrorCode.INVALID_PARTITIONS },
   ),
-  /** Closes the partition and removes its directory. */
+  /** Closes the partition and renames its directory for deletion (removed in the background). */
   delete: onPartition((shard, a: TopicPartition): null => {
     shard.log(a.topic, a.partition)
     shard.logs.delete(a.topic, a.partition)
     return null
   }),
+  /** Closes the partition and renames its directory `...-stray`, kept on disk; answers the new name. */
+  moveAside: onPartition((shard, a: TopicPartition): Promise<string> => shard.logs.moveAside(a.topic, a.partition)),
   updateConfig: onPartition((shard, a: UpdateConfigItem): null => {
     shard.log(a.topic, a.partition).updateConfig(a.overrides)
     return null
@@ -169,6 +228,72 @@ export const SHARD_OPERATIONS = {
     result.shard = shard.shardIndex
     return result
   }),
+  /**
+   * A follower's fetch: the diverging-epoch check against the follower's last fetched epoch, then file
+   * regions up to the LEO (PartitionLog.readForFollower); pins segments like read.
+   */
+  readForFollower: onPartition((shard, a: FollowerReadItem): ShardFollowerReadResult => {
+    const log = shard.log(a.topic, a.partition)
+    if (a.highWatermark !== undefined) log.maybeIncrementHighWatermark(a.highWatermark)
+    const result = log.readForFollower(a.offset, a.maxBytes, a.lastFetchedEpoch) as ShardFollowerReadResult
+    result.shard = shard.shardIndex
+    return result
+  }),
+  /**
+   * A follower appends its leader's batches verbatim (PartitionLog.appendAsFollower), then takes the
+   * leader's high watermark (capped at its LEO) and log start offset.
+   */
+  appendAsFollower: onPartition(
+    (shard, a: FollowerAppendItem): FollowerAppendResult => {
+      const log = shard.log(a.topic, a.partition)
+      const result = log.appendAsFollower(asBuffer(a.records))
+      result.highWatermark = log.maybeIncrementHighWatermark(a.highWatermark)
+      log.maybeIncrementLogStartOffset(a.logStartOffset)
+      result.logStartOffset = log.logStartOffset
+      return result
+    },
+    { carriesRecords: true },
+  ),
+  /**
+   * Cuts the log back to an offset (a follower's truncation by leader epoch or to its high watermark),
+   * then makes the cut durable before answering: the segment fsynced, the directory (deleted segments)
+   * and the checkpoints written, so that a crash cannot bring the cut tail back.
+   */
+  truncate: onPartition(async (shard, a: TruncateItem): Promise<ReplicaLogState> => {
+    const log = shard.log(a.topic, a.partition)
+    if (log.truncateTo(a.offset)) await makeTruncationDurable(log)
+    return log.replicaState()
+  }),
+  /** Empties the log and starts it again at an offset (the leader no longer has what the follower would fetch). */
+  truncateFullyAndStartAt: onPartition(async (shard, a: TruncateItem): Promise<ReplicaLogState> => {
+    const log = shard.log(a.topic, a.partition)
+    log.truncateFullyAndStartAt(a.offset)
+    await makeTruncationDurable(log)
+    return log.replicaState()
+  }),
+  /** This replica leads from leaderEpoch on: the epoch starts at its LEO; the high watermark mode is set. */
+  becomeLeader: onPartition((shard, a: BecomeLeaderItem): ReplicaLogState => {
+    const log = shard.log(a.topic, a.partition)
+    log.assignLeaderEpoch(a.leaderEpoch)
+    log.setHighWatermarkFollowsLeo(a.highWatermarkFollowsLeo)
+    return log.replicaState()
+  }),
+  /** This replica follows: its high watermark comes from its leader from now on. */
+  becomeFollower: onPartition((shard, a: TopicPartition): ReplicaLogState => {
+    const log = shard.log(a.topic, a.partition)
+    log.setHighWatermarkFollowsLeo(false)
+    return log.replicaState()
+  }),
+  /** The leader moves its high watermark (only up) and/or switches whether it follows the LEO. */
+  setHighWatermark: onPartition((shard, a: HighWatermarkItem): number => {
+    const log = shard.log(a.topic, a.partition)
+    if (a.followsLeo !== undefined) log.setHighWatermarkFollowsLeo(a.followsLeo)
+    return a.highWatermark === undefined ? log.highWatermark : log.maybeIncrementHighWatermark(a.highWatermark)
+  }),
+  /** OffsetForLeaderEpoch: the end offset of an epoch in this replica's log (LeaderEpochCache.endOffsetFor). */
+  endOffsetForEpoch: onPartition((shard, a: EndOffsetForEpochItem): EpochEndOffset => shard.log(a.topic, a.partition).endOffsetForEpoch(a.leaderEpoch)),
+  /** Offsets and newest leader epoch of a replica. */
+  replicaState: onPartition((shard, a: TopicPartition): ReplicaLogState => shard.log(a.topic, a.partition).replicaState()),
   /** Appends a COMMIT or ABORT control batch of a producer's transaction (WriteTxnMarkers). */
   writeTxnMarker: onPartition((shard, a: TxnMarkerItem): { offset: number } => shard.log(a.topic, a.partition).appendTxnMarker(a)),
   /** The producers with state on the partition (DescribeProducers). */

@@ -26,7 +26,9 @@ import { Piscina } from 'piscina'
 import { ErrorCode, errorName } from '../domain/errors.js'
 import type { Outcome } from '../domain/outcome.js'
 import { createLogger, type Logger } from '../observability/logger.js'
-import { DataDirectory } from '../storage/index.js'
+import { DataDirectory, roomForPartitions } from '../storage/index.js'
+import { openFilesPerThread } from '../storage/open-files.js'
+import { STORAGE_DEFAULTS } from '../config/log-config.js'
 import type { AppendResult, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, TopicPartition } from '../storage/types.js'
 import type { CleanResult } from '../storage/index.js'
 import { ShardExecutor } from './executor.js'
@@ -53,8 +55,13 @@ export interface ShardRouterOptions {
   retentionCheckIntervalMs?: number
   /** log.flush.scheduler.interval.ms (default Long.MAX: never). */
   flushSchedulerIntervalMs?: number
-  /** After an append the HW moves to the LEO (single broker). Default true. */
+  /**
+   * The high watermark mode partitions open in: following the LEO on append (a single broker, default
+   * true), or set by the replication layer (a cluster; it switches partitions whose ISR is the leader alone).
+   */
   highWatermarkFollowsLeo?: boolean
+  /** replica.high.watermark.checkpoint.interval.ms (default 5000). */
+  highWatermarkCheckpointIntervalMs?: number
   /** log.flush.offset.checkpoint.interval.ms: how often recovery checkpoints are written (default 60000). */
   checkpointIntervalMs?: number
   /**
@@ -64,7 +71,16 @@ export interface ShardRouterOptions {
   cleaner?: Partial<ShardCleanerConfig>
   /** producer.id.expiration.ms / .check.interval.ms for idempotent producer state; default Kafka's. */
   producerExpiration?: Partial<ShardProducerExpiration>
-  /** Where unexpected (non-Kafka) errors are logged. Default: a pino logger on stdout. */
+  /**
+   * log.segment.open.files.max: segment files (descriptors and index mappings) open at most in the
+   * process, capped at half the open-file limit and divided among the shards (storage/open-files.ts).
+   * Default the config table's.
+   */
+  maxOpenFiles?: number
+  /**
+   * Where unexpected (non-Kafka) errors and the partitions recovered at start are logged; worker shards
+   * log at its level. Default: a logger on stdout at level warn (SKEIN_LOG_LEVEL overrides).
+   */
   logger?: Logger
   /** The compiled worker module; default dist/src/shard/worker.js (also when running from src/). */
   workerFile?: string
@@ -189,26 +205,32 @@ export class ShardRouter {
   }
 
   static async #open(opts: ShardRouterOptions, directory: DataDirectory): Promise<ShardRouter> {
-    const logger = opts.logger ?? createLogger()
+    // A library user who gives no logger hears of warnings and errors only (SKEIN_LOG_LEVEL says otherwise).
+    const logger = opts.logger ?? createLogger({ level: process.env.SKEIN_LOG_LEVEL ?? 'warn' })
     const dataDir = directory.path
     const cleanShutdown = directory.cleanShutdown
     const retentionCheckIntervalMs = opts.retentionCheckIntervalMs ?? 300_000
     const flushSchedulerIntervalMs = opts.flushSchedulerIntervalMs ?? LONG_MAX
     const highWatermarkFollowsLeo = opts.highWatermarkFollowsLeo ?? true
     const checkpointIntervalMs = opts.checkpointIntervalMs ?? 60_000
+    const highWatermarkCheckpointIntervalMs = opts.highWatermarkCheckpointIntervalMs ?? 5000
     const producerExpiration: ShardProducerExpiration = { ...DEFAULT_PRODUCER_EXPIRATION, ...opts.producerExpiration }
     const shardCount = Math.max(1, opts.ioThreads)
     const shards: ShardBackend[] = []
     const cleanerTotal = { ...DEFAULT_CLEANER_CONFIG, ...opts.cleaner }
     const cleaner: ShardCleanerConfig = { ...cleanerTotal, dedupeBufferBytes: Math.floor(cleanerTotal.dedupeBufferBytes / shardCount) }
+    const maxOpenFiles = openFilesPerThread(opts.maxOpenFiles ?? STORAGE_DEFAULTS.segmentOpenFilesMax, shardCount)
 
     if (opts.ioThreads === 0) {
       const executor = ShardExecutor.open({
         dataDir, defaults: opts.defaults, shardIndex: 0, shardCount: 1, cleanShutdown, retentionCheckIntervalMs, flushSchedulerIntervalMs,
-        highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, producerExpiration, onBackgroundError: (err, task) => logger.error({ err, task }, 'shard background task failed'),
+        highWatermarkFollowsLeo, checkpointIntervalMs, highWatermarkCheckpointIntervalMs, cleaner, producerExpiration, maxOpenFiles, logger,
+        onBackgroundError: (err, task) => logger.error({ err, task }, 'shard background task failed'),
       })
       shards.push(new InlineShard(executor))
-      return new ShardRouter(directory, 0, shards, logger)
+      const inline = new ShardRouter(directory, 0, shards, logger)
+      await inline.#logLoad(cleanShutdown)
+      return inline
     }
 
     const workerFile = opts.workerFile ?? defaultWorkerFile()
@@ -216,7 +238,8 @@ export class ShardRouter {
     for (let shardIndex = 0; shardIndex < shardCount; shardIndex++) {
       const workerData: ShardWorkerData = {
         dataDir, defaults: opts.defaults, shardIndex, shardCount, cleanShutdown, starts: new Int32Array(new SharedArrayBuffer(4)),
-        retentionCheckIntervalMs, flushSchedulerIntervalMs, highWatermarkFollowsLeo, checkpointIntervalMs, cleaner, producerExpiration,
+        retentionCheckIntervalMs, flushSchedulerIntervalMs, highWatermarkFollowsLeo, checkpointIntervalMs, highWatermarkCheckpointIntervalMs, cleaner, producerExpiration, maxOpenFiles,
+        logLevel: logger.level,
       }
       const pool = new Piscina<ShardBatch, ShardReply>({
         filename: pathToFileURL(workerFile).href,
@@ -244,7 +267,30 @@ export class ShardRouter {
       await Promise.allSettled(shards.map((s) => s.destroy()))
       throw new Error(`a shard failed to open its partitions: ${String((failed as PromiseRejectedResult).reason)}`)
     }
+    await router.#logLoad(cleanShutdown)
     return router
+  }
+
+  /** One summary line of what the shards opened and recovered (each recovered partition has its own line). */
+  async #logLoad(cleanShutdown: boolean): Promise<void> {
+    const total = { partitions: 0, recovered: 0, bytesTruncated: 0, segmentsDropped: 0, ms: 0 }
+    for (const info of await this.shardInfo()) {
+      if (!info.ok) continue
+      const l = info.value.load
+      total.partitions += l.partitions
+      total.recovered += l.recovered
+      total.bytesTruncated += l.bytesTruncated
+      total.segmentsDropped += l.segmentsDropped
+      total.ms = Math.max(total.ms, l.ms)
+    }
+    const how = cleanShutdown ? 'after a clean shutdown' : 'after an unclean shutdown (no clean-shutdown marker): logs re-validated from their recovery points'
+    const repaired = total.recovered === 0 ? '' : `; ${total.recovered} recovered, ${total.bytesTruncated} bytes truncated, ${total.segmentsDropped} segments dropped`
+    this.#logger.info({ dataDir: this.dataDir, cleanShutdown, ...total }, `loaded ${total.partitions} partitions in ${total.ms} ms ${how}${repaired}`)
+  }
+
+  /** How many more new partitions the data directory's filesystem holds (free inodes and blocks). */
+  roomForPartitions(): number {
+    return roomForPartitions(this.dataDir)
   }
 
   /** The shard owning a partition (stable: FNV-1a of `${topic}-${partition}` modulo the shard count). */
@@ -261,7 +307,7 @@ export class ShardRouter {
     const operation: AnyPartitionOperation = SHARD_OPERATIONS[op]
     const sent = new Array<Promise<OpResult>>(items.length)
     for (let i = 0; i < items.length; i++) sent[i] = this.#sendToOwner(op, operation, items[i]!)
-    return this.#outcomes(sent)
+    return this.#outcomes(op, sent)
   }
 
   /** Runs shard operation `op` of the operation table on one shard. */
@@ -274,8 +320,26 @@ export class ShardRouter {
     return this.call('create', items)
   }
 
-  deletePartitions(items: readonly TopicPartition[]): Promise<Outcome<null>[]> {
-    return this.call('delete', items)
+  /**
+   * Deletes partitions: each is closed and its directory renamed `<topic>-<partition>.<uuid>-delete`,
+   * then the data directory is fsynced once, so the deletions are durable when this resolves; the
+   * directories themselves are removed in the background (and at the next start if cut short).
+   */
+  async deletePartitions(items: readonly TopicPartition[]): Promise<Outcome<null>[]> {
+    const results = await this.call('delete', items)
+    if (results.some((r) => r.ok)) await this.#directory.sync()
+    return results
+  }
+
+  /**
+   * Sets partitions aside: each is closed (flushed) and its directory renamed
+   * `<topic>-<partition>.<uuid>-stray`, kept on disk and never opened again; the data directory is
+   * fsynced once. Answers each partition's new directory name.
+   */
+  async moveAside(items: readonly TopicPartition[]): Promise<Outcome<string>[]> {
+    const results = await this.call('moveAside', items)
+    if (results.some((r) => r.ok)) await this.#directory.sync()
+    return results
   }
 
   updateConfigs(items: readonly UpdateConfigItem[]): Promise<Outcome<null>[]> {
@@ -381,13 +445,22 @@ export class ShardRouter {
     }
   }
 
-  async #outcomes<T>(sent: Promise<OpResult>[]): Promise<Outcome<T>[]> {
+  async #outcomes<T>(op: string, sent: Promise<OpResult>[]): Promise<Outcome<T>[]> {
     const results = await Promise.all(sent)
     const outcomes = results as Outcome<T>[]
+    let unexpected = 0
+    let first: Extract<OpResult, { ok: false }> | undefined
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!
-      if (!r.ok) outcomes[i] = this.#outcome<T>(r)
+      if (r.ok) continue
+      if (r.unexpected === true) {
+        unexpected++
+        first ??= r
+      }
+      outcomes[i] = r.recordErrors !== undefined ? { ok: false, errorCode: r.errorCode, message: r.message, recordErrors: r.recordErrors } : { ok: false, errorCode: r.errorCode, message: r.message }
     }
+    // One line per call, not per item: a call may carry 100,000 partitions failing the same way.
+    if (first !== undefined) this.#logger.error({ op, failed: unexpected, of: results.length, errorCode: first.errorCode, error: first.message }, 'unexpected shard error')
     return outcomes
   }
 

@@ -15,7 +15,7 @@ const firstStart = Atomics.add(data.starts, 0, 1) === 0
 
 let logger: Logger | undefined
 function log(): Logger {
-  logger ??= createLogger().child({ shard: data.shardIndex })
+  logger ??= createLogger({ level: data.logLevel }).child({ shard: data.shardIndex })
   return logger
 }
 
@@ -34,8 +34,11 @@ const executor = ShardExecutor.open({
   flushSchedulerIntervalMs: data.flushSchedulerIntervalMs,
   highWatermarkFollowsLeo: data.highWatermarkFollowsLeo,
   checkpointIntervalMs: data.checkpointIntervalMs,
+  highWatermarkCheckpointIntervalMs: data.highWatermarkCheckpointIntervalMs,
   cleaner: data.cleaner,
   producerExpiration: data.producerExpiration,
+  maxOpenFiles: data.maxOpenFiles,
+  logger: log(),
   onBackgroundError: (err, task) => log().error({ err, task }, 'shard background task failed'),
   threadStarts: () => Atomics.load(data.starts, 0),
   operations,

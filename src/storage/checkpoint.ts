@@ -6,10 +6,14 @@
 //   line 2: number of entries (here always 1: one owner per partition, one file per partition dir)
 //   line 3: "<topic> <partition> <offset>"
 // Files: <dataDir>/<topic>-<partition>/recovery-point-offset-checkpoint (offset below which every
-// segment has been fsynced) and .../log-start-offset-checkpoint (DeleteRecords / retention floor).
+// segment has been fsynced), .../log-start-offset-checkpoint (DeleteRecords / retention floor) and
+// .../replication-offset-checkpoint (the high watermark of a replicated partition, whose high watermark
+// does not follow its LEO; Kafka keeps these three in one file per log dir, Skein one per partition, as
+// one thread owns each partition).
 // Written atomically (tmp + fsync + rename + dir fsync), so a crash leaves the old or the new value.
 // Recovery: a missing or malformed file (or one naming another partition) reads as absent, which means
-// "recover everything" for the recovery point and "first segment's base offset" for the log start.
+// "recover everything" for the recovery point, "first segment's base offset" for the log start and "the
+// log start" for the high watermark (nothing known to be committed: the leader's answers raise it).
 // Both meanings equal those of the value 0, so a partition writes no file while its value is 0 (a new
 // partition writes none until its offsets move: creating thousands of partitions costs no fsyncs).
 
@@ -18,6 +22,7 @@ import { writeFileAtomic } from './durability.js'
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint'
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint'
+export const REPLICATION_OFFSET_CHECKPOINT = 'replication-offset-checkpoint'
 const MAX_CHECKPOINT_BYTES = 4096
 
 /** Reads one partition's offset from a checkpoint file, or undefined when absent or unusable. */

@@ -1,5 +1,6 @@
-// Read leases: a read pins the segments its regions point into, so deleting a segment (retention,
-// DeleteRecords, partition deletion) never closes a descriptor a response is still being sent from.
+// Read leases: a read pins the segments its regions point into, so neither deleting a segment
+// (retention, DeleteRecords, partition deletion) nor the open-file cache (open-files.ts) closes a
+// descriptor a response is still being sent from.
 
 import type { LogSegment } from './segment.js'
 
@@ -7,9 +8,11 @@ export class LeaseTable {
   private nextId = 1
   private readonly leases = new Map<number, LogSegment[]>()
 
-  /** Pins segments and returns the lease id (> 0). */
-  acquire(segments: LogSegment[]): number {
-    for (const s of segments) s.retain()
+  /**
+   * Takes over pins the caller already holds (one retain() per entry of segments, taken when it read the
+   * segment's fd) and returns the lease id (> 0); release drops them.
+   */
+  adopt(segments: LogSegment[]): number {
     const id = this.nextId
     // Ids stay below 2^31 so they fit in any int32 message field between threads; wrap skips live ids.
     do {

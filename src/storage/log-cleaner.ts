@@ -21,6 +21,9 @@
 // group as one `<base>.log.cleaned` keeping what filterBatch keeps, fsync it, and swap it in (segment-swap.ts);
 // (4) checkpoint the end offset as the new firstDirtyOffset. A crash anywhere leaves either the old
 // segments or the new one (recovery completes or drops the swap), and at worst repeats work.
+// Transaction markers whose transactions have no records left are stamped and later dropped like
+// tombstones (batch-filter.ts); the .txnindex entries of such aborted transactions are removed before the
+// group's swap: with their records already gone, losing the entry first is harmless whatever follows.
 
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -33,8 +36,8 @@ import type { PartitionLog } from './partition-log.js'
 import { LogSegment } from './segment.js'
 import type { AppendedBatch } from './segment.js'
 import { BatchReader, scanHeaders } from './cleaner/batch-reader.js'
-import { AbortedRanges, DELETE_HORIZON_MASK, filterBatch, mapBatchKeys } from './cleaner/batch-filter.js'
-import type { FilterContext, TxnFilter } from './cleaner/batch-filter.js'
+import { AbortedRanges, DELETE_HORIZON_MASK, TxnMarkerTracker, filterBatch, mapBatchKeys } from './cleaner/batch-filter.js'
+import type { FilterContext, FinishedAbort, TxnFilter } from './cleaner/batch-filter.js'
 import { OffsetMap } from './cleaner/offset-map.js'
 import { CLEANED_SUFFIX, deleteCleanedFiles } from './segment-swap.js'
 import type { SwapStep } from './segment-swap.js'
@@ -364,7 +367,11 @@ export class LogCleaner {
     const dirtyStart = dirty.length === 0 ? 0 : (dirty[0]!.segment.translateOffset(firstDirty)?.position ?? dirty[0]!.size)
     const maxRecordBytes = decodedSizeLimit(c.maxMessageBytes)
     const p: PassStats = { io: 0, sinceYield: 0, sliceStart: performance.now(), start: performance.now(), bytesRead: 0, bytesWritten: 0, recordsRemoved: 0 }
-    for (const s of infos) s.segment.retain()
+    // The segment being read is pinned (its descriptor held open across the yields, even if retention
+    // deletes it meanwhile); the others are opened when their turn comes, through the open-file cache.
+    const pin = (s: SegmentInfo): void => {
+      if (!s.segment.tryRetain()) throw new CleanAborted(`segment ${s.base} of ${log.topic}-${log.partition} was deleted during cleaning`)
+    }
     let writing: number | null = null
     try {
       // (1) The offset map over the dirty range, sized by the records it will hold (header scan).
@@ -381,17 +388,22 @@ export class LogCleaner {
       let endOffset = firstUncleanable
       let full = false
       for (const [i, s] of dirty.entries()) {
-        const reader = new BatchReader(s.segment.fd, i === 0 ? dirtyStart : 0, s.size)
-        for (let b = reader.next(); b !== null; b = reader.next()) {
-          if (b.lastOffset < firstDirty) continue
-          if (b.baseOffset >= firstUncleanable) break
-          if (!mapBatchKeys(b.bytes, b.attributes, b.recordCount, map, maxRecordBytes, txn)) {
-            endOffset = b.baseOffset
-            full = true
-            break
+        pin(s)
+        try {
+          const reader = new BatchReader(s.segment.fd, i === 0 ? dirtyStart : 0, s.size)
+          for (let b = reader.next(); b !== null; b = reader.next()) {
+            if (b.lastOffset < firstDirty) continue
+            if (b.baseOffset >= firstUncleanable) break
+            if (!mapBatchKeys(b.bytes, b.attributes, b.recordCount, map, maxRecordBytes, txn)) {
+              endOffset = b.baseOffset
+              full = true
+              break
+            }
+            p.bytesRead += b.bytes.length
+            await this.#progress(p, b.bytes.length, log)
           }
-          p.bytesRead += b.bytes.length
-          await this.#progress(p, b.bytes.length, log)
+        } finally {
+          s.segment.release()
         }
         if (full) break
       }
@@ -413,15 +425,16 @@ export class LogCleaner {
           if (pid >= 0) producerLastOffsets.set(pid, readInt64(h, 0) + h.readInt32BE(LAST_OFFSET_DELTA_OFFSET))
         })
       }
-      const ctx: FilterContext = { map, now, newHorizon: now + c.deleteRetentionMs, producerLastOffsets, maxRecordBytes, txn }
+      const ctx: FilterContext = { map, now, newHorizon: now + c.deleteRetentionMs, producerLastOffsets, maxRecordBytes, txn, markers: new TxnMarkerTracker() }
       let minHorizon = Infinity
 
       // (3) Each group into one cleaned segment, swapped in.
       for (const group of groups) {
         const base = group[0]!.base
         writing = base
-        const cleaned = LogSegment.create(log.dir, base, { indexIntervalBytes: c.indexIntervalBytes, segmentIndexBytes: c.segmentIndexBytes }, now, CLEANED_SUFFIX)
+        const cleaned = LogSegment.create(log.dir, base, log.segmentSettings(), now, CLEANED_SUFFIX)
         cleaned.indexIntervalBytes = c.indexIntervalBytes
+        const finishedAborts: FinishedAbort[] = []
         try {
           let parts: Buffer[] = []
           let batches: AppendedBatch[] = []
@@ -441,32 +454,40 @@ export class LogCleaner {
             if (pending >= OUTPUT_FLUSH_BYTES) flushOut()
           }
           for (const s of group) {
-            const reader = new BatchReader(s.segment.fd, 0, s.size)
-            for (let b = reader.next(); b !== null; b = reader.next()) {
-              const out = filterBatch(b.bytes, b.attributes, ctx)
-              if (out.kind === 'keep') {
-                add(Buffer.from(b.bytes), b.lastOffset)
-                if (out.tombstoneHorizon !== null) minHorizon = Math.min(minHorizon, out.tombstoneHorizon)
-              } else if (out.kind === 'rewrite') {
-                add(out.bytes, b.lastOffset)
-                p.recordsRemoved += out.removed
-                if (out.tombstoneHorizon !== null) minHorizon = Math.min(minHorizon, out.tombstoneHorizon)
-              } else {
-                p.recordsRemoved += out.removed
+            pin(s)
+            try {
+              const reader = new BatchReader(s.segment.fd, 0, s.size)
+              for (let b = reader.next(); b !== null; b = reader.next()) {
+                const out = filterBatch(b.bytes, b.attributes, ctx)
+                if (out.finishedAbort !== undefined) finishedAborts.push(out.finishedAbort)
+                if (out.kind === 'keep') {
+                  add(Buffer.from(b.bytes), b.lastOffset)
+                  if (out.tombstoneHorizon !== null) minHorizon = Math.min(minHorizon, out.tombstoneHorizon)
+                } else if (out.kind === 'rewrite') {
+                  add(out.bytes, b.lastOffset)
+                  p.recordsRemoved += out.removed
+                  if (out.tombstoneHorizon !== null) minHorizon = Math.min(minHorizon, out.tombstoneHorizon)
+                } else {
+                  p.recordsRemoved += out.removed
+                }
+                p.bytesRead += b.bytes.length
+                await this.#progress(p, b.bytes.length, log)
               }
-              p.bytesRead += b.bytes.length
-              await this.#progress(p, b.bytes.length, log)
+            } finally {
+              s.segment.release()
             }
           }
           flushOut()
           cleaned.onBecomeInactive()
           await cleaned.flush()
+          if (group.some((s) => s.segment.deleted)) throw new CleanAborted(`segments of ${log.topic}-${log.partition} were deleted during cleaning`)
           // Kafka keeps the newest modification time of the replaced segments on the cleaned one.
           cleaned.setLastModified(Math.max(...group.map((s) => s.segment.lastModified())))
         } finally {
           cleaned.close()
         }
         if (this.#stopping) throw new CleanAborted('the cleaner is shutting down')
+        if (finishedAborts.length > 0) log.txnIndex.remove(finishedAborts.map((a) => ({ producerId: a.producerId, lastOffset: a.markerOffset })))
         if (!log.replaceSegments(group.map((s) => s.segment), this.#onSwapStep === undefined ? undefined : (step) => this.#onSwapStep!(log, step))) {
           throw new CleanAborted(`segments of ${log.topic}-${log.partition} changed during cleaning`)
         }
@@ -484,7 +505,6 @@ export class LogCleaner {
       }
     } finally {
       if (writing !== null) deleteCleanedFiles(log.dir, writing)
-      for (const s of infos) s.segment.release()
     }
   }
 }

@@ -5,6 +5,15 @@
 // has been fsynced; on an unclean open, segments from the one holding the recovery point on are
 // re-validated batch by batch and their indexes rebuilt.
 //
+// Replication: the leader epoch cache (leader-epoch-cache.ts) records which leader epoch started at which
+// offset; leader appends assign their epoch, follower appends (appendAsFollower: the leader's batches,
+// verbatim, at their offsets) the epochs of their batches. truncateTo cuts the log back (segments,
+// indexes, producer state, .txnindex, epoch cache) for a follower whose tail diverged from its leader.
+// The high watermark either follows the LEO on every append (a partition whose in-sync replicas are
+// its leader alone: no main-thread round trip) or is set from outside (the leader computes it from its
+// followers' positions; a follower takes it from its leader), and is then checkpointed to
+// replication-offset-checkpoint (checkpoint.ts) so that a restarted replica starts from it.
+//
 // Transactions: the producer state tracks each producer's open transaction; the last stable offset (LSO)
 // is the first offset of the oldest open one, or the high watermark when none is open. Markers
 // (appendTxnMarker) close transactions; aborts go to the .txnindex files (txn-index.ts), which
@@ -21,21 +30,26 @@ import { scanFileBatches } from '../protocol/records/file-scan.js'
 import { targetCodec } from '../protocol/records/compression.js'
 import { decodedSizeLimit } from '../protocol/records/inflate.js'
 import { assignOffsetsInPlace, rewriteProducerBatches, validateProducerBatches } from '../protocol/records/validate.js'
-import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, readCheckpoint, writeCheckpoint } from './checkpoint.js'
+import { LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT, readCheckpoint, writeCheckpoint } from './checkpoint.js'
+import { LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, type EpochEndOffset } from './leader-epoch-cache.js'
+import { checkBatchIntegrity, LOG_OVERHEAD, MIN_BATCH_LENGTH, RECORD_BATCH_OVERHEAD, PARTITION_LEADER_EPOCH_OFFSET, LAST_OFFSET_DELTA_OFFSET, MAX_TIMESTAMP_OFFSET, BATCH_LENGTH_OFFSET, readInt64 } from '../protocol/records/batch.js'
 import { recoverInterruptedSwaps, swapCleanedIntoPlace } from './segment-swap.js'
 import type { SwapStep } from './segment-swap.js'
 import type { LeaseTable } from './lease-table.js'
+import type { OpenFileCache } from './open-files.js'
 import { ProducerStateManager } from './producer-state.js'
 import type { BatchMetadata } from './producer-state.js'
 import { INDEX_SUFFIX, LOG_SUFFIX, LogSegment, TIME_INDEX_SUFFIX, parseSegmentFileName, segmentFileName } from './segment.js'
 import { readBatchHeader } from '../protocol/records/file-scan.js'
 import { TransactionIndex } from './txn-index.js'
 import { buildMarkerBatch } from './txn-marker.js'
-import type { AppendedBatch } from './segment.js'
+import type { AppendedBatch, SegmentSettings } from './segment.js'
 import type {
   AppendOptions,
   AppendResult,
   FileRegion,
+  FollowerAppendResult,
+  ReplicaLogState,
   IsolationLevel,
   LogConfig,
   OffsetAndTimestamp,
@@ -49,8 +63,13 @@ import type {
 /** What a PartitionLog gets from its LogManager. */
 export interface PartitionLogContext {
   leases: LeaseTable
+  /** The thread's bounded cache of open segment files (open-files.ts). */
+  files: OpenFileCache
   now: () => number
-  /** Single-broker mode: every append moves the high watermark to the new LEO. */
+  /**
+   * The high watermark mode a partition opens in: following the LEO on every append (single broker),
+   * or set from outside (a cluster; setHighWatermarkFollowsLeo changes it per partition).
+   */
   highWatermarkFollowsLeo: boolean
   /** producer.id.expiration.ms for the idempotent producer state (default: the config table's, STORAGE_DEFAULTS). */
   producerIdExpirationMs?: number
@@ -72,6 +91,19 @@ export interface RecoveryReport {
   /** Log cleaner leftovers: `.cleaned` files deleted and interrupted `.swap`s completed (segment-swap.ts). */
   cleanedFilesDeleted: number
   swapsCompleted: number
+  /** Set when segments were re-validated: the base offset recovery started from, and the bytes it read. */
+  recoveredFrom?: number
+  bytesRevalidated?: number
+}
+
+/**
+ * Whether opening the log found anything to repair or re-validate, i.e. whether it deserves a line in the
+ * broker's log (Kafka logs each recovered log): re-validated bytes, a cut tail, dropped segments, rebuilt
+ * indexes or .txnindex files, cleaner leftovers. An empty segment re-validated after a crash is not.
+ */
+export function recoveryWorthLogging(r: RecoveryReport): boolean {
+  return (r.bytesRevalidated ?? 0) > 0 || r.bytesTruncated > 0 || r.segmentsDropped > 0 || r.indexesRebuilt > 0 ||
+    (r.abortedTxnsRebuilt ?? 0) > 0 || r.cleanedFilesDeleted > 0 || r.swapsCompleted > 0
 }
 
 const INT32_MIN = -0x80000000
@@ -91,6 +123,13 @@ export class PartitionLog {
   private lastFlushTime: number
   private writtenRecoveryPoint = -1
   private writtenLogStartOffset = -1
+  private writtenHighWatermark = -1
+  /** Whether appends move the high watermark to the LEO (see the file header). */
+  private hwFollowsLeo: boolean
+  /** Counts truncations: a flush that started before one must not move the recovery point after it. */
+  private truncations = 0
+  /** Which leader epoch started where (leader-epoch-checkpoint). */
+  private epochCache: LeaderEpochCache
   private readonly background = new Set<Promise<void>>()
   /** Idempotent producers' epochs and last batches (producer-state.ts). */
   readonly producerState: ProducerStateManager
@@ -116,12 +155,18 @@ export class PartitionLog {
     this.lastFlushTime = ctx.now()
     this.producerState = new ProducerStateManager(dir, ctx.producerIdExpirationMs)
     this.txnIndex = new TransactionIndex(dir)
+    this.hwFollowsLeo = ctx.highWatermarkFollowsLeo
+    this.epochCache = LeaderEpochCache.empty(dir)
   }
 
   get config(): LogConfig { return this._config }
   get logStartOffset(): number { return this._logStartOffset }
   get logEndOffset(): number { return this._logEndOffset }
   get highWatermark(): number { return this._highWatermark }
+  /** Whether appends move the high watermark to the LEO (a partition whose ISR is its leader alone). */
+  get highWatermarkFollowsLeo(): boolean { return this.hwFollowsLeo }
+  /** The newest leader epoch of the epoch cache, -1 when it has none. */
+  get latestEpoch(): number { return this.epochCache.latestEpoch() }
   /** The first offset of the oldest open transaction, capped at the high watermark. */
   get lastStableOffset(): number {
     const unstable = this.producerState.firstUnstableOffset()
@@ -133,20 +178,42 @@ export class PartitionLog {
     return this.segments[this.segments.length - 1]!
   }
 
-  private settings(): { indexIntervalBytes: number; segmentIndexBytes: number } {
-    return { indexIntervalBytes: this._config.indexIntervalBytes, segmentIndexBytes: this._config.segmentIndexBytes }
+  private settings(): SegmentSettings {
+    return { indexIntervalBytes: this._config.indexIntervalBytes, segmentIndexBytes: this._config.segmentIndexBytes, files: this.ctx.files }
+  }
+
+  /** What a segment of this log is created with (the log cleaner writes its `.cleaned` segments so). */
+  segmentSettings(): SegmentSettings {
+    return this.settings()
   }
 
   /**
-   * Opens (creating the directory and a first segment when needed) the partition log in dir, and
-   * recovers it: see the file header of segment.ts for what recovery checks.
+   * Opens (creating the directory, whose parent must exist, and a first segment when needed) the
+   * partition log in dir, and recovers it: see the file header of segment.ts for what recovery checks.
+   * A directory this call created is removed again when the partition cannot be set up in it.
    */
   static open(dir: string, topic: string, partition: number, config: LogConfig, ctx: PartitionLogContext, cleanShutdown: boolean): PartitionLog {
-    // mkdirSync returns the directory when it created it: a new partition has nothing on disk to recover.
-    const created = mkdirSync(dir, { recursive: true }) !== undefined
+    // A new partition has nothing on disk to recover.
+    let created: boolean
+    try {
+      mkdirSync(dir)
+      created = true
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      created = false
+    }
     const log = new PartitionLog(topic, partition, dir, config, ctx)
-    if (created) log.initEmpty()
-    else log.load(cleanShutdown)
+    if (!created) {
+      log.load(cleanShutdown)
+      return log
+    }
+    try {
+      log.initEmpty()
+    } catch (err) {
+      log.closeForDelete()
+      rmSync(dir, { recursive: true, force: true })
+      throw err
+    }
     return log
   }
 
@@ -160,6 +227,7 @@ export class PartitionLog {
     // Absent checkpoint files read as 0: nothing to write until the values move.
     this.writtenRecoveryPoint = 0
     this.writtenLogStartOffset = 0
+    this.writtenHighWatermark = 0
   }
 
   /** Wires a segment to this log: index interval, and the count of lazily rebuilt indexes. */
@@ -200,6 +268,9 @@ export class PartitionLog {
     const listed = new Set(names)
     const recoveryRead = listed.has(RECOVERY_POINT_CHECKPOINT) ? readCheckpoint(join(this.dir, RECOVERY_POINT_CHECKPOINT), this.topic, this.partition) : undefined
     const logStartRead = listed.has(LOG_START_OFFSET_CHECKPOINT) ? readCheckpoint(join(this.dir, LOG_START_OFFSET_CHECKPOINT), this.topic, this.partition) : undefined
+    const highWatermarkRead = listed.has(REPLICATION_OFFSET_CHECKPOINT) ? readCheckpoint(join(this.dir, REPLICATION_OFFSET_CHECKPOINT), this.topic, this.partition) : undefined
+    const epochs = LeaderEpochCache.load(this.dir, listed.has(LEADER_EPOCH_CHECKPOINT))
+    this.epochCache = epochs.cache
     // A missing checkpoint reads as 0 (below), so 0 needs no write either.
     this.writtenRecoveryPoint = recoveryRead ?? 0
     this.writtenLogStartOffset = logStartRead ?? 0
@@ -215,13 +286,44 @@ export class PartitionLog {
       this._logStartOffset = Math.max(logStartCp, this.segments[0]!.baseOffset)
       if (this._logStartOffset > this._logEndOffset) {
         // The checkpointed log start lies past the data that survived (lost writes): start empty there.
-        this.truncateFullyAndStartAt(this._logStartOffset)
+        this.emptyAt(this._logStartOffset)
       }
     }
     this.recoveryPoint = Math.min(recoveryCp, this._logEndOffset)
     this.loadTransactionState(now)
     this.listing = undefined
-    this._highWatermark = this.ctx.highWatermarkFollowsLeo ? this._logEndOffset : this._logStartOffset
+    this.loadEpochs(epochs.found)
+    // A missing file reads as the log start (nothing known to be committed): no write until it moves.
+    this.writtenHighWatermark = highWatermarkRead ?? this._logStartOffset
+    this._highWatermark = this.hwFollowsLeo ? this._logEndOffset : Math.min(Math.max(highWatermarkRead ?? this._logStartOffset, this._logStartOffset), this._logEndOffset)
+  }
+
+  /**
+   * The epoch cache after recovery (see leader-epoch-cache.ts): entries past the log end and before its
+   * start dropped; epochs of recovered segments (or of the whole log, without a usable file) assigned
+   * again from their batches.
+   */
+  private loadEpochs(found: boolean): void {
+    const firstBase = this.segments[0]!.baseOffset
+    const rebuildFrom = !found ? firstBase : this.firstRecoveredBase
+    if (rebuildFrom !== null && this._logEndOffset > firstBase) {
+      this.epochCache.truncateFromEnd(rebuildFrom)
+      this.assignEpochsFrom(rebuildFrom)
+    }
+    this.epochCache.truncateFromEnd(this._logEndOffset)
+    this.epochCache.truncateFromStart(this._logStartOffset)
+    this.leaderEpoch = Math.max(0, this.epochCache.latestEpoch())
+  }
+
+  /** Assigns the epoch of every batch from offset on (headers only). */
+  private assignEpochsFrom(offset: number): void {
+    for (let i = this.segmentIndexFor(offset); i < this.segments.length; i++) {
+      const seg = this.segments[i]!
+      const start = offset > seg.baseOffset ? (seg.translateOffset(offset)?.position ?? seg.size) : 0
+      scanFileBatches(seg.fd, start, seg.size, null, (b) => {
+        this.epochCache.assign(b.partitionLeaderEpoch, b.baseOffset)
+      })
+    }
   }
 
   /**
@@ -294,8 +396,11 @@ export class PartitionLog {
         }
         this.recovery.indexesRebuilt++
       }
+      const sizeBefore = segment.size
       const r = segment.recover(limit, this._config.segmentIndexBytes)
       this.firstRecoveredBase ??= base
+      this.recovery.recoveredFrom ??= base
+      this.recovery.bytesRevalidated = (this.recovery.bytesRevalidated ?? 0) + sizeBefore
       this.recovery.segmentsRecovered++
       this.recovery.bytesTruncated += r.truncatedBytes
       leo = r.nextOffset
@@ -313,7 +418,8 @@ export class PartitionLog {
     return leo
   }
 
-  private truncateFullyAndStartAt(offset: number): void {
+  /** Every segment and its state go; one empty segment at offset (the offsets are the caller's). */
+  private emptyAt(offset: number): void {
     // Files go: the listing taken at open no longer holds.
     this.listing = undefined
     this.producerState.truncateFully()
@@ -322,6 +428,7 @@ export class PartitionLog {
     this.segments = [this.track(LogSegment.create(this.dir, offset, this.settings(), this.ctx.now()))]
     this._logStartOffset = offset
     this._logEndOffset = offset
+    this.epochCache.clear()
   }
 
   private checkUsable(): void {
@@ -394,9 +501,10 @@ export class PartitionLog {
     const segment = this.maybeRoll(records.length, assigned.lastOffset, maxTimestamp, now)
     segment.append(records, appended)
     this.leaderEpoch = opts.leaderEpoch
+    this.epochCache.assign(opts.leaderEpoch, baseOffset)
     if (producerCheck.kind === 'append') this.producerState.applyAppend(producerCheck)
     this._logEndOffset = assigned.lastOffset + 1
-    if (this.ctx.highWatermarkFollowsLeo) this._highWatermark = this._logEndOffset
+    if (this.hwFollowsLeo) this._highWatermark = this._logEndOffset
     if (this._logEndOffset - this.recoveryPoint >= config.flushMessages) this.inBackground(this.flushUpTo(this._logEndOffset))
     return {
       baseOffset,
@@ -423,17 +531,202 @@ export class PartitionLog {
     }
     this.producerState.checkMarker(producerId, producerEpoch, coordinatorEpoch)
     const offset = this._logEndOffset
-    const bytes = buildMarkerBatch({ producerId, producerEpoch, coordinatorEpoch, commit, timestamp: now, leaderEpoch: this.leaderEpoch, baseOffset: offset })
+    const leaderEpoch = marker.leaderEpoch ?? this.leaderEpoch
+    const bytes = buildMarkerBatch({ producerId, producerEpoch, coordinatorEpoch, commit, timestamp: now, leaderEpoch, baseOffset: offset })
     const segment = this.maybeRoll(bytes.length, offset, now, now)
     segment.append(bytes, [{ position: 0, size: bytes.length, lastOffset: offset, maxTimestamp: now }])
     const done = this.producerState.applyMarker(producerId, producerEpoch, coordinatorEpoch, commit, offset, now)
     if (!commit && done.firstOffset >= 0) {
       this.txnIndex.append({ producerId, firstOffset: done.firstOffset, lastOffset: offset, lastStableOffset: done.lastStableOffset }, segment.baseOffset)
     }
+    this.epochCache.assign(leaderEpoch, offset)
     this._logEndOffset = offset + 1
-    if (this.ctx.highWatermarkFollowsLeo) this._highWatermark = this._logEndOffset
+    if (this.hwFollowsLeo) this._highWatermark = this._logEndOffset
     if (this._logEndOffset - this.recoveryPoint >= this._config.flushMessages) this.inBackground(this.flushUpTo(this._logEndOffset))
     return { offset }
+  }
+
+  // ---------------------------------------------------------------- replication
+
+  /**
+   * A follower's append (Kafka's appendAsFollower): the leader's batches, verbatim, at the offsets the
+   * leader gave them. Each batch must be whole and intact (magic 2 and CRC, else CORRUPT_MESSAGE) and
+   * start at or after the LEO and past the previous one (a compacted leader's log has gaps); a trailing
+   * partial batch is left for the next fetch. The producer and transaction state follow the batches as
+   * the leader's did, without the leader's checks (it made them), and each batch's leader epoch goes to
+   * the epoch cache. Batches are written one by one with a leader append's roll rules, so a follower of
+   * a leader written one batch per produce request rolls where the leader did (identical segment files).
+   */
+  appendAsFollower(records: Buffer, now: number = this.ctx.now()): FollowerAppendResult {
+    this.checkUsable()
+    // Every batch is checked before any is written: a damaged payload writes nothing.
+    let end = 0
+    let expected = this._logEndOffset
+    while (records.length - end >= RECORD_BATCH_OVERHEAD) {
+      const batchLength = records.readInt32BE(end + BATCH_LENGTH_OFFSET)
+      if (batchLength < MIN_BATCH_LENGTH) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `batch at position ${end} has length ${batchLength}`)
+      if (records.length - end < LOG_OVERHEAD + batchLength) break
+      const problem = checkBatchIntegrity(records, end, records.length, native.crc32c)
+      if (problem !== null) throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `batch at position ${end} of the leader's records for ${this.topic}-${this.partition}: ${problem}`)
+      const base = readInt64(records, end)
+      const last = base + records.readInt32BE(end + LAST_OFFSET_DELTA_OFFSET)
+      if (base < expected || last < base) {
+        throw new KafkaError(ErrorCode.CORRUPT_MESSAGE, `the leader's batch at offsets ${base}..${last} does not follow offset ${expected - 1} of ${this.topic}-${this.partition}`)
+      }
+      expected = last + 1
+      end += LOG_OVERHEAD + batchLength
+    }
+    let pos = 0
+    let batches = 0
+    let lastOffset = -1
+    let lastEpoch = -1
+    while (pos < end) {
+      const size = LOG_OVERHEAD + records.readInt32BE(pos + BATCH_LENGTH_OFFSET)
+      const base = readInt64(records, pos)
+      const last = base + records.readInt32BE(pos + LAST_OFFSET_DELTA_OFFSET)
+      const maxTimestamp = readInt64(records, pos + MAX_TIMESTAMP_OFFSET)
+      const epoch = records.readInt32BE(pos + PARTITION_LEADER_EPOCH_OFFSET)
+      const batch = records.subarray(pos, pos + size)
+      const segment = this.maybeRoll(size, last, maxTimestamp, now)
+      segment.append(batch, [{ position: 0, size, lastOffset: last, maxTimestamp }])
+      this.epochCache.assign(epoch, base)
+      if (epoch >= 0) this.leaderEpoch = epoch
+      this.producerState.applyReplicated(batch, (entry) => this.txnIndex.append(entry, segment.baseOffset))
+      this._logEndOffset = last + 1
+      lastOffset = last
+      lastEpoch = epoch
+      batches++
+      pos += size
+    }
+    if (this.hwFollowsLeo) this._highWatermark = this._logEndOffset
+    if (batches > 0 && this._logEndOffset - this.recoveryPoint >= this._config.flushMessages) this.inBackground(this.flushUpTo(this._logEndOffset))
+    return {
+      batches,
+      bytes: pos,
+      lastOffset,
+      lastEpoch,
+      latestEpoch: this.epochCache.latestEpoch(),
+      logStartOffset: this._logStartOffset,
+      logEndOffset: this._logEndOffset,
+      highWatermark: this._highWatermark,
+    }
+  }
+
+  /**
+   * Removes every batch at or past offset (Kafka's truncateTo, for a follower whose tail diverged from
+   * its leader's log): later segments are deleted, the one holding offset is cut at the start of the
+   * batch containing it and becomes the active segment (its indexes rebuilt from what stays); the
+   * producer state is reloaded from a snapshot at or below that segment, the .txnindex entries of cut
+   * markers go, the epoch cache loses the epochs starting past the new end; the high watermark and the
+   * recovery point come down with the LEO. An offset inside a batch cuts that whole batch (the LEO becomes
+   * its base offset); one below the log start empties the log at it. Returns whether anything was cut.
+   * The caller writes the checkpoints next (writeCheckpoints), as a crash must not bring the cut tail back.
+   */
+  truncateTo(offset: number): boolean {
+    this.checkUsable()
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `cannot truncate ${this.topic}-${this.partition} to ${offset}`)
+    if (offset >= this._logEndOffset) return false
+    if (offset < this._logStartOffset) {
+      this.truncateFullyAndStartAt(offset)
+      return true
+    }
+    this.truncations++
+    this.listing = undefined
+    const i = this.segmentIndexFor(offset)
+    for (const doomed of this.segments.splice(i + 1)) doomed.delete()
+    let seg = this.segments[i]!
+    const cut = seg.translateOffset(offset)
+    const newEnd = cut === null ? offset : Math.min(cut.baseOffset, offset)
+    if (cut !== null) {
+      if (cut.position === 0) {
+        seg.delete()
+        seg = this.track(LogSegment.create(this.dir, seg.baseOffset, this.settings(), this.ctx.now()))
+        this.segments[i] = seg
+      } else {
+        seg.truncateToPosition(cut.position, this._config.segmentIndexBytes)
+      }
+    }
+    this._logEndOffset = newEnd
+    if (this._highWatermark > newEnd) this._highWatermark = newEnd
+    if (this.recoveryPoint > newEnd) this.recoveryPoint = newEnd
+    const rebuildFrom = seg.baseOffset
+    this.txnIndex.load(this.segments[0]!.baseOffset, rebuildFrom)
+    this.producerState.truncateAndReload(this.segments, newEnd, this.ctx.now(), {
+      snapshotAtOrBefore: rebuildFrom,
+      reportAbortsFrom: rebuildFrom,
+      onAbortedTxn: (entry) => this.txnIndex.append(entry, this.segments[this.segmentIndexFor(entry.lastOffset)]!.baseOffset),
+    })
+    this.epochCache.truncateFromEnd(newEnd)
+    this.leaderEpoch = Math.max(0, this.epochCache.latestEpoch())
+    return true
+  }
+
+  /**
+   * Kafka's truncateFullyAndStartAt: the whole log goes and it starts again, empty, at offset (a
+   * follower whose leader no longer has the offsets it would fetch next). Log start, LEO, high watermark
+   * and recovery point all become offset; producer state, .txnindex and epoch cache are emptied.
+   */
+  truncateFullyAndStartAt(offset: number): void {
+    this.checkUsable()
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `cannot restart ${this.topic}-${this.partition} at ${offset}`)
+    this.truncations++
+    this.listing = undefined
+    this.emptyAt(offset)
+    this._highWatermark = offset
+    this.recoveryPoint = offset
+  }
+
+  /**
+   * This replica leads the partition from leaderEpoch on: the epoch starts at the LEO (Kafka's
+   * maybeAssignEpochStartOffset on becoming leader) and is written into transaction markers.
+   */
+  assignLeaderEpoch(leaderEpoch: number): void {
+    this.checkUsable()
+    if (!Number.isInteger(leaderEpoch) || leaderEpoch < 0 || leaderEpoch > INT32_MAX) throw new KafkaError(ErrorCode.INVALID_REQUEST, `leader epoch ${leaderEpoch}`)
+    this.epochCache.assign(leaderEpoch, this._logEndOffset, false)
+    this.leaderEpoch = leaderEpoch
+  }
+
+  /** Kafka's endOffsetForEpoch (see LeaderEpochCache.endOffsetFor): (-1, -1) when the epoch is unknown. */
+  endOffsetForEpoch(leaderEpoch: number): EpochEndOffset {
+    return this.epochCache.endOffsetFor(leaderEpoch, this._logEndOffset)
+  }
+
+  /** The leader epoch cache's entries, oldest first (tests, tools). */
+  epochEntries(): { epoch: number; startOffset: number }[] {
+    return this.epochCache.all()
+  }
+
+  /**
+   * Switches the high watermark between following the LEO on every append (a partition whose in-sync
+   * replicas are its leader alone) and being set from outside. Turning it on moves it to the LEO now.
+   */
+  setHighWatermarkFollowsLeo(follows: boolean): void {
+    this.hwFollowsLeo = follows
+    if (follows) this._highWatermark = this._logEndOffset
+  }
+
+  /** Raises the high watermark to offset (clamped to the LEO); a lower value changes nothing. Returns the HW. */
+  maybeIncrementHighWatermark(offset: number): number {
+    if (Number.isSafeInteger(offset) && offset > this._highWatermark) this._highWatermark = Math.min(offset, this._logEndOffset)
+    return this._highWatermark
+  }
+
+  /**
+   * Raises the log start offset to the leader's (a follower; Kafka's LeaderOffsetIncremented), no
+   * further than the high watermark, deleting the segments wholly below it.
+   */
+  maybeIncrementLogStartOffset(offset: number): void {
+    const target = Math.min(offset, this._highWatermark)
+    if (!Number.isSafeInteger(target) || target <= this._logStartOffset) return
+    this._logStartOffset = target
+    this.epochCache.truncateFromStart(target)
+    this.deleteSegments(this.deletable((_s, next) => next !== undefined && next.baseOffset <= this._logStartOffset))
+  }
+
+  /** Offsets and newest epoch, for the replication layer. */
+  replicaState(): ReplicaLogState {
+    return { logStartOffset: this._logStartOffset, logEndOffset: this._logEndOffset, highWatermark: this._highWatermark, latestEpoch: this.epochCache.latestEpoch() }
   }
 
   /** DescribeProducers: every producer with state here, by producer id. */
@@ -496,20 +789,23 @@ export class PartitionLog {
   private async flushUpTo(offset: number): Promise<void> {
     if (offset <= this.recoveryPoint) return
     const from = this.recoveryPoint
+    const truncations = this.truncations
     const targets = this.segments.filter((s, i) => {
       const next = this.segments[i + 1]?.baseOffset ?? Infinity
       return next > from && s.baseOffset < offset && !s.deleted
     })
-    for (const s of targets) s.retain()
+    // Each segment pins its own descriptor for its fsync; a segment deleted meanwhile needs none.
     try {
       for (const s of targets) await s.flush()
       await this.txnIndex.flush()
     } catch (err) {
       throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `fsync of ${this.topic}-${this.partition} failed: ${(err as Error).message}`)
-    } finally {
-      for (const s of targets) s.release()
     }
-    if (offset > this.recoveryPoint) this.recoveryPoint = offset
+    // The epochs of the offsets now below the recovery point must be in the file: recovery does not
+    // read those batches again (leader-epoch-cache.ts).
+    if (this.epochCache.isDirty) await this.epochCache.checkpoint()
+    // A truncation meanwhile may have cut what was flushed, and later appends are not flushed yet.
+    if (truncations === this.truncations && offset > this.recoveryPoint) this.recoveryPoint = Math.min(offset, this._logEndOffset)
     this.lastFlushTime = this.ctx.now()
   }
 
@@ -532,8 +828,13 @@ export class PartitionLog {
     return now - this.lastFlushTime
   }
 
-  /** Writes the recovery-point and log-start checkpoints when they changed since the last write. */
+  /**
+   * Writes the recovery-point, log-start, high-watermark (when it does not follow the LEO) and leader
+   * epoch checkpoints that changed since their last write.
+   */
   async writeCheckpoints(): Promise<void> {
+    if (this.epochCache.isDirty) await this.epochCache.checkpoint()
+    await this.writeHighWatermarkCheckpoint()
     const rp = this.recoveryPoint
     if (rp !== this.writtenRecoveryPoint) {
       await writeCheckpoint(join(this.dir, RECOVERY_POINT_CHECKPOINT), this.topic, this.partition, rp)
@@ -544,6 +845,17 @@ export class PartitionLog {
       await writeCheckpoint(join(this.dir, LOG_START_OFFSET_CHECKPOINT), this.topic, this.partition, ls)
       this.writtenLogStartOffset = ls
     }
+  }
+
+  /**
+   * Writes replication-offset-checkpoint when the high watermark changed since its last write and does
+   * not follow the LEO (replica.high.watermark.checkpoint.interval.ms, and with the other checkpoints).
+   */
+  async writeHighWatermarkCheckpoint(): Promise<void> {
+    const hw = this._highWatermark
+    if (this.hwFollowsLeo || hw === this.writtenHighWatermark || this.isClosed) return
+    await writeCheckpoint(join(this.dir, REPLICATION_OFFSET_CHECKPOINT), this.topic, this.partition, hw)
+    this.writtenHighWatermark = hw
   }
 
   /** Index of the segment holding offset: the last one whose base offset <= offset. */
@@ -560,8 +872,8 @@ export class PartitionLog {
 
   /**
    * Whole batches from the one holding offset, up to maxBytes (the first batch even if larger, with
-   * minOneBatch), none reaching maxOffset (default and cap: the LEO). Regions pin their segments under
-   * the returned lease until LogManager.releaseLease.
+   * minOneBatch), none reaching maxOffset (default and cap: the high watermark, or the LEO with logEnd).
+   * Regions pin their segments under the returned lease until LogManager.releaseLease.
    */
   read(offset: number, maxBytes: number, opts: ReadOptions = {}): ReadResult {
     if (this.closed) throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${this.topic}-${this.partition} is closed`)
@@ -574,55 +886,64 @@ export class PartitionLog {
     if (!Number.isFinite(maxBytes) || maxBytes < 0) throw new KafkaError(ErrorCode.INVALID_FETCH_SIZE, `maxBytes ${maxBytes}`)
     const readCommitted = opts.isolation === 'read_committed'
     const lastStableOffset = this.lastStableOffset
-    let maxOffset = Math.min(opts.maxOffset ?? this._logEndOffset, this._logEndOffset)
+    const limit = opts.logEnd === true ? this._logEndOffset : this._highWatermark
+    let maxOffset = opts.maxOffset === undefined || opts.maxOffset > limit ? limit : opts.maxOffset
     if (readCommitted && lastStableOffset < maxOffset) maxOffset = lastStableOffset
     const minOne = opts.minOneBatch ?? true
     // read_committed: the offset after the returned batches bounds the aborted transactions listed.
     let upperBound = maxOffset
     const regions: FileRegion[] = []
+    // A region's fd is taken under a pin (retain), so that opening the next segment's files cannot
+    // make the cache close it; the lease takes the pins over.
     const pinned: LogSegment[] = []
     let bytes = 0
     let target = offset
     let full = false
-    for (let i = offset < maxOffset ? this.segmentIndexFor(offset) : this.segments.length; i < this.segments.length && !full; i++) {
-      const seg = this.segments[i]!
-      const segmentEnd = this.segments[i + 1]?.baseOffset ?? this._logEndOffset
-      const first = seg.translateOffset(target)
-      if (first !== null) {
-        // Batches at or past maxOffset are excluded: stop at the start of the one holding maxOffset.
-        const limit = maxOffset < segmentEnd ? (seg.translateOffset(maxOffset)?.position ?? seg.size) : seg.size
-        const budgetEnd = first.position + (maxBytes - bytes)
-        let end: number
-        if (limit <= budgetEnd) {
-          end = limit
-          full = limit < seg.size
-        } else {
-          // The budget ends inside the segment: jump to the last indexed batch start within it and
-          // walk at most index.interval.bytes of headers from there.
-          end = Math.max(first.position, seg.indexedBatchStartAtOrBefore(budgetEnd))
-          scanFileBatches(seg.fd, end, limit, null, (b) => {
-            if (b.position + b.size > budgetEnd) return 'stop-before'
-            end = b.position + b.size
-          })
-          if (end === first.position && minOne && bytes === 0) end = first.position + first.size
-          full = true
+    try {
+      for (let i = offset < maxOffset ? this.segmentIndexFor(offset) : this.segments.length; i < this.segments.length && !full; i++) {
+        const seg = this.segments[i]!
+        const segmentEnd = this.segments[i + 1]?.baseOffset ?? this._logEndOffset
+        const first = seg.translateOffset(target)
+        if (first !== null) {
+          // Batches at or past maxOffset are excluded: stop at the start of the one holding maxOffset.
+          const limit = maxOffset < segmentEnd ? (seg.translateOffset(maxOffset)?.position ?? seg.size) : seg.size
+          const budgetEnd = first.position + (maxBytes - bytes)
+          let end: number
+          if (limit <= budgetEnd) {
+            end = limit
+            full = limit < seg.size
+          } else {
+            // The budget ends inside the segment: jump to the last indexed batch start within it and
+            // walk at most index.interval.bytes of headers from there.
+            end = Math.max(first.position, seg.indexedBatchStartAtOrBefore(budgetEnd))
+            scanFileBatches(seg.fd, end, limit, null, (b) => {
+              if (b.position + b.size > budgetEnd) return 'stop-before'
+              end = b.position + b.size
+            })
+            if (end === first.position && minOne && bytes === 0) end = first.position + first.size
+            full = true
+          }
+          if (readCommitted && end < limit) upperBound = readBatchHeader(seg.fd, end, seg.size)?.baseOffset ?? maxOffset
+          if (end > first.position) {
+            seg.retain()
+            pinned.push(seg)
+            regions.push({ fd: seg.fd, position: first.position, length: end - first.position })
+            bytes += end - first.position
+          } else {
+            full = true
+          }
         }
-        if (readCommitted && end < limit) upperBound = readBatchHeader(seg.fd, end, seg.size)?.baseOffset ?? maxOffset
-        if (end > first.position) {
-          regions.push({ fd: seg.fd, position: first.position, length: end - first.position })
-          pinned.push(seg)
-          bytes += end - first.position
-        } else {
-          full = true
-        }
+        if (segmentEnd >= maxOffset) break
+        target = segmentEnd
       }
-      if (segmentEnd >= maxOffset) break
-      target = segmentEnd
+    } catch (err) {
+      for (const s of pinned) s.release()
+      throw err
     }
     return {
       regions,
       bytes,
-      leaseId: pinned.length === 0 ? 0 : this.ctx.leases.acquire(pinned),
+      leaseId: pinned.length === 0 ? 0 : this.ctx.leases.adopt(pinned),
       logStartOffset: this._logStartOffset,
       logEndOffset: this._logEndOffset,
       highWatermark: this._highWatermark,
@@ -632,11 +953,46 @@ export class PartitionLog {
   }
 
   /**
+   * A follower's fetch from this leader (Kafka's Partition.readRecords for a follower): when the
+   * follower names the epoch of its last fetched batch, that epoch's end offset here decides first
+   * whether its log diverged (an older epoch here, or an end before its fetch offset): then nothing is
+   * read and the answer carries the diverging epoch and its end offset, to which it truncates. An epoch
+   * unknown here is OFFSET_OUT_OF_RANGE, as is a fetch offset below the log start. Otherwise batches up
+   * to the LEO.
+   */
+  readForFollower(offset: number, maxBytes: number, lastFetchedEpoch: number): ReadResult & { divergingEpoch?: EpochEndOffset } {
+    if (this.closed) throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `${this.topic}-${this.partition} is closed`)
+    if (lastFetchedEpoch >= 0) {
+      const end = this.epochCache.endOffsetFor(lastFetchedEpoch, this._logEndOffset)
+      if (end.leaderEpoch < 0 || end.endOffset < 0) {
+        throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `the end offset of epoch ${lastFetchedEpoch} of ${this.topic}-${this.partition} is not known here`)
+      }
+      if (offset < this._logStartOffset) {
+        throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${offset} is below the log start offset ${this._logStartOffset} of ${this.topic}-${this.partition}`)
+      }
+      if (end.leaderEpoch < lastFetchedEpoch || end.endOffset < offset) {
+        return {
+          regions: [],
+          bytes: 0,
+          leaseId: 0,
+          logStartOffset: this._logStartOffset,
+          logEndOffset: this._logEndOffset,
+          highWatermark: this._highWatermark,
+          lastStableOffset: this.lastStableOffset,
+          abortedTransactions: [],
+          divergingEpoch: end,
+        }
+      }
+    }
+    return this.read(offset, maxBytes, { logEnd: true })
+  }
+
+  /**
    * ListOffsets for one partition (Kafka's UnifiedLog.fetchOffsetByTimestamp with the caps Partition
    * adds): EARLIEST (-2) and EARLIEST_LOCAL (-4, no tiered storage) the log start offset; LATEST (-1) the
    * high watermark, what a read_uncommitted consumer may read up to, or for read_committed the last stable
-   * offset; MAX_TIMESTAMP (-3) the batch with the largest timestamp; a time in ms the first offset whose
-   * batch has a timestamp >= it. (-1, -1) when nothing matches, as Kafka answers; another negative value
+   * offset; MAX_TIMESTAMP (-3) the batch with the largest timestamp; a time in ms the first record whose
+   * timestamp is >= it (offset and timestamp of that record). (-1, -1) when nothing matches, as Kafka answers; another negative value
    * is INVALID_REQUEST.
    */
   fetchOffsetByTimestamp(timestamp: number, isolation: IsolationLevel = 'read_uncommitted'): OffsetAndTimestamp {
@@ -654,18 +1010,19 @@ export class PartitionLog {
   }
 
   /**
-   * ListOffsets by timestamp: the first batch whose maxTimestamp >= timestamp, as
-   * { offset: max(its base offset, logStartOffset), timestamp: its maxTimestamp }; null when none
-   * (Kafka then answers with the LEO). Batch granularity: records are not decoded.
+   * ListOffsets by timestamp (Kafka's UnifiedLog.fetchOffsetByTimestamp for a time): the first record at
+   * or past the log start whose timestamp is >= timestamp, as { offset, timestamp } of that record (the
+   * matching batch is decoded: LogSegment.findOffsetByTimestamp); null when none.
    */
   offsetForTimestamp(timestamp: number): OffsetAndTimestamp | null {
+    const maxRecordBytes = decodedSizeLimit(this._config.maxMessageBytes)
     for (let i = 0; i < this.segments.length; i++) {
       const seg = this.segments[i]!
       if (seg.maxTimestampSoFar < timestamp) continue
       const next = this.segments[i + 1]?.baseOffset ?? this._logEndOffset
       if (next <= this._logStartOffset) continue
-      const b = seg.findByTimestamp(timestamp, this._logStartOffset)
-      if (b !== null) return { offset: Math.max(b.baseOffset, this._logStartOffset), timestamp: b.maxTimestamp }
+      const hit = seg.findOffsetByTimestamp(timestamp, this._logStartOffset, maxRecordBytes)
+      if (hit !== null) return hit
     }
     return null
   }
@@ -702,6 +1059,7 @@ export class PartitionLog {
     }
     if (target > this._logStartOffset) {
       this._logStartOffset = target
+      this.epochCache.truncateFromStart(target)
       this.deleteSegments(this.deletable((_s, next) => next !== undefined && next.baseOffset <= this._logStartOffset))
     }
     return this._logStartOffset
@@ -733,6 +1091,7 @@ export class PartitionLog {
     this.producerState.deleteSnapshotsBefore(this.segments[0]!.baseOffset)
     this.txnIndex.deleteFilesBefore(this.segments[0]!.baseOffset)
     this._logStartOffset = Math.max(this._logStartOffset, this.segments[0]!.baseOffset)
+    this.epochCache.truncateFromStart(this._logStartOffset)
     if (this.recoveryPoint < this._logStartOffset) this.recoveryPoint = this._logStartOffset
     if (this._highWatermark < this._logStartOffset) this._highWatermark = this._logStartOffset
     return doomed.length
@@ -860,6 +1219,7 @@ export class PartitionLog {
       await this.writeCheckpoints()
     }
     await this.producerState.drain()
+    await this.epochCache.drain()
     this.closed = true
     this.txnIndex.close()
     for (const s of this.segments) s.close()

@@ -2,6 +2,7 @@
 // Names become directory names, so they are checked before any path is built: nothing outside the data
 // directory can be touched through a topic name. (Log settings are config's: config/log-config.ts.)
 
+import { randomUUID } from 'node:crypto'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 
 const INT32_MAX = 0x7fffffff
@@ -25,6 +26,27 @@ export function validatePartition(partition: number): void {
   if (!Number.isInteger(partition) || partition < 0 || partition > INT32_MAX) {
     throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `partition ${partition} is not an integer in [0, ${INT32_MAX}]`)
   }
+}
+
+/** Suffix of a partition directory being deleted (renamed first, removed afterwards). */
+export const DELETE_DIR_SUFFIX = '-delete'
+/** Suffix of a partition directory set aside because cluster-metadata.json does not list it. */
+export const STRAY_DIR_SUFFIX = '-stray'
+/** Kafka's LocalLog.DeleteDirPattern and StrayDirPattern. */
+export const DELETE_DIR_PATTERN = /^(\S+)-(\S+)\.(\S+)-delete$/
+export const STRAY_DIR_PATTERN = /^(\S+)-(\S+)\.(\S+)-stray$/
+/** Longest file name the filesystems Skein runs on take (NAME_MAX, bytes; topic names are ASCII). */
+const NAME_MAX = 255
+
+/**
+ * Kafka's LocalLog.logDeleteDirName / logStrayDirName: `<topic>-<partition>.<uuid without dashes><suffix>`,
+ * the topic cut short so that the whole name fits in 255 bytes (a 249-character topic name would not
+ * fit otherwise). Unique, so a new partition of the same name can be created at once.
+ */
+export function logDirNameWithSuffix(topic: string, partition: number, suffix: typeof DELETE_DIR_SUFFIX | typeof STRAY_DIR_SUFFIX): string {
+  const uniqueId = randomUUID().replaceAll('-', '')
+  const fullSuffix = `-${partition}.${uniqueId}${suffix}`
+  return topic.slice(0, Math.min(topic.length, NAME_MAX - fullSuffix.length)) + fullSuffix
 }
 
 /** `<topic>-<partition>`, Kafka's partition directory name. */

@@ -500,30 +500,66 @@ export class ProducerStateManager {
       const start = from > seg.baseOffset ? (seg.translateOffset(from)?.position ?? seg.size) : 0
       walkProducerBatches(seg, start, seg.size, (b) => {
         if (b.firstOffset < from || b.firstOffset >= logEndOffset) return
-        if (b.controlType !== undefined) {
-          // Only transaction markers end transactions; other control records (or unreadable ones) do not.
-          if (b.controlType !== CONTROL_TYPE_ABORT && b.controlType !== CONTROL_TYPE_COMMIT) return
-          const done = this.applyMarker(b.producerId, b.producerEpoch, b.coordinatorEpoch ?? -1, b.controlType === CONTROL_TYPE_COMMIT, b.lastOffset, b.timestamp)
-          if (!done.commit && done.firstOffset >= 0 && done.lastOffset >= reportFrom) {
-            opts.onAbortedTxn!({ producerId: done.producerId, firstOffset: done.firstOffset, lastOffset: done.lastOffset, lastStableOffset: done.lastStableOffset })
-          }
-          n++
-          return
-        }
-        let e = this.producers.get(b.producerId)
-        if (e === undefined) {
-          e = { producerId: b.producerId, producerEpoch: b.producerEpoch, batches: [], lastTimestamp: -1, coordinatorEpoch: -1, currentTxnFirstOffset: -1 }
-          this.producers.set(b.producerId, e)
-        }
-        addBatch(e, b.producerEpoch, { firstSeq: b.firstSeq, lastSeq: b.lastSeq, firstOffset: b.firstOffset, lastOffset: b.lastOffset, timestamp: b.timestamp })
-        if (b.transactional && e.currentTxnFirstOffset < 0) {
-          e.currentTxnFirstOffset = b.firstOffset
-          this.openTxn(b.producerId, b.firstOffset)
-        }
-        n++
+        if (this.replayBatch(b, reportFrom, opts.onAbortedTxn)) n++
       })
     }
     return n
+  }
+
+  /**
+   * Applies one stored batch without checks (Kafka's replay of the log, and a follower's append of the
+   * leader's batches): data batches extend their producer's state, transaction markers close the
+   * producer's transaction (an ABORT at or past reportFrom that closed one is reported). Returns false
+   * for a control batch that is not a transaction marker.
+   */
+  private replayBatch(b: StoredProducerBatch, reportFrom: number, onAbortedTxn: ((entry: AbortedTxnEntry) => void) | undefined): boolean {
+    if (b.controlType !== undefined) {
+      // Only transaction markers end transactions; other control records (or unreadable ones) do not.
+      if (b.controlType !== CONTROL_TYPE_ABORT && b.controlType !== CONTROL_TYPE_COMMIT) return false
+      const done = this.applyMarker(b.producerId, b.producerEpoch, b.coordinatorEpoch ?? -1, b.controlType === CONTROL_TYPE_COMMIT, b.lastOffset, b.timestamp)
+      if (!done.commit && done.firstOffset >= 0 && done.lastOffset >= reportFrom) {
+        onAbortedTxn?.({ producerId: done.producerId, firstOffset: done.firstOffset, lastOffset: done.lastOffset, lastStableOffset: done.lastStableOffset })
+      }
+      return true
+    }
+    let e = this.producers.get(b.producerId)
+    if (e === undefined) {
+      e = { producerId: b.producerId, producerEpoch: b.producerEpoch, batches: [], lastTimestamp: -1, coordinatorEpoch: -1, currentTxnFirstOffset: -1 }
+      this.producers.set(b.producerId, e)
+    }
+    addBatch(e, b.producerEpoch, { firstSeq: b.firstSeq, lastSeq: b.lastSeq, firstOffset: b.firstOffset, lastOffset: b.lastOffset, timestamp: b.timestamp })
+    if (b.transactional && e.currentTxnFirstOffset < 0) {
+      e.currentTxnFirstOffset = b.firstOffset
+      this.openTxn(b.producerId, b.firstOffset)
+    }
+    return true
+  }
+
+  /**
+   * A follower appended the leader's batches (whole, verified batches with their offsets): their
+   * producers' state follows them exactly as the leader's did, without the leader's checks (Kafka's
+   * AppendOrigin.REPLICATION). Every ABORT marker that closed a transaction is reported.
+   */
+  applyReplicated(payload: Buffer, onAbortedTxn: (entry: AbortedTxnEntry) => void): void {
+    walkPayloadProducerBatches(payload, (b) => {
+      this.replayBatch(b, 0, onAbortedTxn)
+    })
+  }
+
+  /**
+   * The log was truncated to logEndOffset: snapshots past it go now and any still being written go
+   * once written (their bytes describe offsets that no longer exist), then the state is rebuilt from
+   * the newest snapshot at or below snapshotAtOrBefore by replaying the log (see load).
+   */
+  truncateAndReload(segments: readonly ReplaySegment[], logEndOffset: number, now: number, opts: ProducerStateLoadOptions): void {
+    const stale = (offset: number): boolean => offset > logEndOffset
+    this.writing = this.writing.then(() => {
+      for (const name of readdirSync(this.dir)) {
+        const offset = parseSnapshotFileName(name)
+        if (offset !== null && stale(offset) && !this.snapshots.includes(offset)) rmSync(join(this.dir, name), { force: true })
+      }
+    }).catch(() => undefined)
+    this.load(segments, logEndOffset, now, opts)
   }
 
   /** See LOOKBACK_BYTES: older batches of the snapshot's producers, from the bytes just before it. */
@@ -681,6 +717,41 @@ function walkProducerBatches(seg: ReplaySegment, start: number, end: number, vis
       const peek = Math.min(batchSize, header.length)
       const got = readSync(seg.fd, header, 0, peek, batchStart)
       const info = parseControlRecord(header.subarray(0, got))
+      b.controlType = info?.type ?? null
+      b.coordinatorEpoch = info?.coordinatorEpoch ?? -1
+    }
+    visit(b)
+  }
+}
+
+/** Calls visit for each batch with a producer id in a payload of whole batches (a follower's append). */
+function walkPayloadProducerBatches(payload: Buffer, visit: (b: StoredProducerBatch) => void): void {
+  let pos = 0
+  while (payload.length - pos >= RECORD_BATCH_OVERHEAD) {
+    const batchLength = payload.readInt32BE(pos + BATCH_LENGTH_OFFSET)
+    if (batchLength < MIN_BATCH_LENGTH || payload.length - pos < LOG_OVERHEAD + batchLength) return
+    const batchStart = pos
+    const batchSize = LOG_OVERHEAD + batchLength
+    pos += batchSize
+    if (payload.readInt32BE(batchStart + PRODUCER_ID_OFFSET) < 0) continue
+    const producerId = readInt64(payload, batchStart + PRODUCER_ID_OFFSET)
+    if (!Number.isSafeInteger(producerId)) continue
+    const attributes = payload.readInt16BE(batchStart + ATTRIBUTES_OFFSET)
+    const firstOffset = readInt64(payload, batchStart)
+    const delta = payload.readInt32BE(batchStart + LAST_OFFSET_DELTA_OFFSET)
+    const firstSeq = payload.readInt32BE(batchStart + BASE_SEQUENCE_OFFSET)
+    const b: StoredProducerBatch = {
+      producerId,
+      producerEpoch: payload.readInt16BE(batchStart + PRODUCER_EPOCH_OFFSET),
+      firstSeq,
+      lastSeq: incrementSequence(firstSeq, delta),
+      firstOffset,
+      lastOffset: firstOffset + delta,
+      timestamp: readInt64(payload, batchStart + MAX_TIMESTAMP_OFFSET),
+      transactional: (attributes & TRANSACTIONAL_MASK) !== 0,
+    }
+    if ((attributes & CONTROL_MASK) !== 0) {
+      const info = parseControlRecord(payload.subarray(batchStart, batchStart + Math.min(batchSize, RECORD_BATCH_OVERHEAD + CONTROL_RECORD_PEEK_BYTES)))
       b.controlType = info?.type ?? null
       b.coordinatorEpoch = info?.coordinatorEpoch ?? -1
     }

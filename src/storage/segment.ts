@@ -15,38 +15,45 @@
 // Neither index is checksummed: both are derived from the .log and rebuilt from it whenever they are
 // missing, inconsistent, or may be stale (an unclean shutdown, for every segment past the recovery point).
 //
-// How and when files are open (many partitions must fit in the open-file limit; Kafka's LazyIndex):
-// - .log: one descriptor per segment, opened with the segment and kept until it is closed or deleted
-//   (reads in flight pin it). An idle partition holds one descriptor: its active segment's .log.
+// How and when files are open (partition count bounded by the disk, not by the open-file limit):
+// every descriptor and mapping goes through the thread's OpenFileCache (open-files.ts), a bounded LRU.
+// - .log: opened on first use (a read, an append, a recovery scan), kept while the cache has room, and
+//   closed again when it needs the room (least recently used first). An idle partition holds nothing
+//   open. The descriptor number is valid only until the next open of another file, so code that keeps
+//   it across other opens or across an await pins the segment (retain/release): read leases (their
+//   regions carry the fd to the thread that sends them), an fsync in flight, the log cleaner's reader.
 // - Active segment: both indexes live in memory (memory-index.ts) and are written to their files with
 //   pwrite on flush, roll and close; no descriptor stays open. A new segment creates no index file until
 //   it has entries or is flushed or rolled; a cleanly closed segment whose .log is empty may have no
 //   index files at all (nothing to index), which open() accepts. An existing active segment's index
 //   files are read into memory when the partition opens (the LEO comes from the last offset entry).
-// - Inactive segments: each index is mapped (native mmap, read only from here on) on first use, i.e.
-//   the first lookup, and stays mapped (with its descriptor) until the segment closes. A segment that
-//   the partition's recovery did not re-validate gets, on that first use, the same consistency check the
-//   open used to run eagerly (the last two entries of each index against the .log); when it fails, the
-//   indexes are rebuilt from the .log then (CRC-checked batch walk; the .log itself is not cut, since a
-//   segment below the recovery point was fsynced whole) and the rebuild is counted in indexesRebuilt.
-//   Missing index files of a non-empty segment are still found at open (a stat) and recovered there.
+// - Inactive segments: both indexes are mapped (native mmap, read only from here on, no descriptor kept)
+//   on first use, i.e. the first lookup, and unmapped when the cache needs the room or the segment
+//   closes. A segment that the partition's recovery did not re-validate gets, on that first use, the
+//   same consistency check the open used to run eagerly (the last two entries of each index against
+//   the .log); when it fails, the indexes are rebuilt from the .log then (CRC-checked batch walk; the
+//   .log itself is not cut, since a segment below the recovery point was fsynced whole) and the rebuild
+//   is counted in indexesRebuilt. Missing index files of a non-empty segment are still found at open (a
+//   stat) and recovered there.
 //
-// Deletion: files are unlinked immediately; the .log descriptor stays open while leases (reads in
-// flight, whose regions carry the fd) pin the segment, and is closed by the last release. Linux keeps
-// an unlinked file readable (and sendfile-able) through an open descriptor, so there is no need for
+// Deletion: files are unlinked immediately; an open .log descriptor stays open while pins (reads in
+// flight, whose regions carry the fd) hold it, and is closed by the last release. Linux keeps an
+// unlinked file readable (and sendfile-able) through an open descriptor, so there is no need for
 // Kafka's `.deleted` rename and file.delete.delay.ms.
 
-import { closeSync, constants, existsSync, fstatSync, ftruncateSync, futimesSync, openSync, rmSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, futimesSync, openSync, readSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { native } from '../addon/index.js'
 import type { NativeIndexFile } from '../addon/types.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { readBatchHeader, scanFileBatches } from '../protocol/records/file-scan.js'
 import type { BatchInfo } from '../protocol/records/batch.js'
-import { NO_TIMESTAMP } from '../protocol/records/batch.js'
+import { NO_TIMESTAMP, TIMESTAMP_TYPE_MASK } from '../protocol/records/batch.js'
+import { inflateBatch } from '../protocol/records/inflate.js'
 import { fsyncFd } from './durability.js'
 import { MemoryIndex, syncFile } from './memory-index.js'
 import type { SegmentIndex } from './memory-index.js'
+import { CachedHandle, OpenFileCache } from './open-files.js'
 
 export const LOG_SUFFIX = '.log'
 export const INDEX_SUFFIX = '.index'
@@ -82,15 +89,24 @@ export interface AppendedBatch {
 export interface SegmentSettings {
   indexIntervalBytes: number
   segmentIndexBytes: number
+  /** The thread's cache of open segment files (default: defaultOpenFiles). */
+  files?: OpenFileCache
 }
+
+/** The cache of segments created without one (tools and tests; a LogManager brings its own). */
+export const defaultOpenFiles = new OpenFileCache(1024)
 
 export class LogSegment {
   readonly baseOffset: number
   readonly logPath: string
   readonly indexPath: string
   readonly timeIndexPath: string
-  /** Descriptor of the .log; stays valid while refs > 0, even after deletion. */
-  readonly fd: number
+  private readonly files: OpenFileCache
+  /** Descriptor of the .log, -1 while closed (see the header: use `fd`, which opens it). */
+  private logFd: number
+  /** The .log descriptor and the mapped indexes as the open-file cache sees them. */
+  private readonly logHandle: CachedHandle
+  private readonly indexHandle: CachedHandle
   size: number
   /** When the segment object was created (Kafka's `created`), the fallback for time-based roll. */
   readonly created: number
@@ -110,18 +126,24 @@ export class LogSegment {
   private _offsetOfMaxTimestampSoFar: number
   /** maxTimestamp of the first batch, which time-based rolling measures from; undefined until read. */
   private firstBatchTimestamp: number | undefined
-  private refs = 1
   deleted = false
   private closed = false
   /** Called when a lazily opened index failed its check and was rebuilt (PartitionLog counts it). */
   onIndexRebuilt: (() => void) | null = null
 
-  private constructor(dir: string, baseOffset: number, fd: number, size: number, created: number, fileSuffix = '') {
+  private constructor(dir: string, baseOffset: number, files: OpenFileCache, fd: number, size: number, created: number, fileSuffix = '') {
     this.baseOffset = baseOffset
+    this.files = files
+    this.logFd = fd
+    this.logHandle = new CachedHandle(1, () => {
+      const f = this.logFd
+      this.logFd = -1
+      closeSync(f)
+    })
+    this.indexHandle = new CachedHandle(2, () => this.unmapIndexes())
     this.logPath = join(dir, segmentFileName(baseOffset, LOG_SUFFIX) + fileSuffix)
     this.indexPath = join(dir, segmentFileName(baseOffset, INDEX_SUFFIX) + fileSuffix)
     this.timeIndexPath = join(dir, segmentFileName(baseOffset, TIME_INDEX_SUFFIX) + fileSuffix)
-    this.fd = fd
     this.size = size
     this.created = created
     this._offsetOfMaxTimestampSoFar = baseOffset
@@ -135,8 +157,9 @@ export class LogSegment {
    */
   static create(dir: string, baseOffset: number, settings: SegmentSettings, now: number, fileSuffix = '', inEmptyDir = false): LogSegment {
     const logPath = join(dir, segmentFileName(baseOffset, LOG_SUFFIX) + fileSuffix)
-    const fd = openSync(logPath, constants.O_RDWR | constants.O_CREAT | constants.O_TRUNC, 0o644)
-    const seg = new LogSegment(dir, baseOffset, fd, 0, now, fileSuffix)
+    const files = settings.files ?? defaultOpenFiles
+    const fd = files.openWith(1, () => openSync(logPath, constants.O_RDWR | constants.O_CREAT | constants.O_TRUNC, 0o644))
+    const seg = new LogSegment(dir, baseOffset, files, fd, 0, now, fileSuffix)
     try {
       if (!inEmptyDir) {
         unlinkIfExists(seg.indexPath)
@@ -146,6 +169,7 @@ export class LogSegment {
       closeSync(fd)
       throw err
     }
+    files.admit(seg.logHandle)
     seg.useMemoryIndexes(MemoryIndex.empty(seg.indexPath, OFFSET_ENTRY, settings.segmentIndexBytes), MemoryIndex.empty(seg.timeIndexPath, TIME_ENTRY, settings.segmentIndexBytes))
     return seg
   }
@@ -157,26 +181,20 @@ export class LogSegment {
    */
   static open(dir: string, baseOffset: number, settings: SegmentSettings, active: boolean, now: number): { segment: LogSegment; indexMissing: boolean } {
     const logPath = join(dir, segmentFileName(baseOffset, LOG_SUFFIX))
-    const fd = openSync(logPath, constants.O_RDWR)
-    let seg: LogSegment
+    // No descriptor yet: the .log is opened on first use (see the header).
+    const seg = new LogSegment(dir, baseOffset, settings.files ?? defaultOpenFiles, -1, statSync(logPath).size, now)
     let indexMissing: boolean
-    try {
-      seg = new LogSegment(dir, baseOffset, fd, fstatSync(fd).size, now)
-      if (active && seg.size === 0) {
-        // Nothing to index: whatever index files exist are stale and replaced by the first write.
-        seg.useMemoryIndexes(MemoryIndex.empty(seg.indexPath, OFFSET_ENTRY, settings.segmentIndexBytes), MemoryIndex.empty(seg.timeIndexPath, TIME_ENTRY, settings.segmentIndexBytes))
-        indexMissing = false
-      } else if (active) {
-        const o = MemoryIndex.load(seg.indexPath, OFFSET_ENTRY, settings.segmentIndexBytes)
-        const t = MemoryIndex.load(seg.timeIndexPath, TIME_ENTRY, settings.segmentIndexBytes)
-        seg.useMemoryIndexes(o.index, t.index)
-        indexMissing = seg.size > 0 && (!o.existed || !t.existed)
-      } else {
-        indexMissing = seg.size > 0 && (!existsSync(seg.indexPath) || !existsSync(seg.timeIndexPath))
-      }
-    } catch (err) {
-      closeSync(fd)
-      throw err
+    if (active && seg.size === 0) {
+      // Nothing to index: whatever index files exist are stale and replaced by the first write.
+      seg.useMemoryIndexes(MemoryIndex.empty(seg.indexPath, OFFSET_ENTRY, settings.segmentIndexBytes), MemoryIndex.empty(seg.timeIndexPath, TIME_ENTRY, settings.segmentIndexBytes))
+      indexMissing = false
+    } else if (active) {
+      const o = MemoryIndex.load(seg.indexPath, OFFSET_ENTRY, settings.segmentIndexBytes)
+      const t = MemoryIndex.load(seg.timeIndexPath, TIME_ENTRY, settings.segmentIndexBytes)
+      seg.useMemoryIndexes(o.index, t.index)
+      indexMissing = seg.size > 0 && (!o.existed || !t.existed)
+    } else {
+      indexMissing = seg.size > 0 && (!existsSync(seg.indexPath) || !existsSync(seg.timeIndexPath))
     }
     // Unknown until the time index is read (lazily, as Kafka's LogSegment does).
     seg._maxTimestampSoFar = seg.size === 0 ? NO_TIMESTAMP : undefined
@@ -184,7 +202,7 @@ export class LogSegment {
   }
 
   private useMemoryIndexes(o: MemoryIndex, t: MemoryIndex): void {
-    this.closeIndexes(false)
+    this.closeIndexes()
     this.offsetMem = o
     this.timeMem = t
     this.offsetIndex = o
@@ -203,16 +221,18 @@ export class LogSegment {
   private loadIndexes(): void {
     if (this.closed) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `segment ${this.logPath} is closed`)
     // maxBytes 0: map exactly the entries on disk (a partial trailing entry is cut off).
-    const o = native.openIndex(this.indexPath, OFFSET_ENTRY, 0)
-    let t: NativeIndexFile
-    try {
-      t = native.openIndex(this.timeIndexPath, TIME_ENTRY, 0)
-    } catch (err) {
-      o.close(false)
-      throw err
-    }
+    const [o, t] = this.files.openWith(2, (): [NativeIndexFile, NativeIndexFile] => {
+      const offsets = native.openIndex(this.indexPath, OFFSET_ENTRY, 0)
+      try {
+        return [offsets, native.openIndex(this.timeIndexPath, TIME_ENTRY, 0)]
+      } catch (err) {
+        offsets.close(false)
+        throw err
+      }
+    })
     this.offsetIndex = o
     this.timeIndex = t
+    this.files.admit(this.indexHandle)
     const check = this.pendingCheck
     this.pendingCheck = null
     if (check !== null && !this.indexesLookSane(check, false)) this.rebuildIndexesInPlace(check)
@@ -237,12 +257,34 @@ export class LogSegment {
 
   private get oidx(): SegmentIndex {
     if (this.offsetIndex === null) this.loadIndexes()
+    else this.files.touch(this.indexHandle)
     return this.offsetIndex!
   }
 
   private get tidx(): SegmentIndex {
     if (this.timeIndex === null) this.loadIndexes()
+    else this.files.touch(this.indexHandle)
     return this.timeIndex!
+  }
+
+  /**
+   * The .log descriptor, opened if the cache closed it (or never opened it). Valid until the next open
+   * of another segment file: hold it longer only under retain().
+   */
+  get fd(): number {
+    if (this.logFd >= 0) {
+      this.files.touch(this.logHandle)
+      return this.logFd
+    }
+    if (this.closed) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `segment ${this.logPath} is closed`)
+    this.logFd = this.files.openWith(1, () => openSync(this.logPath, constants.O_RDWR))
+    this.files.admit(this.logHandle)
+    return this.logFd
+  }
+
+  /** Whether the .log descriptor is open now (tests and diagnostics). */
+  get isLogOpen(): boolean {
+    return this.logFd >= 0
   }
 
   /** Largest batch timestamp in the segment (NO_TIMESTAMP when none); read from the time index on first use. */
@@ -286,12 +328,13 @@ export class LogSegment {
    */
   append(bytes: Buffer, batches: readonly AppendedBatch[]): void {
     const start = this.size
+    const fd = this.fd
     try {
       let off = 0
-      while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off, start + off)
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off, start + off)
     } catch (err) {
       try {
-        ftruncateSync(this.fd, start)
+        ftruncateSync(fd, start)
       } catch {
         // The original error is the one to report; recovery truncates any tail on the next open.
       }
@@ -392,7 +435,8 @@ export class LogSegment {
   /** The first batch whose lastOffset >= offset (the one containing it), or null when none. */
   translateOffset(offset: number): BatchInfo | null {
     let found: BatchInfo | null = null
-    scanFileBatches(this.fd, this.startPositionFor(offset), this.size, null, (b) => {
+    const from = this.startPositionFor(offset)
+    scanFileBatches(this.fd, from, this.size, null, (b) => {
       if (b.lastOffset >= offset) {
         found = b
         return 'stop'
@@ -402,22 +446,25 @@ export class LogSegment {
   }
 
   /**
-   * The first batch with maxTimestamp >= timestamp holding an offset >= startingOffset (the log start),
-   * found with the time index and then a short header scan, or null.
-   * Scanning starts at the batch of the largest time entry <= timestamp: every batch before it has a
-   * smaller max timestamp, because an entry's offset is where its timestamp was first reached.
+   * Kafka's LogSegment.findOffsetByTimestamp: the first record (in offset order) whose timestamp is >=
+   * timestamp and whose offset is >= startingOffset (the log start), as its offset and timestamp, or null.
+   * The time index says where to start: every batch before the one of the largest entry <= timestamp has
+   * a smaller max timestamp, because an entry's offset is where its timestamp was first reached. From
+   * there batch headers skip batches whose max timestamp is smaller; a batch that may hold the answer
+   * has its records decoded (decompressed, at most maxRecordBytes), and when none of them qualifies
+   * (they lie below startingOffset) the scan goes on.
    */
-  findByTimestamp(timestamp: number, startingOffset: number): BatchInfo | null {
+  findOffsetByTimestamp(timestamp: number, startingOffset: number, maxRecordBytes: number): { offset: number; timestamp: number } | null {
     const t = this.tidx
     const i = t.lookup(timestamp)
     const fromOffset = Math.max(i < 0 ? this.baseOffset : this.baseOffset + t.valueAt(i), startingOffset)
-    let found: BatchInfo | null = null
-    scanFileBatches(this.fd, this.startPositionFor(fromOffset), this.size, null, (b) => {
-      if (b.lastOffset < startingOffset) return
-      if (b.maxTimestamp >= timestamp) {
-        found = b
-        return 'stop'
-      }
+    let found: { offset: number; timestamp: number } | null = null
+    const from = this.startPositionFor(fromOffset)
+    const fd = this.fd
+    scanFileBatches(fd, from, this.size, null, (b) => {
+      if (b.lastOffset < startingOffset || b.maxTimestamp < timestamp) return
+      found = firstRecordAtOrAfter(fd, b, timestamp, startingOffset, maxRecordBytes)
+      if (found !== null) return 'stop'
     })
     return found
   }
@@ -430,6 +477,8 @@ export class LogSegment {
 
   /** Offset after the last batch (scanning from the last index entry), or the base offset when empty. */
   readNextOffset(): number {
+    // An empty .log needs no descriptor (an idle partition opens none at startup).
+    if (this.size === 0) return this.baseOffset
     const o = this.oidx
     const n = o.entries()
     let next = this.baseOffset
@@ -460,7 +509,6 @@ export class LogSegment {
    */
   indexesLookSane(nextOffset: number, thorough: boolean): boolean {
     const o = this.oidx
-    const t = this.tidx
     const maxRel = nextOffset - 1 - this.baseOffset
     const on = o.entries()
     for (let i = thorough ? 0 : Math.max(0, on - 2); i < on; i++) {
@@ -470,9 +518,13 @@ export class LogSegment {
       if (i > 0 && (key <= o.keyAt(i - 1) || pos <= o.valueAt(i - 1))) return false
     }
     if (on > 0) {
-      const last = readBatchHeader(this.fd, o.valueAt(on - 1), this.size)
-      if (last === null || last.lastOffset - this.baseOffset !== o.keyAt(on - 1)) return false
+      const lastKey = o.keyAt(on - 1)
+      const lastPosition = o.valueAt(on - 1)
+      const last = readBatchHeader(this.fd, lastPosition, this.size)
+      if (last === null || last.lastOffset - this.baseOffset !== lastKey) return false
     }
+    // Fetched after the .log read: opening the .log may have made the cache unmap older indexes.
+    const t = this.tidx
     const tn = t.entries()
     for (let i = thorough ? 0 : Math.max(0, tn - 2); i < tn; i++) {
       const rel = t.valueAt(i)
@@ -498,14 +550,26 @@ export class LogSegment {
     return { nextOffset: next, truncatedBytes }
   }
 
+  /**
+   * Cuts the .log at position (a batch boundary: a follower's truncation) and indexes what stays, from
+   * the batch headers, into new in-memory indexes (indexRoomBytes of room): the segment is the log's
+   * active segment again. Its bytes were verified when written or recovered, so no CRC is checked.
+   */
+  truncateToPosition(position: number, indexRoomBytes: number): void {
+    this.pendingCheck = null
+    if (position < this.size) this.truncateLogTo(position)
+    this.useMemoryIndexes(MemoryIndex.empty(this.indexPath, OFFSET_ENTRY, indexRoomBytes), MemoryIndex.empty(this.timeIndexPath, TIME_ENTRY, indexRoomBytes))
+    this.indexWholeLog(Number.MAX_SAFE_INTEGER, false)
+  }
+
   /** Indexes every good batch of the .log into the (empty) indexes; returns the next offset and where the good batches end. */
-  private indexWholeLog(limitOffset: number): { next: number; validEnd: number } {
+  private indexWholeLog(limitOffset: number, checkCrc = true): { next: number; validEnd: number } {
     this.bytesSinceLastIndexEntry = 0
     this._maxTimestampSoFar = NO_TIMESTAMP
     this._offsetOfMaxTimestampSoFar = this.baseOffset
     this.firstBatchTimestamp = undefined
     let next = this.baseOffset
-    const result = scanFileBatches(this.fd, 0, this.size, native.crc32c, (b) => {
+    const result = scanFileBatches(this.fd, 0, this.size, checkCrc ? native.crc32c : null, (b) => {
       if (b.baseOffset < next || b.lastOffset < b.baseOffset || b.lastOffset >= limitOffset || !this.canHold(b.lastOffset)) return 'reject'
       this.indexBatch(b.lastOffset, b.maxTimestamp, b.position, b.size)
       next = b.lastOffset + 1
@@ -551,32 +615,62 @@ export class LogSegment {
       this.unsyncedFiles.push(...files)
       throw err
     }
-    await fsyncFd(this.fd, true)
+    // Pinned across the fsync: the cache must not close (and the process reuse) the number meanwhile.
+    if (this.closed) return
+    this.retain()
+    try {
+      await fsyncFd(this.logFd, true)
+    } finally {
+      this.release()
+    }
   }
 
-  /** Pins the .log descriptor (a read lease). */
+  /**
+   * Pins the .log descriptor (opening it if needed): the cache will not close it, nor will close() or
+   * delete(), until the matching release. Read leases, fsyncs and the cleaner's reader pin.
+   */
   retain(): void {
-    this.refs++
+    this.files.pin(this.logHandle)
+    try {
+      void this.fd
+    } catch (err) {
+      this.files.unpin(this.logHandle)
+      throw err
+    }
   }
 
-  /** Drops one pin; the descriptor closes with the last one (the segment's own pin is dropped by close/delete). */
+  /** retain() unless the segment is closed and its descriptor gone; false then. */
+  tryRetain(): boolean {
+    if (this.closed && this.logFd < 0) return false
+    this.retain()
+    return true
+  }
+
+  /** Drops one pin; a closed segment's descriptor closes with the last one. */
   release(): void {
-    if (this.refs <= 0) return
-    if (--this.refs === 0) closeSync(this.fd)
+    this.files.unpin(this.logHandle)
   }
 
-  private closeIndexes(trim: boolean): void {
-    const mapped = [this.offsetIndex, this.timeIndex].filter((x): x is SegmentIndex => x !== null && !(x instanceof MemoryIndex))
+  /** Unmaps the indexes of an inactive segment (the cache's close of indexHandle). */
+  private unmapIndexes(): void {
+    const mapped = [this.offsetIndex, this.timeIndex]
+    this.offsetIndex = null
+    this.timeIndex = null
+    for (const x of mapped) if (x !== null && !(x instanceof MemoryIndex)) (x as NativeIndexFile).close(false)
+  }
+
+  private closeIndexes(): void {
+    // Mapped indexes belong to the cache, which unmaps them; memory ones are dropped.
+    this.files.retire(this.indexHandle)
     this.offsetIndex = null
     this.timeIndex = null
     this.offsetMem = null
     this.timeMem = null
-    for (const x of mapped) (x as NativeIndexFile).close(trim)
   }
 
   /**
    * Closes the indexes (an active segment's are written with the final time entry; mapped ones are
-   * trimmed) and drops the segment's own pin on the fd.
+   * unmapped) and the .log descriptor, at once or, when pinned, at the last release.
    */
   close(): void {
     if (this.closed) return
@@ -589,18 +683,38 @@ export class LogSegment {
         this.offsetMem.writeFile(create)
         this.timeMem.writeFile(create)
       }
-      this.closeIndexes(!this.deleted)
+      this.closeIndexes()
     } finally {
-      this.release()
+      this.files.retire(this.logHandle)
     }
   }
 
-  /** Unlinks the three files now; the fd lives on until the last lease is released. */
+  /** Unlinks the three files now; an open fd lives on until the last pin is released. */
   delete(): void {
     this.deleted = true
     this.close()
     for (const p of [this.logPath, this.indexPath, this.timeIndexPath]) rmSync(p, { force: true })
   }
+}
+
+/** The first record of batch b with a timestamp >= timestamp and an offset >= startingOffset, or null. */
+function firstRecordAtOrAfter(fd: number, b: BatchInfo, timestamp: number, startingOffset: number, maxRecordBytes: number): { offset: number; timestamp: number } | null {
+  const bytes = Buffer.allocUnsafe(b.size)
+  let done = 0
+  while (done < b.size) {
+    const n = readSync(fd, bytes, done, b.size - done, b.position + done)
+    if (n === 0) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `batch at ${b.position} ends early`)
+    done += n
+  }
+  const { header, records } = inflateBatch(bytes, maxRecordBytes)
+  // LogAppendTime: every record's timestamp is the batch's (its max timestamp), whatever the record says.
+  const appendTime = (header.attributes & TIMESTAMP_TYPE_MASK) !== 0
+  for (const r of records) {
+    const offset = header.baseOffset + r.offsetDelta
+    const ts = appendTime ? header.maxTimestamp : header.baseTimestamp + r.timestampDelta
+    if (ts >= timestamp && offset >= startingOffset) return { offset, timestamp: ts }
+  }
+  return null
 }
 
 function unlinkIfExists(path: string): void {

@@ -7,13 +7,19 @@
 //   version int16 (= 0) | producerId int64 | firstOffset int64 (the transaction's first offset here) |
 //   lastOffset int64 (the ABORT marker's offset) | lastStableOffset int64 (the LSO once it completed)
 // An entry goes to the file named after the active segment when its marker is appended. A file belongs
-// to the segment covering its base offset: the log cleaner merges segments without touching these
-// files, and retention deletes a file with the segment that covers it.
+// to the segment covering its base offset: the log cleaner merges segments without renaming these
+// files, and retention deletes a file with the segment that covers it. The cleaner removes the entries
+// of aborted transactions whose records it has all removed: their files are rewritten whole (a temp
+// file, fsynced, renamed over the old one).
 // The files are written with the log and fsynced with it (flush); nothing is checksummed. Recovery: on
 // an unclean open the files of every segment from the recovery point on (and any file whose size is not
 // a whole number of entries, or whose entry version is not 0) are deleted and rebuilt from the log by
 // the producer state replay, which sees every marker (producer-state.ts); files below the first segment
 // are leftovers of retention and are deleted.
+//
+// Descriptors: none stay open. An append opens the file (O_APPEND), writes its entry and closes it; a
+// flush opens each file appended to since the last one for its fdatasync (aborts are rare: a partition
+// must not hold a descriptor per file, see open-files.ts).
 //
 // Memory: every entry of the partition stays in memory (one small object per aborted transaction),
 // sorted by lastOffset; a Fetch binary-searches it.
@@ -21,8 +27,10 @@
 import { closeSync, constants, openSync, readdirSync, rmSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { readInt64, writeInt64 } from '../protocol/records/batch.js'
+import { writeFileAtomicSync } from './atomic-file.js'
 import type { AbortedTransaction } from './types.js'
-import { fsyncFd, readWholeFile } from './durability.js'
+import { readWholeFile } from './durability.js'
+import { syncFile } from './memory-index.js'
 
 export const TXN_INDEX_SUFFIX = '.txnindex'
 export const TXN_INDEX_ENTRY_BYTES = 34
@@ -86,12 +94,8 @@ export class TransactionIndex {
   readonly dir: string
   /** Every entry, sorted by lastOffset. */
   private entries: IndexedEntry[] = []
-  /** Open append descriptors by file base; files not yet fsynced since their last append. */
-  private readonly fds = new Map<number, number>()
+  /** Bases of the files appended to since the last flush. */
   private readonly unsynced = new Set<number>()
-  /** Descriptors with an fsync in flight: closing waits for it (the number could be reused meanwhile). */
-  private readonly syncing = new Set<number>()
-  private readonly closeAfterSync = new Set<number>()
 
   constructor(dir: string) {
     this.dir = dir
@@ -119,7 +123,7 @@ export class TransactionIndex {
    * ones below the log, and those to be rebuilt by replay). Entries at or past rebuildFrom are dropped too.
    */
   load(firstSegmentBase: number, rebuildFrom: number, listing?: readonly string[]): void {
-    this.closeFiles()
+    this.unsynced.clear()
     this.entries = []
     for (const { base } of TransactionIndex.scan(this.dir, listing)) {
       const path = join(this.dir, txnIndexFileName(base))
@@ -140,14 +144,14 @@ export class TransactionIndex {
 
   /** Appends an entry to the file of fileBase (the active segment's base), creating it when needed. */
   append(entry: AbortedTxnEntry, fileBase: number): void {
-    let fd = this.fds.get(fileBase)
-    if (fd === undefined) {
-      fd = openSync(join(this.dir, txnIndexFileName(fileBase)), constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o644)
-      this.fds.set(fileBase, fd)
+    const fd = openSync(join(this.dir, txnIndexFileName(fileBase)), constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o644)
+    try {
+      const bytes = encodeTxnIndexEntry(entry)
+      let off = 0
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off)
+    } finally {
+      closeSync(fd)
     }
-    const bytes = encodeTxnIndexEntry(entry)
-    let off = 0
-    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off)
     this.unsynced.add(fileBase)
     const last = this.entries.at(-1)
     const e = { ...entry, fileBase }
@@ -185,6 +189,30 @@ export class TransactionIndex {
     return this.entries.map((e) => ({ producerId: e.producerId, firstOffset: e.firstOffset, lastOffset: e.lastOffset, lastStableOffset: e.lastStableOffset }))
   }
 
+  /**
+   * Removes entries, named by producer id and marker offset (the cleaner: aborted transactions with no
+   * records left). Each file that held one is rewritten whole with the rest, atomically, or deleted.
+   */
+  remove(entries: readonly { producerId: number; lastOffset: number }[]): void {
+    const doomed = new Set(entries.map((e) => `${e.producerId}:${e.lastOffset}`))
+    const files = new Set<number>()
+    const kept: IndexedEntry[] = []
+    for (const e of this.entries) {
+      if (doomed.has(`${e.producerId}:${e.lastOffset}`)) files.add(e.fileBase)
+      else kept.push(e)
+    }
+    if (files.size === 0) return
+    this.entries = kept
+    for (const base of files) {
+      // No descriptor stays open (an append opens the file by name), and the rewrite is fsynced.
+      this.unsynced.delete(base)
+      const rest = kept.filter((e) => e.fileBase === base)
+      const path = join(this.dir, txnIndexFileName(base))
+      if (rest.length === 0) rmSync(path, { force: true })
+      else writeFileAtomicSync(path, Buffer.concat(rest.map((e) => encodeTxnIndexEntry(e))))
+    }
+  }
+
   /** Segments below firstSegmentBase are gone: deletes the files (and entries) that belonged to them. */
   deleteFilesBefore(firstSegmentBase: number): void {
     const doomed = new Set<number>()
@@ -203,15 +231,7 @@ export class TransactionIndex {
     this.deleteFilesBefore(Number.MAX_SAFE_INTEGER)
   }
 
-  private closeFd(fd: number): void {
-    if (this.syncing.has(fd)) this.closeAfterSync.add(fd)
-    else closeSync(fd)
-  }
-
   private removeFile(base: number): void {
-    const fd = this.fds.get(base)
-    if (fd !== undefined) this.closeFd(fd)
-    this.fds.delete(base)
     this.unsynced.delete(base)
     rmSync(join(this.dir, txnIndexFileName(base)), { force: true })
   }
@@ -220,27 +240,17 @@ export class TransactionIndex {
   async flush(): Promise<void> {
     const bases = [...this.unsynced]
     this.unsynced.clear()
-    for (const base of bases) {
-      const fd = this.fds.get(base)
-      if (fd === undefined) continue
-      this.syncing.add(fd)
-      try {
-        await fsyncFd(fd, true)
-      } finally {
-        this.syncing.delete(fd)
-        if (this.closeAfterSync.delete(fd)) closeSync(fd)
-      }
+    try {
+      // A file deleted meanwhile (retention) needs no sync: syncFile skips it.
+      for (const base of bases) await syncFile(join(this.dir, txnIndexFileName(base)))
+    } catch (err) {
+      for (const base of bases) this.unsynced.add(base)
+      throw err
     }
   }
 
-  private closeFiles(): void {
-    for (const fd of this.fds.values()) this.closeFd(fd)
-    this.fds.clear()
-    this.unsynced.clear()
-  }
-
-  /** Closes the descriptors (after a flush, at close). */
+  /** Forgets what is unsynced (the log closes; its flush ran before). */
   close(): void {
-    this.closeFiles()
+    this.unsynced.clear()
   }
 }

@@ -32,8 +32,13 @@ export interface AppendResult {
 }
 
 export interface ReadOptions {
-  /** Exclusive upper bound on offsets returned (the high watermark for consumers). Default: LEO. */
+  /** Exclusive upper bound on offsets returned; capped at the high watermark, or at the LEO with logEnd. */
   maxOffset?: number
+  /**
+   * Read up to the log end offset instead of the high watermark (Kafka's FetchIsolation.LOG_END): a
+   * follower's fetch, and a coordinator loading the partition it now leads.
+   */
+  logEnd?: boolean
   /** Return at least one whole batch even when it is larger than maxBytes (Kafka's minOneMessage). Default true. */
   minOneBatch?: boolean
   /**
@@ -76,6 +81,8 @@ export interface TxnMarker {
   producerEpoch: number
   coordinatorEpoch: number
   commit: boolean
+  /** The leader epoch written into the marker batch; default the epoch of the latest append. */
+  leaderEpoch?: number
 }
 
 /** One producer with state on a partition, as DescribeProducers answers. */
@@ -108,4 +115,30 @@ export interface PartitionState {
   lastStableOffset: number
   sizeBytes: number
   segmentCount: number
+}
+
+/** What a follower's append did (PartitionLog.appendAsFollower). */
+export interface FollowerAppendResult {
+  /** Batches written (0 for an empty payload). */
+  batches: number
+  /** Bytes of whole batches written. */
+  bytes: number
+  /** The last offset written, -1 when nothing was. */
+  lastOffset: number
+  /** The epoch of the last batch written, -1 when nothing was. */
+  lastEpoch: number
+  /** The newest epoch of the leader epoch cache, -1 when it has none. */
+  latestEpoch: number
+  logStartOffset: number
+  logEndOffset: number
+  highWatermark: number
+}
+
+/** A replica's offsets and newest leader epoch, for the replication layer. */
+export interface ReplicaLogState {
+  logStartOffset: number
+  logEndOffset: number
+  highWatermark: number
+  /** The newest epoch of the leader epoch cache, -1 when it has none. */
+  latestEpoch: number
 }

@@ -313,7 +313,7 @@ describe('skein groups', () => {
       expect(listed.out.split('\n')).toContain(`${'layout-readers'.padEnd(25)} ${'Stable'.padEnd(20)}`)
       expect(listed.out).not.toMatch(/Empty/)
       const bad = await skein(['groups', ...b, '--list', '--state', 'sleepy'])
-      expect(oneLine(bad.stderr)).toBe("skein groups: Invalid state list 'sleepy'. Valid states are: Stable, Empty, PreparingRebalance, CompletingRebalance, Dead")
+      expect(oneLine(bad.stderr)).toBe("skein groups: Invalid state list 'sleepy'. Valid states are: Stable, Empty, PreparingRebalance, CompletingRebalance, Assigning, Reconciling, Dead")
       const two = await skein(['groups', ...b, '--describe', '--group', 'layout-readers', '--members', '--state'])
       expect(oneLine(two.stderr)).toBe('skein groups: --describe takes at most one of --offsets, --members, --state')
     } finally {

@@ -2,7 +2,7 @@
 // election (a new controller epoch per start), and leads every partition at the epoch stored for it. A
 // data dir of Skein before clusters (cluster-metadata.json version 1) is upgraded in place and keeps its
 // topics, configs and data; the control-plane requests are fenced by epoch here too.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
@@ -123,25 +123,23 @@ describe('a broker without ZooKeeper', () => {
     }
   })
 
-  it('adopts partition directories its metadata file does not list', async () => {
-    const dataDir = tempDataDir('embedded-adopt')
+  it('moves partition directories its metadata file does not list aside, never adopts them as topics', async () => {
+    const dataDir = tempDataDir('embedded-strays')
     tb = await startTestBroker([], { dataDir })
     const raw = await RawClient.connect(tb.host, tb.port)
     expect((await raw.createTopic('kept', 1)).errorCode).toBe(0)
     expect((await raw.produce('kept', 0, simpleBatch('k', 2))).errorCode).toBe(0)
     raw.close()
     await tb.stop({ keepData: true })
+    // A lost metadata file: nothing on disk is served, and nothing is dropped.
     writeFileSync(join(dataDir, 'cluster-metadata.json'), JSON.stringify({ version: 2 }))
     mkdirSync(join(dataDir, 'stray-0'), { recursive: true })
     tb = await startTestBroker([], { dataDir })
-    expect(tb.broker.topics.get('kept')?.partitions).toBe(1)
-    expect(tb.broker.topics.get('stray')?.partitions).toBe(1)
-    const raw2 = await RawClient.connect(tb.host, tb.port)
-    try {
-      expect((await raw2.fetch('kept', 0, 0)).highWatermark).toBe(2n)
-    } finally {
-      raw2.close()
-    }
+    expect(tb.broker.topics.get('kept')).toBeUndefined()
+    expect(tb.broker.topics.get('stray')).toBeUndefined()
+    const aside = readdirSync(dataDir).filter((n) => n.endsWith('-stray')).sort()
+    expect(aside.map((n) => n.replace(/\.[0-9a-f]{32}-stray$/, ''))).toEqual(['kept-0', 'stray-0'])
+    expect(readdirSync(join(dataDir, aside[0]!))).toContain('00000000000000000000.log')
   })
   it('resumes a deletion queued before a crash when its controller starts again', async () => {
     const dataDir = tempDataDir('embedded-resume-delete')

@@ -173,3 +173,18 @@ describe('renderConfigReference', () => {
     expect(md).toMatch(/`num\.io\.threads` \| int \| `8` .*\*Ignored\.\*/)
   })
 })
+
+describe('consumer group (KIP-848) configs', () => {
+  it("have Kafka's defaults and its rules between them", () => {
+    const c = loadBrokerConfig({ overrides: [] })
+    expect([c.getInt('group.consumer.session.timeout.ms'), c.getInt('group.consumer.heartbeat.interval.ms'), c.getList('group.consumer.assignors')]).toEqual([45000, 5000, ['uniform', 'range']])
+    expect(() => loadBrokerConfig({ overrides: ['group.consumer.heartbeat.interval.ms=20000'] })).toThrow(/group.consumer.heartbeat.interval.ms must be less than or equal to group.consumer.max.heartbeat.interval.ms/)
+    expect(() => loadBrokerConfig({ overrides: ['group.consumer.session.timeout.ms=1000'] })).toThrow(/greater than or equal to group.consumer.min.session.timeout.ms/)
+    expect(() => loadBrokerConfig({ overrides: ['group.consumer.min.session.timeout.ms=1000', 'group.consumer.session.timeout.ms=4000'] })).toThrow(/heartbeat.interval.ms must be less than group.consumer.session.timeout.ms/)
+    const fast = loadBrokerConfig({ overrides: ['group.consumer.min.session.timeout.ms=1000', 'group.consumer.session.timeout.ms=6000', 'group.consumer.min.heartbeat.interval.ms=100', 'group.consumer.heartbeat.interval.ms=500'] })
+    expect(fast.getInt('group.consumer.heartbeat.interval.ms')).toBe(500)
+    expect(loadBrokerConfig({ overrides: ['group.consumer.assignors=org.apache.kafka.coordinator.group.assignor.RangeAssignor,uniform'] }).getList('group.consumer.assignors')).toEqual(['org.apache.kafka.coordinator.group.assignor.RangeAssignor', 'uniform'])
+    expect(() => loadBrokerConfig({ overrides: ['group.consumer.assignors=sticky'] })).toThrow(/Invalid assignor sticky/)
+    expect(() => loadBrokerConfig({ overrides: ['group.consumer.assignors=range,org.apache.kafka.coordinator.group.assignor.RangeAssignor'] })).toThrow(/listed twice/)
+  })
+})

@@ -80,6 +80,7 @@ describe('one home for log defaults and bounds', () => {
       producerIdExpirationMs: byName.get('producer.id.expiration.ms'),
       cleanerDedupeBufferBytes: byName.get('log.cleaner.dedupe.buffer.size'),
       cleanerIoMaxBytesPerSecond: byName.get('log.cleaner.io.max.bytes.per.second'),
+      segmentOpenFilesMax: byName.get('log.segment.open.files.max'),
     })
   })
 })

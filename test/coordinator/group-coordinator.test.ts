@@ -321,7 +321,7 @@ describe('offsets', () => {
     const all = await h.coordinator.fetchOffsets('simple', null)
     expect(all.topics).toEqual([{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 42n, committedLeaderEpoch: 3, metadata: 'm', errorCode: ErrorCode.NONE }] }])
     const listed = await h.coordinator.listGroups()
-    expect(listed.groups).toEqual([{ groupId: 'simple', protocolType: '', state: 'Empty' }])
+    expect(listed.groups).toEqual([{ groupId: 'simple', protocolType: '', state: 'Empty', groupType: 'classic' }])
   })
 
   it('per-partition errors: unknown topic or partition, metadata too large; the rest is committed', async () => {

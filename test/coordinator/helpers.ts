@@ -18,6 +18,11 @@ export const TEST_CONFIG: GroupCoordinatorConfig = {
   offsetMetadataMaxBytes: 64,
 }
 
+/** A fixed 22-character base64url topic id per topic name (tests). */
+export function topicIdOf(topic: string): string {
+  return Buffer.from(topic.padEnd(16, '.').slice(0, 16)).toString('base64url')
+}
+
 /** Topic 't' with 6 partitions and 'u' with 2; offsets answered from `ends`. */
 export function fakeTopics(ends = new Map<string, number>()): TopicsView {
   const counts = new Map([
@@ -26,6 +31,8 @@ export function fakeTopics(ends = new Map<string, number>()): TopicsView {
   ])
   return {
     partitionCount: (topic) => counts.get(topic),
+    topicId: (topic) => (counts.has(topic) ? topicIdOf(topic) : undefined),
+    topicName: (topicId) => [...counts.keys()].find((t) => topicIdOf(t) === topicId),
     async offsets(partitions) {
       return partitions.map((p) => {
         const count = counts.get(p.topic)

@@ -50,8 +50,11 @@ describe('__consumer_offsets record keys', () => {
     expect(decodeGroupRecordKey(key)).toEqual({ type: 'group-metadata', group: 'grüppe' })
   })
 
-  it('reports other record types as unknown, and truncated keys as errors', () => {
-    expect(decodeGroupRecordKey(Buffer.concat([i16(3), str('x')]))).toEqual({ type: 'unknown', version: 3 })
+  it('reads the consumer-group keys (3-8), reports the other record types as unknown, and truncated keys as errors', () => {
+    expect(decodeGroupRecordKey(Buffer.concat([i16(3), str('x')]))).toEqual({ type: 'consumer-group', record: 'metadata', group: 'x', memberId: null })
+    expect(decodeGroupRecordKey(Buffer.concat([i16(8), str('x'), str('m')]))).toEqual({ type: 'consumer-group', record: 'current-member-assignment', group: 'x', memberId: 'm' })
+    // Share groups (KIP-932) start at 9.
+    expect(decodeGroupRecordKey(Buffer.concat([i16(9), str('x')]))).toEqual({ type: 'unknown', version: 9 })
     expect(() => decodeGroupRecordKey(Buffer.concat([i16(1), str('g'), i16(10)]))).toThrow(CoordinatorRecordError)
     expect(() => decodeGroupRecordKey(Buffer.from([0]))).toThrow(CoordinatorRecordError)
   })

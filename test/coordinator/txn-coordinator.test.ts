@@ -17,6 +17,33 @@ const CONFIG: TransactionCoordinatorConfig = {
   removeExpiredTransactionalIdsIntervalMs: 3600_000,
 }
 
+/**
+ * Markers as a partition's producer state takes them (storage/producer-state.ts checkMarker): one from an
+ * older coordinator epoch than the partition has seen for the producer is refused. `holdNext` parks the
+ * next call only (a request in flight).
+ */
+class FencingMarkers implements TxnMarkerWriter {
+  written: TxnMarkerItem[] = []
+  refused: TxnMarkerItem[] = []
+  readonly #seen = new Map<string, number>()
+  holdNext: Promise<void> | null = null
+  async writeMarkers(items: readonly TxnMarkerItem[]): Promise<{ errorCode: number }[]> {
+    const hold = this.holdNext
+    this.holdNext = null
+    if (hold !== null) await hold
+    return items.map((i) => {
+      const k = `${i.topic}-${i.partition}-${i.producerId}`
+      if (i.coordinatorEpoch < (this.#seen.get(k) ?? -1)) {
+        this.refused.push(i)
+        return { errorCode: ErrorCode.TRANSACTION_COORDINATOR_FENCED }
+      }
+      this.#seen.set(k, i.coordinatorEpoch)
+      this.written.push(i)
+      return { errorCode: ErrorCode.NONE }
+    })
+  }
+}
+
 /** Records every marker; `failures` makes the next N calls fail the given partitions. */
 class FakeMarkers implements TxnMarkerWriter {
   written: TxnMarkerItem[] = []
@@ -33,12 +60,12 @@ class FakeMarkers implements TxnMarkerWriter {
   }
 }
 
-async function setup(opts: { writer?: InMemoryPartitionWriter; clock?: ManualClock; markers?: FakeMarkers; nextId?: { n: number } } = {}) {
+async function setup<M extends TxnMarkerWriter = FakeMarkers>(opts: { writer?: InMemoryPartitionWriter; clock?: ManualClock; markers?: M; nextId?: { n: number }; partitionEpoch?: (p: number) => number } = {}) {
   const clock = opts.clock ?? new ManualClock()
   const writer = opts.writer ?? new InMemoryPartitionWriter()
-  const markers = opts.markers ?? new FakeMarkers()
+  const markers = (opts.markers ?? new FakeMarkers()) as M
   const ids = opts.nextId ?? { n: 1000 }
-  const coordinator = new TransactionCoordinator({ config: CONFIG, writer, markers, producerIds: { nextProducerId: async () => ids.n++ }, clock, log: quietLog })
+  const coordinator = new TransactionCoordinator({ config: CONFIG, partitionEpoch: opts.partitionEpoch, writer, markers, producerIds: { nextProducerId: async () => ids.n++ }, clock, log: quietLog })
   await coordinator.loadAll()
   const settle = async (): Promise<void> => {
     for (let i = 0; i < 5; i++) {
@@ -51,15 +78,30 @@ async function setup(opts: { writer?: InMemoryPartitionWriter; clock?: ManualClo
 }
 
 describe('__transaction_state records', () => {
-  it('round-trips key and value v0 byte for byte as Kafka lays them out', () => {
+  it('writes key v0 and value v1 (flexible, previous producer id tagged) byte for byte as Kafka 4.x lays them out; reads v0', () => {
     const key = encodeTransactionKey('tx-1')
     expect(key.toString('hex')).toBe('0000' + '0004' + Buffer.from('tx-1').toString('hex'))
     expect(decodeTransactionKey(key)).toBe('tx-1')
-    const v = { producerId: 7, producerEpoch: 3, transactionTimeoutMs: 60000, status: TxnStatus.Ongoing, partitions: [{ topic: 'a', partitions: [0, 2] }], lastUpdateTimestamp: 1000, startTimestamp: 900 }
+    const v = { producerId: 7, previousProducerId: 6, nextProducerId: -1, producerEpoch: 3, transactionTimeoutMs: 60000, status: TxnStatus.Ongoing, partitions: [{ topic: 'a', partitions: [0, 2] }], lastUpdateTimestamp: 1000, startTimestamp: 900, clientTransactionVersion: 0 }
     const buf = encodeTransactionValue(v)
-    // version, pid, epoch, timeout, status, 1 topic ("a", [0,2]), two timestamps
-    expect(buf.length).toBe(2 + 8 + 2 + 4 + 1 + 4 + (2 + 1 + 4 + 8) + 16)
+    // version 1, pid, epoch, timeout, status, compact array of 1 topic ("a", [0,2], no tags), two
+    // timestamps, then one tagged field (PreviousProducerId, tag 0, 8 bytes); fields at their defaults
+    // (NextProducerId -1, ClientTransactionVersion 0) are left out, as Kafka's generated code does.
+    expect(buf.toString('hex')).toBe(
+      '0001' + '0000000000000007' + '0003' + '0000ea60' + '01' + '02' + '0261' + '03' + '00000000' + '00000002' + '00' + '00000000000003e8' + '0000000000000384' + '01' + '00' + '08' + '0000000000000006',
+    )
     expect(decodeTransactionValue(buf)).toEqual(v)
+    // An Empty transaction has null partitions (Kafka writes them so).
+    const empty = encodeTransactionValue({ ...v, status: TxnStatus.Empty, partitions: [], startTimestamp: -1 })
+    expect(decodeTransactionLogValueRecord(empty).value.transactionPartitions).toBeNull()
+    // Version 0 (Kafka before transaction.version 1): no previous producer id.
+    const v0 = encodeTransactionLogValueRecord(
+      createTransactionLogValue({ producerId: 7n, producerEpoch: 3, transactionTimeoutMs: 60000, transactionStatus: TxnStatus.Ongoing, transactionPartitions: [{ topic: 'a', partitionIds: [0, 2] }], transactionLastUpdateTimestampMs: 1000n, transactionStartTimestampMs: 900n }),
+      0,
+    )
+    // version, pid, epoch, timeout, status, 1 topic ("a", [0,2]), two timestamps
+    expect(v0.length).toBe(2 + 8 + 2 + 4 + 1 + 4 + (2 + 1 + 4 + 8) + 16)
+    expect(decodeTransactionValue(v0)).toEqual({ ...v, previousProducerId: -1 })
   })
 
   it('reads the flexible v1 value and rejects truncated or oversized input', () => {
@@ -77,11 +119,10 @@ describe('__transaction_state records', () => {
       Buffer.from([2, 0, 8, 0, 0, 0, 0, 0, 0, 0, 8, 5, 1, 0x42]),
     ]
     const v = decodeTransactionValue(Buffer.concat(parts))
-    expect(v).toEqual({ producerId: 9, producerEpoch: 1, transactionTimeoutMs: 60000, status: TxnStatus.CompleteCommit, partitions: [{ topic: 't', partitions: [5] }], lastUpdateTimestamp: 1000, startTimestamp: -1 })
+    expect(v).toEqual({ producerId: 9, previousProducerId: 8, nextProducerId: -1, producerEpoch: 1, transactionTimeoutMs: 60000, status: TxnStatus.CompleteCommit, partitions: [{ topic: 't', partitions: [5] }], lastUpdateTimestamp: 1000, startTimestamp: -1, clientTransactionVersion: 0 })
     const good = encodeTransactionValue({ ...v, status: TxnStatus.Ongoing })
     expect(() => decodeTransactionValue(good.subarray(0, good.length - 3))).toThrow(/bytes/)
-    const huge = Buffer.from(good)
-    huge.writeInt32BE(0x7fffffff, 17) // partition array count
+    const huge = Buffer.concat([good.subarray(0, 17), Buffer.from([0xff, 0xff, 0xff, 0xff, 0x07]), good.subarray(18)]) // partition array count ~2^31
     expect(() => decodeTransactionValue(huge)).toThrow(/bytes/)
     expect(() => decodeTransactionKey(Buffer.from([0, 1, 0, 0]))).toThrow(/version/)
     // A known tag must hold its type: PreviousProducerId (tag 0) in 1 byte is malformed.
@@ -107,8 +148,8 @@ describe('__transaction_state records', () => {
       '0001' + '0000000000000009' + '0000' + '0000ea60' + '04' + '00' + '00000000000003e8' + 'ffffffffffffffff' + '02' + '0008' + '0000000000000008' + '0202' + '0002',
     )
     expect(decodeTransactionLogValueRecord(buf)).toEqual({ version: 1, value })
-    // The coordinator's own view of the same bytes (it does not use the tagged fields yet).
-    expect(decodeTransactionValue(buf)).toMatchObject({ producerId: 9, status: TxnStatus.CompleteCommit, partitions: [] })
+    // The coordinator's own view of the same bytes.
+    expect(decodeTransactionValue(buf)).toMatchObject({ producerId: 9, previousProducerId: 8, nextProducerId: -1, clientTransactionVersion: 2, status: TxnStatus.CompleteCommit, partitions: [] })
     // Version 0 cannot carry them.
     expect(() => encodeTransactionLogValueRecord(value, 0)).toThrow(/not supported in version 0/)
   })
@@ -133,6 +174,77 @@ describe('TransactionCoordinator', () => {
     expect((await coordinator.initProducerId('t1', 60000, { producerId: 1000, producerEpoch: 0 })).errorCode).toBe(ErrorCode.PRODUCER_FENCED)
     expect(await coordinator.initProducerId('t1', 60000, { producerId: 1000, producerEpoch: 2 })).toEqual({ errorCode: ErrorCode.NONE, producerId: 1000, producerEpoch: 3 })
     expect(await coordinator.initProducerId('t1', 60000, { producerId: 1000, producerEpoch: 2 })).toEqual({ errorCode: ErrorCode.NONE, producerId: 1000, producerEpoch: 3 })
+  })
+
+  it('KIP-360 producer id rotation: the record carries the previous producer id, a retry naming it gets the same answer, a reload keeps it', async () => {
+    // A transactional id whose epoch is exhausted (Short.MAX_VALUE - 1), as its last record says.
+    const writer = new InMemoryPartitionWriter()
+    const p = transactionPartition('rot', CONFIG.transactionStatePartitions)
+    const exhausted = 0x7fff - 1
+    await writer.append(p, [
+      { key: encodeTransactionKey('rot'), value: encodeTransactionValue({ producerId: 1000, previousProducerId: 1000, nextProducerId: -1, producerEpoch: exhausted, transactionTimeoutMs: 60000, status: TxnStatus.CompleteCommit, partitions: [], lastUpdateTimestamp: 0, startTimestamp: 5, clientTransactionVersion: 0 }) },
+    ])
+    const { coordinator } = await setup({ writer, nextId: { n: 2000 } })
+    // Naming the exhausted epoch rotates to a new id at epoch 0.
+    expect(await coordinator.initProducerId('rot', 60000, { producerId: 1000, producerEpoch: exhausted })).toEqual({ errorCode: ErrorCode.NONE, producerId: 2000, producerEpoch: 0 })
+    const last = writer.records(p).at(-1)!
+    expect(decodeTransactionLogValueRecord(last.value!).version).toBe(1)
+    expect(decodeTransactionValue(last.value!)).toMatchObject({ producerId: 2000, previousProducerId: 1000, producerEpoch: 0, status: TxnStatus.Empty })
+    // The producer lost the answer and retries with its old id and epoch: the same answer, no new id.
+    expect(await coordinator.initProducerId('rot', 60000, { producerId: 1000, producerEpoch: exhausted })).toEqual({ errorCode: ErrorCode.NONE, producerId: 2000, producerEpoch: 0 })
+    // The previous id with an epoch that was not exhausted is a zombie (Kafka's isValidProducerId).
+    expect((await coordinator.initProducerId('rot', 60000, { producerId: 1000, producerEpoch: 5 })).errorCode).toBe(ErrorCode.PRODUCER_FENCED)
+    // The new producer bumps normally; the record then names the id it came from (the same one).
+    expect(await coordinator.initProducerId('rot', 60000, { producerId: 2000, producerEpoch: 0 })).toEqual({ errorCode: ErrorCode.NONE, producerId: 2000, producerEpoch: 1 })
+    expect(decodeTransactionValue(writer.records(p).at(-1)!.value!)).toMatchObject({ producerId: 2000, previousProducerId: 2000, producerEpoch: 1 })
+    coordinator.close()
+    // A reload rebuilds the previous producer id from the records (the epoch before the bump is memory
+    // only, as in Kafka: no version of TransactionLogValue at this commit carries it).
+    const again = await setup({ writer, nextId: { n: 3000 } })
+    expect(await again.coordinator.runtime.read(p, (s) => s.txns.get('rot'))).toMatchObject({ producerId: 2000, previousProducerId: 2000, producerEpoch: 1 })
+  })
+
+  it('markers carry the coordinator epoch the __transaction_state partition is loaded in', async () => {
+    const { coordinator, markers, settle } = await setup({ partitionEpoch: (p) => 7 + p })
+    const p = transactionPartition('tx', CONFIG.transactionStatePartitions)
+    const { producerId, producerEpoch } = await coordinator.initProducerId('tx', 60000, null)
+    await coordinator.addPartitions('tx', producerId, producerEpoch, [{ topic: 'a', partition: 0 }, { topic: 'b', partition: 1 }])
+    await coordinator.endTxn('tx', producerId, producerEpoch, true)
+    await settle()
+    await coordinator.completionsIdle()
+    expect(markers.written.map((m) => m.coordinatorEpoch)).toEqual([7 + p, 7 + p])
+    expect(await coordinator.status('tx')).toBe(TxnStatus.CompleteCommit)
+  })
+
+  it('a coordinator loaded again in a newer epoch finishes the transaction; the late marker of the older epoch is fenced and its completion stops', async () => {
+    const markers = new FencingMarkers()
+    let epoch = 1
+    const { coordinator, writer, settle } = await setup({ markers, partitionEpoch: () => epoch })
+    const p = transactionPartition('tx', CONFIG.transactionStatePartitions)
+    const { producerId, producerEpoch } = await coordinator.initProducerId('tx', 60000, null)
+    await coordinator.addPartitions('tx', producerId, producerEpoch, [{ topic: 'a', partition: 0 }])
+    // The epoch-1 completion's marker request is in flight when the partition is elected again (epoch 2).
+    let release!: () => void
+    markers.holdNext = new Promise((r) => (release = r))
+    await coordinator.endTxn('tx', producerId, producerEpoch, false)
+    await settle()
+    epoch = 2
+    await coordinator.runtime.load(p, 2)
+    // The reload found PrepareAbort and completes it in epoch 2.
+    await settle()
+    expect(await coordinator.status('tx')).toBe(TxnStatus.CompleteAbort)
+    expect(markers.written.map((m) => m.coordinatorEpoch)).toEqual([2])
+    // The epoch-1 marker lands late: the partition refuses it, and that completion writes nothing more.
+    release()
+    await settle()
+    await coordinator.completionsIdle()
+    await settle()
+    expect(markers.refused.map((m) => m.coordinatorEpoch)).toEqual([1])
+    const completes = writer.records(p).filter((r) => r.value !== null && decodeTransactionValue(r.value).status === TxnStatus.CompleteAbort)
+    expect(completes).toHaveLength(1)
+    // Loading in the same or an older epoch changes nothing.
+    await coordinator.runtime.load(p, 1)
+    expect(coordinator.runtime.activeEpoch(p)).toBe(2)
   })
 
   it('commit: Ongoing -> PrepareCommit -> markers on every partition -> CompleteCommit', async () => {

@@ -79,6 +79,8 @@ export interface BrokerProcessOptions {
   overrides?: string[]
   /** How long to wait for the "ready" log line (ms). Default 20000. */
   readyTimeoutMs?: number
+  /** Run the broker under this open-file limit (RLIMIT_NOFILE, soft and hard, set by prlimit(1)). */
+  nofile?: number
 }
 
 export interface BrokerProcess {
@@ -114,7 +116,8 @@ export async function startBrokerProcess(opts: BrokerProcessOptions = {}): Promi
     '--override', 'io.threads=1',
     ...(opts.overrides ?? []).flatMap((o) => ['--override', o]),
   ]
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKEIN_LOG_LEVEL: 'info', SKEIN_LOG_FORMAT: 'json' } })
+  const [command, argv] = opts.nofile === undefined ? [process.execPath, args] : ['prlimit', [`--nofile=${opts.nofile}`, '--', process.execPath, ...args]]
+  const child = spawn(command, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKEIN_LOG_LEVEL: 'info', SKEIN_LOG_FORMAT: 'json' } })
   let out = ''
   let exited: number | string | null = null
   const exitWaiters: ((v: number | string) => void)[] = []

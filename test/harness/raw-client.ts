@@ -153,9 +153,10 @@ export class RawClient {
     return this.call(3, version, (w) => Metadata.encodeMetadataRequest(w, req, version), Metadata.decodeMetadataResponse)
   }
 
-  async createTopic(name: string, numPartitions: number, configs: Record<string, string> = {}, version = 5): Promise<CreateTopics.CreatableTopicResult> {
+  /** CreateTopics; `timeoutMs` is how long the broker waits for the new partitions' leaders (Kafka's request field). */
+  async createTopic(name: string, numPartitions: number, configs: Record<string, string> = {}, version = 5, timeoutMs = 10_000): Promise<CreateTopics.CreatableTopicResult> {
     const req = CreateTopics.createCreateTopicsRequest({
-      timeoutMs: 10000,
+      timeoutMs,
       topics: [
         CreateTopics.createCreatableTopic({
           name,

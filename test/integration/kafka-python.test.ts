@@ -92,6 +92,27 @@ describe.skipIf(!AVAILABLE)('kafka-python', () => {
     })
   }
 
+  it('offsets_for_times answers the first record at or after each time, with that record\'s timestamp', async () => {
+    expect(await py('create_topics', { topics: [{ name: 'kp-times', partitions: 1 }] })).toEqual({ 'kp-times': 0 })
+    // One send of ten records 10 ms apart: kafka-python puts them in one batch (linger.ms 20).
+    const ts = Date.now() - 60_000
+    const msgs = Array.from({ length: 10 }, (_, i) => ({ value: b64(Buffer.from(`t${i}`)), partition: 0, timestamp: ts + 10 * i }))
+    await py('produce', { topic: 'kp-times', acks: 1, messages: msgs })
+    const raw = await RawClient.connect(tb.host, tb.port)
+    try {
+      expect(decodeBatches(recordsBuffer(await raw.fetch('kp-times', 0, 0))).length).toBeLessThan(10)
+    } finally {
+      raw.close()
+    }
+    expect(await py('offsets_for_times', { topic: 'kp-times', partition: 0, times: [ts - 1, ts + 25, ts + 30, ts + 90, ts + 91] })).toEqual([
+      { offset: 0, timestamp: ts },
+      { offset: 3, timestamp: ts + 30 },
+      { offset: 3, timestamp: ts + 30 },
+      { offset: 9, timestamp: ts + 90 },
+      null,
+    ])
+  })
+
   it('deletes topics', async () => {
     expect(await py('delete_topics', { topics: ['kp-doomed'] })).toEqual({ 'kp-doomed': 0 })
     expect(await py('list_topics', {})).not.toContain('kp-doomed')

@@ -12,7 +12,10 @@ import * as TxnOffsetCommit from '../../src/protocol/messages/28-txn-offset-comm
 import * as OffsetFetch from '../../src/protocol/messages/09-offset-fetch.gen.js'
 import * as DescribeTransactions from '../../src/protocol/messages/65-describe-transactions.gen.js'
 import * as ListTransactions from '../../src/protocol/messages/66-list-transactions.gen.js'
-import { RawClient, startTestBroker, type TestBroker } from '../harness/index.js'
+import { transactionPartition } from '../../src/coordinator/transaction/txn-coordinator.js'
+import { CONTROL_MASK } from '../../src/protocol/records/index.js'
+import { decodeRecords } from '../../src/protocol/records/builder.js'
+import { RawClient, batchOf, recordsBuffer, startTestBroker, type TestBroker } from '../harness/index.js'
 
 let tb: TestBroker
 let raw: RawClient
@@ -108,5 +111,31 @@ describe('transaction APIs over raw frames', () => {
     const r1 = all.transactionStates.find((t) => t.transactionalId === 'r1')!
     expect((await list(1, { producerIdFilters: [r1.producerId] })).transactionStates.map((t) => t.transactionalId)).toEqual(['r1'])
     expect((await list(1, { durationFilter: 3_600_000n })).transactionStates).toEqual([])
+  })
+  it("markers carry the coordinator epoch (the __transaction_state partition's leader epoch); a marker from an older coordinator epoch is refused", async () => {
+    const { producerId, producerEpoch } = await init(3, { transactionalId: 'r-epoch' })
+    expect(codes(await addPartitions(3, 'r-epoch', producerId, producerEpoch, [{ name: 'rt', partitions: [1] }]))).toEqual(['rt-1:0'])
+    const records = batchOf([{ key: Buffer.from('k'), value: Buffer.from('v') }], { producerId: Number(producerId), producerEpoch, baseSequence: 0, transactional: true })
+    expect((await raw.produce('rt', 1, records)).errorCode).toBe(0)
+    expect((await endTxn(3, 'r-epoch', producerId, producerEpoch, true)).errorCode).toBe(0)
+    await (await tb.broker.transactions.coordinator()).completionsIdle()
+    const meta = await raw.metadata(['__transaction_state'])
+    const txnPartition = meta.topics[0]!.partitions.find((p) => p.partitionIndex === transactionPartition('r-epoch', 2))!
+    // The marker is the last batch of rt-1: a control batch of the producer, its value the EndTxnMarker
+    // (version int16 0, coordinatorEpoch int32).
+    const buf = recordsBuffer(await raw.fetch('rt', 1, 0))
+    let last = 0
+    for (let pos = 0; pos < buf.length; pos += 12 + buf.readInt32BE(pos + 8)) last = pos
+    const markerBatch = buf.subarray(last)
+    expect(markerBatch.readInt16BE(21) & CONTROL_MASK).toBe(CONTROL_MASK)
+    const value = decodeRecords(markerBatch)[0]!.value!
+    expect(value.readInt16BE(0)).toBe(0)
+    expect(value.readInt32BE(2)).toBe(txnPartition.leaderEpoch)
+    // The partition fences an older coordinator epoch than the last one it saw for this producer.
+    const newer = txnPartition.leaderEpoch + 5
+    const [ok] = await tb.broker.partitions.writeTxnMarkers([{ topic: 'rt', partition: 1, producerId: Number(producerId), producerEpoch, coordinatorEpoch: newer, commit: false }])
+    expect(ok!.ok).toBe(true)
+    const [fenced] = await tb.broker.partitions.writeTxnMarkers([{ topic: 'rt', partition: 1, producerId: Number(producerId), producerEpoch, coordinatorEpoch: newer - 1, commit: false }])
+    expect(fenced).toMatchObject({ ok: false, errorCode: ErrorCode.TRANSACTION_COORDINATOR_FENCED })
   })
 })

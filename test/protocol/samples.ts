@@ -5,11 +5,13 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { contains, isPresent, loadModel, type DefaultValue, type FieldSpec, type FieldType, type MessageSpec, type ProtocolModel, type StructSpec } from '../../scripts/gen-protocol/model.js'
+import { contains, defaultSpecFolders, isPresent, loadModel, type DefaultValue, type FieldSpec, type FieldType, type MessageSpec, type ProtocolModel, type StructSpec } from '../../scripts/gen-protocol/model.js'
 import { ZERO_UUID } from '../../src/protocol/primitives/types.js'
 
 export const REPO = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..')
 export const SPEC_DIR = process.env['SKEIN_PROTOCOL_SPECS'] ?? join(REPO, '..', 'shared', 'kafka-protocol')
+/** The shared specs and the repo's extra ones (scripts/kafka-protocol-extra), as the generator reads them. */
+export const SPEC_FOLDERS = defaultSpecFolders(REPO)
 
 /**
  * Whether Kafka's JSON specs are here. The spec-driven protocol tests (generator output, round trips of
@@ -22,8 +24,8 @@ if (!HAVE_SPECS) console.warn(`protocol specs not found at ${SPEC_DIR}: the spec
 let cached: ProtocolModel | undefined
 export function model(): ProtocolModel {
   // Without specs the suites that iterate over the model at collection time are skipped; they see none.
-  if (!HAVE_SPECS) return { apis: [], data: [], headers: [] }
-  cached ??= loadModel(SPEC_DIR)
+  if (!HAVE_SPECS) return { apis: [], data: [], headers: [], specPaths: [] }
+  cached ??= loadModel(SPEC_FOLDERS)
   return cached
 }
 

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Admin, Consumer } from '../../src/client/index.js'
 import { parseProperties } from '../../src/config/properties.js'
-import { REPO_ROOT, freePort, startBrokerProcess, startTestBroker, type BrokerProcess } from '../harness/index.js'
+import { REPO_ROOT, freePort, runOk, startBrokerProcess, startTestBroker, type BrokerProcess } from '../harness/index.js'
 import { SKEIN_JS, oneLine, skein } from '../cli/helpers.js'
 
 const cleanups: (() => Promise<unknown>)[] = []
@@ -145,6 +145,15 @@ describe('Schema Registry embedded in the broker and standalone', () => {
     expect(oneLine(listener.stderr)).toMatch(/listeners/)
     await expect(startBrokerProcess({ overrides: ['schema.registry.listeners=8081'], readyTimeoutMs: 10000 })).rejects.toThrow(/schema.registry.listeners/)
   }, 60_000)
+
+  it('a library user imports the serializers and the registry from skein/registry', async () => {
+    // In the package (dist/), so that the bare specifier resolves through package.json's exports.
+    const script = join(REPO_ROOT, 'dist', `registry-exports-${process.pid}.mjs`)
+    writeFileSync(script, "import { AvroSerializer, AvroDeserializer, JsonSchemaSerializer, ProtobufSerializer, SchemaRegistryClient, SchemaRegistryServer } from 'skein/registry'\nconsole.log([AvroSerializer, AvroDeserializer, JsonSchemaSerializer, ProtobufSerializer, SchemaRegistryClient, SchemaRegistryServer].map((c) => c.name).join(' '))\n")
+    cleanups.push(async () => rmSync(script, { force: true }))
+    const r = await runOk(process.execPath, [script], { timeoutMs: 30_000 })
+    expect(r.stdout.toString().trim()).toBe('AvroSerializer AvroDeserializer JsonSchemaSerializer ProtobufSerializer SchemaRegistryClient SchemaRegistryServer')
+  })
 
   it('--help names Confluent\'s settings file and the flags', async () => {
     const r = await skein(['schema-registry', '--help'])

@@ -75,7 +75,7 @@ class FakePartitions implements PartitionService {
         regions.push({ fd: FAKE_FD, position: o * 100, length: log[o]!.length })
         bytes += log[o]!.length
       }
-      return { ok: true, value: { regions, bytes, logStartOffset: 0, highWatermark: log.length, lastStableOffset: log.length, abortedTransactions: [] } }
+      return { ok: true, value: { regions, bytes, logStartOffset: 0, logEndOffset: log.length, highWatermark: log.length, lastStableOffset: log.length, abortedTransactions: [] } }
     })
   }
 
@@ -116,6 +116,12 @@ class FakePartitions implements PartitionService {
     throw new Error('not used here')
   }
   async logDirs(): Promise<never> {
+    throw new Error('not used here')
+  }
+  async readForFollower(): Promise<never> {
+    throw new Error('not used here')
+  }
+  async endOffsetsForEpochs(): Promise<never> {
     throw new Error('not used here')
   }
 

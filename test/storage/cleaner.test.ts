@@ -473,6 +473,7 @@ describe('passes', () => {
     m.delete('t', 0)
     const r = await pass
     expect(r.reason).toBe('aborted')
+    await m.removalsDone()
     expect(readdirSync(d.path)).toEqual([])
   })
 

@@ -362,6 +362,44 @@ describe('timestamps', () => {
     }
   })
 
+  it('answers the first record at or after the time, not the first of its batch: offset and timestamp of that record', async () => {
+    // Kafka's LogSegment.findOffsetByTimestamp: records are decoded (decompressed when the batch is) and
+    // the first one, in offset order, whose timestamp is >= the target is the answer.
+    const stamped = (tss: number[], tag: string): Buffer =>
+      buildRecordBatch(tss.map((ts, i) => ({ value: Buffer.from(`${tag}${i}`), timestamp: T0 + ts })), native.crc32c)
+    for (const compressionType of ['producer', 'zstd', 'gzip'] as const) {
+      const m = openManager(join(dir.path, compressionType), { compressionType, segmentBytes: 600, indexIntervalBytes: 100 })
+      const log = m.create('t', 0)
+      log.append(stamped([10, 20, 30, 40, 50], 'a'), { leaderEpoch: 0 }) // offsets 0-4
+      log.append(stamped([60, 70, 80, 90, 100], 'b'), { leaderEpoch: 0 }) // offsets 5-9
+      log.append(stamped([150, 110, 170], 'c'), { leaderEpoch: 0 }) // offsets 10-12, out of order
+      expect(log.offsetForTimestamp(T0)).toEqual({ offset: 0, timestamp: T0 + 10 })
+      expect(log.offsetForTimestamp(T0 + 25)).toEqual({ offset: 2, timestamp: T0 + 30 })
+      expect(log.offsetForTimestamp(T0 + 30)).toEqual({ offset: 2, timestamp: T0 + 30 })
+      expect(log.offsetForTimestamp(T0 + 55)).toEqual({ offset: 5, timestamp: T0 + 60 })
+      expect(log.offsetForTimestamp(T0 + 95)).toEqual({ offset: 9, timestamp: T0 + 100 })
+      expect(log.offsetForTimestamp(T0 + 105)).toEqual({ offset: 10, timestamp: T0 + 150 })
+      expect(log.offsetForTimestamp(T0 + 160)).toEqual({ offset: 12, timestamp: T0 + 170 })
+      expect(log.offsetForTimestamp(T0 + 171)).toBeNull()
+      expect(log.fetchOffsetByTimestamp(T0 + 75)).toEqual({ offset: 7, timestamp: T0 + 80 })
+      // From a log start inside a batch, records below it are not answers.
+      log.deleteRecordsBefore(3)
+      expect(log.offsetForTimestamp(T0 + 15)).toEqual({ offset: 3, timestamp: T0 + 40 })
+      await m.close()
+    }
+  })
+
+  it('answers per record for LogAppendTime too: every record carries its batch\'s append time', async () => {
+    const m = openManager(dir.path, { messageTimestampType: 'LogAppendTime' })
+    const log = m.create('t', 0)
+    log.append(makeBatch('a', 3), { leaderEpoch: 0, now: T0 + 1000 })
+    log.append(makeBatch('b', 3), { leaderEpoch: 0, now: T0 + 2000 })
+    log.deleteRecordsBefore(1)
+    expect(log.offsetForTimestamp(T0)).toEqual({ offset: 1, timestamp: T0 + 1000 })
+    expect(log.offsetForTimestamp(T0 + 1001)).toEqual({ offset: 3, timestamp: T0 + 2000 })
+    await m.close()
+  })
+
   it('returns null for an empty log', async () => {
     const m = openManager(dir.path)
     const log = m.create('t', 0)
@@ -425,6 +463,9 @@ describe('leases', () => {
     const r = log.read(0, 1000)
     m.delete('gone', 3)
     expect(m.get('gone', 3)).toBeUndefined()
+    // Renamed at once (Kafka's `<topic>-<partition>.<uuid>-delete`), removed in the background.
+    expect(readdirSync(dir.path)).toEqual([expect.stringMatching(/^gone-3\.[0-9a-f]{32}-delete$/)])
+    await m.removalsDone()
     expect(readdirSync(dir.path)).toEqual([])
     expect(decodeAll(regionBytes(r)).map((x) => x.value!.toString())).toEqual(['x-0', 'x-1'])
     m.releaseLease(r.leaseId)

@@ -1,6 +1,9 @@
 // The log cleaner and transactions: committed transactional records are compacted like any others,
 // aborted ones are removed (and never supersede committed values), records of open transactions and
-// everything from the LSO on are left alone, and markers stay, so read_committed reads stay right.
+// everything from the LSO on are left alone, and a marker stays while its transaction has records in the
+// log; once they are gone it is stamped with a delete horizon and dropped after delete.retention.ms
+// (Kafka's rule), with the .txnindex entry of an aborted one, so read_committed reads stay right.
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { native } from '../../src/addon/index.js'
 import { BatchHeaderView, CONTROL_MASK, TRANSACTIONAL_MASK, buildRecordBatch, decodeRecords, iterateBatches } from '../../src/protocol/records/index.js'
@@ -15,10 +18,10 @@ afterEach(async () => {
   for (const c of dirs.splice(0)) c()
 })
 
-function setup(): { m: LogManager; log: PartitionLog } {
+function setup(now: () => number = () => T0, deleteRetentionMs?: number): { m: LogManager; log: PartitionLog } {
   const d = tempDir('skein-txn-cleaner-')
   dirs.push(d.cleanup)
-  const m = openManager(d.path, { cleanupPolicy: 'compact', segmentBytes: 1024, indexIntervalBytes: 256, minCleanableDirtyRatio: 0.01 }, { now: () => T0 })
+  const m = openManager(d.path, { cleanupPolicy: 'compact', segmentBytes: 1024, indexIntervalBytes: 256, minCleanableDirtyRatio: 0.01, ...(deleteRetentionMs === undefined ? {} : { deleteRetentionMs }) }, { now })
   managers.push(m)
   return { m, log: m.create('t', 0) }
 }
@@ -122,5 +125,88 @@ describe('cleaning a log with transactions', () => {
     expect(allRecords(m, log)).toEqual(['k=v2'])
     expect(committedView(m, log).values).toEqual(new Map([['k', 'v2']]))
     expect(committedView(m, log).markers).toBe(1)
+  })
+
+  it("drops a marker once its transaction's records are gone and delete.retention.ms has passed since it was stamped; the aborted one's .txnindex entry goes too", async () => {
+    let now = T0
+    const { m, log } = setup(() => now, 60_000)
+    put(log, [['a', 'a1']], 21)
+    end(log, 21, true) // marker A: commit of producer 21
+    put(log, [['b', 'b-aborted']], 22)
+    end(log, 22, false) // marker B: abort of producer 2
+    put(log, [['a', 'a2']], 21)
+    end(log, 21, true) // marker C: producer 21's last batch
+    put(log, [['c', 'c2']], 22)
+    end(log, 22, true) // marker D: its record c2 stays
+    put(log, [['a', 'a-plain']]) // supersedes a1 and a2
+    roll(log)
+    const markerOffsets = (): number[] => {
+      const r = log.read(log.logStartOffset, 1 << 30)
+      const bytes = regionBytes(r)
+      m.releaseLease(r.leaseId)
+      return [...iterateBatches(bytes)].filter((b) => (bytes.readInt16BE(b.position + 21) & CONTROL_MASK) !== 0).map((b) => b.baseOffset)
+    }
+    const all = markerOffsets()
+    expect(all).toHaveLength(4)
+    const [A, B, C, D] = all as [number, number, number, number]
+    const expected = new Map([['a', 'a-plain'], ['c', 'c2']])
+    expect(committedView(m, log).values).toEqual(expected)
+    expect(log.txnIndex.all().map((e) => e.lastOffset)).toEqual([B])
+
+    // Pass 1 removes the records (a1, a2 superseded, b aborted); their markers were walked with them and stay.
+    await m.cleaner.clean(log, { force: true })
+    expect(markerOffsets()).toEqual([A, B, C, D])
+    expect(committedView(m, log).values).toEqual(expected)
+    // Pass 2 finds A and B without records: stamped with now + delete.retention.ms; B's index entry goes.
+    // C is producer 21's last batch (it keeps its epoch) and D's record is still there.
+    now += 1000
+    await m.cleaner.clean(log, { force: true })
+    expect(markerOffsets()).toEqual([A, B, C, D])
+    expect(log.txnIndex.all()).toEqual([])
+    const horizonOf = (offset: number): number | null => {
+      const r = log.read(offset, 1 << 20)
+      const bytes = regionBytes(r)
+      m.releaseLease(r.leaseId)
+      const h = new BatchHeaderView(bytes, 0)
+      return (h.attributes & 0x40) !== 0 ? h.baseTimestamp : null
+    }
+    expect([horizonOf(A), horizonOf(B), horizonOf(C), horizonOf(D)]).toEqual([now + 60_000, now + 60_000, null, null])
+    expect(committedView(m, log).values).toEqual(expected)
+    // Before the horizon they stay; at it, the periodic cleaner takes the log up by itself and drops them.
+    now += 59_999
+    await m.cleaner.clean(log, { force: true })
+    expect(markerOffsets()).toEqual([A, B, C, D])
+    now += 1
+    expect(m.cleaner.inspect(log)!.tombstonesDue).toBe(true)
+    expect((await m.cleaner.cleanFilthiest()).map((r) => r.reason)).toEqual(['cleaned'])
+    expect(markerOffsets()).toEqual([C, D])
+    // read_committed still sees exactly the committed values (c2 is not taken for aborted).
+    expect(committedView(m, log).values).toEqual(expected)
+    expect(allRecords(m, log)).toEqual(['c=c2', 'a=a-plain'])
+    // A reopen (producer state and .txnindex from the files) agrees.
+    await m.close()
+    managers.length = 0
+    const m2 = openManager(join(log.dir, '..'), { cleanupPolicy: 'compact', segmentBytes: 1024, indexIntervalBytes: 256, minCleanableDirtyRatio: 0.01, deleteRetentionMs: 60_000 }, { now: () => now })
+    managers.push(m2)
+    const log2 = m2.get('t', 0)!
+    expect(log2.txnIndex.all()).toEqual([])
+    expect(committedView(m2, log2).values).toEqual(expected)
+    expect(log2.lastStableOffset).toBe(log2.logEndOffset)
+  })
+
+  it('a marker of a transaction whose records are all still there is never stamped', async () => {
+    let now = T0
+    const { m, log } = setup(() => now, 0)
+    put(log, [['k', 'v']], 3)
+    end(log, 3, true)
+    put(log, [['other', 'x']], 4)
+    end(log, 4, true)
+    roll(log)
+    for (let i = 0; i < 3; i++) {
+      now += 10
+      await m.cleaner.clean(log, { force: true })
+    }
+    expect(committedView(m, log).markers).toBe(2)
+    expect(committedView(m, log).values).toEqual(new Map([['k', 'v'], ['other', 'x']]))
   })
 })

@@ -1,26 +1,32 @@
 // The state machine of one __consumer_offsets partition (Kafka's GroupCoordinatorShard; "shard" in
-// Skein means a worker thread, hence the other name). It composes, as Kafka does, the
-// GroupMetadataManager (classic groups: membership, rebalances) and the OffsetMetadataManager
-// (committed and transactional offsets), routes each replayed record to the one that owns its key,
-// and runs what needs both: DeleteGroups and the periodic offset retention, which deletes empty groups
-// left without offsets. Operations that touch only one of them are called on it directly
-// (GroupCoordinator: `state.groupMetadata.joinGroup(...)`, `state.offsetMetadata.commitOffsets(...)`).
+// Skein means a worker thread, hence the other name). It composes the GroupMetadataManager (classic
+// groups: membership, rebalances), the ConsumerGroupManager (KIP-848 consumer groups) and the
+// OffsetMetadataManager (committed and transactional offsets), routes each replayed record to the one
+// that owns its key, and runs what needs several: a classic JoinGroup where a consumer group exists,
+// DeleteGroups, ListGroups and the periodic offset retention, which deletes empty groups left without
+// offsets. Operations that touch only one of them are called on it directly (GroupCoordinator:
+// `state.consumerGroups.heartbeat(...)`, `state.offsetMetadata.commitOffsets(...)`). A group id names a
+// classic group or a consumer group, never both.
 //
 // Every operation returns a CoordinatorResult: the records to append and the answer. Offsets change
 // only by replaying records; classic membership is changed by the operations and made durable by
 // GroupMetadata records (see group-metadata-manager.ts).
 import { ErrorCode } from '../../domain/errors.js'
 import type { CoordinatorRecord, StoredRecord } from '../runtime/partition-writer.js'
-import type { CoordinatorResult, CoordinatorStateMachine, StateMachineContext } from '../runtime/runtime.js'
+import { noRecords, type CoordinatorResult, type CoordinatorStateMachine, type StateMachineContext } from '../runtime/runtime.js'
+import { ClassicGroup } from './classic-group.js'
+import { ConsumerGroupManager } from './consumer-group-manager.js'
 import { GroupMetadataManager } from './group-metadata-manager.js'
 import { OffsetMetadataManager } from './offset-metadata-manager.js'
 import { CoordinatorRecordError, decodeGroupRecordKey } from './records.js'
-import type { GroupCoordinatorConfig, TopicsView } from './types.js'
+import type { GroupCoordinatorConfig, JoinGroupInput, JoinGroupResult, ListedGroup, TopicsView } from './types.js'
 
 const EXPIRE_OFFSETS_TIMER = 'expire-offsets'
+const DELETED_TOPICS_TIMER = 'offsets-of-deleted-topics'
 
 export class GroupCoordinatorState implements CoordinatorStateMachine {
   readonly groupMetadata: GroupMetadataManager
+  readonly consumerGroups: ConsumerGroupManager
   readonly offsetMetadata: OffsetMetadataManager
   #warnedUnknown = false
 
@@ -30,7 +36,8 @@ export class GroupCoordinatorState implements CoordinatorStateMachine {
     topics: TopicsView,
   ) {
     this.groupMetadata = new GroupMetadataManager(ctx, config)
-    this.offsetMetadata = new OffsetMetadataManager(ctx, config, topics, this.groupMetadata)
+    this.consumerGroups = new ConsumerGroupManager(ctx, config, topics, this.groupMetadata)
+    this.offsetMetadata = new OffsetMetadataManager(ctx, config, topics, this.groupMetadata, this.consumerGroups)
   }
 
   // ---- replay -----------------------------------------------------------------------------------
@@ -45,6 +52,7 @@ export class GroupCoordinatorState implements CoordinatorStateMachine {
       const key = decodeGroupRecordKey(record.key)
       if (key.type === 'offset-commit') this.offsetMetadata.replay(key, record)
       else if (key.type === 'group-metadata') this.groupMetadata.replay(key.group, record.value)
+      else if (key.type === 'consumer-group') this.consumerGroups.replay(key, record.value)
       else if (!this.#warnedUnknown) {
         this.#warnedUnknown = true
         this.ctx.log.warn({ partition: this.ctx.partition, offset: record.offset, keyVersion: key.version }, 'skipping coordinator records of an unknown type')
@@ -57,7 +65,11 @@ export class GroupCoordinatorState implements CoordinatorStateMachine {
 
   onLoaded(): void {
     this.groupMetadata.onLoaded()
+    this.consumerGroups.onLoaded()
     this.scheduleOffsetExpiry()
+    // Offsets of topics deleted while this partition was not loaded (a stop between the deletion and
+    // its tombstones) go now, so nothing of a deleted topic comes back.
+    if (this.offsetMetadata.partitionsOfDeletedTopics().length > 0) this.ctx.timer.schedule(DELETED_TOPICS_TIMER, 0, () => this.removeOffsetsOfDeletedTopics())
   }
 
   onUnloaded(): void {
@@ -66,15 +78,57 @@ export class GroupCoordinatorState implements CoordinatorStateMachine {
 
   // ---- operations on groups and their offsets ---------------------------------------------------
 
+  /**
+   * A classic JoinGroup: a non-empty consumer group with that id answers INCONSISTENT_GROUP_PROTOCOL
+   * (classic members do not join consumer groups here); an empty one gives way first
+   * (emptyConsumerGroupTombstones).
+   */
+  joinGroup(req: JoinGroupInput): CoordinatorResult<JoinGroupResult> {
+    if (this.consumerGroups.group(req.groupId) !== undefined) return noRecords(ClassicGroup.joinError(req.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+    return this.groupMetadata.joinGroup(req)
+  }
+
+  /** Before a classic join: the tombstones of an empty consumer group with that id (Kafka converts empty groups). */
+  emptyConsumerGroupTombstones(groupId: string): CoordinatorResult<void> {
+    const group = this.consumerGroups.group(groupId)
+    if (group === undefined || !group.isEmpty()) return noRecords(undefined)
+    this.ctx.log.info({ groupId }, 'empty consumer group becomes a classic group')
+    return { records: this.consumerGroups.groupTombstones(group), result: undefined }
+  }
+
+  listGroups(): ListedGroup[] {
+    return [...this.groupMetadata.listGroups(), ...this.consumerGroups.listGroups()]
+  }
+
   deleteGroups(groupIds: string[]): CoordinatorResult<{ groupId: string; errorCode: ErrorCode }[]> {
     const records: CoordinatorRecord[] = []
     const result = groupIds.map((groupId) => {
+      const consumerGroup = this.consumerGroups.group(groupId)
+      if (consumerGroup !== undefined) {
+        const errorCode = this.consumerGroups.deleteGroupError(consumerGroup)
+        if (errorCode === ErrorCode.NONE) records.push(...this.offsetMetadata.offsetTombstones(groupId), ...this.consumerGroups.groupTombstones(consumerGroup))
+        return { groupId, errorCode }
+      }
       const errorCode = this.groupMetadata.deleteGroupError(groupId)
       if (errorCode !== ErrorCode.NONE) return { groupId, errorCode }
       records.push(...this.offsetMetadata.offsetTombstones(groupId), this.groupMetadata.deleteGroup(this.groupMetadata.group(groupId)!))
       return { groupId, errorCode: ErrorCode.NONE as ErrorCode }
     })
     return { records, result }
+  }
+
+  /** Kafka's onPartitionsDeleted: the deleted partitions' offsets of every group get tombstones. */
+  onPartitionsDeleted(partitions: readonly { topic: string; partition: number }[]): CoordinatorResult<number> {
+    const records = this.offsetMetadata.onPartitionsDeleted(partitions)
+    if (records.length > 0) this.ctx.log.info({ partition: this.ctx.partition, tombstones: records.length }, 'removing offsets of deleted partitions')
+    return { records, result: records.length }
+  }
+
+  removeOffsetsOfDeletedTopics(): CoordinatorResult<void> {
+    const gone = this.offsetMetadata.partitionsOfDeletedTopics()
+    const records = this.offsetMetadata.onPartitionsDeleted(gone)
+    if (records.length > 0) this.ctx.log.info({ partition: this.ctx.partition, tombstones: records.length, topics: [...new Set(gone.map((p) => p.topic))] }, 'removing offsets of topics that no longer exist')
+    return { records, result: undefined }
   }
 
   private scheduleOffsetExpiry(): void {
@@ -94,14 +148,25 @@ export class GroupCoordinatorState implements CoordinatorStateMachine {
       const empty = group.is('Empty')
       const subscribed = empty ? new Set<string>() : group.subscribedTopics()
       if (subscribed === null) continue
-      const remaining = this.offsetMetadata.expireOffsets(group, subscribed, now, records)
+      // An empty consumer-protocol group's offsets age from when it became empty; otherwise from their commit.
+      const base = empty && group.protocolType !== null ? (): number => group.currentStateTimestamp : undefined
+      const remaining = this.offsetMetadata.expireOffsets(group.groupId, subscribed, base, now, records)
       if (empty && remaining === 0 && group.pendingMembers.size === 0) {
         this.ctx.log.info({ groupId: group.groupId }, 'deleting empty group without offsets')
         // Its offsets' tombstones are already in `records`; only the group's own is new.
         records.push(this.groupMetadata.deleteGroup(group))
       }
     }
+    // Consumer groups (Kafka's condition): offsets of topics no member subscribes to expire from their commit.
+    for (const group of this.consumerGroups.allGroups()) {
+      const remaining = this.offsetMetadata.expireOffsets(group.groupId, new Set(group.subscribedTopicNames().keys()), undefined, now, records)
+      if (group.isEmpty() && remaining === 0) {
+        this.ctx.log.info({ groupId: group.groupId }, 'deleting empty consumer group without offsets')
+        records.push(...this.consumerGroups.groupTombstones(group))
+      }
+    }
     if (records.length > 0) this.ctx.log.info({ partition: this.ctx.partition, tombstones: records.length }, 'expiring offsets')
     return { records, result: undefined }
   }
+
 }

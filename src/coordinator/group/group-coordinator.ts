@@ -1,8 +1,9 @@
 // The group coordinator as the broker (and library users) call it: one GroupCoordinatorState (the
 // state machine of one partition) per partition of __consumer_offsets, run by the CoordinatorRuntime,
-// a group living on partition abs(hash(groupId)) % offsets.topic.num.partitions. Every method answers
-// in plain types with Kafka error codes; nothing here knows about sockets, protocol versions or the
-// broker's shard threads.
+// a group living on partition abs(hash(groupId)) % offsets.topic.num.partitions. Classic groups
+// (JoinGroup/SyncGroup/Heartbeat) and KIP-848 consumer groups (ConsumerGroupHeartbeat) share the
+// offsets APIs. Every method answers in plain types with Kafka error codes; nothing here knows about
+// sockets, protocol versions or the broker's shard threads.
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import type { Clock } from '../runtime/clock.js'
 import type { PartitionWriter } from '../runtime/partition-writer.js'
@@ -11,6 +12,9 @@ import { ClassicGroup } from './classic-group.js'
 import { GroupCoordinatorState } from './group-coordinator-state.js'
 import { groupPartition } from './partitioner.js'
 import type {
+  ConsumerGroupHeartbeatInput,
+  ConsumerGroupHeartbeatResult,
+  DescribedConsumerGroup,
   DescribedGroup,
   GroupCoordinatorConfig,
   GroupStateName,
@@ -22,6 +26,7 @@ import type {
   MemberIdentity,
   OffsetCommitInput,
   OffsetDeleteResult,
+  OffsetFetchMember,
   OffsetFetchResult,
   PartitionErrors,
   PartitionLag,
@@ -83,8 +88,11 @@ export class GroupCoordinator {
   }
 
   async joinGroup(req: JoinGroupInput): Promise<JoinGroupResult> {
+    const partition = this.partitionFor(req.groupId)
     try {
-      return await this.runtime.write(this.partitionFor(req.groupId), 'join-group', (s) => s.groupMetadata.joinGroup(req))
+      // An empty consumer group with this id gives way first (its tombstones replayed), then the join.
+      await this.runtime.write(partition, 'join-group-convert', (s) => s.emptyConsumerGroupTombstones(req.groupId))
+      return await this.runtime.write(partition, 'join-group', (s) => s.joinGroup(req))
     } catch (err) {
       return ClassicGroup.joinError(req.memberId, this.codeOf(err, 'join-group'))
     }
@@ -112,6 +120,28 @@ export class GroupCoordinator {
     } catch (err) {
       return { errorCode: this.codeOf(err, 'leave-group'), members: [] }
     }
+  }
+
+  /** ConsumerGroupHeartbeat (KIP-848): join, heartbeat, leave; answers with the member's assignment. */
+  async consumerGroupHeartbeat(req: ConsumerGroupHeartbeatInput): Promise<ConsumerGroupHeartbeatResult> {
+    try {
+      return await this.runtime.write(this.partitionFor(req.groupId), 'consumer-group-heartbeat', (s) => s.consumerGroups.heartbeat(req))
+    } catch (err) {
+      return { errorCode: this.codeOf(err, 'consumer-group-heartbeat'), errorMessage: null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null }
+    }
+  }
+
+  /** ConsumerGroupDescribe: one answer per group id, GROUP_ID_NOT_FOUND for those that are not consumer groups. */
+  async consumerGroupDescribe(groupIds: string[]): Promise<DescribedConsumerGroup[]> {
+    return Promise.all(
+      groupIds.map(async (groupId) => {
+        try {
+          return await this.runtime.read(this.partitionFor(groupId), (s) => s.consumerGroups.describe(groupId))
+        } catch (err) {
+          return { groupId, errorCode: this.codeOf(err, 'consumer-group-describe'), errorMessage: null, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [] }
+        }
+      }),
+    )
   }
 
   async commitOffsets(req: OffsetCommitInput): Promise<PartitionErrors[]> {
@@ -146,10 +176,14 @@ export class GroupCoordinator {
     await this.runtime.write(partition, 'txn-completed', (s) => s.offsetMetadata.onTxnCompleted(producerId, commit))
   }
 
-  /** Committed offsets of a group; topics null = all of them. Missing ones are -1. requireStable: UNSTABLE_OFFSET_COMMIT for offsets a transaction holds. */
-  async fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable = false): Promise<OffsetFetchResult> {
+  /**
+   * Committed offsets of a group; topics null = all of them. Missing ones are -1. requireStable:
+   * UNSTABLE_OFFSET_COMMIT for offsets a transaction holds. member: the consumer-group member asking
+   * (OffsetFetch v9), checked against its epoch.
+   */
+  async fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable = false, member?: OffsetFetchMember): Promise<OffsetFetchResult> {
     try {
-      return await this.runtime.read(this.partitionFor(groupId), (s) => s.offsetMetadata.fetchOffsets(groupId, topics, requireStable))
+      return await this.runtime.read(this.partitionFor(groupId), (s) => s.offsetMetadata.fetchOffsets(groupId, topics, requireStable, member))
     } catch (err) {
       return { errorCode: this.codeOf(err, 'fetch-offsets'), topics: [] }
     }
@@ -180,7 +214,7 @@ export class GroupCoordinator {
     const wanted = new Set(statesFilter.map((s) => s.toLowerCase()))
     const groups: ListedGroup[] = []
     for (const [partition] of this.runtime.activeStateMachines()) {
-      const listed = await this.runtime.read(partition, (s) => s.groupMetadata.listGroups()).catch(() => [] as ListedGroup[])
+      const listed = await this.runtime.read(partition, (s) => s.listGroups()).catch(() => [] as ListedGroup[])
       for (const g of listed) if (wanted.size === 0 || wanted.has(g.state.toLowerCase())) groups.push(g)
     }
     return { errorCode: this.runtime.anyLoading() ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE, groups }
@@ -205,6 +239,25 @@ export class GroupCoordinator {
       }),
     )
     return groupIds.map((groupId) => ({ groupId, errorCode: answers.get(groupId)! }))
+  }
+
+  /**
+   * Kafka's onPartitionsDeleted (DeleteTopics): tombstones for every group's offsets of those
+   * partitions, on every partition of __consumer_offsets this broker coordinates. Resolves with the
+   * number of offsets removed; a partition that cannot write now (still loading) catches up when loaded.
+   */
+  async onPartitionsDeleted(partitions: readonly { topic: string; partition: number }[]): Promise<number> {
+    let removed = 0
+    await Promise.all(
+      this.runtime.activeStateMachines().map(async ([p]) => {
+        try {
+          removed += await this.runtime.write(p, 'on-partitions-deleted', (s) => s.onPartitionsDeleted(partitions))
+        } catch (err) {
+          this.#log.error({ partition: p, err: (err as Error)?.message }, 'could not delete the offsets of deleted partitions')
+        }
+      }),
+    )
+    return removed
   }
 
   /**

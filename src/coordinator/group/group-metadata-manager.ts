@@ -676,6 +676,6 @@ export class GroupMetadataManager {
   }
 
   listGroups(): ListedGroup[] {
-    return [...this.#groups.values()].filter((g) => !g.is('Dead')).map((g) => ({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state }))
+    return [...this.#groups.values()].filter((g) => !g.is('Dead')).map((g) => ({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state, groupType: 'classic' as const }))
   }
 }

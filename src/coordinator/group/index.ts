@@ -1,9 +1,12 @@
-// The classic group coordinator over __consumer_offsets.
+// The group coordinator over __consumer_offsets: classic groups and KIP-848 consumer groups.
 export { GroupCoordinator, type GroupCoordinatorOptions } from './group-coordinator.js'
 export { GroupCoordinatorState } from './group-coordinator-state.js'
 export { GroupMetadataManager } from './group-metadata-manager.js'
 export { OffsetMetadataManager, type OffsetAndMetadata } from './offset-metadata-manager.js'
 export { ClassicGroup, parseSubscriptionTopics } from './classic-group.js'
+export { ConsumerGroupManager } from './consumer-group-manager.js'
+export { ConsumerGroup, type ConsumerGroupMember, type ConsumerGroupStateName } from './consumer-group.js'
+export { BUILT_IN_ASSIGNORS, assignorName, rangeAssignor, uniformAssignor, type ServerAssignor } from './server-assignors.js'
 export { groupPartition, javaStringHashCode, kafkaAbs } from './partitioner.js'
 export * from './records.js'
 export type * from './types.js'

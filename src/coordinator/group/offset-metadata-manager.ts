@@ -2,13 +2,15 @@
 // TxnOffsetCommit (offsets pending until their transaction's marker lands here), OffsetFetch,
 // OffsetDelete and retention. Offsets change only by replaying records, so live state and a reload are
 // the same function of the log; the only exception is the TxnOffsetCommit bookkeeping, which also
-// follows the appends it makes. Groups are the GroupMetadataManager's: commits are validated against
-// them (generation, member, static instance) and an offset for an unknown group id makes a simple
-// group there.
+// follows the appends it makes. Groups are the GroupMetadataManager's (classic) and the
+// ConsumerGroupManager's (KIP-848): commits and fetches are validated against them (classic: generation,
+// member, static instance; consumer groups: member and member epoch, STALE_MEMBER_EPOCH), and an offset
+// for a group id neither knows makes a simple classic group.
 import { ErrorCode } from '../../domain/errors.js'
 import type { CoordinatorRecord, StoredRecord } from '../runtime/partition-writer.js'
 import { noRecords, type CoordinatorResult, type StateMachineContext } from '../runtime/runtime.js'
 import type { ClassicGroup } from './classic-group.js'
+import type { ConsumerGroupManager } from './consumer-group-manager.js'
 import type { GroupMetadataManager } from './group-metadata-manager.js'
 import { decodeOffsetCommitValue, encodeOffsetCommitKey, encodeOffsetCommitValue, type OffsetCommitKey } from './records.js'
 import type {
@@ -16,6 +18,7 @@ import type {
   GroupCoordinatorConfig,
   OffsetCommitInput,
   OffsetDeleteResult,
+  OffsetFetchMember,
   OffsetFetchResult,
   PartitionErrors,
   TopicsView,
@@ -44,7 +47,13 @@ export class OffsetMetadataManager {
     private readonly config: GroupCoordinatorConfig,
     private readonly topics: TopicsView,
     private readonly groups: GroupMetadataManager,
+    private readonly consumerGroups: ConsumerGroupManager,
   ) {}
+
+  /** Offsets of a group id no group holds make it a simple (classic) group, as in Kafka. */
+  private ensureGroup(groupId: string): void {
+    if (this.consumerGroups.group(groupId) === undefined) this.groups.getOrCreateSimpleGroup(groupId)
+  }
 
   private now(): number {
     return this.ctx.clock.now()
@@ -65,10 +74,18 @@ export class OffsetMetadataManager {
     }
     if (record.value === null) {
       this.removeOffset(key.group, key.topic, key.partition)
+      // As Kafka: a tombstone also drops what open transactions hold for that partition.
+      for (const byGroup of this.pendingTxnOffsets.values()) {
+        const byPartition = byGroup.get(key.group)?.get(key.topic)
+        if (byPartition === undefined) continue
+        byPartition.delete(key.partition)
+        if (byPartition.size === 0) byGroup.get(key.group)!.delete(key.topic)
+        if (byGroup.get(key.group)!.size === 0) byGroup.delete(key.group)
+      }
       return
     }
     const v = decodeOffsetCommitValue(record.value)
-    this.groups.getOrCreateSimpleGroup(key.group)
+    this.ensureGroup(key.group)
     let byTopic = this.offsets.get(key.group)
     if (byTopic === undefined) this.offsets.set(key.group, (byTopic = new Map()))
     let byPartition = byTopic.get(key.topic)
@@ -106,6 +123,13 @@ export class OffsetMetadataManager {
   commitOffsets(req: OffsetCommitInput): CoordinatorResult<PartitionErrors[]> {
     const all = (errorCode: ErrorCode): PartitionErrors[] =>
       req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) }))
+    const consumerGroup = this.consumerGroups.group(req.groupId)
+    if (consumerGroup !== undefined) {
+      const error = consumerGroup.offsetCommitError(req.memberId, req.generationId, false, req.consumerProtocolCapable === true)
+      if (error !== ErrorCode.NONE) return noRecords(all(error))
+      const { records, result } = this.commitRecords(req)
+      return { records, result }
+    }
     let group = this.groups.group(req.groupId)
     let created = false
     if (group === undefined) {
@@ -119,6 +143,20 @@ export class OffsetMetadataManager {
     const member = group.members.get(req.memberId)
     // A commit from a member of the group counts as a heartbeat.
     if (member !== undefined && (group.is('Stable') || group.is('PreparingRebalance'))) this.groups.rescheduleHeartbeat(group, member)
+    const { records, result } = this.commitRecords(req)
+    // A simple group that got no offset is not kept (it would list as an empty group until expiry).
+    if (created && records.length === 0) this.groups.removeGroup(req.groupId)
+    return {
+      records,
+      result,
+      onAppended: (error) => {
+        if (error !== null && created && this.groups.group(req.groupId) === group && !this.offsets.has(req.groupId)) this.groups.removeGroup(req.groupId)
+      },
+    }
+  }
+
+  /** The OffsetCommit records of a validated commit, and each partition's answer. */
+  private commitRecords(req: OffsetCommitInput): { records: CoordinatorRecord[]; result: PartitionErrors[] } {
     const now = this.now()
     const records: CoordinatorRecord[] = []
     const result: PartitionErrors[] = req.topics.map((t) => {
@@ -143,15 +181,7 @@ export class OffsetMetadataManager {
         }),
       }
     })
-    // A simple group that got no offset is not kept (it would list as an empty group until expiry).
-    if (created && records.length === 0) this.groups.removeGroup(req.groupId)
-    return {
-      records,
-      result,
-      onAppended: (error) => {
-        if (error !== null && created && this.groups.group(req.groupId) === group && !this.offsets.has(req.groupId)) this.groups.removeGroup(req.groupId)
-      },
-    }
+    return { records, result }
   }
 
   // ---- transactional offsets (TxnOffsetCommit, KIP-98 / KIP-447) -----------------------------------
@@ -172,7 +202,7 @@ export class OffsetMetadataManager {
     this.pendingTxnOffsets.delete(producerId)
     if (byGroup === undefined || !commit) return
     for (const [groupId, byTopic] of byGroup) {
-      this.groups.getOrCreateSimpleGroup(groupId)
+      this.ensureGroup(groupId)
       let committed = this.offsets.get(groupId)
       if (committed === undefined) this.offsets.set(groupId, (committed = new Map()))
       for (const [topic, byPartition] of byTopic) {
@@ -191,6 +221,8 @@ export class OffsetMetadataManager {
 
   /** Kafka's validation of a TxnOffsetCommit against the group (KIP-447 generation/member fencing). */
   private txnCommitError(group: ClassicGroup | undefined, req: TxnOffsetCommitInput): ErrorCode {
+    const consumerGroup = this.consumerGroups.group(req.groupId)
+    if (consumerGroup !== undefined) return consumerGroup.offsetCommitError(req.memberId, req.generationId, true, true)
     if (group === undefined) return req.generationId >= 0 || req.memberId !== '' ? ErrorCode.ILLEGAL_GENERATION : ErrorCode.NONE
     if (group.is('Dead')) return ErrorCode.COORDINATOR_NOT_AVAILABLE
     if (req.memberId !== '' || req.groupInstanceId !== null) {
@@ -262,8 +294,16 @@ export class OffsetMetadataManager {
     return this.offsets.get(groupId)?.get(topic)?.get(partition)
   }
 
-  /** topics null = every committed offset of the group. */
-  fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable = false): OffsetFetchResult {
+  /**
+   * topics null = every committed offset of the group. member: who asks (OffsetFetch v9); a consumer
+   * group checks it (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH), as Kafka does.
+   */
+  fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable = false, member: OffsetFetchMember = { memberId: null, memberEpoch: -1 }): OffsetFetchResult {
+    const consumerGroup = this.consumerGroups.group(groupId)
+    if (consumerGroup !== undefined) {
+      const error = consumerGroup.offsetFetchError(member.memberId, member.memberEpoch)
+      if (error !== ErrorCode.NONE) return { errorCode: error, topics: [] }
+    }
     const byTopic = this.offsets.get(groupId)
     const fetched = (partitionIndex: number, o: OffsetAndMetadata | undefined, topic?: string): FetchedOffset =>
       requireStable && topic !== undefined && this.hasPendingTxnOffset(groupId, topic, partitionIndex)
@@ -292,9 +332,12 @@ export class OffsetMetadataManager {
   }
 
   deleteOffsets(groupId: string, topics: { name: string; partitions: number[] }[]): CoordinatorResult<OffsetDeleteResult> {
+    const consumerGroup = this.consumerGroups.group(groupId)
     const group = this.groups.group(groupId)
-    if (group === undefined || group.is('Dead')) return noRecords({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] })
-    const subscribed = group.is('Empty') ? new Set<string>() : group.subscribedTopics()
+    let subscribed: ReadonlySet<string> | null
+    if (consumerGroup !== undefined) subscribed = new Set(consumerGroup.subscribedTopicNames().keys())
+    else if (group === undefined || group.is('Dead')) return noRecords({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] })
+    else subscribed = group.is('Empty') ? new Set<string>() : group.subscribedTopics()
     if (subscribed === null) return noRecords({ errorCode: ErrorCode.NON_EMPTY_GROUP, topics: [] })
     const records: CoordinatorRecord[] = []
     const result = topics.map((t) => ({
@@ -311,29 +354,81 @@ export class OffsetMetadataManager {
 
   // ---- deletion and retention -------------------------------------------------------------------
 
+  /**
+   * Kafka's onPartitionsDeleted: tombstones for every group's offsets of the deleted partitions, the
+   * committed ones and those open transactions hold, so a topic re-created under the same name starts
+   * without them.
+   */
+  onPartitionsDeleted(partitions: readonly { topic: string; partition: number }[]): CoordinatorRecord[] {
+    const byTopic = new Map<string, Set<number>>()
+    for (const p of partitions) {
+      let set = byTopic.get(p.topic)
+      if (set === undefined) byTopic.set(p.topic, (set = new Set()))
+      set.add(p.partition)
+    }
+    const keys = new Set<string>()
+    const records: CoordinatorRecord[] = []
+    const collect = (offsets: Map<string, Map<string, Map<number, OffsetAndMetadata>>>): void => {
+      for (const [groupId, topics] of offsets) {
+        for (const [topic, byPartition] of topics) {
+          const deleted = byTopic.get(topic)
+          if (deleted === undefined) continue
+          for (const partition of byPartition.keys()) {
+            const id = `${groupId}\u0000${topic}\u0000${partition}`
+            if (!deleted.has(partition) || keys.has(id)) continue
+            keys.add(id)
+            records.push({ key: encodeOffsetCommitKey(groupId, topic, partition), value: null })
+          }
+        }
+      }
+    }
+    collect(this.offsets)
+    for (const pending of this.pendingTxnOffsets.values()) collect(pending)
+    return records
+  }
+
+  /**
+   * Every partition holding offsets (committed or pending) that the topics port does not know: what is
+   * left of topics deleted while this partition could not be told (the broker stopped in between).
+   */
+  partitionsOfDeletedTopics(): { topic: string; partition: number }[] {
+    const out = new Map<string, { topic: string; partition: number }>()
+    const scan = (offsets: Map<string, Map<string, Map<number, OffsetAndMetadata>>>): void => {
+      for (const topics of offsets.values()) {
+        for (const [topic, byPartition] of topics) {
+          const count = this.topics.partitionCount(topic)
+          for (const partition of byPartition.keys()) if (count === undefined || partition >= count) out.set(`${topic}\u0000${partition}`, { topic, partition })
+        }
+      }
+    }
+    scan(this.offsets)
+    for (const pending of this.pendingTxnOffsets.values()) scan(pending)
+    return [...out.values()]
+  }
+
   /** Tombstones for every committed offset of a group (DeleteGroups). */
   offsetTombstones(groupId: string): CoordinatorRecord[] {
     return this.committedOffsets(groupId).map(({ topic, partition }) => ({ key: encodeOffsetCommitKey(groupId, topic, partition), value: null }))
   }
 
   /**
-   * offsets.retention.minutes (KIP-211) for one group: an empty group's offsets expire that long after
-   * it became empty (a group that never had members: after each commit); a consumer group with
-   * members loses only offsets of topics nobody subscribes to any more (`subscribed`: the group's
-   * topics, none when it is empty). Pushes the tombstones onto `records`; returns how many remain.
+   * offsets.retention.minutes (KIP-211) for one group: an offset of a topic nobody in the group
+   * subscribes to (`subscribed`; none for an empty group) expires `retention` after its base: the commit,
+   * or for an empty classic consumer group when it became empty (`emptySince`); an offset committed with
+   * an explicit retention (OffsetCommit v2-4) at its expire timestamp. Pushes the tombstones onto
+   * `records`; returns how many offsets remain.
    */
-  expireOffsets(group: ClassicGroup, subscribed: ReadonlySet<string>, now: number, records: CoordinatorRecord[]): number {
-    const empty = group.is('Empty')
+  expireOffsets(groupId: string, subscribed: ReadonlySet<string>, emptySince: (() => number) | undefined, now: number, records: CoordinatorRecord[]): number {
     const retention = this.config.offsetsRetentionMs
     let remaining = 0
-    for (const [topic, byPartition] of this.offsets.get(group.groupId) ?? []) {
+    for (const [topic, byPartition] of this.offsets.get(groupId) ?? []) {
       for (const [partition, o] of byPartition) {
         let expired = false
         if (!subscribed.has(topic)) {
-          const base = empty && group.protocolType !== null ? group.currentStateTimestamp : o.commitTimestamp
+          const base = emptySince !== undefined ? emptySince() : o.commitTimestamp
           expired = o.expireTimestamp >= 0 ? now >= o.expireTimestamp : now - base >= retention
         }
-        if (expired) records.push({ key: encodeOffsetCommitKey(group.groupId, topic, partition), value: null })
+        if (expired) records.push({ key: encodeOffsetCommitKey(groupId, topic, partition), value: null })
         else remaining++
       }
     }

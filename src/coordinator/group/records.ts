@@ -6,8 +6,9 @@
 // (Kafka's) and maps the generated structs to the coordinator's types (numbers for timestamps).
 //
 // Framing (Kafka's): a key is an int16 version and then the key struct; the version also names the
-// record type: 0 and 1 OffsetCommitKey (group, topic, partition), 2 GroupMetadataKey (group), 3 and
-// up the KIP-848 consumer/share group records, which this coordinator does not read (`unknown`). A
+// record type: 0 and 1 OffsetCommitKey (group, topic, partition), 2 GroupMetadataKey (group), 3-8 the
+// KIP-848 consumer-group records (consumer-group-records.ts), 9 and up the share-group records, which
+// this coordinator does not read (`unknown`). A
 // value is an int16 version and then the value struct in that version; a null value is a tombstone:
 // the key's offset or group is deleted (and the cleaner drops it).
 //
@@ -23,6 +24,7 @@
 // per key wins. The generated decoders check every length against the bytes left before allocating;
 // malformed input throws CoordinatorRecordError.
 import { CoordinatorRecordError, recordCodec } from '../runtime/record-error.js'
+import type { ConsumerGroupRecordType } from './consumer-group-records.js'
 import { createGroupMetadataValue, createMemberMetadata } from './generated/group-metadata-value.gen.js'
 import { createOffsetCommitValue } from './generated/offset-commit-value.gen.js'
 import {
@@ -55,13 +57,21 @@ export interface GroupMetadataKey {
   group: string
 }
 
-/** A key of a record type this coordinator does not handle (consumer/share group records of KIP-848...). */
+/** A key of a KIP-848 consumer-group record (consumer-group-records.ts); memberId for the per-member ones. */
+export interface ConsumerGroupKey {
+  type: 'consumer-group'
+  record: ConsumerGroupRecordType
+  group: string
+  memberId: string | null
+}
+
+/** A key of a record type this coordinator does not handle (share groups of KIP-932...). */
 export interface UnknownKey {
   type: 'unknown'
   version: number
 }
 
-export type GroupRecordKey = OffsetCommitKey | GroupMetadataKey | UnknownKey
+export type GroupRecordKey = OffsetCommitKey | GroupMetadataKey | ConsumerGroupKey | UnknownKey
 
 export interface OffsetCommitValue {
   offset: bigint
@@ -139,6 +149,18 @@ export function decodeGroupRecordKey(buf: Buffer): GroupRecordKey {
       return { type: 'offset-commit', group: key.key.group, topic: key.key.topic, partition: key.key.partition }
     case 'GroupMetadata':
       return { type: 'group-metadata', group: key.key.group }
+    case 'ConsumerGroupMetadata':
+      return { type: 'consumer-group', record: 'metadata', group: key.key.groupId, memberId: null }
+    case 'ConsumerGroupPartitionMetadata':
+      return { type: 'consumer-group', record: 'partition-metadata', group: key.key.groupId, memberId: null }
+    case 'ConsumerGroupMemberMetadata':
+      return { type: 'consumer-group', record: 'member-metadata', group: key.key.groupId, memberId: key.key.memberId }
+    case 'ConsumerGroupTargetAssignmentMetadata':
+      return { type: 'consumer-group', record: 'target-assignment-metadata', group: key.key.groupId, memberId: null }
+    case 'ConsumerGroupTargetAssignmentMember':
+      return { type: 'consumer-group', record: 'target-assignment-member', group: key.key.groupId, memberId: key.key.memberId }
+    case 'ConsumerGroupCurrentMemberAssignment':
+      return { type: 'consumer-group', record: 'current-member-assignment', group: key.key.groupId, memberId: key.key.memberId }
     case 'unknown':
       return { type: 'unknown', version: key.version }
   }

@@ -21,6 +21,14 @@ export interface GroupCoordinatorConfig {
   offsetMetadataMaxBytes: number
   /** How long a new member may take to complete its first join (Kafka: 5 minutes). */
   newMemberJoinTimeoutMs?: number
+  /** group.consumer.session.timeout.ms (KIP-848 groups); default 45000. */
+  consumerGroupSessionTimeoutMs?: number
+  /** group.consumer.heartbeat.interval.ms; default 5000. */
+  consumerGroupHeartbeatIntervalMs?: number
+  /** group.consumer.max.size; default unlimited. */
+  consumerGroupMaxSize?: number
+  /** group.consumer.assignors as built-in names, the first the default; default ['uniform', 'range']. */
+  consumerGroupAssignors?: readonly string[]
 }
 
 export interface ProtocolMetadata {
@@ -107,12 +115,17 @@ export interface OffsetCommitPartitionInput {
 
 export interface OffsetCommitInput {
   groupId: string
-  /** -1 for a commit from outside the group's membership (manual assignment). */
+  /** The generation (classic groups) or member epoch (consumer groups); -1 from outside the group's membership (manual assignment). */
   generationId: number
   memberId: string
   groupInstanceId: string | null
   /** OffsetCommit v2-4 retention; -1 = the broker's offsets.retention.minutes. */
   retentionTimeMs: number
+  /**
+   * The request can carry a KIP-848 member epoch (OffsetCommit v9+); members of a consumer group that
+   * commit with an older version get UNSUPPORTED_VERSION, as in Kafka. Default false.
+   */
+  consumerProtocolCapable?: boolean
   topics: { name: string; partitions: OffsetCommitPartitionInput[] }[]
 }
 
@@ -150,6 +163,14 @@ export interface OffsetFetchResult {
 
 export type GroupStateName = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead'
 
+/** Who may read a group's offsets (OffsetFetch v9 names a consumer-group member and its epoch). */
+export interface OffsetFetchMember {
+  /** null: not a member (an admin, or a client outside the group). */
+  memberId: string | null
+  /** -1 when not a member. */
+  memberEpoch: number
+}
+
 export interface DescribedMember {
   memberId: string
   groupInstanceId: string | null
@@ -172,7 +193,77 @@ export interface DescribedGroup {
 export interface ListedGroup {
   groupId: string
   protocolType: string
-  state: GroupStateName
+  /** Kafka's state names: the classic ones, or a consumer group's Empty/Assigning/Reconciling/Stable. */
+  state: string
+  /** ListGroups v5: 'classic' or 'consumer'. */
+  groupType: 'classic' | 'consumer'
+}
+
+// ---- KIP-848 consumer groups (ConsumerGroupHeartbeat, ConsumerGroupDescribe) -------------------------
+
+export interface TopicPartitionsById {
+  topicId: string
+  partitions: number[]
+}
+
+export interface ConsumerGroupHeartbeatInput {
+  groupId: string
+  /** '' for a member joining without an id (v0): the coordinator makes one. */
+  memberId: string
+  /** 0 to join, -1 to leave, -2 for a static member leaving for now, else the member's epoch. */
+  memberEpoch: number
+  instanceId: string | null
+  rackId: string | null
+  /** -1: unchanged. */
+  rebalanceTimeoutMs: number
+  /** null: unchanged. */
+  subscribedTopicNames: string[] | null
+  subscribedTopicRegex: string | null
+  serverAssignor: string | null
+  /** The partitions the member owns; null: unchanged. */
+  topicPartitions: TopicPartitionsById[] | null
+  clientId: string
+  clientHost: string
+}
+
+export interface ConsumerGroupHeartbeatResult {
+  errorCode: ErrorCode
+  errorMessage: string | null
+  memberId: string | null
+  memberEpoch: number
+  heartbeatIntervalMs: number
+  /** The partitions the member may use now; null when the member already has them. */
+  assignment: TopicPartitionsById[] | null
+}
+
+export interface DescribedTopicPartitions {
+  topicId: string
+  topicName: string
+  partitions: number[]
+}
+
+export interface DescribedConsumerGroupMember {
+  memberId: string
+  instanceId: string | null
+  rackId: string | null
+  memberEpoch: number
+  clientId: string
+  clientHost: string
+  subscribedTopicNames: string[]
+  subscribedTopicRegex: string | null
+  assignment: DescribedTopicPartitions[]
+  targetAssignment: DescribedTopicPartitions[]
+}
+
+export interface DescribedConsumerGroup {
+  groupId: string
+  errorCode: ErrorCode
+  errorMessage: string | null
+  groupState: string
+  groupEpoch: number
+  assignmentEpoch: number
+  assignorName: string
+  members: DescribedConsumerGroupMember[]
 }
 
 export interface OffsetDeleteResult {
@@ -195,6 +286,10 @@ export interface PartitionLag {
 export interface TopicsView {
   /** Number of partitions of a topic, undefined when it does not exist. */
   partitionCount(topic: string): number | undefined
+  /** A topic's id (Kafka's base64url Uuid), undefined when it does not exist. */
+  topicId(topic: string): string | undefined
+  /** The name of the topic with this id, undefined when none has it. */
+  topicName(topicId: string): string | undefined
   /** Log end offset and high watermark per partition; null for a partition that does not exist. */
   offsets(partitions: readonly { topic: string; partition: number }[]): Promise<({ logEndOffset: number; highWatermark: number } | null)[]>
 }

@@ -98,6 +98,11 @@ export class CoordinatorTimer<S> {
 /** What a state machine gets from the runtime. */
 export interface StateMachineContext<S> {
   partition: number
+  /**
+   * The epoch this broker coordinates the partition in (Kafka: the partition's leader epoch when this
+   * broker was elected its leader); transaction markers carry it, so partitions fence older coordinators.
+   */
+  epoch: number
   clock: Clock
   timer: CoordinatorTimer<S>
   log: CoordinatorLogger
@@ -107,6 +112,7 @@ type PartitionStatus = 'loading' | 'active' | 'failed' | 'closed'
 
 interface PartitionContext<S> {
   partition: number
+  epoch: number
   status: PartitionStatus
   machine: S
   timer: CoordinatorTimer<S>
@@ -157,12 +163,17 @@ export class CoordinatorRuntime<S extends CoordinatorStateMachine> {
   }
 
   /**
-   * Becomes the coordinator of a partition: replays it from the start, then accepts operations.
-   * Resolves when loaded (operations meanwhile get COORDINATOR_LOAD_IN_PROGRESS).
+   * Becomes the coordinator of a partition in `epoch` (Kafka's onElection with the partition's leader
+   * epoch): replays it from the start, then accepts operations. Resolves when loaded (operations
+   * meanwhile get COORDINATOR_LOAD_IN_PROGRESS). A load in a newer epoch replaces the current one (its
+   * state machine is unloaded first); the same or an older epoch changes nothing.
    */
-  async load(partition: number): Promise<void> {
+  async load(partition: number, epoch = 0): Promise<void> {
     const existing = this.#partitions.get(partition)
-    if (existing !== undefined && existing.status !== 'failed' && existing.status !== 'closed') return
+    if (existing !== undefined && existing.status !== 'failed' && existing.status !== 'closed') {
+      if (epoch <= existing.epoch) return
+      this.unload(partition)
+    }
     let ctx!: PartitionContext<S>
     const timer = new CoordinatorTimer<S>(this.opts.clock, (name, op) => {
       // A timer firing after unload must not touch a stale state machine.
@@ -171,8 +182,8 @@ export class CoordinatorRuntime<S extends CoordinatorStateMachine> {
         if (!(err instanceof KafkaError)) this.opts.log.error({ partition, timer: name, err: (err as Error)?.message }, 'coordinator timer operation failed')
       })
     })
-    const machineCtx: StateMachineContext<S> = { partition, clock: this.opts.clock, timer, log: this.opts.log }
-    ctx = { partition, status: 'loading', machine: this.opts.newStateMachine(machineCtx), timer, tail: Promise.resolve(), nextOffset: 0 }
+    const machineCtx: StateMachineContext<S> = { partition, epoch, clock: this.opts.clock, timer, log: this.opts.log }
+    ctx = { partition, epoch, status: 'loading', machine: this.opts.newStateMachine(machineCtx), timer, tail: Promise.resolve(), nextOffset: 0 }
     this.#partitions.set(partition, ctx)
     const started = this.opts.clock.now()
     let count = 0
@@ -224,6 +235,12 @@ export class CoordinatorRuntime<S extends CoordinatorStateMachine> {
 
   isActive(partition: number): boolean {
     return this.#partitions.get(partition)?.status === 'active'
+  }
+
+  /** The epoch the partition is coordinated in, while it is active here; undefined otherwise. */
+  activeEpoch(partition: number): number | undefined {
+    const ctx = this.#partitions.get(partition)
+    return ctx?.status === 'active' ? ctx.epoch : undefined
   }
 
   isLoading(partition: number): boolean {

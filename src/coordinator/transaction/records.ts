@@ -12,12 +12,17 @@
 //             transactionLastUpdateTimestampMs | transactionStartTimestampMs
 //         v1: v0, flexible, with the tagged fields previousProducerId (0), nextProducerId (1) and
 //             clientTransactionVersion (2), which Kafka writes once the transaction.version feature is >= 1
+//             (the default of a Kafka 4.0 cluster); the two producer ids are set since KAFKA-20310
 //   transactionStatus: 0 Empty, 1 Ongoing, 2 PrepareCommit, 3 PrepareAbort, 4 CompleteCommit,
 //                      5 CompleteAbort, 6 Dead, 7 PrepareEpochFence.
 //   A null value (tombstone) removes the transactional id (it expired).
 //
-// We write v0 (Kafka 2.x-3.x's format, and Kafka's while transaction.version is 0) and read v0 and v1
-// (its tagged fields are decoded by the generated codec but not used yet). Recovery: ordinary records
+// We write v1 as a Kafka 4.x cluster does (transaction.version >= 1), with the previous producer id (the
+// id before the transition the record makes: a different one after a producer id rotation, KIP-360),
+// the next producer id (-1: Skein has no transaction.version 2 epoch bumps, so no id is ever pending)
+// and client transaction version 0; an Empty transaction's partitions are null, as Kafka writes them. We
+// read v0 (previous and next producer id -1) and v1. The previous producer *epoch* is in no version of
+// this schema (Kafka keeps it in memory, KAFKA-20357 adds it later). Recovery: ordinary records
 // of a compacted partition; the coordinator rebuilds every transactional id by replaying them in
 // offset order (the last record per key wins), then finishes any transaction found in
 // PrepareCommit/PrepareAbort. The generated decoders check each length against the bytes left before
@@ -34,7 +39,9 @@ import { createPartitionsSchema, createTransactionLogValue } from './generated/t
 export { CoordinatorRecordError }
 
 export const TRANSACTION_KEY_VERSION = 0
-export const TRANSACTION_VALUE_VERSION = 0
+export const TRANSACTION_VALUE_VERSION = 1
+/** Kafka's RecordBatch.NO_PRODUCER_ID. */
+export const NO_PRODUCER_ID = -1
 
 export const TxnStatus = {
   Empty: 0,
@@ -63,6 +70,10 @@ export function txnStatusFromName(name: string): TxnStatus | undefined {
 
 export interface TransactionLogValue {
   producerId: number
+  /** The producer id before this transition (v1; -1 when unknown: v0 records). */
+  previousProducerId: number
+  /** The producer id handed out once the transaction completes (transaction.version 2); -1 when none. */
+  nextProducerId: number
   producerEpoch: number
   transactionTimeoutMs: number
   status: TxnStatus
@@ -70,6 +81,8 @@ export interface TransactionLogValue {
   partitions: { topic: string; partitions: number[] }[]
   lastUpdateTimestamp: number
   startTimestamp: number
+  /** The transaction.version feature level the client used (0: EndTxn below v5). */
+  clientTransactionVersion: number
 }
 
 // ---- writing -------------------------------------------------------------------------------------
@@ -81,12 +94,16 @@ export function encodeTransactionKey(transactionalId: string): Buffer {
 export function encodeTransactionValue(v: TransactionLogValue): Buffer {
   const value = createTransactionLogValue({
     producerId: BigInt(v.producerId),
+    previousProducerId: BigInt(v.previousProducerId),
+    nextProducerId: BigInt(v.nextProducerId),
     producerEpoch: v.producerEpoch,
     transactionTimeoutMs: v.transactionTimeoutMs,
     transactionStatus: v.status,
-    transactionPartitions: v.partitions.map((t) => createPartitionsSchema({ topic: t.topic, partitionIds: t.partitions })),
+    // Kafka writes null for an Empty transaction (it has no partitions).
+    transactionPartitions: v.status === TxnStatus.Empty ? null : v.partitions.map((t) => createPartitionsSchema({ topic: t.topic, partitionIds: t.partitions })),
     transactionLastUpdateTimestampMs: BigInt(v.lastUpdateTimestamp),
     transactionStartTimestampMs: BigInt(v.startTimestamp),
+    clientTransactionVersion: v.clientTransactionVersion,
   })
   return recordCodec('TransactionLogValue', () => encodeTransactionLogValueRecord(value, TRANSACTION_VALUE_VERSION))
 }
@@ -105,11 +122,14 @@ export function decodeTransactionValue(buf: Buffer): TransactionLogValue {
   if (status < 0 || status > 7) throw new CoordinatorRecordError(`unknown transaction status ${status}`)
   return {
     producerId: safeNumber(v.producerId, 'producer id'),
+    previousProducerId: safeNumber(v.previousProducerId, 'previous producer id'),
+    nextProducerId: safeNumber(v.nextProducerId, 'next producer id'),
     producerEpoch: v.producerEpoch,
     transactionTimeoutMs: v.transactionTimeoutMs,
     status: status as TxnStatus,
     partitions: (v.transactionPartitions ?? []).map((t) => ({ topic: t.topic, partitions: t.partitionIds })),
     lastUpdateTimestamp: safeNumber(v.transactionLastUpdateTimestampMs, 'last update timestamp'),
     startTimestamp: safeNumber(v.transactionStartTimestampMs, 'start timestamp'),
+    clientTransactionVersion: v.clientTransactionVersion,
   }
 }

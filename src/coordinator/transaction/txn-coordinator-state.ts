@@ -1,8 +1,10 @@
 // The state machine of one __transaction_state partition (Kafka's TransactionCoordinator +
 // TransactionStateManager for the transactional ids that hash here). Every operation returns the
 // record to append and the answer; state changes only by replaying records (so live state and a reload
-// are the same function of the log), except the last producer id/epoch kept for KIP-360 retries,
-// which lives in memory as in Kafka's TransactionMetadata.
+// are the same function of the log), except the last producer epoch kept for KIP-360 retries, which
+// lives in memory as in Kafka's TransactionMetadata (no record version carries it). The previous
+// producer id is in the records (TransactionLogValue v1): the id before the transition each record
+// makes, so after a producer id rotation it names the exhausted id.
 //
 // Transitions (status written in the record):
 //   (new) / Empty / CompleteCommit / CompleteAbort --InitProducerId--> Empty (epoch + 1)
@@ -17,6 +19,7 @@ import type { CoordinatorRecord, StoredRecord } from '../runtime/partition-write
 import { noRecords, type CoordinatorResult, type CoordinatorStateMachine, type StateMachineContext } from '../runtime/runtime.js'
 import {
   CoordinatorRecordError,
+  NO_PRODUCER_ID,
   TxnStatus,
   decodeTransactionKey,
   decodeTransactionValue,
@@ -37,12 +40,21 @@ import type {
 
 /** Kafka's producer epoch is an int16; at Short.MAX_VALUE - 1 the id is exhausted and replaced. */
 const MAX_EPOCH = 0x7fff - 1
+/** Kafka's RecordBatch.NO_PRODUCER_EPOCH. */
+const NO_PRODUCER_EPOCH = -1
+
+/** Kafka's TransactionMetadata.isEpochExhausted. */
+function isEpochExhausted(epoch: number): boolean {
+  return epoch >= MAX_EPOCH
+}
 const ABORT_TIMER = 'abort-timed-out-transactions'
 const EXPIRE_TIMER = 'expire-transactional-ids'
 
 export interface TransactionMetadata {
   transactionalId: string
   producerId: number
+  /** The producer id before the last transition (after a rotation: the exhausted one); -1 unknown. */
+  previousProducerId: number
   producerEpoch: number
   timeoutMs: number
   status: TxnStatus
@@ -76,8 +88,12 @@ function partitionList(m: Map<string, Set<number>>): { topic: string; partitions
 
 export class TransactionCoordinatorState implements CoordinatorStateMachine {
   readonly txns = new Map<string, TransactionMetadata>()
-  /** The producer id/epoch before the last bump, for a retried InitProducerId (KIP-360); memory only. */
-  readonly #last = new Map<string, ProducerIdAndEpoch>()
+  /**
+   * Kafka's lastProducerEpoch: the epoch before the last InitProducerId bump of a producer that named
+   * itself (KIP-360), so that its retry gets the same answer; memory only, as in Kafka, and reset by a
+   * bump from a producer that did not name itself.
+   */
+  readonly #lastEpoch = new Map<string, number>()
 
   constructor(
     private readonly ctx: StateMachineContext<TransactionCoordinatorState>,
@@ -97,7 +113,7 @@ export class TransactionCoordinatorState implements CoordinatorStateMachine {
       const id = decodeTransactionKey(record.key)
       if (record.value === null) {
         this.txns.delete(id)
-        this.#last.delete(id)
+        this.#lastEpoch.delete(id)
         return
       }
       const v = decodeTransactionValue(record.value)
@@ -106,6 +122,7 @@ export class TransactionCoordinatorState implements CoordinatorStateMachine {
       this.txns.set(id, {
         transactionalId: id,
         producerId: v.producerId,
+        previousProducerId: v.previousProducerId,
         producerEpoch: v.producerEpoch,
         timeoutMs: v.transactionTimeoutMs,
         status: v.status,
@@ -137,20 +154,35 @@ export class TransactionCoordinatorState implements CoordinatorStateMachine {
       key: encodeTransactionKey(txn.transactionalId),
       value: encodeTransactionValue({
         producerId: txn.producerId,
+        previousProducerId: txn.previousProducerId,
+        nextProducerId: NO_PRODUCER_ID,
         producerEpoch: txn.producerEpoch,
         transactionTimeoutMs: txn.timeoutMs,
         status: txn.status,
         partitions: partitionList(txn.partitions),
         lastUpdateTimestamp: txn.lastUpdateTimestamp,
         startTimestamp: txn.startTimestamp,
+        clientTransactionVersion: 0,
       }),
     }
+  }
+
+  /** The state after a transition from `txn`: Kafka's TxnTransitMetadata, whose previous producer id is txn's. */
+  private transit(txn: TransactionMetadata, change: Partial<TransactionMetadata>): TransactionMetadata {
+    return { ...txn, ...change, previousProducerId: txn.producerId }
   }
 
   private prepared(txn: TransactionMetadata): PreparedTransaction {
     const partitions: TopicPartitionRef[] = []
     for (const [topic, ps] of txn.partitions) for (const partition of ps) partitions.push({ topic, partition })
-    return { transactionalId: txn.transactionalId, producerId: txn.producerId, producerEpoch: txn.producerEpoch, commit: txn.status === TxnStatus.PrepareCommit, partitions }
+    return {
+      transactionalId: txn.transactionalId,
+      producerId: txn.producerId,
+      producerEpoch: txn.producerEpoch,
+      coordinatorEpoch: this.ctx.epoch,
+      commit: txn.status === TxnStatus.PrepareCommit,
+      partitions,
+    }
   }
 
   /** Writes a transition to Prepare*; once durable the coordinator writes the markers. */
@@ -181,6 +213,7 @@ export class TransactionCoordinatorState implements CoordinatorStateMachine {
       const created: TransactionMetadata = {
         transactionalId: input.transactionalId,
         producerId: input.newProducerId,
+        previousProducerId: NO_PRODUCER_ID,
         producerEpoch: 0,
         timeoutMs: input.timeoutMs,
         status: TxnStatus.Empty,
@@ -190,21 +223,18 @@ export class TransactionCoordinatorState implements CoordinatorStateMachine {
       }
       return { records: [this.record(created)], result: { kind: 'done', errorCode: ErrorCode.NONE, producerId: created.producerId, producerEpoch: 0 } }
     }
-    const last = this.#last.get(input.transactionalId)
     const exp = input.expected
-    // KIP-360: a producer that names itself must be the current one, or retrying the last bump.
-    let isRetry = false
-    if (exp !== null) {
-      const current = exp.producerId === txn.producerId && exp.producerEpoch === txn.producerEpoch
-      isRetry = last !== undefined && exp.producerId === last.producerId && exp.producerEpoch === last.producerEpoch
-      if (!current && !isRetry) return done(ErrorCode.PRODUCER_FENCED)
+    // Kafka's isValidProducerId (KIP-360): a producer that names itself has the current id, or the
+    // previous one with an exhausted epoch (a retry of the rotation it asked for).
+    if (exp !== null && exp.producerId !== txn.producerId && !(exp.producerId === txn.previousProducerId && isEpochExhausted(exp.producerEpoch))) {
+      return done(ErrorCode.PRODUCER_FENCED)
     }
     if (this.isPrepare(txn.status)) return noRecords({ kind: 'wait' })
     if (txn.status === TxnStatus.Ongoing) {
       // Fence the current producer: abort its transaction under a bumped epoch, so that markers carry
       // an epoch its in-flight writes cannot match.
       const fenced = txn.producerEpoch < MAX_EPOCH ? txn.producerEpoch + 1 : txn.producerEpoch
-      const next: TransactionMetadata = { ...txn, producerEpoch: fenced, status: TxnStatus.PrepareAbort, lastUpdateTimestamp: now }
+      const next = this.transit(txn, { producerEpoch: fenced, status: TxnStatus.PrepareAbort, lastUpdateTimestamp: now })
       this.ctx.log.info({ transactionalId: txn.transactionalId, producerId: txn.producerId, epoch: fenced }, 'fencing the producer of an ongoing transaction and aborting it')
       return {
         records: [this.prepare(next)],
@@ -214,30 +244,35 @@ export class TransactionCoordinatorState implements CoordinatorStateMachine {
         },
       }
     }
-    // Empty, CompleteCommit, CompleteAbort: a new epoch (or a new id once the epoch is exhausted).
-    if (isRetry) return done(ErrorCode.NONE, txn.producerId, txn.producerEpoch)
-    let producerId = txn.producerId
-    let producerEpoch = txn.producerEpoch + 1
-    if (txn.producerEpoch >= MAX_EPOCH) {
+    // Empty, CompleteCommit, CompleteAbort. An exhausted epoch (and a producer that names that epoch, if
+    // it names one) gets a new producer id (Kafka's prepareProducerIdRotation); otherwise the epoch is
+    // bumped (prepareIncrementProducerEpoch).
+    const fresh = { timeoutMs: input.timeoutMs, status: TxnStatus.Empty, partitions: new Map<string, Set<number>>(), startTimestamp: -1, lastUpdateTimestamp: now }
+    let next: TransactionMetadata
+    let lastEpoch: number
+    if (isEpochExhausted(txn.producerEpoch) && (exp === null || exp.producerEpoch === txn.producerEpoch)) {
       if (input.newProducerId === null) return noRecords({ kind: 'need-id' })
-      producerId = input.newProducerId
-      producerEpoch = 0
-    }
-    const next: TransactionMetadata = {
-      ...txn,
-      producerId,
-      producerEpoch,
-      timeoutMs: input.timeoutMs,
-      status: TxnStatus.Empty,
-      partitions: new Map(),
-      startTimestamp: -1,
-      lastUpdateTimestamp: now,
+      next = this.transit(txn, { ...fresh, producerId: input.newProducerId, producerEpoch: 0 })
+      lastEpoch = exp === null ? NO_PRODUCER_EPOCH : txn.producerEpoch
+    } else if (exp === null) {
+      next = this.transit(txn, { ...fresh, producerEpoch: txn.producerEpoch + 1 })
+      lastEpoch = NO_PRODUCER_EPOCH
+    } else if (exp.producerEpoch === txn.producerEpoch) {
+      next = this.transit(txn, { ...fresh, producerEpoch: txn.producerEpoch + 1 })
+      lastEpoch = txn.producerEpoch
+    } else if (exp.producerEpoch === (this.#lastEpoch.get(txn.transactionalId) ?? NO_PRODUCER_EPOCH)) {
+      // A retry of a bump whose answer the producer lost: the same id and epoch again.
+      next = this.transit(txn, fresh)
+      lastEpoch = exp.producerEpoch
+    } else {
+      this.ctx.log.info({ transactionalId: txn.transactionalId, expected: exp, producerId: txn.producerId, producerEpoch: txn.producerEpoch }, 'InitProducerId from a fenced producer epoch')
+      return done(ErrorCode.PRODUCER_FENCED)
     }
     return {
       records: [this.record(next)],
-      result: { kind: 'done', errorCode: ErrorCode.NONE, producerId, producerEpoch },
+      result: { kind: 'done', errorCode: ErrorCode.NONE, producerId: next.producerId, producerEpoch: next.producerEpoch },
       onAppended: (err) => {
-        if (err === null) this.#last.set(txn.transactionalId, { producerId: txn.producerId, producerEpoch: txn.producerEpoch })
+        if (err === null) this.#lastEpoch.set(txn.transactionalId, lastEpoch)
       },
     }
   }
@@ -257,7 +292,7 @@ export class TransactionCoordinatorState implements CoordinatorStateMachine {
       ps.add(p.partition)
     }
     const now = this.now()
-    const next: TransactionMetadata = { ...txn!, status: TxnStatus.Ongoing, partitions: merged, startTimestamp: ongoing ? txn!.startTimestamp : now, lastUpdateTimestamp: now }
+    const next = this.transit(txn!, { status: TxnStatus.Ongoing, partitions: merged, startTimestamp: ongoing ? txn!.startTimestamp : now, lastUpdateTimestamp: now })
     return { records: [this.record(next)], result: ErrorCode.NONE }
   }
 
@@ -267,7 +302,7 @@ export class TransactionCoordinatorState implements CoordinatorStateMachine {
     if (error !== ErrorCode.NONE) return noRecords(error)
     switch (txn!.status) {
       case TxnStatus.Ongoing: {
-        const next: TransactionMetadata = { ...txn!, status: commit ? TxnStatus.PrepareCommit : TxnStatus.PrepareAbort, lastUpdateTimestamp: this.now() }
+        const next = this.transit(txn!, { status: commit ? TxnStatus.PrepareCommit : TxnStatus.PrepareAbort, lastUpdateTimestamp: this.now() })
         return {
           records: [this.prepare(next)],
           result: ErrorCode.NONE,
@@ -295,12 +330,7 @@ export class TransactionCoordinatorState implements CoordinatorStateMachine {
     const txn = this.txns.get(p.transactionalId)
     const expected = p.commit ? TxnStatus.PrepareCommit : TxnStatus.PrepareAbort
     if (txn === undefined || txn.status !== expected || txn.producerId !== p.producerId || txn.producerEpoch !== p.producerEpoch) return noRecords(false)
-    const next: TransactionMetadata = {
-      ...txn,
-      status: p.commit ? TxnStatus.CompleteCommit : TxnStatus.CompleteAbort,
-      partitions: new Map(),
-      lastUpdateTimestamp: this.now(),
-    }
+    const next = this.transit(txn, { status: p.commit ? TxnStatus.CompleteCommit : TxnStatus.CompleteAbort, partitions: new Map(), lastUpdateTimestamp: this.now() })
     return { records: [this.record(next)], result: true }
   }
 
@@ -319,12 +349,7 @@ export class TransactionCoordinatorState implements CoordinatorStateMachine {
     const aborted: TransactionMetadata[] = []
     for (const txn of this.txns.values()) {
       if (txn.status !== TxnStatus.Ongoing || txn.startTimestamp < 0 || now - txn.startTimestamp <= txn.timeoutMs) continue
-      const next: TransactionMetadata = {
-        ...txn,
-        producerEpoch: txn.producerEpoch < MAX_EPOCH ? txn.producerEpoch + 1 : txn.producerEpoch,
-        status: TxnStatus.PrepareAbort,
-        lastUpdateTimestamp: now,
-      }
+      const next = this.transit(txn, { producerEpoch: txn.producerEpoch < MAX_EPOCH ? txn.producerEpoch + 1 : txn.producerEpoch, status: TxnStatus.PrepareAbort, lastUpdateTimestamp: now })
       this.ctx.log.info({ transactionalId: txn.transactionalId, producerId: txn.producerId, timeoutMs: txn.timeoutMs }, 'aborting a transaction that timed out')
       records.push(this.prepare(next))
       aborted.push(next)

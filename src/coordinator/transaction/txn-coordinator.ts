@@ -8,6 +8,13 @@
 // until each partition took its marker or no longer exists), and only then CompleteCommit/CompleteAbort
 // is written. The same completion runs for a transaction fenced by InitProducerId or timed out, and for
 // every Prepare* found when a partition is loaded (a coordinator restarting mid-commit finishes it).
+//
+// Coordinator epochs (Kafka's): each __transaction_state partition is loaded in an epoch, the leader
+// epoch of that partition when this broker became its leader (partitionEpoch). Its markers carry that
+// epoch, and a partition refuses a marker from an older epoch than one it has seen
+// (TRANSACTION_COORDINATOR_FENCED, storage/producer-state.ts). A completion stops, writing nothing more,
+// once its partition is no longer coordinated here in the epoch that decided the transaction (unloaded,
+// or loaded again in a newer epoch, whose own load finishes the transaction).
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import { kafkaAbs, javaStringHashCode } from '../group/partitioner.js'
 import type { Clock } from '../runtime/clock.js'
@@ -31,6 +38,8 @@ import type {
 
 export interface TransactionCoordinatorOptions {
   config: TransactionCoordinatorConfig
+  /** The leader epoch of a __transaction_state partition: the coordinator epoch it is loaded in. Default 0. */
+  partitionEpoch?: (partition: number) => number
   writer: PartitionWriter
   markers: TxnMarkerWriter
   producerIds: ProducerIdSource
@@ -54,7 +63,9 @@ export class TransactionCoordinator {
   readonly config: TransactionCoordinatorConfig
   readonly #opts: TransactionCoordinatorOptions
   /** Completions in progress (markers being written), by transactional id. */
-  readonly #completions = new Map<string, Promise<void>>()
+  readonly #completions = new Map<string, { coordinatorEpoch: number; done: Promise<void> }>()
+  /** Every completion still running, superseded ones included. */
+  readonly #running = new Set<Promise<void>>()
   #closed = false
 
   constructor(opts: TransactionCoordinatorOptions) {
@@ -74,7 +85,7 @@ export class TransactionCoordinator {
 
   async loadAll(): Promise<void> {
     const loads = []
-    for (let p = 0; p < this.config.transactionStatePartitions; p++) loads.push(this.runtime.load(p))
+    for (let p = 0; p < this.config.transactionStatePartitions; p++) loads.push(this.runtime.load(p, this.#opts.partitionEpoch?.(p) ?? 0))
     const results = await Promise.allSettled(loads)
     const failed = results.find((r) => r.status === 'rejected')
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason
@@ -87,7 +98,7 @@ export class TransactionCoordinator {
 
   /** Settles when every completion started so far has finished (tests, graceful stop). */
   async completionsIdle(): Promise<void> {
-    while (this.#completions.size > 0) await Promise.all([...this.#completions.values()])
+    while (this.#running.size > 0) await Promise.all([...this.#running])
   }
 
   private codeOf(err: unknown, op: string): ErrorCode {
@@ -115,7 +126,7 @@ export class TransactionCoordinator {
           continue
         }
         // 'wait': an abort (maybe the fence we just wrote) is being completed.
-        const pending = this.#completions.get(transactionalId)
+        const pending = this.#completions.get(transactionalId)?.done
         const left = deadline - this.#opts.clock.now()
         if (pending === undefined || left <= 0) return fail(ErrorCode.CONCURRENT_TRANSACTIONS)
         const finished = await this.#within(pending, left)
@@ -133,7 +144,7 @@ export class TransactionCoordinator {
       let code = await this.runtime.write(partition, 'add-partitions', (s) => s.addPartitions(transactionalId, producerId, producerEpoch, partitions))
       // The producer's previous transaction is still writing its markers (EndTxn answers before them):
       // rather than send the client into its retry backoff, wait a little for them and try again.
-      const pending = this.#completions.get(transactionalId)
+      const pending = this.#completions.get(transactionalId)?.done
       if (code === ErrorCode.CONCURRENT_TRANSACTIONS && pending !== undefined && (await this.#within(pending, ADD_PARTITIONS_WAIT_MS))) {
         code = await this.runtime.write(partition, 'add-partitions', (s) => s.addPartitions(transactionalId, producerId, producerEpoch, partitions))
       }
@@ -202,8 +213,10 @@ export class TransactionCoordinator {
 
   /** Writes the markers of a decided transaction, then its Complete* record. */
   #complete(partition: number, txn: PreparedTransaction): void {
-    // A previous completion of the same id may still be finishing: run after it.
-    const previous = this.#completions.get(txn.transactionalId) ?? Promise.resolve()
+    // A previous completion of the same id may still be finishing: run after it, unless it belongs to an
+    // older coordinator epoch (it stops by itself; the new epoch must not wait for a stale one).
+    const current = this.#completions.get(txn.transactionalId)
+    const previous = current !== undefined && current.coordinatorEpoch >= txn.coordinatorEpoch ? current.done : Promise.resolve()
     const run: Promise<void> = previous
       .then(() => this.#writeMarkersAndComplete(partition, txn))
       .catch((err: unknown) => {
@@ -211,19 +224,26 @@ export class TransactionCoordinator {
         else this.#opts.log.warn({ transactionalId: txn.transactionalId, err: err.message }, 'completing a transaction stopped')
       })
       .finally(() => {
-        if (this.#completions.get(txn.transactionalId) === run) this.#completions.delete(txn.transactionalId)
+        this.#running.delete(run)
+        if (this.#completions.get(txn.transactionalId)?.done === run) this.#completions.delete(txn.transactionalId)
       })
-    this.#completions.set(txn.transactionalId, run)
+    this.#running.add(run)
+    this.#completions.set(txn.transactionalId, { coordinatorEpoch: txn.coordinatorEpoch, done: run })
+  }
+
+  /** Whether this coordinator still coordinates the partition in the epoch that decided txn. */
+  #stillCoordinator(partition: number, txn: PreparedTransaction): boolean {
+    return !this.#closed && this.runtime.activeEpoch(partition) === txn.coordinatorEpoch
   }
 
   async #writeMarkersAndComplete(partition: number, txn: PreparedTransaction): Promise<void> {
     // Let the operation that wrote Prepare* finish first (we are called from its onAppended).
     await Promise.resolve()
-    const coordinatorEpoch = this.config.coordinatorEpoch ?? 0
+    const { coordinatorEpoch } = txn
     let pending = txn.partitions.map((p) => ({ ...p, producerId: txn.producerId, producerEpoch: txn.producerEpoch, coordinatorEpoch, commit: txn.commit }))
     let delay = MARKER_RETRY_MIN_MS
     while (pending.length > 0) {
-      if (this.#closed || !this.runtime.isActive(partition)) return
+      if (!this.#stillCoordinator(partition, txn)) return this.#cancelled(partition, txn)
       let results: { errorCode: number }[]
       try {
         results = await this.#opts.markers.writeMarkers(pending)
@@ -231,8 +251,14 @@ export class TransactionCoordinator {
         this.#opts.log.warn({ transactionalId: txn.transactionalId, err: (err as Error)?.message }, 'writing transaction markers failed; retrying')
         results = pending.map(() => ({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR }))
       }
-      const failed = pending.filter((_, i) => {
+      const failed = pending.filter((p, i) => {
         const code = results[i]?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR
+        if (code === ErrorCode.TRANSACTION_COORDINATOR_FENCED || code === ErrorCode.INVALID_PRODUCER_EPOCH) {
+          // A newer coordinator or producer epoch wrote there. Kafka's coordinator takes that as being
+          // stale and stops; a coordinator that is still current finishes (the marker is obsolete).
+          this.#opts.log.warn({ transactionalId: txn.transactionalId, topic: p.topic, partition: p.partition, coordinatorEpoch, error: code }, 'transaction marker refused by the partition')
+          return false
+        }
         return code !== ErrorCode.NONE && code !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
       })
       if (failed.length === 0) break
@@ -241,7 +267,15 @@ export class TransactionCoordinator {
       await this.#sleep(delay)
       delay = Math.min(delay * 2, MARKER_RETRY_MAX_MS)
     }
-    if (this.#closed || !this.runtime.isActive(partition)) return
+    if (!this.#stillCoordinator(partition, txn)) return this.#cancelled(partition, txn)
     await this.runtime.write(partition, 'complete-txn', (s) => s.completeTxn(txn))
+  }
+
+  #cancelled(partition: number, txn: PreparedTransaction): void {
+    if (this.#closed) return
+    this.#opts.log.info(
+      { transactionalId: txn.transactionalId, partition, coordinatorEpoch: txn.coordinatorEpoch, currentEpoch: this.runtime.activeEpoch(partition) ?? null },
+      'no longer the coordinator of this transaction in the epoch that decided it; its markers are left to the current one',
+    )
   }
 }

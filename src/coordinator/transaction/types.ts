@@ -15,8 +15,6 @@ export interface TransactionCoordinatorConfig {
   abortTimedOutTransactionsIntervalMs: number
   /** transaction.remove.expired.transaction.cleanup.interval.ms */
   removeExpiredTransactionalIdsIntervalMs: number
-  /** Written into markers (Kafka: the leader epoch of the __transaction_state partition). Default 0. */
-  coordinatorEpoch?: number
 }
 
 export interface TopicPartitionRef {
@@ -35,7 +33,8 @@ export interface TxnMarkerItem extends TopicPartitionRef {
 /**
  * Writes COMMIT/ABORT control batches. One answer per item, in order: NONE when written;
  * UNKNOWN_TOPIC_OR_PARTITION when the partition no longer exists (the marker is dropped, as Kafka
- * does); anything else is retried.
+ * does); TRANSACTION_COORDINATOR_FENCED / INVALID_PRODUCER_EPOCH when the partition has seen a newer
+ * coordinator or producer epoch (the marker is obsolete); anything else is retried.
  */
 export interface TxnMarkerWriter {
   writeMarkers(items: readonly TxnMarkerItem[]): Promise<{ errorCode: number }[]>
@@ -93,6 +92,8 @@ export interface PreparedTransaction {
   transactionalId: string
   producerId: number
   producerEpoch: number
+  /** The epoch of the __transaction_state partition's coordinator that decided it (in every marker). */
+  coordinatorEpoch: number
   commit: boolean
   partitions: TopicPartitionRef[]
 }

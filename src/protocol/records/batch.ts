@@ -109,6 +109,8 @@ export interface BatchInfo {
   maxTimestamp: number
   recordCount: number
   attributes: number
+  /** The epoch of the leader that wrote the batch (its partitionLeaderEpoch field). */
+  partitionLeaderEpoch: number
 }
 
 /** Copies the fields of BatchInfo out of a header that starts at `pos` of buf. */
@@ -122,6 +124,7 @@ export function batchInfoAt(buf: Buffer, pos: number, position = pos): BatchInfo
     maxTimestamp: readInt64(buf, pos + MAX_TIMESTAMP_OFFSET),
     recordCount: buf.readInt32BE(pos + RECORD_COUNT_OFFSET),
     attributes: buf.readInt16BE(pos + ATTRIBUTES_OFFSET),
+    partitionLeaderEpoch: buf.readInt32BE(pos + PARTITION_LEADER_EPOCH_OFFSET),
   }
 }
 

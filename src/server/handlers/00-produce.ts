@@ -10,8 +10,11 @@
 //   answers list those records in recordErrors (their index in the batch and why) and errorMessage is
 //   Kafka's summary ("One or more records have been rejected due to ..."). Other errors carry the
 //   storage's message as errorMessage (Kafka leaves it null for them).
-// * acks=-1 waits for the in-sync replicas, which on a single broker is the leader alone, i.e. the
-//   same as acks=1; acks=0 gets no response at all; any other value gets INVALID_REQUIRED_ACKS.
+// * acks=-1 waits until the in-sync replicas have the records (the high watermark passes them; on a
+//   single broker the leader alone, i.e. the same as acks=1): NOT_ENOUGH_REPLICAS when the ISR is below
+//   min.insync.replicas at append, NOT_ENOUGH_REPLICAS_AFTER_APPEND when it fell below meanwhile,
+//   REQUEST_TIMED_OUT after the request's timeoutMs. acks=1 answers after the leader's append; acks=0
+//   gets no response at all; any other value gets INVALID_REQUIRED_ACKS.
 // * Internal topics (__consumer_offsets, __transaction_state) are written by their coordinators only:
 //   a client's produce to them gets INVALID_TOPIC_EXCEPTION, as Kafka answers.
 // * Appends wake long-polling fetches of the partitions written (the partition service does it).

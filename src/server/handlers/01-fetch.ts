@@ -36,16 +36,19 @@
 //   OFFSET_MOVED_TO_TIERED_STORAGE (never here: no tiered storage). v13: topic ids.
 // * v12: flexible. v11: rack id / preferred read replica (-1). v9+: current leader epoch. v7+: sessions.
 //   v5+: log start offset. v4: isolation level, aborted transactions.
-// Not implemented:
-// * Follower fetches (replica id >= 0) are answered as consumer fetches (their sessions are privileged
-//   in the cache, as Kafka's): replication comes later.
+// * Follower fetches (replica id >= 0; v15+ in ReplicaState) are served by the partition service's
+//   readForFollower: records up to the log end offset (not the high watermark), the follower's position
+//   recorded by the leader (HW, ISR), and with lastFetchedEpoch (v12+) the diverging epoch instead of
+//   records when the follower's log went another way. They use no fetch session (answered with id 0);
+//   a follower that is not a replica of the partition gets NOT_LEADER_OR_FOLLOWER. They long-poll as
+//   consumers do.
 import { ErrorCode } from '../../domain/errors.js'
 import * as Fetch from '../../protocol/messages/01-fetch.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
 import { FINAL_EPOCH, INITIAL_EPOCH, INVALID_SESSION_ID, nextEpoch, partitionKey, type CachedPartition, type FetchSession } from './common/fetch-sessions.js'
 import type { RequestContext } from './common/context.js'
 import { defineHandler } from './common/handler.js'
-import type { ConsumerRead, PartitionRead, PartitionService } from './common/ports.js'
+import type { ConsumerRead, FollowerPartitionRead, FollowerRead, PartitionRead, PartitionService } from './common/ports.js'
 
 const EMPTY = Buffer.alloc(0)
 const READ_COMMITTED = 1
@@ -72,6 +75,8 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
   encodeResponse: Fetch.encodeFetchResponse,
   async handle(req, ctx) {
     const version = ctx.apiVersion
+    const replicaId = version >= 15 ? req.replicaState.replicaId : req.replicaId
+    if (replicaId >= 0) return followerFetch(req, ctx, replicaId)
     const usesTopicIds = version >= 13
     const sessions = ctx.fetchSessions
     // The session this request continues (incremental), or whether it asks for a new one (full, epoch 0).
@@ -376,4 +381,92 @@ async function readAll(reads: ConsumerRead[], targets: Fetch.PartitionData[], to
     }
   }
   return held
+}
+
+/** A follower's fetch (see the file header): no session, records up to the log end offset. */
+async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, replicaId: number): Promise<Fetch.FetchResponse> {
+  const version = ctx.apiVersion
+  const usesTopicIds = version >= 13
+  const { partitions } = ctx
+  const responses: Fetch.FetchableTopicResponse[] = []
+  const reads: FollowerRead[] = []
+  const targets: Fetch.PartitionData[] = []
+  for (const t of req.topics) {
+    const topic = usesTopicIds ? (ctx.metadata.topicById(t.topicId)?.name ?? '') : t.topic
+    const topicPartitions: Fetch.PartitionData[] = []
+    responses.push(Fetch.createFetchableTopicResponse({ topic, topicId: t.topicId, partitions: topicPartitions }))
+    for (const p of t.partitions) {
+      const response = partitionAnswer(p.partition, false)
+      topicPartitions.push(response)
+      if (topic === '') {
+        response.errorCode = ErrorCode.UNKNOWN_TOPIC_ID
+        continue
+      }
+      if (p.partitionMaxBytes < 0) {
+        response.errorCode = ErrorCode.INVALID_FETCH_SIZE
+        continue
+      }
+      reads.push({
+        topic,
+        partition: p.partition,
+        fetchOffset: Number(p.fetchOffset),
+        maxBytes: p.partitionMaxBytes,
+        currentLeaderEpoch: p.currentLeaderEpoch,
+        lastFetchedEpoch: version >= 12 ? p.lastFetchedEpoch : -1,
+      })
+      targets.push(response)
+    }
+  }
+  const totalMax = Math.max(0, req.maxBytes)
+  const deadline = ctx.receivedAt + Math.max(0, req.maxWaitMs)
+  for (;;) {
+    const held: FollowerPartitionRead[] = []
+    const results = reads.length === 0 ? [] : await partitions.readForFollower(replicaId, reads)
+    let budget = totalMax
+    let firstWithData = true
+    let bytes = 0
+    let anyError = false
+    for (let i = 0; i < results.length; i++) {
+      const result = results[i]!
+      const response = targets[i]!
+      response.records = EMPTY
+      response.divergingEpoch = NO_DIVERGING_EPOCH
+      if (!result.ok) {
+        response.errorCode = result.errorCode
+        response.highWatermark = -1n
+        response.lastStableOffset = -1n
+        response.logStartOffset = -1n
+        anyError = true
+        continue
+      }
+      const r = result.value
+      if (r.regions.length > 0) held.push(r)
+      response.errorCode = ErrorCode.NONE
+      response.highWatermark = BigInt(r.highWatermark)
+      response.lastStableOffset = BigInt(r.lastStableOffset)
+      response.logStartOffset = BigInt(r.logStartOffset)
+      if (r.divergingEpoch !== undefined) {
+        response.divergingEpoch = Fetch.createEpochEndOffset({ epoch: r.divergingEpoch.leaderEpoch, endOffset: BigInt(r.divergingEpoch.endOffset) })
+        anyError = true
+        continue
+      }
+      if (r.bytes === 0) continue
+      if (r.bytes <= budget || firstWithData) {
+        response.records = { chunks: r.regions }
+        budget = Math.max(0, budget - r.bytes)
+        bytes += r.bytes
+        firstWithData = false
+      }
+    }
+    const remaining = deadline - Date.now()
+    if (bytes >= req.minBytes || anyError || remaining <= 0 || reads.length === 0 || ctx.connection.isClosed) {
+      if (held.length > 0) ctx.onResponseDone(() => partitions.releaseLeases(held))
+      break
+    }
+    partitions.releaseLeases(held)
+    await partitions.waitForAppends(reads, remaining)
+  }
+  const res = Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: INVALID_SESSION_ID, responses })
+  if (version >= 16) addCurrentLeaders(res, ctx)
+  return res
 }

@@ -1,16 +1,18 @@
-// OffsetCommit: v2-8
+// OffsetCommit: v2-9
 //
 // Behavior:
 // * Writes one OffsetCommit record per partition to the group's __consumer_offsets partition and
-//   answers once written. Members commit with their generation and member id (validated: ILLEGAL_GENERATION,
-//   UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS while assignments are pending);
-//   generation -1 with no member id is a "simple" commit, allowed while the group has no members (manual
+//   answers once written. Members of classic groups commit with their generation and member id
+//   (validated: ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS while
+//   assignments are pending); members of KIP-848 consumer groups with their member epoch in the same
+//   field (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH; below v9 they get UNSUPPORTED_VERSION, as in Kafka).
+//   Generation -1 with no member id is a "simple" commit, allowed while the group has no members (manual
 //   assignment, as kafka-python and kcat do); it creates the group if needed.
 // * Unknown topics or partitions: UNKNOWN_TOPIC_OR_PARTITION; metadata longer than
 //   offset.metadata.max.bytes: OFFSET_METADATA_TOO_LARGE (per partition, the others are committed).
 // * A commit from a member counts as a heartbeat.
 // Version notes:
-// * v8: flexible. v7+: group instance id. v6+: leader epoch. v5+: no retention time. v2-4: retention
+// * v9: the same request, usable by consumer-group members (KIP-848). v8: flexible. v7+: group instance id. v6+: leader epoch. v5+: no retention time. v2-4: retention
 //   time (-1 = offsets.retention.minutes) kept as the record's expire timestamp.
 // Not implemented:
 // * v0-1 (ZooKeeper-era offsets): not advertised.
@@ -21,7 +23,7 @@ import { defineHandler } from './common/handler.js'
 export const offsetCommitHandler = defineHandler<OffsetCommit.OffsetCommitRequest, OffsetCommit.OffsetCommitResponse>({
   api: OffsetCommit.OffsetCommitApi,
   minVersion: 2,
-  maxVersion: 8,
+  maxVersion: 9,
   decodeRequest: OffsetCommit.decodeOffsetCommitRequest,
   encodeResponse: OffsetCommit.encodeOffsetCommitResponse,
   async handle(req, ctx) {
@@ -43,6 +45,7 @@ export const offsetCommitHandler = defineHandler<OffsetCommit.OffsetCommitReques
         memberId: req.memberId,
         groupInstanceId: ctx.apiVersion >= 7 ? req.groupInstanceId : null,
         retentionTimeMs: ctx.apiVersion <= 4 ? Number(req.retentionTimeMs) : -1,
+        consumerProtocolCapable: ctx.apiVersion >= 9,
         topics,
       })
     } catch {

@@ -1,12 +1,15 @@
-// OffsetFetch: v1-8
+// OffsetFetch: v1-9
 //
 // Behavior:
 // * The committed offset, leader epoch and metadata per partition; -1 (and metadata '') where nothing
 //   is committed. A null topic list (v2+) returns every offset the group has committed.
 // * Coordinator errors (COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR...) go in the top-level error
 //   (v2+; per group in v8) and, for v1 which has none, in every partition.
+// * v9: a consumer-group (KIP-848) member names itself (memberId, memberEpoch); the coordinator checks
+//   them against the group (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH at the group level). Without them (an
+//   admin, memberEpoch -1) the offsets are answered.
 // Version notes:
-// * v8: several groups per request. v7+: requireStable: a partition whose offset an open transaction
+// * v9: member id and epoch (KIP-848). v8: several groups per request. v7+: requireStable: a partition whose offset an open transaction
 //   holds (TxnOffsetCommit, not yet committed or aborted) answers UNSTABLE_OFFSET_COMMIT (retriable).
 //   v6+: flexible. v5+: leader epoch. v3+: throttle time. v2+: top-level error, null = all topics.
 // Not implemented:
@@ -17,11 +20,17 @@ import type { RequestContext } from './common/context.js'
 import { defineHandler } from './common/handler.js'
 import type { OffsetFetchResult } from './common/ports.js'
 
-async function fetchGroup(ctx: RequestContext, groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null, requireStable: boolean): Promise<OffsetFetchResult> {
+async function fetchGroup(
+  ctx: RequestContext,
+  groupId: string,
+  topics: { name: string; partitionIndexes: number[] }[] | null,
+  requireStable: boolean,
+  member: { memberId: string | null; memberEpoch: number } = { memberId: null, memberEpoch: -1 },
+): Promise<OffsetFetchResult> {
   const wanted = topics === null ? null : topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes }))
   try {
     const coordinator = await ctx.groups.coordinator()
-    return await coordinator.fetchOffsets(groupId, wanted, requireStable)
+    return await coordinator.fetchOffsets(groupId, wanted, requireStable, member)
   } catch (err) {
     return { errorCode: err instanceof KafkaError ? err.code : ErrorCode.COORDINATOR_NOT_AVAILABLE, topics: [] }
   }
@@ -30,7 +39,7 @@ async function fetchGroup(ctx: RequestContext, groupId: string, topics: { name: 
 export const offsetFetchHandler = defineHandler<OffsetFetch.OffsetFetchRequest, OffsetFetch.OffsetFetchResponse>({
   api: OffsetFetch.OffsetFetchApi,
   minVersion: 1,
-  maxVersion: 8,
+  maxVersion: 9,
   decodeRequest: OffsetFetch.decodeOffsetFetchRequest,
   encodeResponse: OffsetFetch.encodeOffsetFetchResponse,
   async handle(req, ctx) {
@@ -38,7 +47,7 @@ export const offsetFetchHandler = defineHandler<OffsetFetch.OffsetFetchRequest, 
     if (v >= 8) {
       const groups = await Promise.all(
         req.groups.map(async (g) => {
-          const r = await fetchGroup(ctx, g.groupId, g.topics, req.requireStable)
+          const r = await fetchGroup(ctx, g.groupId, g.topics, req.requireStable, v >= 9 ? { memberId: g.memberId, memberEpoch: g.memberEpoch } : undefined)
           return OffsetFetch.createOffsetFetchResponseGroup({
             groupId: g.groupId,
             errorCode: r.errorCode,

@@ -1,15 +1,14 @@
 // FindCoordinator: v0-4
 //
 // Behavior:
-// * Key type 0 (group): this broker, which leads every partition of __consumer_offsets. The first
-//   group request creates that topic (offsets.topic.num.partitions, compacted) and waits for it, so the
-//   answer is immediately usable; if it cannot be created the answer is COORDINATOR_NOT_AVAILABLE.
-// * Key type 1 (transaction): this broker, which leads every partition of __transaction_state; the
-//   first such request creates that topic (transaction.state.log.num.partitions, compacted). The key
-//   (transactional id) is not needed to pick the broker, since there is one.
+// * Key type 0 (group): the leader of the group's __consumer_offsets partition (Kafka's partitionFor:
+//   the key's Java string hash modulo the topic's partitions), which coordinates it. The first group
+//   request creates that topic (offsets.topic.num.partitions, offsets.topic.replication.factor,
+//   compacted) and waits for it, so the answer is immediately usable; if it cannot be created, or the
+//   partition has no leader now, the answer is COORDINATOR_NOT_AVAILABLE.
+// * Key type 1 (transaction): the same over __transaction_state
+//   (transaction.state.log.num.partitions) and the transactional id.
 // * Any other key type: INVALID_REQUEST.
-// * In a ZooKeeper cluster coordinators do not yet follow the leadership of their internal topic's
-//   partitions (the replication layer's step): this answer is right only on a single broker.
 // Version notes:
 // * v4+: several keys per request (coordinatorKeys), one answer each. v3+: flexible. v1+: key type,
 //   error message, throttle time.
@@ -29,18 +28,20 @@ interface Answer {
   port: number
 }
 
-async function find(keyType: number, ctx: RequestContext): Promise<Answer> {
+async function find(keyType: number, key: string, ctx: RequestContext): Promise<Answer> {
   const fail = (errorCode: number, errorMessage: string): Answer => ({ errorCode, errorMessage, nodeId: -1, host: '', port: -1 })
   if (keyType !== GROUP_KEY_TYPE && keyType !== TRANSACTION_KEY_TYPE) return fail(ErrorCode.INVALID_REQUEST, `unknown coordinator key type ${keyType}`)
+  let partition: number
   try {
-    if (keyType === TRANSACTION_KEY_TYPE) await ctx.transactions.coordinator()
-    else await ctx.groups.coordinator()
+    partition = keyType === TRANSACTION_KEY_TYPE ? (await ctx.transactions.coordinator()).partitionFor(key) : (await ctx.groups.coordinator()).partitionFor(key)
   } catch (err) {
     const code = err instanceof KafkaError ? err.code : ErrorCode.COORDINATOR_NOT_AVAILABLE
     return fail(code, (err as Error).message)
   }
-  // This broker leads every partition of both internal topics, so it coordinates every key.
-  const node = ctx.metadata.localBroker(ctx.connection.listenerName)
+  const topic = keyType === TRANSACTION_KEY_TYPE ? ctx.transactions.topicName : ctx.groups.topicName
+  const leaderId = ctx.metadata.partition(topic, partition)?.leaderId ?? -1
+  const node = leaderId === ctx.metadata.nodeId ? ctx.metadata.localBroker(ctx.connection.listenerName) : ctx.metadata.brokers(ctx.connection.listenerName).find((b) => b.nodeId === leaderId)
+  if (node === undefined) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE, `${topic}-${partition} has no leader now`)
   return { errorCode: ErrorCode.NONE, errorMessage: null, nodeId: node.nodeId, host: node.host, port: node.port }
 }
 
@@ -54,13 +55,13 @@ export const findCoordinatorHandler = defineHandler<FindCoordinator.FindCoordina
     if (ctx.apiVersion >= 4) {
       const coordinators = await Promise.all(
         req.coordinatorKeys.map(async (key) => {
-          const a = await find(req.keyType, ctx)
+          const a = await find(req.keyType, key, ctx)
           return FindCoordinator.createCoordinator({ key, ...a })
         }),
       )
       return FindCoordinator.createFindCoordinatorResponse({ coordinators })
     }
-    const a = await find(ctx.apiVersion >= 1 ? req.keyType : GROUP_KEY_TYPE, ctx)
+    const a = await find(ctx.apiVersion >= 1 ? req.keyType : GROUP_KEY_TYPE, req.key, ctx)
     if (a.errorCode !== ErrorCode.NONE) ctx.log.debug({ key: req.key, error: errorName(a.errorCode) }, 'FindCoordinator failed')
     return FindCoordinator.createFindCoordinatorResponse({ ...a, errorMessage: ctx.apiVersion >= 1 ? a.errorMessage : '' })
   },

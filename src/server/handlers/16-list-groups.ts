@@ -1,14 +1,16 @@
-// ListGroups: v0-4
+// ListGroups: v0-5
 //
 // Behavior:
-// * Every group this broker coordinates (all of them: it leads every __consumer_offsets partition),
-//   including groups that only hold committed offsets (state Empty, protocol type ''). While a
-//   partition is still loading the groups known so far come with COORDINATOR_LOAD_IN_PROGRESS.
+// * Every group this broker coordinates (all of them: it leads every __consumer_offsets partition):
+//   classic groups, including those that only hold committed offsets (state Empty, protocol type ''),
+//   and KIP-848 consumer groups (protocol type 'consumer', states Empty/Assigning/Reconciling/Stable).
+//   While a partition is still loading the groups known so far come with COORDINATOR_LOAD_IN_PROGRESS.
 // * v4+: statesFilter keeps the groups in those states (case-insensitive), empty = all.
+// * v5+: typesFilter keeps the groups of those types ('classic', 'consumer'; case-insensitive, as
+//   Kafka's GroupType.parse), empty = all; each group says its type.
 // Version notes:
-// * v4: states filter and state in the answer. v3+: flexible. v1+: throttle time.
-// Not implemented:
-// * v5 (group types): not advertised; only classic groups exist.
+// * v5: types filter and group type. v4: states filter and state in the answer. v3+: flexible. v1+:
+//   throttle time.
 import { ErrorCode } from '../../domain/errors.js'
 import * as ListGroups from '../../protocol/messages/16-list-groups.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -16,7 +18,7 @@ import { defineHandler } from './common/handler.js'
 export const listGroupsHandler = defineHandler<ListGroups.ListGroupsRequest, ListGroups.ListGroupsResponse>({
   api: ListGroups.ListGroupsApi,
   minVersion: 0,
-  maxVersion: 4,
+  maxVersion: 5,
   decodeRequest: ListGroups.decodeListGroupsRequest,
   encodeResponse: ListGroups.encodeListGroupsResponse,
   async handle(req, ctx) {
@@ -24,11 +26,13 @@ export const listGroupsHandler = defineHandler<ListGroups.ListGroupsRequest, Lis
     const coordinator = ctx.groups.current
     if (coordinator === undefined) return ListGroups.createListGroupsResponse({ errorCode: ErrorCode.NONE, groups: [] })
     const listed = await coordinator.listGroups(ctx.apiVersion >= 4 ? req.statesFilter : [])
+    const types = new Set((ctx.apiVersion >= 5 ? req.typesFilter : []).map((t) => t.toLowerCase()))
     return ListGroups.createListGroupsResponse({
       errorCode: listed.errorCode,
       groups: listed.groups
+        .filter((g) => types.size === 0 || types.has(g.groupType))
         .sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0))
-        .map((g) => ListGroups.createListedGroup({ groupId: g.groupId, protocolType: g.protocolType, groupState: ctx.apiVersion >= 4 ? g.state : '' })),
+        .map((g) => ListGroups.createListedGroup({ groupId: g.groupId, protocolType: g.protocolType, groupState: ctx.apiVersion >= 4 ? g.state : '', groupType: g.groupType })),
     })
   },
 })

@@ -6,6 +6,10 @@
 //   replicas on every broker. The answer comes once the topic is gone from this broker's metadata (and,
 //   when all its replicas are up, from the store); REQUEST_TIMED_OUT when timeoutMs passes first (the
 //   deletion stays queued and completes when the brokers holding replicas are back).
+// * Every group's committed offsets of a deleted topic are removed from __consumer_offsets
+//   (tombstones), as Kafka's group coordinator does on partition deletion: each broker does it for the
+//   groups it coordinates when UpdateMetadata removes the topic, before its metadata forgets the topic,
+//   so the answer comes after this broker's groups have lost them.
 // * Unknown name -> UNKNOWN_TOPIC_OR_PARTITION; unknown id -> UNKNOWN_TOPIC_ID; an entry with both a
 //   name and an id -> INVALID_REQUEST; a name or id listed twice -> one INVALID_REQUEST result for it.
 // * Internal topics (__consumer_offsets, __transaction_state) -> INVALID_TOPIC_EXCEPTION "Cannot delete

@@ -36,7 +36,8 @@ export const addPartitionsToTxnHandler = defineHandler<AddPartitionsToTxn.AddPar
       })
     const unknown = new Set<string>()
     for (const t of topics) {
-      for (const p of t.partitions) if (ctx.partitions.leaderError(t.name, p) !== ErrorCode.NONE) unknown.add(`${t.name}\u0000${p}`)
+      // Any broker may lead the partition (the coordinator only records it): the cluster's metadata decides.
+      for (const p of t.partitions) if (ctx.metadata.partition(t.name, p) === undefined) unknown.add(`${t.name}\u0000${p}`)
     }
     if (unknown.size > 0) return answer((t, p) => (unknown.has(`${t}\u0000${p}`) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED))
     const producerId = producerIdOf(req.v3AndBelowProducerId)

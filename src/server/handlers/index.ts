@@ -23,9 +23,11 @@ import { createTopicsHandler } from './19-create-topics.js'
 import { deleteTopicsHandler } from './20-delete-topics.js'
 import { deleteRecordsHandler } from './21-delete-records.js'
 import { initProducerIdHandler } from './22-init-producer-id.js'
+import { offsetForLeaderEpochHandler } from './23-offset-for-leader-epoch.js'
 import { addPartitionsToTxnHandler } from './24-add-partitions-to-txn.js'
 import { addOffsetsToTxnHandler } from './25-add-offsets-to-txn.js'
 import { endTxnHandler } from './26-end-txn.js'
+import { writeTxnMarkersHandler } from './27-write-txn-markers.js'
 import { txnOffsetCommitHandler } from './28-txn-offset-commit.js'
 import { describeConfigsHandler } from './32-describe-configs.js'
 import { alterConfigsHandler } from './33-alter-configs.js'
@@ -38,6 +40,8 @@ import { alterPartitionHandler } from './56-alter-partition.js'
 import { describeClusterHandler } from './60-describe-cluster.js'
 import { describeTransactionsHandler } from './65-describe-transactions.js'
 import { listTransactionsHandler } from './66-list-transactions.js'
+import { consumerGroupHeartbeatHandler } from './68-consumer-group-heartbeat.js'
+import { consumerGroupDescribeHandler } from './69-consumer-group-describe.js'
 import { describeProducersHandler } from './61-describe-producers.js'
 
 export const HANDLERS: readonly AnyHandler[] = [
@@ -63,9 +67,11 @@ export const HANDLERS: readonly AnyHandler[] = [
   deleteTopicsHandler,
   deleteRecordsHandler,
   initProducerIdHandler,
+  offsetForLeaderEpochHandler,
   addPartitionsToTxnHandler,
   addOffsetsToTxnHandler,
   endTxnHandler,
+  writeTxnMarkersHandler,
   txnOffsetCommitHandler,
   describeConfigsHandler,
   alterConfigsHandler,
@@ -79,4 +85,6 @@ export const HANDLERS: readonly AnyHandler[] = [
   describeProducersHandler,
   describeTransactionsHandler,
   listTransactionsHandler,
+  consumerGroupHeartbeatHandler,
+  consumerGroupDescribeHandler,
 ]

@@ -13,15 +13,23 @@
 // passes the horizon. Consumers therefore have delete.retention.ms from the first cleaning to see it.
 //
 // Transactions (given a TxnFilter; without one, every transactional batch is kept whole and left out of
-// the map): control batches (COMMIT/ABORT markers) are always kept whole and never enter the map, so
-// read_committed consumers can still close every transaction they see (Kafka removes a marker once its
-// transaction's data is gone and delete.retention.ms has passed; Skein keeps them, which costs one small
-// batch per transaction and partition). A transactional batch at or past the stable bound (the LSO when
-// the pass was planned) may belong to an open transaction: kept whole, not mapped. Below it, a batch of
-// an aborted transaction (its producer id and offset inside a .txnindex range) is dropped and never
-// mapped (it must not supersede committed values); a batch of a committed transaction is cleaned like any
-// other. A batch that cannot be decoded is also kept whole and left out of the map: the cleaner never
-// loses data it cannot read.
+// the map): control batches never enter the map. A transactional batch at or past the stable bound (the
+// LSO when the pass was planned) may belong to an open transaction: kept whole, not mapped. Below it, a
+// batch of an aborted transaction (its producer id and offset inside a .txnindex range) is dropped and
+// never mapped (it must not supersede committed values); a batch of a committed transaction is cleaned
+// like any other. A batch that cannot be decoded is also kept whole and left out of the map: the cleaner
+// never loses data it cannot read.
+//
+// Transaction markers (Kafka's LogCleaner with CleanedTransactionMetadata): a pass walks the log in
+// offset order and notes, per producer, whether a transactional batch came since its last marker
+// (TxnMarkerTracker). A COMMIT or ABORT marker below the stable bound whose transaction has no batch left
+// in the log may go, on the tombstone rule: the first pass that finds it so stamps its batch with a delete
+// horizon (now + delete.retention.ms, as for tombstones), a pass after the horizon drops it. A
+// read_committed consumer therefore has delete.retention.ms to read past a marker whose records it saw.
+// The .txnindex entry of such an ABORT marker goes with the stamping (the cleaner tells the log which):
+// with the records gone no fetch needs it, and a stale entry would make consumers skip later batches of
+// that producer. A marker that is its producer's last batch stays whole (it holds the producer's epoch
+// and coordinator epoch for fencing; Kafka keeps an empty batch there).
 //
 // Producer state: when every record of a batch with a producer id is dropped, the batch is kept as an
 // empty batch (header only, recordCount 0, its last offset and sequence intact) if it is that producer's
@@ -30,11 +38,15 @@
 // producer state exists (step 4) the cleaned range stands in for it, which can keep one extra empty batch
 // (61 bytes) per producer.
 
-import { CONTROL_MASK, TRANSACTIONAL_MASK, TIMESTAMP_TYPE_MASK, COMPRESSION_MASK, PRODUCER_ID_OFFSET, readInt64 } from '../../protocol/records/batch.js'
+import { CONTROL_MASK, TRANSACTIONAL_MASK, TIMESTAMP_TYPE_MASK, COMPRESSION_MASK, PRODUCER_ID_OFFSET, LAST_OFFSET_DELTA_OFFSET, BASE_TIMESTAMP_OFFSET, readInt64 } from '../../protocol/records/batch.js'
 import type { CompressionType } from '../../protocol/records/batch.js'
 import { deflateBatch, inflateBatch } from '../../protocol/records/inflate.js'
 import type { InflatedRecord, RecordBatchHeader } from '../../protocol/records/inflate.js'
 import type { OffsetMap } from './offset-map.js'
+
+/** Kafka's ControlRecordType of a transaction marker (the int16 after the control key's version). */
+const CONTROL_TYPE_ABORT = 0
+const CONTROL_TYPE_COMMIT = 1
 
 /** Kafka's DefaultRecordBatch DELETE_HORIZON_FLAG_MASK: baseTimestamp holds the delete horizon. */
 export const DELETE_HORIZON_MASK = 0x40
@@ -67,6 +79,25 @@ export interface TxnFilter {
   stableBound: number
 }
 
+/**
+ * Kafka's CleanedTransactionMetadata, reduced to what decides a marker's fate: which producers have had a
+ * transactional batch since their last marker, as one pass walks the log in offset order. A producer has
+ * one transaction open at a time, so those batches are the marker's transaction.
+ */
+export class TxnMarkerTracker {
+  readonly #withBatches = new Set<number>()
+
+  /** A transactional (non-control) batch of producerId was walked, whatever the pass does with it. */
+  onTransactionalBatch(producerId: number): void {
+    this.#withBatches.add(producerId)
+  }
+
+  /** A COMMIT/ABORT marker of producerId: true when no batch of its transaction is left before it. */
+  onMarker(producerId: number): boolean {
+    return !this.#withBatches.delete(producerId)
+  }
+}
+
 type TxnFate = 'keep-whole' | 'aborted' | 'plain'
 
 /** How a batch is treated with respect to transactions. */
@@ -89,15 +120,27 @@ export interface FilterContext {
   maxRecordBytes: number
   /** Transactions of the log; absent: every transactional batch is kept whole. */
   txn?: TxnFilter
+  /** The pass's walk over transactions (with txn): markers whose transactions are gone may go. */
+  markers?: TxnMarkerTracker
 }
 
-export type FilterOutcome =
+/** An aborted transaction whose records are all gone: its .txnindex entry (producer id, marker offset). */
+export interface FinishedAbort {
+  producerId: number
+  markerOffset: number
+}
+
+export type FilterOutcome = (
   /** Keep the original bytes. */
   | { kind: 'keep'; records: number; tombstoneHorizon: number | null }
   /** Replace the batch with these bytes (filtered, or stamped with a horizon, or emptied). */
   | { kind: 'rewrite'; bytes: Buffer; records: number; removed: number; tombstoneHorizon: number | null }
   /** Drop the batch. */
   | { kind: 'drop'; removed: number }
+) & {
+  /** Set for an ABORT marker whose transaction has no records left: its .txnindex entry can go. */
+  finishedAbort?: FinishedAbort
+}
 
 /**
  * Adds the keys of one dirty batch to the map (offsets are absolute). Returns false, adding nothing,
@@ -119,10 +162,47 @@ export function mapBatchKeys(batch: Buffer, attributes: number, recordCount: num
   return true
 }
 
+/** A batch with its timestamps rebased so that baseTimestamp holds the delete horizon (KIP-534). */
+function stampHorizon(header: RecordBatchHeader, records: readonly InflatedRecord[], codec: CompressionType, horizon: number): Buffer {
+  const shift = header.baseTimestamp - horizon
+  const out = records.map((r) => ({ ...r, timestampDelta: r.timestampDelta + shift }))
+  return deflateBatch({ ...header, attributes: header.attributes | DELETE_HORIZON_MASK, baseTimestamp: horizon }, out, codec)
+}
+
+const KEEP_WHOLE: FilterOutcome = { kind: 'keep', records: -1, tombstoneHorizon: null }
+
+/** A COMMIT/ABORT marker (see the file header); any other control batch is kept whole. */
+function filterMarker(batch: Buffer, attributes: number, ctx: FilterContext): FilterOutcome {
+  if (ctx.txn === undefined || ctx.markers === undefined) return KEEP_WHOLE
+  let inflated
+  try {
+    inflated = inflateBatch(batch, ctx.maxRecordBytes)
+  } catch {
+    return KEEP_WHOLE
+  }
+  const key = inflated.records[0]?.key
+  const type = key !== undefined && key !== null && key.length >= 4 ? key.readInt16BE(2) : -1
+  if (type !== CONTROL_TYPE_ABORT && type !== CONTROL_TYPE_COMMIT) return KEEP_WHOLE
+  const producerId = readInt64(batch, PRODUCER_ID_OFFSET)
+  const base = readInt64(batch, 0)
+  const last = base + batch.readInt32BE(LAST_OFFSET_DELTA_OFFSET)
+  const txnGone = ctx.markers.onMarker(producerId)
+  if (!txnGone || base >= ctx.txn.stableBound) return KEEP_WHOLE
+  const finishedAbort = type === CONTROL_TYPE_ABORT ? { producerId, markerOffset: last } : undefined
+  const hasHorizon = (attributes & DELETE_HORIZON_MASK) !== 0
+  const horizon = hasHorizon ? readInt64(batch, BASE_TIMESTAMP_OFFSET) : ctx.newHorizon
+  if (ctx.producerLastOffsets.get(producerId) === last) return { ...KEEP_WHOLE, finishedAbort }
+  if (hasHorizon && ctx.now >= horizon) return { kind: 'drop', removed: 1, finishedAbort }
+  if (hasHorizon) return { kind: 'keep', records: 1, tombstoneHorizon: horizon, finishedAbort }
+  return { kind: 'rewrite', bytes: stampHorizon(inflated.header, inflated.records, inflated.compression, horizon), records: inflated.records.length, removed: 0, tombstoneHorizon: horizon, finishedAbort }
+}
+
 /** Decides what stays of one batch (see the file header). */
 export function filterBatch(batch: Buffer, attributes: number, ctx: FilterContext): FilterOutcome {
+  if ((attributes & CONTROL_MASK) !== 0) return filterMarker(batch, attributes, ctx)
+  if ((attributes & TRANSACTIONAL_MASK) !== 0) ctx.markers?.onTransactionalBatch(readInt64(batch, PRODUCER_ID_OFFSET))
   const fate = txnFate(batch, attributes, ctx.txn)
-  if (fate === 'keep-whole') return { kind: 'keep', records: -1, tombstoneHorizon: null }
+  if (fate === 'keep-whole') return KEEP_WHOLE
   let header: RecordBatchHeader
   let records: InflatedRecord[]
   let codec: CompressionType
@@ -169,15 +249,10 @@ export function filterBatch(batch: Buffer, attributes: number, ctx: FilterContex
   let maxTimestamp = -1
   if (logAppendTime) maxTimestamp = header.maxTimestamp
   else for (const r of retained) maxTimestamp = Math.max(maxTimestamp, header.baseTimestamp + r.timestampDelta)
-  let baseTimestamp = header.baseTimestamp
-  let newAttributes = header.attributes
-  let out = retained
   if (stamp) {
-    baseTimestamp = ctx.newHorizon
-    newAttributes |= DELETE_HORIZON_MASK
-    const shift = header.baseTimestamp - baseTimestamp
-    out = retained.map((r) => ({ ...r, timestampDelta: r.timestampDelta + shift }))
+    const bytes = stampHorizon({ ...header, maxTimestamp }, retained, codec, ctx.newHorizon)
+    return { kind: 'rewrite', bytes, records: retained.length, removed, tombstoneHorizon: ctx.newHorizon }
   }
-  const bytes = deflateBatch({ ...header, attributes: newAttributes, baseTimestamp, maxTimestamp }, out, codec)
-  return { kind: 'rewrite', bytes, records: retained.length, removed, tombstoneHorizon: tombstones > 0 ? baseTimestamp : null }
+  const bytes = deflateBatch({ ...header, maxTimestamp }, retained, codec)
+  return { kind: 'rewrite', bytes, records: retained.length, removed, tombstoneHorizon: tombstones > 0 ? header.baseTimestamp : null }
 }

@@ -89,6 +89,18 @@ def op_consume(req):
     return {"messages": out, "end": {str(tp.partition): off for tp, off in end.items()}}
 
 
+def op_offsets_for_times(req):
+    """KafkaConsumer.offsets_for_times (ListOffsets by timestamp) for each time of req["times"]."""
+    consumer = KafkaConsumer(bootstrap_servers=req["bootstrap"], group_id=None, request_timeout_ms=15000)
+    tp = TopicPartition(req["topic"], req["partition"])
+    out = []
+    for t in req["times"]:
+        found = consumer.offsets_for_times({tp: t})[tp]
+        out.append(None if found is None else {"offset": found.offset, "timestamp": found.timestamp})
+    consumer.close()
+    return out
+
+
 OPS = {name[3:]: fn for name, fn in globals().items() if name.startswith("op_")}
 
 if __name__ == "__main__":

@@ -5,9 +5,27 @@
 // that version; a null value is a tombstone. The key version also names the record type:
 //   OffsetCommit: key versions 0-1, value versions 0-4 (flexible 4+)
 //   GroupMetadata: key versions 2, value versions 0-4 (flexible 4+)
+//   ConsumerGroupMetadata: key versions 3, value versions 0 (flexible 0+)
+//   ConsumerGroupPartitionMetadata: key versions 4, value versions 0 (flexible 0+)
+//   ConsumerGroupMemberMetadata: key versions 5, value versions 0 (flexible 0+)
+//   ConsumerGroupTargetAssignmentMetadata: key versions 6, value versions 0 (flexible 0+)
+//   ConsumerGroupTargetAssignmentMember: key versions 7, value versions 0 (flexible 0+)
+//   ConsumerGroupCurrentMemberAssignment: key versions 8, value versions 0 (flexible 0+)
 
 import { Reader } from '../../../protocol/primitives/reader.js'
 import { Writer } from '../../../protocol/primitives/writer.js'
+import { decodeConsumerGroupCurrentMemberAssignmentKey, encodeConsumerGroupCurrentMemberAssignmentKey, type ConsumerGroupCurrentMemberAssignmentKey } from './consumer-group-current-member-assignment-key.gen.js'
+import { decodeConsumerGroupCurrentMemberAssignmentValue, encodeConsumerGroupCurrentMemberAssignmentValue, type ConsumerGroupCurrentMemberAssignmentValue } from './consumer-group-current-member-assignment-value.gen.js'
+import { decodeConsumerGroupMemberMetadataKey, encodeConsumerGroupMemberMetadataKey, type ConsumerGroupMemberMetadataKey } from './consumer-group-member-metadata-key.gen.js'
+import { decodeConsumerGroupMemberMetadataValue, encodeConsumerGroupMemberMetadataValue, type ConsumerGroupMemberMetadataValue } from './consumer-group-member-metadata-value.gen.js'
+import { decodeConsumerGroupMetadataKey, encodeConsumerGroupMetadataKey, type ConsumerGroupMetadataKey } from './consumer-group-metadata-key.gen.js'
+import { decodeConsumerGroupMetadataValue, encodeConsumerGroupMetadataValue, type ConsumerGroupMetadataValue } from './consumer-group-metadata-value.gen.js'
+import { decodeConsumerGroupPartitionMetadataKey, encodeConsumerGroupPartitionMetadataKey, type ConsumerGroupPartitionMetadataKey } from './consumer-group-partition-metadata-key.gen.js'
+import { decodeConsumerGroupPartitionMetadataValue, encodeConsumerGroupPartitionMetadataValue, type ConsumerGroupPartitionMetadataValue } from './consumer-group-partition-metadata-value.gen.js'
+import { decodeConsumerGroupTargetAssignmentMemberKey, encodeConsumerGroupTargetAssignmentMemberKey, type ConsumerGroupTargetAssignmentMemberKey } from './consumer-group-target-assignment-member-key.gen.js'
+import { decodeConsumerGroupTargetAssignmentMemberValue, encodeConsumerGroupTargetAssignmentMemberValue, type ConsumerGroupTargetAssignmentMemberValue } from './consumer-group-target-assignment-member-value.gen.js'
+import { decodeConsumerGroupTargetAssignmentMetadataKey, encodeConsumerGroupTargetAssignmentMetadataKey, type ConsumerGroupTargetAssignmentMetadataKey } from './consumer-group-target-assignment-metadata-key.gen.js'
+import { decodeConsumerGroupTargetAssignmentMetadataValue, encodeConsumerGroupTargetAssignmentMetadataValue, type ConsumerGroupTargetAssignmentMetadataValue } from './consumer-group-target-assignment-metadata-value.gen.js'
 import { decodeGroupMetadataKey, encodeGroupMetadataKey, type GroupMetadataKey } from './group-metadata-key.gen.js'
 import { decodeGroupMetadataValue, encodeGroupMetadataValue, type GroupMetadataValue } from './group-metadata-value.gen.js'
 import { decodeOffsetCommitKey, encodeOffsetCommitKey, type OffsetCommitKey } from './offset-commit-key.gen.js'
@@ -17,6 +35,12 @@ import { decodeOffsetCommitValue, encodeOffsetCommitValue, type OffsetCommitValu
 export type GroupCoordinatorRecordKey =
   | { type: 'OffsetCommit'; version: number; key: OffsetCommitKey }
   | { type: 'GroupMetadata'; version: number; key: GroupMetadataKey }
+  | { type: 'ConsumerGroupMetadata'; version: number; key: ConsumerGroupMetadataKey }
+  | { type: 'ConsumerGroupPartitionMetadata'; version: number; key: ConsumerGroupPartitionMetadataKey }
+  | { type: 'ConsumerGroupMemberMetadata'; version: number; key: ConsumerGroupMemberMetadataKey }
+  | { type: 'ConsumerGroupTargetAssignmentMetadata'; version: number; key: ConsumerGroupTargetAssignmentMetadataKey }
+  | { type: 'ConsumerGroupTargetAssignmentMember'; version: number; key: ConsumerGroupTargetAssignmentMemberKey }
+  | { type: 'ConsumerGroupCurrentMemberAssignment'; version: number; key: ConsumerGroupCurrentMemberAssignmentKey }
   | { type: 'unknown'; version: number }
 
 /**
@@ -28,6 +52,12 @@ export function decodeGroupCoordinatorRecordKey(buf: Buffer): GroupCoordinatorRe
   const version = r.readInt16()
   if (version >= 0 && version <= 1) return { type: 'OffsetCommit', version, key: decodeOffsetCommitKey(r, version) }
   if (version === 2) return { type: 'GroupMetadata', version, key: decodeGroupMetadataKey(r, version) }
+  if (version === 3) return { type: 'ConsumerGroupMetadata', version, key: decodeConsumerGroupMetadataKey(r, version) }
+  if (version === 4) return { type: 'ConsumerGroupPartitionMetadata', version, key: decodeConsumerGroupPartitionMetadataKey(r, version) }
+  if (version === 5) return { type: 'ConsumerGroupMemberMetadata', version, key: decodeConsumerGroupMemberMetadataKey(r, version) }
+  if (version === 6) return { type: 'ConsumerGroupTargetAssignmentMetadata', version, key: decodeConsumerGroupTargetAssignmentMetadataKey(r, version) }
+  if (version === 7) return { type: 'ConsumerGroupTargetAssignmentMember', version, key: decodeConsumerGroupTargetAssignmentMemberKey(r, version) }
+  if (version === 8) return { type: 'ConsumerGroupCurrentMemberAssignment', version, key: decodeConsumerGroupCurrentMemberAssignmentKey(r, version) }
   return { type: 'unknown', version }
 }
 
@@ -75,4 +105,142 @@ export function decodeGroupMetadataValueRecord(buf: Buffer): { version: number; 
   const r = new Reader(buf)
   const version = r.readInt16()
   return { version, value: decodeGroupMetadataValue(r, version) }
+}
+
+/** ConsumerGroupMetadataKey bytes of a record: int16 version, then the key in that version (3). */
+export function encodeConsumerGroupMetadataKeyRecord(key: ConsumerGroupMetadataKey, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeConsumerGroupMetadataKey(w, key, version)
+  return w.toBuffer()
+}
+
+/** ConsumerGroupMetadataValue bytes of a record: int16 version, then the value in that version (0). */
+export function encodeConsumerGroupMetadataValueRecord(value: ConsumerGroupMetadataValue, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeConsumerGroupMetadataValue(w, value, version)
+  return w.toBuffer()
+}
+
+/** Decodes ConsumerGroupMetadataValue bytes of a record: the int16 version, then the value in that version. */
+export function decodeConsumerGroupMetadataValueRecord(buf: Buffer): { version: number; value: ConsumerGroupMetadataValue } {
+  const r = new Reader(buf)
+  const version = r.readInt16()
+  return { version, value: decodeConsumerGroupMetadataValue(r, version) }
+}
+
+/** ConsumerGroupPartitionMetadataKey bytes of a record: int16 version, then the key in that version (4). */
+export function encodeConsumerGroupPartitionMetadataKeyRecord(key: ConsumerGroupPartitionMetadataKey, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeConsumerGroupPartitionMetadataKey(w, key, version)
+  return w.toBuffer()
+}
+
+/** ConsumerGroupPartitionMetadataValue bytes of a record: int16 version, then the value in that version (0). */
+export function encodeConsumerGroupPartitionMetadataValueRecord(value: ConsumerGroupPartitionMetadataValue, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeConsumerGroupPartitionMetadataValue(w, value, version)
+  return w.toBuffer()
+}
+
+/** Decodes ConsumerGroupPartitionMetadataValue bytes of a record: the int16 version, then the value in that version. */
+export function decodeConsumerGroupPartitionMetadataValueRecord(buf: Buffer): { version: number; value: ConsumerGroupPartitionMetadataValue } {
+  const r = new Reader(buf)
+  const version = r.readInt16()
+  return { version, value: decodeConsumerGroupPartitionMetadataValue(r, version) }
+}
+
+/** ConsumerGroupMemberMetadataKey bytes of a record: int16 version, then the key in that version (5). */
+export function encodeConsumerGroupMemberMetadataKeyRecord(key: ConsumerGroupMemberMetadataKey, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeConsumerGroupMemberMetadataKey(w, key, version)
+  return w.toBuffer()
+}
+
+/** ConsumerGroupMemberMetadataValue bytes of a record: int16 version, then the value in that version (0). */
+export function encodeConsumerGroupMemberMetadataValueRecord(value: ConsumerGroupMemberMetadataValue, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeConsumerGroupMemberMetadataValue(w, value, version)
+  return w.toBuffer()
+}
+
+/** Decodes ConsumerGroupMemberMetadataValue bytes of a record: the int16 version, then the value in that version. */
+export function decodeConsumerGroupMemberMetadataValueRecord(buf: Buffer): { version: number; value: ConsumerGroupMemberMetadataValue } {
+  const r = new Reader(buf)
+  const version = r.readInt16()
+  return { version, value: decodeConsumerGroupMemberMetadataValue(r, version) }
+}
+
+/** ConsumerGroupTargetAssignmentMetadataKey bytes of a record: int16 version, then the key in that version (6). */
+export function encodeConsumerGroupTargetAssignmentMetadataKeyRecord(key: ConsumerGroupTargetAssignmentMetadataKey, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeConsumerGroupTargetAssignmentMetadataKey(w, key, version)
+  return w.toBuffer()
+}
+
+/** ConsumerGroupTargetAssignmentMetadataValue bytes of a record: int16 version, then the value in that version (0). */
+export function encodeConsumerGroupTargetAssignmentMetadataValueRecord(value: ConsumerGroupTargetAssignmentMetadataValue, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeConsumerGroupTargetAssignmentMetadataValue(w, value, version)
+  return w.toBuffer()
+}
+
+/** Decodes ConsumerGroupTargetAssignmentMetadataValue bytes of a record: the int16 version, then the value in that version. */
+export function decodeConsumerGroupTargetAssignmentMetadataValueRecord(buf: Buffer): { version: number; value: ConsumerGroupTargetAssignmentMetadataValue } {
+  const r = new Reader(buf)
+  const version = r.readInt16()
+  return { version, value: decodeConsumerGroupTargetAssignmentMetadataValue(r, version) }
+}
+
+/** ConsumerGroupTargetAssignmentMemberKey bytes of a record: int16 version, then the key in that version (7). */
+export function encodeConsumerGroupTargetAssignmentMemberKeyRecord(key: ConsumerGroupTargetAssignmentMemberKey, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeConsumerGroupTargetAssignmentMemberKey(w, key, version)
+  return w.toBuffer()
+}
+
+/** ConsumerGroupTargetAssignmentMemberValue bytes of a record: int16 version, then the value in that version (0). */
+export function encodeConsumerGroupTargetAssignmentMemberValueRecord(value: ConsumerGroupTargetAssignmentMemberValue, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeConsumerGroupTargetAssignmentMemberValue(w, value, version)
+  return w.toBuffer()
+}
+
+/** Decodes ConsumerGroupTargetAssignmentMemberValue bytes of a record: the int16 version, then the value in that version. */
+export function decodeConsumerGroupTargetAssignmentMemberValueRecord(buf: Buffer): { version: number; value: ConsumerGroupTargetAssignmentMemberValue } {
+  const r = new Reader(buf)
+  const version = r.readInt16()
+  return { version, value: decodeConsumerGroupTargetAssignmentMemberValue(r, version) }
+}
+
+/** ConsumerGroupCurrentMemberAssignmentKey bytes of a record: int16 version, then the key in that version (8). */
+export function encodeConsumerGroupCurrentMemberAssignmentKeyRecord(key: ConsumerGroupCurrentMemberAssignmentKey, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeConsumerGroupCurrentMemberAssignmentKey(w, key, version)
+  return w.toBuffer()
+}
+
+/** ConsumerGroupCurrentMemberAssignmentValue bytes of a record: int16 version, then the value in that version (0). */
+export function encodeConsumerGroupCurrentMemberAssignmentValueRecord(value: ConsumerGroupCurrentMemberAssignmentValue, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeConsumerGroupCurrentMemberAssignmentValue(w, value, version)
+  return w.toBuffer()
+}
+
+/** Decodes ConsumerGroupCurrentMemberAssignmentValue bytes of a record: the int16 version, then the value in that version. */
+export function decodeConsumerGroupCurrentMemberAssignmentValueRecord(buf: Buffer): { version: number; value: ConsumerGroupCurrentMemberAssignmentValue } {
+  const r = new Reader(buf)
+  const version = r.readInt16()
+  return { version, value: decodeConsumerGroupCurrentMemberAssignmentValue(r, version) }
 }

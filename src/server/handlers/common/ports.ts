@@ -57,6 +57,8 @@ export interface ConsumerRead extends TopicPartitionRef {
   maxBytes: number
   /** read_committed stops at the last stable offset and lists aborted transactions. Default read_uncommitted. */
   isolation?: IsolationLevel
+  /** Up to the log end offset, not the high watermark: a coordinator loading a partition it now leads. */
+  logEnd?: boolean
 }
 
 export interface AbortedTransactionRange {
@@ -70,6 +72,7 @@ export interface PartitionRead {
   /** Sum of the regions' lengths. */
   bytes: number
   logStartOffset: number
+  logEndOffset: number
   highWatermark: number
   lastStableOffset: number
   /** read_committed only: aborted transactions overlapping the returned range. */
@@ -127,6 +130,29 @@ export interface LogDirDescription {
   partitions: ReplicaLogState[]
 }
 
+/** One partition of a follower's fetch from this leader (Fetch with a replica id). */
+export interface FollowerRead extends TopicPartitionRef {
+  fetchOffset: number
+  maxBytes: number
+  /** -1: not given. */
+  currentLeaderEpoch: number
+  /** The epoch of the follower's last batch (-1: none; no divergence check). */
+  lastFetchedEpoch: number
+}
+
+export interface FollowerPartitionRead extends PartitionRead {
+  logEndOffset: number
+  /** The follower's log diverged: truncate to this epoch's end offset (no records then). */
+  divergingEpoch?: { leaderEpoch: number; endOffset: number }
+}
+
+/** One partition of OffsetForLeaderEpoch. */
+export interface EpochLookup extends TopicPartitionRef {
+  /** -1: not given. */
+  currentLeaderEpoch: number
+  leaderEpoch: number
+}
+
 /**
  * The partitions this broker holds (Kafka's ReplicaManager). Every batch method answers one Outcome per
  * item, in order, and sends one message per shard for the whole batch.
@@ -157,6 +183,18 @@ export interface PartitionService {
   writeTxnMarkers(items: readonly TxnMarker[]): Promise<Outcome<{ offset: number }>[]>
   /** The log dirs with the given partitions (unknown ones left out), or with every partition (null). */
   logDirs(partitions: readonly TopicPartitionRef[] | null): Promise<LogDirDescription[]>
+  /**
+   * A follower's fetch (replicaId >= 0) from partitions this broker leads: records up to the log end
+   * offset, the follower's position recorded (high watermark, ISR expansion), the diverging epoch when
+   * its log went another way. Errors as leaderError, and NOT_LEADER_OR_FOLLOWER for a broker that is
+   * not a replica.
+   */
+  readForFollower(replicaId: number, items: readonly FollowerRead[]): Promise<Outcome<FollowerPartitionRead>[]>
+  /**
+   * OffsetForLeaderEpoch: the end offset of each epoch in this broker's log; replicaId -2 (debugging)
+   * may ask a follower, others need the leader.
+   */
+  endOffsetsForEpochs(replicaId: number, items: readonly EpochLookup[]): Promise<Outcome<{ leaderEpoch: number; endOffset: number }>[]>
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -373,6 +411,8 @@ export type GroupCoordinatorApi = Pick<
   | 'describeGroups'
   | 'listGroups'
   | 'deleteGroups'
+  | 'consumerGroupHeartbeat'
+  | 'consumerGroupDescribe'
 >
 
 /** OffsetFetch's answer for one group. */
@@ -382,14 +422,26 @@ export type PartitionErrors = Awaited<ReturnType<GroupCoordinatorApi['commitOffs
 
 export type TransactionCoordinatorApi = Pick<
   TransactionCoordinator,
-  'initProducerId' | 'addPartitions' | 'endTxn' | 'describeTransactions' | 'listTransactions'
+  'partitionFor' | 'initProducerId' | 'addPartitions' | 'endTxn' | 'describeTransactions' | 'listTransactions'
 >
 
-export type GroupCoordinatorService = CoordinatorService<GroupCoordinatorApi>
+export interface GroupCoordinatorService extends CoordinatorService<GroupCoordinatorApi> {
+  /**
+   * DeleteTopics: every group's offsets of the deleted partitions are removed (Kafka's
+   * onPartitionsDeleted); resolves once their tombstones are written. Nothing to do when no
+   * coordinator runs (no __consumer_offsets yet).
+   */
+  onPartitionsDeleted(partitions: readonly TopicPartitionRef[]): Promise<void>
+}
 
 export interface TransactionCoordinatorService extends CoordinatorService<TransactionCoordinatorApi> {
   /** Whether `name` is one of Kafka's transaction state names (Empty, Ongoing, ...). */
   isStateName(name: string): boolean
+  /**
+   * WriteTxnMarkers: writes markers to partitions this broker leads (NOT_LEADER_OR_FOLLOWER for others),
+   * one answer per item; markers in __consumer_offsets also complete the group's pending offsets.
+   */
+  writeLocalMarkers(items: readonly TxnMarker[]): Promise<{ errorCode: number }[]>
 }
 
 /** Producer ids for idempotent producers (InitProducerId without a transactional id). */

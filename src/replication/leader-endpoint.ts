@@ -1,0 +1,62 @@
+// The ports a replica fetcher works through: the leader it fetches from (LeaderEndpoint; the network
+// implementation over Skein's client connection is the server's, src/server/leader-endpoint.ts, so this
+// floor imports no client and tests can drive a fetcher without sockets) and the local log it writes
+// (FollowerLog, the shard operations of a follower).
+
+/** One partition of a follower's fetch. */
+export interface FollowerFetchPartition {
+  topic: string
+  partition: number
+  fetchOffset: number
+  /** The leader epoch the follower knows (the leader refuses an older one, FENCED_LEADER_EPOCH). */
+  currentLeaderEpoch: number
+  /** The epoch of the last batch the follower has (-1: none): the leader checks for divergence. */
+  lastFetchedEpoch: number
+  maxBytes: number
+}
+
+export interface FollowerFetchAnswer {
+  topic: string
+  partition: number
+  errorCode: number
+  highWatermark: number
+  logStartOffset: number
+  /** Whole batches as the leader stored them (may end with a partial one). */
+  records: Buffer
+  /** Set when the follower's log diverged from the leader's: truncate to this epoch's end offset. */
+  divergingEpoch?: { epoch: number; endOffset: number }
+}
+
+export interface FollowerFetchSettings {
+  maxWaitMs: number
+  minBytes: number
+  maxBytes: number
+}
+
+export interface LeaderEndpoint {
+  /** One Fetch with this broker's replica id; rejects when the connection fails. */
+  fetch(partitions: readonly FollowerFetchPartition[], settings: FollowerFetchSettings): Promise<FollowerFetchAnswer[]>
+  /** The leader's log end offset and log start offset of a partition (ListOffsets as a replica). */
+  offsets(topic: string, partition: number, currentLeaderEpoch: number): Promise<{ errorCode: number; logEndOffset: number; logStartOffset: number }>
+  close(): void
+}
+
+/** A follower's log after an operation. */
+export interface FollowerLogState {
+  logStartOffset: number
+  logEndOffset: number
+  highWatermark: number
+  /** The newest epoch in the leader epoch cache, -1 when none. */
+  latestEpoch: number
+}
+
+export interface FollowerLog {
+  /** Appends the leader's batches verbatim and takes its HW and log start offset. */
+  append(topic: string, partition: number, records: Buffer, highWatermark: number, logStartOffset: number): Promise<FollowerLogState & { lastEpoch: number }>
+  /** Cuts the log back to offset (durably). */
+  truncate(topic: string, partition: number, offset: number): Promise<FollowerLogState>
+  /** Empties the log and starts it at offset (durably). */
+  truncateFullyAndStartAt(topic: string, partition: number, offset: number): Promise<FollowerLogState>
+  /** The end offset of an epoch in the local log ((-1, -1) when unknown). */
+  endOffsetForEpoch(topic: string, partition: number, epoch: number): Promise<{ leaderEpoch: number; endOffset: number }>
+}

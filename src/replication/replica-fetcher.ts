@@ -1,0 +1,227 @@
+// A follower's fetcher from one source broker (Kafka's ReplicaFetcherThread and AbstractFetcherThread,
+// one per leader broker: num.replica.fetchers is 1 here). It fetches every partition this broker follows
+// on that leader in one Fetch (this broker's replica id, replica.fetch.* sizes and wait), appends the
+// leader's batches verbatim at their offsets, and takes the leader's high watermark and log start.
+//
+// Truncation by leader epoch: every fetch names the epoch of the follower's last batch (Fetch v12+
+// lastFetchedEpoch); when the leader's log has that epoch ending earlier (or not at all), it answers the
+// diverging epoch and its end offset instead of records, and the follower truncates to the smaller of
+// that end and its own end of the same epoch, then fetches again from there. So a returning ex-leader
+// drops exactly the tail the new leader does not have, never more (Kafka's fix of KIP-101/KIP-279 for
+// the data loss of truncating to the high watermark).
+// Out of range (the leader's log no longer has, or never had, the fetch offset): a follower ahead of
+// the leader's log end truncates to it; one behind the leader's log start starts again, empty, there.
+// Errors: FENCED_LEADER_EPOCH / NOT_LEADER_OR_FOLLOWER / UNKNOWN_TOPIC_OR_PARTITION wait for the
+// controller's next word (the partition is retried after replica.fetch.backoff.ms); UNKNOWN_LEADER_EPOCH
+// (the leader has not applied its LeaderAndIsr yet) is retried sooner. A failed connection is opened
+// again after the backoff.
+//
+// Partitions are added and removed by the replica manager; removal waits until the answer being
+// processed (if any) is done, so no append of an old leadership lands after a partition changed role.
+import { ErrorCode } from '../domain/errors.js'
+import type { Logger } from '../observability/logger.js'
+import type { FollowerFetchAnswer, FollowerFetchSettings, FollowerLog, FollowerLogState, LeaderEndpoint } from './leader-endpoint.js'
+
+export interface FetcherPartition {
+  topic: string
+  partition: number
+  leaderEpoch: number
+  /** The follower's LEO and newest epoch when fetching starts. */
+  fetchOffset: number
+  lastFetchedEpoch: number
+  highWatermark: number
+}
+
+interface FetchState extends FetcherPartition {
+  delayedUntil: number
+}
+
+export interface ReplicaFetcherSettings extends FollowerFetchSettings {
+  /** replica.fetch.max.bytes */
+  partitionMaxBytes: number
+  /** replica.fetch.backoff.ms */
+  backoffMs: number
+}
+
+const UNKNOWN_EPOCH_RETRY_MS = 50
+
+export function fetchKey(topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`
+}
+
+export class ReplicaFetcher {
+  readonly #partitions = new Map<string, FetchState>()
+  #endpoint: LeaderEndpoint | undefined
+  #processing: Promise<void> = Promise.resolve()
+  #stopped = false
+  #wake: (() => void) | undefined
+  #loop: Promise<void> | undefined
+
+  constructor(
+    readonly sourceBrokerId: number,
+    private readonly connect: () => Promise<LeaderEndpoint>,
+    private readonly log: FollowerLog,
+    private readonly settings: ReplicaFetcherSettings,
+    private readonly logger: Logger,
+  ) {}
+
+  get partitionCount(): number {
+    return this.#partitions.size
+  }
+
+  has(topic: string, partition: number): boolean {
+    return this.#partitions.has(fetchKey(topic, partition))
+  }
+
+  /** Starts (or restarts) fetching these partitions. */
+  add(partitions: readonly FetcherPartition[]): void {
+    for (const p of partitions) this.#partitions.set(fetchKey(p.topic, p.partition), { ...p, delayedUntil: 0 })
+    this.#wake?.()
+    this.#loop ??= this.#run()
+  }
+
+  /** Stops fetching these partitions; resolves once no answer for them is being applied. */
+  async remove(keys: readonly string[]): Promise<void> {
+    for (const k of keys) this.#partitions.delete(k)
+    await this.#processing
+  }
+
+  /** Stops the fetcher; resolves when its loop has ended. */
+  async stop(): Promise<void> {
+    this.#stopped = true
+    this.#partitions.clear()
+    this.#wake?.()
+    this.#endpoint?.close()
+    this.#endpoint = undefined
+    await this.#loop
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopped) {
+      const now = Date.now()
+      const ready: FetchState[] = []
+      let nextDelay = Infinity
+      for (const s of this.#partitions.values()) {
+        if (s.delayedUntil <= now) ready.push(s)
+        else nextDelay = Math.min(nextDelay, s.delayedUntil - now)
+      }
+      if (ready.length === 0) {
+        await this.#sleep(Math.min(nextDelay, 1000))
+        continue
+      }
+      try {
+        this.#endpoint ??= await this.connect()
+      } catch (err) {
+        this.logger.warn({ leader: this.sourceBrokerId, err: (err as Error).message }, 'cannot connect to the leader; retrying')
+        await this.#sleep(this.settings.backoffMs)
+        continue
+      }
+      let answers: FollowerFetchAnswer[]
+      const sent = ready.map((s) => ({ state: s, fetchOffset: s.fetchOffset }))
+      try {
+        answers = await this.#endpoint.fetch(
+          ready.map((s) => ({
+            topic: s.topic,
+            partition: s.partition,
+            fetchOffset: s.fetchOffset,
+            currentLeaderEpoch: s.leaderEpoch,
+            lastFetchedEpoch: s.lastFetchedEpoch,
+            maxBytes: this.settings.partitionMaxBytes,
+          })),
+          this.settings,
+        )
+      } catch (err) {
+        if (this.#stopped) break
+        this.logger.warn({ leader: this.sourceBrokerId, err: (err as Error).message }, 'fetch from the leader failed; reconnecting')
+        this.#endpoint?.close()
+        this.#endpoint = undefined
+        await this.#sleep(this.settings.backoffMs)
+        continue
+      }
+      const byKey = new Map(answers.map((a) => [fetchKey(a.topic, a.partition), a]))
+      const work = sent.map(({ state, fetchOffset }) => {
+        const answer = byKey.get(fetchKey(state.topic, state.partition))
+        if (answer === undefined) return Promise.resolve()
+        return this.#apply(state, fetchOffset, answer).catch((err: unknown) => {
+          this.logger.error({ topic: state.topic, partition: state.partition, err: (err as Error).message }, 'cannot apply the leader\'s answer; retrying later')
+          state.delayedUntil = Date.now() + this.settings.backoffMs
+        })
+      })
+      this.#processing = Promise.all(work).then(() => undefined)
+      await this.#processing
+    }
+  }
+
+  /** Whether `state` is still the partition's current fetch state (not removed or replaced). */
+  #current(state: FetchState): boolean {
+    return !this.#stopped && this.#partitions.get(fetchKey(state.topic, state.partition)) === state
+  }
+
+  async #apply(s: FetchState, fetchOffset: number, a: FollowerFetchAnswer): Promise<void> {
+    if (!this.#current(s) || s.fetchOffset !== fetchOffset) return
+    switch (a.errorCode) {
+      case ErrorCode.NONE:
+        break
+      case ErrorCode.OFFSET_OUT_OF_RANGE:
+        await this.#outOfRange(s)
+        return
+      case ErrorCode.UNKNOWN_LEADER_EPOCH:
+        s.delayedUntil = Date.now() + UNKNOWN_EPOCH_RETRY_MS
+        return
+      default:
+        s.delayedUntil = Date.now() + this.settings.backoffMs
+        return
+    }
+    if (a.divergingEpoch !== undefined && a.divergingEpoch.epoch >= 0) {
+      const local = await this.log.endOffsetForEpoch(s.topic, s.partition, a.divergingEpoch.epoch)
+      let target = Math.min(a.divergingEpoch.endOffset, s.fetchOffset)
+      if (local.endOffset >= 0) target = Math.min(target, local.endOffset)
+      this.logger.info({ topic: s.topic, partition: s.partition, from: s.fetchOffset, to: target, divergingEpoch: a.divergingEpoch.epoch }, 'truncating the log where it diverged from the leader\'s')
+      if (!this.#current(s)) return
+      this.#take(s, await this.log.truncate(s.topic, s.partition, target))
+      return
+    }
+    if (a.records.length === 0 && a.highWatermark <= s.highWatermark) return
+    if (!this.#current(s)) return
+    const r = await this.log.append(s.topic, s.partition, a.records, a.highWatermark, a.logStartOffset)
+    this.#take(s, r)
+    if (r.lastEpoch >= 0) s.lastFetchedEpoch = r.lastEpoch
+  }
+
+  async #outOfRange(s: FetchState): Promise<void> {
+    const leader = await this.#endpoint!.offsets(s.topic, s.partition, s.leaderEpoch)
+    if (!this.#current(s)) return
+    if (leader.errorCode !== ErrorCode.NONE) {
+      s.delayedUntil = Date.now() + this.settings.backoffMs
+      return
+    }
+    if (leader.logEndOffset < s.fetchOffset) {
+      // Ahead of the leader (an unclean election): its log end is where the logs can agree.
+      this.logger.warn({ topic: s.topic, partition: s.partition, from: s.fetchOffset, to: leader.logEndOffset }, 'truncating to the leader\'s log end offset')
+      this.#take(s, await this.log.truncate(s.topic, s.partition, leader.logEndOffset))
+    } else {
+      this.logger.warn({ topic: s.topic, partition: s.partition, at: leader.logStartOffset }, 'the leader no longer has the fetch offset; starting again at its log start offset')
+      this.#take(s, await this.log.truncateFullyAndStartAt(s.topic, s.partition, leader.logStartOffset))
+    }
+  }
+
+  #take(s: FetchState, r: FollowerLogState): void {
+    s.fetchOffset = r.logEndOffset
+    s.lastFetchedEpoch = r.latestEpoch
+    s.highWatermark = r.highWatermark
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms)
+      function done(): void {
+        clearTimeout(timer)
+        resolve()
+      }
+      this.#wake = () => {
+        this.#wake = undefined
+        done()
+      }
+    })
+  }
+}

@@ -1,0 +1,63 @@
+// Requests from this broker to the active controller (AlterPartition from partition leaders): answered in
+// process when this broker's own controller is the active one, else sent over one connection to the
+// controller's inter-broker endpoint (as the metadata image or the store names it), reopened when the
+// controller moves or the connection fails. A request with no controller to answer it rejects; the
+// caller retries later.
+import { BrokerConnection } from '../client/connection.js'
+import type { Controller } from '../cluster/controller/controller.js'
+import type { MetadataImage } from '../cluster/metadata-image.js'
+import type { MetadataStore } from '../cluster/metadata-store.js'
+import { ApiKey } from '../protocol/api-keys.gen.js'
+import * as AlterPartition from '../protocol/messages/56-alter-partition.gen.js'
+import type { BrokerControlPlane } from './control-plane.js'
+
+/** Names topics (v1): a leader knows names; topic ids are v2+. */
+const ALTER_PARTITION_VERSION = 1
+
+export class ControllerRequests {
+  #conn: { controllerId: number; conn: BrokerConnection } | undefined
+
+  constructor(
+    private readonly brokerId: number,
+    private readonly controller: Controller,
+    private readonly control: BrokerControlPlane,
+    private readonly image: MetadataImage,
+    private readonly store: MetadataStore,
+    private readonly interBrokerListener: string,
+  ) {}
+
+  async alterPartition(request: AlterPartition.AlterPartitionRequest): Promise<AlterPartition.AlterPartitionResponse> {
+    if (this.controller.isActive) return this.control.alterPartition(request, ALTER_PARTITION_VERSION)
+    const conn = await this.#connection()
+    try {
+      return await conn.send(
+        ApiKey.AlterPartition,
+        (w) => AlterPartition.encodeAlterPartitionRequest(w, request, ALTER_PARTITION_VERSION),
+        AlterPartition.decodeAlterPartitionResponse,
+        { version: ALTER_PARTITION_VERSION },
+      )
+    } catch (err) {
+      this.close()
+      throw err
+    }
+  }
+
+  async #connection(): Promise<BrokerConnection> {
+    let controllerId = this.image.controllerId
+    if (controllerId < 0 || !this.image.isLive(controllerId)) controllerId = await this.store.getControllerId()
+    if (controllerId < 0) throw new Error('no active controller')
+    const cached = this.#conn
+    if (cached !== undefined && cached.controllerId === controllerId && !cached.conn.closed) return cached.conn
+    this.close()
+    const endpoint = this.image.liveBrokers().find((b) => b.id === controllerId)?.endpoints.find((e) => e.listenerName === this.interBrokerListener)
+    if (endpoint === undefined) throw new Error(`no endpoint for controller ${controllerId}`)
+    const conn = await BrokerConnection.connect({ host: endpoint.host, port: endpoint.port, clientId: `broker-${this.brokerId}-alter-partition`, connectTimeoutMs: 5000, requestTimeoutMs: 30_000 })
+    this.#conn = { controllerId, conn }
+    return conn
+  }
+
+  close(): void {
+    this.#conn?.conn.close()
+    this.#conn = undefined
+  }
+}

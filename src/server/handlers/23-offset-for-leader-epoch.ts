@@ -1,0 +1,53 @@
+// OffsetForLeaderEpoch: v0-4
+//
+// Behavior:
+// * For each partition, the end offset of the asked leader epoch in this broker's log (Kafka's
+//   LeaderEpochFileCache.endOffsetFor): the largest epoch at or below it that the log has, and the start
+//   offset of the next epoch after that one, or the log end offset when it is the latest epoch. An epoch
+//   newer than every epoch here (or -1) answers epoch -1, offset -1. Followers use it to find where
+//   their log diverged from the leader's; clients (KIP-320) to check a position after a leader change.
+// * The leader answers (currentLeaderEpoch checked as Fetch does: FENCED_LEADER_EPOCH for an older one,
+//   UNKNOWN_LEADER_EPOCH for a newer one); a follower answers NOT_LEADER_OR_FOLLOWER, except to replica
+//   id -2 (Kafka's debugging id); UNKNOWN_TOPIC_OR_PARTITION for a partition nobody hosts.
+// Version notes:
+// * v4: flexible. v3+: replica id. v2+: current leader epoch. v1+: the epoch of the answer.
+import { ErrorCode } from '../../domain/errors.js'
+import * as OffsetForLeaderEpoch from '../../protocol/messages/23-offset-for-leader-epoch.gen.js'
+import { defineHandler } from './common/handler.js'
+import type { EpochLookup } from './common/ports.js'
+
+export const offsetForLeaderEpochHandler = defineHandler<OffsetForLeaderEpoch.OffsetForLeaderEpochRequest, OffsetForLeaderEpoch.OffsetForLeaderEpochResponse>({
+  api: OffsetForLeaderEpoch.OffsetForLeaderEpochApi,
+  minVersion: 0,
+  maxVersion: 4,
+  decodeRequest: OffsetForLeaderEpoch.decodeOffsetForLeaderEpochRequest,
+  encodeResponse: OffsetForLeaderEpoch.encodeOffsetForLeaderEpochResponse,
+  async handle(req, ctx) {
+    const topics: OffsetForLeaderEpoch.OffsetForLeaderTopicResult[] = []
+    const items: EpochLookup[] = []
+    const targets: OffsetForLeaderEpoch.EpochEndOffset[] = []
+    for (const t of req.topics) {
+      const answers: OffsetForLeaderEpoch.EpochEndOffset[] = []
+      topics.push(OffsetForLeaderEpoch.createOffsetForLeaderTopicResult({ topic: t.topic, partitions: answers }))
+      for (const p of t.partitions) {
+        const answer = OffsetForLeaderEpoch.createEpochEndOffset({ partition: p.partition, leaderEpoch: -1, endOffset: -1n })
+        answers.push(answer)
+        items.push({ topic: t.topic, partition: p.partition, currentLeaderEpoch: p.currentLeaderEpoch, leaderEpoch: p.leaderEpoch })
+        targets.push(answer)
+      }
+    }
+    const replicaId = ctx.apiVersion >= 3 ? req.replicaId : -1
+    const results = await ctx.partitions.endOffsetsForEpochs(replicaId, items)
+    results.forEach((r, i) => {
+      const answer = targets[i]!
+      if (!r.ok) {
+        answer.errorCode = r.errorCode
+        return
+      }
+      answer.errorCode = ErrorCode.NONE
+      answer.leaderEpoch = r.value.leaderEpoch
+      answer.endOffset = BigInt(r.value.endOffset)
+    })
+    return OffsetForLeaderEpoch.createOffsetForLeaderEpochResponse({ topics })
+  },
+})

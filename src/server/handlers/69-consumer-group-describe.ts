@@ -1,0 +1,65 @@
+// ConsumerGroupDescribe: v0
+//
+// Behavior:
+// * KIP-848 consumer groups: state (Empty, Assigning, Reconciling, Stable), group and assignment epochs,
+//   the assignor, and per member its subscription, current assignment and target assignment (topic ids
+//   with their names). A group id that is not a consumer group (a classic group, or none) answers
+//   GROUP_ID_NOT_FOUND with Kafka's message; an empty id INVALID_GROUP_ID. Describing creates nothing:
+//   without __consumer_offsets every group is GROUP_ID_NOT_FOUND.
+// * Authorized operations: no authorizer is configured, so every group operation is allowed; the bit set
+//   is sent when asked for (includeAuthorizedOperations), else Kafka's "omitted" value.
+import { ErrorCode } from '../../domain/errors.js'
+import * as ConsumerGroupDescribe from '../../protocol/messages/69-consumer-group-describe.gen.js'
+import { AUTHORIZED_OPERATIONS_OMITTED, GROUP_OPERATIONS } from './common/authorized-operations.js'
+import { defineHandler } from './common/handler.js'
+import type { DescribedTopicPartitions } from '../../coordinator/group/types.js'
+
+function assignment(topics: readonly DescribedTopicPartitions[]): ConsumerGroupDescribe.Assignment {
+  return ConsumerGroupDescribe.createAssignment({
+    topicPartitions: topics.map((t) => ConsumerGroupDescribe.createTopicPartitions({ topicId: t.topicId, topicName: t.topicName, partitions: t.partitions })),
+  })
+}
+
+export const consumerGroupDescribeHandler = defineHandler<ConsumerGroupDescribe.ConsumerGroupDescribeRequest, ConsumerGroupDescribe.ConsumerGroupDescribeResponse>({
+  api: ConsumerGroupDescribe.ConsumerGroupDescribeApi,
+  minVersion: 0,
+  maxVersion: 0,
+  decodeRequest: ConsumerGroupDescribe.decodeConsumerGroupDescribeRequest,
+  encodeResponse: ConsumerGroupDescribe.encodeConsumerGroupDescribeResponse,
+  async handle(req, ctx) {
+    const coordinator = ctx.groups.current
+    const described =
+      coordinator === undefined
+        ? req.groupIds.map((groupId) => ({ groupId, errorCode: groupId === '' ? ErrorCode.INVALID_GROUP_ID : ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: null, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [] }))
+        : await coordinator.consumerGroupDescribe(req.groupIds)
+    const operations = req.includeAuthorizedOperations ? GROUP_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED
+    return ConsumerGroupDescribe.createConsumerGroupDescribeResponse({
+      groups: described.map((g) =>
+        ConsumerGroupDescribe.createDescribedGroup({
+          errorCode: g.errorCode,
+          errorMessage: g.errorMessage,
+          groupId: g.groupId,
+          groupState: g.groupState,
+          groupEpoch: g.groupEpoch,
+          assignmentEpoch: g.assignmentEpoch,
+          assignorName: g.assignorName,
+          members: g.members.map((m) =>
+            ConsumerGroupDescribe.createMember({
+              memberId: m.memberId,
+              instanceId: m.instanceId,
+              rackId: m.rackId,
+              memberEpoch: m.memberEpoch,
+              clientId: m.clientId,
+              clientHost: m.clientHost,
+              subscribedTopicNames: m.subscribedTopicNames,
+              subscribedTopicRegex: m.subscribedTopicRegex,
+              assignment: assignment(m.assignment),
+              targetAssignment: assignment(m.targetAssignment),
+            }),
+          ),
+          authorizedOperations: g.errorCode === ErrorCode.NONE ? operations : AUTHORIZED_OPERATIONS_OMITTED,
+        }),
+      ),
+    })
+  },
+})

@@ -1,0 +1,232 @@
+// The replication rules without sockets: the leader's view of a partition (Kafka's HW, ISR shrink and
+// expansion rules), the acks=all purgatory, and a ReplicaFetcher driven through its ports against real
+// leader and follower logs on disk (truncation by leader epoch of a diverged ex-leader, out of range,
+// byte-identical result).
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { ErrorCode, KafkaError } from '../../src/domain/errors.js'
+import { createLogger } from '../../src/observability/logger.js'
+import { DelayedProducePurgatory } from '../../src/replication/delayed-produce.js'
+import type { FollowerFetchAnswer, FollowerLog, LeaderEndpoint } from '../../src/replication/leader-endpoint.js'
+import { PartitionLeaderState } from '../../src/replication/partition.js'
+import { ReplicaFetcher } from '../../src/replication/replica-fetcher.js'
+import type { LogManager, PartitionLog } from '../../src/storage/index.js'
+import { T0, makeBatch, openManager, regionBytes, tempDir } from '../storage/helpers.js'
+
+const LAG = 1000
+
+function leaderState(over: Partial<ConstructorParameters<typeof PartitionLeaderState>[0]> = {}): PartitionLeaderState {
+  return new PartitionLeaderState({
+    topic: 't', partition: 0, brokerId: 1, leaderEpoch: 3, partitionEpoch: 7, replicas: [1, 2, 3], isr: [1, 2, 3],
+    minInsyncReplicas: 2, logEndOffset: 10, highWatermark: 10, now: 0, ...over,
+  })
+}
+
+describe("the leader's view of a partition", () => {
+  it('moves the HW to the smallest LEO of the ISR, never back, and not while the ISR is below min ISR', () => {
+    const s = leaderState()
+    s.logEndOffset = 20
+    // Followers' LEOs are unknown until they fetch: the HW waits for them.
+    expect(s.computeHighWatermark(100, LAG)).toBe(10)
+    s.updateFollower(2, 20, 20, 100)
+    expect(s.computeHighWatermark(100, LAG)).toBe(10)
+    s.updateFollower(3, 15, 20, 100)
+    expect(s.computeHighWatermark(100, LAG)).toBe(15)
+    s.highWatermark = 15
+    s.updateFollower(3, 12, 20, 110) // a truncated follower cannot lower it
+    expect(s.computeHighWatermark(110, LAG)).toBe(15)
+    s.isr = [1]
+    s.updateFollower(3, 20, 20, 120)
+    expect(s.computeHighWatermark(120, LAG)).toBe(15) // ISR 1 < min ISR 2
+    expect(s.underMinIsr).toBe(true)
+  })
+
+  it("counts a follower caught up when it reaches the leader's LEO of now or of its previous fetch", () => {
+    const s = leaderState()
+    s.logEndOffset = 20
+    s.updateFollower(2, 20, 20, 1000)
+    expect(s.followers.get(2)!.lastCaughtUpMs).toBe(1000)
+    // The leader appended meanwhile; the follower reached what the leader had at its previous fetch.
+    s.updateFollower(2, 20, 25, 1500)
+    expect(s.followers.get(2)!.lastCaughtUpMs).toBe(1000)
+    s.updateFollower(2, 25, 30, 1900)
+    expect(s.followers.get(2)!.lastCaughtUpMs).toBe(1500)
+    // Follower 3 never fetched: out of sync after the lag (it counted as caught up when the leader started).
+    s.updateFollower(2, 30, 30, 2000)
+    expect(s.outOfSyncReplicas(900, LAG)).toEqual([])
+    expect(s.outOfSyncReplicas(2000, LAG)).toEqual([3])
+  })
+
+  it('lets a follower join once it reached the HW and the epoch start; the maximal ISR counts it meanwhile', () => {
+    const s = leaderState({ isr: [1, 2], logEndOffset: 10, highWatermark: 10 })
+    s.logEndOffset = 30
+    s.highWatermark = 25
+    s.updateFollower(3, 20, 30, 100)
+    expect(s.mayJoinIsr(3)).toBe(false)
+    s.updateFollower(3, 26, 30, 200)
+    expect(s.mayJoinIsr(3)).toBe(true)
+    s.pending = { isr: [1, 2, 3], expands: true }
+    expect(s.maximalIsr()).toEqual([1, 2, 3])
+    s.updateFollower(2, 30, 30, 200)
+    expect(s.computeHighWatermark(200, LAG)).toBe(26)
+  })
+
+  it('lets appends move the HW only while the maximal ISR is the leader alone and min ISR allows it', () => {
+    expect(leaderState({ replicas: [1], isr: [1], minInsyncReplicas: 2 }).highWatermarkFollowsLeo).toBe(true)
+    expect(leaderState({ isr: [1], minInsyncReplicas: 1 }).highWatermarkFollowsLeo).toBe(true)
+    expect(leaderState({ isr: [1], minInsyncReplicas: 2 }).highWatermarkFollowsLeo).toBe(false)
+    const s = leaderState({ isr: [1], minInsyncReplicas: 1 })
+    s.pending = { isr: [1, 2], expands: true }
+    expect(s.highWatermarkFollowsLeo).toBe(false)
+  })
+})
+
+describe('the acks=all purgatory', () => {
+  it('answers in offset order as the HW passes, NOT_ENOUGH_REPLICAS_AFTER_APPEND below min ISR, REQUEST_TIMED_OUT at the timeout', async () => {
+    const p = new DelayedProducePurgatory()
+    const a = p.wait('t-0', 5, 10_000)
+    const b = p.wait('t-0', 9, 10_000)
+    const c = p.wait('t-1', 3, 10_000)
+    const d = p.wait('t-2', 3, 30)
+    p.complete('t-0', 6, true)
+    expect(await a).toBe(ErrorCode.NONE)
+    expect(p.size).toBe(3)
+    p.complete('t-0', 9, false)
+    expect(await b).toBe(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+    p.failAll('t-1', ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    expect(await c).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    expect(await d).toBe(ErrorCode.REQUEST_TIMED_OUT)
+    expect(p.size).toBe(0)
+  })
+})
+
+// ---------------------------------------------------------------- a fetcher between two real logs
+
+let dirs: ReturnType<typeof tempDir>[] = []
+afterEach(() => {
+  for (const d of dirs) d.cleanup()
+  dirs = []
+})
+
+function open(): LogManager {
+  const d = tempDir('skein-fetcher-')
+  dirs.push(d)
+  return openManager(d.path, { segmentBytes: 600 }, { highWatermarkFollowsLeo: false })
+}
+
+/** A LeaderEndpoint answering from a leader log in this process, as the leader's Fetch handler does. */
+function localLeader(lm: LogManager, leader: PartitionLog, leaderEpoch: () => number): LeaderEndpoint {
+  return {
+    async fetch(partitions): Promise<FollowerFetchAnswer[]> {
+      await new Promise((r) => setTimeout(r, 5))
+      return partitions.map((p) => {
+        const base = { topic: p.topic, partition: p.partition, highWatermark: leader.highWatermark, logStartOffset: leader.logStartOffset, records: Buffer.alloc(0) }
+        if (p.currentLeaderEpoch < leaderEpoch()) return { ...base, errorCode: ErrorCode.FENCED_LEADER_EPOCH }
+        try {
+          const r = leader.readForFollower(p.fetchOffset, p.maxBytes, p.lastFetchedEpoch)
+          const records = regionBytes(r)
+          lm.releaseLease(r.leaseId)
+          const answer: FollowerFetchAnswer = { ...base, errorCode: ErrorCode.NONE, records }
+          if (r.divergingEpoch !== undefined) answer.divergingEpoch = { epoch: r.divergingEpoch.leaderEpoch, endOffset: r.divergingEpoch.endOffset }
+          return answer
+        } catch (err) {
+          return { ...base, errorCode: (err as KafkaError).code }
+        }
+      })
+    },
+    async offsets() {
+      return { errorCode: ErrorCode.NONE, logEndOffset: leader.logEndOffset, logStartOffset: leader.logStartOffset }
+    },
+    close() {},
+  }
+}
+
+function followerLog(log: PartitionLog): FollowerLog {
+  const state = () => ({ ...log.replicaState() })
+  return {
+    async append(_t, _p, records, hw, start) {
+      const r = log.appendAsFollower(records)
+      log.maybeIncrementHighWatermark(hw)
+      log.maybeIncrementLogStartOffset(start)
+      return { ...state(), lastEpoch: r.lastEpoch }
+    },
+    async truncate(_t, _p, offset) {
+      log.truncateTo(offset)
+      return state()
+    },
+    async truncateFullyAndStartAt(_t, _p, offset) {
+      log.truncateFullyAndStartAt(offset)
+      return state()
+    },
+    async endOffsetForEpoch(_t, _p, epoch) {
+      return log.endOffsetForEpoch(epoch)
+    },
+  }
+}
+
+function logBytes(log: PartitionLog): Buffer {
+  return Buffer.concat(readdirSync(log.dir).filter((n) => n.endsWith('.log')).sort().map((n) => readFileSync(join(log.dir, n))))
+}
+
+async function until(what: string, fn: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!fn()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+describe('a replica fetcher', () => {
+  it("truncates a returning ex-leader's unreplicated tail by leader epoch and ends byte-identical to the new leader", async () => {
+    const lm = open()
+    const fm = open()
+    const leader = lm.create('t', 0)
+    const exLeader = fm.create('t', 0)
+    // Epoch 0: both have offsets 0..5 (the ex-leader led and its follower copied them).
+    exLeader.assignLeaderEpoch(0)
+    for (let i = 0; i < 3; i++) exLeader.append(makeBatch(`a${i}`, 2), { leaderEpoch: 0, now: T0 })
+    leader.appendAsFollower(regionBytes(exLeader.read(0, 1 << 20, { logEnd: true })))
+    // The ex-leader wrote 6..9 that nobody copied, then died; the other replica leads at epoch 1.
+    for (let i = 0; i < 2; i++) exLeader.append(makeBatch(`lost${i}`, 2), { leaderEpoch: 0, now: T0 })
+    leader.assignLeaderEpoch(1)
+    for (let i = 0; i < 6; i++) leader.append(makeBatch(`b${i}`, 3), { leaderEpoch: 1, now: T0 })
+    leader.setHighWatermark(leader.logEndOffset)
+
+    const fetcher = new ReplicaFetcher(1, async () => localLeader(lm, leader, () => 1), followerLog(exLeader), {
+      maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, partitionMaxBytes: 200, backoffMs: 20,
+    }, createLogger({ level: 'silent' }))
+    fetcher.add([{ topic: 't', partition: 0, leaderEpoch: 1, fetchOffset: exLeader.logEndOffset, lastFetchedEpoch: exLeader.latestEpoch, highWatermark: 0 }])
+    await until('the follower caught up', () => exLeader.logEndOffset === leader.logEndOffset && exLeader.highWatermark === leader.highWatermark)
+    await fetcher.stop()
+    expect(logBytes(exLeader).equals(logBytes(leader))).toBe(true)
+    expect(exLeader.epochEntries()).toEqual(leader.epochEntries())
+    expect(exLeader.epochEntries()).toEqual([{ epoch: 0, startOffset: 0 }, { epoch: 1, startOffset: 6 }])
+    await lm.close()
+    await fm.close()
+  })
+
+  it("starts again at the leader's log start when the leader no longer has the fetch offset; stops on removal", async () => {
+    const lm = open()
+    const fm = open()
+    const leader = lm.create('t', 0)
+    const follower = fm.create('t', 0)
+    leader.assignLeaderEpoch(2)
+    for (let i = 0; i < 8; i++) leader.append(makeBatch(`c${i}`, 2), { leaderEpoch: 2, now: T0 })
+    leader.setHighWatermark(leader.logEndOffset)
+    leader.deleteRecordsBefore(10)
+    const fetcher = new ReplicaFetcher(1, async () => localLeader(lm, leader, () => 2), followerLog(follower), {
+      maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, partitionMaxBytes: 1 << 20, backoffMs: 20,
+    }, createLogger({ level: 'silent' }))
+    fetcher.add([{ topic: 't', partition: 0, leaderEpoch: 2, fetchOffset: 0, lastFetchedEpoch: -1, highWatermark: 0 }])
+    await until('the follower caught up', () => follower.logEndOffset === leader.logEndOffset)
+    expect(follower.logStartOffset).toBe(leader.logStartOffset)
+    await fetcher.remove(['t\u00000'])
+    leader.append(makeBatch('late', 1), { leaderEpoch: 2, now: T0 })
+    await new Promise((r) => setTimeout(r, 100))
+    expect(follower.logEndOffset).toBe(leader.logEndOffset - 1)
+    await fetcher.stop()
+    await lm.close()
+    await fm.close()
+  })
+})
