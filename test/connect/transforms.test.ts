@@ -1,10 +1,14 @@
 // Single message transforms and predicates configured as a connector config names them
 // (transforms=a,b, transforms.a.type=..., predicates=...), built into the chain the runtime uses, with
 // Kafka's outcomes for records with schemas (Struct) and without (maps).
+import { spawnSync } from 'node:child_process'
+import { rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { ConnectHeaders, type ConnectRecord, SchemaBuilder, Schemas, Struct, sourceRecord, type SourceRecord } from '../../src/connect/index.js'
 import { TransformationChain } from '../../src/connect/runtime/connector-config.js'
 import { Plugins } from '../../src/connect/runtime/plugins.js'
+import { REPO_ROOT } from '../harness/broker.js'
 
 const plugins = new Plugins()
 
@@ -110,4 +114,17 @@ describe('routing, headers, predicates', () => {
     expect(() => TransformationChain.build({ transforms: 'x' }, plugins)).toThrow(/transforms\.x\.type/)
     expect(() => TransformationChain.build({ transforms: 'f', 'transforms.f.type': 'Filter', 'transforms.f.predicate': 'nope' }, plugins)).toThrow(/predicate nope/)
   })
+})
+
+test('plugin authors import the API from skein/connect (the package\'s subpath export)', () => {
+  // In the package (dist/), so that the bare specifier resolves through package.json's exports.
+  const script = join(REPO_ROOT, 'dist', `connect-exports-${process.pid}.mjs`)
+  writeFileSync(script, "import { ConfigDef, SourceConnector, SourceTask, SinkConnector, SinkTask, Struct, SchemaBuilder, JsonConverter, startConnect } from 'skein/connect'\nconsole.log([ConfigDef, SourceConnector, SourceTask, SinkConnector, SinkTask, Struct, SchemaBuilder, JsonConverter, startConnect].map((c) => c.name).join(' '))\n")
+  try {
+    const r = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 30000 })
+    expect(r.stderr).toBe('')
+    expect(r.stdout.trim()).toBe('ConfigDef SourceConnector SourceTask SinkConnector SinkTask Struct SchemaBuilder JsonConverter startConnect')
+  } finally {
+    rmSync(script, { force: true })
+  }
 })
