@@ -38,7 +38,7 @@ export const FLOORS: Readonly<Record<string, string>> = {
   cli: 'client-side: the skein tools',
   rest: 'client-side: REST proxy',
   registry: 'client-side: Schema Registry',
-  connect: '(coming) client-side: Connect',
+  connect: 'client-side: Kafka Connect',
   streams: 'client-side: Streams',
   mirror: '(coming) client-side: MirrorMaker',
 }

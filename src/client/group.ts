@@ -1,7 +1,9 @@
-// Membership of a classic consumer group (protocol type 'consumer'): FindCoordinator, JoinGroup (with the
-// member id handshake of KIP-394), the leader's assignment, SyncGroup, Heartbeat, LeaveGroup, and the
-// group's offsets (OffsetCommit / OffsetFetch). Subscriptions and assignments travel as Kafka's
-// ConsumerProtocol bytes: an int16 version, then the versioned struct.
+// Membership of a classic group: FindCoordinator, JoinGroup (with the member id handshake of KIP-394), the
+// leader's assignment, SyncGroup, Heartbeat, LeaveGroup, and the group's offsets (OffsetCommit /
+// OffsetFetch). A consumer joins with protocol type 'consumer': subscriptions and assignments travel as
+// Kafka's ConsumerProtocol bytes (an int16 version, then the versioned struct). Other members of the
+// classic protocol (Connect workers: protocol type 'connect') bring their own metadata and assignment
+// bytes through joinWith() and a GroupProtocol.
 import { ApiKey } from '../protocol/api-keys.gen.js'
 import * as ConsumerProtocolAssignment from '../protocol/messages/consumer-protocol-assignment.gen.js'
 import * as ConsumerProtocolSubscription from '../protocol/messages/consumer-protocol-subscription.gen.js'
@@ -125,6 +127,19 @@ export interface ConsumerGroupMetadata {
   groupInstanceId: string | null
 }
 
+/** A member's protocols for joinWith(): its own protocol type, metadata and leader assignment. */
+export interface GroupProtocol {
+  /** JoinGroup's protocolType, e.g. 'connect'. Every member of a group must use the same. */
+  protocolType: string
+  /** The protocols this member supports, most preferred first, each with this member's metadata for it. */
+  protocols(): { name: string; metadata: Buffer }[]
+  /**
+   * Run on the member the coordinator made leader: every member's assignment bytes (member id -> bytes),
+   * for the protocol the coordinator chose.
+   */
+  assign(protocolName: string, leaderId: string, members: readonly { memberId: string; groupInstanceId: string | null; metadata: Buffer }[]): Promise<Map<string, Buffer>>
+}
+
 /** The classic group protocol, for one member. */
 export class GroupMember {
   readonly groupId: string
@@ -174,11 +189,32 @@ export class GroupMember {
    * computes everyone's assignment with partition counts from fresh metadata.
    */
   async join(topics: readonly string[]): Promise<{ topic: string; partition: number }[]> {
+    const metadata = encodeSubscription(topics)
+    const custom = this.customAssignor
+    const consumer: GroupProtocol = {
+      protocolType: 'consumer',
+      // Asked before every JoinGroup: a custom assignor's subscription userData may change between rounds.
+      protocols: () => [
+        ...(custom !== null ? [{ name: custom.name, metadata: encodeSubscription(topics, custom.subscriptionUserData?.(topics) ?? null) }] : []),
+        ...this.assignors.map((name) => ({ name, metadata })),
+      ],
+      assign: async (protocolName, _leaderId, members) => this.leaderAssign(protocolName, members),
+    }
+    const decoded = decodeAssignmentWithUserData(await this.joinWith(consumer))
+    this.assignmentUserData = decoded.userData
+    return decoded.partitions
+  }
+
+  /**
+   * Joins (or rejoins) the group with a protocol of the caller's own (metadata and assignment bytes are
+   * the caller's) and returns this member's assignment bytes (empty when the leader gave none).
+   */
+  async joinWith(protocol: GroupProtocol): Promise<Buffer> {
     this.stopHeartbeat()
     const deadline = Date.now() + this.rebalanceTimeoutMs
     for (let attempt = 0; ; attempt++) {
       try {
-        const assignment = await this.joinOnce(topics)
+        const assignment = await this.joinOnce(protocol)
         if (assignment !== null) {
           this.needsRejoin = false
           this.heartbeatError = null
@@ -194,19 +230,15 @@ export class GroupMember {
   }
 
   /** One JoinGroup + SyncGroup round; null when it must be repeated at once (new member id, rebalance). */
-  private async joinOnce(topics: readonly string[]): Promise<{ topic: string; partition: number }[] | null> {
+  private async joinOnce(protocol: GroupProtocol): Promise<Buffer | null> {
     const conn = await this.coordinator()
-    const metadata = encodeSubscription(topics)
-    const protocols = this.assignors.map((name) => JoinGroup.createJoinGroupRequestProtocol({ name, metadata }))
-    const custom = this.customAssignor
-    if (custom !== null) protocols.unshift(JoinGroup.createJoinGroupRequestProtocol({ name: custom.name, metadata: encodeSubscription(topics, custom.subscriptionUserData?.(topics) ?? null) }))
     const req = JoinGroup.createJoinGroupRequest({
       groupId: this.groupId,
       sessionTimeoutMs: this.sessionTimeoutMs,
       rebalanceTimeoutMs: this.rebalanceTimeoutMs,
       memberId: this.memberId,
-      protocolType: 'consumer',
-      protocols,
+      protocolType: protocol.protocolType,
+      protocols: protocol.protocols().map((p) => JoinGroup.createJoinGroupRequestProtocol({ name: p.name, metadata: p.metadata })),
     })
     const res = await conn.send(ApiKey.JoinGroup, (w, v) => JoinGroup.encodeJoinGroupRequest(w, req, v), JoinGroup.decodeJoinGroupResponse, { extraTimeoutMs: this.rebalanceTimeoutMs })
     if (res.errorCode === ErrorCode.MEMBER_ID_REQUIRED) {
@@ -229,13 +261,15 @@ export class GroupMember {
     this.protocolName = res.protocolName
     let assignments: SyncGroup.SyncGroupRequestAssignment[] = []
     if (res.leader === res.memberId && !res.skipAssignment) {
-      assignments = await this.leaderAssign(res)
+      const members = res.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId ?? null, metadata: Buffer.from(m.metadata) }))
+      const result = await protocol.assign(res.protocolName ?? '', res.leader, members)
+      assignments = [...result].map(([memberId, assignment]) => SyncGroup.createSyncGroupRequestAssignment({ memberId, assignment }))
     }
     const sync = SyncGroup.createSyncGroupRequest({
       groupId: this.groupId,
       generationId: this.generationId,
       memberId: this.memberId,
-      protocolType: 'consumer',
+      protocolType: protocol.protocolType,
       protocolName: res.protocolName,
       assignments,
     })
@@ -250,13 +284,11 @@ export class GroupMember {
       this.coordinatorMoved(sres.errorCode)
       throw new KafkaError(sres.errorCode as ErrorCode, `SyncGroup '${this.groupId}'`)
     }
-    const decoded = decodeAssignmentWithUserData(sres.assignment)
-    this.assignmentUserData = decoded.userData
-    return decoded.partitions
+    return Buffer.from(sres.assignment)
   }
 
-  private async leaderAssign(res: JoinGroup.JoinGroupResponse): Promise<SyncGroup.SyncGroupRequestAssignment[]> {
-    const subscriptions = res.members.map((m) => ({ m, sub: decodeSubscription(m.metadata) }))
+  private async leaderAssign(protocolName: string, joined: readonly { memberId: string; groupInstanceId: string | null; metadata: Buffer }[]): Promise<Map<string, Buffer>> {
+    const subscriptions = joined.map((m) => ({ m, sub: decodeSubscription(m.metadata) }))
     const members: MemberSubscription[] = subscriptions.map(({ m, sub }) => ({ memberId: m.memberId, topics: sub.topics }))
     const allTopics = [...new Set(members.flatMap((m) => m.topics))]
     const meta = allTopics.length > 0 ? await this.cluster.refreshMetadata(allTopics) : this.cluster.metadata
@@ -266,15 +298,15 @@ export class GroupMember {
       if (info !== undefined && info.errorCode === ErrorCode.NONE) counts.set(t, info.partitions.length)
     }
     const custom = this.customAssignor
-    if (custom !== null && res.protocolName === custom.name) {
+    if (custom !== null && protocolName === custom.name) {
       const out = await custom.assign(subscriptions.map(({ m, sub }) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, topics: sub.topics, userData: sub.userData })), counts)
-      return res.members.map((m) => {
+      return new Map(joined.map((m) => {
         const a = out.get(m.memberId)
-        return SyncGroup.createSyncGroupRequestAssignment({ memberId: m.memberId, assignment: encodeAssignment(a?.partitions ?? new Map(), a?.userData ?? null) })
-      })
+        return [m.memberId, encodeAssignment(a?.partitions ?? new Map(), a?.userData ?? null)]
+      }))
     }
-    const result = assign(res.protocolName ?? 'range', members, counts)
-    return [...result].map(([memberId, a]) => SyncGroup.createSyncGroupRequestAssignment({ memberId, assignment: encodeAssignment(a) }))
+    const result = assign(protocolName || 'range', members, counts)
+    return new Map([...result].map(([memberId, a]) => [memberId, encodeAssignment(a)]))
   }
 
   private startHeartbeat(): void {

@@ -17,6 +17,8 @@ import { parseRestProperties, restSettings } from '../../src/config/client-rest.
 import { RestProxy } from '../../src/rest/index.js'
 import { parseRegistryProperties, registrySettings } from '../../src/config/client-registry.js'
 import { SchemaRegistryServer } from '../../src/registry/server.js'
+import { startConnect, type ConnectHandle } from '../../src/connect/index.js'
+import { createLogger } from '../../src/observability/logger.js'
 
 const readme = readFileSync(readmePath(), 'utf8')
 
@@ -42,6 +44,7 @@ const ILLUSTRATIVE = /^(?:#|\/\/) not run by the README test: (.+)$/
 const LONG_RUNNING = [
   { why: /runs? a broker until it is stopped|starts a broker that runs until it is stopped/, command: /^(?:npm install && )?(?:npm start|node dist\/src\/main\.js|skein broker)(?:\s|$)/ },
   { why: /npm test runs that test itself/, command: /^(?:npm install && )?npm test(?:\s|$)/ },
+  { why: /runs a Connect worker until it is stopped/, command: /^skein connect (?:distributed|standalone)\s/ },
 ]
 
 /** The command of a README shell line: its trailing comment (after blanks and #) dropped. */
@@ -128,6 +131,9 @@ describe('README', () => {
     // and 127.0.0.1:8081: here the same two in front of the test broker, on free ports.
     let rest: RestProxy
     let registry: SchemaRegistryServer
+    // The Kafka Connect section's curl lines reach a worker on 127.0.0.1:8083: here a standalone worker
+    // against the test broker, on a free port.
+    let connect: ConnectHandle
     let work: string
     let bin: string
     beforeAll(async () => {
@@ -141,12 +147,21 @@ describe('README', () => {
         bootstrapServers: [tb.bootstrap],
       })
       work = mkdtempSync(join(tmpdir(), 'skein-readme-'))
+      connect = await startConnect({
+        mode: 'standalone',
+        props: {
+          'bootstrap.servers': tb.bootstrap, listeners: 'http://127.0.0.1:0', 'offset.storage.file.filename': join(work, 'connect.offsets'), 'offset.flush.interval.ms': '500',
+          'key.converter': 'org.apache.kafka.connect.json.JsonConverter', 'value.converter': 'org.apache.kafka.connect.json.JsonConverter',
+        },
+        log: createLogger({ level: 'warn' }),
+      })
       // The shell blocks run in a folder of their own; `--file README.md` reads this copy.
       copyFileSync(readmePath(), join(work, 'README.md'))
       bin = join(work, '.bin')
       skeinWrapper(bin, tb.bootstrap)
     })
     afterAll(async () => {
+      await connect?.stop()
       await rest?.stop()
       await registry?.stop()
       await tb?.stop()
@@ -157,7 +172,7 @@ describe('README', () => {
     for (const block of runnable) {
       const needsKcat = block.lang === 'sh' && /^kcat /m.test(block.code)
       it.skipIf(needsKcat && !hasKcat())(`the ${block.lang} block at README line ${block.line}`, async () => {
-        const code = block.code.replaceAll('127.0.0.1:9092', tb.bootstrap).replaceAll('http://127.0.0.1:8082', rest.listeners[0]!.url).replaceAll('http://127.0.0.1:8081', registry.urls[0]!).replaceAll('/tmp/skein-demo', join(work, 'skein-demo'))
+        const code = block.code.replaceAll('127.0.0.1:9092', tb.bootstrap).replaceAll('http://127.0.0.1:8082', rest.listeners[0]!.url).replaceAll('http://127.0.0.1:8081', registry.urls[0]!).replaceAll('http://127.0.0.1:8083', connect.url).replaceAll('/tmp/skein-demo', join(work, 'skein-demo'))
         let r: Ran
         if (block.lang === 'sh') {
           const script = join(work, `block-${block.line}.sh`)
@@ -183,6 +198,11 @@ describe('README', () => {
     it('the kafkajs block wrote its record', async () => {
       const demo = await runIn(process.execPath, [SKEIN_JS, 'consume', '--bootstrap-server', tb.bootstrap, '--topic', 'demo', '--from-beginning', '--property', 'print.key=true', '--timeout-ms', '3000'], { cwd: work, timeoutMs: 30_000 })
       expect(demo.stdout.split('\n')).toContain('k1\thello')
+    })
+
+    it('the Kafka Connect block\'s FileStreamSource copied the file into its topic', async () => {
+      const r = await runIn(process.execPath, [SKEIN_JS, 'consume', '--bootstrap-server', tb.bootstrap, '--topic', 'connect-demo', '--from-beginning', '--timeout-ms', '3000'], { cwd: work, timeoutMs: 30_000 })
+      expect(r.stdout.split('\n').filter((l) => l !== '')).toEqual(['hello', 'connect'])
     })
 
     it('the failure it quotes is what skein prints', async () => {

@@ -1,0 +1,113 @@
+// A Connect worker put together (Kafka's ConnectDistributed / ConnectStandalone): the plugins, the REST
+// listener (bound first: its URL is the worker's id in the group and in status records), the stores,
+// the worker and the herder. Standalone workers are then given the connectors of the property files
+// named on the command line.
+import { Admin } from '../../client/index.js'
+import type { Logger } from '../../observability/logger.js'
+import { KafkaConfigStore, MemoryConfigStore } from './config-store.js'
+import { DistributedHerder, type Herder, StandaloneHerder } from './herder.js'
+import { Loggers } from './loggers.js'
+import { FileOffsetStore, KafkaOffsetStore } from './offset-store.js'
+import { Plugins } from './plugins.js'
+import { ConnectRest } from './rest.js'
+import { KafkaStatusStore, MemoryStatusStore } from './status-store.js'
+import { Worker } from './worker.js'
+import { parseWorkerConfig, restListeners, type WorkerMode } from './worker-config.js'
+
+export interface ConnectOptions {
+  mode: WorkerMode
+  /** The worker's properties (Kafka's names). */
+  props: Record<string, string>
+  /** Standalone: connector configs to create at start. */
+  connectors?: Record<string, string>[]
+  log: Logger
+}
+
+export interface ConnectHandle {
+  herder: Herder
+  rest: ConnectRest
+  url: string
+  plugins: Plugins
+  stop(): Promise<void>
+}
+
+export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
+  const config = parseWorkerConfig(o.mode, o.props)
+  const v = config.values
+  const log = o.log
+  const loggers = new Loggers(log)
+  const plugins = new Plugins()
+  const pluginPath = v['plugin.path'] as string[] | null
+  if (pluginPath !== null && pluginPath.length > 0) {
+    await plugins.loadPath(pluginPath)
+    for (const e of plugins.loadErrors) log.warn({ path: e.path, err: e.error }, 'could not load plugin')
+  }
+  const client = { bootstrapServers: v['bootstrap.servers'] as string[], clientId: (v['client.id'] as string) || undefined }
+  let clusterId: string | null = null
+  let herder: Herder | null = null
+  const rest = await ConnectRest.start({ listeners: restListeners(config), herder: () => herder, loggers, log: loggers.get('skein.connect.rest'), clusterId: () => clusterId })
+  try {
+    const bound = rest.listeners[0]!
+    const advertised = (v['rest.advertised.listener'] as string | null) ?? 'http'
+    const host = (v['rest.advertised.host.name'] as string | null) ?? bound.host
+    const port = (v['rest.advertised.port'] as number | null) ?? bound.port
+    const url = `${advertised}://${host}:${port}`
+    const workerId = `${host}:${port}`
+    const onError = (what: string) => (err: unknown) => log.warn({ err: (err as Error).message }, `${what} reader error`)
+    const distributed = o.mode === 'distributed'
+    const eos = distributed && String(v['exactly.once.source.support']).toLowerCase() === 'enabled'
+    const configStore = distributed ? new KafkaConfigStore(client, v['config.storage.topic'] as string, v['config.storage.replication.factor'] as number, onError('config topic')) : new MemoryConfigStore()
+    const statusStore = distributed ? new KafkaStatusStore(client, v['status.storage.topic'] as string, v['status.storage.partitions'] as number, v['status.storage.replication.factor'] as number, onError('status topic')) : new MemoryStatusStore()
+    const offsetStore = distributed
+      ? new KafkaOffsetStore(client, v['offset.storage.topic'] as string, v['offset.storage.partitions'] as number, v['offset.storage.replication.factor'] as number, eos, onError('offsets topic'))
+      : new FileOffsetStore(v['offset.storage.file.filename'] as string)
+    const generation = { current: () => herder?.generation ?? -1 }
+    const worker = new Worker({
+      config,
+      workerId,
+      plugins,
+      offsets: offsetStore,
+      status: statusStore,
+      log: loggers.get('skein.connect.worker'),
+      generation: () => generation.current(),
+      onTaskReconfiguration: (name) => herder?.requestTaskReconfiguration(name),
+      exactlyOnceGroupId: eos ? (v['group.id'] as string) : null,
+    })
+    const opts = { config, worker, configStore, statusStore, offsetStore, plugins, log: loggers.get('skein.connect.herder'), workerId, url }
+    const h: Herder = distributed ? new DistributedHerder(opts) : new StandaloneHerder(opts)
+    h.onLoggerLevel = (ns, level) => {
+      try {
+        loggers.setLevel(ns, level)
+      } catch {
+        // an unknown level from another writer: ignored
+      }
+    }
+    const admin = new Admin(client)
+    try {
+      clusterId = (await admin.describeCluster()).clusterId
+    } finally {
+      await admin.close()
+    }
+    await h.start()
+    herder = h
+    for (const c of o.connectors ?? []) {
+      const name = c['name']
+      if (name === undefined) throw new Error('a connector properties file has no name')
+      await h.putConnectorConfig(name, c, true)
+    }
+    log.info({ url, mode: o.mode }, 'Kafka Connect worker started')
+    return {
+      herder: h,
+      rest,
+      url,
+      plugins,
+      async stop() {
+        await rest.close().catch(() => {})
+        await h.stop()
+      },
+    }
+  } catch (err) {
+    await rest.close().catch(() => {})
+    throw err
+  }
+}

@@ -1,0 +1,670 @@
+// Running one task: WorkerSourceTask (poll the task, transform, convert, produce; commit source offsets)
+// and WorkerSinkTask (consume, convert, transform, put; commit consumer offsets).
+//
+// Delivery:
+// - at least once (source): an offset becomes committable only when the record that carries it and every
+//   earlier record of the same source partition were acknowledged by the broker (Kafka's
+//   SubmittedRecords); offsets are written every offset.flush.interval.ms and when the task stops, then
+//   SourceTask.commit() runs. A crash replays from the last committed offsets.
+// - exactly once (source, exactly.once.source.support=enabled, KIP-618): each task has a transactional
+//   producer (transactional.id <group.id>-<connector>-<task>, which fences a previous instance of the
+//   same task); its records and the offsets they reach are written in one transaction, committed per
+//   poll() batch (transaction.boundary=poll), every transaction.boundary.interval.ms (interval) or
+//   when the task asks through its TransactionContext (connector). Offsets are read back read_committed.
+// - sinks: consumer offsets are committed only after put() took the records and flush() (or
+//   preCommit()) returned, every offset.flush.interval.ms, before partitions are revoked and at stop.
+import { Consumer, type ConsumedRecord, type ConsumerOptions, type Header, isRetriableError, Producer, type ProducerOptions, type RebalanceListener, tpKey } from '../../client/index.js'
+import type { Logger } from '../../observability/logger.js'
+import { ConnectHeaders, type Converter, type HeaderConverter, type OffsetStorageReader, RetriableException, type SinkRecord, type SinkTask, type SinkTaskContext, type SourceRecord, type SourceTask, type TopicPartition, type TransactionContext } from '../api/plugin.js'
+import type { ConnectRecord } from '../api/plugin.js'
+import type { TransformationChain } from './connector-config.js'
+import { ErrorHandler, ToleranceExceededError } from './errors.js'
+import { offsetRecord, type OffsetBackingStore, type SourceOffset, type SourcePartition, canonicalJson } from './offset-store.js'
+import type { State } from './status-store.js'
+
+export interface TaskId {
+  connector: string
+  task: number
+}
+
+export function taskName(id: TaskId): string {
+  return `${id.connector}-${id.task}`
+}
+
+/** Where a task reports its state (the worker writes it to the status store). */
+export type StatusReporter = (state: State, trace: string | null) => void
+
+export interface TaskDeps {
+  id: TaskId
+  taskProps: Record<string, string>
+  keyConverter: Converter
+  valueConverter: Converter
+  headerConverter: HeaderConverter
+  chain: TransformationChain
+  errors: ErrorHandler
+  log: Logger
+  report: StatusReporter
+  offsetFlushIntervalMs: number
+  gracefulTimeoutMs: number
+  /** A topic the task wrote to or read from (GET /connectors/{c}/topics). */
+  onTopic: (topic: string) => void
+}
+
+function traceOf(err: unknown): string {
+  const e = err as Error
+  let s = e?.stack ?? String(err)
+  let c = (e as { cause?: unknown })?.cause
+  for (let depth = 0; c !== undefined && c !== null && depth < 5; depth++) {
+    s += `\nCaused by: ${(c as Error).stack ?? String(c)}`
+    c = (c as { cause?: unknown }).cause
+  }
+  return s
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+/** Kafka's TransformationChain.apply under the error handler: the record, or null (dropped or skipped). */
+async function transform<R extends ConnectRecord>(chain: TransformationChain, errors: ErrorHandler, record: R, consumerRecord?: ConsumedRecord): Promise<R | null> {
+  let r: R | null = record
+  for (const s of chain.stages) {
+    const current: R = r!
+    const out = await errors.execute('TRANSFORMATION', s.transform.constructor.name, () => {
+      if (s.predicate !== null && s.predicate.test(current) === s.negate) return current
+      return s.transform.apply(current) as R | null
+    }, { consumerRecord, record: current.topic })
+    if (!out.ok) return null
+    r = out.value
+    if (r === null) return null
+  }
+  return r
+}
+
+abstract class WorkerTask {
+  protected stopping = false
+  protected paused = false
+  private resumeWaiters: (() => void)[] = []
+  protected loop: Promise<void> | null = null
+  failed = false
+
+  constructor(protected readonly deps: TaskDeps) {}
+
+  get id(): TaskId {
+    return this.deps.id
+  }
+
+  start(initialState: 'STARTED' | 'PAUSED'): void {
+    this.paused = initialState === 'PAUSED'
+    this.loop = this.runGuarded()
+  }
+
+  private async runGuarded(): Promise<void> {
+    try {
+      await this.execute()
+      if (!this.failed) this.deps.report('UNASSIGNED', null)
+    } catch (err) {
+      if (this.stopping && !(err instanceof ToleranceExceededError)) {
+        this.deps.report('UNASSIGNED', null)
+        return
+      }
+      this.failed = true
+      this.deps.log.error({ err: (err as Error).message }, 'task failed')
+      this.deps.report('FAILED', traceOf(err))
+    } finally {
+      await this.close().catch(() => {})
+    }
+  }
+
+  protected abstract execute(): Promise<void>
+  protected abstract close(): Promise<void>
+  protected abstract stopTask(): Promise<void>
+
+  setTargetState(state: 'STARTED' | 'PAUSED'): void {
+    const wasPaused = this.paused
+    this.paused = state === 'PAUSED'
+    if (wasPaused && !this.paused) {
+      for (const w of this.resumeWaiters.splice(0)) w()
+      if (!this.failed) this.deps.report('RUNNING', null)
+    } else if (!wasPaused && this.paused && !this.failed) this.deps.report('PAUSED', null)
+  }
+
+  protected async awaitUnpaused(): Promise<void> {
+    while (this.paused && !this.stopping) await new Promise<void>((r) => this.resumeWaiters.push(r))
+  }
+
+  /** Stops the task: its own stop(), then waits (task.shutdown.graceful.timeout.ms) for the loop to end. */
+  async stop(): Promise<void> {
+    if (this.stopping) return this.loop?.catch(() => {})
+    this.stopping = true
+    for (const w of this.resumeWaiters.splice(0)) w()
+    await this.stopTask().catch(() => {})
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([this.loop?.catch(() => {}), new Promise<void>((r) => (timer = setTimeout(r, this.deps.gracefulTimeoutMs)))])
+    clearTimeout(timer)
+  }
+}
+
+// ---- source tasks ----
+
+/** Records of one source partition in the order sent, acknowledged or not (Kafka's SubmittedRecords). */
+class SubmittedRecords {
+  private readonly byPartition = new Map<string, { partition: SourcePartition; queue: { offset: SourceOffset | null; acked: boolean }[]; committable: SourceOffset | null }>()
+  outstanding = 0
+
+  submit(partition: SourcePartition | null, offset: SourceOffset | null): { ack: () => void } {
+    const key = partition === null ? '' : canonicalJson(partition)
+    let p = this.byPartition.get(key)
+    if (p === undefined) this.byPartition.set(key, (p = { partition: partition ?? {}, queue: [], committable: null }))
+    const entry = { offset, acked: false }
+    p.queue.push(entry)
+    this.outstanding++
+    const part = p
+    return {
+      ack: () => {
+        if (entry.acked) return
+        entry.acked = true
+        this.outstanding--
+        while (part.queue.length > 0 && part.queue[0]!.acked) {
+          const head = part.queue.shift()!
+          if (head.offset !== null) part.committable = head.offset
+        }
+      },
+    }
+  }
+
+  /** Offsets that can be committed now, taken (the next call returns only newer ones). */
+  takeCommittable(): { partition: SourcePartition; offset: SourceOffset }[] {
+    const out: { partition: SourcePartition; offset: SourceOffset }[] = []
+    for (const [key, p] of this.byPartition) {
+      if (key !== '' && p.committable !== null) out.push({ partition: p.partition, offset: p.committable })
+      p.committable = null
+      if (p.queue.length === 0) this.byPartition.delete(key)
+    }
+    return out
+  }
+}
+
+export interface SourceTaskDeps extends TaskDeps {
+  task: SourceTask
+  producerOptions: ProducerOptions
+  offsets: OffsetBackingStore
+  /** Exactly-once: the transactional id, the boundary and its interval. */
+  exactlyOnce: { transactionalId: string; boundary: 'poll' | 'interval' | 'connector'; intervalMs: number } | null
+}
+
+export class WorkerSourceTask extends WorkerTask {
+  private producer: Producer | null = null
+  private readonly submitted = new SubmittedRecords()
+  private lastCommit = Date.now()
+  private sendError: Error | null = null
+  private inTransaction = false
+  private commitRequested: 'commit' | 'abort' | null = null
+  private commitAfter: { record: SourceRecord; action: 'commit' | 'abort' } | null = null
+  /** Exactly-once: the newest offset per partition written in the open transaction. */
+  private readonly txnOffsets = new Map<string, { partition: SourcePartition; offset: SourceOffset }>()
+  private lastTxnCommit = Date.now()
+  private commitTimer: NodeJS.Timeout | undefined
+  private commitChain: Promise<void> = Promise.resolve()
+
+  constructor(private readonly s: SourceTaskDeps) {
+    super(s)
+  }
+
+  private reader(): OffsetStorageReader {
+    const store = this.s.offsets
+    const connector = this.id.connector
+    return {
+      offset: async (partition) => store.get(connector, partition),
+      offsets: async (partitions) => new Map(partitions.map((p) => [p, store.get(connector, p)])),
+    }
+  }
+
+  private transactionContext(): TransactionContext | null {
+    if (this.s.exactlyOnce?.boundary !== 'connector') return null
+    const set = (action: 'commit' | 'abort', record?: SourceRecord): void => {
+      if (record === undefined) this.commitRequested = action
+      else this.commitAfter = { record, action }
+    }
+    return {
+      commitTransaction: (record?: SourceRecord) => set('commit', record),
+      abortTransaction: (record?: SourceRecord) => set('abort', record),
+    } as TransactionContext
+  }
+
+  protected async execute(): Promise<void> {
+    const task = this.s.task
+    // At least once: offsets are committed every offset.flush.interval.ms even while poll() blocks
+    // (Kafka's SourceTaskOffsetCommitter), not only between polls.
+    if (this.s.exactlyOnce === null) {
+      this.commitTimer = setInterval(() => void this.commitOffsets().catch((err) => this.s.log.warn({ err: (err as Error).message }, 'offset commit failed')), this.s.offsetFlushIntervalMs)
+      this.commitTimer.unref()
+    }
+    task.initialize({ configs: () => ({ ...this.s.taskProps }), offsetStorageReader: this.reader(), transactionContext: this.transactionContext() })
+    const eos = this.s.exactlyOnce
+    this.producer = new Producer({ ...this.s.producerOptions, ...(eos !== null ? { transactionalId: eos.transactionalId, enableIdempotence: true, acks: -1 } : {}) })
+    if (eos !== null) await this.producer.initTransactions()
+    await task.start({ ...this.s.taskProps })
+    this.deps.report(this.paused ? 'PAUSED' : 'RUNNING', null)
+    while (!this.stopping) {
+      if (this.paused) {
+        await this.commitOffsets()
+        await this.awaitUnpaused()
+        continue
+      }
+      if (this.sendError !== null) throw this.sendError
+      let records: SourceRecord[] | null
+      try {
+        records = await task.poll()
+      } catch (err) {
+        if (this.stopping) break
+        if (err instanceof RetriableException) {
+          await sleep(100)
+          continue
+        }
+        throw err
+      }
+      if (records !== null && records.length > 0) await this.sendRecords(records)
+      await this.maybeCommit(records?.length ?? 0)
+    }
+    await this.finish()
+  }
+
+  private async sendRecords(records: SourceRecord[]): Promise<void> {
+    const eos = this.s.exactlyOnce
+    for (const record of records) {
+      if (this.sendError !== null) throw this.sendError
+      if (eos !== null && !this.inTransaction) {
+        this.producer!.beginTransaction()
+        this.inTransaction = true
+      }
+      const transformed = await transform(this.s.chain, this.s.errors, record)
+      if (transformed === null) {
+        // Dropped by a transform or skipped after an error: its offset may be committed.
+        this.trackOffset(record, true)
+        await this.s.task.commitRecord?.(record, null)
+        await this.afterRecord(record)
+        continue
+      }
+      const converted = await this.convert(transformed)
+      if (converted === null) {
+        this.trackOffset(record, true)
+        await this.afterRecord(record)
+        continue
+      }
+      this.s.onTopic(transformed.topic)
+      const { ack } = this.trackOffset(record, false)
+      const producer = this.producer!
+      if (!producer.hasCapacity) await producer.waitForCapacity()
+      try {
+        await producer.topicInfo(transformed.topic)
+      } catch (err) {
+        throw new Error(`topic ${transformed.topic} is not available: ${(err as Error).message}`, { cause: err })
+      }
+      producer.append(transformed.topic, transformed.kafkaPartition ?? undefined, converted.key, converted.value, converted.headers, (err, meta) => {
+        if (err !== null) {
+          if (this.s.errors.tolerateAll && eos === null) {
+            this.s.log.warn({ err: err.message }, 'failed to send a record; skipped (errors.tolerance=all)')
+            ack()
+            return
+          }
+          this.sendError ??= err
+          return
+        }
+        ack()
+        if (meta !== null) void Promise.resolve(this.s.task.commitRecord?.(record, { topic: meta.topic, partition: meta.partition, offset: meta.offset, timestamp: meta.timestamp })).catch(() => {})
+      }, 0, transformed.timestamp ?? Date.now())
+      await this.afterRecord(record)
+    }
+  }
+
+  /** Exactly-once with connector-defined boundaries: a commit or abort asked for after this record. */
+  private async afterRecord(record: SourceRecord): Promise<void> {
+    if (this.commitAfter !== null && this.commitAfter.record === record) {
+      const action = this.commitAfter.action
+      this.commitAfter = null
+      await this.endTransaction(action)
+    }
+  }
+
+  private trackOffset(record: SourceRecord, acked: boolean): { ack: () => void } {
+    if (this.s.exactlyOnce !== null) {
+      if (record.sourcePartition !== null && record.sourceOffset !== null) this.txnOffsets.set(canonicalJson(record.sourcePartition), { partition: record.sourcePartition, offset: record.sourceOffset })
+      return { ack: () => {} }
+    }
+    const h = this.submitted.submit(record.sourcePartition, record.sourceOffset)
+    if (acked) h.ack()
+    return h
+  }
+
+  private async convert(r: SourceRecord): Promise<{ key: Buffer | null; value: Buffer | null; headers: Header[] } | null> {
+    const e = this.s.errors
+    const headers: Header[] = []
+    const h = await e.execute('HEADER_CONVERTER', this.s.headerConverter.constructor.name, () => {
+      for (const x of r.headers) headers.push({ key: x.key, value: this.s.headerConverter.fromConnectHeader(r.topic, x.key, x.schema, x.value) })
+    }, { record: r.topic })
+    if (!h.ok) return null
+    const k = await e.execute('KEY_CONVERTER', this.s.keyConverter.constructor.name, () => this.s.keyConverter.fromConnectData(r.topic, r.headers, r.keySchema, r.key), { record: r.topic })
+    if (!k.ok) return null
+    const v = await e.execute('VALUE_CONVERTER', this.s.valueConverter.constructor.name, () => this.s.valueConverter.fromConnectData(r.topic, r.headers, r.valueSchema, r.value), { record: r.topic })
+    if (!v.ok) return null
+    return { key: k.value, value: v.value, headers }
+  }
+
+  private async maybeCommit(polled: number): Promise<void> {
+    const eos = this.s.exactlyOnce
+    if (eos === null) {
+      if (Date.now() - this.lastCommit >= this.s.offsetFlushIntervalMs) await this.commitOffsets()
+      return
+    }
+    if (!this.inTransaction) return
+    if (eos.boundary === 'poll' && polled > 0) await this.endTransaction('commit')
+    else if (eos.boundary === 'interval' && Date.now() - this.lastTxnCommit >= eos.intervalMs) await this.endTransaction('commit')
+    else if (eos.boundary === 'connector' && this.commitRequested !== null) {
+      const action = this.commitRequested
+      this.commitRequested = null
+      await this.endTransaction(action)
+    }
+  }
+
+  /** Exactly-once: the transaction's offsets join it, then it commits (or aborts). */
+  private async endTransaction(action: 'commit' | 'abort'): Promise<void> {
+    if (!this.inTransaction) return
+    const producer = this.producer!
+    const topic = this.s.offsets.topic
+    if (action === 'commit') {
+      if (topic !== null) {
+        for (const { partition, offset } of this.txnOffsets.values()) {
+          const { key, value } = offsetRecord({ connector: this.id.connector, partition, offset })
+          await producer.send({ topic, key, value })
+        }
+      }
+      await producer.commitTransaction()
+      // Seen by this worker's reader at once (the offsets topic tail brings them too).
+      if (this.txnOffsets.size > 0 && topic === null) await this.s.offsets.set([...this.txnOffsets.values()].map((o) => ({ connector: this.id.connector, ...o })))
+      await this.s.offsets.readToEnd().catch(() => {})
+      await this.s.task.commit?.()
+    } else {
+      await producer.abortTransaction()
+    }
+    this.txnOffsets.clear()
+    this.inTransaction = false
+    this.lastTxnCommit = Date.now()
+  }
+
+  /** At least once: writes the offsets of acknowledged records, then SourceTask.commit(). One at a time, in order. */
+  commitOffsets(): Promise<void> {
+    const next = this.commitChain.catch(() => {}).then(() => this.commitNow())
+    this.commitChain = next
+    return next
+  }
+
+  private async commitNow(): Promise<void> {
+    this.lastCommit = Date.now()
+    if (this.s.exactlyOnce !== null) return
+    const offsets = this.submitted.takeCommittable()
+    if (offsets.length === 0) return
+    await this.s.offsets.set(offsets.map((o) => ({ connector: this.id.connector, partition: o.partition, offset: o.offset })))
+    try {
+      await this.s.task.commit?.()
+    } catch (err) {
+      this.s.log.warn({ err: (err as Error).message }, 'SourceTask.commit failed')
+    }
+  }
+
+  private async finish(): Promise<void> {
+    clearInterval(this.commitTimer)
+    const producer = this.producer
+    if (producer === null) return
+    if (this.s.exactlyOnce !== null) {
+      if (this.inTransaction) await this.endTransaction(this.sendError === null ? 'commit' : 'abort').catch(() => {})
+      return
+    }
+    // Everything sent is acknowledged (or failed) before the final offsets are taken.
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([producer.flush().catch(() => {}), new Promise<void>((r) => (timer = setTimeout(r, this.s.gracefulTimeoutMs)))])
+    clearTimeout(timer)
+    await this.commitOffsets().catch(() => {})
+  }
+
+  protected async stopTask(): Promise<void> {
+    await this.s.task.stop()
+  }
+
+  protected async close(): Promise<void> {
+    clearInterval(this.commitTimer)
+    if (!this.stopping) await Promise.resolve(this.s.task.stop()).catch(() => {})
+    const p = this.producer
+    this.producer = null
+    if (p !== null) {
+      if (this.s.exactlyOnce !== null && this.inTransaction) await p.abortTransaction().catch(() => {})
+      await p.close().catch(() => {})
+    }
+    this.s.chain.close()
+  }
+}
+
+// ---- sink tasks ----
+
+export interface SinkTaskDeps extends TaskDeps {
+  task: SinkTask
+  consumerOptions: ConsumerOptions
+  topics: string[]
+  topicsRegex: RegExp | null
+  /** Reporter of records the task rejects through its ErrantRecordReporter (dead letter queue). */
+  errantRecordReporter: ((record: ConsumedRecord, err: Error) => Promise<void>) | null
+  /** Lists topics (for topics.regex subscriptions). */
+  listTopics: () => Promise<string[]>
+}
+
+export class WorkerSinkTask extends WorkerTask {
+  private consumer: Consumer | null = null
+  /** Next offset to commit per partition: after the last record given to put() (or skipped). */
+  private readonly current = new Map<string, { tp: TopicPartition; offset: number }>()
+  private lastCommit = Date.now()
+  private commitRequested = false
+  private timeoutMs = 0
+  private readonly seeks: { tp: TopicPartition; offset: number }[] = []
+  private assigned: TopicPartition[] = []
+  /** Consumed record by the SinkRecord handed to put (for the errant record reporter). */
+  private readonly origins = new WeakMap<SinkRecord, ConsumedRecord>()
+
+  constructor(private readonly s: SinkTaskDeps) {
+    super(s)
+  }
+
+  private context(): SinkTaskContext {
+    const reporter = this.s.errantRecordReporter
+    return {
+      configs: () => ({ ...this.s.taskProps }),
+      offset: (a: TopicPartition | Map<TopicPartition, number>, b?: number) => {
+        if (a instanceof Map) for (const [tp, o] of a) this.seeks.push({ tp, offset: o })
+        else this.seeks.push({ tp: a, offset: b! })
+      },
+      timeout: (ms: number) => {
+        this.timeoutMs = ms
+      },
+      assignment: () => [...this.assigned],
+      requestCommit: () => {
+        this.commitRequested = true
+      },
+      errantRecordReporter: reporter === null ? null : {
+        report: async (record: SinkRecord, error: Error) => {
+          const origin = this.origins.get(record)
+          if (origin !== undefined) await reporter(origin, error)
+        },
+      },
+    } as SinkTaskContext
+  }
+
+  private async subscription(): Promise<string[]> {
+    if (this.s.topicsRegex === null) return this.s.topics
+    const re = this.s.topicsRegex
+    return (await this.s.listTopics()).filter((t) => re.test(t))
+  }
+
+  protected async execute(): Promise<void> {
+    const task = this.s.task
+    task.initialize(this.context())
+    await task.start({ ...this.s.taskProps })
+    this.consumer = new Consumer({ ...this.s.consumerOptions, enableAutoCommit: false })
+    // Partitions given up are committed and closed before the rejoin; new ones are opened before their first fetch.
+    const listener: RebalanceListener = {
+      onPartitionsRevoked: async (tps) => {
+        await this.commit()
+        await task.close?.(tps)
+        for (const tp of tps) this.current.delete(tpKey(tp.topic, tp.partition))
+      },
+      onPartitionsAssigned: async (tps) => {
+        this.assigned = tps
+        await task.open?.(tps)
+      },
+    }
+    let topics = await this.subscription()
+    let lastTopicCheck = Date.now()
+    if (topics.length > 0) this.consumer.subscribe(topics, listener)
+    for (const t of topics) this.s.onTopic(t)
+    this.deps.report(this.paused ? 'PAUSED' : 'RUNNING', null)
+    while (!this.stopping) {
+      if (this.paused) {
+        await this.commit()
+        await this.awaitUnpaused()
+        continue
+      }
+      if (this.s.topicsRegex !== null && Date.now() - lastTopicCheck > 5000) {
+        lastTopicCheck = Date.now()
+        const now = await this.subscription()
+        if (now.join(',') !== topics.join(',')) {
+          topics = now
+          this.consumer.subscribe(topics, listener)
+          for (const t of topics) this.s.onTopic(t)
+        }
+      }
+      if (topics.length === 0) {
+        await sleep(500)
+        continue
+      }
+      for (const s of this.seeks.splice(0)) {
+        try {
+          this.consumer.seek(s.tp.topic, s.tp.partition, s.offset)
+        } catch {
+          // not assigned (any more): nothing to move
+        }
+      }
+      let records: ConsumedRecord[]
+      try {
+        records = await this.consumer.poll(500)
+      } catch (err) {
+        // A subscribed topic that does not exist yet, a coordinator moving: the consumer tries again.
+        if (this.stopping) break
+        if (!isRetriableError(err)) throw err
+        this.s.log.debug({ err: (err as Error).message }, 'poll failed; retrying')
+        await sleep(1000)
+        continue
+      }
+      if (this.stopping) break
+      if (records.length > 0) await this.deliver(records)
+      if (this.commitRequested || Date.now() - this.lastCommit >= this.s.offsetFlushIntervalMs) await this.commit()
+    }
+    await this.commit()
+  }
+
+  private async toSinkRecord(r: ConsumedRecord): Promise<SinkRecord | null> {
+    const e = this.s.errors
+    const k = await e.execute('KEY_CONVERTER', this.s.keyConverter.constructor.name, () => this.s.keyConverter.toConnectData(r.topic, null, r.key), { consumerRecord: r })
+    if (!k.ok) return null
+    const headers = new ConnectHeaders()
+    const hc = await e.execute('HEADER_CONVERTER', this.s.headerConverter.constructor.name, () => {
+      for (const h of r.headers) {
+        const sv = this.s.headerConverter.toConnectHeader(r.topic, h.key, h.value)
+        headers.add(h.key, sv.value, sv.schema)
+      }
+    }, { consumerRecord: r })
+    if (!hc.ok) return null
+    const v = await e.execute('VALUE_CONVERTER', this.s.valueConverter.constructor.name, () => this.s.valueConverter.toConnectData(r.topic, headers, r.value), { consumerRecord: r })
+    if (!v.ok) return null
+    const record: SinkRecord = {
+      topic: r.topic,
+      kafkaPartition: r.partition,
+      kafkaOffset: r.offset,
+      keySchema: k.value.schema,
+      key: k.value.value,
+      valueSchema: v.value.schema,
+      value: v.value.value,
+      timestamp: r.timestamp,
+      timestampType: r.timestampType,
+      headers,
+      originalTopic: r.topic,
+      originalKafkaPartition: r.partition,
+      originalKafkaOffset: r.offset,
+    }
+    const out = await transform(this.s.chain, e, record, r)
+    if (out !== null) this.origins.set(out, r)
+    return out
+  }
+
+  private async deliver(records: ConsumedRecord[]): Promise<void> {
+    const batch: SinkRecord[] = []
+    for (const r of records) {
+      const sr = await this.toSinkRecord(r)
+      if (sr !== null) batch.push(sr)
+    }
+    for (;;) {
+      try {
+        await this.s.task.put(batch)
+        break
+      } catch (err) {
+        if (err instanceof RetriableException && !this.stopping) {
+          // Kafka pauses the partitions and redelivers the same batch after the task's timeout.
+          const wait = this.timeoutMs > 0 ? this.timeoutMs : 1000
+          this.timeoutMs = 0
+          this.s.log.warn({ err: err.message }, `put failed, retrying in ${wait} ms`)
+          await sleep(wait)
+          continue
+        }
+        throw err
+      }
+    }
+    // put() took them: the next commit may cover them (after flush/preCommit).
+    for (const r of records) this.current.set(tpKey(r.topic, r.partition), { tp: { topic: r.topic, partition: r.partition }, offset: r.offset + 1 })
+  }
+
+  /** preCommit (default: flush, then everything put), then the offsets are committed to the group. */
+  private async commit(): Promise<void> {
+    this.lastCommit = Date.now()
+    this.commitRequested = false
+    const consumer = this.consumer
+    if (consumer === null || this.current.size === 0) return
+    const current = new Map(this.current)
+    const task = this.s.task
+    let offsets: Map<string, { tp: TopicPartition; offset: number }>
+    if (task.preCommit !== undefined) offsets = await task.preCommit(current)
+    else {
+      await task.flush?.(current)
+      offsets = current
+    }
+    const list = [...offsets.values()].map((o) => ({ topic: o.tp.topic, partition: o.tp.partition, offset: o.offset }))
+    if (list.length === 0) return
+    try {
+      await consumer.commit(list)
+    } catch (err) {
+      // A commit refused after a rebalance: the records are redelivered to the new owner (at least once).
+      this.s.log.warn({ err: (err as Error).message }, 'offset commit failed')
+    }
+  }
+
+  protected async stopTask(): Promise<void> {
+    // The loop sees stopping after its current poll (at most 500 ms) and commits; the task stops in close().
+  }
+
+  protected async close(): Promise<void> {
+    const c = this.consumer
+    this.consumer = null
+    try {
+      if (this.assigned.length > 0) await this.s.task.close?.(this.assigned)
+    } catch {
+      // closing is best effort
+    }
+    await Promise.resolve(this.s.task.stop()).catch(() => {})
+    await c?.close({ commit: false }).catch(() => {})
+    this.s.chain.close()
+  }
+}

@@ -1,0 +1,162 @@
+// The PostgreSQL connectors against a real PostgreSQL (test/harness/postgres.ts), driven directly as the
+// worker drives them (the task contexts are small doubles: no broker is involved here). Sink: insert
+// with pk.mode=kafka into an auto-created table, auto.evolve adding an optional column, update mode,
+// fields.include.list, a failing write rolled back and retried as RetriableException until max.retries,
+// then a ConnectException. Source: bulk, incrementing (resuming from a stored offset), query mode,
+// table include lists, and a validation error for a missing column name.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import {
+  ConnectException, ConnectHeaders, PostgresSinkConnector, PostgresSinkTask, PostgresSourceConnector, PostgresSourceTask, RetriableException,
+  type Schema, SchemaBuilder, Schemas, type SinkRecord, type SourceRecord, Struct,
+} from '../../src/connect/index.js'
+import { PostgresServer, postgresMissing } from '../harness/postgres.js'
+
+const skip = postgresMissing()
+
+function sinkRecord(topic: string, offset: number, keySchema: Schema | null, key: unknown, valueSchema: Schema | null, value: unknown): SinkRecord {
+  return {
+    topic, kafkaPartition: 0, kafkaOffset: offset, keySchema, key, valueSchema, value, timestamp: 0, headers: new ConnectHeaders(), timestampType: 'CreateTime',
+    originalTopic: topic, originalKafkaPartition: 0, originalKafkaOffset: offset,
+  }
+}
+
+describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server', () => {
+  let pgs: PostgresServer
+  let timeouts: number[] = []
+
+  beforeAll(async () => {
+    pgs = await PostgresServer.start({ settings: { fsync: 'off' } })
+  }, 60000)
+  afterAll(async () => {
+    await pgs?.stop()
+  })
+
+  async function sinkTask(props: Record<string, string>): Promise<PostgresSinkTask> {
+    const all = { 'connection.url': pgs.jdbcUrl, 'connection.user': 'skein', ...props }
+    const connector = new PostgresSinkConnector()
+    await connector.start(all)
+    const [config] = await connector.taskConfigs(1)
+    const task = new PostgresSinkTask()
+    task.initialize({ configs: () => config!, offset: () => {}, timeout: (ms) => void timeouts.push(ms), assignment: () => [], requestCommit: () => {}, errantRecordReporter: null })
+    await task.start(config!)
+    return task
+  }
+
+  const V1 = SchemaBuilder.struct().name('item').field('sku', Schemas.STRING).field('qty', Schemas.INT32).build()
+  const V2 = SchemaBuilder.struct().name('item').field('sku', Schemas.STRING).field('qty', Schemas.INT32).field('note', Schemas.OPTIONAL_STRING).build()
+
+  test('sink: insert with pk.mode=kafka into an auto-created table, then auto.evolve adds an optional column', async () => {
+    const task = await sinkTask({ topics: 'items', 'insert.mode': 'insert', 'pk.mode': 'kafka', 'auto.create': 'true', 'auto.evolve': 'true' })
+    try {
+      await task.put([0, 1, 2].map((i) => sinkRecord('items', i, null, null, V1, new Struct(V1).put('sku', `s${i}`).put('qty', i))))
+      await task.put([sinkRecord('items', 3, null, null, V2, new Struct(V2).put('sku', 's3').put('qty', 3).put('note', 'new column'))])
+    } finally {
+      await task.stop()
+    }
+    const cols = await pgs.query<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_name = 'items' ORDER BY ordinal_position`)
+    expect(cols.map((c) => c.column_name)).toEqual(['__connect_topic', '__connect_partition', '__connect_offset', 'sku', 'qty', 'note'])
+    const pk = await pgs.query<{ attname: string }>(`SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) WHERE i.indrelid = 'items'::regclass AND i.indisprimary ORDER BY a.attname`)
+    expect(pk.map((p) => p.attname)).toEqual(['__connect_offset', '__connect_partition', '__connect_topic'])
+    const rows = await pgs.query('SELECT "__connect_offset"::int AS o, sku, qty, note FROM items ORDER BY 1')
+    expect(rows).toEqual([
+      { o: 0, sku: 's0', qty: 0, note: null }, { o: 1, sku: 's1', qty: 1, note: null }, { o: 2, sku: 's2', qty: 2, note: null }, { o: 3, sku: 's3', qty: 3, note: 'new column' },
+    ])
+  })
+
+  test('sink: update mode changes existing rows only; fields.include.list limits the columns written', async () => {
+    await pgs.query('CREATE TABLE stock (sku TEXT PRIMARY KEY, qty INT, note TEXT)')
+    await pgs.query(`INSERT INTO stock VALUES ('a', 1, 'keep'), ('b', 2, 'keep')`)
+    const task = await sinkTask({ topics: 'stock', 'insert.mode': 'update', 'pk.mode': 'record_value', 'pk.fields': 'sku', 'fields.include.list': 'sku,qty' })
+    try {
+      await task.put([
+        sinkRecord('stock', 0, null, null, V2, new Struct(V2).put('sku', 'a').put('qty', 10).put('note', 'ignored')),
+        sinkRecord('stock', 1, null, null, V2, new Struct(V2).put('sku', 'zzz').put('qty', 99).put('note', null)),
+      ])
+    } finally {
+      await task.stop()
+    }
+    expect(await pgs.query('SELECT sku, qty, note FROM stock ORDER BY sku')).toEqual([{ sku: 'a', qty: 10, note: 'keep' }, { sku: 'b', qty: 2, note: 'keep' }])
+  })
+
+  test('sink: a failing write is rolled back and retried (RetriableException, retry.backoff.ms) until max.retries, then ConnectException', async () => {
+    await pgs.query('CREATE TABLE strict_items (sku TEXT PRIMARY KEY, qty INT CHECK (qty >= 0))')
+    timeouts = []
+    const task = await sinkTask({ topics: 'strict_items', 'insert.mode': 'insert', 'pk.mode': 'record_value', 'pk.fields': 'sku', 'max.retries': '1', 'retry.backoff.ms': '5' })
+    const batch = [
+      sinkRecord('strict_items', 0, null, null, V1, new Struct(V1).put('sku', 'ok').put('qty', 1)),
+      sinkRecord('strict_items', 1, null, null, V1, new Struct(V1).put('sku', 'bad').put('qty', -1)),
+    ]
+    try {
+      await expect(task.put(batch)).rejects.toBeInstanceOf(RetriableException)
+      expect(timeouts).toEqual([5])
+      await expect(task.put(batch)).rejects.toBeInstanceOf(ConnectException)
+    } finally {
+      await task.stop()
+    }
+    // One transaction per put: the good row of the failed batch is not there either.
+    expect(await pgs.query('SELECT * FROM strict_items')).toEqual([])
+  })
+
+  async function sourceTask(props: Record<string, string>, stored: Record<string, unknown> | null = null): Promise<PostgresSourceTask> {
+    const all = { 'connection.url': pgs.jdbcUrl, 'connection.user': 'skein', 'poll.interval.ms': '50', ...props }
+    const connector = new PostgresSourceConnector()
+    connector.initialize({ requestTaskReconfiguration: () => {}, raiseError: () => {} })
+    await connector.start(all)
+    try {
+      const [config] = await connector.taskConfigs(1)
+      const task = new PostgresSourceTask()
+      task.initialize({ configs: () => config!, offsetStorageReader: { offset: async () => stored, offsets: async (ps) => new Map(ps.map((p) => [p, stored])) }, transactionContext: null })
+      await task.start(config!)
+      return task
+    } finally {
+      await connector.stop()
+    }
+  }
+
+  async function pollUntil(task: PostgresSourceTask, count: number): Promise<SourceRecord[]> {
+    const out: SourceRecord[] = []
+    const deadline = Date.now() + 10000
+    while (out.length < count && Date.now() < deadline) out.push(...((await task.poll()) ?? []))
+    return out
+  }
+
+  test('source: bulk copies the whole table on every poll; incrementing resumes after a stored offset', async () => {
+    await pgs.query('CREATE TABLE events (id BIGSERIAL PRIMARY KEY, kind TEXT NOT NULL, amount NUMERIC(8,2))')
+    await pgs.query(`INSERT INTO events (kind, amount) SELECT 'k' || g, g * 1.25 FROM generate_series(1, 5) g`)
+    const bulk = await sourceTask({ mode: 'bulk', 'table.include.list': 'events', 'topic.prefix': 'db-' })
+    try {
+      const twice = await pollUntil(bulk, 10)
+      expect(twice.map((r) => (r.value as Struct).get('kind'))).toEqual(['k1', 'k2', 'k3', 'k4', 'k5', 'k1', 'k2', 'k3', 'k4', 'k5'])
+      expect(twice[0]!.topic).toBe('db-events')
+      expect(twice[0]!.sourceOffset).toBeNull()
+      expect((twice[1]!.value as Struct).get('amount')).toBe('2.50')
+    } finally {
+      await bulk.stop()
+    }
+    const inc = await sourceTask({ mode: 'incrementing', 'incrementing.column.name': 'id', 'table.include.list': 'events', 'topic.prefix': 'db-' }, { incrementing: 3 })
+    try {
+      const rest = await pollUntil(inc, 2)
+      expect(rest.map((r) => (r.value as Struct).get('id'))).toEqual([4, 5])
+      expect(rest[1]!.sourceOffset).toEqual({ incrementing: 5 })
+      expect(rest[1]!.sourcePartition).toEqual({ protocol: '1', table: 'postgres.public.events' })
+      await pgs.query(`INSERT INTO events (kind) VALUES ('late')`)
+      const late = await pollUntil(inc, 1)
+      expect(late.map((r) => [(r.value as Struct).get('id'), (r.value as Struct).get('kind')])).toEqual([[6, 'late']])
+    } finally {
+      await inc.stop()
+    }
+  })
+
+  test('source: query mode reads a custom query into topic.prefix; validation names what is missing', async () => {
+    const q = await sourceTask({ mode: 'incrementing', 'incrementing.column.name': 'id', query: `SELECT id, upper(kind) AS kind FROM events`, 'topic.prefix': 'events-upper' })
+    try {
+      const rows = await pollUntil(q, 6)
+      expect(rows.map((r) => (r.value as Struct).get('kind'))).toEqual(['K1', 'K2', 'K3', 'K4', 'K5', 'LATE'])
+      expect(new Set(rows.map((r) => r.topic))).toEqual(new Set(['events-upper']))
+    } finally {
+      await q.stop()
+    }
+    const v = await new PostgresSourceConnector().validate!({ 'connection.url': pgs.jdbcUrl, mode: 'incrementing', 'topic.prefix': 'x' })
+    expect(v.errors['incrementing.column.name']!.join()).toMatch(/incrementing\.column\.name is required/)
+  })
+})
