@@ -1028,8 +1028,10 @@ export class PartitionLog {
   }
 
   /**
-   * ListOffsets MAX_TIMESTAMP (-3): the largest timestamp in the log and the last offset of the batch
-   * that carries it (Kafka's shallow offset of max timestamp); null when no batch has a timestamp.
+   * ListOffsets MAX_TIMESTAMP (-3): the largest timestamp in the log and the offset of the first record
+   * that carries it, as Kafka 3.8+ answers (KAFKA-16310: the record, not the last offset of its batch;
+   * under LogAppendTime every record of the batch has it, so the batch's first); null when no batch has a
+   * timestamp. The segment holding it is decoded only around that batch (findOffsetByTimestamp).
    */
   maxTimestamp(): OffsetAndTimestamp | null {
     let best: LogSegment | null = null
@@ -1037,6 +1039,9 @@ export class PartitionLog {
       if (seg.maxTimestampSoFar >= 0 && (best === null || seg.maxTimestampSoFar > best.maxTimestampSoFar)) best = seg
     }
     if (best === null) return null
+    // No record of the segment is later than its max, so the first at or after it is the first with it.
+    const hit = best.findOffsetByTimestamp(best.maxTimestampSoFar, this._logStartOffset, decodedSizeLimit(this._config.maxMessageBytes))
+    if (hit !== null) return hit
     return { offset: Math.max(best.offsetOfMaxTimestampSoFar, this._logStartOffset), timestamp: best.maxTimestampSoFar }
   }
 

@@ -88,7 +88,19 @@ describe('append', () => {
     expect(v.maxTimestamp).toBe(T0 + 77)
     expect(v.crc).toBe(v.computeCrc(native.crc32c))
     m.releaseLease(r.leaseId)
-    expect(log.maxTimestamp()).toEqual({ offset: 1, timestamp: T0 + 77 })
+    // Under LogAppendTime every record carries the batch's time: the first one answers MAX_TIMESTAMP.
+    expect(log.maxTimestamp()).toEqual({ offset: 0, timestamp: T0 + 77 })
+    await m.close()
+  })
+
+  it('answers MAX_TIMESTAMP with the record that has the largest timestamp, inside its batch', async () => {
+    // Kafka 3.8+ (KAFKA-16310) names that record, not the batch's last offset: librdkafka's 0081 checks it.
+    const m = openManager(dir.path)
+    const log = m.create('t', 0)
+    log.append(makeBatch('a', 2, T0 + 100), { leaderEpoch: 0 })
+    log.append(buildRecordBatch([T0 + 500, T0 + 520, T0 + 510].map((timestamp, i) => ({ value: Buffer.from(`m${i}`), timestamp })), native.crc32c), { leaderEpoch: 0 })
+    log.append(makeBatch('b', 2, T0 + 300), { leaderEpoch: 0 })
+    expect(log.fetchOffsetByTimestamp(MAX_TIMESTAMP)).toEqual({ offset: 3, timestamp: T0 + 520 })
     await m.close()
   })
 })
@@ -349,7 +361,7 @@ describe('timestamps', () => {
       expect(log.offsetForTimestamp(T0 + ts)?.offset).toBe(2 * i)
     }
     expect(log.offsetForTimestamp(T0 + 201)).toBeNull()
-    expect(log.maxTimestamp()).toEqual({ offset: 23, timestamp: T0 + 200 })
+    expect(log.maxTimestamp()).toEqual({ offset: 22, timestamp: T0 + 200 })
     await m.close()
     // Same answers after a clean reopen (time index final entries) and after a rebuild.
     for (const clean of [true, false]) {
@@ -357,7 +369,7 @@ describe('timestamps', () => {
       const l2 = m2.get('t', 0)!
       expect(l2.offsetForTimestamp(T0 + 125)).toEqual({ offset: 8, timestamp: T0 + 130 })
       expect(l2.offsetForTimestamp(T0 + 170)?.offset).toBe(16)
-      expect(l2.maxTimestamp()).toEqual({ offset: 23, timestamp: T0 + 200 })
+      expect(l2.maxTimestamp()).toEqual({ offset: 22, timestamp: T0 + 200 })
       await m2.close()
     }
   })
