@@ -8,7 +8,9 @@ import type { Listener } from '../config/listeners.js'
 import { loadOrCreateMetaProperties } from '../storage/meta-properties.js'
 import { TopicStore } from '../cluster/topic-store.js'
 import { createLogger, type Logger } from '../observability/logger.js'
+import type { MetricsRegistry } from '../observability/metrics.js'
 import { ShardRouter } from '../shard/router.js'
+import { BrokerMetrics } from './broker-metrics.js'
 import type { FrameHandler } from './connection.js'
 import { createDispatcher } from './dispatcher.js'
 import { DynamicConfigService } from './dynamic-configs.js'
@@ -32,6 +34,8 @@ export interface StartBrokerOptions {
   logger?: Logger
   /** How long a graceful stop waits for in-flight requests (ms). Default 5000. */
   shutdownGraceMs?: number
+  /** The registry the broker's metrics go to (default: a new one, Broker.metrics.registry). */
+  metrics?: MetricsRegistry
 }
 
 export class Broker {
@@ -48,6 +52,8 @@ export class Broker {
   readonly groups: GroupService
   /** The transaction coordinator (transactional producers over __transaction_state). */
   readonly transactions: TransactionService
+  /** Kafka's broker metrics under the JMX exporter's names (GET /metrics renders metrics.registry). */
+  readonly metrics: BrokerMetrics
   private readonly dispatcher: FrameHandler
   private stopping: Promise<void> | null = null
 
@@ -65,8 +71,20 @@ export class Broker {
     readonly endpoints: BrokerEndpoint[],
     readonly bound: BoundListener[],
     private readonly shutdownGraceMs: number,
+    registry: MetricsRegistry | undefined,
   ) {
-    this.partitions = new ReplicaManager(router, store, dataDir, log)
+    this.metrics = new BrokerMetrics(
+      {
+        logs: () => this.partitions.states(),
+        fetchPurgatorySize: () => this.partitions.fetchPurgatorySize,
+        connections: () => this.server.connectionsByListener(),
+        consumerLag: () => this.consumerLag(),
+        isController: () => this.metadata.controllerId === this.nodeId,
+        topicExists: (name) => this.topics.get(name) !== undefined,
+      },
+      registry,
+    )
+    this.partitions = new ReplicaManager(router, store, dataDir, log, this.metrics)
     this.metadata = new BrokerMetadataView(nodeId, clusterId, (listenerName) => this.endpointFor(listenerName), topics, () => this.config)
     this.configs = new DynamicConfigService(store, () => this.config, (c) => this.applyBrokerConfig(c), log)
     this.producerIds = new ProducerIdManager(dataDir)
@@ -86,7 +104,20 @@ export class Broker {
         apiVersions: this.registry.apiVersions(),
       },
       this.registry,
+      this.metrics,
     )
+  }
+
+  /** Committed offsets and lag of every group this broker coordinates (the consumer lag metrics). */
+  private async consumerLag(): Promise<{ group: string; topic: string; partition: number; committedOffset: number; lag: number }[]> {
+    const coordinator = this.groups.current
+    if (coordinator === undefined) return []
+    const { groups } = await coordinator.listGroups()
+    const out: { group: string; topic: string; partition: number; committedOffset: number; lag: number }[] = []
+    for (const g of groups) {
+      for (const l of await coordinator.groupLag(g.groupId)) out.push({ group: g.groupId, topic: l.topic, partition: l.partition, committedOffset: l.committedOffset, lag: l.lag })
+    }
+    return out
   }
 
   static async start(config: BrokerConfig, opts: StartBrokerOptions = {}): Promise<Broker> {
@@ -150,7 +181,7 @@ export class Broker {
       throw err
     }
     const endpoints = advertise(config.advertisedListeners, bound)
-    broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, topics, server, endpoints, bound, opts.shutdownGraceMs ?? 5000)
+    broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, topics, server, endpoints, bound, opts.shutdownGraceMs ?? 5000, opts.metrics)
     broker.groups.startIfPresent()
     broker.transactions.startIfPresent()
     log.info(

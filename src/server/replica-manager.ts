@@ -13,6 +13,7 @@ import { ErrorCode } from '../domain/errors.js'
 import type { Outcome } from '../domain/outcome.js'
 import type { Logger } from '../observability/logger.js'
 import type { AppendItem, ShardReadResult, ShardRouter } from '../shard/router.js'
+import type { BrokerMetrics, TopicMetrics } from './broker-metrics.js'
 import type { AppendResult, PartitionState } from '../storage/types.js'
 import { FetchPurgatory, partitionKey } from './fetch-purgatory.js'
 import type {
@@ -45,7 +46,13 @@ export class ReplicaManager implements PartitionService {
     private readonly topics: TopicPartitionCounts,
     private readonly dataDir: string,
     private readonly log: Logger,
+    private readonly metrics?: BrokerMetrics,
   ) {}
+
+  /** Fetches parked until data arrives (the Fetch purgatory size). */
+  get fetchPurgatorySize(): number {
+    return this.#purgatory.size
+  }
 
   leaderError(topic: string, partition: number, currentLeaderEpoch = -1): ErrorCode {
     const t = this.topics.get(topic)
@@ -63,6 +70,7 @@ export class ReplicaManager implements PartitionService {
     // its shard message anyway, and Produce's hot path allocates nothing more per partition.
     for (let i = 0; i < items.length; i++) (items[i] as AppendItem).leaderEpoch = LEADER_EPOCH
     const results = await this.router.append(items as readonly AppendItem[])
+    if (this.metrics !== undefined) this.countAppends(this.metrics, items, results)
     if (this.#purgatory.size > 0) {
       for (let i = 0; i < results.length; i++) {
         const r = results[i]!
@@ -72,6 +80,56 @@ export class ReplicaManager implements PartitionService {
     }
     return results
   }
+
+  /** BrokerTopicMetrics of appends; items come grouped by topic, so a topic's handles are resolved once per run. */
+  private countAppends(m: BrokerMetrics, items: readonly LeaderAppend[], results: readonly Outcome<AppendResult>[]): void {
+    const all = m.allTopics
+    let name: string | null = null
+    let t: TopicMetrics = all
+    for (let i = 0; i < results.length; i++) {
+      const item = items[i]!
+      if (item.topic !== name) {
+        name = item.topic
+        t = m.topic(name)
+      }
+      t.totalProduceRequests.inc()
+      all.totalProduceRequests.inc()
+      const r = results[i]!
+      if (!r.ok) {
+        t.failedProduceRequests.inc()
+        all.failedProduceRequests.inc()
+      } else if (r.value.duplicate !== true) {
+        t.messagesIn.inc(r.value.recordCount)
+        all.messagesIn.inc(r.value.recordCount)
+        t.bytesIn.inc(item.records.length)
+        all.bytesIn.inc(item.records.length)
+      }
+    }
+  }
+
+  countFetched(topic: string, bytes: number, failed: boolean): void {
+    const m = this.metrics
+    if (m === undefined) return
+    let t = this.#lastFetched
+    if (topic !== this.#lastFetchedTopic || t === null || this.#lastFetchedGeneration !== m.generation) {
+      t = this.#lastFetched = m.topic(topic)
+      this.#lastFetchedTopic = topic
+      this.#lastFetchedGeneration = m.generation
+    }
+    t.totalFetchRequests.inc()
+    m.allTopics.totalFetchRequests.inc()
+    if (failed) {
+      t.failedFetchRequests.inc()
+      m.allTopics.failedFetchRequests.inc()
+    } else if (bytes > 0) {
+      t.bytesOut.inc(bytes)
+      m.allTopics.bytesOut.inc(bytes)
+    }
+  }
+
+  #lastFetchedTopic: string | null = null
+  #lastFetched: TopicMetrics | null = null
+  #lastFetchedGeneration = 0
 
   read(items: readonly ConsumerRead[]): Promise<Outcome<ShardReadResult>[]> {
     return this.router.read(items)

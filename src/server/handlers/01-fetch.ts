@@ -89,6 +89,7 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
       partitions.releaseLeases(held)
       await partitions.waitForAppends(reads, remaining)
     }
+    for (let i = 0; i < targets.length; i++) partitions.countFetched(reads[i]!.topic, recordsBytes(targets[i]!), targets[i]!.errorCode !== ErrorCode.NONE)
     return Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: 0, responses })
   },
 })
