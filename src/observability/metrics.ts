@@ -325,11 +325,12 @@ export class MetricsRegistry {
     this.scrapeHooks.push(fn)
   }
 
-  /** Every family, in registration order, with its values now. */
-  async scrape(): Promise<FamilySnapshot[]> {
+  /** Every family (or only those named), in registration order, with its values now. */
+  async scrape(only?: ReadonlySet<string>): Promise<FamilySnapshot[]> {
     for (const fn of this.scrapeHooks) fn()
     const out: FamilySnapshot[] = []
     for (const f of this.families.values()) {
+      if (only !== undefined && !only.has(f.name)) continue
       if (f instanceof CollectedFamily) {
         try {
           out.push(await f.snapshot())

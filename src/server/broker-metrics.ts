@@ -58,7 +58,7 @@ export interface BrokerMetricSources {
   topicExists(name: string): boolean
 }
 
-const PER_SEC = (what: string): string => `${what} (Kafka's ${what.split(' ')[0]}PerSec meter count)`
+const PER_SEC = (meter: string, what: string): string => `${what} (Kafka's ${meter}PerSec meter count)`
 
 export class BrokerMetrics {
   readonly registry: MetricsRegistry
@@ -88,13 +88,13 @@ export class BrokerMetrics {
     const r = registry
     const topic = ['topic']
     this.topicFamilies = {
-      messagesIn: r.counter('kafka_server_brokertopicmetrics_messagesin_total', PER_SEC('MessagesIn: records appended'), topic),
-      bytesIn: r.counter('kafka_server_brokertopicmetrics_bytesin_total', PER_SEC('BytesIn: record batch bytes appended'), topic),
-      bytesOut: r.counter('kafka_server_brokertopicmetrics_bytesout_total', PER_SEC('BytesOut: record batch bytes sent to consumers'), topic),
-      failedProduceRequests: r.counter('kafka_server_brokertopicmetrics_failedproducerequests_total', PER_SEC('FailedProduceRequests: partition appends that failed'), topic),
-      failedFetchRequests: r.counter('kafka_server_brokertopicmetrics_failedfetchrequests_total', PER_SEC('FailedFetchRequests: partition reads that failed'), topic),
-      totalProduceRequests: r.counter('kafka_server_brokertopicmetrics_totalproducerequests_total', PER_SEC('TotalProduceRequests: partition appends'), topic),
-      totalFetchRequests: r.counter('kafka_server_brokertopicmetrics_totalfetchrequests_total', PER_SEC('TotalFetchRequests: partition reads answered'), topic),
+      messagesIn: r.counter('kafka_server_brokertopicmetrics_messagesin_total', PER_SEC('MessagesIn', 'records appended'), topic),
+      bytesIn: r.counter('kafka_server_brokertopicmetrics_bytesin_total', PER_SEC('BytesIn', 'record batch bytes appended'), topic),
+      bytesOut: r.counter('kafka_server_brokertopicmetrics_bytesout_total', PER_SEC('BytesOut', 'record batch bytes sent to consumers'), topic),
+      failedProduceRequests: r.counter('kafka_server_brokertopicmetrics_failedproducerequests_total', PER_SEC('FailedProduceRequests', 'partition appends that failed'), topic),
+      failedFetchRequests: r.counter('kafka_server_brokertopicmetrics_failedfetchrequests_total', PER_SEC('FailedFetchRequests', 'partition reads that failed'), topic),
+      totalProduceRequests: r.counter('kafka_server_brokertopicmetrics_totalproducerequests_total', PER_SEC('TotalProduceRequests', 'partition appends'), topic),
+      totalFetchRequests: r.counter('kafka_server_brokertopicmetrics_totalfetchrequests_total', PER_SEC('TotalFetchRequests', 'partition reads answered'), topic),
     }
     this.allTopics = this.resolveTopic('')
     registry.onScrape(() => {
