@@ -61,7 +61,9 @@ export interface EmbeddedServices {
  * The REST Proxy inside the broker process, when rest.listeners is set: a client-side product, so it
  * reaches the broker like any client, over the Kafka protocol on the broker's own PLAINTEXT listener.
  * It is started here, by the entry point, because server/ imports no client-side product. The rest.*
- * settings are the REST Proxy's own (config/client-rest.ts) under that prefix.
+ * settings are the REST Proxy's own (config/client-rest.ts) under that prefix. The same HTTP server
+ * serves the web front (src/console: the console, WebSocket streams, /health, /ready) and /metrics,
+ * which renders the broker's registry: the one HTTP port of the process serves every HTTP endpoint.
  */
 export async function startEmbeddedServices(broker: Broker, config: BrokerConfig, log: Logger): Promise<EmbeddedServices> {
   const listeners = config.getList(`${EMBEDDED_REST_PREFIX}listeners`) ?? []
@@ -76,9 +78,21 @@ export async function startEmbeddedServices(broker: Broker, config: BrokerConfig
   if (plain === undefined) throw new Error('rest.listeners needs a PLAINTEXT broker listener for the embedded REST Proxy to connect to')
   const endpoint = broker.endpointFor(plain.name)
   const host = endpoint.host === '' || endpoint.host === '0.0.0.0' ? '127.0.0.1' : endpoint.host === '::' ? '::1' : endpoint.host
-  const { RestProxy } = await import('./rest/index.js')
-  const proxy = await RestProxy.start({ settings: restSettings(values), bootstrapServers: [host.includes(':') ? `[${host}]:${endpoint.port}` : `${host}:${endpoint.port}`], logger: log })
-  return { restUrls: proxy.listeners.map((l) => l.url), stop: () => proxy.stop() }
+  const [{ RestProxy }, { webFront }] = await Promise.all([import('./rest/index.js'), import('./console/index.js')])
+  const settings = restSettings(values)
+  const bootstrapServers = [host.includes(':') ? `[${host}]:${endpoint.port}` : `${host}:${endpoint.port}`]
+  let stopping = false
+  // The web console, WebSocket streams and /metrics share the proxy's HTTP server; /metrics renders the
+  // broker's own registry, which only this process can read.
+  const extend = webFront({ settings, bootstrapServers, log, brokerMetrics: broker.metrics.registry, stopping: () => stopping })
+  const proxy = await RestProxy.start({ settings, bootstrapServers, logger: log, extend })
+  return {
+    restUrls: proxy.listeners.map((l) => l.url),
+    stop: () => {
+      stopping = true
+      return proxy.stop()
+    },
+  }
 }
 
 export async function runBroker(argv: readonly string[]): Promise<number> {
