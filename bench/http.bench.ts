@@ -6,7 +6,9 @@
 //   against the proxy embedded in the broker process (rest.listeners);
 // - the HTTP server alone: hello-world requests/s on uWebSockets.js (src/http) and on node:http, each in
 //   its own process, driven by 64 keep-alive connections.
-// The machine is shared and small: read the ratios, not the absolute numbers.
+// The machine is shared and small: read the ratios, not the absolute numbers. Each row also gives its
+// rate per CPU-second of the server-side processes (broker, proxy, hello server; /proc/<pid>/stat), which
+// a loaded machine disturbs less than the wall-clock rate.
 //
 // Flags: --records N (streaming and Kafka-protocol records, default 1000000), --seconds S (keep-alive
 // and hello-world runs, default 5), --no-write (print only; bench/HTTP-RESULTS.md stays untouched).
@@ -20,7 +22,7 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { Admin } from '../src/client/admin.js'
 import { Producer } from '../src/client/producer.js'
-import { benchDir, freePort, REPO_ROOT, startBroker, type RunningBroker } from './broker/broker-process.js'
+import { benchDir, freePort, processCpuMicros, REPO_ROOT, startBroker, type RunningBroker } from './broker/broker-process.js'
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url)) // dist/bench
 const HELLO_JS = join(BENCH_DIR, 'http', 'hello-server.js')
@@ -43,7 +45,17 @@ interface Row {
   workload: string
   rate: number
   unit: string
+  /** Records or requests per CPU-second of the server side (broker, proxy): steadier than the rate on a shared machine. */
+  perCpu: number
   note: string
+}
+
+/** Runs fn and measures the CPU the given server processes spent meanwhile; rate per CPU-second too. */
+async function measured(pids: number[], fn: () => Promise<{ rate: number; count: number }>): Promise<{ rate: number; perCpu: number }> {
+  const cpu0 = pids.map(processCpuMicros)
+  const { rate, count } = await fn()
+  const cpuSeconds = pids.reduce((sum, pid, i) => sum + (processCpuMicros(pid) - cpu0[i]!), 0) / 1e6
+  return { rate, perCpu: count / cpuSeconds }
 }
 const rows: Row[] = []
 
@@ -230,8 +242,9 @@ async function main(): Promise<void> {
     await admin.close()
 
     log(`Kafka protocol: ${RECORDS} records of ${VALUE_BYTES} B`)
-    const kafka = await kafkaProduce(broker.bootstrap, 'kafka', RECORDS)
-    rows.push({ workload: 'produce, Kafka protocol (Skein producer)', rate: kafka, unit: 'records/s', note: 'baseline' })
+    const kafkaRun = await measured([broker.pid], async () => ({ rate: await kafkaProduce(broker.bootstrap, 'kafka', RECORDS), count: RECORDS }))
+    const kafka = kafkaRun.rate
+    rows.push({ workload: 'produce, Kafka protocol (Skein producer)', rate: kafka, unit: 'records/s', perCpu: kafkaRun.perCpu, note: 'baseline' })
 
     const standalonePort = await freePort()
     const standalone = await spawnServer([SKEIN_JS, 'rest', '--bootstrap-server', broker.bootstrap, '--listeners', `http://127.0.0.1:${standalonePort}`])
@@ -245,17 +258,27 @@ async function main(): Promise<void> {
     }
 
     log('REST v3 streaming, standalone proxy (skein rest)')
-    const streamStandalone = await restStreaming(standaloneBase, clusterId, 'stream-standalone', RECORDS, 2)
-    rows.push({ workload: 'REST v3 streaming produce, skein rest (own process)', rate: streamStandalone, unit: 'records/s', note: `${(streamStandalone / kafka).toFixed(2)}x Kafka protocol` })
+    const ss = await measured([broker.pid, standalone.child.pid!], async () => ({ rate: await restStreaming(standaloneBase, clusterId, 'stream-standalone', RECORDS, 2), count: RECORDS }))
+    const streamStandalone = ss.rate
+    rows.push({ workload: 'REST v3 streaming produce, skein rest (own process)', rate: streamStandalone, unit: 'records/s', perCpu: ss.perCpu, note: `${(streamStandalone / kafka).toFixed(2)}x Kafka protocol` })
     log('REST v3 streaming, proxy embedded in the broker')
-    const streamEmbedded = await restStreaming(embeddedBase, clusterId, 'stream-embedded', RECORDS, 2)
-    rows.push({ workload: 'REST v3 streaming produce, embedded in the broker', rate: streamEmbedded, unit: 'records/s', note: `${(streamEmbedded / kafka).toFixed(2)}x Kafka protocol` })
+    const se = await measured([broker.pid], async () => ({ rate: await restStreaming(embeddedBase, clusterId, 'stream-embedded', RECORDS, 2), count: RECORDS }))
+    const streamEmbedded = se.rate
+    rows.push({ workload: 'REST v3 streaming produce, embedded in the broker', rate: streamEmbedded, unit: 'records/s', perCpu: se.perCpu, note: `${(streamEmbedded / kafka).toFixed(2)}x Kafka protocol` })
     log(`REST v3 keep-alive, one record per request, ${SECONDS} s`)
-    const ka1 = await restKeepAlive(standaloneBase, clusterId, 'keepalive-1', 1, 32, SECONDS)
-    rows.push({ workload: 'REST v3 keep-alive, 1 record/request, 32 in flight, skein rest', rate: ka1, unit: 'records/s', note: `${(ka1 / kafka).toFixed(3)}x Kafka protocol` })
+    const k1 = await measured([broker.pid, standalone.child.pid!], async () => {
+      const rate = await restKeepAlive(standaloneBase, clusterId, 'keepalive-1', 1, 32, SECONDS)
+      return { rate, count: rate * SECONDS }
+    })
+    const ka1 = k1.rate
+    rows.push({ workload: 'REST v3 keep-alive, 1 record/request, 32 in flight, skein rest', rate: ka1, unit: 'records/s', perCpu: k1.perCpu, note: `${(ka1 / kafka).toFixed(3)}x Kafka protocol` })
     log(`REST v3 keep-alive, 100 records per request, ${SECONDS} s`)
-    const ka100 = await restKeepAlive(standaloneBase, clusterId, 'keepalive-100', 100, 8, SECONDS)
-    rows.push({ workload: 'REST v3 keep-alive, 100 records/request, 8 in flight, skein rest', rate: ka100, unit: 'records/s', note: `${(ka100 / kafka).toFixed(2)}x Kafka protocol` })
+    const k100 = await measured([broker.pid, standalone.child.pid!], async () => {
+      const rate = await restKeepAlive(standaloneBase, clusterId, 'keepalive-100', 100, 8, SECONDS)
+      return { rate, count: rate * SECONDS }
+    })
+    const ka100 = k100.rate
+    rows.push({ workload: 'REST v3 keep-alive, 100 records/request, 8 in flight, skein rest', rate: ka100, unit: 'records/s', perCpu: k100.perCpu, note: `${(ka100 / kafka).toFixed(2)}x Kafka protocol` })
     standalone.child.kill('SIGTERM')
     await broker.stop()
 
@@ -263,19 +286,26 @@ async function main(): Promise<void> {
       log(`hello world on ${kind}, ${SECONDS} s`)
       const server = await spawnServer([HELLO_JS, kind])
       procs.push(server.child)
-      const rate = await helloLoad(Number(server.firstLine), 64, SECONDS)
+      const m = await measured([server.child.pid!], async () => {
+        const rate = await helloLoad(Number(server.firstLine), 64, SECONDS)
+        return { rate, count: rate * SECONDS }
+      })
       server.child.kill('SIGKILL')
-      rows.push({ workload: `hello world, ${kind === 'uws' ? 'uWebSockets.js (src/http)' : 'node:http'}, 64 keep-alive connections`, rate, unit: 'requests/s', note: '' })
+      rows.push({ workload: `hello world, ${kind === 'uws' ? 'uWebSockets.js (src/http)' : 'node:http'}, 64 keep-alive connections`, rate: m.rate, unit: 'requests/s', perCpu: m.perCpu, note: '' })
     }
     const uws = rows.find((r) => r.workload.includes('uWebSockets'))!
     const node = rows.find((r) => r.workload.includes('node:http'))!
-    uws.note = `${(uws.rate / node.rate).toFixed(2)}x node:http`
+    uws.note = `${(uws.rate / node.rate).toFixed(2)}x node:http requests/s, ${(uws.perCpu / node.perCpu).toFixed(2)}x per server CPU-second`
   } finally {
     for (const p of procs) p.kill('SIGKILL')
     await broker.stop().catch(() => {})
   }
   const load1 = loadavg()
-  const table = ['| Workload | Rate | Unit | Ratio |', '| --- | ---: | --- | --- |', ...rows.map((r) => `| ${r.workload} | ${Math.round(r.rate).toLocaleString('en-US')} | ${r.unit} | ${r.note} |`)].join('\n')
+  const table = [
+    '| Workload | Rate | Unit | Per server CPU-second | Ratio |',
+    '| --- | ---: | --- | ---: | --- |',
+    ...rows.map((r) => `| ${r.workload} | ${Math.round(r.rate).toLocaleString('en-US')} | ${r.unit} | ${Math.round(r.perCpu).toLocaleString('en-US')} | ${r.note} |`),
+  ].join('\n')
   const machine = `${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${load0[0]!.toFixed(1)} before and ${load1[0]!.toFixed(1)} after the run; the machine was shared with other work while it ran, so the absolute rates are low and noisy: compare the ratios.`
   process.stdout.write(`${table}\n\n${machine}\n`)
   if (write) {

@@ -1,8 +1,9 @@
 // Skein as a library. The same engine the broker runs, usable inside another service:
 // - openLog(): the partition shards (worker threads, one owner per partition) over a data directory;
 // - startBroker(): a whole Kafka-protocol broker;
-// - record batch helpers to build and decode Kafka RecordBatch v2 bytes.
-// See README.md ("Library API") for a runnable example.
+// - record batch helpers to build and decode Kafka RecordBatch v2 bytes;
+// - Skein's Kafka client (Producer, Consumer, Admin), the one the `skein` tools use, for any Kafka broker.
+// See README.md ("Library API") for runnable examples.
 import { native } from './addon/index.js'
 import { loadBrokerConfig } from './config/broker-config.js'
 import type { Logger } from './observability/logger.js'
@@ -16,6 +17,24 @@ export { tuneMallocForBroker, tuneMallocForClient } from './addon/malloc-tuning.
 export type { NativeBinding, NativeIndexFile } from './addon/types.js'
 export { BrokerConfig, loadBrokerConfig, renderConfigReference } from './config/index.js'
 export { ErrorCode, KafkaError, errorName, isRetriable } from './domain/errors.js'
+export { Admin, Consumer, Producer, ConnectionError, NotKafkaBrokerError, TimeoutError } from './client/index.js'
+export type {
+  ClientOptions,
+  CommittedOffset,
+  CompressionName,
+  ConsumedRecord,
+  ConsumerOptions,
+  GroupDescription,
+  Header,
+  IsolationLevel,
+  NewTopic,
+  OffsetReset,
+  ProducerOptions,
+  ProducerRecord,
+  RecordMetadata,
+  TopicDescription,
+  TopicPartition,
+} from './client/index.js'
 export { createLogger, silentLogger, type Logger } from './observability/logger.js'
 export { decodeRecords, iterateBatches, type DecodedRecord, type RecordInput, type BuildBatchOptions } from './protocol/records/index.js'
 export { Broker, type BrokerEndpoint, type StartBrokerOptions } from './server/broker.js'

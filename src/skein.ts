@@ -6,7 +6,7 @@
 // protocol to any broker (--bootstrap-server, default 127.0.0.1:9092) and exits 0 on success, 1 with one
 // line on stderr on failure.
 import { tuneMallocForClient } from './addon/malloc-tuning.js'
-import { runBenchDisk } from './cli/bench-disk.js'
+import { runBench } from './cli/bench.js'
 import { runConfigs } from './cli/configs.js'
 import { runConsume } from './cli/consume.js'
 import { runGroups } from './cli/groups.js'
@@ -25,7 +25,8 @@ Commands:
   configs    Describe and alter topic and broker configs              (kafka-configs)
   perf       produce | consume: throughput and latency tests          (kafka-*-perf-test)
   rest       REST Proxy (Confluent's API v2 and v3) for a cluster     (kafka-rest-start)
-  bench      disk: the data directory's bandwidth and fsync rate
+  bench      disk: the data directory's bandwidth and fsync rate;
+             compression: each codec and level on your data, in Kafka batches
 
 Run 'skein <command> --help' for a command's options.`
 
@@ -50,7 +51,7 @@ const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   configs: runConfigs,
   perf: runPerf,
   rest: runRest,
-  bench: runBenchDisk,
+  bench: runBench,
 }
 
 async function main(argv: string[]): Promise<number> {

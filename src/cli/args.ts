@@ -6,6 +6,8 @@ export interface OptionSpec {
   name: string
   /** Placeholder for the value; absent for a boolean flag. */
   value?: string
+  /** The value may be left out (kafka-consumer-groups' `--state [STATES]`): the next argument is taken only if it is not an option. */
+  optionalValue?: boolean
   repeat?: boolean
   desc: string
   /** Other spellings (Kafka's older names). */
@@ -113,7 +115,10 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
     }
     let v: string
     if (eq >= 0) v = arg.slice(eq + 1)
-    else {
+    else if (o.optionalValue === true && (argv[i + 1] === undefined || argv[i + 1]!.startsWith('-'))) {
+      flags.add(o.name)
+      continue
+    } else {
       const next = argv[i + 1]
       if (next === undefined) throw new UsageError(`--${name} needs a value (${o.value})`)
       v = next
@@ -130,7 +135,7 @@ export function parseArgs(spec: CommandSpec, argv: readonly string[]): ParsedArg
 export function helpText(spec: CommandSpec): string {
   const rows = spec.options.map((o) => {
     const names = [o.name, ...(o.aliases ?? [])].map((n) => `--${n}`).join(', ')
-    return [`  ${names}${o.value === undefined ? '' : ` ${o.value}`}`, o.desc + (o.repeat === true ? ' (repeatable)' : '')]
+    return [`  ${names}${o.value === undefined ? '' : o.optionalValue === true ? ` [${o.value}]` : ` ${o.value}`}`, o.desc + (o.repeat === true ? ' (repeatable)' : '')]
   })
   rows.push(['  -h, --help', 'Show this help'])
   const width = Math.min(Math.max(...rows.map((r) => r[0]!.length)) + 2, 44)

@@ -37,16 +37,7 @@ export interface DiskBenchResult {
 }
 
 export function runBenchDisk(argv: readonly string[]): Promise<number> {
-  const [sub, ...rest] = argv
-  if (sub !== 'disk') {
-    if (sub === undefined || sub === '--help' || sub === '-h') {
-      process.stdout.write('Usage: skein bench disk [options]\n\n  disk   Sequential write/read bandwidth and fsync rate of a data directory\n')
-      return Promise.resolve(sub === undefined ? 1 : 0)
-    }
-    process.stderr.write(`skein bench: unknown benchmark '${sub}' (disk)\n`)
-    return Promise.resolve(1)
-  }
-  return runCommand(SPEC, rest, async (args) => {
+  return runCommand(SPEC, argv, async (args) => {
     const dir = resolve(args.get('dir') ?? './data')
     const sizeMb = args.int('size-mb', { min: 1, max: 1024 * 1024 }) ?? 256
     const blockKb = args.int('block-kb', { min: 4, max: 64 * 1024 }) ?? 1024

@@ -1,6 +1,8 @@
-// Kafka client properties (the names of ProducerConfig / ConsumerConfig) mapped onto the Skein client's
-// options, for --producer-property, --consumer-property, --producer.config and --producer-props. Unknown
-// names are reported, as Kafka's "supplied but isn't a known config" warning, and otherwise ignored.
+// Kafka client properties (the names of AdminClientConfig / ProducerConfig / ConsumerConfig) mapped onto
+// the Skein client's options, for --command-config, --command-property, --producer-property,
+// --consumer-property, --producer.config and --producer-props. Unknown names are reported, as Kafka's
+// "supplied but isn't a known config" warning, and otherwise ignored.
+import type { ClientOptions } from '../client/cluster.js'
 import type { ConsumerOptions, IsolationLevel, OffsetReset } from '../client/consumer.js'
 import type { ProducerOptions } from '../client/producer.js'
 import { parseCompression } from '../client/records.js'
@@ -27,9 +29,9 @@ export function parseAcks(v: string): number {
   throw new UsageError(`acks must be 0, 1, -1 or all, not '${v}'`)
 }
 
-const COMMON = new Set(['bootstrap.servers', 'client.id', 'request.timeout.ms', 'retries', 'retry.backoff.ms', 'socket.connection.setup.timeout.ms'])
+const COMMON = new Set(['bootstrap.servers', 'client.id', 'request.timeout.ms', 'default.api.timeout.ms', 'retries', 'retry.backoff.ms', 'socket.connection.setup.timeout.ms'])
 
-function applyCommon(opts: ProducerOptions | ConsumerOptions, name: string, v: string): boolean {
+function applyCommon(opts: ClientOptions, name: string, v: string): boolean {
   switch (name) {
     case 'bootstrap.servers':
       opts.bootstrapServers = v
@@ -39,6 +41,9 @@ function applyCommon(opts: ProducerOptions | ConsumerOptions, name: string, v: s
       return true
     case 'request.timeout.ms':
       opts.requestTimeoutMs = int(name, v, 1)
+      return true
+    case 'default.api.timeout.ms':
+      opts.apiTimeoutMs = int(name, v, 1)
       return true
     case 'retries':
       opts.retries = Math.min(int(name, v), 1_000_000)
@@ -51,6 +56,21 @@ function applyCommon(opts: ProducerOptions | ConsumerOptions, name: string, v: s
       return true
   }
   return COMMON.has(name)
+}
+
+/** Admin client properties (--command-config of kafka-topics, kafka-configs, kafka-consumer-groups). */
+const ADMIN_ONLY = new Set(['connections.max.idle.ms', 'metadata.max.age.ms', 'receive.buffer.bytes', 'send.buffer.bytes', 'reconnect.backoff.ms', 'reconnect.backoff.max.ms', 'retry.backoff.max.ms', 'socket.connection.setup.timeout.max.ms', 'security.protocol'])
+
+/** Applies admin client properties onto opts; returns the names it did not know. */
+export function applyAdminProps(opts: ClientOptions, props: ReadonlyMap<string, string>): string[] {
+  const unknown: string[] = []
+  for (const [name, v] of props) {
+    if (applyCommon(opts, name, v)) continue
+    // Known to Kafka's admin client and without effect here (no TLS or SASL yet: only PLAINTEXT works).
+    if (name === 'security.protocol' && v.trim().toUpperCase() !== 'PLAINTEXT') throw new UsageError(`security.protocol=${v}: only PLAINTEXT is supported`)
+    if (!ADMIN_ONLY.has(name)) unknown.push(name)
+  }
+  return unknown
 }
 
 /** Applies producer properties onto opts; returns the names it did not know. */

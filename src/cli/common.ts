@@ -1,27 +1,53 @@
 // What every client command shares: the --bootstrap-server option, client options from --command-config
 // style k=v lists, printing tables the way Kafka's tools do, and turning any failure into one line on
 // stderr with exit code 1 (no stack traces: a tool's errors are messages for its user).
+//
+// Timeouts are Kafka's client defaults: request.timeout.ms 30 s for one answer, default.api.timeout.ms
+// 60 s for one operation with its retries, both settable with the tools' property options.
 import { readFileSync } from 'node:fs'
 import { errorName } from '../domain/errors.js'
-import { ConnectionError, KafkaError, TimeoutError } from '../client/errors.js'
-import type { ClientOptions } from '../client/cluster.js'
-import { helpText, parseArgs, UsageError, type CommandSpec, type OptionSpec, type ParsedArgs } from './args.js'
+import { ConnectionError, KafkaError, NotKafkaBrokerError, TimeoutError } from '../client/errors.js'
+import { DEFAULT_API_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type ClientOptions } from '../client/cluster.js'
+import { helpText, parseArgs, parseKeyValues, UsageError, type CommandSpec, type OptionSpec, type ParsedArgs } from './args.js'
+import { applyAdminProps, warnUnknown } from './client-props.js'
 import { parseProperties } from '../config/properties.js'
 
 export const DEFAULT_BOOTSTRAP = '127.0.0.1:9092'
 
 export const BOOTSTRAP_OPTION: OptionSpec = { name: 'bootstrap-server', value: 'HOST:PORT', desc: `Broker(s) to connect to, comma-separated (default ${DEFAULT_BOOTSTRAP})` }
 
-/** Client options for a command: bootstrap servers, and short retries so that a dead broker fails fast. */
+/** kafka-topics, kafka-configs, kafka-consumer-groups: admin client configs from a file. */
+export const COMMAND_CONFIG_OPTION: OptionSpec = { name: 'command-config', value: 'FILE', desc: 'A properties file of admin client configs (request.timeout.ms, default.api.timeout.ms, client.id, ...)' }
+/** KIP-1147's spelling for one config on the command line. */
+export const COMMAND_PROPERTY_OPTION: OptionSpec = { name: 'command-property', value: 'KEY=VALUE', repeat: true, desc: 'An admin client config; over --command-config' }
+
+/**
+ * Client options for a command: bootstrap servers, Kafka's timeouts, and few retries so that a broker that
+ * is down fails fast.
+ */
 export function clientOptions(args: ParsedArgs, clientId: string): ClientOptions {
   return {
     bootstrapServers: args.get('bootstrap-server') ?? DEFAULT_BOOTSTRAP,
     clientId,
     connectTimeoutMs: 5000,
-    requestTimeoutMs: 30000,
+    requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS,
+    apiTimeoutMs: DEFAULT_API_TIMEOUT_MS,
     retries: 3,
     retryBackoffMs: 100,
   }
+}
+
+/** Admin client options: clientOptions, then --command-config FILE, then --command-property k=v. */
+export function adminOptions(args: ParsedArgs, command: string, clientId: string): ClientOptions {
+  const opts = clientOptions(args, clientId)
+  const props = new Map<string, string>()
+  const file = args.get('command-config')
+  if (file !== undefined) for (const [k, v] of readPropertiesFile(file)) props.set(k, v)
+  for (const [k, v] of parseKeyValues(args.all('command-property'), '--command-property')) props.set(k, v)
+  warnUnknown(command, applyAdminProps(opts, props))
+  // --bootstrap-server wins over a bootstrap.servers in the file, as in Kafka's tools.
+  if (args.has('bootstrap-server')) opts.bootstrapServers = args.get('bootstrap-server')!
+  return opts
 }
 
 /** Reads a .properties file (--producer.config, --consumer.config). */
@@ -42,7 +68,7 @@ export function describeError(err: unknown): string {
     const detail = err.message.startsWith(`${name}: `) ? err.message.slice(name.length + 2) : err.message === name ? '' : err.message
     return detail === '' ? name : `${detail} (${name})`
   }
-  if (err instanceof ConnectionError || err instanceof TimeoutError || err instanceof UsageError) return err.message
+  if (err instanceof ConnectionError || err instanceof TimeoutError || err instanceof NotKafkaBrokerError || err instanceof UsageError) return err.message
   if (err instanceof Error) return err.message.split('\n')[0]!
   return String(err)
 }

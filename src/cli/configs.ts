@@ -3,7 +3,7 @@
 // --delete-config (IncrementalAlterConfigs: a deleted config falls back to its default).
 import { Admin, type ConfigEntry, type ConfigResource } from '../client/admin.js'
 import { parseKeyValues, UsageError, type CommandSpec } from './args.js'
-import { BOOTSTRAP_OPTION, clientOptions, oneAction, runCommand } from './common.js'
+import { adminOptions, BOOTSTRAP_OPTION, COMMAND_CONFIG_OPTION, COMMAND_PROPERTY_OPTION, oneAction, runCommand } from './common.js'
 
 const SPEC: CommandSpec = {
   command: 'skein configs',
@@ -11,6 +11,8 @@ const SPEC: CommandSpec = {
   summary: 'Describe and alter topic and broker configs (kafka-configs).',
   options: [
     BOOTSTRAP_OPTION,
+    COMMAND_CONFIG_OPTION,
+    COMMAND_PROPERTY_OPTION,
     { name: 'entity-type', value: 'TYPE', desc: 'topics or brokers' },
     { name: 'entity-name', value: 'NAME', desc: 'Topic name or broker id' },
     { name: 'entity-default', desc: 'The cluster-wide default of brokers' },
@@ -62,7 +64,7 @@ export function runConfigs(argv: readonly string[]): Promise<number> {
   return runCommand(SPEC, argv, async (args) => {
     const action = oneAction(args, ['describe', 'alter'])
     const r = resource(args)
-    const admin = new Admin(clientOptions(args, 'skein-configs'))
+    const admin = new Admin(adminOptions(args, 'skein configs', 'skein-configs'))
     try {
       if (action === 'describe') {
         let names: string[]

@@ -1,13 +1,20 @@
 // `skein consume`: kafka-console-consumer. Without --group it reads the topic's partitions directly
-// (assign); with --group it joins the group (subscribe) and commits what it printed, including on
-// Ctrl-C. Output follows Kafka's DefaultMessageFormatter (print.timestamp, print.partition, print.offset,
+// (assign); with --group it joins the group (subscribe) and, as Kafka's console consumer with its
+// consumer's auto commit, commits every auto.commit.interval.ms (5 s) the position of every assigned
+// partition (so `skein groups --describe` shows a running member's lag, even before it printed anything),
+// and once more on exit, including Ctrl-C. A commit never covers a record it did not print. Output follows Kafka's DefaultMessageFormatter (print.timestamp, print.partition, print.offset,
 // print.headers, print.key, print.value, key.separator, ...) or one JSON object per record.
 import { Consumer, type ConsumerOptions } from '../client/consumer.js'
+import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets, tpKey } from '../client/offsets.js'
 import type { ConsumedRecord } from '../client/records.js'
+import { isRetriableError } from '../client/errors.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { parseKeyValues, parseIntArg, UsageError, type CommandSpec } from './args.js'
 import { applyConsumerProps, parseIsolationLevel, warnUnknown } from './client-props.js'
-import { BOOTSTRAP_OPTION, clientOptions, readPropertiesFile, runCommand } from './common.js'
+import { BOOTSTRAP_OPTION, clientOptions, describeError, readPropertiesFile, runCommand } from './common.js'
+
+/** Commit failures that mean a rebalance moved the partitions: the next interval commits the new ones. */
+const REBALANCE_ERRORS: ReadonlySet<number> = new Set([ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID])
 
 const SPEC: CommandSpec = {
   command: 'skein consume',
@@ -16,17 +23,17 @@ const SPEC: CommandSpec = {
   options: [
     BOOTSTRAP_OPTION,
     { name: 'topic', value: 'TOPIC', desc: 'Topic to read (required)' },
-    { name: 'group', value: 'GROUP', desc: 'Consumer group to join; offsets are committed (default: no group)' },
+    { name: 'group', value: 'GROUP', desc: 'Consumer group to join; positions are committed every auto.commit.interval.ms (5000) and on exit (default: no group)' },
     { name: 'from-beginning', desc: 'Start at the earliest offset when there is no committed offset' },
     { name: 'partition', value: 'P', desc: 'Read only this partition' },
-    { name: 'offset', value: 'OFFSET', desc: 'earliest, latest or an offset (needs --partition; default latest)' },
+    { name: 'offset', value: 'OFFSET', desc: 'earliest, latest or an offset (needs --partition; default latest). An offset past the log end starts at the end, one before the log start at the start, and says so on stderr' },
     { name: 'max-messages', value: 'N', desc: 'Exit after N records' },
     { name: 'timeout-ms', value: 'MS', desc: 'Exit when no record arrives for MS milliseconds' },
     { name: 'isolation-level', value: 'LEVEL', desc: 'read_uncommitted (default) or read_committed' },
     { name: 'property', value: 'KEY=VALUE', repeat: true, desc: 'Formatter property: print.key, print.offset, print.partition, print.timestamp, print.headers, print.value, key.separator, line.separator, headers.separator, null.literal' },
     { name: 'formatter', value: 'NAME', desc: "'default' (Kafka's DefaultMessageFormatter) or 'json' (one object per line)" },
-    { name: 'consumer-property', value: 'KEY=VALUE', repeat: true, desc: 'A Kafka consumer config' },
-    { name: 'consumer.config', value: 'FILE', desc: 'A properties file of consumer configs' },
+    { name: 'consumer-property', value: 'KEY=VALUE', repeat: true, aliases: ['command-property'], desc: 'A Kafka consumer config (request.timeout.ms, default.api.timeout.ms, auto.commit.interval.ms, ...); over --consumer.config' },
+    { name: 'consumer.config', value: 'FILE', aliases: ['command-config'], desc: 'A properties file of consumer configs' },
   ],
   notes: `Examples:
   skein consume --topic demo --from-beginning --property print.key=true --property print.offset=true
@@ -110,7 +117,10 @@ export function runConsume(argv: readonly string[]): Promise<number> {
     warnUnknown('skein consume', applyConsumerProps(opts, props))
     if (args.has('group')) opts.groupId = args.get('group')
     if (args.has('isolation-level')) opts.isolationLevel = parseIsolationLevel(args.get('isolation-level')!)
-    // The console consumer commits exactly what it printed (below), not what it fetched.
+    // enable.auto.commit and auto.commit.interval.ms as the consumer configs say; the commits themselves
+    // are made below, so that one never covers a fetched record that --max-messages left unprinted.
+    const autoCommit = opts.groupId !== undefined && (opts.enableAutoCommit ?? true)
+    const commitIntervalMs = opts.autoCommitIntervalMs ?? 5000
     opts.enableAutoCommit = false
 
     const consumer = new Consumer(opts)
@@ -121,21 +131,32 @@ export function runConsume(argv: readonly string[]): Promise<number> {
     process.once('SIGINT', onSignal)
     process.once('SIGTERM', onSignal)
     let count = 0
-    // Next offset after the last printed record, per partition: what a group commits.
-    const printed = new Map<string, { topic: string; partition: number; offset: number }>()
+    // Partitions whose position moved past records that were fetched but not printed (--max-messages):
+    // the first unprinted offset, which is what they commit.
+    const unprinted = new Map<string, number>()
     let lastCommit = Date.now()
-    const commitPrinted = async (): Promise<void> => {
-      if (consumer.group === null || printed.size === 0) return
-      await consumer.commit([...printed.values()])
-      printed.clear()
+    /** Commits every assigned partition's position: poll hands out records up to it, all printed. */
+    const commitPositions = async (): Promise<void> => {
       lastCommit = Date.now()
+      if (!autoCommit || consumer.group === null) return
+      const offsets = consumer.assignment().flatMap((tp) => {
+        const offset = unprinted.get(tpKey(tp.topic, tp.partition)) ?? consumer.position(tp.topic, tp.partition)
+        return offset === null ? [] : [{ ...tp, offset }]
+      })
+      if (offsets.length > 0) await consumer.commit(offsets)
     }
+    /** A periodic commit that fails (a rebalance under way, the coordinator moving) is tried again next interval. */
+    const commitNow = (): Promise<void> =>
+      commitPositions().catch((err: unknown) => {
+        if (!isRetriableError(err) && !(err instanceof KafkaError && REBALANCE_ERRORS.has(err.code))) process.stderr.write(`skein consume: warning: committing offsets failed: ${describeError(err)}\n`)
+      })
     try {
       const info = await consumer.cluster.topic(topic)
       if (partition !== undefined) {
         if (partition >= info.partitions.length) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic '${topic}' has no partition ${partition} (it has ${info.partitions.length})`)
         consumer.assign([{ topic, partition }])
-        if (startOffset !== undefined) consumer.seek(topic, partition, startOffset)
+        if (typeof startOffset === 'number') consumer.seek(topic, partition, await startWithin(consumer, topic, partition, startOffset))
+        else if (startOffset !== undefined) consumer.seek(topic, partition, startOffset)
         else if (opts.groupId === undefined) consumer.seek(topic, partition, args.has('from-beginning') ? 'earliest' : 'latest')
       } else if (opts.groupId !== undefined) {
         consumer.subscribe([topic])
@@ -149,20 +170,21 @@ export function runConsume(argv: readonly string[]): Promise<number> {
         const records = await consumer.poll(wait)
         if (records.length > 0) lastRecordAt = Date.now()
         let out = ''
-        for (const r of records) {
+        for (let i = 0; i < records.length; i++) {
+          const r = records[i]!
           out += format(r)
           count++
-          printed.set(`${r.topic}\u0000${r.partition}`, { topic: r.topic, partition: r.partition, offset: r.offset + 1 })
           if (maxMessages !== undefined && count >= maxMessages) {
+            for (const rest of records.slice(i + 1)) if (!unprinted.has(tpKey(rest.topic, rest.partition))) unprinted.set(tpKey(rest.topic, rest.partition), rest.offset)
             await write(out)
             break outer
           }
         }
         if (out !== '') await write(out)
         if (timeoutMs !== undefined && Date.now() - lastRecordAt >= timeoutMs) break
-        if (Date.now() - lastCommit >= 5000) await commitPrinted()
+        if (Date.now() - lastCommit >= commitIntervalMs) await commitNow()
       }
-      await commitPrinted()
+      await commitPositions()
     } finally {
       process.off('SIGINT', onSignal)
       process.off('SIGTERM', onSignal)
@@ -171,6 +193,24 @@ export function runConsume(argv: readonly string[]): Promise<number> {
     process.stderr.write(`Processed a total of ${count} messages\n`)
     return 0
   })
+}
+
+/**
+ * An --offset outside the partition's log would be reset silently by the consumer (to the end, with
+ * auto.offset.reset=latest); instead say where reading starts and why.
+ */
+async function startWithin(consumer: Consumer, topic: string, partition: number, offset: number): Promise<number> {
+  const k = tpKey(topic, partition)
+  const [start, end] = await Promise.all([EARLIEST_TIMESTAMP, LATEST_TIMESTAMP].map(async (timestamp) => (await listOffsets(consumer.cluster, [{ topic, partition, timestamp }])).get(k)?.offset))
+  if (end !== undefined && offset > end) {
+    process.stderr.write(`skein consume: offset ${offset} is past the end of partition ${topic}-${partition} (log end ${end}); starting at ${end}\n`)
+    return end
+  }
+  if (start !== undefined && offset < start) {
+    process.stderr.write(`skein consume: offset ${offset} is before the start of partition ${topic}-${partition} (log start ${start}); starting at ${start}\n`)
+    return start
+  }
+  return offset
 }
 
 function write(s: string): Promise<void> {

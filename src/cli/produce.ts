@@ -28,8 +28,8 @@ const SPEC: CommandSpec = {
     { name: 'batch-size', value: 'BYTES', desc: 'batch.size (default 16384)' },
     { name: 'linger-ms', value: 'MS', aliases: ['timeout'], desc: 'linger.ms (default 5)' },
     { name: 'sync', desc: 'Wait for each record to be acknowledged before the next' },
-    { name: 'producer-property', value: 'KEY=VALUE', repeat: true, desc: 'A Kafka producer config (acks, linger.ms, compression.type, enable.idempotence, transactional.id, ...)' },
-    { name: 'producer.config', value: 'FILE', desc: 'A properties file of producer configs' },
+    { name: 'producer-property', value: 'KEY=VALUE', repeat: true, aliases: ['command-property'], desc: 'A Kafka producer config (acks, linger.ms, compression.type, enable.idempotence, transactional.id, request.timeout.ms, ...); over --producer.config' },
+    { name: 'producer.config', value: 'FILE', aliases: ['command-config'], desc: 'A properties file of producer configs' },
   ],
   notes: `Line format: [headers<headers.delimiter>][key<key.separator>]value
 

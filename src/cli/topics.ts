@@ -3,7 +3,7 @@
 import { Admin } from '../client/admin.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { parseKeyValues, UsageError, type CommandSpec } from './args.js'
-import { BOOTSTRAP_OPTION, clientOptions, oneAction, runCommand } from './common.js'
+import { adminOptions, BOOTSTRAP_OPTION, COMMAND_CONFIG_OPTION, COMMAND_PROPERTY_OPTION, oneAction, runCommand } from './common.js'
 
 const SPEC: CommandSpec = {
   command: 'skein topics',
@@ -11,6 +11,8 @@ const SPEC: CommandSpec = {
   summary: 'Create, list, describe, alter and delete topics (kafka-topics).',
   options: [
     BOOTSTRAP_OPTION,
+    COMMAND_CONFIG_OPTION,
+    COMMAND_PROPERTY_OPTION,
     { name: 'create', desc: 'Create a topic' },
     { name: 'list', desc: 'List topic names' },
     { name: 'describe', desc: 'Describe topics: partitions, leader, replicas, ISR, configs' },
@@ -35,7 +37,7 @@ const SPEC: CommandSpec = {
 export function runTopics(argv: readonly string[]): Promise<number> {
   return runCommand(SPEC, argv, async (args) => {
     const action = oneAction(args, ['create', 'list', 'describe', 'alter', 'delete'])
-    const admin = new Admin(clientOptions(args, 'skein-topics'))
+    const admin = new Admin(adminOptions(args, 'skein topics', 'skein-topics'))
     try {
       switch (action) {
         case 'create': {

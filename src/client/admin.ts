@@ -16,7 +16,7 @@ import * as ListGroups from '../protocol/messages/16-list-groups.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { Cluster, type BrokerNode, type ClientOptions, type PartitionInfo } from './cluster.js'
 import type { BrokerConnection } from './connection.js'
-import { commitOffsets, decodeAssignment, fetchCommittedOffsets, type TopicPartitionOffset } from './group.js'
+import { commitOffsets, decodeAssignment, fetchCommittedOffsetDetails, fetchCommittedOffsets, type CommittedOffset, type TopicPartitionOffset } from './group.js'
 import { listOffsets, type OffsetAnswer, type OffsetQuery } from './offsets.js'
 
 export const ResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, GROUP: 32 } as const
@@ -86,8 +86,11 @@ export interface GroupDescription {
   groupId: string
   state: string
   protocolType: string
+  /** The assignor the group uses ('range', 'roundrobin', ...); '' while it has no members. */
   protocol: string
   members: GroupMemberDescription[]
+  /** The broker that coordinates the group. */
+  coordinator: BrokerNode | null
 }
 
 /** One broker's log dir and the partitions in it (DescribeLogDirs). */
@@ -122,124 +125,140 @@ export class Admin {
     return this.cluster.anyConnection()
   }
 
-  async describeCluster(): Promise<{ clusterId: string | null; controllerId: number; brokers: BrokerNode[] }> {
-    const conn = await this.cluster.anyConnection()
-    if (conn.supports(ApiKey.DescribeCluster)) {
-      const req = DescribeCluster.createDescribeClusterRequest({ endpointType: 1 })
-      const res = await conn.send(ApiKey.DescribeCluster, (w, v) => DescribeCluster.encodeDescribeClusterRequest(w, req, v), DescribeCluster.decodeDescribeClusterResponse)
-      check(res.errorCode, res.errorMessage, 'DescribeCluster')
-      return { clusterId: res.clusterId, controllerId: res.controllerId, brokers: res.brokers.map((b) => ({ nodeId: b.brokerId, host: b.host, port: b.port, rack: b.rack })) }
-    }
-    const meta = await this.cluster.refreshMetadata([])
-    return { clusterId: meta.clusterId, controllerId: meta.controllerId, brokers: [...meta.brokers.values()] }
-  }
-
-  async createTopics(topics: readonly NewTopic[], opts: { validateOnly?: boolean; timeoutMs?: number } = {}): Promise<CreatedTopic[]> {
-    const conn = await this.controller()
-    const req = CreateTopics.createCreateTopicsRequest({
-      timeoutMs: opts.timeoutMs ?? 30000,
-      validateOnly: opts.validateOnly ?? false,
-      topics: topics.map((t) =>
-        CreateTopics.createCreatableTopic({
-          name: t.name,
-          numPartitions: t.numPartitions ?? -1,
-          replicationFactor: t.replicationFactor ?? -1,
-          configs: Object.entries(t.configs ?? {}).map(([name, value]) => CreateTopics.createCreatableTopicConfig({ name, value })),
-        }),
-      ),
-    })
-    const res = await conn.send(ApiKey.CreateTopics, (w, v) => CreateTopics.encodeCreateTopicsRequest(w, req, v), CreateTopics.decodeCreateTopicsResponse)
-    return res.topics.map((t) => {
-      check(t.errorCode, t.errorMessage, `creating topic '${t.name}'`)
-      return { name: t.name, topicId: t.topicId, numPartitions: t.numPartitions, replicationFactor: t.replicationFactor }
+  describeCluster(): Promise<{ clusterId: string | null; controllerId: number; brokers: BrokerNode[] }> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.cluster.anyConnection()
+      if (conn.supports(ApiKey.DescribeCluster)) {
+        const req = DescribeCluster.createDescribeClusterRequest({ endpointType: 1 })
+        const res = await conn.send(ApiKey.DescribeCluster, (w, v) => DescribeCluster.encodeDescribeClusterRequest(w, req, v), DescribeCluster.decodeDescribeClusterResponse)
+        check(res.errorCode, res.errorMessage, 'DescribeCluster')
+        return { clusterId: res.clusterId, controllerId: res.controllerId, brokers: res.brokers.map((b) => ({ nodeId: b.brokerId, host: b.host, port: b.port, rack: b.rack })) }
+      }
+      const meta = await this.cluster.refreshMetadata([])
+      return { clusterId: meta.clusterId, controllerId: meta.controllerId, brokers: [...meta.brokers.values()] }
     })
   }
 
-  async deleteTopics(names: readonly string[], opts: { timeoutMs?: number } = {}): Promise<void> {
-    const conn = await this.controller()
-    const v = conn.version(ApiKey.DeleteTopics)
-    const req = DeleteTopics.createDeleteTopicsRequest(
-      v >= 6
-        ? { timeoutMs: opts.timeoutMs ?? 30000, topics: names.map((name) => DeleteTopics.createDeleteTopicState({ name })) }
-        : { timeoutMs: opts.timeoutMs ?? 30000, topicNames: [...names] },
-    )
-    const res = await conn.send(ApiKey.DeleteTopics, (w, ver) => DeleteTopics.encodeDeleteTopicsRequest(w, req, ver), DeleteTopics.decodeDeleteTopicsResponse)
-    for (const r of res.responses) check(r.errorCode, r.errorMessage, `deleting topic '${r.name}'`)
+  createTopics(topics: readonly NewTopic[], opts: { validateOnly?: boolean; timeoutMs?: number } = {}): Promise<CreatedTopic[]> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.controller()
+      const req = CreateTopics.createCreateTopicsRequest({
+        timeoutMs: opts.timeoutMs ?? 30000,
+        validateOnly: opts.validateOnly ?? false,
+        topics: topics.map((t) =>
+          CreateTopics.createCreatableTopic({
+            name: t.name,
+            numPartitions: t.numPartitions ?? -1,
+            replicationFactor: t.replicationFactor ?? -1,
+            configs: Object.entries(t.configs ?? {}).map(([name, value]) => CreateTopics.createCreatableTopicConfig({ name, value })),
+          }),
+        ),
+      })
+      const res = await conn.send(ApiKey.CreateTopics, (w, v) => CreateTopics.encodeCreateTopicsRequest(w, req, v), CreateTopics.decodeCreateTopicsResponse)
+      return res.topics.map((t) => {
+        check(t.errorCode, t.errorMessage, `creating topic '${t.name}'`)
+        return { name: t.name, topicId: t.topicId, numPartitions: t.numPartitions, replicationFactor: t.replicationFactor }
+      })
+    })
+  }
+
+  deleteTopics(names: readonly string[], opts: { timeoutMs?: number } = {}): Promise<void> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.controller()
+      const v = conn.version(ApiKey.DeleteTopics)
+      const req = DeleteTopics.createDeleteTopicsRequest(
+        v >= 6
+          ? { timeoutMs: opts.timeoutMs ?? 30000, topics: names.map((name) => DeleteTopics.createDeleteTopicState({ name })) }
+          : { timeoutMs: opts.timeoutMs ?? 30000, topicNames: [...names] },
+      )
+      const res = await conn.send(ApiKey.DeleteTopics, (w, ver) => DeleteTopics.encodeDeleteTopicsRequest(w, req, ver), DeleteTopics.decodeDeleteTopicsResponse)
+      for (const r of res.responses) check(r.errorCode, r.errorMessage, `deleting topic '${r.name}'`)
+    })
   }
 
   /** Topic names, sorted; internal topics (__consumer_offsets, ...) only when asked. */
-  async listTopics(opts: { includeInternal?: boolean } = {}): Promise<string[]> {
-    const meta = await this.cluster.refreshMetadata(null)
-    return [...meta.topics.values()].filter((t) => t.errorCode === ErrorCode.NONE && (opts.includeInternal === true || !t.isInternal)).map((t) => t.name).sort()
+  listTopics(opts: { includeInternal?: boolean } = {}): Promise<string[]> {
+    return this.cluster.withDeadline(async () => {
+      const meta = await this.cluster.refreshMetadata(null)
+      return [...meta.topics.values()].filter((t) => t.errorCode === ErrorCode.NONE && (opts.includeInternal === true || !t.isInternal)).map((t) => t.name).sort()
+    })
   }
 
   /** Descriptions of the named topics (null = all); an unknown name throws UNKNOWN_TOPIC_OR_PARTITION. */
-  async describeTopics(names: readonly string[] | null, opts: { includeInternal?: boolean } = {}): Promise<TopicDescription[]> {
-    const meta = await this.cluster.refreshMetadata(names)
-    const out: TopicDescription[] = []
-    const list = names ?? [...meta.topics.keys()].sort()
-    for (const name of list) {
-      const t = meta.topics.get(name)
-      if (t === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic '${name}' does not exist`)
-      if (t.errorCode !== ErrorCode.NONE) throw new KafkaError(t.errorCode as ErrorCode, t.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? `topic '${name}' does not exist` : `topic '${name}'`)
-      if (names === null && t.isInternal && opts.includeInternal !== true) continue
-      out.push({ name: t.name, topicId: t.topicId, isInternal: t.isInternal, partitions: t.partitions.filter((p) => p !== undefined) })
-    }
-    return out
+  describeTopics(names: readonly string[] | null, opts: { includeInternal?: boolean } = {}): Promise<TopicDescription[]> {
+    return this.cluster.withDeadline(async () => {
+      const meta = await this.cluster.refreshMetadata(names)
+      const out: TopicDescription[] = []
+      const list = names ?? [...meta.topics.keys()].sort()
+      for (const name of list) {
+        const t = meta.topics.get(name)
+        if (t === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic '${name}' does not exist`)
+        if (t.errorCode !== ErrorCode.NONE) throw new KafkaError(t.errorCode as ErrorCode, t.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? `topic '${name}' does not exist` : `topic '${name}'`)
+        if (names === null && t.isInternal && opts.includeInternal !== true) continue
+        out.push({ name: t.name, topicId: t.topicId, isInternal: t.isInternal, partitions: t.partitions.filter((p) => p !== undefined) })
+      }
+      return out
+    })
   }
 
   /** Grows a topic to `count` partitions. */
-  async createPartitions(topic: string, count: number, opts: { validateOnly?: boolean; timeoutMs?: number } = {}): Promise<void> {
-    const conn = await this.controller()
-    const req = CreatePartitions.createCreatePartitionsRequest({
-      timeoutMs: opts.timeoutMs ?? 30000,
-      validateOnly: opts.validateOnly ?? false,
-      topics: [CreatePartitions.createCreatePartitionsTopic({ name: topic, count, assignments: null })],
+  createPartitions(topic: string, count: number, opts: { validateOnly?: boolean; timeoutMs?: number } = {}): Promise<void> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.controller()
+      const req = CreatePartitions.createCreatePartitionsRequest({
+        timeoutMs: opts.timeoutMs ?? 30000,
+        validateOnly: opts.validateOnly ?? false,
+        topics: [CreatePartitions.createCreatePartitionsTopic({ name: topic, count, assignments: null })],
+      })
+      const res = await conn.send(ApiKey.CreatePartitions, (w, v) => CreatePartitions.encodeCreatePartitionsRequest(w, req, v), CreatePartitions.decodeCreatePartitionsResponse)
+      for (const r of res.results) check(r.errorCode, r.errorMessage, `adding partitions to '${r.name}'`)
     })
-    const res = await conn.send(ApiKey.CreatePartitions, (w, v) => CreatePartitions.encodeCreatePartitionsRequest(w, req, v), CreatePartitions.decodeCreatePartitionsResponse)
-    for (const r of res.results) check(r.errorCode, r.errorMessage, `adding partitions to '${r.name}'`)
   }
 
   /** Configs of resources (keys null = all), with synonyms (where each value comes from). */
-  async describeConfigs(resources: readonly (ConfigResource & { keys?: string[] | null })[]): Promise<{ resource: ConfigResource; configs: ConfigEntry[] }[]> {
-    const conn = await this.controllerFor(resources)
-    const req = DescribeConfigs.createDescribeConfigsRequest({
-      includeSynonyms: true,
-      resources: resources.map((r) => DescribeConfigs.createDescribeConfigsResource({ resourceType: RESOURCE_TYPES[r.type], resourceName: r.name, configurationKeys: r.keys ?? null })),
-    })
-    const res = await conn.send(ApiKey.DescribeConfigs, (w, v) => DescribeConfigs.encodeDescribeConfigsRequest(w, req, v), DescribeConfigs.decodeDescribeConfigsResponse)
-    return res.results.map((r, i) => {
-      check(r.errorCode, r.errorMessage, `describing configs of ${resources[i]?.type ?? 'resource'} '${r.resourceName}'`)
-      return {
-        resource: { type: resources.find((x) => x.name === r.resourceName && RESOURCE_TYPES[x.type] === r.resourceType)?.type ?? 'topic', name: r.resourceName },
-        configs: r.configs.map((c) => ({
-          name: c.name,
-          value: c.value,
-          readOnly: c.readOnly,
-          isDefault: c.configSource === 5 || (c.configSource === -1 && c.isDefault),
-          source: configSourceName(c.configSource),
-          sensitive: c.isSensitive,
-          synonyms: c.synonyms.map((s) => ({ name: s.name, value: s.value, source: configSourceName(s.source) })),
-        })),
-      }
+  describeConfigs(resources: readonly (ConfigResource & { keys?: string[] | null })[]): Promise<{ resource: ConfigResource; configs: ConfigEntry[] }[]> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.controllerFor(resources)
+      const req = DescribeConfigs.createDescribeConfigsRequest({
+        includeSynonyms: true,
+        resources: resources.map((r) => DescribeConfigs.createDescribeConfigsResource({ resourceType: RESOURCE_TYPES[r.type], resourceName: r.name, configurationKeys: r.keys ?? null })),
+      })
+      const res = await conn.send(ApiKey.DescribeConfigs, (w, v) => DescribeConfigs.encodeDescribeConfigsRequest(w, req, v), DescribeConfigs.decodeDescribeConfigsResponse)
+      return res.results.map((r, i) => {
+        check(r.errorCode, r.errorMessage, `describing configs of ${resources[i]?.type ?? 'resource'} '${r.resourceName}'`)
+        return {
+          resource: { type: resources.find((x) => x.name === r.resourceName && RESOURCE_TYPES[x.type] === r.resourceType)?.type ?? 'topic', name: r.resourceName },
+          configs: r.configs.map((c) => ({
+            name: c.name,
+            value: c.value,
+            readOnly: c.readOnly,
+            isDefault: c.configSource === 5 || (c.configSource === -1 && c.isDefault),
+            source: configSourceName(c.configSource),
+            sensitive: c.isSensitive,
+            synonyms: c.synonyms.map((s) => ({ name: s.name, value: s.value, source: configSourceName(s.source) })),
+          })),
+        }
+      })
     })
   }
 
   /** IncrementalAlterConfigs: set, delete (revert to default), append to or subtract from lists. */
-  async alterConfigs(resource: ConfigResource, ops: readonly AlterOp[], opts: { validateOnly?: boolean } = {}): Promise<void> {
-    const conn = await this.controllerFor([resource])
-    const req = IncrementalAlterConfigs.createIncrementalAlterConfigsRequest({
-      validateOnly: opts.validateOnly ?? false,
-      resources: [
-        IncrementalAlterConfigs.createAlterConfigsResource({
-          resourceType: RESOURCE_TYPES[resource.type],
-          resourceName: resource.name,
-          configs: ops.map((o) => IncrementalAlterConfigs.createAlterableConfig({ name: o.name, configOperation: ALTER_OPS[o.op], value: 'value' in o ? o.value : null })),
-        }),
-      ],
+  alterConfigs(resource: ConfigResource, ops: readonly AlterOp[], opts: { validateOnly?: boolean } = {}): Promise<void> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.controllerFor([resource])
+      const req = IncrementalAlterConfigs.createIncrementalAlterConfigsRequest({
+        validateOnly: opts.validateOnly ?? false,
+        resources: [
+          IncrementalAlterConfigs.createAlterConfigsResource({
+            resourceType: RESOURCE_TYPES[resource.type],
+            resourceName: resource.name,
+            configs: ops.map((o) => IncrementalAlterConfigs.createAlterableConfig({ name: o.name, configOperation: ALTER_OPS[o.op], value: 'value' in o ? o.value : null })),
+          }),
+        ],
+      })
+      const res = await conn.send(ApiKey.IncrementalAlterConfigs, (w, v) => IncrementalAlterConfigs.encodeIncrementalAlterConfigsRequest(w, req, v), IncrementalAlterConfigs.decodeIncrementalAlterConfigsResponse)
+      for (const r of res.responses) check(r.errorCode, r.errorMessage, `altering configs of ${resource.type} '${resource.name}'`)
     })
-    const res = await conn.send(ApiKey.IncrementalAlterConfigs, (w, v) => IncrementalAlterConfigs.encodeIncrementalAlterConfigsRequest(w, req, v), IncrementalAlterConfigs.decodeIncrementalAlterConfigsResponse)
-    for (const r of res.responses) check(r.errorCode, r.errorMessage, `altering configs of ${resource.type} '${resource.name}'`)
   }
 
   /** Broker resources must go to that broker; topic resources to the controller. */
@@ -254,75 +273,89 @@ export class Admin {
   }
 
   /** Groups of every broker (each broker lists the groups it coordinates). */
-  async listGroups(): Promise<GroupListing[]> {
-    const meta = await this.cluster.refreshMetadata([])
-    const out: GroupListing[] = []
-    for (const nodeId of meta.brokers.keys()) {
-      const conn = await this.cluster.nodeConnection(nodeId)
-      const req = ListGroups.createListGroupsRequest()
-      const res = await conn.send(ApiKey.ListGroups, (w, v) => ListGroups.encodeListGroupsRequest(w, req, v), ListGroups.decodeListGroupsResponse)
-      check(res.errorCode, null, 'ListGroups')
-      for (const g of res.groups) out.push({ groupId: g.groupId, protocolType: g.protocolType, state: g.groupState })
-    }
-    return out.sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0))
+  listGroups(): Promise<GroupListing[]> {
+    return this.cluster.withDeadline(async () => {
+      const meta = await this.cluster.refreshMetadata([])
+      const out: GroupListing[] = []
+      for (const nodeId of meta.brokers.keys()) {
+        const conn = await this.cluster.nodeConnection(nodeId)
+        const req = ListGroups.createListGroupsRequest()
+        const res = await conn.send(ApiKey.ListGroups, (w, v) => ListGroups.encodeListGroupsRequest(w, req, v), ListGroups.decodeListGroupsResponse)
+        check(res.errorCode, null, 'ListGroups')
+        for (const g of res.groups) out.push({ groupId: g.groupId, protocolType: g.protocolType, state: g.groupState })
+      }
+      return out.sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0))
+    })
   }
 
-  async describeGroups(groupIds: readonly string[]): Promise<GroupDescription[]> {
-    const out: GroupDescription[] = []
-    for (const groupId of groupIds) {
-      const res = await this.cluster.withRetries(async () => {
-        const conn = await this.cluster.coordinator(groupId)
-        const req = DescribeGroups.createDescribeGroupsRequest({ groups: [groupId] })
-        const r = await conn.send(ApiKey.DescribeGroups, (w, v) => DescribeGroups.encodeDescribeGroupsRequest(w, req, v), DescribeGroups.decodeDescribeGroupsResponse)
-        const g = r.groups[0]
-        if (g === undefined) throw new KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, `group '${groupId}'`)
-        if (g.errorCode === ErrorCode.NOT_COORDINATOR || g.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE) this.cluster.forgetCoordinator(groupId)
-        check(g.errorCode, null, `describing group '${groupId}'`)
-        return g
-      })
-      out.push({
-        groupId: res.groupId,
-        state: res.groupState,
-        protocolType: res.protocolType,
-        protocol: res.protocolData,
-        members: res.members.map((m) => {
-          let assignment: { topic: string; partition: number }[] = []
-          if (res.protocolType === 'consumer') {
-            try {
-              assignment = decodeAssignment(m.memberAssignment)
-            } catch {
-              assignment = []
+  describeGroups(groupIds: readonly string[]): Promise<GroupDescription[]> {
+    return this.cluster.withDeadline(async () => {
+      const out: GroupDescription[] = []
+      for (const groupId of groupIds) {
+          let coordinator = null as BrokerNode | null
+        const res = await this.cluster.withRetries(async () => {
+          const conn = await this.cluster.coordinator(groupId)
+          coordinator = this.cluster.coordinatorNode(groupId) ?? null
+          const req = DescribeGroups.createDescribeGroupsRequest({ groups: [groupId] })
+          const r = await conn.send(ApiKey.DescribeGroups, (w, v) => DescribeGroups.encodeDescribeGroupsRequest(w, req, v), DescribeGroups.decodeDescribeGroupsResponse)
+          const g = r.groups[0]
+          if (g === undefined) throw new KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, `group '${groupId}'`)
+          if (g.errorCode === ErrorCode.NOT_COORDINATOR || g.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE) this.cluster.forgetCoordinator(groupId)
+          check(g.errorCode, null, `describing group '${groupId}'`)
+          return g
+        })
+        out.push({
+          groupId: res.groupId,
+          state: res.groupState,
+          protocolType: res.protocolType,
+          protocol: res.protocolData,
+          members: res.members.map((m) => {
+            let assignment: { topic: string; partition: number }[] = []
+            if (res.protocolType === 'consumer') {
+              try {
+                assignment = decodeAssignment(m.memberAssignment)
+              } catch {
+                assignment = []
+              }
             }
-          }
-          return { memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost, assignment }
-        }),
-      })
-    }
-    return out
+            return { memberId: m.memberId, groupInstanceId: m.groupInstanceId, clientId: m.clientId, clientHost: m.clientHost, assignment }
+          }),
+          coordinator,
+        })
+      }
+      return out
+    })
   }
 
   /** Committed offsets of a group ('topic\0partition' -> offset). */
   fetchOffsets(groupId: string, tps: readonly { topic: string; partition: number }[] | null = null): Promise<Map<string, number>> {
-    return fetchCommittedOffsets(this.cluster, groupId, tps)
+    return this.cluster.withDeadline(() => fetchCommittedOffsets(this.cluster, groupId, tps))
+  }
+
+  /** Committed offsets of a group with their leader epochs and metadata ('topic\0partition' -> details). */
+  listConsumerGroupOffsets(groupId: string, tps: readonly { topic: string; partition: number }[] | null = null): Promise<Map<string, CommittedOffset>> {
+    return this.cluster.withDeadline(() => fetchCommittedOffsetDetails(this.cluster, groupId, tps))
   }
 
   /** Commits offsets for a group with no active members (the coordinator refuses otherwise). */
   commitOffsets(groupId: string, offsets: readonly TopicPartitionOffset[]): Promise<void> {
-    return commitOffsets(this.cluster, groupId, offsets)
+    return this.cluster.withDeadline(() => commitOffsets(this.cluster, groupId, offsets))
   }
 
-  async deleteGroups(groupIds: readonly string[]): Promise<void> {
-    for (const groupId of groupIds) {
-      await this.cluster.withRetries(async () => {
-        const conn = await this.cluster.coordinator(groupId)
-        const req = DeleteGroups.createDeleteGroupsRequest({ groupsNames: [groupId] })
-        const res = await conn.send(ApiKey.DeleteGroups, (w, v) => DeleteGroups.encodeDeleteGroupsRequest(w, req, v), DeleteGroups.decodeDeleteGroupsResponse)
-        for (const r of res.results) {
-          if (r.errorCode === ErrorCode.NOT_COORDINATOR || r.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE) this.cluster.forgetCoordinator(groupId)
-          check(r.errorCode, null, `deleting group '${r.groupId}'`)
-        }
-      })
-    }
+  deleteGroups(groupIds: readonly string[]): Promise<void> {
+    return this.cluster.withDeadline(async () => {
+      for (const groupId of groupIds) {
+        await this.cluster.withRetries(async () => {
+          const conn = await this.cluster.coordinator(groupId)
+          const req = DeleteGroups.createDeleteGroupsRequest({ groupsNames: [groupId] })
+          const res = await conn.send(ApiKey.DeleteGroups, (w, v) => DeleteGroups.encodeDeleteGroupsRequest(w, req, v), DeleteGroups.decodeDeleteGroupsResponse)
+          for (const r of res.results) {
+            if (r.errorCode === ErrorCode.NOT_COORDINATOR || r.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE) this.cluster.forgetCoordinator(groupId)
+            check(r.errorCode, null, `deleting group '${r.groupId}'`)
+          }
+        })
+      }
+    })
   }
 
   /**
@@ -357,7 +390,7 @@ export class Admin {
 
   /** Offsets for timestamps (-2 earliest, -1 latest), keyed 'topic\0partition'. */
   listOffsets(queries: readonly OffsetQuery[], isolationLevel = 0): Promise<Map<string, OffsetAnswer>> {
-    return listOffsets(this.cluster, queries, isolationLevel)
+    return this.cluster.withDeadline(() => listOffsets(this.cluster, queries, isolationLevel))
   }
 
   async close(): Promise<void> {

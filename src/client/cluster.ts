@@ -1,19 +1,30 @@
 // The client's view of a cluster: bootstrap servers, one connection per broker (opened on first use,
 // reopened after a failure), the metadata cache (brokers, topics, partition leaders) and group
 // coordinators. Producer, consumer and admin share one Cluster each.
+//
+// Two timeouts bound waiting, as in Kafka's clients: request.timeout.ms (requestTimeoutMs) for one request's
+// answer, and default.api.timeout.ms (apiTimeoutMs) for one operation with all its retries, so that a peer
+// that accepts connections and never answers cannot hold a caller longer than the latter.
 import { ApiKey } from '../protocol/api-keys.gen.js'
 import * as FindCoordinator from '../protocol/messages/10-find-coordinator.gen.js'
 import * as Metadata from '../protocol/messages/03-metadata.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { BrokerConnection } from './connection.js'
-import { ConnectionError, isRetriableError } from './errors.js'
+import { ConnectionError, TimeoutError, isRetriableError } from './errors.js'
 
 export interface ClientOptions {
   /** 'host:port' or a list; comma-separated strings are split. */
   bootstrapServers: string | readonly string[]
   clientId?: string
-  /** Default 30000. */
+  /** request.timeout.ms: how long one request waits for its answer. Default 30000, as Kafka's clients. */
   requestTimeoutMs?: number
+  /**
+   * default.api.timeout.ms: how long one operation (a metadata refresh, a coordinator lookup, an admin call,
+   * a commit), retries included, may take. Default 60000, as Kafka's clients.
+   */
+  apiTimeoutMs?: number
+  /** The setting apiTimeoutMs came from, named in timeout errors. Default 'default.api.timeout.ms'. */
+  apiTimeoutName?: string
   /** Default 10000. */
   connectTimeoutMs?: number
   /** Retries of retriable failures (metadata refresh and backoff in between). Default 5. */
@@ -71,9 +82,19 @@ export function parseBootstrap(servers: string | readonly string[]): { host: str
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+export const DEFAULT_API_TIMEOUT_MS = 60_000
+
+/** What a bounded operation knows of its deadline (Cluster.withDeadline). */
+export interface DeadlineState {
+  /** The deadline passed: the caller has its TimeoutError; stop trying. */
+  expired: boolean
+}
+
 export class Cluster {
   readonly clientId: string
   readonly requestTimeoutMs: number
+  readonly apiTimeoutMs: number
   readonly retries: number
   readonly retryBackoffMs: number
   private readonly bootstrap: { host: string; port: number }[]
@@ -82,12 +103,17 @@ export class Cluster {
   private meta: ClusterMetadata = { clusterId: null, controllerId: -1, brokers: new Map(), topics: new Map() }
   private readonly coordinators = new Map<string, number>()
   private closed = false
+  /** The last retriable failure, named by a TimeoutError of withDeadline. */
+  private lastFailure: { at: number; err: unknown } | null = null
+  /** Aborts connections still being opened when the client closes. */
+  private readonly closing = new AbortController()
 
   constructor(opts: ClientOptions) {
     this.opts = opts
     this.bootstrap = parseBootstrap(opts.bootstrapServers)
     this.clientId = opts.clientId ?? 'skein'
-    this.requestTimeoutMs = opts.requestTimeoutMs ?? 30000
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
+    this.apiTimeoutMs = opts.apiTimeoutMs ?? DEFAULT_API_TIMEOUT_MS
     this.retries = opts.retries ?? 5
     this.retryBackoffMs = opts.retryBackoffMs ?? 100
   }
@@ -109,6 +135,7 @@ export class Cluster {
       connectTimeoutMs: this.opts.connectTimeoutMs,
       requestTimeoutMs: this.requestTimeoutMs,
       maxResponseBytes: this.opts.maxResponseBytes,
+      signal: this.closing.signal,
     }).then((conn) => {
       conn.onClose(() => {
         if (this.connections.get(key) === p) this.connections.delete(key)
@@ -153,17 +180,47 @@ export class Cluster {
 
   /**
    * Runs fn, retrying retriable failures (broker unreachable, NOT_LEADER_OR_FOLLOWER, ...) up to `retries`
-   * times with a backoff; onRetry runs before each new attempt (typically a metadata refresh).
+   * times with a backoff; onRetry runs before each new attempt (typically a metadata refresh). The whole
+   * operation is bounded by default.api.timeout.ms (or timeoutMs).
    */
-  async withRetries<T>(fn: () => Promise<T>, onRetry?: (err: unknown) => Promise<void> | void): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await fn()
-      } catch (err) {
-        if (this.closed || attempt >= this.retries || !isRetriableError(err)) throw err
-        await sleep(this.retryBackoffMs * Math.min(2 ** attempt, 10))
-        if (onRetry !== undefined) await onRetry(err)
+  withRetries<T>(fn: () => Promise<T>, onRetry?: (err: unknown) => Promise<void> | void, timeoutMs = this.apiTimeoutMs): Promise<T> {
+    const deadline = Date.now() + timeoutMs
+    return this.withDeadline(async (state) => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await fn()
+        } catch (err) {
+          this.lastFailure = { at: Date.now(), err }
+          const backoff = this.retryBackoffMs * Math.min(2 ** attempt, 10)
+          if (this.closed || state.expired || attempt >= this.retries || !isRetriableError(err) || Date.now() + backoff >= deadline) throw err
+          await sleep(backoff)
+          if (state.expired) throw err
+          if (onRetry !== undefined) await onRetry(err)
+        }
       }
+    }, timeoutMs)
+  }
+
+  /**
+   * Runs fn, failing with a TimeoutError once timeoutMs (default.api.timeout.ms) have passed; the error
+   * names the last retriable failure seen meanwhile. fn sees state.expired turn true and should stop.
+   */
+  async withDeadline<T>(fn: (state: DeadlineState) => Promise<T>, timeoutMs = this.apiTimeoutMs): Promise<T> {
+    const state: DeadlineState = { expired: false }
+    const started = Date.now()
+    let timer: NodeJS.Timeout | undefined
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        state.expired = true
+        const f = this.lastFailure
+        const last = f === null || f.at < started ? '' : `; last error: ${f.err instanceof Error ? f.err.message : String(f.err)}`
+        reject(new TimeoutError(`timed out after ${timeoutMs} ms (${this.opts.apiTimeoutName ?? 'default.api.timeout.ms'})${last}`))
+      }, timeoutMs)
+    })
+    try {
+      return await Promise.race([fn(state), expired])
+    } finally {
+      clearTimeout(timer)
     }
   }
 
@@ -274,6 +331,12 @@ export class Cluster {
     })
   }
 
+  /** The broker that coordinates key, as last found by coordinator() (undefined when not looked up). */
+  coordinatorNode(key: string, keyType = 0): BrokerNode | undefined {
+    const id = this.coordinators.get(`${keyType}:${key}`)
+    return id === undefined ? undefined : this.meta.brokers.get(id)
+  }
+
   /** Forgets a coordinator after NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE. */
   forgetCoordinator(key: string, keyType = 0): void {
     this.coordinators.delete(`${keyType}:${key}`)
@@ -281,6 +344,7 @@ export class Cluster {
 
   async close(): Promise<void> {
     this.closed = true
+    this.closing.abort()
     const all = [...this.connections.values()]
     this.connections.clear()
     for (const p of all) {

@@ -1,6 +1,8 @@
 // One TCP connection to one broker: size-prefixed framing, correlation ids, pipelining (any number of
 // requests in flight; Kafka answers them in order, which is checked), per-request timeouts and the
 // ApiVersions handshake that fixes the version used for each API (the highest both sides support).
+// A peer whose answer to that first request is not a Kafka response (an HTTP, TLS or Redis server on the
+// port) is reported as not a Kafka broker, with the first bytes it sent.
 import { connect as netConnect, type Socket } from 'node:net'
 import { ApiKey, apiName } from '../protocol/api-keys.gen.js'
 import { beginFrame, endFrame } from '../protocol/frame.js'
@@ -9,7 +11,7 @@ import * as ApiVersions from '../protocol/messages/18-api-versions.gen.js'
 import { Reader } from '../protocol/primitives/reader.js'
 import { Writer } from '../protocol/primitives/writer.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
-import { ConnectionError, TimeoutError } from './errors.js'
+import { ConnectionError, NotKafkaBrokerError, TimeoutError } from './errors.js'
 import { ResponseFrameReceiver } from './frame-receiver.js'
 import { pickVersion, type VersionRange } from './versions.js'
 
@@ -19,10 +21,12 @@ export interface ConnectionOptions {
   clientId?: string
   /** Default 10000. */
   connectTimeoutMs?: number
-  /** Default 30000; a request's own timeout is added for long polls. */
+  /** request.timeout.ms: how long a request waits for its answer. Default 30000; a request's own timeout is added for long polls. */
   requestTimeoutMs?: number
   /** Largest response frame accepted; a bigger size prefix closes the connection. Default 256 MiB. */
   maxResponseBytes?: number
+  /** Aborts connecting and negotiating (the client was closed): connect() rejects at once. */
+  signal?: AbortSignal
 }
 
 interface Pending {
@@ -60,6 +64,8 @@ export class BrokerConnection {
   private brokerVersions = new Map<number, VersionRange>()
   private readonly negotiated = new Map<number, number>()
   private readonly closeListeners: ((err: Error) => void)[] = []
+  /** Until ApiVersions is answered, a malformed answer means the peer is not a Kafka broker. */
+  private negotiating = true
 
   private constructor(private readonly socket: Socket, private readonly receiver: ResponseFrameReceiver, opts: ConnectionOptions) {
     this.host = opts.host
@@ -68,7 +74,12 @@ export class BrokerConnection {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 30000
     receiver.sink = {
       onFrame: (frame) => this.onFrame(frame),
-      onBadSize: (size) => this.fail(new ConnectionError(`response frame of ${size} bytes from ${this.address} is outside 4..${receiver.maxFrameBytes}`)),
+      onBadSize: (size, start) =>
+        this.fail(
+          this.negotiating
+            ? this.notKafka(start)
+            : new ConnectionError(`response frame of ${size} bytes from ${this.address} is outside 4..${receiver.maxFrameBytes}`),
+        ),
     }
     socket.on('error', (err) => this.fail(new ConnectionError(`connection to ${this.address} failed: ${describeSocketError(err)}`)))
     socket.on('close', () => this.fail(new ConnectionError(`connection to ${this.address} closed`)))
@@ -89,6 +100,8 @@ export class BrokerConnection {
 
   /** Opens a connection and negotiates API versions. Rejects with ConnectionError when unreachable. */
   static async connect(opts: ConnectionOptions): Promise<BrokerConnection> {
+    const aborted = (): ConnectionError => new ConnectionError(`connecting to ${opts.host}:${opts.port} was abandoned: the client is closed`)
+    if (opts.signal?.aborted === true) throw aborted()
     const receiver = new ResponseFrameReceiver(opts.maxResponseBytes ?? 256 * 1024 * 1024)
     const socket = await new Promise<Socket>((resolve, reject) => {
       // Reads go into buffers the receiver picks (a large response is read straight into its own frame).
@@ -97,28 +110,42 @@ export class BrokerConnection {
         port: opts.port,
         onread: { buffer: () => receiver.nextBuffer(), callback: (nread: number, buf: Uint8Array) => { receiver.onRead(nread, buf); return true } },
       })
+      const onAbort = (): void => {
+        clearTimeout(timer)
+        s.destroy()
+        reject(aborted())
+      }
       const timer = setTimeout(() => {
+        opts.signal?.removeEventListener('abort', onAbort)
         s.destroy()
         reject(new ConnectionError(`cannot connect to ${opts.host}:${opts.port}: timed out after ${opts.connectTimeoutMs ?? 10000} ms`))
       }, opts.connectTimeoutMs ?? 10000)
+      opts.signal?.addEventListener('abort', onAbort, { once: true })
       s.once('connect', () => {
         clearTimeout(timer)
+        opts.signal?.removeEventListener('abort', onAbort)
         s.removeAllListeners('error')
         s.setNoDelay(true)
         resolve(s)
       })
       s.once('error', (err) => {
         clearTimeout(timer)
+        opts.signal?.removeEventListener('abort', onAbort)
         s.destroy()
         reject(new ConnectionError(`cannot connect to ${opts.host}:${opts.port}: ${describeSocketError(err)}`))
       })
     })
     const conn = new BrokerConnection(socket, receiver, opts)
+    const onAbort = (): void => conn.fail(aborted())
+    opts.signal?.addEventListener('abort', onAbort, { once: true })
     try {
       await conn.negotiate()
+      conn.negotiating = false
     } catch (err) {
       conn.close()
       throw err
+    } finally {
+      opts.signal?.removeEventListener('abort', onAbort)
     }
     return conn
   }
@@ -189,7 +216,7 @@ export class BrokerConnection {
       const timer = setTimeout(() => {
         if (!this.pending.has(correlationId)) return
         // Later answers on this connection would be out of step; close it so callers reconnect.
-        const err = new TimeoutError(`${apiName(apiKey) ?? apiKey} request to ${this.address} timed out after ${timeoutMs} ms`)
+        const err = new TimeoutError(`${apiName(apiKey) ?? apiKey} request to ${this.address} timed out after ${timeoutMs} ms (request.timeout.ms)`)
         this.fail(err)
       }, timeoutMs)
       this.pending.set(correlationId, { apiKey, version, decode, resolve: resolve as (v: unknown) => void, reject, timer })
@@ -276,7 +303,7 @@ export class BrokerConnection {
     const correlationId = frame.readInt32BE(0)
     const p = this.pending.get(correlationId)
     if (p === undefined) {
-      this.fail(new ConnectionError(`unexpected correlation id ${correlationId} from ${this.address}`))
+      this.fail(this.negotiating ? this.notKafka(frame) : new ConnectionError(`unexpected correlation id ${correlationId} from ${this.address}`))
       return
     }
     // Kafka answers a connection's requests in the order they were sent (as the Java client checks): an
@@ -294,8 +321,16 @@ export class BrokerConnection {
       readResponseHeader(r, p.apiKey, p.version)
       p.resolve(p.decode(r, p.version))
     } catch (err) {
-      p.reject(new KafkaError(ErrorCode.CORRUPT_MESSAGE, `cannot decode the ${apiName(p.apiKey) ?? p.apiKey} v${p.version} response from ${this.address}: ${(err as Error).message}`))
+      if (this.negotiating) {
+        const notKafka = this.notKafka(frame)
+        p.reject(notKafka)
+        this.fail(notKafka)
+      } else p.reject(new KafkaError(ErrorCode.CORRUPT_MESSAGE, `cannot decode the ${apiName(p.apiKey) ?? p.apiKey} v${p.version} response from ${this.address}: ${(err as Error).message}`))
     }
+  }
+
+  private notKafka(answer: Buffer): NotKafkaBrokerError {
+    return new NotKafkaBrokerError(`${this.address} is not a Kafka broker: it answered ApiVersions with ${describeBytes(answer)}`)
   }
 
   private fail(err: Error): void {
@@ -310,6 +345,18 @@ export class BrokerConnection {
     this.socket.destroy()
     for (const l of this.closeListeners.splice(0)) l(err)
   }
+}
+
+/** The start of what a peer sent, as text when it is text ('HTTP/1.1 400 Bad Request'), else as hex. */
+export function describeBytes(bytes: Buffer): string {
+  const head = bytes.subarray(0, 64)
+  const text = head.toString('latin1')
+  const printable = text.replace(/[\r\n\t]/g, ' ')
+  if (/^[\x20-\x7e]*$/.test(printable) && printable.trim().length >= 4) {
+    const line = text.split(/\r?\n/)[0]!.trim()
+    return `'${line.length > 0 ? line : printable.trim()}'`
+  }
+  return `bytes ${head.subarray(0, 16).toString('hex').replace(/(..)(?!$)/g, '$1 ')}${bytes.length > 16 ? ' ...' : ''}`
 }
 
 function describeSocketError(err: Error & { code?: string }): string {

@@ -21,6 +21,17 @@ export class TimeoutError extends Error {
   }
 }
 
+/**
+ * The peer accepted the connection but does not speak Kafka (an HTTP or TLS server, say): its answer to
+ * ApiVersions is not a Kafka response. Not retriable: asking again gets the same answer.
+ */
+export class NotKafkaBrokerError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'NotKafkaBrokerError'
+  }
+}
+
 /** Whether a client operation may succeed when tried again (after a metadata refresh and a backoff). */
 export function isRetriableError(err: unknown): boolean {
   if (err instanceof ConnectionError || err instanceof TimeoutError) return true

@@ -14,8 +14,11 @@ export const STAGING_BYTES = 64 * 1024
 export interface FrameSink {
   /** A whole frame (after the size prefix). The receiver keeps no reference to it. */
   onFrame(frame: Buffer): void
-  /** A size prefix outside 4..maxFrameBytes: the stream cannot be followed any further. */
-  onBadSize(size: number): void
+  /**
+   * A size prefix outside 4..maxFrameBytes: the stream cannot be followed any further. `start` holds the
+   * bytes read from the prefix on (at least the 4 prefix bytes, at most 64), to tell what the peer is.
+   */
+  onBadSize(size: number, start: Buffer): void
 }
 
 export class ResponseFrameReceiver {
@@ -83,24 +86,28 @@ export class ResponseFrameReceiver {
         pos += need
         if (this.buffered < 4) return
         this.buffered = 0
-        if (!this.startFrame(this.head.readInt32BE(0))) return
+        const size = this.head.readInt32BE(0)
+        if (!this.startFrame(size)) return this.badSize(size, Buffer.concat([this.head, data.subarray(pos, Math.min(length, pos + 60))]))
         continue
       }
       const size = data.readInt32BE(pos)
       pos += 4
-      if (!this.startFrame(size)) return
+      if (!this.startFrame(size)) return this.badSize(size, data.subarray(pos - 4, Math.min(length, pos + 60)))
     }
   }
 
-  /** Checks a size prefix, then allocates the frame it announces; false (and the sink told) on a bad size. */
+  /** Checks a size prefix, then allocates the frame it announces; false on a bad size. */
   private startFrame(size: number): boolean {
-    if (size < 4 || size > this.maxFrameBytes) {
-      this.stop()
-      this.sink!.onBadSize(size)
-      return false
-    }
+    if (size < 4 || size > this.maxFrameBytes) return false
     this.frame = Buffer.allocUnsafe(size)
     this.filled = 0
     return true
+  }
+
+  private badSize(size: number, start: Buffer): void {
+    // A copy: the staging buffer is overwritten by the next read.
+    const copy = Buffer.from(start)
+    this.stop()
+    this.sink!.onBadSize(size, copy)
   }
 }

@@ -323,6 +323,20 @@ export async function commitOffsets(cluster: Cluster, groupId: string, offsets: 
 
 /** Committed offsets of a group ('topic\0partition' -> offset); tps null = every partition it has. */
 export async function fetchCommittedOffsets(cluster: Cluster, groupId: string, tps: readonly { topic: string; partition: number }[] | null): Promise<Map<string, number>> {
+  const details = await fetchCommittedOffsetDetails(cluster, groupId, tps)
+  return new Map([...details].map(([k, d]) => [k, d.offset]))
+}
+
+/** A committed offset with what was committed along with it (Kafka's OffsetAndMetadata). */
+export interface CommittedOffset {
+  offset: number
+  /** The leader epoch the committer saw, null when it sent none. */
+  leaderEpoch: number | null
+  metadata: string | null
+}
+
+/** Committed offsets of a group with their leader epochs and metadata; tps null = every partition it has. */
+export async function fetchCommittedOffsetDetails(cluster: Cluster, groupId: string, tps: readonly { topic: string; partition: number }[] | null): Promise<Map<string, CommittedOffset>> {
   let topics: OffsetFetch.OffsetFetchRequestTopic[] | null = null
   if (tps !== null) {
     const byTopic = new Map<string, number[]>()
@@ -343,11 +357,13 @@ export async function fetchCommittedOffsets(cluster: Cluster, groupId: string, t
       if (res.errorCode === ErrorCode.NOT_COORDINATOR || res.errorCode === ErrorCode.COORDINATOR_NOT_AVAILABLE) cluster.forgetCoordinator(groupId)
       throw new KafkaError(res.errorCode as ErrorCode, `fetching offsets of group '${groupId}'`)
     }
-    const out = new Map<string, number>()
+    const out = new Map<string, CommittedOffset>()
     for (const t of res.topics) {
       for (const p of t.partitions) {
         if (p.errorCode !== ErrorCode.NONE) throw new KafkaError(p.errorCode as ErrorCode, `offset of ${t.name}-${p.partitionIndex} for group '${groupId}'`)
-        if (p.committedOffset >= 0n) out.set(`${t.name}\u0000${p.partitionIndex}`, Number(p.committedOffset))
+        if (p.committedOffset >= 0n) {
+          out.set(`${t.name}\u0000${p.partitionIndex}`, { offset: Number(p.committedOffset), leaderEpoch: p.committedLeaderEpoch >= 0 ? p.committedLeaderEpoch : null, metadata: p.metadata })
+        }
       }
     }
     return out

@@ -7,9 +7,10 @@ import { resolve } from 'node:path'
 import { BROKER_CONFIGS, brokerConfigDef, brokerConfigNames, type BrokerConfigDef } from './broker-configs.js'
 import { closestKey, ConfigException, ConfigSource, formatValue, parseValue, type BrokerValueLayers, type ConfigLayer, type ConfigValue } from './config-def.js'
 import { parseListeners, parseSecurityProtocolMap, type Listener } from './listeners.js'
+import { brokerConfigSynonyms, describeSynonyms } from './config-synonyms.js'
 import { parseProperties, PropertiesSyntaxError } from './properties.js'
 import { buildLogConfig, type LogConfig } from './log-config.js'
-import { brokerDefaultFor, TOPIC_CONFIGS, type ConfigSynonym, type ResolvedConfig, type TopicConfigOverrides } from './topic-configs.js'
+import { brokerDefaultFor, TOPIC_CONFIGS, type ResolvedConfig, type TopicConfigOverrides } from './topic-configs.js'
 
 export interface DynamicBrokerConfigs {
   /** Altered for this broker (DYNAMIC_BROKER_CONFIG). */
@@ -213,24 +214,15 @@ export class BrokerConfig implements BrokerValueLayers {
   /** Every broker config with value, source and synonyms, for DescribeConfigs on a BROKER resource. */
   describe(): ResolvedConfig[] {
     return BROKER_CONFIGS.map((d) => {
-      const synonymNames = TOPIC_CONFIGS.find((t) => t.synonyms[0]?.name === d.name)?.synonyms.map((s) => s.name) ?? [d.name]
-      const synonyms: ConfigSynonym[] = []
-      for (const layer of this.#layers) {
-        for (const n of synonymNames) {
-          if (layer.values.has(n)) synonyms.push({ name: n, value: this.#shown(n, layer.values.get(n) ?? null), source: layer.source })
-        }
-      }
-      for (const n of synonymNames) {
-        const def = brokerConfigDef(n)!
-        if (def.default !== null) synonyms.push({ name: n, value: this.#shown(n, def.default), source: ConfigSource.DEFAULT_CONFIG })
-      }
-      const own = this.#layers.find((l) => l.values.has(d.name))
+      // Kafka's list and source (config-synonyms.ts): the value may come from a synonym, e.g. log.roll.ms
+      // from log.roll.hours.
+      const synonyms = describeSynonyms(this, d.name, brokerConfigSynonyms(d.name), this.#sensitive(d))
       const parsed = this.get(d.name)
       return {
         name: d.name,
         value: this.#shown(d.name, parsed),
         parsed,
-        source: own?.source ?? ConfigSource.DEFAULT_CONFIG,
+        source: synonyms[0]?.source ?? ConfigSource.DEFAULT_CONFIG,
         readOnly: d.dynamic === 'read-only',
         sensitive: this.#sensitive(d),
         type: d.type,

@@ -7,6 +7,9 @@ import {
   type BrokerValueLayers, type ConfigDef, type ConfigValue, type Validator,
 } from './config-def.js'
 import { brokerConfigDef, CLEANUP_POLICIES } from './broker-configs.js'
+import { brokerConfigSynonyms, describeSynonyms, type ConfigSynonym } from './config-synonyms.js'
+
+export type { ConfigSynonym }
 
 /** A broker config that supplies a topic config's default; `factor` converts its unit to the topic's. */
 export interface Synonym {
@@ -133,12 +136,6 @@ export function validateTopicConfigs(configs: Iterable<readonly [string, string 
   return out
 }
 
-/** One DescribeConfigs synonym: where a value could come from, in precedence order. */
-export interface ConfigSynonym {
-  name: string
-  value: string | null
-  source: ConfigSource
-}
 
 /** One DescribeConfigs entry. */
 export interface ResolvedConfig {
@@ -187,16 +184,15 @@ function convert(value: ConfigValue, factor: number | undefined): ConfigValue {
  */
 export function resolveTopicConfigs(broker: BrokerValueLayers, overrides: TopicConfigOverrides = new Map()): ResolvedConfig[] {
   return TOPIC_CONFIGS.map((d) => {
-    const fromBroker = brokerDefaultFor(d, broker)
     const own = overrides.get(d.name)
-    const synonyms = [...fromBroker.synonyms]
-    let parsed = fromBroker.parsed
-    let source = fromBroker.source
-    if (own !== undefined) {
-      parsed = own
-      source = ConfigSource.DYNAMIC_TOPIC_CONFIG
-      synonyms.unshift({ name: d.name, value: formatValue(d, own), source })
-    }
-    return { name: d.name, value: formatValue(d, parsed), parsed, source, readOnly: false, sensitive: d.sensitive === true, type: d.type, doc: d.doc, synonyms }
+    const parsed = own !== undefined ? own : brokerDefaultFor(d, broker).parsed
+    // Kafka's list: the topic's own value, then its first broker synonym's (config-synonyms.ts); the
+    // source is the first entry's.
+    const serverSynonym = d.synonyms[0]?.name
+    const sensitive = d.sensitive === true
+    const synonyms = serverSynonym === undefined ? [] : describeSynonyms(broker, serverSynonym, brokerConfigSynonyms(serverSynonym), sensitive)
+    if (own !== undefined) synonyms.unshift({ name: d.name, value: formatValue(d, own), source: ConfigSource.DYNAMIC_TOPIC_CONFIG })
+    const source = synonyms[0]?.source ?? ConfigSource.DEFAULT_CONFIG
+    return { name: d.name, value: formatValue(d, parsed), parsed, source, readOnly: false, sensitive, type: d.type, doc: d.doc, synonyms }
   })
 }

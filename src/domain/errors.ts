@@ -160,6 +160,26 @@ export class KafkaError extends Error {
   }
 }
 
+/** One record a batch was refused for: its index in the batch and why (Produce v8+ RecordErrors, KIP-467). */
+export interface RecordError {
+  batchIndex: number
+  message: string | null
+}
+
+/**
+ * A batch refused because of some of its records (Kafka's RecordValidationException): the whole batch
+ * is dropped, and the response names the records at fault. The message is Kafka's summary of them.
+ */
+export class RecordValidationError extends KafkaError {
+  readonly recordErrors: RecordError[]
+
+  constructor(code: ErrorCode, message: string, recordErrors: RecordError[]) {
+    super(code, message)
+    this.name = 'RecordValidationError'
+    this.recordErrors = recordErrors
+  }
+}
+
 /** The Kafka error code for anything thrown: a KafkaError's own code, else UNKNOWN_SERVER_ERROR. */
 export function errorCodeOf(err: unknown): ErrorCode {
   return err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR

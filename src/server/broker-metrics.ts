@@ -54,6 +54,10 @@ export interface BrokerMetricSources {
   consumerLag(): Promise<readonly { group: string; topic: string; partition: number; committedOffset: number; lag: number }[]>
   /** Whether this broker is the active controller. */
   isController(): boolean
+  /** Partitions this broker leads, and those of them whose ISR is smaller than their replicas. */
+  leadership(): { leaders: number; underReplicated: number }
+  /** Partitions of the cluster without a leader (read on the active controller only, as Kafka reports it). */
+  offlinePartitions(): number
   /** Whether a topic exists (the metrics of deleted topics are dropped before a scrape). */
   topicExists(name: string): boolean
 }
@@ -64,10 +68,6 @@ export class BrokerMetrics {
   readonly registry: MetricsRegistry
   /** The BrokerTopicMetrics MBean without a topic: every topic together. */
   readonly allTopics: TopicMetrics
-  /** kafka.server:type=ReplicaManager,name=UnderReplicatedPartitions (0 until replication sets it). */
-  readonly underReplicatedPartitions: Gauge
-  /** kafka.controller:type=KafkaController,name=OfflinePartitionsCount (0 until the controller sets it). */
-  readonly offlinePartitions: Gauge
   /** kafka.server:type=ReplicaManager,name=IsrShrinksPerSec (replication counts here). */
   readonly isrShrinks: Counter
   /** kafka.server:type=ReplicaManager,name=IsrExpandsPerSec */
@@ -108,10 +108,10 @@ export class BrokerMetrics {
       emit(['Produce'], producePurgatory.value)
       emit(['Fetch'], sources.fetchPurgatorySize())
     })
-    this.underReplicatedPartitions = r.gauge('kafka_server_replicamanager_underreplicatedpartitions', 'Partitions led here with fewer in-sync replicas than replicas (UnderReplicatedPartitions)').labels()
+    r.collected('kafka_server_replicamanager_underreplicatedpartitions', 'Partitions led here with fewer in-sync replicas than replicas (UnderReplicatedPartitions)', 'gauge', [], (emit) => emit([], sources.leadership().underReplicated))
     this.isrShrinks = r.counter('kafka_server_replicamanager_isrshrinks_total', "ISR shrinks (Kafka's IsrShrinksPerSec meter count)").labels()
     this.isrExpands = r.counter('kafka_server_replicamanager_isrexpands_total', "ISR expands (Kafka's IsrExpandsPerSec meter count)").labels()
-    this.offlinePartitions = r.gauge('kafka_controller_kafkacontroller_offlinepartitionscount', 'Partitions without an available leader (OfflinePartitionsCount)').labels()
+    r.collected('kafka_controller_kafkacontroller_offlinepartitionscount', 'Partitions without an available leader, on the active controller (OfflinePartitionsCount)', 'gauge', [], (emit) => emit([], sources.isController() ? sources.offlinePartitions() : 0))
     r.collected('kafka_controller_kafkacontroller_activecontrollercount', 'Whether this broker is the active controller (ActiveControllerCount)', 'gauge', [], (emit) => emit([], sources.isController() ? 1 : 0))
     r.collected('kafka_server_socket_server_metrics_connection_count', 'Open client connections (socket-server-metrics connection-count)', 'gauge', ['listener', 'networkProcessor'], (emit) => {
       // One network thread (Node's event loop) serves every connection: networkProcessor 0.
@@ -134,7 +134,7 @@ export class BrokerMetrics {
     logGauge('kafka_log_log_logendoffset', 'Offset the next record gets (LogEndOffset)', (s) => s.logEndOffset)
     logGauge('kafka_log_log_numlogsegments', 'Segments of the log (NumLogSegments)', (s) => s.segmentCount)
     r.collected('kafka_server_replicamanager_partitioncount', 'Partitions on this broker (PartitionCount)', 'gauge', [], async (emit) => emit([], (await logStates()).length))
-    r.collected('kafka_server_replicamanager_leadercount', 'Partitions this broker leads (LeaderCount)', 'gauge', [], async (emit) => emit([], (await logStates()).length))
+    r.collected('kafka_server_replicamanager_leadercount', 'Partitions this broker leads (LeaderCount)', 'gauge', [], (emit) => emit([], sources.leadership().leaders))
     // Lag: kafka_exporter's names, since Kafka's broker has no lag MBean.
     let lag: { at: number; rows: ReturnType<BrokerMetricSources['consumerLag']> } | null = null
     const lagRows = (): ReturnType<BrokerMetricSources['consumerLag']> => {

@@ -1,22 +1,33 @@
-// A single Skein broker: configuration, the partition shards, the topic store, the services handlers
-// see (the partition service with its fetch purgatory, the metadata view, topic and config
-// administration, the coordinators, producer ids) and the socket server, started and stopped in the
-// right order. This is what `npm start` runs and what the library API's startBroker() returns.
+// A Skein broker: configuration, the metadata store (ZooKeeper with zookeeper.connect, else the embedded
+// file of a single broker), the partition shards, the cluster membership (registration, the controller
+// every broker runs, config change notifications), the services handlers see (the partition service, the
+// metadata image the controller feeds, topic and config administration, the coordinators, producer ids,
+// fetch sessions, the control plane) and the socket server, started and stopped in the right order. This is what
+// `npm start` runs and what the library API's startBroker() returns.
 import { mkdirSync } from 'node:fs'
-import { validateBrokerProperties, type BrokerConfig } from '../config/broker-config.js'
+import type { BrokerConfig } from '../config/broker-config.js'
 import type { Listener } from '../config/listeners.js'
-import { loadOrCreateMetaProperties } from '../storage/meta-properties.js'
-import { TopicStore } from '../cluster/topic-store.js'
+import { randomKafkaUuid } from '../domain/uuid.js'
+import { loadOrCreateMetaProperties, readMetaProperties, type MetaProperties } from '../storage/meta-properties.js'
+import { validateTopicConfigs } from '../config/topic-configs.js'
+import { BrokerControlPlane } from './control-plane.js'
+import { ClusterMember } from './cluster-member.js'
+import { Controller } from '../cluster/controller/controller.js'
+import { EmbeddedStore } from '../cluster/embedded-store.js'
+import { MetadataImage } from '../cluster/metadata-image.js'
+import type { BrokerRegistration, MetadataStore } from '../cluster/metadata-store.js'
+import { ZkStore } from '../cluster/zk-store.js'
 import { createLogger, type Logger } from '../observability/logger.js'
 import type { MetricsRegistry } from '../observability/metrics.js'
 import { ShardRouter } from '../shard/router.js'
 import { BrokerMetrics } from './broker-metrics.js'
 import type { FrameHandler } from './connection.js'
+import { connectBrokerLink } from './broker-link.js'
 import { createDispatcher } from './dispatcher.js'
-import { DynamicConfigService } from './dynamic-configs.js'
+import { DynamicConfigService, parseDynamicLayers, readDynamicBrokerConfigs, type DynamicBrokerConfigLayers } from './dynamic-configs.js'
+import { FetchSessionCache } from './handlers/common/fetch-sessions.js'
 import { GroupService } from './groups.js'
 import { HANDLERS } from './handlers/index.js'
-import { BrokerMetadataView } from './metadata-view.js'
 import { ProducerIdManager } from './producer-ids.js'
 import { HandlerRegistry } from './registry.js'
 import { ReplicaManager } from './replica-manager.js'
@@ -38,20 +49,33 @@ export interface StartBrokerOptions {
   metrics?: MetricsRegistry
 }
 
+/** How long start() waits for the controller's first word about the cluster before serving anyway. */
+const FIRST_METADATA_WAIT_MS = 30_000
+
 export class Broker {
   readonly registry = new HandlerRegistry(HANDLERS)
-  /** The partitions as leader: appends, reads, offsets, fetch long-polling (the only user of the router's partition data). */
+  /** The partitions this broker holds, as leader or follower: appends, reads, offsets, fetch long-polling. */
   readonly partitions: ReplicaManager
-  /** Brokers, topics and partition leaders, read-only. */
-  readonly metadata: BrokerMetadataView
+  /** Brokers, topics and partition leaders as the controller last told this broker (read-only for handlers). */
+  readonly metadata: MetadataImage
   /** The broker configuration and its dynamic layers. */
   readonly configs: DynamicConfigService
-  /** InitProducerId's producer ids, reserved in blocks in the data dir (read on first use). */
+  /** InitProducerId's producer ids, reserved in blocks in the metadata store. */
   readonly producerIds: ProducerIdManager
   /** The group coordinator (consumer groups and committed offsets over __consumer_offsets). */
   readonly groups: GroupService
   /** The transaction coordinator (transactional producers over __transaction_state). */
   readonly transactions: TransactionService
+  /** Incremental fetch sessions, at most max.incremental.fetch.session.cache.slots of them. */
+  readonly fetchSessions: FetchSessionCache
+  /** What the controller's requests do here, and who answers AlterPartition / ControlledShutdown. */
+  readonly control: BrokerControlPlane
+  /** This broker's controller (active when it won the election). */
+  readonly controller: Controller
+  /** Registration, config change notifications, controlled shutdown. */
+  readonly cluster: ClusterMember
+  /** Topic administration through the metadata store. */
+  readonly topics: TopicManager
   /** Kafka's broker metrics under the JMX exporter's names (GET /metrics renders metrics.registry). */
   readonly metrics: BrokerMetrics
   private readonly dispatcher: FrameHandler
@@ -64,12 +88,14 @@ export class Broker {
     readonly clusterId: string,
     readonly dataDir: string,
     readonly router: ShardRouter,
-    readonly store: TopicStore,
-    readonly topics: TopicManager,
+    /** The cluster's metadata: ZooKeeper, or the embedded file of a single broker. */
+    readonly store: MetadataStore,
+    dynamicLayers: DynamicBrokerConfigLayers,
     private readonly server: SocketServer,
     /** Where clients are told to connect (advertised.listeners, with bound ports filled in). */
     readonly endpoints: BrokerEndpoint[],
     readonly bound: BoundListener[],
+    readonly interBrokerListener: string,
     private readonly shutdownGraceMs: number,
     registry: MetricsRegistry | undefined,
   ) {
@@ -79,27 +105,67 @@ export class Broker {
         fetchPurgatorySize: () => this.partitions.fetchPurgatorySize,
         connections: () => this.server.connectionsByListener(),
         consumerLag: () => this.consumerLag(),
-        isController: () => this.metadata.controllerId === this.nodeId,
-        topicExists: (name) => this.topics.get(name) !== undefined,
+        isController: () => this.controller.isActive,
+        leadership: () => this.partitions.leadership(),
+        offlinePartitions: () => {
+          let n = 0
+          for (const t of this.metadata.topics()) for (const p of t.partitionStates) if (p !== undefined && p.leaderId < 0) n++
+          return n
+        },
+        topicExists: (name) => this.metadata.topic(name) !== undefined,
       },
       registry,
     )
-    this.partitions = new ReplicaManager(router, store, dataDir, log, this.metrics)
-    this.metadata = new BrokerMetadataView(nodeId, clusterId, (listenerName) => this.endpointFor(listenerName), topics, () => this.config)
-    this.configs = new DynamicConfigService(store, () => this.config, (c) => this.applyBrokerConfig(c), log)
-    this.producerIds = new ProducerIdManager(dataDir)
+    this.metadata = new MetadataImage(nodeId, clusterId, (listenerName) => this.endpointFor(listenerName), () => this.config)
+    this.partitions = new ReplicaManager(router, dataDir, log, {
+      brokerId: nodeId,
+      logConfigFor: async (topic) => this.config.logConfig(validateTopicConfigs(await this.control.topicConfigs(topic))),
+      defaultLogConfig: () => this.config.logDefaults(),
+      knowsPartition: (topic, partition) => this.metadata.partition(topic, partition) !== undefined,
+    }, this.metrics)
+    this.control = new BrokerControlPlane({
+      brokerId: nodeId,
+      image: this.metadata,
+      replicas: this.partitions,
+      store,
+      log,
+      onTopicConfigChanged: (topic) => this.partitions.refreshLogConfigs(topic),
+    })
+    this.controller = new Controller({ brokerId: nodeId, store, local: this.control, connect: connectBrokerLink, config: () => this.config, interBrokerListener, log })
+    this.control.setController(this.controller)
+    this.topics = new TopicManager(store, this.metadata, this.control, config, log)
+    this.configs = new DynamicConfigService(store, nodeId, dynamicLayers, () => this.config, (c) => this.applyBrokerConfig(c), log)
+    this.producerIds = new ProducerIdManager((blockSize) => store.allocateProducerIdBlock(nodeId, blockSize))
+    this.cluster = new ClusterMember({
+      registration: registrationOf(nodeId, config, endpoints),
+      store,
+      image: this.metadata,
+      control: this.control,
+      controller: this.controller,
+      interBrokerListener,
+      // A registration left by this broker's previous run vanishes when that session expires.
+      registrationWaitMs: store.kind === 'zookeeper' ? config.getInt('zookeeper.session.timeout.ms') + 10_000 : 0,
+      onConfigChanges: (changes) => {
+        void this.control.onConfigChanges(changes)
+        void this.configs.onConfigChanges(changes)
+      },
+      log,
+    })
     this.groups = new GroupService(this)
     this.transactions = new TransactionService(this)
+    this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'))
     // Built once: every request's context carries these same services.
     this.dispatcher = createDispatcher(
       {
         partitions: this.partitions,
         metadata: this.metadata,
-        topics,
+        topics: this.topics,
         configs: this.configs,
         groups: this.groups,
         transactions: this.transactions,
         producerIds: this.producerIds,
+        fetchSessions: this.fetchSessions,
+        control: this.control,
         log,
         apiVersions: this.registry.apiVersions(),
       },
@@ -126,69 +192,78 @@ export class Broker {
     if (dirs.length !== 1) throw new Error(`log.dirs lists ${dirs.length} directories; this broker supports exactly one`)
     const dataDir = dirs[0]!
     mkdirSync(dataDir, { recursive: true })
-    const meta = loadOrCreateMetaProperties(dataDir, { nodeId: config.brokerId, clusterId: config.clusterId })
-    const store = TopicStore.open(dataDir)
-    const dynamic = store.dynamicBrokerConfigs()
-    // The store keeps the string forms; the config layers hold parsed values.
-    config = config.withDynamic({
-      perBroker: validateBrokerProperties(Object.entries(dynamic.perBroker)),
-      clusterDefault: validateBrokerProperties(Object.entries(dynamic.clusterDefault)),
-    })
-    const router = await ShardRouter.start({
-      dataDir,
-      ioThreads: config.ioThreads,
-      defaults: config.logDefaults(),
-      retentionCheckIntervalMs: config.logRetentionCheckIntervalMs,
-      flushSchedulerIntervalMs: config.logFlushSchedulerIntervalMs,
-      checkpointIntervalMs: config.getInt('log.flush.offset.checkpoint.interval.ms'),
-      cleaner: {
-        enable: config.getBoolean('log.cleaner.enable'),
-        backoffMs: config.getInt('log.cleaner.backoff.ms'),
-        ioMaxBytesPerSecond: config.getDouble('log.cleaner.io.max.bytes.per.second'),
-        dedupeBufferBytes: config.getInt('log.cleaner.dedupe.buffer.size'),
-      },
-      producerExpiration: {
-        expirationMs: config.getInt('producer.id.expiration.ms'),
-        checkIntervalMs: config.getInt('producer.id.expiration.check.interval.ms'),
-      },
-      logger: log,
-    })
-    const topics = new TopicManager(store, router, config, meta.nodeId, log)
+    const interBrokerListener = config.getString('inter.broker.listener.name') ?? config.listeners[0]!.name
+    if (!config.listeners.some((l) => l.name === interBrokerListener)) {
+      throw new Error(`inter.broker.listener.name ${interBrokerListener} is not one of the listeners (${config.listeners.map((l) => l.name).join(', ')})`)
+    }
+    const { store, meta } = await openMetadataStore(config, dataDir, log)
+    let router: ShardRouter | undefined
+    let server: SocketServer | undefined
     try {
-      await topics.recover()
+      const dynamicLayers = await readDynamicBrokerConfigs(store, meta.nodeId)
+      // The store keeps the string forms; the config layers hold parsed values.
+      config = config.withDynamic(parseDynamicLayers(dynamicLayers))
+      router = await ShardRouter.start({
+        dataDir,
+        ioThreads: config.ioThreads,
+        defaults: config.logDefaults(),
+        retentionCheckIntervalMs: config.logRetentionCheckIntervalMs,
+        flushSchedulerIntervalMs: config.logFlushSchedulerIntervalMs,
+        checkpointIntervalMs: config.getInt('log.flush.offset.checkpoint.interval.ms'),
+        cleaner: {
+          enable: config.getBoolean('log.cleaner.enable'),
+          backoffMs: config.getInt('log.cleaner.backoff.ms'),
+          ioMaxBytesPerSecond: config.getDouble('log.cleaner.io.max.bytes.per.second'),
+          dedupeBufferBytes: config.getInt('log.cleaner.dedupe.buffer.size'),
+        },
+        producerExpiration: {
+          expirationMs: config.getInt('producer.id.expiration.ms'),
+          checkIntervalMs: config.getInt('producer.id.expiration.check.interval.ms'),
+        },
+        logger: log,
+      })
+      // A single broker adopts partition directories its metadata file does not list (never deletes them).
+      if (store.kind === 'embedded') await TopicManager.adoptOrphanPartitions(store, router, meta.nodeId, log)
+      const limits = {
+        maxRequestBytes: config.getInt('socket.request.max.bytes'),
+        idleTimeoutMs: config.getInt('connections.max.idle.ms'),
+        maxInFlightBytes: Math.max(config.getInt('socket.request.max.bytes'), 64 * 1024 * 1024),
+        maxInFlightRequests: 64,
+      }
+      // The dispatcher needs the broker and the broker needs the server: tie them through a holder.
+      let broker: Broker | undefined
+      const dispatch: FrameHandler = (frame, conn) => {
+        if (broker === undefined) return Promise.reject(new Error('broker not started'))
+        return broker.dispatcher(frame, conn)
+      }
+      server = new SocketServer(limits, dispatch, log)
+      const bound = await server.listen(config.listeners)
+      const endpoints = advertise(config.advertisedListeners, bound)
+      broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, dynamicLayers, server, endpoints, bound, interBrokerListener, opts.shutdownGraceMs ?? 5000, opts.metrics)
+      await broker.cluster.start()
+      if (!(await broker.cluster.waitForMetadata(FIRST_METADATA_WAIT_MS))) {
+        log.warn({ waitedMs: FIRST_METADATA_WAIT_MS }, 'no metadata from the controller yet; serving with what this broker knows')
+      }
+      broker.groups.startIfPresent()
+      broker.transactions.startIfPresent()
+      log.info(
+        {
+          nodeId: meta.nodeId,
+          clusterId: meta.clusterId,
+          dataDir,
+          ioThreads: config.ioThreads,
+          metadata: store.description,
+          listeners: endpoints.map((e) => `${e.listenerName}://${e.host}:${e.port}`),
+        },
+        `Skein broker ${meta.nodeId} ready on ${endpoints.map((e) => `${e.host}:${e.port}`).join(', ')} (data in ${dataDir})`,
+      )
+      return broker
     } catch (err) {
-      await router.close()
+      await server?.shutdown(0).catch(() => {})
+      await store.close().catch(() => {})
+      await router?.close().catch(() => {})
       throw err
     }
-    const limits = {
-      maxRequestBytes: config.getInt('socket.request.max.bytes'),
-      idleTimeoutMs: config.getInt('connections.max.idle.ms'),
-      maxInFlightBytes: Math.max(config.getInt('socket.request.max.bytes'), 64 * 1024 * 1024),
-      maxInFlightRequests: 64,
-    }
-    // The dispatcher needs the broker and the broker needs the server: tie them through a holder.
-    let broker: Broker | undefined
-    const dispatch: FrameHandler = (frame, conn) => {
-      if (broker === undefined) return Promise.reject(new Error('broker not started'))
-      return broker.dispatcher(frame, conn)
-    }
-    const server = new SocketServer(limits, dispatch, log)
-    let bound: BoundListener[]
-    try {
-      bound = await server.listen(config.listeners)
-    } catch (err) {
-      await router.close()
-      throw err
-    }
-    const endpoints = advertise(config.advertisedListeners, bound)
-    broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, topics, server, endpoints, bound, opts.shutdownGraceMs ?? 5000, opts.metrics)
-    broker.groups.startIfPresent()
-    broker.transactions.startIfPresent()
-    log.info(
-      { nodeId: meta.nodeId, clusterId: meta.clusterId, dataDir, ioThreads: config.ioThreads, listeners: endpoints.map((e) => `${e.listenerName}://${e.host}:${e.port}`) },
-      `Skein broker ${meta.nodeId} ready on ${endpoints.map((e) => `${e.host}:${e.port}`).join(', ')} (data in ${dataDir})`,
-    )
-    return broker
   }
 
   /** The endpoint clients on this listener should use (the first advertised one for an unknown listener). */
@@ -200,10 +275,10 @@ export class Broker {
   async applyBrokerConfig(config: BrokerConfig): Promise<void> {
     this.config = config
     this.topics.setBrokerConfig(config)
-    await this.topics.refreshAllLogConfigs()
+    await this.partitions.refreshLogConfigs()
   }
 
-  /** Graceful stop: no new connections, answer what is in flight, close shards and write the marker. */
+  /** Graceful stop: leaderships moved away (a ZooKeeper cluster), no new connections, what is in flight answered, shards closed. */
   stop(): Promise<void> {
     this.stopping ??= this.doStop()
     return this.stopping
@@ -211,14 +286,68 @@ export class Broker {
 
   private async doStop(): Promise<void> {
     this.log.info('shutting down')
+    if (this.store.kind === 'zookeeper' && this.config.getBoolean('controlled.shutdown.enable')) {
+      await this.cluster
+        .controlledShutdown({ maxRetries: this.config.getInt('controlled.shutdown.max.retries'), retryBackoffMs: this.config.getInt('controlled.shutdown.retry.backoff.ms') })
+        .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'controlled shutdown failed'))
+    }
     // Pending JoinGroup/SyncGroup answers go out now (NOT_COORDINATOR) instead of holding the drain.
     this.groups.close()
     this.transactions.close()
     this.partitions.wakeAllWaiters()
     await this.server.shutdown(this.shutdownGraceMs)
     this.partitions.wakeAllWaiters()
+    // The controller stops and the store session ends: this broker's registration goes at once.
+    await this.cluster.stop().catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'leaving the cluster failed'))
     await this.router.close()
     this.log.info('shut down cleanly')
+  }
+}
+
+/**
+ * The metadata store and this log dir's identity. With ZooKeeper the cluster id is the cluster's
+ * (created from cluster.id, or this log dir's, or a new one, by the first broker); a log dir that belongs
+ * to another cluster stops startup, as Kafka's "the broker is trying to join the wrong cluster".
+ */
+async function openMetadataStore(config: BrokerConfig, dataDir: string, log: Logger): Promise<{ store: MetadataStore; meta: MetaProperties }> {
+  const connect = config.getString('zookeeper.connect')
+  if (connect === null) {
+    const meta = loadOrCreateMetaProperties(dataDir, { nodeId: config.brokerId, clusterId: config.clusterId })
+    return { store: EmbeddedStore.open(dataDir, meta.nodeId), meta }
+  }
+  const sessionTimeoutMs = config.getInt('zookeeper.session.timeout.ms')
+  const connectionTimeoutMs = (config.get('zookeeper.connection.timeout.ms') as number | null) ?? sessionTimeoutMs
+  const store = new ZkStore({ connect, sessionTimeoutMs, connectionTimeoutMs, logger: log })
+  try {
+    await store.start()
+  } catch (err) {
+    throw new Error(`cannot connect to ZooKeeper at ${connect}: ${(err as Error).message}`)
+  }
+  try {
+    const existing = readMetaProperties(dataDir)
+    const clusterId = await store.getOrCreateClusterId(config.clusterId ?? existing?.clusterId ?? randomKafkaUuid())
+    if (config.clusterId !== null && config.clusterId !== clusterId) {
+      throw new Error(`cluster.id ${config.clusterId} does not match the cluster id ${clusterId} in ZooKeeper (${connect}); is zookeeper.connect right?`)
+    }
+    if (existing !== undefined && existing.clusterId !== clusterId) {
+      throw new Error(
+        `the cluster id ${clusterId} in ZooKeeper does not match ${existing.clusterId} in ${dataDir}/meta.properties: this broker is trying to join the wrong cluster (is zookeeper.connect right?)`,
+      )
+    }
+    return { store, meta: loadOrCreateMetaProperties(dataDir, { nodeId: config.brokerId, clusterId }) }
+  } catch (err) {
+    await store.close().catch(() => {})
+    throw err
+  }
+}
+
+/** What other brokers and clients learn about this broker: its advertised endpoints and rack. */
+function registrationOf(brokerId: number, config: BrokerConfig, endpoints: BrokerEndpoint[]): BrokerRegistration {
+  const protocols = config.securityProtocolMap
+  return {
+    id: brokerId,
+    endpoints: endpoints.map((e) => ({ listenerName: e.listenerName, host: e.host, port: e.port, securityProtocol: protocols.get(e.listenerName) ?? 'PLAINTEXT' })),
+    rack: config.getString('broker.rack'),
   }
 }
 

@@ -66,6 +66,8 @@ export function createDispatcher(services: BrokerServices, registry: HandlerRegi
       groups: services.groups,
       transactions: services.transactions,
       producerIds: services.producerIds,
+      fetchSessions: services.fetchSessions,
+      control: services.control,
       log: services.log,
       apiVersions: services.apiVersions,
     }

@@ -8,7 +8,7 @@
 import { GroupCoordinator } from '../coordinator/group/group-coordinator.js'
 import type { GroupCoordinatorConfig, TopicsView } from '../coordinator/group/types.js'
 import { systemClock } from '../coordinator/runtime/clock.js'
-import type { TopicRecord } from '../cluster/topic-store.js'
+import type { TopicInfo } from './handlers/common/ports.js'
 import type { Broker } from './broker.js'
 import { CoordinatorPartitionWriter } from './coordinator-partition-writer.js'
 import { partitionKey } from './fetch-purgatory.js'
@@ -32,7 +32,7 @@ export class GroupService extends InternalTopicService<GroupCoordinator> impleme
     }
   }
 
-  protected build(topic: TopicRecord): GroupCoordinator {
+  protected build(topic: TopicInfo): GroupCoordinator {
     const { broker } = this
     const c = broker.config
     const config: GroupCoordinatorConfig = {

@@ -2,7 +2,7 @@
 // __transaction_state) is created on first use — never by a client's Metadata auto-creation, as in
 // Kafka — or found at startup, and the coordinator over it is built once, replays its partitions (in
 // the background when the topic already existed) and is closed first when the broker stops.
-import type { TopicRecord } from '../cluster/topic-store.js'
+import type { TopicInfo } from './handlers/common/ports.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import type { Broker } from './broker.js'
 
@@ -31,7 +31,7 @@ export abstract class InternalTopicService<C extends InternalCoordinator> {
   protected abstract topicSpec(): InternalTopicSpec
 
   /** The coordinator over the topic; its partition count decides placement, whatever the config says now. */
-  protected abstract build(topic: TopicRecord): C
+  protected abstract build(topic: TopicInfo): C
 
   /** At startup: if the topic exists, start coordinating it now (replay in the background). */
   startIfPresent(): void {
@@ -68,7 +68,7 @@ export abstract class InternalTopicService<C extends InternalCoordinator> {
 
   async #start(): Promise<C> {
     const { broker, topicName } = this
-    let topic = broker.topics.get(topicName)
+    let topic: TopicInfo | undefined = broker.topics.get(topicName)
     const created = topic === undefined
     if (topic === undefined) {
       try {

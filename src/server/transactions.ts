@@ -12,13 +12,15 @@ import { txnStatusFromName } from '../coordinator/transaction/records.js'
 import { TransactionCoordinator } from '../coordinator/transaction/txn-coordinator.js'
 import type { TransactionCoordinatorConfig, TxnMarkerItem, TxnMarkerWriter } from '../coordinator/transaction/types.js'
 import { ErrorCode } from '../domain/errors.js'
-import type { TopicRecord } from '../cluster/topic-store.js'
+import type { TopicInfo } from './handlers/common/ports.js'
 import type { Broker } from './broker.js'
 import { CoordinatorPartitionWriter } from './coordinator-partition-writer.js'
 import { CONSUMER_OFFSETS_TOPIC } from './groups.js'
 import type { TransactionCoordinatorService } from './handlers/common/ports.js'
 import { InternalTopicService, type InternalTopicSpec } from './internal-topic-service.js'
-import { LEADER_EPOCH } from './replica-manager.js'
+
+/** The coordinator epoch of the transaction coordinator until coordinators move with partition leadership. */
+const COORDINATOR_EPOCH = 0
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state'
 /** How long a __transaction_state append may wait for the in-sync replicas (Kafka's request.timeout.ms default). */
@@ -83,7 +85,7 @@ export class TransactionService extends InternalTopicService<TransactionCoordina
     }
   }
 
-  protected build(topic: TopicRecord): TransactionCoordinator {
+  protected build(topic: TopicInfo): TransactionCoordinator {
     const { broker } = this
     const c = broker.config
     const config: TransactionCoordinatorConfig = {
@@ -92,7 +94,7 @@ export class TransactionService extends InternalTopicService<TransactionCoordina
       transactionalIdExpirationMs: c.getInt('transactional.id.expiration.ms'),
       abortTimedOutTransactionsIntervalMs: c.getInt('transaction.abort.timed.out.transaction.cleanup.interval.ms'),
       removeExpiredTransactionalIdsIntervalMs: c.getInt('transaction.remove.expired.transaction.cleanup.interval.ms'),
-      coordinatorEpoch: LEADER_EPOCH,
+      coordinatorEpoch: COORDINATOR_EPOCH,
     }
     const writer = new CoordinatorPartitionWriter(broker.partitions, TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_APPEND_TIMEOUT_MS)
     return new TransactionCoordinator({ config, writer, markers: new BrokerMarkerWriter(broker), producerIds: broker.producerIds, clock: systemClock, log: broker.log })

@@ -6,7 +6,7 @@
 // Invariant: only the owning thread touches these PartitionLogs, so nothing here locks. Operations of a
 // batch run one after another in the order sent.
 
-import { errorName, ErrorCode, KafkaError } from '../domain/errors.js'
+import { errorName, ErrorCode, KafkaError, RecordValidationError } from '../domain/errors.js'
 import { LogManager, type PartitionLog } from '../storage/index.js'
 import type { LogCleanerSettings } from '../storage/index.js'
 import type { LogConfig } from '../storage/types.js'
@@ -48,6 +48,7 @@ export type BackgroundTask = 'retention' | 'flush' | 'cleaner' | 'producer-expir
 const MAX_TIMER_MS = 2 ** 31 - 1
 
 function failure(err: unknown): OpResult {
+  if (err instanceof RecordValidationError) return { ok: false, errorCode: err.code, message: err.message, recordErrors: err.recordErrors }
   if (err instanceof KafkaError) return { ok: false, errorCode: err.code, message: err.message }
   const message = err instanceof Error ? (err.stack ?? err.message) : String(err)
   return { ok: false, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, message, unexpected: true }

@@ -4,6 +4,7 @@
 // arguments and answers, are defined in operations.ts. Everything here is structured-clone safe; record
 // buffers travel as Uint8Array (transferred when the router may do so).
 
+import type { RecordError } from '../domain/errors.js'
 import type { LogConfig } from '../storage/types.js'
 
 export interface PartitionRef {
@@ -11,7 +12,9 @@ export interface PartitionRef {
   partition: number
 }
 
-export type OpResult = { ok: true; value: unknown } | { ok: false; errorCode: number; message: string; unexpected?: boolean }
+export type OpResult =
+  | { ok: true; value: unknown }
+  | { ok: false; errorCode: number; message: string; unexpected?: boolean; recordErrors?: RecordError[] }
 
 /**
  * The operations of one turn for one shard: ops[i] names an operation and args[i] holds its arguments

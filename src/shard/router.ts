@@ -395,6 +395,7 @@ export class ShardRouter {
   #outcome<T>(r: OpResult): Outcome<T> {
     if (r.ok) return r as Outcome<T>
     if (r.unexpected === true) this.#logger.error({ errorCode: r.errorCode, error: r.message }, 'unexpected shard error')
+    if (r.recordErrors !== undefined) return { ok: false, errorCode: r.errorCode, message: r.message, recordErrors: r.recordErrors }
     return { ok: false, errorCode: r.errorCode, message: r.message }
   }
 

@@ -353,6 +353,9 @@ export class PartitionLog {
         timestampBeforeMaxMs: config.messageTimestampBeforeMaxMs,
         timestampAfterMaxMs: config.messageTimestampAfterMaxMs,
         now,
+        requireKeys: config.cleanupPolicy !== 'delete',
+        topic: this.topic,
+        partition: this.partition,
       },
       native.crc32c,
     )
@@ -367,7 +370,7 @@ export class PartitionLog {
       const rewritten = rewriteProducerBatches(
         records,
         validated,
-        { targetCodec: codec, requireKeys, maxRecordBytes: decodedSizeLimit(config.maxMessageBytes), maxMessageBytes: config.maxMessageBytes },
+        { targetCodec: codec, requireKeys, maxRecordBytes: decodedSizeLimit(config.maxMessageBytes), maxMessageBytes: config.maxMessageBytes, topic: this.topic, partition: this.partition },
         native.crc32c,
       )
       records = rewritten.payload

@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { Kafka, logLevel } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort, startTestBroker, tempDataDir, type TestBroker } from '../harness/index.js'
 import { oneLine, skein, SKEIN_JS } from './helpers.js'
@@ -93,6 +94,50 @@ describe('skein produce and consume', () => {
     expect(recs[0]!.timestampType).toBe('CreateTime')
   })
 
+  it('--offset past the log end (or before its start) says where it starts instead of printing nothing', async () => {
+    expect((await skein(['topics', ...b, '--create', '--topic', 'seeks', '--partitions', '1'])).code).toBe(0)
+    expect((await skein(['produce', ...b, '--topic', 'seeks'], { input: 'r0\nr1\nr2\n' })).code).toBe(0)
+    // Past the end: it says so, starts at the log end and prints what arrives there.
+    const child = spawn(process.execPath, [SKEIN_JS, 'consume', ...b, '--topic', 'seeks', '--partition', '0', '--offset', '100', '--max-messages', '1'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()))
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    try {
+      const deadline = Date.now() + 20000
+      while (!err.includes('starting at')) {
+        if (Date.now() > deadline) throw new Error(`the consumer said ${err}`)
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      expect(err).toBe('skein consume: offset 100 is past the end of partition seeks-0 (log end 3); starting at 3\n')
+      expect((await skein(['produce', ...b, '--topic', 'seeks'], { input: 'r3\n' })).code).toBe(0)
+      expect(await exited).toBe(0)
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL')
+    }
+    expect(out).toBe('r3\n')
+    expect(err).toBe('skein consume: offset 100 is past the end of partition seeks-0 (log end 3); starting at 3\nProcessed a total of 1 messages\n')
+
+    // Before the log start (records deleted): it starts at the log start.
+    const kafka = new Kafka({ brokers: [tb.bootstrap], logLevel: logLevel.NOTHING })
+    const admin = kafka.admin()
+    await admin.connect()
+    try {
+      await admin.fetchTopicOffsets('seeks') // kafkajs deletes records only of topics whose metadata it has
+      await admin.deleteTopicRecords({ topic: 'seeks', partitions: [{ partition: 0, offset: '2' }] })
+    } finally {
+      await admin.disconnect()
+    }
+    const early = await skein(['consume', ...b, '--topic', 'seeks', '--partition', '0', '--offset', '0', '--max-messages', '2'])
+    expect(early.code).toBe(0)
+    expect(early.out).toBe('r2\nr3\n')
+    expect(early.stderr).toBe('skein consume: offset 0 is before the start of partition seeks-0 (log start 2); starting at 2\nProcessed a total of 2 messages\n')
+    // Inside the log: nothing is said.
+    const inside = await skein(['consume', ...b, '--topic', 'seeks', '--partition', '0', '--offset', '3', '--max-messages', '1'])
+    expect([inside.out, inside.stderr]).toEqual(['r3\n', 'Processed a total of 1 messages\n'])
+  })
+
   it('reads --file, and keyed records land on the murmur2 partition', async () => {
     const dir = tempDataDir('cli-file')
     const file = join(dir, 'lines.txt')
@@ -134,7 +179,7 @@ describe('skein produce and consume', () => {
 
     const desc = await skein(['groups', ...b, '--describe', '--group', 'readers'])
     expect(desc.code).toBe(0)
-    expect(desc.out).toContain("Consumer group 'readers' has no active members.")
+    expect(desc.stderr).toBe("\nConsumer group 'readers' has no active members.\n")
     const table = desc.out.trim().split('\n').slice(-3)
     expect(table[0]!.split(/\s+/)).toEqual(['GROUP', 'TOPIC', 'PARTITION', 'CURRENT-OFFSET', 'LOG-END-OFFSET', 'LAG', 'CONSUMER-ID', 'HOST', 'CLIENT-ID'])
     const rows = table.slice(1).map((l) => l.split(/\s+/))
@@ -159,7 +204,7 @@ describe('skein produce and consume', () => {
       await new Promise((r) => setTimeout(r, 100))
     }
     const live = await skein(['groups', ...b, '--describe', '--group', 'readers'])
-    expect(live.out).not.toContain('no active members')
+    expect(live.stderr).toBe('')
     expect(live.out).toMatch(/readers\s+grouped\s+0\s+\d+\s+\d+\s+\d+\s+\S+\s+\S+\s+skein-console-consumer/)
     // Resetting a group with a live member is refused.
     const busy = await skein(['groups', ...b, '--reset-offsets', '--group', 'readers', '--topic', 'grouped', '--to-earliest', '--execute'])
@@ -169,13 +214,118 @@ describe('skein produce and consume', () => {
     expect(await exited).toBe(0)
     expect(err).toBe('Processed a total of 2 messages\n')
     const after = await skein(['groups', ...b, '--describe', '--group', 'readers'])
-    expect(after.out).toContain('no active members')
+    expect(after.stderr).toContain('no active members')
     const lags = after.out.trim().split('\n').slice(-2).map((l) => l.split(/\s+/)[5])
     expect(lags).toEqual(['0', '0'])
   })
 })
 
 describe('skein groups', () => {
+  it('a running member commits its positions every auto.commit.interval.ms, so --describe shows its lag', async () => {
+    expect((await skein(['topics', ...b, '--create', '--topic', 'lagging', '--partitions', '2'])).code).toBe(0)
+    expect((await skein(['produce', ...b, '--topic', 'lagging'], { input: 'old-1\nold-2\n' })).code).toBe(0)
+    // A new group starts at the log end and prints nothing: its positions are committed all the same.
+    const child = spawn(process.execPath, [SKEIN_JS, 'consume', ...b, '--topic', 'lagging', '--group', 'watchers', '--consumer-property', 'auto.commit.interval.ms=300'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    const rows = async (): Promise<string[][]> => {
+      const d = await skein(['groups', ...b, '--describe', '--group', 'watchers'])
+      return d.out.split('\n').filter((l) => l.startsWith('watchers ')).map((l) => l.split(/\s+/))
+    }
+    const until = async (what: string, ok: (r: string[][]) => boolean): Promise<string[][]> => {
+      const deadline = Date.now() + 20000
+      for (;;) {
+        const r = await rows()
+        if (ok(r)) return r
+        if (Date.now() > deadline) throw new Error(`${what}: ${JSON.stringify(r)}`)
+        await new Promise((res) => setTimeout(res, 200))
+      }
+    }
+    try {
+      const caughtUp = await until('committed positions of the running member', (r) => r.length === 2 && r.every((c) => c[3] !== '-' && c[6] !== '-'))
+      expect(caughtUp.map((c) => c.slice(3, 6))).toEqual(caughtUp.map((c) => [c[4], c[4], '0']))
+      expect(caughtUp.reduce((n, c) => n + Number(c[4]), 0)).toBe(2)
+      // The member stops reading (SIGSTOP: still in the group) while records arrive: its lag shows.
+      child.kill('SIGSTOP')
+      expect((await skein(['produce', ...b, '--topic', 'lagging'], { input: 'n1\nn2\nn3\nn4\nn5\n' })).code).toBe(0)
+      const lagging = await rows()
+      expect(lagging.reduce((n, c) => n + Number(c[5]), 0)).toBe(5)
+      expect(lagging.every((c) => c[6]!.startsWith('skein-console-consumer-'))).toBe(true)
+      child.kill('SIGCONT')
+      await until('lag back to 0 after the member read on', (r) => r.length === 2 && r.every((c) => c[5] === '0'))
+      expect(out.split('\n').filter((l) => l !== '').sort()).toEqual(['n1', 'n2', 'n3', 'n4', 'n5'])
+    } finally {
+      child.kill('SIGCONT')
+      child.kill('SIGINT')
+    }
+    expect(await exited).toBe(0)
+  })
+
+  it('--describe --members/--state/--offsets [--verbose] and --list --state print kafka-consumer-groups\' layout', async () => {
+    expect((await skein(['topics', ...b, '--create', '--topic', 'layout', '--partitions', '3'])).code).toBe(0)
+    expect((await skein(['produce', ...b, '--topic', 'layout', '--partition', '1'], { input: 'x\ny\n' })).code).toBe(0)
+    const child = spawn(process.execPath, [SKEIN_JS, 'consume', ...b, '--topic', 'layout', '--group', 'layout-readers', '--from-beginning', '--consumer-property', 'auto.commit.interval.ms=200'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    try {
+      let offsets = await skein(['groups', ...b, '--describe', '--group', 'layout-readers', '--offsets', '--verbose'])
+      for (const deadline = Date.now() + 20000; !/layout\s+1\s+-\s+2\s+2\s+0/.test(offsets.out); ) {
+        if (Date.now() > deadline) throw new Error(offsets.out)
+        await new Promise((res) => setTimeout(res, 200))
+        offsets = await skein(['groups', ...b, '--describe', '--group', 'layout-readers', '--offsets', '--verbose'])
+      }
+      const member = /skein-console-consumer-[0-9a-f-]+/.exec(offsets.out)![0]
+      const C = Math.max(15, member.length)
+      // Kafka's format strings: "%-15s %-15s %-10s %-15s %-15s %-15s %-15s %-Cs %-15s %s", each line led by "\n".
+      const offsetLine = (g: string, t: string, p: string, e: string, o: string, end: string, lag: string, c: string, h: string, cl: string): string =>
+        `\n${g.padEnd(15)} ${t.padEnd(15)} ${p.padEnd(10)} ${e.padEnd(15)} ${o.padEnd(15)} ${end.padEnd(15)} ${lag.padEnd(15)} ${c.padEnd(C)} ${h.padEnd(15)} ${cl}`
+      expect(offsets.out).toBe(
+        offsetLine('GROUP', 'TOPIC', 'PARTITION', 'LEADER-EPOCH', 'CURRENT-OFFSET', 'LOG-END-OFFSET', 'LAG', 'CONSUMER-ID', 'HOST', 'CLIENT-ID') +
+          offsetLine('layout-readers', 'layout', '0', '-', '0', '0', '0', member, '/127.0.0.1', 'skein-console-consumer') +
+          offsetLine('layout-readers', 'layout', '1', '-', '2', '2', '0', member, '/127.0.0.1', 'skein-console-consumer') +
+          offsetLine('layout-readers', 'layout', '2', '-', '0', '0', '0', member, '/127.0.0.1', 'skein-console-consumer') +
+          '\n',
+      )
+      expect(offsets.stderr).toBe('')
+
+      const L = 'skein-console-consumer'.length
+      const memberHead = (g: string, c: string, h: string, cl: string, n: string): string => `${g.padEnd(15)} ${c.padEnd(C)} ${h.padEnd(15)} ${cl.padEnd(L)} ${n.padEnd(15)} `
+      const members = await skein(['groups', ...b, '--describe', '--group', 'layout-readers', '--members'])
+      expect(members.out).toBe(`\n${memberHead('GROUP', 'CONSUMER-ID', 'HOST', 'CLIENT-ID', '#PARTITIONS')}\n${memberHead('layout-readers', member, '/127.0.0.1', 'skein-console-consumer', '3')}\n`)
+      const verbose = await skein(['groups', ...b, '--describe', '--group', 'layout-readers', '--members', '--verbose'])
+      const memberTail = (e: string, a: string, te: string, ta: string): string => `${e.padEnd(15)} ${a.padEnd(20)} ${te.padEnd(15)} ${ta.padEnd(20)}`
+      expect(verbose.out).toBe(
+        `\n${memberHead('GROUP', 'CONSUMER-ID', 'HOST', 'CLIENT-ID', '#PARTITIONS')}${memberTail('CURRENT-EPOCH', 'CURRENT-ASSIGNMENT', 'TARGET-EPOCH', 'TARGET-ASSIGNMENT')}\n` +
+          `${memberHead('layout-readers', member, '/127.0.0.1', 'skein-console-consumer', '3')}${memberTail('-', 'layout:0,1,2', '-', '-')}\n`,
+      )
+
+      const coordinator = `127.0.0.1:${tb.port}  (0)`
+      const CO = Math.max(25, coordinator.length)
+      const state = await skein(['groups', ...b, '--describe', '--group', 'layout-readers', '--state'])
+      const stateLine = (g: string, c: string, a: string, st: string, n: string): string => `\n${g.padEnd(15)} ${c.padEnd(CO)} ${a.padEnd(20)} ${st.padEnd(20)} ${n}`
+      expect(state.out).toBe(stateLine('GROUP', 'COORDINATOR (ID)', 'ASSIGNMENT-STRATEGY', 'STATE', '#MEMBERS') + stateLine('layout-readers', coordinator, 'range', 'Stable', '1') + '\n')
+      const stateVerbose = await skein(['groups', ...b, '--describe', '--group', 'layout-readers', '--state', '--verbose'])
+      expect(stateVerbose.out).toContain(`${'STATE'.padEnd(20)} ${'GROUP-EPOCH'.padEnd(15)} ${'TARGET-ASSIGNMENT-EPOCH'.padEnd(25)} #MEMBERS`)
+      expect(stateVerbose.out).toContain(`${'Stable'.padEnd(20)} ${'-'.padEnd(15)} ${'-'.padEnd(25)} 1`)
+
+      const listed = await skein(['groups', ...b, '--list', '--state', 'stable'])
+      expect(listed.out.split('\n')[0]).toBe(`${'GROUP'.padEnd(25)} ${'STATE'.padEnd(20)}`)
+      expect(listed.out.split('\n')).toContain(`${'layout-readers'.padEnd(25)} ${'Stable'.padEnd(20)}`)
+      expect(listed.out).not.toMatch(/Empty/)
+      const bad = await skein(['groups', ...b, '--list', '--state', 'sleepy'])
+      expect(oneLine(bad.stderr)).toBe("skein groups: Invalid state list 'sleepy'. Valid states are: Stable, Empty, PreparingRebalance, CompletingRebalance, Dead")
+      const two = await skein(['groups', ...b, '--describe', '--group', 'layout-readers', '--members', '--state'])
+      expect(oneLine(two.stderr)).toBe('skein groups: --describe takes at most one of --offsets, --members, --state')
+    } finally {
+      child.kill('SIGINT')
+    }
+    expect(await exited).toBe(0)
+    // An empty group: the state goes to stderr as kafka-consumer-groups does; the members table is empty.
+    const empty = await skein(['groups', ...b, '--describe', '--group', 'layout-readers', '--members'])
+    expect(empty.stderr).toBe("\nConsumer group 'layout-readers' has no active members.\n")
+    expect(empty.out).toBe(`\n${'GROUP'.padEnd(15)} ${'CONSUMER-ID'.padEnd(15)} ${'HOST'.padEnd(15)} ${'CLIENT-ID'.padEnd(15)} ${'#PARTITIONS'.padEnd(15)} \n`)
+  })
+
   it('lists, resets offsets (dry run, execute, shift, datetime) and deletes', async () => {
     expect((await skein(['topics', ...b, '--create', '--topic', 'resets', '--partitions', '1'])).code).toBe(0)
     expect((await skein(['produce', ...b, '--topic', 'resets'], { input: 'a\nb\nc\nd\n' })).code).toBe(0)
@@ -218,7 +368,7 @@ describe('skein configs', () => {
     const d = await skein(['configs', ...b, '--entity-type', 'topics', '--entity-name', 'configured', '--describe'])
     expect(d.out).toBe(
       'Dynamic configs for topic configured are:\n' +
-        '  cleanup.policy=compact,delete sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact,delete}\n' +
+        '  cleanup.policy=compact,delete sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact,delete, DEFAULT_CONFIG:log.cleanup.policy=delete}\n' +
         '  retention.ms=1234567 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1234567}\n',
     )
     expect((await skein(['configs', ...b, '--entity-type', 'topics', '--entity-name', 'configured', '--alter', '--delete-config', 'cleanup.policy'])).code).toBe(0)
@@ -309,7 +459,7 @@ describe('errors and help', () => {
   })
 
   it('every command has --help (exit 0)', async () => {
-    for (const cmd of [['broker'], ['topics'], ['produce'], ['consume'], ['groups'], ['configs'], ['perf', 'produce'], ['perf', 'consume'], ['bench', 'disk'], []]) {
+    for (const cmd of [['broker'], ['topics'], ['produce'], ['consume'], ['groups'], ['configs'], ['perf', 'produce'], ['perf', 'consume'], ['bench', 'disk'], ['bench', 'compression'], []]) {
       const r = await skein([...cmd, '--help'])
       expect(r.code, cmd.join(' ')).toBe(0)
       expect(r.out).toMatch(/^Usage: skein/)

@@ -163,10 +163,10 @@ describe('against a broker', () => {
 
   it('negotiates each API to the highest common version', async () => {
     const conn = await BrokerConnection.connect({ host: tb.host, port: tb.port })
-    expect(conn.brokerRange(ApiKey.Fetch)).toEqual({ min: 4, max: 12 })
+    expect(conn.brokerRange(ApiKey.Fetch)).toEqual({ min: 4, max: 17 })
     expect(conn.version(ApiKey.Fetch)).toBe(12)
-    expect(conn.version(ApiKey.Produce)).toBe(7)
-    expect(conn.version(ApiKey.Metadata)).toBe(9)
+    expect(conn.version(ApiKey.Produce)).toBe(9)
+    expect(conn.version(ApiKey.Metadata)).toBe(12)
     conn.close()
     await expect(BrokerConnection.connect({ host: '127.0.0.1', port: 1 })).rejects.toThrow(/connection refused/)
   })

@@ -72,4 +72,16 @@ describe('ResponseFrameReceiver', () => {
       expect(bad).toEqual([size])
     }
   })
+
+  it('hands over the bytes from the bad size prefix on, to tell what the peer is (whole or split prefix)', () => {
+    const answer = Buffer.from('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n')
+    for (const sizes of [() => 1000, () => 2]) {
+      const r = new ResponseFrameReceiver(1024)
+      const starts: Buffer[] = []
+      r.sink = { onFrame: () => {}, onBadSize: (_size, start) => starts.push(start) }
+      feed(r, answer, sizes)
+      expect(starts.length).toBe(1)
+      expect(starts[0]!.toString('latin1').startsWith(sizes() === 2 ? 'HTTP' : 'HTTP/1.1 400 Bad Request')).toBe(true)
+    }
+  })
 })

@@ -155,10 +155,12 @@ describe('loadBrokerConfig', () => {
     expect(byName.get('log.retention.hours')).toMatchObject({ value: '5', source: ConfigSource.STATIC_BROKER_CONFIG, readOnly: true })
     expect(byName.get('log.segment.bytes')).toMatchObject({ value: '1073741824', source: ConfigSource.DEFAULT_CONFIG, readOnly: false })
     expect(byName.get('log.flush.interval.messages')!.value).toBe('9223372036854775807')
-    expect(byName.get('log.retention.ms')!.synonyms).toEqual([
+    expect(byName.get('log.retention.hours')!.synonyms).toEqual([
       { name: 'log.retention.hours', value: '5', source: ConfigSource.STATIC_BROKER_CONFIG },
       { name: 'log.retention.hours', value: '168', source: ConfigSource.DEFAULT_CONFIG },
     ])
+    // Kafka lists nothing before the first entry named log.retention.ms, and nothing sets that name.
+    expect(byName.get('log.retention.ms')).toMatchObject({ value: null, source: ConfigSource.DEFAULT_CONFIG, synonyms: [] })
   })
 })
 

@@ -59,8 +59,11 @@ describe('resolveTopicConfigs', () => {
     expect(resolved.get('segment.bytes')!.synonyms).toEqual([
       { name: 'segment.bytes', value: '1048576', source: ConfigSource.DYNAMIC_TOPIC_CONFIG },
       { name: 'log.segment.bytes', value: '2000000', source: ConfigSource.STATIC_BROKER_CONFIG },
+      { name: 'log.segment.bytes', value: '1073741824', source: ConfigSource.DEFAULT_CONFIG },
     ])
-    expect(resolved.get('retention.ms')).toMatchObject({ value: '3600000', source: ConfigSource.STATIC_BROKER_CONFIG })
+    // The value comes from log.retention.hours, but Kafka's list starts at the first log.retention.ms
+    // entry, of which there is none: no synonyms, and the source DEFAULT_CONFIG.
+    expect(resolved.get('retention.ms')).toMatchObject({ value: '3600000', source: ConfigSource.DEFAULT_CONFIG, synonyms: [] })
     expect(resolved.get('max.message.bytes')).toMatchObject({ value: '1048588', source: ConfigSource.DEFAULT_CONFIG })
     expect(resolved.get('flush.messages')!.value).toBe('9223372036854775807')
     expect(resolved.get('cleanup.policy')!.value).toBe('delete')

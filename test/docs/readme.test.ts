@@ -1,13 +1,96 @@
-// The README is part of the product: its generated sections must match the code, and its library
-// example must run as written.
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+// The README is part of the product: its generated sections must match the code, every ```js and ```sh
+// block must run as written against a real broker (one of the test's own, on a free port that replaces
+// 127.0.0.1:9092), and the lines it quotes must be what the programs print.
+//
+// A block that must not run here (it starts a broker that runs until stopped, or runs these very tests)
+// says so on its first line: `# not run by the README test: <why>`. The why is checked against the
+// block: every command in it must be such a long-running one, so nothing runnable hides there.
+import { spawn, spawnSync } from 'node:child_process'
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readmePath, updateReadme } from '../../scripts/readme-sections.js'
+import { freePort, hasKcat, MAIN_JS, REPO_ROOT, startBrokerProcess, startTestBroker, type TestBroker } from '../harness/index.js'
+import { SKEIN_JS } from '../cli/helpers.js'
+import { parseRestProperties, restSettings } from '../../src/config/client-rest.js'
+import { RestProxy } from '../../src/rest/index.js'
 
 const readme = readFileSync(readmePath(), 'utf8')
+
+interface Block {
+  lang: 'js' | 'sh'
+  code: string
+  /** 1-based line of the opening fence. */
+  line: number
+}
+
+function codeBlocks(markdown: string): Block[] {
+  const blocks: Block[] = []
+  const re = /^```(js|sh)\n([\s\S]*?)^```$/gm
+  for (let m = re.exec(markdown); m !== null; m = re.exec(markdown)) {
+    blocks.push({ lang: m[1] as 'js' | 'sh', code: m[2]!, line: markdown.slice(0, m.index).split('\n').length })
+  }
+  return blocks
+}
+
+const ILLUSTRATIVE = /^(?:#|\/\/) not run by the README test: (.+)$/
+
+/** What may justify not running a command, and the commands each covers. */
+const LONG_RUNNING = [
+  { why: /runs? a broker until it is stopped|starts a broker that runs until it is stopped/, command: /^(?:npm install && )?(?:npm start|node dist\/src\/main\.js|skein broker)(?:\s|$)/ },
+  { why: /npm test runs that test itself/, command: /^(?:npm install && )?npm test(?:\s|$)/ },
+]
+
+/** The command of a README shell line: its trailing comment (after blanks and #) dropped. */
+const commandOf = (line: string): string => line.replace(/\s+#\s.*$/, '').trim()
+
+/** `skein` as a user with `npm link` has it, aimed at the test's broker instead of 127.0.0.1:9092. */
+function skeinWrapper(binDir: string, bootstrap: string): void {
+  mkdirSync(binDir, { recursive: true })
+  const path = join(binDir, 'skein')
+  writeFileSync(
+    path,
+    `#!/usr/bin/env bash
+# The README's commands use the default --bootstrap-server (127.0.0.1:9092): give the test broker's instead.
+case "$1" in
+  topics|produce|consume|groups|configs) exec "${process.execPath}" "${SKEIN_JS}" "$1" --bootstrap-server ${bootstrap} "\${@:2}" ;;
+  perf) exec "${process.execPath}" "${SKEIN_JS}" perf "$2" --bootstrap-server ${bootstrap} "\${@:3}" ;;
+  *) exec "${process.execPath}" "${SKEIN_JS}" "$@" ;;
+esac
+`,
+  )
+  chmodSync(path, 0o755)
+}
+
+interface Ran {
+  code: number | null
+  signal: string | null
+  stdout: string
+  stderr: string
+  timedOut: boolean
+}
+
+/** Runs a command asynchronously (the broker under test lives in this process and must keep serving). */
+function runIn(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    let timedOut = false
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    const timer = setTimeout(() => {
+      timedOut = true
+      child.kill('SIGKILL')
+    }, opts.timeoutMs)
+    child.on('error', reject)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      resolve({ code, signal, stdout, stderr, timedOut })
+    })
+  })
+}
 
 describe('README', () => {
   it('has current generated sections (run npm run docs after changing configs or handlers)', () => {
@@ -19,19 +102,127 @@ describe('README', () => {
     expect(readme).toContain('npm install && npm test')
   })
 
-  it('runs the library example as written', () => {
-    const section = readme.slice(readme.indexOf('## Library API'))
-    const code = /```js\n([\s\S]*?)```/.exec(section)![1]!
-    const dataDir = mkdtempSync(join(tmpdir(), 'skein-readme-'))
-    // The example lives in the package, so `import ... from 'skein'` resolves to this package itself.
-    const script = join(readmePath(), '..', 'dist', `readme-example-${process.pid}.mjs`)
-    writeFileSync(script, code.replace('/tmp/skein-demo', dataDir))
-    try {
-      const out = execFileSync(process.execPath, [script], { encoding: 'utf8', timeout: 30_000 })
-      expect(out.trim()).toBe('0 hello')
-    } finally {
-      rmSync(script, { force: true })
-      rmSync(dataDir, { recursive: true, force: true })
+  it('marks only long-running blocks as not run, and says why', () => {
+    const blocks = codeBlocks(readme)
+    expect(blocks.length).toBeGreaterThanOrEqual(6)
+    const illustrative = blocks.filter((b) => ILLUSTRATIVE.test(b.code.split('\n')[0]!))
+    expect(illustrative.length).toBeGreaterThan(0)
+    for (const b of illustrative) {
+      const why = ILLUSTRATIVE.exec(b.code.split('\n')[0]!)![1]!
+      const commands = b.code.split('\n').slice(1).map(commandOf).filter((c) => c !== '' && !c.startsWith('#'))
+      expect(commands.length, `README line ${b.line}`).toBeGreaterThan(0)
+      for (const command of commands) {
+        const kind = LONG_RUNNING.find((k) => k.command.test(command))
+        expect(kind, `README line ${b.line}: '${command}' does not run until stopped: let the test run it`).toBeDefined()
+        expect(command.endsWith('&'), `README line ${b.line}: '${command}' runs in the background`).toBe(false)
+        expect(why, `README line ${b.line}: the reason does not cover '${command}'`).toMatch(kind!.why)
+      }
     }
+  })
+
+  describe('every js and sh block runs as written', () => {
+    let tb: TestBroker
+    // The REST Proxy section's curl lines reach what `npm start` embeds on 127.0.0.1:8082: here a
+    // REST Proxy in front of the test broker, on a free port.
+    let rest: RestProxy
+    let work: string
+    let bin: string
+    beforeAll(async () => {
+      tb = await startTestBroker()
+      rest = await RestProxy.start({
+        settings: restSettings(parseRestProperties([['listeners', 'http://127.0.0.1:0'], ['bootstrap.servers', tb.bootstrap]])),
+        bootstrapServers: [tb.bootstrap],
+      })
+      work = mkdtempSync(join(tmpdir(), 'skein-readme-'))
+      // The shell blocks run in a folder of their own; `--file README.md` reads this copy.
+      copyFileSync(readmePath(), join(work, 'README.md'))
+      bin = join(work, '.bin')
+      skeinWrapper(bin, tb.bootstrap)
+    })
+    afterAll(async () => {
+      await rest?.stop()
+      await tb?.stop()
+      if (work !== undefined) rmSync(work, { recursive: true, force: true })
+    })
+
+    const runnable = codeBlocks(readme).filter((b) => !ILLUSTRATIVE.test(b.code.split('\n')[0]!))
+    for (const block of runnable) {
+      const needsKcat = block.lang === 'sh' && /^kcat /m.test(block.code)
+      it.skipIf(needsKcat && !hasKcat())(`the ${block.lang} block at README line ${block.line}`, async () => {
+        const code = block.code.replaceAll('127.0.0.1:9092', tb.bootstrap).replaceAll('http://127.0.0.1:8082', rest.listeners[0]!.url).replaceAll('/tmp/skein-demo', join(work, 'skein-demo'))
+        let r: Ran
+        if (block.lang === 'sh') {
+          const script = join(work, `block-${block.line}.sh`)
+          writeFileSync(script, `set -euo pipefail\n${code}`)
+          r = await runIn('bash', [script], { cwd: work, env: { ...process.env, PATH: `${bin}:${process.env.PATH}` }, timeoutMs: 180_000 })
+        } else {
+          // In the package, so that `import ... from 'skein'` resolves to this package and 'kafkajs' to its dev dependency.
+          const script = join(REPO_ROOT, 'dist', `readme-block-${block.line}-${process.pid}.mjs`)
+          writeFileSync(script, code)
+          try {
+            r = await runIn(process.execPath, [script], { cwd: work, timeoutMs: 30_000 })
+          } finally {
+            rmSync(script, { force: true })
+          }
+        }
+        expect(r.timedOut, `README line ${block.line} did not end on its own:\n${r.stdout}\n${r.stderr}`).toBe(false)
+        expect(r.code, `README line ${block.line} failed:\n${r.stdout}\n${r.stderr}`).toBe(0)
+        const prints = /^\/\/ prints: (.*)$/m.exec(block.code)
+        if (prints !== null) expect(r.stdout.trim()).toBe(prints[1])
+      })
+    }
+
+    it('the kafkajs block wrote its record', async () => {
+      const demo = await runIn(process.execPath, [SKEIN_JS, 'consume', '--bootstrap-server', tb.bootstrap, '--topic', 'demo', '--from-beginning', '--property', 'print.key=true', '--timeout-ms', '3000'], { cwd: work, timeoutMs: 30_000 })
+      expect(demo.stdout.split('\n')).toContain('k1\thello')
+    })
+
+    it('the failure it quotes is what skein prints', async () => {
+      const r = await runIn(process.execPath, [SKEIN_JS, 'consume', '--bootstrap-server', tb.bootstrap, '--topic', 'nope'], { cwd: work, timeoutMs: 30_000 })
+      const quoted = /\(`(skein consume: topic 'nope' [^`]*)`\)/.exec(readme)![1]!
+      expect([r.code, r.stderr]).toEqual([1, `${quoted}\n`])
+    })
+  })
+
+  describe('the log lines it quotes are what the broker prints', () => {
+    const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0
+
+    it.skipIf(!hasScript)('npm start on a terminal prints the ready line', async () => {
+      const quoted = /`(\d\d:\d\d:\d\d\.\d{3} INFO {2}Skein broker 0 ready on 127\.0\.0\.1:9092 \(data in \/path\/to\/skein\/data\))`/.exec(readme)
+      expect(quoted, 'the README quotes the ready line').not.toBeNull()
+      const fields = /followed by the same facts as fields \(([^)]*)\)/.exec(readme)![1]!.match(/`(\w+)`/g)!.map((f) => f.slice(1, -1))
+      const cwd = mkdtempSync(join(tmpdir(), 'skein-readme-start-'))
+      try {
+        const port = await freePort()
+        // What npm start runs (package.json), from a checkout folder of its own, on a free port; timeout stops it.
+        const cmd = `timeout -s TERM 5 ${process.execPath} ${MAIN_JS} --config ${join(REPO_ROOT, 'config', 'server.properties')} --override listeners=PLAINTEXT://127.0.0.1:${port}`
+        const env = { ...process.env, NO_COLOR: '1' } as NodeJS.ProcessEnv
+        delete env.SKEIN_LOG_FORMAT
+        const shown = await runIn('script', ['-qec', cmd, '/dev/null'], { cwd, env, timeoutMs: 30_000 })
+        const ready = shown.stdout.split(/\r?\n/).find((l) => l.includes(' ready on '))!
+        const expected = quoted![1]!.replace('127.0.0.1:9092', `127.0.0.1:${port}`).replace('/path/to/skein', cwd)
+        // The time differs; from the level on, the line is the quoted one, then the fields it names.
+        expect(ready).toMatch(/^\d\d:\d\d:\d\d\.\d{3} /)
+        expect(ready.slice(13).startsWith(`${expected.slice(13)}  `), ready).toBe(true)
+        const shownFields = ready.slice(expected.length + 2).split(' ').map((kv) => kv.slice(0, kv.indexOf('=')))
+        expect(shownFields).toEqual(fields)
+      } finally {
+        rmSync(cwd, { recursive: true, force: true })
+      }
+    })
+
+    it('elsewhere the same line is JSON, with the fields in the order it shows', async () => {
+      const p = await startBrokerProcess()
+      try {
+        const line = p.output().split('\n').find((l) => l.includes(' ready on '))!
+        const keys = Object.keys(JSON.parse(line) as object)
+        expect(keys.slice(0, 4)).toEqual(['level', 'time', 'service', 'nodeId'])
+        expect(keys[keys.length - 1]).toBe('msg')
+        expect(readme).toContain('`{"level":30,"time":"...","service":"skein","nodeId":0,...,"msg":"Skein broker 0 ready on ..."}`')
+      } finally {
+        await p.kill('SIGTERM')
+        rmSync(p.dataDir, { recursive: true, force: true })
+      }
+    })
   })
 })

@@ -114,7 +114,7 @@ export async function startBrokerProcess(opts: BrokerProcessOptions = {}): Promi
     '--override', 'io.threads=1',
     ...(opts.overrides ?? []).flatMap((o) => ['--override', o]),
   ]
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKEIN_LOG_LEVEL: 'info' } })
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKEIN_LOG_LEVEL: 'info', SKEIN_LOG_FORMAT: 'json' } })
   let out = ''
   let exited: number | string | null = null
   const exitWaiters: ((v: number | string) => void)[] = []

@@ -76,10 +76,10 @@ export class SabotagingProxy {
         if (fate === 'drop') return
         if (fate === 'cut-answer') swallow.add(frame.readInt32BE(8))
         if (fate === 'corrupt') {
-          // Produce v9+ ends in tagged fields, not record bytes: flipping those would break the request.
-          if (frame.readInt16BE(6) >= 9) throw new Error('corrupt: only Produce v3-v8 end with record bytes')
+          // The last record byte of the last partition (its batch CRC fails). Produce v9+ (flexible) ends in
+          // three empty tag sections after it: the partition's, the topic's and the request's.
           frame = Buffer.from(frame)
-          frame[frame.length - 1] ^= 0xff
+          frame[frame.length - (frame.readInt16BE(6) >= 9 ? 4 : 1)] ^= 0xff
         }
         produces.add(frame.readInt32BE(8))
         this.maxProduceInFlight = Math.max(this.maxProduceInFlight, produces.size)

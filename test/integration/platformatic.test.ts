@@ -1,7 +1,7 @@
 // @platformatic/kafka 1.x: Admin (create/list/describe/alter/delete), Producer with acks 0/1/-1 and the
 // codecs it has on this Node, and Consumer.fetch() / listOffsets(), which talk to a partition leader
-// directly without joining a group (groups are not served yet). Fetch goes out as v12, the highest
-// version both sides serve, so topics travel by name.
+// directly without joining a group. Fetch goes out as v17, the highest version both sides serve, so
+// topics travel by id (taken from Metadata v12).
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Admin, compressionsAlgorithms, ConfigResourceTypes, Consumer, Producer } from '@platformatic/kafka'
@@ -28,13 +28,14 @@ async function fetchAll(topic: string, partition: number): Promise<{ records: Go
   const records: Got[] = []
   let offset = 0n
   let highWatermark = -1n
+  const topicId = (await admin.metadata({ topics: [topic] })).topics.get(topic)!.id
   for (let round = 0; round < 100; round++) {
     const res = await consumer.fetch({
       node: tb.broker.nodeId,
       maxWaitTime: 20,
       minBytes: 0,
       maxBytes: 4 * 1024 * 1024,
-      topics: [{ topicId: topic, partitions: [{ partition, fetchOffset: offset, partitionMaxBytes: 1024 * 1024, currentLeaderEpoch: -1, lastFetchedEpoch: -1 }] }],
+      topics: [{ topicId, partitions: [{ partition, fetchOffset: offset, partitionMaxBytes: 1024 * 1024, currentLeaderEpoch: -1, lastFetchedEpoch: -1 }] }],
     })
     const p = res.responses[0]!.partitions[0]!
     expect(p.errorCode).toBe(0)

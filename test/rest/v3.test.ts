@@ -15,6 +15,13 @@ afterAll(async () => {
   await s?.stop()
 })
 
+/** The delivery reports of a records answer, one per line, each checked against the spec. */
+function reportsOf(a: { status: number; text: string }): any[] {
+  const out = a.text.split('\r\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown)
+  for (const r of out) assertMatchesSpec('POST', '/clusters/{cluster_id}/topics/{topic_name}/records', a.status, r)
+  return out
+}
+
 /** Reads the records of a partition through the Kafka protocol. */
 async function readAll(topic: string, partition: number, count: number): Promise<{ key: string | null; value: string | null; headers: { key: string; value: string | null }[]; offset: number }[]> {
   const c = new Consumer({ bootstrapServers: s.broker.bootstrap })
@@ -288,7 +295,7 @@ describe('REST Proxy v3', () => {
   it('keeps request order in the reports across partitions and many records', async () => {
     const lines = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ partition_id: i % 2, key: { type: 'STRING', data: `k${i}` }, value: { type: 'STRING', data: `v${i}` } })).join('\n')
     const a = await call(s.base, 'POST', `/v3/clusters/${s.clusterId}/topics/records/records`, { body: lines })
-    const reports = a.text.split('\r\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { error_code: number; partition_id: number; offset: number })
+    const reports = reportsOf(a) as { error_code: number; partition_id: number; offset: number }[]
     expect(reports).toHaveLength(3000)
     expect(reports.every((r, i) => r.error_code === 200 && r.partition_id === i % 2)).toBe(true)
     const p0 = reports.filter((r) => r.partition_id === 0).map((r) => r.offset)
@@ -298,18 +305,16 @@ describe('REST Proxy v3', () => {
   it('answers every record of an unknown topic with 40401, and ends a stream at malformed JSON or a record over the limit', async () => {
     const unknown = await call(s.base, 'POST', `/v3/clusters/${s.clusterId}/topics/no-such-topic/records`, { body: '{"value":{"type":"JSON","data":1}}\n{"value":{"type":"JSON","data":2}}' })
     expect(unknown.status).toBe(200)
-    expect(unknown.text.split('\r\n').filter((l) => l !== '').map((l) => JSON.parse(l))).toEqual([
+    expect(reportsOf(unknown)).toEqual([
       { error_code: 40401, message: 'Topic not found.' },
       { error_code: 40401, message: 'Topic not found.' },
     ])
     const malformed = await call(s.base, 'POST', `/v3/clusters/${s.clusterId}/topics/records/records`, { body: '{"value":{"type":"JSON","data":1}}\n{"value": nope}\n{"value":{"type":"JSON","data":3}}' })
-    const reports = malformed.text.split('\r\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { error_code: number })
-    expect(reports.map((r) => r.error_code)).toEqual([200, 400])
-    for (const r of reports) assertMatchesSpec('POST', '/clusters/{cluster_id}/topics/{topic_name}/records', 200, r)
+    expect(reportsOf(malformed).map((r) => r.error_code)).toEqual([200, 400])
     // One record larger than request.body.max.bytes (64 KiB here): 413 and the stream ends.
     const big = JSON.stringify({ value: { type: 'STRING', data: 'x'.repeat(70 * 1024) } })
     const tooBig = await call(s.base, 'POST', `/v3/clusters/${s.clusterId}/topics/records/records`, { body: `{"value":{"type":"JSON","data":1}}\n${big}\n{"value":{"type":"JSON","data":2}}` })
-    expect(tooBig.text.split('\r\n').filter((l) => l !== '').map((l) => (JSON.parse(l) as { error_code: number }).error_code)).toEqual([200, 413])
+    expect(reportsOf(tooBig).map((r) => r.error_code)).toEqual([200, 413])
     const empty = await call(s.base, 'POST', `/v3/clusters/${s.clusterId}/topics/records/records`, { body: '  ' })
     expect(empty.status).toBe(422)
     assertMatchesSpec('POST', '/clusters/{cluster_id}/topics/{topic_name}/records', 422, empty.body)
@@ -329,10 +334,13 @@ describe('REST Proxy v3', () => {
     expect(raw.body).toMatchObject({ error_code: 200, value: { type: 'AVRO', subject: 'typed-value', schema_version: 1 } })
     const id = raw.body.value.schema_id as number
     const byId = await call(s.base, 'POST', url, { body: { value: { schema_id: id, data: { sensor: 's2', celsius: 3 } } } })
+    reportsOf(byId)
     expect(byId.body).toMatchObject({ error_code: 200, offset: 1, value: { type: 'AVRO', schema_id: id } })
     const byVersion = await call(s.base, 'POST', url, { body: { value: { schema_version: 1, data: { sensor: 's3', celsius: 4 } } } })
+    reportsOf(byVersion)
     expect(byVersion.body).toMatchObject({ error_code: 200, value: { schema_id: id, schema_version: 1 } })
     const latest = await call(s.base, 'POST', url, { body: { value: { data: { sensor: 's4', celsius: 5 } } } })
+    reportsOf(latest)
     expect(latest.body).toMatchObject({ error_code: 200, value: { schema_id: id } })
     const wrong = await call(s.base, 'POST', url, { body: { value: { schema_id: id, data: { sensor: 5 } } } })
     expect(wrong.body.error_code).toBe(42203)
@@ -340,8 +348,10 @@ describe('REST Proxy v3', () => {
     expect(records).toHaveLength(4)
     for (const r of records) expect(Buffer.from(r.value!, 'latin1').readInt32BE(1)).toBe(id)
     const js = await call(s.base, 'POST', url, { body: { value: { type: 'JSONSCHEMA', subject_name_strategy: 'RECORD_NAME', schema: JSON.stringify({ title: 'Note', type: 'object', properties: { text: { type: 'string' } } }), data: { text: 'hi' } } } })
+    reportsOf(js)
     expect(js.body).toMatchObject({ error_code: 200, value: { type: 'JSONSCHEMA', subject: 'Note' } })
     const pb = await call(s.base, 'POST', url, { body: { value: { type: 'PROTOBUF', schema: 'syntax = "proto3";\nmessage Ping { int32 seq = 1; }\n', subject: 'typed-ping', data: { seq: 7 } } } })
+    reportsOf(pb)
     expect(pb.body).toMatchObject({ error_code: 200, value: { type: 'PROTOBUF', subject: 'typed-ping' } })
   })
 
@@ -376,6 +386,34 @@ describe('REST Proxy v3', () => {
     const garbage = await call(s.base, 'POST', `/v3/clusters/${s.clusterId}/topics/records/records`, { body: Buffer.from([0xff, 0xfe, 0x00, 0x7b]).toString('latin1') })
     expect([200, 400]).toContain(garbage.status)
     // The proxy still serves.
+    expect((await v3(s, 'GET', '/clusters/{cluster_id}')).status).toBe(200)
+  })
+
+  it('survives random bytes on every kind of endpoint with JSON error answers', async () => {
+    let seed = 7
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff
+      return seed % n
+    }
+    const targets: [string, string, string][] = [
+      ['POST', `/v3/clusters/${s.clusterId}/topics`, 'application/json'],
+      ['POST', `/v3/clusters/${s.clusterId}/topics/records/configs:alter`, 'application/json'],
+      ['POST', `/v3/clusters/${s.clusterId}/topics/records/records`, 'application/json'],
+      ['POST', `/v3/clusters/${s.clusterId}/topics/records/records:batch`, 'application/json'],
+      ['PATCH', `/v3/clusters/${s.clusterId}/topics/records`, 'application/json'],
+      ['POST', '/topics/records', 'application/vnd.kafka.binary.v2+json'],
+      ['POST', '/topics/records', 'application/vnd.kafka.avro.v2+json'],
+      ['POST', '/consumers/fuzz', 'application/vnd.kafka.v2+json'],
+    ]
+    const samples = ['{', '}', '[]', 'null', '{"records":null}', '{"records":[{"value":{"a":[' + '['.repeat(2000) + ']}}]}', '{"topic_name":5}', '{"data":[{"name":null}]}', '\u0000\u00ff', '{"entries":[{"id":"' + 'x'.repeat(200) + '"}]}', '{"value":{"type":"AVRO","schema":"{","data":1}}', '{"partitions_count":-5}']
+    for (let i = 0; i < 120; i++) {
+      const [method, path, type] = targets[rand(targets.length)]!
+      const body = rand(3) === 0 ? Buffer.from(Array.from({ length: rand(300) }, () => rand(256))).toString('latin1') : samples[rand(samples.length)]!
+      const a = await call(s.base, method, path, { body, contentType: type })
+      expect(a.status).toBeGreaterThanOrEqual(200)
+      expect(a.status).toBeLessThan(500)
+      if (a.status >= 400) expect(typeof a.body.error_code).toBe('number')
+    }
     expect((await v3(s, 'GET', '/clusters/{cluster_id}')).status).toBe(200)
   })
 

@@ -11,6 +11,7 @@ import * as ListOffsets from '../../src/protocol/messages/02-list-offsets.gen.js
 import * as Metadata from '../../src/protocol/messages/03-metadata.gen.js'
 import * as Produce from '../../src/protocol/messages/00-produce.gen.js'
 import { Writer } from '../../src/protocol/primitives/writer.js'
+import { FetchSessionCache } from '../../src/server/handlers/common/fetch-sessions.js'
 import { produceHandler } from '../../src/server/handlers/00-produce.js'
 import { fetchHandler } from '../../src/server/handlers/01-fetch.js'
 import { listOffsetsHandler } from '../../src/server/handlers/02-list-offsets.js'
@@ -55,6 +56,8 @@ class FakePartitions implements PartitionService {
     this.appendCalls.push({ items: [...items], options })
     return items.map((item) => {
       if (item.records.length < 4) return { ok: false, errorCode: ErrorCode.CORRUPT_MESSAGE, message: 'too short' }
+      // Leadership moved between the leader check and the append (what a replicated broker can see).
+      if (item.records.toString() === 'moved') return { ok: false, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, message: 'NOT_LEADER_OR_FOLLOWER: moved' }
       const log = this.log(item)
       log.push(item.records)
       this.#wake(item)
@@ -164,8 +167,8 @@ class FakeMetadata implements MetadataView {
   topic(name: string): TopicInfo | undefined {
     return name === 't' ? this.#topic : undefined
   }
-  topicById(): TopicInfo | undefined {
-    return undefined
+  topicById(topicId: string): TopicInfo | undefined {
+    return topicId === this.#topic.topicId ? this.#topic : undefined
   }
   topics(): readonly TopicInfo[] {
     return [this.#topic]
@@ -206,6 +209,8 @@ function harness(): Harness {
     groups: untouchable('groups'),
     transactions: untouchable('transactions'),
     producerIds: untouchable('producerIds'),
+    fetchSessions: new FetchSessionCache(10),
+    control: untouchable('control'),
     log: untouchable('log'),
     apiVersions: [],
   }
@@ -241,7 +246,7 @@ function produceRequest(acks: number, partitions: { index: number; records: Buff
   })
 }
 
-function fetchRequest(partitions: { partition: number; fetchOffset: bigint; currentLeaderEpoch?: number }[], opts: { minBytes?: number; maxWaitMs?: number; topic?: string } = {}): Fetch.FetchRequest {
+function fetchRequest(partitions: { partition: number; fetchOffset: bigint; currentLeaderEpoch?: number }[], opts: { minBytes?: number; maxWaitMs?: number; topic?: string; topicId?: string } = {}): Fetch.FetchRequest {
   return Fetch.createFetchRequest({
     maxWaitMs: opts.maxWaitMs ?? 0,
     minBytes: opts.minBytes ?? 0,
@@ -249,6 +254,7 @@ function fetchRequest(partitions: { partition: number; fetchOffset: bigint; curr
     topics: [
       Fetch.createFetchTopic({
         topic: opts.topic ?? 't',
+        ...(opts.topicId !== undefined ? { topicId: opts.topicId } : {}),
         partitions: partitions.map((p) => Fetch.createFetchPartition({ partition: p.partition, fetchOffset: p.fetchOffset, currentLeaderEpoch: p.currentLeaderEpoch ?? -1, partitionMaxBytes: 1 << 20 })),
       }),
     ],
@@ -279,6 +285,22 @@ describe('Produce against fake ports', () => {
     )
     expect(h.partitions.appendCalls[0]!.items.map((i) => i.partition)).toEqual([0])
     expect(res.responses[0]!.partitionResponses.map((p) => p.errorCode)).toEqual([ErrorCode.CORRUPT_MESSAGE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INVALID_RECORD])
+  })
+
+  it('v10+ (KIP-951): NOT_LEADER_OR_FOLLOWER carries the current leader and its endpoint on the listener used', async () => {
+    const h = harness()
+    h.metadata.partition = (topic, partition) =>
+      topic === 't' && partition === 1 ? { leaderId: 2, leaderEpoch: LEADER_EPOCH + 1, replicas: [1, 2], isr: [2], offlineReplicas: [] } : undefined
+    const req = produceRequest(1, [{ index: 0, records: Buffer.from('batch') }, { index: 1, records: Buffer.from('moved') }])
+    const res = await run<Produce.ProduceResponse>(produceHandler, req, h.ctx(0, 10, 'INTERNAL'))
+    const [p0, p1] = res.responses[0]!.partitionResponses
+    expect(p0).toMatchObject({ errorCode: ErrorCode.NONE, currentLeader: { leaderId: -1, leaderEpoch: -1 } })
+    expect(p1).toMatchObject({ errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: 'moved', currentLeader: { leaderId: 2, leaderEpoch: LEADER_EPOCH + 1 } })
+    expect(res.nodeEndpoints).toEqual([{ nodeId: 2, host: 'b2', port: 19092, rack: null }])
+    // Below v10 neither is sent (the codec would refuse them).
+    const v9 = await run<Produce.ProduceResponse>(produceHandler, req, h.ctx(0, 9))
+    expect(v9.responses[0]!.partitionResponses[1]!.currentLeader).toEqual({ leaderId: -1, leaderEpoch: -1 })
+    expect(v9.nodeEndpoints).toEqual([])
   })
 
   it('refuses acks other than 0, 1 and -1 without touching the log, and answers nothing for acks=0', async () => {
@@ -322,6 +344,19 @@ describe('Fetch against fake ports', () => {
     expect(res.responses[0]!.partitions.map((p) => p.errorCode)).toEqual([ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH])
     const unknown = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 0n }], { topic: 'nope' }), h.ctx(1, 12))
     expect(unknown.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+  })
+
+  it('v16+ (KIP-951): a fenced epoch answer carries the current leader and its endpoint; v12 does not', async () => {
+    const h = harness()
+    const req = fetchRequest([{ partition: 0, fetchOffset: 0n, currentLeaderEpoch: 3 }, { partition: 1, fetchOffset: 0n }], { topicId: 'AAAAAAAAAAAAAAAAAAAAAQ' })
+    const v16 = await run<Fetch.FetchResponse>(fetchHandler, req, h.ctx(1, 16, 'INTERNAL'))
+    const [fenced, fine] = v16.responses[0]!.partitions
+    expect(fenced).toMatchObject({ errorCode: ErrorCode.FENCED_LEADER_EPOCH, currentLeader: { leaderId: 1, leaderEpoch: LEADER_EPOCH } })
+    expect(fine).toMatchObject({ errorCode: ErrorCode.NONE, currentLeader: { leaderId: -1, leaderEpoch: -1 } })
+    expect(v16.nodeEndpoints).toEqual([{ nodeId: 1, host: 'b1', port: 19092, rack: 'r1' }])
+    const v12 = await run<Fetch.FetchResponse>(fetchHandler, req, h.ctx(1, 12))
+    expect(v12.responses[0]!.partitions[0]!.currentLeader).toEqual({ leaderId: -1, leaderEpoch: -1 })
+    expect(v12.nodeEndpoints).toEqual([])
   })
 
   it('long-polls through the port: waits for an append by Produce, then answers with it', async () => {

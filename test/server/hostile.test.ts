@@ -169,10 +169,10 @@ describe('APIs and versions', () => {
 
   it('closes the connection for other APIs at versions out of range', async () => {
     const cases: [number, number][] = [
-      [3, 13], // Metadata above v12 (served v0-9)
-      [3, 10],
+      [3, 13], // Metadata above v12 (served v0-12)
+      [3, 99],
       [1, 3], // Fetch below v4
-      [1, 13],
+      [1, 18], // Fetch above v17
       [0, 2], // Produce v0-2 (message format v0/v1) is advertised for librdkafka but refused
       [0, 12],
       [2, 0], // ListOffsets v0

@@ -191,7 +191,7 @@ describe('compacted topics', () => {
         mixed[1] = { ...mixed[1]!, key: null }
         const err = appendError(() => log.append(producerBatch(mixed, codec), { leaderEpoch: 0 }))
         expect(err.code).toBe(ErrorCode.INVALID_RECORD)
-        expect(err.message).toMatch(/without a key/)
+        expect(err.message).toMatch(/without key in topic partition t-0/)
         log.append(producerBatch(recordsOf(`k${codec}`, 3), codec), { leaderEpoch: 0 })
       }
       const batches = decodeBatches(stored(m, log))

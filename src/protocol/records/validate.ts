@@ -1,7 +1,7 @@
 // Validation of producer payloads (one or more RecordBatch v2 back to back) and in-place offset
 // assignment, following Kafka's LogValidator for magic v2 but on headers only: no record is decoded.
 
-import { ErrorCode, KafkaError } from '../../domain/errors.js'
+import { ErrorCode, KafkaError, RecordValidationError, type RecordError } from '../../domain/errors.js'
 import {
   ATTRIBUTES_OFFSET,
   BATCH_LENGTH_OFFSET,
@@ -24,7 +24,7 @@ import {
   writeInt64,
 } from './batch.js'
 import type { CompressionType, Crc32c } from './batch.js'
-import { deflateBatch, inflateBatch } from './inflate.js'
+import { decodedSizeLimit, deflateBatch, inflateBatch, type InflatedRecord } from './inflate.js'
 
 /** The topic settings a producer payload is checked against. */
 export interface BatchValidationPolicy {
@@ -38,6 +38,11 @@ export interface BatchValidationPolicy {
   timestampAfterMaxMs: number
   /** Wall clock (ms) the timestamps are checked against. */
   now: number
+  /** cleanup.policy includes compact: named with the timestamp errors when records must be decoded anyway. */
+  requireKeys?: boolean
+  /** The partition, for record error messages (Kafka names it in them). */
+  topic?: string
+  partition?: number
 }
 
 /** One validated batch of a payload. */
@@ -65,13 +70,16 @@ function invalid(message: string): KafkaError {
  * codec (UNSUPPORTED_COMPRESSION_TYPE), control flag, record count and lastOffsetDelta (INVALID_RECORD),
  * timestamps (INVALID_TIMESTAMP).
  *
- * CreateTime bounds are checked on the header: maxTimestamp against after.max.ms and baseTimestamp
- * (the first record's) against before.max.ms. Kafka checks every record; a batch whose later records
- * are older than its first one is not caught without decoding the records.
+ * CreateTime bounds are checked on the header first: maxTimestamp against after.max.ms and
+ * baseTimestamp (the first record's) against before.max.ms. Only when that fails is the batch decoded,
+ * to name the records out of range (a RecordValidationError, as Kafka's per-record check answers); a
+ * batch whose later records are older than its first one is not caught without decoding every batch.
+ * Record indexes count from the payload's first record (Kafka's batch index: producers send one batch).
  */
 export function validateProducerBatches(payload: Buffer, policy: BatchValidationPolicy, crc32c: Crc32c): ValidatedBatch[] {
   const batches: ValidatedBatch[] = []
   let pos = 0
+  let firstRecordIndex = 0
   const end = payload.length
   if (end === 0) throw invalid('a produce payload must hold at least one record batch')
   while (pos < end) {
@@ -106,27 +114,82 @@ export function validateProducerBatches(payload: Buffer, policy: BatchValidation
 
     const baseTimestamp = readInt64(payload, pos + BASE_TIMESTAMP_OFFSET)
     const maxTimestamp = readInt64(payload, pos + MAX_TIMESTAMP_OFFSET)
-    checkTimestamps(baseTimestamp, maxTimestamp, policy)
+    if (!timestampsWithinBounds(baseTimestamp, maxTimestamp, policy)) {
+      throwRecordTimestampErrors(payload.subarray(pos, pos + size), firstRecordIndex, policy)
+    }
     batches.push({ position: pos, size, recordCount, maxTimestamp })
     pos += size
+    firstRecordIndex += recordCount
   }
   return batches
 }
 
-function checkTimestamps(baseTimestamp: number, maxTimestamp: number, policy: BatchValidationPolicy): void {
+/**
+ * Decodes a batch whose header is out of the CreateTime bounds and throws Kafka's answer naming each
+ * record out of range (a keyless record on a compacted topic is named for that instead, as Kafka checks
+ * the key first). Returns when no record is out of range after all (the header was only a bound).
+ */
+function throwRecordTimestampErrors(batch: Buffer, firstRecordIndex: number, policy: BatchValidationPolicy): void {
+  const { header, records } = inflateBatch(batch, decodedSizeLimit(policy.maxMessageBytes))
+  // The bounds as Kafka prints them: Java longs (Long.MAX_VALUE defaults, wrapping as Java's do).
+  const low = BigInt.asIntN(64, BigInt(policy.now) - javaLong(policy.timestampBeforeMaxMs))
+  const high = BigInt.asIntN(64, BigInt(policy.now) + javaLong(policy.timestampAfterMaxMs))
+  const errors: RecordError[] = []
+  let timestampErrors = 0
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i]!
+    if (policy.requireKeys === true && r.key === null) {
+      errors.push(keylessRecordError(firstRecordIndex + i, policy))
+      continue
+    }
+    const ts = header.baseTimestamp + r.timestampDelta
+    if (ts === NO_TIMESTAMP || (policy.now - ts <= policy.timestampBeforeMaxMs && ts - policy.now <= policy.timestampAfterMaxMs)) continue
+    timestampErrors++
+    errors.push({
+      batchIndex: firstRecordIndex + i,
+      message: `Timestamp ${ts} of message with offset ${header.baseOffset + r.offsetDelta} is out of range. The timestamp should be within [${low}, ${high}]`,
+    })
+  }
+  if (timestampErrors > 0) throw new RecordValidationError(ErrorCode.INVALID_TIMESTAMP, 'One or more records have been rejected due to invalid timestamp', errors)
+}
+
+/** A config long as Java holds it (Long.MAX_VALUE is 2^63 once it is a JavaScript number). */
+function javaLong(n: number): bigint {
+  return n >= 2 ** 63 ? 2n ** 63n - 1n : BigInt(Math.trunc(n))
+}
+
+function keylessRecordError(batchIndex: number, where: { topic?: string; partition?: number }): RecordError {
+  return { batchIndex, message: `Compacted topic cannot accept message without key${inPartition(where)}` }
+}
+
+function inPartition({ topic, partition }: { topic?: string; partition?: number }): string {
+  return topic === undefined ? '' : ` in topic partition ${topic}-${partition}`
+}
+
+/** Kafka's summary of record errors (LogValidator.processRecordErrors). */
+function recordErrorsSummary(errors: readonly RecordError[]): string {
+  const shown = errors
+    .slice(0, 3)
+    .map((e) => `RecordError(batchIndex=${e.batchIndex}, message=${e.message === null ? 'null' : `'${e.message}'`})`)
+    .join(', ')
+  return `One or more records have been rejected due to ${errors.length} record errors in total, and only showing the first three errors at most: [${shown}]`
+}
+
+/**
+ * Throws for header timestamps that no batch may have; answers whether the header lies within the
+ * CreateTime bounds (always true for LogAppendTime topics).
+ */
+function timestampsWithinBounds(baseTimestamp: number, maxTimestamp: number, policy: BatchValidationPolicy): boolean {
   for (const ts of [baseTimestamp, maxTimestamp]) {
     if (ts < NO_TIMESTAMP || ts > MAX_SAFE_TIMESTAMP) throw new KafkaError(ErrorCode.INVALID_TIMESTAMP, `timestamp ${ts} out of range`)
   }
   if (maxTimestamp !== NO_TIMESTAMP && maxTimestamp < baseTimestamp) {
     throw new KafkaError(ErrorCode.INVALID_TIMESTAMP, `maxTimestamp ${maxTimestamp} < baseTimestamp ${baseTimestamp}`)
   }
-  if (policy.timestampType !== 'CreateTime') return
-  if (maxTimestamp !== NO_TIMESTAMP && maxTimestamp > policy.now + policy.timestampAfterMaxMs) {
-    throw new KafkaError(ErrorCode.INVALID_TIMESTAMP, `timestamp ${maxTimestamp} is more than ${policy.timestampAfterMaxMs} ms ahead of ${policy.now}`)
-  }
-  if (baseTimestamp !== NO_TIMESTAMP && baseTimestamp < policy.now - policy.timestampBeforeMaxMs) {
-    throw new KafkaError(ErrorCode.INVALID_TIMESTAMP, `timestamp ${baseTimestamp} is more than ${policy.timestampBeforeMaxMs} ms behind ${policy.now}`)
-  }
+  if (policy.timestampType !== 'CreateTime') return true
+  if (maxTimestamp !== NO_TIMESTAMP && maxTimestamp > policy.now + policy.timestampAfterMaxMs) return false
+  if (baseTimestamp !== NO_TIMESTAMP && baseTimestamp < policy.now - policy.timestampBeforeMaxMs) return false
+  return true
 }
 
 function corrupt(message: string): KafkaError {
@@ -184,6 +247,9 @@ export interface RecordRewritePolicy {
   maxRecordBytes: number
   /** max.message.bytes, checked again on recompressed batches. */
   maxMessageBytes: number
+  /** The partition, for record error messages (Kafka names it in them). */
+  topic?: string
+  partition?: number
 }
 
 /** The payload to append after rewriteProducerBatches: the original one when nothing changed. */
@@ -198,9 +264,10 @@ export interface RewrittenPayload {
  * The decoding part of Kafka's LogValidator, run only when a topic needs it: a batch is decoded when
  * its codec differs from targetCodec or when keys are required, and rebuilt (same producer fields,
  * attributes and timestamps, CRC recomputed; offsets are assigned afterwards by assignOffsetsInPlace)
- * when its codec differs. Throws KafkaError(INVALID_RECORD) for a keyless record on a compacted topic,
- * for records that do not decode (or inflate past maxRecordBytes) or whose count or offset deltas
- * disagree with the header, and MESSAGE_TOO_LARGE when a rebuilt batch exceeds max.message.bytes.
+ * when its codec differs. Keyless records on a compacted topic refuse their batch with a
+ * RecordValidationError (INVALID_RECORD) naming every one of them, as Kafka does; records that do not
+ * decode (or inflate past maxRecordBytes) or whose count or offset deltas disagree with the header throw
+ * KafkaError(INVALID_RECORD), and a rebuilt batch beyond max.message.bytes MESSAGE_TOO_LARGE.
  * Batches that need nothing are neither decoded nor copied; when none changes, payload is returned as is.
  */
 export function rewriteProducerBatches(payload: Buffer, batches: readonly ValidatedBatch[], policy: RecordRewritePolicy, crc32c: Crc32c): RewrittenPayload {
@@ -212,6 +279,7 @@ export function rewriteProducerBatches(payload: Buffer, batches: readonly Valida
   const out: ValidatedBatch[] = []
   let position = 0
   let rebuilt = 0
+  let firstRecordIndex = 0
   for (const b of batches) {
     let bytes = payload.subarray(b.position, b.position + b.size)
     if (needsDecode(b)) {
@@ -221,8 +289,8 @@ export function rewriteProducerBatches(payload: Buffer, batches: readonly Valida
       for (let i = 0; i < records.length; i++) {
         const r = records[i]!
         if (r.offsetDelta !== i) throw invalid(`record ${i} has offsetDelta ${r.offsetDelta}; a producer batch numbers its records from 0`)
-        if (requireKeys && r.key === null) throw invalid('compacted topic cannot accept a record without a key')
       }
+      if (requireKeys) throwKeylessRecordErrors(records, firstRecordIndex, policy)
       if (targetCodec !== null && inflated.compression !== targetCodec) {
         bytes = deflateBatch(inflated.header, records, targetCodec, crc32c)
         rebuilt++
@@ -234,7 +302,17 @@ export function rewriteProducerBatches(payload: Buffer, batches: readonly Valida
     parts.push(bytes)
     out.push({ position, size: bytes.length, recordCount: b.recordCount, maxTimestamp: b.maxTimestamp })
     position += bytes.length
+    firstRecordIndex += b.recordCount
   }
   if (rebuilt === 0) return { payload, batches: [...batches], rebuilt: 0 }
   return { payload: Buffer.concat(parts, position), batches: out, rebuilt }
+}
+
+/** A compacted topic takes no record without a key: the batch is refused, naming each keyless record. */
+function throwKeylessRecordErrors(records: readonly InflatedRecord[], firstRecordIndex: number, where: { topic?: string; partition?: number }): void {
+  let errors: RecordError[] | undefined
+  for (let i = 0; i < records.length; i++) {
+    if (records[i]!.key === null) (errors ??= []).push(keylessRecordError(firstRecordIndex + i, where))
+  }
+  if (errors !== undefined) throw new RecordValidationError(ErrorCode.INVALID_RECORD, recordErrorsSummary(errors), errors)
 }

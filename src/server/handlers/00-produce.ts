@@ -1,12 +1,19 @@
-// Produce: v0-7 (v3-7 served; v0-2 advertised only for librdkafka, see below)
+// Produce: v0-11 (v3-11 served; v0-2 advertised only for librdkafka, see below)
 //
 // Behavior:
 // * Each partition's record batches are appended as leader by the partition service, one message per
 //   shard for the whole request. The shard validates every batch header and CRC, assigns offsets in
 //   place and writes; nothing of a partition's payload is written if any of its batches is bad, and the
 //   partition gets the storage's error code (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE ...).
+// * A batch refused for some of its records (KIP-467: keyless records on a compacted topic, records whose
+//   CreateTime is out of message.timestamp.before/after.max.ms) is refused whole, as Kafka does: v8+
+//   answers list those records in recordErrors (their index in the batch and why) and errorMessage is
+//   Kafka's summary ("One or more records have been rejected due to ..."). Other errors carry the
+//   storage's message as errorMessage (Kafka leaves it null for them).
 // * acks=-1 waits for the in-sync replicas, which on a single broker is the leader alone, i.e. the
 //   same as acks=1; acks=0 gets no response at all; any other value gets INVALID_REQUIRED_ACKS.
+// * Internal topics (__consumer_offsets, __transaction_state) are written by their coordinators only:
+//   a client's produce to them gets INVALID_TOPIC_EXCEPTION, as Kafka answers.
 // * Appends wake long-polling fetches of the partitions written (the partition service does it).
 // * Idempotent producers (batches with producerId >= 0): the partition's shard checks epoch and
 //   sequence before writing (storage/producer-state.ts) and answers OUT_OF_ORDER_SEQUENCE_NUMBER,
@@ -23,10 +30,16 @@
 //   advertised only because librdkafka 2.0 turns compression off unless Produce v0 is in the range
 //   (KAFKA-18659).
 // Version notes:
-// * v5+: log start offset in the response. v3+: transactionalId. v2+: log append time.
+// * v10+ (KIP-951): a NOT_LEADER_OR_FOLLOWER partition carries the current leader and epoch from the
+//   metadata view (on one broker: this broker, when the partition still exists), and the response the
+//   leaders' endpoints. v11 only adds TRANSACTION_ABORTABLE to the codes a client may see (KIP-890).
+// * v9+: flexible. v8+: recordErrors, errorMessage. v5+: log start offset in the response.
+//   v3+: transactionalId. v2+: log append time.
 import { ErrorCode } from '../../domain/errors.js'
 import * as Produce from '../../protocol/messages/00-produce.gen.js'
 import { isRecordsPayload } from '../../protocol/primitives/types.js'
+import { stripCodeName } from './common/api-errors.js'
+import type { RequestContext } from './common/context.js'
 import { defineHandler, UnservableRequestError } from './common/handler.js'
 import type { LeaderAppend, RequiredAcks } from './common/ports.js'
 
@@ -38,7 +51,7 @@ interface Pending {
 export const produceHandler = defineHandler<Produce.ProduceRequest, Produce.ProduceResponse>({
   api: Produce.ProduceApi,
   minVersion: 0,
-  maxVersion: 7,
+  maxVersion: 11,
   decodeRequest: Produce.decodeProduceRequest,
   encodeResponse: Produce.encodeProduceResponse,
   async handle(req, ctx) {
@@ -48,15 +61,25 @@ export const produceHandler = defineHandler<Produce.ProduceRequest, Produce.Prod
     const appends: LeaderAppend[] = []
     const waiting: Pending[] = []
     const acks = requiredAcks(req.acks)
+    let anyNotLeader = false
     for (let topicIndex = 0; topicIndex < req.topicData.length; topicIndex++) {
       const topicData = req.topicData[topicIndex]!
       const partitionResponses: Produce.PartitionProduceResponse[] = []
       responses.push(Produce.createTopicProduceResponse({ name: topicData.name, partitionResponses }))
+      // Only the coordinators write the internal topics (Kafka: "Cannot append to internal topic").
+      const internal = ctx.metadata.isInternalTopic(topicData.name)
       for (const p of topicData.partitionData) {
         const response = Produce.createPartitionProduceResponse({ index: p.index, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n })
         partitionResponses.push(response)
         response.errorCode = acks !== null ? partitions.leaderError(topicData.name, p.index) : ErrorCode.INVALID_REQUIRED_ACKS
-        if (response.errorCode !== ErrorCode.NONE) continue
+        if (response.errorCode !== ErrorCode.NONE) {
+          if (response.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER) anyNotLeader = true
+          continue
+        }
+        if (internal) {
+          response.errorCode = ErrorCode.INVALID_TOPIC_EXCEPTION
+          continue
+        }
         if (p.records === null || isRecordsPayload(p.records) || p.records.length === 0) {
           response.errorCode = ErrorCode.INVALID_RECORD
           response.errorMessage = 'the partition has no record batches'
@@ -77,14 +100,41 @@ export const produceHandler = defineHandler<Produce.ProduceRequest, Produce.Prod
           response.logStartOffset = BigInt(result.value.logStartOffset)
         } else {
           response.errorCode = result.errorCode
-          response.errorMessage = result.message
+          response.errorMessage = stripCodeName(result.errorCode, result.message)
+          if (result.recordErrors !== undefined && ctx.apiVersion >= 8) {
+            response.recordErrors = result.recordErrors.map((e) => Produce.createBatchIndexAndErrorMessage({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.message }))
+          }
+          if (result.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER) anyNotLeader = true
         }
       }
     }
     if (req.acks === 0) return null
-    return Produce.createProduceResponse({ responses })
+    const nodeEndpoints = anyNotLeader && ctx.apiVersion >= 10 ? currentLeaders(responses, ctx) : []
+    return Produce.createProduceResponse({ responses, nodeEndpoints })
   },
 })
+
+/**
+ * KIP-951: each NOT_LEADER_OR_FOLLOWER partition learns its current leader and epoch, and the response
+ * carries those leaders' endpoints, so the client can move without a metadata round trip.
+ */
+function currentLeaders(responses: Produce.TopicProduceResponse[], ctx: RequestContext): Produce.NodeEndpoint[] {
+  const leaders = new Set<number>()
+  for (const t of responses) {
+    for (const p of t.partitionResponses) {
+      if (p.errorCode !== ErrorCode.NOT_LEADER_OR_FOLLOWER) continue
+      const leadership = ctx.metadata.partition(t.name, p.index)
+      if (leadership === undefined) continue
+      p.currentLeader = Produce.createLeaderIdAndEpoch({ leaderId: leadership.leaderId, leaderEpoch: leadership.leaderEpoch })
+      leaders.add(leadership.leaderId)
+    }
+  }
+  const endpoints: Produce.NodeEndpoint[] = []
+  for (const b of ctx.metadata.brokers(ctx.connection.listenerName)) {
+    if (leaders.has(b.nodeId)) endpoints.push(Produce.createNodeEndpoint({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack }))
+  }
+  return endpoints
+}
 
 /** The acks values Kafka accepts; null for anything else (INVALID_REQUIRED_ACKS). */
 function requiredAcks(acks: number): RequiredAcks | null {

@@ -1,4 +1,4 @@
-// Fetch: v4-12
+// Fetch: v4-17
 //
 // Behavior:
 // * Record data is never read into memory: the partition service answers file regions of whole batches
@@ -13,65 +13,141 @@
 //   offset (the first offset of the oldest open transaction), and the answer lists the aborted
 //   transactions overlapping the returned batches: the client drops their records. The broker still
 //   sends file regions, it never filters bytes. read_uncommitted answers carry a null list.
-// * Fetch sessions (KIP-227) are not kept: every answer is a full response with session id 0, which
-//   clients treat as "no session" and keep sending full requests. A request naming a session id gets
-//   FETCH_SESSION_ID_NOT_FOUND.
+// * Fetch sessions (KIP-227, v7+; see common/fetch-sessions.ts for the cache and its eviction rules):
+//   - a full fetch with epoch 0 opens a session when the cache has room, and the answer carries its id
+//     (0 when none was opened); epoch -1 opens none. A full fetch naming a session id closes that
+//     session first.
+//   - an incremental fetch (the session id, the session's epoch) updates the partitions it names, drops
+//     the forgotten ones, and reads every partition of the session at its remembered offset; the answer
+//     holds only partitions with records, a new high watermark or log start offset, or an error.
+//     Partitions that got records move to the end of the session's order. A session left with no
+//     partition is closed (answered with id 0).
+//   - an unknown session id -> FETCH_SESSION_ID_NOT_FOUND; another epoch than the session's (a
+//     duplicate or lost request) -> INVALID_FETCH_SESSION_EPOCH; a v13+ request in a session opened
+//     with names, or the reverse -> FETCH_SESSION_TOPIC_ID_ERROR. Such answers carry no partitions and
+//     session id 0, and the client starts over with a full fetch.
+// * Topics by id (v13+): an id the broker does not know (e.g. of a deleted topic) -> UNKNOWN_TOPIC_ID
+//   for its partitions. A session opened with ids looks every id up again at each fetch, so a topic
+//   deleted and created again under the same name is a different topic to it.
 // Version notes:
-// * v12: flexible, topic names. v11: rack id / preferred read replica (-1). v9+: current leader epoch.
-//   v7+: sessions. v5+: log start offset. v4: isolation level, aborted transactions.
+// * v16+ (KIP-951): NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH partitions carry the current leader
+//   and epoch, and the answer the leaders' endpoints on the listener used. v17: the follower's directory
+//   id (ignored). v15: the replica id moves into ReplicaState. v14: may answer
+//   OFFSET_MOVED_TO_TIERED_STORAGE (never here: no tiered storage). v13: topic ids.
+// * v12: flexible. v11: rack id / preferred read replica (-1). v9+: current leader epoch. v7+: sessions.
+//   v5+: log start offset. v4: isolation level, aborted transactions.
 // Not implemented:
-// * Follower fetches (replicaId >= 0) are answered as consumer fetches: replication comes later.
+// * Follower fetches (replica id >= 0) are answered as consumer fetches (their sessions are privileged
+//   in the cache, as Kafka's): replication comes later.
 import { ErrorCode } from '../../domain/errors.js'
 import * as Fetch from '../../protocol/messages/01-fetch.gen.js'
+import { ZERO_UUID } from '../../protocol/primitives/types.js'
+import { FINAL_EPOCH, INITIAL_EPOCH, INVALID_SESSION_ID, nextEpoch, partitionKey, type CachedPartition, type FetchSession } from './common/fetch-sessions.js'
+import type { RequestContext } from './common/context.js'
 import { defineHandler } from './common/handler.js'
 import type { ConsumerRead, PartitionRead, PartitionService } from './common/ports.js'
 
 const EMPTY = Buffer.alloc(0)
 const READ_COMMITTED = 1
+// The tagged fields a partition answer rarely sets: one shared default each instead of three objects per
+// partition (the encoder only compares them with the defaults).
+const NO_DIVERGING_EPOCH: Fetch.EpochEndOffset = Object.freeze(Fetch.createEpochEndOffset())
+const NO_LEADER: Fetch.LeaderIdAndEpoch = Object.freeze(Fetch.createLeaderIdAndEpoch())
+const NO_SNAPSHOT: Fetch.SnapshotId = Object.freeze(Fetch.createSnapshotId())
+
+/** One partition being fetched: its answer, and in a session its cache entry. */
+interface Slot {
+  /** The topic's name, '' for an unknown id. */
+  topic: string
+  topicId: string
+  response: Fetch.PartitionData
+  cached: CachedPartition | undefined
+}
 
 export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchResponse>({
   api: Fetch.FetchApi,
   minVersion: 4,
-  maxVersion: 12,
+  maxVersion: 17,
   decodeRequest: Fetch.decodeFetchRequest,
   encodeResponse: Fetch.encodeFetchResponse,
   async handle(req, ctx) {
-    if (ctx.apiVersion >= 7 && req.sessionId !== 0) {
-      return Fetch.createFetchResponse({ errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, sessionId: 0, responses: [] })
+    const version = ctx.apiVersion
+    const usesTopicIds = version >= 13
+    const sessions = ctx.fetchSessions
+    // The session this request continues (incremental), or whether it asks for a new one (full, epoch 0).
+    let session: FetchSession | undefined
+    let openSession = false
+    if (version >= 7) {
+      if (req.sessionEpoch === INITIAL_EPOCH || req.sessionEpoch === FINAL_EPOCH) {
+        if (req.sessionId !== INVALID_SESSION_ID) sessions.remove(req.sessionId)
+        openSession = req.sessionEpoch === INITIAL_EPOCH
+      } else {
+        session = sessions.get(req.sessionId)
+        if (session === undefined) return sessionError(ErrorCode.FETCH_SESSION_ID_NOT_FOUND, INVALID_SESSION_ID)
+        if (session.epoch !== req.sessionEpoch) return sessionError(ErrorCode.INVALID_FETCH_SESSION_EPOCH, INVALID_SESSION_ID)
+        if (session.usesTopicIds !== usesTopicIds) return sessionError(ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR, INVALID_SESSION_ID)
+        updateSession(session, req, usesTopicIds, ctx)
+        if (session.size === 0) {
+          // Everything forgotten: the session ends, and the (empty) request is answered without one.
+          sessions.remove(session.id)
+          session = undefined
+        } else {
+          sessions.touch(session, ctx.receivedAt)
+          session.epoch = nextEpoch(session.epoch)
+        }
+      }
     }
+
     const { partitions } = ctx
-    const responses: Fetch.FetchableTopicResponse[] = []
+    const slots: Slot[] = []
     // The partitions to read and, at the same index, their answers.
     const reads: ConsumerRead[] = []
     const targets: Fetch.PartitionData[] = []
     const totalMax = Math.max(0, req.maxBytes)
-    for (const t of req.topics) {
-      const topicPartitions: Fetch.PartitionData[] = []
-      responses.push(Fetch.createFetchableTopicResponse({ topic: t.topic, topicId: t.topicId, partitions: topicPartitions }))
-      for (const p of t.partitions) {
-        const response = Fetch.createPartitionData({
-          partitionIndex: p.partition,
-          highWatermark: -1n,
-          lastStableOffset: -1n,
-          logStartOffset: -1n,
-          preferredReadReplica: -1,
-          abortedTransactions: req.isolationLevel === READ_COMMITTED ? [] : null,
-          records: EMPTY,
-        })
-        topicPartitions.push(response)
-        response.errorCode = partitions.leaderError(t.topic, p.partition, p.currentLeaderEpoch)
-        if (response.errorCode !== ErrorCode.NONE) continue
-        const fetchOffset = Number(p.fetchOffset)
-        if (p.partitionMaxBytes < 0) {
-          response.errorCode = ErrorCode.INVALID_FETCH_SIZE
-          continue
+    const readCommitted = req.isolationLevel === READ_COMMITTED
+    // Checks one partition and queues its read; `topic` is '' for an unknown topic id.
+    const serve = (topic: string, response: Fetch.PartitionData, partition: number, fetchOffset: number, partitionMaxBytes: number, currentLeaderEpoch: number): void => {
+      if (topic === '') {
+        response.errorCode = ErrorCode.UNKNOWN_TOPIC_ID
+        return
+      }
+      response.errorCode = partitions.leaderError(topic, partition, currentLeaderEpoch)
+      if (response.errorCode !== ErrorCode.NONE) return
+      if (partitionMaxBytes < 0) {
+        response.errorCode = ErrorCode.INVALID_FETCH_SIZE
+        return
+      }
+      const read: ConsumerRead = { topic, partition, offset: fetchOffset, maxBytes: Math.min(partitionMaxBytes, Math.max(totalMax, 1)) }
+      if (readCommitted) read.isolation = 'read_committed'
+      reads.push(read)
+      targets.push(response)
+    }
+
+    // Full and sessionless fetches answer every partition they name, grouped as they were asked.
+    const responses: Fetch.FetchableTopicResponse[] = []
+    if (session === undefined) {
+      for (const t of req.topics) {
+        const topic = usesTopicIds ? (ctx.metadata.topicById(t.topicId)?.name ?? '') : t.topic
+        const topicPartitions: Fetch.PartitionData[] = []
+        responses.push(Fetch.createFetchableTopicResponse({ topic, topicId: t.topicId, partitions: topicPartitions }))
+        for (const p of t.partitions) {
+          const response = partitionAnswer(p.partition, readCommitted)
+          topicPartitions.push(response)
+          serve(topic, response, p.partition, Number(p.fetchOffset), p.partitionMaxBytes, p.currentLeaderEpoch)
+          // The session's cache entries are made only when one may be opened (sessionless fetches pay nothing).
+          if (openSession) slots.push({ topic, topicId: t.topicId, response, cached: cacheEntry(topic, t.topicId, p) })
         }
-        const read: ConsumerRead = { topic: t.topic, partition: p.partition, offset: fetchOffset, maxBytes: Math.min(p.partitionMaxBytes, Math.max(totalMax, 1)) }
-        if (req.isolationLevel === READ_COMMITTED) read.isolation = 'read_committed'
-        reads.push(read)
-        targets.push(response)
+      }
+    } else {
+      for (const cached of session.partitions.values()) {
+        const topic = usesTopicIds ? (ctx.metadata.topicById(cached.topicId)?.name ?? '') : cached.topic
+        if (usesTopicIds) cached.topic = topic
+        const response = partitionAnswer(cached.partition, readCommitted)
+        slots.push({ topic, topicId: cached.topicId, response, cached })
+        serve(topic, response, cached.partition, cached.fetchOffset, cached.maxBytes, cached.currentLeaderEpoch)
       }
     }
+
     const deadline = ctx.receivedAt + Math.max(0, req.maxWaitMs)
     for (;;) {
       const held = await readAll(reads, targets, totalMax, partitions)
@@ -90,9 +166,171 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
       await partitions.waitForAppends(reads, remaining)
     }
     for (let i = 0; i < targets.length; i++) partitions.countFetched(reads[i]!.topic, recordsBytes(targets[i]!), targets[i]!.errorCode !== ErrorCode.NONE)
-    return Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: 0, responses })
+
+    if (session !== undefined) {
+      // A duplicate of this request may have moved the session on while it waited.
+      if (session.epoch !== nextEpoch(req.sessionEpoch) || sessions.get(session.id) !== session) {
+        return sessionError(ErrorCode.INVALID_FETCH_SESSION_EPOCH, session.id)
+      }
+      const answer = incrementalAnswer(session, slots, usesTopicIds)
+      const res = Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: session.id, responses: answer })
+      if (version >= 16) addCurrentLeaders(res, ctx)
+      return res
+    }
+    let sessionId = INVALID_SESSION_ID
+    if (openSession) {
+      const privileged = (version >= 15 ? req.replicaState.replicaId : req.replicaId) >= 0
+      const opened = sessions.create(ctx.receivedAt, privileged, usesTopicIds, slots.length, (s) => {
+        for (const slot of slots) {
+          const c = slot.cached!
+          c.highWatermark = Number(slot.response.highWatermark)
+          c.logStartOffset = Number(slot.response.logStartOffset)
+          s.partitions.set(partitionKey(usesTopicIds, c.topic, c.topicId, c.partition), c)
+        }
+      })
+      if (opened !== undefined) sessionId = opened.id
+    }
+    const res = Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId, responses })
+    if (version >= 16) addCurrentLeaders(res, ctx)
+    return res
   },
 })
+
+function sessionError(errorCode: ErrorCode, sessionId: number): Fetch.FetchResponse {
+  return Fetch.createFetchResponse({ errorCode, sessionId, responses: [] })
+}
+
+function partitionAnswer(partitionIndex: number, readCommitted: boolean): Fetch.PartitionData {
+  return {
+    partitionIndex,
+    errorCode: ErrorCode.NONE,
+    highWatermark: -1n,
+    lastStableOffset: -1n,
+    logStartOffset: -1n,
+    divergingEpoch: NO_DIVERGING_EPOCH,
+    currentLeader: NO_LEADER,
+    snapshotId: NO_SNAPSHOT,
+    abortedTransactions: readCommitted ? [] : null,
+    preferredReadReplica: -1,
+    records: EMPTY,
+  }
+}
+
+function cacheEntry(topic: string, topicId: string, p: Fetch.FetchPartition): CachedPartition {
+  return {
+    topic,
+    topicId,
+    partition: p.partition,
+    fetchOffset: Number(p.fetchOffset),
+    maxBytes: p.partitionMaxBytes,
+    currentLeaderEpoch: p.currentLeaderEpoch,
+    highWatermark: -1,
+    logStartOffset: -1,
+  }
+}
+
+/** Applies an incremental request to its session: named partitions added or updated, forgotten ones dropped. */
+function updateSession(session: FetchSession, req: Fetch.FetchRequest, usesTopicIds: boolean, ctx: RequestContext): void {
+  for (const t of req.topics) {
+    const topic = usesTopicIds ? (ctx.metadata.topicById(t.topicId)?.name ?? '') : t.topic
+    const topicId = usesTopicIds ? t.topicId : ZERO_UUID
+    for (const p of t.partitions) {
+      const key = partitionKey(usesTopicIds, topic, topicId, p.partition)
+      const cached = session.partitions.get(key)
+      if (cached === undefined) {
+        session.partitions.set(key, {
+          topic,
+          topicId,
+          partition: p.partition,
+          fetchOffset: Number(p.fetchOffset),
+          maxBytes: p.partitionMaxBytes,
+          currentLeaderEpoch: p.currentLeaderEpoch,
+          highWatermark: -1,
+          logStartOffset: -1,
+        })
+      } else {
+        cached.fetchOffset = Number(p.fetchOffset)
+        cached.maxBytes = p.partitionMaxBytes
+        cached.currentLeaderEpoch = p.currentLeaderEpoch
+      }
+    }
+  }
+  for (const f of req.forgottenTopicsData) {
+    for (const partition of f.partitions) session.partitions.delete(partitionKey(usesTopicIds, f.topic, usesTopicIds ? f.topicId : ZERO_UUID, partition))
+  }
+}
+
+/**
+ * The partitions of an incremental answer, in session order: those with records, a new high watermark
+ * or log start offset, or an error (Kafka's CachedPartition.maybeUpdateResponseData). The session
+ * remembers what was answered; partitions that got records move to the end of its order.
+ */
+function incrementalAnswer(session: FetchSession, slots: readonly Slot[], usesTopicIds: boolean): Fetch.FetchableTopicResponse[] {
+  const responses: Fetch.FetchableTopicResponse[] = []
+  let current: Fetch.FetchableTopicResponse | undefined
+  let moved: CachedPartition[] | undefined
+  for (const slot of slots) {
+    const cached = slot.cached!
+    const r = slot.response
+    let mustRespond = false
+    const withRecords = recordsBytes(r) > 0
+    if (withRecords) mustRespond = true
+    const highWatermark = Number(r.highWatermark)
+    const logStartOffset = Number(r.logStartOffset)
+    if (cached.highWatermark !== highWatermark) {
+      mustRespond = true
+      cached.highWatermark = highWatermark
+    }
+    if (cached.logStartOffset !== logStartOffset) {
+      mustRespond = true
+      cached.logStartOffset = logStartOffset
+    }
+    if (r.errorCode !== ErrorCode.NONE) {
+      // Answered again once the error is gone.
+      cached.highWatermark = -1
+      mustRespond = true
+    }
+    if (!mustRespond) continue
+    if (withRecords) (moved ??= []).push(cached)
+    const same = current !== undefined && (usesTopicIds ? current.topicId === slot.topicId : current.topic === slot.topic)
+    if (!same) {
+      current = Fetch.createFetchableTopicResponse({ topic: slot.topic, topicId: slot.topicId, partitions: [] })
+      responses.push(current)
+    }
+    current!.partitions.push(r)
+  }
+  if (moved !== undefined) {
+    for (const c of moved) {
+      const key = partitionKey(usesTopicIds, c.topic, c.topicId, c.partition)
+      session.partitions.delete(key)
+      session.partitions.set(key, c)
+    }
+  }
+  return responses
+}
+
+/**
+ * KIP-951 (v16+): partitions answered NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH carry the current
+ * leader and epoch, and the answer the leaders' endpoints.
+ */
+function addCurrentLeaders(res: Fetch.FetchResponse, ctx: RequestContext): void {
+  let leaders: Set<number> | undefined
+  for (const t of res.responses) {
+    for (const p of t.partitions) {
+      if (p.errorCode !== ErrorCode.NOT_LEADER_OR_FOLLOWER && p.errorCode !== ErrorCode.FENCED_LEADER_EPOCH) continue
+      // Answers carry the resolved topic name whatever the version (only v12- encode it).
+      const leadership = ctx.metadata.partition(t.topic, p.partitionIndex)
+      if (leadership === undefined) continue
+      leaders ??= new Set()
+      p.currentLeader = Fetch.createLeaderIdAndEpoch({ leaderId: leadership.leaderId, leaderEpoch: leadership.leaderEpoch })
+      leaders.add(leadership.leaderId)
+    }
+  }
+  if (leaders === undefined) return
+  for (const b of ctx.metadata.brokers(ctx.connection.listenerName)) {
+    if (leaders.has(b.nodeId)) res.nodeEndpoints.push(Fetch.createNodeEndpoint({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack }))
+  }
+}
 
 function recordsBytes(p: Fetch.PartitionData): number {
   const r = p.records

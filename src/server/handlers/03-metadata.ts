@@ -1,21 +1,28 @@
-// Metadata: v0-9
+// Metadata: v0-12
 //
 // Behavior:
-// * Brokers, controller, and each partition's leader, leader epoch, replicas and ISR come from the
-//   metadata view: today one broker (this one) is every partition's leader, sole replica and sole ISR
-//   member, and the controller. Brokers are listed at the endpoints of the listener the request came
-//   on, with their broker.rack (v1+).
+// * Brokers, controller, and each partition's leader, leader epoch, replicas, ISR and offline replicas
+//   come from the metadata image the controller feeds (UpdateMetadata). Brokers are listed at the
+//   endpoints of the listener the request came on (a broker without that listener is left out), with
+//   their broker.rack (v1+). A partition without a leader answers LEADER_NOT_AVAILABLE with leader -1
+//   and its replicas and ISR.
 // * All topics when the request's topic list is null (v1+) or empty (v0).
+// * Topics by id (v12): when any requested entry carries a non-zero topic id, only the ids are looked
+//   up (entries that only name a topic are ignored, as Kafka does); an unknown id answers
+//   UNKNOWN_TOPIC_ID with a null name. v10-11 requests with a topic id or a null name are refused whole:
+//   every requested topic answers INVALID_REQUEST (Kafka's error response), and no brokers.
 // * Unknown topics are created when auto.create.topics.enable=true and the request allows it (always
 //   for v0-3, allowAutoTopicCreation from v4), with num.partitions and default.replication.factor.
-//   Creation completes before the answer, so the new topic is returned ready (Kafka may first answer
-//   LEADER_NOT_AVAILABLE; clients accept both). Invalid names get INVALID_TOPIC_EXCEPTION; internal
-//   topics are never auto-created here.
+//   The answer waits (up to 10 s) until the new topic's partitions have leaders, so it is returned ready
+//   (Kafka answers LEADER_NOT_AVAILABLE at once; clients accept both). Invalid names, and names colliding with an
+//   existing topic's by '.' and '_', get INVALID_TOPIC_EXCEPTION; internal topics are never auto-created here.
 // * Authorized operations: no authorizer is configured, so every operation is allowed; the bit sets
-//   are filled when the request asks for them (v8+), else Kafka's "omitted" value.
+//   are filled when the request asks for them (v8+; the cluster's only up to v10), else Kafka's
+//   "omitted" value.
 // Version notes:
-// * v9: flexible. v7+: leader epoch. v5+: offline replicas. v2+: cluster id. v1+: controller, racks,
-//   isInternal.
+// * v12: topics by id, nullable names in the answer. v11: no cluster authorized operations.
+//   v10: topic ids. v9: flexible. v7+: leader epoch. v5+: offline replicas. v2+: cluster id.
+//   v1+: controller, racks, isInternal.
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as Metadata from '../../protocol/messages/03-metadata.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
@@ -27,41 +34,62 @@ import type { TopicInfo } from './common/ports.js'
 export const metadataHandler = defineHandler<Metadata.MetadataRequest, Metadata.MetadataResponse>({
   api: Metadata.MetadataApi,
   minVersion: 0,
-  maxVersion: 9,
+  maxVersion: 12,
   decodeRequest: Metadata.decodeMetadataRequest,
   encodeResponse: Metadata.encodeMetadataResponse,
   async handle(req, ctx) {
     const { metadata } = ctx
     const allowAutoCreate = (ctx.apiVersion < 4 || req.allowAutoTopicCreation) && ctx.configs.broker.getBoolean('auto.create.topics.enable')
     const all = req.topics === null || (ctx.apiVersion === 0 && req.topics.length === 0)
+    const brokers = metadata.brokers(ctx.connection.listenerName)
+    const reachable = new Set(brokers.map((b) => b.nodeId))
     const topics: Metadata.MetadataResponseTopic[] = []
     if (all) {
-      for (const t of metadata.topics()) topics.push(describeTopic(t, ctx, req))
+      for (const t of metadata.topics()) topics.push(describeTopic(t, ctx, req, reachable))
+    } else if (ctx.apiVersion >= 10 && ctx.apiVersion < 12 && req.topics!.some((t) => t.name === null || t.topicId !== ZERO_UUID)) {
+      return refusedWhole(req.topics!, ErrorCode.INVALID_REQUEST)
+    } else if (ctx.apiVersion >= 12 && req.topics!.some((t) => t.topicId !== ZERO_UUID)) {
+      const seen = new Set<string>()
+      for (const requested of req.topics!) {
+        const id = requested.topicId
+        if (id === ZERO_UUID || seen.has(id)) continue
+        seen.add(id)
+        const topic = metadata.topicById(id)
+        topics.push(topic !== undefined ? describeTopic(topic, ctx, req, reachable) : failedTopic(ErrorCode.UNKNOWN_TOPIC_ID, null, id, false))
+      }
     } else {
       const seen = new Set<string>()
       for (const requested of req.topics!) {
         const name = requested.name
         if (name === null || seen.has(name)) continue
         seen.add(name)
-        topics.push(await lookup(name, allowAutoCreate, ctx, req))
+        topics.push(await lookup(name, allowAutoCreate, ctx, req, reachable))
       }
     }
     return Metadata.createMetadataResponse({
-      brokers: metadata.brokers(ctx.connection.listenerName).map((b) => Metadata.createMetadataResponseBroker({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
+      brokers: brokers.map((b) => Metadata.createMetadataResponseBroker({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
       clusterId: metadata.clusterId,
       controllerId: metadata.controllerId,
       topics,
-      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
+      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations && ctx.apiVersion <= 10 ? CLUSTER_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
     })
   },
 })
 
-async function lookup(name: string, allowAutoCreate: boolean, ctx: RequestContext, req: Metadata.MetadataRequest): Promise<Metadata.MetadataResponseTopic> {
+/** Kafka's error response for a Metadata request it cannot serve: each requested topic with the error. */
+function refusedWhole(requested: readonly Metadata.MetadataRequestTopic[], errorCode: ErrorCode): Metadata.MetadataResponse {
+  return Metadata.createMetadataResponse({ topics: requested.map((t) => failedTopic(errorCode, t.name ?? '', t.topicId, false)) })
+}
+
+function failedTopic(errorCode: number, name: string | null, topicId: string, isInternal: boolean): Metadata.MetadataResponseTopic {
+  return Metadata.createMetadataResponseTopic({ errorCode, name, topicId, isInternal, partitions: [], topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED })
+}
+
+async function lookup(name: string, allowAutoCreate: boolean, ctx: RequestContext, req: Metadata.MetadataRequest, reachable: ReadonlySet<number>): Promise<Metadata.MetadataResponseTopic> {
   const { metadata } = ctx
   const existing = metadata.topic(name)
-  if (existing !== undefined) return describeTopic(existing, ctx, req)
-  const failed = (errorCode: number): Metadata.MetadataResponseTopic =>
-    Metadata.createMetadataResponseTopic({ errorCode, name, topicId: ZERO_UUID, isInternal: metadata.isInternalTopic(name), partitions: [], topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED })
+  if (existing !== undefined) return describeTopic(existing, ctx, req, reachable)
+  const failed = (errorCode: number): Metadata.MetadataResponseTopic => failedTopic(errorCode, name, ZERO_UUID, metadata.isInternalTopic(name))
   try {
     metadata.validateTopicName(name)
   } catch {
@@ -69,26 +97,28 @@ async function lookup(name: string, allowAutoCreate: boolean, ctx: RequestContex
   }
   if (!allowAutoCreate || metadata.isInternalTopic(name)) return failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
   try {
-    return describeTopic(await ctx.topics.autoCreate(name), ctx, req)
+    return describeTopic(await ctx.topics.autoCreate(name), ctx, req, reachable)
   } catch (err) {
     // Another request created it meanwhile: answer with what exists now.
     const now = metadata.topic(name)
-    if (now !== undefined) return describeTopic(now, ctx, req)
+    if (now !== undefined) return describeTopic(now, ctx, req, reachable)
     return failed(err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR)
   }
 }
 
-function describeTopic(t: TopicInfo, ctx: RequestContext, req: Metadata.MetadataRequest): Metadata.MetadataResponseTopic {
+function describeTopic(t: TopicInfo, ctx: RequestContext, req: Metadata.MetadataRequest, reachable: ReadonlySet<number>): Metadata.MetadataResponseTopic {
   const partitions: Metadata.MetadataResponsePartition[] = []
   for (let p = 0; p < t.partitions; p++) {
     const leadership = ctx.metadata.partition(t.name, p)
+    // A leader that is not a live broker on this listener is no leader for this client (Kafka's metadata cache).
+    const leaderUp = leadership !== undefined && reachable.has(leadership.leaderId)
     partitions.push(
       leadership === undefined
         ? Metadata.createMetadataResponsePartition({ errorCode: ErrorCode.LEADER_NOT_AVAILABLE, partitionIndex: p, leaderId: -1, leaderEpoch: -1 })
         : Metadata.createMetadataResponsePartition({
-            errorCode: ErrorCode.NONE,
+            errorCode: leaderUp ? ErrorCode.NONE : ErrorCode.LEADER_NOT_AVAILABLE,
             partitionIndex: p,
-            leaderId: leadership.leaderId,
+            leaderId: leaderUp ? leadership.leaderId : -1,
             leaderEpoch: leadership.leaderEpoch,
             replicaNodes: [...leadership.replicas],
             isrNodes: [...leadership.isr],

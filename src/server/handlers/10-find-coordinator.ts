@@ -8,6 +8,8 @@
 //   first such request creates that topic (transaction.state.log.num.partitions, compacted). The key
 //   (transactional id) is not needed to pick the broker, since there is one.
 // * Any other key type: INVALID_REQUEST.
+// * In a ZooKeeper cluster coordinators do not yet follow the leadership of their internal topic's
+//   partitions (the replication layer's step): this answer is right only on a single broker.
 // Version notes:
 // * v4+: several keys per request (coordinatorKeys), one answer each. v3+: flexible. v1+: key type,
 //   error message, throttle time.

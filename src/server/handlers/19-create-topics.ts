@@ -2,15 +2,19 @@
 //
 // Behavior:
 // * Each topic is created (or, with validateOnly, only checked) on its own; one failing topic does not
-//   stop the others. Creation is complete (store written, partitions open) before the answer, so
-//   timeoutMs never expires.
+//   stop the others. The broker writes the topic's assignment and config to the metadata store (Kafka's
+//   ZooKeeper mode) and answers once every partition has a leader in its metadata; REQUEST_TIMED_OUT when
+//   timeoutMs passes first (the topic is created anyway, later). timeoutMs 0 answers once written (a
+//   broker without ZooKeeper still waits for its in-process controller, which is immediate).
+// * Replicas are placed by Kafka's assignment over the live brokers (rack-aware when every broker has a
+//   rack).
 // * Invalid name -> INVALID_TOPIC_EXCEPTION; existing topic -> TOPIC_ALREADY_EXISTS; numPartitions or
 //   replicationFactor -1 -> num.partitions / default.replication.factor (accepted in every served
 //   version, as Kafka's broker does); other counts below 1 -> INVALID_PARTITIONS /
-//   INVALID_REPLICATION_FACTOR; a replication factor above 1 (the one broker) ->
+//   INVALID_REPLICATION_FACTOR; a replication factor above the number of live brokers ->
 //   INVALID_REPLICATION_FACTOR.
-// * Manual assignments: partitions 0..n-1, same replica count each, only this broker's id; else
-//   INVALID_REPLICA_ASSIGNMENT; with numPartitions/replicationFactor also set -> INVALID_REQUEST.
+// * Manual assignments: partitions 0..n-1, same replica count each, no broker twice, only live brokers;
+//   else INVALID_REPLICA_ASSIGNMENT; with numPartitions/replicationFactor also set -> INVALID_REQUEST.
 // * Configs are validated like AlterConfigs (unknown key, null or bad value -> INVALID_CONFIG with the
 //   reason); a key named twice keeps its last value (Kafka).
 // * A topic named twice in one request gets one result, INVALID_REQUEST "Duplicate topic name.".
@@ -53,6 +57,7 @@ export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsReques
           assignments: t.assignments.map((a) => ({ partitionIndex: a.partitionIndex, brokerIds: a.brokerIds })),
           configs,
           validateOnly: req.validateOnly,
+          timeoutMs: req.timeoutMs,
         })
         const resolved = resolveTopicConfigs(ctx.configs.broker, validateTopicConfigs(record.configs))
         topics.push(CreateTopics.createCreatableTopicResult({

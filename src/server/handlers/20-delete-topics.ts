@@ -2,10 +2,17 @@
 //
 // Behavior:
 // * Topics are named by `topicNames` (v1-5) or by `topics` entries with a name or a topic id (v6).
-//   Deletion is complete (store written, partition directories removed by the shards) before the
-//   answer, so timeoutMs never expires.
+//   The topic is queued for deletion in the metadata store; the controller stops and deletes its
+//   replicas on every broker. The answer comes once the topic is gone from this broker's metadata (and,
+//   when all its replicas are up, from the store); REQUEST_TIMED_OUT when timeoutMs passes first (the
+//   deletion stays queued and completes when the brokers holding replicas are back).
 // * Unknown name -> UNKNOWN_TOPIC_OR_PARTITION; unknown id -> UNKNOWN_TOPIC_ID; an entry with both a
 //   name and an id -> INVALID_REQUEST; a name or id listed twice -> one INVALID_REQUEST result for it.
+// * Internal topics (__consumer_offsets, __transaction_state) -> INVALID_TOPIC_EXCEPTION "Cannot delete
+//   internal topic". Kafka 4's controller deletes them when the client is authorized (only the old
+//   ZooKeeper-era kafka-topics tool refused), and the group or transaction coordinator then loses its
+//   whole state; Skein refuses, with the code Kafka uses for the other client operations it refuses on
+//   internal topics (produce, DeleteRecords).
 // * delete.topic.enable=false -> TOPIC_DELETION_DISABLED for every topic (INVALID_REQUEST below v3,
 //   which predates that code, as Kafka).
 // Version notes:
@@ -53,7 +60,8 @@ export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsReques
         }
         result.name = topic.name
         if (ctx.apiVersion >= 6) result.topicId = topic.topicId
-        await ctx.topics.delete(topic.name)
+        if (ctx.metadata.isInternalTopic(topic.name)) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot delete internal topic ${topic.name}`)
+        await ctx.topics.delete(topic.name, req.timeoutMs)
       } catch (err) {
         const { errorCode, errorMessage } = apiError(err, ctx.log, 'DeleteTopics')
         result.errorCode = errorCode

@@ -9,6 +9,8 @@
 //   INVALID_LOW_WATERMARK).
 // * The change is done when the answer is sent (no replicas to wait for), so timeoutMs never expires.
 // * A partition named twice in one request -> INVALID_REQUEST for the repeats.
+// * Internal topics (__consumer_offsets, __transaction_state) -> INVALID_TOPIC_EXCEPTION, as Kafka's
+//   ReplicaManager answers: only their coordinators remove what they hold.
 // Version notes:
 // * v2: flexible. No other differences.
 import { ErrorCode } from '../../domain/errors.js'
@@ -44,6 +46,10 @@ export const deleteRecordsHandler = defineHandler<DeleteRecords.DeleteRecordsReq
         seen.add(key)
         result.errorCode = partitions.leaderError(t.name, p.partitionIndex)
         if (result.errorCode !== ErrorCode.NONE) continue
+        if (ctx.metadata.isInternalTopic(t.name)) {
+          result.errorCode = ErrorCode.INVALID_TOPIC_EXCEPTION
+          continue
+        }
         // Offsets travel as int64; anything outside a safe integer is beyond any high watermark.
         if (p.offset < -1n || p.offset > BigInt(Number.MAX_SAFE_INTEGER)) {
           result.errorCode = ErrorCode.OFFSET_OUT_OF_RANGE

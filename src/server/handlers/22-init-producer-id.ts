@@ -2,8 +2,8 @@
 //
 // Behavior:
 // * transactionalId null (an idempotent producer): a producer id never handed out before, epoch 0,
-//   from blocks reserved in <dataDir>/producer-id-block (producer-ids.ts), so ids stay unique across
-//   restarts. Any broker answers it (kafkajs asks the controller, librdkafka any broker that advertises
+//   from blocks reserved in the metadata store (producer-ids.ts: /latest_producer_id_block in ZooKeeper,
+//   <log.dir>/producer-id-block on a single broker), so ids stay unique across restarts and brokers. Any broker answers it (kafkajs asks the controller, librdkafka any broker that advertises
 //   v0, its IdempotentProducer feature).
 // * v3+ with producerId and producerEpoch (KIP-360, after the client hit an error it recovers from by
 //   bumping its epoch): the same id with epoch + 1 when they match the last ones handed out, the same

@@ -2,8 +2,7 @@
 //
 // Behavior:
 // * TOPIC (2): every topic config with its effective value and source: the topic's own override
-//   (DYNAMIC_TOPIC_CONFIG), else the broker synonym that supplies it (dynamic per-broker, dynamic
-//   cluster default, static), else DEFAULT_CONFIG. Invalid name -> INVALID_TOPIC_EXCEPTION; unknown
+//   (DYNAMIC_TOPIC_CONFIG), else the source of its first synonym (see below), else DEFAULT_CONFIG. Invalid name -> INVALID_TOPIC_EXCEPTION; unknown
 //   topic -> UNKNOWN_TOPIC_OR_PARTITION.
 // * BROKER (4): this broker's id -> every broker config (value, source, read-only unless the config is
 //   dynamic); '' -> only the configs set as dynamic cluster defaults (Kafka's answer for the default
@@ -13,7 +12,9 @@
 // * Any other resource type -> INVALID_REQUEST "Unsupported resource type".
 // * configurationKeys null lists everything; otherwise only the named keys (unknown names are left out,
 //   as Kafka does). Sensitive values (passwords) are null.
-// * includeSynonyms: the synonyms in precedence order (the value's own source first), else none.
+// * includeSynonyms: the synonyms in Kafka's order (config/config-synonyms.ts): a topic's own override,
+//   then each broker synonym by source (dynamic per-broker, dynamic cluster default, static,
+//   DEFAULT_CONFIG), from the first entry named like the config; configSource is the first entry's.
 // Version notes:
 // * v1+: configSource and synonyms. v3+: configType and documentation (only when includeDocumentation).
 //   v4: flexible.

@@ -4,14 +4,15 @@
 // * Non-incremental (Kafka semantics): the configs sent for a resource REPLACE its whole override set;
 //   keys left out return to their defaults, null values mean "not set".
 // * TOPIC: validated like CreateTopics configs (unknown key or bad value -> INVALID_CONFIG with the
-//   reason); unknown topic -> UNKNOWN_TOPIC_OR_PARTITION. Stored in the topic store and pushed to every
-//   partition of the topic.
+//   reason); unknown topic -> UNKNOWN_TOPIC_OR_PARTITION. Written to the metadata store (with a change
+//   notification that every broker applies) and pushed to this broker's partitions of the topic.
 // * BROKER: resource name '' alters the cluster default (DYNAMIC_DEFAULT_BROKER_CONFIG), this broker's
 //   id alters this broker (DYNAMIC_BROKER_CONFIG); another id or a non-number -> INVALID_REQUEST.
 //   Read-only configs, unknown keys, per-broker configs at the cluster level and bad values ->
 //   INVALID_REQUEST (Kafka turns broker ConfigExceptions into InvalidRequestException), message
-//   "Cannot update these configs dynamically: ...". Persisted in cluster-metadata.json, then applied:
-//   new broker defaults reach every partition at once.
+//   "Cannot update these configs dynamically: ...". Written to the metadata store, then applied: new
+//   broker defaults reach every partition at once (other brokers apply a cluster-default change from its
+//   notification).
 // * validateOnly checks everything and changes nothing.
 // * A resource named twice in one request -> INVALID_REQUEST for it; a key named twice in one resource
 //   -> INVALID_REQUEST ("Error due to duplicate config keys").

@@ -1,11 +1,13 @@
 // CreatePartitions: v0-1
 //
 // Behavior:
-// * Grows each topic to `count` partitions; the new partitions are open when the answer is sent.
+// * Grows each topic to `count` partitions: the new assignment goes to the metadata store (replicas
+//   placed by Kafka's assignment, continuing from partition 0's first replica) and the answer comes once
+//   the new partitions have leaders in this broker's metadata (REQUEST_TIMED_OUT after timeoutMs).
 // * Unknown topic -> UNKNOWN_TOPIC_OR_PARTITION; count not above the current count (or above 100000)
 //   -> INVALID_PARTITIONS; assignments whose number differs from the partitions added, whose replica
-//   count differs from the topic's, or that name a broker other than this one ->
-//   INVALID_REPLICA_ASSIGNMENT.
+//   count differs from the topic's, or that name a broker that is not live ->
+//   INVALID_REPLICA_ASSIGNMENT; a replication factor above the live brokers -> INVALID_REPLICATION_FACTOR.
 // * validateOnly checks everything and changes nothing.
 // * A topic named twice in one request gets one result, INVALID_REQUEST "Duplicate topic in request.".
 // Version notes:
@@ -36,7 +38,7 @@ export const createPartitionsHandler = defineHandler<CreatePartitions.CreatePart
       }
       try {
         const assignments = t.assignments === null ? null : t.assignments.map((a) => a.brokerIds)
-        await ctx.topics.addPartitions(t.name, t.count, assignments, req.validateOnly)
+        await ctx.topics.addPartitions(t.name, t.count, assignments, req.validateOnly, req.timeoutMs)
         results.push(CreatePartitions.createCreatePartitionsTopicResult({ name: t.name, errorCode: ErrorCode.NONE, errorMessage: null }))
       } catch (err) {
         results.push(CreatePartitions.createCreatePartitionsTopicResult({ name: t.name, ...apiError(err, ctx.log, 'CreatePartitions') }))

@@ -1,9 +1,9 @@
 // DescribeCluster: v0-1
 //
 // Behavior:
-// * Brokers and controller from the metadata view: today the cluster is this broker (brokers = [this
-//   broker, at the endpoint of the listener the request came on, with broker.rack], controllerId = this
-//   broker, its own controller); clusterId from meta.properties.
+// * Brokers and controller from the metadata image the controller feeds: every live broker at its
+//   endpoint for the listener the request came on, with its rack; clusterId from the cluster (ZooKeeper's
+//   /cluster/id, or meta.properties on a single broker).
 // * clusterAuthorizedOperations: no authorizer is configured, so every CLUSTER operation is allowed;
 //   the bit set is filled only when includeClusterAuthorizedOperations, else Kafka's "omitted" value.
 // * endpointType (v1): 1 (brokers) is served; 2 (controllers) -> MISMATCHED_ENDPOINT_TYPE, since this

@@ -5,6 +5,10 @@ import { produceHandler } from './00-produce.js'
 import { fetchHandler } from './01-fetch.js'
 import { listOffsetsHandler } from './02-list-offsets.js'
 import { metadataHandler } from './03-metadata.js'
+import { leaderAndIsrHandler } from './04-leader-and-isr.js'
+import { stopReplicaHandler } from './05-stop-replica.js'
+import { updateMetadataHandler } from './06-update-metadata.js'
+import { controlledShutdownHandler } from './07-controlled-shutdown.js'
 import { offsetCommitHandler } from './08-offset-commit.js'
 import { offsetFetchHandler } from './09-offset-fetch.js'
 import { findCoordinatorHandler } from './10-find-coordinator.js'
@@ -30,6 +34,7 @@ import { createPartitionsHandler } from './37-create-partitions.js'
 import { deleteGroupsHandler } from './42-delete-groups.js'
 import { incrementalAlterConfigsHandler } from './44-incremental-alter-configs.js'
 import { offsetDeleteHandler } from './47-offset-delete.js'
+import { alterPartitionHandler } from './56-alter-partition.js'
 import { describeClusterHandler } from './60-describe-cluster.js'
 import { describeTransactionsHandler } from './65-describe-transactions.js'
 import { listTransactionsHandler } from './66-list-transactions.js'
@@ -40,6 +45,10 @@ export const HANDLERS: readonly AnyHandler[] = [
   fetchHandler,
   listOffsetsHandler,
   metadataHandler,
+  leaderAndIsrHandler,
+  stopReplicaHandler,
+  updateMetadataHandler,
+  controlledShutdownHandler,
   offsetCommitHandler,
   offsetFetchHandler,
   findCoordinatorHandler,
@@ -65,6 +74,7 @@ export const HANDLERS: readonly AnyHandler[] = [
   deleteGroupsHandler,
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,
+  alterPartitionHandler,
   describeClusterHandler,
   describeProducersHandler,
   describeTransactionsHandler,

@@ -133,14 +133,14 @@ describe('@platformatic/kafka Admin against Skein', () => {
     const configs = await topicConfigs('pl-events', ['retention.bytes', 'segment.bytes'])
     expect(configs.get('retention.bytes')).toMatchObject({ value: '1048576', configSource: ConfigSources.DYNAMIC_BROKER_CONFIG })
     expect(configs.get('segment.bytes')).toMatchObject({ value: '8388608', configSource: ConfigSources.DYNAMIC_DEFAULT_BROKER_CONFIG })
-    expect(tb.broker.store.dynamicBrokerConfigs()).toEqual({ perBroker: { 'log.retention.bytes': '1048576' }, clusterDefault: { 'log.segment.bytes': '8388608' } })
+    expect({ perBroker: tb.broker.configs.dynamicBrokerConfigs('perBroker'), clusterDefault: tb.broker.configs.dynamicBrokerConfigs('clusterDefault') }).toEqual({ perBroker: { 'log.retention.bytes': '1048576' }, clusterDefault: { 'log.segment.bytes': '8388608' } })
 
     expect(await failure(admin.incrementalAlterConfigs({ resources: [{ resourceType: BROKER, resourceName: '0', configs: [{ name: 'log.dirs', configOperation: SET, value: '/tmp/x' }] }] }))).toBe('INVALID_REQUEST')
     expect(await failure(admin.incrementalAlterConfigs({ resources: [{ resourceType: BROKER, resourceName: '0', configs: [{ name: 'log.segment.bytes', configOperation: SET, value: 'huge' }] }] }))).toBe('INVALID_REQUEST')
 
     await admin.incrementalAlterConfigs({ resources: [{ resourceType: BROKER, resourceName: '0', configs: [{ name: 'log.retention.bytes', configOperation: DELETE }] }] })
     await admin.incrementalAlterConfigs({ resources: [{ resourceType: BROKER, resourceName: '', configs: [{ name: 'log.segment.bytes', configOperation: DELETE }] }] })
-    expect(tb.broker.store.dynamicBrokerConfigs()).toEqual({ perBroker: {}, clusterDefault: {} })
+    expect({ perBroker: tb.broker.configs.dynamicBrokerConfigs('perBroker'), clusterDefault: tb.broker.configs.dynamicBrokerConfigs('clusterDefault') }).toEqual({ perBroker: {}, clusterDefault: {} })
     expect(tb.broker.config.getInt('log.segment.bytes')).toBe(1073741824)
   })
 

@@ -214,16 +214,16 @@ describe('admin APIs over raw frames', () => {
     ] }, 0)
     expect(res.responses.map((r) => [r.resourceType, r.errorCode, r.errorMessage])).toEqual([
       [TOPIC, ErrorCode.INVALID_REQUEST, 'Error due to duplicate config keys'],
-      [BROKER, ErrorCode.INVALID_REQUEST, 'Cannot update these configs dynamically: num.partitions, listeners'],
+      [BROKER, ErrorCode.INVALID_REQUEST, 'Cannot update these configs dynamically: Set(num.partitions)'],
       [BROKER_LOGGER, ErrorCode.INVALID_REQUEST, 'Unsupported resource type: 8'],
       [BROKER, ErrorCode.INVALID_REQUEST, expect.stringMatching(/message\.max\.bytes.*at least 0/)],
     ])
-    expect(tb.broker.store.dynamicBrokerConfigs()).toEqual({ perBroker: {}, clusterDefault: {} })
+    expect({ perBroker: tb.broker.configs.dynamicBrokerConfigs('perBroker'), clusterDefault: tb.broker.configs.dynamicBrokerConfigs('clusterDefault') }).toEqual({ perBroker: {}, clusterDefault: {} })
     expect(tb.broker.topics.get('raw-ok')!.configs).toEqual({ 'retention.ms': '5000' })
 
     const dry = await alterConfigs({ validateOnly: true, resources: [R({ resourceType: BROKER, resourceName: '0', configs: [C({ name: 'log.retention.ms', value: '1000' })] })] }, 1)
     expect(dry.responses[0]!.errorCode).toBe(0)
-    expect(tb.broker.store.dynamicBrokerConfigs()).toEqual({ perBroker: {}, clusterDefault: {} })
+    expect({ perBroker: tb.broker.configs.dynamicBrokerConfigs('perBroker'), clusterDefault: tb.broker.configs.dynamicBrokerConfigs('clusterDefault') }).toEqual({ perBroker: {}, clusterDefault: {} })
     expect(tb.broker.config.logRetentionMs).toBe(7 * 24 * 3600 * 1000)
 
     const dupResources = await alterConfigs({ resources: [R({ resourceType: TOPIC, resourceName: 'raw-ok' }), R({ resourceType: TOPIC, resourceName: 'raw-ok' })] }, 2)

@@ -5,6 +5,8 @@ import type {
   ApiVersionRange,
   ClientConnection,
   ConfigService,
+  FetchSessionService,
+  ControlPlaneService,
   GroupCoordinatorService,
   HandlerLog,
   MetadataView,
@@ -30,6 +32,10 @@ export interface BrokerServices {
   transactions: TransactionCoordinatorService
   /** Producer ids for idempotent producers. */
   producerIds: ProducerIdService
+  /** Incremental fetch sessions (KIP-227). */
+  fetchSessions: FetchSessionService
+  /** The control plane: requests between the controller and this broker. */
+  control: ControlPlaneService
   log: HandlerLog
   /** The APIs served and their version ranges (from the handler table). */
   apiVersions: readonly ApiVersionRange[]

@@ -12,6 +12,11 @@ import type { TransactionCoordinator } from '../../../coordinator/transaction/tx
 import type { ErrorCode } from '../../../domain/errors.js'
 import type { FileRegion } from '../../../domain/file-region.js'
 import type { Outcome } from '../../../domain/outcome.js'
+import type { FetchSessionCache } from './fetch-sessions.js'
+import type { LeaderAndIsrRequest } from '../../../protocol/messages/04-leader-and-isr.gen.js'
+import type { StopReplicaRequest } from '../../../protocol/messages/05-stop-replica.gen.js'
+import type { UpdateMetadataRequest } from '../../../protocol/messages/06-update-metadata.gen.js'
+import type { AlterPartitionRequest, AlterPartitionResponse } from '../../../protocol/messages/56-alter-partition.gen.js'
 
 export type { Outcome, ProducerIdAndEpoch }
 
@@ -157,6 +162,91 @@ export interface PartitionService {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// Replicas: what the controller's LeaderAndIsr and StopReplica ask of this broker
+
+/** One partition of a LeaderAndIsr request (already fenced by controller epoch and broker epoch). */
+export interface PartitionLeaderAndIsr extends TopicPartitionRef {
+  /** Kafka's topic id (base64url); the zero UUID when the controller sent none. */
+  topicId: string
+  controllerEpoch: number
+  leader: number
+  leaderEpoch: number
+  isr: readonly number[]
+  /** The partition state's version in the store (zkVersion); AlterPartition requests carry it back. */
+  partitionEpoch: number
+  replicas: readonly number[]
+  addingReplicas: readonly number[]
+  removingReplicas: readonly number[]
+  /** The replica was just created (a new partition or a new replica of it). */
+  isNew: boolean
+  /** 1 while RECOVERING after an unclean election. */
+  leaderRecoveryState: number
+}
+
+/** A leader named in a LeaderAndIsr request, at its inter-broker endpoint (where followers fetch). */
+export interface LiveLeader {
+  brokerId: number
+  host: string
+  port: number
+}
+
+export interface StopReplicaPartition extends TopicPartitionRef {
+  /** -2: the topic is being deleted; -1: not given; else the leader epoch the controller knows. */
+  leaderEpoch: number
+  deletePartition: boolean
+}
+
+export interface PartitionErrorCode extends TopicPartitionRef {
+  errorCode: ErrorCode
+}
+
+/**
+ * The replica manager as the control plane drives it (Kafka's ReplicaManager.becomeLeaderOrFollower and
+ * stopReplicas). Requests reach it in order, already checked against the controller epoch and this
+ * broker's epoch; it answers per partition.
+ */
+export interface ReplicaManagerPort {
+  /**
+   * Applies each partition whose leader epoch is newer than the one this broker has (a partition it did
+   * not host is created): leader when `leader` is this broker, follower of `leader` otherwise. Answers
+   * NONE, or STALE_CONTROLLER_EPOCH for an epoch not newer than the current one (Kafka's answer), or
+   * UNKNOWN_TOPIC_OR_PARTITION when this broker is not among the replicas.
+   */
+  becomeLeaderOrFollower(controllerId: number, controllerEpoch: number, partitions: readonly PartitionLeaderAndIsr[], liveLeaders: readonly LiveLeader[]): Promise<PartitionErrorCode[]>
+  /**
+   * Stops serving partitions (and deletes their logs with deletePartition), unless the request's leader
+   * epoch is older than this broker's (FENCED_LEADER_EPOCH); -2 and -1 always apply.
+   */
+  stopReplicas(controllerId: number, controllerEpoch: number, partitions: readonly StopReplicaPartition[]): Promise<PartitionErrorCode[]>
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The control plane: requests between the controller and brokers
+
+/** A controller request's answer: a top-level error (STALE_CONTROLLER_EPOCH, STALE_BROKER_EPOCH) or one per partition. */
+export interface ControlAnswer {
+  errorCode: number
+  partitionErrors: { topic: string; partition: number; errorCode: number }[]
+}
+
+/**
+ * What LeaderAndIsr, UpdateMetadata, StopReplica (controller -> broker) and AlterPartition,
+ * ControlledShutdown (broker -> controller) do on this broker. The first three take requests in the
+ * newest message shape (handlers of older versions convert), are applied one at a time in arrival order,
+ * and are refused as a whole when their controller epoch is older than the newest seen
+ * (STALE_CONTROLLER_EPOCH) or their broker epoch older than this broker's registration
+ * (STALE_BROKER_EPOCH). The last two are answered by this broker's controller when it is the active one,
+ * else NOT_CONTROLLER.
+ */
+export interface ControlPlaneService {
+  leaderAndIsr(request: LeaderAndIsrRequest): Promise<ControlAnswer>
+  updateMetadata(request: UpdateMetadataRequest): Promise<ControlAnswer>
+  stopReplica(request: StopReplicaRequest): Promise<ControlAnswer>
+  alterPartition(request: AlterPartitionRequest, version: number): Promise<AlterPartitionResponse>
+  controlledShutdown(brokerId: number, brokerEpoch: bigint): Promise<{ errorCode: number; remaining: TopicPartitionRef[] }>
+}
+
+// ---------------------------------------------------------------------------------------------------
 // Metadata
 
 export interface BrokerNode {
@@ -218,6 +308,11 @@ export interface CreateTopicRequest {
   assignments?: { partitionIndex: number; brokerIds: number[] }[]
   configs: Record<string, string | null>
   validateOnly: boolean
+  /**
+   * How long to wait until every partition has a leader in this broker's metadata (CreateTopics'
+   * timeoutMs); 0 answers once the topic is written. Default 30000.
+   */
+  timeoutMs?: number
 }
 
 /** Topic lifecycle. Failures throw KafkaError with Kafka's code and message. */
@@ -226,9 +321,13 @@ export interface TopicAdmin {
   create(req: CreateTopicRequest): Promise<TopicInfo>
   /** Metadata's auto-creation with num.partitions and the broker defaults. */
   autoCreate(name: string): Promise<TopicInfo>
-  delete(name: string): Promise<void>
-  /** CreatePartitions: grows a topic to `count` partitions. */
-  addPartitions(name: string, count: number, assignments: number[][] | null, validateOnly: boolean): Promise<void>
+  /**
+   * Queues the topic for deletion and waits (up to timeoutMs, default 30000) until it is gone from this
+   * broker's metadata: REQUEST_TIMED_OUT after that (it stays queued).
+   */
+  delete(name: string, timeoutMs?: number): Promise<void>
+  /** CreatePartitions: grows a topic to `count` partitions, waiting (timeoutMs) until they have leaders. */
+  addPartitions(name: string, count: number, assignments: number[][] | null, validateOnly: boolean, timeoutMs?: number): Promise<void>
   /** Replaces a topic's config overrides (AlterConfigs semantics; incremental callers merge first). */
   setConfigs(name: string, configs: Record<string, string | null>, validateOnly: boolean): Promise<void>
 }
@@ -300,6 +399,12 @@ export interface ProducerIdService {
   /** A new id, or with `current` (KIP-360) the same id with its epoch bumped. Throws KafkaError. */
   initProducerId(current: ProducerIdAndEpoch | null): Promise<ProducerIdAndEpoch>
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Fetch sessions
+
+/** The fetch session cache (KIP-227, Kafka's FetchSessionCache): see ./fetch-sessions.ts. */
+export type FetchSessionService = Pick<FetchSessionCache, 'get' | 'create' | 'remove' | 'touch'>
 
 // ---------------------------------------------------------------------------------------------------
 // The rest

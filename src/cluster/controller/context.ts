@@ -1,0 +1,236 @@
+// What the active controller knows (Kafka's ControllerContext): live brokers and their epochs, topics,
+// replica assignments, each partition's leader/ISR as last written to the store, the states of the
+// partition and replica state machines, and the topics being deleted. Filled from the store at failover,
+// kept current by the controller's own writes and the store's watches, and dropped at resignation.
+import { partitionKey, type PartitionState, type RegisteredBroker, type ReplicaAssignment } from '../metadata-store.js'
+
+export type PartitionStateName = 'NewPartition' | 'OnlinePartition' | 'OfflinePartition' | 'NonExistentPartition'
+
+export type ReplicaStateName =
+  | 'NewReplica'
+  | 'OnlineReplica'
+  | 'OfflineReplica'
+  | 'ReplicaDeletionStarted'
+  | 'ReplicaDeletionSuccessful'
+  | 'ReplicaDeletionIneligible'
+  | 'NonExistentReplica'
+
+/** The states each state may be entered from (PartitionStateMachine.scala, ReplicaStateMachine.scala). */
+export const VALID_PREVIOUS_PARTITION_STATES: Record<PartitionStateName, readonly PartitionStateName[]> = {
+  NewPartition: ['NonExistentPartition'],
+  OnlinePartition: ['NewPartition', 'OnlinePartition', 'OfflinePartition'],
+  OfflinePartition: ['NewPartition', 'OnlinePartition', 'OfflinePartition'],
+  NonExistentPartition: ['OfflinePartition'],
+}
+
+export const VALID_PREVIOUS_REPLICA_STATES: Record<ReplicaStateName, readonly ReplicaStateName[]> = {
+  NewReplica: ['NonExistentReplica'],
+  OnlineReplica: ['NewReplica', 'OnlineReplica', 'OfflineReplica', 'ReplicaDeletionIneligible'],
+  OfflineReplica: ['NewReplica', 'OnlineReplica', 'OfflineReplica', 'ReplicaDeletionIneligible'],
+  ReplicaDeletionStarted: ['OfflineReplica'],
+  ReplicaDeletionSuccessful: ['ReplicaDeletionStarted'],
+  ReplicaDeletionIneligible: ['OfflineReplica', 'ReplicaDeletionStarted'],
+  NonExistentReplica: ['ReplicaDeletionSuccessful'],
+}
+
+export interface TopicPartition {
+  topic: string
+  partition: number
+}
+
+/** One replica of one partition (Kafka's PartitionAndReplica). */
+export interface PartitionReplica extends TopicPartition {
+  replica: number
+}
+
+export function replicaKey(r: PartitionReplica): string {
+  return `${r.topic}:${r.partition}:${r.replica}`
+}
+
+export class ControllerContext {
+  epoch = 0
+  epochVersion = -1
+  readonly liveBrokers = new Map<number, RegisteredBroker>()
+  readonly shuttingDownBrokerIds = new Set<number>()
+  readonly allTopics = new Set<string>()
+  readonly topicIds = new Map<string, string>()
+  readonly topicNamesById = new Map<string, string>()
+  /** topic -> replica assignment per partition. */
+  readonly assignments = new Map<string, ReplicaAssignment[]>()
+  /** partitionKey -> the state last written (leader, epoch, ISR, partition epoch, controller epoch). */
+  readonly leadership = new Map<string, PartitionState>()
+  readonly partitionStates = new Map<string, PartitionStateName>()
+  readonly replicaStates = new Map<string, ReplicaStateName>()
+  readonly topicsToBeDeleted = new Set<string>()
+  readonly topicsWithDeletionStarted = new Set<string>()
+  readonly topicsIneligibleForDeletion = new Set<string>()
+
+  reset(): void {
+    this.epoch = 0
+    this.epochVersion = -1
+    this.liveBrokers.clear()
+    this.shuttingDownBrokerIds.clear()
+    this.allTopics.clear()
+    this.topicIds.clear()
+    this.topicNamesById.clear()
+    this.assignments.clear()
+    this.leadership.clear()
+    this.partitionStates.clear()
+    this.replicaStates.clear()
+    this.topicsToBeDeleted.clear()
+    this.topicsWithDeletionStarted.clear()
+    this.topicsIneligibleForDeletion.clear()
+  }
+
+  // ---- brokers
+
+  /** Registered brokers that are not shutting down. */
+  liveBrokerIds(): Set<number> {
+    const out = new Set<number>()
+    for (const id of this.liveBrokers.keys()) if (!this.shuttingDownBrokerIds.has(id)) out.add(id)
+    return out
+  }
+
+  liveOrShuttingDownBrokerIds(): number[] {
+    return [...this.liveBrokers.keys()].sort((a, b) => a - b)
+  }
+
+  isReplicaOnline(brokerId: number, includeShuttingDown = false): boolean {
+    if (!this.liveBrokers.has(brokerId)) return false
+    return includeShuttingDown || !this.shuttingDownBrokerIds.has(brokerId)
+  }
+
+  // ---- topics and partitions
+
+  setTopicId(topic: string, topicId: string): void {
+    this.topicIds.set(topic, topicId)
+    this.topicNamesById.set(topicId, topic)
+  }
+
+  removeTopic(topic: string): void {
+    const parts = this.assignments.get(topic) ?? []
+    for (let p = 0; p < parts.length; p++) {
+      const key = partitionKey(topic, p)
+      this.leadership.delete(key)
+      this.partitionStates.delete(key)
+      for (const replica of parts[p]!.replicas) this.replicaStates.delete(replicaKey({ topic, partition: p, replica }))
+    }
+    this.assignments.delete(topic)
+    this.allTopics.delete(topic)
+    const id = this.topicIds.get(topic)
+    if (id !== undefined) this.topicNamesById.delete(id)
+    this.topicIds.delete(topic)
+    this.topicsToBeDeleted.delete(topic)
+    this.topicsWithDeletionStarted.delete(topic)
+    this.topicsIneligibleForDeletion.delete(topic)
+  }
+
+  assignment(tp: TopicPartition): ReplicaAssignment | undefined {
+    return this.assignments.get(tp.topic)?.[tp.partition]
+  }
+
+  replicasOf(tp: TopicPartition): number[] {
+    return this.assignment(tp)?.replicas ?? []
+  }
+
+  setAssignment(tp: TopicPartition, assignment: ReplicaAssignment): void {
+    let list = this.assignments.get(tp.topic)
+    if (list === undefined) this.assignments.set(tp.topic, (list = []))
+    list[tp.partition] = assignment
+  }
+
+  partitionsForTopic(topic: string): TopicPartition[] {
+    const list = this.assignments.get(topic) ?? []
+    const out: TopicPartition[] = []
+    for (let p = 0; p < list.length; p++) if (list[p] !== undefined) out.push({ topic, partition: p })
+    return out
+  }
+
+  allPartitions(): TopicPartition[] {
+    const out: TopicPartition[] = []
+    for (const topic of this.assignments.keys()) out.push(...this.partitionsForTopic(topic))
+    return out
+  }
+
+  replicasForPartitions(partitions: readonly TopicPartition[]): PartitionReplica[] {
+    return partitions.flatMap((tp) => this.replicasOf(tp).map((replica) => ({ ...tp, replica })))
+  }
+
+  replicasForTopic(topic: string): PartitionReplica[] {
+    return this.replicasForPartitions(this.partitionsForTopic(topic))
+  }
+
+  replicasOnBrokers(brokerIds: ReadonlySet<number>): PartitionReplica[] {
+    return this.allPartitions().flatMap((tp) => this.replicasOf(tp).filter((r) => brokerIds.has(r)).map((replica) => ({ ...tp, replica })))
+  }
+
+  partitionsOnBroker(brokerId: number): TopicPartition[] {
+    return this.allPartitions().filter((tp) => this.replicasOf(tp).includes(brokerId))
+  }
+
+  leadershipOf(tp: TopicPartition): PartitionState | undefined {
+    return this.leadership.get(partitionKey(tp.topic, tp.partition))
+  }
+
+  putLeadership(tp: TopicPartition, state: PartitionState): void {
+    this.leadership.set(partitionKey(tp.topic, tp.partition), state)
+  }
+
+  /** Partitions with a leader recorded, except topics queued for deletion. */
+  partitionsWithLeaders(): TopicPartition[] {
+    return this.allPartitions().filter((tp) => this.leadershipOf(tp) !== undefined && !this.topicsToBeDeleted.has(tp.topic))
+  }
+
+  /** Partitions whose leader is not online (topics being deleted left out). */
+  partitionsWithOfflineLeader(): TopicPartition[] {
+    return this.allPartitions().filter((tp) => {
+      const l = this.leadershipOf(tp)
+      return l !== undefined && !this.isReplicaOnline(l.leaderAndIsr.leader) && !this.topicsToBeDeleted.has(tp.topic)
+    })
+  }
+
+  /** Partitions this broker leads. */
+  partitionLeadersOnBroker(brokerId: number): TopicPartition[] {
+    return this.allPartitions().filter((tp) => this.leadershipOf(tp)?.leaderAndIsr.leader === brokerId && !this.topicsToBeDeleted.has(tp.topic))
+  }
+
+  // ---- state machine states
+
+  partitionState(tp: TopicPartition): PartitionStateName {
+    return this.partitionStates.get(partitionKey(tp.topic, tp.partition)) ?? 'NonExistentPartition'
+  }
+
+  putPartitionState(tp: TopicPartition, state: PartitionStateName): void {
+    this.partitionStates.set(partitionKey(tp.topic, tp.partition), state)
+  }
+
+  replicaState(r: PartitionReplica): ReplicaStateName {
+    return this.replicaStates.get(replicaKey(r)) ?? 'NonExistentReplica'
+  }
+
+  putReplicaState(r: PartitionReplica, state: ReplicaStateName): void {
+    this.replicaStates.set(replicaKey(r), state)
+  }
+
+  removeReplicaState(r: PartitionReplica): void {
+    this.replicaStates.delete(replicaKey(r))
+  }
+
+  replicasInState(topic: string, state: ReplicaStateName): PartitionReplica[] {
+    return this.replicasForTopic(topic).filter((r) => this.replicaState(r) === state)
+  }
+
+  areAllReplicasInState(topic: string, state: ReplicaStateName): boolean {
+    return this.replicasForTopic(topic).every((r) => this.replicaState(r) === state)
+  }
+
+  isAnyReplicaInState(topic: string, state: ReplicaStateName): boolean {
+    return this.replicasForTopic(topic).some((r) => this.replicaState(r) === state)
+  }
+
+  // ---- deletion
+
+  isTopicQueuedUpForDeletion(topic: string): boolean {
+    return this.topicsToBeDeleted.has(topic)
+  }
+}

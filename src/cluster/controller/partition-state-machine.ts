@@ -1,0 +1,227 @@
+// The partition state machine (Kafka's ZkPartitionStateMachine):
+//   NonExistentPartition -> NewPartition -> OnlinePartition <-> OfflinePartition -> NonExistentPartition
+// New -> Online writes the first state (leader = first live replica, ISR = the live replicas, leader epoch
+// 0); Offline/Online -> Online elects a leader with a strategy (election.ts) and writes it conditionally
+// on the partition epoch, re-reading the state first (a write refused for its version is retried with a
+// fresh read). Every write is guarded by the controller epoch; each success queues LeaderAndIsr for the
+// recipients the election names (and UpdateMetadata for every broker) in the request batch.
+import type { Logger } from '../../observability/logger.js'
+import {
+  ControllerMovedError,
+  partitionKey,
+  type LeaderAndIsr,
+  type MetadataStore,
+  type PartitionState,
+} from '../metadata-store.js'
+import { VALID_PREVIOUS_PARTITION_STATES, type ControllerContext, type PartitionStateName, type TopicPartition } from './context.js'
+import { leaderForControlledShutdown, leaderForOffline, leaderForPreferredReplica, type ElectionResult, type ElectionStrategy } from './election.js'
+import type { RequestBatch } from './request-batch.js'
+
+export type ElectionOutcome = { ok: true; leaderAndIsr: LeaderAndIsr } | { ok: false; error: Error }
+
+export interface PartitionStateMachineDeps {
+  context: ControllerContext
+  store: MetadataStore
+  batch: RequestBatch
+  /** unclean.leader.election.enable for each topic (topic config over the broker default). */
+  uncleanLeaderElection(topics: readonly string[]): Promise<Map<string, boolean>>
+  log: Logger
+}
+
+export class PartitionStateMachine {
+  constructor(private readonly deps: PartitionStateMachineDeps) {}
+
+  /** At failover: states from what the store holds, then elect leaders where needed. */
+  async startup(): Promise<void> {
+    const ctx = this.deps.context
+    for (const tp of ctx.allPartitions()) {
+      const state = ctx.leadershipOf(tp)
+      if (state === undefined) ctx.putPartitionState(tp, 'NewPartition')
+      else ctx.putPartitionState(tp, ctx.isReplicaOnline(state.leaderAndIsr.leader) ? 'OnlinePartition' : 'OfflinePartition')
+    }
+    await this.triggerOnlinePartitionStateChange()
+  }
+
+  /** New and offline partitions (topics being deleted left out) go online if a leader can be elected. */
+  async triggerOnlinePartitionStateChange(): Promise<Map<string, ElectionOutcome>> {
+    const ctx = this.deps.context
+    const partitions = ctx.allPartitions().filter((tp) => {
+      const s = ctx.partitionState(tp)
+      return (s === 'OfflinePartition' || s === 'NewPartition') && !ctx.isTopicQueuedUpForDeletion(tp.topic)
+    })
+    return this.handleStateChanges(partitions, 'OnlinePartition', { kind: 'offline', allowUnclean: false })
+  }
+
+  async handleStateChanges(partitions: readonly TopicPartition[], target: PartitionStateName, strategy?: ElectionStrategy): Promise<Map<string, ElectionOutcome>> {
+    if (partitions.length === 0) return new Map()
+    const { batch } = this.deps
+    batch.newBatch()
+    try {
+      const results = await this.#doHandleStateChanges(partitions, target, strategy)
+      batch.send()
+      return results
+    } catch (err) {
+      // A deposed controller sends nothing of a step it could not finish.
+      batch.clear()
+      throw err
+    }
+  }
+
+  async #doHandleStateChanges(partitions: readonly TopicPartition[], target: PartitionStateName, strategy?: ElectionStrategy): Promise<Map<string, ElectionOutcome>> {
+    const ctx = this.deps.context
+    const valid: TopicPartition[] = []
+    for (const tp of partitions) {
+      const current = ctx.partitionState(tp)
+      if (VALID_PREVIOUS_PARTITION_STATES[target].includes(current)) valid.push(tp)
+      else this.deps.log.warn({ topic: tp.topic, partition: tp.partition, from: current, to: target }, 'invalid partition state transition')
+    }
+    if (target === 'NewPartition' || target === 'OfflinePartition' || target === 'NonExistentPartition') {
+      for (const tp of valid) ctx.putPartitionState(tp, target)
+      return new Map()
+    }
+    const uninitialized = valid.filter((tp) => ctx.partitionState(tp) === 'NewPartition')
+    const toElect = valid.filter((tp) => ctx.partitionState(tp) !== 'NewPartition')
+    if (uninitialized.length > 0) {
+      for (const tp of await this.#initializeLeaderAndIsr(uninitialized)) ctx.putPartitionState(tp, 'OnlinePartition')
+    }
+    if (toElect.length === 0) return new Map()
+    if (strategy === undefined) throw new Error('a leader election needs a strategy')
+    const results = await this.#electLeaders(toElect, strategy)
+    for (const [key, outcome] of results) {
+      if (outcome.ok) {
+        const i = key.lastIndexOf(':')
+        ctx.putPartitionState({ topic: key.slice(0, i), partition: Number(key.slice(i + 1)) }, 'OnlinePartition')
+      }
+    }
+    return results
+  }
+
+  /** First states of new partitions; those that already have one (a failover mid-way) adopt it. */
+  async #initializeLeaderAndIsr(partitions: readonly TopicPartition[]): Promise<TopicPartition[]> {
+    const { context: ctx, store, batch, log } = this.deps
+    const writes = []
+    for (const tp of partitions) {
+      const live = ctx.replicasOf(tp).filter((r) => ctx.isReplicaOnline(r))
+      if (live.length === 0) {
+        log.warn({ topic: tp.topic, partition: tp.partition, replicas: ctx.replicasOf(tp) }, 'cannot bring a new partition online: none of its replicas is alive')
+        continue
+      }
+      const state: PartitionState = {
+        leaderAndIsr: { leader: live[0]!, leaderEpoch: 0, isr: live, leaderRecoveryState: 0, partitionEpoch: 0 },
+        controllerEpoch: ctx.epoch,
+      }
+      writes.push({ ...tp, state })
+    }
+    if (writes.length === 0) return []
+    const token = { epoch: ctx.epoch, epochVersion: ctx.epochVersion }
+    const { created, failed } = await store.createPartitionStates(token, writes)
+    const done: TopicPartition[] = []
+    for (const w of writes) {
+      const key = partitionKey(w.topic, w.partition)
+      const leaderAndIsr = created.get(key)
+      if (leaderAndIsr !== undefined) {
+        const state = { leaderAndIsr, controllerEpoch: ctx.epoch }
+        ctx.putLeadership(w, state)
+        batch.addLeaderAndIsr(leaderAndIsr.isr, w, state, true)
+        done.push(w)
+      }
+    }
+    const existing = [...failed.keys()]
+    if (existing.length > 0) {
+      const states = await store.getPartitionStates(existing.map((k) => ({ topic: k.slice(0, k.lastIndexOf(':')), partition: Number(k.slice(k.lastIndexOf(':') + 1)) })))
+      for (const w of writes) {
+        const key = partitionKey(w.topic, w.partition)
+        if (!failed.has(key)) continue
+        const state = states.get(key)
+        if (state === undefined) {
+          log.warn({ topic: w.topic, partition: w.partition, err: failed.get(key)!.message }, 'cannot write the first state of a partition')
+          continue
+        }
+        ctx.putLeadership(w, state)
+        batch.addLeaderAndIsr(ctx.replicasOf(w).filter((r) => ctx.isReplicaOnline(r)), w, state, true)
+        done.push(w)
+      }
+    }
+    return done
+  }
+
+  async #electLeaders(partitions: readonly TopicPartition[], strategy: ElectionStrategy): Promise<Map<string, ElectionOutcome>> {
+    const finished = new Map<string, ElectionOutcome>()
+    let remaining = [...partitions]
+    for (let round = 0; remaining.length > 0; round++) {
+      if (round > 0) this.deps.log.info({ partitions: remaining.length, strategy: strategy.kind }, 'retrying leader election')
+      if (round >= 10) {
+        for (const tp of remaining) finished.set(partitionKey(tp.topic, tp.partition), { ok: false, error: new Error('the partition state kept changing under the election') })
+        break
+      }
+      const { done, retry } = await this.#doElectLeaders(remaining, strategy)
+      for (const [k, v] of done) {
+        finished.set(k, v)
+        if (!v.ok) this.deps.log.warn({ partition: k, strategy: strategy.kind, err: v.error.message }, 'leader election failed')
+      }
+      remaining = retry
+    }
+    return finished
+  }
+
+  async #doElectLeaders(partitions: readonly TopicPartition[], strategy: ElectionStrategy): Promise<{ done: Map<string, ElectionOutcome>; retry: TopicPartition[] }> {
+    const { context: ctx, store, batch } = this.deps
+    const done = new Map<string, ElectionOutcome>()
+    const states = await store.getPartitionStates(partitions)
+    const valid: { tp: TopicPartition; current: LeaderAndIsr }[] = []
+    for (const tp of partitions) {
+      const key = partitionKey(tp.topic, tp.partition)
+      const state = states.get(key)
+      if (state === undefined) done.set(key, { ok: false, error: new Error(`no leader and ISR for partition ${key} in state ${ctx.partitionState(tp)}`) })
+      else if (state.controllerEpoch > ctx.epoch) {
+        done.set(key, { ok: false, error: new ControllerMovedError(`partition ${key} was written by controller epoch ${state.controllerEpoch}, newer than ${ctx.epoch}`) })
+      } else valid.push({ tp, current: state.leaderAndIsr })
+    }
+    if (valid.length === 0) return { done, retry: [] }
+
+    let unclean = new Map<string, boolean>()
+    if (strategy.kind === 'offline' && !strategy.allowUnclean) {
+      const noLiveIsr = valid.filter(({ current }) => !current.isr.some((r) => ctx.isReplicaOnline(r)))
+      if (noLiveIsr.length > 0) unclean = await this.deps.uncleanLeaderElection([...new Set(noLiveIsr.map((v) => v.tp.topic))])
+    }
+    const online = (id: number): boolean => ctx.isReplicaOnline(id)
+    const elected: { tp: TopicPartition; result: ElectionResult }[] = []
+    for (const { tp, current } of valid) {
+      const assignment = ctx.replicasOf(tp)
+      let result: ElectionResult
+      switch (strategy.kind) {
+        case 'offline':
+          result = leaderForOffline(assignment, current, online, strategy.allowUnclean || unclean.get(tp.topic) === true)
+          break
+        case 'preferred':
+          result = leaderForPreferredReplica(assignment, current, online)
+          break
+        case 'controlledShutdown':
+          result = leaderForControlledShutdown(assignment, current, (id) => ctx.isReplicaOnline(id, true), ctx.shuttingDownBrokerIds)
+          break
+      }
+      if (result.leaderAndIsr === undefined) {
+        done.set(partitionKey(tp.topic, tp.partition), { ok: false, error: new Error(`no replica of ${tp.topic}-${tp.partition} can lead under the ${strategy.kind} election`) })
+      } else elected.push({ tp, result })
+    }
+    if (elected.length === 0) return { done, retry: [] }
+    const token = { epoch: ctx.epoch, epochVersion: ctx.epochVersion }
+    const update = await store.updatePartitionStates(
+      token,
+      elected.map(({ tp, result }) => ({ ...tp, state: { leaderAndIsr: result.leaderAndIsr!, controllerEpoch: ctx.epoch } })),
+    )
+    const retry: TopicPartition[] = []
+    for (const { tp, result } of elected) {
+      const key = partitionKey(tp.topic, tp.partition)
+      const written = update.updated.get(key)
+      if (written !== undefined) {
+        const state = { leaderAndIsr: written, controllerEpoch: ctx.epoch }
+        ctx.putLeadership(tp, state)
+        batch.addLeaderAndIsr(result.recipients, tp, state, false)
+        done.set(key, { ok: true, leaderAndIsr: written })
+      } else if (update.badVersion.includes(key)) retry.push(tp)
+      else done.set(key, { ok: false, error: update.failed.get(key) ?? new Error('not written') })
+    }
+    return { done, retry }
+  }
+}

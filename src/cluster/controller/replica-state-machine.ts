@@ -1,0 +1,197 @@
+// The replica state machine (Kafka's ZkReplicaStateMachine): one state per (partition, broker).
+//   NewReplica        LeaderAndIsr(isNew) to the broker when the partition has a leader
+//   OnlineReplica     LeaderAndIsr to the broker with the current state (a broker coming up learns what
+//                     it hosts)
+//   OfflineReplica    StopReplica(delete=false) to it; it leaves the ISR (a leader leaving leaves the
+//                     partition without one, -1; the last ISR member stays in the ISR), at the next leader
+//                     epoch, written conditionally; LeaderAndIsr to the other replicas
+//   ReplicaDeletionStarted -> StopReplica(delete=true); Successful / Ineligible from the answers;
+//   NonExistentReplica: the replica leaves the assignment.
+import type { Logger } from '../../observability/logger.js'
+import { NO_LEADER, partitionKey, type LeaderAndIsr, type MetadataStore, type PartitionState } from '../metadata-store.js'
+import { VALID_PREVIOUS_REPLICA_STATES, type ControllerContext, type PartitionReplica, type ReplicaStateName, type TopicPartition } from './context.js'
+import { newLeaderAndIsr } from './election.js'
+import type { RequestBatch } from './request-batch.js'
+
+export interface ReplicaStateMachineDeps {
+  context: ControllerContext
+  store: MetadataStore
+  batch: RequestBatch
+  log: Logger
+}
+
+export class ReplicaStateMachine {
+  constructor(private readonly deps: ReplicaStateMachineDeps) {}
+
+  /** At failover: online replicas are told their partitions; the others are offline (or failed deletions). */
+  async startup(): Promise<void> {
+    const ctx = this.deps.context
+    const online: PartitionReplica[] = []
+    for (const tp of ctx.allPartitions()) {
+      for (const replica of ctx.replicasOf(tp)) {
+        const r = { ...tp, replica }
+        if (ctx.isReplicaOnline(replica)) {
+          ctx.putReplicaState(r, 'OnlineReplica')
+          online.push(r)
+        } else {
+          ctx.putReplicaState(r, ctx.isTopicQueuedUpForDeletion(tp.topic) ? 'ReplicaDeletionIneligible' : 'OfflineReplica')
+        }
+      }
+    }
+    await this.handleStateChanges(online, 'OnlineReplica')
+  }
+
+  async handleStateChanges(replicas: readonly PartitionReplica[], target: ReplicaStateName): Promise<void> {
+    if (replicas.length === 0) return
+    const { batch } = this.deps
+    batch.newBatch()
+    try {
+      const byBroker = new Map<number, PartitionReplica[]>()
+      for (const r of replicas) {
+        let list = byBroker.get(r.replica)
+        if (list === undefined) byBroker.set(r.replica, (list = []))
+        list.push(r)
+      }
+      for (const [brokerId, list] of byBroker) await this.#doHandleStateChanges(brokerId, list, target)
+      batch.send()
+    } catch (err) {
+      batch.clear()
+      throw err
+    }
+  }
+
+  async #doHandleStateChanges(brokerId: number, replicas: PartitionReplica[], target: ReplicaStateName): Promise<void> {
+    const { context: ctx, batch, log } = this.deps
+    const valid: PartitionReplica[] = []
+    for (const r of replicas) {
+      const current = ctx.replicaState(r)
+      if (VALID_PREVIOUS_REPLICA_STATES[target].includes(current)) valid.push(r)
+      else log.warn({ topic: r.topic, partition: r.partition, replica: r.replica, from: current, to: target }, 'invalid replica state transition')
+    }
+    switch (target) {
+      case 'NewReplica':
+        for (const r of valid) {
+          const state = ctx.leadershipOf(r)
+          if (state !== undefined) {
+            if (state.leaderAndIsr.leader === brokerId) {
+              log.warn({ topic: r.topic, partition: r.partition, replica: brokerId }, 'a replica asked to become leader cannot become NewReplica')
+              continue
+            }
+            batch.addLeaderAndIsr([brokerId], r, state, true)
+          }
+          ctx.putReplicaState(r, 'NewReplica')
+        }
+        return
+      case 'OnlineReplica':
+        for (const r of valid) {
+          if (ctx.replicaState(r) === 'NewReplica') {
+            const assignment = ctx.assignment(r)
+            if (assignment !== undefined && !assignment.replicas.includes(brokerId)) {
+              log.error({ topic: r.topic, partition: r.partition, replica: brokerId }, 'adding a replica that is not part of the assignment')
+              ctx.setAssignment(r, { ...assignment, replicas: [...assignment.replicas, brokerId] })
+            }
+          } else {
+            const state = ctx.leadershipOf(r)
+            if (state !== undefined) batch.addLeaderAndIsr([brokerId], r, state, false)
+          }
+          ctx.putReplicaState(r, 'OnlineReplica')
+        }
+        return
+      case 'OfflineReplica': {
+        for (const r of valid) batch.addStopReplica([brokerId], r, false)
+        const withLeadership = valid.filter((r) => ctx.leadershipOf(r) !== undefined)
+        const withoutLeadership = valid.filter((r) => ctx.leadershipOf(r) === undefined)
+        const updated = await this.#removeReplicasFromIsr(brokerId, withLeadership)
+        for (const [key, state] of updated) {
+          const i = key.lastIndexOf(':')
+          const tp = { topic: key.slice(0, i), partition: Number(key.slice(i + 1)) }
+          if (!ctx.isTopicQueuedUpForDeletion(tp.topic)) {
+            batch.addLeaderAndIsr(ctx.replicasOf(tp).filter((id) => id !== brokerId), tp, state, false)
+          }
+          ctx.putReplicaState({ ...tp, replica: brokerId }, 'OfflineReplica')
+        }
+        for (const r of withoutLeadership) {
+          batch.addUpdateMetadata(ctx.liveOrShuttingDownBrokerIds(), [r])
+          ctx.putReplicaState(r, 'OfflineReplica')
+        }
+        return
+      }
+      case 'ReplicaDeletionStarted':
+        for (const r of valid) {
+          ctx.putReplicaState(r, 'ReplicaDeletionStarted')
+          batch.addStopReplica([brokerId], r, true)
+        }
+        return
+      case 'ReplicaDeletionIneligible':
+      case 'ReplicaDeletionSuccessful':
+        for (const r of valid) ctx.putReplicaState(r, target)
+        return
+      case 'NonExistentReplica':
+        for (const r of valid) {
+          const assignment = ctx.assignment(r)
+          if (assignment !== undefined) {
+            ctx.setAssignment(r, {
+              replicas: assignment.replicas.filter((x) => x !== brokerId),
+              addingReplicas: assignment.addingReplicas.filter((x) => x !== brokerId),
+              removingReplicas: assignment.removingReplicas.filter((x) => x !== brokerId),
+            })
+          }
+          ctx.removeReplicaState(r)
+        }
+        return
+    }
+  }
+
+  /**
+   * Takes a broker out of the ISR of partitions (Kafka's removeReplicasFromIsr): the state is re-read,
+   * a leader leaving gives the partition no leader, an ISR of one keeps its last member; written at the
+   * next leader epoch, retried on a version conflict. Answers the new state of each partition (also of
+   * those where the broker was not in the ISR).
+   */
+  async #removeReplicasFromIsr(brokerId: number, partitions: readonly TopicPartition[]): Promise<Map<string, PartitionState>> {
+    const { context: ctx, store, log } = this.deps
+    const out = new Map<string, PartitionState>()
+    let remaining = [...partitions]
+    for (let round = 0; remaining.length > 0 && round < 10; round++) {
+      const states = await store.getPartitionStates(remaining)
+      const adjusted: { tp: TopicPartition; leaderAndIsr: LeaderAndIsr }[] = []
+      for (const tp of remaining) {
+        const key = partitionKey(tp.topic, tp.partition)
+        const state = states.get(key)
+        if (state === undefined) {
+          if (!ctx.isTopicQueuedUpForDeletion(tp.topic)) log.warn({ partition: key, replica: brokerId }, 'cannot take a replica out of the ISR: the partition has no state')
+          continue
+        }
+        if (state.controllerEpoch > ctx.epoch) {
+          log.warn({ partition: key, controllerEpoch: state.controllerEpoch }, 'partition state written by a newer controller; not changed')
+          continue
+        }
+        const l = state.leaderAndIsr
+        if (!l.isr.includes(brokerId)) {
+          const kept = { leaderAndIsr: l, controllerEpoch: ctx.epoch }
+          ctx.putLeadership(tp, kept)
+          out.set(key, kept)
+          continue
+        }
+        const leader = l.leader === brokerId ? NO_LEADER : l.leader
+        const isr = l.isr.length === 1 ? l.isr : l.isr.filter((r) => r !== brokerId)
+        adjusted.push({ tp, leaderAndIsr: newLeaderAndIsr(l, leader, isr) })
+      }
+      if (adjusted.length === 0) break
+      const token = { epoch: ctx.epoch, epochVersion: ctx.epochVersion }
+      const result = await store.updatePartitionStates(token, adjusted.map(({ tp, leaderAndIsr }) => ({ ...tp, state: { leaderAndIsr, controllerEpoch: ctx.epoch } })))
+      remaining = []
+      for (const { tp } of adjusted) {
+        const key = partitionKey(tp.topic, tp.partition)
+        const written = result.updated.get(key)
+        if (written !== undefined) {
+          const state = { leaderAndIsr: written, controllerEpoch: ctx.epoch }
+          ctx.putLeadership(tp, state)
+          out.set(key, state)
+        } else if (result.badVersion.includes(key)) remaining.push(tp)
+        else log.warn({ partition: key, err: result.failed.get(key)?.message }, 'cannot take a replica out of the ISR')
+      }
+    }
+    return out
+  }
+}

@@ -1,0 +1,29 @@
+// ControlledShutdown: v0-3 (broker -> controller)
+//
+// Behavior:
+// * A broker about to stop asks the controller to move its leaderships away first: partitions it leads
+//   (with other replicas) elect the first live in-ISR replica that is not shutting down, it stops
+//   following the others (StopReplica, out of the ISR), and the answer lists the partitions it still
+//   leads (the broker retries controlled.shutdown.max.retries times while that list is not empty).
+// * Answered by this broker only while it is the active controller, else NOT_CONTROLLER; a broker epoch
+//   older than the broker's registration -> STALE_BROKER_EPOCH; a broker not registered ->
+//   BROKER_NOT_AVAILABLE.
+// Version notes:
+// * v0 uses request header v0 (no client id). v1: same body. v2+: broker epoch. v3: flexible.
+import * as ControlledShutdown from '../../protocol/messages/07-controlled-shutdown.gen.js'
+import { defineHandler } from './common/handler.js'
+
+export const controlledShutdownHandler = defineHandler<ControlledShutdown.ControlledShutdownRequest, ControlledShutdown.ControlledShutdownResponse>({
+  api: ControlledShutdown.ControlledShutdownApi,
+  minVersion: 0,
+  maxVersion: 3,
+  decodeRequest: ControlledShutdown.decodeControlledShutdownRequest,
+  encodeResponse: ControlledShutdown.encodeControlledShutdownResponse,
+  async handle(req, ctx) {
+    const { errorCode, remaining } = await ctx.control.controlledShutdown(req.brokerId, ctx.apiVersion >= 2 ? req.brokerEpoch : -1n)
+    return ControlledShutdown.createControlledShutdownResponse({
+      errorCode,
+      remainingPartitions: remaining.map((p) => ControlledShutdown.createRemainingPartition({ topicName: p.topic, partitionIndex: p.partition })),
+    })
+  },
+})
