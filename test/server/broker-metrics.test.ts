@@ -101,6 +101,8 @@ describe('broker metrics', () => {
     expect(value(f, 'kafka_server_replicamanager_isrshrinks_total')).toBe(0)
     expect(value(f, 'kafka_server_replicamanager_isrexpands_total')).toBe(0)
     expect(value(f, 'kafka_server_replicamanager_partitioncount')).toBeGreaterThanOrEqual(3)
+    // The one broker leads every partition it holds.
+    expect(value(f, 'kafka_server_replicamanager_leadercount')).toBe(value(f, 'kafka_server_replicamanager_partitioncount'))
   })
 
   it('a parked fetch shows in the Fetch purgatory size', async () => {
