@@ -339,6 +339,11 @@ class Connection<T> implements WebSocketConnection<T> {
     return r === 1 ? 'sent' : r === 0 ? 'buffered' : 'dropped'
   }
 
+  cork(fn: () => void): void {
+    if (this.socket === null) fn()
+    else this.socket.cork(fn)
+  }
+
   get bufferedAmount(): number {
     return this.socket === null ? 0 : this.socket.getBufferedAmount()
   }
