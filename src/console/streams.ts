@@ -255,7 +255,10 @@ export class TopicStreams {
     const s = ws.data
     this.streams.add(s)
     this.metrics?.connections.inc()
-    s.done = this.consume(ws).catch((err: unknown) => {
+    // Nothing is sent from within open: uWS calls it inside the upgrade's cork, and a send there can end
+    // the new socket with 1006 at once (uNetworking/uWebSockets.js#1108, seen here about one upgrade in
+    // four). The stream starts on the next turn of the event loop instead.
+    s.done = new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => (s.closed ? undefined : this.consume(ws))).catch((err: unknown) => {
       if (s.closed) return
       this.opts.log.warn({ err: (err as Error).message, topic: s.topic }, 'WebSocket stream failed')
       this.sendJson(ws, { type: 'error', ...fromError(err).toJSON() })
@@ -364,6 +367,7 @@ export class TopicStreams {
   }
 
   private sendBinary(ws: WebSocketConnection<Stream>, records: readonly ConsumedRecord[]): void {
+    // Corked: the frames of one poll leave in one write.
     ws.cork(() => {
       let from = 0
       let bytes = 0
