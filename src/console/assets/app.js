@@ -80,7 +80,8 @@ function drawChart(canvas, series, { format = (v) => fmtInt(v), span = 60 } = {}
   const t0 = now - span * 1000
   let max = 0
   for (const s of series) for (const p of s.points) if (p.t >= t0 && p.v > max) max = p.v
-  max = max === 0 ? 1 : niceCeil(max)
+  // At least 4, so the five grid lines fall on whole numbers.
+  max = Math.max(4, max === 0 ? 1 : niceCeil(max))
   g.font = '11px system-ui, sans-serif'
   g.fillStyle = '#656d76'
   g.strokeStyle = '#eaeef2'
