@@ -64,6 +64,9 @@ async function stopChromium(child: ChildProcess | undefined): Promise<void> {
   }
 }
 
+/** A page expression (run in the browser, hence a string): the element with this id shows the text. */
+const textIn = (id: string, text: string): string => `document.getElementById(${JSON.stringify(id)})?.textContent?.includes(${JSON.stringify(text)}) === true`
+
 async function show(hash: string, ready: string, shot: string): Promise<void> {
   const before = errors.length
   await page.goto(`${base}/console/${hash}`)
@@ -108,7 +111,7 @@ describe('web console in headless Chromium', () => {
     expect(row).toContain('up')
     expect(await page.isVisible('#chart-records')).toBe(true)
     // The charts sample every second: after two samples the rate is a number.
-    await page.waitForFunction(() => document.getElementById('rate-records')?.textContent?.endsWith('/s'), undefined, { timeout: 10_000 })
+    await page.waitForFunction(`document.getElementById('rate-records')?.textContent?.endsWith('/s')`, undefined, { timeout: 10_000 })
   })
 
   it('a topic created in the UI is listed by skein topics --list', async () => {
@@ -142,7 +145,7 @@ describe('web console in headless Chromium', () => {
       const value = `live tail check ${Date.now()}`
       const sent = Date.now()
       await producer.send({ topic: 'ui-made', partition: 1, key: 'tail-key', value, headers: { origin: 'test' } })
-      await page.waitForFunction((v) => document.getElementById('tail')?.textContent?.includes(v) === true, value, { timeout: 5000, polling: 20 })
+      await page.waitForFunction(textIn('tail', value), undefined, { timeout: 5000, polling: 20 })
       const elapsed = Date.now() - sent
       await page.screenshot({ path: join(SCREENSHOTS, 'messages-live-after.png'), fullPage: true })
       expect(elapsed, `the record took ${elapsed} ms to show`).toBeLessThan(1000)
@@ -154,7 +157,7 @@ describe('web console in headless Chromium', () => {
       await page.selectOption('#browse select[name=partition]', '1')
       await page.fill('#browse input[name=at]', '0')
       await page.click('#browse button[type=submit]')
-      await page.waitForFunction((v) => document.getElementById('records')?.textContent?.includes(v) === true, value, { timeout: 10_000 })
+      await page.waitForFunction(textIn('records', value), undefined, { timeout: 10_000 })
       await page.screenshot({ path: join(SCREENSHOTS, 'messages-browser.png'), fullPage: true })
     } finally {
       await producer.close()

@@ -15,6 +15,8 @@ import { freePort, hasKcat, MAIN_JS, REPO_ROOT, startBrokerProcess, startTestBro
 import { SKEIN_JS } from '../cli/helpers.js'
 import { parseRestProperties, restSettings } from '../../src/config/client-rest.js'
 import { RestProxy } from '../../src/rest/index.js'
+import { webFront } from '../../src/console/index.js'
+import { silentLogger } from '../../src/observability/logger.js'
 
 const readme = readFileSync(readmePath(), 'utf8')
 
@@ -122,16 +124,19 @@ describe('README', () => {
 
   describe('every js and sh block runs as written', () => {
     let tb: TestBroker
-    // The REST Proxy section's curl lines reach what `npm start` embeds on 127.0.0.1:8082: here a
-    // REST Proxy in front of the test broker, on a free port.
+    // The REST Proxy and web console sections' curl lines reach what `npm start` embeds on 127.0.0.1:8082:
+    // here a REST Proxy with the web front in front of the test broker, on a free port.
     let rest: RestProxy
     let work: string
     let bin: string
     beforeAll(async () => {
       tb = await startTestBroker()
+      // With the web front (console, /metrics, /ready) on the same server, as the broker embeds it.
+      const settings = restSettings(parseRestProperties([['listeners', 'http://127.0.0.1:0'], ['bootstrap.servers', tb.bootstrap]]))
       rest = await RestProxy.start({
-        settings: restSettings(parseRestProperties([['listeners', 'http://127.0.0.1:0'], ['bootstrap.servers', tb.bootstrap]])),
+        settings,
         bootstrapServers: [tb.bootstrap],
+        extend: webFront({ settings, bootstrapServers: [tb.bootstrap], log: silentLogger(), brokerMetrics: tb.broker.metrics.registry }),
       })
       work = mkdtempSync(join(tmpdir(), 'skein-readme-'))
       // The shell blocks run in a folder of their own; `--file README.md` reads this copy.
