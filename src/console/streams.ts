@@ -4,8 +4,8 @@
 //
 //   query      partition=0,1 (default every partition) | offset=N|earliest|latest (default latest)
 //              | timestamp=MS (first record at or after) | group=G (subscribe as a member of group G:
-//              its committed offsets, partitions shared with the group's other members, offsets
-//              committed automatically once records are handed to the socket)
+//              its committed offsets, partitions shared with the group's other members; the offsets
+//              of the records handed to the socket are auto-committed every 5 s and at the close)
 //              format=json (default) | binary; encoding=auto (default) | utf8 | base64 (json only)
 //   server ->  {"type":"subscribed",...} once, then {"type":"records","records":[...]} text frames, or
 //              binary frames (layout in encodeBinaryRecords); {"type":"ack",...} per produced message;
