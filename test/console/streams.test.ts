@@ -246,6 +246,35 @@ describe('WebSocket streaming: producing', () => {
   })
 })
 
+describe('WebSocket streaming: producing past the in-flight bound', () => {
+  it('messages beyond websocket.max.inflight.produce are answered 42901 at once and not written', async () => {
+    const ws = await TestWebSocket.open(web.port, '/ws/topics/stream-produce?offset=latest')
+    try {
+      await ws.waitFor(1)
+      const before = (await admin.listOffsets([{ topic: 'stream-produce', partition: 0, timestamp: -1 }])).get(tpKey('stream-produce', 0))!.offset
+      // 200 messages in one TCP write: the server reads them in one go, before any acknowledgement can
+      // come back, so 50 (the bound set above) are in flight and the other 150 are refused.
+      ws.socket.cork()
+      for (let i = 0; i < 200; i++) ws.send(JSON.stringify({ id: i, value: `burst ${i}` }))
+      ws.socket.uncork()
+      const acks = (): any[] => ws.messages.map(json).filter((m) => m.type === 'ack')
+      await eventually(() => (acks().length >= 200 ? true : undefined), 15_000, '200 acks')
+      const refused = acks().filter((a) => a.error_code === 42901)
+      const written = acks().filter((a) => a.offset !== undefined)
+      expect(written).toHaveLength(50)
+      expect(refused).toHaveLength(150)
+      expect(new Set(written.map((a) => a.id))).toEqual(new Set(Array.from({ length: 50 }, (_, i) => i)))
+      const after = (await admin.listOffsets([{ topic: 'stream-produce', partition: 0, timestamp: -1 }])).get(tpKey('stream-produce', 0))!.offset
+      expect(after - before).toBe(50)
+      // Once acknowledged, the socket takes messages again.
+      ws.send(JSON.stringify({ id: 'again', value: 'after the burst' }))
+      await eventually(() => (acks().some((a) => a.id === 'again' && a.offset !== undefined) ? true : undefined), 10_000, 'the next ack')
+    } finally {
+      ws.close()
+    }
+  })
+})
+
 describe('WebSocket streaming: backpressure', () => {
   const VALUE = Buffer.alloc(16 * 1024, 'x')
   const COUNT = 600 // about 10 MB: more than the kernel's socket buffers hold for a client that stops reading
