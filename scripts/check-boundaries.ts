@@ -38,9 +38,9 @@ export const FLOORS: Readonly<Record<string, string>> = {
   cli: 'client-side: the skein tools',
   rest: 'client-side: REST proxy',
   console: 'client-side: web console, WebSocket streaming, /metrics /health /ready over http/',
-  registry: '(coming) client-side: Schema Registry',
+  registry: 'client-side: Schema Registry',
   connect: '(coming) client-side: Connect',
-  streams: '(coming) client-side: Streams',
+  streams: 'client-side: Streams',
   mirror: '(coming) client-side: MirrorMaker',
 }
 

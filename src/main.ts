@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url'
 import { tuneMallocForBroker } from './addon/malloc-tuning.js'
 import { type BrokerConfig, loadBrokerConfig } from './config/broker-config.js'
 import { EMBEDDED_REST_PREFIX, REST_CONFIGS, restSettings } from './config/client-rest.js'
+import { REGISTRY_CONFIGS, embeddedRegistryName, registrySettings } from './config/client-registry.js'
 import type { ConfigValue } from './config/config-def.js'
 import { Broker } from './server/broker.js'
 import { createLogger, type Logger } from './observability/logger.js'
@@ -21,8 +22,9 @@ Options:
   -h, --help              Show this help
 
 Defaults without a config file: listeners=PLAINTEXT://127.0.0.1:9092, log.dirs=./data.
-With rest.listeners set (config/server.properties sets http://127.0.0.1:8082), the REST Proxy runs in
-the same process as a client of this broker. The config reference is in README.md.`
+With schema.registry.listeners set (config/server.properties sets http://127.0.0.1:8081), the Schema
+Registry runs in the same process, and with rest.listeners (http://127.0.0.1:8082) the REST Proxy: both
+as clients of this broker. The config reference is in README.md.`
 
 export interface BrokerArgs {
   configFile?: string
@@ -54,45 +56,79 @@ export function parseBrokerArgs(argv: readonly string[]): BrokerArgs {
 export interface EmbeddedServices {
   /** The REST Proxy's bound listener URLs (none when rest.listeners is empty). */
   readonly restUrls: string[]
+  /** The Schema Registry's bound listener URLs (none when schema.registry.listeners is empty). */
+  readonly registryUrls: string[]
   stop(): Promise<void>
 }
 
-/**
- * The REST Proxy inside the broker process, when rest.listeners is set: a client-side product, so it
- * reaches the broker like any client, over the Kafka protocol on the broker's own PLAINTEXT listener.
- * It is started here, by the entry point, because server/ imports no client-side product. The rest.*
- * settings are the REST Proxy's own (config/client-rest.ts) under that prefix. The same HTTP server
- * serves the web front (src/console: the console, WebSocket streams, /health, /ready) and /metrics,
- * which renders the broker's registry: the one HTTP port of the process serves every HTTP endpoint.
- */
-export async function startEmbeddedServices(broker: Broker, config: BrokerConfig, log: Logger): Promise<EmbeddedServices> {
-  const listeners = config.getList(`${EMBEDDED_REST_PREFIX}listeners`) ?? []
-  if (listeners.length === 0) return { restUrls: [], stop: async () => {} }
-  const values = new Map<string, ConfigValue>()
-  for (const d of REST_CONFIGS) {
-    const name = EMBEDDED_REST_PREFIX + d.name
-    if (d.embeddable && config.isSet(name)) values.set(d.name, config.get(name))
-  }
+/** The broker's own PLAINTEXT listener as a bootstrap address, for the embedded client-side products. */
+function ownBootstrap(broker: Broker, config: BrokerConfig, product: string): string {
   const protocols = config.securityProtocolMap
   const plain = config.listeners.find((l) => (protocols.get(l.name) ?? l.name) === 'PLAINTEXT')
-  if (plain === undefined) throw new Error('rest.listeners needs a PLAINTEXT broker listener for the embedded REST Proxy to connect to')
+  if (plain === undefined) throw new Error(`${product} needs a PLAINTEXT broker listener to connect to`)
   const endpoint = broker.endpointFor(plain.name)
   const host = endpoint.host === '' || endpoint.host === '0.0.0.0' ? '127.0.0.1' : endpoint.host === '::' ? '::1' : endpoint.host
-  const [{ RestProxy }, { webFront }] = await Promise.all([import('./rest/index.js'), import('./console/index.js')])
-  const settings = restSettings(values)
-  const bootstrapServers = [host.includes(':') ? `[${host}]:${endpoint.port}` : `${host}:${endpoint.port}`]
-  let stopping = false
-  // The web console, WebSocket streams and /metrics share the proxy's HTTP server; /metrics renders the
-  // broker's own registry, which only this process can read.
-  const extend = webFront({ settings, bootstrapServers, log, brokerMetrics: broker.metrics.registry, stopping: () => stopping })
-  const proxy = await RestProxy.start({ settings, bootstrapServers, logger: log, extend })
-  return {
-    restUrls: proxy.listeners.map((l) => l.url),
-    stop: () => {
-      stopping = true
-      return proxy.stop()
-    },
+  return host.includes(':') ? `[${host}]:${endpoint.port}` : `${host}:${endpoint.port}`
+}
+
+/**
+ * The Schema Registry and the REST Proxy inside the broker process, when schema.registry.listeners /
+ * rest.listeners are set: client-side products, so they reach the broker like any client, over the Kafka
+ * protocol on the broker's own PLAINTEXT listener. They are started here, by the entry point, because
+ * server/ imports no client-side product. Their settings are their own (config/client-registry.ts,
+ * config/client-rest.ts) under the prefixes schema.registry. and rest.; the REST Proxy uses the embedded
+ * registry unless rest.schema.registry.url says otherwise. The REST Proxy's HTTP server also serves the
+ * web front (src/console: the console, WebSocket streams, /health, /ready) and /metrics, which renders the
+ * broker's registry.
+ */
+export async function startEmbeddedServices(broker: Broker, config: BrokerConfig, log: Logger): Promise<EmbeddedServices> {
+  const stops: (() => Promise<void>)[] = []
+  const stopAll = async (): Promise<void> => {
+    for (const stop of stops.reverse()) await stop()
   }
+  let registryUrls: string[] = []
+  let restUrls: string[] = []
+  try {
+    const registryListeners = config.getList(embeddedRegistryName('listeners')) ?? []
+    if (registryListeners.length > 0) {
+      const values = new Map<string, ConfigValue>()
+      for (const d of REGISTRY_CONFIGS) {
+        const name = embeddedRegistryName(d.name)
+        if (d.embeddable && config.isSet(name)) values.set(d.name, config.get(name))
+      }
+      const bootstrap = ownBootstrap(broker, config, 'schema.registry.listeners')
+      const { SchemaRegistryServer } = await import('./registry/server.js')
+      const registry = await SchemaRegistryServer.start({ settings: registrySettings(values), bootstrapServers: [bootstrap], logger: log })
+      stops.push(() => registry.stop())
+      registryUrls = registry.urls
+    }
+    const restListeners = config.getList(`${EMBEDDED_REST_PREFIX}listeners`) ?? []
+    if (restListeners.length > 0) {
+      const values = new Map<string, ConfigValue>()
+      for (const d of REST_CONFIGS) {
+        const name = EMBEDDED_REST_PREFIX + d.name
+        if (d.embeddable && config.isSet(name)) values.set(d.name, config.get(name))
+      }
+      if (!values.has('schema.registry.url') && registryUrls.length > 0) values.set('schema.registry.url', [registryUrls[0]!])
+      const bootstrap = ownBootstrap(broker, config, 'rest.listeners')
+      const [{ RestProxy }, { webFront }] = await Promise.all([import('./rest/index.js'), import('./console/index.js')])
+      const settings = restSettings(values)
+      let stopping = false
+      // The web console, WebSocket streams and /metrics share the proxy's HTTP server; /metrics renders the
+      // broker's own registry, which only this process can read.
+      const extend = webFront({ settings, bootstrapServers: [bootstrap], log, brokerMetrics: broker.metrics.registry, stopping: () => stopping })
+      const proxy = await RestProxy.start({ settings, bootstrapServers: [bootstrap], logger: log, extend })
+      stops.push(() => {
+        stopping = true
+        return proxy.stop()
+      })
+      restUrls = proxy.listeners.map((l) => l.url)
+    }
+  } catch (err) {
+    await stopAll().catch(() => undefined)
+    throw err
+  }
+  return { restUrls, registryUrls, stop: stopAll }
 }
 
 export async function runBroker(argv: readonly string[]): Promise<number> {
@@ -126,7 +162,7 @@ export async function runBroker(argv: readonly string[]): Promise<number> {
   try {
     services = await startEmbeddedServices(broker, config, log)
   } catch (err) {
-    process.stderr.write(`skein: cannot start the REST Proxy: ${(err as Error).message}\n`)
+    process.stderr.write(`skein: cannot start the embedded services: ${(err as Error).message}\n`)
     await broker.stop().catch(() => {})
     return 1
   }
@@ -141,7 +177,7 @@ export async function runBroker(argv: readonly string[]): Promise<number> {
       log.info({ signal }, 'stopping')
       services
         .stop()
-        .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'REST Proxy stop failed'))
+        .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'embedded services stop failed'))
         .then(() => broker.stop())
         .then(
           () => resolve(0),

@@ -25,6 +25,7 @@ Commands:
   configs    Describe and alter topic and broker configs              (kafka-configs)
   perf       produce | consume: throughput and latency tests          (kafka-*-perf-test)
   rest       REST Proxy (Confluent's API v2 and v3) for a cluster     (kafka-rest-start)
+  schema-registry  Schema Registry (Confluent's API) on a cluster     (schema-registry-start)
   bench      disk: the data directory's bandwidth and fsync rate;
              compression: each codec and level on your data, in Kafka batches
 
@@ -42,6 +43,12 @@ async function runRest(argv: readonly string[]): Promise<number> {
   return rest.runRest(argv)
 }
 
+/** The Schema Registry, loaded only for its command. */
+async function runSchemaRegistry(argv: readonly string[]): Promise<number> {
+  const registry = await import('./cli/schema-registry.js')
+  return registry.runSchemaRegistry(argv)
+}
+
 const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   broker: runBroker,
   topics: runTopics,
@@ -51,6 +58,7 @@ const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   configs: runConfigs,
   perf: runPerf,
   rest: runRest,
+  'schema-registry': runSchemaRegistry,
   bench: runBench,
 }
 

@@ -12,6 +12,7 @@ import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { parseKeyValues, parseIntArg, UsageError, type CommandSpec } from './args.js'
 import { applyConsumerProps, parseIsolationLevel, warnUnknown } from './client-props.js'
 import { BOOTSTRAP_OPTION, clientOptions, describeError, readPropertiesFile, runCommand } from './common.js'
+import { REGISTRY_URL_OPTION, takeSchemaProperties, valueDecoder } from './schema-values.js'
 
 /** Commit failures that mean a rebalance moved the partitions: the next interval commits the new ones. */
 const REBALANCE_ERRORS: ReadonlySet<number> = new Set([ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION, ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID])
@@ -34,6 +35,7 @@ const SPEC: CommandSpec = {
     { name: 'formatter', value: 'NAME', desc: "'default' (Kafka's DefaultMessageFormatter) or 'json' (one object per line)" },
     { name: 'consumer-property', value: 'KEY=VALUE', repeat: true, aliases: ['command-property'], desc: 'A Kafka consumer config (request.timeout.ms, default.api.timeout.ms, auto.commit.interval.ms, ...); over --consumer.config' },
     { name: 'consumer.config', value: 'FILE', aliases: ['command-config'], desc: 'A properties file of consumer configs' },
+    { ...REGISTRY_URL_OPTION, desc: 'Schema Registry: print values in its wire format as JSON, decoded with the schema their id names (Avro in its JSON encoding)' },
   ],
   notes: `Examples:
   skein consume --topic demo --from-beginning --property print.key=true --property print.offset=true
@@ -46,7 +48,8 @@ interface Formatter {
 
 const FORMAT_PROPS = new Set(['print.key', 'print.offset', 'print.partition', 'print.timestamp', 'print.headers', 'print.value', 'key.separator', 'line.separator', 'headers.separator', 'null.literal'])
 
-export function makeFormatter(kind: string, props: ReadonlyMap<string, string>): Formatter {
+/** decodedValues: values are JSON text decoded from the registry wire format (the json formatter nests them). */
+export function makeFormatter(kind: string, props: ReadonlyMap<string, string>, decodedValues = false): Formatter {
   for (const k of props.keys()) if (!FORMAT_PROPS.has(k)) throw new UsageError(`unknown --property '${k}' (known: ${[...FORMAT_PROPS].join(', ')})`)
   const flag = (k: string, dflt: boolean): boolean => {
     const v = props.get(k)
@@ -64,7 +67,7 @@ export function makeFormatter(kind: string, props: ReadonlyMap<string, string>):
         timestamp: r.timestamp,
         timestampType: r.timestampType,
         key: r.key === null ? null : r.key.toString(),
-        value: r.value === null ? null : r.value.toString(),
+        value: r.value === null ? null : decodedValues ? JSON.parse(r.value.toString()) : r.value.toString(),
         headers: Object.fromEntries(r.headers.map((h) => [h.key, h.value === null ? null : h.value.toString()])),
       }) + lineSep
   }
@@ -99,7 +102,10 @@ function unescape(s: string): string {
 export function runConsume(argv: readonly string[]): Promise<number> {
   return runCommand(SPEC, argv, async (args) => {
     const topic = args.require('topic')
-    const format = makeFormatter(args.get('formatter') ?? 'default', parseKeyValues(args.all('property'), '--property'))
+    const formatProps = parseKeyValues(args.all('property'), '--property')
+    const schemaProps = takeSchemaProperties(formatProps)
+    const decode = valueDecoder(args.get('schema-registry-url') ?? schemaProps.get('schema-registry-url'))
+    const format = makeFormatter(args.get('formatter') ?? 'default', formatProps, decode !== null)
     const maxMessages = args.int('max-messages', { min: 1 })
     const timeoutMs = args.int('timeout-ms', { min: 0 })
     const partition = args.int('partition', { min: 0 })
@@ -171,7 +177,15 @@ export function runConsume(argv: readonly string[]): Promise<number> {
         if (records.length > 0) lastRecordAt = Date.now()
         let out = ''
         for (let i = 0; i < records.length; i++) {
-          const r = records[i]!
+          let r = records[i]!
+          if (decode !== null && r.value !== null) {
+            try {
+              r = { ...r, value: await decode(r.topic, r.value) }
+            } catch (err) {
+              await write(out)
+              throw new Error(`record ${r.topic}-${r.partition}@${r.offset}: ${describeError(err)}`)
+            }
+          }
           out += format(r)
           count++
           if (maxMessages !== undefined && count >= maxMessages) {

@@ -12,6 +12,7 @@ import { parseCompression } from '../client/records.js'
 import { parseKeyValues, UsageError, type CommandSpec } from './args.js'
 import { applyProducerProps, parseAcks, warnUnknown } from './client-props.js'
 import { BOOTSTRAP_OPTION, clientOptions, describeError, readPropertiesFile, runCommand } from './common.js'
+import { PRODUCE_SCHEMA_OPTIONS, takeSchemaProperties, valueEncoder } from './schema-values.js'
 
 const SPEC: CommandSpec = {
   command: 'skein produce',
@@ -30,6 +31,7 @@ const SPEC: CommandSpec = {
     { name: 'sync', desc: 'Wait for each record to be acknowledged before the next' },
     { name: 'producer-property', value: 'KEY=VALUE', repeat: true, aliases: ['command-property'], desc: 'A Kafka producer config (acks, linger.ms, compression.type, enable.idempotence, transactional.id, request.timeout.ms, ...); over --producer.config' },
     { name: 'producer.config', value: 'FILE', aliases: ['command-config'], desc: 'A properties file of producer configs' },
+    ...PRODUCE_SCHEMA_OPTIONS,
   ],
   notes: `Line format: [headers<headers.delimiter>][key<key.separator>]value
 
@@ -38,8 +40,16 @@ written twice). With --producer-property transactional.id=ID the whole input is 
 committed at the end of the input and aborted on an error or Ctrl-C (keep it shorter than
 transaction.timeout.ms, default 60000, or the broker aborts it).
 
-Example:
-  printf 'k1:hello\\nk2:world\\n' | skein produce --topic demo --property parse.key=true --property key.separator=:`,
+With --schema-registry-url each value is JSON (Avro's JSON encoding for Avro schemas), written in the
+Schema Registry wire format; the schema is registered under <topic>-value unless --value-schema-id names
+one (Confluent's kafka-avro-console-producer; its --property schema.registry.url, value.schema,
+value.schema.file and value.schema.id are accepted too). A value that does not fit the schema stops the
+input with an error; records before it are written.
+
+Examples:
+  printf 'k1:hello\\nk2:world\\n' | skein produce --topic demo --property parse.key=true --property key.separator=:
+  echo '{"amount":3}' | skein produce --topic orders --schema-registry-url http://127.0.0.1:8081 \\
+    --value-schema '{"type":"record","name":"Order","fields":[{"name":"amount","type":"int"}]}'`,
 }
 
 interface LineReader {
@@ -120,7 +130,9 @@ export function parseLine(line: string, r: LineReader, lineNumber: number): Pars
 export function runProduce(argv: readonly string[]): Promise<number> {
   return runCommand(SPEC, argv, async (args) => {
     const topic = args.require('topic')
-    const reader = lineReader(parseKeyValues(args.all('property'), '--property'))
+    const lineProps = parseKeyValues(args.all('property'), '--property')
+    const encode = valueEncoder(args, takeSchemaProperties(lineProps))
+    const reader = lineReader(lineProps)
     const opts: ProducerOptions = { ...clientOptions(args, 'skein-console-producer'), maxBlockMs: 10000 }
     const props = new Map<string, string>()
     const configFile = args.get('producer.config')
@@ -171,6 +183,13 @@ export function runProduce(argv: readonly string[]): Promise<number> {
           if (stopping) break
           lineNumber++
           const rec = parseLine(line, reader, lineNumber)
+          if (encode !== null && rec.value !== null) {
+            try {
+              rec.value = await encode(topic, rec.value)
+            } catch (err) {
+              throw new Error(`line ${lineNumber}: ${describeError(err)}`)
+            }
+          }
           if (sync) {
             await new Promise<void>((resolve) => {
               producer.append(topic, partition, rec.key, rec.value, rec.headers, (err, meta) => {

@@ -12,8 +12,8 @@ import * as Fetch from '../protocol/messages/01-fetch.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import type { AssignorName } from './assignors.js'
 import { Cluster, sleep, type ClientOptions } from './cluster.js'
-import { isRetriableError } from './errors.js'
-import { GroupMember, type ConsumerGroupMetadata, type TopicPartitionOffset } from './group.js'
+import { IllegalStateError, isRetriableError } from './errors.js'
+import { GroupMember, type ConsumerGroupMetadata, type GroupAssignor, type TopicPartitionOffset } from './group.js'
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets, tpKey } from './offsets.js'
 import { FetchedRecordsCursor, type ConsumedRecord } from './records.js'
 
@@ -45,6 +45,18 @@ export interface ConsumerOptions extends ClientOptions {
   rebalanceTimeoutMs?: number
   heartbeatIntervalMs?: number
   assignors?: AssignorName[]
+  /** A custom assignor (Kafka's partition.assignment.strategy with a class of one's own), preferred over assignors. */
+  assignor?: GroupAssignor
+}
+
+/**
+ * Kafka's ConsumerRebalanceListener for this consumer's eager rebalances: onPartitionsRevoked gets the
+ * whole assignment before the member rejoins (commit there what must be committed), and
+ * onPartitionsAssigned the new one once the rebalance is over. Both may be async; poll() waits for them.
+ */
+export interface RebalanceListener {
+  onPartitionsRevoked?(partitions: TopicPartition[]): Promise<void> | void
+  onPartitionsAssigned?(partitions: TopicPartition[]): Promise<void> | void
 }
 
 export interface TopicPartition {
@@ -63,6 +75,8 @@ interface PartitionState {
   highWatermark: number
   /** Fetched data not yet handed out, oldest first (at most one answer beyond the one being drained). */
   buffered: FetchedRecordsCursor[]
+  /** pause(): neither fetched nor handed out until resume(). */
+  paused: boolean
 }
 
 /** A Fetch sent to one leader: the offsets asked for (tpKey -> offset) and its outcome. */
@@ -118,6 +132,7 @@ export class Consumer {
   private readonly opts: ConsumerOptions
   private readonly partitions = new Map<string, PartitionState>()
   private subscription: string[] | null = null
+  private listener: RebalanceListener | null = null
   private readonly autoCommit: boolean
   private lastCommit = Date.now()
   private closed = false
@@ -135,6 +150,7 @@ export class Consumer {
       rebalanceTimeoutMs: opts.rebalanceTimeoutMs,
       heartbeatIntervalMs: opts.heartbeatIntervalMs,
       assignors: opts.assignors,
+      assignor: opts.assignor,
     })
     this.autoCommit = this.group !== null && (opts.enableAutoCommit ?? true)
   }
@@ -146,10 +162,36 @@ export class Consumer {
   }
 
   /** Group subscription: the group's assignor decides which partitions this member gets. */
-  subscribe(topics: readonly string[]): void {
+  subscribe(topics: readonly string[], listener?: RebalanceListener): void {
     if (this.group === null) throw new KafkaError(ErrorCode.INVALID_GROUP_ID, 'subscribe() needs a groupId')
     this.subscription = [...topics]
+    this.listener = listener ?? null
     this.group.needsRejoin = true
+  }
+
+  /** Asks for a rebalance at the next poll (Kafka's enforceRebalance), e.g. for a probing rebalance. */
+  enforceRebalance(): void {
+    if (this.group === null || this.subscription === null) throw new IllegalStateError('enforceRebalance() needs a group subscription')
+    this.group.needsRejoin = true
+  }
+
+  /** Stops fetching and handing out records of these partitions until resume() (positions are kept). */
+  pause(tps: readonly TopicPartition[]): void {
+    for (const tp of tps) {
+      const s = this.state(tp.topic, tp.partition)
+      if (s.paused) continue
+      s.paused = true
+      // Records fetched ahead of the position are dropped: after resume they are fetched again.
+      s.buffered = []
+    }
+  }
+
+  resume(tps: readonly TopicPartition[]): void {
+    for (const tp of tps) this.state(tp.topic, tp.partition).paused = false
+  }
+
+  paused(): TopicPartition[] {
+    return [...this.partitions.values()].filter((s) => s.paused).map((s) => ({ topic: s.topic, partition: s.partition }))
   }
 
   assignment(): TopicPartition[] {
@@ -160,7 +202,7 @@ export class Consumer {
     const next = new Map<string, PartitionState>()
     for (const tp of tps) {
       const k = tpKey(tp.topic, tp.partition)
-      next.set(k, this.partitions.get(k) ?? { topic: tp.topic, partition: tp.partition, position: null, reset: null, highWatermark: -1, buffered: [] })
+      next.set(k, this.partitions.get(k) ?? { topic: tp.topic, partition: tp.partition, position: null, reset: null, highWatermark: -1, buffered: [], paused: false })
     }
     this.partitions.clear()
     for (const [k, v] of next) this.partitions.set(k, v)
@@ -202,6 +244,9 @@ export class Consumer {
     if (g.heartbeatError !== null) throw g.heartbeatError
     if (!g.needsRejoin) return
     if (this.autoCommit && g.generationId >= 0) await this.commit().catch(() => {})
+    // Eager rebalancing: the whole assignment is given up before rejoining.
+    if (this.listener?.onPartitionsRevoked !== undefined && this.partitions.size > 0) await this.listener.onPartitionsRevoked(this.assignment())
+    this.prefetched.clear()
     // Make sure every subscribed topic exists before asking for partitions of it.
     for (const t of this.subscription) await this.cluster.topic(t, { refresh: true })
     const assigned = await g.join(this.subscription)
@@ -210,7 +255,14 @@ export class Consumer {
       s.position = null
       s.reset = null
       s.buffered = []
+      s.paused = false
     }
+    if (this.listener?.onPartitionsAssigned !== undefined) await this.listener.onPartitionsAssigned(this.assignment())
+  }
+
+  /** The userData of the last assignment from a custom assignor (null otherwise). */
+  assignmentUserData(): Buffer | null {
+    return this.group?.assignmentUserData ?? null
   }
 
   /** Resolves missing positions: committed offsets first (group), then reset policy or pending seeks. */
@@ -266,7 +318,7 @@ export class Consumer {
       await this.cluster.refreshMetadata([...new Set([...this.partitions.values()].map((s) => s.topic))]).catch(() => {})
       return []
     }
-    const ready = [...this.partitions.values()].filter((s) => s.position !== null)
+    const ready = [...this.partitions.values()].filter((s) => s.position !== null && !s.paused)
     if (ready.length === 0) {
       await sleep(Math.min(timeoutMs, 100))
       return []
@@ -340,7 +392,7 @@ export class Consumer {
   }
 
   private hasBuffered(): boolean {
-    for (const s of this.partitions.values()) if (s.buffered.length > 0) return true
+    for (const s of this.partitions.values()) if (s.buffered.length > 0 && !s.paused) return true
     return false
   }
 
@@ -352,6 +404,7 @@ export class Consumer {
   private drainBuffered(max: number): ConsumedRecord[] {
     const out: ConsumedRecord[] = []
     for (const s of this.partitions.values()) {
+      if (s.paused) continue
       while (out.length < max && s.buffered.length > 0) {
         const cursor = s.buffered[0]!
         const before = out.length
@@ -421,7 +474,7 @@ export class Consumer {
       for (const p of t.partitions) {
         const key = tpKey(t.topic, p.partitionIndex)
         const s = this.partitions.get(key)
-        if (s === undefined || s.position === null) continue
+        if (s === undefined || s.position === null || s.paused) continue
         const at = fetchPosition(s)
         if (at !== o.offsets.get(key)) continue
         if (p.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) {

@@ -22,10 +22,10 @@ import { isRetriableError } from './errors.js'
 const SUBSCRIPTION_VERSION = 1
 const ASSIGNMENT_VERSION = 1
 
-export function encodeSubscription(topics: readonly string[]): Buffer {
+export function encodeSubscription(topics: readonly string[], userData: Buffer | null = null): Buffer {
   const w = new Writer(64)
   w.writeInt16(SUBSCRIPTION_VERSION)
-  ConsumerProtocolSubscription.encodeConsumerProtocolSubscription(w, ConsumerProtocolSubscription.createConsumerProtocolSubscription({ topics: [...topics] }), SUBSCRIPTION_VERSION)
+  ConsumerProtocolSubscription.encodeConsumerProtocolSubscription(w, ConsumerProtocolSubscription.createConsumerProtocolSubscription({ topics: [...topics], userData }), SUBSCRIPTION_VERSION)
   return w.toBuffer()
 }
 
@@ -37,23 +37,55 @@ export function decodeSubscription(buf: Buffer): ConsumerProtocolSubscription.Co
   return ConsumerProtocolSubscription.decodeConsumerProtocolSubscription(r, Math.min(v, ConsumerProtocolSubscription.ConsumerProtocolSubscriptionInfo.maxVersion))
 }
 
-export function encodeAssignment(assignment: ReadonlyMap<string, number[]>): Buffer {
+export function encodeAssignment(assignment: ReadonlyMap<string, number[]>, userData: Buffer | null = null): Buffer {
   const w = new Writer(64)
   w.writeInt16(ASSIGNMENT_VERSION)
   const msg = ConsumerProtocolAssignment.createConsumerProtocolAssignment({
     assignedPartitions: [...assignment].map(([topic, partitions]) => ConsumerProtocolAssignment.createTopicPartition({ topic, partitions })),
+    userData,
   })
   ConsumerProtocolAssignment.encodeConsumerProtocolAssignment(w, msg, ASSIGNMENT_VERSION)
   return w.toBuffer()
 }
 
 export function decodeAssignment(buf: Buffer): { topic: string; partition: number }[] {
-  if (buf.length === 0) return []
+  return decodeAssignmentWithUserData(buf).partitions
+}
+
+/** The assigned partitions and the assignor's userData (null when none or for an empty assignment). */
+export function decodeAssignmentWithUserData(buf: Buffer): { partitions: { topic: string; partition: number }[]; userData: Buffer | null } {
+  if (buf.length === 0) return { partitions: [], userData: null }
   const r = new Reader(buf)
   const v = r.readInt16()
   if (v < 0) throw new KafkaError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, `assignment version ${v}`)
   const a = ConsumerProtocolAssignment.decodeConsumerProtocolAssignment(r, Math.min(v, ConsumerProtocolAssignment.ConsumerProtocolAssignmentInfo.maxVersion))
-  return a.assignedPartitions.flatMap((tp) => tp.partitions.map((partition) => ({ topic: tp.topic, partition })))
+  return { partitions: a.assignedPartitions.flatMap((tp) => tp.partitions.map((partition) => ({ topic: tp.topic, partition }))), userData: a.userData }
+}
+
+/** One member's subscription as the leader's custom assignor sees it. */
+export interface AssignorMember {
+  memberId: string
+  groupInstanceId: string | null
+  topics: string[]
+  userData: Buffer | null
+}
+
+/** What a custom assignor gives one member: partitions by topic, and userData for it. */
+export interface MemberAssignment {
+  partitions: Map<string, number[]>
+  userData?: Buffer | null
+}
+
+/**
+ * A client-side assignor of one's own (Kafka's ConsumerPartitionAssignor), for products such as Streams
+ * that carry their own data in subscriptions and assignments: its name is the protocol name offered in
+ * JoinGroup, subscriptionUserData is asked before every JoinGroup, and the leader's assign sees every
+ * member's userData. Offered before the built-in assignors.
+ */
+export interface GroupAssignor {
+  name: string
+  subscriptionUserData?(topics: readonly string[]): Buffer | null
+  assign(members: readonly AssignorMember[], partitionCounts: ReadonlyMap<string, number>): Promise<Map<string, MemberAssignment>> | Map<string, MemberAssignment>
 }
 
 export interface GroupOptions {
@@ -66,6 +98,8 @@ export interface GroupOptions {
   heartbeatIntervalMs?: number
   /** In order of preference. Default ['range', 'roundrobin']. */
   assignors?: AssignorName[]
+  /** A custom assignor, preferred over the built-in ones (with it, assignors defaults to none). */
+  assignor?: GroupAssignor
 }
 
 export interface TopicPartitionOffset {
@@ -102,6 +136,9 @@ export class GroupMember {
   private readonly rebalanceTimeoutMs: number
   private readonly heartbeatIntervalMs: number
   private readonly assignors: AssignorName[]
+  private readonly customAssignor: GroupAssignor | null
+  /** The userData of the last assignment this member received (custom assignors). */
+  assignmentUserData: Buffer | null = null
   private heartbeatTimer: NodeJS.Timeout | null = null
   private heartbeatBusy = false
   /** Set when the coordinator asks for a rebalance or the membership was lost. */
@@ -115,7 +152,8 @@ export class GroupMember {
     this.sessionTimeoutMs = opts.sessionTimeoutMs ?? 45000
     this.rebalanceTimeoutMs = opts.rebalanceTimeoutMs ?? 300000
     this.heartbeatIntervalMs = opts.heartbeatIntervalMs ?? 3000
-    this.assignors = opts.assignors ?? ['range', 'roundrobin']
+    this.customAssignor = opts.assignor ?? null
+    this.assignors = opts.assignors ?? (this.customAssignor !== null ? [] : ['range', 'roundrobin'])
   }
 
   private coordinator(): Promise<BrokerConnection> {
@@ -159,13 +197,16 @@ export class GroupMember {
   private async joinOnce(topics: readonly string[]): Promise<{ topic: string; partition: number }[] | null> {
     const conn = await this.coordinator()
     const metadata = encodeSubscription(topics)
+    const protocols = this.assignors.map((name) => JoinGroup.createJoinGroupRequestProtocol({ name, metadata }))
+    const custom = this.customAssignor
+    if (custom !== null) protocols.unshift(JoinGroup.createJoinGroupRequestProtocol({ name: custom.name, metadata: encodeSubscription(topics, custom.subscriptionUserData?.(topics) ?? null) }))
     const req = JoinGroup.createJoinGroupRequest({
       groupId: this.groupId,
       sessionTimeoutMs: this.sessionTimeoutMs,
       rebalanceTimeoutMs: this.rebalanceTimeoutMs,
       memberId: this.memberId,
       protocolType: 'consumer',
-      protocols: this.assignors.map((name) => JoinGroup.createJoinGroupRequestProtocol({ name, metadata })),
+      protocols,
     })
     const res = await conn.send(ApiKey.JoinGroup, (w, v) => JoinGroup.encodeJoinGroupRequest(w, req, v), JoinGroup.decodeJoinGroupResponse, { extraTimeoutMs: this.rebalanceTimeoutMs })
     if (res.errorCode === ErrorCode.MEMBER_ID_REQUIRED) {
@@ -209,17 +250,28 @@ export class GroupMember {
       this.coordinatorMoved(sres.errorCode)
       throw new KafkaError(sres.errorCode as ErrorCode, `SyncGroup '${this.groupId}'`)
     }
-    return decodeAssignment(sres.assignment)
+    const decoded = decodeAssignmentWithUserData(sres.assignment)
+    this.assignmentUserData = decoded.userData
+    return decoded.partitions
   }
 
   private async leaderAssign(res: JoinGroup.JoinGroupResponse): Promise<SyncGroup.SyncGroupRequestAssignment[]> {
-    const members: MemberSubscription[] = res.members.map((m) => ({ memberId: m.memberId, topics: decodeSubscription(m.metadata).topics }))
+    const subscriptions = res.members.map((m) => ({ m, sub: decodeSubscription(m.metadata) }))
+    const members: MemberSubscription[] = subscriptions.map(({ m, sub }) => ({ memberId: m.memberId, topics: sub.topics }))
     const allTopics = [...new Set(members.flatMap((m) => m.topics))]
     const meta = allTopics.length > 0 ? await this.cluster.refreshMetadata(allTopics) : this.cluster.metadata
     const counts = new Map<string, number>()
     for (const t of allTopics) {
       const info = meta.topics.get(t)
       if (info !== undefined && info.errorCode === ErrorCode.NONE) counts.set(t, info.partitions.length)
+    }
+    const custom = this.customAssignor
+    if (custom !== null && res.protocolName === custom.name) {
+      const out = await custom.assign(subscriptions.map(({ m, sub }) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, topics: sub.topics, userData: sub.userData })), counts)
+      return res.members.map((m) => {
+        const a = out.get(m.memberId)
+        return SyncGroup.createSyncGroupRequestAssignment({ memberId: m.memberId, assignment: encodeAssignment(a?.partitions ?? new Map(), a?.userData ?? null) })
+      })
     }
     const result = assign(res.protocolName ?? 'range', members, counts)
     return [...result].map(([memberId, a]) => SyncGroup.createSyncGroupRequestAssignment({ memberId, assignment: encodeAssignment(a) }))

@@ -7,6 +7,7 @@ import { atLeast, between, listOf, nonEmptyString, oneOf, LONG_MAX, type ConfigD
 import { RECORD_BATCH_OVERHEAD } from '../protocol/records/batch.js'
 import { COMPRESSION_TYPE_NAMES } from '../protocol/records/compression.js'
 import { EMBEDDED_REST_PREFIX, REST_CONFIGS } from './client-rest.js'
+import { REGISTRY_CONFIGS, embeddedRegistryName } from './client-registry.js'
 import { listenersValidator, securityProtocolMapValidator } from './listeners.js'
 
 export interface BrokerConfigDef extends ConfigDef {
@@ -267,6 +268,17 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
       default: d.name === 'listeners' ? [] : d.default,
       dynamic: 'read-only',
       doc: `Embedded REST Proxy: ${d.doc}`,
+    }),
+  ),
+  // The Schema Registry embedded in the broker process (src/main.ts starts it when
+  // schema.registry.listeners is set): its own settings (config/client-registry.ts) under schema.registry.
+  ...REGISTRY_CONFIGS.filter((d) => d.embeddable).map((d) =>
+    def({
+      ...d,
+      name: embeddedRegistryName(d.name),
+      default: d.name === 'listeners' ? [] : d.default,
+      dynamic: 'read-only',
+      doc: `Embedded Schema Registry: ${d.doc}`,
     }),
   ),
 ]

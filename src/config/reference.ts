@@ -3,6 +3,7 @@
 
 import { BROKER_CONFIGS } from './broker-configs.js'
 import { REST_CONFIGS } from './client-rest.js'
+import { REGISTRY_CONFIGS } from './client-registry.js'
 import { formatValue, type ConfigDef } from './config-def.js'
 import { TOPIC_CONFIGS } from './topic-configs.js'
 
@@ -38,5 +39,9 @@ export function renderConfigReference(): string {
   lines.push('| Name | Type | Default | Valid values | Description |')
   lines.push('| --- | --- | --- | --- | --- |')
   for (const d of REST_CONFIGS) lines.push(`| \`${d.name}\` | ${d.type} | ${shownDefault(d)} | ${cell(d.validValues ?? '')} | ${cell(d.doc)} |`)
+  lines.push('', '### Schema Registry configs (skein schema-registry; in a broker, the same names prefixed schema.registry.)', '')
+  lines.push('| Name | Type | Default | Valid values | Description |')
+  lines.push('| --- | --- | --- | --- | --- |')
+  for (const d of REGISTRY_CONFIGS) lines.push(`| \`${d.name}\` | ${d.type} | ${shownDefault(d)} | ${cell(d.validValues ?? '')} | ${cell(d.doc)} |`)
   return lines.join('\n') + '\n'
 }

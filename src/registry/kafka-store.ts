@@ -14,7 +14,7 @@ import { RegistryState } from './state.js'
 export interface KafkaStoreOptions extends ClientOptions {
   /** kafkastore.topic */
   topic?: string
-  /** kafkastore.topic.replication.factor (-1: the broker's default). */
+  /** kafkastore.topic.replication.factor (-1: the broker's default; above the live brokers: their number). */
   replicationFactor?: number
   /** kafkastore.timeout.ms: how long a write may take to be produced and read back. */
   timeoutMs?: number
@@ -70,8 +70,12 @@ export class KafkaRegistryStore implements RegistryStore {
   private async ensureTopic(): Promise<void> {
     const existing = await this.admin.listTopics({ includeInternal: true })
     if (existing.includes(this.topic)) return
+    // Confluent's rule: the smaller of kafkastore.topic.replication.factor and the live brokers, so a
+    // default of 3 still starts against a single broker.
+    let replicationFactor = this.replicationFactor
+    if (replicationFactor > 0) replicationFactor = Math.min(replicationFactor, Math.max(1, (await this.admin.describeCluster()).brokers.length))
     try {
-      await this.admin.createTopics([{ name: this.topic, numPartitions: 1, replicationFactor: this.replicationFactor, configs: { 'cleanup.policy': 'compact' } }])
+      await this.admin.createTopics([{ name: this.topic, numPartitions: 1, replicationFactor, configs: { 'cleanup.policy': 'compact' } }])
     } catch (e) {
       if (!(e instanceof KafkaError && e.code === ErrorCode.TOPIC_ALREADY_EXISTS)) throw e
     }

@@ -18,6 +18,14 @@ export interface RegistryNodeOptions extends KafkaStoreOptions, RegistryOptions 
   groupId?: string
   sessionTimeoutMs?: number
   heartbeatIntervalMs?: number
+  /** How long a write waits for a primary to be elected before it fails (50004). Default 15000. */
+  electionWaitMs?: number
+}
+
+/** Whether fetch failed because nothing listens at the address (the request was not delivered). */
+function refused(e: unknown): boolean {
+  const cause = (e as { cause?: { code?: string } }).cause
+  return cause?.code === 'ECONNREFUSED'
 }
 
 export class RegistryNode {
@@ -26,10 +34,13 @@ export class RegistryNode {
   readonly elector: LeaderElector
   private readonly cluster: Cluster
   private readonly identity: RegistryIdentity
+  /** How long a write waits for a primary to be elected before it fails with 50004. */
+  private readonly electionWaitMs: number
   /** Resolves once this instance, as primary, has caught up with the topic. */
   private primaryReady: Promise<void> = Promise.resolve()
 
   constructor(opts: RegistryNodeOptions) {
+    this.electionWaitMs = opts.electionWaitMs ?? 15_000
     this.store = new KafkaRegistryStore(opts)
     this.service = new SchemaRegistryService(this.store, opts)
     this.identity = { host: opts.identity.host, port: opts.identity.port, scheme: opts.identity.scheme ?? 'http', leaderEligibility: opts.identity.leaderEligibility ?? true }
@@ -72,7 +83,15 @@ export class RegistryNode {
     return handle(this.service, req, { forward: (r) => this.forward(r) })
   }
 
-  private async forward(req: RegistryRequest): Promise<RegistryResponse | undefined> {
+  private async afterPrimaryLost(req: RegistryRequest, lost: RegistryIdentity, until: number): Promise<RegistryResponse | undefined> {
+    while (this.elector.leader !== null && identityUrl(this.elector.leader) === identityUrl(lost) && Date.now() < until) await new Promise((r) => setTimeout(r, 100))
+    return this.forward(req, until)
+  }
+
+  private async forward(req: RegistryRequest, retryUntil?: number): Promise<RegistryResponse | undefined> {
+    // Right after a start (or a primary's loss) the election takes a rebalance: a write waits for it
+    // (bounded) rather than failing at once with 50004.
+    if (!this.elector.leader) await this.waitForPrimary(this.electionWaitMs)
     if (this.elector.isLeader) {
       await this.primaryReady
       return undefined
@@ -90,6 +109,10 @@ export class RegistryNode {
         signal: AbortSignal.timeout(30_000),
       })
     } catch (e) {
+      // A primary that refuses connections has gone (its request never arrived): once the group has
+      // elected another, the write goes there (or is served here), bounded by the election wait.
+      const until = retryUntil ?? Date.now() + this.electionWaitMs
+      if (refused(e) && Date.now() < until) return this.afterPrimaryLost(req, leader, until)
       throw new RegistryError(500, RegistryErrorCode.REQUEST_FORWARDING_FAILED, `Error while forwarding the request to the primary: ${(e as Error).message}`)
     }
     const text = await res.text()

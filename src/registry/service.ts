@@ -55,8 +55,6 @@ export interface RegistryOptions {
   defaultCompatibility?: CompatibilityLevel
   /** Largest schema text accepted, in characters. */
   maxSchemaSize?: number
-  /** Version/subject list limits (Confluent's schema.search.default.limit). */
-  defaultLimit?: number
 }
 
 export interface SchemaRequest {

@@ -17,6 +17,8 @@ import { parseRestProperties, restSettings } from '../../src/config/client-rest.
 import { RestProxy } from '../../src/rest/index.js'
 import { webFront } from '../../src/console/index.js'
 import { silentLogger } from '../../src/observability/logger.js'
+import { parseRegistryProperties, registrySettings } from '../../src/config/client-registry.js'
+import { SchemaRegistryServer } from '../../src/registry/server.js'
 
 const readme = readFileSync(readmePath(), 'utf8')
 
@@ -124,14 +126,19 @@ describe('README', () => {
 
   describe('every js and sh block runs as written', () => {
     let tb: TestBroker
-    // The REST Proxy and web console sections' curl lines reach what `npm start` embeds on 127.0.0.1:8082:
-    // here a REST Proxy with the web front in front of the test broker, on a free port.
+    // The REST Proxy, web console and Schema Registry sections' lines reach what `npm start` embeds on
+    // 127.0.0.1:8082 and 127.0.0.1:8081: here the same in front of the test broker, on free ports (the
+    // REST Proxy with the web front: console, /metrics, /ready on its server, as the broker embeds it).
     let rest: RestProxy
+    let registry: SchemaRegistryServer
     let work: string
     let bin: string
     beforeAll(async () => {
-      tb = await startTestBroker()
-      // With the web front (console, /metrics, /ready) on the same server, as the broker embeds it.
+      tb = await startTestBroker(['group.initial.rebalance.delay.ms=0'])
+      registry = await SchemaRegistryServer.start({
+        settings: registrySettings(parseRegistryProperties([['listeners', 'http://127.0.0.1:0']])),
+        bootstrapServers: [tb.bootstrap],
+      })
       const settings = restSettings(parseRestProperties([['listeners', 'http://127.0.0.1:0'], ['bootstrap.servers', tb.bootstrap]]))
       rest = await RestProxy.start({
         settings,
@@ -146,6 +153,7 @@ describe('README', () => {
     })
     afterAll(async () => {
       await rest?.stop()
+      await registry?.stop()
       await tb?.stop()
       if (work !== undefined) rmSync(work, { recursive: true, force: true })
     })
@@ -154,7 +162,7 @@ describe('README', () => {
     for (const block of runnable) {
       const needsKcat = block.lang === 'sh' && /^kcat /m.test(block.code)
       it.skipIf(needsKcat && !hasKcat())(`the ${block.lang} block at README line ${block.line}`, async () => {
-        const code = block.code.replaceAll('127.0.0.1:9092', tb.bootstrap).replaceAll('http://127.0.0.1:8082', rest.listeners[0]!.url).replaceAll('/tmp/skein-demo', join(work, 'skein-demo'))
+        const code = block.code.replaceAll('127.0.0.1:9092', tb.bootstrap).replaceAll('http://127.0.0.1:8082', rest.listeners[0]!.url).replaceAll('http://127.0.0.1:8081', registry.urls[0]!).replaceAll('/tmp/skein-demo', join(work, 'skein-demo'))
         let r: Ran
         if (block.lang === 'sh') {
           const script = join(work, `block-${block.line}.sh`)

@@ -3,7 +3,7 @@
 // tests that need it are skipped with it.skipIf, never passed silently.
 import { spawn, spawnSync } from 'node:child_process'
 
-export const INSTALL_HINT = 'apt-get install -y kcat python3-confluent-kafka python3-kafka python3-snappy python3-lz4 python3-zstandard'
+export const INSTALL_HINT = 'apt-get install -y kcat python3-confluent-kafka python3-kafka python3-snappy python3-lz4 python3-zstandard python3-requests python3-jsonschema python3-protobuf'
 /** Debian's interpreter: the python3 first on PATH may be another installation without these modules. */
 export const SYSTEM_PYTHON = '/usr/bin/python3'
 

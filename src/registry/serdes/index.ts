@@ -32,6 +32,8 @@ export interface SerializerOptions {
   autoRegister?: boolean
   /** use.latest.version: serialize with the subject's latest registered schema. */
   useLatestVersion?: boolean
+  /** use.schema.id: serialize with this registered schema, whatever the subject holds. */
+  useSchemaId?: number
   subjectNameStrategy?: SubjectNameStrategy
   isKey?: boolean
   normalize?: boolean
@@ -39,6 +41,7 @@ export interface SerializerOptions {
 
 /** Finds the id to write: registered, latest, or looked up, as the serializer is configured. */
 async function writerId(opts: SerializerOptions, type: SchemaType, topic: string, recordName: string | undefined): Promise<{ id: number; schema: RegisteredSchema }> {
+  if (opts.useSchemaId !== undefined) return { id: opts.useSchemaId, schema: await opts.client.schemaById(opts.useSchemaId) }
   const subject = (opts.subjectNameStrategy ?? TopicNameStrategy)(topic, opts.isKey ?? false, recordName)
   if (opts.useLatestVersion) {
     const latest = await opts.client.latest(subject)
@@ -48,6 +51,28 @@ async function writerId(opts: SerializerOptions, type: SchemaType, topic: string
   const schema: RegisteredSchema = { schema: opts.schema, schemaType: type, references: opts.references ?? [] }
   if (opts.autoRegister ?? true) return { id: await opts.client.register(subject, schema, opts.normalize), schema }
   return { id: (await opts.client.lookup(subject, schema, opts.normalize)).id, schema }
+}
+
+/**
+ * The writer id per topic, resolved once: registering or looking up the same schema again would only
+ * answer the same id (the client caches it too, but keyed by the schema text, which costs a string
+ * build per record). The subject's latest version is not cached here: it can change.
+ */
+class WriterIds {
+  private readonly byTopic = new Map<string, Promise<{ id: number; schema: RegisteredSchema }>>()
+  constructor(private readonly type: SchemaType) {}
+
+  get(opts: SerializerOptions, topic: string, recordName: string | undefined): Promise<{ id: number; schema: RegisteredSchema }> {
+    if (opts.useLatestVersion) return writerId(opts, this.type, topic, recordName)
+    let w = this.byTopic.get(topic)
+    if (w === undefined) {
+      if (this.byTopic.size >= 1024) this.byTopic.clear()
+      w = writerId(opts, this.type, topic, recordName)
+      this.byTopic.set(topic, w)
+      w.catch(() => this.byTopic.delete(topic))
+    }
+    return w
+  }
 }
 
 /** An Avro type built by avsc from a registered schema text, the referenced schemas defined first. */
@@ -78,6 +103,7 @@ function avroRecordName(schema: string): string | undefined {
 
 export class AvroSerializer {
   private type?: Promise<avsc.Type>
+  private readonly writers = new WriterIds('AVRO')
   private readonly recordName?: string
 
   constructor(private readonly opts: SerializerOptions) {
@@ -85,7 +111,7 @@ export class AvroSerializer {
   }
 
   async serialize(topic: string, value: unknown): Promise<Buffer> {
-    const { id, schema } = await writerId(this.opts, 'AVRO', topic, this.recordName)
+    const { id, schema } = await this.writers.get(this.opts, topic, this.recordName)
     this.type ??= this.opts.client.resolveReferences(schema.references).then((resolved) => avscType(schema.schema, resolved))
     const type = await this.type
     let payload: Buffer
@@ -140,6 +166,7 @@ export class AvroDeserializer {
 
 export class JsonSchemaSerializer {
   private parsed?: Promise<JsonSchema>
+  private readonly writers = new WriterIds('JSON')
   private readonly recordName?: string
 
   constructor(private readonly opts: SerializerOptions & { validate?: boolean }) {
@@ -148,7 +175,7 @@ export class JsonSchemaSerializer {
   }
 
   async serialize(topic: string, value: unknown): Promise<Buffer> {
-    const { id, schema } = await writerId(this.opts, 'JSON', topic, this.recordName)
+    const { id, schema } = await this.writers.get(this.opts, topic, this.recordName)
     if (this.opts.validate) {
       this.parsed ??= this.opts.client.resolveReferences(schema.references).then((r) => JsonSchema.parse(schema.schema, schema.references, r))
       const errors = (await this.parsed).validate(value)
@@ -186,12 +213,19 @@ export class JsonSchemaDeserializer {
 }
 
 export class ProtobufSerializer {
+  private readonly writers = new WriterIds('PROTOBUF')
   private parsed?: Promise<{ schema: ProtobufSchema; type: protobuf.Type; indexes: number[] }>
 
   /** `messageName`: the full name of the message to write (default: the schema's first message). */
   constructor(private readonly opts: SerializerOptions & { messageName?: string }) {}
 
+  private recordNameCache?: { name: string | undefined }
   private recordName(): string | undefined {
+    this.recordNameCache ??= { name: this.findRecordName() }
+    return this.recordNameCache.name
+  }
+
+  private findRecordName(): string | undefined {
     if (this.opts.messageName) return this.opts.messageName.replace(/^\./, '')
     if (this.opts.schema === undefined) return undefined
     try {
@@ -202,7 +236,7 @@ export class ProtobufSerializer {
   }
 
   async serialize(topic: string, value: Record<string, unknown>): Promise<Buffer> {
-    const { id, schema } = await writerId(this.opts, 'PROTOBUF', topic, this.recordName())
+    const { id, schema } = await this.writers.get(this.opts, topic, this.recordName())
     this.parsed ??= (async () => {
       const parsed = ProtobufSchema.parse(schema.schema, schema.references, await this.opts.client.resolveReferences(schema.references))
       const type = this.opts.messageName ? parsed.message(this.opts.messageName) : parsed.firstMessage()
