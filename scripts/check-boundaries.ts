@@ -37,6 +37,7 @@ export const FLOORS: Readonly<Record<string, string>> = {
   client: 'client-side: the Kafka client',
   cli: 'client-side: the skein tools',
   rest: 'client-side: REST proxy',
+  console: 'client-side: web console, WebSocket streaming, /metrics /health /ready over http/',
   registry: 'client-side: Schema Registry',
   connect: 'client-side: Kafka Connect',
   streams: 'client-side: Streams',
@@ -47,7 +48,7 @@ export const FLOORS: Readonly<Record<string, string>> = {
 export const ENTRIES = ['main.ts', 'index.ts', 'skein.ts']
 
 /** Client-side products: they talk to brokers over the Kafka protocol, even inside a broker's process. */
-const CLIENT_SIDE = 'client|cli|rest|registry|connect|streams|mirror'
+const CLIENT_SIDE = 'client|cli|rest|console|registry|connect|streams|mirror'
 
 /** `^src/(a|b)/`: the modules of these folders and their subfolders. */
 const under = (names: string): string => `^src/(${names})/`

@@ -77,7 +77,9 @@ function ownBootstrap(broker: Broker, config: BrokerConfig, product: string): st
  * protocol on the broker's own PLAINTEXT listener. They are started here, by the entry point, because
  * server/ imports no client-side product. Their settings are their own (config/client-registry.ts,
  * config/client-rest.ts) under the prefixes schema.registry. and rest.; the REST Proxy uses the embedded
- * registry unless rest.schema.registry.url says otherwise.
+ * registry unless rest.schema.registry.url says otherwise. The REST Proxy's HTTP server also serves the
+ * web front (src/console: the console, WebSocket streams, /health, /ready) and /metrics, which renders the
+ * broker's registry.
  */
 export async function startEmbeddedServices(broker: Broker, config: BrokerConfig, log: Logger): Promise<EmbeddedServices> {
   const stops: (() => Promise<void>)[] = []
@@ -109,9 +111,17 @@ export async function startEmbeddedServices(broker: Broker, config: BrokerConfig
       }
       if (!values.has('schema.registry.url') && registryUrls.length > 0) values.set('schema.registry.url', [registryUrls[0]!])
       const bootstrap = ownBootstrap(broker, config, 'rest.listeners')
-      const { RestProxy } = await import('./rest/index.js')
-      const proxy = await RestProxy.start({ settings: restSettings(values), bootstrapServers: [bootstrap], logger: log })
-      stops.push(() => proxy.stop())
+      const [{ RestProxy }, { webFront }] = await Promise.all([import('./rest/index.js'), import('./console/index.js')])
+      const settings = restSettings(values)
+      let stopping = false
+      // The web console, WebSocket streams and /metrics share the proxy's HTTP server; /metrics renders the
+      // broker's own registry, which only this process can read.
+      const extend = webFront({ settings, bootstrapServers: [bootstrap], log, brokerMetrics: broker.metrics.registry, stopping: () => stopping })
+      const proxy = await RestProxy.start({ settings, bootstrapServers: [bootstrap], logger: log, extend })
+      stops.push(() => {
+        stopping = true
+        return proxy.stop()
+      })
       restUrls = proxy.listeners.map((l) => l.url)
     }
   } catch (err) {

@@ -2,6 +2,7 @@
 // Kafka: settings from a kafka-rest.properties file (Confluent's names), --override items and the flags
 // below, in that order of precedence (flags last). Runs until SIGINT or SIGTERM.
 import { parseRestProperties, restSettings } from '../config/client-rest.js'
+import { webFront } from '../console/index.js'
 import { createLogger } from '../observability/logger.js'
 import { RestProxy } from '../rest/index.js'
 import { parseKeyValues, type CommandSpec } from './args.js'
@@ -10,7 +11,7 @@ import { BOOTSTRAP_OPTION, DEFAULT_BOOTSTRAP, readPropertiesFile, runCommand } f
 const SPEC: CommandSpec = {
   command: 'skein rest',
   usage: 'skein rest [--bootstrap-server HOST:PORT] [--listeners URL] [--config FILE] [options]',
-  summary: "Runs Confluent's REST Proxy API (v2 and v3) against a Kafka cluster (kafka-rest-start).",
+  summary: "Runs Confluent's REST Proxy API (v2 and v3) against a Kafka cluster (kafka-rest-start), with Skein's web console (/console/), WebSocket streaming (/ws/topics/{topic}) and /health, /ready, /metrics.",
   options: [
     BOOTSTRAP_OPTION,
     { name: 'listeners', value: 'URL', desc: 'HTTP listeners, comma-separated (default http://0.0.0.0:8082)' },
@@ -20,7 +21,8 @@ const SPEC: CommandSpec = {
   ],
   notes: `Examples:
   skein rest --bootstrap-server 127.0.0.1:9092 --listeners http://127.0.0.1:8082
-  curl http://127.0.0.1:8082/v3/clusters`,
+  curl http://127.0.0.1:8082/v3/clusters
+  open http://127.0.0.1:8082/console/ in a browser`,
 }
 
 export function runRest(argv: readonly string[]): Promise<number> {
@@ -34,12 +36,15 @@ export function runRest(argv: readonly string[]): Promise<number> {
     if (args.get('schema-registry-url') !== undefined) entries.set('schema.registry.url', args.get('schema-registry-url')!)
     const settings = restSettings(parseRestProperties(entries))
     const log = createLogger()
-    const proxy = await RestProxy.start({ settings, bootstrapServers: settings.bootstrapServers ?? [DEFAULT_BOOTSTRAP], logger: log })
+    const bootstrapServers = settings.bootstrapServers ?? [DEFAULT_BOOTSTRAP]
+    let stopping = false
+    const proxy = await RestProxy.start({ settings, bootstrapServers, logger: log, extend: webFront({ settings, bootstrapServers, log, stopping: () => stopping }) })
     process.stdout.write(`REST Proxy listening on ${proxy.listeners.map((l) => l.url).join(', ')}\n`)
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve)
       process.once('SIGTERM', resolve)
     })
+    stopping = true
     await proxy.stop()
     return 0
   })

@@ -11,6 +11,7 @@ import * as DescribeCluster from '../protocol/messages/60-describe-cluster.gen.j
 import * as DescribeConfigs from '../protocol/messages/32-describe-configs.gen.js'
 import * as DescribeGroups from '../protocol/messages/15-describe-groups.gen.js'
 import * as ConsumerGroupDescribe from '../protocol/messages/69-consumer-group-describe.gen.js'
+import * as DescribeLogDirs from '../protocol/messages/35-describe-log-dirs.gen.js'
 import * as IncrementalAlterConfigs from '../protocol/messages/44-incremental-alter-configs.gen.js'
 import * as ListGroups from '../protocol/messages/16-list-groups.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
@@ -96,6 +97,17 @@ export interface GroupDescription {
   members: GroupMemberDescription[]
   /** The broker that coordinates the group. */
   coordinator: BrokerNode | null
+}
+
+/** One broker's log dir and the partitions in it (DescribeLogDirs). */
+export interface LogDirDescription {
+  broker: number
+  logDir: string
+  errorCode: number
+  /** -1 when the broker does not say (DescribeLogDirs before v4). */
+  totalBytes: number
+  usableBytes: number
+  partitions: { topic: string; partition: number; sizeBytes: number; offsetLag: number; isFuture: boolean }[]
 }
 
 const RESOURCE_TYPES: Record<ConfigResource['type'], number> = { topic: ResourceType.TOPIC, broker: ResourceType.BROKER, 'broker-logger': ResourceType.BROKER_LOGGER, group: ResourceType.GROUP }
@@ -393,6 +405,36 @@ export class Admin {
         })
       }
     })
+  }
+
+  /**
+   * The log dirs of every broker (or of the given ones) with their partitions' sizes; topics null: every
+   * partition. Brokers that cannot be reached are left out.
+   */
+  async describeLogDirs(topics: readonly { topic: string; partitions: number[] }[] | null = null, brokers?: readonly number[]): Promise<LogDirDescription[]> {
+    const meta = await this.cluster.refreshMetadata([])
+    const ids = brokers ?? [...meta.brokers.keys()]
+    const req = DescribeLogDirs.createDescribeLogDirsRequest({ topics: topics === null ? null : topics.map((t) => DescribeLogDirs.createDescribableLogDirTopic({ topic: t.topic, partitions: [...t.partitions] })) })
+    const answers = await Promise.all(
+      ids.map(async (broker) => {
+        try {
+          const conn = await this.cluster.nodeConnection(broker)
+          const res = await conn.send(ApiKey.DescribeLogDirs, (w, v) => DescribeLogDirs.encodeDescribeLogDirsRequest(w, req, v), DescribeLogDirs.decodeDescribeLogDirsResponse)
+          check(res.errorCode, null, 'DescribeLogDirs')
+          return res.results.map((d) => ({
+            broker,
+            logDir: d.logDir,
+            errorCode: d.errorCode,
+            totalBytes: Number(d.totalBytes),
+            usableBytes: Number(d.usableBytes),
+            partitions: d.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, sizeBytes: Number(p.partitionSize), offsetLag: Number(p.offsetLag), isFuture: p.isFutureKey }))),
+          }))
+        } catch {
+          return []
+        }
+      }),
+    )
+    return answers.flat()
   }
 
   /** Offsets for timestamps (-2 earliest, -1 latest), keyed 'topic\0partition'. */

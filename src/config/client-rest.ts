@@ -42,6 +42,18 @@ export const REST_CONFIGS: readonly RestConfigDef[] = [
     doc: 'Longest a v3 streaming produce connection stays open; later records are answered with error_code 408 and the stream is closed.' }),
   def({ name: 'api.v2.enable', type: 'boolean', default: true, embeddable: true, doc: 'Serve the v2 API (topics, produce, consumer instances).' }),
   def({ name: 'api.v3.enable', type: 'boolean', default: true, embeddable: true, doc: 'Serve the v3 API (/v3/clusters/...).' }),
+  def({ name: 'console.enable', type: 'boolean', default: true, embeddable: true,
+    doc: 'Skein: serve the web console at /console/ (brokers, topics, messages, consumer groups, throughput).' }),
+  def({ name: 'websocket.enable', type: 'boolean', default: true, embeddable: true,
+    doc: 'Skein: serve WebSocket streaming at /ws/topics/{topic} (consume from an offset, a timestamp or a group; produce with acknowledgements).' }),
+  def({ name: 'websocket.pause.bytes', type: 'int', default: 1048576, validator: atLeast(1024), validValues: '[1024,...]', embeddable: true,
+    doc: 'Skein: a WebSocket stream stops reading from Kafka while more than this many bytes wait to be sent to its client.' }),
+  def({ name: 'websocket.max.buffered.bytes', type: 'int', default: 16777216, validator: atLeast(1024), validValues: '[1024,...]', embeddable: true,
+    doc: 'Skein: a WebSocket client with more than this many bytes waiting to be sent is disconnected (close code 1008).' }),
+  def({ name: 'websocket.slow.client.timeout.ms', type: 'int', default: 30000, validator: atLeast(1), validValues: '[1,...]', embeddable: true,
+    doc: 'Skein: a WebSocket client that keeps websocket.pause.bytes unread this long is disconnected (close code 1008).' }),
+  def({ name: 'websocket.max.inflight.produce', type: 'int', default: 1000, validator: atLeast(1), validValues: '[1,...]', embeddable: true,
+    doc: 'Skein: messages of one WebSocket being produced at once; more are answered with error_code 42901 at once.' }),
   def({ name: 'producer.linger.ms', type: 'int', default: 5, validator: atLeast(0), validValues: '[0,...]', embeddable: true,
     doc: 'linger.ms of the proxy\'s producer (records of concurrent requests share its batches).' }),
   def({ name: 'producer.acks', type: 'string', default: 'all', validator: (v) => (['all', '-1', '0', '1'].includes(String(v)) ? undefined : 'String must be one of: all, -1, 0, 1'), validValues: '[all, -1, 0, 1]', embeddable: true,
@@ -84,6 +96,12 @@ export interface RestSettings {
   apiV3Enable: boolean
   producerLingerMs: number
   producerAcks: number
+  consoleEnable: boolean
+  websocketEnable: boolean
+  websocketPauseBytes: number
+  websocketMaxBufferedBytes: number
+  websocketSlowClientTimeoutMs: number
+  websocketMaxInflightProduce: number
 }
 
 export function restSettings(values: ReadonlyMap<string, ConfigValue>): RestSettings {
@@ -106,5 +124,11 @@ export function restSettings(values: ReadonlyMap<string, ConfigValue>): RestSett
     apiV3Enable: get('api.v3.enable') as boolean,
     producerLingerMs: get('producer.linger.ms') as number,
     producerAcks: acks === 'all' ? -1 : Number(acks),
+    consoleEnable: get('console.enable') as boolean,
+    websocketEnable: get('websocket.enable') as boolean,
+    websocketPauseBytes: get('websocket.pause.bytes') as number,
+    websocketMaxBufferedBytes: get('websocket.max.buffered.bytes') as number,
+    websocketSlowClientTimeoutMs: get('websocket.slow.client.timeout.ms') as number,
+    websocketMaxInflightProduce: get('websocket.max.inflight.produce') as number,
   }
 }

@@ -80,6 +80,8 @@ export interface WebSocketConnection<T> {
    * or 'dropped' (the queue was past maxBackpressure; nothing was sent). After close: 'dropped'.
    */
   send(message: string | Uint8Array, isBinary?: boolean): 'sent' | 'buffered' | 'dropped'
+  /** Runs fn with the socket corked: the sends it makes leave in one write (many frames, one syscall). */
+  cork(fn: () => void): void
   /** Bytes queued behind backpressure. */
   readonly bufferedAmount: number
   readonly closed: boolean

@@ -12,7 +12,9 @@
 // - Responses: a large body goes out with tryEnd and continues from onWritable at getWriteOffset, so it
 //   is never copied into uWS's queue whole; streamed writes report backpressure and writable() waits for
 //   onWritable. Every write after an await is corked.
-// - WebSocket sends report 'buffered' (backpressure) or 'dropped' (past maxBackpressure).
+// - WebSocket sends report 'buffered' (backpressure) or 'dropped' (past maxBackpressure); every send and
+//   end is corked. The upgrade itself is not (uWebSockets.js#1108: a corked upgrade after an await can
+//   end the new socket at once), so uWS warns on stderr that the upgrade's write was not corked.
 import { STATUS_CODES } from 'node:http'
 import uws from 'uwebsockets'
 import { formatHttpListener, parseHttpListener } from './listener.js'
@@ -333,10 +335,32 @@ class Connection<T> implements WebSocketConnection<T> {
 
   constructor(readonly data: T) {}
 
+  /** True inside cork(): sends need no cork of their own. */
+  private corked = false
+
+  // Every send and end is corked, as uWS asks of writes made outside its callbacks (after an await): an
+  // uncorked write there can land in the loop's cork buffer of another socket and never be flushed.
   send(message: string | Uint8Array, isBinary = typeof message !== 'string'): 'sent' | 'buffered' | 'dropped' {
-    if (this.socket === null) return 'dropped'
-    const r = this.socket.send(message, isBinary)
+    const socket = this.socket
+    if (socket === null) return 'dropped'
+    let r = 2
+    if (this.corked) r = socket.send(message, isBinary)
+    else socket.cork(() => (r = socket.send(message, isBinary)))
     return r === 1 ? 'sent' : r === 0 ? 'buffered' : 'dropped'
+  }
+
+  cork(fn: () => void): void {
+    const socket = this.socket
+    if (socket === null || this.corked) {
+      fn()
+      return
+    }
+    this.corked = true
+    try {
+      socket.cork(fn)
+    } finally {
+      this.corked = false
+    }
   }
 
   get bufferedAmount(): number {
@@ -344,7 +368,10 @@ class Connection<T> implements WebSocketConnection<T> {
   }
 
   end(code = 1000, reason = ''): void {
-    this.socket?.end(code, reason)
+    const socket = this.socket
+    if (socket === null) return
+    if (this.corked) socket.end(code, reason)
+    else socket.cork(() => socket.end(code, reason))
   }
 
   close(): void {
@@ -567,7 +594,9 @@ class UwsServer implements HttpServer {
         const accept = (data: T): void => {
           if (r.aborted) return
           r.finished = true
-          res.cork(() => res.upgrade({ conn: new Connection(data) }, key, protocol, extensions, context))
+          // Not inside res.cork: an upgrade made in a cork after an await sometimes ends the new socket at
+          // once with 1006 (uNetworking/uWebSockets.js#1108, about one upgrade in twenty under load here).
+          res.upgrade({ conn: new Connection(data) }, key, protocol, extensions, context)
         }
         if (route.upgrade === undefined) {
           accept(undefined as T)

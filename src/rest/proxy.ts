@@ -14,11 +14,22 @@ import { mountProduce } from './produce.js'
 import { mountV2 } from './v2.js'
 import { mountV3 } from './v3.js'
 
+/** Another front served by the proxy's HTTP server (the console, WebSocket streams, /metrics). */
+export interface RestProxyExtension {
+  /** Called after the server closed its connections. */
+  stop(): Promise<void>
+}
+
 export interface RestProxyOptions {
   settings: RestSettings
   /** The Kafka cluster: host:port items. */
   bootstrapServers: string[]
   logger?: Logger
+  /**
+   * Mounts more routes on the proxy's server before it listens, sharing its admin client and producer
+   * (main.ts and skein rest add the console this way: rest/ does not import the products beside it).
+   */
+  extend?: (server: HttpServer, clients: { admin: Admin; producer: Producer }) => RestProxyExtension
 }
 
 export class RestProxy {
@@ -26,6 +37,7 @@ export class RestProxy {
     private readonly server: HttpServer,
     private readonly ctx: RestContext,
     private readonly consumers: ConsumerInstances,
+    private readonly extension: RestProxyExtension | null,
   ) {}
 
   /** The proxy's bound listeners (with the ports actually bound). */
@@ -74,7 +86,8 @@ export class RestProxy {
       mountV3(server, ctx)
       mountProduce(server, ctx)
     }
-    const proxy = new RestProxy(server, ctx, consumers)
+    const extension = opts.extend?.(server, { admin, producer }) ?? null
+    const proxy = new RestProxy(server, ctx, consumers, extension)
     try {
       for (const l of settings.listeners) await server.listen(l)
     } catch (err) {
@@ -89,6 +102,7 @@ export class RestProxy {
   /** Stops listening, closes the consumer instances, flushes the producer and closes the clients. */
   async stop(): Promise<void> {
     await this.server.close()
+    await this.extension?.stop()
     await this.consumers.close()
     await this.ctx.producer.close().catch(() => {})
     await this.ctx.admin.close().catch(() => {})

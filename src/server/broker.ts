@@ -17,8 +17,10 @@ import { MetadataImage } from '../cluster/metadata-image.js'
 import type { BrokerRegistration, MetadataStore } from '../cluster/metadata-store.js'
 import { ZkStore } from '../cluster/zk-store.js'
 import { createLogger, type Logger } from '../observability/logger.js'
+import type { MetricsRegistry } from '../observability/metrics.js'
 import { ShardRouter } from '../shard/router.js'
 import { ensureDataDirectory } from '../storage/index.js'
+import { BrokerMetrics } from './broker-metrics.js'
 import type { FrameHandler } from './connection.js'
 import { connectBrokerLink } from './broker-link.js'
 import { ControllerRequests } from './controller-requests.js'
@@ -49,6 +51,8 @@ export interface StartBrokerOptions {
   logger?: Logger
   /** How long a graceful stop waits for in-flight requests (ms). Default 5000. */
   shutdownGraceMs?: number
+  /** The registry the broker's metrics go to (default: a new one, Broker.metrics.registry). */
+  metrics?: MetricsRegistry
 }
 
 /** How long start() waits for the controller's first word about the cluster before serving anyway. */
@@ -82,6 +86,8 @@ export class Broker {
   readonly controllerRequests: ControllerRequests
   /** The authorizer (authorizer.class.name) and the ACLs it holds. */
   readonly acls: AclService
+  /** Kafka's broker metrics under the JMX exporter's names (GET /metrics renders metrics.registry). */
+  readonly metrics: BrokerMetrics
   private readonly dispatcher: FrameHandler
   private stopping: Promise<void> | null = null
 
@@ -101,7 +107,25 @@ export class Broker {
     readonly bound: BoundListener[],
     readonly interBrokerListener: string,
     private readonly shutdownGraceMs: number,
+    registry: MetricsRegistry | undefined,
   ) {
+    this.metrics = new BrokerMetrics(
+      {
+        logs: () => this.partitions.states(),
+        fetchPurgatorySize: () => this.partitions.fetchPurgatorySize,
+        connections: () => this.server.connectionsByListener(),
+        consumerLag: () => this.consumerLag(),
+        isController: () => this.controller.isActive,
+        leadership: () => this.partitions.leadership(),
+        offlinePartitions: () => {
+          let n = 0
+          for (const t of this.metadata.topics()) for (const p of t.partitionStates) if (p !== undefined && p.leaderId < 0) n++
+          return n
+        },
+        topicExists: (name) => this.metadata.topic(name) !== undefined,
+      },
+      registry,
+    )
     this.metadata = new MetadataImage(nodeId, clusterId, (listenerName) => this.endpointFor(listenerName), () => this.config)
     this.partitions = new ReplicaManager(router, dataDir, log, {
       brokerId: nodeId,
@@ -124,7 +148,7 @@ export class Broker {
         partitionMaxBytes: config.getInt('replica.fetch.max.bytes'),
         backoffMs: config.getInt('replica.fetch.backoff.ms'),
       },
-    })
+    }, this.metrics)
     this.control = new BrokerControlPlane({
       brokerId: nodeId,
       image: this.metadata,
@@ -177,7 +201,20 @@ export class Broker {
         apiVersions: this.registry.apiVersions(),
       },
       this.registry,
+      this.metrics,
     )
+  }
+
+  /** Committed offsets and lag of every group this broker coordinates (the consumer lag metrics). */
+  private async consumerLag(): Promise<{ group: string; topic: string; partition: number; committedOffset: number; lag: number }[]> {
+    const coordinator = this.groups.current
+    if (coordinator === undefined) return []
+    const { groups } = await coordinator.listGroups()
+    const out: { group: string; topic: string; partition: number; committedOffset: number; lag: number }[] = []
+    for (const g of groups) {
+      for (const l of await coordinator.groupLag(g.groupId)) out.push({ group: g.groupId, topic: l.topic, partition: l.partition, committedOffset: l.committedOffset, lag: l.lag })
+    }
+    return out
   }
 
   static async start(config: BrokerConfig, opts: StartBrokerOptions = {}): Promise<Broker> {
@@ -264,7 +301,7 @@ export class Broker {
       server = new SocketServer(limits, dispatch, log, buildListenerSecurity(config, store), connectionQuotas)
       const bound = await server.listen(config.listeners)
       const endpoints = advertise(config.advertisedListeners, bound)
-      broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, dynamicLayers, server, endpoints, bound, interBrokerListener, opts.shutdownGraceMs ?? 5000)
+      broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, dynamicLayers, server, endpoints, bound, interBrokerListener, opts.shutdownGraceMs ?? 5000, opts.metrics)
       await broker.acls.start()
       await broker.cluster.start()
       if (!(await broker.cluster.waitForMetadata(FIRST_METADATA_WAIT_MS))) {

@@ -18,14 +18,20 @@ import type { BrokerServices, RequestContext } from './handlers/common/context.j
 import { UnservableRequestError } from './handlers/common/handler.js'
 import type { HandlerRegistry } from './registry.js'
 
+/** What the dispatcher reports per request (BrokerMetrics' RequestMetrics). */
+export interface RequestObserver {
+  requestCompleted(apiKey: number, apiName: string, apiVersion: number, totalTimeMs: number, throttleTimeMs: number): void
+}
+
 const API_VERSIONS_KEY = 18
 const SASL_HANDSHAKE_KEY = 17
 const SASL_AUTHENTICATE_KEY = 36
 
 /** services: the broker's, built once; each request's context carries them along with its own facts. */
-export function createDispatcher(services: BrokerServices, registry: HandlerRegistry): FrameHandler {
+export function createDispatcher(services: BrokerServices, registry: HandlerRegistry, observer?: RequestObserver): FrameHandler {
   return async (frame: Buffer, conn: Connection): Promise<Response | null> => {
     const receivedAt = Date.now()
+    const startedAt = performance.now()
     const sasl = conn.sasl
     if (sasl !== undefined && sasl.expectsRawToken) return rawSaslToken(sasl, frame, conn)
     const peek = peekRequestHeader(frame)
@@ -85,6 +91,14 @@ export function createDispatcher(services: BrokerServices, registry: HandlerRegi
     let response: unknown
     try {
       response = await handler.handle(request, ctx)
+      if (observer !== undefined) {
+        // TotalTimeMs runs until the response is written (onDone), as in Kafka; acks=0 ends here.
+        const throttle = response === null ? 0 : ((response as { throttleTimeMs?: number }).throttleTimeMs ?? 0)
+        const apiName = handler.api.name
+        const report = (): void => observer.requestCompleted(peek.apiKey, apiName, peek.apiVersion, performance.now() - startedAt, throttle)
+        if (response === null) report()
+        else done.push(report)
+      }
       if (response === null) {
         runDone()
         return null

@@ -36,6 +36,7 @@ import type { FollowerLog, FollowerLogState, LeaderEndpoint } from '../replicati
 import { PartitionLeaderState } from '../replication/partition.js'
 import { fetchKey, ReplicaFetcher, type FetcherPartition, type ReplicaFetcherSettings } from '../replication/replica-fetcher.js'
 import type { AppendItem, ShardReadResult, ShardRouter } from '../shard/router.js'
+import type { BrokerMetrics, TopicMetrics } from './broker-metrics.js'
 import type { AppendResult, LogConfig, PartitionState } from '../storage/types.js'
 import { FetchPurgatory, partitionKey } from './fetch-purgatory.js'
 import type {
@@ -125,6 +126,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     private readonly dataDir: string,
     private readonly log: Logger,
     private readonly deps: ReplicaManagerDeps,
+    private readonly metrics?: BrokerMetrics,
   ) {
     // Kafka's isr-expiration task: every replica.lag.time.max.ms / 2.
     this.#shrinkTimer = setInterval(() => this.#maybeShrinkIsrs(), Math.max(10, Math.floor(deps.replicaLagTimeMaxMs / 2)))
@@ -147,6 +149,25 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         this.log.error({ topic, partition, err: (err as Error).message }, 'a leadership listener failed')
       }
     }
+  }
+
+  /** Fetches parked until data arrives (the Fetch purgatory size). */
+  get fetchPurgatorySize(): number {
+    return this.#purgatory.size
+  }
+
+  /** The hosted partitions this broker leads, and those of them with fewer in-sync replicas than replicas. */
+  leadership(): { leaders: number; underReplicated: number } {
+    let leaders = 0
+    let underReplicated = 0
+    for (const list of this.#hosted.values()) {
+      for (const p of list) {
+        if (p === undefined || !p.isLeader) continue
+        leaders++
+        if (p.isr.length < p.replicas.length) underReplicated++
+      }
+    }
+    return { leaders, underReplicated }
   }
 
   /** The hosted partition, if any. */
@@ -193,8 +214,13 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         else if (options.acks === -1 && p.leaderState!.underMinIsr) refused = true
       }
     }
-    if (refused || replicated) return this.#appendReplicated(items, options)
+    if (refused || replicated) {
+      const out = await this.#appendReplicated(items, options)
+      if (this.metrics !== undefined) this.countAppends(this.metrics, items, out)
+      return out
+    }
     const results = await this.router.append(items as readonly AppendItem[])
+    if (this.metrics !== undefined) this.countAppends(this.metrics, items, results)
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!
       // A duplicate wrote nothing: no fetch has anything new to wake for.
@@ -205,6 +231,56 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     }
     return results
   }
+
+  /** BrokerTopicMetrics of appends; items come grouped by topic, so a topic's handles are resolved once per run. */
+  private countAppends(m: BrokerMetrics, items: readonly LeaderAppend[], results: readonly Outcome<AppendResult>[]): void {
+    const all = m.allTopics
+    let name: string | null = null
+    let t: TopicMetrics = all
+    for (let i = 0; i < results.length; i++) {
+      const item = items[i]!
+      if (item.topic !== name) {
+        name = item.topic
+        t = m.topic(name)
+      }
+      t.totalProduceRequests.inc()
+      all.totalProduceRequests.inc()
+      const r = results[i]!
+      if (!r.ok) {
+        t.failedProduceRequests.inc()
+        all.failedProduceRequests.inc()
+      } else if (r.value.duplicate !== true) {
+        t.messagesIn.inc(r.value.recordCount)
+        all.messagesIn.inc(r.value.recordCount)
+        t.bytesIn.inc(item.records.length)
+        all.bytesIn.inc(item.records.length)
+      }
+    }
+  }
+
+  countFetched(topic: string, bytes: number, failed: boolean): void {
+    const m = this.metrics
+    if (m === undefined) return
+    let t = this.#lastFetched
+    if (topic !== this.#lastFetchedTopic || t === null || this.#lastFetchedGeneration !== m.generation) {
+      t = this.#lastFetched = m.topic(topic)
+      this.#lastFetchedTopic = topic
+      this.#lastFetchedGeneration = m.generation
+    }
+    t.totalFetchRequests.inc()
+    m.allTopics.totalFetchRequests.inc()
+    if (failed) {
+      t.failedFetchRequests.inc()
+      m.allTopics.failedFetchRequests.inc()
+    } else if (bytes > 0) {
+      t.bytesOut.inc(bytes)
+      m.allTopics.bytesOut.inc(bytes)
+    }
+  }
+
+  #lastFetchedTopic: string | null = null
+  #lastFetched: TopicMetrics | null = null
+  #lastFetchedGeneration = 0
 
   /**
    * Appends with the replication rules: items this broker does not lead answer NOT_LEADER_OR_FOLLOWER,

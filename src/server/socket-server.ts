@@ -45,9 +45,20 @@ export class SocketServer {
     return this.connections.size
   }
 
+  /** Open connections per listener name, every listener listed (the connection-count metric). */
+  connectionsByListener(): Map<string, number> {
+    const out = new Map<string, number>()
+    for (const name of this.listenerNames) out.set(name, 0)
+    for (const c of this.connections) out.set(c.listenerName, (out.get(c.listenerName) ?? 0) + 1)
+    return out
+  }
+
+  private readonly listenerNames: string[] = []
+
   async listen(listeners: readonly Listener[]): Promise<BoundListener[]> {
     const bound: BoundListener[] = []
     for (const listener of listeners) {
+      this.listenerNames.push(listener.name)
       const security = this.security.get(listener.name)
       let server: Server
       if (security?.tls !== undefined) {

@@ -15,6 +15,8 @@ import { freePort, hasKcat, MAIN_JS, REPO_ROOT, startBrokerProcess, startTestBro
 import { SKEIN_JS } from '../cli/helpers.js'
 import { parseRestProperties, restSettings } from '../../src/config/client-rest.js'
 import { RestProxy } from '../../src/rest/index.js'
+import { webFront } from '../../src/console/index.js'
+import { silentLogger } from '../../src/observability/logger.js'
 import { parseRegistryProperties, registrySettings } from '../../src/config/client-registry.js'
 import { SchemaRegistryServer } from '../../src/registry/server.js'
 import { startConnect, type ConnectHandle } from '../../src/connect/index.js'
@@ -127,8 +129,9 @@ describe('README', () => {
 
   describe('every js and sh block runs as written', () => {
     let tb: TestBroker
-    // The REST Proxy and Schema Registry sections' lines reach what `npm start` embeds on 127.0.0.1:8082
-    // and 127.0.0.1:8081: here the same two in front of the test broker, on free ports.
+    // The REST Proxy, web console and Schema Registry sections' lines reach what `npm start` embeds on
+    // 127.0.0.1:8082 and 127.0.0.1:8081: here the same in front of the test broker, on free ports (the
+    // REST Proxy with the web front: console, /metrics, /ready on its server, as the broker embeds it).
     let rest: RestProxy
     let registry: SchemaRegistryServer
     // The Kafka Connect section's curl lines reach a worker on 127.0.0.1:8083: here a standalone worker
@@ -142,9 +145,11 @@ describe('README', () => {
         settings: registrySettings(parseRegistryProperties([['listeners', 'http://127.0.0.1:0']])),
         bootstrapServers: [tb.bootstrap],
       })
+      const settings = restSettings(parseRestProperties([['listeners', 'http://127.0.0.1:0'], ['bootstrap.servers', tb.bootstrap]]))
       rest = await RestProxy.start({
-        settings: restSettings(parseRestProperties([['listeners', 'http://127.0.0.1:0'], ['bootstrap.servers', tb.bootstrap]])),
+        settings,
         bootstrapServers: [tb.bootstrap],
+        extend: webFront({ settings, bootstrapServers: [tb.bootstrap], log: silentLogger(), brokerMetrics: tb.broker.metrics.registry }),
       })
       work = mkdtempSync(join(tmpdir(), 'skein-readme-'))
       connect = await startConnect({

@@ -59,6 +59,11 @@ describe('REST Proxy embedded in the broker and standalone', () => {
     // The embedded proxy reached the broker over its Kafka listener, as a client does.
     const groups = await call(base, 'GET', '/topics')
     expect(groups.body).toContain('embedded')
+    // The same port serves the web front; /metrics shows the broker's own metrics (its BrokerTopicMetrics).
+    const metrics = await (await fetch(`${base}/metrics`)).text()
+    expect(metrics).toMatch(/^kafka_server_brokertopicmetrics_messagesin_total\{topic="embedded"\} 1$/m)
+    expect((await fetch(`${base}/console/`)).status).toBe(200)
+    expect((await fetch(`${base}/ready`)).status).toBe(200)
     expect(await broker.kill('SIGTERM')).toBe(0)
     await expect(fetch(`${base}/topics`)).rejects.toThrow()
   })
@@ -84,6 +89,13 @@ describe('REST Proxy embedded in the broker and standalone', () => {
     expect(produced.status).toBe(404) // no auto-creation through the proxy
     const brokers = await call(base, 'GET', '/brokers')
     expect(brokers.body).toEqual({ brokers: [0] })
+    // Standalone, the web front is served too; /metrics shows this process's own registry (no broker here).
+    expect((await fetch(`${base}/console/`)).status).toBe(200)
+    expect((await fetch(`${base}/ready`)).status).toBe(200)
+    const metrics = await (await fetch(`${base}/metrics`)).text()
+    expect(metrics).toMatch(/^skein_websocket_connections 0$/m)
+    expect(metrics).not.toContain('kafka_server_brokertopicmetrics')
+    expect((await call(base, 'GET', '/console/api/info')).body).toMatchObject({ throughputSource: 'offsets' })
     const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
     child.kill('SIGTERM')
     expect(await exit).toBe(0)

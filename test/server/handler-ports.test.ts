@@ -79,6 +79,11 @@ class FakePartitions implements PartitionService {
     })
   }
 
+  readonly fetched: { topic: string; bytes: number; failed: boolean }[] = []
+  countFetched(topic: string, bytes: number, failed: boolean): void {
+    this.fetched.push({ topic, bytes, failed })
+  }
+
   releaseLeases(reads: readonly PartitionRead[]): void {
     this.released.push([...reads])
   }

@@ -189,6 +189,7 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
       partitions.releaseLeases(held)
       await partitions.waitForAppends(reads, remaining)
     }
+    for (let i = 0; i < targets.length; i++) partitions.countFetched(reads[i]!.topic, recordsBytes(targets[i]!), targets[i]!.errorCode !== ErrorCode.NONE)
 
     if (session !== undefined) {
       // A duplicate of this request may have moved the session on while it waited.

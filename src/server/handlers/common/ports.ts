@@ -176,6 +176,8 @@ export interface PartitionService {
   read(items: readonly ConsumerRead[]): Promise<Outcome<PartitionRead>[]>
   /** Lets go of the segments behind reads (once their regions have been sent). */
   releaseLeases(reads: readonly PartitionRead[]): void
+  /** A partition's part of a Fetch answer, for the topic's metrics (BytesOutPerSec, Total/FailedFetchRequestsPerSec). */
+  countFetched(topic: string, bytes: number, failed: boolean): void
   /** Resolves true when one of the partitions got new records, false after timeoutMs or at shutdown. */
   waitForAppends(partitions: readonly TopicPartitionRef[], timeoutMs: number): Promise<boolean>
   listOffsets(items: readonly OffsetLookup[]): Promise<Outcome<OffsetForTimestamp>[]>

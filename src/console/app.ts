@@ -1,0 +1,77 @@
+// Skein's web front beside the REST Proxy, on the same HTTP server: the web console (/console/, its
+// JSON API under /console/api), WebSocket streaming (/ws/topics/{topic}), and /metrics, /health and
+// /ready. Like the REST Proxy it is a client of the cluster (admin client, producer and consumers over
+// the Kafka protocol); inside a broker, main.ts hands it the broker's metrics registry, so /metrics shows
+// the broker's own metrics and the console's throughput charts read them.
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import type { Admin } from '../client/admin.js'
+import type { Producer } from '../client/producer.js'
+import { type HttpServer, loadStaticAssets } from '../http/index.js'
+import type { Logger } from '../observability/logger.js'
+import { MetricsRegistry } from '../observability/metrics.js'
+import { mountConsoleApi } from './api.js'
+import { RecordDecoder } from './decode.js'
+import { mountHealth } from './health.js'
+import { TopicStreams, type TopicStreamsOptions } from './streams.js'
+
+export interface WebAppOptions {
+  admin: Admin
+  producer: Producer
+  bootstrapServers: string[]
+  log: Logger
+  schemaRegistryUrls: readonly string[] | null
+  /** The broker's registry when embedded in a broker; standalone: a registry of this process. */
+  metrics?: MetricsRegistry
+  /** True when `metrics` holds the broker's metrics (the console's throughput charts read them). */
+  brokerMetrics?: boolean
+  console: boolean
+  websocket: boolean
+  /** /ready answers 503 once this says so (the process is stopping). */
+  stopping?: () => boolean
+  /** Bounds of the WebSocket streams (TopicStreamsOptions). */
+  streams?: Pick<TopicStreamsOptions, 'pauseBytes' | 'maxBufferedBytes' | 'slowClientTimeoutMs' | 'maxInFlightProduce' | 'maxMessageBytes' | 'maxPollRecords'>
+}
+
+export interface WebApp {
+  readonly streams: TopicStreams | null
+  readonly metrics: MetricsRegistry
+  /** Closes the WebSocket streams' consumers (after the HTTP server closed their sockets). */
+  stop(): Promise<void>
+}
+
+/** The console's static files: src/console/assets, found from src/ (tests) or dist/src/ (the build). */
+export function consoleAssetsDir(): string {
+  const candidates = [new URL('./assets/', import.meta.url), new URL('../../../src/console/assets/', import.meta.url)]
+  for (const c of candidates) {
+    const path = fileURLToPath(c)
+    if (existsSync(`${path}index.html`)) return path
+  }
+  throw new Error('the web console assets (src/console/assets) are missing')
+}
+
+export function mountWebApp(server: HttpServer, opts: WebAppOptions): WebApp {
+  const metrics = opts.metrics ?? new MetricsRegistry()
+  const decoder = new RecordDecoder(opts.schemaRegistryUrls)
+  mountHealth(server, {
+    metrics,
+    clusterReachable: async () => (await opts.admin.describeCluster()).brokers.length > 0,
+    stopping: opts.stopping,
+  })
+  let streams: TopicStreams | null = null
+  if (opts.websocket) {
+    streams = new TopicStreams({ ...opts.streams, bootstrapServers: opts.bootstrapServers, admin: opts.admin, producer: opts.producer, decoder, log: opts.log, metrics })
+    streams.mount(server)
+  }
+  if (opts.console) {
+    mountConsoleApi(server, { admin: opts.admin, bootstrapServers: opts.bootstrapServers, decoder, log: opts.log, brokerMetrics: opts.brokerMetrics === true ? metrics : undefined, websocket: opts.websocket })
+    server.static('/console', loadStaticAssets(consoleAssetsDir()))
+  }
+  return {
+    streams,
+    metrics,
+    stop: async () => {
+      await streams?.stop()
+    },
+  }
+}

@@ -1,0 +1,53 @@
+// Skein's web front beside the REST Proxy (a client-side product): the web console, WebSocket streaming
+// of topics, and /metrics, /health, /ready. main.ts (inside a broker) and `skein rest` (standalone) serve
+// it on the REST Proxy's HTTP server through RestProxyOptions.extend.
+import type { RestSettings } from '../config/client-rest.js'
+import type { Admin } from '../client/admin.js'
+import type { Producer } from '../client/producer.js'
+import type { HttpServer } from '../http/index.js'
+import type { Logger } from '../observability/logger.js'
+import type { MetricsRegistry } from '../observability/metrics.js'
+import { mountWebApp, type WebApp } from './app.js'
+
+export { consoleAssetsDir, mountWebApp } from './app.js'
+export type { WebApp, WebAppOptions } from './app.js'
+export { RecordDecoder } from './decode.js'
+export { encodeBinaryRecords, parseProduceMessage, parseStreamRequest, TopicStreams } from './streams.js'
+
+export interface WebFrontOptions {
+  settings: RestSettings
+  bootstrapServers: string[]
+  log: Logger
+  /** The broker's registry, when the front runs inside a broker. */
+  brokerMetrics?: MetricsRegistry
+  stopping?: () => boolean
+  /** Receives the mounted app (tests and the broker read its streams). */
+  onMounted?: (app: WebApp) => void
+}
+
+/** The REST Proxy extension that serves the web front with the proxy's settings (console.enable, websocket.*). */
+export function webFront(opts: WebFrontOptions): (server: HttpServer, clients: { admin: Admin; producer: Producer }) => WebApp {
+  const s = opts.settings
+  return (server, clients) => {
+    const app = mountWebApp(server, {
+      ...clients,
+      bootstrapServers: opts.bootstrapServers,
+      log: opts.log,
+      schemaRegistryUrls: s.schemaRegistryUrl,
+      metrics: opts.brokerMetrics,
+      brokerMetrics: opts.brokerMetrics !== undefined,
+      console: s.consoleEnable,
+      websocket: s.websocketEnable,
+      stopping: opts.stopping,
+      streams: {
+        pauseBytes: s.websocketPauseBytes,
+        maxBufferedBytes: s.websocketMaxBufferedBytes,
+        slowClientTimeoutMs: s.websocketSlowClientTimeoutMs,
+        maxInFlightProduce: s.websocketMaxInflightProduce,
+        maxMessageBytes: s.requestBodyMaxBytes,
+      },
+    })
+    opts.onMounted?.(app)
+    return app
+  }
+}
