@@ -10,74 +10,17 @@
 //    against the same records' raw bytes, through Skein's producer to the same broker: records/s and the
 //    ratio of the two.
 // Env: BENCH_SECONDS (per timed run, default 3), BENCH_RECORDS (per produce run, default 200000).
-import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { Agent as HttpAgent, get as httpGet } from 'node:http'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Admin, Producer } from '../src/client/index.js'
 import { parseRegistryProperties, registrySettings } from '../src/config/client-registry.js'
 import { AvroSerializer, SchemaRegistryClient } from '../src/registry/serdes/index.js'
 import { SchemaRegistryServer } from '../src/registry/server.js'
+import { benchDir, startBroker } from './broker/broker-process.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000)
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const JSON_TYPE = 'application/vnd.schemaregistry.v1+json'
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen({ host: '127.0.0.1', port: 0 }, () => {
-      const addr = srv.address()
-      srv.close(() => resolvePort(typeof addr === 'object' && addr !== null ? addr.port : 0))
-    })
-  })
-}
-
-async function startBroker(): Promise<{ proc: ChildProcess; bootstrap: string; stop(): Promise<void> }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'skein-bench-registry-'))
-  const port = await freePort()
-  const overrides = [`listeners=PLAINTEXT://127.0.0.1:${port}`, `log.dirs=${dataDir}`, 'group.initial.rebalance.delay.ms=0']
-  const proc = spawn(process.execPath, [join(REPO_ROOT, 'dist', 'src', 'main.js'), ...overrides.flatMap((o) => ['--override', o])], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, SKEIN_LOG_LEVEL: 'info', SKEIN_LOG_FORMAT: 'json' },
-  })
-  let out = ''
-  await new Promise<void>((ready, fail) => {
-    const timer = setTimeout(() => fail(new Error(`broker not ready after 20 s:\n${out}`)), 20_000)
-    proc.stdout!.on('data', (d: Buffer) => {
-      if (out.length < 1 << 16) out += d.toString()
-      if (/"msg":"[^"]*ready/.test(out)) {
-        clearTimeout(timer)
-        ready()
-      }
-    })
-    proc.stderr!.on('data', (d: Buffer) => {
-      if (out.length < 1 << 16) out += d.toString()
-    })
-    proc.once('exit', (code, signal) => {
-      clearTimeout(timer)
-      fail(new Error(`broker exited (${code ?? signal}) before ready:\n${out}`))
-    })
-  })
-  return {
-    proc,
-    bootstrap: `127.0.0.1:${port}`,
-    async stop() {
-      const exited = new Promise<void>((r) => proc.once('exit', () => r()))
-      proc.kill('SIGTERM')
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000)
-      await exited
-      clearTimeout(timer)
-      rmSync(dataDir, { recursive: true, force: true })
-    },
-  }
-}
 
 const schemaText = (i: number): string => JSON.stringify({ type: 'record', name: `Bench${i}`, fields: [{ name: 'id', type: 'string' }, { name: 'amount', type: 'int' }] })
 
@@ -119,7 +62,8 @@ async function produceRun(producer: Producer, topic: string, value: (i: number) 
 }
 
 async function main(): Promise<void> {
-  const broker = await startBroker()
+  const dataDir = benchDir('registry')
+  const broker = await startBroker({ dataDir, overrides: ['group.initial.rebalance.delay.ms=0'] })
   const registry = await SchemaRegistryServer.start({ settings: registrySettings(parseRegistryProperties([['listeners', 'http://127.0.0.1:0']])), bootstrapServers: [broker.bootstrap] })
   const base = registry.urls[0]!
   const fmt = (n: number): string => Math.round(n).toLocaleString('en-US')
@@ -174,6 +118,7 @@ async function main(): Promise<void> {
   } finally {
     await registry.stop()
     await broker.stop()
+    rmSync(dataDir, { recursive: true, force: true })
   }
 }
 
