@@ -68,7 +68,7 @@ export class BrokerMetrics {
   readonly registry: MetricsRegistry
   /** The BrokerTopicMetrics MBean without a topic: every topic together. */
   readonly allTopics: TopicMetrics
-  /** kafka.server:type=ReplicaManager,name=IsrShrinksPerSec (replication counts here). */
+  /** kafka.server:type=ReplicaManager,name=IsrShrinksPerSec (the replica manager counts committed ISR changes). */
   readonly isrShrinks: Counter
   /** kafka.server:type=ReplicaManager,name=IsrExpandsPerSec */
   readonly isrExpands: Counter

@@ -131,6 +131,8 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     // Kafka's isr-expiration task: every replica.lag.time.max.ms / 2.
     this.#shrinkTimer = setInterval(() => this.#maybeShrinkIsrs(), Math.max(10, Math.floor(deps.replicaLagTimeMaxMs / 2)))
     this.#shrinkTimer.unref()
+    // The acks=all purgatory's size is read when /metrics is scraped.
+    if (metrics !== undefined) metrics.registry.onScrape(() => metrics.producePurgatorySize.set(this.#delayedProduce.size))
   }
 
   /**
@@ -550,6 +552,9 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
           p.isr = [...answer.isr]
           p.partitionEpoch = answer.partitionEpoch
           this.log.info({ topic: p.topic, partition: p.partition, isr: ls.isr, partitionEpoch: ls.partitionEpoch }, 'ISR changed')
+          // Kafka's IsrShrinksPerSec / IsrExpandsPerSec count committed changes.
+          if (expands) this.metrics?.isrExpands.inc()
+          else this.metrics?.isrShrinks.inc()
         }
         if (ls.isr.length < ls.effectiveMinIsr) this.#delayedProduce.failAll(partitionKey(p.topic, p.partition), ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
         void this.#applyHighWatermarkMode(p)
