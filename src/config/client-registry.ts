@@ -3,15 +3,8 @@
 // embeds the registry with the same settings under the prefix `schema.registry.` (schema.registry.listeners,
 // schema.registry.kafkastore.topic, ...; a name that already starts with it, schema.registry.group.id, is
 // used as it is), rows that broker-configs.ts derives from this table, so each default has one home.
-import { atLeast, type ConfigDef, type ConfigValue, parseValue, type Validator } from './config-def.js'
+import { atLeast, httpListeners, type ConfigDef, type ConfigValue, parseValue, type Validator } from './config-def.js'
 
-const HTTP_LISTENER = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/(\[[0-9A-Fa-f:.]*\]|[^:/[\]]*):\d{1,5}\/?$/
-
-const httpListeners: Validator = (v) => {
-  if (!Array.isArray(v)) return undefined
-  const bad = v.find((l) => !HTTP_LISTENER.test(l))
-  return bad === undefined ? undefined : `'${bad}' is not a listener URL, expected http://host:port`
-}
 
 const LEVELS = ['NONE', 'BACKWARD', 'BACKWARD_TRANSITIVE', 'FORWARD', 'FORWARD_TRANSITIVE', 'FULL', 'FULL_TRANSITIVE']
 

@@ -2,16 +2,8 @@
 // it has one, and its defaults. `skein rest` reads these from a .properties file and flags; a broker
 // embeds the proxy with the same settings prefixed `rest.` (rest.listeners, rest.consumer.instance.timeout.ms,
 // ...), rows that broker-configs.ts derives from this table, so each default has one home.
-import { atLeast, type ConfigDef, type ConfigValue, parseValue, type Validator } from './config-def.js'
+import { atLeast, httpListeners, type ConfigDef, type ConfigValue, parseValue } from './config-def.js'
 
-const HTTP_LISTENER = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/(\[[0-9A-Fa-f:.]*\]|[^:/[\]]*):\d{1,5}\/?$/
-
-/** listeners: scheme://host:port items (the HTTP adapter checks the scheme and port when it binds). */
-const httpListeners: Validator = (v) => {
-  if (!Array.isArray(v)) return undefined
-  const bad = v.find((l) => !HTTP_LISTENER.test(l))
-  return bad === undefined ? undefined : `'${bad}' is not a listener URL, expected http://host:port`
-}
 
 /** A REST Proxy setting; embeddable: also a broker config `rest.<name>`. */
 export interface RestConfigDef extends ConfigDef {

@@ -175,6 +175,15 @@ export function formatValue(def: Pick<ConfigDef, 'type'>, value: ConfigValue): s
 
 // Validators, named after Kafka's ConfigDef.Range / ValidString / ValidList.
 
+const HTTP_LISTENER = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/(\[[0-9A-Fa-f:.]*\]|[^:/[\]]*):\d{1,5}\/?$/
+
+/** An HTTP service's listeners: scheme://host:port items (the HTTP adapter checks the scheme and port when it binds). */
+export const httpListeners: Validator = (v) => {
+  if (!Array.isArray(v)) return undefined
+  const bad = v.find((l) => !HTTP_LISTENER.test(l))
+  return bad === undefined ? undefined : `'${bad}' is not a listener URL, expected http://host:port`
+}
+
 export function atLeast(min: number): Validator {
   return (v) => (typeof v === 'number' && v < min ? `Value must be at least ${min}` : undefined)
 }
