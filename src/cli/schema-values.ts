@@ -10,6 +10,7 @@ import { SCHEMA_TYPES, type SchemaType } from '../registry/schema-type/types.js'
 import {
   AvroDeserializer,
   AvroSerializer,
+  avroFromJson,
   JsonSchemaDeserializer,
   JsonSchemaSerializer,
   ProtobufDeserializer,
@@ -128,13 +129,12 @@ export function valueEncoder(args: ParsedArgs, fromProps: ReadonlyMap<string, st
   }
 }
 
-/** Avro's JSON encoding (unions wrapped, bytes as text), or a plain JSON value that fits the schema. */
+/** One input line in Avro's JSON encoding (or plain JSON that fits the schema). */
 function avroValue(type: avsc.Type, line: string): unknown {
+  const json = jsonValue(line)
   try {
-    return type.fromString(line)
+    return avroFromJson(type, json)
   } catch (err) {
-    const plain = jsonValue(line)
-    if (type.isValid(plain)) return plain
     throw new SerializationError(`value does not match the Avro schema: ${(err as Error).message}`)
   }
 }

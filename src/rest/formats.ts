@@ -11,6 +11,7 @@ import type { SchemaReference, SchemaType } from '../registry/schema-type/types.
 import {
   AvroDeserializer,
   AvroSerializer,
+  avroFromJson,
   JsonSchemaDeserializer,
   JsonSchemaSerializer,
   ProtobufDeserializer,
@@ -246,10 +247,8 @@ export class SchemaSupport {
     const type = await this.avroType(s.id, s.schema, s.references)
     if (type === null) return data
     try {
-      return type.fromString(JSON.stringify(data))
+      return avroFromJson(type, data)
     } catch (e) {
-      // Plain values (unwrapped unions) are accepted too, when they fit.
-      if (type.isValid(data)) return data
       throw Errors.jsonConversion((e as Error).message)
     }
   }

@@ -75,6 +75,19 @@ class WriterIds {
   }
 }
 
+/**
+ * A value given in Avro's JSON encoding (unions wrapped, bytes as text) as avsc holds it; a plain JSON
+ * value that already fits the schema (an unwrapped union) is taken as it is. Throws what avsc said.
+ */
+export function avroFromJson(type: avsc.Type, json: unknown): unknown {
+  try {
+    return type.fromString(JSON.stringify(json))
+  } catch (err) {
+    if (type.isValid(json)) return json
+    throw err
+  }
+}
+
 /** An Avro type built by avsc from a registered schema text, the referenced schemas defined first. */
 function avscType(schema: string, resolved: ResolvedReference[]): avsc.Type {
   const registry: Record<string, avsc.Type> = {}
