@@ -14,7 +14,8 @@
 //                  for the leader and each follower, beside the single broker's.
 //   latency        bench/broker/e2e-latency.js at a fixed 50,000 records/s, acks=all, replication factor 3:
 //                  the consumer reads up to the high watermark, so the figure includes replication.
-//   failover       zookeeper.session.timeout.ms=6000; a Skein producer (acks=all, idempotent) appends one
+//   failover       zookeeper.session.timeout.ms=6000; a Skein producer (acks=all, idempotent, retry.backoff.ms=10,
+//                  so that its exponential retry backoff, capped at 1 s, adds little) appends one
 //                  record every 5 ms to partition 0 of a replication-factor-3 topic; its leader is SIGKILLed;
 //                  the figure is the time from the kill to the acknowledgement of the first record appended
 //                  after it (so necessarily written by the new leader), and the time until the metadata names
@@ -55,7 +56,9 @@ export interface ClusterBenchResult {
 const E2E_RATE = 50_000
 const SESSION_TIMEOUT_MS = 6000
 const BASE_OVERRIDES = ['auto.create.topics.enable=false', 'log.cleaner.enable=false']
-const CLUSTER_OVERRIDES = [...BASE_OVERRIDES, 'min.insync.replicas=2', 'default.replication.factor=3', 'offsets.topic.replication.factor=3']
+// Leaders stay where the controller put them (no preferred-leader rebalance after a broker returns), so the
+// failover runs kill the leader they measured.
+const CLUSTER_OVERRIDES = [...BASE_OVERRIDES, 'min.insync.replicas=2', 'default.replication.factor=3', 'offsets.topic.replication.factor=3', 'auto.leader.rebalance.enable=false']
 const E2E_JS = join(REPO_ROOT, 'dist', 'bench', 'broker', 'e2e-latency.js')
 
 interface Produced {
@@ -164,7 +167,7 @@ async function produce(bootstrap: string, topic: string, n: number, acks: '1' | 
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
-async function e2eLatency(bootstrap: string, topic: string, seconds: number, warmup: number): Promise<{ p50: number; p99: number; p999: number; max: number; measured: number; rate: number; seen: number; sent: number }> {
+async function e2eLatency(bootstrap: string, topic: string, seconds: number, warmup: number): Promise<{ p50: number; p99: number; p999: number; max: number; measured: number; rate: number; seen: number; sent: number; series: string }> {
   const consumer = spawn(process.execPath, [E2E_JS, 'consume', bootstrap, topic, String(seconds + 1), String(warmup)], { stdio: ['ignore', 'pipe', 'pipe'] })
   let cout = ''
   let cerr = ''
@@ -181,8 +184,10 @@ async function e2eLatency(bootstrap: string, topic: string, seconds: number, war
     const prod = JSON.parse(lastJsonLine(pout)) as { sent: number; failed: number; ratePerSec: number }
     if (prod.failed > 0) throw new BenchFailure(`${prod.failed} e2e records failed`)
     if ((await done) !== 0) throw new BenchFailure(`e2e consumer failed:\n${cerr}`)
-    const c = JSON.parse(lastJsonLine(cout)) as { records: number; measured: number; latencyMs: { p50: number; p99: number; p999: number; max: number } }
-    return { ...c.latencyMs, measured: c.measured, rate: prod.ratePerSec, seen: c.records, sent: prod.sent }
+    const c = JSON.parse(lastJsonLine(cout)) as { records: number; measured: number; latencyMs: { p50: number; p99: number; p999: number; max: number }; series: { second: number; records: number; avgMs: number; maxMs: number }[] }
+    // Per second: a latency that grows second after second is a backlog (something not keeping up), a flat one is a constant delay.
+    const series = c.series.map((w) => `${w.second}s ${fmtInt(w.records)}, ${fmtMs(w.avgMs)} / ${fmtMs(w.maxMs)}`).join('; ')
+    return { ...c.latencyMs, measured: c.measured, rate: prod.ratePerSec, seen: c.records, sent: prod.sent, series }
   } finally {
     clearTimeout(killer)
     if (consumer.exitCode === null) consumer.kill('SIGKILL')
@@ -196,18 +201,18 @@ interface FailoverRun {
   firstAckMs: number
   /** Kill to the metadata naming another leader. */
   electedMs: number
+  /** The killed leader was also the controller (a new controller is elected first). */
+  wasController: boolean
 }
 
 async function failover(cluster: BenchCluster, topic: string, log: (s: string) => void): Promise<FailoverRun> {
   const admin = new Admin({ bootstrapServers: cluster.bootstrap(), clientId: 'bench-failover-admin' })
-  const producer = new Producer({ bootstrapServers: cluster.bootstrap(), clientId: 'bench-failover', acks: -1, enableIdempotence: true, lingerMs: 0, deliveryTimeoutMs: 120000, retryBackoffMs: 50 })
+  const producer = new Producer({ bootstrapServers: cluster.bootstrap(), clientId: 'bench-failover', acks: -1, enableIdempotence: true, lingerMs: 0, deliveryTimeoutMs: 120000, retryBackoffMs: 10 })
   let killedAt = -1
   let firstAckAfterKill = -1
   let failed: Error | null = null
   let stop = false
   try {
-    const [before] = await admin.describeTopics([topic])
-    const victim = before!.partitions[0]!.leader
     await producer.topicInfo(topic)
     // The writer: one record every 5 ms; a record's appendedAt is read when its acknowledgement arrives.
     const writer = (async () => {
@@ -221,7 +226,13 @@ async function failover(cluster: BenchCluster, topic: string, log: (s: string) =
       }
     })()
     await sleep(2000)
-    log(`  SIGKILL broker ${victim} (leader of ${topic}-0)`)
+    // The leader as the metadata has it just before the kill (leaders do not move otherwise here:
+    // auto.leader.rebalance.enable=false); the run is refused below unless the kill really moved it.
+    const [before] = await admin.describeTopics([topic])
+    const victim = before!.partitions[0]!.leader
+    const epochBefore = before!.partitions[0]!.leaderEpoch
+    const wasController = (await admin.describeCluster()).controllerId === victim
+    log(`  SIGKILL broker ${victim} (leader of ${topic}-0 at leader epoch ${epochBefore})`)
     killedAt = performance.now()
     cluster.kill(victim)
     let electedMs = -1
@@ -231,7 +242,7 @@ async function failover(cluster: BenchCluster, topic: string, log: (s: string) =
       if (electedMs < 0) {
         const [d] = await admin.describeTopics([topic]).catch(() => [undefined])
         const leader = d?.partitions[0]?.leader ?? -1
-        if (leader >= 0 && leader !== victim) {
+        if (leader >= 0 && leader !== victim && d!.partitions[0]!.leaderEpoch > epochBefore) {
           electedMs = performance.now() - killedAt
           newLeader = leader
         }
@@ -243,7 +254,7 @@ async function failover(cluster: BenchCluster, topic: string, log: (s: string) =
     await producer.flush()
     if (failed !== null) throw new BenchFailure(`a record failed during the failover: ${(failed as Error).message}`)
     if (firstAckAfterKill < 0 || electedMs < 0) throw new BenchFailure(`no new leader acknowledged a write within ${SESSION_TIMEOUT_MS * 5} ms of the kill`)
-    return { victim, newLeader, firstAckMs: firstAckAfterKill - killedAt, electedMs }
+    return { victim, newLeader, firstAckMs: firstAckAfterKill - killedAt, electedMs, wasController }
   } finally {
     stop = true
     await producer.close().catch(() => {})
@@ -321,7 +332,7 @@ export async function clusterBench(opts: ClusterBenchOptions): Promise<ClusterBe
       log(`  failover ${i + 1} of ${opts.failoverRuns}`)
       const f = await failover(cluster, 'failover', log)
       failovers.push(f)
-      log(`    first acknowledged write from broker ${f.newLeader} ${fmtInt(f.firstAckMs)} ms after the kill (elected in metadata at ${fmtInt(f.electedMs)} ms)`)
+      log(`    first acknowledged write from broker ${f.newLeader} ${fmtInt(f.firstAckMs)} ms after the kill (elected in metadata at ${fmtInt(f.electedMs)} ms${f.wasController ? '; the leader was the controller too' : ''})`)
       log(`  restarting broker ${f.victim}, waiting for the ISR`)
       await rejoin(cluster, f.victim, ['failover'])
     }
@@ -368,12 +379,13 @@ export async function clusterBench(opts: ClusterBenchOptions): Promise<ClusterBe
       target: `p99 <= 10 ms: ${e2e.p99 <= 10 ? 'yes' : 'NO'}`,
     })
     if (e2e.seen !== e2e.sent) notes.push(`cluster end-to-end: the consumer saw ${e2e.seen} of ${e2e.sent} records`)
+    notes.push(`cluster end-to-end latency (acks=all, RF 3) per second (records, avg / max ms): ${e2e.series}`)
   }
   if (failovers.length > 0) {
     const worst = Math.max(...failovers.map((f) => f.firstAckMs))
     rows.push({
       workload: `cluster: SIGKILL of a leader to the first acknowledged write from the new leader (zookeeper.session.timeout.ms=${SESSION_TIMEOUT_MS})`,
-      skein: failovers.map((f) => `${fmtInt(f.firstAckMs)} ms (elected at ${fmtInt(f.electedMs)} ms)`).join('; '),
+      skein: failovers.map((f) => `${fmtInt(f.firstAckMs)} ms (elected at ${fmtInt(f.electedMs)} ms${f.wasController ? '; the leader was the controller too' : ''})`).join('; '),
       peer: '-',
       ratio: '-',
       target: `session timeout + < 1 s: ${worst < SESSION_TIMEOUT_MS + 1000 ? 'yes' : 'NO'}`,
