@@ -4,14 +4,19 @@
 //   request, one record per line in, one report per line out), keep-alive requests of one record each
 //   (what most REST callers do) and of 100 records each, against `skein rest` in its own process and
 //   against the proxy embedded in the broker process (rest.listeners);
+// - consume of the records the Kafka-protocol run wrote, from offset 0: Skein's consumer over the Kafka
+//   protocol (the baseline) and a WebSocket client reading /ws/topics/{t}?offset=0 in binary and in JSON
+//   frames, from `skein rest` and from the broker's embedded proxy (bench/http/consume.ts, a child process
+//   per run);
 // - the HTTP server alone: hello-world requests/s on uWebSockets.js (src/http) and on node:http, each in
 //   its own process, driven by 64 keep-alive connections.
 // The machine is shared and small: read the ratios, not the absolute numbers. Each row also gives its
 // rate per CPU-second of the server-side processes (broker, proxy, hello server; /proc/<pid>/stat), which
 // a loaded machine disturbs less than the wall-clock rate.
 //
-// Flags: --records N (streaming and Kafka-protocol records, default 1000000), --seconds S (keep-alive
-// and hello-world runs, default 5), --no-write (print only; bench/HTTP-RESULTS.md stays untouched).
+// Flags: --records N (streaming, Kafka-protocol and consume records, default 1000000), --seconds S
+// (keep-alive and hello-world runs, default 5), --only produce,consume,hello (default all),
+// --no-write (print only; bench/HTTP-RESULTS.md stays untouched).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
@@ -23,9 +28,12 @@ import { fileURLToPath } from 'node:url'
 import { Admin } from '../src/client/admin.js'
 import { Producer } from '../src/client/producer.js'
 import { benchDir, freePort, processCpuMicros, REPO_ROOT, startBroker, type RunningBroker } from './broker/broker-process.js'
+import { lastJsonLine } from './broker/machine.js'
+import { runNode } from './broker/run.js'
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url)) // dist/bench
 const HELLO_JS = join(BENCH_DIR, 'http', 'hello-server.js')
+const CONSUME_JS = join(BENCH_DIR, 'http', 'consume.js')
 const SKEIN_JS = join(REPO_ROOT, 'dist', 'src', 'skein.js')
 
 function flag(name: string): string | undefined {
@@ -35,6 +43,8 @@ function flag(name: string): string | undefined {
 const RECORDS = Number(flag('records') ?? 1_000_000)
 const SECONDS = Number(flag('seconds') ?? 5)
 const write = !process.argv.includes('--no-write')
+const ONLY = (flag('only') ?? 'produce,consume,hello').split(',')
+for (const o of ONLY) if (!['produce', 'consume', 'hello'].includes(o)) throw new Error(`--only: unknown part '${o}' (produce, consume, hello)`)
 const VALUE_BYTES = 100
 const PARTITIONS = 6
 const log = (s: string): void => {
@@ -55,7 +65,8 @@ async function measured(pids: number[], fn: () => Promise<{ rate: number; count:
   const cpu0 = pids.map(processCpuMicros)
   const { rate, count } = await fn()
   const cpuSeconds = pids.reduce((sum, pid, i) => sum + (processCpuMicros(pid) - cpu0[i]!), 0) / 1e6
-  return { rate, perCpu: count / cpuSeconds }
+  // /proc counts CPU in 10 ms ticks: a run too short to register any has no per-CPU figure.
+  return { rate, perCpu: cpuSeconds > 0 ? count / cpuSeconds : NaN }
 }
 const rows: Row[] = []
 
@@ -169,6 +180,13 @@ async function restKeepAlive(base: string, clusterId: string, topic: string, per
   return records / s
 }
 
+/** One consume run (bench/http/consume.js in its own process); records/s. */
+async function consumeRun(args: string[]): Promise<number> {
+  const out = await runNode([CONSUME_JS, ...args], 600000)
+  const r = JSON.parse(lastJsonLine(out)) as { records: number; recordsPerSec: number }
+  return r.recordsPerSec
+}
+
 /** A child process that prints its port on its first stdout line. */
 async function spawnServer(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; firstLine: string }> {
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKEIN_LOG_LEVEL: 'warn', ...env } })
@@ -257,32 +275,49 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 50))
     }
 
-    log('REST v3 streaming, standalone proxy (skein rest)')
-    const ss = await measured([broker.pid, standalone.child.pid!], async () => ({ rate: await restStreaming(standaloneBase, clusterId, 'stream-standalone', RECORDS, 2), count: RECORDS }))
-    const streamStandalone = ss.rate
-    rows.push({ workload: 'REST v3 streaming produce, skein rest (own process)', rate: streamStandalone, unit: 'records/s', perCpu: ss.perCpu, note: `${(streamStandalone / kafka).toFixed(2)}x Kafka protocol` })
-    log('REST v3 streaming, proxy embedded in the broker')
-    const se = await measured([broker.pid], async () => ({ rate: await restStreaming(embeddedBase, clusterId, 'stream-embedded', RECORDS, 2), count: RECORDS }))
-    const streamEmbedded = se.rate
-    rows.push({ workload: 'REST v3 streaming produce, embedded in the broker', rate: streamEmbedded, unit: 'records/s', perCpu: se.perCpu, note: `${(streamEmbedded / kafka).toFixed(2)}x Kafka protocol` })
-    log(`REST v3 keep-alive, one record per request, ${SECONDS} s`)
-    const k1 = await measured([broker.pid, standalone.child.pid!], async () => {
-      const rate = await restKeepAlive(standaloneBase, clusterId, 'keepalive-1', 1, 32, SECONDS)
-      return { rate, count: rate * SECONDS }
-    })
-    const ka1 = k1.rate
-    rows.push({ workload: 'REST v3 keep-alive, 1 record/request, 32 in flight, skein rest', rate: ka1, unit: 'records/s', perCpu: k1.perCpu, note: `${(ka1 / kafka).toFixed(3)}x Kafka protocol` })
-    log(`REST v3 keep-alive, 100 records per request, ${SECONDS} s`)
-    const k100 = await measured([broker.pid, standalone.child.pid!], async () => {
-      const rate = await restKeepAlive(standaloneBase, clusterId, 'keepalive-100', 100, 8, SECONDS)
-      return { rate, count: rate * SECONDS }
-    })
-    const ka100 = k100.rate
-    rows.push({ workload: 'REST v3 keep-alive, 100 records/request, 8 in flight, skein rest', rate: ka100, unit: 'records/s', perCpu: k100.perCpu, note: `${(ka100 / kafka).toFixed(2)}x Kafka protocol` })
+    if (ONLY.includes('produce')) {
+      log('REST v3 streaming, standalone proxy (skein rest)')
+      const ss = await measured([broker.pid, standalone.child.pid!], async () => ({ rate: await restStreaming(standaloneBase, clusterId, 'stream-standalone', RECORDS, 2), count: RECORDS }))
+      const streamStandalone = ss.rate
+      rows.push({ workload: 'REST v3 streaming produce, skein rest (own process)', rate: streamStandalone, unit: 'records/s', perCpu: ss.perCpu, note: `${(streamStandalone / kafka).toFixed(2)}x Kafka protocol` })
+      log('REST v3 streaming, proxy embedded in the broker')
+      const se = await measured([broker.pid], async () => ({ rate: await restStreaming(embeddedBase, clusterId, 'stream-embedded', RECORDS, 2), count: RECORDS }))
+      const streamEmbedded = se.rate
+      rows.push({ workload: 'REST v3 streaming produce, embedded in the broker', rate: streamEmbedded, unit: 'records/s', perCpu: se.perCpu, note: `${(streamEmbedded / kafka).toFixed(2)}x Kafka protocol` })
+      log(`REST v3 keep-alive, one record per request, ${SECONDS} s`)
+      const k1 = await measured([broker.pid, standalone.child.pid!], async () => {
+        const rate = await restKeepAlive(standaloneBase, clusterId, 'keepalive-1', 1, 32, SECONDS)
+        return { rate, count: rate * SECONDS }
+      })
+      const ka1 = k1.rate
+      rows.push({ workload: 'REST v3 keep-alive, 1 record/request, 32 in flight, skein rest', rate: ka1, unit: 'records/s', perCpu: k1.perCpu, note: `${(ka1 / kafka).toFixed(3)}x Kafka protocol` })
+      log(`REST v3 keep-alive, 100 records per request, ${SECONDS} s`)
+      const k100 = await measured([broker.pid, standalone.child.pid!], async () => {
+        const rate = await restKeepAlive(standaloneBase, clusterId, 'keepalive-100', 100, 8, SECONDS)
+        return { rate, count: rate * SECONDS }
+      })
+      const ka100 = k100.rate
+      rows.push({ workload: 'REST v3 keep-alive, 100 records/request, 8 in flight, skein rest', rate: ka100, unit: 'records/s', perCpu: k100.perCpu, note: `${(ka100 / kafka).toFixed(2)}x Kafka protocol` })
+    }
+    if (ONLY.includes('consume')) {
+      // The topic the Kafka-protocol run filled, read from offset 0 by each reader in turn (page cache warm).
+      const kafkaConsume = await measured([broker.pid], async () => {
+        log(`consume ${RECORDS} records, Kafka protocol (Skein consumer)`)
+        return { rate: await consumeRun(['kafka', broker.bootstrap, 'kafka', String(RECORDS)]), count: RECORDS }
+      })
+      rows.push({ workload: 'consume from offset 0, Kafka protocol (Skein consumer)', rate: kafkaConsume.rate, unit: 'records/s', perCpu: kafkaConsume.perCpu, note: 'baseline' })
+      for (const [where, port, pids] of [['skein rest', standalonePort, [broker.pid, standalone.child.pid!]], ['embedded in the broker', restPort, [broker.pid]]] as const) {
+        for (const format of ['binary', 'json'] as const) {
+          log(`WebSocket consume, ${format} frames, ${where}`)
+          const m = await measured([...pids], async () => ({ rate: await consumeRun(['ws', `127.0.0.1:${port}`, 'kafka', String(RECORDS), format]), count: RECORDS }))
+          rows.push({ workload: `WebSocket consume /ws/topics/{t}?offset=0, ${format} frames, ${where}`, rate: m.rate, unit: 'records/s', perCpu: m.perCpu, note: `${(m.rate / kafkaConsume.rate).toFixed(2)}x Kafka protocol; target 500,000: ${m.rate >= 500_000 ? 'met' : 'NOT met'}` })
+        }
+      }
+    }
     standalone.child.kill('SIGTERM')
     await broker.stop()
 
-    for (const kind of ['uws', 'node'] as const) {
+    for (const kind of ONLY.includes('hello') ? (['uws', 'node'] as const) : []) {
       log(`hello world on ${kind}, ${SECONDS} s`)
       const server = await spawnServer([HELLO_JS, kind])
       procs.push(server.child)
@@ -293,9 +328,9 @@ async function main(): Promise<void> {
       server.child.kill('SIGKILL')
       rows.push({ workload: `hello world, ${kind === 'uws' ? 'uWebSockets.js (src/http)' : 'node:http'}, 64 keep-alive connections`, rate: m.rate, unit: 'requests/s', perCpu: m.perCpu, note: '' })
     }
-    const uws = rows.find((r) => r.workload.includes('uWebSockets'))!
-    const node = rows.find((r) => r.workload.includes('node:http'))!
-    uws.note = `${(uws.rate / node.rate).toFixed(2)}x node:http requests/s, ${(uws.perCpu / node.perCpu).toFixed(2)}x per server CPU-second`
+    const uws = rows.find((r) => r.workload.includes('uWebSockets'))
+    const node = rows.find((r) => r.workload.includes('node:http'))
+    if (uws !== undefined && node !== undefined) uws.note = `${(uws.rate / node.rate).toFixed(2)}x node:http requests/s, ${(uws.perCpu / node.perCpu).toFixed(2)}x per server CPU-second`
   } finally {
     for (const p of procs) p.kill('SIGKILL')
     await broker.stop().catch(() => {})
@@ -304,12 +339,12 @@ async function main(): Promise<void> {
   const table = [
     '| Workload | Rate | Unit | Per server CPU-second | Ratio |',
     '| --- | ---: | --- | ---: | --- |',
-    ...rows.map((r) => `| ${r.workload} | ${Math.round(r.rate).toLocaleString('en-US')} | ${r.unit} | ${Math.round(r.perCpu).toLocaleString('en-US')} | ${r.note} |`),
+    ...rows.map((r) => `| ${r.workload} | ${Math.round(r.rate).toLocaleString('en-US')} | ${r.unit} | ${Number.isNaN(r.perCpu) ? '-' : Math.round(r.perCpu).toLocaleString('en-US')} | ${r.note} |`),
   ].join('\n')
   const machine = `${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${load0[0]!.toFixed(1)} before and ${load1[0]!.toFixed(1)} after the run; the machine was shared with other work while it ran, so the absolute rates are low and noisy: compare the ratios.`
   process.stdout.write(`${table}\n\n${machine}\n`)
   if (write) {
-    const md = `# bench:http results\n\n\`npm run bench:http\` (bench/http.bench.ts): ${RECORDS.toLocaleString('en-US')} records of ${VALUE_BYTES} B for the produce rows, ${SECONDS} s runs for keep-alive and hello world. Broker with io.threads=0, topics of ${PARTITIONS} partitions, everything on 127.0.0.1.\n\n${table}\n\n${machine}\n`
+    const md = `# bench:http results\n\n\`npm run bench:http\` (bench/http.bench.ts): ${RECORDS.toLocaleString('en-US')} records of ${VALUE_BYTES} B for the produce and consume rows (consumers read the Kafka-protocol run's topic from offset 0; the WebSocket client is bench/http/consume.ts, counting records without decoding them), ${SECONDS} s runs for keep-alive and hello world. Broker with io.threads=0, topics of ${PARTITIONS} partitions, everything on 127.0.0.1.\n\n${table}\n\n${machine}\n`
     writeFileSync(join(REPO_ROOT, 'bench', 'HTTP-RESULTS.md'), md)
   }
 }

@@ -10,13 +10,16 @@
 // whole input: at_least_once until the output holds one record per input record, exactly_once_v2 until
 // the offsets committed with its transactions reach the input's end. --threads also compares, for the stateless case, one
 // thread, two threads on the event loop (num.stream.threads=2), and two worker_threads each running an
-// instance (the alternative threading model). Env: BENCH_RECORDS overrides N (10,000,000; --quick
-// 1,000,000), BENCH_RESTORE_MB the changelog size of the restore run, BENCH_ONLY one run (e.g.
-// stateful-at_least_once, for profiling).
+// instance (the alternative threading model). Each processing row also gives the rate after the
+// application reached RUNNING (its group join and task start-up taken out).
+// Flags: --records N (default 10,000,000; --quick 1,000,000), --restore-mb M (changelog size of the restore
+// run, default 1024; --quick 100), --only RUN (one run, e.g. stateful-at_least_once, for profiling: no
+// raw consume, no restore), --no-write (print only; bench/STREAMS-RESULTS.md stays untouched). The env
+// variables BENCH_RECORDS, BENCH_RESTORE_MB and BENCH_ONLY do the same.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { cpus, tmpdir } from 'node:os'
+import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads'
 import { fileURLToPath } from 'node:url'
@@ -24,12 +27,24 @@ import { Admin, Consumer, Producer } from '../src/client/index.js'
 import { LATEST_TIMESTAMP } from '../src/client/offsets.js'
 import { Consumed, KafkaStreams, Materialized, Produced, Serdes, StreamsBuilder, type Topology } from '../src/streams/index.js'
 
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`)
+  if (i === -1) return undefined
+  const v = process.argv[i + 1]
+  if (v === undefined || v.startsWith('--')) throw new Error(`--${name} needs a value`)
+  return v
+}
 const QUICK = process.argv.includes('--quick')
 const THREADS = process.argv.includes('--threads')
-const N = Number(process.env.BENCH_RECORDS ?? (QUICK ? 1_000_000 : 10_000_000))
+const WRITE = !process.argv.includes('--no-write')
+const N = Number(flag('records') ?? process.env.BENCH_RECORDS ?? (QUICK ? 1_000_000 : 10_000_000))
 const PARTITIONS = 4
 const KEYS = 10_000
-const RESTORE_BYTES = Number(process.env.BENCH_RESTORE_MB ?? (QUICK ? 100 : 1024)) * 1024 * 1024
+const RESTORE_MB = Number(flag('restore-mb') ?? process.env.BENCH_RESTORE_MB ?? (QUICK ? 100 : 1024))
+const RESTORE_BYTES = RESTORE_MB * 1024 * 1024
+const ONLY = flag('only') ?? process.env.BENCH_ONLY
+if (!Number.isInteger(N) || N < 1000) throw new Error('--records must be an integer >= 1000')
+if (!(RESTORE_MB > 0)) throw new Error('--restore-mb must be positive')
 
 type Kind = 'stateless' | 'stateful'
 
@@ -94,21 +109,34 @@ async function rawConsume(bootstrap: string, topic: string, n: number): Promise<
   return got / s
 }
 
-/** Runs an application until its committed offsets reach the input's end; returns records/s. */
-async function runApp(bootstrap: string, admin: Admin, kind: Kind, guarantee: string, input: string, ends: number[], threads = 1): Promise<number> {
+interface AppRun {
+  /** Records over the time from start() to the end. */
+  rate: number
+  /** Records over the time from RUNNING to the end (NaN when RUNNING was not seen before the end). */
+  runningRate: number
+  startSeconds: number
+}
+
+/** Runs an application until its committed offsets reach the input's end. */
+async function runApp(bootstrap: string, admin: Admin, kind: Kind, guarantee: string, input: string, ends: number[], threads = 1): Promise<AppRun> {
   const appId = `bench-${kind}-${guarantee}-${threads}-${Date.now()}`
   const output = `${appId}-out`
   await admin.createTopics([{ name: output, numPartitions: PARTITIONS, replicationFactor: 1 }])
   const cfg = appConfig(bootstrap, appId, guarantee, threads)
   const streams = new KafkaStreams(topology(kind, input, output), cfg)
   const t0 = performance.now()
+  let running = -1
+  const watch = setInterval(() => {
+    if (running < 0 && streams.state === 'RUNNING') running = performance.now()
+  }, 5)
   await streams.start()
   if (guarantee === 'exactly_once_v2') await waitCommitted(admin, appId, input, ends)
   else await waitOutput(admin, output, ends)
-  const s = (performance.now() - t0) / 1000
+  const end = performance.now()
+  clearInterval(watch)
   await streams.close()
   rmSync(cfg['state.dir'] as string, { recursive: true, force: true })
-  return N / s
+  return { rate: N / ((end - t0) / 1000), runningRate: running < 0 ? NaN : N / ((end - running) / 1000), startSeconds: running < 0 ? NaN : (running - t0) / 1000 }
 }
 
 /**
@@ -134,7 +162,7 @@ async function waitCommitted(admin: Admin, appId: string, input: string, ends: n
 }
 
 /** Two worker threads, each an instance with one stream thread (the worker-thread model). */
-async function runWorkers(bootstrap: string, admin: Admin, input: string, ends: number[]): Promise<number> {
+async function runWorkers(bootstrap: string, admin: Admin, input: string, ends: number[]): Promise<AppRun> {
   const appId = `bench-workers-${Date.now()}`
   const output = `${appId}-out`
   await admin.createTopics([{ name: output, numPartitions: PARTITIONS, replicationFactor: 1 }])
@@ -148,7 +176,7 @@ async function runWorkers(bootstrap: string, admin: Admin, input: string, ends: 
   const s = (performance.now() - t0) / 1000
   for (const w of workers) w.postMessage('stop')
   await Promise.all(workers.map((w) => new Promise((r) => w.once('exit', r))))
-  return N / s
+  return { rate: N / s, runningRate: NaN, startSeconds: NaN }
 }
 
 async function worker(): Promise<void> {
@@ -210,22 +238,31 @@ async function startBroker(dataDir: string): Promise<{ bootstrap: string; child:
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'skein-bench-broker-'))
   let broker: { bootstrap: string; child: ChildProcess } | null = null
+  const load0 = loadavg()
+  const lines: string[] = []
+  const out = (line: string): void => {
+    console.log(line)
+    lines.push(line)
+  }
   try {
     broker = await startBroker(dataDir)
     const admin = new Admin({ bootstrapServers: broker.bootstrap })
     const input = 'bench-streams-in'
     await admin.createTopics([{ name: input, numPartitions: PARTITIONS, replicationFactor: 1 }])
-    console.log(`Skein Streams benchmark: ${N.toLocaleString('en')} records of 100 bytes, ${PARTITIONS} partitions, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}`)
+    out(`Skein Streams benchmark: ${N.toLocaleString('en')} records of 100 bytes (10,000 keys), ${PARTITIONS} partitions, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), node ${process.version}`)
     let t = performance.now()
     await produceInput(broker.bootstrap, input, N)
-    console.log(`input produced in ${((performance.now() - t) / 1000).toFixed(1)} s`)
+    out(`input produced in ${((performance.now() - t) / 1000).toFixed(1)} s`)
     const ends = await endOffsets(admin, input)
-    const rows: [string, number][] = []
-    const only = process.env.BENCH_ONLY
-    if (only === undefined) rows.push(['raw consume (client consumer)', await rawConsume(broker.bootstrap, input, N)])
+    const rows: [string, AppRun][] = []
+    const fmt = (x: number): string => (Number.isNaN(x) ? '-' : Math.round(x).toLocaleString('en'))
+    if (ONLY === undefined) {
+      const raw = await rawConsume(broker.bootstrap, input, N)
+      rows.push(['raw consume (client consumer, the broker\'s consume figure)', { rate: raw, runningRate: NaN, startSeconds: NaN }])
+    }
     for (const kind of ['stateless', 'stateful'] as Kind[]) {
       for (const g of ['at_least_once', 'exactly_once_v2']) {
-        if (only !== undefined && only !== `${kind}-${g}`) continue
+        if (ONLY !== undefined && ONLY !== `${kind}-${g}`) continue
         t = performance.now()
         rows.push([`${kind === 'stateless' ? 'stateless map/filter' : 'stateful count'} ${g}`, await runApp(broker.bootstrap, admin, kind, g, input, ends)])
       }
@@ -234,11 +271,28 @@ async function main(): Promise<void> {
       rows.push(['stateless at_least_once, 2 threads on the event loop', await runApp(broker.bootstrap, admin, 'stateless', 'at_least_once', input, ends, 2)])
       rows.push(['stateless at_least_once, 2 worker_threads (an instance each)', await runWorkers(broker.bootstrap, admin, input, ends)])
     }
-    for (const [name, rate] of rows) console.log(`${name.padEnd(64)} ${Math.round(rate).toLocaleString('en').padStart(12)} records/s`)
-    if (only !== undefined) return
-    const r = await restore(broker.bootstrap, admin)
-    console.log(`restore of a ${(r.bytes / 1024 / 1024).toFixed(0)} MiB store (${r.records.toLocaleString('en')} records of 1 KiB) from its changelog: ${r.seconds.toFixed(1)} s (${(r.bytes / 1024 / 1024 / r.seconds).toFixed(1)} MiB/s)`)
+    out('')
+    out('| Run | records/s (from start()) | records/s (from RUNNING) | start-up to RUNNING | target |')
+    out('| --- | ---: | ---: | ---: | --- |')
+    for (const [name, r] of rows) {
+      const target = name.startsWith('stateless') && name.includes('at_least_once') ? 500_000 : name.startsWith('stateful') && name.includes('at_least_once') ? 250_000 : 0
+      const best = Number.isNaN(r.runningRate) ? r.rate : r.runningRate
+      out(`| ${name} | ${fmt(r.rate)} | ${fmt(r.runningRate)} | ${Number.isNaN(r.startSeconds) ? '-' : `${r.startSeconds.toFixed(1)} s`} | ${target === 0 ? '-' : `${target.toLocaleString('en')}: ${best >= target ? 'met' : 'NOT met'}`} |`)
+    }
+    if (ONLY === undefined) {
+      const r = await restore(broker.bootstrap, admin)
+      out('')
+      out(`Restore of a ${(r.bytes / 1024 / 1024).toFixed(0)} MiB store (${r.records.toLocaleString('en')} records of 1 KiB) from its changelog: ${r.seconds.toFixed(1)} s (${(r.bytes / 1024 / 1024 / r.seconds).toFixed(1)} MiB/s), from start() to RUNNING.`)
+    }
     await admin.close()
+    const load1 = loadavg()
+    out('')
+    out(`Load average ${load0[0]!.toFixed(1)} before and ${load1[0]!.toFixed(1)} after the run (1 minute); the broker ran as its own process on the same machine.`)
+    if (WRITE && ONLY === undefined && !THREADS) {
+      const md = `# bench:streams results\n\n\`npm run bench:streams -- --records ${N} --restore-mb ${RESTORE_MB}\` (bench/streams.bench.ts), ${new Date().toISOString().slice(0, 10)}. Do not edit by hand: rerun the benchmark.\nEach processing run is a fresh application reading the input from the start; at_least_once is done when the output holds one record per input record, exactly_once_v2 when the offsets committed with its transactions reach the input's end.\n\n${lines.join('\n')}\n`
+      writeFileSync(join(fileURLToPath(new URL('.', import.meta.url)), '..', '..', 'bench', 'STREAMS-RESULTS.md'), md)
+      console.log('\nWrote bench/STREAMS-RESULTS.md')
+    }
   } finally {
     if (broker !== null) {
       broker.child.kill('SIGTERM')

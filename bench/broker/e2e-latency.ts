@@ -2,10 +2,11 @@
 // each have their own event loop, as they would on separate machines:
 //   node e2e-latency.js consume BOOTSTRAP TOPIC SECONDS WARMUP_SECONDS   -> prints `ready`, then one JSON line
 // (the warm-up counts from the first record received)
-//   node e2e-latency.js produce BOOTSTRAP TOPIC RATE SECONDS             -> prints one JSON line
+//   node e2e-latency.js produce BOOTSTRAP TOPIC RATE SECONDS [ACKS]      -> prints one JSON line
 // The first 8 bytes of each 100-byte value are process.hrtime.bigint() at send (CLOCK_MONOTONIC, the same
 // clock in every process of the machine); the consumer records now - that per record. The producer sends
-// RATE records/s paced on a 1 ms timer (acks=1, linger.ms=0: latency, not batching, is measured).
+// RATE records/s paced on a 1 ms timer (acks=1 unless ACKS says otherwise, e.g. -1 for acks=all on a
+// replicated topic; linger.ms=0: latency, not batching, is measured).
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { Consumer } from '../../src/client/consumer.js'
 import { Producer } from '../../src/client/producer.js'
@@ -27,8 +28,8 @@ function loopDelay(): { stop: () => { p99: number; max: number } } {
   }
 }
 
-async function produce(bootstrap: string, topic: string, rate: number, seconds: number): Promise<void> {
-  const producer = new Producer({ bootstrapServers: bootstrap, clientId: 'bench-e2e-producer', acks: 1, lingerMs: 0, batchSize: 65536 })
+async function produce(bootstrap: string, topic: string, rate: number, seconds: number, acks: number): Promise<void> {
+  const producer = new Producer({ bootstrapServers: bootstrap, clientId: 'bench-e2e-producer', acks, lingerMs: 0, batchSize: 65536 })
   await producer.topicInfo(topic)
   let sent = 0
   let failed = 0
@@ -124,9 +125,9 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
   process.stdout.write(JSON.stringify({ records, measured, latencyMs: { avg: lat.avg, p50, p99, p999, max: lat.max }, series, loopDelayMs }) + '\n')
 }
 
-const [mode, bootstrap, topic, a, b] = process.argv.slice(2)
+const [mode, bootstrap, topic, a, b, c] = process.argv.slice(2)
 if (bootstrap === undefined || topic === undefined) throw new Error('usage: e2e-latency.js produce|consume BOOTSTRAP TOPIC ...')
-if (mode === 'produce') await produce(bootstrap, topic, Number(a), Number(b))
+if (mode === 'produce') await produce(bootstrap, topic, Number(a), Number(b), Number(c ?? 1))
 else if (mode === 'consume') await consume(bootstrap, topic, Number(a), Number(b))
 else throw new Error(`unknown mode ${mode}`)
 process.exit(0)

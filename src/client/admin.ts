@@ -35,6 +35,8 @@ export interface NewTopic {
   numPartitions?: number
   /** -1 = the broker's default.replication.factor. */
   replicationFactor?: number
+  /** Kafka's replicasAssignments: the broker ids of each partition's replicas, partition 0 first (the first is the preferred leader); numPartitions and replicationFactor are then left to it. */
+  replicaAssignment?: readonly (readonly number[])[]
   configs?: Record<string, string>
 }
 
@@ -154,8 +156,9 @@ export class Admin {
         topics: topics.map((t) =>
           CreateTopics.createCreatableTopic({
             name: t.name,
-            numPartitions: t.numPartitions ?? -1,
-            replicationFactor: t.replicationFactor ?? -1,
+            numPartitions: t.replicaAssignment === undefined ? (t.numPartitions ?? -1) : -1,
+            replicationFactor: t.replicaAssignment === undefined ? (t.replicationFactor ?? -1) : -1,
+            assignments: (t.replicaAssignment ?? []).map((brokerIds, partitionIndex) => CreateTopics.createCreatableReplicaAssignment({ partitionIndex, brokerIds: [...brokerIds] })),
             configs: Object.entries(t.configs ?? {}).map(([name, value]) => CreateTopics.createCreatableTopicConfig({ name, value })),
           }),
         ),

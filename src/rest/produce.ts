@@ -63,6 +63,11 @@ export class JsonSplitter {
         continue
       }
       if (b[pos] !== 0x7b) throw Errors.badRequest(`Error processing JSON: expected a JSON object, found '${String.fromCharCode(b[pos]!)}'`)
+      const bulk = this.wholeLines(b, pos, out)
+      if (bulk > pos) {
+        pos = bulk
+        continue
+      }
       const nl = b.indexOf(0x0a, pos)
       if (nl >= 0 && nl - pos <= this.maxBytes) {
         let e = nl
@@ -90,6 +95,43 @@ export class JsonSplitter {
       pos = end
     }
     this.rest = EMPTY
+  }
+
+  /**
+   * The fast path for many records: every complete line from b[pos] on (pos at a '{') parsed by one
+   * JSON.parse, as `[line1\n,line2\n,...]`. It applies only when each line is one object on its own: it
+   * starts with '{' and ends with '}' (around whitespace), is at most maxBytes long, and the array has one
+   * element per line, each an object. A line break inside a string stays a raw newline there, which
+   * JSON.parse refuses, so an object spread over lines never passes. Anything else returns pos and the
+   * lines take the per-line path, which gives the same objects or the same error. Returns the index after
+   * the last line taken.
+   */
+  private wholeLines(b: Buffer, pos: number, out: unknown[]): number {
+    const last = b.lastIndexOf(0x0a)
+    if (last <= pos) return pos
+    let lines = 0
+    for (let start = pos; start <= last; ) {
+      const nl = b.indexOf(0x0a, start)
+      if (nl - start > this.maxBytes) return pos
+      let s = start
+      while (s < nl && isSpace(b[s]!)) s++
+      let e = nl
+      while (e > s && isSpace(b[e - 1]!)) e--
+      if (b[s] !== 0x7b || b[e - 1] !== 0x7d) return pos
+      lines++
+      start = nl + 1
+    }
+    if (lines < 2) return pos
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(`[${b.toString('utf8', pos, last).replaceAll('\n', '\n,')}]`)
+    } catch {
+      return pos
+    }
+    if (!Array.isArray(parsed) || parsed.length !== lines) return pos
+    for (const v of parsed) if (v === null || typeof v !== 'object' || Array.isArray(v)) return pos
+    for (const v of parsed) out.push(v)
+    return last + 1
   }
 
   /** Follows an object that starts at b[start] from b[from]: the index after its end, or -1 (state kept). */
@@ -151,6 +193,15 @@ interface Encoded {
   data: Record<string, unknown> | null
 }
 
+/** The report members of schema-less keys and values, by name, type and size: the same few strings for every record of a stream. */
+const PLAIN_META: Record<'key' | 'value', Record<string, string[]>> = { key: { BINARY: [], JSON: [], STRING: [] }, value: { BINARY: [], JSON: [], STRING: [] } }
+
+function plainMeta(name: 'key' | 'value', type: 'BINARY' | 'JSON' | 'STRING', size: number): string {
+  if (size > 65536) return metaJson(name, type, size)
+  const byType = PLAIN_META[name][type]!
+  return (byType[size] ??= metaJson(name, type, size))
+}
+
 function metaJson(name: 'key' | 'value', type: string, size: number, schema?: ResolvedSchema): string {
   const extra = schema === undefined ? '' : `,"subject":${JSON.stringify(schema.subject)},"schema_id":${schema.id},"schema_version":${schema.version}`
   return `,"${name}":{"type":"${type}","size":${size}${extra}}`
@@ -178,16 +229,16 @@ function encodeData(ctx: RestContext, topic: string, name: 'key' | 'value', raw:
   const data = d['data']
   if (type === 'BINARY') {
     const bytes = data === null || data === undefined ? null : decodeBase64(data)
-    return { bytes, meta: metaJson(name, type, bytes?.length ?? 0), data: d }
+    return { bytes, meta: plainMeta(name, type, bytes?.length ?? 0), data: d }
   }
   if (type === 'JSON') {
     const bytes = data === null || data === undefined ? null : Buffer.from(JSON.stringify(data), 'utf8')
-    return { bytes, meta: metaJson(name, type, bytes?.length ?? 0), data: d }
+    return { bytes, meta: plainMeta(name, type, bytes?.length ?? 0), data: d }
   }
   if (type === 'STRING') {
     if (data !== null && data !== undefined && typeof data !== 'string') throw Errors.badRequest(`${name}: data of type STRING must be a JSON string`)
     const bytes = data === null || data === undefined ? null : Buffer.from(data, 'utf8')
-    return { bytes, meta: metaJson(name, type, bytes?.length ?? 0), data: d }
+    return { bytes, meta: plainMeta(name, type, bytes?.length ?? 0), data: d }
   }
   // A schema type, or no type at all: the schema named by the other fields (default: the subject's latest).
   const spec = schemaSpec(d, type)

@@ -327,6 +327,13 @@ describe('against a broker', () => {
     expect(err).toBeInstanceOf(KafkaError)
     expect((err as KafkaError).code).toBe(ErrorCode.TOPIC_ALREADY_EXISTS)
     await expect(admin.describeTopics(['missing'])).rejects.toThrow(/topic 'missing' does not exist/)
+    // Kafka's replicasAssignments: the partitions and their replicas as given.
+    const id = cluster.brokers[0]!.nodeId
+    await admin.createTopics([{ name: 'assigned', replicaAssignment: [[id], [id], [id]] }])
+    const [assigned] = await admin.describeTopics(['assigned'])
+    expect(assigned!.partitions.map((p) => p.replicas)).toEqual([[id], [id], [id]])
+    const unknown = await admin.createTopics([{ name: 'unassignable', replicaAssignment: [[id + 100]] }]).catch((e: unknown) => e)
+    expect(unknown).toBeInstanceOf(KafkaError)
     await admin.close()
   })
 })

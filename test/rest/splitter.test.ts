@@ -24,6 +24,24 @@ describe('JsonSplitter', () => {
     expect(() => split(['{"a":1}\n{"b": nope}\n'])).toThrow(/Error processing JSON/)
   })
 
+  it('parses many whole lines at once and gives what one line at a time gives, errors included', () => {
+    const lines = Array.from({ length: 50 }, (_, i) => `{"value":{"type":"STRING","data":"r${i} {\\n}"}}`)
+    const want = lines.map((l) => JSON.stringify(JSON.parse(l)))
+    const text = lines.join('\n') + '\n'
+    for (const cut of [0, 7, 100, text.length - 3]) expect(split([text.slice(0, cut), text.slice(cut)])).toEqual(want)
+    // Blank lines, CRLF and a line of two objects among whole lines.
+    expect(split(['{"a":1}\r\n\n{"b":2}\n{"c":3}{"d":4}\n{"e":5}\n'])).toEqual(['{"a":1}', '{"b":2}', '{"c":3}', '{"d":4}', '{"e":5}'])
+    // A raw line break inside a string is malformed, also where joining the lines would make valid JSON.
+    expect(() => split(['{"x":"}\n{"},{"y":1}\n'])).toThrow(/Error processing JSON/)
+    // The records before a malformed line are found; the error ends the stream at that line.
+    const s = new JsonSplitter(1024)
+    const out: unknown[] = []
+    expect(() => s.push(Buffer.from('{"a":1}\n{"b":2}\n{"c": nope}\n{"d":4}\n'), out)).toThrow(/Error processing JSON/)
+    expect(out).toEqual([{ a: 1 }, { b: 2 }])
+    // A line over the limit among whole lines is refused.
+    expect(() => split([`{"a":1}\n{"v":"${'x'.repeat(100)}"}\n{"b":2}\n`], 50)).toThrow(/larger than the maximum/)
+  })
+
   it('refuses a record over the limit and values that are not objects', () => {
     expect(() => split([`{"v":"${'x'.repeat(100)}"}`], 50)).toThrow(/larger than the maximum/)
     // Over the limit while still open: refused before the rest arrives.

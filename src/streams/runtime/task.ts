@@ -71,6 +71,10 @@ interface PartitionQueue {
   head: number
   /** The largest extracted timestamp of the partition so far. */
   partitionTime: number
+  /** The next offset after the last record processed (what a commit stores); -1 before the first. */
+  consumed: number
+  /** The source node's instance, found once instead of per record. */
+  node: NodeInstance
 }
 
 const NO_RECORD_CONTEXT = { topic: null as string | null, partition: -1, offset: -1 }
@@ -82,7 +86,6 @@ export class StreamTask {
   /** Input partitions by 'topic\0partition' (real topic names). */
   readonly queues = new Map<string, PartitionQueue>()
   /** The next offset to commit per input partition (last processed + 1). */
-  readonly consumed = new Map<string, number>()
   streamTime = -1
   commitRequested = false
   /** Set by a store whose unsent changelog entries grew past its bound. */
@@ -198,7 +201,7 @@ export class StreamTask {
       if (n.def.type !== 'source') continue
       for (const t of n.def.topics) {
         const topic = this.env.resolveTopic(t)
-        this.queues.set(`${topic}\u0000${this.id.partition}`, { topic, partition: this.id.partition, source: n.def, records: [], head: 0, partitionTime: -1 })
+        this.queues.set(`${topic}\u0000${this.id.partition}`, { topic, partition: this.id.partition, source: n.def, records: [], head: 0, partitionTime: -1, consumed: -1, node: n })
       }
     }
     const defaults = { key: this.env.defaultKeySerde, value: this.env.defaultValueSerde }
@@ -389,7 +392,7 @@ export class StreamTask {
   /** Runs one fetched record through the topology. */
   private processRaw(q: PartitionQueue, raw: ConsumedRecord): void {
     const source = q.source
-    this.consumed.set(`${q.topic}\u0000${q.partition}`, raw.offset + 1)
+    q.consumed = raw.offset + 1
     const headers = new Headers(raw.headers)
     let key: unknown
     let value: unknown
@@ -412,8 +415,7 @@ export class StreamTask {
     this.recordContext = { topic: q.topic, partition: q.partition, offset: raw.offset }
     this.currentTimestamp = ts
     this.currentHeaders = headers
-    const node = this.nodes.get(source.name)!
-    this.deliver(node, new Record(key, value, ts, headers))
+    this.deliver(q.node, new Record(key, value, ts, headers))
     this.recordContext = NO_RECORD_CONTEXT
     if (ts > this.streamTime) {
       this.streamTime = ts
@@ -516,10 +518,9 @@ export class StreamTask {
 
   /** Offsets to commit: the next offset of every partition with processed records. */
   committableOffsets(): { topic: string; partition: number; offset: number }[] {
-    return [...this.consumed].map(([k, offset]) => {
-      const [topic, partition] = k.split('\u0000')
-      return { topic: topic!, partition: Number(partition), offset }
-    })
+    const offsets: { topic: string; partition: number; offset: number }[] = []
+    for (const q of this.queues.values()) if (q.consumed >= 0) offsets.push({ topic: q.topic, partition: q.partition, offset: q.consumed })
+    return offsets
   }
 
   /** Closes the processors only, handing the open stores to the caller (an active task becoming standby). */

@@ -80,6 +80,14 @@ abstract class TypedStore<K, V> implements InternalStore {
     return (b as unknown) === key ? Buffer.from(b) : b
   }
 
+  /** The key's bytes for a point lookup, which keeps nothing: a serde's own buffer is used without the copy keyBytes makes. */
+  protected lookupKey(key: K): Buffer {
+    if (key === null || key === undefined) throw new TypeError(`store '${this.name}': a key must not be null`)
+    const b = this.keySerde.serializer.serialize(this.serdeTopic, key)
+    if (b === null) throw new TypeError(`store '${this.name}': the key serializer returned null`)
+    return b
+  }
+
   protected keyOf(bytes: Buffer): K {
     return this.keySerde.deserializer.deserialize(this.serdeTopic, bytes) as K
   }
@@ -118,12 +126,12 @@ export class KeyValueStoreFacade<K, V> extends TypedStore<K, V> implements Times
   }
 
   get(key: K): V | null {
-    const b = this.live().get(this.keyBytes(key))
+    const b = this.live().get(this.lookupKey(key))
     return b === undefined ? null : this.decode(b)
   }
 
   getWithTimestamp(key: K): ValueAndTimestamp<V> | null {
-    const b = this.live().get(this.keyBytes(key))
+    const b = this.live().get(this.lookupKey(key))
     if (b === undefined) return null
     return { value: this.decode(b), timestamp: this.timestamped ? readTime(b, 0) : -1 }
   }
@@ -267,7 +275,7 @@ export class WindowStoreFacade<K, V> extends TypedStore<K, V> implements WindowS
   fetch(key: K, windowStart: number): V | null {
     if (this.retainDuplicates) return this.fetchRange(key, windowStart, windowStart)[0]?.value ?? null
     if (this.expiry.expired(windowStart)) return null
-    const b = this.live().get(this.composite(this.keyBytes(key), windowStart, 0))
+    const b = this.live().get(this.composite(this.lookupKey(key), windowStart, 0))
     return b === undefined ? null : this.valueOf(b)
   }
 
@@ -362,7 +370,7 @@ export class SessionStoreFacade<K, V> extends TypedStore<K, V> implements Sessio
   }
 
   fetchSession(key: K, sessionStart: number, sessionEnd: number): V | null {
-    const b = this.live().get(this.composite(this.keyBytes(key), sessionEnd, sessionStart))
+    const b = this.live().get(this.composite(this.lookupKey(key), sessionEnd, sessionStart))
     return b === undefined ? null : this.valueOf(b)
   }
 
