@@ -18,7 +18,7 @@ import { Admin, Consumer, type ConsumedRecord, Producer } from '../../client/ind
 import { type ConfigDef } from '../api/config-def.js'
 import { Schemas } from '../api/data.js'
 import { ConnectHeaders, type RecordMetadata, SourceConnector, type SourceRecord, SourceTask } from '../api/plugin.js'
-import { MirrorConfig, NameFilter, sourceConfigDef, unwrapOffset, wrapPartition } from './config.js'
+import { listPattern, MirrorConfig, type NameFilter, sourceConfigDef, unwrapOffset, wrapPartition } from './config.js'
 import { createCompactedTopic, every, mirrorLog } from './log.js'
 import { OffsetSyncPartitionState } from './offset-syncs.js'
 import { isHeartbeatsTopic, isInternalTopic, type ReplicationPolicy } from './policy.js'
@@ -61,7 +61,7 @@ export class MirrorSourceConnector extends SourceConnector {
   private source: Admin | null = null
   private target: Admin | null = null
   private filter: NameFilter | null = null
-  private configExclude: NameFilter | null = null
+  private configExclude: RegExp | null = null
   /** Source topic -> partition count. */
   private known = new Map<string, number>()
   private stoppers: (() => void)[] = []
@@ -88,7 +88,7 @@ export class MirrorSourceConnector extends SourceConnector {
     this.settings = c
     if (!c.enabled) return
     this.filter = c.topicFilter()
-    this.configExclude = new NameFilter(['.*'], c.list('config.properties.exclude'))
+    this.configExclude = listPattern(c.list('config.properties.exclude'))
     this.source = new Admin(c.admin('source', `${props['name'] ?? 'MirrorSourceConnector'}-source-admin`))
     this.target = new Admin(c.admin('target', `${props['name'] ?? 'MirrorSourceConnector'}-target-admin`))
     if (c.bool('emit.offset-syncs.enabled')) {
@@ -171,7 +171,7 @@ export class MirrorSourceConnector extends SourceConnector {
     const out = new Map<string, { name: string; value: string | null; isDefault: boolean }[]>()
     if (topics.length === 0) return out
     for (const { resource, configs } of await this.source!.describeConfigs(topics.map((name) => ({ type: 'topic' as const, name })))) {
-      out.set(resource.name, configs.filter((e) => !e.readOnly && !e.sensitive && e.source !== 'STATIC_BROKER_CONFIG' && !this.configExclude!.accepts(e.name)).map((e) => ({ name: e.name, value: e.value, isDefault: e.isDefault || e.source === 'DEFAULT_CONFIG' })))
+      out.set(resource.name, configs.filter((e) => !e.readOnly && !e.sensitive && e.source !== 'STATIC_BROKER_CONFIG' && !(this.configExclude?.test(e.name) ?? false)).map((e) => ({ name: e.name, value: e.value, isDefault: e.isDefault || e.source === 'DEFAULT_CONFIG' })))
     }
     return out
   }
