@@ -205,9 +205,12 @@ export class MirrorConfig {
     return opts
   }
 
-  consumer(cluster: 'source' | 'target', clientId: string): ConsumerOptions {
-    // Kafka's MirrorMaker consumers: no auto commit (offsets are Connect's), from the earliest offset.
-    const opts: ConsumerOptions = { bootstrapServers: '', clientId, autoOffsetReset: 'earliest', enableAutoCommit: false }
+  /**
+   * A consumer of a cluster: no auto commit (offsets are Connect's), from the earliest offset, as Kafka's
+   * MirrorMaker consumers. maxPollRecords is the default of max.poll.records when the settings name none.
+   */
+  consumer(cluster: 'source' | 'target', clientId: string, maxPollRecords?: number): ConsumerOptions {
+    const opts: ConsumerOptions = { bootstrapServers: '', clientId, autoOffsetReset: 'earliest', enableAutoCommit: false, ...(maxPollRecords === undefined ? {} : { maxPollRecords }) }
     const props = clean(roleProps(this.props, cluster, 'consumer'))
     props.delete('group.id')
     props.delete('enable.auto.commit')
