@@ -9,10 +9,10 @@
 //
 // Reader side (Kafka 3.5+'s OffsetSyncStore, KAFKA-14666): per partition a few syncs are kept, newest first,
 // spaced more widely with age (the i-th kept sync at least 2^(i-1) upstream offsets older than the
-// newest), so offsets of lagging groups still translate. An upstream offset translates through the
-// newest sync at or before it: to that sync's downstream offset when equal, else one past it, never
-// further, because records after a sync may have been filtered or compacted away, and overshooting
-// would skip records. A consumer moving to the target therefore re-reads at most the records since that
+// newest), and the oldest one, so offsets of lagging groups still translate. An upstream offset
+// translates through the newest sync at or before it: to that sync's downstream offset when equal, else
+// one past it, never further, because records after a sync may have been filtered or compacted away, and
+// overshooting would skip records. A consumer moving to the target therefore re-reads at most the records since that
 // sync (about offset.lag.max), and misses none.
 import type { OffsetSync } from './records.js'
 
@@ -66,6 +66,12 @@ export class OffsetSyncStore {
       if (s.downstreamOffset > previous.downstreamOffset) continue
       // The i-th kept sync is at least 2^(i-1) upstream offsets older than the newest.
       if (sync.upstreamOffset - s.upstreamOffset >= 2 ** (kept.length - 1)) kept.push(s)
+    }
+    // The oldest sync stays too: a group far behind still translates (conservatively, through it).
+    const oldest = list[list.length - 1]
+    if (oldest !== undefined && kept[kept.length - 1] !== oldest && oldest.downstreamOffset <= kept[kept.length - 1]!.downstreamOffset) {
+      if (kept.length >= SYNCS_PER_PARTITION) kept.pop()
+      kept.push(oldest)
     }
     this.syncs.set(key, kept)
   }
