@@ -180,7 +180,7 @@ const SPEC: CommandSpec = {
   summary: 'Runs MirrorMaker 2 in dedicated mode (connect-mirror-maker): a Connect herder per replication flow running MirrorSourceConnector, MirrorCheckpointConnector and MirrorHeartbeatConnector.',
   options: [
     { name: 'clusters', value: 'ALIASES', desc: 'Only the flows whose target cluster is one of these (comma-separated; default all)' },
-    { name: 'override', value: 'KEY=VALUE', repeat: true, desc: 'A setting on top of the file (repeatable)' },
+    { name: 'override', value: 'KEY=VALUE', repeat: true, desc: 'A setting on top of the file' },
   ],
   notes: `The file uses connect-mirror-maker's names, e.g.:
   clusters = A, B
