@@ -26,6 +26,7 @@ Commands:
   perf       produce | consume: throughput and latency tests          (kafka-*-perf-test)
   rest       REST Proxy (Confluent's API v2 and v3) for a cluster     (kafka-rest-start)
   connect    Kafka Connect worker: distributed | standalone           (connect-distributed, connect-standalone)
+  mirror-maker  MirrorMaker 2 between clusters, dedicated mode        (connect-mirror-maker)
   schema-registry  Schema Registry (Confluent's API) on a cluster     (schema-registry-start)
   bench      disk: the data directory's bandwidth and fsync rate;
              compression: each codec and level on your data, in Kafka batches
@@ -50,6 +51,12 @@ async function runConnect(argv: readonly string[]): Promise<number> {
   return connect.runConnect(argv)
 }
 
+/** MirrorMaker 2 (dedicated mode), loaded only for its command (it runs Connect herders). */
+async function runMirrorMaker(argv: readonly string[]): Promise<number> {
+  const mm = await import('./connect/mirror-maker.js')
+  return mm.runMirrorMaker(argv)
+}
+
 /** The Schema Registry, loaded only for its command. */
 async function runSchemaRegistry(argv: readonly string[]): Promise<number> {
   const registry = await import('./cli/schema-registry.js')
@@ -66,6 +73,7 @@ const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   perf: runPerf,
   rest: runRest,
   connect: runConnect,
+  'mirror-maker': runMirrorMaker,
   'schema-registry': runSchemaRegistry,
   bench: runBench,
 }

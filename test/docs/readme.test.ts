@@ -47,6 +47,7 @@ const LONG_RUNNING = [
   { why: /runs? a broker until it is stopped|starts a broker that runs until it is stopped/, command: /^(?:npm install && )?(?:npm start|node dist\/src\/main\.js|skein broker)(?:\s|$)/ },
   { why: /npm test runs that test itself/, command: /^(?:npm install && )?npm test(?:\s|$)/ },
   { why: /runs a Connect worker until it is stopped/, command: /^skein connect (?:distributed|standalone)\s/ },
+  { why: /runs MirrorMaker until it is stopped/, command: /^skein mirror-maker\s/ },
 ]
 
 /** The command of a README shell line: its trailing comment (after blanks and #) dropped. */

@@ -5,6 +5,7 @@ import { DatagenConnector } from './datagen.js'
 import { FileStreamSinkConnector, FileStreamSourceConnector } from './file.js'
 import { PostgresSinkConnector } from './postgres/sink.js'
 import { PostgresSourceConnector } from './postgres/source.js'
+import { MIRROR_PLUGINS } from '../mirror/index.js'
 
 export * from './datagen.js'
 export * from './file.js'
@@ -23,4 +24,5 @@ export const CONNECTOR_PLUGINS: readonly PluginDescriptor[] = [
   connector('skein.connect.datagen.DatagenConnector', 'source', () => new DatagenConnector()),
   connector('skein.connect.postgres.PostgresSourceConnector', 'source', () => new PostgresSourceConnector()),
   connector('skein.connect.postgres.PostgresSinkConnector', 'sink', () => new PostgresSinkConnector()),
+  ...MIRROR_PLUGINS,
 ]

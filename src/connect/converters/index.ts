@@ -13,5 +13,6 @@ export const CONVERTER_PLUGINS: readonly PluginDescriptor[] = [
   { className: 'io.confluent.connect.avro.AvroConverter', kind: 'converter', aliases: ['AvroConverter'], create: () => new AvroConverter() },
   { className: 'io.confluent.connect.json.JsonSchemaConverter', kind: 'converter', aliases: ['JsonSchemaConverter'], create: () => new JsonSchemaConverter() },
   { className: 'io.confluent.connect.protobuf.ProtobufConverter', kind: 'converter', aliases: ['ProtobufConverter'], create: () => new ProtobufConverter() },
+  { className: 'org.apache.kafka.connect.converters.ByteArrayConverter', kind: 'header_converter', aliases: ['ByteArrayConverter'], create: () => new ByteArrayConverter() },
   { className: 'org.apache.kafka.connect.storage.SimpleHeaderConverter', kind: 'header_converter', aliases: ['SimpleHeaderConverter'], create: () => new SimpleHeaderConverter() },
 ]

@@ -51,7 +51,7 @@ export class StringConverter implements Converter {
   }
 }
 
-export class ByteArrayConverter implements Converter {
+export class ByteArrayConverter implements Converter, HeaderConverter {
   configure(): void {}
 
   config(): ConfigDef {
@@ -66,6 +66,15 @@ export class ByteArrayConverter implements Converter {
   }
 
   toConnectData(_topic: string, _headers: ConnectHeaders | null, value: Buffer | null): SchemaAndValue {
+    return { schema: Schemas.OPTIONAL_BYTES, value }
+  }
+
+  // As a HeaderConverter (Kafka's ByteArrayConverter is both): header values pass through as bytes.
+  fromConnectHeader(topic: string, _headerKey: string, schema: Schema | null, value: unknown): Buffer | null {
+    return this.fromConnectData(topic, null, schema, value)
+  }
+
+  toConnectHeader(_topic: string, _headerKey: string, value: Buffer | null): SchemaAndValue {
     return { schema: Schemas.OPTIONAL_BYTES, value }
   }
 }

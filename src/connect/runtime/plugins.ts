@@ -35,7 +35,8 @@ const KIND_NAMES: Record<PluginKind, string> = {
 }
 
 export class Plugins {
-  private readonly byName = new Map<string, { d: PluginDescriptor; location: string }>()
+  /** By class name and alias: one entry per kind (ByteArrayConverter is a converter and a header converter, as in Kafka). */
+  private readonly byName = new Map<string, { d: PluginDescriptor; location: string }[]>()
   private readonly list: { d: PluginDescriptor; location: string }[] = []
   readonly loadErrors: { path: string; error: string }[] = []
 
@@ -46,7 +47,11 @@ export class Plugins {
   private add(d: PluginDescriptor, location: string): void {
     const entry = { d, location }
     this.list.push(entry)
-    for (const n of [d.className, ...(d.aliases ?? [])]) if (!this.byName.has(n)) this.byName.set(n, entry)
+    for (const n of [d.className, ...(d.aliases ?? [])]) {
+      const list = this.byName.get(n) ?? []
+      if (!list.some((e) => e.d.kind === d.kind)) list.push(entry)
+      this.byName.set(n, list)
+    }
   }
 
   /** Loads the modules under plugin.path. */
@@ -90,13 +95,13 @@ export class Plugins {
   }
 
   find(name: string): PluginInfo | undefined {
-    const e = this.byName.get(name)
+    const e = this.byName.get(name)?.[0]
     return e === undefined ? undefined : { className: e.d.className, kind: e.d.kind, version: e.d.version ?? pluginVersion(e.d), aliases: e.d.aliases ?? [], location: e.location }
   }
 
   private descriptor(name: string, kinds: PluginKind[]): PluginDescriptor {
-    const e = this.byName.get(name)
-    if (e === undefined || !kinds.includes(e.d.kind)) throw new PluginNotFoundError(name, KIND_NAMES[kinds[0]!])
+    const e = this.byName.get(name)?.find((x) => kinds.includes(x.d.kind))
+    if (e === undefined) throw new PluginNotFoundError(name, KIND_NAMES[kinds[0]!])
     return e.d
   }
 

@@ -13,9 +13,9 @@
 //   when the task asks through its TransactionContext (connector). Offsets are read back read_committed.
 // - sinks: consumer offsets are committed only after put() took the records and flush() (or
 //   preCommit()) returned, every offset.flush.interval.ms, before partitions are revoked and at stop.
-import { Consumer, type ConsumedRecord, type ConsumerOptions, type Header, isRetriableError, Producer, type ProducerOptions, type RebalanceListener, tpKey } from '../../client/index.js'
+import { type BatchDelivery, Consumer, type ConsumedRecord, type ConsumerOptions, type Header, isRetriableError, Producer, type ProducerOptions, type RebalanceListener, tpKey } from '../../client/index.js'
 import type { Logger } from '../../observability/logger.js'
-import { ConnectHeaders, type Converter, type HeaderConverter, type OffsetStorageReader, RetriableException, type SinkRecord, type SinkTask, type SinkTaskContext, type SourceRecord, type SourceTask, type TopicPartition, type TransactionContext } from '../api/plugin.js'
+import { ConnectHeaders, type Converter, type HeaderConverter, type OffsetStorageReader, type RecordMetadata as TaskRecordMetadata, RetriableException, type SinkRecord, type SinkTask, type SinkTaskContext, type SourceRecord, type SourceTask, type TopicPartition, type TransactionContext } from '../api/plugin.js'
 import type { ConnectRecord } from '../api/plugin.js'
 import type { TransformationChain } from './connector-config.js'
 import { ErrorHandler, ToleranceExceededError } from './errors.js'
@@ -145,30 +145,47 @@ abstract class WorkerTask {
 
 // ---- source tasks ----
 
-/** Records of one source partition in the order sent, acknowledged or not (Kafka's SubmittedRecords). */
-class SubmittedRecords {
-  private readonly byPartition = new Map<string, { partition: SourcePartition; queue: { offset: SourceOffset | null; acked: boolean }[]; committable: SourceOffset | null }>()
+/**
+ * Records of each source partition in the order sent, acknowledged or not (Kafka's SubmittedRecords): an
+ * offset becomes committable once its record and every record of the same source partition sent before
+ * it are acknowledged. An entry stands for one record, or for a run of records of one partition from one
+ * poll() batch (the batched path counts them instead of tracking each: its offset is the run's last).
+ */
+export class SubmittedRecords {
+  private readonly byPartition = new Map<string, { partition: SourcePartition; queue: SubmittedEntry[]; committable: SourceOffset | null }>()
   outstanding = 0
 
-  submit(partition: SourcePartition | null, offset: SourceOffset | null): { ack: () => void } {
-    const key = partition === null ? '' : canonicalJson(partition)
+  /** A new entry of `records` unacknowledged records (more may join it through add()). */
+  entry(key: string, partition: SourcePartition | null, offset: SourceOffset | null, records = 1): SubmittedEntry {
     let p = this.byPartition.get(key)
     if (p === undefined) this.byPartition.set(key, (p = { partition: partition ?? {}, queue: [], committable: null }))
-    const entry = { offset, acked: false }
-    p.queue.push(entry)
-    this.outstanding++
     const part = p
-    return {
+    const entry: SubmittedEntry = {
+      offset,
+      pending: records,
+      add: (o) => {
+        entry.pending++
+        entry.offset = o
+        this.outstanding++
+      },
       ack: () => {
-        if (entry.acked) return
-        entry.acked = true
+        if (entry.pending <= 0) return
+        entry.pending--
         this.outstanding--
-        while (part.queue.length > 0 && part.queue[0]!.acked) {
+        if (entry.pending > 0) return
+        while (part.queue.length > 0 && part.queue[0]!.pending === 0) {
           const head = part.queue.shift()!
           if (head.offset !== null) part.committable = head.offset
         }
       },
     }
+    p.queue.push(entry)
+    this.outstanding += records
+    return entry
+  }
+
+  submit(partition: SourcePartition | null, offset: SourceOffset | null): { ack: () => void } {
+    return this.entry(partition === null ? '' : canonicalJson(partition), partition, offset)
   }
 
   /** Offsets that can be committed now, taken (the next call returns only newer ones). */
@@ -181,6 +198,22 @@ class SubmittedRecords {
     }
     return out
   }
+}
+
+export interface SubmittedEntry {
+  offset: SourceOffset | null
+  pending: number
+  /** One more record joins the entry; its offset is now the entry's. */
+  add(offset: SourceOffset | null): void
+  ack(): void
+}
+
+/** A poll() batch on the batched path: its records and, per record, the entry that tracks it. */
+interface InFlightBatch {
+  firstSeq: number
+  records: SourceRecord[]
+  entries: (SubmittedEntry | null)[]
+  remaining: number
 }
 
 export interface SourceTaskDeps extends TaskDeps {
@@ -204,6 +237,12 @@ export class WorkerSourceTask extends WorkerTask {
   private lastTxnCommit = Date.now()
   private commitTimer: NodeJS.Timeout | undefined
   private commitChain: Promise<void> = Promise.resolve()
+  /** Batched path: a sequence number per record (the producer's ctx), the poll batches not fully acknowledged. */
+  private nextSeq = 0
+  private readonly inFlight: InFlightBatch[] = []
+  private readonly partitionKeys = new WeakMap<SourcePartition, string>()
+  /** A converter answered with a promise once: every record takes the per-record path. */
+  private asyncConverters = false
 
   constructor(private readonly s: SourceTaskDeps) {
     super(s)
@@ -269,6 +308,7 @@ export class WorkerSourceTask extends WorkerTask {
   }
 
   private async sendRecords(records: SourceRecord[]): Promise<void> {
+    if (this.s.exactlyOnce === null && this.s.chain.empty && !this.asyncConverters) return this.sendBatched(records)
     const eos = this.s.exactlyOnce
     for (const record of records) {
       if (this.sendError !== null) throw this.sendError
@@ -314,6 +354,159 @@ export class WorkerSourceTask extends WorkerTask {
       }, 0, transformed.timestamp ?? Date.now())
       await this.afterRecord(record)
     }
+  }
+
+  /**
+   * The batched path (at least once, no transforms, converters that answer synchronously: MirrorMaker's
+   * ByteArrayConverter, String, JSON): a poll() batch is converted and appended in one synchronous loop,
+   * acknowledged per producer batch (appendBatched), and tracked per source partition and poll batch
+   * instead of per record. A record whose conversion throws goes through the per-record path, which
+   * applies errors.tolerance and the retries. Awaits happen only for new topics' metadata and when the
+   * producer's buffer is full.
+   */
+  private async sendBatched(records: SourceRecord[]): Promise<void> {
+    const producer = this.producer!
+    const batch: InFlightBatch = { firstSeq: this.nextSeq, records, entries: new Array(records.length).fill(null), remaining: records.length }
+    this.nextSeq += records.length
+    this.inFlight.push(batch)
+    // Per source partition (by object identity, as a connector usually reuses one object per partition): its run in this batch.
+    const runs = new Map<object | null, SubmittedEntry>()
+    const topics = new Set<string>()
+    const metadata = producer.cluster
+    for (let i = 0; i < records.length; i++) {
+      if (this.sendError !== null) throw this.sendError
+      const record = records[i]!
+      const converted = this.asyncConverters ? undefined : this.convertNow(record)
+      if (converted === undefined) {
+        // Conversion failed or went async: this record takes the per-record path (errors.tolerance, retries),
+        // and the partition's later records a new run, behind it.
+        batch.remaining--
+        runs.delete(record.sourcePartition)
+        await this.sendOne(record)
+        continue
+      }
+      const topic = record.topic
+      if (!topics.has(topic)) {
+        topics.add(topic)
+        this.s.onTopic(topic)
+      }
+      const sp = record.sourcePartition
+      let entry = runs.get(sp)
+      // A run fully acknowledged already (acks arrive while this loop waits for room) is closed: a new one starts.
+      if (entry === undefined || entry.pending === 0) {
+        entry = this.submitted.entry(sp === null ? '' : this.partitionKey(sp), sp, record.sourceOffset)
+        runs.set(sp, entry)
+      } else entry.add(record.sourceOffset)
+      batch.entries[i] = entry
+      if (converted === null) {
+        // Dropped by its converter (tolerated): acknowledged at once, its offset may be committed.
+        batch.remaining--
+        batch.entries[i] = null
+        entry.ack()
+        continue
+      }
+      const known = metadata.metadata.topics.get(topic)
+      if (known === undefined || known.partitions.length === 0) {
+        try {
+          await producer.topicInfo(topic)
+        } catch (err) {
+          throw new Error(`topic ${topic} is not available: ${(err as Error).message}`, { cause: err })
+        }
+      }
+      if (!producer.hasCapacity) await producer.waitForCapacity()
+      producer.appendBatched(topic, record.kafkaPartition ?? undefined, converted.key, converted.value, converted.headers, this.onBatchDelivered, batch.firstSeq + i, record.timestamp ?? Date.now())
+    }
+    if (batch.remaining === 0) this.inFlight.splice(this.inFlight.indexOf(batch), 1)
+  }
+
+  /** The delivery of a producer batch on the batched path: acknowledgements and commitRecord. */
+  private readonly onBatchDelivered = (err: Error | null, d: BatchDelivery): void => {
+    const commitRecord = this.s.task.commitRecord
+    const tolerate = err !== null && this.s.errors.tolerateAll
+    if (err !== null) {
+      if (tolerate) this.s.log.warn({ err: err.message }, 'failed to send records; skipped (errors.tolerance=all)')
+      else this.sendError ??= err
+    }
+    let batch: InFlightBatch | undefined
+    for (let k = d.from; k < d.to; k++) {
+      const seq = d.ctxs[k]!
+      if (batch === undefined || seq < batch.firstSeq || seq >= batch.firstSeq + batch.records.length) batch = this.inFlight.find((b) => seq >= b.firstSeq && seq < b.firstSeq + b.records.length)
+      if (batch === undefined) continue
+      const i = seq - batch.firstSeq
+      if (err === null || tolerate) batch.entries[i]?.ack()
+      if (err === null && commitRecord !== undefined) {
+        const meta: TaskRecordMetadata = { topic: d.topic, partition: d.partition, offset: d.baseOffset >= 0 ? d.baseOffset + k : -1, timestamp: d.logAppendTime >= 0 ? d.logAppendTime : d.timestamps[k]! }
+        try {
+          const r = commitRecord.call(this.s.task, batch.records[i]!, meta)
+          if (r instanceof Promise) r.catch(() => {})
+        } catch (e) {
+          this.s.log.warn({ err: (e as Error).message }, 'SourceTask.commitRecord failed')
+        }
+      }
+      if (--batch.remaining === 0) {
+        this.inFlight.splice(this.inFlight.indexOf(batch), 1)
+        batch = undefined
+      }
+    }
+  }
+
+  private partitionKey(p: SourcePartition): string {
+    let k = this.partitionKeys.get(p)
+    if (k === undefined) this.partitionKeys.set(p, (k = canonicalJson(p)))
+    return k
+  }
+
+  /**
+   * Converts a record synchronously: its bytes (null: dropped), or undefined when a converter threw or
+   * answered with a promise (then the converters count as async from now on and the per-record path
+   * handles every record).
+   */
+  private convertNow(r: SourceRecord): { key: Buffer | null; value: Buffer | null; headers: Header[] | undefined } | undefined {
+    try {
+      let headers: Header[] | undefined
+      if (r.headers.size > 0) {
+        headers = []
+        for (const x of r.headers) headers.push({ key: x.key, value: this.s.headerConverter.fromConnectHeader(r.topic, x.key, x.schema, x.value) })
+      }
+      const key = this.s.keyConverter.fromConnectData(r.topic, r.headers, r.keySchema, r.key)
+      const value = this.s.valueConverter.fromConnectData(r.topic, r.headers, r.valueSchema, r.value)
+      if (key instanceof Promise || value instanceof Promise) {
+        for (const x of [key, value]) if (x instanceof Promise) x.catch(() => {})
+        this.asyncConverters = true
+        return undefined
+      }
+      return { key, value, headers }
+    } catch {
+      return undefined
+    }
+  }
+
+  /** One record through the per-record path (used by the batched path for a record it could not convert). */
+  private async sendOne(record: SourceRecord): Promise<void> {
+    const converted = await this.convert(record)
+    if (converted === null) {
+      this.trackOffset(record, true)
+      await this.s.task.commitRecord?.(record, null)
+      return
+    }
+    this.s.onTopic(record.topic)
+    const { ack } = this.trackOffset(record, false)
+    const producer = this.producer!
+    if (!producer.hasCapacity) await producer.waitForCapacity()
+    try {
+      await producer.topicInfo(record.topic)
+    } catch (err) {
+      throw new Error(`topic ${record.topic} is not available: ${(err as Error).message}`, { cause: err })
+    }
+    producer.append(record.topic, record.kafkaPartition ?? undefined, converted.key, converted.value, converted.headers, (err, meta) => {
+      if (err !== null) {
+        if (this.s.errors.tolerateAll) ack()
+        else this.sendError ??= err
+        return
+      }
+      ack()
+      if (meta !== null) void Promise.resolve(this.s.task.commitRecord?.(record, { topic: meta.topic, partition: meta.partition, offset: meta.offset, timestamp: meta.timestamp })).catch(() => {})
+    }, 0, record.timestamp ?? Date.now())
   }
 
   /** Exactly-once with connector-defined boundaries: a commit or abort asked for after this record. */

@@ -1,0 +1,246 @@
+// Connect benchmark (npm run bench:connect): two broker child processes (dist/src/main.js) and, in this
+// process, what is measured side by side in one run:
+// 1. the broker's own produce rate: N records of 100 B produced to topic `mm2-bench` on cluster A by
+//    Skein's producer (appendBatched, acks=all), for scale;
+// 2. MirrorMaker 2: the same N records mirrored A -> B (`A.mm2-bench`) by startMirrorMaker, as
+//    `skein mirror-maker` runs it (MirrorSourceConnector, ByteArrayConverter): records/s from the first
+//    record seen on B to the last (and the total with start-up);
+// 3. the PostgreSQL sink: M JSON-with-schema records upserted (insert.mode=upsert, pk id, batch.size
+//    3000) by a standalone worker into a real PostgreSQL (initdb in a temp dir, fsync off), rows/s until
+//    the table holds them all; beside it PostgreSQL's own rate for the same rows: COPY FROM a CSV file
+//    and batched INSERT ... ON CONFLICT DO UPDATE (unnest arrays, 3000 rows a statement).
+// Sizes: --mm2-records N (default 2000000), --pg-records M (default 200000), --partitions P (default 6),
+// --tasks T (MirrorSourceConnector tasks.max, default 1); or BENCH_MM2_RECORDS, BENCH_PG_RECORDS,
+// BENCH_PARTITIONS, BENCH_TASKS; --mm2-property K=V adds an mm2.properties setting. --skip-pg leaves out
+// part 3 (it is skipped anyway without PostgreSQL).
+import { chmodSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Admin, type BatchDelivery, LATEST_TIMESTAMP, listOffsets, Producer, tpKey } from '../src/client/index.js'
+import { startConnect } from '../src/connect/runtime/connect.js'
+import { MirrorMakerConfig, startMirrorMaker } from '../src/connect/mirror-maker.js'
+import { silentLogger } from '../src/observability/logger.js'
+import { PostgresServer, postgresMissing } from '../test/harness/postgres.js'
+import { benchDir, startBroker, type RunningBroker } from './broker/broker-process.js'
+
+function arg(name: string, env: string, dflt: number): number {
+  const i = process.argv.indexOf(`--${name}`)
+  const v = i >= 0 ? process.argv[i + 1] : process.env[env]
+  const n = Number(v ?? dflt)
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, not ${v}`)
+  return n
+}
+
+const MM2_RECORDS = arg('mm2-records', 'BENCH_MM2_RECORDS', 2_000_000)
+const PG_RECORDS = arg('pg-records', 'BENCH_PG_RECORDS', 200_000)
+const PARTITIONS = arg('partitions', 'BENCH_PARTITIONS', 6)
+const TASKS = arg('tasks', 'BENCH_TASKS', 1)
+const SKIP_PG = process.argv.includes('--skip-pg')
+/** --mm2-property K=V (repeatable): extra mm2.properties settings, e.g. A.consumer.max.poll.records=2000. */
+const EXTRA_MM2: Record<string, string> = Object.fromEntries(process.argv.flatMap((a, i) => (a === '--mm2-property' && process.argv[i + 1] !== undefined ? [process.argv[i + 1]!.split(/=(.*)/s).slice(0, 2)] : [])))
+
+// The connectors log at info; a benchmark shows only warnings.
+process.env['SKEIN_LOG_LEVEL'] ??= 'warn'
+
+const fmt = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a (too few records to time)')
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+async function endOffsets(bootstrap: string, topic: string, partitions: number): Promise<number> {
+  const admin = new Admin({ bootstrapServers: bootstrap })
+  try {
+    const q = Array.from({ length: partitions }, (_v, partition) => ({ topic, partition, timestamp: LATEST_TIMESTAMP }))
+    const ends = await listOffsets(admin.cluster, q)
+    return q.reduce((sum, x) => sum + (ends.get(tpKey(x.topic, x.partition))?.offset ?? 0), 0)
+  } catch {
+    return 0
+  } finally {
+    await admin.close()
+  }
+}
+
+/** Produces n records of 100 B round robin over the partitions; records/s. */
+async function produce(bootstrap: string, topic: string, n: number, value: (i: number) => Buffer, key: (i: number) => Buffer | null = () => null): Promise<number> {
+  const producer = new Producer({ bootstrapServers: bootstrap, acks: -1, lingerMs: 5, batchSize: 65536 })
+  await producer.topicInfo(topic)
+  let acked = 0
+  let failed: Error | null = null
+  const cb = (err: Error | null, d: BatchDelivery): void => {
+    if (err !== null) failed ??= err
+    else acked += d.to - d.from
+  }
+  const start = performance.now()
+  for (let i = 0; i < n; i++) {
+    producer.appendBatched(topic, undefined, key(i), value(i), undefined, cb)
+    if (!producer.hasCapacity) await producer.waitForCapacity()
+  }
+  await producer.flush()
+  const seconds = (performance.now() - start) / 1000
+  await producer.close()
+  if (failed !== null || acked !== n) throw new Error(`produce: ${acked} of ${n} acknowledged (${failed})`)
+  return n / seconds
+}
+
+async function benchMirrorMaker(a: RunningBroker, b: RunningBroker): Promise<void> {
+  const topic = 'mm2-bench'
+  const admin = new Admin({ bootstrapServers: a.bootstrap })
+  await admin.createTopics([{ name: topic, numPartitions: PARTITIONS, replicationFactor: 1 }])
+  await admin.close()
+  const payload = Buffer.alloc(100, 120)
+  const produceRate = await produce(a.bootstrap, topic, MM2_RECORDS, () => payload)
+  console.log(`produce to A (Skein producer, 100 B, acks=all, ${PARTITIONS} partitions): ${fmt(produceRate)} records/s`)
+
+  const config = new MirrorMakerConfig({
+    clusters: 'A, B',
+    'A.bootstrap.servers': a.bootstrap,
+    'B.bootstrap.servers': b.bootstrap,
+    'A->B.enabled': 'true',
+    'A->B.topics': topic,
+    'B->A.emit.heartbeats.enabled': 'false',
+    'emit.checkpoints.enabled': 'false',
+    'tasks.max': String(TASKS),
+    'replication.factor': '1',
+    'checkpoints.topic.replication.factor': '1',
+    'heartbeats.topic.replication.factor': '1',
+    'offset-syncs.topic.replication.factor': '1',
+    'config.storage.replication.factor': '1',
+    'offset.storage.replication.factor': '1',
+    'status.storage.replication.factor': '1',
+    'offset.flush.interval.ms': '5000',
+    ...EXTRA_MM2,
+  })
+  const started = performance.now()
+  const mm = await startMirrorMaker(config, silentLogger())
+  try {
+    const remote = `A.${topic}`
+    let firstSeen = 0
+    let done = 0
+    for (;;) {
+      const n = await endOffsets(b.bootstrap, remote, PARTITIONS)
+      if (n > 0 && firstSeen === 0) firstSeen = performance.now()
+      if (n >= MM2_RECORDS) {
+        done = performance.now()
+        break
+      }
+      if (performance.now() - started > 600_000) throw new Error(`MirrorMaker copied ${n} of ${MM2_RECORDS} records in 10 minutes`)
+      await sleep(firstSeen === 0 ? 200 : 50)
+    }
+    const rate = done - firstSeen >= 250 ? MM2_RECORDS / ((done - firstSeen) / 1000) : NaN
+    console.log(`MirrorMaker 2 A -> B (MirrorSourceConnector, tasks.max=${TASKS}): ${fmt(rate)} records/s (${(rate / produceRate * 100).toFixed(0)}% of the produce rate; ${((done - started) / 1000).toFixed(1)} s with start-up) — target 300,000`)
+  } finally {
+    await mm.stop()
+  }
+}
+
+async function benchPostgres(broker: RunningBroker): Promise<void> {
+  const why = postgresMissing()
+  if (why !== undefined) {
+    console.log(`PostgreSQL sink: skipped (${why})`)
+    return
+  }
+  const pg = await PostgresServer.start({ settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' } })
+  const dir = benchDir('connect-pg')
+  try {
+    const topic = 'pg_bench'
+    const admin = new Admin({ bootstrapServers: broker.bootstrap })
+    await admin.createTopics([{ name: topic, numPartitions: 1, replicationFactor: 1 }])
+    await admin.close()
+    const schema = { type: 'struct', optional: false, fields: [{ type: 'int32', optional: false, field: 'id' }, { type: 'string', optional: true, field: 'name' }, { type: 'int64', optional: true, field: 'score' }] }
+    const name = (i: number): string => `name-${i}-${'x'.repeat(40)}`
+    await produce(broker.bootstrap, topic, PG_RECORDS, (i) => Buffer.from(JSON.stringify({ schema, payload: { id: i, name: name(i), score: i * 10 } })))
+    const started = performance.now()
+    const connect = await startConnect({
+      mode: 'standalone',
+      log: silentLogger(),
+      props: {
+        'bootstrap.servers': broker.bootstrap,
+        'offset.storage.file.filename': join(dir, 'offsets'),
+        'key.converter': 'org.apache.kafka.connect.storage.StringConverter',
+        'value.converter': 'org.apache.kafka.connect.json.JsonConverter',
+        listeners: 'http://127.0.0.1:0',
+        'consumer.max.poll.records': '3000',
+      },
+      connectors: [{
+        name: 'pg-sink-bench',
+        'connector.class': 'PostgresSinkConnector',
+        topics: topic,
+        'connection.url': pg.jdbcUrl,
+        'connection.user': pg.user,
+        'insert.mode': 'upsert',
+        'pk.mode': 'record_value',
+        'pk.fields': 'id',
+        'auto.create': 'true',
+        'batch.size': '3000',
+      }],
+    })
+    let firstRow = 0
+    let done = 0
+    try {
+      for (;;) {
+        const [row] = await pg.query<{ n: string }>(`SELECT count(*) AS n FROM "${topic}"`).catch(() => [{ n: '0' }])
+        const n = Number(row!.n)
+        if (n > 0 && firstRow === 0) firstRow = performance.now()
+        if (n >= PG_RECORDS) {
+          done = performance.now()
+          break
+        }
+        if (performance.now() - started > 600_000) throw new Error(`the sink wrote ${n} of ${PG_RECORDS} rows in 10 minutes`)
+        await sleep(100)
+      }
+    } finally {
+      await connect.stop()
+    }
+    // Rows are counted every 100 ms: a span shorter than a few counts is not a rate.
+    const sinkRate = done - firstRow >= 500 ? PG_RECORDS / ((done - firstRow) / 1000) : NaN
+    const withStartup = PG_RECORDS / ((done - started) / 1000)
+
+    // PostgreSQL's own rates for the same rows.
+    await pg.query('CREATE TABLE copy_bench (id integer PRIMARY KEY, name text, score bigint)')
+    const csv = join(dir, 'rows.csv')
+    writeFileSync(csv, Array.from({ length: PG_RECORDS }, (_v, i) => `${i},${name(i)},${i * 10}`).join('\n') + '\n')
+    chmodSync(dir, 0o755)
+    chmodSync(csv, 0o644)
+    let t = performance.now()
+    await pg.query(`COPY copy_bench FROM '${csv}' WITH (FORMAT csv)`)
+    const copyRate = PG_RECORDS / ((performance.now() - t) / 1000)
+    await pg.query('CREATE TABLE upsert_bench (id integer PRIMARY KEY, name text, score bigint)')
+    const client = await pg.client()
+    try {
+      t = performance.now()
+      for (let from = 0; from < PG_RECORDS; from += 3000) {
+        const ids: number[] = []
+        const names: string[] = []
+        const scores: number[] = []
+        for (let i = from; i < Math.min(PG_RECORDS, from + 3000); i++) {
+          ids.push(i)
+          names.push(name(i))
+          scores.push(i * 10)
+        }
+        await client.query('INSERT INTO upsert_bench (id, name, score) SELECT * FROM unnest($1::int[], $2::text[], $3::bigint[]) ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, score = EXCLUDED.score', [ids, names, scores])
+      }
+    } finally {
+      await client.end()
+    }
+    const upsertRate = PG_RECORDS / ((performance.now() - t) / 1000)
+    console.log(`PostgreSQL sink (upsert, batch.size 3000, JSON with schemas): ${fmt(sinkRate)} rows/s from the first row (${fmt(withStartup)} with the worker's start-up); PostgreSQL itself: COPY ${fmt(copyRate)} rows/s, batched INSERT ... ON CONFLICT ${fmt(upsertRate)} rows/s`)
+  } finally {
+    await pg.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+async function main(): Promise<void> {
+  const dirs = [benchDir('connect-a'), benchDir('connect-b')]
+  const [a, b] = await Promise.all(dirs.map((dataDir) => startBroker({ dataDir, overrides: ['auto.create.topics.enable=false'] })))
+  try {
+    console.log(`Connect benchmark: MirrorMaker 2 ${fmt(MM2_RECORDS)} records, PostgreSQL sink ${fmt(PG_RECORDS)} rows`)
+    await benchMirrorMaker(a!, b!)
+    if (!SKIP_PG) await benchPostgres(a!)
+  } finally {
+    await Promise.all([a!.stop(), b!.stop()])
+    for (const d of dirs) rmSync(d, { recursive: true, force: true })
+  }
+}
+
+main().then(() => process.exit(0), (err) => {
+  console.error(err)
+  process.exit(1)
+})

@@ -1,0 +1,220 @@
+// Dedicated MirrorMaker 2 (Kafka's connect-mirror-maker.sh / MirrorMaker): `skein mirror-maker
+// mm2.properties` reads connect-mirror-maker's config (clusters, <alias>.bootstrap.servers and other
+// <alias>.* client settings, <source>-><target>.enabled, <source>-><target>.* overrides, and any
+// connector or worker setting at the top level) and runs one distributed Connect herder per replication
+// flow, in this process, on the target cluster: group.id <source>-mm2, internal topics
+// mm2-configs|offsets|status.<source>.internal. The elected leader of each flow's group writes the
+// three connectors' configs (MirrorSourceConnector, MirrorCheckpointConnector, MirrorHeartbeatConnector);
+// several mirror-maker processes with the same file share the work and take over each other's tasks.
+//
+// As in Kafka, a flow that is not enabled still gets a herder running only the heartbeat connector
+// (unless emit.heartbeats.enabled=false), so that A->B's heartbeats come back to A through B->A.
+// Each herder's REST listener is internal (127.0.0.1, an ephemeral port): it names the worker in its
+// group; the Connect REST API is not meant to be used in dedicated mode.
+import { parseKeyValues, UsageError, type CommandSpec } from '../cli/args.js'
+import { readPropertiesFile, runCommand } from '../cli/common.js'
+import { createLogger, type Logger } from '../observability/logger.js'
+import { startConnect, type ConnectHandle } from './runtime/connect.js'
+import { NotLeaderError } from './runtime/herder.js'
+
+const BYTE_ARRAY = 'org.apache.kafka.connect.converters.ByteArrayConverter'
+export const MIRROR_CONNECTORS = ['MirrorSourceConnector', 'MirrorCheckpointConnector', 'MirrorHeartbeatConnector'] as const
+
+export interface Flow {
+  source: string
+  target: string
+  /** <source>-><target>.enabled: replication and checkpoints; heartbeats alone otherwise. */
+  enabled: boolean
+}
+
+/** connect-mirror-maker's configuration (Kafka's MirrorMakerConfig). */
+export class MirrorMakerConfig {
+  readonly clusters: string[]
+
+  constructor(readonly props: Readonly<Record<string, string>>) {
+    this.clusters = (props['clusters'] ?? '').split(',').map((c) => c.trim()).filter((c) => c !== '')
+    if (this.clusters.length === 0) throw new UsageError('clusters is required: the aliases of the clusters, e.g. clusters = A, B')
+    for (const c of this.clusters) {
+      if (c.includes('->') || /\s/.test(c)) throw new UsageError(`cluster alias '${c}' may not contain '->' or spaces`)
+      if ((props[`${c}.bootstrap.servers`] ?? '').trim() === '') throw new UsageError(`${c}.bootstrap.servers is required`)
+    }
+  }
+
+  /** Flows with a herder: enabled ones, and the others while heartbeats are emitted (see the file comment). */
+  flows(): Flow[] {
+    const out: Flow[] = []
+    const globalHeartbeats = (this.props['emit.heartbeats.enabled'] ?? 'true').trim().toLowerCase() !== 'false'
+    for (const source of this.clusters) {
+      for (const target of this.clusters) {
+        if (source === target) continue
+        const prefix = `${source}->${target}.`
+        const enabled = (this.props[`${prefix}enabled`] ?? 'false').trim().toLowerCase() === 'true'
+        const hb = this.props[`${prefix}emit.heartbeats.enabled`]
+        const heartbeats = hb === undefined ? globalHeartbeats : hb.trim().toLowerCase() !== 'false'
+        if (enabled || heartbeats) out.push({ source, target, enabled })
+      }
+    }
+    return out
+  }
+
+  /** A cluster's own settings (`<alias>.*`, prefix removed): bootstrap.servers, consumer.*, producer.*, admin.*... */
+  clusterProps(alias: string): Record<string, string> {
+    const out: Record<string, string> = {}
+    for (const [k, v] of Object.entries(this.props)) if (k.startsWith(`${alias}.`)) out[k.slice(alias.length + 1)] = v
+    return out
+  }
+
+  /** Top-level settings: neither a cluster's nor a flow's. */
+  private topLevel(): Record<string, string> {
+    const out: Record<string, string> = {}
+    for (const [k, v] of Object.entries(this.props)) {
+      if (k === 'clusters' || k.includes('->') || this.clusters.some((c) => k.startsWith(`${c}.`))) continue
+      out[k] = v
+    }
+    return out
+  }
+
+  /** The Connect worker of a flow: on the target cluster, with the flow's group and internal topics. */
+  workerProps(f: Flow): Record<string, string> {
+    const props: Record<string, string> = { ...this.topLevel(), ...this.clusterProps(f.target) }
+    props['group.id'] ??= `${f.source}-mm2`
+    props['config.storage.topic'] ??= `mm2-configs.${f.source}.internal`
+    props['offset.storage.topic'] ??= `mm2-offsets.${f.source}.internal`
+    props['status.storage.topic'] ??= `mm2-status.${f.source}.internal`
+    props['key.converter'] ??= BYTE_ARRAY
+    props['value.converter'] ??= BYTE_ARRAY
+    props['header.converter'] ??= BYTE_ARRAY
+    // Internal: each herder of the process gets its own port (the worker's id in its group).
+    props['listeners'] = 'http://127.0.0.1:0'
+    delete props['rest.advertised.host.name']
+    delete props['rest.advertised.port']
+    return props
+  }
+
+  /** A connector of a flow: top level, then the flow's overrides, both clusters' settings, names. */
+  connectorProps(f: Flow, connector: (typeof MIRROR_CONNECTORS)[number]): Record<string, string> {
+    const props: Record<string, string> = { ...this.topLevel() }
+    for (const k of ['listeners', 'group.id', 'bootstrap.servers', 'config.storage.topic', 'offset.storage.topic', 'status.storage.topic']) delete props[k]
+    for (const [k, v] of Object.entries(this.clusterProps(f.source))) props[`source.cluster.${k}`] = v
+    for (const [k, v] of Object.entries(this.clusterProps(f.target))) props[`target.cluster.${k}`] = v
+    const prefix = `${f.source}->${f.target}.`
+    for (const [k, v] of Object.entries(this.props)) if (k.startsWith(prefix)) props[k.slice(prefix.length)] = v
+    props['name'] = connector
+    props['connector.class'] = `org.apache.kafka.connect.mirror.${connector}`
+    props['source.cluster.alias'] = f.source
+    props['target.cluster.alias'] = f.target
+    props['enabled'] = String(f.enabled)
+    props['key.converter'] ??= BYTE_ARRAY
+    props['value.converter'] ??= BYTE_ARRAY
+    props['header.converter'] ??= BYTE_ARRAY
+    return props
+  }
+}
+
+export interface MirrorMakerHandle {
+  flows: { flow: Flow; connect: ConnectHandle }[]
+  stop(): Promise<void>
+}
+
+const sameProps = (a: Record<string, string>, b: Record<string, string>): boolean => {
+  const ka = Object.keys(a)
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k])
+}
+
+/** Starts a herder per flow (only flows whose target is in `only`, when given) and keeps the connector configs written. */
+export async function startMirrorMaker(config: MirrorMakerConfig, log: Logger, only: readonly string[] | null = null): Promise<MirrorMakerHandle> {
+  const flows = config.flows().filter((f) => only === null || only.includes(f.target))
+  const started: { flow: Flow; connect: ConnectHandle }[] = []
+  try {
+    for (const flow of flows) {
+      const connect = await startConnect({ mode: 'distributed', props: config.workerProps(flow), log: log.child({ flow: `${flow.source}->${flow.target}` }) })
+      started.push({ flow, connect })
+    }
+  } catch (err) {
+    for (const s of started) await s.connect.stop().catch(() => {})
+    throw err
+  }
+  let running = true
+  // The leader of each flow's group writes the connectors' configs (again when a new leader finds them different).
+  const configure = async (): Promise<void> => {
+    for (const { flow, connect } of started) {
+      const h = connect.herder
+      if (!running || !h.ready || !h.isLeader) continue
+      for (const name of MIRROR_CONNECTORS) {
+        const props = config.connectorProps(flow, name)
+        let current: Record<string, string> | null = null
+        try {
+          current = h.connectorConfig(name)
+        } catch {
+          current = null
+        }
+        if (current !== null && sameProps(current, props)) continue
+        try {
+          await h.putConnectorConfig(name, props, true)
+          log.info({ flow: `${flow.source}->${flow.target}`, connector: name }, 'configured connector')
+        } catch (err) {
+          if (!(err instanceof NotLeaderError)) log.warn({ connector: name, err: (err as Error).message }, 'could not configure connector')
+        }
+      }
+    }
+  }
+  let timer: NodeJS.Timeout | null = null
+  const loop = (): void => {
+    timer = setTimeout(() => void configure().catch((err) => log.warn({ err: (err as Error).message }, 'configuring connectors failed')).finally(() => running && loop()), 1000)
+  }
+  await configure().catch(() => {})
+  loop()
+  return {
+    flows: started,
+    async stop() {
+      running = false
+      if (timer !== null) clearTimeout(timer)
+      await Promise.all(started.map((s) => s.connect.stop().catch(() => {})))
+    },
+  }
+}
+
+const SPEC: CommandSpec = {
+  command: 'skein mirror-maker',
+  usage: 'skein mirror-maker MM2.properties [--clusters ALIAS[,ALIAS...]] [--override K=V ...]',
+  summary: 'Runs MirrorMaker 2 in dedicated mode (connect-mirror-maker): a Connect herder per replication flow running MirrorSourceConnector, MirrorCheckpointConnector and MirrorHeartbeatConnector.',
+  options: [
+    { name: 'clusters', value: 'ALIASES', desc: 'Only the flows whose target cluster is one of these (comma-separated; default all)' },
+    { name: 'override', value: 'KEY=VALUE', repeat: true, desc: 'A setting on top of the file' },
+  ],
+  notes: `The file uses connect-mirror-maker's names, e.g.:
+  clusters = A, B
+  A.bootstrap.servers = localhost:9092
+  B.bootstrap.servers = localhost:9093
+  A->B.enabled = true
+  A->B.topics = orders.*
+  groups = .*
+  replication.factor = 1
+  emit.checkpoints.interval.seconds = 10
+  sync.group.offsets.enabled = true
+Remote topics are named <source>.<topic> (replication.policy.separator); checkpoints go to
+<source>.checkpoints.internal on the target, offset syncs to mm2-offset-syncs.<target>.internal on the
+source, heartbeats to heartbeats. Several processes with the same file share the work.
+Example: skein mirror-maker config/mm2.properties`,
+}
+
+export function runMirrorMaker(argv: readonly string[]): Promise<number> {
+  return runCommand(SPEC, argv, async (args) => {
+    const [file, ...rest] = args.positionals
+    if (file === undefined) throw new UsageError('an mm2.properties file is required')
+    if (rest.length > 0) throw new UsageError(`unexpected argument ${rest[0]}`)
+    const props = Object.fromEntries(readPropertiesFile(file))
+    for (const [k, v] of parseKeyValues(args.all('override'), '--override')) props[k] = v
+    const config = new MirrorMakerConfig(props)
+    const only = args.get('clusters') === undefined ? null : args.get('clusters')!.split(',').map((c) => c.trim()).filter((c) => c !== '')
+    const log = createLogger()
+    const mm = await startMirrorMaker(config, log, only)
+    process.stdout.write(`MirrorMaker started: ${mm.flows.map((f) => `${f.flow.source}->${f.flow.target}${f.flow.enabled ? '' : ' (heartbeats)'}`).join(', ')}\n`)
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve)
+      process.once('SIGTERM', resolve)
+    })
+    await mm.stop()
+    return 0
+  })
+}

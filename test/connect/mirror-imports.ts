@@ -1,0 +1,7 @@
+// What mirror-formats.test.ts uses, from the package's modules.
+import { MirrorMakerConfig } from '../../src/connect/mirror-maker.js'
+export * from '../../src/connect/mirror/index.js'
+
+export function MirrorMakerConfigFlows(props: Record<string, string>): ReturnType<MirrorMakerConfig['flows']> {
+  return new MirrorMakerConfig(props).flows()
+}
