@@ -407,7 +407,14 @@ export class EmbeddedStore implements MetadataStore {
   }
 
   async getEntityNames(entityType: ConfigEntityType): Promise<string[]> {
-    return Object.keys(this.#state.configs[entityType]).sort()
+    // Sanitized names never contain '/': one that does is a nested entity (<user>/clients/<client-id>),
+    // whose parent is listed as ZooKeeper lists the parent znode.
+    return [...new Set(Object.keys(this.#state.configs[entityType]).map((n) => n.split('/')[0]!))].sort()
+  }
+
+  async getUserClientEntityNames(user: string): Promise<string[]> {
+    const prefix = `${user}/clients/`
+    return Object.keys(this.#state.configs.users).filter((n) => n.startsWith(prefix)).map((n) => n.slice(prefix.length)).sort()
   }
 
   async setEntityConfig(entityType: ConfigEntityType, entityName: string, config: Readonly<Record<string, string>>): Promise<void> {
