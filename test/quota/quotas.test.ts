@@ -79,6 +79,18 @@ describe('client quotas', () => {
     expect(await errorOf(admin.describeClientQuotas([{ entityType: 'ip' }, { entityType: 'user' }], false))).toMatch(/INVALID_REQUEST/)
   })
 
+  it('needs DescribeConfigs / AlterConfigs on the cluster when an authorizer is set', async () => {
+    const secured = await startTestBroker(['authorizer.class.name=kafka.security.authorizer.AclAuthorizer'])
+    const denied = new Admin({ bootstrapServers: [secured.bootstrap], clientId: 'quota-admin' })
+    try {
+      expect(await errorOf(denied.describeClientQuotas([], false))).toMatch(/CLUSTER_AUTHORIZATION_FAILED/)
+      expect(await errorOf(denied.alterClientQuotas([{ entity: { user: 'a' }, ops: { producer_byte_rate: 1 } }]))).toMatch(/CLUSTER_AUTHORIZATION_FAILED/)
+    } finally {
+      await denied.close()
+      await secured.stop()
+    }
+  })
+
   it('skein configs --entity-type users|clients alters and describes quotas', async () => {
     const skein = (...args: string[]): Promise<string> => runOk('node', [MAIN_JS.replace(/main\.js$/, 'skein.js'), 'configs', '--bootstrap-server', tb.bootstrap, ...args]).then((r) => String(r.stdout))
     expect(await skein('--entity-type', 'users', '--entity-name', 'carol', '--entity-type', 'clients', '--entity-name', 'app', '--alter', '--add-config', 'producer_byte_rate=1048576,consumer_byte_rate=2097152')).toBe(
