@@ -8,6 +8,7 @@ import { Kafka, logLevel } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Admin } from '../../src/client/admin.js'
 import { KafkaError } from '../../src/domain/errors.js'
+import { renderPrometheusText } from '../../src/observability/prometheus.js'
 import { MAIN_JS, runOk, startTestBroker, type TestBroker } from '../harness/index.js'
 
 async function errorOf(p: Promise<unknown>): Promise<string> {
@@ -134,6 +135,10 @@ describe('client quotas', () => {
       expect(freeRate).toBeGreaterThan(slowRate * 3)
       const sensors = tb.broker.clientQuotas.quotas.produce.snapshot(Date.now())
       expect(sensors.find((s) => s.clientId === 'slow')?.throttleTimeMs).toBeGreaterThan(0)
+      // Kafka's quota metrics (kafka.server:type=Produce,user=,client-id=slow) in the broker's registry.
+      const text = renderPrometheusText(await tb.broker.metrics.registry.scrape())
+      expect(text).toMatch(/^kafka_server_produce_byte_rate\{client_id="slow"\} [1-9]/m)
+      expect(text).toMatch(/^kafka_server_produce_throttle_time\{client_id="slow"\} [1-9]/m)
       // Removed live: the same producer runs free again once its measured windows have passed.
       await admin.alterClientQuotas([{ entity: { 'client-id': 'slow' }, ops: { producer_byte_rate: null } }])
       await new Promise((r) => setTimeout(r, 1200))
