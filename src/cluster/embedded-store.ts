@@ -15,7 +15,8 @@
 //                                         "controllerEpoch","version"} or null per partition ] },
 //     "deleteTopics": [ names queued for deletion ],
 //     "configs": { "topics": {"<t>": {k: v}}, "brokers": {"<id>" | "<default>": {k: v}},
-//                  "clients": {...}, "users": {...}, "ips": {...} },
+//                  "clients": {...}, "users": {"<user>" | "<user>/clients/<client-id>": {k: v}}, "ips": {...} },
+//       (names sanitized as in ZooKeeper; "<user>/clients/<client-id>" is a user+client-id quota entity)
 //     "acls": { "<LITERAL|PREFIXED>/<ResourceType>/<name>": [ {"principal","permissionType","operation","host"} ] } }
 // ("acls" is optional: files written before ACLs have none.)
 // Version 1 (Skein before clusters: topics with a partition count and configs, brokerConfigs.perBroker /
