@@ -30,7 +30,7 @@ export const FLOORS: Readonly<Record<string, string>> = {
   replication: 'leader/follower partition state, ISR, high watermark, replica fetcher',
   cluster: 'metadata image and its stores, the controller',
   coordinator: 'group and transaction coordinators',
-  quota: '(coming) client quotas',
+  quota: 'client quotas: entities, precedence, sampled rates, quota managers',
   auth: 'authentication (TLS principals, SASL PLAIN/SCRAM) and authorization',
   http: 'the one HTTP adapter over uWebSockets.js',
   server: 'top floor: sockets, request dispatch, handlers, the broker',

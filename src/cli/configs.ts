@@ -4,18 +4,23 @@
 import { Admin, type ConfigEntry, type ConfigResource } from '../client/admin.js'
 import { parseKeyValues, UsageError, type CommandSpec } from './args.js'
 import { adminOptions, BOOTSTRAP_OPTION, COMMAND_CONFIG_OPTION, COMMAND_PROPERTY_OPTION, oneAction, runCommand } from './common.js'
+import { isQuotaCommand, runQuotaConfigs } from './configs-quotas.js'
 
 const SPEC: CommandSpec = {
   command: 'skein configs',
-  usage: 'skein configs [--bootstrap-server HOST:PORT] --entity-type topics|brokers (--entity-name NAME | --entity-default) --describe|--alter [options]',
-  summary: 'Describe and alter topic and broker configs (kafka-configs).',
+  usage: 'skein configs [--bootstrap-server HOST:PORT] --entity-type topics|brokers|users|clients (--entity-name NAME | --entity-default) --describe|--alter [options]',
+  summary: 'Describe and alter topic and broker configs and client quotas (kafka-configs).',
   options: [
     BOOTSTRAP_OPTION,
     COMMAND_CONFIG_OPTION,
     COMMAND_PROPERTY_OPTION,
-    { name: 'entity-type', value: 'TYPE', desc: 'topics or brokers' },
-    { name: 'entity-name', value: 'NAME', desc: 'Topic name or broker id' },
-    { name: 'entity-default', desc: 'The cluster-wide default of brokers' },
+    { name: 'entity-type', value: 'TYPE', repeat: true, desc: 'topics, brokers, users or clients (users and clients together: a user+client-id quota)' },
+    { name: 'entity-name', value: 'NAME', repeat: true, desc: 'Topic name, broker id, user principal name or client-id' },
+    { name: 'entity-default', desc: 'The default entity: of brokers, users or clients' },
+    { name: 'user', value: 'USER', desc: 'Shorthand for --entity-type users --entity-name USER' },
+    { name: 'client', value: 'ID', desc: 'Shorthand for --entity-type clients --entity-name ID' },
+    { name: 'user-defaults', desc: 'Shorthand for --entity-type users --entity-default' },
+    { name: 'client-defaults', desc: 'Shorthand for --entity-type clients --entity-default' },
     { name: 'topic', value: 'TOPIC', desc: 'Shorthand for --entity-type topics --entity-name TOPIC' },
     { name: 'broker', value: 'ID', desc: 'Shorthand for --entity-type brokers --entity-name ID' },
     { name: 'describe', desc: 'Show the configs' },
@@ -28,7 +33,13 @@ const SPEC: CommandSpec = {
   skein configs --entity-type topics --entity-name demo --describe
   skein configs --entity-type topics --entity-name demo --alter --add-config retention.ms=3600000,cleanup.policy=compact
   skein configs --entity-type topics --entity-name demo --alter --delete-config retention.ms
-  skein configs --entity-type brokers --entity-name 0 --describe --all`,
+  skein configs --entity-type brokers --entity-name 0 --describe --all
+Client quotas (producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate):
+  skein configs --entity-type users --entity-name alice --alter --add-config producer_byte_rate=1048576
+  skein configs --entity-type users --entity-name alice --entity-type clients --entity-name app --alter --add-config consumer_byte_rate=2097152
+  skein configs --entity-type clients --entity-default --alter --add-config request_percentage=50
+  skein configs --entity-type clients --entity-default --alter --delete-config request_percentage
+  skein configs --entity-type users --describe`,
 }
 
 function resource(args: import('./args.js').ParsedArgs): { type: ConfigResource['type']; name: string | null; label: string } {
@@ -63,6 +74,7 @@ function synonymText(c: ConfigEntry): string {
 export function runConfigs(argv: readonly string[]): Promise<number> {
   return runCommand(SPEC, argv, async (args) => {
     const action = oneAction(args, ['describe', 'alter'])
+    if (isQuotaCommand(args)) return runQuotaConfigs(args, argv, action as 'describe' | 'alter')
     const r = resource(args)
     const admin = new Admin(adminOptions(args, 'skein configs', 'skein-configs'))
     try {

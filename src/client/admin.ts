@@ -14,6 +14,8 @@ import * as ConsumerGroupDescribe from '../protocol/messages/69-consumer-group-d
 import * as DescribeLogDirs from '../protocol/messages/35-describe-log-dirs.gen.js'
 import * as IncrementalAlterConfigs from '../protocol/messages/44-incremental-alter-configs.gen.js'
 import * as ListGroups from '../protocol/messages/16-list-groups.gen.js'
+import * as DescribeClientQuotas from '../protocol/messages/48-describe-client-quotas.gen.js'
+import * as AlterClientQuotas from '../protocol/messages/49-alter-client-quotas.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { Cluster, type BrokerNode, type ClientOptions, type PartitionInfo } from './cluster.js'
 import type { BrokerConnection } from './connection.js'
@@ -117,6 +119,18 @@ const ALTER_OPS = { set: 0, delete: 1, append: 2, subtract: 3 } as const
 
 function check(code: number, message: string | null | undefined, what: string): void {
   if (code !== ErrorCode.NONE) throw new KafkaError(code as ErrorCode, message != null && message !== '' ? message : what)
+}
+
+/** One component of a DescribeClientQuotas filter: match a name, the default (null) or any (undefined). */
+export interface ClientQuotaFilterComponent {
+  entityType: 'user' | 'client-id' | 'ip'
+  match?: string | null
+}
+
+/** A quota entity (entity type -> name, null for the default) and its quota values. */
+export interface ClientQuotaEntry {
+  entity: Record<string, string | null>
+  values: Record<string, number>
 }
 
 export class Admin {
@@ -443,6 +457,42 @@ export class Admin {
   /** Offsets for timestamps (-2 earliest, -1 latest), keyed 'topic\0partition'. */
   listOffsets(queries: readonly OffsetQuery[], isolationLevel = 0): Promise<Map<string, OffsetAnswer>> {
     return this.cluster.withDeadline(() => listOffsets(this.cluster, queries, isolationLevel))
+  }
+
+  /**
+   * DescribeClientQuotas: entities matching the filter (per entity type: a name, null for the default,
+   * undefined for any), strictly (only entities of exactly these types) or not.
+   */
+  describeClientQuotas(filter: readonly ClientQuotaFilterComponent[], strict: boolean): Promise<ClientQuotaEntry[]> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.cluster.anyConnection()
+      const req = DescribeClientQuotas.createDescribeClientQuotasRequest({
+        strict,
+        components: filter.map((c) => ({ entityType: c.entityType, matchType: c.match === undefined ? 2 : c.match === null ? 1 : 0, match: c.match ?? null })),
+      })
+      const res = await conn.send(ApiKey.DescribeClientQuotas, (w, v) => DescribeClientQuotas.encodeDescribeClientQuotasRequest(w, req, v), DescribeClientQuotas.decodeDescribeClientQuotasResponse)
+      check(res.errorCode, res.errorMessage, 'describing client quotas')
+      return (res.entries ?? []).map((e) => ({
+        entity: Object.fromEntries(e.entity.map((c) => [c.entityType, c.entityName])),
+        values: Object.fromEntries(e.values.map((v) => [v.key, v.value])),
+      }))
+    })
+  }
+
+  /** AlterClientQuotas: per entity, quotas to set (a number) or remove (null). Throws the first entry's error. */
+  alterClientQuotas(entries: readonly { entity: Record<string, string | null>; ops: Record<string, number | null> }[], opts: { validateOnly?: boolean } = {}): Promise<void> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.cluster.anyConnection()
+      const req = AlterClientQuotas.createAlterClientQuotasRequest({
+        validateOnly: opts.validateOnly ?? false,
+        entries: entries.map((e) => ({
+          entity: Object.entries(e.entity).map(([entityType, entityName]) => ({ entityType, entityName })),
+          ops: Object.entries(e.ops).map(([key, value]) => ({ key, value: value ?? 0, remove: value === null })),
+        })),
+      })
+      const res = await conn.send(ApiKey.AlterClientQuotas, (w, v) => AlterClientQuotas.encodeAlterClientQuotasRequest(w, req, v), AlterClientQuotas.decodeAlterClientQuotasResponse)
+      for (const r of res.entries) check(r.errorCode, r.errorMessage, 'altering client quotas')
+    })
   }
 
   async close(): Promise<void> {

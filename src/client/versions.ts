@@ -44,6 +44,8 @@ export const CLIENT_VERSIONS: ReadonlyMap<number, VersionRange> = new Map<number
   [ApiKey.EndTxn, { min: 0, max: 4 }],
   [ApiKey.TxnOffsetCommit, { min: 0, max: 4 }],
   [ApiKey.ConsumerGroupDescribe, { min: 0, max: 0 }],
+  [ApiKey.DescribeClientQuotas, { min: 0, max: 1 }],
+  [ApiKey.AlterClientQuotas, { min: 0, max: 1 }],
 ])
 
 /** Highest version in both ranges, or a KafkaError(UNSUPPORTED_VERSION) naming the API. */

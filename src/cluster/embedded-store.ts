@@ -15,7 +15,8 @@
 //                                         "controllerEpoch","version"} or null per partition ] },
 //     "deleteTopics": [ names queued for deletion ],
 //     "configs": { "topics": {"<t>": {k: v}}, "brokers": {"<id>" | "<default>": {k: v}},
-//                  "clients": {...}, "users": {...}, "ips": {...} },
+//                  "clients": {...}, "users": {"<user>" | "<user>/clients/<client-id>": {k: v}}, "ips": {...} },
+//       (names sanitized as in ZooKeeper; "<user>/clients/<client-id>" is a user+client-id quota entity)
 //     "acls": { "<LITERAL|PREFIXED>/<ResourceType>/<name>": [ {"principal","permissionType","operation","host"} ] } }
 // ("acls" is optional: files written before ACLs have none.)
 // Version 1 (Skein before clusters: topics with a partition count and configs, brokerConfigs.perBroker /
@@ -407,7 +408,14 @@ export class EmbeddedStore implements MetadataStore {
   }
 
   async getEntityNames(entityType: ConfigEntityType): Promise<string[]> {
-    return Object.keys(this.#state.configs[entityType]).sort()
+    // Sanitized names never contain '/': one that does is a nested entity (<user>/clients/<client-id>),
+    // whose parent is listed as ZooKeeper lists the parent znode.
+    return [...new Set(Object.keys(this.#state.configs[entityType]).map((n) => n.split('/')[0]!))].sort()
+  }
+
+  async getUserClientEntityNames(user: string): Promise<string[]> {
+    const prefix = `${user}/clients/`
+    return Object.keys(this.#state.configs.users).filter((n) => n.startsWith(prefix)).map((n) => n.slice(prefix.length)).sort()
   }
 
   async setEntityConfig(entityType: ConfigEntityType, entityName: string, config: Readonly<Record<string, string>>): Promise<void> {

@@ -236,8 +236,14 @@ export interface MetadataStore {
 
   /** An entity's config (empty when it has none). */
   getEntityConfig(entityType: ConfigEntityType, entityName: string): Promise<Record<string, string>>
-  /** Names that have a config of this type. */
+  /** Names that have a config of this type (top-level entities: not /config/users/<user>/clients/...). */
   getEntityNames(entityType: ConfigEntityType): Promise<string[]>
+  /**
+   * Client-ids with a config under one user (Kafka's /config/users/<user>/clients/<client-id>, the
+   * user+client-id quota entities; they are read and written as entity 'users', name
+   * '<user>/clients/<client-id>', and their change notifications name that path).
+   */
+  getUserClientEntityNames(user: string): Promise<string[]>
   /** Replaces an entity's config (empty: removed) and publishes a change notification. */
   setEntityConfig(entityType: ConfigEntityType, entityName: string, config: Readonly<Record<string, string>>): Promise<void>
   /**

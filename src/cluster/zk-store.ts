@@ -692,7 +692,15 @@ export class ZkStore implements MetadataStore {
     })
   }
 
+  async getUserClientEntityNames(user: string): Promise<string[]> {
+    return (await this.#children(`${ZkPaths.configEntity('users', user)}/clients`)).sort()
+  }
+
   async setEntityConfig(entityType: ConfigEntityType, entityName: string, config: Readonly<Record<string, string>>): Promise<void> {
+    // A nested entity (/config/users/<user>/clients/<client-id>) needs its parents; Kafka creates them
+    // empty (an empty /config/users/<user> reads as no config).
+    const parts = entityName.split('/')
+    for (let i = 1; i < parts.length; i++) await this.#createIfMissing(ZkPaths.configEntity(entityType, parts.slice(0, i).join('/')))
     await this.#setOrCreate(ZkPaths.configEntity(entityType, entityName), encodeEntityConfig(config))
     const change: ConfigChange = { entityType, entityName }
     await this.#run((client) => client.create(`${ZkPaths.configChanges}/${ZkPaths.configChangePrefix}`, encodeConfigChange(change), { mode: CreateMode.PERSISTENT_SEQUENTIAL }))
@@ -754,6 +762,16 @@ export class ZkStore implements MetadataStore {
       } catch (err) {
         if (isZooKeeperError(err, ZooKeeperErrorCode.NONODE)) return []
         throw err
+      }
+    })
+  }
+
+  async #createIfMissing(path: string): Promise<void> {
+    await this.#run(async (client) => {
+      try {
+        await client.create(path, Buffer.alloc(0))
+      } catch (err) {
+        if (!isZooKeeperError(err, ZooKeeperErrorCode.NODEEXISTS)) throw err
       }
     })
   }

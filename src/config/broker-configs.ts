@@ -404,6 +404,15 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'metric.reporters', type: 'list', default: [], dynamic: 'cluster-wide', ignored: true, doc: 'Accepted for Kafka compatibility and ignored: Skein has no metrics reporters.' }),
   def({ name: 'transaction.partition.verification.enable', type: 'boolean', default: true, dynamic: 'cluster-wide', ignored: true,
     doc: 'Accepted for Kafka compatibility and ignored: Skein does not ask the transaction coordinator before a transactional append (KIP-890).' }),
+  // Client quotas (src/quota/): the sample windows rates are measured over, as Kafka's.
+  def({ name: 'quota.window.num', type: 'int', default: 11, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'The number of samples to retain in memory for client quotas.' }),
+  def({ name: 'quota.window.size.seconds', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'The time span of each sample for client quotas.' }),
+  def({ name: 'controller.quota.window.num', type: 'int', default: 11, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'The number of samples to retain in memory for controller mutation quotas.' }),
+  def({ name: 'controller.quota.window.size.seconds', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'The time span of each sample for controller mutations quotas.' }),
   // The REST Proxy embedded in the broker process (src/main.ts starts it when rest.listeners is set): the
   // proxy's own settings (config/client-rest.ts) under the prefix rest.
   ...REST_CONFIGS.filter((d) => d.embeddable).map((d) =>

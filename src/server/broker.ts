@@ -36,6 +36,9 @@ import { ReplicaManager } from './replica-manager.js'
 import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
 import { buildListenerSecurity } from './listener-security.js'
 import { ScramCredentialService } from './scram-credentials.js'
+import { ClientQuotaService } from './client-quotas.js'
+import { RequestThrottler } from './request-quotas.js'
+import { ClientQuotas } from '../quota/client-quotas.js'
 import { SocketServer, type BoundListener, type ConnectionQuotas } from './socket-server.js'
 import { parseConnectionOverrides } from '../config/broker-configs.js'
 import { TopicManager } from './topics.js'
@@ -78,6 +81,8 @@ export class Broker {
   readonly control: BrokerControlPlane
   /** This broker's controller (active when it won the election). */
   readonly controller: Controller
+  /** Client quotas: their configs (DescribeClientQuotas, AlterClientQuotas) and the quota managers. */
+  readonly clientQuotas: ClientQuotaService
   /** Registration, config change notifications, controlled shutdown. */
   readonly cluster: ClusterMember
   /** Topic administration through the metadata store. */
@@ -176,10 +181,18 @@ export class Broker {
       onConfigChanges: (changes) => {
         void this.control.onConfigChanges(changes)
         void this.configs.onConfigChanges(changes)
+        void this.clientQuotas.onConfigChanges(changes)
       },
       log,
     })
     this.acls = new AclService(store, config, log)
+    const quotaWindow = (prefix: string): { samples: number; windowMs: number } => ({
+      samples: config.getInt(`${prefix}quota.window.num`),
+      windowMs: config.getInt(`${prefix}quota.window.size.seconds`) * 1000,
+    })
+    this.clientQuotas = new ClientQuotaService(store, new ClientQuotas(quotaWindow(''), quotaWindow('controller.')), log)
+    const throttler = new RequestThrottler(this.clientQuotas.quotas)
+    throttler.registerMetrics(this.metrics.registry)
     this.groups = new GroupService(this)
     this.transactions = new TransactionService(this)
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'))
@@ -196,12 +209,14 @@ export class Broker {
         fetchSessions: this.fetchSessions,
         control: this.control,
         scram: new ScramCredentialService(store),
+        quotas: this.clientQuotas,
         acl: this.acls,
         log,
         apiVersions: this.registry.apiVersions(),
       },
       this.registry,
       this.metrics,
+      throttler,
     )
   }
 
@@ -303,6 +318,7 @@ export class Broker {
       const endpoints = advertise(config.advertisedListeners, bound)
       broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, dynamicLayers, server, endpoints, bound, interBrokerListener, opts.shutdownGraceMs ?? 5000, opts.metrics)
       await broker.acls.start()
+      await broker.clientQuotas.start()
       await broker.cluster.start()
       if (!(await broker.cluster.waitForMetadata(FIRST_METADATA_WAIT_MS))) {
         log.warn({ waitedMs: FIRST_METADATA_WAIT_MS }, 'no metadata from the controller yet; serving with what this broker knows')

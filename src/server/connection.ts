@@ -29,6 +29,9 @@
 // Over TLS the bytes must pass through OpenSSL, so a region is read into a buffer and written like the
 // others (Kafka has the same trade-off); PLAINTEXT connections never take that path.
 //
+// Quotas: a throttled response mutes the channel (Kafka's KafkaChannel mute for throttling): reading
+// stops and frames already buffered wait until the throttle time has passed.
+//
 // Security: the connection carries its principal (ANONYMOUS, a client certificate's mapped subject, or
 // the SASL user) and, on a SASL listener, its SASL exchange; until that completes, frames are capped by
 // sasl.server.max.receive.size instead of socket.request.max.bytes (CVE-2022-34917).
@@ -48,6 +51,13 @@ export interface Response {
   chunks: ResponseChunk[]
   /** Called once after the response was written, or when the connection closed before that. */
   onDone?: () => void
+  /** Client quotas: the channel is muted (nothing more is read or processed) this long. */
+  throttleMs?: number
+  /**
+   * true: the client throttles itself (KIP-219), the response goes at once and the mute starts after it
+   * is written; false: the response is held for the throttle time, muted from now.
+   */
+  throttleAfterSend?: boolean
 }
 
 /** What the server does with a frame: a response, or null when the request gets none (acks=0). */
@@ -87,6 +97,9 @@ export class Connection {
   private writing = false
   private closed = false
   private pausedForBackpressure = false
+  /** Muted by a quota throttle until the timer ends it. */
+  private throttleTimer: NodeJS.Timeout | undefined
+  private throttledUntil = 0
   private fd = -1
   /** The largest frame accepted now: socket.request.max.bytes, or sasl.server.max.receive.size before SASL completes. */
   maxFrameBytes: number
@@ -148,7 +161,26 @@ export class Connection {
     if (this.closed) return
     this.chunks.push(data)
     this.buffered += data.length
-    while (!this.closed) {
+    this.processFrames()
+  }
+
+  /** Client quotas: stops reading and processing for ms (an existing longer mute stands). */
+  throttle(ms: number): void {
+    if (this.closed || ms <= 0) return
+    const until = Date.now() + ms
+    if (until <= this.throttledUntil) return
+    this.throttledUntil = until
+    clearTimeout(this.throttleTimer)
+    this.throttleTimer = setTimeout(() => {
+      this.throttleTimer = undefined
+      this.updateBackpressure()
+      this.processFrames()
+    }, ms)
+    this.updateBackpressure()
+  }
+
+  private processFrames(): void {
+    while (!this.closed && this.throttleTimer === undefined) {
       if (this.expected < 0) {
         if (this.buffered < 4) return
         const size = this.peekInt32()
@@ -223,6 +255,16 @@ export class Connection {
     const size = frame.length
     this.inFlightBytes += size
     this.updateBackpressure()
+    const settle = (response: Response | null): void => {
+      const throttleMs = response?.throttleMs ?? 0
+      if (throttleMs <= 0 || response?.throttleAfterSend === true || this.closed) {
+        finish(response)
+        return
+      }
+      // An older client: muted now, answered when the throttle time has passed.
+      this.throttle(throttleMs)
+      setTimeout(() => finish(response), throttleMs)
+    }
     const finish = (response: Response | null): void => {
       // The handler has settled: it no longer reads the frame, and every append it made has been
       // answered (the router's own pins cover an append still running on a shard).
@@ -237,7 +279,7 @@ export class Connection {
       this.updateBackpressure()
       void this.flush()
     }
-    this.handler(frame, this).then(finish, (err: unknown) => {
+    this.handler(frame, this).then(settle, (err: unknown) => {
       // Handlers turn Kafka errors into responses; anything reaching here means the request could
       // not be understood at all, and Kafka closes the connection in that case.
       this.log.warn({ conn: this.id, remote: this.remoteAddress, err: (err as Error)?.message }, 'closing connection after a request failed')
@@ -248,6 +290,7 @@ export class Connection {
 
   private updateBackpressure(): void {
     const over =
+      this.throttleTimer !== undefined ||
       this.inFlightBytes > this.limits.maxInFlightBytes ||
       this.slots.length >= this.limits.maxInFlightRequests ||
       this.socket.writableNeedDrain
@@ -274,6 +317,7 @@ export class Connection {
         } finally {
           response.onDone?.()
         }
+        if (response.throttleAfterSend === true && response.throttleMs !== undefined) this.throttle(response.throttleMs)
         if (this.socket.writableNeedDrain) {
           this.updateBackpressure()
           await this.drainOrClose()
@@ -370,6 +414,7 @@ export class Connection {
   private handleClose(): void {
     if (this.closed) return
     this.closed = true
+    clearTimeout(this.throttleTimer)
     for (const slot of this.slots) {
       if (slot.done) slot.response?.onDone?.()
     }

@@ -17,6 +17,7 @@ import type { Connection, FrameHandler, Response } from './connection.js'
 import type { BrokerServices, RequestContext } from './handlers/common/context.js'
 import { UnservableRequestError } from './handlers/common/handler.js'
 import type { HandlerRegistry } from './registry.js'
+import { clientThrottles, type RequestThrottler } from './request-quotas.js'
 
 /** What the dispatcher reports per request (BrokerMetrics' RequestMetrics). */
 export interface RequestObserver {
@@ -26,9 +27,14 @@ export interface RequestObserver {
 const API_VERSIONS_KEY = 18
 const SASL_HANDSHAKE_KEY = 17
 const SASL_AUTHENTICATE_KEY = 36
+const PRODUCE_KEY = 0
+const FETCH_KEY = 1
 
-/** services: the broker's, built once; each request's context carries them along with its own facts. */
-export function createDispatcher(services: BrokerServices, registry: HandlerRegistry, observer?: RequestObserver): FrameHandler {
+/**
+ * services: the broker's, built once; each request's context carries them along with its own facts.
+ * throttler: client quotas (request-quotas.ts), measured per request while any quota is set.
+ */
+export function createDispatcher(services: BrokerServices, registry: HandlerRegistry, observer?: RequestObserver, throttler?: RequestThrottler): FrameHandler {
   return async (frame: Buffer, conn: Connection): Promise<Response | null> => {
     const receivedAt = Date.now()
     const startedAt = performance.now()
@@ -52,6 +58,7 @@ export function createDispatcher(services: BrokerServices, registry: HandlerRegi
     if (handler.authorizes !== true && services.acl.enabled && !services.acl.authorize(conn, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)) {
       throw new UnservableRequestError(`${handler.api.name} needs ClusterAction on the cluster (${conn.principal})`)
     }
+    const loopTimeStart = performance.now()
     const r = new Reader(frame)
     const header = readRequestHeader(r)
     const request = handler.decodeRequest(r, peek.apiVersion)
@@ -84,18 +91,42 @@ export function createDispatcher(services: BrokerServices, registry: HandlerRegi
       fetchSessions: services.fetchSessions,
       control: services.control,
       scram: services.scram,
+      quotas: services.quotas,
       acl: services.acl,
       log: services.log,
       apiVersions: services.apiVersions,
     }
     let response: unknown
     try {
-      response = await handler.handle(request, ctx)
+      const pending = handler.handle(request, ctx)
+      // Event-loop time of the request (request_percentage): decoding and the handler's synchronous part.
+      const loopTimeMs = performance.now() - loopTimeStart
+      response = await pending
+      const quotas = throttler !== undefined && throttler.active && !throttler.exempt(peek.apiKey, isFollowerFetch(peek.apiKey, peek.apiVersion, request))
+      const principal = conn.principal
+      const clientId = header.clientId ?? ''
+      let throttleMs = 0
+      if (quotas && peek.apiKey === PRODUCE_KEY) throttleMs = throttler.produceThrottleMs(principal, clientId, frame.length, Date.now())
+      if (quotas && response === null) {
+        // acks=0: no response to carry the throttle time; the channel is muted all the same.
+        runDone()
+        observer?.requestCompleted(peek.apiKey, handler.api.name, peek.apiVersion, performance.now() - startedAt, throttleMs)
+        const requestThrottle = throttler.requestThrottleMs(principal, clientId, loopTimeMs, Date.now())
+        throttleMs = Math.max(throttleMs, requestThrottle)
+        return throttleMs > 0 ? { chunks: [], throttleMs, throttleAfterSend: true } : null
+      }
+      if (quotas && response !== null) {
+        // Before encoding: the request time, the produce throttle and the handler's own (controller mutations).
+        throttleMs = Math.max(throttleMs, throttler.requestThrottleMs(principal, clientId, loopTimeMs, Date.now()))
+        const field = response as { throttleTimeMs?: number }
+        if (typeof field.throttleTimeMs === 'number') field.throttleTimeMs = throttleMs = Math.max(throttleMs, field.throttleTimeMs)
+      }
       if (observer !== undefined) {
         // TotalTimeMs runs until the response is written (onDone), as in Kafka; acks=0 ends here.
-        const throttle = response === null ? 0 : ((response as { throttleTimeMs?: number }).throttleTimeMs ?? 0)
+        // Read when reported: the quotas may set the throttle time while encoding.
+        const answered = response as { throttleTimeMs?: number } | null
         const apiName = handler.api.name
-        const report = (): void => observer.requestCompleted(peek.apiKey, apiName, peek.apiVersion, performance.now() - startedAt, throttle)
+        const report = (): void => observer.requestCompleted(peek.apiKey, apiName, peek.apiVersion, performance.now() - startedAt, answered?.throttleTimeMs ?? 0)
         if (response === null) report()
         else done.push(report)
       }
@@ -106,19 +137,39 @@ export function createDispatcher(services: BrokerServices, registry: HandlerRegi
       const w = new Writer(1024)
       const mark = beginFrame(w)
       writeResponseHeader(w, peek.apiKey, peek.apiVersion, peek.correlationId)
+      const bodyAt = w.length
       handler.encodeResponse(w, response, peek.apiVersion)
       endFrame(w, mark)
+      if (quotas && peek.apiKey === FETCH_KEY) {
+        // Fetch is measured by the bytes it returns, known once encoded; throttle_time_ms is the first
+        // field of its body (v1+), set in the encoded frame.
+        const fetchThrottle = throttler.fetchThrottleMs(principal, clientId, w.length, Date.now())
+        const field = response as { throttleTimeMs: number }
+        if (fetchThrottle > throttleMs) {
+          throttleMs = fetchThrottle
+          field.throttleTimeMs = throttleMs
+          if (peek.apiVersion >= 1) w.patchInt32(bodyAt, throttleMs)
+        }
+      }
+      const throttle = throttleMs > 0 ? { throttleMs, throttleAfterSend: clientThrottles(peek.apiKey, peek.apiVersion) } : {}
       if (sasl !== undefined && (peek.apiKey === SASL_HANDSHAKE_KEY || peek.apiKey === SASL_AUTHENTICATE_KEY)) {
         // A failed exchange is answered, then the connection closes (the client reads the error first).
         if (sasl.failed) return { chunks: w.chunks(), onDone: () => { runDone(); conn.close('SASL authentication failed') } }
         if (sasl.principal !== undefined && conn.principal !== sasl.principal) conn.authenticated(sasl.principal)
       }
-      return { chunks: w.chunks(), onDone: runDone }
+      return { chunks: w.chunks(), onDone: runDone, ...throttle }
     } catch (err) {
       runDone()
       throw err
     }
   }
+}
+
+/** A Fetch from a follower replica: replication is never throttled by client quotas. */
+function isFollowerFetch(apiKey: number, version: number, request: unknown): boolean {
+  if (apiKey !== FETCH_KEY) return false
+  const req = request as { replicaId?: number; replicaState?: { replicaId: number } }
+  return (version >= 15 ? (req.replicaState?.replicaId ?? -1) : (req.replicaId ?? -1)) >= 0
 }
 
 /** KIP-511: the v0 body, header v0, whatever version the client asked for. */

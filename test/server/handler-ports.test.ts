@@ -218,6 +218,7 @@ function harness(): Harness {
     fetchSessions: new FetchSessionCache(10),
     control: untouchable('control'),
     scram: untouchable('scram'),
+    quotas: untouchable('quotas'),
     acl: { enabled: false, authorize: () => true, describe: () => [], create: async () => [], delete: async () => [] },
     log: untouchable('log'),
     apiVersions: [],

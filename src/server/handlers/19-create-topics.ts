@@ -21,8 +21,9 @@
 // Version notes:
 // * v1+: errorMessage. v4+: -1 defaults documented. v5+: numPartitions, replicationFactor and the
 //   topic's resolved configs in the answer (also for validateOnly); flexible. v7: topicId.
+// * controller_mutation_rate (common/mutation-quota.ts): partitions created count; strict from v6.
 // Not implemented:
-// * CreateTopicPolicy (create.topic.policy.class.name) and controller mutation quotas (throttle 0).
+// * CreateTopicPolicy (create.topic.policy.class.name).
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { resolveTopicConfigs, validateTopicConfigs } from '../../config/index.js'
 import { ErrorCode } from '../../domain/errors.js'
@@ -30,6 +31,7 @@ import * as CreateTopics from '../../protocol/messages/19-create-topics.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
 import { defineHandler } from './common/handler.js'
 import { apiError, duplicatesOf } from './common/api-errors.js'
+import { checkMutationQuota } from './common/mutation-quota.js'
 
 export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsRequest, CreateTopics.CreateTopicsResponse>({
   api: CreateTopics.CreateTopicsApi,
@@ -42,6 +44,7 @@ export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsReques
     const duplicates = duplicatesOf(req.topics.map((t) => t.name))
     const answered = new Set<string>()
     const topics: CreateTopics.CreatableTopicResult[] = []
+    const quota = ctx.quotas.controllerMutationQuota(ctx.connection, ctx.clientId)
     for (const t of req.topics) {
       if (answered.has(t.name)) continue
       answered.add(t.name)
@@ -57,6 +60,7 @@ export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsReques
       const configs: Record<string, string | null> = {}
       for (const c of t.configs) configs[c.name] = c.value
       try {
+        checkMutationQuota(quota, ctx.apiVersion >= 6)
         const record = await ctx.topics.create({
           name: t.name,
           numPartitions: t.numPartitions,
@@ -66,6 +70,7 @@ export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsReques
           validateOnly: req.validateOnly,
           timeoutMs: req.timeoutMs,
         })
+        if (!req.validateOnly) quota?.record(record.partitions)
         const resolved = resolveTopicConfigs(ctx.configs.broker, validateTopicConfigs(record.configs))
         topics.push(CreateTopics.createCreatableTopicResult({
           name: t.name,
@@ -88,7 +93,7 @@ export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsReques
         topics.push(failed(t.name, errorCode, errorMessage))
       }
     }
-    return CreateTopics.createCreateTopicsResponse({ topics })
+    return CreateTopics.createCreateTopicsResponse({ throttleTimeMs: quota?.throttleTimeMs() ?? 0, topics })
   },
 })
 

@@ -26,6 +26,7 @@ import * as DeleteTopics from '../../protocol/messages/20-delete-topics.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
 import { defineHandler } from './common/handler.js'
 import { apiError, duplicatesOf } from './common/api-errors.js'
+import { checkMutationQuota } from './common/mutation-quota.js'
 
 export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsRequest, DeleteTopics.DeleteTopicsResponse>({
   api: DeleteTopics.DeleteTopicsApi,
@@ -41,6 +42,8 @@ export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsReques
     const answered = new Set<string>()
     const responses: DeleteTopics.DeletableTopicResult[] = []
     const deletionEnabled = ctx.configs.broker.getBoolean('delete.topic.enable')
+    // controller_mutation_rate: the deleted topic's partitions count; strict from v5.
+    const quota = ctx.quotas.controllerMutationQuota(ctx.connection, ctx.clientId)
     for (const t of wanted) {
       const key = keyOf(t)
       if (answered.has(key)) continue
@@ -65,6 +68,8 @@ export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsReques
         result.name = topic.name
         if (ctx.apiVersion >= 6) result.topicId = topic.topicId
         if (ctx.metadata.isInternalTopic(topic.name)) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot delete internal topic ${topic.name}`)
+        checkMutationQuota(quota, ctx.apiVersion >= 5)
+        quota?.record(topic.partitions)
         await ctx.topics.delete(topic.name, req.timeoutMs)
       } catch (err) {
         const { errorCode, errorMessage } = apiError(err, ctx.log, 'DeleteTopics')
@@ -72,6 +77,6 @@ export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsReques
         result.errorMessage = errorMessage
       }
     }
-    return DeleteTopics.createDeleteTopicsResponse({ responses })
+    return DeleteTopics.createDeleteTopicsResponse({ throttleTimeMs: quota?.throttleTimeMs() ?? 0, responses })
   },
 })

@@ -18,6 +18,7 @@ import { ErrorCode } from '../../domain/errors.js'
 import * as CreatePartitions from '../../protocol/messages/37-create-partitions.gen.js'
 import { defineHandler } from './common/handler.js'
 import { apiError, duplicatesOf } from './common/api-errors.js'
+import { checkMutationQuota } from './common/mutation-quota.js'
 
 export const createPartitionsHandler = defineHandler<CreatePartitions.CreatePartitionsRequest, CreatePartitions.CreatePartitionsResponse>({
   api: CreatePartitions.CreatePartitionsApi,
@@ -29,6 +30,8 @@ export const createPartitionsHandler = defineHandler<CreatePartitions.CreatePart
     const duplicates = duplicatesOf(req.topics.map((t) => t.name))
     const answered = new Set<string>()
     const results: CreatePartitions.CreatePartitionsTopicResult[] = []
+    // controller_mutation_rate: partitions added count; v0-1 are permissive (strict from v3).
+    const quota = ctx.quotas.controllerMutationQuota(ctx.connection, ctx.clientId)
     for (const t of req.topics) {
       if (answered.has(t.name)) continue
       answered.add(t.name)
@@ -38,12 +41,15 @@ export const createPartitionsHandler = defineHandler<CreatePartitions.CreatePart
       }
       try {
         const assignments = t.assignments === null ? null : t.assignments.map((a) => a.brokerIds)
+        checkMutationQuota(quota, ctx.apiVersion >= 3)
+        const before = ctx.metadata.topic(t.name)?.partitions ?? t.count
         await ctx.topics.addPartitions(t.name, t.count, assignments, req.validateOnly, req.timeoutMs)
+        if (!req.validateOnly) quota?.record(Math.max(0, t.count - before))
         results.push(CreatePartitions.createCreatePartitionsTopicResult({ name: t.name, errorCode: ErrorCode.NONE, errorMessage: null }))
       } catch (err) {
         results.push(CreatePartitions.createCreatePartitionsTopicResult({ name: t.name, ...apiError(err, ctx.log, 'CreatePartitions') }))
       }
     }
-    return CreatePartitions.createCreatePartitionsResponse({ results })
+    return CreatePartitions.createCreatePartitionsResponse({ throttleTimeMs: quota?.throttleTimeMs() ?? 0, results })
   },
 })

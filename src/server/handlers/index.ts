@@ -41,6 +41,8 @@ import { createPartitionsHandler } from './37-create-partitions.js'
 import { deleteGroupsHandler } from './42-delete-groups.js'
 import { incrementalAlterConfigsHandler } from './44-incremental-alter-configs.js'
 import { offsetDeleteHandler } from './47-offset-delete.js'
+import { describeClientQuotasHandler } from './48-describe-client-quotas.js'
+import { alterClientQuotasHandler } from './49-alter-client-quotas.js'
 import { describeUserScramCredentialsHandler } from './50-describe-user-scram-credentials.js'
 import { alterUserScramCredentialsHandler } from './51-alter-user-scram-credentials.js'
 import { alterPartitionHandler } from './56-alter-partition.js'
@@ -92,6 +94,8 @@ export const HANDLERS: readonly AnyHandler[] = [
   deleteGroupsHandler,
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,
+  describeClientQuotasHandler,
+  alterClientQuotasHandler,
   describeUserScramCredentialsHandler,
   alterUserScramCredentialsHandler,
   alterPartitionHandler,

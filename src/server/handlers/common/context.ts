@@ -5,6 +5,7 @@ import type {
   ApiVersionRange,
   AuthorizationService,
   ClientConnection,
+  ClientQuotaAdmin,
   ConfigService,
   FetchSessionService,
   ControlPlaneService,
@@ -42,6 +43,8 @@ export interface BrokerServices {
   acl: AuthorizationService
   /** SCRAM credentials (DescribeUserScramCredentials, AlterUserScramCredentials). */
   scram: ScramCredentialAdmin
+  /** Client quotas (DescribeClientQuotas, AlterClientQuotas, controller mutation quotas). */
+  quotas: ClientQuotaAdmin
   log: HandlerLog
   /** The APIs served and their version ranges (from the handler table). */
   apiVersions: readonly ApiVersionRange[]

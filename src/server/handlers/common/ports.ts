@@ -8,6 +8,8 @@
 import type { AclBinding, AclFilter } from '../../../domain/acl.js'
 import type { AlterUserScramCredentialsRequest, AlterUserScramCredentialsResult } from '../../../protocol/messages/51-alter-user-scram-credentials.gen.js'
 import type { DescribeUserScramCredentialsResult } from '../../../protocol/messages/50-describe-user-scram-credentials.gen.js'
+import type { DescribeClientQuotasRequest, EntryData as DescribeClientQuotasEntry } from '../../../protocol/messages/48-describe-client-quotas.gen.js'
+import type { AlterClientQuotasRequest, ResponseEntryData as AlterClientQuotasResult } from '../../../protocol/messages/49-alter-client-quotas.gen.js'
 import type { BrokerConfig } from '../../../config/index.js'
 import type { GroupCoordinator } from '../../../coordinator/group/group-coordinator.js'
 import type { ProducerIdAndEpoch } from '../../../coordinator/transaction/types.js'
@@ -495,6 +497,25 @@ export interface AuthorizationService {
 export interface ScramCredentialAdmin {
   describe(users: readonly string[] | null): Promise<DescribeUserScramCredentialsResult[]>
   alter(req: AlterUserScramCredentialsRequest): Promise<AlterUserScramCredentialsResult[]>
+}
+
+/** One request's controller mutation quota (controller_mutation_rate, KIP-599). */
+export interface ControllerMutationQuota {
+  /** The client's bucket is in debt: new-version requests refuse further topics (THROTTLING_QUOTA_EXCEEDED). */
+  isExceeded(): boolean
+  /** Partitions created or deleted. */
+  record(partitions: number): void
+  /** The throttle time the response carries (0 when the bucket is not in debt). */
+  throttleTimeMs(): number
+}
+
+/** Client quotas (server/client-quotas.ts): DescribeClientQuotas, AlterClientQuotas and the mutation quota. */
+export interface ClientQuotaAdmin {
+  /** The matching entities; throws a KafkaError (INVALID_REQUEST, UNSUPPORTED_VERSION) for a malformed filter. */
+  describe(req: DescribeClientQuotasRequest): Promise<DescribeClientQuotasEntry[]>
+  alter(req: AlterClientQuotasRequest): Promise<AlterClientQuotasResult[]>
+  /** The controller mutation quota of the connection's user and this client-id; null when none applies. */
+  controllerMutationQuota(conn: ClientConnection, clientId: string | null): ControllerMutationQuota | null
 }
 
 /** One connection's SASL exchange (SaslHandshake, SaslAuthenticate); absent on PLAINTEXT and SSL listeners. */
