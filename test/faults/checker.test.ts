@@ -34,6 +34,13 @@ describe('the fault checker', () => {
     expect(r.examples[0]!.detail).toContain('v4')
   })
 
+  it('reports an acknowledged write read before but not by the final read after healing as lost', () => {
+    const ops = clean()
+    for (let i = 0; i < 4; i++) ops.push(poll(`v${i}`, 0, i, { client: 'final' }))
+    expect(check(ops, { idempotent: true, finalReaders: ['final'] })).toMatchObject({ ok: false, lost: 1, unseen: 1 })
+    expect(check(ops, { idempotent: true })).toMatchObject({ ok: true, lost: 0 })
+  })
+
   it('reports an acknowledged write a consumer read past as lost (skipped), even if another consumer saw it', () => {
     const ops = clean().filter((o) => !(o.type === 'poll' && o.value === 'v2'))
     ops.push(poll('v2', 0, 2, { client: 'other' }))

@@ -3,8 +3,8 @@
 // (each workload writes its own prefix and a counter), so a value names one send.
 //
 // What it counts (after Jepsen's Kafka queue checker and Kafka's own validate_delivery):
-// - lost: an acknowledged acks=all send (a committed one, for a transactional send) whose value no poll
-//   ever returned ("unseen": the final read after healing did not find it), or that a consumer skipped:
+// - lost: an acknowledged acks=all send (a committed one, for a transactional send) whose value the
+//   final read after healing did not return ("unseen"), or that a consumer skipped:
 //   it polled an offset below the send's acknowledged offset and then one above it on the same partition,
 //   without the offset in between.
 // - inconsistent offsets: one (partition, offset) with two different values anywhere (acks, polls,
@@ -64,6 +64,12 @@ export type Op = SendOp | PollOp | ReplicaOp
 export interface CheckOptions {
   /** Every producer of the history was idempotent: duplicates are errors. */
   idempotent: boolean
+  /**
+   * The consumers that read everything after healing: an acknowledged value they did not read is lost
+   * (unseen), even if a consumer read it before (an unclean election can take back what was read).
+   * Default: every consumer in the history.
+   */
+  finalReaders?: readonly string[]
 }
 
 export interface Finding {
@@ -140,16 +146,18 @@ export function check(history: readonly Op[], options: CheckOptions): CheckResul
     }
   }
 
-  // Lost: unseen by every poll, or skipped by a consumer that read around it.
+  // Lost: unseen by the final read, or skipped by a consumer that read around it.
   const polledValues = new Set(polls.map((p) => p.value))
+  const finalReaders = options.finalReaders === undefined ? undefined : new Set(options.finalReaders)
+  const finallyRead = finalReaders === undefined ? polledValues : new Set(polls.filter((p) => finalReaders.has(p.client)).map((p) => p.value))
   const acknowledged = sends.filter(isAcknowledged)
   const lostValues = new Set<string>()
   let unseen = 0
   for (const s of acknowledged) {
-    if (!polledValues.has(s.value)) {
+    if (!finallyRead.has(s.value)) {
       unseen++
       lostValues.add(s.value)
-      findings.push({ kind: 'unseen', detail: `${s.value} (acknowledged at ${s.partition}@${s.offset}) never read` })
+      findings.push({ kind: 'unseen', detail: `${s.value} (acknowledged at ${s.partition}@${s.offset}) not read after healing` })
     }
   }
   const ackedAt = new Map<string, SendOp>()

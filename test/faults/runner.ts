@@ -94,6 +94,8 @@ export interface Scenario {
   expectLoss?: boolean
   /** Skip the replica comparison (the scenario checks its own end state). */
   skipReplicaCheck?: boolean
+  /** Where a broker keeps its partitions, when not its harness data dir (a scenario's own mount). */
+  logDir?: (b: ClusterBroker) => string | undefined
   /** Whether the scenario can run here; a reason when it cannot (printed, and saved as skipped). */
   unavailable?: () => string | undefined
 }
@@ -138,6 +140,7 @@ const BASE_OVERRIDES = [
   'group.initial.rebalance.delay.ms=0',
 ]
 export const SESSION_TIMEOUT_MS = 6000
+const FINAL_READER = 'final-reader'
 
 async function partitionsOf(b: ClusterBroker, topic: string): Promise<PartitionView[]> {
   const c = await b.client()
@@ -153,8 +156,8 @@ async function partitionsOf(b: ClusterBroker, topic: string): Promise<PartitionV
 }
 
 /** The segment files of a replica, concatenated in base-offset order (the names are zero-padded). */
-export function replicaLog(b: ClusterBroker, topic: string, partition: number): Buffer {
-  const dir = join(b.dataDir, `${topic}-${partition}`)
+export function replicaLog(b: ClusterBroker, topic: string, partition: number, logDir = b.dataDir): Buffer {
+  const dir = join(logDir, `${topic}-${partition}`)
   return Buffer.concat(readdirSync(dir).filter((n) => n.endsWith('.log')).sort().map((n) => readFileSync(join(dir, n))))
 }
 
@@ -174,13 +177,15 @@ export function recordsBelow(log: Buffer, highWatermark: number): { offset: numb
   return out
 }
 
-export async function runScenario(s: Scenario): Promise<ScenarioResult> {
+/** Runs a scenario; `save: false` (the smoke test) prints the figures without touching RESULTS.md. */
+export async function runScenario(s: Scenario, options: { save?: boolean } = {}): Promise<ScenarioResult> {
+  const save = options.save ?? true
   const started = Date.now()
   const reason = s.unavailable?.()
   if (reason !== undefined) {
     console.warn(`[faults] ${s.name}: SKIPPED (${reason})`)
     const r = emptyResult(s, { skipped: reason })
-    saveResult(r)
+    if (save) saveResult(r)
     return r
   }
   const notes: string[] = []
@@ -273,7 +278,7 @@ export async function runScenario(s: Scenario): Promise<ScenarioResult> {
     await sleep(1000)
     await w.stop()
     await healed()
-    await w.drain()
+    await w.drain(FINAL_READER)
 
     // Every replica's log, up to the leader's high watermark.
     const replicaDetail: string[] = []
@@ -292,20 +297,20 @@ export async function runScenario(s: Scenario): Promise<ScenarioResult> {
         const comparison = await until(
           `replicas of ${topic}-${p.partition} identical up to HW ${hw}`,
           async () => {
-            const cmp = compareReplicaLogs(new Map(p.replicas.map((id) => [id, replicaLog(c.broker(id), topic, p.partition)])), hw)
+            const cmp = compareReplicaLogs(new Map(p.replicas.map((id) => [id, replicaLog(c.broker(id), topic, p.partition, s.logDir?.(c.broker(id)))])), hw)
             return cmp.identical ? cmp : undefined
           },
           15_000,
-        ).catch(() => compareReplicaLogs(new Map(p.replicas.map((id) => [id, replicaLog(c.broker(id), topic, p.partition)])), hw))
+        ).catch(() => compareReplicaLogs(new Map(p.replicas.map((id) => [id, replicaLog(c.broker(id), topic, p.partition, s.logDir?.(c.broker(id)))])), hw))
         replicaDetail.push(`${topic}-${p.partition}: ${comparison.detail}`)
         if (!comparison.identical) replicasIdentical = false
-        for (const id of p.replicas) for (const r of recordsBelow(replicaLog(c.broker(id), topic, p.partition), hw)) w.history.push({ type: 'replica', broker: id, partition: p.partition, offset: r.offset, value: r.value })
+        for (const id of p.replicas) for (const r of recordsBelow(replicaLog(c.broker(id), topic, p.partition, s.logDir?.(c.broker(id))), hw)) w.history.push({ type: 'replica', broker: id, partition: p.partition, offset: r.offset, value: r.value })
       }
     }
 
-    const result = check(w.history, { idempotent: true })
+    const result = check(w.history, { idempotent: true, finalReaders: [FINAL_READER] })
     const out = toResult(s, result, w.history, gaps, replicasIdentical, replicaDetail, notes, Date.now() - started)
-    saveResult(out)
+    if (save) saveResult(out)
     print(out)
     if (!out.ok) console.log(`[faults] ${s.name} diagnostics:\n${w.diagnostics()}`)
     return out

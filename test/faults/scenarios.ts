@@ -32,7 +32,7 @@ function crashRound(signal: Signal, role: Role): Scenario['round'] {
     const victim = await pick(ctx, role)
     const view = await ctx.view()
     const led = ledBy(view, victim)
-    const affected = role === 'follower' ? view.filter((p) => p.replicas.includes(victim)).map((p) => p.partition) : led.length > 0 ? led : view.map((p) => p.partition)
+    const affected = role === 'follower' ? view.filter((p) => p.replicas.includes(victim) && p.leader !== victim).map((p) => p.partition) : led.length > 0 ? led : view.map((p) => p.partition)
     const b = ctx.cluster.broker(victim)
     if (signal === 'SIGSTOP') {
       b.signal('SIGSTOP')
@@ -54,7 +54,7 @@ function crashRound(signal: Signal, role: Role): Scenario['round'] {
   }
 }
 
-function crash(signal: Signal, role: Role): Scenario {
+export function crash(signal: Signal, role: Role): Scenario {
   const what = signal === 'SIGSTOP' ? 'SIGSTOP for half the session timeout, then SIGCONT' : signal === 'SIGTERM' ? 'SIGTERM (controlled shutdown), then restart' : 'SIGKILL, new leaders elected, then restart'
   return {
     name: `${signal.toLowerCase()}-${role}`,

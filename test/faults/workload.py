@@ -12,8 +12,8 @@ and do not run on Python 3, so this plays their part: a verifiable producer and 
       [--drain --timeout S]
       assigns every partition from the beginning (no group); one line per record:
       {"type":"poll","client":C,"partition":p,"offset":o,"value":v,"isolation":i,"time":ms}
-      With --drain it exits once every partition is read to its end (partition EOF at or past the high
-      watermark), or after --timeout seconds with a {"type":"drain-incomplete",...} line.
+      With --drain it exits once every partition's position is at or past its high watermark, or after
+      --timeout seconds with a {"type":"drain-incomplete",...} line.
 """
 import argparse
 import json
@@ -92,6 +92,20 @@ def produce(args):
     emit({"type": "done", "client": args.prefix, "sent": i})
 
 
+def ends(consumer, topic, partitions):
+    """partition -> (position, high watermark); None where unknown (no position yet, or a leader not answering)."""
+    out = {}
+    positions = {tp.partition: tp.offset for tp in consumer.position([TopicPartition(topic, p) for p in partitions])}
+    for p in partitions:
+        try:
+            _low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5, cached=False)
+        except Exception:  # e.g. NOT_LEADER_FOR_PARTITION while metadata catches up: ask again later
+            high = None
+        pos = positions.get(p)
+        out[p] = (pos if pos is not None and pos >= 0 else None, high)
+    return out
+
+
 def consume(args):
     consumer = Consumer({
         "bootstrap.servers": args.bootstrap,
@@ -104,29 +118,22 @@ def consume(args):
     })
     partitions = list(range(args.partitions))
     consumer.assign([TopicPartition(args.topic, p, OFFSET_BEGINNING) for p in partitions])
-    at_end = set()
     deadline = time.time() + args.timeout if args.drain else None
+    next_check = 0.0
     while running:
         if deadline is not None and time.time() > deadline:
-            positions = {tp.partition: tp.offset for tp in consumer.position([TopicPartition(args.topic, p) for p in partitions])}
-            emit({"type": "drain-incomplete", "client": args.client, "positions": positions, "at_end": sorted(at_end)})
+            emit({"type": "drain-incomplete", "client": args.client, "ends": ends(consumer, args.topic, partitions)})
             break
         msg = consumer.poll(0.5)
-        if msg is None:
-            continue
-        if msg.error() is not None:
-            if msg.error().code() == KafkaError._PARTITION_EOF:
-                p = msg.partition()
-                if args.drain:
-                    _low, high = consumer.get_watermark_offsets(TopicPartition(args.topic, p), timeout=5, cached=False)
-                    if msg.offset() >= high:
-                        at_end.add(p)
-                    if len(at_end) == len(partitions):
-                        break
-            else:
+        if msg is None or msg.error() is not None:
+            if msg is not None and msg.error().code() != KafkaError._PARTITION_EOF:
                 emit({"type": "consumer-error", "client": args.client, "error": msg.error().name(), "time": now_ms()})
+            # Drained: every partition's position at or past its high watermark (asked of the leaders).
+            if args.drain and time.time() >= next_check:
+                next_check = time.time() + 1
+                if all(pos is not None and high is not None and pos >= high for pos, high in ends(consumer, args.topic, partitions).values()):
+                    break
             continue
-        at_end.discard(msg.partition())
         emit({"type": "poll", "client": args.client, "partition": msg.partition(), "offset": msg.offset(),
               "value": msg.value().decode(), "isolation": args.isolation, "time": now_ms()})
     consumer.close()

@@ -170,7 +170,7 @@ export class Workload {
     while (this.running) {
       try {
         if (producer === undefined) {
-          producer = this.kafka('faults-txn').producer({ transactionalId: 'faults-txn', idempotent: true, maxInFlightRequests: 1 })
+          producer = this.kafka('faults-txn').producer({ transactionalId: 'faults-txn', idempotent: true, maxInFlightRequests: 1, transactionTimeout: 10_000 })
           await producer.connect()
         }
       } catch (err) {
