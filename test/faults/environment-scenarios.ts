@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freeLoopbackPort, startZooKeeper, startZooKeeperEnsemble, type ZooKeeperEnsemble, type ZooKeeperTestServer } from '../harness/index.js'
 import { DelayProxy, NetnsLab, netnsUnavailable } from './network.js'
-import { SESSION_TIMEOUT_MS, repetitions, sleep, until, type RoundResult, type Scenario, type ScenarioContext } from './runner.js'
+import { produceToZombie } from './scenarios.js'
+import { SESSION_TIMEOUT_MS, repetitions, sleep, until, type PartitionView, type RoundResult, type Scenario, type ScenarioContext } from './runner.js'
 
 const HOLD_MS = 12_000
 
@@ -98,7 +99,9 @@ export function diskFull(): Scenario {
       const t0 = Date.now()
       await sleep(HOLD_MS)
       const out = b.output()
-      const storageErrors = (out.match(/ENOSPC|KAFKA_STORAGE_ERROR|no space left|log dir.*offline/gi) ?? []).length
+      const errorLines = out.split('\n').filter((l) => /ENOSPC|KAFKA_STORAGE_ERROR|no space left|log dir.*offline/i.test(l))
+      const storageErrors = errorLines.length
+      if (errorLines.length > 0) ctx.note(`round ${round}: broker ${victim}'s first storage error: ${errorLines[0]!.slice(0, 300)}`)
       ctx.note(
         `round ${round}: filled ${filled >> 20} MiB; after ${HOLD_MS} ms broker ${victim} ${b.alive() ? 'alive' : 'exited'}, ${storageErrors} storage error lines in its log, ` +
           `${ctx.workload.history.filter((o) => o.type === 'send' && o.outcome === 'fail').length - failsBefore} failed sends`,
@@ -150,6 +153,10 @@ export function slowLink(): Scenario {
   }
 }
 
+function describe(view: PartitionView[]): string {
+  return view.map((p) => `${p.partition}: leader ${p.leader} isr ${p.isr.join(',')}`).join('; ')
+}
+
 type NetRound = (ctx: ScenarioContext, lab: NetnsLab, zkPort: number, round: number) => Promise<RoundResult>
 
 /** A scenario whose brokers each run in a network namespace, ZooKeeper on the bridge's host address. */
@@ -189,6 +196,7 @@ function netns(name: string, description: string, round: NetRound): Scenario {
         return await round(ctx, lab!, zk!.server.port, r)
       } finally {
         for (const id of lab!.ids) lab!.heal(id)
+        ctx.unreachable.clear()
       }
     },
   }
@@ -218,9 +226,19 @@ export function networkScenarios(): Scenario[] {
         const leader = p0!.leader
         const t0 = Date.now()
         lab.cut(leader, [lab.hostIp], zkPort)
-        const [moved] = await ctx.agreed((ps) => ps[0]!.leader >= 0 && ps[0]!.leader !== leader, 'another leader of partition 0', SESSION_TIMEOUT_MS * 6).catch(() => [undefined])
-        ctx.note(`round ${round}: leader ${leader} cut from ZooKeeper; partition 0 ${moved === undefined ? 'did not move' : `moved to ${moved.leader} after ${Date.now() - t0} ms`}`)
-        await sleep(2000)
+        // The cut-off broker still answers clients, from its own stale view: ask the others.
+        ctx.unreachable.add(leader)
+        const raw = await ctx.cluster.broker(leader).client()
+        try {
+          const [moved] = await ctx.agreed((ps) => ps[0]!.leader >= 0 && ps[0]!.leader !== leader, 'another leader of partition 0', SESSION_TIMEOUT_MS * 6)
+          ctx.note(`round ${round}: leader ${leader} cut from ZooKeeper; partition 0 moved to ${moved!.leader} after ${Date.now() - t0} ms`)
+          // It still serves: acks=all writes sent to it now must fail and never be seen.
+          await produceToZombie(ctx, raw, round)
+        } finally {
+          raw.close()
+          lab.heal(leader)
+          ctx.unreachable.delete(leader)
+        }
         return { affected: [0] }
       },
     ),
@@ -234,6 +252,8 @@ export function networkScenarios(): Scenario[] {
         const others = lab.ids.filter((id) => id !== victim)
         const t0 = Date.now()
         lab.cut(victim, others.map((o) => lab.ip(o)))
+        // Cut from the controller, it answers a stale view: ask the others.
+        ctx.unreachable.add(victim)
         const shrunk = await until('an ISR without the cut-off follower', async () => {
           const ps = await ctx.view()
           return ps.some((p) => p.leader !== victim && !p.isr.includes(victim)) ? Date.now() - t0 : undefined
@@ -241,11 +261,14 @@ export function networkScenarios(): Scenario[] {
         if (shrunk === undefined) throw new Error(`no ISR shrank without the cut-off follower ${victim}`)
         ctx.note(`round ${round}: follower ${victim} cut off; an ISR shrank without it after ${shrunk} ms`)
         await sleep(Math.max(0, HOLD_MS - shrunk))
+        ctx.note(`round ${round}: controller ${controller}; before the cut ${describe(view)}; at the end of the cut ${describe(await ctx.view())}`)
         lab.heal(victim)
+        ctx.unreachable.delete(victim)
         const t1 = Date.now()
         await ctx.healed()
         ctx.note(`round ${round}: healed; full ISRs again after ${Date.now() - t1} ms`)
-        return { affected: view.filter((p) => p.replicas.includes(victim)).map((p) => p.partition) }
+        // Partitions it follows (one it leads is cut from its followers: unavailable, as in partition-leader-from-followers).
+        return { affected: view.filter((p) => p.replicas.includes(victim) && p.leader !== victim).map((p) => p.partition) }
       },
     ),
     netns(

@@ -274,6 +274,7 @@ export async function runScenario(s: Scenario, options: { save?: boolean } = {})
       await sleep(1000) // acknowledgements after healing close the round's window
       const [from, to] = r.window ?? [roundStart, Date.now()]
       gaps.push(longestAckGap(w.history, r.affected, from, to))
+      note(`round ${round}: longest ack gap per affected partition: ${r.affected.map((p) => `${p}: ${longestAckGap(w.history, [p], from, to)} ms`).join(', ')} (window ${to - from} ms)`)
     }
     await sleep(1000)
     await w.stop()

@@ -1,7 +1,8 @@
 // The fault scenarios, each named, bounded and cleaning up what it creates (processes by PID; mounts,
 // namespaces and iptables rules by the scenario that made them). runner.ts runs them; the *.faults.ts
 // files (npm run test:faults) and the smoke test in npm test pick them.
-import { batchOf } from '../harness/index.js'
+import { batchOf, type RawClient } from '../harness/index.js'
+import { longestAckGap } from './checker.js'
 import { SESSION_TIMEOUT_MS, repetitions, sleep, until, type PartitionView, type Scenario, type ScenarioContext } from './runner.js'
 
 type Signal = 'SIGKILL' | 'SIGTERM' | 'SIGSTOP'
@@ -71,11 +72,17 @@ export const rollingRestart: Scenario = {
   description: 'Each broker in turn SIGTERMed (controlled shutdown) and restarted, waiting for full ISRs between brokers, with transactions in the workload.',
   rounds: Math.max(1, Math.ceil(repetitions() / 3)),
   workload: { transactions: true },
-  async round(ctx) {
+  async round(ctx, round) {
     for (const b of ctx.cluster.brokers) {
+      const led = ledBy(await ctx.view(), b.id)
+      const wasController = (await ctx.controller()) === b.id
+      const t0 = Date.now()
       await b.stop()
+      const stoppedIn = Date.now() - t0
       await b.start()
       await ctx.healed()
+      const gap = longestAckGap(ctx.workload.history, led, t0, Date.now())
+      ctx.note(`round ${round}: broker ${b.id}${wasController ? ' (controller)' : ''} stopped in ${stoppedIn} ms; longest ack gap on the partitions it led (${led.join(',')}): ${gap} ms`)
     }
     return { affected: [0, 1, 2] }
   },
@@ -92,6 +99,29 @@ export const killAll: Scenario = {
     await Promise.all(ctx.cluster.brokers.map((b) => b.start()))
     return { affected: [0, 1, 2] }
   },
+}
+
+/**
+ * Five acks=all produces of one record each to partition 0 on a deposed leader (`raw`, connected to it).
+ * An acknowledged one must survive like any other; a failed or unanswered one is a definite failure for
+ * the checker: the zombie must not have kept it.
+ */
+export async function produceToZombie(ctx: ScenarioContext, raw: RawClient, round: number): Promise<void> {
+  await Promise.all(
+    Array.from({ length: 5 }, async (_, i) => {
+      const value = `zombie-${round}-${i}`
+      const base = { type: 'send', client: `zombie-${round}`, seq: i, value, acks: -1 } as const
+      try {
+        const res = await raw.produce(ctx.topic, 0, batchOf([{ key: null, value: Buffer.from(value) }]), -1)
+        const ok = res.errorCode === 0
+        ctx.record({ ...base, time: Date.now(), ...(ok ? { outcome: 'ok', partition: 0, offset: Number(res.baseOffset) } : { outcome: 'fail', definite: true, error: `error code ${res.errorCode}` }) })
+        ctx.note(`round ${round}: the deposed leader answered ${value} with error code ${res.errorCode}`)
+      } catch (err) {
+        ctx.record({ ...base, time: Date.now(), outcome: 'fail', definite: true, error: (err as Error).message })
+        ctx.note(`round ${round}: no answer from the deposed leader for ${value} (${(err as Error).message})`)
+      }
+    }),
+  )
 }
 
 /**
@@ -112,32 +142,16 @@ export const zombieLeader: Scenario = {
     const t0 = Date.now()
     b.signal('SIGSTOP')
     ctx.unreachable.add(victim)
-    const pending: Promise<void>[] = []
+    let pending: Promise<void> = Promise.resolve()
     try {
       await ctx.agreed((ps) => ps[0]!.leader >= 0 && ps[0]!.leader !== victim, 'a new leader of partition 0 while the old one is frozen', SESSION_TIMEOUT_MS * 6)
-      for (let i = 0; i < 5; i++) {
-        const value = `zombie-${round}-${i}`
-        pending.push(
-          raw.produce(ctx.topic, 0, batchOf([{ key: null, value: Buffer.from(value) }]), -1).then(
-            (res) => {
-              const ok = res.errorCode === 0
-              ctx.record({ type: 'send', client: `zombie-${round}`, seq: i, value, acks: -1, time: Date.now(), ...(ok ? { outcome: 'ok', partition: 0, offset: Number(res.baseOffset) } : { outcome: 'fail', definite: true, error: `error code ${res.errorCode}` }) })
-              ctx.note(`round ${round}: zombie answered ${value} with error code ${res.errorCode}`)
-            },
-            (err: Error) => {
-              // No answer (connection closed or timed out): the zombie must not have kept it either.
-              ctx.record({ type: 'send', client: `zombie-${round}`, seq: i, value, acks: -1, time: Date.now(), outcome: 'fail', definite: true, error: err.message })
-              ctx.note(`round ${round}: no answer from the zombie for ${value} (${err.message})`)
-            },
-          ),
-        )
-      }
+      pending = produceToZombie(ctx, raw, round)
       await sleep(200)
     } finally {
       b.signal('SIGCONT')
       ctx.unreachable.delete(victim)
     }
-    await Promise.all(pending)
+    await pending
     raw.close()
     ctx.note(`round ${round}: broker ${victim} frozen ${Date.now() - t0} ms in all`)
     return { affected: [0] }
