@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, rmdirSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freeLoopbackPort, startZooKeeper, startZooKeeperEnsemble, type ZooKeeperEnsemble, type ZooKeeperTestServer } from '../harness/index.js'
+import { batchOf, freeLoopbackPort, startZooKeeper, startZooKeeperEnsemble, type ZooKeeperEnsemble, type ZooKeeperTestServer } from '../harness/index.js'
 import { DelayProxy, NetnsLab, netnsUnavailable } from './network.js'
 import { produceToZombie } from './scenarios.js'
 import { SESSION_TIMEOUT_MS, repetitions, sleep, until, type PartitionView, type RoundResult, type Scenario, type ScenarioContext } from './runner.js'
@@ -97,6 +97,22 @@ export function diskFull(): Scenario {
       }
       const failsBefore = ctx.workload.history.filter((o) => o.type === 'send' && o.outcome === 'fail').length
       const t0 = Date.now()
+      // What a producer is told by the full broker, where it leads a partition.
+      const led = view.find((p) => p.leader === victim)
+      if (led !== undefined) {
+        const raw = await b.client()
+        const value = `disk-full-probe-${round}`
+        try {
+          const res = await raw.produce(ctx.topic, led.partition, batchOf([{ key: null, value: Buffer.from(value) }]), -1)
+          ctx.record({ type: 'send', client: 'disk-probe', seq: round, value, acks: -1, time: Date.now(), ...(res.errorCode === 0 ? { outcome: 'ok', partition: led.partition, offset: Number(res.baseOffset) } : { outcome: 'fail', error: `error code ${res.errorCode}` }) })
+          ctx.note(`round ${round}: an acks=all produce to partition ${led.partition} on the full broker got error code ${res.errorCode}${res.errorCode === 56 ? ' (KAFKA_STORAGE_ERROR)' : ''}`)
+        } catch (err) {
+          ctx.record({ type: 'send', client: 'disk-probe', seq: round, value, acks: -1, time: Date.now(), outcome: 'fail', error: (err as Error).message })
+          ctx.note(`round ${round}: an acks=all produce to the full broker got no answer (${(err as Error).message})`)
+        } finally {
+          raw.close()
+        }
+      }
       await sleep(HOLD_MS)
       const out = b.output()
       const errorLines = out.split('\n').filter((l) => /ENOSPC|KAFKA_STORAGE_ERROR|no space left|log dir.*offline/i.test(l))

@@ -116,6 +116,8 @@ export interface ScenarioResult {
   abortedReads: number
   nonMonotonic: number
   failedSends: number
+  /** Failed sends by client and error (the first 60 characters of it). */
+  failures?: Record<string, number>
   failedButVisible: number
   /** Longest gap in acknowledged writes over the rounds (ms), and per round. */
   maxGapMs: number
@@ -178,6 +180,32 @@ export function recordsBelow(log: Buffer, highWatermark: number): { offset: numb
 }
 
 /** Runs a scenario; `save: false` (the smoke test) prints the figures without touching RESULTS.md. */
+/** The batches of a log from a few offsets before `offset` on: offsets, producer id/epoch, transactional, control type. */
+export function batchesAround(log: Buffer, offset: number, before = 3, count = 12): string {
+  const out: string[] = []
+  let pos = 0
+  while (log.length - pos >= 61 && out.length < count) {
+    const size = log.readInt32BE(pos + 8)
+    const end = pos + 12 + size
+    if (size <= 0 || end > log.length) break
+    const base = Number(log.readBigInt64BE(pos))
+    const last = base + log.readInt32BE(pos + 23)
+    if (last >= offset - before) {
+      const attributes = log.readInt16BE(pos + 21)
+      const pid = log.readBigInt64BE(pos + 43)
+      const epoch = log.readInt16BE(pos + 51)
+      let kind = (attributes & 0x10) !== 0 ? 'txn' : 'plain'
+      if ((attributes & 0x20) !== 0) {
+        const key = decodeBatches(log.subarray(pos, end))[0]?.records[0]?.key
+        kind = key != null && key.length >= 4 ? (key.readInt16BE(2) === 0 ? 'ABORT' : 'COMMIT') : 'control'
+      }
+      out.push(`[${base}-${last} pid ${pid} e${epoch} ${kind} leaderEpoch ${log.readInt32BE(pos + 12)}]`)
+    }
+    pos = end
+  }
+  return out.join(' ')
+}
+
 export async function runScenario(s: Scenario, options: { save?: boolean } = {}): Promise<ScenarioResult> {
   const save = options.save ?? true
   const started = Date.now()
@@ -310,6 +338,15 @@ export async function runScenario(s: Scenario, options: { save?: boolean } = {})
     }
 
     const result = check(w.history, { idempotent: true, finalReaders: [FINAL_READER] })
+    // Evidence for an aborted read: the batches around it in every replica's log (producer, transactional,
+    // control type), and the whole history.
+    for (const f of result.errors.filter((e) => e.kind === 'aborted-read').slice(0, 3)) {
+      const m = / at (\d+)@(\d+)/.exec(f.detail)
+      if (m === null) continue
+      const [partition, offset] = [Number(m[1]), Number(m[2])]
+      for (const b of c.brokers) note(`evidence for ${f.detail}: broker ${b.id}: ${batchesAround(replicaLog(b, topic, partition, s.logDir?.(b)), offset)}`)
+    }
+    if (!result.ok && save) writeFileSync(join(RESULTS_DIR, `${s.name}.history.jsonl`), w.history.map((o) => JSON.stringify(o)).join('\n') + '\n')
     const out = toResult(s, result, w.history, gaps, replicasIdentical, replicaDetail, notes, Date.now() - started)
     if (save) saveResult(out)
     print(out)
@@ -346,6 +383,7 @@ function toResult(s: Scenario, r: CheckResult, history: Op[], gaps: number[], re
     abortedReads: r.abortedReads,
     nonMonotonic: r.nonMonotonicPolls + r.nonMonotonicSends,
     failedSends: history.filter((o) => o.type === 'send' && o.outcome === 'fail').length,
+    failures: failureCounts(history),
     failedButVisible: r.failedButVisible,
     maxGapMs: Math.max(0, ...gaps),
     gapsMs: gaps,
@@ -358,10 +396,21 @@ function toResult(s: Scenario, r: CheckResult, history: Op[], gaps: number[], re
   }
 }
 
+function failureCounts(history: Op[]): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const o of history) {
+    if (o.type !== 'send' || o.outcome !== 'fail') continue
+    const k = `${o.client.replace(/-\d+$/, '')}: ${(o.error ?? 'error').slice(0, 60)}`
+    out[k] = (out[k] ?? 0) + 1
+  }
+  return out
+}
+
 function print(r: ScenarioResult): void {
   console.log(
     `[faults] ${r.name}: rounds ${r.rounds}, acknowledged ${r.acknowledged}, polls ${r.polls}, lost ${r.lost}, inconsistent ${r.inconsistent}, duplicates ${r.duplicates}, ` +
       `aborted reads ${r.abortedReads}, non-monotonic ${r.nonMonotonic}, replicas identical ${r.replicasIdentical}, longest ack gap ${r.maxGapMs} ms (${r.gapsMs.join(', ')}), ${Math.round(r.durationMs / 1000)} s` +
+      (r.failedSends > 0 ? `\n  failed sends: ${JSON.stringify(r.failures ?? {})}` : '') +
       (r.examples.length > 0 ? `\n  ${r.examples.join('\n  ')}` : ''),
   )
 }
@@ -405,6 +454,7 @@ export function writeResultsMarkdown(): void {
   for (const r of results) {
     lines.push(`- **${r.name}**: ${r.description}`)
     for (const n of r.notes) lines.push(`  - ${n}`)
+    if (r.failedSends > 0) lines.push(`  - failed sends (retried by the clients until their timeouts, or refused): ${Object.entries(r.failures ?? {}).map(([k, v]) => `${k} ×${v}`).join('; ')}`)
     for (const e of r.examples.slice(0, 5)) lines.push(`  - checker: ${e}`)
   }
   writeFileSync(RESULTS_MD, lines.join('\n') + '\n')

@@ -1,7 +1,7 @@
 // The fault scenarios, each named, bounded and cleaning up what it creates (processes by PID; mounts,
 // namespaces and iptables rules by the scenario that made them). runner.ts runs them; the *.faults.ts
 // files (npm run test:faults) and the smoke test in npm test pick them.
-import { batchOf, type RawClient } from '../harness/index.js'
+import { batchOf, type ClusterBroker, type RawClient } from '../harness/index.js'
 import { longestAckGap } from './checker.js'
 import { SESSION_TIMEOUT_MS, repetitions, sleep, until, type PartitionView, type Scenario, type ScenarioContext } from './runner.js'
 
@@ -45,7 +45,7 @@ function crashRound(signal: Signal, role: Role): Scenario['round'] {
     }
     const t0 = Date.now()
     if (signal === 'SIGKILL') await b.kill()
-    else await b.stop()
+    else await stopOrKill(ctx, b)
     if (led.length > 0) {
       await ctx.agreed((ps) => led.every((p) => ps[p]!.leader >= 0 && ps[p]!.leader !== victim), `new leaders for the partitions broker ${victim} led`, SESSION_TIMEOUT_MS * 6)
       ctx.note(`${signal} ${role} ${victim}: leaders of ${led.join(',')} moved after ${Date.now() - t0} ms`)
@@ -53,6 +53,24 @@ function crashRound(signal: Signal, role: Role): Scenario['round'] {
     await b.start()
     return { affected }
   }
+}
+
+/**
+ * SIGTERM, waiting for the exit; a broker still running after 30 s is noted (with the end of its log)
+ * and SIGKILLed.
+ */
+export async function stopOrKill(ctx: ScenarioContext, b: ClusterBroker): Promise<void> {
+  const t0 = Date.now()
+  try {
+    await b.process!.kill('SIGTERM', 30_000)
+  } catch {
+    const tail = b.output().trim().split('\n').slice(-3).map((l) => l.slice(0, 300)).join(' | ')
+    ctx.note(`broker ${b.id} still running 30 s after SIGTERM (SIGKILLed); its last log lines: ${tail}`)
+    await b.kill()
+    return
+  }
+  const took = Date.now() - t0
+  if (took > 5000) ctx.note(`broker ${b.id} took ${took} ms to exit after SIGTERM`)
 }
 
 export function crash(signal: Signal, role: Role): Scenario {
@@ -77,7 +95,7 @@ export const rollingRestart: Scenario = {
       const led = ledBy(await ctx.view(), b.id)
       const wasController = (await ctx.controller()) === b.id
       const t0 = Date.now()
-      await b.stop()
+      await stopOrKill(ctx, b)
       const stoppedIn = Date.now() - t0
       await b.start()
       await ctx.healed()
