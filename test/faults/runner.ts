@@ -199,7 +199,7 @@ export function batchesAround(log: Buffer, offset: number, before = 3, count = 1
         const key = decodeBatches(log.subarray(pos, end))[0]?.records[0]?.key
         kind = key != null && key.length >= 4 ? (key.readInt16BE(2) === 0 ? 'ABORT' : 'COMMIT') : 'control'
       }
-      out.push(`[${base}-${last} pid ${pid} e${epoch} ${kind} leaderEpoch ${log.readInt32BE(pos + 12)}]`)
+      out.push(`[${base}-${last} pid ${pid} e${epoch} seq ${log.readInt32BE(pos + 53)} ${kind} leaderEpoch ${log.readInt32BE(pos + 12)}]`)
     }
     pos = end
   }
@@ -207,7 +207,7 @@ export function batchesAround(log: Buffer, offset: number, before = 3, count = 1
 }
 
 export async function runScenario(s: Scenario, options: { save?: boolean } = {}): Promise<ScenarioResult> {
-  const save = options.save ?? true
+  const save = (options.save ?? true) && process.env.FAULTS_NO_SAVE === undefined
   const started = Date.now()
   const reason = s.unavailable?.()
   if (reason !== undefined) {
@@ -338,9 +338,9 @@ export async function runScenario(s: Scenario, options: { save?: boolean } = {})
     }
 
     const result = check(w.history, { idempotent: true, finalReaders: [FINAL_READER] })
-    // Evidence for an aborted read: the batches around it in every replica's log (producer, transactional,
+    // Evidence for an aborted read or a duplicate: the batches around it in every replica's log (producer, transactional,
     // control type), and the whole history.
-    for (const f of result.errors.filter((e) => e.kind === 'aborted-read').slice(0, 3)) {
+    for (const f of result.errors.filter((e) => e.kind === 'aborted-read' || e.kind === 'duplicate').slice(0, 3)) {
       const m = / at (\d+)@(\d+)/.exec(f.detail)
       if (m === null) continue
       const [partition, offset] = [Number(m[1]), Number(m[2])]
