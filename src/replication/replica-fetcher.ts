@@ -110,7 +110,16 @@ export class ReplicaFetcher {
         continue
       }
       try {
-        this.#endpoint ??= await this.connect()
+        if (this.#endpoint === undefined) {
+          const endpoint = await this.connect()
+          // stop() ran while connecting: it had no connection to close, so this one is closed here (an open
+          // socket would keep the stopped broker's process alive).
+          if (this.#stopped) {
+            endpoint.close()
+            break
+          }
+          this.#endpoint = endpoint
+        }
       } catch (err) {
         this.logger.warn({ leader: this.sourceBrokerId, err: (err as Error).message }, 'cannot connect to the leader; retrying')
         await this.#sleep(this.settings.backoffMs)

@@ -16,6 +16,7 @@ const ALTER_PARTITION_VERSION = 1
 
 export class ControllerRequests {
   #conn: { controllerId: number; conn: BrokerConnection } | undefined
+  #closed = false
 
   constructor(
     private readonly brokerId: number,
@@ -37,27 +38,40 @@ export class ControllerRequests {
         { version: ALTER_PARTITION_VERSION },
       )
     } catch (err) {
-      this.close()
+      this.#reset()
       throw err
     }
   }
 
   async #connection(): Promise<BrokerConnection> {
+    if (this.#closed) throw new Error('the broker is shutting down')
     let controllerId = this.image.controllerId
     if (controllerId < 0 || !this.image.isLive(controllerId)) controllerId = await this.store.getControllerId()
     if (controllerId < 0) throw new Error('no active controller')
     const cached = this.#conn
     if (cached !== undefined && cached.controllerId === controllerId && !cached.conn.closed) return cached.conn
-    this.close()
+    this.#reset()
     const endpoint = this.image.liveBrokers().find((b) => b.id === controllerId)?.endpoints.find((e) => e.listenerName === this.interBrokerListener)
     if (endpoint === undefined) throw new Error(`no endpoint for controller ${controllerId}`)
     const conn = await BrokerConnection.connect({ host: endpoint.host, port: endpoint.port, clientId: `broker-${this.brokerId}-alter-partition`, connectTimeoutMs: 5000, requestTimeoutMs: 30_000 })
+    if (this.#closed) {
+      // Shut down while connecting (an ISR change still under way): an open socket would keep the process alive.
+      conn.close()
+      throw new Error('the broker is shutting down')
+    }
     this.#conn = { controllerId, conn }
     return conn
   }
 
-  close(): void {
+  /** Drops the connection (it is reopened on the next request). */
+  #reset(): void {
     this.#conn?.conn.close()
     this.#conn = undefined
+  }
+
+  /** At shutdown: the connection goes and no request opens another. */
+  close(): void {
+    this.#closed = true
+    this.#reset()
   }
 }

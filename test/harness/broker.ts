@@ -81,6 +81,10 @@ export interface BrokerProcessOptions {
   readyTimeoutMs?: number
   /** Run the broker under this open-file limit (RLIMIT_NOFILE, soft and hard, set by prlimit(1)). */
   nofile?: number
+  /** The address to listen on; default 127.0.0.1 (a network namespace's address for the fault suite). */
+  host?: string
+  /** A command the broker runs under, e.g. ['ip', 'netns', 'exec', 'ns1'] (it must exec, keeping the PID). */
+  commandPrefix?: string[]
 }
 
 export interface BrokerProcess {
@@ -109,14 +113,16 @@ export async function startBrokerProcess(opts: BrokerProcessOptions = {}): Promi
   if (!existsSync(MAIN_JS)) throw new Error(`${MAIN_JS} is missing: run npx tsc -p tsconfig.json first`)
   const dataDir = opts.dataDir ?? tempDataDir('proc')
   const port = opts.port ?? (await freePort())
+  const host = opts.host ?? '127.0.0.1'
   const args = [
     MAIN_JS,
-    '--override', `listeners=PLAINTEXT://127.0.0.1:${port}`,
+    '--override', `listeners=PLAINTEXT://${host}:${port}`,
     '--override', `log.dirs=${dataDir}`,
     '--override', 'io.threads=1',
     ...(opts.overrides ?? []).flatMap((o) => ['--override', o]),
   ]
-  const [command, argv] = opts.nofile === undefined ? [process.execPath, args] : ['prlimit', [`--nofile=${opts.nofile}`, '--', process.execPath, ...args]]
+  const [plainCommand, plainArgv] = opts.nofile === undefined ? [process.execPath, args] : ['prlimit', [`--nofile=${opts.nofile}`, '--', process.execPath, ...args]]
+  const [command, argv] = opts.commandPrefix === undefined ? [plainCommand, plainArgv] : [opts.commandPrefix[0]!, [...opts.commandPrefix.slice(1), plainCommand, ...plainArgv]]
   const child = spawn(command, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKEIN_LOG_LEVEL: 'info', SKEIN_LOG_FORMAT: 'json' } })
   let out = ''
   let exited: number | string | null = null
@@ -153,9 +159,9 @@ export async function startBrokerProcess(opts: BrokerProcessOptions = {}): Promi
   return {
     child,
     pid,
-    host: '127.0.0.1',
+    host,
     port,
-    bootstrap: `127.0.0.1:${port}`,
+    bootstrap: `${host}:${port}`,
     dataDir,
     output: () => out,
     rssKiB() {

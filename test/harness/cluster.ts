@@ -21,6 +21,12 @@ export interface ClusterOptions {
   sessionTimeoutMs?: number
   /** An already running ZooKeeper (the cluster then leaves it running at stop). */
   zookeeper?: ZooKeeperTestServer
+  /** The address a broker listens on (default 127.0.0.1), e.g. its network namespace's. */
+  brokerHost?: (id: number) => string
+  /** A broker's port (default a free loopback port), e.g. one a proxy in front of it forwards to. */
+  brokerPort?: (id: number) => number | undefined
+  /** A command a broker runs under (e.g. ip netns exec NS), see BrokerProcessOptions.commandPrefix. */
+  brokerCommandPrefix?: (id: number) => string[] | undefined
 }
 
 export class ClusterBroker {
@@ -31,10 +37,12 @@ export class ClusterBroker {
     readonly id: number,
     readonly port: number,
     private readonly overrides: string[],
+    readonly host = '127.0.0.1',
+    private readonly commandPrefix?: string[],
   ) {}
 
   get bootstrap(): string {
-    return `127.0.0.1:${this.port}`
+    return `${this.host}:${this.port}`
   }
 
   get pid(): number {
@@ -49,7 +57,7 @@ export class ClusterBroker {
   /** Starts the process (again, on the same port and data dir) and resolves once it logs that it is ready. */
   async start(): Promise<void> {
     if (this.alive()) throw new Error(`broker ${this.id} is already running`)
-    this.process = await startBrokerProcess({ dataDir: this.dataDir, port: this.port, overrides: this.overrides, readyTimeoutMs: 60_000 })
+    this.process = await startBrokerProcess({ dataDir: this.dataDir, port: this.port, host: this.host, commandPrefix: this.commandPrefix, overrides: this.overrides, readyTimeoutMs: 60_000 })
     killWhenOrphaned(this.process.pid)
   }
 
@@ -81,7 +89,7 @@ export class ClusterBroker {
 
   /** A raw client connected to this broker. */
   client(): Promise<RawClient> {
-    return RawClient.connect('127.0.0.1', this.port)
+    return RawClient.connect(this.host, this.port)
   }
 }
 
@@ -118,7 +126,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<TestCl
       ...(options.overrides ?? []),
       ...(options.brokerOverrides?.(id) ?? []),
     ]
-    brokers.push(new ClusterBroker(id, await freeLoopbackPort(), overrides))
+    brokers.push(new ClusterBroker(id, options.brokerPort?.(id) ?? (await freeLoopbackPort()), overrides, options.brokerHost?.(id), options.brokerCommandPrefix?.(id)))
   }
   const cluster: TestCluster = {
     zookeeper,

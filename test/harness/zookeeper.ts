@@ -101,6 +101,8 @@ export interface ZooKeeperServerOptions {
   tickTime?: number
   /** How long start() waits for the server to serve. Default 30 s. */
   startTimeoutMs?: number
+  /** clientPortAddress (default 127.0.0.1): the fault suite's brokers in network namespaces reach it on a bridge's address. */
+  clientPortAddress?: string
 }
 
 interface PeerPorts {
@@ -112,7 +114,6 @@ interface PeerPorts {
 
 /** One ZooKeeper server process (standalone, or one member of an ensemble). */
 export class ZooKeeperServerProcess {
-  readonly host = '127.0.0.1'
   private child: ChildProcess | undefined
   private exited: Promise<void> = Promise.resolve()
   private spawnError: Error | undefined
@@ -124,9 +125,11 @@ export class ZooKeeperServerProcess {
     /** Temp dir with zoo.cfg, data/ and zookeeper.out. */
     readonly dir: string,
     private readonly startTimeoutMs: number,
+    /** Its clientPortAddress (four-letter words and clients use it). */
+    readonly host: string = '127.0.0.1',
   ) {}
 
-  /** '127.0.0.1:<port>' */
+  /** '<host>:<port>' */
   get address(): string {
     return `${this.host}:${this.port}`
   }
@@ -179,8 +182,8 @@ export class ZooKeeperServerProcess {
     while (Date.now() < deadline) {
       if (this.spawnError !== undefined) throw new Error(`could not run ${ZK_SERVER_SH}: ${this.spawnError.message}`)
       if (!this.running) throw new Error(`ZooKeeper ${this.id} exited during start-up (code ${this.child?.exitCode}, signal ${this.child?.signalCode}):\n${this.logTail()}`)
-      if ((await fourLetterWord(this.port, 'ruok', 1000)) === 'imok') {
-        last = await fourLetterWord(this.port, 'srvr', 1000)
+      if ((await fourLetterWord(this.port, 'ruok', 1000, this.host)) === 'imok') {
+        last = await fourLetterWord(this.port, 'srvr', 1000, this.host)
         const mode = /Mode: (\w+)/.exec(last)
         if (mode !== null) return mode[1]!
       }
@@ -219,7 +222,7 @@ export class ZooKeeperServerProcess {
 
   /** Mode from srvr ('leader', 'follower', 'standalone'), or undefined when not serving. */
   async mode(): Promise<string | undefined> {
-    const srvr = await fourLetterWord(this.port, 'srvr', 1000)
+    const srvr = await fourLetterWord(this.port, 'srvr', 1000, this.host)
     return /Mode: (\w+)/.exec(srvr)?.[1]
   }
 
@@ -232,7 +235,7 @@ export class ZooKeeperServerProcess {
   }
 }
 
-function writeConfig(dir: string, me: PeerPorts, peers: PeerPorts[], tickTime: number): void {
+function writeConfig(dir: string, me: PeerPorts, peers: PeerPorts[], tickTime: number, clientPortAddress = '127.0.0.1'): void {
   const dataDir = join(dir, 'data')
   mkdirSync(dataDir, { recursive: true })
   const lines = [
@@ -241,7 +244,7 @@ function writeConfig(dir: string, me: PeerPorts, peers: PeerPorts[], tickTime: n
     'syncLimit=10',
     `dataDir=${dataDir}`,
     `clientPort=${me.clientPort}`,
-    'clientPortAddress=127.0.0.1',
+    `clientPortAddress=${clientPortAddress}`,
     'admin.enableServer=false',
     '4lw.commands.whitelist=ruok,srvr,mntr,stat',
     'maxClientCnxns=0',
@@ -268,8 +271,8 @@ export async function startZooKeeper(options: ZooKeeperServerOptions = {}): Prom
   if (missing !== undefined) throw new Error(missing)
   const dir = mkdtempSync(join(tmpdir(), 'skein-zk-'))
   const me: PeerPorts = { id: 0, clientPort: await freeLoopbackPort(), quorumPort: 0, electionPort: 0 }
-  writeConfig(dir, me, [], options.tickTime ?? 500)
-  const server = new ZooKeeperServerProcess(0, me.clientPort, dir, options.startTimeoutMs ?? 30_000)
+  writeConfig(dir, me, [], options.tickTime ?? 500, options.clientPortAddress)
+  const server = new ZooKeeperServerProcess(0, me.clientPort, dir, options.startTimeoutMs ?? 30_000, options.clientPortAddress)
   try {
     await server.start()
   } catch (err) {

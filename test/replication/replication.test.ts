@@ -229,4 +229,34 @@ describe('a replica fetcher', () => {
     await lm.close()
     await fm.close()
   })
+
+  it('closes a connection to the leader that completes after stop (it would keep a stopped broker alive)', async () => {
+    let finishConnect: (e: LeaderEndpoint) => void = () => {}
+    let connecting = false
+    let closed = 0
+    const endpoint: LeaderEndpoint = {
+      fetch: () => new Promise(() => {}),
+      offsets: async () => ({ errorCode: 0, logEndOffset: 0, logStartOffset: 0 }),
+      close: () => void closed++,
+    }
+    const never = (): never => {
+      throw new Error('not used')
+    }
+    const fetcher = new ReplicaFetcher(
+      1,
+      () => {
+        connecting = true
+        return new Promise<LeaderEndpoint>((resolve) => (finishConnect = resolve))
+      },
+      { append: never, truncate: never, endOffsetForEpoch: never, state: never } as unknown as FollowerLog,
+      { maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, partitionMaxBytes: 1 << 20, backoffMs: 20 },
+      createLogger({ level: 'silent' }),
+    )
+    fetcher.add([{ topic: 't', partition: 0, leaderEpoch: 0, fetchOffset: 0, lastFetchedEpoch: -1, highWatermark: 0 }])
+    await until('the fetcher connecting', () => connecting)
+    const stopped = fetcher.stop()
+    finishConnect(endpoint)
+    await Promise.race([stopped, new Promise((r) => setTimeout(r, 2000))])
+    expect(closed).toBe(1)
+  })
 })

@@ -1,0 +1,313 @@
+// Fault scenarios in the cluster's environment rather than its processes: the ZooKeeper leader killed in
+// a 3-node ensemble, a full disk under one broker (a tmpfs mount), a slow link (DelayProxy), and network
+// faults between brokers in namespaces (NetnsLab): the leader cut from its followers, the leader cut from
+// ZooKeeper, a follower cut off, random packet loss, a bandwidth cap. Each cleans up what it created.
+import { execFileSync } from 'node:child_process'
+import { closeSync, mkdtempSync, openSync, rmdirSync, rmSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { batchOf, freeLoopbackPort, startZooKeeper, startZooKeeperEnsemble, type ZooKeeperEnsemble, type ZooKeeperTestServer } from '../harness/index.js'
+import { DelayProxy, NetnsLab, netnsUnavailable } from './network.js'
+import { produceToZombie } from './scenarios.js'
+import { SESSION_TIMEOUT_MS, repetitions, sleep, until, type PartitionView, type RoundResult, type Scenario, type ScenarioContext } from './runner.js'
+
+const HOLD_MS = 12_000
+
+export function zookeeperLeaderKilled(): Scenario {
+  let ensemble: ZooKeeperEnsemble | undefined
+  return {
+    name: 'zookeeper-leader-killed',
+    description: 'The leader of a 3-node ZooKeeper ensemble SIGKILLed (the brokers\' sessions move to the other servers), then restarted; the brokers keep serving and nothing is lost.',
+    rounds: Math.max(1, Math.ceil(repetitions() / 2)),
+    cluster: {
+      async setup() {
+        ensemble = await startZooKeeperEnsemble(3)
+        const e = ensemble
+        const zookeeper: ZooKeeperTestServer = { server: e.servers[0]!, connectString: e.connectString, stop: () => e.stop() }
+        return { options: { zookeeper }, cleanup: () => e.stop() }
+      },
+    },
+    async round(ctx) {
+      const e = ensemble!
+      const modes = await Promise.all(e.servers.map((s) => s.mode()))
+      const leader = e.servers[modes.indexOf('leader')]
+      if (leader === undefined) throw new Error(`no ZooKeeper leader (modes ${modes.join(',')})`)
+      const t0 = Date.now()
+      leader.kill('SIGKILL')
+      await leader.waitForExit()
+      const next = await until('a new ZooKeeper leader', async () => {
+        for (const s of e.servers) if (s !== leader && (await s.mode()) === 'leader') return s.id
+        return undefined
+      }, 30_000)
+      ctx.note(`ZooKeeper leader ${leader.id} killed; server ${next} led after ${Date.now() - t0} ms`)
+      await sleep(SESSION_TIMEOUT_MS)
+      leader.launch()
+      await leader.waitUntilServing()
+      return { affected: (await ctx.view()).map((p) => p.partition) }
+    },
+  }
+}
+
+/**
+ * Disk full: broker 3's log dir is a small tmpfs. A round fills it (a filler file up to ENOSPC) under the
+ * workload, holds, frees the space and waits for recovery (restarting broker 3 if it does not come back by
+ * itself, as Kafka needs a restart to bring an offline log dir back). Nothing acknowledged may be lost and
+ * the replicas must agree: the broker refuses writes it cannot make, it never corrupts them.
+ */
+export function diskFull(): Scenario {
+  const victim = 3
+  let mount: string | undefined
+  return {
+    name: 'disk-full',
+    description: 'Broker 3\'s log dir (a 64 MiB tmpfs) filled up under the workload for a while, then space freed: writes refused with an error, no corruption, recovery when space returns.',
+    rounds: Math.max(1, Math.ceil(repetitions() / 5)),
+    unavailable: () => (process.getuid?.() === 0 ? undefined : 'needs root (mount -t tmpfs)'),
+    logDir: (b) => (b.id === victim ? mount : undefined),
+    cluster: {
+      async setup() {
+        const dir = mkdtempSync(join(tmpdir(), 'skein-faults-disk-'))
+        execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64m', 'tmpfs', dir])
+        mount = dir
+        return {
+          options: { brokerOverrides: (id: number) => (id === victim ? [`log.dirs=${dir}`] : []) },
+          async cleanup() {
+            execFileSync('umount', [dir])
+            rmdirSync(dir)
+          },
+        }
+      },
+    },
+    async round(ctx, round) {
+      const b = ctx.cluster.broker(victim)
+      const view = await ctx.view()
+      const affected = view.filter((p) => p.replicas.includes(victim)).map((p) => p.partition)
+      const filler = join(mount!, `filler-${round}`)
+      const fd = openSync(filler, 'w')
+      const chunk = Buffer.alloc(1 << 20)
+      let filled = 0
+      try {
+        for (;;) {
+          writeSync(fd, chunk)
+          filled += chunk.length
+        }
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err
+      } finally {
+        closeSync(fd)
+      }
+      const failsBefore = ctx.workload.history.filter((o) => o.type === 'send' && o.outcome === 'fail').length
+      const t0 = Date.now()
+      // What a producer is told by the full broker, where it leads a partition.
+      const led = view.find((p) => p.leader === victim)
+      if (led !== undefined) {
+        const raw = await b.client()
+        const value = `disk-full-probe-${round}`
+        try {
+          const res = await raw.produce(ctx.topic, led.partition, batchOf([{ key: null, value: Buffer.from(value) }]), -1)
+          ctx.record({ type: 'send', client: 'disk-probe', seq: round, value, acks: -1, time: Date.now(), ...(res.errorCode === 0 ? { outcome: 'ok', partition: led.partition, offset: Number(res.baseOffset) } : { outcome: 'fail', error: `error code ${res.errorCode}` }) })
+          ctx.note(`round ${round}: an acks=all produce to partition ${led.partition} on the full broker got error code ${res.errorCode}${res.errorCode === 56 ? ' (KAFKA_STORAGE_ERROR)' : ''}`)
+        } catch (err) {
+          ctx.record({ type: 'send', client: 'disk-probe', seq: round, value, acks: -1, time: Date.now(), outcome: 'fail', error: (err as Error).message })
+          ctx.note(`round ${round}: an acks=all produce to the full broker got no answer (${(err as Error).message})`)
+        } finally {
+          raw.close()
+        }
+      }
+      await sleep(HOLD_MS)
+      const out = b.output()
+      const errorLines = out.split('\n').filter((l) => /ENOSPC|KAFKA_STORAGE_ERROR|no space left|log dir.*offline/i.test(l))
+      const storageErrors = errorLines.length
+      if (errorLines.length > 0) ctx.note(`round ${round}: broker ${victim}'s first storage error: ${errorLines[0]!.slice(0, 300)}`)
+      ctx.note(
+        `round ${round}: filled ${filled >> 20} MiB; after ${HOLD_MS} ms broker ${victim} ${b.alive() ? 'alive' : 'exited'}, ${storageErrors} storage error lines in its log, ` +
+          `${ctx.workload.history.filter((o) => o.type === 'send' && o.outcome === 'fail').length - failsBefore} failed sends`,
+      )
+      rmSync(filler)
+      if (!b.alive()) {
+        ctx.note(`round ${round}: broker ${victim} had stopped (last log: ${out.trim().split('\n').slice(-2).join(' | ').slice(0, 400)}); restarted`)
+        await b.start()
+      } else {
+        try {
+          await ctx.healed(20_000)
+          ctx.note(`round ${round}: recovered by itself ${Date.now() - t0 - HOLD_MS} ms after space returned`)
+        } catch {
+          ctx.note(`round ${round}: not recovered 20 s after space returned; restarted broker ${victim}`)
+          await b.kill()
+          await b.start()
+        }
+      }
+      return { affected }
+    },
+  }
+}
+
+/** Broker 1 reached by everyone through a DelayProxy; a round adds 200 ms per direction for a while. */
+export function slowLink(): Scenario {
+  let proxy: DelayProxy | undefined
+  return {
+    name: 'slow-link',
+    description: 'Every connection to broker 1 (clients, followers, controller) through a userspace TCP proxy that adds 200 ms each way for a while (netem is unavailable here).',
+    rounds: Math.max(1, Math.ceil(repetitions() / 5)),
+    cluster: {
+      async setup() {
+        const port = await freeLoopbackPort()
+        proxy = await DelayProxy.start(() => port)
+        const p = proxy
+        return {
+          options: { brokerPort: (id: number) => (id === 1 ? port : undefined), brokerOverrides: (id: number) => (id === 1 ? [`advertised.listeners=PLAINTEXT://127.0.0.1:${p.port}`] : []) },
+          cleanup: () => p.close(),
+        }
+      },
+    },
+    async round(ctx) {
+      const view = await ctx.view()
+      proxy!.delayMs = 200
+      await sleep(HOLD_MS)
+      proxy!.delayMs = 0
+      return { affected: view.filter((p) => p.leader === 1).map((p) => p.partition) }
+    },
+  }
+}
+
+function describe(view: PartitionView[]): string {
+  return view.map((p) => `${p.partition}: leader ${p.leader} isr ${p.isr.join(',')}`).join('; ')
+}
+
+type NetRound = (ctx: ScenarioContext, lab: NetnsLab, zkPort: number, round: number) => Promise<RoundResult>
+
+/** A scenario whose brokers each run in a network namespace, ZooKeeper on the bridge's host address. */
+function netns(name: string, description: string, round: NetRound): Scenario {
+  let lab: NetnsLab | undefined
+  let zk: ZooKeeperTestServer | undefined
+  return {
+    name,
+    description,
+    rounds: Math.max(1, Math.ceil(repetitions() / 5)),
+    unavailable: netnsUnavailable,
+    cluster: {
+      async setup() {
+        const l = new NetnsLab([1, 2, 3])
+        try {
+          l.setup()
+          zk = await startZooKeeper({ clientPortAddress: l.hostIp })
+        } catch (err) {
+          l.cleanup()
+          throw err
+        }
+        lab = l
+        const z = zk
+        return {
+          options: { zookeeper: z, brokerHost: (id: number) => l.ip(id), brokerCommandPrefix: (id: number) => l.prefix(id) },
+          async cleanup() {
+            await z.stop()
+            l.cleanup()
+            const left = l.leftovers()
+            if (left.length > 0) throw new Error(`left behind: ${left.join(', ')}`)
+          },
+        }
+      },
+    },
+    async round(ctx, r) {
+      try {
+        return await round(ctx, lab!, zk!.server.port, r)
+      } finally {
+        for (const id of lab!.ids) lab!.heal(id)
+        ctx.unreachable.clear()
+      }
+    },
+  }
+}
+
+export function networkScenarios(): Scenario[] {
+  return [
+    netns(
+      'partition-leader-from-followers',
+      'The partition-0 leader cut from both followers (iptables DROP in its namespace) but not from ZooKeeper or clients, for 12 s: followers fall out of its ISR, acks=all stops (min.insync.replicas=2), nothing acknowledged is lost; after healing the ISR re-expands.',
+      async (ctx, lab, _zk, round) => {
+        const [p0] = await ctx.view()
+        const leader = p0!.leader
+        const followers = p0!.replicas.filter((r) => r !== leader)
+        lab.cut(leader, followers.map((f) => lab.ip(f)))
+        await sleep(HOLD_MS)
+        const [seen] = await ctx.view()
+        ctx.note(`round ${round}: leader ${leader} cut from ${followers.join(',')}; after ${HOLD_MS} ms partition 0 led by ${seen!.leader}, ISR ${seen!.isr.join(',')}`)
+        return { affected: [0] }
+      },
+    ),
+    netns(
+      'partition-leader-from-zookeeper',
+      'The partition-0 leader cut from ZooKeeper only, past its session timeout: the controller elects another leader; the cut-off broker, still reachable by clients and followers, must not acknowledge anything that is then lost; after healing it rejoins as a follower.',
+      async (ctx, lab, zkPort, round) => {
+        const [p0] = await ctx.view()
+        const leader = p0!.leader
+        const t0 = Date.now()
+        lab.cut(leader, [lab.hostIp], zkPort)
+        // The cut-off broker still answers clients, from its own stale view: ask the others.
+        ctx.unreachable.add(leader)
+        const raw = await ctx.cluster.broker(leader).client()
+        try {
+          const [moved] = await ctx.agreed((ps) => ps[0]!.leader >= 0 && ps[0]!.leader !== leader, 'another leader of partition 0', SESSION_TIMEOUT_MS * 6)
+          ctx.note(`round ${round}: leader ${leader} cut from ZooKeeper; partition 0 moved to ${moved!.leader} after ${Date.now() - t0} ms`)
+          // It still serves: acks=all writes sent to it now must fail and never be seen.
+          await produceToZombie(ctx, raw, round)
+        } finally {
+          raw.close()
+          lab.heal(leader)
+          ctx.unreachable.delete(leader)
+        }
+        return { affected: [0] }
+      },
+    ),
+    netns(
+      'follower-cut-off',
+      'A follower (not the controller) cut from the other brokers for 12 s: the leaders shrink their ISRs without it (replica.lag.time.max.ms=3000), and after healing it catches up and the ISRs re-expand.',
+      async (ctx, lab, _zk, round) => {
+        const view = await ctx.view()
+        const controller = await ctx.controller()
+        const victim = view[0]!.replicas.find((r) => r !== view[0]!.leader && r !== controller) ?? view[0]!.replicas.find((r) => r !== view[0]!.leader)!
+        const others = lab.ids.filter((id) => id !== victim)
+        const t0 = Date.now()
+        lab.cut(victim, others.map((o) => lab.ip(o)))
+        // Cut from the controller, it answers a stale view: ask the others.
+        ctx.unreachable.add(victim)
+        const shrunk = await until('an ISR without the cut-off follower', async () => {
+          const ps = await ctx.view()
+          return ps.some((p) => p.leader !== victim && !p.isr.includes(victim)) ? Date.now() - t0 : undefined
+        }, HOLD_MS * 2).catch(() => undefined)
+        if (shrunk === undefined) throw new Error(`no ISR shrank without the cut-off follower ${victim}`)
+        ctx.note(`round ${round}: follower ${victim} cut off; an ISR shrank without it after ${shrunk} ms`)
+        await sleep(Math.max(0, HOLD_MS - shrunk))
+        ctx.note(`round ${round}: controller ${controller}; before the cut ${describe(view)}; at the end of the cut ${describe(await ctx.view())}`)
+        lab.heal(victim)
+        ctx.unreachable.delete(victim)
+        const t1 = Date.now()
+        await ctx.healed()
+        ctx.note(`round ${round}: healed; full ISRs again after ${Date.now() - t1} ms`)
+        // Partitions it follows (one it leads is cut from its followers: unavailable, as in partition-leader-from-followers).
+        return { affected: view.filter((p) => p.replicas.includes(victim) && p.leader !== victim).map((p) => p.partition) }
+      },
+    ),
+    netns(
+      'packet-loss',
+      'Random loss of 10% of the packets in and out of the partition-0 leader (iptables -m statistic --mode random) for 12 s.',
+      async (ctx, lab, _zk, round) => {
+        const [p0] = await ctx.view()
+        lab.loss(p0!.leader, 0.1)
+        await sleep(HOLD_MS)
+        ctx.note(`round ${round}: 10% loss at broker ${p0!.leader}`)
+        return { affected: [0] }
+      },
+    ),
+    netns(
+      'bandwidth-cap',
+      'The partition-0 leader\'s link capped at 256 kbit/s both ways (tc qdisc tbf) for 12 s.',
+      async (ctx, lab, _zk, round) => {
+        const [p0] = await ctx.view()
+        lab.cap(p0!.leader, '256kbit')
+        await sleep(HOLD_MS)
+        ctx.note(`round ${round}: tbf 256kbit at broker ${p0!.leader}`)
+        return { affected: [0] }
+      },
+    ),
+  ]
+}
