@@ -98,6 +98,40 @@ export class AclAuthorizer {
     return decision
   }
 
+  /**
+   * Whether the principal may do the operation on at least one resource of the type (Kafka's
+   * Authorizer#authorizeByResourceType, KIP-679: an idempotent producer needs Write on some topic): an
+   * Allow for it, literal or prefixed, that no Deny covers (a literal Deny of the same name or of "*",
+   * or a Deny prefix of it).
+   */
+  authorizeByResourceType(principal: string, host: string, operation: number, resourceType: number): boolean {
+    if (this.superUsers.has(principal)) return true
+    const candidates = this.byType.get(resourceType) ?? []
+    if (candidates.length === 0) return this.settings.allowEveryoneIfNoAclFound
+    const allowLiterals: string[] = []
+    const allowPrefixes: string[] = []
+    const denyLiterals = new Set<string>()
+    const denyPrefixes: string[] = []
+    for (const b of candidates) {
+      if (b.principal !== principal && b.principal !== 'User:*') continue
+      if (b.host !== host && b.host !== WILDCARD) continue
+      if (b.operation !== operation && b.operation !== AclOperation.ALL) continue
+      const literal = b.patternType === PatternType.LITERAL
+      if (b.permission === AclPermission.DENY) {
+        if (literal && b.resourceName === WILDCARD) return false
+        if (literal) denyLiterals.add(b.resourceName)
+        else denyPrefixes.push(b.resourceName)
+      } else if (literal) {
+        if (b.resourceName === WILDCARD) return true
+        allowLiterals.push(b.resourceName)
+      } else {
+        allowPrefixes.push(b.resourceName)
+      }
+    }
+    const deniedByPrefix = (name: string): boolean => denyPrefixes.some((p) => name.startsWith(p))
+    return allowLiterals.some((n) => !denyLiterals.has(n) && !deniedByPrefix(n)) || allowPrefixes.some((p) => !deniedByPrefix(p))
+  }
+
   private decide(principal: string, host: string, operation: number, resourceType: number, name: string): boolean {
     const candidates = this.byType.get(resourceType)
     let matchedAny = false

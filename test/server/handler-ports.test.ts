@@ -218,7 +218,8 @@ function harness(): Harness {
     fetchSessions: new FetchSessionCache(10),
     control: untouchable('control'),
     scram: untouchable('scram'),
-    acl: { enabled: false, authorize: () => true, describe: () => [], create: async () => [], delete: async () => [] },
+    acl: { enabled: false, authorize: () => true,
+      authorizeByResourceType: () => true, describe: () => [], create: async () => [], delete: async () => [] },
     log: untouchable('log'),
     apiVersions: [],
   }
