@@ -293,6 +293,7 @@ export class Broker {
             maxConnections: current.getInt('max.connections'),
             maxConnectionsPerIp: current.getInt('max.connections.per.ip'),
             perIpOverrides: parseConnectionOverrides(current.getString('max.connections.per.ip.overrides') ?? ''),
+            maxConnectionCreationRate: current.getInt('max.connection.creation.rate'),
             interBrokerListener,
           }
         }
