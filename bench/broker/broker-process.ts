@@ -15,7 +15,7 @@ export { freePort }
 /** The repository root (dist/bench/broker/ is three levels below it). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
 export const MAIN_JS = join(REPO_ROOT, 'dist', 'src', 'main.js')
-export const SKEIN_JS = join(REPO_ROOT, 'dist', 'src', 'cli', 'skein.js')
+export const SKEIN_JS = join(REPO_ROOT, 'dist', 'src', 'skein.js')
 
 export function benchDir(tag: string, parent = tmpdir()): string {
   return mkdtempSync(join(parent, `skein-bench-${tag}-`))
