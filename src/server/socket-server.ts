@@ -2,7 +2,7 @@
 // Sockets stay on the main thread (Node 20 cannot hand sockets to worker threads); partition work is
 // sent to the shard workers and comes back as offsets and file regions.
 import { createServer, type Server, type Socket } from 'node:net'
-import { createServer as createTlsServer, type TLSSocket } from 'node:tls'
+import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket, type TlsOptions } from 'node:tls'
 import { SaslServerAuthenticator } from '../auth/sasl/authenticator.js'
 import type { Listener } from '../config/listeners.js'
 import type { Logger } from '../observability/logger.js'
@@ -59,6 +59,7 @@ export class SocketServer {
   }
 
   private readonly listenerNames: string[] = []
+  private readonly tlsServers = new Map<string, TlsServer>()
 
   async listen(listeners: readonly Listener[]): Promise<BoundListener[]> {
     const bound: BoundListener[] = []
@@ -68,7 +69,9 @@ export class SocketServer {
       let server: Server
       if (security?.tls !== undefined) {
         // 'secureConnection': the handshake is done (and the client certificate verified when required).
-        server = createTlsServer({ ...security.tls.options, noDelay: true }, (socket) => this.accept(socket, listener.name, security))
+        const tlsServer = createTlsServer({ ...security.tls.options, noDelay: true }, (socket) => this.accept(socket, listener.name, security))
+        this.tlsServers.set(listener.name, tlsServer)
+        server = tlsServer
         server.on('tlsClientError', (err) => this.log.debug({ err: err.message, listener: listener.name }, 'TLS handshake failed'))
       } else {
         server = createServer({ noDelay: true, pauseOnConnect: false }, (socket) => this.accept(socket, listener.name, security))
@@ -155,6 +158,11 @@ export class SocketServer {
     if (this.creationTokens < 1) return false
     this.creationTokens -= 1
     return true
+  }
+
+  /** New key and trust material for a TLS listener's new connections (dynamic SSL reconfiguration); open ones keep theirs. */
+  setSecureContext(listenerName: string, options: TlsOptions): void {
+    this.tlsServers.get(listenerName)?.setSecureContext(options)
   }
 
   /** Stops accepting, waits (bounded) for in-flight requests to be answered, then closes everything. */
