@@ -6,7 +6,7 @@
 // Flags: --quick (fewer records, shorter runs, smaller logs), --records N, --fetch-gb 1,3 (log sizes of
 // the random-fetch workload), --start-partitions N, --data-dir DIR (parent of the temp dirs, default the
 // OS temp dir), --only a,b (workloads: limits, redis, nats, produce, consume, latency, scale, threads,
-// fetch, start, memory, cluster), --no-write (print only; RESULTS.md and the SVG stay untouched),
+// fetch, start, memory, tls, acl, cluster), --no-write (print only; RESULTS.md and the SVG stay untouched),
 // --failover-runs N (cluster). The cluster workload (bench/broker/cluster.ts: 3 brokers on ZooKeeper beside a
 // single broker) writes bench/CLUSTER-RESULTS.md; `--only cluster` leaves RESULTS.md untouched.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url'
 import { spawn } from 'node:child_process'
 import { Admin } from '../src/client/admin.js'
 import { brokerConfigDef } from '../src/config/index.js'
-import { benchDir, processCpuMicros, SKEIN_JS, startBroker, type RunningBroker } from './broker/broker-process.js'
+import { benchDir, freePort, processCpuMicros, SKEIN_JS, startBroker, type RunningBroker } from './broker/broker-process.js'
 import { fetchLatencyBySize, type FetchPoint } from './broker/fetch-latency.js'
 import { diskLimits, lastJsonLine, loopbackMBps, machineInfo, type DiskLimits } from './broker/machine.js'
 import { natsPeer, WINDOWS as NATS_WINDOWS, type NatsResult } from './broker/nats-peer.js'
@@ -26,6 +26,8 @@ import { rawConsume, type RawConsumeResult } from './broker/raw-consume.js'
 import { rdkafkaPerf, type RdkafkaPerfResult } from './broker/rdkafka-perf.js'
 import { runNode } from './broker/run.js'
 import { clusterBench, writeClusterResults, type ClusterBenchOptions } from './broker/cluster.js'
+import { aclBindings, makeBenchCertificates, TLS_BROKER_OVERRIDES } from './broker/security.js'
+import type { ClientSecurity } from '../src/client/sasl.js'
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url)) // dist/bench
 const SOURCE_BENCH_DIR = join(BENCH_DIR, '..', '..', 'bench')
@@ -35,7 +37,7 @@ const GiB = 2 ** 30
 
 // --- flags ---
 
-const ALL = ['limits', 'redis', 'nats', 'produce', 'consume', 'latency', 'scale', 'threads', 'fetch', 'start', 'memory', 'cluster'] as const
+const ALL = ['limits', 'redis', 'nats', 'produce', 'consume', 'latency', 'scale', 'threads', 'fetch', 'start', 'memory', 'tls', 'acl', 'cluster'] as const
 type Workload = (typeof ALL)[number]
 
 function flag(name: string): string | undefined {
@@ -93,6 +95,10 @@ const r: {
   threads: { ioThreads: number; recordsPerSec: number; runs: number[]; cpuUsPerRecord: number; latency: NonNullable<typeof r.e2e> }[]
   fetch?: FetchPoint[]
   start?: StartRun & { limit: number; fallback?: StartRun }
+  /** Produce and consume over PLAINTEXT and SSL on one broker, with the broker's CPU per record. */
+  tls?: { listener: string; produceRecordsPerSec: number; produceCpuUs: number; consumeRecordsPerSec: number; consumeCpuUs: number }[]
+  /** Produce without an authorizer and with one holding 1,000 ACLs. */
+  acl?: { setting: string; recordsPerSec: number; runs: number[]; cpuUsPerRecord: number }[]
   memory?: { startKiB: number; idleKiB: number; peakKiB: number; endKiB: number; idle: number; producers: number; recordsPerSec: number }
 } = { byPartitions: [], threads: [] }
 
@@ -185,14 +191,14 @@ async function perfProduce(bootstrap: string, topic: string, n: number, extra: s
   return JSON.parse(lastJsonLine(out)) as PerfProduce
 }
 
-async function perfConsume(bootstrap: string, topic: string, n: number): Promise<PerfConsume> {
-  const out = await runNode([SKEIN_JS, 'perf', 'consume', '--bootstrap-server', bootstrap, '--topic', topic, '--messages', String(n), '--json'], 300000)
+async function perfConsume(bootstrap: string, topic: string, n: number, extra: string[] = []): Promise<PerfConsume> {
+  const out = await runNode([SKEIN_JS, 'perf', 'consume', '--bootstrap-server', bootstrap, '--topic', topic, '--messages', String(n), ...extra, '--json'], 300000)
   return JSON.parse(lastJsonLine(out)) as PerfConsume
 }
 
-async function withBroker<T>(tag: string, overrides: string[], fn: (b: RunningBroker) => Promise<T>): Promise<T> {
+async function withBroker<T>(tag: string, overrides: string[], fn: (b: RunningBroker) => Promise<T>, port?: number): Promise<T> {
   const dir = benchDir(tag, dataParent)
-  const broker = await startBroker({ dataDir: dir, overrides })
+  const broker = await startBroker({ dataDir: dir, overrides, port })
   try {
     return await fn(broker)
   } catch (err) {
@@ -201,6 +207,14 @@ async function withBroker<T>(tag: string, overrides: string[], fn: (b: RunningBr
     await broker.stop()
     rmSync(dir, { recursive: true, force: true })
   }
+}
+
+/** A warm-up, then the better of two timed produce runs, with the broker's CPU per record over both. */
+async function produceWithCpu(b: RunningBroker, topic: string, n: number): Promise<{ recordsPerSec: number; runs: number[]; cpuUsPerRecord: number }> {
+  await perfProduce(b.bootstrap, topic, Math.max(1000, Math.floor(n / 5)))
+  const cpu = processCpuMicros(b.pid)
+  const runs = [(await perfProduce(b.bootstrap, topic, n)).recordsPerSec, (await perfProduce(b.bootstrap, topic, n)).recordsPerSec]
+  return { recordsPerSec: Math.max(...runs), runs, cpuUsPerRecord: (processCpuMicros(b.pid) - cpu) / (2 * n) }
 }
 
 /** Runs one workload; a failure is reported in the table and the notes instead of ending the run. */
@@ -474,6 +488,73 @@ async function startTime(partitions: number): Promise<StartRun> {
   }
 }
 
+if (want('tls')) {
+  await step('TLS vs PLAINTEXT', async () => {
+    const certs = makeBenchCertificates(dataParent)
+    try {
+      const [port, tlsPort] = [await freePort(), await freePort()]
+      const listeners = [`listeners=PLAINTEXT://127.0.0.1:${port},SSL://127.0.0.1:${tlsPort}`, 'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL']
+      await withBroker('tls', [...BASE_OVERRIDES, ...listeners, ...TLS_BROKER_OVERRIDES(certs)], async (b) => {
+        r.tls = []
+        for (const [listener, bootstrap, props] of [
+          ['PLAINTEXT', b.bootstrap, []],
+          ['SSL', `127.0.0.1:${tlsPort}`, ['security.protocol=SSL', 'ssl.truststore.type=PEM', `ssl.truststore.location=${certs.ca}`]],
+        ] as const) {
+          const topic = `perf-${listener.toLowerCase()}`
+          await createTopic(b.bootstrap, topic, 6)
+          await perfProduce(bootstrap, topic, Math.max(1000, Math.floor(records / 5)), [...props])
+          let cpu = processCpuMicros(b.pid)
+          const produced = await perfProduce(bootstrap, topic, records, [...props])
+          const produceCpuUs = (processCpuMicros(b.pid) - cpu) / records
+          cpu = processCpuMicros(b.pid)
+          const consumed = await perfConsume(bootstrap, topic, records, props.flatMap((p) => ['--consumer-props', p]))
+          const consumeCpuUs = (processCpuMicros(b.pid) - cpu) / records
+          r.tls.push({ listener, produceRecordsPerSec: produced.recordsPerSec, produceCpuUs, consumeRecordsPerSec: consumed.recordsPerSec, consumeCpuUs })
+        }
+      }, port)
+    } finally {
+      certs.cleanup()
+    }
+  })
+}
+
+if (want('acl')) {
+  await step('authorizer overhead on produce', async () => {
+    r.acl = []
+    const n = records
+    await withBroker('acl-none', BASE_OVERRIDES, async (b) => {
+      await createTopic(b.bootstrap, 'perf-acl', 6)
+      r.acl!.push({ setting: 'no authorizer', ...(await produceWithCpu(b, 'perf-acl', n)) })
+    })
+    // The producer is User:ANONYMOUS on PLAINTEXT, allowed by one ACL among 1,000; the super user
+    // (PLAIN on a second listener) creates them.
+    const [port, saslPort] = [await freePort(), await freePort()]
+    const jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret";'
+    const overrides = [
+      ...BASE_OVERRIDES,
+      'authorizer.class.name=kafka.security.authorizer.AclAuthorizer',
+      'super.users=User:admin',
+      'allow.everyone.if.no.acl.found=false',
+      'sasl.enabled.mechanisms=PLAIN',
+      `listener.name.sasl_plaintext.plain.sasl.jaas.config=${jaas}`,
+      `listeners=PLAINTEXT://127.0.0.1:${port},SASL_PLAINTEXT://127.0.0.1:${saslPort}`,
+      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT',
+    ]
+    await withBroker('acl-1000', overrides, async (b) => {
+      const security: ClientSecurity = { sasl: { mechanism: 'PLAIN', username: 'admin', password: 'admin-secret' } }
+      const admin = new Admin({ bootstrapServers: `127.0.0.1:${saslPort}`, security })
+      try {
+        await admin.createTopics([{ name: 'perf-acl', numPartitions: 6, replicationFactor: 1 }])
+        const bindings = aclBindings(1000, 'User:ANONYMOUS', 'perf-acl')
+        for (let i = 0; i < bindings.length; i += 200) await admin.createAcls(bindings.slice(i, i + 200))
+      } finally {
+        await admin.close()
+      }
+      r.acl!.push({ setting: 'AclAuthorizer with 1,000 ACLs', ...(await produceWithCpu(b, 'perf-acl', n)) })
+    }, port)
+  })
+}
+
 if (want('memory')) {
   await step('memory', () =>
     withBroker('memory', BASE_OVERRIDES, async (b) => {
@@ -662,6 +743,31 @@ if (r.threads.length > 0) {
       peer: '-',
       ratio: `${((t.recordsPerSec / best.recordsPerSec) * 100).toFixed(0)}% of best`,
       target: marks.length === 0 ? '-' : marks.join(', '),
+    })
+  }
+}
+if (r.tls !== undefined && r.tls.length > 0) {
+  const plain = r.tls.find((t) => t.listener === 'PLAINTEXT')
+  for (const t of r.tls) {
+    rows.push({
+      workload: `${t.listener}, 6 partitions, 100 B: produce / consume; broker CPU per record (us)`,
+      skein: `${rate(t.produceRecordsPerSec)} / ${rate(t.consumeRecordsPerSec)}; ${t.produceCpuUs.toFixed(2)} / ${t.consumeCpuUs.toFixed(2)} us`,
+      peer: '-',
+      ratio: plain === undefined || t === plain ? '-' : `${((t.produceRecordsPerSec / plain.produceRecordsPerSec) * 100).toFixed(0)}% / ${((t.consumeRecordsPerSec / plain.consumeRecordsPerSec) * 100).toFixed(0)}% of PLAINTEXT`,
+      target: t === plain ? 'sendfile' : 'buffered reads through TLS (no sendfile)',
+    })
+  }
+}
+if (r.acl !== undefined && r.acl.length === 2) {
+  const [none, acl] = r.acl as [NonNullable<typeof r.acl>[number], NonNullable<typeof r.acl>[number]]
+  const overhead = 1 - acl.recordsPerSec / none.recordsPerSec
+  for (const a of r.acl) {
+    rows.push({
+      workload: `produce, ${a.setting}; broker CPU per record`,
+      skein: `${rate(a.recordsPerSec)} (runs: ${a.runs.map(fmtInt).join(', ')}); ${a.cpuUsPerRecord.toFixed(2)} us`,
+      peer: '-',
+      ratio: a === acl ? `${(overhead * 100).toFixed(1)}% slower` : '-',
+      target: a === acl ? `overhead < 5%: ${yesNo(overhead < 0.05)}` : '-',
     })
   }
 }

@@ -6,6 +6,7 @@
 // protocol to any broker (--bootstrap-server, default 127.0.0.1:9092) and exits 0 on success, 1 with one
 // line on stderr on failure.
 import { tuneMallocForClient } from './addon/malloc-tuning.js'
+import { runAcls } from './cli/acls.js'
 import { runBench } from './cli/bench.js'
 import { runConfigs } from './cli/configs.js'
 import { runConsume } from './cli/consume.js'
@@ -23,6 +24,7 @@ Commands:
   consume    Console consumer                                          (kafka-console-consumer)
   groups     List, describe, reset offsets of and delete groups       (kafka-consumer-groups)
   configs    Describe and alter topic and broker configs              (kafka-configs)
+  acls       Add, remove and list ACLs                                (kafka-acls)
   perf       produce | consume: throughput and latency tests          (kafka-*-perf-test)
   rest       REST Proxy (Confluent's API v2 and v3) for a cluster     (kafka-rest-start)
   connect    Kafka Connect worker: distributed | standalone           (connect-distributed, connect-standalone)
@@ -70,6 +72,7 @@ const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   consume: runConsume,
   groups: runGroups,
   configs: runConfigs,
+  acls: runAcls,
   perf: runPerf,
   rest: runRest,
   connect: runConnect,

@@ -53,10 +53,18 @@ export interface AuthorizerSettings {
   allowEveryoneIfNoAclFound: boolean
 }
 
-/** The ACLs in force and the decision on one (principal, host, operation, resource). */
+/** Decisions remembered at most; past it the cache starts over (a bound, not an LRU: misses are cheap enough). */
+const DECISION_CACHE_LIMIT = 100_000
+
+/**
+ * The ACLs in force and the decision on one (principal, host, operation, resource). Decisions are
+ * cached per (principal, host, operation, resource) and the cache is dropped whenever the bindings
+ * change, so the produce path pays one map lookup instead of a scan of every ACL of the resource type.
+ */
 export class AclAuthorizer {
   private byType = new Map<number, AclBinding[]>()
   private readonly superUsers: ReadonlySet<string>
+  private decisions = new Map<string, boolean>()
 
   constructor(private readonly settings: AuthorizerSettings) {
     this.superUsers = new Set(settings.superUsers)
@@ -71,6 +79,7 @@ export class AclAuthorizer {
       byType.set(b.resourceType, list)
     }
     this.byType = byType
+    this.decisions = new Map()
   }
 
   bindings(): AclBinding[] {
@@ -79,6 +88,51 @@ export class AclAuthorizer {
 
   authorize(principal: string, host: string, operation: number, resourceType: number, name: string): boolean {
     if (this.superUsers.has(principal)) return true
+    // Lengths make the key unambiguous whatever characters the names hold.
+    const key = `${operation}/${resourceType}/${principal.length}/${principal}${host.length}/${host}${name}`
+    const cached = this.decisions.get(key)
+    if (cached !== undefined) return cached
+    const decision = this.decide(principal, host, operation, resourceType, name)
+    if (this.decisions.size >= DECISION_CACHE_LIMIT) this.decisions = new Map()
+    this.decisions.set(key, decision)
+    return decision
+  }
+
+  /**
+   * Whether the principal may do the operation on at least one resource of the type (Kafka's
+   * Authorizer#authorizeByResourceType, KIP-679: an idempotent producer needs Write on some topic): an
+   * Allow for it, literal or prefixed, that no Deny covers (a literal Deny of the same name or of "*",
+   * or a Deny prefix of it).
+   */
+  authorizeByResourceType(principal: string, host: string, operation: number, resourceType: number): boolean {
+    if (this.superUsers.has(principal)) return true
+    const candidates = this.byType.get(resourceType) ?? []
+    if (candidates.length === 0) return this.settings.allowEveryoneIfNoAclFound
+    const allowLiterals: string[] = []
+    const allowPrefixes: string[] = []
+    const denyLiterals = new Set<string>()
+    const denyPrefixes: string[] = []
+    for (const b of candidates) {
+      if (b.principal !== principal && b.principal !== 'User:*') continue
+      if (b.host !== host && b.host !== WILDCARD) continue
+      if (b.operation !== operation && b.operation !== AclOperation.ALL) continue
+      const literal = b.patternType === PatternType.LITERAL
+      if (b.permission === AclPermission.DENY) {
+        if (literal && b.resourceName === WILDCARD) return false
+        if (literal) denyLiterals.add(b.resourceName)
+        else denyPrefixes.push(b.resourceName)
+      } else if (literal) {
+        if (b.resourceName === WILDCARD) return true
+        allowLiterals.push(b.resourceName)
+      } else {
+        allowPrefixes.push(b.resourceName)
+      }
+    }
+    const deniedByPrefix = (name: string): boolean => denyPrefixes.some((p) => name.startsWith(p))
+    return allowLiterals.some((n) => !denyLiterals.has(n) && !deniedByPrefix(n)) || allowPrefixes.some((p) => !deniedByPrefix(p))
+  }
+
+  private decide(principal: string, host: string, operation: number, resourceType: number, name: string): boolean {
     const candidates = this.byType.get(resourceType)
     let matchedAny = false
     let allowed = false

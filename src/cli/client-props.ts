@@ -7,6 +7,7 @@ import type { ConsumerOptions, IsolationLevel, OffsetReset } from '../client/con
 import type { ProducerOptions } from '../client/producer.js'
 import { parseCompression } from '../client/records.js'
 import { UsageError } from './args.js'
+import { SECURITY_PROPERTIES, securityFromProps } from './client-security.js'
 
 function int(name: string, v: string, min = 0): number {
   const n = Number(v.trim())
@@ -55,21 +56,27 @@ function applyCommon(opts: ClientOptions, name: string, v: string): boolean {
       opts.connectTimeoutMs = int(name, v, 1)
       return true
   }
-  return COMMON.has(name)
+  return COMMON.has(name) || SECURITY_PROPERTIES.has(name)
+}
+
+/** security.protocol, sasl.* and ssl.* of the properties, when any was given. */
+function applySecurity(opts: ClientOptions, props: ReadonlyMap<string, string>): void {
+  if (![...props.keys()].some((k) => SECURITY_PROPERTIES.has(k))) return
+  opts.security = securityFromProps(props)
 }
 
 /** Admin client properties (--command-config of kafka-topics, kafka-configs, kafka-consumer-groups). */
-const ADMIN_ONLY = new Set(['connections.max.idle.ms', 'metadata.max.age.ms', 'receive.buffer.bytes', 'send.buffer.bytes', 'reconnect.backoff.ms', 'reconnect.backoff.max.ms', 'retry.backoff.max.ms', 'socket.connection.setup.timeout.max.ms', 'security.protocol'])
+const ADMIN_ONLY = new Set(['connections.max.idle.ms', 'metadata.max.age.ms', 'receive.buffer.bytes', 'send.buffer.bytes', 'reconnect.backoff.ms', 'reconnect.backoff.max.ms', 'retry.backoff.max.ms', 'socket.connection.setup.timeout.max.ms'])
 
 /** Applies admin client properties onto opts; returns the names it did not know. */
 export function applyAdminProps(opts: ClientOptions, props: ReadonlyMap<string, string>): string[] {
   const unknown: string[] = []
   for (const [name, v] of props) {
     if (applyCommon(opts, name, v)) continue
-    // Known to Kafka's admin client and without effect here (no TLS or SASL yet: only PLAINTEXT works).
-    if (name === 'security.protocol' && v.trim().toUpperCase() !== 'PLAINTEXT') throw new UsageError(`security.protocol=${v}: only PLAINTEXT is supported`)
+    // Known to Kafka's admin client and without effect here.
     if (!ADMIN_ONLY.has(name)) unknown.push(name)
   }
+  applySecurity(opts, props)
   return unknown
 }
 
@@ -130,6 +137,7 @@ export function applyProducerProps(opts: ProducerOptions, props: ReadonlyMap<str
         unknown.push(name)
     }
   }
+  applySecurity(opts, props)
   return unknown
 }
 
@@ -197,6 +205,7 @@ export function applyConsumerProps(opts: ConsumerOptions, props: ReadonlyMap<str
         unknown.push(name)
     }
   }
+  applySecurity(opts, props)
   return unknown
 }
 

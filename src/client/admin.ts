@@ -3,7 +3,11 @@
 // partition offsets. Controller requests go to the controller from metadata, group requests to the
 // group's coordinator, ListOffsets to partition leaders.
 import { ApiKey } from '../protocol/api-keys.gen.js'
+import * as CreateAcls from '../protocol/messages/30-create-acls.gen.js'
 import * as CreatePartitions from '../protocol/messages/37-create-partitions.gen.js'
+import * as DeleteAcls from '../protocol/messages/31-delete-acls.gen.js'
+import * as DescribeAcls from '../protocol/messages/29-describe-acls.gen.js'
+import type { AclBinding, AclFilter } from '../domain/acl.js'
 import * as CreateTopics from '../protocol/messages/19-create-topics.gen.js'
 import * as DeleteGroups from '../protocol/messages/42-delete-groups.gen.js'
 import * as DeleteTopics from '../protocol/messages/20-delete-topics.gen.js'
@@ -452,6 +456,44 @@ export class Admin {
       }),
     )
     return answers.flat()
+  }
+
+  /** CreateAcls: one outcome per binding, in order (errors are not thrown, so each can be reported). */
+  createAcls(bindings: readonly AclBinding[]): Promise<{ errorCode: number; errorMessage: string | null }[]> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.cluster.anyConnection()
+      const req = CreateAcls.createCreateAclsRequest({
+        creations: bindings.map((b) => CreateAcls.createAclCreation({ resourceType: b.resourceType, resourceName: b.resourceName, resourcePatternType: b.patternType, principal: b.principal, host: b.host, operation: b.operation, permissionType: b.permission })),
+      })
+      const res = await conn.send(ApiKey.CreateAcls, (w, v) => CreateAcls.encodeCreateAclsRequest(w, req, v), CreateAcls.decodeCreateAclsResponse)
+      return res.results.map((r) => ({ errorCode: r.errorCode, errorMessage: r.errorMessage }))
+    })
+  }
+
+  /** DescribeAcls: the bindings the filter matches. */
+  describeAcls(filter: AclFilter): Promise<AclBinding[]> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.cluster.anyConnection()
+      const req = DescribeAcls.createDescribeAclsRequest({ resourceTypeFilter: filter.resourceType, resourceNameFilter: filter.resourceName, patternTypeFilter: filter.patternType, principalFilter: filter.principal, hostFilter: filter.host, operation: filter.operation, permissionType: filter.permission })
+      const res = await conn.send(ApiKey.DescribeAcls, (w, v) => DescribeAcls.encodeDescribeAclsRequest(w, req, v), DescribeAcls.decodeDescribeAclsResponse)
+      check(res.errorCode, res.errorMessage, 'DescribeAcls')
+      return res.resources.flatMap((r) => r.acls.map((a) => ({ resourceType: r.resourceType, resourceName: r.resourceName, patternType: r.patternType, principal: a.principal, host: a.host, operation: a.operation, permission: a.permissionType })))
+    })
+  }
+
+  /** DeleteAcls: per filter, the bindings it removed; a filter's error is thrown. */
+  deleteAcls(filters: readonly AclFilter[]): Promise<AclBinding[][]> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.cluster.anyConnection()
+      const req = DeleteAcls.createDeleteAclsRequest({
+        filters: filters.map((f) => DeleteAcls.createDeleteAclsFilter({ resourceTypeFilter: f.resourceType, resourceNameFilter: f.resourceName, patternTypeFilter: f.patternType, principalFilter: f.principal, hostFilter: f.host, operation: f.operation, permissionType: f.permission })),
+      })
+      const res = await conn.send(ApiKey.DeleteAcls, (w, v) => DeleteAcls.encodeDeleteAclsRequest(w, req, v), DeleteAcls.decodeDeleteAclsResponse)
+      return res.filterResults.map((r) => {
+        check(r.errorCode, r.errorMessage, 'DeleteAcls')
+        return r.matchingAcls.map((a) => ({ resourceType: a.resourceType, resourceName: a.resourceName, patternType: a.patternType, principal: a.principal, host: a.host, operation: a.operation, permission: a.permissionType }))
+      })
+    })
   }
 
   /** Offsets for timestamps (-2 earliest, -1 latest), keyed 'topic\0partition'. */

@@ -11,6 +11,7 @@ import * as Metadata from '../protocol/messages/03-metadata.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { BrokerConnection } from './connection.js'
 import { ConnectionError, TimeoutError, isRetriableError } from './errors.js'
+import type { ClientSecurity } from './sasl.js'
 
 export interface ClientOptions {
   /** 'host:port' or a list; comma-separated strings are split. */
@@ -27,6 +28,8 @@ export interface ClientOptions {
   apiTimeoutName?: string
   /** Default 10000. */
   connectTimeoutMs?: number
+  /** TLS and SASL for every connection (security.protocol, sasl.*, ssl.*); absent = PLAINTEXT. */
+  security?: ClientSecurity
   /** Retries of retriable failures (metadata refresh and backoff in between). Default 5. */
   retries?: number
   /** Default 100. */
@@ -133,6 +136,7 @@ export class Cluster {
       port,
       clientId: this.clientId,
       connectTimeoutMs: this.opts.connectTimeoutMs,
+      security: this.opts.security,
       requestTimeoutMs: this.requestTimeoutMs,
       maxResponseBytes: this.opts.maxResponseBytes,
       signal: this.closing.signal,

@@ -1,18 +1,25 @@
 // One TCP connection to one broker: size-prefixed framing, correlation ids, pipelining (any number of
 // requests in flight; Kafka answers them in order, which is checked), per-request timeouts and the
 // ApiVersions handshake that fixes the version used for each API (the highest both sides support).
+// With TLS (SSL, SASL_SSL) the socket is a node:tls one; with SASL (SASL_PLAINTEXT, SASL_SSL) the
+// connection authenticates after ApiVersions with SaslHandshake v1 and SaslAuthenticate (sasl.ts makes
+// the tokens), and authenticates again before the session lifetime the broker gave runs out (KIP-368).
 // A peer whose answer to that first request is not a Kafka response (an HTTP, TLS or Redis server on the
 // port) is reported as not a Kafka broker, with the first bytes it sent.
 import { connect as netConnect, type Socket } from 'node:net'
+import { connect as tlsConnect } from 'node:tls'
 import { ApiKey, apiName } from '../protocol/api-keys.gen.js'
 import { beginFrame, endFrame } from '../protocol/frame.js'
 import { readResponseHeader, writeRequestHeader } from '../protocol/header.js'
 import * as ApiVersions from '../protocol/messages/18-api-versions.gen.js'
+import * as SaslAuthenticate from '../protocol/messages/36-sasl-authenticate.gen.js'
+import * as SaslHandshake from '../protocol/messages/17-sasl-handshake.gen.js'
 import { Reader } from '../protocol/primitives/reader.js'
 import { Writer } from '../protocol/primitives/writer.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { ConnectionError, NotKafkaBrokerError, TimeoutError } from './errors.js'
 import { ResponseFrameReceiver } from './frame-receiver.js'
+import { saslClient, type ClientSecurity, type SaslCredentials } from './sasl.js'
 import { pickVersion, type VersionRange } from './versions.js'
 
 export interface ConnectionOptions {
@@ -27,6 +34,8 @@ export interface ConnectionOptions {
   maxResponseBytes?: number
   /** Aborts connecting and negotiating (the client was closed): connect() rejects at once. */
   signal?: AbortSignal
+  /** TLS and SASL; absent = PLAINTEXT. */
+  security?: ClientSecurity
 }
 
 interface Pending {
@@ -66,6 +75,7 @@ export class BrokerConnection {
   private readonly closeListeners: ((err: Error) => void)[] = []
   /** Until ApiVersions is answered, a malformed answer means the peer is not a Kafka broker. */
   private negotiating = true
+  private reauthTimer: NodeJS.Timeout | undefined
 
   private constructor(private readonly socket: Socket, private readonly receiver: ResponseFrameReceiver, opts: ConnectionOptions) {
     this.host = opts.host
@@ -103,13 +113,18 @@ export class BrokerConnection {
     const aborted = (): ConnectionError => new ConnectionError(`connecting to ${opts.host}:${opts.port} was abandoned: the client is closed`)
     if (opts.signal?.aborted === true) throw aborted()
     const receiver = new ResponseFrameReceiver(opts.maxResponseBytes ?? 256 * 1024 * 1024)
+    const tls = opts.security?.tls
     const socket = await new Promise<Socket>((resolve, reject) => {
       // Reads go into buffers the receiver picks (a large response is read straight into its own frame).
-      const s = netConnect({
-        host: opts.host,
-        port: opts.port,
-        onread: { buffer: () => receiver.nextBuffer(), callback: (nread: number, buf: Uint8Array) => { receiver.onRead(nread, buf); return true } },
-      })
+      // A TLS socket hands decrypted chunks instead, copied into the same buffers.
+      const s = tls !== undefined
+        ? tlsConnect({ servername: isIpAddress(opts.host) ? undefined : opts.host, ...tls, host: opts.host, port: opts.port })
+        : netConnect({
+            host: opts.host,
+            port: opts.port,
+            onread: { buffer: () => receiver.nextBuffer(), callback: (nread: number, buf: Uint8Array) => { receiver.onRead(nread, buf); return true } },
+          })
+      if (tls !== undefined) s.on('data', (chunk: Buffer) => copyInto(receiver, chunk))
       const onAbort = (): void => {
         clearTimeout(timer)
         s.destroy()
@@ -121,7 +136,7 @@ export class BrokerConnection {
         reject(new ConnectionError(`cannot connect to ${opts.host}:${opts.port}: timed out after ${opts.connectTimeoutMs ?? 10000} ms`))
       }, opts.connectTimeoutMs ?? 10000)
       opts.signal?.addEventListener('abort', onAbort, { once: true })
-      s.once('connect', () => {
+      s.once(tls !== undefined ? 'secureConnect' : 'connect', () => {
         clearTimeout(timer)
         opts.signal?.removeEventListener('abort', onAbort)
         s.removeAllListeners('error')
@@ -141,6 +156,7 @@ export class BrokerConnection {
     try {
       await conn.negotiate()
       conn.negotiating = false
+      if (opts.security?.sasl !== undefined) await conn.authenticate(opts.security.sasl)
     } catch (err) {
       conn.close()
       throw err
@@ -171,6 +187,42 @@ export class BrokerConnection {
       return true
     } catch {
       return false
+    }
+  }
+
+  /** SaslHandshake v1 then SaslAuthenticate until the mechanism is done; schedules re-authentication (KIP-368). */
+  private async authenticate(credentials: SaslCredentials): Promise<void> {
+    const handshake = await this.send(
+      ApiKey.SaslHandshake,
+      (w, v) => SaslHandshake.encodeSaslHandshakeRequest(w, SaslHandshake.createSaslHandshakeRequest({ mechanism: credentials.mechanism }), v),
+      SaslHandshake.decodeSaslHandshakeResponse,
+      { version: 1 },
+    )
+    if (handshake.errorCode !== ErrorCode.NONE) {
+      throw new KafkaError(handshake.errorCode as ErrorCode, `SASL mechanism ${credentials.mechanism} is not enabled on ${this.address} (enabled: ${handshake.mechanisms.join(', ') || 'none'})`)
+    }
+    const client = saslClient(credentials)
+    let challenge: Buffer = Buffer.alloc(0)
+    let lifetimeMs = 0n
+    for (let token = client.step(challenge); token !== null; token = client.step(challenge)) {
+      const auth = token
+      const res = await this.send(
+        ApiKey.SaslAuthenticate,
+        (w, v) => SaslAuthenticate.encodeSaslAuthenticateRequest(w, SaslAuthenticate.createSaslAuthenticateRequest({ authBytes: auth }), v),
+        SaslAuthenticate.decodeSaslAuthenticateResponse,
+        { version: 1 },
+      )
+      if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(res.errorCode as ErrorCode, res.errorMessage ?? `SASL authentication to ${this.address} failed`)
+      challenge = res.authBytes
+      lifetimeMs = res.sessionLifetimeMs
+    }
+    clearTimeout(this.reauthTimer)
+    if (lifetimeMs > 0n) {
+      // Re-authenticate well before the broker would close the connection (Kafka's clients pick 85-95%).
+      this.reauthTimer = setTimeout(() => {
+        this.authenticate(credentials).catch((err: unknown) => this.fail(new ConnectionError(`re-authentication to ${this.address} failed: ${(err as Error).message}`)))
+      }, Number(lifetimeMs) * 0.85)
+      this.reauthTimer.unref()
     }
   }
 
@@ -336,6 +388,7 @@ export class BrokerConnection {
   private fail(err: Error): void {
     if (this.closedError !== null) return
     this.closedError = err
+    clearTimeout(this.reauthTimer)
     for (const p of this.pending.values()) {
       if (p.timer !== undefined) clearTimeout(p.timer)
       p.reject(err)
@@ -372,5 +425,20 @@ function describeSocketError(err: Error & { code?: string }): string {
       return 'timed out'
     default:
       return err.message
+  }
+}
+
+function isIpAddress(host: string): boolean {
+  return /^[\d.]+$/.test(host) || host.includes(':')
+}
+
+/** Copies a TLS socket's decrypted chunk into the buffers the frame receiver picks. */
+function copyInto(receiver: ResponseFrameReceiver, chunk: Buffer): void {
+  let offset = 0
+  while (offset < chunk.length) {
+    const target = receiver.nextBuffer()
+    const n = chunk.copy(target, 0, offset, offset + Math.min(target.length, chunk.length - offset))
+    receiver.onRead(n, target)
+    offset += n
   }
 }

@@ -7,6 +7,8 @@ export type { AssignorName, GroupAssignment, MemberSubscription } from './assign
 export { Cluster, parseBootstrap } from './cluster.js'
 export type { BrokerNode, ClientOptions, ClusterMetadata, PartitionInfo, TopicInfo } from './cluster.js'
 export { BrokerConnection } from './connection.js'
+export { credentialsFromJaas, saslClient } from './sasl.js'
+export type { ClientSecurity, SaslClient, SaslCredentials, SaslMechanism } from './sasl.js'
 export type { ConnectionOptions, SendOptions } from './connection.js'
 export { Consumer } from './consumer.js'
 export type { ConsumerOptions, IsolationLevel, OffsetReset, RebalanceListener, TopicPartition } from './consumer.js'

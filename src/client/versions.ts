@@ -32,6 +32,10 @@ export const CLIENT_VERSIONS: ReadonlyMap<number, VersionRange> = new Map<number
   [ApiKey.DeleteTopics, { min: 1, max: 6 }],
   [ApiKey.DeleteRecords, { min: 0, max: 2 }],
   [ApiKey.DescribeConfigs, { min: 1, max: 4 }],
+  // v1+: PREFIXED patterns.
+  [ApiKey.DescribeAcls, { min: 1, max: 3 }],
+  [ApiKey.CreateAcls, { min: 1, max: 3 }],
+  [ApiKey.DeleteAcls, { min: 1, max: 3 }],
   [ApiKey.AlterConfigs, { min: 0, max: 2 }],
   [ApiKey.CreatePartitions, { min: 0, max: 3 }],
   [ApiKey.DeleteGroups, { min: 0, max: 2 }],

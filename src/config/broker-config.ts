@@ -104,14 +104,15 @@ export class BrokerConfig implements BrokerValueLayers {
   withDynamic(dynamic: DynamicBrokerConfigs): BrokerConfig {
     for (const layer of [dynamic.perBroker, dynamic.clusterDefault]) {
       for (const name of layer?.keys() ?? []) {
-        const d = brokerConfigDef(name)
-        if (d === undefined || d.name !== name) throw new ConfigException(name, `Unknown broker config '${name}'`)
+        // Listener-prefixed names (listener.name.<l>.ssl.keystore.location) are kept under their full name.
+        const d = LISTENER_PREFIX_RE.test(name) ? listenerPrefixedDef(name) : brokerConfigDef(name)
+        if (d === undefined || (d.name !== name && !LISTENER_PREFIX_RE.test(name))) throw new ConfigException(name, `Unknown broker config '${name}'`)
         if (d.dynamic === 'read-only') throw new ConfigException(name, `Cannot update these configs dynamically: ${name}`)
       }
     }
     if (dynamic.clusterDefault !== undefined) {
       for (const name of dynamic.clusterDefault.keys()) {
-        if (brokerConfigDef(name)!.dynamic === 'per-broker') throw new ConfigException(name, `Cannot update these configs at default cluster level, broker id must be specified: ${name}`)
+        if ((brokerConfigDef(name) ?? listenerPrefixedDef(name))!.dynamic === 'per-broker') throw new ConfigException(name, `Cannot update these configs at default cluster level, broker id must be specified: ${name}`)
       }
     }
     return new BrokerConfig(this.#static, { file: this.file, cwd: this.cwd, dynamic })

@@ -15,7 +15,7 @@ export {
   buildLogConfig, checkLogConfig, mergeLogConfig, logConfigOverrides, DEFAULT_LOG_CONFIG, LOG_CONFIG_FIELDS, STORAGE_DEFAULTS,
   type CleanupPolicy, type CompressionTypeConfig, type LogConfig, type TimestampType,
 } from './log-config.js'
-export { BrokerConfig, loadBrokerConfig, validateBrokerProperties, type DynamicBrokerConfigs, type LoadBrokerConfigOptions } from './broker-config.js'
+export { BrokerConfig, listenerPrefixedDef, loadBrokerConfig, validateBrokerProperties, type DynamicBrokerConfigs, type LoadBrokerConfigOptions } from './broker-config.js'
 export { parseProperties, formatProperties, PropertiesSyntaxError } from './properties.js'
 export { parseListener, parseListeners, formatListener, parseSecurityProtocolMap, type Listener } from './listeners.js'
 export { renderConfigReference } from './reference.js'

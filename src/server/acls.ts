@@ -109,6 +109,11 @@ export class AclService implements AuthorizationService {
     return this.loaded && this.authorizer.authorize(conn.principal, conn.clientHost, operation, resourceType, name)
   }
 
+  authorizeByResourceType(conn: ClientConnection, operation: number, resourceType: number): boolean {
+    if (!this.enabled) return true
+    return this.loaded && this.authorizer.authorizeByResourceType(conn.principal, conn.clientHost, operation, resourceType)
+  }
+
   describe(filter: AclFilter): AclBinding[] {
     return this.authorizer.bindings().filter((b) => filterMatches(filter, b))
   }

@@ -34,7 +34,7 @@ import { ProducerIdManager } from './producer-ids.js'
 import { HandlerRegistry } from './registry.js'
 import { ReplicaManager } from './replica-manager.js'
 import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
-import { buildListenerSecurity } from './listener-security.js'
+import { buildListenerSecurity, listenerTlsContexts } from './listener-security.js'
 import { ScramCredentialService } from './scram-credentials.js'
 import { ClientQuotaService } from './client-quotas.js'
 import { RequestThrottler } from './request-quotas.js'
@@ -167,7 +167,7 @@ export class Broker {
     this.control.setController(this.controller)
     this.controllerRequests = new ControllerRequests(nodeId, this.controller, this.control, this.metadata, store, interBrokerListener)
     this.topics = new TopicManager(store, this.metadata, this.control, config, log, { brokerId: nodeId, router })
-    this.configs = new DynamicConfigService(store, nodeId, dynamicLayers, () => this.config, (c) => this.applyBrokerConfig(c), log)
+    this.configs = new DynamicConfigService(store, nodeId, dynamicLayers, () => this.config, (c) => this.applyBrokerConfig(c), log, (c) => void listenerTlsContexts(c))
     this.producerIds = new ProducerIdManager((blockSize) => store.allocateProducerIdBlock(nodeId, blockSize))
     this.cluster = new ClusterMember({
       registration: registrationOf(nodeId, config, endpoints),
@@ -308,6 +308,7 @@ export class Broker {
             maxConnections: current.getInt('max.connections'),
             maxConnectionsPerIp: current.getInt('max.connections.per.ip'),
             perIpOverrides: parseConnectionOverrides(current.getString('max.connections.per.ip.overrides') ?? ''),
+            maxConnectionCreationRate: current.getInt('max.connection.creation.rate'),
             interBrokerListener,
           }
         }
@@ -352,6 +353,13 @@ export class Broker {
 
   /** Applies a new dynamic broker configuration (AlterConfigs on the broker resource). */
   async applyBrokerConfig(config: BrokerConfig): Promise<void> {
+    // New connections of TLS listeners use the key and trust stores as configured now (files read again,
+    // so a certificate replaced at the same path is picked up too); open connections keep theirs.
+    try {
+      for (const [listener, options] of listenerTlsContexts(config)) this.server.setSecureContext(listener, options)
+    } catch (err) {
+      this.log.error({ err: (err as Error).message }, 'TLS listeners keep their certificates')
+    }
     this.config = config
     this.topics.setBrokerConfig(config)
     await this.partitions.refreshLogConfigs()

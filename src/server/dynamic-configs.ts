@@ -19,7 +19,7 @@
 //   and the rows marked `ignored` (thread counts, connection limits, metric reporters, ...);
 // * refused: listeners, advertised.listeners and listener.security.protocol.map, which Kafka can change but
 //   Skein binds once at startup.
-import { brokerConfigDef, formatValue, parseValue, type BrokerConfig, type ConfigValue } from '../config/index.js'
+import { brokerConfigDef, formatValue, listenerPrefixedDef, parseValue, type BrokerConfig, type ConfigValue } from '../config/index.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
 import { DEFAULT_ENTITY_NAME, type ConfigChange, type MetadataStore } from '../cluster/metadata-store.js'
@@ -59,6 +59,8 @@ export class DynamicConfigService implements ConfigService {
     private readonly current: () => BrokerConfig,
     private readonly apply: (config: BrokerConfig) => Promise<void>,
     private readonly log: Logger,
+    /** Refuses a configuration the broker could not apply (e.g. a key store that cannot be read), before it is stored. */
+    private readonly validate: (config: BrokerConfig) => void = () => {},
   ) {
     this.#layers = { perBroker: { ...initial.perBroker }, clusterDefault: { ...initial.clusterDefault } }
   }
@@ -99,12 +101,12 @@ export class DynamicConfigService implements ConfigService {
     const startupOnly: string[] = []
     const stored: Record<string, string> = {}
     for (const name of values.keys()) {
-      const def = brokerConfigDef(name)
+      const def = dynamicDef(name)
       if (def === undefined || def.dynamic === 'read-only') notDynamic.push(name)
     }
     if (notDynamic.length > 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `Cannot update these configs dynamically: ${scalaSet(notDynamic)}`)
     for (const [name, raw] of values) {
-      const def = brokerConfigDef(name)!
+      const def = dynamicDef(name)!
       if (scope === 'clusterDefault' && def.dynamic === 'per-broker') perBrokerOnly.push(name)
       if (STARTUP_ONLY.has(def.name)) startupOnly.push(name)
       let value: ConfigValue
@@ -113,7 +115,8 @@ export class DynamicConfigService implements ConfigService {
       } catch (err) {
         throw new KafkaError(ErrorCode.INVALID_REQUEST, stripCodeName(ErrorCode.INVALID_CONFIG, (err as Error).message) ?? `Invalid value for ${name}`)
       }
-      stored[def.name] = formatValue(def, value) ?? ''
+      // A listener-prefixed setting (listener.name.<l>.ssl.keystore.location) is kept under its full name.
+      stored[name === def.name || brokerConfigDef(name) !== undefined ? def.name : name] = formatValue(def, value) ?? ''
     }
     if (perBrokerOnly.length > 0) {
       throw new KafkaError(ErrorCode.INVALID_REQUEST, `Cannot update these configs at default cluster level, broker id must be specified: ${scalaSet(perBrokerOnly)}`)
@@ -129,6 +132,11 @@ export class DynamicConfigService implements ConfigService {
       // Cross-field rules of the whole configuration (e.g. listeners against the protocol map).
       if (err instanceof KafkaError) throw new KafkaError(ErrorCode.INVALID_REQUEST, stripCodeName(err.code, err.message) ?? 'Invalid broker configuration')
       throw err
+    }
+    try {
+      this.validate(config)
+    } catch (err) {
+      throw new KafkaError(ErrorCode.INVALID_REQUEST, (err as Error).message)
     }
     if (validateOnly) return
     await this.store.setEntityConfig('brokers', scope === 'perBroker' ? String(this.brokerId) : DEFAULT_ENTITY_NAME, stored)
@@ -149,6 +157,21 @@ function parseLayer(layer: Readonly<Record<string, string>>): Map<string, Config
   for (const [name, raw] of Object.entries(layer)) {
     const def = brokerConfigDef(name)
     if (def !== undefined) out.set(def.name, parseValue(def, raw))
+    else {
+      const prefixed = dynamicDef(name)
+      if (prefixed !== undefined) out.set(name, parseValue(prefixed, raw))
+    }
   }
   return out
+}
+
+/** The definition of a dynamically settable name: a broker config, or a listener-prefixed one. */
+function dynamicDef(name: string): ReturnType<typeof brokerConfigDef> {
+  const def = brokerConfigDef(name)
+  if (def !== undefined) return def
+  try {
+    return listenerPrefixedDef(name)
+  } catch {
+    return undefined
+  }
 }

@@ -4,7 +4,7 @@
 // (no key store, a JKS store, GSSAPI offered, a PLAIN listener without users) stops startup with a
 // message naming the listener and the setting.
 import { X509Certificate } from 'node:crypto'
-import type { TLSSocket } from 'node:tls'
+import { createSecureContext, type TLSSocket, type TlsOptions } from 'node:tls'
 import type { BrokerConfig } from '../config/broker-config.js'
 import type { MetadataStore } from '../cluster/metadata-store.js'
 import { ANONYMOUS, mapSubject, parsePrincipalMappingRules, rfc2253Subject, userPrincipal } from '../auth/principal.js'
@@ -35,6 +35,27 @@ export function scramLookup(store: MetadataStore): ScramCredentialLookup {
     const stored = config[mechanism]
     return stored === undefined ? undefined : parseScramCredential(stored)
   }
+}
+
+/**
+ * The TLS options of every SSL and SASL_SSL listener under a (new) configuration, each checked by
+ * building a secure context, so a key store that cannot be read or a key that does not open is refused
+ * (dynamic SSL reconfiguration: AlterConfigs of listener.name.<l>.ssl.keystore.location and friends).
+ */
+export function listenerTlsContexts(config: BrokerConfig): Map<string, TlsOptions> {
+  const out = new Map<string, TlsOptions>()
+  for (const listener of config.listeners) {
+    const protocol = config.securityProtocolMap.get(listener.name) ?? 'PLAINTEXT'
+    if (protocol !== 'SSL' && protocol !== 'SASL_SSL') continue
+    const { options } = listenerTlsOptions(listener.name, (name) => config.forListener(listener.name, name))
+    try {
+      createSecureContext(options)
+    } catch (err) {
+      throw new Error(`listener ${listener.name}: the key store or trust store cannot be used: ${(err as Error).message}`)
+    }
+    out.set(listener.name, options)
+  }
+  return out
 }
 
 export function buildListenerSecurity(config: BrokerConfig, store: MetadataStore): Map<string, ListenerSecurity> {

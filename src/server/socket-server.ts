@@ -2,7 +2,7 @@
 // Sockets stay on the main thread (Node 20 cannot hand sockets to worker threads); partition work is
 // sent to the shard workers and comes back as offsets and file regions.
 import { createServer, type Server, type Socket } from 'node:net'
-import { createServer as createTlsServer, type TLSSocket } from 'node:tls'
+import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket, type TlsOptions } from 'node:tls'
 import { SaslServerAuthenticator } from '../auth/sasl/authenticator.js'
 import type { Listener } from '../config/listeners.js'
 import type { Logger } from '../observability/logger.js'
@@ -16,11 +16,13 @@ export interface BoundListener {
   host: string
 }
 
-/** max.connections, max.connections.per.ip and its overrides, read at each accept (they are dynamic). */
+/** max.connections, max.connections.per.ip and its overrides, max.connection.creation.rate, read at each accept (they are dynamic). */
 export interface ConnectionQuotas {
   maxConnections: number
   maxConnectionsPerIp: number
   perIpOverrides: ReadonlyMap<string, number>
+  /** New connections per second over all listeners but the inter-broker one (KIP-612). */
+  maxConnectionCreationRate: number
   /** The inter-broker listener: never refused by max.connections (KIP-402), only by the per-address limit. */
   interBrokerListener: string
 }
@@ -30,6 +32,9 @@ export class SocketServer {
   private readonly connections = new Set<Connection>()
   private readonly perIp = new Map<string, number>()
   private counted = 0
+  /** A token bucket for max.connection.creation.rate: up to one second's worth of connections at once. */
+  private creationTokens = Number.POSITIVE_INFINITY
+  private creationRefilledAt = 0
   private accepting = true
 
   constructor(
@@ -54,6 +59,7 @@ export class SocketServer {
   }
 
   private readonly listenerNames: string[] = []
+  private readonly tlsServers = new Map<string, TlsServer>()
 
   async listen(listeners: readonly Listener[]): Promise<BoundListener[]> {
     const bound: BoundListener[] = []
@@ -63,7 +69,9 @@ export class SocketServer {
       let server: Server
       if (security?.tls !== undefined) {
         // 'secureConnection': the handshake is done (and the client certificate verified when required).
-        server = createTlsServer({ ...security.tls.options, noDelay: true }, (socket) => this.accept(socket, listener.name, security))
+        const tlsServer = createTlsServer({ ...security.tls.options, noDelay: true }, (socket) => this.accept(socket, listener.name, security))
+        this.tlsServers.set(listener.name, tlsServer)
+        server = tlsServer
         server.on('tlsClientError', (err) => this.log.debug({ err: err.message, listener: listener.name }, 'TLS handshake failed'))
       } else {
         server = createServer({ noDelay: true, pauseOnConnect: false }, (socket) => this.accept(socket, listener.name, security))
@@ -121,6 +129,11 @@ export class SocketServer {
     const ipLimit = q.perIpOverrides.get(ip) ?? q.maxConnectionsPerIp
     // KIP-402: the inter-broker listener is counted but never refused by the broker-wide limit.
     const overTotal = this.counted >= q.maxConnections && listenerName !== q.interBrokerListener
+    if (!overTotal && fromIp < ipLimit && listenerName !== q.interBrokerListener && !this.takeCreationToken(q.maxConnectionCreationRate)) {
+      this.log.debug({ remote: ip, listener: listenerName }, 'refusing a connection: max.connection.creation.rate reached')
+      socket.destroy()
+      return null
+    }
     if (overTotal || fromIp >= ipLimit) {
       this.log.debug({ remote: ip, listener: listenerName, fromIp, total: this.counted }, overTotal ? 'refusing a connection: max.connections reached' : 'refusing a connection: max.connections.per.ip reached')
       socket.destroy()
@@ -134,6 +147,22 @@ export class SocketServer {
       if (left <= 0) this.perIp.delete(ip)
       else this.perIp.set(ip, left)
     }
+  }
+
+  /** One connection's worth of max.connection.creation.rate, or false when the rate is used up. */
+  private takeCreationToken(rate: number): boolean {
+    if (rate >= 2147483647) return true
+    const now = performance.now()
+    this.creationTokens = Math.min(rate, this.creationTokens + ((now - this.creationRefilledAt) / 1000) * rate)
+    this.creationRefilledAt = now
+    if (this.creationTokens < 1) return false
+    this.creationTokens -= 1
+    return true
+  }
+
+  /** New key and trust material for a TLS listener's new connections (dynamic SSL reconfiguration); open ones keep theirs. */
+  setSecureContext(listenerName: string, options: TlsOptions): void {
+    this.tlsServers.get(listenerName)?.setSecureContext(options)
   }
 
   /** Stops accepting, waits (bounded) for in-flight requests to be answered, then closes everything. */

@@ -101,4 +101,22 @@ describe('the ACL authorizer', () => {
     const open = new AclAuthorizer({ superUsers: [], allowEveryoneIfNoAclFound: true })
     expect(open.authorize('User:x', 'h', Op.READ, R.GROUP, 'g')).toBe(true)
   })
+
+  it('caches decisions and forgets them when the ACLs change', async () => {
+    const { AclAuthorizer, AclOperation: Op, AclPermission: P, PatternType: Pt, ResourceType: R } = await import('../../src/auth/acl.js')
+    const a = new AclAuthorizer({ superUsers: [], allowEveryoneIfNoAclFound: false })
+    const allowAlice = { resourceType: R.TOPIC, resourceName: 't', patternType: Pt.LITERAL, principal: 'User:alice', host: '*', operation: Op.WRITE, permission: P.ALLOW }
+    a.setBindings([allowAlice])
+    expect(a.authorize('User:alice', 'h', Op.WRITE, R.TOPIC, 't')).toBe(true)
+    expect(a.authorize('User:alice', 'h', Op.WRITE, R.TOPIC, 't')).toBe(true) // from the cache
+    a.setBindings([allowAlice, { ...allowAlice, permission: P.DENY }])
+    expect(a.authorize('User:alice', 'h', Op.WRITE, R.TOPIC, 't')).toBe(false)
+    a.setBindings([])
+    expect(a.authorize('User:alice', 'h', Op.WRITE, R.TOPIC, 't')).toBe(false)
+    // Keys do not run into each other: a principal or topic name with the separator inside stays apart.
+    a.setBindings([{ ...allowAlice, resourceName: 'x' }])
+    expect(a.authorize('User:alice', 'h', Op.WRITE, R.TOPIC, 'x')).toBe(true)
+    expect(a.authorize('User:alice/1/h', 'x', Op.WRITE, R.TOPIC, '')).toBe(false)
+    expect(a.authorize('User:alic', 'e', Op.WRITE, R.TOPIC, 'x')).toBe(false)
+  })
 })

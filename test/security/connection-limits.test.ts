@@ -77,3 +77,32 @@ describe('connection limits', () => {
     for (const s of kept) s.destroy()
   }, 60_000)
 })
+
+describe('max.connection.creation.rate', () => {
+  it('refuses new connections beyond the rate, not on the inter-broker listener, and serves the others; the rate refills', async () => {
+    const rated = await startTestBroker([
+      'listeners=PLAINTEXT://127.0.0.1:0,CLIENT://127.0.0.1:0',
+      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CLIENT:PLAINTEXT',
+      'inter.broker.listener.name=PLAINTEXT',
+      'max.connection.creation.rate=5',
+    ])
+    try {
+      const client = rated.broker.endpointFor('CLIENT').port
+      const served = await RawClient.connect('127.0.0.1', client)
+      const burst = await Promise.all(Array.from({ length: 20 }, () => attempt('127.0.0.1', 300, undefined, client)))
+      // Five tokens at most (the served connection took one), plus what refilled during the burst.
+      const admitted = burst.filter((ok) => ok).length
+      expect(admitted).toBeGreaterThanOrEqual(3)
+      expect(admitted).toBeLessThanOrEqual(7)
+      expect((await served.metadata(null)).brokers).toHaveLength(1)
+      // The inter-broker listener is exempt (KIP-612).
+      const interBroker = await Promise.all(Array.from({ length: 10 }, () => attempt('127.0.0.1', 300, undefined, rated.port)))
+      expect(interBroker.every((ok) => ok)).toBe(true)
+      await new Promise((r) => setTimeout(r, 1100))
+      expect(await attempt('127.0.0.1', 300, undefined, client)).toBe(true)
+      served.close()
+    } finally {
+      await rated.stop()
+    }
+  }, 30_000)
+})

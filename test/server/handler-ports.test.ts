@@ -219,7 +219,8 @@ function harness(): Harness {
     control: untouchable('control'),
     scram: untouchable('scram'),
     quotas: untouchable('quotas'),
-    acl: { enabled: false, authorize: () => true, describe: () => [], create: async () => [], delete: async () => [] },
+    acl: { enabled: false, authorize: () => true,
+      authorizeByResourceType: () => true, describe: () => [], create: async () => [], delete: async () => [] },
     log: untouchable('log'),
     apiVersions: [],
   }

@@ -18,7 +18,7 @@
 //   existing topic's by '.' and '_', get INVALID_TOPIC_EXCEPTION; internal topics are never auto-created here.
 //   A topic another request created that this broker's image does not show yet answers
 //   LEADER_NOT_AVAILABLE (Kafka's answer), never TOPIC_ALREADY_EXISTS.
-// * Authorized operations: no authorizer is configured, so every operation is allowed; the bit sets
+// * Authorized operations: those the authorizer allows the principal (all without one); the bit sets
 //   are filled when the request asks for them (v8+; the cluster's only up to v10), else Kafka's
 //   "omitted" value.
 // Version notes:
@@ -29,7 +29,7 @@ import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as Metadata from '../../protocol/messages/03-metadata.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
-import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS, TOPIC_OPERATIONS } from './common/authorized-operations.js'
+import { AUTHORIZED_OPERATIONS_OMITTED, authorizedOperations, CLUSTER_OPERATION_LIST, TOPIC_OPERATION_LIST } from './common/authorized-operations.js'
 import type { RequestContext } from './common/context.js'
 import { defineHandler } from './common/handler.js'
 import type { TopicInfo } from './common/ports.js'
@@ -87,7 +87,7 @@ export const metadataHandler = defineHandler<Metadata.MetadataRequest, Metadata.
       clusterId: metadata.clusterId,
       controllerId: metadata.controllerId,
       topics,
-      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations && ctx.apiVersion <= 10 ? CLUSTER_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
+      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations && ctx.apiVersion <= 10 ? authorizedOperations(ctx.acl, ctx.connection, ResourceType.CLUSTER, CLUSTER_NAME, CLUSTER_OPERATION_LIST) : AUTHORIZED_OPERATIONS_OMITTED,
     })
   },
 })
@@ -155,6 +155,6 @@ function describeTopic(t: TopicInfo, ctx: RequestContext, req: Metadata.Metadata
     topicId: t.topicId,
     isInternal: ctx.metadata.isInternalTopic(t.name),
     partitions,
-    topicAuthorizedOperations: req.includeTopicAuthorizedOperations ? TOPIC_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
+    topicAuthorizedOperations: req.includeTopicAuthorizedOperations ? authorizedOperations(ctx.acl, ctx.connection, ResourceType.TOPIC, t.name, TOPIC_OPERATION_LIST) : AUTHORIZED_OPERATIONS_OMITTED,
   })
 }

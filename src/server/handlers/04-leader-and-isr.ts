@@ -9,6 +9,7 @@
 //   not host is created with its topic's config); not newer -> STALE_CONTROLLER_EPOCH, as Kafka answers;
 //   a partition whose replicas do not include this broker -> UNKNOWN_TOPIC_OR_PARTITION.
 // * Requests from the controller are applied one at a time in arrival order.
+// * Authorization: ClusterAction on the cluster, else CLUSTER_AUTHORIZATION_FAILED (Kafka).
 // Version notes:
 // * v0-1: partitions listed with their topic name (ungrouped). v2+: grouped by topic, broker epoch.
 //   v3+: adding/removing replicas. v4+: flexible. v5+: topic ids and type; the answer is by topic id.
@@ -16,6 +17,7 @@
 import { ErrorCode } from '../../domain/errors.js'
 import * as LeaderAndIsr from '../../protocol/messages/04-leader-and-isr.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
+import { mayActAsBroker } from './common/cluster-action.js'
 import { defineHandler } from './common/handler.js'
 
 export const leaderAndIsrHandler = defineHandler<LeaderAndIsr.LeaderAndIsrRequest, LeaderAndIsr.LeaderAndIsrResponse>({
@@ -24,7 +26,9 @@ export const leaderAndIsrHandler = defineHandler<LeaderAndIsr.LeaderAndIsrReques
   maxVersion: 7,
   decodeRequest: LeaderAndIsr.decodeLeaderAndIsrRequest,
   encodeResponse: LeaderAndIsr.encodeLeaderAndIsrResponse,
+  authorizes: true,
   async handle(req, ctx) {
+    if (!mayActAsBroker(ctx)) return LeaderAndIsr.createLeaderAndIsrResponse({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })
     const request = ctx.apiVersion < 2 ? grouped(req) : req
     const answer = await ctx.control.leaderAndIsr(request)
     if (ctx.apiVersion < 5) {

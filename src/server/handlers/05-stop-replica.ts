@@ -7,10 +7,13 @@
 // * A partition whose request leader epoch is older than this broker's is left alone:
 //   FENCED_LEADER_EPOCH. -2 (the topic is being deleted) and -1 (not given) always apply.
 // * A log that cannot be deleted -> KAFKA_STORAGE_ERROR for that partition.
+// * Authorization: ClusterAction on the cluster, else CLUSTER_AUTHORIZATION_FAILED (Kafka).
 // Version notes:
 // * v0: one delete flag, partitions with topic names. v1-2: grouped by topic, broker epoch (v2:
 //   flexible). v3+: per-partition leader epoch and delete flag. v4: isKRaftController (ignored).
+import { ErrorCode } from '../../domain/errors.js'
 import * as StopReplica from '../../protocol/messages/05-stop-replica.gen.js'
+import { mayActAsBroker } from './common/cluster-action.js'
 import { defineHandler } from './common/handler.js'
 
 /** What versions before 3 carry as "no epoch". */
@@ -22,7 +25,9 @@ export const stopReplicaHandler = defineHandler<StopReplica.StopReplicaRequest, 
   maxVersion: 4,
   decodeRequest: StopReplica.decodeStopReplicaRequest,
   encodeResponse: StopReplica.encodeStopReplicaResponse,
+  authorizes: true,
   async handle(req, ctx) {
+    if (!mayActAsBroker(ctx)) return StopReplica.createStopReplicaResponse({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })
     const answer = await ctx.control.stopReplica(ctx.apiVersion < 3 ? withTopicStates(req, ctx.apiVersion) : req)
     return StopReplica.createStopReplicaResponse({
       errorCode: answer.errorCode,

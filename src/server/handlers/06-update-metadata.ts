@@ -6,12 +6,14 @@
 //   (leader -2 removes a partition of a topic being deleted). Metadata, DescribeCluster and the admin
 //   requests answer from what it sets. Refused with STALE_CONTROLLER_EPOCH / STALE_BROKER_EPOCH like
 //   LeaderAndIsr.
+// * Authorization: ClusterAction on the cluster, else CLUSTER_AUTHORIZATION_FAILED (Kafka).
 // Version notes:
 // * v0: one PLAINTEXT endpoint per broker (V0Host/V0Port). v1-2: endpoints named by security protocol
 //   (the listener name is the protocol's). v3+: listener names. v4+: offline replicas. v5+: grouped by
 //   topic, broker epoch. v6+: flexible. v7+: topic ids. v8: isKRaftController and type (ignored).
 import { ErrorCode } from '../../domain/errors.js'
 import * as UpdateMetadata from '../../protocol/messages/06-update-metadata.gen.js'
+import { mayActAsBroker } from './common/cluster-action.js'
 import { defineHandler } from './common/handler.js'
 
 const PROTOCOL_NAMES = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL']
@@ -22,7 +24,9 @@ export const updateMetadataHandler = defineHandler<UpdateMetadata.UpdateMetadata
   maxVersion: 8,
   decodeRequest: UpdateMetadata.decodeUpdateMetadataRequest,
   encodeResponse: UpdateMetadata.encodeUpdateMetadataResponse,
+  authorizes: true,
   async handle(req, ctx) {
+    if (!mayActAsBroker(ctx)) return UpdateMetadata.createUpdateMetadataResponse({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })
     const answer = await ctx.control.updateMetadata(newestShape(req, ctx.apiVersion))
     return UpdateMetadata.createUpdateMetadataResponse({ errorCode: answer.errorCode === ErrorCode.NONE ? ErrorCode.NONE : answer.errorCode })
   },

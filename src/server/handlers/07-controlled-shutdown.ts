@@ -8,9 +8,12 @@
 // * Answered by this broker only while it is the active controller, else NOT_CONTROLLER; a broker epoch
 //   older than the broker's registration -> STALE_BROKER_EPOCH; a broker not registered ->
 //   BROKER_NOT_AVAILABLE.
+// * Authorization: ClusterAction on the cluster, else CLUSTER_AUTHORIZATION_FAILED (Kafka).
 // Version notes:
 // * v0 uses request header v0 (no client id). v1: same body. v2+: broker epoch. v3: flexible.
+import { ErrorCode } from '../../domain/errors.js'
 import * as ControlledShutdown from '../../protocol/messages/07-controlled-shutdown.gen.js'
+import { mayActAsBroker } from './common/cluster-action.js'
 import { defineHandler } from './common/handler.js'
 
 export const controlledShutdownHandler = defineHandler<ControlledShutdown.ControlledShutdownRequest, ControlledShutdown.ControlledShutdownResponse>({
@@ -19,7 +22,9 @@ export const controlledShutdownHandler = defineHandler<ControlledShutdown.Contro
   maxVersion: 3,
   decodeRequest: ControlledShutdown.decodeControlledShutdownRequest,
   encodeResponse: ControlledShutdown.encodeControlledShutdownResponse,
+  authorizes: true,
   async handle(req, ctx) {
+    if (!mayActAsBroker(ctx)) return ControlledShutdown.createControlledShutdownResponse({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })
     const { errorCode, remaining } = await ctx.control.controlledShutdown(req.brokerId, ctx.apiVersion >= 2 ? req.brokerEpoch : -1n)
     return ControlledShutdown.createControlledShutdownResponse({
       errorCode,

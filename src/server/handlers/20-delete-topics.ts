@@ -6,6 +6,8 @@
 //   replicas on every broker. The answer comes once the topic is gone from this broker's metadata (and,
 //   when all its replicas are up, from the store); REQUEST_TIMED_OUT when timeoutMs passes first (the
 //   deletion stays queued and completes when the brokers holding replicas are back).
+// * Authorization (Kafka's): Describe and Delete on the topic, else TOPIC_AUTHORIZATION_FAILED (checked
+//   before existence); a topic id the principal may not Describe answers UNKNOWN_TOPIC_ID.
 // * Every group's committed offsets of a deleted topic are removed from __consumer_offsets
 //   (tombstones), as Kafka's group coordinator does on partition deletion: each broker does it for the
 //   groups it coordinates when UpdateMetadata removes the topic, before its metadata forgets the topic,
@@ -21,6 +23,7 @@
 //   which predates that code, as Kafka).
 // Version notes:
 // * v4: flexible. v5+: errorMessage. v6: topics by name or id, topicId in the answer.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as DeleteTopics from '../../protocol/messages/20-delete-topics.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
@@ -34,6 +37,7 @@ export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsReques
   maxVersion: 6,
   decodeRequest: DeleteTopics.decodeDeleteTopicsRequest,
   encodeResponse: DeleteTopics.encodeDeleteTopicsResponse,
+  authorizes: true,
   async handle(req, ctx) {
     // v0-5 name topics only; v6 only through `topics`.
     const wanted = ctx.apiVersion >= 6 ? req.topics : req.topicNames.map((name) => DeleteTopics.createDeleteTopicState({ name }))
@@ -57,6 +61,9 @@ export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsReques
         if (!deletionEnabled) {
           throw new KafkaError(ctx.apiVersion < 3 ? ErrorCode.INVALID_REQUEST : ErrorCode.TOPIC_DELETION_DISABLED, 'Topic deletion is disabled.')
         }
+        const deletable = (name: string): boolean => ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.TOPIC, name) && ctx.acl.authorize(ctx.connection, AclOperation.DELETE, ResourceType.TOPIC, name)
+        // Kafka: a topic named without Describe and Delete is refused before its existence is told.
+        if (t.name !== null && !deletable(t.name)) throw new KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Authorization failed.')
         let topic
         if (t.name !== null) {
           topic = ctx.metadata.topic(t.name)
@@ -66,6 +73,12 @@ export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsReques
           if (topic === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, `Topic id ${t.topicId} does not exist.`)
         }
         result.name = topic.name
+        // Kafka: a topic named by id that the principal may not Describe stays unknown; else Delete is needed.
+        if (t.name === null && !ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name)) {
+          result.name = null
+          throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_ID, `Topic id ${t.topicId} does not exist.`)
+        }
+        if (!deletable(topic.name)) throw new KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Authorization failed.')
         if (ctx.apiVersion >= 6) result.topicId = topic.topicId
         if (ctx.metadata.isInternalTopic(topic.name)) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot delete internal topic ${topic.name}`)
         checkMutationQuota(quota, ctx.apiVersion >= 5)

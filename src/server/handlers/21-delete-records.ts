@@ -7,12 +7,14 @@
 // * Unknown topic or partition -> UNKNOWN_TOPIC_OR_PARTITION; an offset above the high watermark, or
 //   negative other than -1 -> OFFSET_OUT_OF_RANGE. Failed partitions answer lowWatermark -1 (Kafka's
 //   INVALID_LOW_WATERMARK).
+// * Authorization: Delete on the topic, else TOPIC_AUTHORIZATION_FAILED for its partitions (Kafka).
 // * The change is done when the answer is sent (no replicas to wait for), so timeoutMs never expires.
 // * A partition named twice in one request -> INVALID_REQUEST for the repeats.
 // * Internal topics (__consumer_offsets, __transaction_state) -> INVALID_TOPIC_EXCEPTION, as Kafka's
 //   ReplicaManager answers: only their coordinators remove what they hold.
 // Version notes:
 // * v2: flexible. No other differences.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as DeleteRecords from '../../protocol/messages/21-delete-records.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -26,6 +28,7 @@ export const deleteRecordsHandler = defineHandler<DeleteRecords.DeleteRecordsReq
   maxVersion: 2,
   decodeRequest: DeleteRecords.decodeDeleteRecordsRequest,
   encodeResponse: DeleteRecords.encodeDeleteRecordsResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const { partitions } = ctx
     const topics: DeleteRecords.DeleteRecordsTopicResult[] = []
@@ -44,6 +47,10 @@ export const deleteRecordsHandler = defineHandler<DeleteRecords.DeleteRecordsReq
           continue
         }
         seen.add(key)
+        if (!ctx.acl.authorize(ctx.connection, AclOperation.DELETE, ResourceType.TOPIC, t.name)) {
+          result.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+          continue
+        }
         result.errorCode = partitions.leaderError(t.name, p.partitionIndex)
         if (result.errorCode !== ErrorCode.NONE) continue
         if (ctx.metadata.isInternalTopic(t.name)) {

@@ -61,9 +61,11 @@ export const initProducerIdHandler = defineHandler<InitProducerId.InitProducerId
         return failed(code)
       }
     }
-    // An idempotent producer needs IdempotentWrite on the cluster (Kafka 3.0+ also accepts Write on any
-    // topic, KIP-679; Skein does not yet, so such principals need the IdempotentWrite ACL).
-    if (!ctx.acl.authorize(ctx.connection, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME)) return failed(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    // An idempotent producer needs IdempotentWrite on the cluster or, as Kafka 3.0+ (KIP-679), Write on
+    // some topic.
+    if (!ctx.acl.authorize(ctx.connection, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME) && !ctx.acl.authorizeByResourceType(ctx.connection, AclOperation.WRITE, ResourceType.TOPIC)) {
+      return failed(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    }
     try {
       // An id beyond 2^53 was never handed out here: like any unknown id, it gets a new one.
       const known = givenId && req.producerId <= BigInt(Number.MAX_SAFE_INTEGER)

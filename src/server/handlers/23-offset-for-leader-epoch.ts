@@ -9,8 +9,12 @@
 // * The leader answers (currentLeaderEpoch checked as Fetch does: FENCED_LEADER_EPOCH for an older one,
 //   UNKNOWN_LEADER_EPOCH for a newer one); a follower answers NOT_LEADER_OR_FOLLOWER, except to replica
 //   id -2 (Kafka's debugging id); UNKNOWN_TOPIC_OR_PARTITION for a partition nobody hosts.
+// * Authorization (Kafka's): a follower (replica id >= 0) needs ClusterAction, else
+//   CLUSTER_AUTHORIZATION_FAILED for every partition; a consumer needs Describe on the topic, else
+//   TOPIC_AUTHORIZATION_FAILED for its partitions.
 // Version notes:
 // * v4: flexible. v3+: replica id. v2+: current leader epoch. v1+: the epoch of the answer.
+import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as OffsetForLeaderEpoch from '../../protocol/messages/23-offset-for-leader-epoch.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -22,7 +26,10 @@ export const offsetForLeaderEpochHandler = defineHandler<OffsetForLeaderEpoch.Of
   maxVersion: 4,
   decodeRequest: OffsetForLeaderEpoch.decodeOffsetForLeaderEpochRequest,
   encodeResponse: OffsetForLeaderEpoch.encodeOffsetForLeaderEpochResponse,
+  authorizes: true,
   async handle(req, ctx) {
+    const replicaId = ctx.apiVersion >= 3 ? req.replicaId : -1
+    const clusterDenied = replicaId >= 0 && !ctx.acl.authorize(ctx.connection, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
     const topics: OffsetForLeaderEpoch.OffsetForLeaderTopicResult[] = []
     const items: EpochLookup[] = []
     const targets: OffsetForLeaderEpoch.EpochEndOffset[] = []
@@ -32,11 +39,14 @@ export const offsetForLeaderEpochHandler = defineHandler<OffsetForLeaderEpoch.Of
       for (const p of t.partitions) {
         const answer = OffsetForLeaderEpoch.createEpochEndOffset({ partition: p.partition, leaderEpoch: -1, endOffset: -1n })
         answers.push(answer)
+        if (clusterDenied || (replicaId < 0 && !ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.TOPIC, t.topic))) {
+          answer.errorCode = clusterDenied ? ErrorCode.CLUSTER_AUTHORIZATION_FAILED : ErrorCode.TOPIC_AUTHORIZATION_FAILED
+          continue
+        }
         items.push({ topic: t.topic, partition: p.partition, currentLeaderEpoch: p.currentLeaderEpoch, leaderEpoch: p.leaderEpoch })
         targets.push(answer)
       }
     }
-    const replicaId = ctx.apiVersion >= 3 ? req.replicaId : -1
     const results = await ctx.partitions.endOffsetsForEpochs(replicaId, items)
     results.forEach((r, i) => {
       const answer = targets[i]!

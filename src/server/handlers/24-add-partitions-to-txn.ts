@@ -10,8 +10,12 @@
 //   markers are written (retriable), COORDINATOR_LOAD_IN_PROGRESS while __transaction_state replays.
 // * A partition that does not exist gets UNKNOWN_TOPIC_OR_PARTITION and the others
 //   OPERATION_NOT_ATTEMPTED; nothing is added (Kafka's rule).
+// * Authorization (Kafka's): Write on the transactional id, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for
+//   every partition; Write on each topic, else TOPIC_AUTHORIZATION_FAILED for its partitions and
+//   OPERATION_NOT_ATTEMPTED for the others (nothing is added).
 // Version notes:
 // * v3+: flexible. v2: PRODUCER_FENCED. v4+ (batched, broker-to-broker verification): not advertised.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as AddPartitionsToTxn from '../../protocol/messages/24-add-partitions-to-txn.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -23,6 +27,7 @@ export const addPartitionsToTxnHandler = defineHandler<AddPartitionsToTxn.AddPar
   maxVersion: 3,
   decodeRequest: AddPartitionsToTxn.decodeAddPartitionsToTxnRequest,
   encodeResponse: AddPartitionsToTxn.encodeAddPartitionsToTxnResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const topics = req.v3AndBelowTopics
     const answer = (codeFor: (topic: string, partition: number) => number): AddPartitionsToTxn.AddPartitionsToTxnResponse =>
@@ -34,12 +39,17 @@ export const addPartitionsToTxnHandler = defineHandler<AddPartitionsToTxn.AddPar
           }),
         ),
       })
+    if (!ctx.acl.authorize(ctx.connection, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.v3AndBelowTransactionalId)) return answer(() => ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    const unwritable = new Set(topics.filter((t) => !ctx.acl.authorize(ctx.connection, AclOperation.WRITE, ResourceType.TOPIC, t.name)).map((t) => t.name))
     const unknown = new Set<string>()
     for (const t of topics) {
+      if (unwritable.has(t.name)) continue
       // Any broker may lead the partition (the coordinator only records it): the cluster's metadata decides.
       for (const p of t.partitions) if (ctx.metadata.partition(t.name, p) === undefined) unknown.add(`${t.name}\u0000${p}`)
     }
-    if (unknown.size > 0) return answer((t, p) => (unknown.has(`${t}\u0000${p}`) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED))
+    if (unknown.size > 0 || unwritable.size > 0) {
+      return answer((t, p) => (unwritable.has(t) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : unknown.has(`${t}\u0000${p}`) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED))
+    }
     const producerId = producerIdOf(req.v3AndBelowProducerId)
     if (producerId === null) return answer(() => ErrorCode.INVALID_PRODUCER_ID_MAPPING)
     let code: number

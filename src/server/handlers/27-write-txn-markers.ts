@@ -9,8 +9,12 @@
 //   TRANSACTION_COORDINATOR_FENCED from the partition's producer state are answered NONE, as the marker
 //   is obsolete (a newer epoch or coordinator already wrote there). A marker in a __consumer_offsets
 //   partition also completes the group's pending transactional offsets.
+// * Authorization: ClusterAction on the cluster (brokers only), else CLUSTER_AUTHORIZATION_FAILED for
+//   every partition (Kafka).
 // Version notes:
 // * v1: flexible.
+import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
+import { ErrorCode } from '../../domain/errors.js'
 import * as WriteTxnMarkers from '../../protocol/messages/27-write-txn-markers.gen.js'
 import { defineHandler } from './common/handler.js'
 import type { TxnMarker } from './common/ports.js'
@@ -21,7 +25,9 @@ export const writeTxnMarkersHandler = defineHandler<WriteTxnMarkers.WriteTxnMark
   maxVersion: 1,
   decodeRequest: WriteTxnMarkers.decodeWriteTxnMarkersRequest,
   encodeResponse: WriteTxnMarkers.encodeWriteTxnMarkersResponse,
+  authorizes: true,
   async handle(req, ctx) {
+    const denied = !ctx.acl.authorize(ctx.connection, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
     const items: TxnMarker[] = []
     const targets: WriteTxnMarkers.WritableTxnMarkerPartitionResult[] = []
     const markers = req.markers.map((m) =>
@@ -32,6 +38,10 @@ export const writeTxnMarkersHandler = defineHandler<WriteTxnMarkers.WriteTxnMark
             name: t.name,
             partitions: t.partitionIndexes.map((partition) => {
               const answer = WriteTxnMarkers.createWritableTxnMarkerPartitionResult({ partitionIndex: partition })
+              if (denied) {
+                answer.errorCode = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+                return answer
+              }
               items.push({ topic: t.name, partition, producerId: Number(m.producerId), producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.transactionResult })
               targets.push(answer)
               return answer

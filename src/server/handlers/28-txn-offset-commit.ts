@@ -10,11 +10,15 @@
 //   old generation cannot commit; -1/''/null skip the check.
 // * Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION, oversize metadata OFFSET_METADATA_TOO_LARGE; a
 //   fenced producer (older epoch) INVALID_PRODUCER_EPOCH from the partition's producer state.
+// * Authorization (Kafka's): Write on the transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for
+//   every partition), Read on the group (else GROUP_AUTHORIZATION_FAILED), Read on each topic (else
+//   TOPIC_AUTHORIZATION_FAILED for its partitions, the others committed).
 // Version notes:
 // * v3+: flexible, group metadata. v2+: committed leader epoch.
 // Not implemented:
 // * v0: not advertised (no client of the four sends it). v4+: not advertised.
 // * The coordinator does not check that AddOffsetsToTxn came first (Kafka 3.x does not either).
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as TxnOffsetCommit from '../../protocol/messages/28-txn-offset-commit.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -27,12 +31,17 @@ export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommit.TxnOffsetCom
   maxVersion: 3,
   decodeRequest: TxnOffsetCommit.decodeTxnOffsetCommitRequest,
   encodeResponse: TxnOffsetCommit.encodeTxnOffsetCommitResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const all = (errorCode: number): PartitionErrors[] =>
       req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: errorCode as ErrorCode })) }))
     let results: PartitionErrors[]
     const producerId = producerIdOf(req.producerId)
-    if (req.groupId === '') results = all(ErrorCode.INVALID_GROUP_ID)
+    const unreadable = req.topics.filter((t) => !ctx.acl.authorize(ctx.connection, AclOperation.READ, ResourceType.TOPIC, t.name))
+    const readable = req.topics.filter((t) => !unreadable.includes(t))
+    if (!ctx.acl.authorize(ctx.connection, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, req.transactionalId)) results = all(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    else if (!ctx.acl.authorize(ctx.connection, AclOperation.READ, ResourceType.GROUP, req.groupId)) results = all(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    else if (req.groupId === '') results = all(ErrorCode.INVALID_GROUP_ID)
     else if (producerId === null) results = all(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
     else {
       try {
@@ -46,7 +55,7 @@ export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommit.TxnOffsetCom
           generationId: v3 ? req.generationId : -1,
           memberId: v3 ? req.memberId : '',
           groupInstanceId: v3 ? req.groupInstanceId : null,
-          topics: req.topics.map((t) => ({
+          topics: readable.map((t) => ({
             name: t.name,
             partitions: t.partitions.map((p) => ({
               partitionIndex: p.partitionIndex,
@@ -56,6 +65,7 @@ export const txnOffsetCommitHandler = defineHandler<TxnOffsetCommit.TxnOffsetCom
             })),
           })),
         })
+        for (const t of unreadable) results.push({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED })) })
       } catch (err) {
         results = all(err instanceof KafkaError ? err.code : ErrorCode.COORDINATOR_NOT_AVAILABLE)
       }

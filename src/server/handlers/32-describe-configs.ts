@@ -15,16 +15,19 @@
 // * includeSynonyms: the synonyms in Kafka's order (config/config-synonyms.ts): a topic's own override,
 //   then each broker synonym by source (dynamic per-broker, dynamic cluster default, static,
 //   DEFAULT_CONFIG), from the first entry named like the config; configSource is the first entry's.
+// * Authorization (Kafka's): DescribeConfigs on the topic (else TOPIC_AUTHORIZATION_FAILED) or on the
+//   cluster for brokers and broker loggers (else CLUSTER_AUTHORIZATION_FAILED), per resource.
 // Version notes:
 // * v1+: configSource and synonyms. v3+: configType and documentation (only when includeDocumentation).
 //   v4: flexible.
 // Not implemented:
 // * v0 (isDefault instead of configSource): deprecated and removed by Kafka 4; no target client sends it.
+import { AclOperation } from '../../domain/acl.js'
 import { ConfigSource, DescribeConfigType, resolveTopicConfigs, validateTopicConfigs, type ResolvedConfig } from '../../config/index.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as DescribeConfigs from '../../protocol/messages/32-describe-configs.gen.js'
 import { apiError } from './common/api-errors.js'
-import { brokerScope, ConfigResourceType } from './common/config-resources.js'
+import { brokerScope, ConfigResourceType, configResourceDenied } from './common/config-resources.js'
 import type { RequestContext } from './common/context.js'
 import { defineHandler } from './common/handler.js'
 
@@ -39,6 +42,7 @@ export const describeConfigsHandler = defineHandler<DescribeConfigs.DescribeConf
   maxVersion: 4,
   decodeRequest: DescribeConfigs.decodeDescribeConfigsRequest,
   encodeResponse: DescribeConfigs.encodeDescribeConfigsResponse,
+  authorizes: true,
   handle(req, ctx) {
     const opts: DescribeOptions = {
       includeSynonyms: req.includeSynonyms,
@@ -46,6 +50,8 @@ export const describeConfigsHandler = defineHandler<DescribeConfigs.DescribeConf
     }
     const results = req.resources.map((resource) => {
       const { resourceType, resourceName } = resource
+      const denied = configResourceDenied(ctx.acl, ctx.connection, AclOperation.DESCRIBE_CONFIGS, resourceType, resourceName)
+      if (denied !== undefined) return DescribeConfigs.createDescribeConfigsResult({ ...denied, resourceType, resourceName, configs: [] })
       try {
         const resolved = describeResource(ctx, resourceType, resourceName)
         const wanted = resource.configurationKeys === null ? null : new Set(resource.configurationKeys)

@@ -17,15 +17,18 @@
 // * A resource named twice in one request -> INVALID_REQUEST for it; a key named twice in one resource
 //   -> INVALID_REQUEST ("Error due to duplicate config keys").
 // * Other resource types (BROKER_LOGGER, GROUP, CLIENT_METRICS, ...) -> INVALID_REQUEST.
+// * Authorization (Kafka's): AlterConfigs on the topic (else TOPIC_AUTHORIZATION_FAILED) or on the
+//   cluster for brokers (else CLUSTER_AUTHORIZATION_FAILED), per resource.
 // Version notes:
 // * v2: flexible. No differences in content between versions.
 // Not implemented:
 // * listeners, advertised.listeners, listener.security.protocol.map are dynamic in Kafka, but Skein binds
 //   its sockets only at startup, so changing them is refused (INVALID_REQUEST) rather than pretended.
+import { AclOperation } from '../../domain/acl.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as AlterConfigs from '../../protocol/messages/33-alter-configs.gen.js'
 import { apiError, duplicatesOf, type ApiError } from './common/api-errors.js'
-import { brokerScope, ConfigResourceType } from './common/config-resources.js'
+import { brokerScope, ConfigResourceType, configResourceDenied } from './common/config-resources.js'
 import { defineHandler } from './common/handler.js'
 
 export const alterConfigsHandler = defineHandler<AlterConfigs.AlterConfigsRequest, AlterConfigs.AlterConfigsResponse>({
@@ -34,12 +37,18 @@ export const alterConfigsHandler = defineHandler<AlterConfigs.AlterConfigsReques
   maxVersion: 2,
   decodeRequest: AlterConfigs.decodeAlterConfigsRequest,
   encodeResponse: AlterConfigs.encodeAlterConfigsResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const dupResources = duplicatesOf(req.resources.map((r) => `${r.resourceType}\u0000${r.resourceName}`))
     const responses: AlterConfigs.AlterConfigsResourceResponse[] = []
     for (const resource of req.resources) {
       const { resourceType, resourceName } = resource
       let outcome: ApiError = { errorCode: ErrorCode.NONE, errorMessage: null }
+      const denied = configResourceDenied(ctx.acl, ctx.connection, AclOperation.ALTER_CONFIGS, resourceType, resourceName)
+      if (denied !== undefined) {
+        responses.push(AlterConfigs.createAlterConfigsResourceResponse({ ...denied, resourceType, resourceName }))
+        continue
+      }
       try {
         if (dupResources.has(`${resourceType}\u0000${resourceName}`)) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Duplicate resource.')
         if (duplicatesOf(resource.configs.map((c) => c.name)).size > 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Error due to duplicate config keys')

@@ -8,8 +8,10 @@
 // * v4: totalBytes / usableBytes of the volume (statfs); -1 when it cannot be read.
 // Version notes:
 // * v2+: flexible. v3+: top-level errorCode. v4+: totalBytes, usableBytes.
+// * Authorization: Describe on the cluster, else no results and (v3+) CLUSTER_AUTHORIZATION_FAILED (Kafka).
 // Not implemented:
 // * v0: deprecated; no target client sends it.
+import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as DescribeLogDirs from '../../protocol/messages/35-describe-log-dirs.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -21,7 +23,9 @@ export const describeLogDirsHandler = defineHandler<DescribeLogDirs.DescribeLogD
   maxVersion: 4,
   decodeRequest: DescribeLogDirs.decodeDescribeLogDirsRequest,
   encodeResponse: DescribeLogDirs.encodeDescribeLogDirsResponse,
+  authorizes: true,
   async handle(req, ctx) {
+    if (!ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)) return DescribeLogDirs.createDescribeLogDirsResponse({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results: [] })
     let wanted: TopicPartitionRef[] | null = null
     if (req.topics !== null) {
       wanted = []

@@ -8,12 +8,14 @@
 //   -> INVALID_PARTITIONS; assignments whose number differs from the partitions added, whose replica
 //   count differs from the topic's, or that name a broker that is not live ->
 //   INVALID_REPLICA_ASSIGNMENT; a replication factor above the live brokers -> INVALID_REPLICATION_FACTOR.
+// * Authorization: Alter on the topic, else TOPIC_AUTHORIZATION_FAILED for it (Kafka).
 // * validateOnly checks everything and changes nothing.
 // * A topic named twice in one request gets one result, INVALID_REQUEST "Duplicate topic in request.".
 // Version notes:
 // * v1: same as v0 (Kafka bumped it for throttling behaviour).
 // Not implemented:
 // * v2-3 (flexible): not advertised; every target client has a non-flexible version to use.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as CreatePartitions from '../../protocol/messages/37-create-partitions.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -26,6 +28,7 @@ export const createPartitionsHandler = defineHandler<CreatePartitions.CreatePart
   maxVersion: 1,
   decodeRequest: CreatePartitions.decodeCreatePartitionsRequest,
   encodeResponse: CreatePartitions.encodeCreatePartitionsResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const duplicates = duplicatesOf(req.topics.map((t) => t.name))
     const answered = new Set<string>()
@@ -37,6 +40,10 @@ export const createPartitionsHandler = defineHandler<CreatePartitions.CreatePart
       answered.add(t.name)
       if (duplicates.has(t.name)) {
         results.push(CreatePartitions.createCreatePartitionsTopicResult({ name: t.name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate topic in request.' }))
+        continue
+      }
+      if (!ctx.acl.authorize(ctx.connection, AclOperation.ALTER, ResourceType.TOPIC, t.name)) {
+        results.push(CreatePartitions.createCreatePartitionsTopicResult({ name: t.name, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' }))
         continue
       }
       try {

@@ -12,15 +12,18 @@
 //   stored and pushed to the partitions; BROKER '' / this broker's id -> dynamic layer with Kafka's rules
 //   (INVALID_REQUEST "Cannot update these configs dynamically: ..."). validateOnly changes nothing.
 // * Other resource types -> INVALID_REQUEST.
+// * Authorization (Kafka's): AlterConfigs on the topic (else TOPIC_AUTHORIZATION_FAILED) or on the
+//   cluster for brokers (else CLUSTER_AUTHORIZATION_FAILED), per resource.
 // Version notes:
 // * v1: flexible. No differences in content.
 // Not implemented:
 // * BROKER_LOGGER (log4j levels): Skein has one pino logger, not log4j loggers.
+import { AclOperation } from '../../domain/acl.js'
 import { brokerConfigDef, formatValue, topicConfigDef, type ConfigDef } from '../../config/index.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as IncrementalAlterConfigs from '../../protocol/messages/44-incremental-alter-configs.gen.js'
 import { apiError, duplicatesOf, type ApiError } from './common/api-errors.js'
-import { brokerScope, ConfigResourceType } from './common/config-resources.js'
+import { brokerScope, ConfigResourceType, configResourceDenied } from './common/config-resources.js'
 import type { RequestContext } from './common/context.js'
 import { defineHandler } from './common/handler.js'
 
@@ -34,12 +37,18 @@ export const incrementalAlterConfigsHandler = defineHandler<IncrementalAlterConf
   maxVersion: 1,
   decodeRequest: IncrementalAlterConfigs.decodeIncrementalAlterConfigsRequest,
   encodeResponse: IncrementalAlterConfigs.encodeIncrementalAlterConfigsResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const dupResources = duplicatesOf(req.resources.map((r) => `${r.resourceType}\u0000${r.resourceName}`))
     const responses: IncrementalAlterConfigs.AlterConfigsResourceResponse[] = []
     for (const resource of req.resources) {
       const { resourceType, resourceName } = resource
       let outcome: ApiError = { errorCode: ErrorCode.NONE, errorMessage: null }
+      const denied = configResourceDenied(ctx.acl, ctx.connection, AclOperation.ALTER_CONFIGS, resourceType, resourceName)
+      if (denied !== undefined) {
+        responses.push(IncrementalAlterConfigs.createAlterConfigsResourceResponse({ ...denied, resourceType, resourceName }))
+        continue
+      }
       try {
         if (dupResources.has(`${resourceType}\u0000${resourceName}`)) throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Duplicate resource.')
         checkOps(resource.configs)

@@ -13,9 +13,12 @@
 //   broker (or, v3, not at the broker epoch given) -> INELIGIBLE_REPLICA; else written conditionally
 //   (a lost race -> INVALID_UPDATE_VERSION) and answered with the new state and partition epoch; every
 //   broker then gets UpdateMetadata.
+// * Authorization: ClusterAction on the cluster, else CLUSTER_AUTHORIZATION_FAILED (Kafka).
 // Version notes:
 // * v0-1 name topics, v2+ use topic ids. v1+: leader recovery state. v3: ISR members with broker epochs.
+import { ErrorCode } from '../../domain/errors.js'
 import * as AlterPartition from '../../protocol/messages/56-alter-partition.gen.js'
+import { mayActAsBroker } from './common/cluster-action.js'
 import { defineHandler } from './common/handler.js'
 
 export const alterPartitionHandler = defineHandler<AlterPartition.AlterPartitionRequest, AlterPartition.AlterPartitionResponse>({
@@ -24,7 +27,9 @@ export const alterPartitionHandler = defineHandler<AlterPartition.AlterPartition
   maxVersion: 3,
   decodeRequest: AlterPartition.decodeAlterPartitionRequest,
   encodeResponse: AlterPartition.encodeAlterPartitionResponse,
+  authorizes: true,
   handle(req, ctx) {
+    if (!mayActAsBroker(ctx)) return AlterPartition.createAlterPartitionResponse({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })
     return ctx.control.alterPartition(req, ctx.apiVersion)
   },
 })

@@ -4,17 +4,18 @@
 // * Brokers and controller from the metadata image the controller feeds: every live broker at its
 //   endpoint for the listener the request came on, with its rack; clusterId from the cluster (ZooKeeper's
 //   /cluster/id, or meta.properties on a single broker).
-// * clusterAuthorizedOperations: no authorizer is configured, so every CLUSTER operation is allowed;
-//   the bit set is filled only when includeClusterAuthorizedOperations, else Kafka's "omitted" value.
+// * No ACL is needed to describe the cluster (as Kafka). clusterAuthorizedOperations: the CLUSTER
+//   operations the authorizer allows the principal (all without one); the bit set is filled only when includeClusterAuthorizedOperations, else Kafka's "omitted" value.
 // * endpointType (v1): 1 (brokers) is served; 2 (controllers) -> MISMATCHED_ENDPOINT_TYPE, since this
 //   is a broker endpoint; any other value -> UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST for both in v0,
 //   which has no such codes), as Kafka's broker answers.
 // Version notes:
 // * Always flexible. v1: endpointType in request and response.
+import { CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as DescribeCluster from '../../protocol/messages/60-describe-cluster.gen.js'
 import { defineHandler } from './common/handler.js'
-import { AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS } from './common/authorized-operations.js'
+import { AUTHORIZED_OPERATIONS_OMITTED, authorizedOperations, CLUSTER_OPERATION_LIST } from './common/authorized-operations.js'
 
 const EndpointType = { BROKER: 1, CONTROLLER: 2 } as const
 
@@ -24,6 +25,7 @@ export const describeClusterHandler = defineHandler<DescribeCluster.DescribeClus
   maxVersion: 1,
   decodeRequest: DescribeCluster.decodeDescribeClusterRequest,
   encodeResponse: DescribeCluster.encodeDescribeClusterResponse,
+  authorizes: true,
   handle(req, ctx) {
     const { metadata } = ctx
     const v0 = ctx.apiVersion === 0
@@ -47,7 +49,7 @@ export const describeClusterHandler = defineHandler<DescribeCluster.DescribeClus
       clusterId: metadata.clusterId,
       controllerId: metadata.controllerId,
       brokers: metadata.brokers(ctx.connection.listenerName).map((b) => DescribeCluster.createDescribeClusterBroker({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
-      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED,
+      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? authorizedOperations(ctx.acl, ctx.connection, ResourceType.CLUSTER, CLUSTER_NAME, CLUSTER_OPERATION_LIST) : AUTHORIZED_OPERATIONS_OMITTED,
     })
   },
 })

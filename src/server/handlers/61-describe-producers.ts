@@ -9,8 +9,10 @@
 //   UNKNOWN_TOPIC_OR_PARTITION, a partition led by another broker -> NOT_LEADER_OR_FOLLOWER (none today:
 //   this broker leads every partition); other partitions are still answered. A partition named twice ->
 //   INVALID_REQUEST for the repeat.
+// * Authorization: Read on the topic, else TOPIC_AUTHORIZATION_FAILED for its partitions (Kafka).
 // Version notes:
 // * v0: flexible (the only version).
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, errorName } from '../../domain/errors.js'
 import * as DescribeProducers from '../../protocol/messages/61-describe-producers.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -22,6 +24,7 @@ export const describeProducersHandler = defineHandler<DescribeProducers.Describe
   maxVersion: 0,
   decodeRequest: DescribeProducers.decodeDescribeProducersRequest,
   encodeResponse: DescribeProducers.encodeDescribeProducersResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const { partitions } = ctx
     const topics: DescribeProducers.TopicResponse[] = []
@@ -41,7 +44,7 @@ export const describeProducersHandler = defineHandler<DescribeProducers.Describe
           continue
         }
         seen.add(key)
-        response.errorCode = partitions.leaderError(t.name, index)
+        response.errorCode = ctx.acl.authorize(ctx.connection, AclOperation.READ, ResourceType.TOPIC, t.name) ? partitions.leaderError(t.name, index) : ErrorCode.TOPIC_AUTHORIZATION_FAILED
         if (response.errorCode !== ErrorCode.NONE) {
           response.errorMessage = errorName(response.errorCode)
           continue

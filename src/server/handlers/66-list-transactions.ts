@@ -7,8 +7,10 @@
 //   know are answered in unknownStateFilters and match nothing.
 // * No __transaction_state yet: an empty list. While it replays: COORDINATOR_LOAD_IN_PROGRESS with
 //   what is loaded so far.
+// * Authorization: only the transactional ids the principal may Describe are listed (Kafka).
 // Version notes:
 // * v1: durationFilter. v0 is flexible.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as ListTransactions from '../../protocol/messages/66-list-transactions.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -19,6 +21,7 @@ export const listTransactionsHandler = defineHandler<ListTransactions.ListTransa
   maxVersion: 1,
   decodeRequest: ListTransactions.decodeListTransactionsRequest,
   encodeResponse: ListTransactions.encodeListTransactionsResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const unknownStateFilters = req.stateFilters.filter((s) => !ctx.transactions.isStateName(s))
     if (!ctx.transactions.topicExists()) return ListTransactions.createListTransactionsResponse({ unknownStateFilters })
@@ -33,7 +36,7 @@ export const listTransactionsHandler = defineHandler<ListTransactions.ListTransa
       return ListTransactions.createListTransactionsResponse({
         errorCode: r.errorCode,
         unknownStateFilters,
-        transactionStates: r.transactions.map((t) => ListTransactions.createTransactionState({ transactionalId: t.transactionalId, producerId: BigInt(t.producerId), transactionState: t.state })),
+        transactionStates: r.transactions.filter((t) => ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, t.transactionalId)).map((t) => ListTransactions.createTransactionState({ transactionalId: t.transactionalId, producerId: BigInt(t.producerId), transactionState: t.state })),
       })
     } catch (err) {
       return ListTransactions.createListTransactionsResponse({ errorCode: err instanceof KafkaError ? err.code : ErrorCode.COORDINATOR_NOT_AVAILABLE, unknownStateFilters })

@@ -12,6 +12,7 @@
 //   FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED (group.consumer.max.size), GROUP_ID_NOT_FOUND for a classic
 //   group with members; COORDINATOR_LOAD_IN_PROGRESS while __consumer_offsets replays. Each with Kafka's
 //   error message.
+// * Authorization: Read on the group, else GROUP_AUTHORIZATION_FAILED (Kafka).
 // * __consumer_offsets is created on first use, as for JoinGroup.
 // Version notes:
 // * v1: the member id is made by the client (KIP-1082, as Kafka 4.0 serves it): an empty one is
@@ -20,6 +21,7 @@
 //   answer at the spec's commit: "SubscribedTopicRegex is not supported yet.").
 // * v1 is marked latestVersionUnstable in the spec copied (scripts/kafka-protocol-extra); Kafka 4.0
 //   released it, and @platformatic/kafka sends it.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as ConsumerGroupHeartbeat from '../../protocol/messages/68-consumer-group-heartbeat.gen.js'
 import { defineHandler } from './common/handler.js'
@@ -30,10 +32,12 @@ export const consumerGroupHeartbeatHandler = defineHandler<ConsumerGroupHeartbea
   maxVersion: 1,
   decodeRequest: ConsumerGroupHeartbeat.decodeConsumerGroupHeartbeatRequest,
   encodeResponse: ConsumerGroupHeartbeat.encodeConsumerGroupHeartbeatResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const failed = (errorCode: ErrorCode, errorMessage: string | null = null): ConsumerGroupHeartbeat.ConsumerGroupHeartbeatResponse =>
       ConsumerGroupHeartbeat.createConsumerGroupHeartbeatResponse({ errorCode, errorMessage, memberEpoch: 0 })
     if (ctx.apiVersion >= 1 && req.memberId === '') return failed(ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
+    if (!ctx.acl.authorize(ctx.connection, AclOperation.READ, ResourceType.GROUP, req.groupId)) return failed(ErrorCode.GROUP_AUTHORIZATION_FAILED, 'Group authorization failed.')
     let coordinator
     try {
       coordinator = await ctx.groups.coordinator()

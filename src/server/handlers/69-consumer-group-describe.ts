@@ -6,11 +6,12 @@
 //   with their names). A group id that is not a consumer group (a classic group, or none) answers
 //   GROUP_ID_NOT_FOUND with Kafka's message; an empty id INVALID_GROUP_ID. Describing creates nothing:
 //   without __consumer_offsets every group is GROUP_ID_NOT_FOUND.
-// * Authorized operations: no authorizer is configured, so every group operation is allowed; the bit set
-//   is sent when asked for (includeAuthorizedOperations), else Kafka's "omitted" value.
+// * Authorization: Describe on each group, else GROUP_AUTHORIZATION_FAILED for it (Kafka). Authorized
+//   operations: the group operations the principal may do; the bit set is sent when asked for (includeAuthorizedOperations), else Kafka's "omitted" value.
+import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as ConsumerGroupDescribe from '../../protocol/messages/69-consumer-group-describe.gen.js'
-import { AUTHORIZED_OPERATIONS_OMITTED, GROUP_OPERATIONS } from './common/authorized-operations.js'
+import { AUTHORIZED_OPERATIONS_OMITTED, authorizedOperations, GROUP_OPERATION_LIST } from './common/authorized-operations.js'
 import { defineHandler } from './common/handler.js'
 import type { DescribedTopicPartitions } from '../../coordinator/group/types.js'
 
@@ -26,15 +27,19 @@ export const consumerGroupDescribeHandler = defineHandler<ConsumerGroupDescribe.
   maxVersion: 0,
   decodeRequest: ConsumerGroupDescribe.decodeConsumerGroupDescribeRequest,
   encodeResponse: ConsumerGroupDescribe.encodeConsumerGroupDescribeResponse,
+  authorizes: true,
   async handle(req, ctx) {
     const coordinator = ctx.groups.current
+    const allowed = req.groupIds.filter((g) => ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.GROUP, g))
+    const denied = req.groupIds.filter((g) => !allowed.includes(g)).map((groupId) => ({ groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: null, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [] }))
     const described =
       coordinator === undefined
-        ? req.groupIds.map((groupId) => ({ groupId, errorCode: groupId === '' ? ErrorCode.INVALID_GROUP_ID : ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: null, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [] }))
-        : await coordinator.consumerGroupDescribe(req.groupIds)
-    const operations = req.includeAuthorizedOperations ? GROUP_OPERATIONS : AUTHORIZED_OPERATIONS_OMITTED
+        ? allowed.map((groupId) => ({ groupId, errorCode: groupId === '' ? ErrorCode.INVALID_GROUP_ID : ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: null, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [] }))
+        : allowed.length === 0
+          ? []
+          : await coordinator.consumerGroupDescribe(allowed)
     return ConsumerGroupDescribe.createConsumerGroupDescribeResponse({
-      groups: described.map((g) =>
+      groups: [...described, ...denied].map((g) =>
         ConsumerGroupDescribe.createDescribedGroup({
           errorCode: g.errorCode,
           errorMessage: g.errorMessage,
@@ -57,7 +62,7 @@ export const consumerGroupDescribeHandler = defineHandler<ConsumerGroupDescribe.
               targetAssignment: assignment(m.targetAssignment),
             }),
           ),
-          authorizedOperations: g.errorCode === ErrorCode.NONE ? operations : AUTHORIZED_OPERATIONS_OMITTED,
+          authorizedOperations: g.errorCode === ErrorCode.NONE && req.includeAuthorizedOperations ? authorizedOperations(ctx.acl, ctx.connection, ResourceType.GROUP, g.groupId, GROUP_OPERATION_LIST) : AUTHORIZED_OPERATIONS_OMITTED,
         }),
       ),
     })

@@ -1,6 +1,8 @@
 // The config resources of DescribeConfigs, AlterConfigs and IncrementalAlterConfigs.
 import { ErrorCode, KafkaError } from '../../../domain/errors.js'
-import type { BrokerConfigScope } from './ports.js'
+import { CLUSTER_NAME, ResourceType } from '../../../domain/acl.js'
+import type { ApiError } from './api-errors.js'
+import type { AuthorizationService, BrokerConfigScope, ClientConnection } from './ports.js'
 
 /** Kafka's ConfigResource.Type ids. */
 export const ConfigResourceType = {
@@ -23,4 +25,21 @@ export function brokerScope(resourceName: string, nodeId: number): BrokerConfigS
     throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unexpected broker id, expected ${nodeId} or empty string, but received ${resourceName}`)
   }
   return 'perBroker'
+}
+
+/**
+ * The error a config resource gets when the principal may not do `operation` (DescribeConfigs or
+ * AlterConfigs) on it, as Kafka's configsAuthorizationApiError: topics on the topic, groups on the group,
+ * brokers, broker loggers and anything else on the cluster (fail closed). Undefined when allowed.
+ */
+export function configResourceDenied(acl: AuthorizationService, conn: ClientConnection, operation: number, resourceType: number, resourceName: string): ApiError | undefined {
+  if (!acl.enabled) return undefined
+  switch (resourceType) {
+    case ConfigResourceType.TOPIC:
+      return acl.authorize(conn, operation, ResourceType.TOPIC, resourceName) ? undefined : { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null }
+    case ConfigResourceType.GROUP:
+      return acl.authorize(conn, operation, ResourceType.GROUP, resourceName) ? undefined : { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: null }
+    default:
+      return acl.authorize(conn, operation, ResourceType.CLUSTER, CLUSTER_NAME) ? undefined : { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null }
+  }
 }

@@ -487,6 +487,8 @@ export interface AuthorizationService {
   readonly enabled: boolean
   /** May the connection's principal, from its host, do the operation on the resource. */
   authorize(conn: ClientConnection, operation: number, resourceType: number, name: string): boolean
+  /** May the principal do the operation on some resource of the type (KIP-679). */
+  authorizeByResourceType(conn: ClientConnection, operation: number, resourceType: number): boolean
   describe(filter: AclFilter): AclBinding[]
   create(bindings: readonly AclBinding[]): Promise<AclCreationOutcome[]>
   /** For each filter, the bindings it matched and removed. */
