@@ -10,8 +10,10 @@ import { runBench } from './cli/bench.js'
 import { runConfigs } from './cli/configs.js'
 import { runConsume } from './cli/consume.js'
 import { runGroups } from './cli/groups.js'
+import { runLeaderElection } from './cli/leader-election.js'
 import { runPerf } from './cli/perf.js'
 import { runProduce } from './cli/produce.js'
+import { runReassignPartitions } from './cli/reassign-partitions.js'
 import { runTopics } from './cli/topics.js'
 
 const HELP = `Usage: skein <command> [options]
@@ -23,6 +25,8 @@ Commands:
   consume    Console consumer                                          (kafka-console-consumer)
   groups     List, describe, reset offsets of and delete groups       (kafka-consumer-groups)
   configs    Describe and alter topic and broker configs              (kafka-configs)
+  leader-election  Elect preferred or unclean partition leaders      (kafka-leader-election)
+  reassign-partitions  Move partition replicas between brokers       (kafka-reassign-partitions)
   perf       produce | consume: throughput and latency tests          (kafka-*-perf-test)
   rest       REST Proxy (Confluent's API v2 and v3) for a cluster     (kafka-rest-start)
   connect    Kafka Connect worker: distributed | standalone           (connect-distributed, connect-standalone)
@@ -63,6 +67,8 @@ const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   consume: runConsume,
   groups: runGroups,
   configs: runConfigs,
+  'leader-election': runLeaderElection,
+  'reassign-partitions': runReassignPartitions,
   perf: runPerf,
   rest: runRest,
   connect: runConnect,

@@ -8,6 +8,7 @@ export type ElectionStrategy =
   | { kind: 'offline'; allowUnclean: boolean }
   | { kind: 'preferred' }
   | { kind: 'controlledShutdown' }
+  | { kind: 'reassign' }
 
 export interface ElectionResult {
   /** The new state, or undefined when no replica qualifies. */
@@ -64,4 +65,13 @@ export function leaderForControlledShutdown(assignment: readonly number[], curre
   const leader = controlledShutdownLeader(assignment, current.isr, new Set(liveOrShuttingDown), shuttingDown)
   const isr = current.isr.filter((r) => !shuttingDown.has(r))
   return { leaderAndIsr: leader === undefined ? undefined : newLeaderAndIsr(current, leader, isr), recipients: liveOrShuttingDown }
+}
+
+/**
+ * A reassignment moving the leader into its target replicas (Election.leaderForReassign): the first target
+ * replica that is live and in the ISR; the ISR is kept (the removed replicas leave it afterwards).
+ */
+export function leaderForReassign(targetReplicas: readonly number[], current: LeaderAndIsr, online: (id: number) => boolean): ElectionResult {
+  const leader = targetReplicas.find((id) => online(id) && current.isr.includes(id))
+  return { leaderAndIsr: leader === undefined ? undefined : newLeaderAndIsr(current, leader, [...current.isr]), recipients: targetReplicas.filter(online) }
 }
