@@ -62,6 +62,8 @@ import type {
 } from './handlers/common/ports.js'
 
 /** Kafka's LeaderAndIsr.EpochDuringDelete and NoEpoch in StopReplica. */
+/** How long a leader waits before proposing an ISR expansion again after the controller refused one. */
+const EXPAND_RETRY_BACKOFF_MS = 1000
 const EPOCH_DURING_DELETE = -2
 const NO_EPOCH = -1
 
@@ -546,6 +548,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         const error = res.errorCode !== ErrorCode.NONE ? res.errorCode : (answer?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR)
         if (error !== ErrorCode.NONE || answer === undefined) {
           this.log.info({ topic: p.topic, partition: p.partition, error: errorName(error) }, 'the controller did not change the ISR')
+          if (expands) ls.expandRetryAt = Date.now() + EXPAND_RETRY_BACKOFF_MS
         } else if (answer.leaderEpoch === ls.leaderEpoch) {
           ls.isr = [...answer.isr]
           ls.partitionEpoch = answer.partitionEpoch
@@ -580,7 +583,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
 
   #maybeExpandIsr(p: HostedPartition, replicaId: number): void {
     const ls = p.leaderState!
-    if (ls.pending === undefined && ls.mayJoinIsr(replicaId)) this.#proposeIsr(p, [...ls.isr, replicaId], true)
+    if (ls.pending === undefined && Date.now() >= ls.expandRetryAt && ls.mayJoinIsr(replicaId)) this.#proposeIsr(p, [...ls.isr, replicaId], true)
   }
 
   #maybeShrinkIsrs(): void {

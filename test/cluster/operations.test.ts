@@ -190,6 +190,12 @@ describe.skipIf(MISSING !== undefined)('cluster operations: elections, reassignm
       expect(victimBroker.output()).toMatch(/"msg":"controlled shutdown succeeded"/)
       await load.progress(200)
       shutdownGap = load.longestGap(sigterm, Date.now())
+      if (process.env.OPS_DEBUG) {
+        const acks = load.acked.get(shutdownGap.partition)!.filter((a) => a.at >= sigterm - 500 && a.at <= sigterm + 4000).map((a) => a.at - sigterm)
+        console.log('acks after sigterm', JSON.stringify(acks))
+        console.log(load.log.filter((l) => l.at >= sigterm && l.at <= sigterm + 4000 && !/Request Produce|Response Produce/.test(l.text)).map((l) => `${l.at - sigterm} ${l.text}`).join('\n'))
+        for (const b of cluster.brokers) console.log(`--- broker ${b.id}\n` + b.output().split('\n').map((l) => { const m = /"time":"([^"]+)"/.exec(l); return { t: m === null ? NaN : Date.parse(m[1]!) - sigterm, l } }).filter((x) => x.t >= -200 && x.t <= 4000).map((x) => `${x.t} ${x.l.replace(/"level":\d+,"time":"[^"]+","service":"skein",/, '').slice(0, 300)}`).join('\n'))
+      }
       console.log(`[ops] controlled shutdown of broker ${victim} (stopped in ${stoppedIn} ms): longest gap between acknowledged writes ${shutdownGap.gapMs} ms (partition ${shutdownGap.partition})`)
 
       // While it is down: a deletion, new partitions, a config change; its preferred partitions cannot elect it.
@@ -208,6 +214,7 @@ describe.skipIf(MISSING !== undefined)('cluster operations: elections, reassignm
       const back = Date.now()
       await agreed(cluster, 'steady', (ps) => ps.every((p) => p.isr.length === 3 && p.leader === p.replicas[0]), 'the auto rebalance to give the preferred leaderships back', 30_000)
       const balanced = Date.now()
+      if (process.env.OPS_DEBUG) console.log('restored', Date.now() - sigterm)
       await load.progress(200)
       rebalanceGap = load.longestGap(back, Date.now())
       console.log(`[ops] broker ${victim} back: preferred leaderships restored ${balanced - back} ms after its start; longest gap between acknowledged writes ${rebalanceGap.gapMs} ms (partition ${rebalanceGap.partition})`)
@@ -224,9 +231,11 @@ describe.skipIf(MISSING !== undefined)('cluster operations: elections, reassignm
       const values = new Set((await readAll(cluster.broker(v.leader), 'steady', v.partition)).map((r) => r.value))
       for (const a of load.acked.get(v.partition)!) expect(values.has(a.value), a.value).toBe(true)
     }
+    if (process.env.OPS_DEBUG) console.log('read back', Date.now())
     const acked = [...load.acked.values()].flat().map((a) => a.value)
     await until('the consumer to read every acknowledged write', async () => (acked.every((v) => consumed.has(v)) ? true : undefined), 60_000)
     await consumer.disconnect()
+    if (process.env.OPS_DEBUG) console.log('consumed', Date.now())
 
     // What changed while it was down reached it.
     await until('the deletion of doomed to complete', async () => ((await zk.exists('/brokers/topics/doomed')) === null && (await zk.exists('/admin/delete_topics/doomed')) === null ? true : undefined))

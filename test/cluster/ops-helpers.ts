@@ -110,6 +110,8 @@ export async function expectIdenticalLogs(cluster: TestCluster, topic: string, p
 export class AckedLoad {
   readonly acked = new Map<number, { value: string; at: number }[]>()
   readonly errors: { partition: number; message: string; retriable: boolean }[] = []
+  /** kafkajs's own log lines, when OPS_DEBUG is set. */
+  readonly log: { at: number; text: string }[] = []
   #running = true
   #loops: Promise<void>[] = []
   #producer: Producer
@@ -120,7 +122,16 @@ export class AckedLoad {
     readonly partitions: number[],
     private readonly intervalMs = 10,
   ) {
-    const kafka = new Kafka({ clientId: `ops-load-${topic}`, brokers: bootstrap, logLevel: logLevel.NOTHING, retry: { retries: 40, initialRetryTime: 50, maxRetryTime: 300 } })
+    const debug = process.env.OPS_DEBUG !== undefined
+    const kafka = new Kafka({
+      clientId: `ops-load-${topic}`,
+      brokers: bootstrap,
+      logLevel: debug ? logLevel.DEBUG : logLevel.NOTHING,
+      logCreator: () => (entry) => {
+        if (debug) this.log.push({ at: Date.now(), text: `${entry.log.message} ${JSON.stringify({ ...entry.log, message: undefined, timestamp: undefined, logger: undefined }).slice(0, 300)}` })
+      },
+      retry: { retries: 40, initialRetryTime: 50, maxRetryTime: 300 },
+    })
     this.#producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 })
   }
 

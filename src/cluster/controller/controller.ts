@@ -702,8 +702,10 @@ export class Controller {
           answers.set(key, { errorCode: ErrorCode.INVALID_REQUEST })
         } else if (current.leaderRecoveryState === LeaderRecoveryState.RECOVERED && proposed.leaderRecoveryState === LeaderRecoveryState.RECOVERING) {
           answers.set(key, { errorCode: ErrorCode.INVALID_REQUEST })
-        } else if (proposed.isr.some((r) => !ctx.isReplicaOnline(r, true)) || staleIsrEpochs(version, p.newIsrWithEpochs, ctx)) {
-          // KIP-841: only live brokers (with the epoch given, KIP-903) may join the ISR.
+        } else if (proposed.isr.some((r) => !ctx.isReplicaOnline(r) && !(r === request.brokerId && current.isr.includes(r))) || staleIsrEpochs(version, p.newIsrWithEpochs, ctx)) {
+          // KIP-841: only live brokers (with the epoch given, KIP-903) may be in the ISR, and not those in a
+          // controlled shutdown (Kafka's liveBrokerIds leaves them out): a broker leaving would otherwise be
+          // added back by its leader while it still fetches, and acks=all would wait for it once it stops.
           answers.set(key, { errorCode: ErrorCode.INELIGIBLE_REPLICA })
         } else {
           toWrite.push({ tp, leaderAndIsr: proposed })
