@@ -2,11 +2,14 @@
 // test/cluster/*.ops.ts of `npm run test:cluster-ops`): metadata views every broker agrees on, a load of
 // acks=all writes by kafkajs (a client nobody here wrote) that records when each write was acknowledged
 // (the longest gap is the unavailability a client sees), reading a partition back, and comparing replicas.
+import { spawn, type ChildProcess } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
 import { Kafka, logLevel, type Producer } from 'kafkajs'
 import { ErrorCode } from '../../src/domain/errors.js'
-import { decodeAllRecords, recordsBuffer, type ClusterBroker, type TestCluster } from '../harness/index.js'
+import { decodeAllRecords, recordsBuffer, SYSTEM_PYTHON, type ClusterBroker, type TestCluster } from '../harness/index.js'
 
 export interface PartitionView {
   partition: number
@@ -110,7 +113,7 @@ export async function expectIdenticalLogs(cluster: TestCluster, topic: string, p
 export class AckedLoad {
   readonly acked = new Map<number, { value: string; at: number }[]>()
   readonly errors: { partition: number; message: string; retriable: boolean }[] = []
-  /** kafkajs's own log lines, when OPS_DEBUG is set. */
+  /** kafkajs's own log lines, when SKEIN_OPS_DEBUG is set. */
   readonly log: { at: number; text: string }[] = []
   #running = true
   #loops: Promise<void>[] = []
@@ -122,7 +125,7 @@ export class AckedLoad {
     readonly partitions: number[],
     private readonly intervalMs = 10,
   ) {
-    const debug = process.env.OPS_DEBUG !== undefined
+    const debug = process.env.SKEIN_OPS_DEBUG !== undefined
     const kafka = new Kafka({
       clientId: `ops-load-${topic}`,
       brokers: bootstrap,
@@ -192,4 +195,79 @@ export class AckedLoad {
     await Promise.all(this.#loops)
     await this.#producer.disconnect()
   }
+}
+
+const ACKED_LOAD_PY = join(dirname(fileURLToPath(import.meta.url)), 'python', 'acked_load.py')
+
+/**
+ * The same load through librdkafka (python3-confluent-kafka, test/cluster/python/acked_load.py): records are
+ * produced without waiting (one per partition every intervalMs, idempotent, acks=all) and each delivery
+ * report is kept with its time. Failed deliveries are kept in `errors` with librdkafka's retriable flag.
+ */
+export class LibrdkafkaLoad {
+  readonly acked = new Map<number, { value: string; at: number }[]>()
+  readonly errors: { partition: number; message: string; retriable: boolean }[] = []
+  #child: ChildProcess | undefined
+  #exited: Promise<void> | undefined
+  #stderr = ''
+
+  constructor(
+    private readonly bootstrap: string,
+    readonly topic: string,
+    readonly partitions: number[],
+    private readonly intervalMs = 10,
+  ) {}
+
+  async start(): Promise<void> {
+    for (const p of this.partitions) this.acked.set(p, [])
+    const child = spawn(SYSTEM_PYTHON, [ACKED_LOAD_PY], { stdio: ['pipe', 'pipe', 'pipe'] })
+    this.#child = child
+    child.stdin.write(JSON.stringify({ bootstrap: this.bootstrap, topic: this.topic, partitions: this.partitions, interval_ms: this.intervalMs }) + '\n')
+    child.stderr.on('data', (d: Buffer) => {
+      this.#stderr = (this.#stderr + d.toString()).slice(-4000)
+    })
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const r = JSON.parse(line) as { p: number; v: string; t: number; err: string | null; retriable: boolean }
+      if (r.err === null) this.acked.get(r.p)?.push({ value: r.v, at: r.t })
+      else this.errors.push({ partition: r.p, message: r.err, retriable: r.retriable })
+    })
+    this.#exited = new Promise((resolve) => child.once('exit', () => resolve()))
+  }
+
+  count(): number {
+    let n = 0
+    for (const list of this.acked.values()) n += list.length
+    return n
+  }
+
+  async progress(n: number, timeoutMs = 30_000): Promise<void> {
+    const target = this.count() + n
+    await until(`${n} more acknowledged writes to ${this.topic}${this.#stderr === '' ? '' : ` (librdkafka: ${this.#stderr})`}`, async () => (this.count() >= target ? true : undefined), timeoutMs)
+  }
+
+  longestGap(from: number, to: number): { partition: number; gapMs: number } {
+    return longestGapOf(this.acked, from, to)
+  }
+
+  async stop(): Promise<void> {
+    this.#child?.kill('SIGTERM')
+    await this.#exited
+  }
+}
+
+/** The longest time between two acknowledgements of one partition within [from, to] (ms). */
+export function longestGapOf(acked: ReadonlyMap<number, readonly { at: number }[]>, from: number, to: number): { partition: number; gapMs: number } {
+  let worst = { partition: -1, gapMs: 0 }
+  for (const [partition, list] of acked) {
+    let prev = from
+    for (const a of list) {
+      if (a.at < from) continue
+      if (a.at > to) break
+      if (a.at - prev > worst.gapMs) worst = { partition, gapMs: a.at - prev }
+      prev = a.at
+    }
+    const tail = Math.min(to, Date.now()) - prev
+    if (tail > worst.gapMs) worst = { partition, gapMs: tail }
+  }
+  return worst
 }

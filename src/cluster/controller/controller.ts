@@ -652,9 +652,12 @@ export class Controller {
     const toActOn = ctx.partitionsOnBroker(brokerId).filter((tp) => ctx.replicasOf(tp).length > 1 && ctx.leadershipOf(tp) !== undefined && !this.#deletion.isTopicQueuedUpForDeletion(tp.topic))
     const led = toActOn.filter((tp) => ctx.leadershipOf(tp)!.leaderAndIsr.leader === brokerId)
     const followed = toActOn.filter((tp) => ctx.leadershipOf(tp)!.leaderAndIsr.leader !== brokerId)
-    await this.#partitionStateMachine.handleStateChanges(led, 'OnlinePartition', { kind: 'controlledShutdown' })
+    const moved = await this.#partitionStateMachine.handleStateChanges(led, 'OnlinePartition', { kind: 'controlledShutdown' })
     this.#batch.newBatch()
+    // It stops following too, and stops the replicas it led that have a new leader (it does not follow
+    // them: it is leaving). Its logs stay for when it returns.
     for (const tp of followed) this.#batch.addStopReplica([brokerId], tp, false)
+    for (const tp of led) if (moved.get(partitionKey(tp.topic, tp.partition))?.ok === true) this.#batch.addStopReplica([brokerId], tp, false)
     this.#batch.send()
     await this.#replicaStateMachine.handleStateChanges(followed.map((tp) => ({ ...tp, replica: brokerId })), 'OfflineReplica')
     return { errorCode: ErrorCode.NONE, remaining: ctx.partitionLeadersOnBroker(brokerId) }
