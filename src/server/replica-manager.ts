@@ -34,7 +34,7 @@ import type { AlterPartitionRequest, AlterPartitionResponse } from '../protocol/
 import { DelayedProducePurgatory } from '../replication/delayed-produce.js'
 import type { FollowerLog, FollowerLogState, LeaderEndpoint } from '../replication/leader-endpoint.js'
 import { PartitionLeaderState } from '../replication/partition.js'
-import { fetchKey, ReplicaFetcher, type FetcherPartition, type ReplicaFetcherSettings } from '../replication/replica-fetcher.js'
+import { fetchKey, ReplicaFetcher, type FetcherPartition, type FollowerThrottle, type ReplicaFetcherSettings } from '../replication/replica-fetcher.js'
 import type { AppendItem, ShardReadResult, ShardRouter } from '../shard/router.js'
 import type { BrokerMetrics, TopicMetrics } from './broker-metrics.js'
 import type { AppendResult, LogConfig, PartitionState } from '../storage/types.js'
@@ -108,6 +108,8 @@ export interface ReplicaManagerDeps {
   replicaLagTimeMaxMs: number
   /** replica.fetch.* settings of the fetchers. */
   fetcher: ReplicaFetcherSettings
+  /** follower.replication.throttled.rate over follower.replication.throttled.replicas (none: unthrottled). */
+  followerThrottle?: FollowerThrottle
 }
 
 export class ReplicaManager implements PartitionService, ReplicaManagerPort {
@@ -626,7 +628,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
   #fetcherFor(leader: LiveLeader): ReplicaFetcher {
     let f = this.#fetchers.get(leader.brokerId)
     if (f === undefined) {
-      f = new ReplicaFetcher(leader.brokerId, () => this.deps.connectLeader(leader), this.#followerLog, this.deps.fetcher, this.log)
+      f = new ReplicaFetcher(leader.brokerId, () => this.deps.connectLeader(leader), this.#followerLog, this.deps.fetcher, this.log, this.deps.followerThrottle)
       this.#fetchers.set(leader.brokerId, f)
     }
     return f
