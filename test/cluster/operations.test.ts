@@ -106,6 +106,17 @@ describe.skipIf(MISSING !== undefined)('cluster operations: elections, reassignm
     expect(unknown.code).toBe(1)
     expect(unknown.stderr.toString()).toContain('Error completing leader election (UNCLEAN) for partition: nope-3: UNKNOWN_TOPIC_OR_PARTITION')
 
+    // --generate proposes Kafka's assignment over the broker list (nothing changes).
+    const topicsFile = join(dir, 'topics.json')
+    writeFileSync(topicsFile, JSON.stringify({ version: 1, topics: [{ topic: 'elect' }] }))
+    const generated = await skein(['reassign-partitions', '--bootstrap-server', cluster.bootstrap(), '--generate', '--topics-to-move-json-file', topicsFile, '--broker-list', '1,2,3'])
+    expect(generated.code, generated.stderr.toString()).toBe(0)
+    const [, current, proposed] = generated.out.split(/Current partition replica assignment\n|\n\nProposed partition reassignment configuration\n/)
+    expect(JSON.parse(current!).partitions).toHaveLength(3)
+    const proposal = JSON.parse(proposed!) as { version: number; partitions: { topic: string; partition: number; replicas: number[] }[] }
+    expect(proposal.version).toBe(1)
+    expect(proposal.partitions.map((p) => [...p.replicas].sort())).toEqual([[1, 2, 3], [1, 2, 3], [1, 2, 3]])
+
     const alter = (partitions: AlterPartitionReassignments.ReassignablePartition[]) =>
       withClient(controller, (c) => {
         const req = AlterPartitionReassignments.createAlterPartitionReassignmentsRequest({ topics: [AlterPartitionReassignments.createReassignableTopic({ name: 'elect', partitions })] })
