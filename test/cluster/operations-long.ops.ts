@@ -45,7 +45,7 @@ describe.skipIf(MISSING !== undefined)('cluster operations, the long variants', 
       c.close()
     }
   }
-  const tool = (args: string[]) => skein([args[0]!, '--bootstrap-server', cluster.bootstrap(), ...args.slice(1)], { timeoutMs: 60_000 })
+  const tool = (args: string[], bootstrap = cluster.bootstrap()) => skein([args[0]!, '--bootstrap-server', bootstrap, ...args.slice(1)], { timeoutMs: 60_000 })
 
   beforeAll(async () => {
     cluster = await startCluster({
@@ -103,26 +103,32 @@ describe.skipIf(MISSING !== undefined)('cluster operations, the long variants', 
   }, 180_000)
 
   it('lists a reassignment waiting on a broker that is down, and cancels it', async () => {
-    expect(await withClient(1, (c) => createTopic(c, 'stuck', { assignments: [[1, 2]] }))).toBe(ErrorCode.NONE)
+    // The target adds a broker that is registered (a valid target) but frozen, so it cannot catch up; not
+    // the controller, which the tool must reach.
+    const controller = JSON.parse((await zk.getData('/controller')).data.toString()).brokerid as number
+    const frozen = [3, 2, 1].find((id) => id !== controller)!
+    const [a, b] = [1, 2, 3].filter((id) => id !== frozen) as [number, number]
+    expect(await withClient(a, (c) => createTopic(c, 'stuck', { assignments: [[a, b]] }))).toBe(ErrorCode.NONE)
     await agreed(cluster, 'stuck', (ps) => ps[0]?.isr.length === 2, 'stuck with a full ISR')
-    // Broker 3 is registered (a valid target) but frozen: it cannot catch up.
-    cluster.broker(3).signal('SIGSTOP')
+    cluster.broker(frozen).signal('SIGSTOP')
+    const running = `${cluster.broker(a).bootstrap},${cluster.broker(b).bootstrap}`
     try {
       const plan = join(dir, 'stuck.json')
-      writeFileSync(plan, JSON.stringify({ version: 1, partitions: [{ topic: 'stuck', partition: 0, replicas: [1, 3] }] }))
-      const exec = await tool(['reassign-partitions', '--execute', '--reassignment-json-file', plan])
+      writeFileSync(plan, JSON.stringify({ version: 1, partitions: [{ topic: 'stuck', partition: 0, replicas: [a, frozen] }] }))
+      const exec = await tool(['reassign-partitions', '--execute', '--reassignment-json-file', plan], running)
       expect(exec.code, exec.stderr.toString()).toBe(0)
-      const verify = await tool(['reassign-partitions', '--verify', '--reassignment-json-file', plan])
+      const verify = await tool(['reassign-partitions', '--verify', '--reassignment-json-file', plan], running)
       expect(verify.out).toContain('Reassignment of partition stuck-0 is still in progress.')
-      expect(JSON.parse((await zk.getData('/brokers/topics/stuck')).data.toString())).toMatchObject({ partitions: { '0': [1, 3, 2] }, adding_replicas: { '0': [3] }, removing_replicas: { '0': [2] } })
-      const cancel = await tool(['reassign-partitions', '--cancel', '--reassignment-json-file', plan])
+      expect(JSON.parse((await zk.getData('/brokers/topics/stuck')).data.toString())).toMatchObject({ partitions: { '0': [a, frozen, b] }, adding_replicas: { '0': [frozen] }, removing_replicas: { '0': [b] } })
+      const cancel = await tool(['reassign-partitions', '--cancel', '--reassignment-json-file', plan], running)
       expect(cancel.code, cancel.stderr.toString()).toBe(0)
       expect(cancel.out).toContain('Successfully cancelled partition reassignment for: stuck-0')
-      expect(JSON.parse((await zk.getData('/brokers/topics/stuck')).data.toString())).toMatchObject({ partitions: { '0': [1, 2] }, adding_replicas: {}, removing_replicas: {} })
+      expect(JSON.parse((await zk.getData('/brokers/topics/stuck')).data.toString())).toMatchObject({ partitions: { '0': [a, b] }, adding_replicas: {}, removing_replicas: {} })
     } finally {
-      cluster.broker(3).signal('SIGCONT')
+      cluster.broker(frozen).signal('SIGCONT')
     }
-    await agreed(cluster, 'stuck', (ps) => JSON.stringify(ps[0]!.replicas) === '[1,2]' && ps[0]!.isr.length === 2, 'stuck back on [1,2]')
+    await until(`broker ${frozen} registered again`, async () => ((await zk.getChildren('/brokers/ids')).length === 3 ? true : undefined), SESSION_TIMEOUT_MS * 5)
+    await agreed(cluster, 'stuck', (ps) => JSON.stringify(ps[0]!.replicas) === JSON.stringify([a, b]) && ps[0]!.isr.length === 2, `stuck back on [${a},${b}]`)
   }, 120_000)
 
   it('elects preferred leaders back when asked, and an unclean leader only when asked', async () => {
