@@ -11,8 +11,10 @@ import { runBench } from './cli/bench.js'
 import { runConfigs } from './cli/configs.js'
 import { runConsume } from './cli/consume.js'
 import { runGroups } from './cli/groups.js'
+import { runLeaderElection } from './cli/leader-election.js'
 import { runPerf } from './cli/perf.js'
 import { runProduce } from './cli/produce.js'
+import { runReassignPartitions } from './cli/reassign-partitions.js'
 import { runTopics } from './cli/topics.js'
 
 const HELP = `Usage: skein <command> [options]
@@ -25,6 +27,8 @@ Commands:
   groups     List, describe, reset offsets of and delete groups       (kafka-consumer-groups)
   configs    Describe and alter topic and broker configs              (kafka-configs)
   acls       Add, remove and list ACLs                                (kafka-acls)
+  leader-election  Elect preferred or unclean partition leaders      (kafka-leader-election)
+  reassign-partitions  Move partition replicas between brokers       (kafka-reassign-partitions)
   perf       produce | consume: throughput and latency tests          (kafka-*-perf-test)
   rest       REST Proxy (Confluent's API v2 and v3) for a cluster     (kafka-rest-start)
   connect    Kafka Connect worker: distributed | standalone           (connect-distributed, connect-standalone)
@@ -73,6 +77,8 @@ const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   groups: runGroups,
   configs: runConfigs,
   acls: runAcls,
+  'leader-election': runLeaderElection,
+  'reassign-partitions': runReassignPartitions,
   perf: runPerf,
   rest: runRest,
   connect: runConnect,

@@ -16,6 +16,9 @@ import * as DescribeConfigs from '../protocol/messages/32-describe-configs.gen.j
 import * as DescribeGroups from '../protocol/messages/15-describe-groups.gen.js'
 import * as ConsumerGroupDescribe from '../protocol/messages/69-consumer-group-describe.gen.js'
 import * as DescribeLogDirs from '../protocol/messages/35-describe-log-dirs.gen.js'
+import * as ElectLeaders from '../protocol/messages/43-elect-leaders.gen.js'
+import * as AlterPartitionReassignments from '../protocol/messages/45-alter-partition-reassignments.gen.js'
+import * as ListPartitionReassignments from '../protocol/messages/46-list-partition-reassignments.gen.js'
 import * as IncrementalAlterConfigs from '../protocol/messages/44-incremental-alter-configs.gen.js'
 import * as ListGroups from '../protocol/messages/16-list-groups.gen.js'
 import * as DescribeClientQuotas from '../protocol/messages/48-describe-client-quotas.gen.js'
@@ -116,6 +119,23 @@ export interface LogDirDescription {
   totalBytes: number
   usableBytes: number
   partitions: { topic: string; partition: number; sizeBytes: number; offsetLag: number; isFuture: boolean }[]
+}
+
+/** One partition's answer to ElectLeaders or AlterPartitionReassignments. */
+export interface PartitionOutcome {
+  topic: string
+  partition: number
+  errorCode: number
+  errorMessage: string | null
+}
+
+/** A partition reassignment in progress (ListPartitionReassignments). */
+export interface PartitionReassignment {
+  topic: string
+  partition: number
+  replicas: number[]
+  addingReplicas: number[]
+  removingReplicas: number[]
 }
 
 const RESOURCE_TYPES: Record<ConfigResource['type'], number> = { topic: ResourceType.TOPIC, broker: ResourceType.BROKER, 'broker-logger': ResourceType.BROKER_LOGGER, group: ResourceType.GROUP }
@@ -239,6 +259,60 @@ export class Admin {
       })
       const res = await conn.send(ApiKey.CreatePartitions, (w, v) => CreatePartitions.encodeCreatePartitionsRequest(w, req, v), CreatePartitions.decodeCreatePartitionsResponse)
       for (const r of res.results) check(r.errorCode, r.errorMessage, `adding partitions to '${r.name}'`)
+    })
+  }
+
+  /**
+   * ElectLeaders: 'preferred' or 'unclean' leader elections for the partitions (null = all), answered per
+   * partition (ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE, ...); a top-level error throws.
+   */
+  electLeaders(electionType: 'preferred' | 'unclean', partitions: readonly { topic: string; partition: number }[] | null, opts: { timeoutMs?: number } = {}): Promise<PartitionOutcome[]> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.controller()
+      const byTopic = new Map<string, number[]>()
+      for (const p of partitions ?? []) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition])
+      const req = ElectLeaders.createElectLeadersRequest({
+        electionType: electionType === 'preferred' ? 0 : 1,
+        timeoutMs: opts.timeoutMs ?? 30000,
+        topicPartitions: partitions === null ? null : [...byTopic].map(([topic, ps]) => ElectLeaders.createTopicPartitions({ topic, partitions: ps })),
+      })
+      const res = await conn.send(ApiKey.ElectLeaders, (w, v) => ElectLeaders.encodeElectLeadersRequest(w, req, v), ElectLeaders.decodeElectLeadersResponse)
+      check(res.errorCode, null, 'ElectLeaders')
+      return res.replicaElectionResults.flatMap((t) => t.partitionResult.map((p) => ({ topic: t.topic, partition: p.partitionId, errorCode: p.errorCode, errorMessage: p.errorMessage })))
+    })
+  }
+
+  /** AlterPartitionReassignments: a target replica list per partition (null = cancel), answered per partition. */
+  alterPartitionReassignments(reassignments: readonly { topic: string; partition: number; replicas: number[] | null }[], opts: { timeoutMs?: number } = {}): Promise<PartitionOutcome[]> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.controller()
+      const byTopic = new Map<string, AlterPartitionReassignments.ReassignablePartition[]>()
+      for (const r of reassignments) {
+        byTopic.set(r.topic, [...(byTopic.get(r.topic) ?? []), AlterPartitionReassignments.createReassignablePartition({ partitionIndex: r.partition, replicas: r.replicas === null ? null : [...r.replicas] })])
+      }
+      const req = AlterPartitionReassignments.createAlterPartitionReassignmentsRequest({
+        timeoutMs: opts.timeoutMs ?? 30000,
+        topics: [...byTopic].map(([name, partitions]) => AlterPartitionReassignments.createReassignableTopic({ name, partitions })),
+      })
+      const res = await conn.send(ApiKey.AlterPartitionReassignments, (w, v) => AlterPartitionReassignments.encodeAlterPartitionReassignmentsRequest(w, req, v), AlterPartitionReassignments.decodeAlterPartitionReassignmentsResponse)
+      check(res.errorCode, res.errorMessage, 'AlterPartitionReassignments')
+      return res.responses.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, errorCode: p.errorCode, errorMessage: p.errorMessage })))
+    })
+  }
+
+  /** ListPartitionReassignments: the reassignments in progress (of these partitions, or all). */
+  listPartitionReassignments(partitions: readonly { topic: string; partition: number }[] | null = null, opts: { timeoutMs?: number } = {}): Promise<PartitionReassignment[]> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.controller()
+      const byTopic = new Map<string, number[]>()
+      for (const p of partitions ?? []) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition])
+      const req = ListPartitionReassignments.createListPartitionReassignmentsRequest({
+        timeoutMs: opts.timeoutMs ?? 30000,
+        topics: partitions === null ? null : [...byTopic].map(([name, partitionIndexes]) => ListPartitionReassignments.createListPartitionReassignmentsTopics({ name, partitionIndexes })),
+      })
+      const res = await conn.send(ApiKey.ListPartitionReassignments, (w, v) => ListPartitionReassignments.encodeListPartitionReassignmentsRequest(w, req, v), ListPartitionReassignments.decodeListPartitionReassignmentsResponse)
+      check(res.errorCode, res.errorMessage, 'ListPartitionReassignments')
+      return res.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, replicas: p.replicas, addingReplicas: p.addingReplicas, removingReplicas: p.removingReplicas })))
     })
   }
 

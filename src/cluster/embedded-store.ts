@@ -282,6 +282,15 @@ export class EmbeddedStore implements MetadataStore {
     this.#persist()
   }
 
+  async setTopicAssignments(token: ControllerEpoch, assignments: readonly TopicAssignment[]): Promise<void> {
+    this.#checkEpoch(token)
+    for (const a of assignments) {
+      const i = this.#state.topics.findIndex((t) => t.name === a.name)
+      if (i >= 0) this.#state.topics[i] = fromAssignment(a, this.#state.topics[i]!.createdAt)
+    }
+    this.#persist()
+  }
+
   // ---------------------------------------------------------------- partition states
 
   async getPartitionStates(partitions: readonly TopicPartitionId[]): Promise<Map<string, PartitionState>> {

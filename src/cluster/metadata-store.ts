@@ -211,6 +211,11 @@ export interface MetadataStore {
   setTopicAssignment(assignment: TopicAssignment): Promise<void>
   /** Controller: writes assignments with topic ids filled in (topics created without one). */
   setTopicIds(token: ControllerEpoch, assignments: readonly TopicAssignment[]): Promise<void>
+  /**
+   * Controller: replaces topics' assignments (a partition reassignment's replicas, adding and removing
+   * replicas, KIP-455), guarded by its epoch.
+   */
+  setTopicAssignments(token: ControllerEpoch, assignments: readonly TopicAssignment[]): Promise<void>
 
   // -- partition states (controller writes, guarded by its epoch)
 

@@ -501,6 +501,10 @@ export class ZkStore implements MetadataStore {
     for (const a of assignments) await this.#guarded(token, [Op.setData(ZkPaths.topic(a.name), encodeTopicAssignment(a), -1)])
   }
 
+  async setTopicAssignments(token: ControllerEpoch, assignments: readonly TopicAssignment[]): Promise<void> {
+    for (const a of assignments) await this.#guarded(token, [Op.setData(ZkPaths.topic(a.name), encodeTopicAssignment(a), -1)])
+  }
+
   // ---------------------------------------------------------------- partition states
 
   async getPartitionStates(partitions: readonly TopicPartitionId[]): Promise<Map<string, PartitionState>> {

@@ -60,6 +60,11 @@ export class PartitionLeaderState {
   /** The ISR the controller committed. */
   isr: number[]
   pending: PendingIsrChange | undefined
+  /**
+   * No expansion is proposed before this time (ms): set after the controller refused one (e.g. the
+   * follower's broker is in a controlled shutdown), so its next fetches do not each ask again.
+   */
+  expandRetryAt = 0
   minInsyncReplicas: number
   /** The leader's LEO as its appends answered (a lower bound of the shard's). */
   logEndOffset: number

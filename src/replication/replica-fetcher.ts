@@ -16,6 +16,9 @@
 // (the leader has not applied its LeaderAndIsr yet) is retried sooner. A failed connection is opened
 // again after the backoff.
 //
+// Throttling (follower.replication.throttled.rate, KIP-73): partitions the throttle names (out-of-sync
+// replicas listed in follower.replication.throttled.replicas) are left out of a fetch while the bytes
+// fetched for them run above the rate; the others are fetched as ever.
 // Partitions are added and removed by the replica manager; removal waits until the answer being
 // processed (if any) is done, so no append of an old leadership lands after a partition changed role.
 import { ErrorCode } from '../domain/errors.js'
@@ -44,6 +47,16 @@ export interface ReplicaFetcherSettings extends FollowerFetchSettings {
 }
 
 const UNKNOWN_EPOCH_RETRY_MS = 50
+/** How long a fetcher with only throttled partitions waits before looking at the rate again. */
+const THROTTLED_WAIT_MS = 100
+
+/** The follower side of replication throttling (replication-quota.ts). */
+export interface FollowerThrottle {
+  /** This broker's replica is listed as throttled and is not in the ISR. */
+  isThrottled(topic: string, partition: number): boolean
+  isQuotaExceeded(): boolean
+  record(bytes: number): void
+}
 
 export function fetchKey(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`
@@ -63,6 +76,7 @@ export class ReplicaFetcher {
     private readonly log: FollowerLog,
     private readonly settings: ReplicaFetcherSettings,
     private readonly logger: Logger,
+    private readonly throttle?: FollowerThrottle,
   ) {}
 
   get partitionCount(): number {
@@ -101,8 +115,13 @@ export class ReplicaFetcher {
       const now = Date.now()
       const ready: FetchState[] = []
       let nextDelay = Infinity
+      const throttled = new Set<FetchState>()
+      const overQuota = this.throttle?.isQuotaExceeded() ?? false
       for (const s of this.#partitions.values()) {
-        if (s.delayedUntil <= now) ready.push(s)
+        const held = this.throttle !== undefined && this.throttle.isThrottled(s.topic, s.partition)
+        if (held) throttled.add(s)
+        if (held && overQuota) nextDelay = Math.min(nextDelay, THROTTLED_WAIT_MS)
+        else if (s.delayedUntil <= now) ready.push(s)
         else nextDelay = Math.min(nextDelay, s.delayedUntil - now)
       }
       if (ready.length === 0) {
@@ -151,6 +170,7 @@ export class ReplicaFetcher {
       const work = sent.map(({ state, fetchOffset }) => {
         const answer = byKey.get(fetchKey(state.topic, state.partition))
         if (answer === undefined) return Promise.resolve()
+        if (throttled.has(state) && answer.errorCode === ErrorCode.NONE) this.throttle!.record(answer.records.length)
         return this.#apply(state, fetchOffset, answer).catch((err: unknown) => {
           this.logger.error({ topic: state.topic, partition: state.partition, err: (err as Error).message }, 'cannot apply the leader\'s answer; retrying later')
           state.delayedUntil = Date.now() + this.settings.backoffMs

@@ -33,6 +33,7 @@ import { HANDLERS } from './handlers/index.js'
 import { ProducerIdManager } from './producer-ids.js'
 import { HandlerRegistry } from './registry.js'
 import { ReplicaManager } from './replica-manager.js'
+import { ReplicationQuota } from '../replication/replication-quota.js'
 import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
 import { buildListenerSecurity, listenerTlsContexts } from './listener-security.js'
 import { ScramCredentialService } from './scram-credentials.js'
@@ -146,6 +147,7 @@ export class Broker {
       alterPartition: (request) => this.controllerRequests.alterPartition(request),
       connectLeader: (leader) => connectLeaderEndpoint(nodeId, leader, config.getInt('replica.socket.timeout.ms')),
       replicaLagTimeMaxMs: config.getInt('replica.lag.time.max.ms'),
+      followerThrottle: followerThrottle(nodeId, () => this.config, () => this.metadata),
       fetcher: {
         maxWaitMs: config.getInt('replica.fetch.wait.max.ms'),
         minBytes: config.getInt('replica.fetch.min.bytes'),
@@ -428,6 +430,26 @@ async function openMetadataStore(config: BrokerConfig, dataDir: string, log: Log
   } catch (err) {
     await store.close().catch(() => {})
     throw err
+  }
+}
+
+/**
+ * The follower side of replication throttling: follower.replication.throttled.rate (a dynamic broker
+ * config, read at each use) over the replicas of this broker that their topic lists in
+ * follower.replication.throttled.replicas and that are not in the ISR (as this broker's metadata says).
+ */
+function followerThrottle(brokerId: number, config: () => BrokerConfig, metadata: () => MetadataImage): { isThrottled(topic: string, partition: number): boolean; isQuotaExceeded(): boolean; record(bytes: number): void } {
+  const quota = new ReplicationQuota({
+    brokerId,
+    bound: () => Number(config().get('follower.replication.throttled.rate')),
+    throttledReplicas: (topic) => metadata().topic(topic)?.configs['follower.replication.throttled.replicas'] ?? '',
+    samples: config().getInt('replication.quota.window.num'),
+    sampleMs: config().getInt('replication.quota.window.size.seconds') * 1000,
+  })
+  return {
+    isThrottled: (topic, partition) => quota.isThrottled(topic, partition) && !(metadata().partition(topic, partition)?.isr.includes(brokerId) ?? false),
+    isQuotaExceeded: () => quota.isQuotaExceeded(),
+    record: (bytes) => quota.record(bytes),
   }
 }
 

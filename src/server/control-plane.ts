@@ -23,7 +23,7 @@ import type * as LeaderAndIsr from '../protocol/messages/04-leader-and-isr.gen.j
 import type * as StopReplica from '../protocol/messages/05-stop-replica.gen.js'
 import type * as UpdateMetadata from '../protocol/messages/06-update-metadata.gen.js'
 import * as AlterPartition from '../protocol/messages/56-alter-partition.gen.js'
-import type { ControlAnswer, ControlPlaneService, PartitionLeaderAndIsr, ReplicaManagerPort, TopicPartitionRef } from './handlers/common/ports.js'
+import type { ControlAnswer, ControlPlaneService, OngoingReassignmentView, PartitionLeaderAndIsr, ReplicaManagerPort, TopicPartitionRef } from './handlers/common/ports.js'
 
 export interface BrokerControlPlaneOptions {
   brokerId: number
@@ -176,6 +176,24 @@ export class BrokerControlPlane implements ControlPlaneService, LocalControlTarg
     const c = this.#controller
     if (c === undefined || !c.isActive) return { errorCode: ErrorCode.NOT_CONTROLLER, remaining: [] }
     return c.controlledShutdown(brokerId, brokerEpoch)
+  }
+
+  electLeaders(electionType: number, partitions: readonly TopicPartitionRef[] | null): Promise<Map<string, { errorCode: number; errorMessage: string | null }> | undefined> {
+    const c = this.#controller
+    if (c === undefined || !c.isActive) return Promise.resolve(undefined)
+    return c.electLeaders(electionType, partitions)
+  }
+
+  alterPartitionReassignments(requests: readonly { tp: TopicPartitionRef; replicas: number[] | null }[]): Promise<Map<string, { errorCode: number; errorMessage: string | null }> | undefined> {
+    const c = this.#controller
+    if (c === undefined || !c.isActive) return Promise.resolve(undefined)
+    return c.alterPartitionReassignments(requests)
+  }
+
+  listPartitionReassignments(partitions: readonly TopicPartitionRef[] | null): Promise<OngoingReassignmentView[] | undefined> {
+    const c = this.#controller
+    if (c === undefined || !c.isActive) return Promise.resolve(undefined)
+    return c.listPartitionReassignments(partitions)
   }
 
   // ---------------------------------------------------------------- internals

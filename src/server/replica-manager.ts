@@ -34,7 +34,7 @@ import type { AlterPartitionRequest, AlterPartitionResponse } from '../protocol/
 import { DelayedProducePurgatory } from '../replication/delayed-produce.js'
 import type { FollowerLog, FollowerLogState, LeaderEndpoint } from '../replication/leader-endpoint.js'
 import { PartitionLeaderState } from '../replication/partition.js'
-import { fetchKey, ReplicaFetcher, type FetcherPartition, type ReplicaFetcherSettings } from '../replication/replica-fetcher.js'
+import { fetchKey, ReplicaFetcher, type FetcherPartition, type FollowerThrottle, type ReplicaFetcherSettings } from '../replication/replica-fetcher.js'
 import type { AppendItem, ShardReadResult, ShardRouter } from '../shard/router.js'
 import type { BrokerMetrics, TopicMetrics } from './broker-metrics.js'
 import type { AppendResult, LogConfig, PartitionState } from '../storage/types.js'
@@ -62,6 +62,8 @@ import type {
 } from './handlers/common/ports.js'
 
 /** Kafka's LeaderAndIsr.EpochDuringDelete and NoEpoch in StopReplica. */
+/** How long a leader waits before proposing an ISR expansion again after the controller refused one. */
+const EXPAND_RETRY_BACKOFF_MS = 1000
 const EPOCH_DURING_DELETE = -2
 const NO_EPOCH = -1
 
@@ -106,6 +108,8 @@ export interface ReplicaManagerDeps {
   replicaLagTimeMaxMs: number
   /** replica.fetch.* settings of the fetchers. */
   fetcher: ReplicaFetcherSettings
+  /** follower.replication.throttled.rate over follower.replication.throttled.replicas (none: unthrottled). */
+  followerThrottle?: FollowerThrottle
 }
 
 export class ReplicaManager implements PartitionService, ReplicaManagerPort {
@@ -546,6 +550,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         const error = res.errorCode !== ErrorCode.NONE ? res.errorCode : (answer?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR)
         if (error !== ErrorCode.NONE || answer === undefined) {
           this.log.info({ topic: p.topic, partition: p.partition, error: errorName(error) }, 'the controller did not change the ISR')
+          if (expands) ls.expandRetryAt = Date.now() + EXPAND_RETRY_BACKOFF_MS
         } else if (answer.leaderEpoch === ls.leaderEpoch) {
           ls.isr = [...answer.isr]
           ls.partitionEpoch = answer.partitionEpoch
@@ -580,7 +585,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
 
   #maybeExpandIsr(p: HostedPartition, replicaId: number): void {
     const ls = p.leaderState!
-    if (ls.pending === undefined && ls.mayJoinIsr(replicaId)) this.#proposeIsr(p, [...ls.isr, replicaId], true)
+    if (ls.pending === undefined && Date.now() >= ls.expandRetryAt && ls.mayJoinIsr(replicaId)) this.#proposeIsr(p, [...ls.isr, replicaId], true)
   }
 
   #maybeShrinkIsrs(): void {
@@ -623,7 +628,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
   #fetcherFor(leader: LiveLeader): ReplicaFetcher {
     let f = this.#fetchers.get(leader.brokerId)
     if (f === undefined) {
-      f = new ReplicaFetcher(leader.brokerId, () => this.deps.connectLeader(leader), this.#followerLog, this.deps.fetcher, this.log)
+      f = new ReplicaFetcher(leader.brokerId, () => this.deps.connectLeader(leader), this.#followerLog, this.deps.fetcher, this.log, this.deps.followerThrottle)
       this.#fetchers.set(leader.brokerId, f)
     }
     return f

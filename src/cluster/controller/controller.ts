@@ -44,6 +44,7 @@ import { ControllerContext, type PartitionReplica, type TopicPartition } from '.
 import { PartitionStateMachine } from './partition-state-machine.js'
 import { ReplicaStateMachine } from './replica-state-machine.js'
 import { RequestBatch } from './request-batch.js'
+import { ReassignmentManager, type ReassignmentResult } from './reassignment.js'
 import { TopicDeletionManager } from './topic-deletion.js'
 
 export interface ControllerOptions {
@@ -57,6 +58,21 @@ export interface ControllerOptions {
   config: () => BrokerConfig
   interBrokerListener: string
   log: Logger
+}
+
+/** ElectLeaders' election types (Kafka's ElectionType). */
+export const ElectionType = { PREFERRED: 0, UNCLEAN: 1 } as const
+
+export interface ElectionAnswer {
+  errorCode: number
+  errorMessage: string | null
+}
+
+/** A partition reassignment in progress (ListPartitionReassignments). */
+export interface OngoingReassignment extends TopicPartition {
+  replicas: number[]
+  addingReplicas: number[]
+  removingReplicas: number[]
 }
 
 export interface ControlledShutdownResult {
@@ -85,6 +101,7 @@ export class Controller {
   readonly #partitionStateMachine: PartitionStateMachine
   readonly #replicaStateMachine: ReplicaStateMachine
   readonly #deletion: TopicDeletionManager
+  readonly #reassignment: ReassignmentManager
   readonly #log: Logger
 
   constructor(private readonly options: ControllerOptions) {
@@ -110,6 +127,16 @@ export class Controller {
       enabled: () => options.config().getBoolean('delete.topic.enable'),
       sendMetadataUpdate: async (partitions) => this.#sendUpdateMetadata(this.context.liveOrShuttingDownBrokerIds(), partitions),
       forgetTopic: (topic) => this.#unwatchTopic(topic),
+      log: this.#log,
+    })
+    this.#reassignment = new ReassignmentManager({
+      context: this.context,
+      store: options.store,
+      partitions: this.#partitionStateMachine,
+      replicas: this.#replicaStateMachine,
+      batch: newBatch(),
+      isTopicQueuedUpForDeletion: (topic) => this.#deletion.isTopicQueuedUpForDeletion(topic),
+      sendUpdateMetadata: (partitions) => this.#sendUpdateMetadata(this.context.liveOrShuttingDownBrokerIds(), partitions),
       log: this.#log,
     })
   }
@@ -188,6 +215,47 @@ export class Controller {
     return new Promise((resolve) => {
       this.#put('ControlledShutdown', async () => resolve(await this.#processControlledShutdown(brokerId, brokerEpoch)), () =>
         resolve({ errorCode: ErrorCode.NOT_CONTROLLER, remaining: [] }),
+      )
+    })
+  }
+
+  /**
+   * ElectLeaders (Kafka's KafkaController.electLeaders): partitions (null: all) elect their preferred
+   * replica or, UNCLEAN, a leader for partitions without a live one. Answers per partition key.
+   */
+  electLeaders(electionType: number, partitions: readonly TopicPartition[] | null): Promise<Map<string, ElectionAnswer> | undefined> {
+    return new Promise((resolve) => {
+      this.#put('ReplicaLeaderElection', async () => resolve(this.isActive ? await this.#processReplicaLeaderElection(electionType, partitions) : undefined), () => resolve(undefined))
+    })
+  }
+
+  /** AlterPartitionReassignments: a new target per partition, or null to cancel. undefined: not the controller. */
+  alterPartitionReassignments(requests: readonly { tp: TopicPartition; replicas: number[] | null }[]): Promise<Map<string, ReassignmentResult> | undefined> {
+    return new Promise((resolve) => {
+      this.#put(
+        'ApiPartitionReassignment',
+        async () => resolve(this.isActive ? await this.#reassignment.submit(requests, this.context.liveBrokerIds()) : undefined),
+        () => resolve(undefined),
+      )
+    })
+  }
+
+  /** ListPartitionReassignments (partitions null: all). undefined: not the controller. */
+  listPartitionReassignments(partitions: readonly TopicPartition[] | null): Promise<OngoingReassignment[] | undefined> {
+    return new Promise((resolve) => {
+      this.#put(
+        'ListPartitionReassignments',
+        async () => {
+          if (!this.isActive) return resolve(undefined)
+          const wanted = partitions === null ? undefined : new Set(partitions.map((p) => partitionKey(p.topic, p.partition)))
+          resolve(
+            this.#reassignment
+              .ongoing()
+              .filter(({ tp }) => wanted === undefined || wanted.has(partitionKey(tp.topic, tp.partition)))
+              .map(({ tp, assignment }) => ({ ...tp, replicas: [...assignment.replicas], addingReplicas: [...assignment.addingReplicas], removingReplicas: [...assignment.removingReplicas] })),
+          )
+        },
+        () => resolve(undefined),
       )
     })
   }
@@ -351,6 +419,7 @@ export class Controller {
     await this.#replicaStateMachine.startup()
     await this.#partitionStateMachine.startup()
     this.#log.info({ epoch: ctx.epoch }, 'controller failover complete')
+    await this.#reassignment.resume()
     await this.#deletion.tryTopicDeletion()
     this.#scheduleRebalance(FIRST_REBALANCE_CHECK_MS)
   }
@@ -435,6 +504,7 @@ export class Controller {
     await this.#partitionStateMachine.triggerOnlinePartitionStateChange()
     const deleting = new Set(replicasOnNew.filter((r) => this.#deletion.isTopicQueuedUpForDeletion(r.topic)).map((r) => r.topic))
     if (deleting.size > 0) await this.#deletion.resumeDeletionForTopics(deleting)
+    await this.#reassignment.onBrokerStartup(newSet)
   }
 
   async #onBrokerFailure(deadBrokers: number[]): Promise<void> {
@@ -582,9 +652,12 @@ export class Controller {
     const toActOn = ctx.partitionsOnBroker(brokerId).filter((tp) => ctx.replicasOf(tp).length > 1 && ctx.leadershipOf(tp) !== undefined && !this.#deletion.isTopicQueuedUpForDeletion(tp.topic))
     const led = toActOn.filter((tp) => ctx.leadershipOf(tp)!.leaderAndIsr.leader === brokerId)
     const followed = toActOn.filter((tp) => ctx.leadershipOf(tp)!.leaderAndIsr.leader !== brokerId)
-    await this.#partitionStateMachine.handleStateChanges(led, 'OnlinePartition', { kind: 'controlledShutdown' })
+    const moved = await this.#partitionStateMachine.handleStateChanges(led, 'OnlinePartition', { kind: 'controlledShutdown' })
     this.#batch.newBatch()
+    // It stops following too, and stops the replicas it led that have a new leader (it does not follow
+    // them: it is leaving). Its logs stay for when it returns.
     for (const tp of followed) this.#batch.addStopReplica([brokerId], tp, false)
+    for (const tp of led) if (moved.get(partitionKey(tp.topic, tp.partition))?.ok === true) this.#batch.addStopReplica([brokerId], tp, false)
     this.#batch.send()
     await this.#replicaStateMachine.handleStateChanges(followed.map((tp) => ({ ...tp, replica: brokerId })), 'OfflineReplica')
     return { errorCode: ErrorCode.NONE, remaining: ctx.partitionLeadersOnBroker(brokerId) }
@@ -632,8 +705,10 @@ export class Controller {
           answers.set(key, { errorCode: ErrorCode.INVALID_REQUEST })
         } else if (current.leaderRecoveryState === LeaderRecoveryState.RECOVERED && proposed.leaderRecoveryState === LeaderRecoveryState.RECOVERING) {
           answers.set(key, { errorCode: ErrorCode.INVALID_REQUEST })
-        } else if (proposed.isr.some((r) => !ctx.isReplicaOnline(r, true)) || staleIsrEpochs(version, p.newIsrWithEpochs, ctx)) {
-          // KIP-841: only live brokers (with the epoch given, KIP-903) may join the ISR.
+        } else if (proposed.isr.some((r) => !ctx.isReplicaOnline(r) && !(r === request.brokerId && current.isr.includes(r))) || staleIsrEpochs(version, p.newIsrWithEpochs, ctx)) {
+          // KIP-841: only live brokers (with the epoch given, KIP-903) may be in the ISR, and not those in a
+          // controlled shutdown (Kafka's liveBrokerIds leaves them out): a broker leaving would otherwise be
+          // added back by its leader while it still fetches, and acks=all would wait for it once it stops.
           answers.set(key, { errorCode: ErrorCode.INELIGIBLE_REPLICA })
         } else {
           toWrite.push({ tp, leaderAndIsr: proposed })
@@ -661,6 +736,10 @@ export class Controller {
       }
       // Every broker learns the new ISR (the leader already knows it from the answer).
       if (changed.length > 0) this.#sendUpdateMetadata(ctx.liveOrShuttingDownBrokerIds(), changed)
+      // A reassignment whose target replicas are all in sync now completes (after this answer's state is
+      // queued: the leader learns the completion from the LeaderAndIsr that follows).
+      const reassigning = changed.filter((tp) => this.#reassignment.isReassigning(tp))
+      if (reassigning.length > 0) this.#put('PartitionReassignmentIsrChange', () => this.#reassignment.onIsrChange(reassigning))
     }
     const topics = new Map<string, AlterPartition.ResponseTopicData>()
     for (const o of order) {
@@ -688,6 +767,52 @@ export class Controller {
 
   // ---------------------------------------------------------------- preferred leaders
 
+  /**
+   * ElectLeaders, as Kafka's ZooKeeper-mode controller answers it per partition: unknown ->
+   * UNKNOWN_TOPIC_OR_PARTITION; a topic being deleted -> INVALID_TOPIC_EXCEPTION; PREFERRED: led by its
+   * preferred replica already -> ELECTION_NOT_NEEDED, the preferred replica not live or not in the ISR ->
+   * PREFERRED_LEADER_NOT_AVAILABLE; UNCLEAN: a live leader already -> ELECTION_NOT_NEEDED, no live
+   * replica at all -> ELIGIBLE_LEADERS_NOT_AVAILABLE (a live in-ISR replica is chosen first, else the
+   * first live one, whatever unclean.leader.election.enable says: the operator asked for it).
+   */
+  async #processReplicaLeaderElection(electionType: number, partitions: readonly TopicPartition[] | null): Promise<Map<string, ElectionAnswer>> {
+    const ctx = this.context
+    const out = new Map<string, ElectionAnswer>()
+    const list = partitions ?? ctx.allPartitions()
+    const toElect: TopicPartition[] = []
+    for (const tp of list) {
+      const key = partitionKey(tp.topic, tp.partition)
+      const leadership = ctx.leadershipOf(tp)
+      if (ctx.assignment(tp) === undefined || leadership === undefined) {
+        out.set(key, { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `The partition ${tp.topic}-${tp.partition} does not exist.` })
+      } else if (this.#deletion.isTopicQueuedUpForDeletion(tp.topic)) {
+        out.set(key, { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `Deletion of topic ${tp.topic} is in progress.` })
+      } else if (electionType === ElectionType.PREFERRED && leadership.leaderAndIsr.leader === ctx.replicasOf(tp)[0]) {
+        out.set(key, { errorCode: ErrorCode.ELECTION_NOT_NEEDED, errorMessage: 'Leader election not needed for topic partition.' })
+      } else if (electionType === ElectionType.UNCLEAN && ctx.isReplicaOnline(leadership.leaderAndIsr.leader)) {
+        out.set(key, { errorCode: ErrorCode.ELECTION_NOT_NEEDED, errorMessage: 'Leader election not needed for topic partition.' })
+      } else {
+        toElect.push(tp)
+      }
+    }
+    if (toElect.length === 0) return out
+    this.#log.info({ type: electionType === ElectionType.PREFERRED ? 'PREFERRED' : 'UNCLEAN', partitions: toElect.length }, 'leader election requested')
+    const strategy = electionType === ElectionType.PREFERRED ? ({ kind: 'preferred' } as const) : ({ kind: 'offline', allowUnclean: true } as const)
+    if (electionType === ElectionType.UNCLEAN) await this.#partitionStateMachine.handleStateChanges(toElect.filter((tp) => ctx.partitionState(tp) === 'OnlinePartition'), 'OfflinePartition')
+    const results = await this.#partitionStateMachine.handleStateChanges(toElect, 'OnlinePartition', strategy)
+    for (const tp of toElect) {
+      const key = partitionKey(tp.topic, tp.partition)
+      const r = results.get(key)
+      if (r?.ok === true) out.set(key, { errorCode: ErrorCode.NONE, errorMessage: null })
+      else if (electionType === ElectionType.PREFERRED) {
+        out.set(key, { errorCode: ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, errorMessage: `Failed to elect leader for partition ${tp.topic}-${tp.partition} under strategy PreferredReplicaPartitionLeaderElectionStrategy` })
+      } else {
+        out.set(key, { errorCode: ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, errorMessage: `Failed to elect leader for partition ${tp.topic}-${tp.partition} under strategy OfflinePartitionLeaderElectionStrategy(true)` })
+      }
+    }
+    return out
+  }
+
   #scheduleRebalance(delayMs: number): void {
     clearTimeout(this.#rebalanceTimer)
     if (!this.options.config().getBoolean('auto.leader.rebalance.enable')) return
@@ -707,7 +832,7 @@ export class Controller {
     try {
       const byPreferred = new Map<number, TopicPartition[]>()
       for (const tp of ctx.allPartitions()) {
-        if (this.#deletion.isTopicQueuedUpForDeletion(tp.topic)) continue
+        if (this.#deletion.isTopicQueuedUpForDeletion(tp.topic) || this.#reassignment.isReassigning(tp)) continue
         const preferred = ctx.replicasOf(tp)[0]
         if (preferred === undefined) continue
         let list = byPreferred.get(preferred)

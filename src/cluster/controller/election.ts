@@ -8,6 +8,7 @@ export type ElectionStrategy =
   | { kind: 'offline'; allowUnclean: boolean }
   | { kind: 'preferred' }
   | { kind: 'controlledShutdown' }
+  | { kind: 'reassign' }
 
 export interface ElectionResult {
   /** The new state, or undefined when no replica qualifies. */
@@ -58,10 +59,23 @@ export function leaderForPreferredReplica(assignment: readonly number[], current
   return { leaderAndIsr: leader === undefined ? undefined : newLeaderAndIsr(current, leader, [...current.isr]), recipients: liveReplicas }
 }
 
-/** The ISR loses the brokers shutting down; the recipients include them (they still serve until they stop). */
+/**
+ * The ISR loses the brokers shutting down. They are not among the recipients: instead of following the
+ * new leader (and being added back to the ISR by it while they still fetch, until they stop), they get a
+ * StopReplica from the controlled shutdown.
+ */
 export function leaderForControlledShutdown(assignment: readonly number[], current: LeaderAndIsr, onlineOrShuttingDown: (id: number) => boolean, shuttingDown: ReadonlySet<number>): ElectionResult {
   const liveOrShuttingDown = assignment.filter(onlineOrShuttingDown)
   const leader = controlledShutdownLeader(assignment, current.isr, new Set(liveOrShuttingDown), shuttingDown)
   const isr = current.isr.filter((r) => !shuttingDown.has(r))
-  return { leaderAndIsr: leader === undefined ? undefined : newLeaderAndIsr(current, leader, isr), recipients: liveOrShuttingDown }
+  return { leaderAndIsr: leader === undefined ? undefined : newLeaderAndIsr(current, leader, isr), recipients: liveOrShuttingDown.filter((id) => !shuttingDown.has(id)) }
+}
+
+/**
+ * A reassignment moving the leader into its target replicas (Election.leaderForReassign): the first target
+ * replica that is live and in the ISR; the ISR is kept (the removed replicas leave it afterwards).
+ */
+export function leaderForReassign(targetReplicas: readonly number[], current: LeaderAndIsr, online: (id: number) => boolean): ElectionResult {
+  const leader = targetReplicas.find((id) => online(id) && current.isr.includes(id))
+  return { leaderAndIsr: leader === undefined ? undefined : newLeaderAndIsr(current, leader, [...current.isr]), recipients: targetReplicas.filter(online) }
 }

@@ -14,7 +14,7 @@ import {
   type PartitionState,
 } from '../metadata-store.js'
 import { VALID_PREVIOUS_PARTITION_STATES, type ControllerContext, type PartitionStateName, type TopicPartition } from './context.js'
-import { leaderForControlledShutdown, leaderForOffline, leaderForPreferredReplica, type ElectionResult, type ElectionStrategy } from './election.js'
+import { leaderForControlledShutdown, leaderForOffline, leaderForPreferredReplica, leaderForReassign, type ElectionResult, type ElectionStrategy } from './election.js'
 import type { RequestBatch } from './request-batch.js'
 
 export type ElectionOutcome = { ok: true; leaderAndIsr: LeaderAndIsr } | { ok: false; error: Error }
@@ -198,6 +198,10 @@ export class PartitionStateMachine {
           break
         case 'controlledShutdown':
           result = leaderForControlledShutdown(assignment, current, (id) => ctx.isReplicaOnline(id, true), ctx.shuttingDownBrokerIds)
+          break
+        case 'reassign':
+          // The assignment is the reassignment's target by now (its removed replicas are on their way out).
+          result = leaderForReassign(assignment, current, online)
           break
       }
       if (result.leaderAndIsr === undefined) {

@@ -2,8 +2,9 @@
 //
 // Behavior:
 // * A broker about to stop asks the controller to move its leaderships away first: partitions it leads
-//   (with other replicas) elect the first live in-ISR replica that is not shutting down, it stops
-//   following the others (StopReplica, out of the ISR), and the answer lists the partitions it still
+//   (with other replicas) elect the first live in-ISR replica that is not shutting down, it stops its
+//   replicas of those and of the partitions it follows (StopReplica without delete; it leaves their ISRs
+//   and is not let back in while it shuts down), and the answer lists the partitions it still
 //   leads (the broker retries controlled.shutdown.max.retries times while that list is not empty).
 // * Answered by this broker only while it is the active controller, else NOT_CONTROLLER; a broker epoch
 //   older than the broker's registration -> STALE_BROKER_EPOCH; a broker not registered ->

@@ -10,7 +10,8 @@
 //   NOT_CONTROLLER; older leader epoch -> FENCED_LEADER_EPOCH; already the proposed state -> NONE with it
 //   (a retry); older partition epoch -> INVALID_UPDATE_VERSION; RECOVERING with more than one ISR
 //   member, or back from RECOVERED to RECOVERING -> INVALID_REQUEST; an ISR member that is not a live
-//   broker (or, v3, not at the broker epoch given) -> INELIGIBLE_REPLICA; else written conditionally
+//   broker, or one in a controlled shutdown other than the leader itself (or, v3, not at the broker
+//   epoch given) -> INELIGIBLE_REPLICA; else written conditionally
 //   (a lost race -> INVALID_UPDATE_VERSION) and answered with the new state and partition epoch; every
 //   broker then gets UpdateMetadata.
 // * Authorization: ClusterAction on the cluster, else CLUSTER_AUTHORIZATION_FAILED (Kafka).

@@ -39,7 +39,10 @@ import { describeLogDirsHandler } from './35-describe-log-dirs.js'
 import { saslAuthenticateHandler } from './36-sasl-authenticate.js'
 import { createPartitionsHandler } from './37-create-partitions.js'
 import { deleteGroupsHandler } from './42-delete-groups.js'
+import { electLeadersHandler } from './43-elect-leaders.js'
 import { incrementalAlterConfigsHandler } from './44-incremental-alter-configs.js'
+import { alterPartitionReassignmentsHandler } from './45-alter-partition-reassignments.js'
+import { listPartitionReassignmentsHandler } from './46-list-partition-reassignments.js'
 import { offsetDeleteHandler } from './47-offset-delete.js'
 import { describeClientQuotasHandler } from './48-describe-client-quotas.js'
 import { alterClientQuotasHandler } from './49-alter-client-quotas.js'
@@ -92,7 +95,10 @@ export const HANDLERS: readonly AnyHandler[] = [
   saslAuthenticateHandler,
   createPartitionsHandler,
   deleteGroupsHandler,
+  electLeadersHandler,
   incrementalAlterConfigsHandler,
+  alterPartitionReassignmentsHandler,
+  listPartitionReassignmentsHandler,
   offsetDeleteHandler,
   describeClientQuotasHandler,
   alterClientQuotasHandler,

@@ -287,6 +287,22 @@ export interface ControlPlaneService {
   stopReplica(request: StopReplicaRequest): Promise<ControlAnswer>
   alterPartition(request: AlterPartitionRequest, version: number): Promise<AlterPartitionResponse>
   controlledShutdown(brokerId: number, brokerEpoch: bigint): Promise<{ errorCode: number; remaining: TopicPartitionRef[] }>
+  /**
+   * ElectLeaders on the active controller: per partition (null: all), an error code and message keyed
+   * `${topic}:${partition}`; undefined when this broker is not the controller (NOT_CONTROLLER).
+   */
+  electLeaders(electionType: number, partitions: readonly TopicPartitionRef[] | null): Promise<Map<string, { errorCode: number; errorMessage: string | null }> | undefined>
+  /** AlterPartitionReassignments on the active controller (replicas null: cancel); undefined when not the controller. */
+  alterPartitionReassignments(requests: readonly { tp: TopicPartitionRef; replicas: number[] | null }[]): Promise<Map<string, { errorCode: number; errorMessage: string | null }> | undefined>
+  /** ListPartitionReassignments on the active controller (partitions null: all); undefined when not the controller. */
+  listPartitionReassignments(partitions: readonly TopicPartitionRef[] | null): Promise<OngoingReassignmentView[] | undefined>
+}
+
+/** A partition reassignment in progress: its replicas (target and original), those being added and removed. */
+export interface OngoingReassignmentView extends TopicPartitionRef {
+  replicas: number[]
+  addingReplicas: number[]
+  removingReplicas: number[]
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -1,0 +1,273 @@
+// Helpers of the cluster-operations tests (test/cluster/operations.test.ts in npm test and the longer
+// test/cluster/*.ops.ts of `npm run test:cluster-ops`): metadata views every broker agrees on, a load of
+// acks=all writes by kafkajs (a client nobody here wrote) that records when each write was acknowledged
+// (the longest gap is the unavailability a client sees), reading a partition back, and comparing replicas.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { Kafka, logLevel, type Producer } from 'kafkajs'
+import { ErrorCode } from '../../src/domain/errors.js'
+import { decodeAllRecords, recordsBuffer, SYSTEM_PYTHON, type ClusterBroker, type TestCluster } from '../harness/index.js'
+
+export interface PartitionView {
+  partition: number
+  leader: number
+  epoch: number
+  replicas: number[]
+  isr: number[]
+}
+
+export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 40_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  let last: unknown
+  for (;;) {
+    try {
+      const v = await fn()
+      if (v !== undefined) return v
+    } catch (err) {
+      last = err
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : ` (last error: ${(last as Error).message})`}`)
+    await new Promise((r) => setTimeout(r, 150))
+  }
+}
+
+export async function partitionsOf(b: ClusterBroker, topic: string): Promise<PartitionView[]> {
+  const c = await b.client()
+  try {
+    const md = await c.metadata([topic])
+    const t = md.topics.find((x) => x.name === topic)
+    return (t?.partitions ?? [])
+      .map((p) => ({ partition: p.partitionIndex, leader: p.leaderId, epoch: p.leaderEpoch, replicas: p.replicaNodes, isr: [...p.isrNodes].sort() }))
+      .sort((a, b) => a.partition - b.partition)
+  } finally {
+    c.close()
+  }
+}
+
+/** The partitions as every running broker answers them, once all agree and `check` holds. */
+export function agreed(cluster: TestCluster, topic: string, check: (ps: PartitionView[]) => boolean, what: string, timeoutMs?: number): Promise<PartitionView[]> {
+  return until(
+    what,
+    async () => {
+      const views = await Promise.all(cluster.brokers.filter((b) => b.alive()).map((b) => partitionsOf(b, topic)))
+      const first = JSON.stringify(views[0])
+      if (!views.every((v) => JSON.stringify(v) === first)) return undefined
+      return check(views[0]!) ? views[0] : undefined
+    },
+    timeoutMs,
+  )
+}
+
+/** Every record of a partition, read from `b` (its leader) up to the high watermark. */
+export async function readAll(b: ClusterBroker, topic: string, partition: number): Promise<{ offset: number; value: string }[]> {
+  const c = await b.client()
+  const out: { offset: number; value: string }[] = []
+  try {
+    let offset = 0
+    for (;;) {
+      const p = await c.fetch(topic, partition, offset, { maxWaitMs: 0, partitionMaxBytes: 1 << 20, maxBytes: 1 << 20 })
+      if (p.errorCode !== ErrorCode.NONE) throw new Error(`fetch ${topic}-${partition}@${offset}: error ${p.errorCode}`)
+      const fresh = decodeAllRecords(recordsBuffer(p)).filter((r) => r.offset >= offset)
+      for (const r of fresh) out.push({ offset: r.offset, value: r.value === null ? '' : r.value.toString() })
+      if (fresh.length === 0) {
+        if (offset >= Number(p.highWatermark)) return out
+        throw new Error(`no records at ${offset} below the high watermark ${p.highWatermark}`)
+      }
+      offset = fresh.at(-1)!.offset + 1
+    }
+  } finally {
+    c.close()
+  }
+}
+
+/** The concatenated .log segment files of a replica (empty when it has none). */
+export function logBytes(b: ClusterBroker, topic: string, partition: number): Buffer {
+  const dir = join(b.dataDir, `${topic}-${partition}`)
+  let names: string[]
+  try {
+    names = readdirSync(dir).sort()
+  } catch {
+    return Buffer.alloc(0)
+  }
+  return Buffer.concat(names.filter((n) => n.endsWith('.log')).map((n) => readFileSync(join(dir, n))))
+}
+
+/** Waits until every listed replica's log equals the first one's. */
+export async function expectIdenticalLogs(cluster: TestCluster, topic: string, partition: number, replicas: readonly number[]): Promise<void> {
+  await until(`identical replicas ${replicas.join(',')} of ${topic}-${partition}`, async () => {
+    const reference = logBytes(cluster.broker(replicas[0]!), topic, partition)
+    if (reference.length === 0) return undefined
+    return replicas.every((id) => logBytes(cluster.broker(id), topic, partition).equals(reference)) ? true : undefined
+  })
+}
+
+/**
+ * A kafkajs producer writing `topic` with acks=all (idempotent, one request in flight), one record per
+ * `intervalMs` per partition, each awaited: every acknowledgement's time is kept, so the longest gap
+ * between two acknowledgements is how long writers saw the partition unavailable. Errors that reach the
+ * caller (after kafkajs's retries) are kept with whether Kafka calls them retriable.
+ */
+export class AckedLoad {
+  readonly acked = new Map<number, { value: string; at: number }[]>()
+  readonly errors: { partition: number; message: string; retriable: boolean }[] = []
+  /** kafkajs's own log lines, when SKEIN_OPS_DEBUG is set. */
+  readonly log: { at: number; text: string }[] = []
+  #running = true
+  #loops: Promise<void>[] = []
+  #producer: Producer
+
+  constructor(
+    bootstrap: string[],
+    readonly topic: string,
+    readonly partitions: number[],
+    private readonly intervalMs = 10,
+  ) {
+    const debug = process.env.SKEIN_OPS_DEBUG !== undefined
+    const kafka = new Kafka({
+      clientId: `ops-load-${topic}`,
+      brokers: bootstrap,
+      logLevel: debug ? logLevel.DEBUG : logLevel.NOTHING,
+      logCreator: () => (entry) => {
+        if (debug) this.log.push({ at: Date.now(), text: `${entry.log.message} ${JSON.stringify({ ...entry.log, message: undefined, timestamp: undefined, logger: undefined }).slice(0, 300)}` })
+      },
+      retry: { retries: 40, initialRetryTime: 50, maxRetryTime: 300 },
+    })
+    this.#producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 })
+  }
+
+  async start(): Promise<void> {
+    await this.#producer.connect()
+    for (const p of this.partitions) {
+      this.acked.set(p, [])
+      this.#loops.push(this.#loop(p))
+    }
+  }
+
+  async #loop(partition: number): Promise<void> {
+    for (let i = 0; this.#running; i++) {
+      const value = `${this.topic}-${partition}-${i}`
+      try {
+        await this.#producer.send({ topic: this.topic, acks: -1, timeout: 30_000, messages: [{ partition, value }] })
+        this.acked.get(partition)!.push({ value, at: Date.now() })
+      } catch (err) {
+        const e = err as Error & { retriable?: boolean }
+        this.errors.push({ partition, message: e.message, retriable: e.retriable === true })
+      }
+      await new Promise((r) => setTimeout(r, this.intervalMs))
+    }
+  }
+
+  /** How many acknowledgements so far. */
+  count(): number {
+    let n = 0
+    for (const list of this.acked.values()) n += list.length
+    return n
+  }
+
+  /** Waits until `n` more writes were acknowledged. */
+  async progress(n: number, timeoutMs = 30_000): Promise<void> {
+    const target = this.count() + n
+    await until(`${n} more acknowledged writes to ${this.topic}`, async () => (this.count() >= target ? true : undefined), timeoutMs)
+  }
+
+  /** The longest time between two acknowledgements of one partition within [from, to] (ms). */
+  longestGap(from: number, to: number): { partition: number; gapMs: number } {
+    let worst = { partition: -1, gapMs: 0 }
+    for (const [partition, list] of this.acked) {
+      let prev = from
+      for (const a of list) {
+        if (a.at < from) continue
+        if (a.at > to) break
+        if (a.at - prev > worst.gapMs) worst = { partition, gapMs: a.at - prev }
+        prev = a.at
+      }
+      const tail = Math.min(to, Date.now()) - prev
+      if (tail > worst.gapMs) worst = { partition, gapMs: tail }
+    }
+    return worst
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false
+    await Promise.all(this.#loops)
+    await this.#producer.disconnect()
+  }
+}
+
+const ACKED_LOAD_PY = join(dirname(fileURLToPath(import.meta.url)), 'python', 'acked_load.py')
+
+/**
+ * The same load through librdkafka (python3-confluent-kafka, test/cluster/python/acked_load.py): records are
+ * produced without waiting (one per partition every intervalMs, idempotent, acks=all) and each delivery
+ * report is kept with its time. Failed deliveries are kept in `errors` with librdkafka's retriable flag.
+ */
+export class LibrdkafkaLoad {
+  readonly acked = new Map<number, { value: string; at: number }[]>()
+  readonly errors: { partition: number; message: string; retriable: boolean }[] = []
+  #child: ChildProcess | undefined
+  #exited: Promise<void> | undefined
+  #stderr = ''
+
+  constructor(
+    private readonly bootstrap: string,
+    readonly topic: string,
+    readonly partitions: number[],
+    private readonly intervalMs = 10,
+  ) {}
+
+  async start(): Promise<void> {
+    for (const p of this.partitions) this.acked.set(p, [])
+    const child = spawn(SYSTEM_PYTHON, [ACKED_LOAD_PY], { stdio: ['pipe', 'pipe', 'pipe'] })
+    this.#child = child
+    child.stdin.write(JSON.stringify({ bootstrap: this.bootstrap, topic: this.topic, partitions: this.partitions, interval_ms: this.intervalMs }) + '\n')
+    child.stderr.on('data', (d: Buffer) => {
+      this.#stderr = (this.#stderr + d.toString()).slice(-4000)
+    })
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const r = JSON.parse(line) as { p: number; v: string; t: number; err: string | null; retriable: boolean }
+      if (r.err === null) this.acked.get(r.p)?.push({ value: r.v, at: r.t })
+      else this.errors.push({ partition: r.p, message: r.err, retriable: r.retriable })
+    })
+    this.#exited = new Promise((resolve) => child.once('exit', () => resolve()))
+  }
+
+  count(): number {
+    let n = 0
+    for (const list of this.acked.values()) n += list.length
+    return n
+  }
+
+  async progress(n: number, timeoutMs = 30_000): Promise<void> {
+    const target = this.count() + n
+    await until(`${n} more acknowledged writes to ${this.topic}${this.#stderr === '' ? '' : ` (librdkafka: ${this.#stderr})`}`, async () => (this.count() >= target ? true : undefined), timeoutMs)
+  }
+
+  longestGap(from: number, to: number): { partition: number; gapMs: number } {
+    return longestGapOf(this.acked, from, to)
+  }
+
+  async stop(): Promise<void> {
+    this.#child?.kill('SIGTERM')
+    await this.#exited
+  }
+}
+
+/** The longest time between two acknowledgements of one partition within [from, to] (ms). */
+export function longestGapOf(acked: ReadonlyMap<number, readonly { at: number }[]>, from: number, to: number): { partition: number; gapMs: number } {
+  let worst = { partition: -1, gapMs: 0 }
+  for (const [partition, list] of acked) {
+    let prev = from
+    for (const a of list) {
+      if (a.at < from) continue
+      if (a.at > to) break
+      if (a.at - prev > worst.gapMs) worst = { partition, gapMs: a.at - prev }
+      prev = a.at
+    }
+    const tail = Math.min(to, Date.now()) - prev
+    if (tail > worst.gapMs) worst = { partition, gapMs: tail }
+  }
+  return worst
+}
