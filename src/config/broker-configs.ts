@@ -245,7 +245,8 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'compression.zstd.level', type: 'int', default: 3, dynamic: 'cluster-wide', validator: between(-131072, 22), validValues: '[-131072,...,22]', doc: 'Level of zstd compression when compression.type=zstd.' }),
 
   // Log dirs and segments
-  def({ name: 'log.dirs', type: 'list', default: null, dynamic: 'read-only', doc: 'Directories for log data; defaults to log.dir. Relative paths resolve against the working directory.' }),
+  def({ name: 'log.dirs', type: 'list', default: null, dynamic: 'read-only',
+    doc: 'Directories for log data, comma-separated (Kafka\'s JBOD); defaults to log.dir. Relative paths resolve against the working directory. Each holds its own meta.properties and its partitions (checkpoints included); a new partition goes to the directory with the fewest partitions. A directory that fails (an I/O error, or unwritable to the periodic probe) takes its replicas offline on this broker (KAFKA_STORAGE_ERROR; the controller elects other leaders) while the others keep serving; with every directory failed the broker shuts down. AlterReplicaLogDirs moves a replica between them.' }),
   def({ name: 'log.dir', type: 'string', default: './data', dynamic: 'read-only', validator: nonEmptyString(),
     doc: 'The log directory when log.dirs is not set (Skein default ./data; Kafka uses /tmp/kafka-logs).' }),
   def({ name: 'log.segment.bytes', type: 'int', default: 1073741824, dynamic: 'cluster-wide', validator: atLeast(MIN_SEGMENT_BYTES), validValues: `[${MIN_SEGMENT_BYTES},...]`,
@@ -259,6 +260,8 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'log.index.size.max.bytes', type: 'int', default: 10485760, dynamic: 'cluster-wide', validator: atLeast(MIN_SEGMENT_INDEX_BYTES), validValues: `[${MIN_SEGMENT_INDEX_BYTES},...]`,
     doc: `Maximum size in bytes of an offset or time index. Skein's minimum is ${MIN_SEGMENT_INDEX_BYTES}, one entry of each index (Kafka: 4).` }),
   def({ name: 'log.index.interval.bytes', type: 'int', default: 4096, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]', doc: 'Bytes of log between offset index entries.' }),
+  def({ name: 'log.dir.probe.interval.ms', type: 'int', default: 5000, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Skein (Kafka has no such setting): how often each log dir is probed by writing and removing a small file, so that a failed directory whose partitions are idle is noticed too (Kafka notices only through the I/O of its logs). 0 disables the probe.' }),
   def({ name: 'log.segment.open.files.max', type: 'int', default: 10000, dynamic: 'read-only', validator: atLeast(16), validValues: '[16,...]',
     doc: 'Skein (Kafka has no such setting): how many segment files the broker keeps open at most, each open .log descriptor and each mapped index counting one. Files are opened on first use and the least recently used are closed when the bound is reached, so the number of partitions is bounded by the disk, not by the open-file limit. Capped at half of the process\'s open-file limit (ulimit -n) and divided among the io.threads shards.' }),
   def({ name: 'log.preallocate', type: 'boolean', default: false, dynamic: 'cluster-wide', doc: 'Preallocate segment files when rolling (accepted; Skein does not preallocate).' }),

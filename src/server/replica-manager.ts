@@ -27,6 +27,7 @@
 // - A follower is fetched for by one ReplicaFetcher per leader broker (replica-fetcher.ts), which appends
 //   the leader's batches verbatim and truncates by leader epoch.
 import { statfsSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { ErrorCode, errorName } from '../domain/errors.js'
 import type { Outcome } from '../domain/outcome.js'
 import type { Logger } from '../observability/logger.js'
@@ -123,7 +124,6 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
 
   constructor(
     private readonly router: ShardRouter,
-    private readonly dataDir: string,
     private readonly log: Logger,
     private readonly deps: ReplicaManagerDeps,
     private readonly metrics?: BrokerMetrics,
@@ -873,10 +873,67 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     return this.router.states(partitions)
   }
 
+  /**
+   * Every data directory (log.dirs): KAFKA_STORAGE_ERROR and nothing else for an offline one; the
+   * partitions in each online one, and the future copies being moved into it (AlterReplicaLogDirs).
+   */
   async logDirs(partitions: readonly TopicPartitionRef[] | null): Promise<LogDirDescription[]> {
     const states = partitions === null ? await this.router.states() : partitions.length === 0 ? [] : await this.router.states(partitions)
-    const { totalBytes, usableBytes } = volumeBytes(this.dataDir, this.log)
-    return [{ path: this.dataDir, totalBytes, usableBytes, partitions: states }]
+    const wanted = partitions === null ? null : new Set(partitions.map((p) => partitionKey(p.topic, p.partition)))
+    const futures = (await this.router.futureStates()).filter((f) => wanted === null || wanted.has(partitionKey(f.topic, f.partition)))
+    return this.router.dataDirs.map((dir): LogDirDescription => {
+      if (this.router.offlineDirs.has(dir)) return { path: dir, errorCode: ErrorCode.KAFKA_STORAGE_ERROR, totalBytes: -1n, usableBytes: -1n, partitions: [], futures: [] }
+      const { totalBytes, usableBytes } = volumeBytes(dir, this.log)
+      return {
+        path: dir,
+        errorCode: ErrorCode.NONE,
+        totalBytes,
+        usableBytes,
+        partitions: states.filter((s) => (s.logDir ?? this.router.dataDir) === dir),
+        futures: futures.filter((s) => s.logDir === dir),
+      }
+    })
+  }
+
+  /**
+   * AlterReplicaLogDirs: moves each partition into the given data directory of this broker (a copy
+   * swapped in when caught up, see ShardRouter.alterLogDir). Errors: LOG_DIR_NOT_FOUND for a path not in
+   * log.dirs, KAFKA_STORAGE_ERROR for an offline one, REPLICA_NOT_AVAILABLE for a partition not hosted here.
+   */
+  async alterReplicaLogDirs(items: readonly (TopicPartitionRef & { logDir: string })[]): Promise<ErrorCode[]> {
+    return Promise.all(items.map(async (item) => {
+      const dir = resolve(item.logDir)
+      if (!this.router.dataDirs.includes(dir)) return ErrorCode.LOG_DIR_NOT_FOUND
+      if (this.router.offlineDirs.has(dir)) return ErrorCode.KAFKA_STORAGE_ERROR
+      if (this.#offline.has(partitionKey(item.topic, item.partition))) return ErrorCode.KAFKA_STORAGE_ERROR
+      const r = await this.router.alterLogDir(item, dir)
+      if (r.ok) return ErrorCode.NONE
+      return r.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? ErrorCode.REPLICA_NOT_AVAILABLE : (r.errorCode as ErrorCode)
+    }))
+  }
+
+  /**
+   * A data directory failed (the router took it offline on every shard): its replicas go offline here
+   * (Kafka's handleLogDirFailure): fetchers stop for them, their leaderships end, waiting appends and
+   * fetches answer KAFKA_STORAGE_ERROR, and later requests too. Answers how many replicas went offline.
+   */
+  async onLogDirFailure(dir: string): Promise<number> {
+    const present = new Set((await this.router.states()).map((s) => partitionKey(s.topic, s.partition)))
+    const gone: HostedPartition[] = []
+    for (const p of this.hostedPartitions()) if (!present.has(partitionKey(p.topic, p.partition))) gone.push(p)
+    for (const p of gone) {
+      const key = partitionKey(p.topic, p.partition)
+      const list = this.#hosted.get(p.topic)!
+      list[p.partition] = undefined
+      if (list.every((x) => x === undefined)) this.#hosted.delete(p.topic)
+      this.#offline.set(key, `log directory ${dir} is offline`)
+      this.#delayedProduce.failAll(key, ErrorCode.KAFKA_STORAGE_ERROR)
+      this.#purgatory.notify(key)
+      if (p.leaderState !== undefined) this.#leadershipChanged(p.topic, p.partition, false)
+    }
+    await this.#stopFetching(gone)
+    this.log.error({ dir, replicas: gone.length, partitions: gone.slice(0, 10).map((p) => `${p.topic}-${p.partition}`) }, `log directory ${dir} failed: ${gone.length} replicas offline on this broker`)
+    return gone.length
   }
 }
 
