@@ -4,6 +4,11 @@
 // names its broker defaults from here.
 
 import { atLeast, between, listOf, nonEmptyString, oneOf, LONG_MAX, type ConfigDef, type DynamicMode, type Validator } from './config-def.js'
+
+/** inter.broker.protocol.version: Kafka's form, e.g. 2.6, 2.7-IV1, 3.9 (0.x.y for the oldest). */
+function interBrokerProtocolVersion(): Validator {
+  return (v) => (typeof v === 'string' && !/^\d+\.\d+(\.\d+)?(-IV\d+)?$/.test(v) ? `${v} is not a version like 2.6 or 3.9` : undefined)
+}
 import { RECORD_BATCH_OVERHEAD } from '../protocol/records/batch.js'
 import { COMPRESSION_TYPE_NAMES } from '../protocol/records/compression.js'
 import { EMBEDDED_REST_PREFIX, REST_CONFIGS } from './client-rest.js'
@@ -395,7 +400,10 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
     doc: 'Accepted for Kafka compatibility and ignored: Skein\'s cleaner sizes its buffers per segment.' }),
   def({ name: 'log.cleaner.io.buffer.load.factor', type: 'double', default: 0.9, dynamic: 'cluster-wide', ignored: true,
     doc: 'Accepted for Kafka compatibility and ignored (the load factor of Kafka\'s offset map).' }),
-  def({ name: 'num.replica.fetchers', type: 'int', default: 1, dynamic: 'cluster-wide', ignored: true, doc: 'Accepted for Kafka compatibility and ignored: one fetcher per source broker replicates all its partitions.' }),
+  def({ name: 'num.replica.fetchers', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Fetchers (each with its own connection) per leader broker that replicate its partitions to this broker; a partition goes to fetcher abs(31 * topic.hashCode + partition) % num.replica.fetchers, as in Kafka. Read at start (Kafka changes it dynamically).' }),
+  def({ name: 'inter.broker.protocol.version', type: 'string', default: '3.9', dynamic: 'read-only', validator: interBrokerProtocolVersion(),
+    doc: 'The inter-broker protocol version (Kafka\'s ZooKeeper-mode setting, e.g. 2.6 or 3.9). Skein uses it for the followers\' Fetch: from 2.7 on Fetch v12 (the leader reports a diverging epoch and the follower truncates while fetching); below 2.7 Fetch v11 and truncation through OffsetForLeaderEpoch whenever a partition starts being followed, Kafka\'s pre-2.7 path.' }),
   def({ name: 'max.connections', type: 'int', default: 2147483647, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
     doc: 'The most connections the broker holds at once, over all listeners; beyond it a new connection is closed at once (Kafka holds it in the accept queue instead), except on the inter-broker listener, which is never refused by this limit (KIP-402). Served connections are not affected.' }),
   def({ name: 'max.connections.per.ip', type: 'int', default: 2147483647, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',

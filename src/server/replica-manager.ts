@@ -24,8 +24,9 @@
 // - ISR changes go to the controller with AlterPartition, one in flight per partition: a shrink every
 //   replica.lag.time.max.ms/2 for followers not caught up, an expansion when a follower's fetch reaches
 //   the HW and the current epoch.
-// - A follower is fetched for by one ReplicaFetcher per leader broker (replica-fetcher.ts), which appends
-//   the leader's batches verbatim and truncates by leader epoch.
+// - A follower is fetched for by num.replica.fetchers ReplicaFetchers per leader broker (replica-fetcher.ts;
+//   a partition goes to the one Kafka's hash picks), which append the leader's batches verbatim and
+//   truncate by leader epoch.
 import { statfsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { ErrorCode, errorName } from '../domain/errors.js'
@@ -35,7 +36,7 @@ import type { AlterPartitionRequest, AlterPartitionResponse } from '../protocol/
 import { DelayedProducePurgatory } from '../replication/delayed-produce.js'
 import type { FollowerLog, FollowerLogState, LeaderEndpoint } from '../replication/leader-endpoint.js'
 import { PartitionLeaderState } from '../replication/partition.js'
-import { fetchKey, ReplicaFetcher, type FetcherPartition, type ReplicaFetcherSettings } from '../replication/replica-fetcher.js'
+import { fetcherIdFor, fetchKey, ReplicaFetcher, type FetcherPartition, type ReplicaFetcherSettings } from '../replication/replica-fetcher.js'
 import type { AppendItem, ShardReadResult, ShardRouter } from '../shard/router.js'
 import type { BrokerMetrics, TopicMetrics } from './broker-metrics.js'
 import type { AppendResult, LogConfig, PartitionState } from '../storage/types.js'
@@ -101,8 +102,10 @@ export interface ReplicaManagerDeps {
   brokerEpoch(): bigint
   /** Sends an AlterPartition (v1: topic names) to the active controller; rejects when none answers. */
   alterPartition(request: AlterPartitionRequest): Promise<AlterPartitionResponse>
-  /** A connection to a leader for a fetcher. */
-  connectLeader(leader: LiveLeader): Promise<LeaderEndpoint>
+  /** A connection to a leader for a fetcher (its fetcher id among num.replica.fetchers). */
+  connectLeader(leader: LiveLeader, fetcherId: number): Promise<LeaderEndpoint>
+  /** num.replica.fetchers: fetchers (connections) per leader broker; default 1. */
+  numReplicaFetchers?: number
   /** replica.lag.time.max.ms */
   replicaLagTimeMaxMs: number
   /** replica.fetch.* settings of the fetchers. */
@@ -116,8 +119,8 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
   readonly #hosted = new Map<string, (HostedPartition | undefined)[]>()
   /** Replicas assigned here whose log could not be created or opened (partitionKey -> why). */
   readonly #offline = new Map<string, string>()
-  /** One fetcher per leader broker this broker follows partitions of. */
-  readonly #fetchers = new Map<number, ReplicaFetcher>()
+  /** num.replica.fetchers fetchers per leader broker this broker follows partitions of, by `leader:fetcherId`. */
+  readonly #fetchers = new Map<string, ReplicaFetcher>()
   readonly #shrinkTimer: NodeJS.Timeout
   #closed = false
   readonly #leadershipListeners: ((topic: string, partition: number, isLeader: boolean) => void)[] = []
@@ -620,13 +623,25 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     return r!.value
   }
 
-  #fetcherFor(leader: LiveLeader): ReplicaFetcher {
-    let f = this.#fetchers.get(leader.brokerId)
+  #fetcherFor(leader: LiveLeader, fetcherId: number): ReplicaFetcher {
+    const key = `${leader.brokerId}:${fetcherId}`
+    let f = this.#fetchers.get(key)
     if (f === undefined) {
-      f = new ReplicaFetcher(leader.brokerId, () => this.deps.connectLeader(leader), this.#followerLog, this.deps.fetcher, this.log)
-      this.#fetchers.set(leader.brokerId, f)
+      f = new ReplicaFetcher(leader.brokerId, () => this.deps.connectLeader(leader, fetcherId), this.#followerLog, this.deps.fetcher, this.log)
+      this.#fetchers.set(key, f)
     }
     return f
+  }
+
+  /** The fetchers running, by leader broker: how many partitions each replicates (diagnostics, tests). */
+  fetcherPartitions(): Map<number, number[]> {
+    const out = new Map<number, number[]>()
+    for (const f of this.#fetchers.values()) {
+      let list = out.get(f.sourceBrokerId)
+      if (list === undefined) out.set(f.sourceBrokerId, (list = []))
+      list.push(f.partitionCount)
+    }
+    return out
   }
 
   /** Stops fetching these partitions (from whichever leader), once no answer for them is being applied. */
@@ -787,7 +802,19 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     }
     ledItems.forEach((p, i) => install(p, ledStates[i]!))
     followed.forEach((p, i) => install(p, followedStates[i]!))
-    if (!this.#closed) for (const { leader, partitions: ps } of fetches.values()) this.#fetcherFor(leader).add(ps)
+    if (!this.#closed) {
+      const n = this.deps.numReplicaFetchers ?? 1
+      for (const { leader, partitions: ps } of fetches.values()) {
+        const byFetcher = new Map<number, FetcherPartition[]>()
+        for (const p of ps) {
+          const id = fetcherIdFor(p.topic, p.partition, n)
+          let list = byFetcher.get(id)
+          if (list === undefined) byFetcher.set(id, (list = []))
+          list.push(p)
+        }
+        for (const [id, list] of byFetcher) this.#fetcherFor(leader, id).add(list)
+      }
+    }
     return answers
   }
 
