@@ -218,7 +218,7 @@ export class ShardExecutor implements ShardContext {
         // An I/O error of a partition's directory takes that directory offline (LogManager's header).
         const tp = operation.target === 'partition' && isLogDirFailure(err) ? partitionOf(args[i]) : undefined
         const log = tp === undefined ? undefined : this.logs.get(tp.topic, tp.partition)
-        if (log !== undefined) this.logs.markLogDirOffline(LogManager.logDirOf(log), err)
+        if (log !== undefined) this.logs.suspectLogDir(LogManager.logDirOf(log), err)
         results.push(failure(err))
       } finally {
         if (release !== undefined) {

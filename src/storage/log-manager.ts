@@ -112,6 +112,18 @@ export function isLogDirFailure(err: unknown): boolean {
   return !DISK_FULL.test(text) && DIR_FAILURE.test(text)
 }
 
+/** Writes and removes a probe file in dir; answers the error when that fails as a failed directory would. */
+function probeDirectory(dir: string): Error | undefined {
+  const probe = join(dir, '.skein-dir-probe')
+  try {
+    writeFileSync(probe, '')
+    rmSync(probe, { force: true })
+    return undefined
+  } catch (err) {
+    return isLogDirFailure(err) ? (err as Error) : undefined
+  }
+}
+
 /** A partition's copy in another data directory while AlterReplicaLogDirs moves it (see the header). */
 interface FutureLog {
   log: PartitionLog
@@ -281,13 +293,25 @@ export class LogManager {
     try {
       log = PartitionLog.open(dir, topic, partition, config, this.ctx, true)
     } catch (err) {
-      if (isLogDirFailure(err)) this.markLogDirOffline(dataDir, err)
+      if (isLogDirFailure(err)) this.suspectLogDir(dataDir, err)
       if (err instanceof KafkaError) throw err
       // An I/O error (no space, no inodes, a file in the way): Kafka's storage error, without a stack.
       throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `cannot create partition ${topic}-${partition} in ${dir}: ${(err as Error).message}`)
     }
     this.logs.set(key(topic, partition), log)
     return log
+  }
+
+  /**
+   * An I/O error of a partition suggests its data directory failed: the directory is probed (a file
+   * written and removed in it) and taken offline only when that fails too, so that a problem of one
+   * partition's own directory (a file in its way) stays that partition's. Answers whether it went offline.
+   */
+  suspectLogDir(logDir: string, err: unknown): boolean {
+    const d = resolve(logDir)
+    if (!this.dataDirs.includes(d) || this.offlineDirs.has(d)) return false
+    if (probeDirectory(d) === undefined) return false
+    return this.markLogDirOffline(d, err)
   }
 
   /**
@@ -323,8 +347,7 @@ export class LogManager {
     try {
       await task(log)
     } catch (err) {
-      if (!isLogDirFailure(err)) throw err
-      this.markLogDirOffline(LogManager.logDirOf(log), err)
+      if (!isLogDirFailure(err) || !this.suspectLogDir(LogManager.logDirOf(log), err)) throw err
     }
   }
 
@@ -371,7 +394,7 @@ export class LogManager {
       log = PartitionLog.open(join(dest, name), topic, partition, current.config, this.ctx, true)
       log.truncateFullyAndStartAt(current.logStartOffset)
     } catch (err) {
-      if (isLogDirFailure(err)) this.markLogDirOffline(dest, err)
+      if (isLogDirFailure(err)) this.suspectLogDir(dest, err)
       throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `cannot create the future log of ${topic}-${partition} in ${dest}: ${(err as Error).message}`)
     }
     this.futures.set(k, { log, logDir: dest })
@@ -434,7 +457,7 @@ export class LogManager {
         }
       }
     } catch (err) {
-      if (isLogDirFailure(err)) this.markLogDirOffline(f.logDir, err)
+      if (isLogDirFailure(err) && !this.suspectLogDir(f.logDir, err)) this.suspectLogDir(LogManager.logDirOf(current), err)
       throw err
     }
   }
@@ -473,7 +496,7 @@ export class LogManager {
       this.removeLater(doomed)
       return true
     } catch (err) {
-      if (isLogDirFailure(err)) this.markLogDirOffline(f.logDir, err)
+      if (isLogDirFailure(err) && !this.suspectLogDir(f.logDir, err)) this.suspectLogDir(LogManager.logDirOf(current), err)
       throw err
     }
   }
@@ -595,14 +618,8 @@ export class LogManager {
     const failed: string[] = []
     for (const d of this.dataDirs) {
       if (this.offlineDirs.has(d)) continue
-      const probe = join(d, '.skein-dir-probe')
-      try {
-        writeFileSync(probe, '')
-        rmSync(probe, { force: true })
-      } catch (err) {
-        if (!isLogDirFailure(err)) continue
-        if (this.markLogDirOffline(d, err)) failed.push(d)
-      }
+      const err = probeDirectory(d)
+      if (err !== undefined && this.markLogDirOffline(d, err)) failed.push(d)
     }
     return failed
   }
