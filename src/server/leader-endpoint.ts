@@ -81,7 +81,8 @@ export async function connectLeaderEndpoint(
           partition: p.partition,
           currentLeaderEpoch: p.currentLeaderEpoch,
           fetchOffset: BigInt(p.fetchOffset),
-          lastFetchedEpoch: p.lastFetchedEpoch,
+          // v11 has no such field (the fetcher truncated through OffsetForLeaderEpoch instead).
+          lastFetchedEpoch: fetchVersion >= FETCH_VERSION ? p.lastFetchedEpoch : -1,
           partitionMaxBytes: p.maxBytes,
         }))
       }

@@ -629,6 +629,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     if (f === undefined) {
       f = new ReplicaFetcher(leader.brokerId, () => this.deps.connectLeader(leader, fetcherId), this.#followerLog, this.deps.fetcher, this.log)
       this.#fetchers.set(key, f)
+      this.log.info({ leader: leader.brokerId, fetcherId }, `started ReplicaFetcherThread-${fetcherId}-${leader.brokerId}`)
     }
     return f
   }
