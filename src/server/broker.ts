@@ -141,7 +141,8 @@ export class Broker {
       brokerEpoch: () => this.control.brokerEpoch,
       alterPartition: (request) => this.controllerRequests.alterPartition(request),
       connectLeader: (leader, fetcherId) => connectLeaderEndpoint(nodeId, leader, config.getInt('replica.socket.timeout.ms'), { fetcherId, interBrokerProtocolVersion: config.getString('inter.broker.protocol.version') ?? undefined }),
-      numReplicaFetchers: config.getInt('num.replica.fetchers'),
+      // Dynamic (cluster-wide): read at each role change.
+      numReplicaFetchers: () => this.config.getInt('num.replica.fetchers'),
       replicaLagTimeMaxMs: config.getInt('replica.lag.time.max.ms'),
       fetcher: {
         maxWaitMs: config.getInt('replica.fetch.wait.max.ms'),

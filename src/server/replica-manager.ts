@@ -104,8 +104,8 @@ export interface ReplicaManagerDeps {
   alterPartition(request: AlterPartitionRequest): Promise<AlterPartitionResponse>
   /** A connection to a leader for a fetcher (its fetcher id among num.replica.fetchers). */
   connectLeader(leader: LiveLeader, fetcherId: number): Promise<LeaderEndpoint>
-  /** num.replica.fetchers: fetchers (connections) per leader broker; default 1. */
-  numReplicaFetchers?: number
+  /** num.replica.fetchers now: fetchers (connections) per leader broker; default 1. */
+  numReplicaFetchers?: () => number
   /** replica.lag.time.max.ms */
   replicaLagTimeMaxMs: number
   /** replica.fetch.* settings of the fetchers. */
@@ -804,7 +804,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     ledItems.forEach((p, i) => install(p, ledStates[i]!))
     followed.forEach((p, i) => install(p, followedStates[i]!))
     if (!this.#closed) {
-      const n = this.deps.numReplicaFetchers ?? 1
+      const n = this.deps.numReplicaFetchers?.() ?? 1
       for (const { leader, partitions: ps } of fetches.values()) {
         const byFetcher = new Map<number, FetcherPartition[]>()
         for (const p of ps) {
