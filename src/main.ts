@@ -189,6 +189,12 @@ export async function runBroker(argv: readonly string[]): Promise<number> {
     }
     process.on('SIGINT', () => stop('SIGINT'))
     process.on('SIGTERM', () => stop('SIGTERM'))
+    // Every log dir failed: the broker stops itself (Kafka halts); the process exits 1 once it has.
+    broker.onFatal(() => {
+      if (signalled) return
+      signalled = true
+      services.stop().catch(() => {}).then(() => broker.stop()).then(() => resolve(1), () => resolve(1))
+    })
   })
 }
 

@@ -15,6 +15,7 @@ import * as DescribeCluster from '../protocol/messages/60-describe-cluster.gen.j
 import * as DescribeConfigs from '../protocol/messages/32-describe-configs.gen.js'
 import * as DescribeGroups from '../protocol/messages/15-describe-groups.gen.js'
 import * as ConsumerGroupDescribe from '../protocol/messages/69-consumer-group-describe.gen.js'
+import * as AlterReplicaLogDirs from '../protocol/messages/34-alter-replica-log-dirs.gen.js'
 import * as DescribeLogDirs from '../protocol/messages/35-describe-log-dirs.gen.js'
 import * as ElectLeaders from '../protocol/messages/43-elect-leaders.gen.js'
 import * as AlterPartitionReassignments from '../protocol/messages/45-alter-partition-reassignments.gen.js'
@@ -567,6 +568,32 @@ export class Admin {
         check(r.errorCode, r.errorMessage, 'DeleteAcls')
         return r.matchingAcls.map((a) => ({ resourceType: a.resourceType, resourceName: a.resourceName, patternType: a.patternType, principal: a.principal, host: a.host, operation: a.operation, permission: a.permissionType }))
       })
+    })
+  }
+
+  /**
+   * Moves replicas between the log dirs of one broker (AlterReplicaLogDirs): each item names a partition
+   * and the directory (one of the broker's log.dirs) it should live in. Answers one error code per item
+   * (0: the move is under way or not needed; DescribeLogDirs shows the copy, isFuture, until it is done).
+   */
+  async alterReplicaLogDirs(broker: number, items: readonly { topic: string; partition: number; logDir: string }[]): Promise<{ topic: string; partition: number; errorCode: number }[]> {
+    const dirs = new Map<string, Map<string, number[]>>()
+    for (const i of items) {
+      let topics = dirs.get(i.logDir)
+      if (topics === undefined) dirs.set(i.logDir, (topics = new Map()))
+      let parts = topics.get(i.topic)
+      if (parts === undefined) topics.set(i.topic, (parts = []))
+      parts.push(i.partition)
+    }
+    const req = AlterReplicaLogDirs.createAlterReplicaLogDirsRequest({
+      dirs: [...dirs].map(([path, topics]) =>
+        AlterReplicaLogDirs.createAlterReplicaLogDir({ path, topics: [...topics].map(([name, partitions]) => AlterReplicaLogDirs.createAlterReplicaLogDirTopic({ name, partitions })) })),
+    })
+    return this.cluster.withDeadline(async () => {
+      await this.cluster.refreshMetadata([])
+      const conn = await this.cluster.nodeConnection(broker)
+      const res = await conn.send(ApiKey.AlterReplicaLogDirs, (w, v) => AlterReplicaLogDirs.encodeAlterReplicaLogDirsRequest(w, req, v), AlterReplicaLogDirs.decodeAlterReplicaLogDirsResponse)
+      return res.results.flatMap((t) => t.partitions.map((p) => ({ topic: t.topicName, partition: p.partitionIndex, errorCode: p.errorCode })))
     })
   }
 

@@ -44,6 +44,7 @@ export const CLIENT_VERSIONS: ReadonlyMap<number, VersionRange> = new Map<number
   [ApiKey.AlterPartitionReassignments, { min: 0, max: 0 }],
   [ApiKey.ListPartitionReassignments, { min: 0, max: 0 }],
   [ApiKey.DescribeCluster, { min: 0, max: 1 }],
+  [ApiKey.AlterReplicaLogDirs, { min: 1, max: 2 }],
   [ApiKey.DescribeLogDirs, { min: 1, max: 4 }],
   [ApiKey.InitProducerId, { min: 0, max: 5 }],
   [ApiKey.AddPartitionsToTxn, { min: 0, max: 3 }],

@@ -107,7 +107,7 @@ interface FileV1 {
   brokerConfigs?: { perBroker: Record<string, string>; clusterDefault: Record<string, string> }
 }
 
-type Channel = 'brokers' | 'controller' | 'topics' | 'deletions' | `topic:${string}`
+type Channel = 'brokers' | 'controller' | 'topics' | 'deletions' | 'logDirEvents' | `topic:${string}`
 
 export class EmbeddedStore implements MetadataStore {
   readonly kind = 'embedded' as const
@@ -376,6 +376,30 @@ export class EmbeddedStore implements MetadataStore {
       this.#persist()
       this.#notify('deletions')
     }
+  }
+
+  // ---------------------------------------------------------------- log dir failures
+
+  /** Log dir events of this process (not persisted: a restarted broker reopens its directories anyway). */
+  #logDirEvents: { name: string; brokerId: number }[] = []
+  #logDirEventSeq = 0
+
+  async notifyLogDirFailure(brokerId: number): Promise<void> {
+    this.#logDirEvents.push({ name: `log_dir_event_${String(this.#logDirEventSeq++).padStart(10, '0')}`, brokerId })
+    this.#notify('logDirEvents')
+  }
+
+  async getLogDirEvents(): Promise<{ name: string; brokerId: number }[]> {
+    return [...this.#logDirEvents]
+  }
+
+  watchLogDirEvents(onChange: () => void): Unwatch {
+    return this.#watch('logDirEvents', onChange)
+  }
+
+  async removeLogDirEvents(token: ControllerEpoch, names: readonly string[]): Promise<void> {
+    this.#checkEpoch(token)
+    this.#logDirEvents = this.#logDirEvents.filter((e) => !names.includes(e.name))
   }
 
   async deleteTopic(token: ControllerEpoch, name: string): Promise<void> {

@@ -237,6 +237,16 @@ export interface MetadataStore {
   /** Controller: removes a deleted topic's assignment, partition states and config. */
   deleteTopic(token: ControllerEpoch, name: string): Promise<void>
 
+  // -- log dir failures (Kafka's /log_dir_event_notification)
+
+  /** Broker: one of its log dirs failed; the controller then learns which replicas went offline. */
+  notifyLogDirFailure(brokerId: number): Promise<void>
+  /** Controller: the notifications queued, by name, with the broker each names (malformed ones: -1). */
+  getLogDirEvents(): Promise<{ name: string; brokerId: number }[]>
+  watchLogDirEvents(onChange: () => void): Unwatch
+  /** Controller: removes handled notifications. */
+  removeLogDirEvents(token: ControllerEpoch, names: readonly string[]): Promise<void>
+
   // -- dynamic configs
 
   /** An entity's config (empty when it has none). */

@@ -38,6 +38,7 @@ export const ZkPaths = {
   producerIdBlock: '/latest_producer_id_block',
   isrChangeNotification: '/isr_change_notification',
   logDirEventNotification: '/log_dir_event_notification',
+  logDirEventPrefix: 'log_dir_event_',
   consumers: '/consumers',
   /** ACLs of LITERAL resource patterns (Kafka's AclAuthorizer): /kafka-acl/<ResourceType>/<name>. */
   acls: '/kafka-acl',
@@ -290,4 +291,23 @@ export function decodeProducerIdBlock(data: Buffer): ProducerIdBlock | undefined
   const last = Number(o.block_end)
   if (!Number.isSafeInteger(first) || !Number.isSafeInteger(last)) throw new Error(`${ZkPaths.producerIdBlock}: malformed block`)
   return { firstProducerId: first, lastProducerId: last }
+}
+
+// ---- /log_dir_event_notification/log_dir_event_<seq> (ZkData.scala LogDirEventNotificationSequenceZNode)
+
+/** Kafka's LogDirEventNotificationHandler.LogDirFailureEvent. */
+export const LOG_DIR_FAILURE_EVENT = 1
+
+export function encodeLogDirEvent(brokerId: number): Buffer {
+  return Buffer.from(JSON.stringify({ version: 1, broker: brokerId, event: LOG_DIR_FAILURE_EVENT }), 'utf8')
+}
+
+/** The broker id of a log dir event, or undefined for a malformed or other event. */
+export function decodeLogDirEvent(data: Buffer): number | undefined {
+  try {
+    const j = JSON.parse(data.toString('utf8')) as { broker?: unknown; event?: unknown }
+    return Number.isInteger(j.broker) && j.event === LOG_DIR_FAILURE_EVENT ? (j.broker as number) : undefined
+  } catch {
+    return undefined
+  }
 }

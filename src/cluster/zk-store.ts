@@ -76,6 +76,8 @@ import {
   encodePartitionState,
   encodeProducerIdBlock,
   encodeTopicAssignment,
+  decodeLogDirEvent,
+  encodeLogDirEvent,
 } from './zk-data.js'
 
 export interface ZkStoreOptions {
@@ -634,6 +636,35 @@ export class ZkStore implements MetadataStore {
 
   async removeTopicDeletions(token: ControllerEpoch, names: readonly string[]): Promise<void> {
     for (const name of names) await this.#guardedDeleteIfExists(token, [ZkPaths.deleteTopic(name)])
+  }
+
+  // ---------------------------------------------------------------- log dir failures
+
+  async notifyLogDirFailure(brokerId: number): Promise<void> {
+    await this.#run((client) =>
+      client.create(`${ZkPaths.logDirEventNotification}/${ZkPaths.logDirEventPrefix}`, encodeLogDirEvent(brokerId), { mode: CreateMode.PERSISTENT_SEQUENTIAL }))
+  }
+
+  async getLogDirEvents(): Promise<{ name: string; brokerId: number }[]> {
+    const names = (await this.#run((client) => client.getChildren(ZkPaths.logDirEventNotification))).filter((n) => n.startsWith(ZkPaths.logDirEventPrefix)).sort()
+    const out: { name: string; brokerId: number }[] = []
+    for (const name of names) {
+      try {
+        const { data } = await this.#run((client) => client.getData(`${ZkPaths.logDirEventNotification}/${name}`))
+        out.push({ name, brokerId: decodeLogDirEvent(data) ?? -1 })
+      } catch (err) {
+        if (!isZooKeeperError(err, ZooKeeperErrorCode.NONODE)) throw err
+      }
+    }
+    return out
+  }
+
+  watchLogDirEvents(onChange: () => void): Unwatch {
+    return this.#watch('children', ZkPaths.logDirEventNotification, onChange)
+  }
+
+  async removeLogDirEvents(token: ControllerEpoch, names: readonly string[]): Promise<void> {
+    for (const name of names) await this.#guardedDeleteIfExists(token, [`${ZkPaths.logDirEventNotification}/${name}`])
   }
 
   async deleteTopic(token: ControllerEpoch, name: string): Promise<void> {

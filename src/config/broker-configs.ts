@@ -4,6 +4,11 @@
 // names its broker defaults from here.
 
 import { atLeast, between, listOf, nonEmptyString, oneOf, LONG_MAX, type ConfigDef, type DynamicMode, type Validator } from './config-def.js'
+
+/** inter.broker.protocol.version: Kafka's form, e.g. 2.6, 2.7-IV1, 3.9 (0.x.y for the oldest). */
+function interBrokerProtocolVersion(): Validator {
+  return (v) => (typeof v === 'string' && !/^\d+\.\d+(\.\d+)?(-IV\d+)?$/.test(v) ? `${v} is not a version like 2.6 or 3.9` : undefined)
+}
 import { RECORD_BATCH_OVERHEAD } from '../protocol/records/batch.js'
 import { COMPRESSION_TYPE_NAMES } from '../protocol/records/compression.js'
 import { EMBEDDED_REST_PREFIX, REST_CONFIGS } from './client-rest.js'
@@ -245,7 +250,8 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'compression.zstd.level', type: 'int', default: 3, dynamic: 'cluster-wide', validator: between(-131072, 22), validValues: '[-131072,...,22]', doc: 'Level of zstd compression when compression.type=zstd.' }),
 
   // Log dirs and segments
-  def({ name: 'log.dirs', type: 'list', default: null, dynamic: 'read-only', doc: 'Directories for log data; defaults to log.dir. Relative paths resolve against the working directory.' }),
+  def({ name: 'log.dirs', type: 'list', default: null, dynamic: 'read-only',
+    doc: 'Directories for log data, comma-separated (Kafka\'s JBOD); defaults to log.dir. Relative paths resolve against the working directory. Each holds its own meta.properties and its partitions (checkpoints included); a new partition goes to the directory with the fewest partitions. A directory that fails (an I/O error, or unwritable to the periodic probe) takes its replicas offline on this broker (KAFKA_STORAGE_ERROR; the controller elects other leaders) while the others keep serving; with every directory failed the broker shuts down. AlterReplicaLogDirs moves a replica between them.' }),
   def({ name: 'log.dir', type: 'string', default: './data', dynamic: 'read-only', validator: nonEmptyString(),
     doc: 'The log directory when log.dirs is not set (Skein default ./data; Kafka uses /tmp/kafka-logs).' }),
   def({ name: 'log.segment.bytes', type: 'int', default: 1073741824, dynamic: 'cluster-wide', validator: atLeast(MIN_SEGMENT_BYTES), validValues: `[${MIN_SEGMENT_BYTES},...]`,
@@ -259,6 +265,8 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'log.index.size.max.bytes', type: 'int', default: 10485760, dynamic: 'cluster-wide', validator: atLeast(MIN_SEGMENT_INDEX_BYTES), validValues: `[${MIN_SEGMENT_INDEX_BYTES},...]`,
     doc: `Maximum size in bytes of an offset or time index. Skein's minimum is ${MIN_SEGMENT_INDEX_BYTES}, one entry of each index (Kafka: 4).` }),
   def({ name: 'log.index.interval.bytes', type: 'int', default: 4096, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]', doc: 'Bytes of log between offset index entries.' }),
+  def({ name: 'log.dir.probe.interval.ms', type: 'int', default: 5000, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
+    doc: 'Skein (Kafka has no such setting): how often each log dir is probed by writing and removing a small file, so that a failed directory whose partitions are idle is noticed too (Kafka notices only through the I/O of its logs). 0 disables the probe.' }),
   def({ name: 'log.segment.open.files.max', type: 'int', default: 10000, dynamic: 'read-only', validator: atLeast(16), validValues: '[16,...]',
     doc: 'Skein (Kafka has no such setting): how many segment files the broker keeps open at most, each open .log descriptor and each mapped index counting one. Files are opened on first use and the least recently used are closed when the bound is reached, so the number of partitions is bounded by the disk, not by the open-file limit. Capped at half of the process\'s open-file limit (ulimit -n) and divided among the io.threads shards.' }),
   def({ name: 'log.preallocate', type: 'boolean', default: false, dynamic: 'cluster-wide', doc: 'Preallocate segment files when rolling (accepted; Skein does not preallocate).' }),
@@ -400,7 +408,10 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
     doc: 'Accepted for Kafka compatibility and ignored: Skein\'s cleaner sizes its buffers per segment.' }),
   def({ name: 'log.cleaner.io.buffer.load.factor', type: 'double', default: 0.9, dynamic: 'cluster-wide', ignored: true,
     doc: 'Accepted for Kafka compatibility and ignored (the load factor of Kafka\'s offset map).' }),
-  def({ name: 'num.replica.fetchers', type: 'int', default: 1, dynamic: 'cluster-wide', ignored: true, doc: 'Accepted for Kafka compatibility and ignored: one fetcher per source broker replicates all its partitions.' }),
+  def({ name: 'num.replica.fetchers', type: 'int', default: 1, dynamic: 'cluster-wide', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'Fetchers (each with its own connection) per leader broker that replicate its partitions to this broker; a partition goes to fetcher abs(31 * topic.hashCode + partition) % num.replica.fetchers, as in Kafka. A dynamic change applies to partitions that start being followed afterwards (Kafka also moves those already followed at once).' }),
+  def({ name: 'inter.broker.protocol.version', type: 'string', default: '3.9', dynamic: 'read-only', validator: interBrokerProtocolVersion(),
+    doc: 'The inter-broker protocol version (Kafka\'s ZooKeeper-mode setting, e.g. 2.6 or 3.9). Skein uses it for the followers\' Fetch: from 2.7 on Fetch v12 (the leader reports a diverging epoch and the follower truncates while fetching); below 2.7 Fetch v11 and truncation through OffsetForLeaderEpoch whenever a partition starts being followed, Kafka\'s pre-2.7 path.' }),
   def({ name: 'max.connections', type: 'int', default: 2147483647, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',
     doc: 'The most connections the broker holds at once, over all listeners; beyond it a new connection is closed at once (Kafka holds it in the accept queue instead), except on the inter-broker listener, which is never refused by this limit (KIP-402). Served connections are not affected.' }),
   def({ name: 'max.connections.per.ip', type: 'int', default: 2147483647, dynamic: 'cluster-wide', validator: atLeast(0), validValues: '[0,...]',

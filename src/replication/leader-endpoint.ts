@@ -34,6 +34,13 @@ export interface FollowerFetchSettings {
 }
 
 export interface LeaderEndpoint {
+  /**
+   * Whether the leader reports a diverging epoch in Fetch (v12+, inter.broker.protocol.version 2.7+):
+   * otherwise the follower truncates through OffsetForLeaderEpoch before it fetches (epochEndOffset).
+   */
+  readonly truncatesOnFetch: boolean
+  /** OffsetForLeaderEpoch as a replica: the leader's end offset of `epoch` (Kafka's (-1, -1) when unknown). */
+  epochEndOffset(topic: string, partition: number, currentLeaderEpoch: number, epoch: number): Promise<{ errorCode: number; leaderEpoch: number; endOffset: number }>
   /** One Fetch with this broker's replica id; rejects when the connection fails. */
   fetch(partitions: readonly FollowerFetchPartition[], settings: FollowerFetchSettings): Promise<FollowerFetchAnswer[]>
   /** The leader's log end offset and log start offset of a partition (ListOffsets as a replica). */

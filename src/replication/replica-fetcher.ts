@@ -1,6 +1,6 @@
-// A follower's fetcher from one source broker (Kafka's ReplicaFetcherThread and AbstractFetcherThread,
-// one per leader broker: num.replica.fetchers is 1 here). It fetches every partition this broker follows
-// on that leader in one Fetch (this broker's replica id, replica.fetch.* sizes and wait), appends the
+// A follower's fetcher from one source broker (Kafka's ReplicaFetcherThread and AbstractFetcherThread:
+// num.replica.fetchers of them per leader broker, each partition on the one fetcherIdFor picks, each with
+// its own connection). It fetches every partition it was given on that leader in one Fetch (this broker's replica id, replica.fetch.* sizes and wait), appends the
 // leader's batches verbatim at their offsets, and takes the leader's high watermark and log start.
 //
 // Truncation by leader epoch: every fetch names the epoch of the follower's last batch (Fetch v12+
@@ -9,6 +9,13 @@
 // that end and its own end of the same epoch, then fetches again from there. So a returning ex-leader
 // drops exactly the tail the new leader does not have, never more (Kafka's fix of KIP-101/KIP-279 for
 // the data loss of truncating to the high watermark).
+// Without the diverging epoch in Fetch (the endpoint's truncatesOnFetch false: Fetch v11, inter.broker.
+// protocol.version below 2.7) every partition starts in the truncating state, Kafka's pre-2.7 path
+// (AbstractFetcherThread.truncateToEpochEndOffsets): before its first fetch the follower asks the leader
+// with OffsetForLeaderEpoch for the end offset of its own latest epoch and truncates to the smaller of
+// that and its own end of the epoch the leader answered; when the leader answered an older epoch than the
+// follower's, it truncates to its own end of that older epoch and asks again; when the leader knows no
+// epoch, it truncates to its high watermark.
 // Out of range (the leader's log no longer has, or never had, the fetch offset): a follower ahead of
 // the leader's log end truncates to it; one behind the leader's log start starts again, empty, there.
 // Errors: FENCED_LEADER_EPOCH / NOT_LEADER_OR_FOLLOWER / UNKNOWN_TOPIC_OR_PARTITION wait for the
@@ -37,6 +44,8 @@ export interface FetcherPartition {
 
 interface FetchState extends FetcherPartition {
   delayedUntil: number
+  /** Waiting for truncation through OffsetForLeaderEpoch before fetching (a leader without Fetch v12). */
+  truncating: boolean
 }
 
 export interface ReplicaFetcherSettings extends FollowerFetchSettings {
@@ -56,6 +65,18 @@ export interface FollowerThrottle {
   isThrottled(topic: string, partition: number): boolean
   isQuotaExceeded(): boolean
   record(bytes: number): void
+}
+
+/**
+ * Which of num.replica.fetchers fetchers of a leader replicates a partition (Kafka's
+ * AbstractFetcherManager.getFetcherId: Utils.abs(31 * topic.hashCode + partition) % numFetchers, with
+ * Java's String.hashCode and int arithmetic), so the partitions spread over the fetchers as in Kafka.
+ */
+export function fetcherIdFor(topic: string, partition: number, numFetchers: number): number {
+  let h = 0
+  for (let i = 0; i < topic.length; i++) h = (Math.imul(31, h) + topic.charCodeAt(i)) | 0
+  const v = (Math.imul(31, h) + partition) | 0
+  return (v === -0x80000000 ? 0 : Math.abs(v)) % Math.max(1, numFetchers)
 }
 
 export function fetchKey(topic: string, partition: number): string {
@@ -89,7 +110,7 @@ export class ReplicaFetcher {
 
   /** Starts (or restarts) fetching these partitions. */
   add(partitions: readonly FetcherPartition[]): void {
-    for (const p of partitions) this.#partitions.set(fetchKey(p.topic, p.partition), { ...p, delayedUntil: 0 })
+    for (const p of partitions) this.#partitions.set(fetchKey(p.topic, p.partition), { ...p, delayedUntil: 0, truncating: true })
     this.#wake?.()
     this.#loop ??= this.#run()
   }
@@ -143,6 +164,23 @@ export class ReplicaFetcher {
         this.logger.warn({ leader: this.sourceBrokerId, err: (err as Error).message }, 'cannot connect to the leader; retrying')
         await this.#sleep(this.settings.backoffMs)
         continue
+      }
+      // Partitions that must truncate first (OffsetForLeaderEpoch), one at a time, then fetch.
+      const endpoint = this.#endpoint
+      const truncating = ready.filter((s) => s.truncating)
+      if (truncating.length > 0) {
+        if (endpoint.truncatesOnFetch) {
+          for (const s of truncating) s.truncating = false
+        } else {
+          const work = truncating.map((s) =>
+            this.#truncateToEpochEndOffset(endpoint, s).catch((err: unknown) => {
+              this.logger.warn({ topic: s.topic, partition: s.partition, err: (err as Error).message }, 'OffsetForLeaderEpoch failed; retrying')
+              s.delayedUntil = Date.now() + this.settings.backoffMs
+            }))
+          this.#processing = Promise.all(work).then(() => undefined)
+          await this.#processing
+          continue
+        }
       }
       let answers: FollowerFetchAnswer[]
       const sent = ready.map((s) => ({ state: s, fetchOffset: s.fetchOffset }))
@@ -215,6 +253,46 @@ export class ReplicaFetcher {
     const r = await this.log.append(s.topic, s.partition, a.records, a.highWatermark, a.logStartOffset)
     this.#take(s, r)
     if (r.lastEpoch >= 0) s.lastFetchedEpoch = r.lastEpoch
+  }
+
+  /** One step of Kafka's pre-2.7 truncation (see the header); clears s.truncating when done. */
+  async #truncateToEpochEndOffset(endpoint: LeaderEndpoint, s: FetchState): Promise<void> {
+    const fetchOffset = s.fetchOffset
+    let target: number
+    let done = true
+    if (s.lastFetchedEpoch < 0) {
+      // No epoch known here: the high watermark is what is known to be committed.
+      target = Math.min(s.highWatermark, fetchOffset)
+    } else {
+      const leader = await endpoint.epochEndOffset(s.topic, s.partition, s.leaderEpoch, s.lastFetchedEpoch)
+      if (!this.#current(s) || s.fetchOffset !== fetchOffset) return
+      if (leader.errorCode !== ErrorCode.NONE) {
+        s.delayedUntil = Date.now() + (leader.errorCode === ErrorCode.UNKNOWN_LEADER_EPOCH ? UNKNOWN_EPOCH_RETRY_MS : this.settings.backoffMs)
+        return
+      }
+      if (leader.endOffset < 0) {
+        target = Math.min(s.highWatermark, fetchOffset)
+      } else if (leader.leaderEpoch < 0) {
+        target = Math.min(leader.endOffset, fetchOffset)
+      } else {
+        const local = await this.log.endOffsetForEpoch(s.topic, s.partition, leader.leaderEpoch)
+        if (local.endOffset < 0) {
+          target = Math.min(leader.endOffset, fetchOffset)
+        } else if (local.leaderEpoch !== leader.leaderEpoch) {
+          // The leader's epoch is not ours: cut to where our older epoch ends and ask again.
+          target = Math.min(local.endOffset, fetchOffset)
+          done = target >= fetchOffset
+        } else {
+          target = Math.min(leader.endOffset, local.endOffset, fetchOffset)
+        }
+      }
+    }
+    if (!this.#current(s) || s.fetchOffset !== fetchOffset) return
+    if (target < fetchOffset) {
+      this.logger.info({ topic: s.topic, partition: s.partition, from: fetchOffset, to: target, epoch: s.lastFetchedEpoch }, 'truncating to the leader\'s epoch end offset (OffsetForLeaderEpoch)')
+      this.#take(s, await this.log.truncate(s.topic, s.partition, target))
+    }
+    s.truncating = !done
   }
 
   async #outOfRange(s: FetchState): Promise<void> {

@@ -96,6 +96,7 @@ export class Broker {
   readonly metrics: BrokerMetrics
   private readonly dispatcher: FrameHandler
   private stopping: Promise<void> | null = null
+  readonly #fatalListeners: ((reason: string) => void)[] = []
 
   private constructor(
     public config: BrokerConfig,
@@ -133,7 +134,7 @@ export class Broker {
       registry,
     )
     this.metadata = new MetadataImage(nodeId, clusterId, (listenerName) => this.endpointFor(listenerName), () => this.config)
-    this.partitions = new ReplicaManager(router, dataDir, log, {
+    this.partitions = new ReplicaManager(router, log, {
       brokerId: nodeId,
       logConfigFor: async (topic) => this.config.logConfig(validateTopicConfigs(await this.control.topicConfigs(topic))),
       defaultLogConfig: () => this.config.logDefaults(),
@@ -145,7 +146,9 @@ export class Broker {
       },
       brokerEpoch: () => this.control.brokerEpoch,
       alterPartition: (request) => this.controllerRequests.alterPartition(request),
-      connectLeader: (leader) => connectLeaderEndpoint(nodeId, leader, config.getInt('replica.socket.timeout.ms')),
+      connectLeader: (leader, fetcherId) => connectLeaderEndpoint(nodeId, leader, config.getInt('replica.socket.timeout.ms'), { fetcherId, interBrokerProtocolVersion: config.getString('inter.broker.protocol.version') ?? undefined }),
+      // Dynamic (cluster-wide): read at each role change.
+      numReplicaFetchers: () => this.config.getInt('num.replica.fetchers'),
       replicaLagTimeMaxMs: config.getInt('replica.lag.time.max.ms'),
       followerThrottle: followerThrottle(nodeId, () => this.config, () => this.metadata),
       fetcher: {
@@ -236,10 +239,10 @@ export class Broker {
 
   static async start(config: BrokerConfig, opts: StartBrokerOptions = {}): Promise<Broker> {
     const log = opts.logger ?? createLogger()
-    const dirs = config.logDirs
-    if (dirs.length !== 1) throw new Error(`log.dirs lists ${dirs.length} directories; this broker supports exactly one`)
-    const dataDir = dirs[0]!
-    ensureDataDirectory(dataDir)
+    const dataDirs = [...new Set(config.logDirs)]
+    for (const d of dataDirs) ensureDataDirectory(d)
+    // The broker's own files (cluster-metadata.json of a single broker, producer-id-block) go in the first.
+    const dataDir = dataDirs[0]!
     const interBrokerListener = config.getString('inter.broker.listener.name') ?? config.listeners[0]!.name
     if (!config.listeners.some((l) => l.name === interBrokerListener)) {
       throw new Error(`inter.broker.listener.name ${interBrokerListener} is not one of the listeners (${config.listeners.map((l) => l.name).join(', ')})`)
@@ -253,15 +256,23 @@ export class Broker {
     if (authorizer !== '' && !AUTHORIZER_CLASS_NAMES.includes(authorizer)) {
       throw new Error(`authorizer.class.name ${authorizer} is not available; Skein's ACL authorizer answers to ${AUTHORIZER_CLASS_NAMES.join(', ')}`)
     }
-    const { store, meta } = await openMetadataStore(config, dataDir, log)
+    const { store, meta } = await openMetadataStore(config, dataDirs, log)
     let router: ShardRouter | undefined
     let server: SocketServer | undefined
     try {
       const dynamicLayers = await readDynamicBrokerConfigs(store, meta.nodeId)
       // The store keeps the string forms; the config layers hold parsed values.
       config = config.withDynamic(parseDynamicLayers(dynamicLayers))
+      let brokerForDirs: Broker | undefined
+      const failedEarly: string[] = []
       router = await ShardRouter.start({
         dataDir,
+        dataDirs,
+        onLogDirFailure: (dir) => {
+          if (brokerForDirs === undefined) failedEarly.push(dir)
+          else void brokerForDirs.onLogDirFailure(dir)
+        },
+        logDirProbeIntervalMs: config.getInt('log.dir.probe.interval.ms'),
         ioThreads: config.ioThreads,
         defaults: config.logDefaults(),
         retentionCheckIntervalMs: config.logRetentionCheckIntervalMs,
@@ -320,9 +331,11 @@ export class Broker {
       const bound = await server.listen(config.listeners)
       const endpoints = advertise(config.advertisedListeners, bound)
       broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, dynamicLayers, server, endpoints, bound, interBrokerListener, opts.shutdownGraceMs ?? 5000, opts.metrics)
+      brokerForDirs = broker
       await broker.acls.start()
       await broker.clientQuotas.start()
       await broker.cluster.start()
+      for (const dir of failedEarly) await broker.onLogDirFailure(dir)
       if (!(await broker.cluster.waitForMetadata(FIRST_METADATA_WAIT_MS))) {
         log.warn({ waitedMs: FIRST_METADATA_WAIT_MS }, 'no metadata from the controller yet; serving with what this broker knows')
       }
@@ -332,12 +345,12 @@ export class Broker {
         {
           nodeId: meta.nodeId,
           clusterId: meta.clusterId,
-          dataDir,
+          dataDirs,
           ioThreads: config.ioThreads,
           metadata: store.description,
           listeners: endpoints.map((e) => `${e.listenerName}://${e.host}:${e.port}`),
         },
-        `Skein broker ${meta.nodeId} ready on ${endpoints.map((e) => `${e.host}:${e.port}`).join(', ')} (data in ${dataDir})`,
+        `Skein broker ${meta.nodeId} ready on ${endpoints.map((e) => `${e.host}:${e.port}`).join(', ')} (data in ${dataDirs.join(', ')})`,
       )
       return broker
     } catch (err) {
@@ -346,6 +359,28 @@ export class Broker {
       await router?.close().catch(() => {})
       throw err
     }
+  }
+
+  /** Called when the broker stops by itself (every log dir failed, as Kafka halts); main exits then. */
+  onFatal(listener: (reason: string) => void): void {
+    this.#fatalListeners.push(listener)
+  }
+
+  /**
+   * A data directory failed (the router took it offline): its replicas go offline here, the controller
+   * hears of it through the store (Kafka's /log_dir_event_notification) and moves their leaderships; with
+   * every directory failed the broker stops (Kafka halts).
+   */
+  async onLogDirFailure(dir: string): Promise<void> {
+    await this.partitions.onLogDirFailure(dir).catch((err: unknown) => this.log.error({ err: (err as Error).message, dir }, 'taking replicas offline failed'))
+    if (this.router.offlineDirs.size >= this.router.dataDirs.length) {
+      const reason = `every log directory failed (${this.router.dataDirs.join(', ')}): shutting down`
+      this.log.fatal({ dirs: this.router.dataDirs }, reason)
+      for (const l of this.#fatalListeners) l(reason)
+      void this.stop()
+      return
+    }
+    await this.store.notifyLogDirFailure(this.nodeId).catch((err: unknown) => this.log.error({ err: (err as Error).message }, 'cannot report the log dir failure to the controller'))
   }
 
   /** The endpoint clients on this listener should use (the first advertised one for an unknown listener). */
@@ -397,15 +432,33 @@ export class Broker {
 }
 
 /**
- * The metadata store and this log dir's identity. With ZooKeeper the cluster id is the cluster's
- * (created from cluster.id, or this log dir's, or a new one, by the first broker); a log dir that belongs
- * to another cluster stops startup, as Kafka's "the broker is trying to join the wrong cluster".
+ * The metadata store and the identity of the log dirs (one meta.properties in each, with its own
+ * directory.id, all with the same node.id and cluster.id). With ZooKeeper the cluster id is the cluster's
+ * (created from cluster.id, or a log dir's, or a new one, by the first broker); a log dir that belongs
+ * to another cluster or node stops startup, as Kafka's "the broker is trying to join the wrong cluster".
  */
-async function openMetadataStore(config: BrokerConfig, dataDir: string, log: Logger): Promise<{ store: MetadataStore; meta: MetaProperties }> {
+async function openMetadataStore(config: BrokerConfig, dataDirs: readonly string[], log: Logger): Promise<{ store: MetadataStore; meta: MetaProperties }> {
   const connect = config.getString('zookeeper.connect')
+  const existing = dataDirs.map((d) => ({ dir: d, meta: readMetaProperties(d) }))
+  // Log dirs must agree with each other before any of them is written.
+  const known = existing.filter((e) => e.meta !== undefined) as { dir: string; meta: MetaProperties }[]
+  for (const e of known.slice(1)) {
+    if (e.meta.clusterId !== known[0]!.meta.clusterId || e.meta.nodeId !== known[0]!.meta.nodeId) {
+      throw new Error(`${e.dir}/meta.properties (cluster ${e.meta.clusterId}, node ${e.meta.nodeId}) disagrees with ${known[0]!.dir}/meta.properties (cluster ${known[0]!.meta.clusterId}, node ${known[0]!.meta.nodeId}): the log dirs belong to different brokers`)
+    }
+  }
+  const onDisk = known[0]?.meta
+  const writeAll = (clusterId: string | null): MetaProperties => {
+    let first: MetaProperties | undefined
+    for (const d of dataDirs) {
+      const m = loadOrCreateMetaProperties(d, { nodeId: config.brokerId, clusterId: clusterId ?? first?.clusterId ?? null })
+      first ??= m
+    }
+    return first!
+  }
   if (connect === null) {
-    const meta = loadOrCreateMetaProperties(dataDir, { nodeId: config.brokerId, clusterId: config.clusterId })
-    return { store: EmbeddedStore.open(dataDir, meta.nodeId), meta }
+    const meta = writeAll(config.clusterId ?? onDisk?.clusterId ?? null)
+    return { store: EmbeddedStore.open(dataDirs[0]!, meta.nodeId), meta }
   }
   const sessionTimeoutMs = config.getInt('zookeeper.session.timeout.ms')
   const connectionTimeoutMs = (config.get('zookeeper.connection.timeout.ms') as number | null) ?? sessionTimeoutMs
@@ -416,17 +469,18 @@ async function openMetadataStore(config: BrokerConfig, dataDir: string, log: Log
     throw new Error(`cannot connect to ZooKeeper at ${connect}: ${(err as Error).message}`)
   }
   try {
-    const existing = readMetaProperties(dataDir)
-    const clusterId = await store.getOrCreateClusterId(config.clusterId ?? existing?.clusterId ?? randomKafkaUuid())
+    const clusterId = await store.getOrCreateClusterId(config.clusterId ?? onDisk?.clusterId ?? randomKafkaUuid())
     if (config.clusterId !== null && config.clusterId !== clusterId) {
       throw new Error(`cluster.id ${config.clusterId} does not match the cluster id ${clusterId} in ZooKeeper (${connect}); is zookeeper.connect right?`)
     }
-    if (existing !== undefined && existing.clusterId !== clusterId) {
-      throw new Error(
-        `the cluster id ${clusterId} in ZooKeeper does not match ${existing.clusterId} in ${dataDir}/meta.properties: this broker is trying to join the wrong cluster (is zookeeper.connect right?)`,
-      )
+    for (const e of known) {
+      if (e.meta.clusterId !== clusterId) {
+        throw new Error(
+          `the cluster id ${clusterId} in ZooKeeper does not match ${e.meta.clusterId} in ${e.dir}/meta.properties: this broker is trying to join the wrong cluster (is zookeeper.connect right?)`,
+        )
+      }
     }
-    return { store, meta: loadOrCreateMetaProperties(dataDir, { nodeId: config.brokerId, clusterId }) }
+    return { store, meta: writeAll(clusterId) }
   } catch (err) {
     await store.close().catch(() => {})
     throw err

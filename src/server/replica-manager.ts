@@ -24,9 +24,11 @@
 // - ISR changes go to the controller with AlterPartition, one in flight per partition: a shrink every
 //   replica.lag.time.max.ms/2 for followers not caught up, an expansion when a follower's fetch reaches
 //   the HW and the current epoch.
-// - A follower is fetched for by one ReplicaFetcher per leader broker (replica-fetcher.ts), which appends
-//   the leader's batches verbatim and truncates by leader epoch.
+// - A follower is fetched for by num.replica.fetchers ReplicaFetchers per leader broker (replica-fetcher.ts;
+//   a partition goes to the one Kafka's hash picks), which append the leader's batches verbatim and
+//   truncate by leader epoch.
 import { statfsSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { ErrorCode, errorName } from '../domain/errors.js'
 import type { Outcome } from '../domain/outcome.js'
 import type { Logger } from '../observability/logger.js'
@@ -34,7 +36,7 @@ import type { AlterPartitionRequest, AlterPartitionResponse } from '../protocol/
 import { DelayedProducePurgatory } from '../replication/delayed-produce.js'
 import type { FollowerLog, FollowerLogState, LeaderEndpoint } from '../replication/leader-endpoint.js'
 import { PartitionLeaderState } from '../replication/partition.js'
-import { fetchKey, ReplicaFetcher, type FetcherPartition, type FollowerThrottle, type ReplicaFetcherSettings } from '../replication/replica-fetcher.js'
+import { fetcherIdFor, fetchKey, ReplicaFetcher, type FetcherPartition, type FollowerThrottle, type ReplicaFetcherSettings } from '../replication/replica-fetcher.js'
 import type { AppendItem, ShardReadResult, ShardRouter } from '../shard/router.js'
 import type { BrokerMetrics, TopicMetrics } from './broker-metrics.js'
 import type { AppendResult, LogConfig, PartitionState } from '../storage/types.js'
@@ -102,8 +104,10 @@ export interface ReplicaManagerDeps {
   brokerEpoch(): bigint
   /** Sends an AlterPartition (v1: topic names) to the active controller; rejects when none answers. */
   alterPartition(request: AlterPartitionRequest): Promise<AlterPartitionResponse>
-  /** A connection to a leader for a fetcher. */
-  connectLeader(leader: LiveLeader): Promise<LeaderEndpoint>
+  /** A connection to a leader for a fetcher (its fetcher id among num.replica.fetchers). */
+  connectLeader(leader: LiveLeader, fetcherId: number): Promise<LeaderEndpoint>
+  /** num.replica.fetchers now: fetchers (connections) per leader broker; default 1. */
+  numReplicaFetchers?: () => number
   /** replica.lag.time.max.ms */
   replicaLagTimeMaxMs: number
   /** replica.fetch.* settings of the fetchers. */
@@ -119,15 +123,14 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
   readonly #hosted = new Map<string, (HostedPartition | undefined)[]>()
   /** Replicas assigned here whose log could not be created or opened (partitionKey -> why). */
   readonly #offline = new Map<string, string>()
-  /** One fetcher per leader broker this broker follows partitions of. */
-  readonly #fetchers = new Map<number, ReplicaFetcher>()
+  /** num.replica.fetchers fetchers per leader broker this broker follows partitions of, by `leader:fetcherId`. */
+  readonly #fetchers = new Map<string, ReplicaFetcher>()
   readonly #shrinkTimer: NodeJS.Timeout
   #closed = false
   readonly #leadershipListeners: ((topic: string, partition: number, isLeader: boolean) => void)[] = []
 
   constructor(
     private readonly router: ShardRouter,
-    private readonly dataDir: string,
     private readonly log: Logger,
     private readonly deps: ReplicaManagerDeps,
     private readonly metrics?: BrokerMetrics,
@@ -625,13 +628,26 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     return r!.value
   }
 
-  #fetcherFor(leader: LiveLeader): ReplicaFetcher {
-    let f = this.#fetchers.get(leader.brokerId)
+  #fetcherFor(leader: LiveLeader, fetcherId: number): ReplicaFetcher {
+    const key = `${leader.brokerId}:${fetcherId}`
+    let f = this.#fetchers.get(key)
     if (f === undefined) {
-      f = new ReplicaFetcher(leader.brokerId, () => this.deps.connectLeader(leader), this.#followerLog, this.deps.fetcher, this.log, this.deps.followerThrottle)
-      this.#fetchers.set(leader.brokerId, f)
+      f = new ReplicaFetcher(leader.brokerId, () => this.deps.connectLeader(leader, fetcherId), this.#followerLog, this.deps.fetcher, this.log, this.deps.followerThrottle)
+      this.#fetchers.set(key, f)
+      this.log.info({ leader: leader.brokerId, fetcherId }, `started ReplicaFetcherThread-${fetcherId}-${leader.brokerId}`)
     }
     return f
+  }
+
+  /** The fetchers running, by leader broker: how many partitions each replicates (diagnostics, tests). */
+  fetcherPartitions(): Map<number, number[]> {
+    const out = new Map<number, number[]>()
+    for (const f of this.#fetchers.values()) {
+      let list = out.get(f.sourceBrokerId)
+      if (list === undefined) out.set(f.sourceBrokerId, (list = []))
+      list.push(f.partitionCount)
+    }
+    return out
   }
 
   /** Stops fetching these partitions (from whichever leader), once no answer for them is being applied. */
@@ -792,7 +808,19 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     }
     ledItems.forEach((p, i) => install(p, ledStates[i]!))
     followed.forEach((p, i) => install(p, followedStates[i]!))
-    if (!this.#closed) for (const { leader, partitions: ps } of fetches.values()) this.#fetcherFor(leader).add(ps)
+    if (!this.#closed) {
+      const n = this.deps.numReplicaFetchers?.() ?? 1
+      for (const { leader, partitions: ps } of fetches.values()) {
+        const byFetcher = new Map<number, FetcherPartition[]>()
+        for (const p of ps) {
+          const id = fetcherIdFor(p.topic, p.partition, n)
+          let list = byFetcher.get(id)
+          if (list === undefined) byFetcher.set(id, (list = []))
+          list.push(p)
+        }
+        for (const [id, list] of byFetcher) this.#fetcherFor(leader, id).add(list)
+      }
+    }
     return answers
   }
 
@@ -878,10 +906,67 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     return this.router.states(partitions)
   }
 
+  /**
+   * Every data directory (log.dirs): KAFKA_STORAGE_ERROR and nothing else for an offline one; the
+   * partitions in each online one, and the future copies being moved into it (AlterReplicaLogDirs).
+   */
   async logDirs(partitions: readonly TopicPartitionRef[] | null): Promise<LogDirDescription[]> {
     const states = partitions === null ? await this.router.states() : partitions.length === 0 ? [] : await this.router.states(partitions)
-    const { totalBytes, usableBytes } = volumeBytes(this.dataDir, this.log)
-    return [{ path: this.dataDir, totalBytes, usableBytes, partitions: states }]
+    const wanted = partitions === null ? null : new Set(partitions.map((p) => partitionKey(p.topic, p.partition)))
+    const futures = (await this.router.futureStates()).filter((f) => wanted === null || wanted.has(partitionKey(f.topic, f.partition)))
+    return this.router.dataDirs.map((dir): LogDirDescription => {
+      if (this.router.offlineDirs.has(dir)) return { path: dir, errorCode: ErrorCode.KAFKA_STORAGE_ERROR, totalBytes: -1n, usableBytes: -1n, partitions: [], futures: [] }
+      const { totalBytes, usableBytes } = volumeBytes(dir, this.log)
+      return {
+        path: dir,
+        errorCode: ErrorCode.NONE,
+        totalBytes,
+        usableBytes,
+        partitions: states.filter((s) => (s.logDir ?? this.router.dataDir) === dir),
+        futures: futures.filter((s) => s.logDir === dir),
+      }
+    })
+  }
+
+  /**
+   * AlterReplicaLogDirs: moves each partition into the given data directory of this broker (a copy
+   * swapped in when caught up, see ShardRouter.alterLogDir). Errors: LOG_DIR_NOT_FOUND for a path not in
+   * log.dirs, KAFKA_STORAGE_ERROR for an offline one, REPLICA_NOT_AVAILABLE for a partition not hosted here.
+   */
+  async alterReplicaLogDirs(items: readonly (TopicPartitionRef & { logDir: string })[]): Promise<ErrorCode[]> {
+    return Promise.all(items.map(async (item) => {
+      const dir = resolve(item.logDir)
+      if (!this.router.dataDirs.includes(dir)) return ErrorCode.LOG_DIR_NOT_FOUND
+      if (this.router.offlineDirs.has(dir)) return ErrorCode.KAFKA_STORAGE_ERROR
+      if (this.#offline.has(partitionKey(item.topic, item.partition))) return ErrorCode.KAFKA_STORAGE_ERROR
+      const r = await this.router.alterLogDir(item, dir)
+      if (r.ok) return ErrorCode.NONE
+      return r.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? ErrorCode.REPLICA_NOT_AVAILABLE : (r.errorCode as ErrorCode)
+    }))
+  }
+
+  /**
+   * A data directory failed (the router took it offline on every shard): its replicas go offline here
+   * (Kafka's handleLogDirFailure): fetchers stop for them, their leaderships end, waiting appends and
+   * fetches answer KAFKA_STORAGE_ERROR, and later requests too. Answers how many replicas went offline.
+   */
+  async onLogDirFailure(dir: string): Promise<number> {
+    const present = new Set((await this.router.states()).map((s) => partitionKey(s.topic, s.partition)))
+    const gone: HostedPartition[] = []
+    for (const p of this.hostedPartitions()) if (!present.has(partitionKey(p.topic, p.partition))) gone.push(p)
+    for (const p of gone) {
+      const key = partitionKey(p.topic, p.partition)
+      const list = this.#hosted.get(p.topic)!
+      list[p.partition] = undefined
+      if (list.every((x) => x === undefined)) this.#hosted.delete(p.topic)
+      this.#offline.set(key, `log directory ${dir} is offline`)
+      this.#delayedProduce.failAll(key, ErrorCode.KAFKA_STORAGE_ERROR)
+      this.#purgatory.notify(key)
+      if (p.leaderState !== undefined) this.#leadershipChanged(p.topic, p.partition, false)
+    }
+    await this.#stopFetching(gone)
+    this.log.error({ dir, replicas: gone.length, partitions: gone.slice(0, 10).map((p) => `${p.topic}-${p.partition}`) }, `log directory ${dir} failed: ${gone.length} replicas offline on this broker`)
+    return gone.length
   }
 }
 

@@ -8,7 +8,7 @@
 
 import { errorName, ErrorCode, KafkaError, RecordValidationError } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
-import { LogManager, recoveryWorthLogging, type PartitionLog, type RecoveryReport } from '../storage/index.js'
+import { LogManager, isLogDirFailure, recoveryWorthLogging, type PartitionLog, type RecoveryReport } from '../storage/index.js'
 import type { LogCleanerSettings } from '../storage/index.js'
 import type { LogConfig } from '../storage/types.js'
 import { shardOf } from './hash.js'
@@ -20,6 +20,8 @@ import { SHARD_OPERATIONS, type AnyOperation, type OperationTable, type ShardCon
 
 export interface ShardExecutorOptions {
   dataDir: string
+  /** Every data directory (log.dirs); default [dataDir]. */
+  dataDirs?: readonly string[]
   defaults: LogConfig
   shardIndex: number
   shardCount: number
@@ -73,8 +75,15 @@ function recoveryLine(topic: string, partition: number, r: RecoveryReport, logEn
   return `recovered ${topic}-${partition}: ${done.join('; ')}; log end offset ${logEndOffset}`
 }
 
-function unknownPartition(topic: string, partition: number): never {
+function unknownPartition(logs: LogManager, topic: string, partition: number): never {
+  const offline = logs.offlineDirOf(topic, partition)
+  if (offline !== undefined) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `${topic}-${partition} is in the offline log directory ${offline}`)
   throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${topic}-${partition} is not hosted here`)
+}
+
+function partitionOf(args: unknown): { topic: string; partition: number } | undefined {
+  const a = args as { topic?: unknown; partition?: unknown } | null
+  return a !== null && typeof a === 'object' && typeof a.topic === 'string' && typeof a.partition === 'number' ? { topic: a.topic, partition: a.partition } : undefined
 }
 
 export class ShardExecutor implements ShardContext {
@@ -87,6 +96,8 @@ export class ShardExecutor implements ShardContext {
   #load: ShardLoad = { partitions: 0, recovered: 0, bytesTruncated: 0, segmentsDropped: 0, ms: 0 }
   #closed = false
   #closing: Promise<void> | undefined
+  /** An exclusive operation running: other operations wait for it (see OperationBase.exclusive). */
+  #exclusive: Promise<void> | undefined
 
   private constructor(opts: ShardExecutorOptions, logs: LogManager) {
     this.shardIndex = opts.shardIndex
@@ -132,6 +143,8 @@ export class ShardExecutor implements ShardContext {
     const logs = LogManager.open({
       cleaner: { dedupeBufferBytes: cleaner.dedupeBufferBytes, ioMaxBytesPerSecond: cleaner.ioMaxBytesPerSecond, ...opts.cleanerHooks },
       dataDir: opts.dataDir,
+      ...(opts.dataDirs === undefined ? {} : { dataDirs: opts.dataDirs }),
+      onLogDirFailure: (dir, err) => opts.logger?.error({ dir, err: err instanceof Error ? err.message : String(err) }, `log directory ${dir} failed: its partitions go offline on this broker`),
       defaults: opts.defaults,
       cleanShutdown: opts.cleanShutdown,
       owns: (topic, partition) => shardOf(topic, partition, opts.shardCount) === opts.shardIndex,
@@ -185,6 +198,7 @@ export class ShardExecutor implements ShardContext {
   async execute(ops: readonly string[], args: readonly unknown[]): Promise<OpResult[]> {
     const results: OpResult[] = []
     for (let i = 0; i < ops.length; i++) {
+      while (this.#exclusive !== undefined) await this.#exclusive
       const operation = this.#operations.get(ops[i]!)
       if (operation === undefined) {
         results.push({ ok: false, errorCode: ErrorCode.INVALID_REQUEST, message: `${errorName(ErrorCode.INVALID_REQUEST)}: shard ${this.shardIndex} has no operation ${ops[i]}` })
@@ -194,19 +208,30 @@ export class ShardExecutor implements ShardContext {
         results.push({ ok: false, errorCode: ErrorCode.KAFKA_STORAGE_ERROR, message: `${errorName(ErrorCode.KAFKA_STORAGE_ERROR)}: shard ${this.shardIndex} is closed` })
         continue
       }
+      let release: (() => void) | undefined
+      if (operation.exclusive === true) this.#exclusive = new Promise((resolve) => (release = resolve))
       try {
         const value = operation.apply(this, args[i])
-        // Only compact, moveAside and close are asynchronous; the other operations complete before the next one starts.
+        // Only compact, moveAside, completeMove and close are asynchronous; the other operations complete before the next one starts.
         results.push({ ok: true, value: value instanceof Promise ? await value : value })
       } catch (err) {
+        // An I/O error of a partition's directory takes that directory offline (LogManager's header).
+        const tp = operation.target === 'partition' && isLogDirFailure(err) ? partitionOf(args[i]) : undefined
+        const log = tp === undefined ? undefined : this.logs.get(tp.topic, tp.partition)
+        if (log !== undefined) this.logs.suspectLogDir(LogManager.logDirOf(log), err)
         results.push(failure(err))
+      } finally {
+        if (release !== undefined) {
+          this.#exclusive = undefined
+          release()
+        }
       }
     }
     return results
   }
 
   log(topic: string, partition: number): PartitionLog {
-    return this.logs.get(topic, partition) ?? unknownPartition(topic, partition)
+    return this.logs.get(topic, partition) ?? unknownPartition(this.logs, topic, partition)
   }
 
   info(): ShardInfo {

@@ -55,10 +55,12 @@ export interface ShardLoad {
 /** What a shard worker receives as workerData. */
 export interface ShardWorkerData {
   dataDir: string
+  /** Every data directory (log.dirs), dataDir first. */
+  dataDirs: string[]
   defaults: LogConfig
   shardIndex: number
   shardCount: number
-  /** Whether the data dir had a clean-shutdown marker when the router started. */
+  /** Whether every data dir had a clean-shutdown marker when the router started. */
   cleanShutdown: boolean
   /**
    * Int32Array over a SharedArrayBuffer: [0] counts worker starts for this shard. Only the first start

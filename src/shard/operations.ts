@@ -40,6 +40,8 @@ interface OperationBase<A, R> {
   readonly apply: (shard: ShardContext, args: A) => R | Promise<R>
   /** Also runs on a closed shard (close itself); other operations then answer KAFKA_STORAGE_ERROR. */
   readonly whenClosed?: boolean
+  /** The shard runs nothing else until it completes (a swap that no append may fall into). */
+  readonly exclusive?: boolean
 }
 
 /** An operation on one partition: the router sends each item to the shard that owns its partition. */
@@ -69,7 +71,7 @@ export type OperationTable = Readonly<Record<string, AnyOperation>>
 /** An entry for a partition operation; A and R are checked here, where the entry is written. */
 export function onPartition<A extends TopicPartition, R>(
   apply: (shard: ShardContext, args: A) => R | Promise<R>,
-  opts: { invalidPartition?: ErrorCode; carriesRecords?: A extends { records: Uint8Array } ? true : never } = {},
+  opts: { invalidPartition?: ErrorCode; carriesRecords?: A extends { records: Uint8Array } ? true : never; exclusive?: boolean } = {},
 ): PartitionOperation<A, R> {
   return { target: 'partition', apply, ...opts }
 }
@@ -83,6 +85,19 @@ export function onShard<A, R>(apply: (shard: ShardContext, args: A) => R | Promi
 
 export interface CreatePartitionItem extends TopicPartition {
   overrides?: Partial<LogConfig>
+  /** The data directory to create it in (one of log.dirs); default the one with the fewest partitions. */
+  logDir?: string
+}
+
+export interface MoveItem extends TopicPartition {
+  /** The data directory to move the partition into. */
+  logDir: string
+}
+
+/** A shard's data directories: which are offline, and its partitions in each online one. */
+export interface LogDirStatus {
+  offline: string[]
+  partitionCounts: [string, number][]
 }
 
 export interface UpdateConfigItem extends TopicPartition {
@@ -201,7 +216,7 @@ async function makeTruncationDurable(log: PartitionLog): Promise<void> {
 export const SHARD_OPERATIONS = {
   /** Opens or creates the partition's log (idempotent). */
   create: onPartition(
-    (shard, a: CreatePartitionItem): PartitionState => shard.logs.create(a.topic, a.partition, a.overrides).state(),
+    (shard, a: CreatePartitionItem): PartitionState => shard.logs.create(a.topic, a.partition, a.overrides, a.logDir).state(),
     { invalidPartition: ErrorCode.INVALID_PARTITIONS },
   ),
   /** Closes the partition and renames its directory for deletion (removed in the background). */
@@ -315,6 +330,24 @@ export const SHARD_OPERATIONS = {
   }),
   /** States of every partition the shard owns. */
   states: onShard((shard, _: null): PartitionState[] => shard.logs.partitions().map((p) => p.state())),
+  /** Data directories: offline ones, partitions per online one. */
+  logDirStatus: onShard((shard, _: null): LogDirStatus => ({ offline: [...shard.logs.offlineDirs], partitionCounts: [...shard.logs.partitionCounts()] })),
+  /** Takes a data directory offline here too (another shard found it failed); answers whether it was online. */
+  markLogDirOffline: onShard((shard, a: { logDir: string }): boolean => shard.logs.markLogDirOffline(a.logDir, new Error('failed on another shard'))),
+  /** Writes a probe file into each online data directory; answers those found failed now. */
+  probeLogDirs: onShard((shard, _: null): string[] => shard.logs.probeLogDirs()),
+  /** States of the future copies (moves between data directories) under way. */
+  futureStates: onShard((shard, _: null): PartitionState[] =>
+    shard.logs.partitions().flatMap((p) => {
+      const f = shard.logs.futureLog(p.topic, p.partition)
+      return f === undefined ? [] : [f.state()]
+    })),
+  /** Starts moving a partition into another data directory (AlterReplicaLogDirs); answers whether a copy is under way. */
+  startMove: onPartition((shard, a: MoveItem): boolean => shard.logs.startMove(a.topic, a.partition, a.logDir)),
+  /** Copies up to maxBytes more into the partition's future copy. */
+  moveStep: onPartition((shard, a: TopicPartition & { maxBytes: number }): 'copying' | 'caught-up' | 'none' => shard.logs.moveStep(a.topic, a.partition, a.maxBytes)),
+  /** Swaps a caught-up copy in, with the shard's other work held back. */
+  completeMove: onPartition((shard, a: TopicPartition): Promise<boolean> => shard.logs.completeMove(a.topic, a.partition), { exclusive: true }),
   /** Diagnostics of the shard itself. */
   shardInfo: onShard((shard, _: null): ShardInfo => shard.info()),
   /** Flush, checkpoint and close the shard's logs; the shard refuses further work. */

@@ -47,7 +47,17 @@ export type {
 } from './operations.js'
 
 export interface ShardRouterOptions {
+  /** The first data directory (used when dataDirs is not given). */
   dataDir: string
+  /**
+   * Every data directory (log.dirs, Kafka's JBOD); default [dataDir]. New partitions go to the one with
+   * the fewest partitions; a directory whose I/O fails goes offline with its partitions (onLogDirFailure).
+   */
+  dataDirs?: readonly string[]
+  /** Called once per data directory that fails (the router has taken it offline on every shard). */
+  onLogDirFailure?: (dir: string) => void
+  /** How often every online data directory is probed for writability (ms; default 5000, 0: never). */
+  logDirProbeIntervalMs?: number
   /** Number of shard worker threads; 0 runs every partition inline on the calling thread. */
   ioThreads: number
   defaults: LogConfig
@@ -165,7 +175,16 @@ function isPartitionId(p: number): boolean {
 
 export class ShardRouter {
   readonly ioThreads: number
+  /** The first data directory (the broker keeps its own files there: cluster metadata, producer ids). */
   readonly dataDir: string
+  /** Every data directory, absolute, in log.dirs order. */
+  readonly dataDirs: readonly string[]
+  /** Data directories that failed (on every shard). */
+  readonly offlineDirs = new Set<string>()
+  #onLogDirFailure: ((dir: string) => void) | undefined
+  #probeTimer: NodeJS.Timeout | undefined
+  /** Moves between data directories under way (AlterReplicaLogDirs), by partition key, and their target. */
+  readonly #moves = new Map<string, string>()
   /** Messages (batches) sent to each shard so far; tests use it to check batching. */
   readonly messageCounts: number[]
   readonly #shards: ShardBackend[]
@@ -174,11 +193,12 @@ export class ShardRouter {
   #flushScheduled = false
   #closed = false
   #closing: Promise<void> | undefined
-  readonly #directory: DataDirectory
+  readonly #directories: DataDirectory[]
 
-  private constructor(directory: DataDirectory, ioThreads: number, shards: ShardBackend[], logger: Logger) {
-    this.#directory = directory
-    this.dataDir = directory.path
+  private constructor(directories: DataDirectory[], ioThreads: number, shards: ShardBackend[], logger: Logger) {
+    this.#directories = directories
+    this.dataDirs = directories.map((d) => d.path)
+    this.dataDir = this.dataDirs[0]!
     this.ioThreads = ioThreads
     this.#shards = shards
     this.#queues = shards.map(() => [])
@@ -193,22 +213,34 @@ export class ShardRouter {
    */
   static async start(opts: ShardRouterOptions): Promise<ShardRouter> {
     if (!Number.isInteger(opts.ioThreads) || opts.ioThreads < 0) throw new RangeError(`ioThreads must be an integer >= 0, got ${opts.ioThreads}`)
+    const paths = [...new Set((opts.dataDirs ?? [opts.dataDir]).map((d) => resolve(d)))]
+    if (paths.length === 0) throw new Error('no data directory given')
     // One owner per data directory: a second broker (or library user) on the same directory stops here,
     // before it recovers partitions or touches the clean-shutdown marker.
-    const directory = DataDirectory.open(opts.dataDir)
+    const directories: DataDirectory[] = []
     try {
-      return await ShardRouter.#open(opts, directory)
+      for (const p of paths) directories.push(DataDirectory.open(p))
+      const router = await ShardRouter.#open(opts, directories)
+      router.#onLogDirFailure = opts.onLogDirFailure
+      const probeMs = opts.logDirProbeIntervalMs ?? 5000
+      if (probeMs > 0) {
+        router.#probeTimer = setInterval(() => void router.checkLogDirs(true), probeMs)
+        router.#probeTimer.unref()
+      }
+      return router
     } catch (err) {
-      directory.close(false)
+      for (const d of directories) d.close(false)
       throw err
     }
   }
 
-  static async #open(opts: ShardRouterOptions, directory: DataDirectory): Promise<ShardRouter> {
+  static async #open(opts: ShardRouterOptions, directories: DataDirectory[]): Promise<ShardRouter> {
     // A library user who gives no logger hears of warnings and errors only (SKEIN_LOG_LEVEL says otherwise).
     const logger = opts.logger ?? createLogger({ level: process.env.SKEIN_LOG_LEVEL ?? 'warn' })
-    const dataDir = directory.path
-    const cleanShutdown = directory.cleanShutdown
+    const dataDir = directories[0]!.path
+    const dataDirs = directories.map((d) => d.path)
+    // A partition trusts a clean shutdown only when every directory had one (one marker per directory).
+    const cleanShutdown = directories.every((d) => d.cleanShutdown)
     const retentionCheckIntervalMs = opts.retentionCheckIntervalMs ?? 300_000
     const flushSchedulerIntervalMs = opts.flushSchedulerIntervalMs ?? LONG_MAX
     const highWatermarkFollowsLeo = opts.highWatermarkFollowsLeo ?? true
@@ -223,12 +255,12 @@ export class ShardRouter {
 
     if (opts.ioThreads === 0) {
       const executor = ShardExecutor.open({
-        dataDir, defaults: opts.defaults, shardIndex: 0, shardCount: 1, cleanShutdown, retentionCheckIntervalMs, flushSchedulerIntervalMs,
+        dataDir, dataDirs, defaults: opts.defaults, shardIndex: 0, shardCount: 1, cleanShutdown, retentionCheckIntervalMs, flushSchedulerIntervalMs,
         highWatermarkFollowsLeo, checkpointIntervalMs, highWatermarkCheckpointIntervalMs, cleaner, producerExpiration, maxOpenFiles, logger,
         onBackgroundError: (err, task) => logger.error({ err, task }, 'shard background task failed'),
       })
       shards.push(new InlineShard(executor))
-      const inline = new ShardRouter(directory, 0, shards, logger)
+      const inline = new ShardRouter(directories, 0, shards, logger)
       await inline.#logLoad(cleanShutdown)
       return inline
     }
@@ -237,7 +269,7 @@ export class ShardRouter {
     if (!existsSync(workerFile)) throw new Error(`shard worker module ${workerFile} not found; build it with \`npx tsc -p tsconfig.json\``)
     for (let shardIndex = 0; shardIndex < shardCount; shardIndex++) {
       const workerData: ShardWorkerData = {
-        dataDir, defaults: opts.defaults, shardIndex, shardCount, cleanShutdown, starts: new Int32Array(new SharedArrayBuffer(4)),
+        dataDir, dataDirs, defaults: opts.defaults, shardIndex, shardCount, cleanShutdown, starts: new Int32Array(new SharedArrayBuffer(4)),
         retentionCheckIntervalMs, flushSchedulerIntervalMs, highWatermarkFollowsLeo, checkpointIntervalMs, highWatermarkCheckpointIntervalMs, cleaner, producerExpiration, maxOpenFiles,
         logLevel: logger.level,
       }
@@ -259,7 +291,7 @@ export class ShardRouter {
       pool.on('error', (err: unknown) => logger.error({ err, shard: shardIndex }, 'shard worker error'))
       shards.push(new WorkerShard(pool))
     }
-    const router = new ShardRouter(directory, opts.ioThreads, shards, logger)
+    const router = new ShardRouter(directories, opts.ioThreads, shards, logger)
     // An empty batch makes each worker load its module, i.e. open and recover its partitions.
     const ready = await Promise.allSettled(shards.map((s) => s.run([], [], [])))
     const failed = ready.find((r) => r.status === 'rejected')
@@ -285,12 +317,113 @@ export class ShardRouter {
     }
     const how = cleanShutdown ? 'after a clean shutdown' : 'after an unclean shutdown (no clean-shutdown marker): logs re-validated from their recovery points'
     const repaired = total.recovered === 0 ? '' : `; ${total.recovered} recovered, ${total.bytesTruncated} bytes truncated, ${total.segmentsDropped} segments dropped`
-    this.#logger.info({ dataDir: this.dataDir, cleanShutdown, ...total }, `loaded ${total.partitions} partitions in ${total.ms} ms ${how}${repaired}`)
+    this.#logger.info({ dataDirs: this.dataDirs, cleanShutdown, ...total }, `loaded ${total.partitions} partitions in ${total.ms} ms ${how}${repaired}`)
   }
 
-  /** How many more new partitions the data directory's filesystem holds (free inodes and blocks). */
+  /** How many more new partitions the online data directories' filesystems hold (free inodes and blocks). */
   roomForPartitions(): number {
-    return roomForPartitions(this.dataDir)
+    let room = 0
+    for (const d of this.dataDirs) if (!this.offlineDirs.has(d)) room += roomForPartitions(d)
+    return room
+  }
+
+  /**
+   * Collects the data directories the shards found failed (an I/O error of a partition, or with probe a
+   * probe file each shard writes) and takes each offline on every shard, then tells onLogDirFailure.
+   * Answers the directories newly offline.
+   */
+  async checkLogDirs(probe = false): Promise<string[]> {
+    if (this.#closed || this.#closing !== undefined) return []
+    const found = new Set<string>()
+    const answers = await Promise.all(this.#shards.map((_, shard) => (probe ? this.callShard(shard, 'probeLogDirs', null) : this.callShard(shard, 'logDirStatus', null))))
+    for (const a of answers) {
+      if (!a.ok) continue
+      const dirs = Array.isArray(a.value) ? (a.value as string[]) : (a.value as { offline: string[] }).offline
+      for (const d of dirs) if (!this.offlineDirs.has(d)) found.add(d)
+    }
+    if (probe) {
+      // A probe that found nothing new may still follow an I/O error a shard met on its own.
+      const status = await Promise.all(this.#shards.map((_, shard) => this.callShard(shard, 'logDirStatus', null)))
+      for (const a of status) if (a.ok) for (const d of a.value.offline) if (!this.offlineDirs.has(d)) found.add(d)
+    }
+    const newly = [...found]
+    for (const d of newly) {
+      this.offlineDirs.add(d)
+      await Promise.all(this.#shards.map((_, shard) => this.callShard(shard, 'markLogDirOffline', { logDir: d })))
+      for (const [k, target] of this.#moves) if (target === d) this.#moves.delete(k)
+      this.#logger.error({ dir: d, offline: [...this.offlineDirs], of: this.dataDirs.length }, `log directory ${d} is offline`)
+      this.#onLogDirFailure?.(d)
+    }
+    return newly
+  }
+
+  #lastDirCheck = 0
+
+  #maybeCheckLogDirs(): void {
+    const now = Date.now()
+    if (now - this.#lastDirCheck < 200) return
+    this.#lastDirCheck = now
+    void this.checkLogDirs()
+  }
+
+  /** Online data directories and how many partitions each holds (for the choice of a new partition's). */
+  async partitionsPerLogDir(): Promise<Map<string, number>> {
+    const counts = new Map<string, number>()
+    for (const d of this.dataDirs) if (!this.offlineDirs.has(d)) counts.set(d, 0)
+    const answers = await Promise.all(this.#shards.map((_, shard) => this.callShard(shard, 'logDirStatus', null)))
+    for (const a of answers) {
+      if (!a.ok) continue
+      for (const [d, n] of a.value.partitionCounts) if (counts.has(d)) counts.set(d, counts.get(d)! + n)
+    }
+    return counts
+  }
+
+  /**
+   * Moves a partition into another of its broker's data directories (AlterReplicaLogDirs): starts the
+   * copy and drives it in the background, step by step, then swaps it in (LogManager.completeMove).
+   * Resolves once the move is under way (or found unnecessary); the copy goes on after.
+   */
+  async alterLogDir(tp: TopicPartition, logDir: string): Promise<Outcome<boolean>> {
+    const [started] = await this.call('startMove', [{ topic: tp.topic, partition: tp.partition, logDir }])
+    if (!started!.ok || !started!.value) return started!
+    const k = `${tp.topic}\u0000${tp.partition}`
+    const running = this.#moves.has(k)
+    this.#moves.set(k, resolve(logDir))
+    if (!running) void this.#driveMove(tp, k)
+    return started!
+  }
+
+  /** Partitions being moved between data directories, by key `topic\0partition`, and their targets. */
+  movesUnderWay(): ReadonlyMap<string, string> {
+    return this.#moves
+  }
+
+  async #driveMove(tp: TopicPartition, k: string): Promise<void> {
+    const stepBytes = 8 * 1024 * 1024
+    try {
+      for (;;) {
+        if (this.#closed || this.#closing !== undefined || !this.#moves.has(k)) return
+        const [step] = await this.call('moveStep', [{ topic: tp.topic, partition: tp.partition, maxBytes: stepBytes }])
+        if (!step!.ok) throw new Error(step!.message)
+        if (step!.value === 'none') return
+        if (step!.value === 'copying') continue
+        const [done] = await this.call('completeMove', [{ topic: tp.topic, partition: tp.partition }])
+        if (!done!.ok) throw new Error(done!.message)
+        this.#logger.info({ topic: tp.topic, partition: tp.partition, logDir: this.#moves.get(k) }, `moved ${tp.topic}-${tp.partition} to ${this.#moves.get(k)}`)
+        return
+      }
+    } catch (err) {
+      this.#logger.error({ topic: tp.topic, partition: tp.partition, err: (err as Error).message }, 'moving a partition between log directories failed')
+      void this.checkLogDirs()
+    } finally {
+      this.#moves.delete(k)
+    }
+  }
+
+  /** The future copies under way (DescribeLogDirs' isFutureKey entries). */
+  async futureStates(): Promise<PartitionState[]> {
+    const answers = await Promise.all(this.#shards.map((_, shard) => this.callShard(shard, 'futureStates', null)))
+    return answers.flatMap((a) => (a.ok ? a.value : []))
   }
 
   /** The shard owning a partition (stable: FNV-1a of `${topic}-${partition}` modulo the shard count). */
@@ -316,7 +449,23 @@ export class ShardRouter {
     return this.#outcome(await this.#send(shard, op, args, undefined))
   }
 
-  createPartitions(items: readonly CreatePartitionItem[]): Promise<Outcome<PartitionState>[]> {
+  /**
+   * Creates partitions (or opens existing ones). Items without a logDir go to the online data directory
+   * with the fewest partitions, counted over every shard (Kafka's nextLogDirs) and those of this call.
+   */
+  async createPartitions(items: readonly CreatePartitionItem[]): Promise<Outcome<PartitionState>[]> {
+    if (this.dataDirs.length > 1 && items.some((i) => i.logDir === undefined)) {
+      const counts = await this.partitionsPerLogDir()
+      const placed = items.map((item) => {
+        if (item.logDir !== undefined || counts.size === 0) return item
+        let best = ''
+        let fewest = Infinity
+        for (const [d, n] of counts) if (n < fewest) [best, fewest] = [d, n]
+        counts.set(best, fewest + 1)
+        return { ...item, logDir: best }
+      })
+      return this.call('create', placed)
+    }
     return this.call('create', items)
   }
 
@@ -327,7 +476,7 @@ export class ShardRouter {
    */
   async deletePartitions(items: readonly TopicPartition[]): Promise<Outcome<null>[]> {
     const results = await this.call('delete', items)
-    if (results.some((r) => r.ok)) await this.#directory.sync()
+    if (results.some((r) => r.ok)) await this.#syncDirectories()
     return results
   }
 
@@ -338,8 +487,13 @@ export class ShardRouter {
    */
   async moveAside(items: readonly TopicPartition[]): Promise<Outcome<string>[]> {
     const results = await this.call('moveAside', items)
-    if (results.some((r) => r.ok)) await this.#directory.sync()
+    if (results.some((r) => r.ok)) await this.#syncDirectories()
     return results
+  }
+
+  /** fsync of every online data directory (a rename in any of them is then durable). */
+  async #syncDirectories(): Promise<void> {
+    await Promise.all(this.#directories.filter((d) => !this.offlineDirs.has(d.path)).map((d) => d.sync().catch(() => {})))
   }
 
   updateConfigs(items: readonly UpdateConfigItem[]): Promise<Outcome<null>[]> {
@@ -431,6 +585,7 @@ export class ShardRouter {
   }
 
   async #close(): Promise<void> {
+    clearInterval(this.#probeTimer)
     let cleanly = false
     try {
       // Sent past the closing check of #send: after everything already queued, in the same turn's message.
@@ -441,13 +596,22 @@ export class ShardRouter {
       if (failed.length > 0) throw new Error(`shards did not close cleanly: ${failed.map((f) => f.message).join('; ')}`)
       cleanly = true
     } finally {
-      this.#directory.close(cleanly)
+      // An offline directory gets no clean-shutdown marker: its partitions were not closed.
+      for (const d of this.#directories) {
+        try {
+          d.close(cleanly && !this.offlineDirs.has(d.path))
+        } catch {
+          d.close(false)
+        }
+      }
     }
   }
 
   async #outcomes<T>(op: string, sent: Promise<OpResult>[]): Promise<Outcome<T>[]> {
     const results = await Promise.all(sent)
     const outcomes = results as Outcome<T>[]
+    // A storage error may be a data directory failing: look (at most every 200 ms).
+    if (this.dataDirs.length > 0 && results.some((r) => !r.ok && r.errorCode === ErrorCode.KAFKA_STORAGE_ERROR)) this.#maybeCheckLogDirs()
     let unexpected = 0
     let first: Extract<OpResult, { ok: false }> | undefined
     for (let i = 0; i < results.length; i++) {

@@ -26,6 +26,7 @@ const operations: OperationTable = process.env.SKEIN_TEST_HOOKS === '1'
 
 const executor = ShardExecutor.open({
   dataDir: data.dataDir,
+  dataDirs: data.dataDirs,
   defaults: data.defaults,
   shardIndex: data.shardIndex,
   shardCount: data.shardCount,

@@ -1,9 +1,23 @@
-// The partitions of one data directory that this thread owns (all of them, or those `owns` selects
-// when partitions are sharded across threads over one directory).
+// The partitions of the data directories (Kafka's log.dirs) that this thread owns (all of them, or those
+// `owns` selects when partitions are sharded across threads over the directories).
 //
-// Directory layout: <dataDir>/<topic>-<partition>/ per partition (see segment.ts and checkpoint.ts for
-// the files inside); the directory's own `.lock` and `.kafka_cleanshutdown` belong to its DataDirectory
-// (data-directory.ts).
+// Directory layout: <dataDir>/<topic>-<partition>/ per partition, in one of the data directories (see
+// segment.ts and checkpoint.ts for the files inside, checkpoints included: each partition's are in its
+// own directory, so every data directory carries those of its partitions); each directory's own `.lock`,
+// `.kafka_cleanshutdown` and meta.properties belong to its DataDirectory (data-directory.ts) and the broker.
+// Several directories (JBOD): a new partition goes to the online directory holding the fewest partitions
+// of this manager (Kafka's nextLogDirs; the router names the directory when it balances across shards).
+// A partition found in two directories stops the open (Kafka: "duplicate log directories"), except
+// for a `-future` copy (below).
+// A directory fails (Kafka's LogDirFailureChannel) when an I/O error other than a full disk hits one of
+// its partitions (isLogDirFailure): its partitions are closed without writing anything more, forgotten,
+// and answer KAFKA_STORAGE_ERROR until the next start; the other directories go on serving.
+// Moving a partition between directories (AlterReplicaLogDirs): its copy is written into
+// `<dest>/<topic>-<partition>.<uuid>-future` (a future log, filled by re-appending the current log's batches
+// verbatim), then swapped in one step: current renamed `-delete`, future renamed `<topic>-<partition>`.
+// Recovery: a `-future` directory found on open whose partition has no current directory is what a
+// swap cut short between its two renames left: it becomes the partition; one beside a current directory
+// is an unfinished copy and is removed (the move is asked for again; nothing acknowledged is only there).
 // Deletion (Kafka's scheme): a partition being deleted is renamed `<topic>-<partition>.<uuid>-delete`,
 // the topic cut short so that the name fits 255 bytes (partition-names.ts logDirNameWithSuffix), so a new
 // partition of the same name can be created at once; the caller fsyncs the data directory, which makes
@@ -14,10 +28,10 @@
 // and left on disk, never opened again. Entries whose names are not partition directories are ignored
 // (skipped silently, never touched).
 
-import { readdirSync, renameSync, statSync } from 'node:fs'
+import { readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { performance } from 'node:perf_hooks'
-import { join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { checkLogConfig, mergeLogConfig, STORAGE_DEFAULTS } from '../config/log-config.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { LogCleaner } from './log-cleaner.js'
@@ -26,14 +40,23 @@ import {
   DELETE_DIR_PATTERN, DELETE_DIR_SUFFIX, STRAY_DIR_SUFFIX, logDirNameWithSuffix, parsePartitionDirName, partitionDirName, validatePartition, validateTopicName,
 } from './partition-names.js'
 import { ensureDataDirectory } from './data-directory.js'
+import { fsyncDir } from './durability.js'
 import { LeaseTable } from './lease-table.js'
 import { OpenFileCache, openFilesPerThread } from './open-files.js'
+import { readRegions } from './regions.js'
 import { PartitionLog } from './partition-log.js'
 import type { PartitionLogContext } from './partition-log.js'
 import type { LogConfig } from './types.js'
 
 export interface LogManagerOptions {
+  /** The (first) data directory; with dataDirs, ignored. */
   dataDir: string
+  /** Every data directory (log.dirs); default [dataDir]. */
+  dataDirs?: readonly string[]
+  /** Data directories already known to have failed (another shard found it): nothing in them is opened. */
+  offlineDirs?: readonly string[]
+  /** Called once per data directory when an I/O error takes it offline (see the header). */
+  onLogDirFailure?: (dir: string, err: unknown) => void
   /** Settings of partitions without overrides; checked against the topic-config table (INVALID_CONFIG). */
   defaults: LogConfig
   /** DataDirectory.cleanShutdown, read once by the owner of the directory (false for a reopen after a crash). */
@@ -68,10 +91,60 @@ function key(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`
 }
 
+/** Suffix of a partition's copy being written into another data directory (AlterReplicaLogDirs). */
+export const FUTURE_DIR_SUFFIX = '-future'
+/** Kafka's LocalLog.FutureDirPattern. */
+export const FUTURE_DIR_PATTERN = /^(\S+)-(\S+)\.(\S+)-future$/
+
+/** Errors of a full disk: refused writes, not a failed directory (the space may come back). */
+const DISK_FULL = /\b(ENOSPC|EDQUOT)\b/
+/** Errors that mean the directory itself is gone or broken (Kafka: any IOException of a log). */
+const DIR_FAILURE = /\b(EIO|ENOENT|ENOTDIR|EACCES|EPERM|EROFS|ENODEV|ENXIO|ESTALE|EBADF)\b/
+
+/**
+ * Whether err, thrown by a partition's file work, means its data directory failed: an errno of a missing,
+ * unreadable or broken directory, also when a KafkaError wraps it in its message; a full disk does not.
+ */
+export function isLogDirFailure(err: unknown): boolean {
+  if (!(err instanceof Error)) return false
+  const code = (err as NodeJS.ErrnoException).code
+  const text = `${typeof code === 'string' ? code : ''} ${err.message}`
+  return !DISK_FULL.test(text) && DIR_FAILURE.test(text)
+}
+
+/** Writes and removes a probe file in dir; answers the error when that fails as a failed directory would. */
+function probeDirectory(dir: string): Error | undefined {
+  const probe = join(dir, '.skein-dir-probe')
+  try {
+    writeFileSync(probe, '')
+    rmSync(probe, { force: true })
+    return undefined
+  } catch (err) {
+    return isLogDirFailure(err) ? (err as Error) : undefined
+  }
+}
+
+/** A partition's copy in another data directory while AlterReplicaLogDirs moves it (see the header). */
+interface FutureLog {
+  log: PartitionLog
+  /** The data directory it is written into. */
+  logDir: string
+}
+
 export class LogManager {
+  /** The first data directory. */
   readonly dataDir: string
+  /** Every data directory, absolute. */
+  readonly dataDirs: readonly string[]
+  /** Data directories taken offline by an I/O error (or found so by another shard). */
+  readonly offlineDirs = new Set<string>()
+  /** Partitions of an offline directory, by key, and that directory: they answer KAFKA_STORAGE_ERROR. */
+  private readonly offlinePartitions = new Map<string, string>()
   private readonly defaults: LogConfig
   private readonly logs = new Map<string, PartitionLog>()
+  /** Copies being written into another directory (AlterReplicaLogDirs), by key. */
+  private readonly futures = new Map<string, FutureLog>()
+  private readonly onLogDirFailure: (dir: string, err: unknown) => void
   private readonly leases = new LeaseTable()
   /** Every segment descriptor and index mapping of these logs (open-files.ts). */
   readonly files: OpenFileCache
@@ -89,7 +162,10 @@ export class LogManager {
   loadMs = 0
 
   private constructor(opts: LogManagerOptions) {
-    this.dataDir = opts.dataDir
+    this.dataDirs = (opts.dataDirs ?? [opts.dataDir]).map((d) => resolve(d))
+    this.dataDir = this.dataDirs[0]!
+    for (const d of opts.offlineDirs ?? []) this.offlineDirs.add(resolve(d))
+    this.onLogDirFailure = opts.onLogDirFailure ?? (() => {})
     this.defaults = checkLogConfig({ ...opts.defaults })
     this.files = new OpenFileCache(opts.maxOpenFiles ?? openFilesPerThread(STORAGE_DEFAULTS.segmentOpenFilesMax, 1))
     this.ctx = { leases: this.leases, files: this.files, now: opts.now ?? Date.now, highWatermarkFollowsLeo: opts.highWatermarkFollowsLeo ?? true }
@@ -104,19 +180,42 @@ export class LogManager {
   static open(opts: LogManagerOptions): LogManager {
     const started = performance.now()
     const m = new LogManager(opts)
-    ensureDataDirectory(m.dataDir)
     const owns = opts.owns ?? (() => true)
     const removeLeftovers = opts.removeLeftovers ?? true
-    for (const name of readdirSync(m.dataDir)) {
-      const path = join(m.dataDir, name)
-      if (DELETE_DIR_PATTERN.test(name)) {
-        if (removeLeftovers) m.removeLater(path)
+    const futures: { dataDir: string; name: string }[] = []
+    for (const dataDir of m.dataDirs) {
+      if (m.offlineDirs.has(dataDir)) continue
+      ensureDataDirectory(dataDir)
+      for (const name of readdirSync(dataDir)) {
+        const path = join(dataDir, name)
+        if (DELETE_DIR_PATTERN.test(name)) {
+          if (removeLeftovers) m.removeLater(path)
+          continue
+        }
+        if (FUTURE_DIR_PATTERN.test(name)) {
+          futures.push({ dataDir, name })
+          continue
+        }
+        const tp = parsePartitionDirName(name)
+        if (tp === null || !owns(tp.topic, tp.partition) || !statSync(path).isDirectory()) continue
+        const other = m.get(tp.topic, tp.partition)
+        if (other !== undefined) throw new Error(`duplicate log directories for ${tp.topic}-${tp.partition} are found in both ${other.dir} and ${path}; remove one of them`)
+        const log = PartitionLog.open(path, tp.topic, tp.partition, m.defaults, m.ctx, opts.cleanShutdown)
+        m.logs.set(key(tp.topic, tp.partition), log)
+      }
+    }
+    // Future copies: finish a swap cut short, drop an unfinished copy (see the header).
+    for (const { dataDir, name } of futures) {
+      const tp = parsePartitionDirName(name.slice(0, name.lastIndexOf('.')))
+      if (tp === null || !owns(tp.topic, tp.partition)) continue
+      const path = join(dataDir, name)
+      if (m.get(tp.topic, tp.partition) !== undefined) {
+        rmSync(path, { recursive: true, force: true })
         continue
       }
-      const tp = parsePartitionDirName(name)
-      if (tp === null || !owns(tp.topic, tp.partition) || !statSync(path).isDirectory()) continue
-      const log = PartitionLog.open(path, tp.topic, tp.partition, m.defaults, m.ctx, opts.cleanShutdown)
-      m.logs.set(key(tp.topic, tp.partition), log)
+      const target = join(dataDir, partitionDirName(tp.topic, tp.partition))
+      renameSync(path, target)
+      m.logs.set(key(tp.topic, tp.partition), PartitionLog.open(target, tp.topic, tp.partition, m.defaults, m.ctx, opts.cleanShutdown))
     }
     m.loadMs = performance.now() - started
     return m
@@ -130,25 +229,276 @@ export class LogManager {
     return this.logs.get(key(topic, partition))
   }
 
-  /** Opens or creates the partition's log; idempotent (an existing log is returned as is). */
-  create(topic: string, partition: number, overrides: Partial<LogConfig> = {}): PartitionLog {
+  /** The offline data directory of a partition that was in one, else undefined. */
+  offlineDirOf(topic: string, partition: number): string | undefined {
+    return this.offlinePartitions.get(key(topic, partition))
+  }
+
+  /** The data directory holding a log (its parent directory). */
+  static logDirOf(log: PartitionLog): string {
+    return dirname(log.dir)
+  }
+
+  /** Partitions (and future copies) of this manager per online data directory. */
+  partitionCounts(): Map<string, number> {
+    const counts = new Map<string, number>()
+    for (const d of this.dataDirs) if (!this.offlineDirs.has(d)) counts.set(d, 0)
+    const add = (d: string): void => {
+      const n = counts.get(d)
+      if (n !== undefined) counts.set(d, n + 1)
+    }
+    for (const log of this.logs.values()) add(LogManager.logDirOf(log))
+    for (const f of this.futures.values()) add(f.logDir)
+    return counts
+  }
+
+  /** Kafka's nextLogDirs: the online directory with the fewest partitions (ties: log.dirs order). */
+  private nextLogDir(): string {
+    let best: string | undefined
+    let fewest = Infinity
+    for (const [d, n] of this.partitionCounts()) {
+      if (n < fewest) {
+        best = d
+        fewest = n
+      }
+    }
+    if (best === undefined) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `every log directory is offline (${this.dataDirs.join(', ')})`)
+    return best
+  }
+
+  private checkOnlineDir(logDir: string): string {
+    const d = resolve(logDir)
+    if (!this.dataDirs.includes(d)) throw new KafkaError(ErrorCode.LOG_DIR_NOT_FOUND, `${logDir} is not one of log.dirs`)
+    if (this.offlineDirs.has(d)) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `log directory ${d} is offline`)
+    return d
+  }
+
+  /**
+   * Opens or creates the partition's log, in logDir when given (it must be an online data directory),
+   * else in nextLogDir; idempotent (an existing log is returned as is, wherever it is). A partition of an
+   * offline directory is KAFKA_STORAGE_ERROR.
+   */
+  create(topic: string, partition: number, overrides: Partial<LogConfig> = {}, logDir?: string): PartitionLog {
     validateTopicName(topic)
     validatePartition(partition)
     if (this.closed) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, 'log manager is closed')
     const existing = this.get(topic, partition)
     if (existing !== undefined) return existing
+    const offline = this.offlineDirOf(topic, partition)
+    if (offline !== undefined) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `${topic}-${partition} is in the offline log directory ${offline}`)
+    const dataDir = logDir !== undefined && !this.offlineDirs.has(resolve(logDir)) ? this.checkOnlineDir(logDir) : this.nextLogDir()
     const config = mergeLogConfig(this.defaults, overrides)
-    const dir = join(this.dataDir, partitionDirName(topic, partition))
+    const dir = join(dataDir, partitionDirName(topic, partition))
     let log: PartitionLog
     try {
       log = PartitionLog.open(dir, topic, partition, config, this.ctx, true)
     } catch (err) {
+      if (isLogDirFailure(err)) this.suspectLogDir(dataDir, err)
       if (err instanceof KafkaError) throw err
       // An I/O error (no space, no inodes, a file in the way): Kafka's storage error, without a stack.
       throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `cannot create partition ${topic}-${partition} in ${dir}: ${(err as Error).message}`)
     }
     this.logs.set(key(topic, partition), log)
     return log
+  }
+
+  /**
+   * An I/O error of a partition suggests its data directory failed: the directory is probed (a file
+   * written and removed in it) and taken offline only when that fails too, so that a problem of one
+   * partition's own directory (a file in its way) stays that partition's. Answers whether it went offline.
+   */
+  suspectLogDir(logDir: string, err: unknown): boolean {
+    const d = resolve(logDir)
+    if (!this.dataDirs.includes(d) || this.offlineDirs.has(d)) return false
+    if (probeDirectory(d) === undefined) return false
+    return this.markLogDirOffline(d, err)
+  }
+
+  /**
+   * Takes a data directory offline (see the header): its partitions and future copies are closed without
+   * writing and forgotten, and answer KAFKA_STORAGE_ERROR from now on. Returns false when it already was
+   * (or is not one of this manager's). onLogDirFailure hears of it once.
+   */
+  markLogDirOffline(logDir: string, err?: unknown): boolean {
+    const d = resolve(logDir)
+    if (!this.dataDirs.includes(d) || this.offlineDirs.has(d)) return false
+    this.offlineDirs.add(d)
+    for (const [k, log] of [...this.logs]) {
+      if (LogManager.logDirOf(log) !== d) continue
+      this.logs.delete(k)
+      this.offlinePartitions.set(k, d)
+      // Nothing more is written there: no flush, no checkpoint (closeForDelete writes nothing).
+      log.closeForDelete()
+    }
+    for (const [k, f] of [...this.futures]) {
+      if (f.logDir !== d) continue
+      this.futures.delete(k)
+      f.log.closeForDelete()
+    }
+    this.onLogDirFailure(d, err)
+    return true
+  }
+
+  /**
+   * Runs task on a log; an I/O error that means its directory failed takes the directory offline and is
+   * swallowed (reported through onLogDirFailure), any other is rethrown.
+   */
+  private async guarded(log: PartitionLog, task: (log: PartitionLog) => Promise<void>): Promise<void> {
+    try {
+      await task(log)
+    } catch (err) {
+      if (!isLogDirFailure(err) || !this.suspectLogDir(LogManager.logDirOf(log), err)) throw err
+    }
+  }
+
+  // ---- moving a partition between data directories (AlterReplicaLogDirs)
+
+  /** The directory a partition is being moved to, or undefined. */
+  futureDirOf(topic: string, partition: number): string | undefined {
+    return this.futures.get(key(topic, partition))?.logDir
+  }
+
+  /** The future copy's log, for DescribeLogDirs (isFutureKey). */
+  futureLog(topic: string, partition: number): PartitionLog | undefined {
+    return this.futures.get(key(topic, partition))?.log
+  }
+
+  /**
+   * Starts moving a partition into logDir (Kafka's maybeCreateFutureReplica): an empty future log
+   * `<logDir>/<topic>-<partition>.<uuid>-future`, starting at the current log's start offset. Nothing
+   * happens when the partition already is there or already moves there; a move to another directory
+   * replaces the earlier one. Returns whether a copy is (now) under way.
+   */
+  startMove(topic: string, partition: number, logDir: string): boolean {
+    const current = this.get(topic, partition)
+    if (current === undefined) {
+      const offline = this.offlineDirOf(topic, partition)
+      if (offline !== undefined) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `${topic}-${partition} is in the offline log directory ${offline}`)
+      throw new KafkaError(ErrorCode.REPLICA_NOT_AVAILABLE, `${topic}-${partition} is not hosted here`)
+    }
+    const dest = this.checkOnlineDir(logDir)
+    const k = key(topic, partition)
+    const existing = this.futures.get(k)
+    if (LogManager.logDirOf(current) === dest) {
+      if (existing !== undefined) this.abandonMove(topic, partition)
+      return false
+    }
+    if (existing !== undefined) {
+      if (existing.logDir === dest) return true
+      this.abandonMove(topic, partition)
+    }
+    const uniqueId = logDirNameWithSuffix(topic, partition, DELETE_DIR_SUFFIX)
+    const name = `${partitionDirName(topic, partition)}.${uniqueId.slice(uniqueId.lastIndexOf('.') + 1, -DELETE_DIR_SUFFIX.length)}${FUTURE_DIR_SUFFIX}`
+    let log: PartitionLog
+    try {
+      log = PartitionLog.open(join(dest, name), topic, partition, current.config, this.ctx, true)
+      log.truncateFullyAndStartAt(current.logStartOffset)
+    } catch (err) {
+      if (isLogDirFailure(err)) this.suspectLogDir(dest, err)
+      throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `cannot create the future log of ${topic}-${partition} in ${dest}: ${(err as Error).message}`)
+    }
+    this.futures.set(k, { log, logDir: dest })
+    return true
+  }
+
+  /** Drops a move under way: the future copy is closed and its directory removed. */
+  abandonMove(topic: string, partition: number): void {
+    const k = key(topic, partition)
+    const f = this.futures.get(k)
+    if (f === undefined) return
+    this.futures.delete(k)
+    f.log.closeForDelete()
+    const doomed = join(f.logDir, logDirNameWithSuffix(topic, partition, DELETE_DIR_SUFFIX))
+    try {
+      renameSync(f.log.dir, doomed)
+      this.removeLater(doomed)
+    } catch {
+      // Already gone (an offline directory): nothing to remove.
+    }
+  }
+
+  /**
+   * One step of a move (Kafka's ReplicaAlterLogDirsThread): copies up to maxBytes of batches from the
+   * current log into the future copy, verbatim (epochs, producer state and indexes rebuilt by the
+   * append as on a follower), keeping its log start with the current one's. Answers 'caught-up' when the
+   * copy reached the current log end: then completeMove swaps it in.
+   */
+  moveStep(topic: string, partition: number, maxBytes: number): 'copying' | 'caught-up' | 'none' {
+    const f = this.futures.get(key(topic, partition))
+    const current = this.get(topic, partition)
+    if (f === undefined || current === undefined) return 'none'
+    this.copyInto(f, current, maxBytes)
+    return f.log.logEndOffset < current.logEndOffset ? 'copying' : 'caught-up'
+  }
+
+  private copyInto(f: FutureLog, current: PartitionLog, maxBytes: number): void {
+    const future = f.log
+    try {
+      // The current log was truncated (a follower's) past what was copied: start the copy again.
+      const e = future.latestEpoch
+      const diverged = future.logEndOffset > current.logEndOffset ||
+        (e >= 0 && (() => {
+          const end = current.endOffsetForEpoch(e)
+          return end.leaderEpoch !== e || end.endOffset < future.logEndOffset
+        })())
+      if (diverged || future.logEndOffset < current.logStartOffset) future.truncateFullyAndStartAt(current.logStartOffset)
+      future.setHighWatermarkFollowsLeo(current.highWatermarkFollowsLeo)
+      if (!current.highWatermarkFollowsLeo) future.setHighWatermark(Math.min(current.highWatermark, future.logEndOffset))
+      future.maybeIncrementLogStartOffset(current.logStartOffset)
+      let copied = 0
+      while (future.logEndOffset < current.logEndOffset && copied < maxBytes) {
+        const read = current.read(future.logEndOffset, Math.min(maxBytes - copied, 1024 * 1024), { logEnd: true })
+        try {
+          if (read.bytes === 0) break
+          future.appendAsFollower(readRegions(read.regions))
+          copied += read.bytes
+        } finally {
+          if (read.leaseId !== 0) this.leases.release(read.leaseId)
+        }
+      }
+    } catch (err) {
+      if (isLogDirFailure(err) && !this.suspectLogDir(f.logDir, err)) this.suspectLogDir(LogManager.logDirOf(current), err)
+      throw err
+    }
+  }
+
+  /**
+   * Ends a move whose copy caught up (Kafka's replaceCurrentWithFutureLog): copies what was appended
+   * since, closes the copy (flushed, checkpointed), renames the current directory `-delete` and the copy
+   * `<topic>-<partition>`, and serves the partition from there. The caller runs it with the partition's
+   * other work held back (an exclusive shard operation), so no append falls between the last copy and the
+   * swap. Answers whether the swap happened.
+   */
+  async completeMove(topic: string, partition: number): Promise<boolean> {
+    const k = key(topic, partition)
+    const f = this.futures.get(k)
+    const current = this.get(topic, partition)
+    if (f === undefined || current === undefined) return false
+    this.copyInto(f, current, Number.MAX_SAFE_INTEGER)
+    const future = f.log
+    try {
+      future.setHighWatermarkFollowsLeo(current.highWatermarkFollowsLeo)
+      if (!current.highWatermarkFollowsLeo) future.setHighWatermark(Math.min(current.highWatermark, future.logEndOffset))
+      await future.close()
+      this.futures.delete(k)
+      this.logs.delete(k)
+      await current.close()
+      const currentDir = LogManager.logDirOf(current)
+      const doomed = join(currentDir, logDirNameWithSuffix(topic, partition, DELETE_DIR_SUFFIX))
+      renameSync(current.dir, doomed)
+      const target = join(f.logDir, partitionDirName(topic, partition))
+      renameSync(future.dir, target)
+      await Promise.all([fsyncDir(currentDir), fsyncDir(f.logDir)])
+      const moved = PartitionLog.open(target, topic, partition, current.config, this.ctx, true)
+      moved.setHighWatermarkFollowsLeo(current.highWatermarkFollowsLeo)
+      if (!current.highWatermarkFollowsLeo) moved.setHighWatermark(Math.min(current.highWatermark, moved.logEndOffset))
+      this.logs.set(k, moved)
+      this.removeLater(doomed)
+      return true
+    } catch (err) {
+      if (isLogDirFailure(err) && !this.suspectLogDir(f.logDir, err)) this.suspectLogDir(LogManager.logDirOf(current), err)
+      throw err
+    }
   }
 
   /**
@@ -246,16 +596,32 @@ export class LogManager {
    */
   async flushDue(now: number = this.ctx.now()): Promise<void> {
     const due = [...this.logs.values()].filter((log) => log.unflushedMessages() > 0 && log.timeSinceLastFlush(now) >= log.config.flushMs)
-    await inParallel(due, (log) => log.flush())
+    await inParallel(due, (log) => this.guarded(log, (l) => l.flush()))
     if (now - this.lastCheckpoint >= this.checkpointIntervalMs) {
       this.lastCheckpoint = now
-      await inParallel([...this.logs.values()], (log) => log.writeCheckpoints())
+      await inParallel([...this.logs.values()], (log) => this.guarded(log, (l) => l.writeCheckpoints()))
     }
   }
 
   /** Writes the high-watermark checkpoints that changed (replica.high.watermark.checkpoint.interval.ms). */
   async checkpointHighWatermarks(): Promise<void> {
-    await Promise.all([...this.logs.values()].map((log) => log.writeHighWatermarkCheckpoint()))
+    await Promise.all([...this.logs.values()].map((log) => this.guarded(log, (l) => l.writeHighWatermarkCheckpoint())))
+  }
+
+  /**
+   * Whether each online data directory can still be written: creates and removes a probe file in each
+   * (Kafka learns of a failed directory from the I/O of its logs only; a directory whose partitions are
+   * idle would go unnoticed until used). A failure takes the directory offline. Answers the directories
+   * taken offline now.
+   */
+  probeLogDirs(): string[] {
+    const failed: string[] = []
+    for (const d of this.dataDirs) {
+      if (this.offlineDirs.has(d)) continue
+      const err = probeDirectory(d)
+      if (err !== undefined && this.markLogDirOffline(d, err)) failed.push(d)
+    }
+    return failed
   }
 
   /** Flushes, checkpoints and closes every partition (not the clean-shutdown marker). */
@@ -267,10 +633,13 @@ export class LogManager {
     await this.removing
     const logs = [...this.logs.values()]
     this.logs.clear()
+    // An unfinished copy stays on disk and is removed at the next open (its partition is still current).
+    for (const f of this.futures.values()) f.log.closeForDelete()
+    this.futures.clear()
     let failed: { reason: unknown } | undefined
     await inParallel(logs, async (log) => {
       try {
-        await log.close()
+        await this.guarded(log, (l) => l.close())
       } catch (err) {
         failed ??= { reason: err }
       }

@@ -21,7 +21,7 @@
 // are rebuilt by the producer state replay, which restarts from a snapshot at or below them.
 
 import { mkdirSync, readdirSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { native } from '../addon/index.js'
 import { mergeLogConfig } from '../config/log-config.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
@@ -1169,6 +1169,7 @@ export class PartitionLog {
       lastStableOffset: this.lastStableOffset,
       sizeBytes: this.sizeBytes(),
       segmentCount: this.segments.length,
+      logDir: dirname(this.dir),
     }
   }
 

@@ -115,6 +115,8 @@ export interface PartitionState {
   lastStableOffset: number
   sizeBytes: number
   segmentCount: number
+  /** The data directory (one of log.dirs) holding the partition. */
+  logDir?: string
 }
 
 /** What a follower's append did (PartitionLog.appendAsFollower). */

@@ -116,15 +116,22 @@ function open(): LogManager {
 }
 
 /** A LeaderEndpoint answering from a leader log in this process, as the leader's Fetch handler does. */
-function localLeader(lm: LogManager, leader: PartitionLog, leaderEpoch: () => number): LeaderEndpoint {
+function localLeader(lm: LogManager, leader: PartitionLog, leaderEpoch: () => number, truncatesOnFetch = true): LeaderEndpoint {
   return {
+    truncatesOnFetch,
+    async epochEndOffset(_t, _p, currentLeaderEpoch, epoch) {
+      if (currentLeaderEpoch < leaderEpoch()) return { errorCode: ErrorCode.FENCED_LEADER_EPOCH, leaderEpoch: -1, endOffset: -1 }
+      const end = leader.endOffsetForEpoch(epoch)
+      return { errorCode: ErrorCode.NONE, leaderEpoch: end.leaderEpoch, endOffset: end.endOffset }
+    },
     async fetch(partitions): Promise<FollowerFetchAnswer[]> {
       await new Promise((r) => setTimeout(r, 5))
       return partitions.map((p) => {
         const base = { topic: p.topic, partition: p.partition, highWatermark: leader.highWatermark, logStartOffset: leader.logStartOffset, records: Buffer.alloc(0) }
         if (p.currentLeaderEpoch < leaderEpoch()) return { ...base, errorCode: ErrorCode.FENCED_LEADER_EPOCH }
         try {
-          const r = leader.readForFollower(p.fetchOffset, p.maxBytes, p.lastFetchedEpoch)
+          // Fetch v11 (before the diverging epoch): the leader reads from the offset, whatever the follower has.
+          const r: ReturnType<PartitionLog['readForFollower']> = truncatesOnFetch ? leader.readForFollower(p.fetchOffset, p.maxBytes, p.lastFetchedEpoch) : leader.read(p.fetchOffset, p.maxBytes, { logEnd: true })
           const records = regionBytes(r)
           lm.releaseLease(r.leaseId)
           const answer: FollowerFetchAnswer = { ...base, errorCode: ErrorCode.NONE, records }
@@ -178,7 +185,10 @@ async function until(what: string, fn: () => boolean, timeoutMs = 10_000): Promi
 }
 
 describe('a replica fetcher', () => {
-  it("truncates a returning ex-leader's unreplicated tail by leader epoch and ends byte-identical to the new leader", async () => {
+  it.each([
+    ['the diverging epoch of Fetch v12', true],
+    ['OffsetForLeaderEpoch before fetching (Fetch v11, Kafka before 2.7)', false],
+  ])("truncates a returning ex-leader's unreplicated tail through %s and ends byte-identical to the new leader", async (_how, truncatesOnFetch) => {
     const lm = open()
     const fm = open()
     const leader = lm.create('t', 0)
@@ -193,7 +203,7 @@ describe('a replica fetcher', () => {
     for (let i = 0; i < 6; i++) leader.append(makeBatch(`b${i}`, 3), { leaderEpoch: 1, now: T0 })
     leader.setHighWatermark(leader.logEndOffset)
 
-    const fetcher = new ReplicaFetcher(1, async () => localLeader(lm, leader, () => 1), followerLog(exLeader), {
+    const fetcher = new ReplicaFetcher(1, async () => localLeader(lm, leader, () => 1, truncatesOnFetch), followerLog(exLeader), {
       maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, partitionMaxBytes: 200, backoffMs: 20,
     }, createLogger({ level: 'silent' }))
     fetcher.add([{ topic: 't', partition: 0, leaderEpoch: 1, fetchOffset: exLeader.logEndOffset, lastFetchedEpoch: exLeader.latestEpoch, highWatermark: 0 }])
@@ -235,8 +245,10 @@ describe('a replica fetcher', () => {
     let connecting = false
     let closed = 0
     const endpoint: LeaderEndpoint = {
+      truncatesOnFetch: true,
       fetch: () => new Promise(() => {}),
       offsets: async () => ({ errorCode: 0, logEndOffset: 0, logStartOffset: 0 }),
+      epochEndOffset: async () => ({ errorCode: 0, leaderEpoch: -1, endOffset: -1 }),
       close: () => void closed++,
     }
     const never = (): never => {

@@ -123,6 +123,9 @@ class FakePartitions implements PartitionService {
   async logDirs(): Promise<never> {
     throw new Error('not used here')
   }
+  async alterReplicaLogDirs(): Promise<never> {
+    throw new Error('not used here')
+  }
   async readForFollower(): Promise<never> {
     throw new Error('not used here')
   }

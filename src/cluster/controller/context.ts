@@ -52,6 +52,8 @@ export class ControllerContext {
   epochVersion = -1
   readonly liveBrokers = new Map<number, RegisteredBroker>()
   readonly shuttingDownBrokerIds = new Set<number>()
+  /** Replicas whose broker answered KAFKA_STORAGE_ERROR (a failed log dir): broker id -> partition keys. */
+  readonly replicasOnOfflineDirs = new Map<number, Set<string>>()
   readonly allTopics = new Set<string>()
   readonly topicIds = new Map<string, string>()
   readonly topicNamesById = new Map<string, string>()
@@ -69,6 +71,7 @@ export class ControllerContext {
     this.epoch = 0
     this.epochVersion = -1
     this.liveBrokers.clear()
+    this.replicasOnOfflineDirs.clear()
     this.shuttingDownBrokerIds.clear()
     this.allTopics.clear()
     this.topicIds.clear()
@@ -93,6 +96,15 @@ export class ControllerContext {
 
   liveOrShuttingDownBrokerIds(): number[] {
     return [...this.liveBrokers.keys()].sort((a, b) => a - b)
+  }
+
+  /**
+   * Kafka's isReplicaOnline(broker, partition): the broker is live (not shutting down, unless included)
+   * and the replica is not on a log dir the broker reported failed (replicasOnOfflineDirs).
+   */
+  isReplicaOnlineFor(brokerId: number, tp: TopicPartition, includeShuttingDown = false): boolean {
+    if (this.replicasOnOfflineDirs.get(brokerId)?.has(partitionKey(tp.topic, tp.partition)) === true) return false
+    return this.isReplicaOnline(brokerId, includeShuttingDown)
   }
 
   isReplicaOnline(brokerId: number, includeShuttingDown = false): boolean {
@@ -185,7 +197,7 @@ export class ControllerContext {
   partitionsWithOfflineLeader(): TopicPartition[] {
     return this.allPartitions().filter((tp) => {
       const l = this.leadershipOf(tp)
-      return l !== undefined && !this.isReplicaOnline(l.leaderAndIsr.leader) && !this.topicsToBeDeleted.has(tp.topic)
+      return l !== undefined && !this.isReplicaOnlineFor(l.leaderAndIsr.leader, tp) && !this.topicsToBeDeleted.has(tp.topic)
     })
   }
 

@@ -109,6 +109,11 @@ export class Controller {
     const newBatch = (): RequestBatch =>
       new RequestBatch(this.context, () => this.#requireChannel(), options.brokerId, options.interBrokerListener, (brokerId, deleting, response) =>
         this.#put('TopicDeletionStopReplicaResponseReceived', () => this.#onStopReplicaResponse(brokerId, deleting, response)),
+        (brokerId, response) => {
+          if (response.partitionErrors.some((e) => e.errorCode === ErrorCode.KAFKA_STORAGE_ERROR)) {
+            this.#put('LeaderAndIsrResponseReceived', () => this.#onLeaderAndIsrResponse(brokerId, response))
+          }
+        },
       )
     this.#batch = newBatch()
     this.#partitionStateMachine = new PartitionStateMachine({
@@ -382,6 +387,7 @@ export class Controller {
       store.watchBrokers(() => this.#put('BrokerChange', () => this.#processBrokerChange())),
       store.watchTopics(() => this.#put('TopicChange', () => this.#processTopicChange())),
       store.watchTopicDeletions(() => this.#put('TopicDeletion', () => this.#processTopicDeletion())),
+      store.watchLogDirEvents(() => this.#put('LogDirEventNotification', () => this.#processLogDirEvents())),
     )
     // Controller context from the store.
     for (const b of await store.getLiveBrokers()) ctx.liveBrokers.set(b.id, b)
@@ -422,6 +428,8 @@ export class Controller {
     await this.#reassignment.resume()
     await this.#deletion.tryTopicDeletion()
     this.#scheduleRebalance(FIRST_REBALANCE_CHECK_MS)
+    // Log dir failures reported while there was no controller.
+    await this.#processLogDirEvents()
   }
 
   /** Topics created without an id get one (written back, guarded by the epoch). */
@@ -495,6 +503,8 @@ export class Controller {
   async #onBrokerStartup(newBrokers: number[]): Promise<void> {
     const ctx = this.context
     const newSet = new Set(newBrokers)
+    // A restarted broker reopens its log dirs: what failed before may be back.
+    for (const id of newBrokers) ctx.replicasOnOfflineDirs.delete(id)
     const existing = ctx.liveOrShuttingDownBrokerIds().filter((id) => !newSet.has(id))
     // Existing brokers learn the new ones; new brokers get every partition's state.
     this.#sendUpdateMetadata(existing, [])
@@ -523,6 +533,45 @@ export class Controller {
     if (forDeletion.length > 0) await this.#deletion.failReplicaDeletion(forDeletion)
     // Nothing changed leadership or ISR: tell the brokers about the dead ones anyway.
     if (notForDeletion.length === 0 && [...elections.values()].every((e) => !e.ok)) this.#sendUpdateMetadata(ctx.liveOrShuttingDownBrokerIds(), [])
+  }
+
+  // ---------------------------------------------------------------- log dir failures
+
+  /**
+   * Kafka's processLogDirEventNotification: a broker reported a failed log dir. Every replica on it is
+   * sent LeaderAndIsr again (OnlineReplica); those on the failed dir answer KAFKA_STORAGE_ERROR, and
+   * onLeaderAndIsrResponse takes them offline.
+   */
+  async #processLogDirEvents(): Promise<void> {
+    if (!this.isActive) return
+    const events = await this.options.store.getLogDirEvents()
+    if (events.length === 0) return
+    const brokers = new Set(events.map((e) => e.brokerId).filter((id) => this.context.liveBrokers.has(id)))
+    await this.options.store.removeLogDirEvents(this.#token(), events.map((e) => e.name))
+    if (brokers.size === 0) return
+    this.#log.info({ brokers: [...brokers] }, 'log dir failure reported')
+    const ctx = this.context
+    const replicas = ctx.replicasOnBrokers(brokers).filter((r) => ctx.replicaState(r) === 'OnlineReplica' && !ctx.isTopicQueuedUpForDeletion(r.topic))
+    await this.#replicaStateMachine.handleStateChanges(replicas, 'OnlineReplica')
+  }
+
+  /** Replicas a broker answered KAFKA_STORAGE_ERROR for are offline (Kafka's onReplicasBecomeOffline). */
+  async #onLeaderAndIsrResponse(brokerId: number, response: ControlResponse): Promise<void> {
+    if (!this.isActive || !this.context.liveBrokers.has(brokerId)) return
+    const ctx = this.context
+    let offline = ctx.replicasOnOfflineDirs.get(brokerId)
+    if (offline === undefined) ctx.replicasOnOfflineDirs.set(brokerId, (offline = new Set()))
+    const newly: PartitionReplica[] = []
+    for (const e of response.partitionErrors) {
+      if (e.errorCode !== ErrorCode.KAFKA_STORAGE_ERROR) continue
+      const key = partitionKey(e.topic, e.partition)
+      if (offline.has(key) || ctx.assignment(e) === undefined) continue
+      offline.add(key)
+      newly.push({ topic: e.topic, partition: e.partition, replica: brokerId })
+    }
+    if (newly.length === 0) return
+    this.#log.warn({ brokerId, replicas: newly.length, partitions: newly.slice(0, 10).map((r) => `${r.topic}-${r.partition}`) }, 'replicas on a failed log dir are offline')
+    await this.#onReplicasBecomeOffline(newly)
   }
 
   // ---------------------------------------------------------------- topics

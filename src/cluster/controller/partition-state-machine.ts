@@ -101,7 +101,7 @@ export class PartitionStateMachine {
     const { context: ctx, store, batch, log } = this.deps
     const writes = []
     for (const tp of partitions) {
-      const live = ctx.replicasOf(tp).filter((r) => ctx.isReplicaOnline(r))
+      const live = ctx.replicasOf(tp).filter((r) => ctx.isReplicaOnlineFor(r, tp))
       if (live.length === 0) {
         log.warn({ topic: tp.topic, partition: tp.partition, replicas: ctx.replicasOf(tp) }, 'cannot bring a new partition online: none of its replicas is alive')
         continue
@@ -181,12 +181,12 @@ export class PartitionStateMachine {
 
     let unclean = new Map<string, boolean>()
     if (strategy.kind === 'offline' && !strategy.allowUnclean) {
-      const noLiveIsr = valid.filter(({ current }) => !current.isr.some((r) => ctx.isReplicaOnline(r)))
+      const noLiveIsr = valid.filter(({ tp, current }) => !current.isr.some((r) => ctx.isReplicaOnlineFor(r, tp)))
       if (noLiveIsr.length > 0) unclean = await this.deps.uncleanLeaderElection([...new Set(noLiveIsr.map((v) => v.tp.topic))])
     }
-    const online = (id: number): boolean => ctx.isReplicaOnline(id)
     const elected: { tp: TopicPartition; result: ElectionResult }[] = []
     for (const { tp, current } of valid) {
+      const online = (id: number): boolean => ctx.isReplicaOnlineFor(id, tp)
       const assignment = ctx.replicasOf(tp)
       let result: ElectionResult
       switch (strategy.kind) {
@@ -197,7 +197,7 @@ export class PartitionStateMachine {
           result = leaderForPreferredReplica(assignment, current, online)
           break
         case 'controlledShutdown':
-          result = leaderForControlledShutdown(assignment, current, (id) => ctx.isReplicaOnline(id, true), ctx.shuttingDownBrokerIds)
+          result = leaderForControlledShutdown(assignment, current, (id) => ctx.isReplicaOnlineFor(id, tp, true), ctx.shuttingDownBrokerIds)
           break
         case 'reassign':
           // The assignment is the reassignment's target by now (its removed replicas are on their way out).

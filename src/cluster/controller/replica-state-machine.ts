@@ -30,7 +30,7 @@ export class ReplicaStateMachine {
     for (const tp of ctx.allPartitions()) {
       for (const replica of ctx.replicasOf(tp)) {
         const r = { ...tp, replica }
-        if (ctx.isReplicaOnline(replica)) {
+        if (ctx.isReplicaOnlineFor(replica, tp)) {
           ctx.putReplicaState(r, 'OnlineReplica')
           online.push(r)
         } else {

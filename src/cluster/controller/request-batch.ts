@@ -33,6 +33,8 @@ export class RequestBatch {
     private readonly controllerId: number,
     private readonly interBrokerListener: string,
     private readonly onStopReplicaResponse: (brokerId: number, deleting: Set<string>, response: ControlResponse) => void,
+    /** Hears LeaderAndIsr answers (partitions on a failed log dir answer KAFKA_STORAGE_ERROR). */
+    private readonly onLeaderAndIsrResponse?: (brokerId: number, response: ControlResponse) => void,
   ) {}
 
   newBatch(): void {
@@ -127,7 +129,8 @@ export class RequestBatch {
         ),
         liveLeaders,
       })
-      channel.send(brokerId, { apiKey: ApiKey.LeaderAndIsr, body })
+      const onResponse = this.onLeaderAndIsrResponse
+      channel.send(brokerId, { apiKey: ApiKey.LeaderAndIsr, body }, onResponse === undefined ? undefined : (response) => onResponse(brokerId, response))
     }
     this.#leaderAndIsr.clear()
 
@@ -202,7 +205,7 @@ export class RequestBatch {
           isr: [...l.isr],
           zkVersion: l.partitionEpoch,
           replicas: [...replicas],
-          offlineReplicas: replicas.filter((r) => !ctx.isReplicaOnline(r)),
+          offlineReplicas: replicas.filter((r) => !ctx.isReplicaOnlineFor(r, tp)),
         }),
       )
     }

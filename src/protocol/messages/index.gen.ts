@@ -36,6 +36,7 @@ import * as CreateAcls from './30-create-acls.gen.js'
 import * as DeleteAcls from './31-delete-acls.gen.js'
 import * as DescribeConfigs from './32-describe-configs.gen.js'
 import * as AlterConfigs from './33-alter-configs.gen.js'
+import * as AlterReplicaLogDirs from './34-alter-replica-log-dirs.gen.js'
 import * as DescribeLogDirs from './35-describe-log-dirs.gen.js'
 import * as SaslAuthenticate from './36-sasl-authenticate.gen.js'
 import * as CreatePartitions from './37-create-partitions.gen.js'
@@ -97,6 +98,7 @@ export {
   DeleteAcls,
   DescribeConfigs,
   AlterConfigs,
+  AlterReplicaLogDirs,
   DescribeLogDirs,
   SaslAuthenticate,
   CreatePartitions,
@@ -448,6 +450,15 @@ export const API_CODECS: readonly ApiCodec[] = [
     decodeResponse: AlterConfigs.decodeAlterConfigsResponse,
     createRequest: AlterConfigs.createAlterConfigsRequest,
     createResponse: AlterConfigs.createAlterConfigsResponse,
+  },
+  {
+    api: AlterReplicaLogDirs.AlterReplicaLogDirsApi,
+    encodeRequest: AlterReplicaLogDirs.encodeAlterReplicaLogDirsRequest,
+    decodeRequest: AlterReplicaLogDirs.decodeAlterReplicaLogDirsRequest,
+    encodeResponse: AlterReplicaLogDirs.encodeAlterReplicaLogDirsResponse,
+    decodeResponse: AlterReplicaLogDirs.decodeAlterReplicaLogDirsResponse,
+    createRequest: AlterReplicaLogDirs.createAlterReplicaLogDirsRequest,
+    createResponse: AlterReplicaLogDirs.createAlterReplicaLogDirsResponse,
   },
   {
     api: DescribeLogDirs.DescribeLogDirsApi,

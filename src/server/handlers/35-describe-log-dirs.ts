@@ -1,10 +1,12 @@
 // DescribeLogDirs: v1-4
 //
 // Behavior:
-// * One log dir (log.dirs has exactly one entry), with every partition this broker holds, or only the
-//   requested ones (topics null = all; requested partitions that do not exist are left out, as Kafka).
+// * Every log dir (log.dirs), with the partitions this broker holds in it, or only the requested ones
+//   (topics null = all; requested partitions that do not exist are left out, as Kafka). A failed (offline)
+//   dir answers KAFKA_STORAGE_ERROR and no partitions.
 // * partitionSize is the bytes of the partition's segment files; offsetLag is max(HW - LEO, 0), which
-//   is 0 on a leader; isFutureKey is false (no AlterReplicaLogDirs moves).
+//   is 0 on a leader. A copy being moved into a dir by AlterReplicaLogDirs is listed under that dir with
+//   isFutureKey true and offsetLag = the current log's end minus the copy's.
 // * v4: totalBytes / usableBytes of the volume (statfs); -1 when it cannot be read.
 // Version notes:
 // * v2+: flexible. v3+: top-level errorCode. v4+: totalBytes, usableBytes.
@@ -42,23 +44,28 @@ export const describeLogDirsHandler = defineHandler<DescribeLogDirs.DescribeLogD
       }
     }
     const dirs = await ctx.partitions.logDirs(wanted)
+    const currentEnd = new Map<string, number>()
+    for (const dir of dirs) for (const s of dir.partitions) currentEnd.set(`${s.topic}\u0000${s.partition}`, s.logEndOffset)
     const results = dirs.map((dir) => {
       const byTopic = new Map<string, DescribeLogDirs.DescribeLogDirsPartition[]>()
-      for (const s of dir.partitions) {
+      const add = (s: (typeof dir.partitions)[number], isFutureKey: boolean): void => {
         let partitions = byTopic.get(s.topic)
         if (partitions === undefined) {
           partitions = []
           byTopic.set(s.topic, partitions)
         }
+        const lag = isFutureKey ? (currentEnd.get(`${s.topic}\u0000${s.partition}`) ?? s.logEndOffset) - s.logEndOffset : s.highWatermark - s.logEndOffset
         partitions.push(DescribeLogDirs.createDescribeLogDirsPartition({
           partitionIndex: s.partition,
           partitionSize: BigInt(s.sizeBytes),
-          offsetLag: BigInt(Math.max(s.highWatermark - s.logEndOffset, 0)),
-          isFutureKey: false,
+          offsetLag: BigInt(Math.max(lag, 0)),
+          isFutureKey,
         }))
       }
+      for (const s of dir.partitions) add(s, false)
+      for (const s of dir.futures) add(s, true)
       const topics = [...byTopic].map(([name, partitions]) => DescribeLogDirs.createDescribeLogDirsTopic({ name, partitions }))
-      return DescribeLogDirs.createDescribeLogDirsResult({ errorCode: ErrorCode.NONE, logDir: dir.path, topics, totalBytes: dir.totalBytes, usableBytes: dir.usableBytes })
+      return DescribeLogDirs.createDescribeLogDirsResult({ errorCode: dir.errorCode, logDir: dir.path, topics, totalBytes: dir.totalBytes, usableBytes: dir.usableBytes })
     })
     return DescribeLogDirs.createDescribeLogDirsResponse({ errorCode: ErrorCode.NONE, results })
   },

@@ -17,6 +17,7 @@ import type { TransactionCoordinator } from '../../../coordinator/transaction/tx
 import type { ErrorCode } from '../../../domain/errors.js'
 import type { FileRegion } from '../../../domain/file-region.js'
 import type { Outcome } from '../../../domain/outcome.js'
+import type { PartitionState } from '../../../storage/types.js'
 import type { FetchSessionCache } from './fetch-sessions.js'
 import type { LeaderAndIsrRequest } from '../../../protocol/messages/04-leader-and-isr.gen.js'
 import type { StopReplicaRequest } from '../../../protocol/messages/05-stop-replica.gen.js'
@@ -129,10 +130,14 @@ export interface ReplicaLogState extends TopicPartitionRef {
 
 export interface LogDirDescription {
   path: string
+  /** NONE, or KAFKA_STORAGE_ERROR for a failed (offline) directory. */
+  errorCode: number
   /** Size and free space of the volume; -1 when they cannot be read. */
   totalBytes: bigint
   usableBytes: bigint
-  partitions: ReplicaLogState[]
+  partitions: PartitionState[]
+  /** Copies being moved into this directory (AlterReplicaLogDirs; DescribeLogDirs' isFutureKey). */
+  futures: PartitionState[]
 }
 
 /** One partition of a follower's fetch from this leader (Fetch with a replica id). */
@@ -190,6 +195,8 @@ export interface PartitionService {
   writeTxnMarkers(items: readonly TxnMarker[]): Promise<Outcome<{ offset: number }>[]>
   /** The log dirs with the given partitions (unknown ones left out), or with every partition (null). */
   logDirs(partitions: readonly TopicPartitionRef[] | null): Promise<LogDirDescription[]>
+  /** AlterReplicaLogDirs: one error code per item (NONE once the move is under way). */
+  alterReplicaLogDirs(items: readonly (TopicPartitionRef & { logDir: string })[]): Promise<number[]>
   /**
    * A follower's fetch (replicaId >= 0) from partitions this broker leads: records up to the log end
    * offset, the follower's position recorded (high watermark, ISR expansion), the diverging epoch when
