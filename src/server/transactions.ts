@@ -39,6 +39,7 @@ const TRANSACTION_STATE_APPEND_TIMEOUT_MS = 30_000
  */
 export class BrokerMarkerWriter implements TxnMarkerWriter {
   readonly #links = new Map<number, BrokerConnection>()
+  #closed = false
 
   constructor(private readonly broker: Broker) {}
 
@@ -116,6 +117,12 @@ export class BrokerMarkerWriter implements TxnMarkerWriter {
       const endpoint = broker.metadata.liveBrokers().find((b) => b.id === leaderId)?.endpoints.find((e) => e.listenerName === broker.interBrokerListener)
       if (endpoint === undefined) throw new Error(`broker ${leaderId} is not live`)
       conn = await BrokerConnection.connect({ host: endpoint.host, port: endpoint.port, clientId: `broker-${broker.nodeId}-txn-markers`, connectTimeoutMs: 5000, requestTimeoutMs: 30_000 })
+      // close() ran while connecting: this connection would outlive it and keep the process alive.
+      if (this.#closed) {
+        conn.close()
+        throw new Error('the marker writer is closed')
+      }
+      this.#links.get(leaderId)?.close()
       this.#links.set(leaderId, conn)
     }
     const req = WriteTxnMarkers.createWriteTxnMarkersRequest({
@@ -138,6 +145,7 @@ export class BrokerMarkerWriter implements TxnMarkerWriter {
   }
 
   close(): void {
+    this.#closed = true
     for (const c of this.#links.values()) c.close()
     this.#links.clear()
   }

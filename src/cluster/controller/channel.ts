@@ -207,13 +207,20 @@ class BrokerQueue {
       (() => {
         throw new Error(`broker ${this.broker.id} has no endpoint for the inter-broker listener ${this.options.interBrokerListener}`)
       })()
-    this.#connection = await this.options.connect({
+    const connection = await this.options.connect({
       host: endpoint.host,
       port: endpoint.port,
       clientId: `controller-${this.options.localBrokerId}`,
       requestTimeoutMs: this.options.requestTimeoutMs,
     })
-    return this.#connection
+    // stop() ran while connecting: it had nothing to close, so this connection is closed here (an open
+    // socket keeps a stopped broker's process alive).
+    if (this.#stopped) {
+      connection.close()
+      throw new Error(`the channel to broker ${this.broker.id} is stopped`)
+    }
+    this.#connection = connection
+    return connection
   }
 
   async #deliverRemotely(request: ControlRequest): Promise<ControlResponse> {
