@@ -9,6 +9,7 @@ import { EMBEDDED_REST_PREFIX, REST_CONFIGS, restSettings } from './config/clien
 import { REGISTRY_CONFIGS, embeddedRegistryName, registrySettings } from './config/client-registry.js'
 import type { ConfigValue } from './config/config-def.js'
 import { Broker } from './server/broker.js'
+import { describeOpenConnections } from './client/connection.js'
 import { createLogger, type Logger } from './observability/logger.js'
 
 const HELP = `Usage: skein broker [--config FILE] [--override key=value ...]
@@ -180,7 +181,10 @@ export async function runBroker(argv: readonly string[]): Promise<number> {
         .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'embedded services stop failed'))
         .then(() => broker.stop())
         .then(
-          () => resolve(0),
+          () => {
+            exitIfHeldOpen(log)
+            resolve(0)
+          },
           (err: unknown) => {
             log.error({ err: (err as Error).message }, 'unclean shutdown')
             resolve(1)
@@ -196,6 +200,32 @@ export async function runBroker(argv: readonly string[]): Promise<number> {
       services.stop().catch(() => {}).then(() => broker.stop()).then(() => resolve(1), () => resolve(1))
     })
   })
+}
+
+/** How long a stopped broker's process may take to end by itself before it is ended. */
+const EXIT_GRACE_MS = 2000
+
+/**
+ * After a clean stop the event loop should drain on its own. If something still holds it open (a socket or
+ * timer that was not closed — a bug), the process must not hang past its shutdown (service managers and
+ * `skein cluster` wait on it): name what is open, then exit. The timer is unref'd so a clean stop is
+ * not delayed by it.
+ */
+function exitIfHeldOpen(log: Logger): void {
+  setTimeout(() => {
+    const getHandles = (process as unknown as { _getActiveHandles?: () => unknown[] })._getActiveHandles
+    const held = (getHandles?.call(process) ?? []).map(describeHandle).filter((d) => d !== undefined)
+    log.warn({ held, connections: describeOpenConnections() }, 'the broker stopped but its process was still held open; exiting')
+    process.exit(process.exitCode ?? 0)
+  }, EXIT_GRACE_MS).unref()
+}
+
+function describeHandle(h: unknown): string | undefined {
+  const name = (h as { constructor?: { name?: string } }).constructor?.name ?? 'unknown'
+  if (name === 'WriteStream' || name === 'ReadStream') return undefined // stdio
+  const s = h as { remoteAddress?: string; remotePort?: number; localPort?: number }
+  if (s.remotePort !== undefined) return `${name} ${s.localPort} -> ${s.remoteAddress}:${s.remotePort}`
+  return name
 }
 
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href

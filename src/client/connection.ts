@@ -62,6 +62,14 @@ export interface SendOptions {
 export const CLIENT_SOFTWARE_NAME = 'skein'
 export const CLIENT_SOFTWARE_VERSION = '0.1.0'
 
+/** Connections not yet closed, to name what keeps a process alive after it meant to stop. */
+const openConnections = new Set<BrokerConnection>()
+
+/** The client id and address of every connection not yet closed (a diagnostic for leaks). */
+export function describeOpenConnections(): string[] {
+  return [...openConnections].map((c) => `${c.clientId} -> ${c.address}`)
+}
+
 export class BrokerConnection {
   readonly host: string
   readonly port: number
@@ -82,6 +90,7 @@ export class BrokerConnection {
     this.port = opts.port
     this.clientId = opts.clientId ?? 'skein'
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 30000
+    openConnections.add(this)
     receiver.sink = {
       onFrame: (frame) => this.onFrame(frame),
       onBadSize: (size, start) =>
@@ -388,6 +397,7 @@ export class BrokerConnection {
   private fail(err: Error): void {
     if (this.closedError !== null) return
     this.closedError = err
+    openConnections.delete(this)
     clearTimeout(this.reauthTimer)
     for (const p of this.pending.values()) {
       if (p.timer !== undefined) clearTimeout(p.timer)

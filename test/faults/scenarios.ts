@@ -71,6 +71,9 @@ export async function stopOrKill(ctx: ScenarioContext, b: ClusterBroker): Promis
   }
   const took = Date.now() - t0
   if (took > 5000) ctx.note(`broker ${b.id} took ${took} ms to exit after SIGTERM`)
+  // main.ts ends a stopped broker whose process is still held open, naming what held it: a leak to report.
+  const held = b.output().split('\n').find((l) => l.includes('still held open'))
+  if (held !== undefined) ctx.note(`broker ${b.id} was held open after its clean stop: ${held.slice(0, 400)}`)
 }
 
 export function crash(signal: Signal, role: Role): Scenario {
