@@ -59,6 +59,14 @@ export class ControllerRequests {
       conn.close()
       throw new Error('the broker is shutting down')
     }
+    // Another request connected meanwhile: use its connection and close ours (replacing it would leave one
+    // socket that nothing closes, holding the process open after shutdown).
+    const current = this.#conn
+    if (current !== undefined && current.controllerId === controllerId && !current.conn.closed) {
+      conn.close()
+      return current.conn
+    }
+    this.#reset()
     this.#conn = { controllerId, conn }
     return conn
   }
