@@ -122,8 +122,14 @@ export class BrokerMarkerWriter implements TxnMarkerWriter {
         conn.close()
         throw new Error('the marker writer is closed')
       }
-      this.#links.get(leaderId)?.close()
-      this.#links.set(leaderId, conn)
+      // Another send connected meanwhile: keep its connection, close ours (a replaced one would leak).
+      const current = this.#links.get(leaderId)
+      if (current !== undefined && !current.closed) {
+        conn.close()
+        conn = current
+      } else {
+        this.#links.set(leaderId, conn)
+      }
     }
     const req = WriteTxnMarkers.createWriteTxnMarkersRequest({
       markers: items.map((m) => WriteTxnMarkers.createWritableTxnMarker({
