@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import {
   ConnectException, ConnectHeaders, PostgresSinkConnector, PostgresSinkTask, PostgresSourceConnector, PostgresSourceTask, RetriableException,
-  type Schema, SchemaBuilder, Schemas, type SinkRecord, type SourceRecord, Struct,
+  type Schema, SchemaBuilder, Schemas, type SinkRecord, type SourceRecord, Struct, TimestampType,
 } from '../../src/connect/index.js'
 import { PostgresServer, postgresMissing } from '../harness/postgres.js'
 
@@ -60,6 +60,36 @@ describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server
     const rows = await pgs.query('SELECT "__connect_offset"::int AS o, sku, qty, note FROM items ORDER BY 1')
     expect(rows).toEqual([
       { o: 0, sku: 's0', qty: 0, note: null }, { o: 1, sku: 's1', qty: 1, note: null }, { o: 2, sku: 's2', qty: 2, note: null }, { o: 3, sku: 's3', qty: 3, note: 'new column' },
+    ])
+  })
+
+  test('sink: upsert writes every column type through the per-column arrays, awkward text and nulls included', async () => {
+    const K = SchemaBuilder.struct().name('k').field('id', Schemas.INT64).build()
+    const V = SchemaBuilder.struct().name('v')
+      .field('id', Schemas.INT64).field('label', Schemas.OPTIONAL_STRING).field('raw', Schemas.OPTIONAL_BYTES)
+      .field('ratio', Schemas.OPTIONAL_FLOAT64).field('ok', Schemas.OPTIONAL_BOOLEAN).field('at', TimestampType.builder().optional().build())
+      .build()
+    const awkward = 'quote " backslash \\ brace { } comma , NULL'
+    const at = new Date(Date.UTC(2026, 11, 1, 12, 30, 45, 123))
+    const record = (offset: number, id: number, label: string | null, raw: Buffer | null, ratio: number | null, ok: boolean | null): SinkRecord =>
+      sinkRecord('typed', offset, K, new Struct(K).put('id', BigInt(id)), V,
+        new Struct(V).put('id', BigInt(id)).put('label', label).put('raw', raw).put('ratio', ratio).put('ok', ok).put('at', label === null ? null : at))
+    const task = await sinkTask({ topics: 'typed', 'insert.mode': 'upsert', 'pk.mode': 'record_key', 'auto.create': 'true' })
+    try {
+      await task.put([
+        record(0, 1, 'first', Buffer.from([0, 1, 255]), 0.5, true),
+        record(1, 2, awkward, Buffer.alloc(0), -1e300, false),
+        record(2, 3, null, null, null, null),
+        record(3, 1, 'first, again', Buffer.from('\\x00', 'latin1'), 2.25, false),
+      ])
+    } finally {
+      await task.stop()
+    }
+    const rows = await pgs.query<Record<string, unknown>>(`SELECT id::int AS id, label, encode(raw, 'hex') AS raw, ratio, ok, to_char(at, 'YYYY-MM-DD HH24:MI:SS.MS') AS at FROM typed ORDER BY id`)
+    expect(rows).toEqual([
+      { id: 1, label: 'first, again', raw: Buffer.from('\\x00', 'latin1').toString('hex'), ratio: 2.25, ok: false, at: '2026-12-01 12:30:45.123' },
+      { id: 2, label: awkward, raw: '', ratio: -1e300, ok: false, at: '2026-12-01 12:30:45.123' },
+      { id: 3, label: null, raw: null, ratio: null, ok: null, at: null },
     ])
   })
 
