@@ -314,11 +314,12 @@ async function up(args: ParsedArgs): Promise<number> {
   const zkLog = join(zkDir, 'zookeeper.out')
   const children = new Set<ChildProcess>()
   // Detached (own process group): Ctrl-C reaches only this supervisor, which stops the brokers before
-  // ZooKeeper. Should this process die without its handlers, the exit hook still SIGKILLs them.
+  // ZooKeeper. Should this process die without running its handlers, the orphan guard stops them.
   const spawnLogged = (command: string, argv: string[], logFile: string, cwd: string, env: NodeJS.ProcessEnv): ChildProcess => {
     const fd = openSync(logFile, 'a')
     const child = spawn(command, argv, { cwd, env, detached: true, stdio: ['ignore', fd, fd] })
     closeSync(fd)
+    if (child.pid !== undefined) orphanGuard(child.pid)
     children.add(child)
     child.once('exit', () => children.delete(child))
     child.on('error', () => {})
@@ -327,6 +328,13 @@ async function up(args: ParsedArgs): Promise<number> {
   process.once('exit', () => {
     for (const c of children) signal(c.pid, 'SIGKILL')
   })
+  // Should this process be SIGKILLed, a small shell per child stops it (SIGTERM, SIGKILL 30 s later).
+  const orphanGuard = (pid: number): void => {
+    const script = `while kill -0 ${process.pid} 2>/dev/null; do kill -0 ${pid} 2>/dev/null || exit 0; sleep 1; done; kill -TERM ${pid} 2>/dev/null; sleep 30; kill -9 ${pid} 2>/dev/null; exit 0`
+    const guard = spawn('/bin/sh', ['-c', script], { detached: true, stdio: 'ignore' })
+    guard.on('error', () => {})
+    guard.unref()
+  }
 
   const zk = spawnLogged(zkServer, ['start-foreground', join(zkDir, 'zoo.cfg')], zkLog, zkDir, {
     ...process.env,
@@ -474,17 +482,19 @@ async function up(args: ParsedArgs): Promise<number> {
       for (const b of brokers) {
         if (shuttingDown) throw new Error('the cluster is stopping')
         const oldPid = b.state.pid
+        const t0 = Date.now()
+        const took = (): string => `${((Date.now() - t0) / 1000).toFixed(1)} s`
         log(`Restarting broker ${b.state.id} (pid ${oldPid ?? 'none'}): SIGTERM`)
         await stopBroker(b)
         if (shuttingDown) throw new Error('the cluster is stopping')
         startBroker(b)
         writeState(state)
-        log(`Broker ${b.state.id} started again (pid ${b.state.pid}); waiting until it is registered and no partition is under-replicated`)
+        log(`Broker ${b.state.id} stopped after ${took()}, started again (pid ${b.state.pid}); waiting until it is registered and no partition is under-replicated`)
         await waitForHealth(bootstrapServers, `broker ${b.state.id} to rejoin with no under-replicated partition`, 180_000, (h) => h.brokers.includes(b.state.id) && h.underReplicated === 0 && h.offline === 0, () => {
           if (shuttingDown) throw new Error('the cluster is stopping')
           if (b.state.pid === undefined) throw new Error(`broker ${b.state.id} exited after its restart; see ${b.state.logFile}`)
         })
-        log(`Broker ${b.state.id} is back; no partition is under-replicated`)
+        log(`Broker ${b.state.id} is back after ${took()}; no partition is under-replicated`)
       }
       log('Rolling restart complete')
     } catch (err) {
