@@ -15,7 +15,7 @@
 //
 // This is a client-side tool: it starts the broker as a program, never imports it.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { connect, createServer } from 'node:net'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -279,6 +279,37 @@ interface RunningBroker {
   exited: Promise<void>
   /** Set while the supervisor itself stops it (restart, shutdown): its exit is expected. */
   stopping: boolean
+  /** Where this run's output starts in its log file (the file is appended to across restarts). */
+  logOffset?: number
+}
+
+/** How long a broker that logged "shut down cleanly" may take to exit before it is SIGKILLed. */
+const STOP_AFTER_CLEAN_MS = 3000
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size
+  } catch {
+    return 0
+  }
+}
+
+/** Whether the broker's current run logged the last line of its shutdown (Broker.stop's "shut down cleanly"). */
+function loggedCleanShutdown(b: RunningBroker): boolean {
+  // It is among the last lines: read the end of this run's output only.
+  let fd: number | undefined
+  try {
+    fd = openSync(b.state.logFile, 'r')
+    const size = fstatSync(fd).size
+    const from = Math.max(b.logOffset ?? 0, size - 4096)
+    const buf = Buffer.alloc(size - from)
+    readSync(fd, buf, 0, buf.length, from)
+    return buf.includes('shut down cleanly')
+  } catch {
+    return false
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
 }
 
 async function up(args: ParsedArgs): Promise<number> {
@@ -385,6 +416,7 @@ async function up(args: ParsedArgs): Promise<number> {
     const overrides = [`broker.id=${b.state.id}`, `listeners=PLAINTEXT://127.0.0.1:${b.state.port}`, `log.dirs=${b.state.logDir}`, ...common, ...extra]
     const child = spawnLogged(process.execPath, [MAIN_JS, '--config', SERVER_PROPERTIES, ...overrides.flatMap((o) => ['--override', o])], b.state.logFile, PACKAGE_ROOT, process.env)
     b.child = child
+    b.logOffset = fileSize(b.state.logFile)
     b.stopping = false
     b.state.pid = child.pid
     b.exited = new Promise((r) => child.once('exit', () => r()))
@@ -396,15 +428,41 @@ async function up(args: ParsedArgs): Promise<number> {
       }
     })
   }
-  const stopBroker = async (b: RunningBroker, timeoutMs = 60_000): Promise<void> => {
+  /**
+   * SIGTERM (a controlled shutdown) and wait for the exit. A broker that logged its clean shutdown but is
+   * still running STOP_AFTER_CLEAN_MS later is SIGKILLed (a handle left open must not stall a rolling
+   * restart or Ctrl-C), as is one still running after timeoutMs.
+   */
+  const stopBroker = async (b: RunningBroker, timeoutMs = 60_000): Promise<string> => {
     const pid = b.state.pid
-    if (pid === undefined) return
+    if (pid === undefined) return ''
+    let note = ''
     b.stopping = true
     signal(pid, 'SIGCONT')
     signal(pid, 'SIGTERM')
-    const timer = setTimeout(() => signal(pid, 'SIGKILL'), timeoutMs)
+    let done = false
+    void b.exited.then(() => (done = true))
+    const deadline = Date.now() + timeoutMs
+    let cleanSince: number | undefined
+    while (!done) {
+      await Promise.race([b.exited, sleep(250)])
+      if (done) break
+      if (cleanSince === undefined && loggedCleanShutdown(b)) cleanSince = Date.now()
+      if (cleanSince !== undefined && Date.now() - cleanSince > STOP_AFTER_CLEAN_MS) {
+        note = ` (SIGKILLed: it logged a clean shutdown but did not exit within ${STOP_AFTER_CLEAN_MS} ms)`
+        if (shuttingDown) process.stdout.write(`broker ${b.state.id} (pid ${pid})${note}\n`)
+        signal(pid, 'SIGKILL')
+        break
+      }
+      if (Date.now() > deadline) {
+        note = ` (SIGKILLed: still running ${timeoutMs} ms after SIGTERM)`
+        process.stdout.write(`broker ${b.state.id} (pid ${pid})${note}\n`)
+        signal(pid, 'SIGKILL')
+        break
+      }
+    }
     await b.exited
-    clearTimeout(timer)
+    return note
   }
 
   let stopRequested: () => void = () => {}
@@ -466,7 +524,6 @@ async function up(args: ParsedArgs): Promise<number> {
   )
 
   // Rolling restarts, asked for by `skein cluster restart --rolling` with SIGUSR2; one at a time.
-  let pendingRestarts = 0
   let restarting: Promise<void> = Promise.resolve()
   const log = (line: string): void => {
     state.restartLog.push(line)
@@ -485,11 +542,11 @@ async function up(args: ParsedArgs): Promise<number> {
         const t0 = Date.now()
         const took = (): string => `${((Date.now() - t0) / 1000).toFixed(1)} s`
         log(`Restarting broker ${b.state.id} (pid ${oldPid ?? 'none'}): SIGTERM`)
-        await stopBroker(b)
+        const note = await stopBroker(b)
         if (shuttingDown) throw new Error('the cluster is stopping')
         startBroker(b)
         writeState(state)
-        log(`Broker ${b.state.id} stopped after ${took()}, started again (pid ${b.state.pid}); waiting until it is registered and no partition is under-replicated`)
+        log(`Broker ${b.state.id} stopped after ${took()}${note}, started again (pid ${b.state.pid}); waiting until it is registered and no partition is under-replicated`)
         await waitForHealth(bootstrapServers, `broker ${b.state.id} to rejoin with no under-replicated partition`, 180_000, (h) => h.brokers.includes(b.state.id) && h.underReplicated === 0 && h.offline === 0, () => {
           if (shuttingDown) throw new Error('the cluster is stopping')
           if (b.state.pid === undefined) throw new Error(`broker ${b.state.id} exited after its restart; see ${b.state.logFile}`)
@@ -508,16 +565,13 @@ async function up(args: ParsedArgs): Promise<number> {
   }
   process.on('SIGUSR2', () => {
     if (shuttingDown) return
-    pendingRestarts++
     restarting = restarting.then(async () => {
-      pendingRestarts--
       await rollingRestart()
     })
   })
 
   await stopSignal
   await restarting.catch(() => {})
-  void pendingRestarts
   await shutdown()
   return 0
 }

@@ -60,7 +60,8 @@ describe.skipIf(MISSING !== undefined)('skein cluster', () => {
       // no state file: nothing was started
     }
     for (const pid of seen) if (alive(pid)) process.kill(pid, 'SIGKILL')
-    rmSync(dir, { recursive: true, force: true })
+    if (passed) rmSync(dir, { recursive: true, force: true })
+    else console.error(`left ${dir} for a look`)
   })
 
   it('up, status, produce/consume with RF 3, rolling restart, and SIGTERM stops everything', async () => {
