@@ -193,22 +193,25 @@ function fourLetterWord(port: number, command: string, timeoutMs = 1000): Promis
 }
 
 /** zkServer.sh: --zookeeper-server, then $ZOOKEEPER_HOME, Debian's /usr/share/zookeeper, /opt/zookeeper, PATH. */
-export function findZkServer(explicit?: string): string {
+export function findZkServer(explicit?: string, candidates: readonly string[] = zkServerCandidates()): string {
   if (explicit !== undefined) {
     if (!existsSync(explicit)) throw new UsageError(`${explicit} does not exist`)
     return explicit
   }
-  const candidates = [
-    ...(process.env.ZOOKEEPER_HOME !== undefined ? [join(process.env.ZOOKEEPER_HOME, 'bin', 'zkServer.sh')] : []),
-    '/usr/share/zookeeper/bin/zkServer.sh',
-    '/opt/zookeeper/bin/zkServer.sh',
-    ...(process.env.PATH ?? '').split(delimiter).filter((p) => p !== '').map((p) => join(p, 'zkServer.sh')),
-  ]
   const found = candidates.find((c) => existsSync(c))
   if (found === undefined) {
     throw new UsageError(`ZooKeeper is not installed (no zkServer.sh in /usr/share/zookeeper/bin, $ZOOKEEPER_HOME/bin or PATH): install it with '${ZOOKEEPER_INSTALL_HINT}' (Debian/Ubuntu), or give --zookeeper-server PATH`)
   }
   return found
+}
+
+function zkServerCandidates(): string[] {
+  return [
+    ...(process.env.ZOOKEEPER_HOME !== undefined ? [join(process.env.ZOOKEEPER_HOME, 'bin', 'zkServer.sh')] : []),
+    '/usr/share/zookeeper/bin/zkServer.sh',
+    '/opt/zookeeper/bin/zkServer.sh',
+    ...(process.env.PATH ?? '').split(delimiter).filter((p) => p !== '').map((p) => join(p, 'zkServer.sh')),
+  ]
 }
 
 function readState(dir: string): ClusterState | undefined {

@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { Kafka, logLevel } from 'kafkajs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { zookeeperMissing } from '../harness/index.js'
+import { findZkServer } from '../../src/cli/cluster.js'
 import { SKEIN_JS, skein } from './helpers.js'
 
 const MISSING = zookeeperMissing()
@@ -29,6 +30,17 @@ function alive(pid: number): boolean {
     return false
   }
 }
+
+describe('skein cluster up without ZooKeeper', () => {
+  it('names the Debian package to install', () => {
+    expect(() => findZkServer(undefined, ['/nonexistent/bin/zkServer.sh'])).toThrow(/apt-get install zookeeper/)
+  })
+  it('reports a given zkServer.sh that does not exist', async () => {
+    const r = await skein(['cluster', 'up', '--zookeeper-server', '/nonexistent/zkServer.sh', '--dir', join(tmpdir(), 'skein-cluster-unused')])
+    expect(r.code).toBe(1)
+    expect(r.stderr.toString()).toBe('skein cluster up: /nonexistent/zkServer.sh does not exist\n')
+  })
+})
 
 describe.skipIf(MISSING !== undefined)('skein cluster', () => {
   const dir = mkdtempSync(join(tmpdir(), 'skein-cluster-cmd-'))
