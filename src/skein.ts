@@ -8,6 +8,7 @@
 import { tuneMallocForClient } from './addon/malloc-tuning.js'
 import { runAcls } from './cli/acls.js'
 import { runBench } from './cli/bench.js'
+import { runCluster } from './cli/cluster.js'
 import { runConfigs } from './cli/configs.js'
 import { runConsume } from './cli/consume.js'
 import { runGroups } from './cli/groups.js'
@@ -34,6 +35,7 @@ Commands:
   connect    Kafka Connect worker: distributed | standalone           (connect-distributed, connect-standalone)
   mirror-maker  MirrorMaker 2 between clusters, dedicated mode        (connect-mirror-maker)
   schema-registry  Schema Registry (Confluent's API) on a cluster     (schema-registry-start)
+  cluster    up | status | restart: a local development cluster (ZooKeeper and N brokers)
   bench      disk: the data directory's bandwidth and fsync rate;
              compression: each codec and level on your data, in Kafka batches
 
@@ -85,6 +87,7 @@ const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   'mirror-maker': runMirrorMaker,
   'schema-registry': runSchemaRegistry,
   bench: runBench,
+  cluster: runCluster,
 }
 
 async function main(argv: string[]): Promise<number> {

@@ -48,6 +48,7 @@ const LONG_RUNNING = [
   { why: /npm test runs that test itself/, command: /^(?:npm install && )?npm test(?:\s|$)/ },
   { why: /runs a Connect worker until it is stopped/, command: /^skein connect (?:distributed|standalone)\s/ },
   { why: /runs MirrorMaker until it is stopped/, command: /^skein mirror-maker\s/ },
+  { why: /runs a cluster until it is stopped/, command: /^skein cluster up(?:\s|$)/ },
 ]
 
 /** The command of a README shell line: its trailing comment (after blanks and #) dropped. */
