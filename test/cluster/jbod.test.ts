@@ -13,46 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Admin } from '../../src/client/index.js'
 import { ErrorCode } from '../../src/domain/errors.js'
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
-import { decodeAllRecords, recordsBuffer, startCluster, zookeeperMissing, type ClusterBroker, type TestCluster } from '../harness/index.js'
+import { decodeAllRecords, partitionsOf, recordsBuffer, startCluster, until, zookeeperMissing, type ClusterBroker, type PartitionView, type TestCluster } from '../harness/index.js'
 
 const MISSING = zookeeperMissing()
 const PARTITIONS = 6
-
-interface PartitionView {
-  partition: number
-  leader: number
-  epoch: number
-  replicas: number[]
-  isr: number[]
-  offline: number[]
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await fn()
-      if (v !== undefined) return v
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : ` (last error: ${(last as Error).message})`}`)
-    await new Promise((r) => setTimeout(r, 150))
-  }
-}
-
-async function partitionsOf(b: ClusterBroker, topic: string): Promise<PartitionView[]> {
-  const c = await b.client()
-  try {
-    const t = (await c.metadata([topic])).topics.find((x) => x.name === topic)
-    return (t?.partitions ?? [])
-      .map((p) => ({ partition: p.partitionIndex, leader: p.leaderId, epoch: p.leaderEpoch, replicas: p.replicaNodes, isr: [...p.isrNodes].sort(), offline: p.offlineReplicas }))
-      .sort((a, b) => a.partition - b.partition)
-  } finally {
-    c.close()
-  }
-}
 
 async function readAll(b: ClusterBroker, topic: string, partition: number): Promise<string[]> {
   const c = await b.client()

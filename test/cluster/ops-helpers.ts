@@ -9,43 +9,9 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { Kafka, logLevel, type Producer } from 'kafkajs'
 import { ErrorCode } from '../../src/domain/errors.js'
-import { decodeAllRecords, recordsBuffer, SYSTEM_PYTHON, type ClusterBroker, type TestCluster } from '../harness/index.js'
+import { decodeAllRecords, partitionsOf, recordsBuffer, SYSTEM_PYTHON, until, type ClusterBroker, type PartitionView, type TestCluster } from '../harness/index.js'
 
-export interface PartitionView {
-  partition: number
-  leader: number
-  epoch: number
-  replicas: number[]
-  isr: number[]
-}
-
-export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 40_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await fn()
-      if (v !== undefined) return v
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : ` (last error: ${(last as Error).message})`}`)
-    await new Promise((r) => setTimeout(r, 150))
-  }
-}
-
-export async function partitionsOf(b: ClusterBroker, topic: string): Promise<PartitionView[]> {
-  const c = await b.client()
-  try {
-    const md = await c.metadata([topic])
-    const t = md.topics.find((x) => x.name === topic)
-    return (t?.partitions ?? [])
-      .map((p) => ({ partition: p.partitionIndex, leader: p.leaderId, epoch: p.leaderEpoch, replicas: p.replicaNodes, isr: [...p.isrNodes].sort() }))
-      .sort((a, b) => a.partition - b.partition)
-  } finally {
-    c.close()
-  }
-}
+export { partitionsOf, until, type PartitionView } from '../harness/index.js'
 
 /** The partitions as every running broker answers them, once all agree and `check` holds. */
 export function agreed(cluster: TestCluster, topic: string, check: (ps: PartitionView[]) => boolean, what: string, timeoutMs?: number): Promise<PartitionView[]> {

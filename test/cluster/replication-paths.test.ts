@@ -19,49 +19,14 @@ import { ErrorCode } from '../../src/domain/errors.js'
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
 import * as Produce from '../../src/protocol/messages/00-produce.gen.js'
 import {
-  decodeAllRecords, hasPythonModule, recordsBuffer, runOk, simpleBatch, startCluster, SYSTEM_PYTHON, zookeeperMissing,
-  type ClusterBroker, type RawClient, type TestCluster,
+  decodeAllRecords, hasPythonModule, partitionsOf, recordsBuffer, runOk, simpleBatch, startCluster, SYSTEM_PYTHON, until, zookeeperMissing,
+  type ClusterBroker, type PartitionView, type RawClient, type TestCluster,
 } from '../harness/index.js'
 
 const MISSING = zookeeperMissing()
 const SESSION_TIMEOUT_MS = 5000
 const LAG_MS = 1500
 const KAFKA_PYTHON = join(dirname(fileURLToPath(import.meta.url)), '..', 'integration', 'python', 'kafka_python_client.py')
-
-interface PartitionView {
-  partition: number
-  leader: number
-  epoch: number
-  replicas: number[]
-  isr: number[]
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await fn()
-      if (v !== undefined) return v
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : ` (last error: ${(last as Error).message})`}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
-async function partitionsOf(b: ClusterBroker, topic: string): Promise<PartitionView[]> {
-  const c = await b.client()
-  try {
-    const t = (await c.metadata([topic])).topics.find((x) => x.name === topic)
-    return (t?.partitions ?? [])
-      .map((p) => ({ partition: p.partitionIndex, leader: p.leaderId, epoch: p.leaderEpoch, replicas: p.replicaNodes, isr: [...p.isrNodes].sort() }))
-      .sort((a, b) => a.partition - b.partition)
-  } finally {
-    c.close()
-  }
-}
 
 async function createTopic(c: RawClient, name: string, opts: { partitions?: number; rf?: number; assignments?: number[][]; configs?: Record<string, string> }): Promise<number> {
   const topic = CreateTopics.createCreatableTopic({

@@ -10,7 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
-import { decodeBatches, startCluster, type ClusterBroker, type ClusterOptions, type TestCluster } from '../harness/index.js'
+import { decodeBatches, partitionsOf, startCluster, until as pollUntil, type ClusterBroker, type ClusterOptions, type PartitionView, type TestCluster } from '../harness/index.js'
 import { check, compareReplicaLogs, longestAckGap, type CheckResult, type Op } from './checker.js'
 import { Workload, type WorkloadOptions } from './workloads.js'
 
@@ -26,28 +26,12 @@ export function repetitions(full = 10): number {
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
-export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await fn()
-      if (v !== undefined) return v
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last === undefined ? '' : ` (last error: ${(last as Error).message})`}`)
-    await sleep(everyMs)
-  }
+/** The harness's until with the suite's patience (faults take a session timeout or more to heal). */
+export function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 200): Promise<T> {
+  return pollUntil(what, fn, timeoutMs, everyMs)
 }
 
-export interface PartitionView {
-  partition: number
-  leader: number
-  epoch: number
-  replicas: number[]
-  isr: number[]
-}
+export type { PartitionView }
 
 export interface ScenarioContext {
   cluster: TestCluster
@@ -143,19 +127,6 @@ const BASE_OVERRIDES = [
 ]
 export const SESSION_TIMEOUT_MS = 6000
 const FINAL_READER = 'final-reader'
-
-async function partitionsOf(b: ClusterBroker, topic: string): Promise<PartitionView[]> {
-  const c = await b.client()
-  try {
-    const md = await c.metadata([topic])
-    const t = md.topics.find((x) => x.name === topic)
-    return (t?.partitions ?? [])
-      .map((p) => ({ partition: p.partitionIndex, leader: p.leaderId, epoch: p.leaderEpoch, replicas: p.replicaNodes, isr: [...p.isrNodes].sort() }))
-      .sort((a, b) => a.partition - b.partition)
-  } finally {
-    c.close()
-  }
-}
 
 /** The segment files of a replica, concatenated in base-offset order (the names are zero-padded). */
 export function replicaLog(b: ClusterBroker, topic: string, partition: number, logDir = b.dataDir): Buffer {

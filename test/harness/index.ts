@@ -3,6 +3,7 @@
 // decoding and external tool detection. Integration and server tests import from here.
 export * from './broker.js'
 export * from './cluster.js'
+export * from './cluster-views.js'
 export * from './raw-client.js'
 export * from './records.js'
 export * from './recording-proxy.js'

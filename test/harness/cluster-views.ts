@@ -1,0 +1,42 @@
+// What cluster tests wait on and look at: polling until a condition holds, and a partition's leader,
+// epoch, replicas, ISR and offline replicas as one broker's Metadata answers them.
+import type { ClusterBroker } from './cluster.js'
+
+/** Polls fn until it returns a value (errors count as "not yet"); the last error is named on timeout. */
+export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 40_000, everyMs = 150): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  let last: unknown
+  for (;;) {
+    try {
+      const v = await fn()
+      if (v !== undefined) return v
+    } catch (err) {
+      last = err
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last === undefined ? '' : ` (last error: ${(last as Error).message})`}`)
+    await new Promise((r) => setTimeout(r, everyMs))
+  }
+}
+
+export interface PartitionView {
+  partition: number
+  leader: number
+  epoch: number
+  replicas: number[]
+  /** Sorted, so views of two brokers compare as strings. */
+  isr: number[]
+  offline: number[]
+}
+
+/** The topic's partitions as broker b's metadata has them, by partition index. */
+export async function partitionsOf(b: ClusterBroker, topic: string): Promise<PartitionView[]> {
+  const c = await b.client()
+  try {
+    const t = (await c.metadata([topic])).topics.find((x) => x.name === topic)
+    return (t?.partitions ?? [])
+      .map((p) => ({ partition: p.partitionIndex, leader: p.leaderId, epoch: p.leaderEpoch, replicas: p.replicaNodes, isr: [...p.isrNodes].sort(), offline: p.offlineReplicas }))
+      .sort((a, b) => a.partition - b.partition)
+  } finally {
+    c.close()
+  }
+}
