@@ -40,11 +40,17 @@ export function interBrokerListenerName(config: BrokerConfig): string {
   return listener
 }
 
-/** The inter-broker listener and the client security of the broker's connections to the others; throws a message naming the setting when it cannot work. */
+/**
+ * The inter-broker listener and the client security of the broker's connections to the others; throws a
+ * message naming the setting when it cannot work. A single broker (no zookeeper.connect) has no other
+ * broker to reach: there only the listener is checked, so a single broker with a SASL listener first
+ * needs no inter-broker login.
+ */
 export function interBrokerClientSecurity(config: BrokerConfig): InterBrokerSecurity {
   const listener = interBrokerListenerName(config)
   const protocol = (config.securityProtocolMap.get(listener) ?? 'PLAINTEXT') as SecurityProtocol
   if (protocol === 'PLAINTEXT') return { listener, protocol, security: undefined }
+  if (config.getString('zookeeper.connect') === null) return { listener, protocol, security: undefined }
   const prefix = `listener.name.${listener.toLowerCase()}.`
   const security: ClientSecurity = {}
   if (protocol === 'SSL' || protocol === 'SASL_SSL') security.tls = clientTls(config, listener)

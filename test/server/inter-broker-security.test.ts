@@ -8,11 +8,17 @@ import { interBrokerClientSecurity } from '../../src/server/inter-broker-securit
 import { hasOpenssl, makeTestCertificates, type TestCertificates } from '../harness/index.js'
 
 const JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="broker-secret" user_broker="broker-secret";'
-const derive = (...overrides: string[]): ReturnType<typeof interBrokerClientSecurity> => interBrokerClientSecurity(loadBrokerConfig({ overrides }))
+/** A cluster member's config (zookeeper.connect set): a single broker reaches no other broker. */
+const derive = (...overrides: string[]): ReturnType<typeof interBrokerClientSecurity> => interBrokerClientSecurity(loadBrokerConfig({ overrides: ['zookeeper.connect=127.0.0.1:2181/skein', ...overrides] }))
 
 describe('inter-broker client security', () => {
   it('PLAINTEXT: no security; the default listener is the first one', () => {
     expect(derive('listeners=PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0')).toEqual({ listener: 'PLAINTEXT', protocol: 'PLAINTEXT', security: undefined })
+  })
+
+  it('a single broker (no zookeeper.connect) needs no inter-broker login', () => {
+    const single = interBrokerClientSecurity(loadBrokerConfig({ overrides: ['listeners=SASL_PLAINTEXT://127.0.0.1:0', 'sasl.enabled.mechanisms=SCRAM-SHA-256'] }))
+    expect(single).toEqual({ listener: 'SASL_PLAINTEXT', protocol: 'SASL_PLAINTEXT', security: undefined })
   })
 
   it('security.inter.broker.protocol names the listener; both it and inter.broker.listener.name is refused', () => {
