@@ -106,7 +106,7 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
     validator: securityProtocolMapValidator(),
     doc: 'Map of listener names to security protocols, LISTENER:PROTOCOL,...' }),
   def({ name: 'inter.broker.listener.name', type: 'string', default: null, dynamic: 'read-only',
-    doc: 'Listener brokers use to reach each other (controller requests, replication); its advertised endpoint is registered with the others. Defaults to the first listener (Kafka: the one named by security.inter.broker.protocol).' }),
+    doc: 'Listener brokers use to reach each other (controller requests, replication); its advertised endpoint is registered with the others. Defaults to the listener named by security.inter.broker.protocol when that is set, else the first listener (Kafka: the PLAINTEXT one). Any protocol: the broker\'s own connections use its TLS and SASL settings (see security.inter.broker.protocol).' }),
 
   // Security: TLS, SASL, authorization. Rows marked listener-prefixable may also be set for one listener
   // as listener.name.<listener>.<name> (listener name in lower case), and the SASL JAAS config per
@@ -141,17 +141,17 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
     doc: 'Cipher suites allowed (empty: Node\'s defaults). OpenSSL names (ECDHE-RSA-AES128-GCM-SHA256) or TLS 1.3 names (TLS_AES_128_GCM_SHA256); Java\'s TLS 1.2 names are not translated.' }),
   def({ name: 'ssl.principal.mapping.rules', type: 'string', default: 'DEFAULT', dynamic: 'read-only', listenerPrefixable: true,
     doc: 'Rules mapping a client certificate\'s subject (RFC 2253 form, CN first) to a user name: RULE:pattern/replacement/[LU] entries separated by commas, then DEFAULT (the whole subject), as Kafka writes them.' }),
-  def({ name: 'ssl.endpoint.identification.algorithm', type: 'string', default: 'https', dynamic: 'read-only', listenerPrefixable: true, ignored: true,
-    doc: 'Accepted for Kafka compatibility and ignored: the broker makes no TLS client connections (inter-broker traffic uses a PLAINTEXT listener).' }),
+  def({ name: 'ssl.endpoint.identification.algorithm', type: 'string', default: 'https', dynamic: 'read-only', listenerPrefixable: true,
+    doc: 'On the broker\'s own TLS connections to other brokers (an SSL or SASL_SSL inter-broker listener): https checks the other broker\'s host name or IP against its certificate; empty checks only the chain.' }),
   def({ name: 'sasl.enabled.mechanisms', type: 'list', default: ['GSSAPI'], dynamic: 'read-only', listenerPrefixable: true, validator: listOf(['GSSAPI', 'PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'], true),
     validValues: '[PLAIN, SCRAM-SHA-256, SCRAM-SHA-512]',
     doc: 'SASL mechanisms served on SASL_PLAINTEXT and SASL_SSL listeners. Skein serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; GSSAPI (Kafka\'s default) and OAUTHBEARER stop startup when a SASL listener would offer them.' }),
   def({ name: 'sasl.jaas.config', type: 'password', default: null, dynamic: 'read-only', listenerPrefixable: true,
     doc: 'JAAS login module config of a SASL mechanism, normally set as listener.name.<listener>.<mechanism>.sasl.jaas.config. PLAIN: org.apache.kafka.common.security.plain.PlainLoginModule required user_<name>="<password>" ...; SCRAM: ScramLoginModule (users come from the SCRAM credentials in the cluster metadata).' }),
-  def({ name: 'sasl.mechanism.inter.broker.protocol', type: 'string', default: 'GSSAPI', dynamic: 'read-only', ignored: true,
-    doc: 'Accepted for Kafka compatibility and ignored: inter-broker traffic uses a PLAINTEXT listener.' }),
-  def({ name: 'security.inter.broker.protocol', type: 'string', default: 'PLAINTEXT', dynamic: 'read-only', validator: oneOf('PLAINTEXT'), validValues: '[PLAINTEXT]',
-    doc: 'Security protocol between brokers. Skein\'s own broker connections speak PLAINTEXT only, so the inter-broker listener must map to PLAINTEXT.' }),
+  def({ name: 'sasl.mechanism.inter.broker.protocol', type: 'string', default: 'GSSAPI', dynamic: 'read-only',
+    doc: 'SASL mechanism brokers authenticate to each other with when the inter-broker listener is SASL_PLAINTEXT or SASL_SSL: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (Kafka\'s default GSSAPI stops startup then), one of the listener\'s sasl.enabled.mechanisms. The broker logs in with the username and password options of listener.name.<listener>.<mechanism>.sasl.jaas.config; with SCRAM its credentials must exist in the cluster metadata before the brokers connect.' }),
+  def({ name: 'security.inter.broker.protocol', type: 'string', default: 'PLAINTEXT', dynamic: 'read-only', validator: oneOf('PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'), validValues: '[PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL]',
+    doc: 'Security protocol between brokers, when inter.broker.listener.name is not set: the inter-broker listener is then the one of that name (Kafka\'s rule; set only one of the two). The broker\'s own connections to other brokers use the listener\'s protocol with its ssl.* stores (trust store, and key store for mutual TLS) and sasl.mechanism.inter.broker.protocol.' }),
   def({ name: 'connections.max.reauth.ms', type: 'long', default: 0, dynamic: 'read-only', listenerPrefixable: true, validator: atLeast(0), validValues: '[0,...]',
     doc: 'Above 0: a SASL session lasts at most this long (SaslAuthenticate v1+ tells the client, KIP-368); a client that does not re-authenticate in time has its connection closed at its next request. 0: sessions do not expire.' }),
 

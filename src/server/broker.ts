@@ -22,7 +22,9 @@ import { ShardRouter } from '../shard/router.js'
 import { ensureDataDirectory } from '../storage/index.js'
 import { BrokerMetrics } from './broker-metrics.js'
 import type { FrameHandler } from './connection.js'
-import { connectBrokerLink } from './broker-link.js'
+import { brokerLinkFactory } from './broker-link.js'
+import { interBrokerClientSecurity } from './inter-broker-security.js'
+import type { ClientSecurity } from '../client/sasl.js'
 import { ControllerRequests } from './controller-requests.js'
 import { connectLeaderEndpoint } from './leader-endpoint.js'
 import { createDispatcher } from './dispatcher.js'
@@ -113,6 +115,8 @@ export class Broker {
     readonly endpoints: BrokerEndpoint[],
     readonly bound: BoundListener[],
     readonly interBrokerListener: string,
+    /** TLS and SASL of this broker's connections to the others (inter-broker-security.ts); undefined for PLAINTEXT. */
+    readonly interBrokerSecurity: ClientSecurity | undefined,
     private readonly shutdownGraceMs: number,
     registry: MetricsRegistry | undefined,
   ) {
@@ -146,7 +150,7 @@ export class Broker {
       },
       brokerEpoch: () => this.control.brokerEpoch,
       alterPartition: (request) => this.controllerRequests.alterPartition(request),
-      connectLeader: (leader, fetcherId) => connectLeaderEndpoint(nodeId, leader, config.getInt('replica.socket.timeout.ms'), { fetcherId, interBrokerProtocolVersion: config.getString('inter.broker.protocol.version') ?? undefined }),
+      connectLeader: (leader, fetcherId) => connectLeaderEndpoint(nodeId, leader, config.getInt('replica.socket.timeout.ms'), { fetcherId, interBrokerProtocolVersion: config.getString('inter.broker.protocol.version') ?? undefined, security: interBrokerSecurity }),
       // Dynamic (cluster-wide): read at each role change.
       numReplicaFetchers: () => this.config.getInt('num.replica.fetchers'),
       replicaLagTimeMaxMs: config.getInt('replica.lag.time.max.ms'),
@@ -168,9 +172,9 @@ export class Broker {
       onTopicConfigChanged: (topic) => this.partitions.refreshLogConfigs(topic),
       onPartitionsDeleted: (partitions) => this.groups.onPartitionsDeleted(partitions),
     })
-    this.controller = new Controller({ brokerId: nodeId, store, local: this.control, connect: connectBrokerLink, config: () => this.config, interBrokerListener, log })
+    this.controller = new Controller({ brokerId: nodeId, store, local: this.control, connect: brokerLinkFactory(interBrokerSecurity), config: () => this.config, interBrokerListener, log })
     this.control.setController(this.controller)
-    this.controllerRequests = new ControllerRequests(nodeId, this.controller, this.control, this.metadata, store, interBrokerListener)
+    this.controllerRequests = new ControllerRequests(nodeId, this.controller, this.control, this.metadata, store, interBrokerListener, interBrokerSecurity)
     this.topics = new TopicManager(store, this.metadata, this.control, config, log, { brokerId: nodeId, router })
     this.configs = new DynamicConfigService(store, nodeId, dynamicLayers, () => this.config, (c) => this.applyBrokerConfig(c), log, (c) => void listenerTlsContexts(c))
     this.producerIds = new ProducerIdManager((blockSize) => store.allocateProducerIdBlock(nodeId, blockSize))
@@ -181,6 +185,7 @@ export class Broker {
       control: this.control,
       controller: this.controller,
       interBrokerListener,
+      interBrokerSecurity,
       // A registration left by this broker's previous run vanishes when that session expires.
       registrationWaitMs: store.kind === 'zookeeper' ? config.getInt('zookeeper.session.timeout.ms') + 10_000 : 0,
       onConfigChanges: (changes) => {
@@ -243,15 +248,9 @@ export class Broker {
     for (const d of dataDirs) ensureDataDirectory(d)
     // The broker's own files (cluster-metadata.json of a single broker, producer-id-block) go in the first.
     const dataDir = dataDirs[0]!
-    const interBrokerListener = config.getString('inter.broker.listener.name') ?? config.listeners[0]!.name
-    if (!config.listeners.some((l) => l.name === interBrokerListener)) {
-      throw new Error(`inter.broker.listener.name ${interBrokerListener} is not one of the listeners (${config.listeners.map((l) => l.name).join(', ')})`)
-    }
-    const interBrokerProtocol = config.securityProtocolMap.get(interBrokerListener)
-    if (config.getString('zookeeper.connect') !== null && interBrokerProtocol !== 'PLAINTEXT') {
-      // The controller's and the replica fetchers' connections speak PLAINTEXT only.
-      throw new Error(`inter.broker.listener.name ${interBrokerListener} maps to ${interBrokerProtocol}; brokers of a cluster reach each other over a PLAINTEXT listener (add one, e.g. on a private interface, and name it in inter.broker.listener.name)`)
-    }
+    // The listener brokers reach each other on, and the TLS/SASL of those connections: checked here, before anything starts.
+    const interBroker = interBrokerClientSecurity(config)
+    const interBrokerListener = interBroker.listener
     const authorizer = config.getString('authorizer.class.name') ?? ''
     if (authorizer !== '' && !AUTHORIZER_CLASS_NAMES.includes(authorizer)) {
       throw new Error(`authorizer.class.name ${authorizer} is not available; Skein's ACL authorizer answers to ${AUTHORIZER_CLASS_NAMES.join(', ')}`)
@@ -330,7 +329,7 @@ export class Broker {
       server = new SocketServer(limits, dispatch, log, buildListenerSecurity(config, store), connectionQuotas)
       const bound = await server.listen(config.listeners)
       const endpoints = advertise(config.advertisedListeners, bound)
-      broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, dynamicLayers, server, endpoints, bound, interBrokerListener, opts.shutdownGraceMs ?? 5000, opts.metrics)
+      broker = new Broker(config, log, meta.nodeId, meta.clusterId, dataDir, router, store, dynamicLayers, server, endpoints, bound, interBrokerListener, interBroker.security, opts.shutdownGraceMs ?? 5000, opts.metrics)
       brokerForDirs = broker
       await broker.acls.start()
       await broker.clientQuotas.start()

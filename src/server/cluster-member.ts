@@ -4,6 +4,7 @@
 // moves leaderships away before the broker stops. Without ZooKeeper the same steps run over the embedded
 // store, where this broker is the whole cluster.
 import { BrokerConnection } from '../client/connection.js'
+import type { ClientSecurity } from '../client/sasl.js'
 import type { Controller } from '../cluster/controller/controller.js'
 import type { MetadataImage } from '../cluster/metadata-image.js'
 import type { BrokerRegistration, ConfigChange, MetadataStore, Unwatch } from '../cluster/metadata-store.js'
@@ -20,6 +21,8 @@ export interface ClusterMemberOptions {
   control: BrokerControlPlane
   controller: Controller
   interBrokerListener: string
+  /** The inter-broker listener's TLS and SASL (ControlledShutdown to the controller); undefined for PLAINTEXT. */
+  interBrokerSecurity?: ClientSecurity | undefined
   /** How long a registration left by this broker's previous session is waited out (its session timeout). */
   registrationWaitMs: number
   onConfigChanges(changes: ConfigChange[]): void
@@ -118,14 +121,14 @@ export class ClusterMember {
   }
 
   async #askController(): Promise<{ errorCode: number; remaining: { topic: string; partition: number }[] }> {
-    const { controller, control, image, store, interBrokerListener } = this.options
+    const { controller, control, image, store, interBrokerListener, interBrokerSecurity } = this.options
     if (controller.isActive) return controller.controlledShutdown(this.brokerId, control.brokerEpoch)
     let controllerId = image.controllerId
     if (controllerId < 0 || !image.isLive(controllerId)) controllerId = await store.getControllerId()
     if (controllerId < 0) return { errorCode: ErrorCode.NOT_CONTROLLER, remaining: [] }
     const endpoint = image.liveBrokers().find((b) => b.id === controllerId)?.endpoints.find((e) => e.listenerName === interBrokerListener)
     if (endpoint === undefined) return { errorCode: ErrorCode.NOT_CONTROLLER, remaining: [] }
-    const conn = await BrokerConnection.connect({ host: endpoint.host, port: endpoint.port, clientId: `broker-${this.brokerId}`, connectTimeoutMs: 5000, requestTimeoutMs: 30_000 })
+    const conn = await BrokerConnection.connect({ host: endpoint.host, port: endpoint.port, clientId: `broker-${this.brokerId}`, connectTimeoutMs: 5000, requestTimeoutMs: 30_000, security: interBrokerSecurity })
     try {
       const range = conn.brokerRange(ApiKey.ControlledShutdown)
       if (range === undefined) return { errorCode: ErrorCode.UNSUPPORTED_VERSION, remaining: [] }

@@ -4,6 +4,7 @@
 // controller moves or the connection fails. A request with no controller to answer it rejects; the
 // caller retries later.
 import { BrokerConnection } from '../client/connection.js'
+import type { ClientSecurity } from '../client/sasl.js'
 import type { Controller } from '../cluster/controller/controller.js'
 import type { MetadataImage } from '../cluster/metadata-image.js'
 import type { MetadataStore } from '../cluster/metadata-store.js'
@@ -25,6 +26,8 @@ export class ControllerRequests {
     private readonly image: MetadataImage,
     private readonly store: MetadataStore,
     private readonly interBrokerListener: string,
+    /** The inter-broker listener's TLS and SASL; undefined for PLAINTEXT. */
+    private readonly security: ClientSecurity | undefined = undefined,
   ) {}
 
   async alterPartition(request: AlterPartition.AlterPartitionRequest): Promise<AlterPartition.AlterPartitionResponse> {
@@ -53,7 +56,7 @@ export class ControllerRequests {
     this.#reset()
     const endpoint = this.image.liveBrokers().find((b) => b.id === controllerId)?.endpoints.find((e) => e.listenerName === this.interBrokerListener)
     if (endpoint === undefined) throw new Error(`no endpoint for controller ${controllerId}`)
-    const conn = await BrokerConnection.connect({ host: endpoint.host, port: endpoint.port, clientId: `broker-${this.brokerId}-alter-partition`, connectTimeoutMs: 5000, requestTimeoutMs: 30_000 })
+    const conn = await BrokerConnection.connect({ host: endpoint.host, port: endpoint.port, clientId: `broker-${this.brokerId}-alter-partition`, connectTimeoutMs: 5000, requestTimeoutMs: 30_000, security: this.security })
     if (this.#closed) {
       // Shut down while connecting (an ISR change still under way): an open socket would keep the process alive.
       conn.close()

@@ -5,6 +5,7 @@
 // inter.broker.protocol.version below 2.7, or a leader that serves no Fetch v12, Fetch v11: no diverging
 // epoch, and the fetcher truncates through OffsetForLeaderEpoch instead (Kafka's pre-2.7 path).
 import { BrokerConnection } from '../client/connection.js'
+import type { ClientSecurity } from '../client/sasl.js'
 import { ErrorCode } from '../domain/errors.js'
 import { ApiKey } from '../protocol/api-keys.gen.js'
 import * as Fetch from '../protocol/messages/01-fetch.gen.js'
@@ -33,7 +34,7 @@ export async function connectLeaderEndpoint(
   brokerId: number,
   leader: LiveLeader,
   requestTimeoutMs: number,
-  opts: { fetcherId?: number; interBrokerProtocolVersion?: string | undefined } = {},
+  opts: { fetcherId?: number; interBrokerProtocolVersion?: string | undefined; security?: ClientSecurity | undefined } = {},
 ): Promise<LeaderEndpoint> {
   const conn = await BrokerConnection.connect({
     host: leader.host,
@@ -42,6 +43,7 @@ export async function connectLeaderEndpoint(
     clientId: `broker-${brokerId}-fetcher-${opts.fetcherId ?? 0}-${leader.brokerId}`,
     connectTimeoutMs: Math.min(requestTimeoutMs, 10_000),
     requestTimeoutMs,
+    security: opts.security,
   })
   const range = conn.brokerRange(ApiKey.Fetch)
   const wanted = beforeTruncationOnFetch(opts.interBrokerProtocolVersion) ? FETCH_VERSION_BEFORE_DIVERGING_EPOCH : FETCH_VERSION

@@ -116,7 +116,7 @@ export class BrokerMarkerWriter implements TxnMarkerWriter {
       const { broker } = this
       const endpoint = broker.metadata.liveBrokers().find((b) => b.id === leaderId)?.endpoints.find((e) => e.listenerName === broker.interBrokerListener)
       if (endpoint === undefined) throw new Error(`broker ${leaderId} is not live`)
-      conn = await BrokerConnection.connect({ host: endpoint.host, port: endpoint.port, clientId: `broker-${broker.nodeId}-txn-markers`, connectTimeoutMs: 5000, requestTimeoutMs: 30_000 })
+      conn = await BrokerConnection.connect({ host: endpoint.host, port: endpoint.port, clientId: `broker-${broker.nodeId}-txn-markers`, connectTimeoutMs: 5000, requestTimeoutMs: 30_000, security: broker.interBrokerSecurity })
       // close() ran while connecting: this connection would outlive it and keep the process alive.
       if (this.#closed) {
         conn.close()
