@@ -60,13 +60,13 @@ describe('connection limits', () => {
     // The inter-broker listener is not refused by max.connections (127.0.0.2 is under its per-address limit).
     expect(await attempt('127.0.0.2', 300, undefined, tb.port)).toBe(true)
 
-    // Thousands of attempts beyond the limits do not disturb the served connection.
+    // 10,000 attempts beyond the limits (the issue's figure) do not disturb the served connection.
     let refused = 0
-    for (let round = 0; round < 20; round++) {
+    for (let round = 0; round < 100; round++) {
       const results = await Promise.all(Array.from({ length: 100 }, (_, i) => attempt(`127.0.0.${1 + (i % 3)}`, 3000)))
       refused += results.filter((r) => !r).length
     }
-    expect(refused).toBe(2000)
+    expect(refused).toBe(10_000)
     expect((await served.metadata(null)).brokers).toHaveLength(1)
 
     // A slot given back is usable again.
