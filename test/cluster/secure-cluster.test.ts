@@ -16,7 +16,7 @@ import type { ClientSecurity, SaslCredentials } from '../../src/client/sasl.js'
 import { AclOperation, AclPermission, PatternType, ResourceType } from '../../src/domain/acl.js'
 import { ErrorCode } from '../../src/domain/errors.js'
 import * as AlterScram from '../../src/protocol/messages/51-alter-user-scram-credentials.gen.js'
-import { freeLoopbackPort, hasOpenssl, makeTestCertificates, startCluster, zookeeperMissing, type TestCertificates, type TestCluster } from '../harness/index.js'
+import { freeLoopbackPort, hasOpenssl, makeTestCertificates, startCluster, until, zookeeperMissing, type TestCertificates, type TestCluster } from '../harness/index.js'
 
 const SKIP = zookeeperMissing() !== undefined || !hasOpenssl()
 const TOPIC = 'secure-replicated'
@@ -29,21 +29,6 @@ const security = (sasl: SaslCredentials): ClientSecurity => ({ tls: { ca: readFi
 const asBroker = (): ClientSecurity => security({ mechanism: 'PLAIN', username: 'broker', password: 'broker-secret' })
 const asAlice = (): ClientSecurity => security({ mechanism: 'SCRAM-SHA-256', username: 'alice', password: 'alice-secret' })
 const asMallory = (): ClientSecurity => security({ mechanism: 'PLAIN', username: 'mallory', password: 'mallory-secret' })
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await fn()
-      if (v !== undefined) return v
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : ` (last error: ${(last as Error).message})`}`)
-    await new Promise((r) => setTimeout(r, 200))
-  }
-}
 
 /** SCRAM-SHA-256 credentials for a user, written with AlterUserScramCredentials over the secured listener (as kafka-configs does). */
 async function upsertScram(port: number, user: string, password: string): Promise<number> {
