@@ -199,11 +199,42 @@ function records(kind: 'connector' | 'remove' | 'tasks' | 'target' | 'restart' |
   }
 }
 
-export class KafkaConfigStore implements ConfigStore {
+/**
+ * The ConfigStore's writes as Connect's config records (records(), above); where they go — the config
+ * topic, or memory in standalone mode — is the subclass's write.
+ */
+abstract class RecordConfigStore {
+  protected abstract write(list: [string, Record<string, unknown> | null][]): Promise<void>
+
+  putConnectorConfig(name: string, props: Record<string, string>, targetState: TargetState | null): Promise<void> {
+    return this.write(records('connector', name, { props, targetState }))
+  }
+  removeConnectorConfig(name: string): Promise<void> {
+    return this.write(records('remove', name))
+  }
+  putTaskConfigs(name: string, configs: Record<string, string>[]): Promise<void> {
+    return this.write(records('tasks', name, configs))
+  }
+  putTargetState(name: string, state: TargetState): Promise<void> {
+    return this.write(records('target', name, state))
+  }
+  putRestartRequest(req: RestartRequest): Promise<void> {
+    return this.write(records('restart', req.connector, req))
+  }
+  putTaskCountRecord(name: string, count: number): Promise<void> {
+    return this.write(records('fencing', name, count))
+  }
+  putLoggerLevel(namespace: string, level: string): Promise<void> {
+    return this.write(records('logger', namespace, level))
+  }
+}
+
+export class KafkaConfigStore extends RecordConfigStore implements ConfigStore {
   private readonly state = new ConfigState()
   private readonly log: KafkaBasedLog
 
   constructor(client: ClientOptions, topic: string, replicationFactor: number, onError?: (err: unknown) => void) {
+    super()
     this.log = new KafkaBasedLog({
       client,
       topic,
@@ -251,36 +282,15 @@ export class KafkaConfigStore implements ConfigStore {
     return this.state.snapshot()
   }
 
-  private async write(list: [string, Record<string, unknown> | null][]): Promise<void> {
+  protected async write(list: [string, Record<string, unknown> | null][]): Promise<void> {
     for (const [k, v] of list) await this.log.send(k, v === null ? null : JSON.stringify(v), 0)
     await this.log.readToEnd()
   }
 
-  putConnectorConfig(name: string, props: Record<string, string>, targetState: TargetState | null): Promise<void> {
-    return this.write(records('connector', name, { props, targetState }))
-  }
-  removeConnectorConfig(name: string): Promise<void> {
-    return this.write(records('remove', name))
-  }
-  putTaskConfigs(name: string, configs: Record<string, string>[]): Promise<void> {
-    return this.write(records('tasks', name, configs))
-  }
-  putTargetState(name: string, state: TargetState): Promise<void> {
-    return this.write(records('target', name, state))
-  }
-  putRestartRequest(req: RestartRequest): Promise<void> {
-    return this.write(records('restart', req.connector, req))
-  }
-  putTaskCountRecord(name: string, count: number): Promise<void> {
-    return this.write(records('fencing', name, count))
-  }
-  putLoggerLevel(namespace: string, level: string): Promise<void> {
-    return this.write(records('logger', namespace, level))
-  }
 }
 
 /** Standalone mode: the same state in memory (connector configs come from the command line and REST). */
-export class MemoryConfigStore implements ConfigStore {
+export class MemoryConfigStore extends RecordConfigStore implements ConfigStore {
   private readonly state = new ConfigState()
   private next = 0
 
@@ -294,29 +304,8 @@ export class MemoryConfigStore implements ConfigStore {
     return this.state.snapshot()
   }
 
-  private async write(list: [string, Record<string, unknown> | null][]): Promise<void> {
+  protected async write(list: [string, Record<string, unknown> | null][]): Promise<void> {
     for (const [k, v] of list) this.state.apply(k, v === null ? null : JSON.parse(JSON.stringify(v)), this.next++)
   }
 
-  putConnectorConfig(name: string, props: Record<string, string>, targetState: TargetState | null): Promise<void> {
-    return this.write(records('connector', name, { props, targetState }))
-  }
-  removeConnectorConfig(name: string): Promise<void> {
-    return this.write(records('remove', name))
-  }
-  putTaskConfigs(name: string, configs: Record<string, string>[]): Promise<void> {
-    return this.write(records('tasks', name, configs))
-  }
-  putTargetState(name: string, state: TargetState): Promise<void> {
-    return this.write(records('target', name, state))
-  }
-  putRestartRequest(req: RestartRequest): Promise<void> {
-    return this.write(records('restart', req.connector, req))
-  }
-  putTaskCountRecord(name: string, count: number): Promise<void> {
-    return this.write(records('fencing', name, count))
-  }
-  putLoggerLevel(namespace: string, level: string): Promise<void> {
-    return this.write(records('logger', namespace, level))
-  }
 }
