@@ -44,6 +44,7 @@
 //   consumers do.
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
+import type { Outcome } from '../../domain/outcome.js'
 import * as Fetch from '../../protocol/messages/01-fetch.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
 import { FINAL_EPOCH, INITIAL_EPOCH, INVALID_SESSION_ID, nextEpoch, partitionKey, type CachedPartition, type FetchSession } from './common/fetch-sessions.js'
@@ -365,6 +366,27 @@ function recordsBytes(p: Fetch.PartitionData): number {
   return n
 }
 
+/**
+ * A partition read's outcome into its answer, records left empty: the error with unknown offsets, or the
+ * offsets; returns the read when it succeeded. Consumer and follower fetches answer the same way.
+ */
+function answerOffsets<T extends { highWatermark: number; lastStableOffset: number; logStartOffset: number }>(result: Outcome<T>, response: Fetch.PartitionData): T | undefined {
+  response.records = EMPTY
+  if (!result.ok) {
+    response.errorCode = result.errorCode
+    response.highWatermark = -1n
+    response.lastStableOffset = -1n
+    response.logStartOffset = -1n
+    return undefined
+  }
+  const r = result.value
+  response.errorCode = ErrorCode.NONE
+  response.highWatermark = BigInt(r.highWatermark)
+  response.lastStableOffset = BigInt(r.lastStableOffset)
+  response.logStartOffset = BigInt(r.logStartOffset)
+  return r
+}
+
 /** Reads every partition once (one message per shard) and fills the answers; returns the reads holding segments. */
 async function readAll(reads: ConsumerRead[], targets: Fetch.PartitionData[], totalMax: number, partitions: PartitionService): Promise<PartitionRead[]> {
   const held: PartitionRead[] = []
@@ -375,20 +397,9 @@ async function readAll(reads: ConsumerRead[], targets: Fetch.PartitionData[], to
   for (let i = 0; i < results.length; i++) {
     const result = results[i]!
     const response = targets[i]!
-    response.records = EMPTY
-    if (!result.ok) {
-      response.errorCode = result.errorCode
-      response.highWatermark = -1n
-      response.lastStableOffset = -1n
-      response.logStartOffset = -1n
-      continue
-    }
-    const r = result.value
+    const r = answerOffsets(result, response)
+    if (r === undefined) continue
     if (r.regions.length > 0) held.push(r)
-    response.errorCode = ErrorCode.NONE
-    response.highWatermark = BigInt(r.highWatermark)
-    response.lastStableOffset = BigInt(r.lastStableOffset)
-    response.logStartOffset = BigInt(r.logStartOffset)
     if (response.abortedTransactions !== null) response.abortedTransactions = []
     if (r.bytes === 0) continue
     if (r.bytes <= budget || firstWithData) {
@@ -449,22 +460,13 @@ async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, repli
     for (let i = 0; i < results.length; i++) {
       const result = results[i]!
       const response = targets[i]!
-      response.records = EMPTY
       response.divergingEpoch = NO_DIVERGING_EPOCH
-      if (!result.ok) {
-        response.errorCode = result.errorCode
-        response.highWatermark = -1n
-        response.lastStableOffset = -1n
-        response.logStartOffset = -1n
+      const r = answerOffsets(result, response)
+      if (r === undefined) {
         anyError = true
         continue
       }
-      const r = result.value
       if (r.regions.length > 0) held.push(r)
-      response.errorCode = ErrorCode.NONE
-      response.highWatermark = BigInt(r.highWatermark)
-      response.lastStableOffset = BigInt(r.lastStableOffset)
-      response.logStartOffset = BigInt(r.logStartOffset)
       if (r.divergingEpoch !== undefined) {
         response.divergingEpoch = Fetch.createEpochEndOffset({ epoch: r.divergingEpoch.leaderEpoch, endOffset: BigInt(r.divergingEpoch.endOffset) })
         anyError = true
