@@ -16,7 +16,8 @@
 // This is a client-side tool: it starts the broker as a program, never imports it.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs'
-import { connect, createServer } from 'node:net'
+import { connect } from 'node:net'
+import { freeLoopbackPort } from './free-port.js'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Admin } from '../client/admin.js'
@@ -162,19 +163,6 @@ function signal(pid: number | undefined, sig: NodeJS.Signals): void {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
-
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen({ host: '127.0.0.1', port: 0 }, () => {
-      const addr = srv.address()
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0
-      srv.close(() => resolvePort(port))
-    })
-  })
-}
 
 /** ZooKeeper's four-letter word answer ('' when the connection fails). */
 function fourLetterWord(port: number, command: string, timeoutMs = 1000): Promise<string> {

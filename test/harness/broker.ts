@@ -4,7 +4,7 @@
 // the same directory.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freeLoopbackPort } from '../../src/cli/free-port.js'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -58,18 +58,8 @@ export async function startTestBroker(overrides: string[] = [], opts: { dataDir?
   return tb
 }
 
-/** A TCP port that was free a moment ago (bound to 0, read, closed). */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen({ host: '127.0.0.1', port: 0 }, () => {
-      const addr = srv.address()
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0
-      srv.close(() => resolvePort(port))
-    })
-  })
-}
+/** A TCP port on 127.0.0.1 that was free a moment ago (src/cli/free-port.ts says why not port 0). */
+export const freePort = (): Promise<number> => freeLoopbackPort()
 
 export interface BrokerProcessOptions {
   /** Reuse a data dir (restart tests); default a fresh temp dir. */

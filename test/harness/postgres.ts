@@ -10,7 +10,7 @@
 // loudly); when they are present, any failure to start is a test failure.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freeLoopbackPort } from '../../src/cli/free-port.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
@@ -39,17 +39,7 @@ export function postgresMissing(): string | undefined {
   return missingReason
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen({ host: '127.0.0.1', port: 0 }, () => {
-      const addr = srv.address()
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0
-      srv.close(() => resolve(port))
-    })
-  })
-}
+const freePort = (): Promise<number> => freeLoopbackPort()
 
 /** uid/gid to run as: the postgres user when we are root, else ourselves. */
 function runAs(): { uid?: number; gid?: number } {

@@ -10,7 +10,8 @@
 // loudly); when it is present, any failure to start is a test failure, never a skip.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { connect, createServer } from 'node:net'
+import { connect } from 'node:net'
+import { freeLoopbackPort } from '../../src/cli/free-port.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -67,18 +68,7 @@ function safeKill(pid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
-export function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen({ host: '127.0.0.1', port: 0 }, () => {
-      const addr = srv.address()
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0
-      srv.close(() => resolve(port))
-    })
-  })
-}
+export { freeLoopbackPort }
 
 /** Sends a four-letter-word command and returns the whole answer ('' when the connection fails). */
 export function fourLetterWord(port: number, command: string, timeoutMs = 2000, host = '127.0.0.1'): Promise<string> {
