@@ -29,48 +29,13 @@ import {
   decodeAllRecords, hasPythonModule, recordsBuffer, runOk, simpleBatch, startCluster, SYSTEM_PYTHON, zookeeperMissing,
   type ClusterBroker, type RawClient, type TestCluster,
 } from '../harness/index.js'
+import { partitionsOf, until, type PartitionView } from '../harness/cluster-views.js'
 
 const MISSING = zookeeperMissing()
 const SESSION_TIMEOUT_MS = 8000
 const LAG_MS = 2500
 const OFFSETS_PARTITIONS = 3
 const CONFLUENT = join(dirname(fileURLToPath(import.meta.url)), '..', 'integration', 'python', 'confluent_client.py')
-
-interface PartitionView {
-  partition: number
-  leader: number
-  epoch: number
-  replicas: number[]
-  isr: number[]
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 40_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await fn()
-      if (v !== undefined) return v
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : ` (last error: ${(last as Error).message})`}`)
-    await new Promise((r) => setTimeout(r, 150))
-  }
-}
-
-async function partitionsOf(b: ClusterBroker, topic: string): Promise<PartitionView[]> {
-  const c = await b.client()
-  try {
-    const md = await c.metadata([topic])
-    const t = md.topics.find((x) => x.name === topic)
-    return (t?.partitions ?? [])
-      .map((p) => ({ partition: p.partitionIndex, leader: p.leaderId, epoch: p.leaderEpoch, replicas: p.replicaNodes, isr: [...p.isrNodes].sort() }))
-      .sort((a, b) => a.partition - b.partition)
-  } finally {
-    c.close()
-  }
-}
 
 async function createTopic(c: RawClient, name: string, opts: { partitions?: number; rf?: number; assignments?: number[][] }): Promise<number> {
   const topic = CreateTopics.createCreatableTopic({ name, numPartitions: opts.partitions ?? -1, replicationFactor: opts.rf ?? -1 })
@@ -83,6 +48,23 @@ async function createTopic(c: RawClient, name: string, opts: { partitions?: numb
 }
 
 /** The segment files of a replica (name -> bytes). */
+/** Leader, ISR, high watermark and last stable offset of each partition (for failure messages). */
+async function offsetsOf(alive: ClusterBroker[], topic: string): Promise<{ partition: number; leader: number; isr: number[]; hw?: string; lso?: string }[]> {
+  const views = await partitionsOf(alive[0]!, topic)
+  return Promise.all(views.map(async (v) => {
+    const leader = alive.find((b) => b.id === v.leader)
+    if (leader === undefined) return { partition: v.partition, leader: v.leader, isr: v.isr }
+    const c = await leader.client()
+    try {
+      const hw = await c.listOffset(topic, v.partition, -1n, 5, 0)
+      const lso = await c.listOffset(topic, v.partition, -1n, 5, 1)
+      return { partition: v.partition, leader: v.leader, isr: v.isr, hw: String(hw.offset), lso: String(lso.offset) }
+    } finally {
+      c.close()
+    }
+  }))
+}
+
 function segmentFiles(b: ClusterBroker, topic: string, partition: number): Map<string, Buffer> {
   const dir = join(b.dataDir, `${topic}-${partition}`)
   const out = new Map<string, Buffer>()
@@ -442,7 +424,12 @@ describe.skipIf(MISSING !== undefined)('replication in a three-broker cluster (m
     await verify.connect()
     await verify.subscribe({ topic: 'txn-data', fromBeginning: true })
     await verify.run({ eachMessage: async ({ message }) => void all.push(message.value!.toString()) })
-    await until('every committed record read again', async () => (all.length >= expected.length ? true : undefined), 90_000)
+    try {
+      await until('every committed record read again', async () => (all.length >= expected.length ? true : undefined), 90_000)
+    } catch (err) {
+      // Seen once in a full run: say what was missing and where each partition's HW and LSO stood.
+      throw new Error(`${(err as Error).message}; missing ${JSON.stringify(expected.filter((v) => !all.includes(v)))}; partitions ${JSON.stringify(await offsetsOf(alive(), 'txn-data'))}`)
+    }
     await new Promise((r) => setTimeout(r, 1000))
     await verify.disconnect()
     expect([...all].sort()).toEqual([...expected].sort())

@@ -208,9 +208,11 @@ export class RawClient {
     return res.responses[0]!.partitions[0]!
   }
 
-  async listOffset(topic: string, partition: number, timestamp: bigint, version = 5): Promise<ListOffsets.ListOffsetsPartitionResponse> {
+  /** isolationLevel 1 (read_committed) answers latest (-1n) with the last stable offset instead of the high watermark. */
+  async listOffset(topic: string, partition: number, timestamp: bigint, version = 5, isolationLevel = 0): Promise<ListOffsets.ListOffsetsPartitionResponse> {
     const req = ListOffsets.createListOffsetsRequest({
       replicaId: -1,
+      isolationLevel,
       topics: [ListOffsets.createListOffsetsTopic({ name: topic, partitions: [ListOffsets.createListOffsetsPartition({ partitionIndex: partition, timestamp })] })],
     })
     const res = await this.call(2, version, (w) => ListOffsets.encodeListOffsetsRequest(w, req, version), ListOffsets.decodeListOffsetsResponse)
