@@ -23,6 +23,7 @@ import * as AlterConfigs from '../../src/protocol/messages/33-alter-configs.gen.
 import * as CreatePartitions from '../../src/protocol/messages/37-create-partitions.gen.js'
 import * as AlterPartition from '../../src/protocol/messages/56-alter-partition.gen.js'
 import { simpleBatch, startCluster, zookeeperMissing, type ClusterBroker, type RawClient, type TestCluster } from '../harness/index.js'
+import { until } from '../harness/cluster-views.js'
 
 const MISSING = zookeeperMissing()
 const SESSION_TIMEOUT_MS = 4000
@@ -60,21 +61,6 @@ async function metadataFrom(b: ClusterBroker, topic: string): Promise<ClusterVie
     return view(await c.metadata([topic]), topic)
   } finally {
     c.close()
-  }
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await fn()
-      if (v !== undefined) return v
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : ` (last error: ${(last as Error).message})`}`)
-    await new Promise((r) => setTimeout(r, 100))
   }
 }
 
