@@ -39,6 +39,21 @@ export class RateMeter {
   }
 }
 
+/**
+ * The leader side (leader.replication.throttled.rate): the replica manager asks it for each follower fetch
+ * and leaves out the records of listed partitions whose fetching follower is out of the ISR while the
+ * rate is over the bound (Kafka's ReplicaManager.shouldLeaderThrottle).
+ */
+export interface LeaderThrottle {
+  /** A bound is set (unset: nothing is looked up or measured). */
+  hasBound(): boolean
+  /** This broker's replica (the leader's) is listed in the topic's leader.replication.throttled.replicas. */
+  isThrottled(topic: string, partition: number): boolean
+  isQuotaExceeded(): boolean
+  /** Bytes sent to followers for listed partitions, in sync or not (Kafka counts both). */
+  record(bytes: number): void
+}
+
 export interface ReplicationQuotaOptions {
   brokerId: number
   /** The bound now (bytes/s; Long.MAX_VALUE or more: unthrottled). */
@@ -65,9 +80,13 @@ export class ReplicationQuota {
     return list.split(',').some((e) => e.trim() === mine)
   }
 
-  isQuotaExceeded(now = Date.now()): boolean {
+  hasBound(): boolean {
     const bound = this.options.bound()
-    return Number.isFinite(bound) && bound < Number.MAX_SAFE_INTEGER && this.#meter.rate(now) > bound
+    return Number.isFinite(bound) && bound < Number.MAX_SAFE_INTEGER
+  }
+
+  isQuotaExceeded(now = Date.now()): boolean {
+    return this.hasBound() && this.#meter.rate(now) > this.options.bound()
   }
 
   record(bytes: number, now = Date.now()): void {
