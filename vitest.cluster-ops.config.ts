@@ -1,7 +1,8 @@
 // `npm run test:cluster-ops`: the cluster-operations tests with Kafka's bound on unavailability (the
 // longest gap in acknowledged writes under 1 s across a controlled shutdown, a preferred election and a
 // rolling restart), meant for a quiet machine, plus the long variants (test/cluster/*.ops.ts: throttled
-// reassignment, cancellation, preferred and unclean elections on demand, rolling restart under load).
+// reassignment (both sides, and the leader side alone), cancellation, preferred and unclean elections on
+// demand, rolling restart under load).
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({

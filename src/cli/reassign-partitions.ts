@@ -29,7 +29,7 @@ const SPEC: CommandSpec = {
     { name: 'reassignment-json-file', value: 'FILE', desc: '{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[2,3]}]}' },
     { name: 'topics-to-move-json-file', value: 'FILE', desc: '{"version":1,"topics":[{"topic":"t"}]}' },
     { name: 'broker-list', value: 'IDS', desc: 'With --generate: the brokers to spread replicas over, comma-separated' },
-    { name: 'throttle', value: 'BYTES', desc: 'With --execute: replication throttle in bytes/s for the moving replicas' },
+    { name: 'throttle', value: 'BYTES', desc: 'With --execute: bytes/s for the moving replicas, as leader.replication.throttled.rate and follower.replication.throttled.rate on the brokers involved (--verify removes it)' },
   ],
   notes: `Examples:
   skein reassign-partitions --bootstrap-server 127.0.0.1:9092 --generate --topics-to-move-json-file topics.json --broker-list 1,2,3

@@ -335,7 +335,7 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'replica.high.watermark.checkpoint.interval.ms', type: 'long', default: 5000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'How often replicated partitions write their high watermark to replication-offset-checkpoint.' }),
   def({ name: 'leader.replication.throttled.rate', type: 'long', default: LONG_MAX, dynamic: 'per-broker', validator: atLeast(0), validValues: '[0,...]',
-    doc: 'Bytes per second this broker, as leader, would send for the replicas its topics list in leader.replication.throttled.replicas (set by skein reassign-partitions --throttle). Accepted, not enforced yet: the follower side holds the rate.' }),
+    doc: 'Bytes per second this broker, as leader, sends to followers for the partitions whose topic lists its replica in leader.replication.throttled.replicas (set by skein reassign-partitions --throttle): over the rate, followers out of the ISR get no records for them; in-sync followers are never held back but their bytes count.' }),
   def({ name: 'follower.replication.throttled.rate', type: 'long', default: LONG_MAX, dynamic: 'per-broker', validator: atLeast(0), validValues: '[0,...]',
     doc: 'Bytes per second this broker, as follower, fetches for its replicas that are out of the ISR and listed in their topic\'s follower.replication.throttled.replicas (set by skein reassign-partitions --throttle).' }),
   def({ name: 'replication.quota.window.num', type: 'int', default: 11, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',

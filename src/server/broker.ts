@@ -35,7 +35,7 @@ import { HANDLERS } from './handlers/index.js'
 import { ProducerIdManager } from './producer-ids.js'
 import { HandlerRegistry } from './registry.js'
 import { ReplicaManager } from './replica-manager.js'
-import { ReplicationQuota } from '../replication/replication-quota.js'
+import { ReplicationQuota, type LeaderThrottle } from '../replication/replication-quota.js'
 import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
 import { buildListenerSecurity, listenerTlsContexts } from './listener-security.js'
 import { ScramCredentialService } from './scram-credentials.js'
@@ -155,6 +155,7 @@ export class Broker {
       numReplicaFetchers: () => this.config.getInt('num.replica.fetchers'),
       replicaLagTimeMaxMs: config.getInt('replica.lag.time.max.ms'),
       followerThrottle: followerThrottle(nodeId, () => this.config, () => this.metadata),
+      leaderThrottle: leaderThrottle(nodeId, () => this.config, () => this.metadata),
       fetcher: {
         maxWaitMs: config.getInt('replica.fetch.wait.max.ms'),
         minBytes: config.getInt('replica.fetch.min.bytes'),
@@ -504,6 +505,21 @@ function followerThrottle(brokerId: number, config: () => BrokerConfig, metadata
     isQuotaExceeded: () => quota.isQuotaExceeded(),
     record: (bytes) => quota.record(bytes),
   }
+}
+
+/**
+ * The leader side of replication throttling: leader.replication.throttled.rate (a dynamic broker config,
+ * read at each use) over the partitions whose topic lists this broker's replica in
+ * leader.replication.throttled.replicas; the replica manager holds back only followers out of the ISR.
+ */
+function leaderThrottle(brokerId: number, config: () => BrokerConfig, metadata: () => MetadataImage): LeaderThrottle {
+  return new ReplicationQuota({
+    brokerId,
+    bound: () => Number(config().get('leader.replication.throttled.rate')),
+    throttledReplicas: (topic) => metadata().topic(topic)?.configs['leader.replication.throttled.replicas'] ?? '',
+    samples: config().getInt('replication.quota.window.num'),
+    sampleMs: config().getInt('replication.quota.window.size.seconds') * 1000,
+  })
 }
 
 /** What other brokers and clients learn about this broker: its advertised endpoints and rack. */

@@ -37,6 +37,7 @@ import { DelayedProducePurgatory } from '../replication/delayed-produce.js'
 import type { FollowerLog, FollowerLogState, LeaderEndpoint } from '../replication/leader-endpoint.js'
 import { PartitionLeaderState } from '../replication/partition.js'
 import { fetcherIdFor, fetchKey, ReplicaFetcher, type FetcherPartition, type FollowerThrottle, type ReplicaFetcherSettings } from '../replication/replica-fetcher.js'
+import type { LeaderThrottle } from '../replication/replication-quota.js'
 import type { AppendItem, ShardReadResult, ShardRouter } from '../shard/router.js'
 import type { BrokerMetrics, TopicMetrics } from './broker-metrics.js'
 import type { AppendResult, LogConfig, PartitionState } from '../storage/types.js'
@@ -114,6 +115,8 @@ export interface ReplicaManagerDeps {
   fetcher: ReplicaFetcherSettings
   /** follower.replication.throttled.rate over follower.replication.throttled.replicas (none: unthrottled). */
   followerThrottle?: FollowerThrottle
+  /** leader.replication.throttled.rate over leader.replication.throttled.replicas (none: unthrottled). */
+  leaderThrottle?: LeaderThrottle
 }
 
 export class ReplicaManager implements PartitionService, ReplicaManagerPort {
@@ -447,6 +450,13 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     const reads: { topic: string; partition: number; offset: number; maxBytes: number; lastFetchedEpoch: number; highWatermark?: number }[] = []
     const at: number[] = []
     const now = Date.now()
+    // The leader side of replication throttling (Kafka's ReplicaManager.shouldLeaderThrottle): while the
+    // rate is over leader.replication.throttled.rate, a listed partition whose fetching replica is out of
+    // the ISR is answered without records (its offsets still move the follower's state). The rate counts
+    // the bytes of every listed partition, in sync or not, as Kafka's does. Decided once per fetch.
+    const throttle = this.deps.leaderThrottle?.hasBound() === true ? this.deps.leaderThrottle : undefined
+    const overQuota = throttle?.isQuotaExceeded() ?? false
+    const listed: boolean[] = []
     items.forEach((item, i) => {
       const error = this.leaderError(item.topic, item.partition, item.currentLeaderEpoch)
       const p = this.#hosted.get(item.topic)?.[item.partition]
@@ -470,6 +480,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       }
       reads.push(read)
       at.push(i)
+      listed.push(throttle?.isThrottled(item.topic, item.partition) ?? false)
     })
     if (reads.length === 0) return out
     const results = await this.router.call('readForFollower', reads)
@@ -480,6 +491,16 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         return
       }
       const v = r.value
+      if (listed[j]! && v.bytes > 0) {
+        if (overQuota && !(this.#hosted.get(item.topic)?.[item.partition]?.leaderState?.isr.includes(replicaId) ?? false)) {
+          this.router.releaseLeases([v])
+          v.regions = []
+          v.bytes = 0
+          v.leaseId = 0
+        } else {
+          throttle!.record(v.bytes)
+        }
+      }
       out[at[j]!] = {
         ok: true,
         value: {

@@ -2,6 +2,9 @@
 // Skein brokers without the auto rebalance (elections happen when asked), min.insync.replicas=2.
 // - A throttled reassignment (`skein reassign-partitions --throttle`) of a partition holding ~3 MB moves at
 //   roughly the rate (the time and the rate are printed), and --verify removes the throttles.
+// - The leader side alone (leader.replication.throttled.rate on the leader, no follower rate): the new
+//   replica's catch-up takes at least bytes / rate (less the first window's allowance), while the in-sync
+//   follower is not held back (an acks=all write during the catch-up is answered at once).
 // - A reassignment waiting on a broker that is down is listed (ListPartitionReassignments) and cancelled
 //   (`--cancel`): the partition is back on its replicas and the added one is gone from the znode.
 // - PREFERRED: after a broker returns, `skein leader-election --all-topic-partitions` gives it its
@@ -100,6 +103,58 @@ describe.skipIf(MISSING !== undefined)('cluster operations, the long variants', 
     expect(verified).toContain('Clearing topic-level throttles on topic heavy')
     expect(JSON.parse((await zk.getData('/config/topics/heavy')).data.toString()).config).toEqual({})
     await expectIdenticalLogs(cluster, 'heavy', 0, [2, 3])
+  }, 180_000)
+
+  it('holds a reassignment to the leader\'s throttle alone, without holding back the in-sync follower', async () => {
+    expect(await withClient(1, (c) => createTopic(c, 'leader-held', { assignments: [[1, 2]] }))).toBe(ErrorCode.NONE)
+    await agreed(cluster, 'leader-held', (ps) => ps[0]?.isr.length === 2 && ps[0]!.leader === 1, 'leader-held led by 1 with a full ISR')
+    const value = Buffer.alloc(1000)
+    let bytes = 0
+    await withClient(1, async (c) => {
+      for (let b = 0; b < 30; b++) {
+        const batch = batchOf(Array.from({ length: 100 }, (_, i) => ({ key: null, value: Buffer.concat([Buffer.from(`${b}-${i}-`), value]) })))
+        expect((await c.produce('leader-held', 0, batch, -1)).errorCode).toBe(ErrorCode.NONE)
+        bytes += batch.length
+      }
+    })
+    const rate = 500_000
+    // As Kafka's tool would set the leader's half: the rate on the leader, its replicas listed on the topic.
+    const setRate = await tool(['configs', '--broker', '1', '--alter', '--add-config', `leader.replication.throttled.rate=${rate}`])
+    expect(setRate.code, setRate.stderr.toString()).toBe(0)
+    const setList = await tool(['configs', '--topic', 'leader-held', '--alter', '--add-config', 'leader.replication.throttled.replicas=[0:1,0:2]'])
+    expect(setList.code, setList.stderr.toString()).toBe(0)
+    const plan = join(dir, 'leader-held.json')
+    writeFileSync(plan, JSON.stringify({ version: 1, partitions: [{ topic: 'leader-held', partition: 0, replicas: [2, 3] }] }))
+    const started = Date.now()
+    const exec = await tool(['reassign-partitions', '--execute', '--reassignment-json-file', plan])
+    expect(exec.code, exec.stderr.toString()).toBe(0)
+    // Over the rate by now (the first window's allowance went at once): broker 2, in the ISR, still
+    // copies a new acks=all write (min.insync.replicas=2) without waiting for the throttle.
+    await new Promise((r) => setTimeout(r, 1500))
+    const midway = await tool(['reassign-partitions', '--verify', '--reassignment-json-file', plan])
+    expect(midway.out).toContain('Reassignment of partition leader-held-0 is still in progress.')
+    const ackedInMs = await withClient(1, async (c) => {
+      const t0 = Date.now()
+      expect((await c.produce('leader-held', 0, batchOf([{ value: Buffer.from('in-sync is not throttled') }]), -1)).errorCode).toBe(ErrorCode.NONE)
+      return Date.now() - t0
+    })
+    await until('the leader-throttled reassignment to complete', async () => {
+      const v = await tool(['reassign-partitions', '--verify', '--reassignment-json-file', plan])
+      return v.out.includes('Reassignment of partition leader-held-0 is completed.') ? true : undefined
+    }, 120_000)
+    const tookMs = Date.now() - started
+    const measured = (bytes * 1000) / tookMs
+    // replication.quota.window.num=2 x 1 s: the first second's worth passes before the rate is exceeded.
+    const floorMs = ((bytes - rate) / rate) * 1000
+    console.log(`[ops] leader-throttled reassignment of ${bytes} bytes at ${rate} B/s: ${tookMs} ms (floor ${Math.round(floorMs)} ms), ${Math.round(measured)} B/s (${((measured / rate) * 100).toFixed(0)}% of the throttle); an acks=all write meanwhile: ${ackedInMs} ms`)
+    expect(tookMs).toBeGreaterThanOrEqual(floorMs * 0.8)
+    expect(ackedInMs).toBeLessThan(3000)
+    const [after] = await agreed(cluster, 'leader-held', (ps) => ps[0]!.isr.length === 2 && JSON.stringify(ps[0]!.replicas) === '[2,3]', 'leader-held on [2,3] with a full ISR')
+    expect([...after!.isr].sort()).toEqual([2, 3])
+    await expectIdenticalLogs(cluster, 'leader-held', 0, [2, 3])
+    // --verify cleared the throttles it knows of: the broker rates and the topic's lists.
+    expect(JSON.parse((await zk.getData('/config/topics/leader-held')).data.toString()).config).toEqual({})
+    expect(JSON.parse((await zk.getData('/config/brokers/1')).data.toString()).config).toEqual({})
   }, 180_000)
 
   it('lists a reassignment waiting on a broker that is down, and cancels it', async () => {

@@ -11,6 +11,9 @@
 //   deleted, partitions are added and a topic config changes, and PREFERRED elections of its partitions
 //   answer PREFERRED_LEADER_NOT_AVAILABLE; when it returns all three reach it, and the auto rebalance gives
 //   it its preferred leaderships back (that gap is printed too).
+// - leader.replication.throttled.rate (set with kafkajs's admin): a replica added to a partition whose
+//   leader is over its throttle gets no more than the first fetch's worth and the reassignment waits; once
+//   the rate is removed it catches up and the replicas are identical (npm run test:cluster-ops times it).
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,9 +25,9 @@ import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.
 import * as DescribeConfigs from '../../src/protocol/messages/32-describe-configs.gen.js'
 import * as ElectLeaders from '../../src/protocol/messages/43-elect-leaders.gen.js'
 import * as AlterPartitionReassignments from '../../src/protocol/messages/45-alter-partition-reassignments.gen.js'
-import { hasPythonModule, startCluster, zookeeperMissing, type RawClient, type TestCluster } from '../harness/index.js'
+import { batchOf, hasPythonModule, startCluster, zookeeperMissing, type RawClient, type TestCluster } from '../harness/index.js'
 import { skein } from '../cli/helpers.js'
-import { AckedLoad, agreed, expectIdenticalLogs, LibrdkafkaLoad, readAll, until } from './ops-helpers.js'
+import { AckedLoad, agreed, expectIdenticalLogs, LibrdkafkaLoad, logBytes, readAll, until } from './ops-helpers.js'
 
 const MISSING = zookeeperMissing()
 const SESSION_TIMEOUT_MS = 4000
@@ -268,4 +271,40 @@ describe.skipIf(MISSING !== undefined)('cluster operations: elections, reassignm
     })
     expect(retention).toBe('7654321')
   }, 180_000)
+
+  it("holds a new replica back while its leader's replication throttle is exceeded, and lets it catch up once removed", async () => {
+    expect(await withClient(1, (c) => createTopic(c, 'held', { assignments: [[1, 2]] }))).toBe(ErrorCode.NONE)
+    await agreed(cluster, 'held', (ps) => ps[0]?.isr.length === 2 && ps[0]!.leader === 1, 'held led by 1 with a full ISR')
+    await withClient(1, async (c) => {
+      for (let b = 0; b < 30; b++) {
+        const batch = batchOf(Array.from({ length: 100 }, (_, i) => ({ key: null, value: Buffer.alloc(1000, `${b}-${i}`) })))
+        expect((await c.produce('held', 0, batch, -1)).errorCode).toBe(ErrorCode.NONE)
+      }
+    })
+    const admin = kafka.admin()
+    await admin.connect()
+    const configs = (type: number, name: string, entries: Record<string, string>) =>
+      admin.alterConfigs({ validateOnly: false, resources: [{ type, name, configEntries: Object.entries(entries).map(([n, value]) => ({ name: n, value })) }] })
+    try {
+      // 1 B/s: the new replica's first fetch passes (nothing measured yet), then the rate stays over it.
+      await configs(4, '1', { 'leader.replication.throttled.rate': '1' })
+      await configs(2, 'held', { 'leader.replication.throttled.replicas': '*' })
+      await admin.alterPartitionReassignments({ topics: [{ topic: 'held', partitionAssignment: [{ partition: 0, replicas: [1, 2, 3] }] }] })
+      await new Promise((r) => setTimeout(r, 2000))
+      expect((await admin.listPartitionReassignments({})).topics).toHaveLength(1)
+      const [midway] = await agreed(cluster, 'held', (ps) => ps[0]!.replicas.length === 3, 'held with broker 3 added')
+      expect(midway!.isr).not.toContain(3)
+      // At most one fetch's worth: replica.fetch.max.bytes (1 MiB) plus the batch that crosses it.
+      const copied = logBytes(cluster.broker(3), 'held', 0).length
+      expect(copied).toBeLessThanOrEqual((1 << 20) + 110_000)
+      expect(logBytes(cluster.broker(1), 'held', 0).length).toBeGreaterThan(3_000_000)
+      await configs(4, '1', {})
+      await agreed(cluster, 'held', (ps) => ps[0]!.isr.length === 3 && ps[0]!.replicas.length === 3, 'held on [1,2,3] with a full ISR')
+      expect((await admin.listPartitionReassignments({})).topics).toEqual([])
+      await configs(2, 'held', {})
+    } finally {
+      await admin.disconnect()
+    }
+    await expectIdenticalLogs(cluster, 'held', 0, [1, 2, 3])
+  }, 60_000)
 })

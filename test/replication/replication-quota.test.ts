@@ -1,7 +1,8 @@
 // Replication throttling's parts (src/replication/replication-quota.ts): which replicas a topic's
-// *.replication.throttled.replicas lists, and the rate over a sliding window of samples.
+// *.replication.throttled.replicas lists, and the rate over a sliding window of samples (the client
+// quotas' SampledRate, Kafka's Rate).
 import { describe, expect, it } from 'vitest'
-import { RateMeter, ReplicationQuota } from '../../src/replication/replication-quota.js'
+import { ReplicationQuota } from '../../src/replication/replication-quota.js'
 
 describe('replication quota', () => {
   it("throttles the replicas listed as partition:broker for this broker, or all with '*'", () => {
@@ -14,22 +15,26 @@ describe('replication quota', () => {
   })
 
   it('measures bytes per second over the window and says when the bound is exceeded', () => {
-    const meter = new RateMeter(2, 1000)
-    meter.record(500, 0)
-    // Younger than one window: over at least (samples - 1) samples.
-    expect(meter.rate(100)).toBe(500)
-    meter.record(1500, 1200)
-    expect(meter.rate(1500)).toBeCloseTo((2000 * 1000) / 1500)
-    // The first sample left the window.
-    expect(meter.rate(2100)).toBeCloseTo(1500)
-    expect(meter.rate(5000)).toBe(0)
+    const measured = new ReplicationQuota({ brokerId: 1, bound: () => 1000, throttledReplicas: () => '*', samples: 2, sampleMs: 1000 })
+    // The windows began at construction (a ms or so before t0: hence the 5 B/s tolerance below).
+    const t0 = Date.now()
+    measured.record(500, t0)
+    // Younger than one window: Kafka's Rate adds the missing (samples - 1) windows, 100 ms + 1 s.
+    expect(measured.rate(t0 + 100)).toBeCloseTo(500 / 1.1, -1)
+    measured.record(1500, t0 + 1200)
+    expect(measured.rate(t0 + 1500)).toBeCloseTo(2000 / 1.5, -1)
+    // The first window aged out (samples x window): the second one's bytes over 0.9 s + 1 s.
+    expect(measured.rate(t0 + 2100)).toBeCloseTo(1500 / 1.9, -1)
+    expect(measured.rate(t0 + 5000)).toBe(0)
 
     let bound = 1000
     const quota = new ReplicationQuota({ brokerId: 1, bound: () => bound, throttledReplicas: () => '*', samples: 2, sampleMs: 1000 })
     const t = Date.now()
     quota.record(3000, t)
+    expect(quota.hasBound()).toBe(true)
     expect(quota.isQuotaExceeded(t + 10)).toBe(true)
     bound = 2 ** 63 // Long.MAX_VALUE: unthrottled
+    expect(quota.hasBound()).toBe(false)
     expect(quota.isQuotaExceeded(t + 10)).toBe(false)
   })
 })
