@@ -12,7 +12,7 @@
 // Sizes: --mm2-records N (default 2000000), --pg-records M (default 200000), --partitions P (default 6),
 // --tasks T (MirrorSourceConnector tasks.max, default 1); or BENCH_MM2_RECORDS, BENCH_PG_RECORDS,
 // BENCH_PARTITIONS, BENCH_TASKS; --mm2-property K=V adds an mm2.properties setting. --skip-pg leaves out
-// part 3 (it is skipped anyway without PostgreSQL).
+// part 3 (it is skipped anyway without PostgreSQL), --skip-mm2 parts 1 and 2.
 import { chmodSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Admin, type BatchDelivery, LATEST_TIMESTAMP, listOffsets, Producer, tpKey } from '../src/client/index.js'
@@ -35,6 +35,7 @@ const PG_RECORDS = arg('pg-records', 'BENCH_PG_RECORDS', 200_000)
 const PARTITIONS = arg('partitions', 'BENCH_PARTITIONS', 6)
 const TASKS = arg('tasks', 'BENCH_TASKS', 1)
 const SKIP_PG = process.argv.includes('--skip-pg')
+const SKIP_MM2 = process.argv.includes('--skip-mm2')
 /** --mm2-property K=V (repeatable): extra mm2.properties settings, e.g. A.consumer.max.poll.records=2000. */
 const EXTRA_MM2: Record<string, string> = Object.fromEntries(process.argv.flatMap((a, i) => (a === '--mm2-property' && process.argv[i + 1] !== undefined ? [process.argv[i + 1]!.split(/=(.*)/s).slice(0, 2)] : [])))
 
@@ -232,7 +233,7 @@ async function main(): Promise<void> {
   const [a, b] = await Promise.all(dirs.map((dataDir) => startBroker({ dataDir, overrides: ['auto.create.topics.enable=false'] })))
   try {
     console.log(`Connect benchmark: MirrorMaker 2 ${fmt(MM2_RECORDS)} records, PostgreSQL sink ${fmt(PG_RECORDS)} rows`)
-    await benchMirrorMaker(a!, b!)
+    if (!SKIP_MM2) await benchMirrorMaker(a!, b!)
     if (!SKIP_PG) await benchPostgres(a!)
   } finally {
     await Promise.all([a!.stop(), b!.stop()])
