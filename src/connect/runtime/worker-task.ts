@@ -15,6 +15,7 @@
 //   preCommit()) returned, every offset.flush.interval.ms, before partitions are revoked and at stop.
 import { type BatchDelivery, Consumer, type ConsumedRecord, type ConsumerOptions, type Header, isRetriableError, Producer, type ProducerOptions, type RebalanceListener, tpKey } from '../../client/index.js'
 import type { Logger } from '../../observability/logger.js'
+import type { MetricsRegistry } from '../../observability/metrics.js'
 import { ConnectHeaders, type Converter, type HeaderConverter, type OffsetStorageReader, type RecordMetadata as TaskRecordMetadata, RetriableException, type SinkRecord, type SinkTask, type SinkTaskContext, type SourceRecord, type SourceTask, type TopicPartition, type TransactionContext } from '../api/plugin.js'
 import type { ConnectRecord } from '../api/plugin.js'
 import type { SchemaAndValue } from '../api/data.js'
@@ -47,6 +48,8 @@ export interface TaskDeps {
   report: StatusReporter
   offsetFlushIntervalMs: number
   gracefulTimeoutMs: number
+  /** The worker's metrics registry, handed to the task in its context. */
+  metrics: MetricsRegistry
   /** A topic the task wrote to or read from (GET /connectors/{c}/topics). */
   onTopic: (topic: string) => void
 }
@@ -299,7 +302,7 @@ export class WorkerSourceTask extends WorkerTask {
       this.commitTimer = setInterval(() => void this.commitOffsets().catch((err) => this.s.log.warn({ err: (err as Error).message }, 'offset commit failed')), this.s.offsetFlushIntervalMs)
       this.commitTimer.unref()
     }
-    task.initialize({ configs: () => ({ ...this.s.taskProps }), offsetStorageReader: this.reader(), transactionContext: this.transactionContext() })
+    task.initialize({ configs: () => ({ ...this.s.taskProps }), offsetStorageReader: this.reader(), transactionContext: this.transactionContext(), metrics: this.s.metrics })
     const eos = this.s.exactlyOnce
     this.producer = new Producer({ ...this.s.producerOptions, ...(eos !== null ? { transactionalId: eos.transactionalId, enableIdempotence: true, acks: -1 } : {}) })
     if (eos !== null) await this.producer.initTransactions()
@@ -701,6 +704,7 @@ export class WorkerSinkTask extends WorkerTask {
       requestCommit: () => {
         this.commitRequested = true
       },
+      metrics: this.s.metrics,
       errantRecordReporter: reporter === null ? null : {
         report: async (record: SinkRecord, error: Error) => {
           const origin = this.origins.get(record)
