@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { Admin, Producer } from '../../src/client/index.js'
 import { MirrorMakerConfig, startMirrorMaker, type MirrorMakerHandle } from '../../src/connect/mirror-maker.js'
 import { type AclBinding, AclOperation, AclPermission, PatternType, ResourceType } from '../../src/domain/acl.js'
+import { WindowedStat } from '../../src/connect/mirror/metrics.js'
 import { silentLogger } from '../../src/observability/logger.js'
 import { startBrokerProcess, type BrokerProcess } from '../harness/broker.js'
 import { waitFor } from './helpers.js'
@@ -27,6 +28,27 @@ function samples(text: string, name: string): Map<string, number> {
   }
   return out
 }
+
+describe('WindowedStat (Kafka\'s two 30 s samples)', () => {
+  test('min, max, avg and rates cover the last one to two samples; NaN when nothing is in them', () => {
+    let t = 1_000_000
+    const s = new WindowedStat(() => t)
+    expect(s.avg).toBeNaN()
+    expect(s.max).toBeNaN()
+    s.record(10)
+    s.record(30)
+    t += 31_000 // a new sample; the first still counts
+    s.record(20)
+    expect([s.min, s.max, s.avg, s.last]).toEqual([10, 30, 20, 20])
+    expect(s.rateOfCount()).toBeCloseTo(3 / 31, 5) // 3 values over the 31 s since the oldest sample began
+    t += 31_000 // the first sample is replaced
+    s.record(50)
+    expect([s.min, s.max, s.avg]).toEqual([20, 50, 35])
+    t += 120_000 // both stale
+    expect(s.avg).toBeNaN()
+    expect(s.last).toBe(50)
+  })
+})
 
 describe('MirrorMaker 2: topic ACL sync and metrics', () => {
   let a: BrokerProcess

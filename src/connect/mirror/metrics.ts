@@ -29,17 +29,17 @@ export class WindowedStat {
     this.samples[1]!.start = t - SAMPLE_MS
   }
 
-  record(v: number): void {
+  /** Records a value at `now` (the caller's clock reading: one per batch on hot paths). */
+  record(v: number, now = this.now()): void {
     this.last = v
-    const s = this.sample()
+    const s = this.sample(now)
     s.count++
     s.sum += v
     if (v < s.min) s.min = v
     if (v > s.max) s.max = v
   }
 
-  private sample(): Sample {
-    const t = this.now()
+  private sample(t = this.now()): Sample {
     let s = this.samples[this.current]!
     if (t - s.start >= SAMPLE_MS) {
       this.current = 1 - this.current
@@ -112,7 +112,6 @@ class Sample {
 export class MirrorPartitionMetrics {
   recordCount = 0
   byteCount = 0
-  readonly records = new WindowedStat()
   readonly bytes = new WindowedStat()
   readonly recordAge = new WindowedStat()
   readonly replicationLatency = new WindowedStat()
@@ -121,16 +120,16 @@ export class MirrorPartitionMetrics {
 
   /** A record polled from the source: its age and size. */
   polled(timestamp: number, valueBytes: number, now = Date.now()): void {
-    this.recordAge.record(now - timestamp)
+    this.recordAge.record(now - timestamp, now)
     this.byteCount += valueBytes
-    this.bytes.record(valueBytes)
+    this.bytes.record(valueBytes, now)
   }
 
   /** A record the target acknowledged. */
   replicated(timestamp: number, now = Date.now()): void {
     this.recordCount++
-    this.records.record(1)
-    this.replicationLatency.record(now - timestamp)
+    // replicationLatency counts one value per record: its rate is the record rate.
+    this.replicationLatency.record(now - timestamp, now)
   }
 }
 
@@ -158,7 +157,7 @@ function sourceSet(registry: MetricsRegistry): Set<MirrorPartitionMetrics> {
   const gauge = (name: string, help: string, value: (m: MirrorPartitionMetrics) => number, type: 'gauge' | 'counter' = 'gauge'): void =>
     registry.collected(`${SOURCE_PREFIX}${name}`, help, type, SOURCE_LABELS, each(s, (m, emit) => emit(m.labels, value(m))))
   gauge('record_count', 'Number of source records replicated to the target cluster.', (m) => m.recordCount, 'counter')
-  gauge('record_rate', 'Average number of source records replicated to the target cluster per second.', (m) => m.records.rateOfCount())
+  gauge('record_rate', 'Average number of source records replicated to the target cluster per second.', (m) => m.replicationLatency.rateOfCount())
   gauge('record_age_ms', 'The age of incoming source records when replicated to the target cluster.', (m) => m.recordAge.last)
   gauge('record_age_ms_min', 'The min age of incoming source records when replicated to the target cluster.', (m) => m.recordAge.min)
   gauge('record_age_ms_max', 'The max age of incoming source records when replicated to the target cluster.', (m) => m.recordAge.max)
