@@ -892,7 +892,10 @@ export class WorkerSinkTask extends WorkerTask {
 
   private async convert(records: ConsumedRecord[]): Promise<SinkRecord[]> {
     const batch: SinkRecord[] = []
-    for (const r of records) {
+    for (let i = 0; i < records.length; i++) {
+      // While a put() is in flight, its I/O gets the event loop between slices of the conversion.
+      if (i % 256 === 255 && this.inFlightPut !== null) await new Promise<void>((resolve) => setImmediate(resolve))
+      const r = records[i]!
       let sr = this.toSinkRecord(r)
       if (sr instanceof Promise) sr = await sr
       if (sr !== null) batch.push(sr)

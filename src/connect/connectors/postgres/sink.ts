@@ -327,27 +327,42 @@ export class PostgresSinkTask extends SinkTask {
       this.retry(err)
       return
     }
+    const batchSize = Math.max(1, this.c['batch.size'] as number)
+    const batches: RowOp[][] = []
+    for (let i = 0; i < ops.length;) {
+      const first = ops[i]!
+      let j = i + 1
+      while (j < ops.length && j - i < batchSize && ops[j]!.table === first.table && ops[j]!.shape === first.shape) j++
+      batches.push(ops.slice(i, j))
+      i = j
+    }
+    // A put that is one statement on a known table is atomic by itself: it is sent alone, without
+    // BEGIN and COMMIT round trips around it. Anything more runs in one transaction.
+    const single = batches.length === 1 && this.tables.has(batches[0]![0]!.table) && this.isOneStatement(batches[0]!)
     try {
-      await client.query('BEGIN')
-      const batchSize = Math.max(1, this.c['batch.size'] as number)
-      let i = 0
-      while (i < ops.length) {
-        const first = ops[i]!
-        await this.ensureTable(client, first)
-        let j = i + 1
-        while (j < ops.length && j - i < batchSize && ops[j]!.table === first.table && ops[j]!.shape === first.shape) j++
-        await this.execute(client, ops.slice(i, j))
-        i = j
+      if (!single) await client.query('BEGIN')
+      for (const batch of batches) {
+        await this.ensureTable(client, batch[0]!)
+        await this.execute(client, batch)
       }
-      await client.query('COMMIT')
+      if (!single) await client.query('COMMIT')
       this.retriesLeft = this.c['max.retries'] as number
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {})
+      if (!single) await client.query('ROLLBACK').catch(() => {})
       // A table changed behind our back: read its columns again on the retry.
       this.tables.clear()
       if (err instanceof ConnectException) throw err
       this.retry(err)
     }
+  }
+
+  /** Whether execute() writes this batch with a single statement. */
+  private isOneStatement(batch: RowOp[]): boolean {
+    const first = batch[0]!
+    const width = first.keyColumns.length + first.valueColumns.length
+    if (first.kind === 'delete') return batch.length <= Math.floor(60000 / Math.max(1, first.keyColumns.length))
+    if (this.insertMode === 'update') return batch.length === 1
+    return this.arrayTypes(first) !== null || batch.length <= Math.floor(60000 / Math.max(1, width))
   }
 
   private retry(err: unknown): void {
@@ -392,9 +407,11 @@ export class PostgresSinkTask extends SinkTask {
     let rows = batch
     if (this.insertMode === 'upsert') {
       // One statement may not touch a row twice: the last record of each key is what the rows leave.
-      const last = new Map<string, RowOp>()
+      const last = new Map<unknown, RowOp>()
       for (const op of batch) {
-        const k = JSON.stringify(op.keyValues.map((v) => (Buffer.isBuffer(v) ? v.toString('hex') : v)))
+        // A one-column number key is its own map key, a string one tagged 's'; others by their JSON, tagged 'j'.
+        const only = op.keyValues.length === 1 ? op.keyValues[0] : undefined
+        const k = typeof only === 'number' ? only : typeof only === 'string' ? `s${only}` : `j${JSON.stringify(op.keyValues.map((v) => (Buffer.isBuffer(v) ? v.toString('hex') : v)))}`
         last.delete(k)
         last.set(k, op)
       }
