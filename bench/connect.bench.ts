@@ -8,7 +8,8 @@
 // 3. the PostgreSQL sink: M JSON-with-schema records upserted (insert.mode=upsert, pk id, batch.size
 //    3000) by a standalone worker into a real PostgreSQL (initdb in a temp dir, fsync off), rows/s until
 //    the table holds them all; beside it PostgreSQL's own rate for the same rows: COPY FROM a CSV file
-//    and batched INSERT ... ON CONFLICT DO UPDATE (unnest arrays, 3000 rows a statement).
+//    and batched INSERT ... ON CONFLICT DO UPDATE (unnest arrays, 3000 rows a statement). The worker's CPU
+//    time per row (user + system of this process over the sink's run) is printed too.
 // Sizes: --mm2-records N (default 2000000), --pg-records M (default 200000), --partitions P (default 6),
 // --tasks T (MirrorSourceConnector tasks.max, default 1); or BENCH_MM2_RECORDS, BENCH_PG_RECORDS,
 // BENCH_PARTITIONS, BENCH_TASKS; --mm2-property K=V adds an mm2.properties setting. --skip-pg leaves out
@@ -148,6 +149,8 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     const name = (i: number): string => `name-${i}-${'x'.repeat(40)}`
     await produce(broker.bootstrap, topic, PG_RECORDS, (i) => Buffer.from(JSON.stringify({ schema, payload: { id: i, name: name(i), score: i * 10 } })))
     const started = performance.now()
+    // The worker runs in this process: its CPU per row is a figure a busy shared machine disturbs less than rows/s.
+    const cpuStart = process.cpuUsage()
     const connect = await startConnect({
       mode: 'standalone',
       log: silentLogger(),
@@ -189,6 +192,8 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     } finally {
       await connect.stop()
     }
+    const cpu = process.cpuUsage(cpuStart)
+    const cpuPerRow = (cpu.user + cpu.system) / PG_RECORDS
     // Rows are counted every 100 ms: a span shorter than a few counts is not a rate.
     const sinkRate = done - firstRow >= 500 ? PG_RECORDS / ((done - firstRow) / 1000) : NaN
     const withStartup = PG_RECORDS / ((done - started) / 1000)
@@ -221,7 +226,7 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
       await client.end()
     }
     const upsertRate = PG_RECORDS / ((performance.now() - t) / 1000)
-    console.log(`PostgreSQL sink (upsert, batch.size 3000, JSON with schemas): ${fmt(sinkRate)} rows/s from the first row (${fmt(withStartup)} with the worker's start-up); PostgreSQL itself: COPY ${fmt(copyRate)} rows/s, batched INSERT ... ON CONFLICT ${fmt(upsertRate)} rows/s`)
+    console.log(`PostgreSQL sink (upsert, batch.size 3000, JSON with schemas): ${fmt(sinkRate)} rows/s from the first row (${fmt(withStartup)} with the worker's start-up; worker CPU ${cpuPerRow.toFixed(1)} µs/row); PostgreSQL itself: COPY ${fmt(copyRate)} rows/s, batched INSERT ... ON CONFLICT ${fmt(upsertRate)} rows/s`)
   } finally {
     await pg.stop()
     rmSync(dir, { recursive: true, force: true })
