@@ -956,6 +956,8 @@ export class WorkerSinkTask extends WorkerTask {
   }
 
   protected async close(): Promise<void> {
+    // The task is closed and stopped only after the put() in flight, if any, returned.
+    await this.awaitPut()
     const c = this.consumer
     this.consumer = null
     try {
