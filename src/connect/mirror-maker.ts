@@ -14,6 +14,7 @@
 import { parseKeyValues, UsageError, type CommandSpec } from '../cli/args.js'
 import { readPropertiesFile, runCommand } from '../cli/common.js'
 import { createLogger, type Logger } from '../observability/logger.js'
+import { MetricsRegistry } from '../observability/metrics.js'
 import { startConnect, type ConnectHandle } from './runtime/connect.js'
 import { NotLeaderError } from './runtime/herder.js'
 
@@ -113,6 +114,8 @@ export class MirrorMakerConfig {
 
 export interface MirrorMakerHandle {
   flows: { flow: Flow; connect: ConnectHandle }[]
+  /** One registry for every flow's herder (each herder's REST listener serves it at /metrics). */
+  metrics: MetricsRegistry
   stop(): Promise<void>
 }
 
@@ -125,9 +128,10 @@ const sameProps = (a: Record<string, string>, b: Record<string, string>): boolea
 export async function startMirrorMaker(config: MirrorMakerConfig, log: Logger, only: readonly string[] | null = null): Promise<MirrorMakerHandle> {
   const flows = config.flows().filter((f) => only === null || only.includes(f.target))
   const started: { flow: Flow; connect: ConnectHandle }[] = []
+  const metrics = new MetricsRegistry()
   try {
     for (const flow of flows) {
-      const connect = await startConnect({ mode: 'distributed', props: config.workerProps(flow), log: log.child({ flow: `${flow.source}->${flow.target}` }) })
+      const connect = await startConnect({ mode: 'distributed', props: config.workerProps(flow), log: log.child({ flow: `${flow.source}->${flow.target}` }), metrics })
       started.push({ flow, connect })
     }
   } catch (err) {
@@ -166,6 +170,7 @@ export async function startMirrorMaker(config: MirrorMakerConfig, log: Logger, o
   loop()
   return {
     flows: started,
+    metrics,
     async stop() {
       running = false
       if (timer !== null) clearTimeout(timer)

@@ -91,6 +91,26 @@ describe('JsonConverter', () => {
     expect(() => json().toConnectData('t', null, Buffer.from('{"schema":{"type":"int32","optional":false},"payload":"x"}'))).toThrow(DataException)
     expect(() => json().fromConnectData('t', null, Schemas.INT32, 'not a number')).toThrow(DataException)
   })
+
+  test('the compact envelope (schema read by its text, cached) reads as the general form does, errors included', () => {
+    const c = json()
+    const compact = c.fromConnectData('t', null, ORDER, order())!
+    const spaced = Buffer.from(`{ ${compact.toString().slice(1)}`)
+    for (let i = 0; i < 2; i++) {
+      const a = c.toConnectData('t', null, compact)
+      const b = c.toConnectData('t', null, spaced)
+      expect(a.schema).toEqual(b.schema)
+      expect((a.value as Struct).get('id')).toBe(9007199254740993n)
+      expect(a.value).toEqual(b.value)
+    }
+    // Brackets and quotes inside schema strings do not end the schema early.
+    const odd = c.toConnectData('t', null, Buffer.from('{"schema":{"type":"string","optional":false,"doc":"a } ] \\" {"},"payload":"v"}'))
+    expect(odd).toMatchObject({ schema: { type: 'string', doc: 'a } ] " {' }, value: 'v' })
+    // A cached schema text does not let a bad payload or an extra field through.
+    expect(() => c.toConnectData('t', null, Buffer.from('{"schema":{"type":"int32","optional":false},"payload":1,"x":2}'))).toThrow(/may not contain additional fields/)
+    expect(() => c.toConnectData('t', null, Buffer.from('{"schema":{"type":"int32","optional":false},"payload":"x"}'))).toThrow(DataException)
+    expect(() => c.toConnectData('t', null, Buffer.from('{"schema":{"type":"int32","optional":false},"payload":}'))).toThrow(DataException)
+  })
 })
 
 describe('String, ByteArray and header converters', () => {

@@ -82,6 +82,8 @@ describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server
         record(2, 3, null, null, null, null),
         record(3, 1, 'first, again', Buffer.from('\\x00', 'latin1'), 2.25, false),
       ])
+      // The table is known now: a put that is one statement goes without BEGIN/COMMIT, still deduplicated.
+      await task.put([record(4, 4, 'four', null, 4, true), record(5, 4, 'four, again', null, 4.5, true)])
     } finally {
       await task.stop()
     }
@@ -90,6 +92,7 @@ describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server
       { id: 1, label: 'first, again', raw: Buffer.from('\\x00', 'latin1').toString('hex'), ratio: 2.25, ok: false, at: '2026-12-01 12:30:45.123' },
       { id: 2, label: awkward, raw: '', ratio: -1e300, ok: false, at: '2026-12-01 12:30:45.123' },
       { id: 3, label: null, raw: null, ratio: null, ok: null, at: null },
+      { id: 4, label: 'four, again', raw: null, ratio: 4.5, ok: true, at: '2026-12-01 12:30:45.123' },
     ])
   })
 

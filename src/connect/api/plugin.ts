@@ -4,6 +4,7 @@
 // modules under plugin.path. Task and connector methods may be async.
 import type { ConfigDef } from './config-def.js'
 import type { Schema, SchemaAndValue } from './data.js'
+import type { MetricsRegistry } from '../../observability/metrics.js'
 
 /** One header: key, schema (null when schemaless) and value. */
 export interface ConnectHeader {
@@ -209,6 +210,8 @@ export interface SourceTaskContext {
   offsetStorageReader: OffsetStorageReader
   /** Non-null only for exactly-once tasks with transaction.boundary=connector. */
   transactionContext: TransactionContext | null
+  /** The worker's metrics registry (what Kafka's pluginMetrics() gives a task), served at GET /metrics. */
+  metrics?: MetricsRegistry
 }
 
 /** Where a record went (Kafka's RecordMetadata), given to SourceTask.commitRecord. */
@@ -235,6 +238,8 @@ export interface SinkTaskContext {
   /** Asks for an offset commit (flush) soon. */
   requestCommit(): void
   errantRecordReporter: ErrantRecordReporter | null
+  /** The worker's metrics registry (what Kafka's pluginMetrics() gives a task), served at GET /metrics. */
+  metrics?: MetricsRegistry
 }
 
 export interface Task {

@@ -332,7 +332,9 @@ const LONG_NUMBER_OR_STRING = /"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]{15,}/g
  * them in Kafka. Such numbers are swapped for marker strings with a per-call random tag before parsing.
  */
 export function parseJsonExact(text: string): unknown {
-  if (!/\d{16}/.test(text.replace(/[.eE+-]/g, ''))) return JSON.parse(text)
+  // Cheap pre-check without copying the text: 16 digits once signs, points and exponents are removed
+  // can only come from a run of 16 or more of those characters.
+  if (!/[\d.eE+-]{16,}/.test(text)) return JSON.parse(text)
   const tag = `\u0000exact-${Math.random().toString(36).slice(2)}:`
   const numbers: string[] = []
   const marked = text.replace(LONG_NUMBER_OR_STRING, (m) => {
@@ -404,9 +406,14 @@ export class JsonConverter implements Converter {
 
   toConnectData(_topic: string, _headers: ConnectHeaders | null, value: Buffer | null): SchemaAndValue {
     if (value === null) return { schema: null, value: null }
+    const text = value.toString('utf8')
+    if (this.schemasEnable) {
+      const fast = this.envelopeBySchemaText(text)
+      if (fast !== undefined) return fast
+    }
     let json: unknown
     try {
-      json = parseJsonExact(value.toString('utf8'))
+      json = parseJsonExact(text)
     } catch (err) {
       throw new DataException(`Converting byte[] to Kafka Connect data failed due to serialization error: ${(err as Error).message}`)
     }
@@ -425,13 +432,62 @@ export class JsonConverter implements Converter {
     let s = this.schemaCache.get(key)
     if (s === undefined) {
       s = schemaFromJson(json)
-      if (this.cacheSize > 0) {
-        if (this.schemaCache.size >= this.cacheSize) this.schemaCache.delete(this.schemaCache.keys().next().value!)
-        this.schemaCache.set(key, s)
-      }
+      this.cacheSchema(key, s)
     }
     return s
   }
+
+  private cacheSchema(key: string, s: Schema): void {
+    if (this.cacheSize <= 0) return
+    if (this.schemaCache.size >= this.cacheSize) this.schemaCache.delete(this.schemaCache.keys().next().value!)
+    this.schemaCache.set(key, s)
+  }
+
+  /**
+   * The envelope as Kafka's JsonConverter writes it, `{"schema":S,"payload":P}` without spaces, read
+   * without parsing S again: S's text is the cache key, only P is parsed. Undefined when the text has
+   * another form or anything in it is invalid; the general path then reads it (and names the error).
+   */
+  private envelopeBySchemaText(text: string): SchemaAndValue | undefined {
+    if (!text.startsWith(ENVELOPE_SCHEMA) || text.charCodeAt(text.length - 1) !== 0x7d) return undefined
+    const end = endOfJsonContainer(text, ENVELOPE_SCHEMA.length)
+    if (end < 0 || !text.startsWith(ENVELOPE_PAYLOAD, end)) return undefined
+    try {
+      const schemaText = text.slice(ENVELOPE_SCHEMA.length, end)
+      let schema = this.schemaCache.get(schemaText)
+      if (schema === undefined) {
+        schema = schemaFromJson(parseJsonExact(schemaText))
+        this.cacheSchema(schemaText, schema)
+      }
+      const payload = parseJsonExact(text.slice(end + ENVELOPE_PAYLOAD.length, text.length - 1))
+      return { schema, value: valueFromJson(schema, payload) }
+    } catch {
+      return undefined
+    }
+  }
+}
+
+const ENVELOPE_SCHEMA = '{"schema":'
+const ENVELOPE_PAYLOAD = ',"payload":'
+
+/** The end (exclusive) of the JSON object or array that starts at text[from], by brackets outside strings; -1 if none. */
+function endOfJsonContainer(text: string, from: number): number {
+  const first = text.charCodeAt(from)
+  if (first !== 0x7b && first !== 0x5b) return -1
+  let depth = 0
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) {
+      // a string: skip to its closing quote, over escapes
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i)
+        if (d === 0x5c) i++
+        else if (d === 0x22) break
+      }
+    } else if (c === 0x7b || c === 0x5b) depth++
+    else if ((c === 0x7d || c === 0x5d) && --depth === 0) return i + 1
+  }
+  return -1
 }
 
 // ---- headers ----

@@ -17,9 +17,10 @@
 import { Admin, type TopicPartitionOffset } from '../../client/index.js'
 import type { ConfigDef } from '../api/config-def.js'
 import { Schemas } from '../api/data.js'
-import { ConnectHeaders, SourceConnector, type SourceRecord, SourceTask } from '../api/plugin.js'
+import { ConnectHeaders, type RecordMetadata, SourceConnector, type SourceRecord, SourceTask } from '../api/plugin.js'
 import { checkpointConfigDef, MirrorConfig, type NameFilter } from './config.js'
 import { createCompactedTopic, every, mirrorLog } from './log.js'
+import { MirrorCheckpointMetrics } from './metrics.js'
 import { OffsetSyncStore } from './offset-syncs.js'
 import { originalTopic } from './policy.js'
 import { type Checkpoint, decodeCheckpoint, decodeOffsetSync, encodeCheckpoint } from './records.js'
@@ -141,6 +142,7 @@ export class MirrorCheckpointTask extends SourceTask {
   private stopping = false
   private wake: (() => void) | null = null
   private stoppers: (() => void)[] = []
+  private metrics: MirrorCheckpointMetrics | null = null
 
   version(): string {
     return MIRROR_VERSION
@@ -149,6 +151,7 @@ export class MirrorCheckpointTask extends SourceTask {
   async start(props: Record<string, string>): Promise<void> {
     const c = new MirrorConfig(checkpointConfigDef(), props)
     this.settings = c
+    this.metrics = new MirrorCheckpointMetrics(this.context.metrics, c.source, c.target)
     this.groups = (props['task.assigned.groups'] ?? '').split(',').filter((g) => g !== '')
     this.topics = c.topicFilter()
     this.intervalMs = c.number('emit.checkpoints.interval.seconds') * 1000
@@ -219,6 +222,13 @@ export class MirrorCheckpointTask extends SourceTask {
     return out.length === 0 ? null : out
   }
 
+  /** The target acknowledged a checkpoint: its latency from when it was made (Kafka's checkpoint-latency-ms). */
+  override commitRecord(record: SourceRecord, metadata: RecordMetadata | null): void {
+    if (metadata === null || metadata.offset < 0) return
+    const p = record.sourcePartition as { group?: unknown; topic?: unknown; partition?: unknown }
+    if (typeof p.group === 'string' && typeof p.topic === 'string' && typeof p.partition === 'number') this.metrics?.checkpointLatency(p.group, p.topic, p.partition, record.timestamp ?? Date.now())
+  }
+
   /** The downstream name of an upstream topic (see the file comment). */
   renameTopic(topic: string): string {
     const c = this.settings!
@@ -273,6 +283,7 @@ export class MirrorCheckpointTask extends SourceTask {
 
   async stop(): Promise<void> {
     this.stopping = true
+    this.metrics?.close()
     this.wake?.()
     for (const s of this.stoppers.splice(0)) s()
     await this.syncTail?.stop()

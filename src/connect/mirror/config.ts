@@ -55,8 +55,8 @@ export function sourceConfigDef(): ConfigDef {
     .define('refresh.topics.interval.seconds', 'LONG', 600, 'LOW', 'Frequency of topic refresh.', { validator: Validators.atLeast(0) })
     .define('sync.topic.configs.enabled', 'BOOLEAN', true, 'LOW', 'Whether to periodically configure remote topics to match their corresponding upstream topics.')
     .define('sync.topic.configs.interval.seconds', 'LONG', 600, 'LOW', 'Frequency of topic config sync.', { validator: Validators.atLeast(0) })
-    .define('sync.topic.acls.enabled', 'BOOLEAN', false, 'LOW', 'Whether to periodically configure remote topic ACLs to match their corresponding upstream topics (not supported by Skein yet: topics are mirrored without their ACLs).')
-    .define('sync.topic.acls.interval.seconds', 'LONG', 600, 'LOW', 'Frequency of topic ACL sync.')
+    .define('sync.topic.acls.enabled', 'BOOLEAN', true, 'LOW', 'Whether to periodically configure remote topic ACLs to match their corresponding upstream topics.')
+    .define('sync.topic.acls.interval.seconds', 'LONG', 600, 'LOW', 'Frequency of topic ACL sync.', { validator: Validators.atLeast(0) })
     .define('offset.lag.max', 'LONG', 100, 'LOW', 'How out-of-sync a remote partition can be before it is resynced.', { validator: Validators.atLeast(0) })
     .define('heartbeats.replication.enabled', 'BOOLEAN', true, 'LOW', 'Whether to replicate the heartbeats topics even when the topic filter does not include them.')
 }

@@ -8,13 +8,18 @@
 // topics with the source's partition count and configs (replication.factor), adds partitions when the
 // source grew, syncs topic configs (sync.topic.configs.interval.seconds; properties config.properties.exclude
 // leaves out are not synced, default values are deleted on the target) and spreads the topic-partitions
-// round robin over tasks.max tasks (task.topic.partitions).
+// round robin over tasks.max tasks (task.topic.partitions). With sync.topic.acls.enabled (at start, then
+// every sync.topic.acls.interval.seconds) it copies the source's LITERAL topic ACLs of replicated topics
+// to their remote topics with Kafka's rules: ALLOW WRITE is not copied (only MirrorMaker writes remote
+// topics), ALLOW ALL becomes ALLOW READ, other entries (DENY included) are copied as they are; ACLs are
+// added, never removed. A source without an authorizer (SECURITY_DISABLED) is noted once and skipped.
 //
 // A task reads its partitions with a consumer of the source cluster, from the offsets Connect stored for
 // them ({cluster, topic, partition} -> {offset}), else from the earliest. Once the target acknowledged a
 // record (commitRecord), the upstream/downstream offset pair may become an offset sync in
 // mm2-offset-syncs.<target>.internal (offset-syncs.topic.location, source by default; offset-syncs.ts).
-import { Admin, Consumer, type ConsumedRecord, Producer } from '../../client/index.js'
+import { Admin, Consumer, type ConsumedRecord, ErrorCode, KafkaError, Producer } from '../../client/index.js'
+import { type AclBinding, AclOperation, AclPermission, PatternType, ResourceType } from '../../domain/acl.js'
 import { type ConfigDef } from '../api/config-def.js'
 import { Schemas } from '../api/data.js'
 import { ConnectHeaders, type RecordMetadata, SourceConnector, type SourceRecord, SourceTask } from '../api/plugin.js'
@@ -23,6 +28,7 @@ import { createCompactedTopic, every, mirrorLog } from './log.js'
 import { OffsetSyncPartitionState } from './offset-syncs.js'
 import { isHeartbeatsTopic, isInternalTopic, type ReplicationPolicy } from './policy.js'
 import { encodeOffsetSync } from './records.js'
+import { MirrorSourceMetrics, type MirrorPartitionMetrics } from './metrics.js'
 
 export const MIRROR_VERSION = '3.9.0-skein'
 
@@ -56,6 +62,17 @@ export function isCycle(policy: ReplicationPolicy, target: string, topic: string
   return false
 }
 
+/** Kafka's shouldReplicateAcl: ALLOW WRITE stays on the source (only MirrorMaker writes a remote topic). */
+export function shouldReplicateAcl(b: AclBinding): boolean {
+  return !(b.permission === AclPermission.ALLOW && b.operation === AclOperation.WRITE)
+}
+
+/** Kafka's targetAclBinding: the same entry on the remote topic (LITERAL), ALLOW ALL downgraded to ALLOW READ. */
+export function targetAclBinding(b: AclBinding, remoteTopic: string): AclBinding {
+  const operation = b.permission === AclPermission.ALLOW && b.operation === AclOperation.ALL ? AclOperation.READ : b.operation
+  return { resourceType: ResourceType.TOPIC, resourceName: remoteTopic, patternType: PatternType.LITERAL, principal: b.principal, host: b.host, operation, permission: b.permission }
+}
+
 export class MirrorSourceConnector extends SourceConnector {
   private settings: MirrorConfig | null = null
   private source: Admin | null = null
@@ -65,6 +82,7 @@ export class MirrorSourceConnector extends SourceConnector {
   /** Source topic -> partition count. */
   private known = new Map<string, number>()
   private stoppers: (() => void)[] = []
+  private noAclAuthorizer = false
 
   version(): string {
     return MIRROR_VERSION
@@ -100,6 +118,11 @@ export class MirrorSourceConnector extends SourceConnector {
       await this.createTopicPartitions()
     } catch (err) {
       mirrorLog().warn({ err: (err as Error).message, source: c.source }, 'could not list the source topics; trying again at the next refresh')
+    }
+    if (c.bool('sync.topic.acls.enabled')) {
+      // Kafka's scheduleRepeating: once now, then every interval.
+      await this.syncTopicAcls().catch((err) => mirrorLog().warn({ err: (err as Error).message }, 'syncing topic ACLs failed'))
+      this.stoppers.push(every(c.number('sync.topic.acls.interval.seconds') * 1000, 'syncing topic ACLs', () => this.syncTopicAcls()))
     }
     if (c.bool('sync.topic.configs.enabled')) this.stoppers.push(every(c.number('sync.topic.configs.interval.seconds') * 1000, 'syncing topic configs', () => this.syncTopicConfigs()))
     if (c.bool('refresh.topics.enabled')) this.stoppers.push(every(c.number('refresh.topics.interval.seconds') * 1000, 'refreshing topics', () => this.refreshTopics()))
@@ -189,6 +212,30 @@ export class MirrorSourceConnector extends SourceConnector {
     }
   }
 
+  /** Copies the source's topic ACLs of replicated topics to their remote topics (see the file comment). */
+  async syncTopicAcls(): Promise<void> {
+    const c = this.settings!
+    let bindings: AclBinding[]
+    try {
+      bindings = await this.source!.describeAcls({ resourceType: ResourceType.TOPIC, resourceName: null, patternType: PatternType.ANY, principal: null, host: null, operation: AclOperation.ANY, permission: AclPermission.ANY })
+    } catch (err) {
+      if (err instanceof KafkaError && err.code === ErrorCode.SECURITY_DISABLED) {
+        if (!this.noAclAuthorizer) mirrorLog().info({ source: c.source }, 'No ACL authorizer is configured on the source Kafka cluster, so no topic ACL syncing will take place. Consider disabling topic ACL syncing by setting sync.topic.acls.enabled to \'false\'.')
+        this.noAclAuthorizer = true
+        return
+      }
+      throw err
+    }
+    const remote = bindings
+      .filter((b) => b.resourceType === ResourceType.TOPIC && b.patternType === PatternType.LITERAL && shouldReplicateAcl(b) && this.shouldReplicateTopic(b.resourceName))
+      .map((b) => targetAclBinding(b, c.policy.formatRemoteTopic(c.source, b.resourceName)))
+    if (remote.length === 0) return
+    const results = await this.target!.createAcls(remote)
+    results.forEach((r, i) => {
+      if (r.errorCode !== ErrorCode.NONE) mirrorLog().warn({ topic: remote[i]!.resourceName, error: r.errorCode, message: r.errorMessage }, 'could not sync an ACL of a topic')
+    })
+  }
+
   taskConfigs(maxTasks: number): Record<string, string>[] {
     const c = this.settings
     if (c === null || !c.enabled) return []
@@ -236,6 +283,7 @@ interface PartitionInfo {
   remoteTopic: string
   sourcePartition: Record<string, unknown>
   state: OffsetSyncPartitionState
+  metrics: MirrorPartitionMetrics
 }
 
 export class MirrorSourceTask extends SourceTask {
@@ -251,6 +299,7 @@ export class MirrorSourceTask extends SourceTask {
   private readonly pending = new Map<PartitionInfo, { upstream: number; downstream: number }>()
   private readonly delayed = new Map<PartitionInfo, { upstream: number; downstream: number }>()
   private outstanding = 0
+  private metrics: MirrorSourceMetrics | null = null
 
   version(): string {
     return MIRROR_VERSION
@@ -259,11 +308,13 @@ export class MirrorSourceTask extends SourceTask {
   async start(props: Record<string, string>): Promise<void> {
     const c = new MirrorConfig(sourceConfigDef(), props)
     this.pollTimeoutMs = c.number('consumer.poll.timeout.ms')
+    const metrics = (this.metrics = new MirrorSourceMetrics(this.context.metrics, c.source, c.target))
     const tps = (props['task.topic.partitions'] ?? '').split(',').filter((s) => s !== '').map(decodeTopicPartition)
     const name = `${props['name'] ?? 'MirrorSourceConnector'}-${props['task.index'] ?? '0'}`
     const maxLag = c.number('offset.lag.max')
     for (const tp of tps) {
-      const info: PartitionInfo = { ...tp, remoteTopic: c.policy.formatRemoteTopic(c.source, tp.topic), sourcePartition: wrapPartition(c.source, tp.topic, tp.partition), state: new OffsetSyncPartitionState(maxLag) }
+      const remoteTopic = c.policy.formatRemoteTopic(c.source, tp.topic)
+      const info: PartitionInfo = { ...tp, remoteTopic, sourcePartition: wrapPartition(c.source, tp.topic, tp.partition), state: new OffsetSyncPartitionState(maxLag), metrics: metrics.partition(remoteTopic, tp.partition) }
       this.partitions.set(`${tp.topic}\u0000${tp.partition}`, info)
       this.bySourcePartition.set(info.sourcePartition, info)
     }
@@ -300,6 +351,7 @@ export class MirrorSourceTask extends SourceTask {
     }
     if (records.length === 0) return null
     const out: SourceRecord[] = new Array(records.length)
+    const now = Date.now()
     let last: PartitionInfo | undefined
     for (let i = 0; i < records.length; i++) {
       const r = records[i]!
@@ -307,6 +359,7 @@ export class MirrorSourceTask extends SourceTask {
       if (last === undefined || last.partition !== r.partition || last.topic !== r.topic) last = this.partitions.get(`${r.topic}\u0000${r.partition}`)!
       const headers = new ConnectHeaders()
       for (const h of r.headers) headers.add(h.key, h.value, Schemas.OPTIONAL_BYTES)
+      last.metrics.polled(r.timestamp, r.value === null ? 0 : r.value.length, now)
       out[i] = {
         topic: last.remoteTopic,
         kafkaPartition: r.partition,
@@ -324,9 +377,11 @@ export class MirrorSourceTask extends SourceTask {
   }
 
   override commitRecord(record: SourceRecord, metadata: RecordMetadata | null): void {
-    if (this.stopping || metadata === null || metadata.offset < 0 || this.syncProducer === null) return
+    if (this.stopping || metadata === null || metadata.offset < 0) return
     const info = this.bySourcePartition.get(record.sourcePartition as object)
     if (info === undefined) return
+    info.metrics.replicated(record.timestamp ?? Date.now())
+    if (this.syncProducer === null) return
     const upstream = (record.sourceOffset as { offset: number }).offset
     const pair = { upstream, downstream: metadata.offset }
     if (info.state.update(upstream, metadata.offset)) {
@@ -369,6 +424,7 @@ export class MirrorSourceTask extends SourceTask {
 
   async stop(): Promise<void> {
     this.stopping = true
+    this.metrics?.close()
     await this.polling?.catch(() => {})
     const c = this.consumer
     this.consumer = null

@@ -4,6 +4,7 @@
 // named on the command line.
 import { Admin } from '../../client/index.js'
 import type { Logger } from '../../observability/logger.js'
+import { MetricsRegistry } from '../../observability/metrics.js'
 import { KafkaConfigStore, MemoryConfigStore } from './config-store.js'
 import { DistributedHerder, type Herder, StandaloneHerder } from './herder.js'
 import { Loggers } from './loggers.js'
@@ -21,6 +22,8 @@ export interface ConnectOptions {
   /** Standalone: connector configs to create at start. */
   connectors?: Record<string, string>[]
   log: Logger
+  /** The registry the worker's tasks write to and GET /metrics serves (a new one when not given). */
+  metrics?: MetricsRegistry
 }
 
 export interface ConnectHandle {
@@ -28,6 +31,7 @@ export interface ConnectHandle {
   rest: ConnectRest
   url: string
   plugins: Plugins
+  metrics: MetricsRegistry
   stop(): Promise<void>
 }
 
@@ -35,6 +39,7 @@ export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
   const config = parseWorkerConfig(o.mode, o.props)
   const v = config.values
   const log = o.log
+  const metrics = o.metrics ?? new MetricsRegistry()
   const loggers = new Loggers(log)
   const plugins = new Plugins()
   const pluginPath = v['plugin.path'] as string[] | null
@@ -45,7 +50,7 @@ export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
   const client = { bootstrapServers: v['bootstrap.servers'] as string[], clientId: (v['client.id'] as string) || undefined }
   let clusterId: string | null = null
   let herder: Herder | null = null
-  const rest = await ConnectRest.start({ listeners: restListeners(config), herder: () => herder, loggers, log: loggers.get('skein.connect.rest'), clusterId: () => clusterId })
+  const rest = await ConnectRest.start({ listeners: restListeners(config), herder: () => herder, loggers, log: loggers.get('skein.connect.rest'), clusterId: () => clusterId, metrics })
   try {
     const bound = rest.listeners[0]!
     const advertised = (v['rest.advertised.listener'] as string | null) ?? 'http'
@@ -72,6 +77,7 @@ export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
       generation: () => generation.current(),
       onTaskReconfiguration: (name) => herder?.requestTaskReconfiguration(name),
       exactlyOnceGroupId: eos ? (v['group.id'] as string) : null,
+      metrics,
     })
     const opts = { config, worker, configStore, statusStore, offsetStore, plugins, log: loggers.get('skein.connect.herder'), workerId, url }
     const h: Herder = distributed ? new DistributedHerder(opts) : new StandaloneHerder(opts)
@@ -101,6 +107,7 @@ export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
       rest,
       url,
       plugins,
+      metrics,
       async stop() {
         await rest.close().catch(() => {})
         await h.stop()

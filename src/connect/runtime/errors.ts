@@ -85,10 +85,11 @@ export class ErrorHandler {
    * Runs op: its value, or undefined when it failed and the failure is tolerated (skip the record).
    * Throws ToleranceExceededError when it is not.
    */
-  async execute<T>(stage: Stage, executingClass: string, op: () => T | Promise<T>, context: { consumerRecord?: ConsumedRecord; record?: unknown } = {}): Promise<{ ok: true; value: T } | { ok: false }> {
+  async execute<T>(stage: Stage, executingClass: string, op: () => T | Promise<T>, context: { consumerRecord?: ConsumedRecord; record?: unknown } = {}, firstError?: { error: unknown }): Promise<{ ok: true; value: T } | { ok: false }> {
     const started = Date.now()
     for (let attempt = 0; ; attempt++) {
       try {
+        if (attempt === 0 && firstError !== undefined) throw firstError.error
         return { ok: true, value: await op() }
       } catch (err) {
         const retriable = err instanceof RetriableException
@@ -108,6 +109,30 @@ export class ErrorHandler {
         return { ok: false }
       }
     }
+  }
+
+  /**
+   * execute() without a promise when op succeeds synchronously (converters and transforms usually do):
+   * the per-record path of a sink then takes no microtask per stage. A failure or a promise goes through
+   * execute(), starting from that first failure (op is not run twice for it).
+   */
+  executeSync<T>(stage: Stage, executingClass: string, op: () => T | Promise<T>, context: { consumerRecord?: ConsumedRecord; record?: unknown } = {}): { ok: true; value: T } | Promise<{ ok: true; value: T } | { ok: false }> {
+    let value: T | Promise<T>
+    try {
+      value = op()
+    } catch (error) {
+      return this.execute(stage, executingClass, op, context, { error })
+    }
+    if (value instanceof Promise) {
+      const pending = value
+      let first = true
+      return this.execute(stage, executingClass, () => {
+        if (!first) return op()
+        first = false
+        return pending
+      }, context)
+    }
+    return { ok: true, value }
   }
 
   async report(ctx: ErrorContext): Promise<void> {

@@ -1,6 +1,7 @@
 // Kafka Connect's REST API on Skein's HTTP adapter, with Kafka's paths, bodies, status codes and error
 // body {"error_code": <status>, "message": "..."}:
-//   GET /, GET /health
+//   GET /, GET /health, GET /metrics (the worker's metrics registry in Prometheus' text format, as the
+//   broker's /metrics; Kafka publishes these over JMX)
 //   GET|POST /connectors (?expand=status&expand=info), GET|DELETE /connectors/{c}
 //   GET|PUT|PATCH /connectors/{c}/config, GET /connectors/{c}/status, GET /connectors/{c}/tasks,
 //   GET /connectors/{c}/tasks-config, GET /connectors/{c}/tasks/{t}/status, POST /connectors/{c}/tasks/{t}/restart
@@ -15,6 +16,8 @@
 import { configKeyInfo } from '../api/config-def.js'
 import { createHttpServer, type BufferedRequest, type BoundListener, type HttpResponse, type HttpServer } from '../../http/index.js'
 import type { Logger } from '../../observability/logger.js'
+import type { MetricsRegistry } from '../../observability/metrics.js'
+import { PROMETHEUS_CONTENT_TYPE, renderPrometheusText } from '../../observability/prometheus.js'
 import type { TargetState } from './config-store.js'
 import { type Herder, HerderError, NotLeaderError } from './herder.js'
 import { isLog4jLevel, type Loggers } from './loggers.js'
@@ -37,6 +40,8 @@ export interface ConnectRestOptions {
   log: Logger
   /** The Kafka cluster id, for GET /. */
   clusterId: () => string | null
+  /** Served at GET /metrics. */
+  metrics?: MetricsRegistry
   maxBodyBytes?: number
 }
 
@@ -146,6 +151,13 @@ export class ConnectRest {
       ? { status: 200, body: { status: 'healthy', message: 'Worker has completed startup and is ready to handle requests.' } }
       : { status: 503, body: { status: 'starting', message: 'Worker is still starting up.' } }))
 
+    const metrics = this.o.metrics
+    if (metrics !== undefined) {
+      this.server.route('GET', '/metrics', async (_req, res) => {
+        const text = renderPrometheusText(await metrics.scrape())
+        if (!res.aborted) res.send(200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE }, text)
+      })
+    }
     this.route('GET', '/connectors', async (req) => {
       const names = this.h.connectorNames()
       const expand = req.query.getAll('expand')

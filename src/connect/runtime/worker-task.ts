@@ -15,8 +15,10 @@
 //   preCommit()) returned, every offset.flush.interval.ms, before partitions are revoked and at stop.
 import { type BatchDelivery, Consumer, type ConsumedRecord, type ConsumerOptions, type Header, isRetriableError, Producer, type ProducerOptions, type RebalanceListener, tpKey } from '../../client/index.js'
 import type { Logger } from '../../observability/logger.js'
+import type { MetricsRegistry } from '../../observability/metrics.js'
 import { ConnectHeaders, type Converter, type HeaderConverter, type OffsetStorageReader, type RecordMetadata as TaskRecordMetadata, RetriableException, type SinkRecord, type SinkTask, type SinkTaskContext, type SourceRecord, type SourceTask, type TopicPartition, type TransactionContext } from '../api/plugin.js'
 import type { ConnectRecord } from '../api/plugin.js'
+import type { SchemaAndValue } from '../api/data.js'
 import type { TransformationChain } from './connector-config.js'
 import { ErrorHandler, ToleranceExceededError } from './errors.js'
 import { offsetRecord, type OffsetBackingStore, type SourceOffset, type SourcePartition, canonicalJson } from './offset-store.js'
@@ -46,6 +48,8 @@ export interface TaskDeps {
   report: StatusReporter
   offsetFlushIntervalMs: number
   gracefulTimeoutMs: number
+  /** The worker's metrics registry, handed to the task in its context. */
+  metrics: MetricsRegistry
   /** A topic the task wrote to or read from (GET /connectors/{c}/topics). */
   onTopic: (topic: string) => void
 }
@@ -75,6 +79,27 @@ async function transform<R extends ConnectRecord>(chain: TransformationChain, er
     if (!out.ok) return null
     r = out.value
     if (r === null) return null
+  }
+  return r
+}
+
+/**
+ * transform() that stays synchronous while every stage answers synchronously (the usual case): the sink's
+ * per-record path takes no microtask per stage. From the first stage that answers with a promise on, it
+ * continues asynchronously, in order.
+ */
+function transformSyncFirst<R extends ConnectRecord>(chain: TransformationChain, errors: ErrorHandler, record: R, consumerRecord: ConsumedRecord, from = 0): R | null | Promise<R | null> {
+  let r: R = record
+  for (let i = from; i < chain.stages.length; i++) {
+    const s = chain.stages[i]!
+    const current: R = r
+    const out = errors.executeSync('TRANSFORMATION', s.transform.constructor.name, () => {
+      if (s.predicate !== null && s.predicate.test(current) === s.negate) return current
+      return s.transform.apply(current) as R | null
+    }, { consumerRecord, record: current.topic })
+    if (out instanceof Promise) return out.then((o) => (!o.ok || o.value === null ? null : transformSyncFirst(chain, errors, o.value, consumerRecord, i + 1)))
+    if (out.value === null) return null
+    r = out.value
   }
   return r
 }
@@ -277,7 +302,7 @@ export class WorkerSourceTask extends WorkerTask {
       this.commitTimer = setInterval(() => void this.commitOffsets().catch((err) => this.s.log.warn({ err: (err as Error).message }, 'offset commit failed')), this.s.offsetFlushIntervalMs)
       this.commitTimer.unref()
     }
-    task.initialize({ configs: () => ({ ...this.s.taskProps }), offsetStorageReader: this.reader(), transactionContext: this.transactionContext() })
+    task.initialize({ configs: () => ({ ...this.s.taskProps }), offsetStorageReader: this.reader(), transactionContext: this.transactionContext(), metrics: this.s.metrics })
     const eos = this.s.exactlyOnce
     this.producer = new Producer({ ...this.s.producerOptions, ...(eos !== null ? { transactionalId: eos.transactionalId, enableIdempotence: true, acks: -1 } : {}) })
     if (eos !== null) await this.producer.initTransactions()
@@ -679,6 +704,7 @@ export class WorkerSinkTask extends WorkerTask {
       requestCommit: () => {
         this.commitRequested = true
       },
+      metrics: this.s.metrics,
       errantRecordReporter: reporter === null ? null : {
         report: async (record: SinkRecord, error: Error) => {
           const origin = this.origins.get(record)
@@ -707,6 +733,8 @@ export class WorkerSinkTask extends WorkerTask {
         for (const tp of tps) this.current.delete(tpKey(tp.topic, tp.partition))
       },
       onPartitionsAssigned: async (tps) => {
+        // open() is never called while a put() runs.
+        await this.awaitPut()
         this.assigned = tps
         await task.open?.(tps)
       },
@@ -717,6 +745,7 @@ export class WorkerSinkTask extends WorkerTask {
     for (const t of topics) this.s.onTopic(t)
     this.deps.report(this.paused ? 'PAUSED' : 'RUNNING', null)
     while (!this.stopping) {
+      this.throwIfPutFailed()
       if (this.paused) {
         await this.commit()
         await this.awaitUnpaused()
@@ -735,15 +764,10 @@ export class WorkerSinkTask extends WorkerTask {
         await sleep(500)
         continue
       }
-      for (const s of this.seeks.splice(0)) {
-        try {
-          this.consumer.seek(s.tp.topic, s.tp.partition, s.offset)
-        } catch {
-          // not assigned (any more): nothing to move
-        }
-      }
+      this.applySeeks()
       let records: ConsumedRecord[]
       try {
+        // The previous batch's put() may still be in flight: the next fetch overlaps it.
         records = await this.consumer.poll(500)
       } catch (err) {
         // A subscribed topic that does not exist yet, a coordinator moving: the consumer tries again.
@@ -754,34 +778,100 @@ export class WorkerSinkTask extends WorkerTask {
         continue
       }
       if (this.stopping) break
-      if (records.length > 0) await this.deliver(records)
+      if (records.length > 0) {
+        // Converted while the previous put() runs; put() calls stay one at a time and in order.
+        let batch = await this.convert(records)
+        await this.awaitPut()
+        this.throwIfPutFailed()
+        if (this.seeks.length > 0) {
+          // The previous put() rewound partitions (SinkTaskContext.offset): what was fetched past the
+          // rewind is dropped, and fetched again from the new position.
+          const rewound = new Set(this.seeks.map((x) => tpKey(x.tp.topic, x.tp.partition)))
+          records = records.filter((r) => !rewound.has(tpKey(r.topic, r.partition)))
+          batch = batch.filter((sr) => {
+            const o = this.origins.get(sr)
+            return o === undefined || !rewound.has(tpKey(o.topic, o.partition))
+          })
+        }
+        if (records.length > 0) this.startPut(batch, records)
+      }
       if (this.commitRequested || Date.now() - this.lastCommit >= this.s.offsetFlushIntervalMs) await this.commit()
     }
     await this.commit()
+    this.throwIfPutFailed()
   }
 
-  private async toSinkRecord(r: ConsumedRecord): Promise<SinkRecord | null> {
-    const e = this.s.errors
-    const k = await e.execute('KEY_CONVERTER', this.s.keyConverter.constructor.name, () => this.s.keyConverter.toConnectData(r.topic, null, r.key), { consumerRecord: r })
-    if (!k.ok) return null
-    const headers = new ConnectHeaders()
-    const hc = await e.execute('HEADER_CONVERTER', this.s.headerConverter.constructor.name, () => {
-      for (const h of r.headers) {
-        const sv = this.s.headerConverter.toConnectHeader(r.topic, h.key, h.value)
-        headers.add(h.key, sv.value, sv.schema)
+  private applySeeks(): void {
+    for (const s of this.seeks.splice(0)) {
+      try {
+        this.consumer!.seek(s.tp.topic, s.tp.partition, s.offset)
+      } catch {
+        // not assigned (any more): nothing to move
       }
+    }
+  }
+
+  /** The put() in flight, settled to its failure or null; never rejects (nothing waits on it while the loop polls). */
+  private inFlightPut: Promise<unknown> | null = null
+  private putFailure: { error: unknown } | null = null
+
+  private startPut(batch: SinkRecord[], records: ConsumedRecord[]): void {
+    this.inFlightPut = this.put(batch, records).then(() => null, (error: unknown) => {
+      this.putFailure ??= { error }
+    })
+  }
+
+  /** Waits for the put() in flight, if any (before the next put, a commit, open or close). */
+  private async awaitPut(): Promise<void> {
+    while (this.inFlightPut !== null) {
+      const p = this.inFlightPut
+      await p
+      if (this.inFlightPut === p) this.inFlightPut = null
+    }
+  }
+
+  private throwIfPutFailed(): void {
+    if (this.putFailure !== null) throw this.putFailure.error
+  }
+
+  /** Consumed records to sink records (null: dropped by a transform or skipped after a tolerated error). */
+  private toSinkRecord(r: ConsumedRecord): SinkRecord | null | Promise<SinkRecord | null> {
+    const e = this.s.errors
+    const ctx = { consumerRecord: r }
+    const k = e.executeSync('KEY_CONVERTER', this.s.keyConverter.constructor.name, () => this.s.keyConverter.toConnectData(r.topic, null, r.key), ctx)
+    if (k instanceof Promise) return k.then((x) => (x.ok ? this.withHeaders(r, x.value) : null))
+    return this.withHeaders(r, k.value)
+  }
+
+  private withHeaders(r: ConsumedRecord, key: SchemaAndValue): SinkRecord | null | Promise<SinkRecord | null> {
+    const hc = this.s.headerConverter
+    const h = this.s.errors.executeSync('HEADER_CONVERTER', hc.constructor.name, () => {
+      const headers = new ConnectHeaders()
+      for (const x of r.headers) {
+        const sv = hc.toConnectHeader(r.topic, x.key, x.value)
+        headers.add(x.key, sv.value, sv.schema)
+      }
+      return headers
     }, { consumerRecord: r })
-    if (!hc.ok) return null
-    const v = await e.execute('VALUE_CONVERTER', this.s.valueConverter.constructor.name, () => this.s.valueConverter.toConnectData(r.topic, headers, r.value), { consumerRecord: r })
-    if (!v.ok) return null
+    if (h instanceof Promise) return h.then((x) => (x.ok ? this.withValue(r, key, x.value) : null))
+    return this.withValue(r, key, h.value)
+  }
+
+  private withValue(r: ConsumedRecord, key: SchemaAndValue, headers: ConnectHeaders): SinkRecord | null | Promise<SinkRecord | null> {
+    const v = this.s.errors.executeSync('VALUE_CONVERTER', this.s.valueConverter.constructor.name, () => this.s.valueConverter.toConnectData(r.topic, headers, r.value), { consumerRecord: r })
+    if (v instanceof Promise) return v.then((x) => (x.ok ? this.transformed(r, key, headers, x.value) : null))
+    return this.transformed(r, key, headers, v.value)
+  }
+
+  private transformed(r: ConsumedRecord, key: SchemaAndValue, headers: ConnectHeaders, value: SchemaAndValue): SinkRecord | null | Promise<SinkRecord | null> {
     const record: SinkRecord = {
       topic: r.topic,
       kafkaPartition: r.partition,
       kafkaOffset: r.offset,
-      keySchema: k.value.schema,
-      key: k.value.value,
-      valueSchema: v.value.schema,
-      value: v.value.value,
+      keySchema: key.schema,
+      key: key.value,
+      valueSchema: value.schema,
+      value: value.value,
       timestamp: r.timestamp,
       timestampType: r.timestampType,
       headers,
@@ -789,17 +879,31 @@ export class WorkerSinkTask extends WorkerTask {
       originalKafkaPartition: r.partition,
       originalKafkaOffset: r.offset,
     }
-    const out = await transform(this.s.chain, e, record, r)
+    const out = transformSyncFirst(this.s.chain, this.s.errors, record, r)
+    if (out instanceof Promise) {
+      return out.then((o) => {
+        if (o !== null) this.origins.set(o, r)
+        return o
+      })
+    }
     if (out !== null) this.origins.set(out, r)
     return out
   }
 
-  private async deliver(records: ConsumedRecord[]): Promise<void> {
+  private async convert(records: ConsumedRecord[]): Promise<SinkRecord[]> {
     const batch: SinkRecord[] = []
-    for (const r of records) {
-      const sr = await this.toSinkRecord(r)
+    for (let i = 0; i < records.length; i++) {
+      // While a put() is in flight, its I/O gets the event loop between slices of the conversion.
+      if (i % 256 === 255 && this.inFlightPut !== null) await new Promise<void>((resolve) => setImmediate(resolve))
+      const r = records[i]!
+      let sr = this.toSinkRecord(r)
+      if (sr instanceof Promise) sr = await sr
       if (sr !== null) batch.push(sr)
     }
+    return batch
+  }
+
+  private async put(batch: SinkRecord[], records: ConsumedRecord[]): Promise<void> {
     for (;;) {
       try {
         await this.s.task.put(batch)
@@ -822,6 +926,9 @@ export class WorkerSinkTask extends WorkerTask {
 
   /** preCommit (default: flush, then everything put), then the offsets are committed to the group. */
   private async commit(): Promise<void> {
+    // Offsets only for records whose put() returned: the one in flight finishes first.
+    await this.awaitPut()
+    if (this.putFailure !== null) return
     this.lastCommit = Date.now()
     this.commitRequested = false
     const consumer = this.consumer
@@ -849,6 +956,8 @@ export class WorkerSinkTask extends WorkerTask {
   }
 
   protected async close(): Promise<void> {
+    // The task is closed and stopped only after the put() in flight, if any, returned.
+    await this.awaitPut()
     const c = this.consumer
     this.consumer = null
     try {

@@ -16,6 +16,7 @@ import type { Plugins } from './plugins.js'
 import type { State, StatusStore } from './status-store.js'
 import { taskName, type TaskId, WorkerSinkTask, WorkerSourceTask } from './worker-task.js'
 import { withPrefix, type WorkerConfig } from './worker-config.js'
+import type { MetricsRegistry } from '../../observability/metrics.js'
 
 export interface WorkerOptions {
   config: WorkerConfig
@@ -30,6 +31,8 @@ export interface WorkerOptions {
   onTaskReconfiguration: (connector: string) => void
   /** Exactly-once source support enabled on this (distributed) worker: the group id prefixes transactional ids. */
   exactlyOnceGroupId: string | null
+  /** The worker's metrics registry: tasks get it in their context. */
+  metrics: MetricsRegistry
 }
 
 interface RunningConnector {
@@ -232,6 +235,7 @@ export class Worker {
         report: (s: State, trace: string | null) => this.reportTask(id, s, trace),
         offsetFlushIntervalMs: this.o.config.values['offset.flush.interval.ms'] as number,
         gracefulTimeoutMs: this.o.config.values['task.shutdown.graceful.timeout.ms'] as number,
+        metrics: this.o.metrics,
         onTopic: (topic: string) => void this.o.status.putTopic({ topic, connector: id.connector, task: id.task, discoverTimestamp: Date.now() }).catch(() => {}),
       }
       let worker: WorkerSourceTask | WorkerSinkTask

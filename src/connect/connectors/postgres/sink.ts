@@ -164,6 +164,12 @@ interface RowOp {
   shape: string
 }
 
+interface ValueLayout {
+  fields: Field[]
+  columns: Column[]
+  shape: string
+}
+
 export class PostgresSinkTask extends SinkTask {
   private client: pg.Client | null = null
   private c: Record<string, unknown> = {}
@@ -173,6 +179,9 @@ export class PostgresSinkTask extends SinkTask {
   private pkFields: string[] = []
   private include: string[] = []
   private readonly tables = new Map<string, Map<string, ColumnInfo>>()
+  private readonly layouts = new WeakMap<Schema, Map<string, ValueLayout>>()
+  /** Named prepared statements of the current connection, by SQL text. */
+  private readonly statements = new Map<string, string>()
   private retriesLeft = 0
 
   version(): string {
@@ -191,6 +200,7 @@ export class PostgresSinkTask extends SinkTask {
 
   private async db(): Promise<pg.Client> {
     if (this.client === null) {
+      this.statements.clear()
       this.client = await connect(this.props)
       await this.client.query(`SET TIME ZONE 'UTC'`)
     }
@@ -229,13 +239,21 @@ export class PostgresSinkTask extends SinkTask {
   }
 
   private structColumns(s: Struct, names: string[], what: string): { columns: Column[]; values: unknown[] } {
-    const fields: Field[] = names.length === 0 ? [...s.schema.fields!] : names.map((n) => {
-      const f = s.schema.fields!.find((x) => x.name === n)
-      if (f === undefined) throw new ConnectException(`PK field '${n}' not found in the record ${what} schema`)
-      return f
-    })
-    return { columns: fields.map((f) => ({ name: f.name, schema: f.schema })), values: fields.map((f) => sqlValue(f.schema, s.get(f))) }
+    let key = this.keyLayouts.get(s.schema)
+    if (key === undefined) {
+      const fields: Field[] = names.length === 0 ? [...s.schema.fields!] : names.map((n) => {
+        const f = s.schema.fields!.find((x) => x.name === n)
+        if (f === undefined) throw new ConnectException(`PK field '${n}' not found in the record ${what} schema`)
+        return f
+      })
+      key = { fields, columns: fields.map((f) => ({ name: f.name, schema: f.schema })) }
+      this.keyLayouts.set(s.schema, key)
+    }
+    return { columns: key.columns, values: key.fields.map((f) => sqlValue(f.schema, s.get(f))) }
   }
+
+  /** Key fields by struct schema (pk.fields is fixed for the task). */
+  private readonly keyLayouts = new WeakMap<Schema, { fields: Field[]; columns: Column[] }>()
 
   private toOp(r: SinkRecord): RowOp | null {
     const table = this.tableName(r.topic)
@@ -246,18 +264,26 @@ export class PostgresSinkTask extends SinkTask {
     }
     if (!(r.value instanceof Struct) || r.valueSchema === null) throw new ConnectException(`Sink connector '${this.props['name'] ?? ''}' is configured with 'delete.enabled=${String(this.c['delete.enabled'])}' and 'pk.mode=${this.pkMode}' and therefore requires records with a non-null Struct value and non-null Struct schema, but found record at (topic='${r.topic}',partition=${r.kafkaPartition},offset=${r.kafkaOffset}) with a ${r.value === null ? 'null' : typeof r.value} value and ${r.valueSchema === null ? 'null' : r.valueSchema.type} value schema.`)
     const key = this.keyOf(r)
-    const keyNames = new Set(key.columns.map((c) => c.name))
-    const fields = r.valueSchema.fields!.filter((f) => !keyNames.has(f.name) && (this.include.length === 0 || this.include.includes(f.name)))
+    const layout = this.valueLayout(r.valueSchema, key.columns)
     const value = r.value
-    return {
-      table,
-      kind: 'write',
-      keyColumns: key.columns,
-      valueColumns: fields.map((f) => ({ name: f.name, schema: f.schema })),
-      keyValues: key.values,
-      values: fields.map((f) => sqlValue(f.schema, value.get(f))),
-      shape: `w|${key.columns.map((c) => c.name).join(',')}|${fields.map((f) => f.name).join(',')}`,
+    const values = new Array<unknown>(layout.fields.length)
+    for (let i = 0; i < layout.fields.length; i++) values[i] = sqlValue(layout.fields[i]!.schema, value.get(layout.fields[i]!))
+    return { table, kind: 'write', keyColumns: key.columns, valueColumns: layout.columns, keyValues: key.values, values, shape: layout.shape }
+  }
+
+  /** The value fields a record writes and its batch shape, computed once per value schema and key columns. */
+  private valueLayout(schema: Schema, keyColumns: Column[]): ValueLayout {
+    let bySchema = this.layouts.get(schema)
+    if (bySchema === undefined) this.layouts.set(schema, (bySchema = new Map()))
+    const keyId = keyColumns.map((c) => c.name).join(',')
+    let layout = bySchema.get(keyId)
+    if (layout === undefined) {
+      const keyNames = new Set(keyColumns.map((c) => c.name))
+      const fields = schema.fields!.filter((f) => !keyNames.has(f.name) && (this.include.length === 0 || this.include.includes(f.name)))
+      layout = { fields, columns: fields.map((f) => ({ name: f.name, schema: f.schema })), shape: `w|${keyId}|${fields.map((f) => f.name).join(',')}` }
+      bySchema.set(keyId, layout)
     }
+    return layout
   }
 
   /** Creates the table or adds missing columns (auto.create / auto.evolve), or fails naming what is missing. */
@@ -301,27 +327,42 @@ export class PostgresSinkTask extends SinkTask {
       this.retry(err)
       return
     }
+    const batchSize = Math.max(1, this.c['batch.size'] as number)
+    const batches: RowOp[][] = []
+    for (let i = 0; i < ops.length;) {
+      const first = ops[i]!
+      let j = i + 1
+      while (j < ops.length && j - i < batchSize && ops[j]!.table === first.table && ops[j]!.shape === first.shape) j++
+      batches.push(ops.slice(i, j))
+      i = j
+    }
+    // A put that is one statement on a known table is atomic by itself: it is sent alone, without
+    // BEGIN and COMMIT round trips around it. Anything more runs in one transaction.
+    const single = batches.length === 1 && this.tables.has(batches[0]![0]!.table) && this.isOneStatement(batches[0]!)
     try {
-      await client.query('BEGIN')
-      const batchSize = Math.max(1, this.c['batch.size'] as number)
-      let i = 0
-      while (i < ops.length) {
-        const first = ops[i]!
-        await this.ensureTable(client, first)
-        let j = i + 1
-        while (j < ops.length && j - i < batchSize && ops[j]!.table === first.table && ops[j]!.shape === first.shape) j++
-        await this.execute(client, ops.slice(i, j))
-        i = j
+      if (!single) await client.query('BEGIN')
+      for (const batch of batches) {
+        await this.ensureTable(client, batch[0]!)
+        await this.execute(client, batch)
       }
-      await client.query('COMMIT')
+      if (!single) await client.query('COMMIT')
       this.retriesLeft = this.c['max.retries'] as number
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {})
+      if (!single) await client.query('ROLLBACK').catch(() => {})
       // A table changed behind our back: read its columns again on the retry.
       this.tables.clear()
       if (err instanceof ConnectException) throw err
       this.retry(err)
     }
+  }
+
+  /** Whether execute() writes this batch with a single statement. */
+  private isOneStatement(batch: RowOp[]): boolean {
+    const first = batch[0]!
+    const width = first.keyColumns.length + first.valueColumns.length
+    if (first.kind === 'delete') return batch.length <= Math.floor(60000 / Math.max(1, first.keyColumns.length))
+    if (this.insertMode === 'update') return batch.length === 1
+    return this.arrayTypes(first) !== null || batch.length <= Math.floor(60000 / Math.max(1, width))
   }
 
   private retry(err: unknown): void {
@@ -366,25 +407,62 @@ export class PostgresSinkTask extends SinkTask {
     let rows = batch
     if (this.insertMode === 'upsert') {
       // One statement may not touch a row twice: the last record of each key is what the rows leave.
-      const last = new Map<string, RowOp>()
+      const last = new Map<unknown, RowOp>()
       for (const op of batch) {
-        const k = JSON.stringify(op.keyValues.map((v) => (Buffer.isBuffer(v) ? v.toString('hex') : v)))
+        // A one-column number key is its own map key, a string one tagged 's'; others by their JSON, tagged 'j'.
+        const only = op.keyValues.length === 1 ? op.keyValues[0] : undefined
+        const k = typeof only === 'number' ? only : typeof only === 'string' ? `s${only}` : `j${JSON.stringify(op.keyValues.map((v) => (Buffer.isBuffer(v) ? v.toString('hex') : v)))}`
         last.delete(k)
         last.set(k, op)
       }
       rows = [...last.values()]
+    }
+    const onConflict = this.insertMode !== 'upsert' ? '' : valueNames.length === 0 ? ` ON CONFLICT (${keyNames.join(', ')}) DO NOTHING` : ` ON CONFLICT (${keyNames.join(', ')}) DO UPDATE SET ${valueNames.map((n) => `${n} = EXCLUDED.${n}`).join(', ')}`
+    const arrayTypes = this.arrayTypes(first)
+    if (arrayTypes !== null) {
+      // One array parameter per column, unnest()ed into rows: one statement text for any batch size, so
+      // it is prepared once per connection (a named statement) instead of parsed and planned per batch.
+      const width = first.keyColumns.length + first.valueColumns.length
+      const arrays: unknown[][] = Array.from({ length: width }, () => new Array<unknown>(rows.length))
+      for (let r = 0; r < rows.length; r++) {
+        const op = rows[r]!
+        let c = 0
+        for (const v of op.keyValues) arrays[c++]![r] = v
+        for (const v of op.values) arrays[c++]![r] = v
+      }
+      const sql = `INSERT INTO ${table} (${columns.join(', ')}) SELECT * FROM unnest(${arrayTypes.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})${onConflict}`
+      await client.query({ name: this.statementName(sql), text: sql, values: arrays })
+      return
     }
     const perStmt = Math.max(1, Math.floor(60000 / columns.length))
     for (let s = 0; s < rows.length; s += perStmt) {
       const part = rows.slice(s, s + perStmt)
       const params: unknown[] = []
       const tuples = part.map((op) => `(${[...op.keyValues, ...op.values].map((v) => `$${params.push(v)}`).join(', ')})`)
-      let sql = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}`
-      if (this.insertMode === 'upsert') {
-        sql += valueNames.length === 0 ? ` ON CONFLICT (${keyNames.join(', ')}) DO NOTHING` : ` ON CONFLICT (${keyNames.join(', ')}) DO UPDATE SET ${valueNames.map((n) => `${n} = EXCLUDED.${n}`).join(', ')}`
-      }
-      await client.query(sql, params)
+      await client.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}${onConflict}`, params)
     }
+  }
+
+  /**
+   * The table's column types for an unnest() insert of these columns, or null when one of them cannot be
+   * passed as an array of its type (array or user-defined columns): those batches use VALUES lists.
+   */
+  private arrayTypes(op: RowOp): string[] | null {
+    const cols = this.tables.get(op.table)
+    if (cols === undefined) return null
+    const types: string[] = []
+    for (const c of [...op.keyColumns, ...op.valueColumns]) {
+      const t = cols.get(c.name)?.dataType
+      if (t === undefined || !ARRAYABLE_TYPE.test(t)) return null
+      types.push(t)
+    }
+    return types
+  }
+
+  private statementName(sql: string): string {
+    let name = this.statements.get(sql)
+    if (name === undefined) this.statements.set(sql, (name = `skein_sink_${this.statements.size + 1}`))
+    return name
   }
 
   override flush(): void {
@@ -397,6 +475,9 @@ export class PostgresSinkTask extends SinkTask {
     await c?.end().catch(() => {})
   }
 }
+
+/** information_schema data types whose array type is `<type>[]` (built-in scalar types, not ARRAY or USER-DEFINED). */
+const ARRAYABLE_TYPE = /^(smallint|integer|bigint|real|double precision|numeric|boolean|text|character varying|bytea|date|time without time zone|time with time zone|timestamp without time zone|timestamp with time zone|jsonb|json|uuid)$/
 
 function columnDefinition(c: Column, isKey: boolean): string {
   let def = `${quoteIdent(c.name)} ${sqlType(c.schema)}`
