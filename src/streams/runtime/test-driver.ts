@@ -60,7 +60,7 @@ export class TopologyTestDriver {
     const appId = this.config.applicationId
     const collector: RecordCollector = {
       send: (topic, key, value, headers, timestamp, partition) => {
-        const record: Captured = { key, value, headers, timestamp, partition: partition ?? (key === null ? 0 : defaultPartition(key, 1)) }
+        const record: Captured = { key, value, headers: [...headers], timestamp, partition: partition ?? (key === null ? 0 : defaultPartition(key, 1)) }
         this.produced.add(topic)
         const internal = this.internalTopicName(topic)
         if (internal !== null) {
