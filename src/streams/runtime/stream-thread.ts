@@ -28,6 +28,7 @@ import { ErrorCode, KafkaError, errorName } from '../../domain/errors.js'
 import { StreamsException, TaskMigratedException } from '../core/errors.js'
 import type { Subtopology, Topology } from '../processor/topology.js'
 import { OffsetCheckpoint } from '../state/checkpoint.js'
+import { ThreadCache } from '../state/caching.js'
 import type { StateStore } from '../state/stores.js'
 import type { InternalStore } from '../state/typed.js'
 import { RUNNING_OFFSET_SUM, decodeAssignmentInfo, encodeInfo, type AssignmentInfo, type SubscriptionInfo } from './assignor.js'
@@ -138,6 +139,8 @@ export class StreamThread {
   private readonly pendingSends = new Set<Promise<unknown>>()
   private readonly collector: RecordCollector
   private readonly inFlight = new InFlightRecords()
+  /** The record caches' budget of this thread (Kafka splits statestore.cache.max.bytes evenly over the threads). */
+  private readonly cache: ThreadCache
   /** One producer callback per listener, made on its first send (the last one used is kept at hand). */
   private readonly deliveryCallbacks = new WeakMap<SendListener, BatchDeliveryCallback>()
   private lastListener: SendListener | null = null
@@ -151,6 +154,7 @@ export class StreamThread {
     const c = host.config
     this.name = `${c.clientId}-StreamThread-${index}`
     this.log = c.log.child({ thread: this.name })
+    this.cache = new ThreadCache(Math.floor(c.cacheMaxBytes / c.numStreamThreads))
     const eos = c.exactlyOnce
     this.consumer = new Consumer({
       bootstrapServers: c.bootstrapServers,
@@ -394,6 +398,8 @@ export class StreamThread {
     const running = [...this.active.values()].filter((e) => !e.restoring).map((e) => e.task)
     const eos = this.host.config.exactlyOnce
     if (eos && running.length > 0) this.ensureTransaction()
+    // The record caches first: what they forward and write is part of this commit.
+    for (const t of running) t.flushCaches()
     for (const t of running) t.flushChangelogs()
     const offsets = running.flatMap((t) => (t.processedSinceCommit > 0 ? t.committableOffsets() : []))
     try {
@@ -542,6 +548,7 @@ export class StreamThread {
       deserializationHandler: c.deserializationHandler,
       productionHandler: c.productionHandler,
       log: this.log,
+      cache: this.cache,
     }
   }
 

@@ -14,6 +14,7 @@ import { Headers } from '../core/headers.js'
 import { PunctuationType, TaskId, supplierGet, type Cancellable, type Processor, type ProcessorContext, type Punctuator, type TimestampExtractor } from '../processor/api.js'
 import { Record, type RecordMetadata } from '../core/record.js'
 import type { Deserializer, Serde, Serializer } from '../core/serdes.js'
+import { CachingKeyValueStore, type CacheBinding, type CachedRecordContext, type ThreadCache } from '../state/caching.js'
 import type { StateStore } from '../state/stores.js'
 import type { InternalStore } from '../state/typed.js'
 import type { SinkNode, SourceNode, Subtopology, Topology, TopologyNode } from '../processor/topology.js'
@@ -54,6 +55,8 @@ export interface TaskEnvironment {
   deserializationHandler: DeserializationExceptionHandler
   productionHandler: ProductionExceptionHandler
   log: Logger
+  /** The thread's record cache for the stores that cache (none: no store caches). */
+  cache?: ThreadCache | null
 }
 
 interface NodeInstance {
@@ -117,6 +120,7 @@ export class StreamTask {
   /** The input queues, as a list (the hot loop scans them per record). */
   private queueList: PartitionQueue[] = []
   private readonly sinkListener: SendListener
+  private readonly cacheBinding: CacheBinding
   private readonly changelogListener: SendListener
   private currentTimestamp = 0
   private currentHeaders: Headers = new Headers()
@@ -159,6 +163,17 @@ export class StreamTask {
         else task.sendError ??= new StreamsException(`task ${task.id} could not send a record to '${topic}': ${err.message}`, { cause: err })
       },
     }
+    this.cacheBinding = {
+      currentNode: () => task.current,
+      capture: (e) => {
+        e.changelogTimestamp = task.currentTimestamp
+        e.headers = task.currentHeaders
+        e.topic = task.contextTopic
+        e.partition = task.contextPartition
+        e.offset = task.contextOffset
+      },
+      runAs: (node, e, fn) => task.runFlushed(node as NodeInstance | null, e, fn),
+    }
     this.changelogListener = {
       onError: (err, topic) => {
         task.sendError ??= new StreamsException(`task ${task.id} could not write its changelog '${topic}': ${err.message}`, { cause: err })
@@ -192,6 +207,7 @@ export class StreamTask {
   /** Takes over already open stores (a standby becoming active keeps its state). */
   adoptStores(stores: ReadonlyMap<string, InternalStore & StateStore>): void {
     for (const [name, s] of stores) {
+      if (s instanceof CachingKeyValueStore) s.bind(this.cacheBinding)
       s.logged.timestamp = () => this.currentTimestamp
       s.logged.onPressure = () => {
         this.changelogPressure = true
@@ -207,7 +223,8 @@ export class StreamTask {
       const e = this.topology.stores.get(name)!
       const changelog = e.builder.loggingEnabled ? { topic: this.env.changelogTopic(name), partition: this.id.partition } : null
       const dir = this.env.taskDir === null ? null : `${this.env.taskDir}/lmdb/${name}`
-      const store = e.builder.build({ dir, changelog, defaultKeySerde: this.env.defaultKeySerde, defaultValueSerde: this.env.defaultValueSerde })
+      const store = e.builder.build({ dir, changelog, defaultKeySerde: this.env.defaultKeySerde, defaultValueSerde: this.env.defaultValueSerde, cache: this.env.cache ?? null })
+      if (store instanceof CachingKeyValueStore) store.bind(this.cacheBinding)
       store.logged.timestamp = () => this.currentTimestamp
       store.logged.onPressure = () => {
         this.changelogPressure = true
@@ -518,6 +535,36 @@ export class StreamTask {
       this.sendError = null
       throw e
     }
+  }
+
+  /** A cached entry flushed: its listener's processor forwards it with the entry's record context. */
+  private runFlushed(node: NodeInstance | null, e: CachedRecordContext, fn: () => void): void {
+    const prev = [this.contextTopic, this.contextPartition, this.contextOffset, this.currentTimestamp, this.currentHeaders] as const
+    this.contextTopic = e.topic
+    this.contextPartition = e.partition
+    this.contextOffset = e.offset
+    this.currentTimestamp = e.changelogTimestamp
+    if (e.headers !== undefined) this.currentHeaders = e.headers
+    try {
+      if (node === null) fn()
+      else this.withNode(node, fn)
+    } finally {
+      ;[this.contextTopic, this.contextPartition, this.contextOffset, this.currentTimestamp, this.currentHeaders] = prev
+    }
+  }
+
+  /**
+   * Flushes the record caches of the task's stores (before a commit): their entries go to the stores and
+   * changelogs, and downstream. Returns whether any store had entries (their records may feed other tasks).
+   */
+  flushCaches(): boolean {
+    let any = false
+    for (const s of this.stores.values()) {
+      if (!(s instanceof CachingKeyValueStore) || s.dirtyCount === 0) continue
+      any = true
+      s.flushCache()
+    }
+    return any
   }
 
   /** Sends the stores' changelog entries to the collector; returns how many. */
