@@ -2,6 +2,8 @@
 // run as its own process, over N records of 100 bytes (a 9-byte key among 10,000, a 91-byte value) in a
 // 4-partition topic, in one run:
 //   raw consume             - the client consumer reading the N records (the broker's consume figure)
+//   raw consume + produce   - the client consumer and producer copying the N records to another topic,
+//                             without Streams: the ceiling of the stateless topology on this machine
 //   stateless map/filter    - filter + mapValues + to, at_least_once and exactly_once_v2
 //   stateful count          - groupByKey().count() (LMDB store, changelog, the record cache of 10 MiB as
 //                             Kafka's default) + to, both guarantees, and at_least_once without the cache
@@ -112,6 +114,34 @@ async function rawConsume(bootstrap: string, topic: string, n: number): Promise<
   while (got < n) got += (await c.poll(500)).length
   const s = (performance.now() - t0) / 1000
   await c.close()
+  return got / s
+}
+
+/** Copies the input to a new topic with the client alone (the settings Streams' producer gets here). */
+async function rawCopy(bootstrap: string, admin: Admin, topic: string, n: number): Promise<number> {
+  const output = `bench-copy-${Date.now()}`
+  await admin.createTopics([{ name: output, numPartitions: PARTITIONS, replicationFactor: 1 }])
+  const c = new Consumer({ bootstrapServers: bootstrap, autoOffsetReset: 'earliest', maxPollRecords: 2000, fetchMaxWaitMs: 100 })
+  const p = new Producer({ bootstrapServers: bootstrap, batchSize: 262144, lingerMs: 20 })
+  await p.topicInfo(output)
+  c.assign(Array.from({ length: PARTITIONS }, (_, partition) => ({ topic, partition })))
+  let failed: Error | null = null
+  const cb = (err: Error | null): void => {
+    if (err !== null) failed ??= err
+  }
+  let got = 0
+  const t0 = performance.now()
+  while (got < n) {
+    const records = await c.poll(500)
+    for (const r of records) p.appendBatched(output, undefined, r.key, r.value, undefined, cb, 0, r.timestamp)
+    got += records.length
+    if (!p.hasCapacity) await p.waitForCapacity()
+  }
+  await p.flush()
+  const s = (performance.now() - t0) / 1000
+  await c.close()
+  await p.close()
+  if (failed !== null) throw failed
   return got / s
 }
 
@@ -265,6 +295,10 @@ async function main(): Promise<void> {
     if (ONLY === undefined) {
       const raw = await rawConsume(broker.bootstrap, input, N)
       rows.push(['raw consume (client consumer, the broker\'s consume figure)', { rate: raw, runningRate: NaN, startSeconds: NaN }])
+    }
+    if (ONLY === undefined || ONLY === 'raw-copy') {
+      const copy = await rawCopy(broker.bootstrap, admin, input, N)
+      rows.push(['raw consume + produce (client alone, no Streams: the stateless ceiling)', { rate: copy, runningRate: NaN, startSeconds: NaN }])
     }
     const label: Record<Kind, string> = { stateless: 'stateless map/filter', stateful: 'stateful count', 'stateful-nocache': 'stateful count without record cache' }
     for (const kind of ['stateless', 'stateful', 'stateful-nocache'] as Kind[]) {
