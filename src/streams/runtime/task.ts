@@ -121,6 +121,8 @@ export class StreamTask {
   private queueList: PartitionQueue[] = []
   private readonly sinkListener: SendListener
   private readonly cacheBinding: CacheBinding
+  /** Counts the records and punctuations processed (the record cache's key memo is valid within one). */
+  private recordSeq = 0
   private readonly changelogListener: SendListener
   private currentTimestamp = 0
   private currentHeaders: Headers = new Headers()
@@ -165,6 +167,7 @@ export class StreamTask {
     }
     this.cacheBinding = {
       currentNode: () => task.current,
+      recordSeq: () => task.recordSeq,
       capture: (e) => {
         e.changelogTimestamp = task.currentTimestamp
         e.headers = task.currentHeaders
@@ -462,6 +465,7 @@ export class StreamTask {
     const ts = extractor === undefined ? raw.timestamp : extractor({ topic: q.topic, partition: q.partition, offset: raw.offset, timestamp: raw.timestamp, key, value }, q.partitionTime)
     if (!(ts >= 0)) throw new StreamsException(`record at ${q.topic}-${q.partition} offset ${raw.offset} has an invalid timestamp ${ts} (FailOnInvalidTimestamp)`)
     if (ts > q.partitionTime) q.partitionTime = ts
+    this.recordSeq++
     this.contextTopic = q.topic
     this.contextPartition = q.partition
     this.contextOffset = raw.offset
@@ -518,6 +522,7 @@ export class StreamTask {
     const prevTs = this.currentTimestamp
     this.currentTimestamp = time
     this.contextTopic = null
+    this.recordSeq++
     try {
       this.withNode(s.node, () => s.punctuator(time))
     } finally {
@@ -540,6 +545,7 @@ export class StreamTask {
   /** A cached entry flushed: its listener's processor forwards it with the entry's record context. */
   private runFlushed(node: NodeInstance | null, e: CachedRecordContext, fn: () => void): void {
     const prev = [this.contextTopic, this.contextPartition, this.contextOffset, this.currentTimestamp, this.currentHeaders] as const
+    this.recordSeq++
     this.contextTopic = e.topic
     this.contextPartition = e.partition
     this.contextOffset = e.offset

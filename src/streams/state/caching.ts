@@ -39,6 +39,8 @@ export interface CachedRecordContext {
 export interface CacheBinding {
   /** The processor node running now (the one registering a flush listener). */
   currentNode(): unknown
+  /** A number that changes with every record (and punctuation) the task processes. */
+  recordSeq(): number
   /** Copies the context of the record being processed into e. */
   capture(e: CachedRecordContext): void
   /** Runs fn as node with e's record context (a flush forwards from the listener's processor). */
@@ -72,6 +74,7 @@ export class CachingKeyValueStore<K, V> implements TimestampedKeyValueStore<K, V
   private missValue: ValueAndTimestamp<V> | null = null
   private lastKey: unknown = undefined
   private lastId = ''
+  private lastSeq = -1
 
   constructor(
     readonly inner: KeyValueStoreFacade<K, V>,
@@ -115,12 +118,15 @@ export class CachingKeyValueStore<K, V> implements TimestampedKeyValueStore<K, V
   }
 
   private idOf(key: K): string {
+    // The same key again while the same record is processed (an aggregation's read, then its write): its
+    // id without serializing it twice. Strings and numbers cannot change; a buffer could, between records.
     const t = typeof key
-    // The last key again (a read then a write of one record): its id without serializing it twice.
-    if (key === this.lastKey && (t === 'string' || t === 'number' || Buffer.isBuffer(key))) return this.lastId
+    const seq = this.binding === null ? -1 : this.binding.recordSeq()
+    if (key === this.lastKey && (t === 'string' || t === 'number' || (seq >= 0 && seq === this.lastSeq))) return this.lastId
     const id = this.inner.keyId(key)
     this.lastKey = key
     this.lastId = id
+    this.lastSeq = seq
     return id
   }
 
