@@ -17,7 +17,8 @@
 // that (its time includes up to a second of waiting for the commit after the last record). --threads also compares, for the stateless case, one
 // thread, two threads on the event loop (num.stream.threads=2), and two worker_threads each running an
 // instance (the alternative threading model). Each processing row also gives the rate after the
-// application reached RUNNING (its group join and task start-up taken out).
+// application reached RUNNING (its group join and task start-up taken out), and the CPU time (user +
+// system) this process spent per input record: on a shared machine it varies far less than the rates.
 // Flags: --records N (default 10,000,000; --quick 1,000,000), --restore-mb M (changelog size of the restore
 // run, default 1024; --quick 100), --only RUN (one run, e.g. stateful-at_least_once, for profiling: no
 // raw consume, no restore), --no-write (print only; bench/STREAMS-RESULTS.md stays untouched). The env
@@ -118,7 +119,7 @@ async function rawConsume(bootstrap: string, topic: string, n: number): Promise<
 }
 
 /** Copies the input to a new topic with the client alone (the settings Streams' producer gets here). */
-async function rawCopy(bootstrap: string, admin: Admin, topic: string, n: number): Promise<number> {
+async function rawCopy(bootstrap: string, admin: Admin, topic: string, n: number): Promise<{ rate: number; cpuMicros: number }> {
   const output = `bench-copy-${Date.now()}`
   await admin.createTopics([{ name: output, numPartitions: PARTITIONS, replicationFactor: 1 }])
   const c = new Consumer({ bootstrapServers: bootstrap, autoOffsetReset: 'earliest', maxPollRecords: 2000, fetchMaxWaitMs: 100 })
@@ -131,6 +132,7 @@ async function rawCopy(bootstrap: string, admin: Admin, topic: string, n: number
   }
   let got = 0
   const t0 = performance.now()
+  const cpu0 = process.cpuUsage()
   while (got < n) {
     const records = await c.poll(500)
     for (const r of records) p.appendBatched(output, undefined, r.key, r.value, undefined, cb, 0, r.timestamp)
@@ -139,10 +141,11 @@ async function rawCopy(bootstrap: string, admin: Admin, topic: string, n: number
   }
   await p.flush()
   const s = (performance.now() - t0) / 1000
+  const cpu = process.cpuUsage(cpu0)
   await c.close()
   await p.close()
   if (failed !== null) throw failed
-  return got / s
+  return { rate: got / s, cpuMicros: (cpu.user + cpu.system) / got }
 }
 
 interface AppRun {
@@ -151,6 +154,8 @@ interface AppRun {
   /** Records over the time from RUNNING to the end (NaN when RUNNING was not seen before the end). */
   runningRate: number
   startSeconds: number
+  /** CPU time (user + system) of this process per input record, in microseconds (NaN when not measured). */
+  cpuMicros: number
 }
 
 /** Runs an application until its committed offsets reach the input's end. */
@@ -161,6 +166,7 @@ async function runApp(bootstrap: string, admin: Admin, kind: Kind, guarantee: st
   const cfg = appConfig(bootstrap, appId, guarantee, threads, kind)
   const streams = new KafkaStreams(topology(kind, input, output), cfg)
   const t0 = performance.now()
+  const cpu0 = process.cpuUsage()
   let running = -1
   const watch = setInterval(() => {
     if (running < 0 && streams.state === 'RUNNING') running = performance.now()
@@ -169,10 +175,11 @@ async function runApp(bootstrap: string, admin: Admin, kind: Kind, guarantee: st
   if (guarantee === 'exactly_once_v2' || kind === 'stateful') await waitCommitted(admin, appId, input, ends)
   else await waitOutput(admin, output, ends)
   const end = performance.now()
+  const cpu = process.cpuUsage(cpu0)
   clearInterval(watch)
   await streams.close()
   rmSync(cfg['state.dir'] as string, { recursive: true, force: true })
-  return { rate: N / ((end - t0) / 1000), runningRate: running < 0 ? NaN : N / ((end - running) / 1000), startSeconds: running < 0 ? NaN : (running - t0) / 1000 }
+  return { rate: N / ((end - t0) / 1000), runningRate: running < 0 ? NaN : N / ((end - running) / 1000), startSeconds: running < 0 ? NaN : (running - t0) / 1000, cpuMicros: (cpu.user + cpu.system) / N }
 }
 
 /**
@@ -212,7 +219,7 @@ async function runWorkers(bootstrap: string, admin: Admin, input: string, ends: 
   const s = (performance.now() - t0) / 1000
   for (const w of workers) w.postMessage('stop')
   await Promise.all(workers.map((w) => new Promise((r) => w.once('exit', r))))
-  return { rate: N / s, runningRate: NaN, startSeconds: NaN }
+  return { rate: N / s, runningRate: NaN, startSeconds: NaN, cpuMicros: NaN }
 }
 
 async function worker(): Promise<void> {
@@ -294,11 +301,11 @@ async function main(): Promise<void> {
     const fmt = (x: number): string => (Number.isNaN(x) ? '-' : Math.round(x).toLocaleString('en'))
     if (ONLY === undefined) {
       const raw = await rawConsume(broker.bootstrap, input, N)
-      rows.push(['raw consume (client consumer, the broker\'s consume figure)', { rate: raw, runningRate: NaN, startSeconds: NaN }])
+      rows.push(['raw consume (client consumer, the broker\'s consume figure)', { rate: raw, runningRate: NaN, startSeconds: NaN, cpuMicros: NaN }])
     }
     if (ONLY === undefined || ONLY === 'raw-copy') {
       const copy = await rawCopy(broker.bootstrap, admin, input, N)
-      rows.push(['raw consume + produce (client alone, no Streams: the stateless ceiling)', { rate: copy, runningRate: NaN, startSeconds: NaN }])
+      rows.push(['raw consume + produce (client alone, no Streams: the stateless ceiling)', { rate: copy.rate, runningRate: NaN, startSeconds: NaN, cpuMicros: copy.cpuMicros }])
     }
     const label: Record<Kind, string> = { stateless: 'stateless map/filter', stateful: 'stateful count', 'stateful-nocache': 'stateful count without record cache' }
     for (const kind of ['stateless', 'stateful', 'stateful-nocache'] as Kind[]) {
@@ -314,12 +321,12 @@ async function main(): Promise<void> {
       rows.push(['stateless at_least_once, 2 worker_threads (an instance each)', await runWorkers(broker.bootstrap, admin, input, ends)])
     }
     out('')
-    out('| Run | records/s (from start()) | records/s (from RUNNING) | start-up to RUNNING | target |')
-    out('| --- | ---: | ---: | ---: | --- |')
+    out('| Run | records/s (from start()) | records/s (from RUNNING) | start-up to RUNNING | CPU of this process per record | target |')
+    out('| --- | ---: | ---: | ---: | ---: | --- |')
     for (const [name, r] of rows) {
       const target = name.startsWith('stateless') && name.includes('at_least_once') ? 500_000 : name.startsWith('stateful count at_least_once') ? 250_000 : 0
       const best = Number.isNaN(r.runningRate) ? r.rate : r.runningRate
-      out(`| ${name} | ${fmt(r.rate)} | ${fmt(r.runningRate)} | ${Number.isNaN(r.startSeconds) ? '-' : `${r.startSeconds.toFixed(1)} s`} | ${target === 0 ? '-' : `${target.toLocaleString('en')}: ${best >= target ? 'met' : 'NOT met'}`} |`)
+      out(`| ${name} | ${fmt(r.rate)} | ${fmt(r.runningRate)} | ${Number.isNaN(r.startSeconds) ? '-' : `${r.startSeconds.toFixed(1)} s`} | ${Number.isNaN(r.cpuMicros) ? '-' : `${r.cpuMicros.toFixed(2)} µs`} | ${target === 0 ? '-' : `${target.toLocaleString('en')}: ${best >= target ? 'met' : 'NOT met'}`} |`)
     }
     if (ONLY === undefined) {
       const r = await restore(broker.bootstrap, admin)
