@@ -2,16 +2,23 @@
 // run as its own process, over N records of 100 bytes (a 9-byte key among 10,000, a 91-byte value) in a
 // 4-partition topic, in one run:
 //   raw consume             - the client consumer reading the N records (the broker's consume figure)
+//   raw consume + produce   - the client consumer and producer copying the N records to another topic,
+//                             without Streams: the ceiling of the stateless topology on this machine
 //   stateless map/filter    - filter + mapValues + to, at_least_once and exactly_once_v2
-//   stateful count          - groupByKey().count() (LMDB store, changelog) + to, both guarantees
+//   stateful count          - groupByKey().count() (LMDB store, changelog, the record cache of 10 MiB as
+//                             Kafka's default) + to, both guarantees, and at_least_once without the cache
+//                             (statestore.cache.max.bytes=0: one output record per input record)
 //   restore                 - a store rebuilt from a changelog of about 1 GB (100 MB with --quick):
 //                             1 KiB values, from the start of the application to RUNNING
 // Each processing run is a fresh application reading from the start, timed until it has processed the
-// whole input: at_least_once until the output holds one record per input record, exactly_once_v2 until
-// the offsets committed with its transactions reach the input's end. --threads also compares, for the stateless case, one
+// whole input: at_least_once until the output holds one record per input record, exactly_once_v2 (and
+// the cached count at_least_once, whose output holds one record per key per commit) until the offsets it
+// committed reach the input's end; the cached count at_least_once runs with commit.interval.ms=1000 for
+// that (its time includes up to a second of waiting for the commit after the last record). --threads also compares, for the stateless case, one
 // thread, two threads on the event loop (num.stream.threads=2), and two worker_threads each running an
 // instance (the alternative threading model). Each processing row also gives the rate after the
-// application reached RUNNING (its group join and task start-up taken out).
+// application reached RUNNING (its group join and task start-up taken out), and the CPU time (user +
+// system) this process spent per input record: on a shared machine it varies far less than the rates.
 // Flags: --records N (default 10,000,000; --quick 1,000,000), --restore-mb M (changelog size of the restore
 // run, default 1024; --quick 100), --only RUN (one run, e.g. stateful-at_least_once, for profiling: no
 // raw consume, no restore), --no-write (print only; bench/STREAMS-RESULTS.md stays untouched). The env
@@ -46,7 +53,7 @@ const ONLY = flag('only') ?? process.env.BENCH_ONLY
 if (!Number.isInteger(N) || N < 1000) throw new Error('--records must be an integer >= 1000')
 if (!(RESTORE_MB > 0)) throw new Error('--restore-mb must be positive')
 
-type Kind = 'stateless' | 'stateful'
+type Kind = 'stateless' | 'stateful' | 'stateful-nocache'
 
 function topology(kind: Kind, input: string, output: string): Topology {
   const b = new StreamsBuilder()
@@ -61,8 +68,10 @@ function topology(kind: Kind, input: string, output: string): Topology {
   return b.build()
 }
 
-function appConfig(bootstrap: string, appId: string, guarantee: string, threads = 1): Record<string, unknown> {
+function appConfig(bootstrap: string, appId: string, guarantee: string, threads = 1, kind: Kind = 'stateless'): Record<string, unknown> {
   return {
+    ...(kind === 'stateful-nocache' ? { 'statestore.cache.max.bytes': 0 } : {}),
+    ...(kind === 'stateful' && guarantee === 'at_least_once' ? { 'commit.interval.ms': 1000 } : {}),
     'application.id': appId,
     'bootstrap.servers': bootstrap,
     'processing.guarantee': guarantee,
@@ -109,12 +118,44 @@ async function rawConsume(bootstrap: string, topic: string, n: number): Promise<
   return got / s
 }
 
+/** Copies the input to a new topic with the client alone (the settings Streams' producer gets here). */
+async function rawCopy(bootstrap: string, admin: Admin, topic: string, n: number): Promise<{ rate: number; cpuMicros: number }> {
+  const output = `bench-copy-${Date.now()}`
+  await admin.createTopics([{ name: output, numPartitions: PARTITIONS, replicationFactor: 1 }])
+  const c = new Consumer({ bootstrapServers: bootstrap, autoOffsetReset: 'earliest', maxPollRecords: 2000, fetchMaxWaitMs: 100 })
+  const p = new Producer({ bootstrapServers: bootstrap, batchSize: 262144, lingerMs: 20 })
+  await p.topicInfo(output)
+  c.assign(Array.from({ length: PARTITIONS }, (_, partition) => ({ topic, partition })))
+  let failed: Error | null = null
+  const cb = (err: Error | null): void => {
+    if (err !== null) failed ??= err
+  }
+  let got = 0
+  const t0 = performance.now()
+  const cpu0 = process.cpuUsage()
+  while (got < n) {
+    const records = await c.poll(500)
+    for (const r of records) p.appendBatched(output, undefined, r.key, r.value, undefined, cb, 0, r.timestamp)
+    got += records.length
+    if (!p.hasCapacity) await p.waitForCapacity()
+  }
+  await p.flush()
+  const s = (performance.now() - t0) / 1000
+  const cpu = process.cpuUsage(cpu0)
+  await c.close()
+  await p.close()
+  if (failed !== null) throw failed
+  return { rate: got / s, cpuMicros: (cpu.user + cpu.system) / got }
+}
+
 interface AppRun {
   /** Records over the time from start() to the end. */
   rate: number
   /** Records over the time from RUNNING to the end (NaN when RUNNING was not seen before the end). */
   runningRate: number
   startSeconds: number
+  /** CPU time (user + system) of this process per input record, in microseconds (NaN when not measured). */
+  cpuMicros: number
 }
 
 /** Runs an application until its committed offsets reach the input's end. */
@@ -122,21 +163,23 @@ async function runApp(bootstrap: string, admin: Admin, kind: Kind, guarantee: st
   const appId = `bench-${kind}-${guarantee}-${threads}-${Date.now()}`
   const output = `${appId}-out`
   await admin.createTopics([{ name: output, numPartitions: PARTITIONS, replicationFactor: 1 }])
-  const cfg = appConfig(bootstrap, appId, guarantee, threads)
+  const cfg = appConfig(bootstrap, appId, guarantee, threads, kind)
   const streams = new KafkaStreams(topology(kind, input, output), cfg)
   const t0 = performance.now()
+  const cpu0 = process.cpuUsage()
   let running = -1
   const watch = setInterval(() => {
     if (running < 0 && streams.state === 'RUNNING') running = performance.now()
   }, 5)
   await streams.start()
-  if (guarantee === 'exactly_once_v2') await waitCommitted(admin, appId, input, ends)
+  if (guarantee === 'exactly_once_v2' || kind === 'stateful') await waitCommitted(admin, appId, input, ends)
   else await waitOutput(admin, output, ends)
   const end = performance.now()
+  const cpu = process.cpuUsage(cpu0)
   clearInterval(watch)
   await streams.close()
   rmSync(cfg['state.dir'] as string, { recursive: true, force: true })
-  return { rate: N / ((end - t0) / 1000), runningRate: running < 0 ? NaN : N / ((end - running) / 1000), startSeconds: running < 0 ? NaN : (running - t0) / 1000 }
+  return { rate: N / ((end - t0) / 1000), runningRate: running < 0 ? NaN : N / ((end - running) / 1000), startSeconds: running < 0 ? NaN : (running - t0) / 1000, cpuMicros: (cpu.user + cpu.system) / N }
 }
 
 /**
@@ -176,7 +219,7 @@ async function runWorkers(bootstrap: string, admin: Admin, input: string, ends: 
   const s = (performance.now() - t0) / 1000
   for (const w of workers) w.postMessage('stop')
   await Promise.all(workers.map((w) => new Promise((r) => w.once('exit', r))))
-  return { rate: N / s, runningRate: NaN, startSeconds: NaN }
+  return { rate: N / s, runningRate: NaN, startSeconds: NaN, cpuMicros: NaN }
 }
 
 async function worker(): Promise<void> {
@@ -258,13 +301,19 @@ async function main(): Promise<void> {
     const fmt = (x: number): string => (Number.isNaN(x) ? '-' : Math.round(x).toLocaleString('en'))
     if (ONLY === undefined) {
       const raw = await rawConsume(broker.bootstrap, input, N)
-      rows.push(['raw consume (client consumer, the broker\'s consume figure)', { rate: raw, runningRate: NaN, startSeconds: NaN }])
+      rows.push(['raw consume (client consumer, the broker\'s consume figure)', { rate: raw, runningRate: NaN, startSeconds: NaN, cpuMicros: NaN }])
     }
-    for (const kind of ['stateless', 'stateful'] as Kind[]) {
+    if (ONLY === undefined || ONLY === 'raw-copy') {
+      const copy = await rawCopy(broker.bootstrap, admin, input, N)
+      rows.push(['raw consume + produce (client alone, no Streams: the stateless ceiling)', { rate: copy.rate, runningRate: NaN, startSeconds: NaN, cpuMicros: copy.cpuMicros }])
+    }
+    const label: Record<Kind, string> = { stateless: 'stateless map/filter', stateful: 'stateful count', 'stateful-nocache': 'stateful count without record cache' }
+    for (const kind of ['stateless', 'stateful', 'stateful-nocache'] as Kind[]) {
       for (const g of ['at_least_once', 'exactly_once_v2']) {
+        if (kind === 'stateful-nocache' && g === 'exactly_once_v2') continue
         if (ONLY !== undefined && ONLY !== `${kind}-${g}`) continue
         t = performance.now()
-        rows.push([`${kind === 'stateless' ? 'stateless map/filter' : 'stateful count'} ${g}`, await runApp(broker.bootstrap, admin, kind, g, input, ends)])
+        rows.push([`${label[kind]} ${g}`, await runApp(broker.bootstrap, admin, kind, g, input, ends)])
       }
     }
     if (THREADS) {
@@ -272,12 +321,12 @@ async function main(): Promise<void> {
       rows.push(['stateless at_least_once, 2 worker_threads (an instance each)', await runWorkers(broker.bootstrap, admin, input, ends)])
     }
     out('')
-    out('| Run | records/s (from start()) | records/s (from RUNNING) | start-up to RUNNING | target |')
-    out('| --- | ---: | ---: | ---: | --- |')
+    out('| Run | records/s (from start()) | records/s (from RUNNING) | start-up to RUNNING | CPU of this process per record | target |')
+    out('| --- | ---: | ---: | ---: | ---: | --- |')
     for (const [name, r] of rows) {
-      const target = name.startsWith('stateless') && name.includes('at_least_once') ? 500_000 : name.startsWith('stateful') && name.includes('at_least_once') ? 250_000 : 0
+      const target = name.startsWith('stateless') && name.includes('at_least_once') ? 500_000 : name.startsWith('stateful count at_least_once') ? 250_000 : 0
       const best = Number.isNaN(r.runningRate) ? r.rate : r.runningRate
-      out(`| ${name} | ${fmt(r.rate)} | ${fmt(r.runningRate)} | ${Number.isNaN(r.startSeconds) ? '-' : `${r.startSeconds.toFixed(1)} s`} | ${target === 0 ? '-' : `${target.toLocaleString('en')}: ${best >= target ? 'met' : 'NOT met'}`} |`)
+      out(`| ${name} | ${fmt(r.rate)} | ${fmt(r.runningRate)} | ${Number.isNaN(r.startSeconds) ? '-' : `${r.startSeconds.toFixed(1)} s`} | ${Number.isNaN(r.cpuMicros) ? '-' : `${r.cpuMicros.toFixed(2)} µs`} | ${target === 0 ? '-' : `${target.toLocaleString('en')}: ${best >= target ? 'met' : 'NOT met'}`} |`)
     }
     if (ONLY === undefined) {
       const r = await restore(broker.bootstrap, admin)
@@ -289,7 +338,7 @@ async function main(): Promise<void> {
     out('')
     out(`Load average ${load0[0]!.toFixed(1)} before and ${load1[0]!.toFixed(1)} after the run (1 minute); the broker ran as its own process on the same machine.`)
     if (WRITE && ONLY === undefined && !THREADS) {
-      const md = `# bench:streams results\n\n\`npm run bench:streams -- --records ${N} --restore-mb ${RESTORE_MB}\` (bench/streams.bench.ts), ${new Date().toISOString().slice(0, 10)}. Do not edit by hand: rerun the benchmark.\nEach processing run is a fresh application reading the input from the start; at_least_once is done when the output holds one record per input record, exactly_once_v2 when the offsets committed with its transactions reach the input's end.\n\n${lines.join('\n')}\n`
+      const md = `# bench:streams results\n\n\`npm run bench:streams -- --records ${N} --restore-mb ${RESTORE_MB}\` (bench/streams.bench.ts), ${new Date().toISOString().slice(0, 10)}. Do not edit by hand: rerun the benchmark.\nEach processing run is a fresh application reading the input from the start; at_least_once is done when the output holds one record per input record, exactly_once_v2 and the cached count at_least_once (commit.interval.ms=1000: its output holds one record per key per commit, and its time includes up to a second of waiting for the last commit) when the offsets it committed reach the input's end.\n\n${lines.join('\n')}\n`
       writeFileSync(join(fileURLToPath(new URL('.', import.meta.url)), '..', '..', 'bench', 'STREAMS-RESULTS.md'), md)
       console.log('\nWrote bench/STREAMS-RESULTS.md')
     }

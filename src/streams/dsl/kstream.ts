@@ -645,7 +645,10 @@ export class KGroupedStream<K, V> {
     const keySerde = materialized?.keySerde ?? this.keySerde
     const vs = materialized?.valueSerde ?? valueSerde
     b.topology.addProcessor(name, supplier(storeName), input.nodeName)
-    b.topology.addStateStore(b.keyValueStore(storeName, materialized, keySerde, vs) as never, name)
+    const store = b.keyValueStore(storeName, materialized, keySerde, vs)
+    // The record cache (Kafka's default for the DSL's stores): on unless Materialized turns it off.
+    if (materialized?.cachingEnabled !== false) store.withCachingEnabled()
+    b.topology.addStateStore(store as never, name)
     return new KTable<K, VA>(b, name, keySerde, vs, storeName, storeGetter(storeName), input.lineage)
   }
 

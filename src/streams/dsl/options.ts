@@ -137,6 +137,8 @@ export class Materialized<K, V> extends Options<Materialized<K, V>> {
   keySerde?: Serde<K>
   valueSerde?: Serde<V>
   loggingEnabled = true
+  /** The record cache of the store (state/caching.ts); used by the key-value stores of aggregations. */
+  cachingEnabled = true
   logConfig: Record<string, string> = {}
   retentionMs?: number
   storeType?: StoreType
@@ -159,12 +161,13 @@ export class Materialized<K, V> extends Options<Materialized<K, V>> {
   withLoggingDisabled(): Materialized<K, V> {
     return this.copy({ loggingEnabled: false })
   }
-  /** Accepted for Kafka's API; writes are always batched per commit. */
+  /** The default: an aggregation's updates of a key are deduplicated until the commit (window and session stores have no cache). */
   withCachingEnabled(): Materialized<K, V> {
-    return this
+    return this.copy({ cachingEnabled: true })
   }
+  /** Every update of an aggregation goes downstream at once. */
   withCachingDisabled(): Materialized<K, V> {
-    return this
+    return this.copy({ cachingEnabled: false })
   }
   withRetention(retentionMs: number): Materialized<K, V> {
     return this.copy({ retentionMs })

@@ -6,7 +6,9 @@ import { StreamsException } from '../core/errors.js'
 import { KeyValue, Record } from '../core/record.js'
 import type { Serde } from '../core/serdes.js'
 import type { Processor, ProcessorContext, ProcessorSupplier } from '../processor/api.js'
+import { CachingKeyValueStore } from '../state/caching.js'
 import { Window, Windowed, readTime, writeTime, type KeyValueStore, type SessionStore, type TimestampedKeyValueStore, type WindowStore } from '../state/stores.js'
+import type { Headers } from '../core/headers.js'
 import { Change, type ValueGetter, type ValueGetterSupplier } from './internal.js'
 import type { JoinWindows, SessionWindows, SlidingWindows, Suppressed, TimeWindows } from './windows.js'
 
@@ -155,9 +157,24 @@ export const streamToTableProcessor = <K, V>(storeName: string): Sup => tableSou
 
 // ---- aggregations ----
 
+type ChangeForwarder<K, V> = (key: K, newValue: V | null, oldValue: V | null, timestamp: number, headers: Headers | undefined) => void
+
+/**
+ * How an aggregation sends its updates (Kafka's TimestampedTupleForwarder): a store with a record cache
+ * forwards them itself when it flushes (one per key per commit, with the value downstream saw last as
+ * the old value), so the processor forwards nothing; without a cache, every update goes at once.
+ */
+function changeForwarder<K, V>(ctx: Ctx, store: TimestampedKeyValueStore<K, V>): ChangeForwarder<K, V> {
+  const forward: ChangeForwarder<K, V> = (key, newValue, oldValue, timestamp, headers) => ctx.forward(new Record(key, new Change(newValue, oldValue), timestamp, headers))
+  if (!(store instanceof CachingKeyValueStore)) return forward
+  ;(store as CachingKeyValueStore<K, V>).setFlushListener(forward)
+  return () => {}
+}
+
 export const streamAggregateProcessor = <K, V, VA>(storeName: string, initializer: () => VA, aggregator: (key: K, value: V, agg: VA) => VA): Sup =>
   proc<K, V>((ctx) => {
     const store = ctx.getStateStore<TimestampedKeyValueStore<K, VA>>(storeName)
+    const forward = changeForwarder<K, VA>(ctx, store)
     return (r) => {
       if (r.key === null || r.key === undefined || r.value === null || r.value === undefined) return
       const prev = store.getWithTimestamp(r.key)
@@ -165,13 +182,14 @@ export const streamAggregateProcessor = <K, V, VA>(storeName: string, initialize
       const agg = aggregator(r.key, r.value, old ?? initializer())
       const ts = Math.max(r.timestamp, prev?.timestamp ?? 0)
       store.putWithTimestamp(r.key, agg, ts)
-      ctx.forward(new Record(r.key, new Change(agg, old), ts, r.headers))
+      forward(r.key, agg, old, ts, r.headers)
     }
   })
 
 export const streamReduceProcessor = <K, V>(storeName: string, reducer: (agg: V, value: V) => V): Sup =>
   proc<K, V>((ctx) => {
     const store = ctx.getStateStore<TimestampedKeyValueStore<K, V>>(storeName)
+    const forward = changeForwarder<K, V>(ctx, store)
     return (r) => {
       if (r.key === null || r.key === undefined || r.value === null || r.value === undefined) return
       const prev = store.getWithTimestamp(r.key)
@@ -179,7 +197,7 @@ export const streamReduceProcessor = <K, V>(storeName: string, reducer: (agg: V,
       const agg = old === null ? r.value : reducer(old, r.value)
       const ts = Math.max(r.timestamp, prev?.timestamp ?? 0)
       store.putWithTimestamp(r.key, agg, ts)
-      ctx.forward(new Record(r.key, new Change(agg, old), ts, r.headers))
+      forward(r.key, agg, old, ts, r.headers)
     }
   })
 
@@ -200,6 +218,7 @@ export const tableRepartitionMapProcessor = <K, V, K2, V2>(selector: (key: K, va
 export const tableAggregateProcessor = <K, V, VA>(storeName: string, initializer: () => VA, adder: (key: K, value: V, agg: VA) => VA, subtractor: (key: K, value: V, agg: VA) => VA): Sup =>
   proc<K, Change<V>>((ctx) => {
     const store = ctx.getStateStore<TimestampedKeyValueStore<K, VA>>(storeName)
+    const forward = changeForwarder<K, VA>(ctx, store)
     return (r) => {
       if (r.key === null || r.key === undefined) return
       const prev = store.getWithTimestamp(r.key)
@@ -209,13 +228,14 @@ export const tableAggregateProcessor = <K, V, VA>(storeName: string, initializer
       if (r.value.newValue !== null) agg = adder(r.key, r.value.newValue, agg)
       const ts = Math.max(r.timestamp, prev?.timestamp ?? 0)
       store.putWithTimestamp(r.key, agg, ts)
-      ctx.forward(new Record(r.key, new Change(agg, old), ts, r.headers))
+      forward(r.key, agg, old, ts, r.headers)
     }
   })
 
 export const tableReduceProcessor = <K, V>(storeName: string, adder: (agg: V, value: V) => V, subtractor: (agg: V, value: V) => V): Sup =>
   proc<K, Change<V>>((ctx) => {
     const store = ctx.getStateStore<TimestampedKeyValueStore<K, V>>(storeName)
+    const forward = changeForwarder<K, V>(ctx, store)
     return (r) => {
       if (r.key === null || r.key === undefined) return
       const prev = store.getWithTimestamp(r.key)
@@ -225,7 +245,7 @@ export const tableReduceProcessor = <K, V>(storeName: string, adder: (agg: V, va
       if (r.value.newValue !== null) agg = agg === null ? r.value.newValue : adder(agg, r.value.newValue)
       const ts = Math.max(r.timestamp, prev?.timestamp ?? 0)
       store.putWithTimestamp(r.key, agg, ts)
-      ctx.forward(new Record(r.key, new Change(agg, old), ts, r.headers))
+      forward(r.key, agg, old, ts, r.headers)
     }
   })
 

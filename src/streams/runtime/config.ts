@@ -55,6 +55,7 @@ export const STREAMS_CONFIG_NAMES = [
   'heartbeat.interval.ms',
   'request.timeout.ms',
   'statestore.cache.max.bytes',
+  'cache.max.bytes.buffering',
   'state.cleanup.delay.ms',
 ] as const
 
@@ -82,6 +83,8 @@ export class StreamsConfig {
   readonly sessionTimeoutMs: number
   readonly heartbeatIntervalMs: number
   readonly requestTimeoutMs: number
+  /** statestore.cache.max.bytes: the record caches' budget, shared by the threads (0: no caching). */
+  readonly cacheMaxBytes: number
   /** Internal topic configs given with the 'topic.' prefix (e.g. topic.segment.bytes). */
   readonly topicConfigs: Record<string, string>
   readonly log: Logger
@@ -132,6 +135,8 @@ export class StreamsConfig {
     this.sessionTimeoutMs = int('session.timeout.ms', 45_000, 1)
     this.heartbeatIntervalMs = int('heartbeat.interval.ms', 3000, 1)
     this.requestTimeoutMs = int('request.timeout.ms', 30_000, 1)
+    // Kafka's default 10 MiB; cache.max.bytes.buffering is the name it had before 3.4 (deprecated).
+    this.cacheMaxBytes = int('statestore.cache.max.bytes', int('cache.max.bytes.buffering', 10 * 1024 * 1024, 0), 0)
     this.topicConfigs = {}
     for (const [k, v] of Object.entries(o)) if (k.startsWith('topic.') && v !== undefined) this.topicConfigs[k.slice(6)] = String(v)
     this.log = opts.logger ?? (o['logger'] as Logger | undefined) ?? silentLogger()

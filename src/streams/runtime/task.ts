@@ -14,15 +14,27 @@ import { Headers } from '../core/headers.js'
 import { PunctuationType, TaskId, supplierGet, type Cancellable, type Processor, type ProcessorContext, type Punctuator, type TimestampExtractor } from '../processor/api.js'
 import { Record, type RecordMetadata } from '../core/record.js'
 import type { Deserializer, Serde, Serializer } from '../core/serdes.js'
+import { CachingKeyValueStore, type CacheBinding, type CachedRecordContext, type ThreadCache } from '../state/caching.js'
 import type { StateStore } from '../state/stores.js'
 import type { InternalStore } from '../state/typed.js'
 import type { SinkNode, SourceNode, Subtopology, Topology, TopologyNode } from '../processor/topology.js'
 import type { DeserializationExceptionHandler, ProductionExceptionHandler } from './handlers.js'
 
+/**
+ * Who hears what became of sent records: one object per task and purpose (sink records, changelog
+ * records), made once, so that a send allocates no callback of its own.
+ */
+export interface SendListener {
+  /** A record could not be sent; partition is the one the sender asked for (undefined: the key's). */
+  onError(err: Error, topic: string, partition: number | undefined, key: Buffer | null, value: Buffer | null, timestamp: number): void
+  /** Records of topic-partition were acknowledged, the last of them at nextOffset - 1. */
+  onAck?(topic: string, partition: number, nextOffset: number): void
+}
+
 /** Where sinks and changelogs write (the producer in the runtime, a capture in the test driver). */
 export interface RecordCollector {
-  /** partition undefined: murmur2 of the key bytes, as Kafka's default partitioner. onAck gets the record's offset. */
-  send(topic: string, key: Buffer | null, value: Buffer | null, headers: Header[], timestamp: number, partition: number | undefined, onError: (err: Error) => void, onAck?: (offset: number) => void): void
+  /** partition undefined: murmur2 of the key bytes, as Kafka's default partitioner. headers may be a shared empty array: never changed. */
+  send(topic: string, key: Buffer | null, value: Buffer | null, headers: readonly Header[], timestamp: number, partition: number | undefined, listener: SendListener): void
   /** The number of partitions of a topic, when known (for StreamPartitioners). */
   partitionsFor(topic: string): number | undefined
 }
@@ -43,6 +55,8 @@ export interface TaskEnvironment {
   deserializationHandler: DeserializationExceptionHandler
   productionHandler: ProductionExceptionHandler
   log: Logger
+  /** The thread's record cache for the stores that cache (none: no store caches). */
+  cache?: ThreadCache | null
 }
 
 interface NodeInstance {
@@ -77,7 +91,8 @@ interface PartitionQueue {
   node: NodeInstance
 }
 
-const NO_RECORD_CONTEXT = { topic: null as string | null, partition: -1, offset: -1 }
+/** Headers of a record that has none, as handed to the collector (never changed). */
+const NO_HEADERS: readonly Header[] = Object.freeze([])
 
 export class StreamTask {
   readonly id: TaskId
@@ -98,7 +113,17 @@ export class StreamTask {
   private readonly streamPunctuations: PunctuationSchedule[] = []
   private readonly wallPunctuations: PunctuationSchedule[] = []
   private current: NodeInstance | null = null
-  private recordContext: { topic: string | null; partition: number; offset: number } = NO_RECORD_CONTEXT
+  /** Where the record being processed came from (Kafka's ProcessorRecordContext); topic null outside a record. */
+  private contextTopic: string | null = null
+  private contextPartition = -1
+  private contextOffset = -1
+  /** The input queues, as a list (the hot loop scans them per record). */
+  private queueList: PartitionQueue[] = []
+  private readonly sinkListener: SendListener
+  private readonly cacheBinding: CacheBinding
+  /** Counts the records and punctuations processed (the record cache's key memo is valid within one). */
+  private recordSeq = 0
+  private readonly changelogListener: SendListener
   private currentTimestamp = 0
   private currentHeaders: Headers = new Headers()
   private readonly context: ProcessorContext
@@ -120,7 +145,7 @@ export class StreamTask {
     this.context = {
       applicationId: () => env.applicationId,
       taskId: () => task.id,
-      recordMetadata: (): RecordMetadata | null => (task.recordContext.topic === null ? null : { topic: task.recordContext.topic, partition: task.recordContext.partition, offset: task.recordContext.offset }),
+      recordMetadata: (): RecordMetadata | null => (task.contextTopic === null ? null : { topic: task.contextTopic, partition: task.contextPartition, offset: task.contextOffset }),
       appConfigs: () => env.appConfigs,
       currentSystemTimeMs: () => env.wallClock(),
       currentStreamTimeMs: () => task.streamTime,
@@ -132,6 +157,34 @@ export class StreamTask {
       },
       keySerde: () => env.defaultKeySerde,
       valueSerde: () => env.defaultValueSerde,
+    }
+    this.sinkListener = {
+      onError: (err, topic, partition, key, value, timestamp) => {
+        const verdict = env.productionHandler({ topic, partition, key, value, timestamp }, err, 'send')
+        if (verdict === 'CONTINUE') env.log.warn({ task: task.id.toString(), topic, err: err.message }, 'a record could not be sent; continuing (production exception handler)')
+        else task.sendError ??= new StreamsException(`task ${task.id} could not send a record to '${topic}': ${err.message}`, { cause: err })
+      },
+    }
+    this.cacheBinding = {
+      currentNode: () => task.current,
+      recordSeq: () => task.recordSeq,
+      capture: (e) => {
+        e.changelogTimestamp = task.currentTimestamp
+        e.headers = task.currentHeaders
+        e.topic = task.contextTopic
+        e.partition = task.contextPartition
+        e.offset = task.contextOffset
+      },
+      runAs: (node, e, fn) => task.runFlushed(node as NodeInstance | null, e, fn),
+    }
+    this.changelogListener = {
+      onError: (err, topic) => {
+        task.sendError ??= new StreamsException(`task ${task.id} could not write its changelog '${topic}': ${err.message}`, { cause: err })
+      },
+      onAck: (topic, partition, nextOffset) => {
+        const tp = `${topic}\u0000${partition}`
+        if (nextOffset > (task.changelogOffsets.get(tp) ?? 0)) task.changelogOffsets.set(tp, nextOffset)
+      },
     }
   }
 
@@ -157,6 +210,7 @@ export class StreamTask {
   /** Takes over already open stores (a standby becoming active keeps its state). */
   adoptStores(stores: ReadonlyMap<string, InternalStore & StateStore>): void {
     for (const [name, s] of stores) {
+      if (s instanceof CachingKeyValueStore) s.bind(this.cacheBinding)
       s.logged.timestamp = () => this.currentTimestamp
       s.logged.onPressure = () => {
         this.changelogPressure = true
@@ -172,7 +226,8 @@ export class StreamTask {
       const e = this.topology.stores.get(name)!
       const changelog = e.builder.loggingEnabled ? { topic: this.env.changelogTopic(name), partition: this.id.partition } : null
       const dir = this.env.taskDir === null ? null : `${this.env.taskDir}/lmdb/${name}`
-      const store = e.builder.build({ dir, changelog, defaultKeySerde: this.env.defaultKeySerde, defaultValueSerde: this.env.defaultValueSerde })
+      const store = e.builder.build({ dir, changelog, defaultKeySerde: this.env.defaultKeySerde, defaultValueSerde: this.env.defaultValueSerde, cache: this.env.cache ?? null })
+      if (store instanceof CachingKeyValueStore) store.bind(this.cacheBinding)
       store.logged.timestamp = () => this.currentTimestamp
       store.logged.onPressure = () => {
         this.changelogPressure = true
@@ -202,6 +257,7 @@ export class StreamTask {
       for (const t of n.def.topics) {
         const topic = this.env.resolveTopic(t)
         this.queues.set(`${topic}\u0000${this.id.partition}`, { topic, partition: this.id.partition, source: n.def, records: [], head: 0, partitionTime: -1, consumed: -1, node: n })
+        this.queueList = [...this.queues.values()]
       }
     }
     const defaults = { key: this.env.defaultKeySerde, value: this.env.defaultValueSerde }
@@ -295,8 +351,7 @@ export class StreamTask {
   }
 
   private sink(def: SinkNode, record: Record<unknown, unknown>): void {
-    const ctx = this.recordContext
-    const topicName = typeof def.topic === 'string' ? def.topic : def.topic(record.key, record.value, { topic: ctx.topic, partition: ctx.partition, offset: ctx.offset, timestamp: record.timestamp })
+    const topicName = typeof def.topic === 'string' ? def.topic : def.topic(record.key, record.value, { topic: this.contextTopic, partition: this.contextPartition, offset: this.contextOffset, timestamp: record.timestamp })
     const topic = this.env.resolveTopic(topicName)
     const keySer = (def.keySerializer ?? this.env.defaultKeySerde.serializer) as Serializer<unknown>
     const valueSer = (def.valueSerializer ?? this.env.defaultValueSerde.serializer) as Serializer<unknown>
@@ -321,12 +376,8 @@ export class StreamTask {
       partition = def.partitioner(topic, record.key, record.value, n)
       if (partition !== undefined && (!Number.isInteger(partition) || partition < 0 || partition >= n)) throw new StreamsException(`the partitioner of sink '${def.name}' chose partition ${partition} of '${topic}', which has ${n}`)
     }
-    const headers = record.headers.size === 0 ? [] : record.headers.toArray()
-    this.env.collector.send(topic, key, value, headers, record.timestamp, partition, (err) => {
-      const verdict = this.env.productionHandler({ topic, partition, key, value, timestamp: record.timestamp }, err, 'send')
-      if (verdict === 'CONTINUE') this.env.log.warn({ task: this.id.toString(), topic, err: err.message }, 'a record could not be sent; continuing (production exception handler)')
-      else this.sendError ??= new StreamsException(`task ${this.id} could not send a record to '${topic}': ${err.message}`, { cause: err })
-    })
+    const headers = record.headers.size === 0 ? NO_HEADERS : record.headers.toArray()
+    this.env.collector.send(topic, key, value, headers, record.timestamp, partition, this.sinkListener)
   }
 
   // ---- input ----
@@ -360,7 +411,9 @@ export class StreamTask {
   private nextQueue(): PartitionQueue | null {
     let best: PartitionQueue | null = null
     let bestTs = Infinity
-    for (const q of this.queues.values()) {
+    const list = this.queueList
+    for (let i = 0; i < list.length; i++) {
+      const q = list[i]!
       if (q.head >= q.records.length) continue
       const ts = q.records[q.head]!.timestamp
       if (ts < bestTs) {
@@ -412,11 +465,14 @@ export class StreamTask {
     const ts = extractor === undefined ? raw.timestamp : extractor({ topic: q.topic, partition: q.partition, offset: raw.offset, timestamp: raw.timestamp, key, value }, q.partitionTime)
     if (!(ts >= 0)) throw new StreamsException(`record at ${q.topic}-${q.partition} offset ${raw.offset} has an invalid timestamp ${ts} (FailOnInvalidTimestamp)`)
     if (ts > q.partitionTime) q.partitionTime = ts
-    this.recordContext = { topic: q.topic, partition: q.partition, offset: raw.offset }
+    this.recordSeq++
+    this.contextTopic = q.topic
+    this.contextPartition = q.partition
+    this.contextOffset = raw.offset
     this.currentTimestamp = ts
     this.currentHeaders = headers
     this.deliver(q.node, new Record(key, value, ts, headers))
-    this.recordContext = NO_RECORD_CONTEXT
+    this.contextTopic = null
     if (ts > this.streamTime) {
       this.streamTime = ts
       this.punctuateStreamTime()
@@ -465,7 +521,8 @@ export class StreamTask {
   private runPunctuation(s: PunctuationSchedule, time: number): void {
     const prevTs = this.currentTimestamp
     this.currentTimestamp = time
-    this.recordContext = NO_RECORD_CONTEXT
+    this.contextTopic = null
+    this.recordSeq++
     try {
       this.withNode(s.node, () => s.punctuator(time))
     } finally {
@@ -485,27 +542,42 @@ export class StreamTask {
     }
   }
 
+  /** A cached entry flushed: its listener's processor forwards it with the entry's record context. */
+  private runFlushed(node: NodeInstance | null, e: CachedRecordContext, fn: () => void): void {
+    const prev = [this.contextTopic, this.contextPartition, this.contextOffset, this.currentTimestamp, this.currentHeaders] as const
+    this.recordSeq++
+    this.contextTopic = e.topic
+    this.contextPartition = e.partition
+    this.contextOffset = e.offset
+    this.currentTimestamp = e.changelogTimestamp
+    if (e.headers !== undefined) this.currentHeaders = e.headers
+    try {
+      if (node === null) fn()
+      else this.withNode(node, fn)
+    } finally {
+      ;[this.contextTopic, this.contextPartition, this.contextOffset, this.currentTimestamp, this.currentHeaders] = prev
+    }
+  }
+
+  /**
+   * Flushes the record caches of the task's stores (before a commit): their entries go to the stores and
+   * changelogs, and downstream. Returns whether any store had entries (their records may feed other tasks).
+   */
+  flushCaches(): boolean {
+    let any = false
+    for (const s of this.stores.values()) {
+      if (!(s instanceof CachingKeyValueStore) || s.dirtyCount === 0) continue
+      any = true
+      s.flushCache()
+    }
+    return any
+  }
+
   /** Sends the stores' changelog entries to the collector; returns how many. */
   flushChangelogs(): number {
     let n = 0
     for (const s of this.stores.values()) {
-      n += s.logged.drainChangelog((topic, partition, key, value, timestamp) => {
-        const tp = `${topic}\u0000${partition}`
-        this.env.collector.send(
-          topic,
-          key,
-          value,
-          [],
-          timestamp,
-          partition,
-          (err) => {
-            this.sendError ??= new StreamsException(`task ${this.id} could not write its changelog '${topic}': ${err.message}`, { cause: err })
-          },
-          (offset) => {
-            if (offset >= 0 && offset + 1 > (this.changelogOffsets.get(tp) ?? 0)) this.changelogOffsets.set(tp, offset + 1)
-          },
-        )
-      })
+      n += s.logged.drainChangelog((topic, partition, key, value, timestamp) => this.env.collector.send(topic, key, value, NO_HEADERS, timestamp, partition, this.changelogListener))
     }
     this.changelogPressure = false
     return n

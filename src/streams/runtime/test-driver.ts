@@ -16,6 +16,7 @@ import { KeyValue } from '../core/record.js'
 import type { Deserializer, Serializer } from '../core/serdes.js'
 import type { Subtopology, Topology } from '../processor/topology.js'
 import type { KeyValueStore, SessionStore, StateStore, TimestampedKeyValueStore, WindowStore } from '../state/stores.js'
+import { ThreadCache } from '../state/caching.js'
 import { StreamsConfig, type StreamsConfigInput } from './config.js'
 import { StreamTask, defaultPartition, type RecordCollector, type TaskEnvironment } from './task.js'
 
@@ -60,7 +61,7 @@ export class TopologyTestDriver {
     const appId = this.config.applicationId
     const collector: RecordCollector = {
       send: (topic, key, value, headers, timestamp, partition) => {
-        const record: Captured = { key, value, headers, timestamp, partition: partition ?? (key === null ? 0 : defaultPartition(key, 1)) }
+        const record: Captured = { key, value, headers: [...headers], timestamp, partition: partition ?? (key === null ? 0 : defaultPartition(key, 1)) }
         this.produced.add(topic)
         const internal = this.internalTopicName(topic)
         if (internal !== null) {
@@ -75,6 +76,7 @@ export class TopologyTestDriver {
       },
       partitionsFor: () => 1,
     }
+    const cache = new ThreadCache(this.config.cacheMaxBytes)
     const envFor = (taskDir: string): TaskEnvironment => ({
       applicationId: appId,
       appConfigs: this.config.originals,
@@ -89,6 +91,7 @@ export class TopologyTestDriver {
       deserializationHandler: this.config.deserializationHandler,
       productionHandler: this.config.productionHandler,
       log: this.config.log,
+      cache,
     })
     if (topology.globalStores.length > 0) {
       const nodes = topology.globalStores.flatMap((g) => [topology.nodes.get(g.sourceName)!, topology.nodes.get(g.processorName)!])
@@ -122,12 +125,23 @@ export class TopologyTestDriver {
     const task = this.taskFor(topic)
     if (task === null) throw new StreamsException(`unknown topic '${topic}': no source of the topology reads it`)
     this.deliver(task, topic, { key, value, timestamp, headers, partition: 0 })
-    while (this.internalQueue.length > 0) {
-      const { topic: t, record } = this.internalQueue.shift()!
-      const next = this.taskFor(t)
-      if (next === null) continue
-      this.deliver(next, t, record)
-    }
+    this.completeWork()
+  }
+
+  /**
+   * Runs what the last input caused, then commits as Kafka's driver does after each input: the record
+   * caches flush (their records may feed repartition topics: processed too) and the changelogs are sent.
+   */
+  private completeWork(): void {
+    do {
+      while (this.internalQueue.length > 0) {
+        const { topic: t, record } = this.internalQueue.shift()!
+        const next = this.taskFor(t)
+        if (next === null) continue
+        this.deliver(next, t, record)
+      }
+      for (const t of this.tasks) t.flushCaches()
+    } while (this.internalQueue.length > 0)
     for (const t of this.tasks) t.flushChangelogs()
   }
 
@@ -143,12 +157,7 @@ export class TopologyTestDriver {
     if (!(ms >= 0)) throw new RangeError('time can only move forward')
     this.wallClock += ms
     for (const t of this.tasks) t.punctuateWallClock(this.wallClock)
-    while (this.internalQueue.length > 0) {
-      const { topic, record } = this.internalQueue.shift()!
-      const next = this.taskFor(topic)
-      if (next !== null) this.deliver(next, topic, record)
-    }
-    for (const t of this.tasks) t.flushChangelogs()
+    this.completeWork()
   }
 
   createInputTopic<K, V>(topic: string, keySerializer: Serializer<K>, valueSerializer: Serializer<V>, startTimestampMs = this.wallClock, autoAdvanceMs = 0): TestInputTopic<K, V> {

@@ -3,6 +3,7 @@
 // the serdes and the changelog settings. The runtime calls build() once per task that uses the store.
 import { TopologyException } from '../core/errors.js'
 import type { Serde } from '../core/serdes.js'
+import { CachingKeyValueStore, type ThreadCache } from './caching.js'
 import { InMemoryBytesStore } from './in-memory.js'
 import { LmdbBytesStore } from './lmdb.js'
 import { LoggedBytesStore, type ChangelogPartition } from './logged.js'
@@ -56,6 +57,8 @@ export interface StoreContext {
   /** default.key.serde and default.value.serde, for builders made without serdes (the DSL's). */
   defaultKeySerde: Serde<unknown>
   defaultValueSerde: Serde<unknown>
+  /** The thread's record cache (caching.ts); null or absent: no store caches. */
+  cache?: ThreadCache | null
 }
 
 function serdes<K, V>(k: Serde<K> | undefined, v: Serde<V> | undefined, ctx: StoreContext): [Serde<K>, Serde<V>] {
@@ -65,6 +68,8 @@ function serdes<K, V>(k: Serde<K> | undefined, v: Serde<V> | undefined, ctx: Sto
 /** Builds one store per task (Kafka's StoreBuilder). */
 export abstract class StoreBuilder<T extends StateStore> {
   loggingEnabled = true
+  /** Key-value stores only (the record cache, caching.ts); off by default, as in Kafka, on for the DSL's aggregations. */
+  cachingEnabled = false
   logConfig: Record<string, string> = {}
   abstract readonly kind: StoreKind
 
@@ -89,12 +94,17 @@ export abstract class StoreBuilder<T extends StateStore> {
     return this
   }
 
-  /** Accepted for Kafka's API: every store batches writes per commit (see logged.ts), so this changes nothing. */
+  /**
+   * Puts a record cache in front of a key-value store (caching.ts): writes are deduplicated per key until
+   * the commit. Window and session stores take no cache (their writes are still batched per commit, see logged.ts).
+   */
   withCachingEnabled(): this {
+    this.cachingEnabled = true
     return this
   }
 
   withCachingDisabled(): this {
+    this.cachingEnabled = false
     return this
   }
 
@@ -119,7 +129,7 @@ export class KeyValueStoreBuilder<K, V> extends StoreBuilder<KeyValueStore<K, V>
     super(supplier)
   }
   protected wrap(logged: LoggedBytesStore, ctx: StoreContext): KeyValueStore<K, V> & InternalStore {
-    return new KeyValueStoreFacade(logged, ...serdes(this.keySerde, this.valueSerde, ctx), false)
+    return cached(this.cachingEnabled, new KeyValueStoreFacade(logged, ...serdes(this.keySerde, this.valueSerde, ctx), false), ctx)
   }
 }
 
@@ -129,8 +139,14 @@ export class TimestampedKeyValueStoreBuilder<K, V> extends StoreBuilder<Timestam
     super(supplier)
   }
   protected wrap(logged: LoggedBytesStore, ctx: StoreContext): TimestampedKeyValueStore<K, V> & InternalStore {
-    return new KeyValueStoreFacade(logged, ...serdes(this.keySerde, this.valueSerde, ctx), true)
+    return cached(this.cachingEnabled, new KeyValueStoreFacade(logged, ...serdes(this.keySerde, this.valueSerde, ctx), true), ctx)
   }
+}
+
+/** The store, behind a record cache when caching is on and the thread has a cache budget. */
+function cached<K, V>(enabled: boolean, store: KeyValueStoreFacade<K, V>, ctx: StoreContext): TimestampedKeyValueStore<K, V> & InternalStore {
+  if (!enabled || ctx.cache == null || ctx.cache.maxBytes <= 0) return store
+  return new CachingKeyValueStore(store, ctx.cache)
 }
 
 /** Kafka's windowstore.changelog.additional.retention.ms default: a day beyond the store's retention. */

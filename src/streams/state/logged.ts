@@ -56,11 +56,11 @@ export class LoggedBytesStore implements BytesStore {
     return this.inner.get(key)
   }
 
-  put(key: Buffer, value: Buffer | null): void {
+  /** ts: the changelog record's timestamp (default: the record being processed; the cache's own when it flushes). */
+  put(key: Buffer, value: Buffer | null, ts = this.timestamp()): void {
     // The typed stores hand in buffers of their own (fresh serializations, copied when a serde returns
     // the caller's buffer): they are kept as they are, without another copy.
     const k = key.toString('latin1')
-    const ts = this.timestamp()
     if (this.unwritten !== null) {
       const e = this.unwritten.get(k)
       if (e !== undefined) e[1] = value

@@ -130,6 +130,33 @@ export class KeyValueStoreFacade<K, V> extends TypedStore<K, V> implements Times
     return b === undefined ? null : this.decode(b)
   }
 
+  // ---- for the record cache (caching.ts) ----
+
+  /** The key's serialized bytes as a string (the cache's map key). */
+  keyId(key: K): string {
+    return this.lookupKey(key).toString('latin1')
+  }
+
+  /** The key's bytes, the store's own copy. */
+  keyCopy(key: K): Buffer {
+    return this.keyBytes(key)
+  }
+
+  keyFromBytes(bytes: Buffer): K {
+    return this.keyOf(bytes)
+  }
+
+  /** Bytes of the value serialized (0 for null). */
+  valueSize(value: V | null): number {
+    if (value === null || value === undefined) return 0
+    return this.valueSerde.serializer.serialize(this.serdeTopic, value)?.length ?? 0
+  }
+
+  /** A write from the cache: key bytes already the store's, the changelog record stamped changelogTimestamp. */
+  writeEntry(keyBytes: Buffer, value: V | null, timestamp: number, changelogTimestamp: number): void {
+    this.live().put(keyBytes, this.encode(value, timestamp), changelogTimestamp)
+  }
+
   getWithTimestamp(key: K): ValueAndTimestamp<V> | null {
     const b = this.live().get(this.lookupKey(key))
     if (b === undefined) return null
