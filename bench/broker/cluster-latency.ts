@@ -2,8 +2,9 @@
 // 50,000 records/s, acks=all, replication factor 3"), and, with --builds, several builds side by side in one
 // run so that a change is measured against its baseline under the same machine load.
 //
-//   npm run build && node dist/bench/broker/cluster-latency.js [--seconds 10] [--warmup 3] [--rate 50000]
+//   npm run bench:cluster-latency -- [--seconds 10] [--warmup 3] [--rate 50000]
 //       [--builds this=.,base=/path/to/other/checkout] [--rounds 1] [--variants rf3-all,rf1-1] [--json FILE]
+//       [--cpu-prof DIR]   (each broker runs with node --cpu-prof, its profile written into DIR at its exit)
 //
 // For each round, for each build (in turn: A B A B ...): Debian's ZooKeeper and 3 brokers of that build
 // (its dist/src/main.js, with the overrides of bench/broker/cluster.ts), a 6-partition topic per variant,
@@ -14,6 +15,11 @@
 // What is reported per variant, over the measured window (after the warm-up):
 //   e2e       append in the producer process to the record handed out by the consumer's poll: p50/p99/p99.9
 //   ack       append to the producer's delivery callback (acks=all: leader append + replication + HW)
+//   split     each record's e2e cut in two at its acknowledgement (both clients trace every measured record,
+//             SKEIN_E2E_TRACE, joined on the send time): append-to-ack and ack-to-poll (the leader answers
+//             the produce and wakes the consumer's fetch at the same HW move, so ack-to-poll is the
+//             consumer's side: its fetch answer, the client's decoding and poll), for the median records and
+//             for the records at or above the e2e p99
 //   loop      each process's event-loop delay p99 and max (the brokers through bench/broker/process-probe.ts,
 //             preloaded with --import: GC pauses, long synchronous work, waiting for a CPU)
 //   gc        each broker's collections and pause time (PerformanceObserver 'gc')
@@ -22,6 +28,7 @@
 // Prints one table per variant. A build is a built checkout (npx tsc -p tsconfig.json there); `.` or `this`
 // is this one.
 import { readFileSync, rmSync } from 'node:fs'
+import { performance } from 'node:perf_hooks'
 import { spawn } from 'node:child_process'
 import { loadavg } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -44,6 +51,7 @@ const warmup = Number(flag('warmup') ?? 3)
 const rate = Number(flag('rate') ?? 50_000)
 const rounds = Number(flag('rounds') ?? 1)
 const jsonOut = flag('json')
+const cpuProfDir = flag('cpu-prof')
 const builds = (flag('builds') ?? 'this=.').split(',').map((b) => {
   const [label, dir] = b.includes('=') ? (b.split('=') as [string, string]) : [b, b]
   return { label, root: dir === '.' || dir === 'this' ? REPO_ROOT : resolve(dir) }
@@ -76,7 +84,57 @@ interface Measured {
   ratePerSec: number
   series: string
   clients: { producer: { loopP99: number; loopMax: number; cpuUsPerRecord: number }; consumer: { loopP99: number; loopMax: number; cpuUsPerRecord: number } }
-  brokers: { id: number; loopP99: number; loopMax: number; gcCount: number; gcMs: number; gcMaxMs: number; cpuUsPerRecord: number }[]
+  brokers: { id: number; loopP99: number; loopMax: number; gcCount: number; gcMs: number; gcMaxMs: number; cpuUsPerRecord: number; lines: ProbeLine[] }[]
+  split: Split | null
+}
+
+/** Each record's e2e cut at its acknowledgement: means over the median band and over the tail. */
+interface Split {
+  joined: number
+  ackToPoll: { p50: number; p99: number }
+  /** Records whose e2e is within +-10% of the median: mean e2e, mean append-to-ack, mean ack-to-poll. */
+  median: { n: number; e2e: number; ack: number; after: number }
+  /** Records whose e2e is at or above the e2e p99. */
+  tail: { n: number; e2e: number; ack: number; after: number }
+}
+
+function readPairs(file: string): Float64Array {
+  try {
+    const b = readFileSync(file)
+    return new Float64Array(b.buffer, b.byteOffset, b.length / 8)
+  } catch {
+    return new Float64Array(0)
+  }
+}
+
+function split(producerFile: string, consumerFile: string): Split | null {
+  const p = readPairs(producerFile)
+  const c = readPairs(consumerFile)
+  if (p.length === 0 || c.length === 0) return null
+  const ackBySend = new Map<number, number>()
+  for (let i = 0; i < p.length; i += 2) if (p[i + 1]! > 0) ackBySend.set(p[i]!, p[i + 1]!)
+  const rows: [number, number][] = [] // [e2e ms, append-to-ack ms]
+  for (let i = 0; i < c.length; i += 2) {
+    const ackNs = ackBySend.get(c[i]!)
+    if (ackNs !== undefined) rows.push([(c[i + 1]! - c[i]!) / 1e6, (ackNs - c[i]!) / 1e6])
+  }
+  if (rows.length === 0) return null
+  const byE2e = rows.map((r) => r[0]).sort((a, b) => a - b)
+  const pct = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
+  const p50 = pct(byE2e, 0.5)
+  const p99 = pct(byE2e, 0.99)
+  const after = rows.map((r) => r[0] - r[1]).sort((a, b) => a - b)
+  const band = (keep: (e2e: number) => boolean): Split['tail'] => {
+    const sel = rows.filter((r) => keep(r[0]))
+    const mean = (f: (r: [number, number]) => number): number => sel.reduce((a, r) => a + f(r), 0) / Math.max(1, sel.length)
+    return { n: sel.length, e2e: mean((r) => r[0]), ack: mean((r) => r[1]), after: mean((r) => r[0] - r[1]) }
+  }
+  return {
+    joined: rows.length,
+    ackToPoll: { p50: pct(after, 0.5), p99: pct(after, 0.99) },
+    median: band((e) => e >= p50 * 0.9 && e <= p50 * 1.1),
+    tail: band((e) => e >= p99),
+  }
 }
 
 function probeLines(file: string, from: number, to: number): ProbeLine[] {
@@ -91,8 +149,10 @@ function probeLines(file: string, from: number, to: number): ProbeLine[] {
 
 async function e2e(build: { label: string; root: string }, cluster: BenchCluster, probeFiles: Map<number, string>, topic: string, variant: Variant, round: number): Promise<Measured> {
   const env = { ...process.env, SKEIN_E2E_CLIENT_ROOT: build.root }
+  const traceBase = join(tmpdir(), `skein-e2e-trace-${process.pid}-${Math.round(performance.now())}`)
+  const traces = { producer: `${traceBase}-producer.f64`, consumer: `${traceBase}-consumer.f64` }
   const bootstrap = cluster.bootstrap()
-  const consumer = spawn(process.execPath, [E2E_JS, 'consume', bootstrap, topic, String(seconds + 1), String(warmup)], { stdio: ['ignore', 'pipe', 'pipe'], env })
+  const consumer = spawn(process.execPath, [E2E_JS, 'consume', bootstrap, topic, String(seconds + 1), String(warmup)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, SKEIN_E2E_TRACE: traces.consumer } })
   let cout = ''
   let cerr = ''
   consumer.stdout.on('data', (d: Buffer) => (cout += d.toString()))
@@ -106,7 +166,7 @@ async function e2e(build: { label: string; root: string }, cluster: BenchCluster
       await sleep(100)
     }
     const startedAt = Date.now()
-    const pout = await runNode([E2E_JS, 'produce', bootstrap, topic, String(rate), String(seconds + warmup), String(VARIANTS[variant].acks), String(warmup)], (seconds + warmup + 60) * 1000, { env })
+    const pout = await runNode([E2E_JS, 'produce', bootstrap, topic, String(rate), String(seconds + warmup), String(VARIANTS[variant].acks), String(warmup)], (seconds + warmup + 60) * 1000, { env: { ...env, SKEIN_E2E_TRACE: traces.producer } })
     const endedAt = Date.now()
     const prod = JSON.parse(lastJsonLine(pout)) as { sent: number; failed: number; ratePerSec: number; loopDelayMs: { p99: number; max: number }; ackMs: Percentiles & { count: number }; cpuMs: number }
     if (prod.failed > 0) throw new Error(`${prod.failed} e2e records failed`)
@@ -126,6 +186,7 @@ async function e2e(build: { label: string; root: string }, cluster: BenchCluster
         gcMs: lines.reduce((a, l) => a + l.gc.ms, 0),
         gcMaxMs: Math.max(0, ...lines.map((l) => l.gc.maxMs)),
         cpuUsPerRecord: windowRecords === 0 ? NaN : (cpuMs * 1000) / windowRecords,
+        lines,
       }
     })
     return {
@@ -143,8 +204,11 @@ async function e2e(build: { label: string; root: string }, cluster: BenchCluster
         consumer: { loopP99: c.loopDelayMs?.p99 ?? NaN, loopMax: c.loopDelayMs?.max ?? NaN, cpuUsPerRecord: ((c.cpuMs ?? NaN) * 1000) / Math.max(1, c.measured) },
       },
       brokers,
+      split: split(traces.producer, traces.consumer),
     }
   } finally {
+    rmSync(traces.producer, { force: true })
+    rmSync(traces.consumer, { force: true })
     clearTimeout(killer)
     if (consumer.exitCode === null) consumer.kill('SIGKILL')
   }
@@ -157,7 +221,7 @@ for (let round = 1; round <= rounds; round++) {
     const probeFiles = new Map([1, 2, 3].map((id) => [id, join(tmpdir(), `skein-probe-${process.pid}-${build.label}-${id}.jsonl`)]))
     const cluster = await startBenchCluster([1, 2, 3], tmpdir(), log, (id) => ({
       mainJs: join(build.root, 'dist', 'src', 'main.js'),
-      nodeArgs: ['--import', `file://${PROBE_JS}`],
+      nodeArgs: ['--import', `file://${PROBE_JS}`, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(cpuProfDir)}`, `--cpu-prof-name=broker-${build.label}-${round}-${id}.cpuprofile`])],
       env: { SKEIN_PROBE_OUT: probeFiles.get(id)! },
     }))
     try {
@@ -192,7 +256,19 @@ for (const variant of variants) {
         `${r.brokers.map((b) => us(b.cpuUsPerRecord)).join(', ')}; ${us(r.clients.producer.cpuUsPerRecord)}; ${us(r.clients.consumer.cpuUsPerRecord)} |\n`,
     )
   }
-  for (const r of rows) process.stdout.write(`  ${r.build} round ${r.round} per second (avg/max ms): ${r.series}\n`)
+  for (const r of rows) {
+    process.stdout.write(`  ${r.build} round ${r.round} per second (avg/max ms): ${r.series}\n`)
+    process.stdout.write(`    brokers' CPU ms per second of the measured window: ${r.brokers.map((b) => `${b.id}: ${b.lines.map((l) => l.cpuMs.toFixed(0)).join(' ')}`).join('; ')}\n`)
+    process.stdout.write(`    brokers' event-loop delay max per second: ${r.brokers.map((b) => `${b.id}: ${b.lines.map((l) => l.loop.max.toFixed(0)).join(' ')}`).join('; ')}\n`)
+    const sp = r.split
+    if (sp !== null) {
+      process.stdout.write(
+        `    split of ${sp.joined} records at their ack: ack-to-poll p50 ${ms(sp.ackToPoll.p50)} p99 ${ms(sp.ackToPoll.p99)}; ` +
+          `median band (${sp.median.n}): e2e ${ms(sp.median.e2e)} = append-to-ack ${ms(sp.median.ack)} + ack-to-poll ${ms(sp.median.after)}; ` +
+          `tail >= p99 (${sp.tail.n}): e2e ${ms(sp.tail.e2e)} = append-to-ack ${ms(sp.tail.ack)} + ack-to-poll ${ms(sp.tail.after)}\n`,
+      )
+    }
+  }
 }
 if (jsonOut !== undefined) writeFileSync(jsonOut, JSON.stringify(results, null, 1))
 process.exit(0)

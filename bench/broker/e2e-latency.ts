@@ -11,6 +11,11 @@
 // CPU time over the measured window (cpuMs), so CPU per record is known for the clients too.
 // SKEIN_E2E_CLIENT_ROOT=DIR takes the Skein client from another built checkout (DIR/dist/src/client), so
 // bench/broker/cluster-latency.ts can run an older build's client beside this one's.
+// SKEIN_E2E_TRACE=FILE (per process: the runner gives each its own) writes, for every measured record, its
+// send time and the time its acknowledgement (producer) or the poll that handed it out (consumer) came, as
+// pairs of float64 nanoseconds of the monotonic clock; the runner joins them on the send time, so each
+// record's latency splits into append-to-ack and ack-to-poll.
+import { writeFileSync } from 'node:fs'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { LatencyRecorder } from '../../src/cli/stats.js'
 import type { Consumer as ConsumerType } from '../../src/client/consumer.js'
@@ -22,6 +27,31 @@ const { Consumer } = (await import(clientModule('consumer'))) as { Consumer: typ
 const { Producer } = (await import(clientModule('producer'))) as { Producer: typeof ProducerType }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+/** Pairs (send ns, event ns) of measured records, written to SKEIN_E2E_TRACE at the end. */
+class Trace {
+  readonly file = process.env.SKEIN_E2E_TRACE
+  #pairs = new Float64Array(this.file === undefined ? 0 : 1 << 20)
+  #n = 0
+  /** Reserves a slot for a record sent at sendNs; answers its index (-1 when not tracing). */
+  add(sendNs: number, eventNs = 0): number {
+    if (this.file === undefined) return -1
+    if (this.#n * 2 === this.#pairs.length) {
+      const bigger = new Float64Array(this.#pairs.length * 2)
+      bigger.set(this.#pairs)
+      this.#pairs = bigger
+    }
+    this.#pairs[this.#n * 2] = sendNs
+    this.#pairs[this.#n * 2 + 1] = eventNs
+    return this.#n++
+  }
+  set(i: number, eventNs: number): void {
+    if (i >= 0) this.#pairs[i * 2 + 1] = eventNs
+  }
+  write(): void {
+    if (this.file !== undefined) writeFileSync(this.file, this.#pairs.subarray(0, this.#n * 2))
+  }
+}
 
 // Each process's own event-loop delay (how late its timers and I/O callbacks ran: GC pauses, long
 // synchronous work, or the process waiting for a CPU on a busy machine), to tell them apart from
@@ -44,6 +74,7 @@ async function produce(bootstrap: string, topic: string, rate: number, seconds: 
   let failed = 0
   let acked = 0
   const ack = new LatencyRecorder(seconds * 100_000, 1)
+  const trace = new Trace()
   const delay = loopDelay()
   const t0 = performance.now()
   const end = t0 + seconds * 1000
@@ -56,20 +87,25 @@ async function produce(bootstrap: string, topic: string, rate: number, seconds: 
     const due = Math.floor(((now - t0) / 1000) * rate)
     // One callback per tick: the records of a tick share their append time (and a callback run).
     const measured = now >= measureFrom
-    const onAck = (err: Error | null): void => {
+    const onAck = (err: Error | null, _meta: unknown, slot: number): void => {
       if (err !== null) failed++
       else acked++
-      if (measured && err === null) ack.record(performance.now() - now)
+      if (measured && err === null) {
+        ack.record(performance.now() - now)
+        trace.set(slot, Number(process.hrtime.bigint()))
+      }
     }
     for (; sent < due; sent++) {
       const value = Buffer.allocUnsafe(100)
       value.fill(0x61, 8)
-      value.writeBigInt64BE(process.hrtime.bigint(), 0)
-      producer.append(topic, undefined, null, value, undefined, onAck)
+      const sendNs = process.hrtime.bigint()
+      value.writeBigInt64BE(sendNs, 0)
+      producer.append(topic, undefined, null, value, undefined, onAck, measured ? trace.add(Number(sendNs)) : -1)
     }
     await sleep(1)
   }
   await producer.flush()
+  trace.write()
   const cpu = process.cpuUsage(cpu0 ?? undefined)
   const loopDelayMs = delay.stop()
   await producer.close()
@@ -88,6 +124,7 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
   await consumer.poll(50)
   process.stdout.write('ready\n')
   const lat = new LatencyRecorder(seconds * 100_000, 1)
+  const trace = new Trace()
   // Per-second windows (from the first record): a latency that grows window after window is a backlog
   // (the consumer or the broker not keeping up), a flat one with spikes is stalls.
   const series: { second: number; records: number; avgMs: number; maxMs: number }[] = []
@@ -137,12 +174,14 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
       winSum += ms
       if (ms > winMax) winMax = ms
       if (!warm) continue
+      trace.add(Number(v.readBigInt64BE(0)), Number(nowNs))
       lat.record(ms)
       measured++
     }
   }
   if (winRecords > 0) series.push({ second: series.length + 1, records: winRecords, avgMs: winSum / winRecords, maxMs: winMax })
   const loopDelayMs = delay?.stop() ?? null
+  trace.write()
   const cpu = cpu0 === null ? null : process.cpuUsage(cpu0)
   await consumer.close()
   const [p50, p99, p999] = lat.percentiles([0.5, 0.99, 0.999])
