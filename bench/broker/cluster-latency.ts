@@ -26,7 +26,7 @@
 //   cpu       CPU time per record of every process (brokers, producer, consumer), microseconds
 // and the load average before and after. Nothing is written unless --json names a file.
 // Prints one table per variant. A build is a built checkout (npx tsc -p tsconfig.json there); `.` or `this`
-// is this one.
+// is this one; `label=BROKER_DIR+CLIENT_DIR` runs one checkout's brokers with another's clients.
 import { readFileSync, rmSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import { spawn } from 'node:child_process'
@@ -53,8 +53,11 @@ const rounds = Number(flag('rounds') ?? 1)
 const jsonOut = flag('json')
 const cpuProfDir = flag('cpu-prof')
 const builds = (flag('builds') ?? 'this=.').split(',').map((b) => {
-  const [label, dir] = b.includes('=') ? (b.split('=') as [string, string]) : [b, b]
-  return { label, root: dir === '.' || dir === 'this' ? REPO_ROOT : resolve(dir) }
+  const [label, dirs] = b.includes('=') ? (b.split('=') as [string, string]) : [b, b]
+  const at = (dir: string): string => (dir === '.' || dir === 'this' ? REPO_ROOT : resolve(dir))
+  // BROKER_DIR+CLIENT_DIR: the brokers of one build with the clients of another.
+  const [brokerDir, clientDir] = dirs.includes('+') ? (dirs.split('+') as [string, string]) : [dirs, dirs]
+  return { label, root: at(brokerDir), clientRoot: at(clientDir) }
 })
 const VARIANTS = {
   'rf3-all': { replicationFactor: 3, acks: -1 },
@@ -147,8 +150,8 @@ function probeLines(file: string, from: number, to: number): ProbeLine[] {
   return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as ProbeLine).filter((l) => l.t > from + 1000 && l.t <= to)
 }
 
-async function e2e(build: { label: string; root: string }, cluster: BenchCluster, probeFiles: Map<number, string>, topic: string, variant: Variant, round: number): Promise<Measured> {
-  const env = { ...process.env, SKEIN_E2E_CLIENT_ROOT: build.root }
+async function e2e(build: { label: string; root: string; clientRoot: string }, cluster: BenchCluster, probeFiles: Map<number, string>, topic: string, variant: Variant, round: number): Promise<Measured> {
+  const env = { ...process.env, SKEIN_E2E_CLIENT_ROOT: build.clientRoot }
   const traceBase = join(tmpdir(), `skein-e2e-trace-${process.pid}-${Math.round(performance.now())}`)
   const traces = { producer: `${traceBase}-producer.f64`, consumer: `${traceBase}-consumer.f64` }
   const bootstrap = cluster.bootstrap()
@@ -217,7 +220,7 @@ async function e2e(build: { label: string; root: string }, cluster: BenchCluster
 const results: Measured[] = []
 for (let round = 1; round <= rounds; round++) {
   for (const build of builds) {
-    log(`round ${round}, build ${build.label} (${build.root}): ZooKeeper and 3 brokers`)
+    log(`round ${round}, build ${build.label} (brokers ${build.root}, clients ${build.clientRoot}): ZooKeeper and 3 brokers`)
     const probeFiles = new Map([1, 2, 3].map((id) => [id, join(tmpdir(), `skein-probe-${process.pid}-${build.label}-${id}.jsonl`)]))
     const cluster = await startBenchCluster([1, 2, 3], tmpdir(), log, (id) => ({
       mainJs: join(build.root, 'dist', 'src', 'main.js'),
