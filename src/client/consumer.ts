@@ -307,8 +307,9 @@ export class Consumer {
   }
 
   /**
-   * Fetches once from every leader of the assigned partitions, waiting at most timeoutMs for data
-   * (fetch.max.wait.ms caps each long poll). Returns the records in partition order.
+   * Fetches from every leader of the assigned partitions that has no fetch in flight, waiting at most
+   * timeoutMs for data (fetch.max.wait.ms caps each long poll), and returns as soon as one leader has
+   * answered: the records buffered then, in partition order. Fetches still out answer a later poll.
    */
   async poll(timeoutMs = this.opts.fetchMaxWaitMs ?? 500): Promise<ConsumedRecord[]> {
     if (this.closed) throw new Error('the consumer is closed')
