@@ -105,9 +105,10 @@ async function produce(bootstrap: string, topic: string, rate: number, seconds: 
     await sleep(1)
   }
   await producer.flush()
-  trace.write()
   const cpu = process.cpuUsage(cpu0 ?? undefined)
   const loopDelayMs = delay.stop()
+  // After the measurements: writing the trace blocks the loop for tens of milliseconds.
+  trace.write()
   await producer.close()
   const elapsed = (performance.now() - t0) / 1000
   const [p50, p99, p999] = ack.percentiles([0.5, 0.99, 0.999])
@@ -181,8 +182,8 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
   }
   if (winRecords > 0) series.push({ second: series.length + 1, records: winRecords, avgMs: winSum / winRecords, maxMs: winMax })
   const loopDelayMs = delay?.stop() ?? null
-  trace.write()
   const cpu = cpu0 === null ? null : process.cpuUsage(cpu0)
+  trace.write()
   await consumer.close()
   const [p50, p99, p999] = lat.percentiles([0.5, 0.99, 0.999])
   process.stdout.write(JSON.stringify({ records, measured, latencyMs: { avg: lat.avg, p50, p99, p999, max: lat.max }, series, loopDelayMs, cpuMs: cpu === null ? null : (cpu.user + cpu.system) / 1000 }) + '\n')
