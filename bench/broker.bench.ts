@@ -9,6 +9,8 @@
 // fetch, start, memory, tls, acl, cluster), --no-write (print only; RESULTS.md and the SVG stay untouched),
 // --failover-runs N (cluster). The cluster workload (bench/broker/cluster.ts: 3 brokers on ZooKeeper beside a
 // single broker) writes bench/CLUSTER-RESULTS.md; `--only cluster` leaves RESULTS.md untouched.
+// The cluster's end-to-end latency alone, instrumented and at small sizes (several builds side by side):
+// `npm run bench:cluster-latency` (bench/broker/cluster-latency.ts; bench/PROFILE-CLUSTER-LATENCY.md).
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'

@@ -29,6 +29,10 @@ export interface BrokerOptions {
   /** Options for node itself, before main.js (e.g. --cpu-prof). */
   nodeArgs?: string[]
   readyTimeoutMs?: number
+  /** Another build's main.js (default this checkout's dist/src/main.js); it runs from its own checkout. */
+  mainJs?: string
+  /** Extra environment of the broker process. */
+  env?: Record<string, string>
 }
 
 export interface RunningBroker {
@@ -47,17 +51,19 @@ export interface RunningBroker {
 }
 
 export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
-  if (!existsSync(MAIN_JS)) throw new Error(`${MAIN_JS} is missing: run npx tsc -p tsconfig.json first`)
+  const mainJs = opts.mainJs ?? MAIN_JS
+  if (!existsSync(mainJs)) throw new Error(`${mainJs} is missing: run npx tsc -p tsconfig.json first`)
   const port = opts.port ?? (await freePort())
   const args = [
     ...(opts.nodeArgs ?? []),
-    MAIN_JS,
+    mainJs,
     '--override', `listeners=PLAINTEXT://127.0.0.1:${port}`,
     '--override', `log.dirs=${opts.dataDir}`,
     ...(opts.overrides ?? []).flatMap((o) => ['--override', o]),
   ]
   const t0 = performance.now()
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKEIN_LOG_LEVEL: 'warn' } })
+  const cwd = opts.mainJs === undefined ? REPO_ROOT : resolve(dirname(mainJs), '..', '..')
+  const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKEIN_LOG_LEVEL: 'warn', ...opts.env } })
   let out = ''
   let exited = false
   const exitPromise = new Promise<void>((resolveExit) => child.once('exit', () => {

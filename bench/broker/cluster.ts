@@ -29,7 +29,7 @@ import { performance } from 'node:perf_hooks'
 import { Admin } from '../../src/client/admin.js'
 import { Producer } from '../../src/client/producer.js'
 import { startZooKeeper, zookeeperMissing, type ZooKeeperTestServer } from '../../test/harness/zookeeper.js'
-import { benchDir, freePort, processCpuMicros, REPO_ROOT, startBroker, type RunningBroker } from './broker-process.js'
+import { benchDir, freePort, processCpuMicros, REPO_ROOT, startBroker, type BrokerOptions, type RunningBroker } from './broker-process.js'
 import { lastJsonLine } from './machine.js'
 import { RDKAFKA_PRODUCER_CONFIG } from './peers.js'
 import { rdkafkaPerf, type RdkafkaPerfResult } from './rdkafka-perf.js'
@@ -71,7 +71,7 @@ interface Produced {
 class BenchFailure extends Error {}
 
 /** ZooKeeper (test/harness/zookeeper.ts, tickTime 500 ms) and broker processes (broker-process.ts) on free ports. */
-interface BenchCluster {
+export interface BenchCluster {
   brokers: { id: number; port: number; dataDir: string; process: RunningBroker | null }[]
   bootstrap(): string
   pid(id: number): number
@@ -81,7 +81,7 @@ interface BenchCluster {
   stop(): Promise<void>
 }
 
-async function startBenchCluster(ids: number[], dataParent: string, log: (s: string) => void): Promise<BenchCluster> {
+export async function startBenchCluster(ids: number[], dataParent: string, log: (s: string) => void, brokerOptions?: (id: number) => Partial<BrokerOptions>): Promise<BenchCluster> {
   const zk: ZooKeeperTestServer = await startZooKeeper()
   const connect = `${zk.connectString}/skein-bench`
   const brokers = await Promise.all(ids.map(async (id) => ({ id, port: await freePort(), dataDir: benchDir(`cluster${id}`, dataParent), process: null as RunningBroker | null })))
@@ -101,7 +101,7 @@ async function startBenchCluster(ids: number[], dataParent: string, log: (s: str
     },
     async start(id) {
       const b = brokers.find((x) => x.id === id)!
-      b.process = await startBroker({ dataDir: b.dataDir, port: b.port, overrides: overrides(id) })
+      b.process = await startBroker({ ...brokerOptions?.(id), dataDir: b.dataDir, port: b.port, overrides: overrides(id) })
     },
     async stop() {
       await Promise.all(brokers.map((b) => b.process?.stop(5000)))
@@ -131,7 +131,7 @@ async function startBenchCluster(ids: number[], dataParent: string, log: (s: str
   return cluster
 }
 
-async function createTopic(bootstrap: string, topic: { name: string; numPartitions?: number; replicationFactor?: number; replicaAssignment?: number[][] }): Promise<void> {
+export async function createTopic(bootstrap: string, topic: { name: string; numPartitions?: number; replicationFactor?: number; replicaAssignment?: number[][] }): Promise<void> {
   const admin = new Admin({ bootstrapServers: bootstrap, clientId: 'bench-cluster-admin', requestTimeoutMs: 60000 })
   try {
     await admin.createTopics([topic], { timeoutMs: 60000 })

@@ -2,17 +2,56 @@
 // each have their own event loop, as they would on separate machines:
 //   node e2e-latency.js consume BOOTSTRAP TOPIC SECONDS WARMUP_SECONDS   -> prints `ready`, then one JSON line
 // (the warm-up counts from the first record received)
-//   node e2e-latency.js produce BOOTSTRAP TOPIC RATE SECONDS [ACKS]      -> prints one JSON line
+//   node e2e-latency.js produce BOOTSTRAP TOPIC RATE SECONDS [ACKS] [WARMUP_SECONDS] -> prints one JSON line
 // The first 8 bytes of each 100-byte value are process.hrtime.bigint() at send (CLOCK_MONOTONIC, the same
 // clock in every process of the machine); the consumer records now - that per record. The producer sends
 // RATE records/s paced on a 1 ms timer (acks=1 unless ACKS says otherwise, e.g. -1 for acks=all on a
-// replicated topic; linger.ms=0: latency, not batching, is measured).
+// replicated topic; linger.ms=0: latency, not batching, is measured). The producer also reports its
+// acknowledgement latency (append to the delivery callback) after WARMUP_SECONDS, and each process its own
+// CPU time over the measured window (cpuMs), so CPU per record is known for the clients too.
+// SKEIN_E2E_CLIENT_ROOT=DIR takes the Skein client from another built checkout (DIR/dist/src/client), so
+// bench/broker/cluster-latency.ts can run an older build's client beside this one's.
+// SKEIN_E2E_TRACE=FILE (per process: the runner gives each its own) writes, for every measured record, its
+// send time and the time its acknowledgement (producer) or the poll that handed it out (consumer) came, as
+// pairs of float64 nanoseconds of the monotonic clock; the runner joins them on the send time, so each
+// record's latency splits into append-to-ack and ack-to-poll.
+import { writeFileSync } from 'node:fs'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
-import { Consumer } from '../../src/client/consumer.js'
-import { Producer } from '../../src/client/producer.js'
 import { LatencyRecorder } from '../../src/cli/stats.js'
+import type { Consumer as ConsumerType } from '../../src/client/consumer.js'
+import type { Producer as ProducerType } from '../../src/client/producer.js'
+
+const clientRoot = process.env.SKEIN_E2E_CLIENT_ROOT
+const clientModule = (name: string): string => (clientRoot !== undefined && clientRoot !== '' ? `file://${clientRoot}/dist/src/client/${name}.js` : `../../src/client/${name}.js`)
+const { Consumer } = (await import(clientModule('consumer'))) as { Consumer: typeof ConsumerType }
+const { Producer } = (await import(clientModule('producer'))) as { Producer: typeof ProducerType }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+/** Pairs (send ns, event ns) of measured records, written to SKEIN_E2E_TRACE at the end. */
+class Trace {
+  readonly file = process.env.SKEIN_E2E_TRACE
+  #pairs = new Float64Array(this.file === undefined ? 0 : 1 << 20)
+  #n = 0
+  /** Reserves a slot for a record sent at sendNs; answers its index (-1 when not tracing). */
+  add(sendNs: number, eventNs = 0): number {
+    if (this.file === undefined) return -1
+    if (this.#n * 2 === this.#pairs.length) {
+      const bigger = new Float64Array(this.#pairs.length * 2)
+      bigger.set(this.#pairs)
+      this.#pairs = bigger
+    }
+    this.#pairs[this.#n * 2] = sendNs
+    this.#pairs[this.#n * 2 + 1] = eventNs
+    return this.#n++
+  }
+  set(i: number, eventNs: number): void {
+    if (i >= 0) this.#pairs[i * 2 + 1] = eventNs
+  }
+  write(): void {
+    if (this.file !== undefined) writeFileSync(this.file, this.#pairs.subarray(0, this.#n * 2))
+  }
+}
 
 // Each process's own event-loop delay (how late its timers and I/O callbacks ran: GC pauses, long
 // synchronous work, or the process waiting for a CPU on a busy machine), to tell them apart from
@@ -28,36 +67,53 @@ function loopDelay(): { stop: () => { p99: number; max: number } } {
   }
 }
 
-async function produce(bootstrap: string, topic: string, rate: number, seconds: number, acks: number): Promise<void> {
+async function produce(bootstrap: string, topic: string, rate: number, seconds: number, acks: number, warmupSeconds: number): Promise<void> {
   const producer = new Producer({ bootstrapServers: bootstrap, clientId: 'bench-e2e-producer', acks, lingerMs: 0, batchSize: 65536 })
   await producer.topicInfo(topic)
   let sent = 0
   let failed = 0
   let acked = 0
-  const onAck = (err: Error | null): void => {
-    if (err !== null) failed++
-    else acked++
-  }
+  const ack = new LatencyRecorder(seconds * 100_000, 1)
+  const trace = new Trace()
   const delay = loopDelay()
   const t0 = performance.now()
   const end = t0 + seconds * 1000
+  const measureFrom = t0 + warmupSeconds * 1000
+  let cpu0: NodeJS.CpuUsage | null = null
   for (;;) {
     const now = performance.now()
     if (now >= end) break
+    if (cpu0 === null && now >= measureFrom) cpu0 = process.cpuUsage()
     const due = Math.floor(((now - t0) / 1000) * rate)
+    // One callback per tick: the records of a tick share their append time (and a callback run).
+    const measured = now >= measureFrom
+    const onAck = (err: Error | null, _meta: unknown, slot: number): void => {
+      if (err !== null) failed++
+      else acked++
+      if (measured && err === null) {
+        ack.record(performance.now() - now)
+        trace.set(slot, Number(process.hrtime.bigint()))
+      }
+    }
     for (; sent < due; sent++) {
       const value = Buffer.allocUnsafe(100)
       value.fill(0x61, 8)
-      value.writeBigInt64BE(process.hrtime.bigint(), 0)
-      producer.append(topic, undefined, null, value, undefined, onAck)
+      const sendNs = process.hrtime.bigint()
+      value.writeBigInt64BE(sendNs, 0)
+      producer.append(topic, undefined, null, value, undefined, onAck, measured ? trace.add(Number(sendNs)) : -1)
     }
     await sleep(1)
   }
   await producer.flush()
+  const cpu = process.cpuUsage(cpu0 ?? undefined)
   const loopDelayMs = delay.stop()
+  // After the measurements: writing the trace blocks the loop for tens of milliseconds.
+  trace.write()
   await producer.close()
   const elapsed = (performance.now() - t0) / 1000
-  process.stdout.write(JSON.stringify({ sent, acked, failed, ratePerSec: Math.round(sent / elapsed), loopDelayMs }) + '\n')
+  const [p50, p99, p999] = ack.percentiles([0.5, 0.99, 0.999])
+  const ackMs = { avg: ack.avg, p50, p99, p999, max: ack.max, count: ack.count }
+  process.stdout.write(JSON.stringify({ sent, acked, failed, ratePerSec: Math.round(sent / elapsed), loopDelayMs, ackMs, cpuMs: (cpu.user + cpu.system) / 1000 }) + '\n')
 }
 
 async function consume(bootstrap: string, topic: string, seconds: number, warmupSeconds: number): Promise<void> {
@@ -69,6 +125,7 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
   await consumer.poll(50)
   process.stdout.write('ready\n')
   const lat = new LatencyRecorder(seconds * 100_000, 1)
+  const trace = new Trace()
   // Per-second windows (from the first record): a latency that grows window after window is a backlog
   // (the consumer or the broker not keeping up), a flat one with spikes is stalls.
   const series: { second: number; records: number; avgMs: number; maxMs: number }[] = []
@@ -84,6 +141,7 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
   let winStart = 0
   let lastRecordAt = t0
   let delay: ReturnType<typeof loopDelay> | null = null
+  let cpu0: NodeJS.CpuUsage | null = null
   for (;;) {
     const before = performance.now()
     if (before > hardEnd || (before > end && before - lastRecordAt > 500)) break
@@ -104,7 +162,10 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
       winMax = 0
     }
     const warm = now - firstAt >= warmupSeconds * 1000
-    if (warm && delay === null) delay = loopDelay()
+    if (warm && delay === null) {
+      delay = loopDelay()
+      cpu0 = process.cpuUsage()
+    }
     for (const r of batch) {
       records++
       const v = r.value
@@ -114,20 +175,23 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
       winSum += ms
       if (ms > winMax) winMax = ms
       if (!warm) continue
+      trace.add(Number(v.readBigInt64BE(0)), Number(nowNs))
       lat.record(ms)
       measured++
     }
   }
   if (winRecords > 0) series.push({ second: series.length + 1, records: winRecords, avgMs: winSum / winRecords, maxMs: winMax })
   const loopDelayMs = delay?.stop() ?? null
+  const cpu = cpu0 === null ? null : process.cpuUsage(cpu0)
+  trace.write()
   await consumer.close()
   const [p50, p99, p999] = lat.percentiles([0.5, 0.99, 0.999])
-  process.stdout.write(JSON.stringify({ records, measured, latencyMs: { avg: lat.avg, p50, p99, p999, max: lat.max }, series, loopDelayMs }) + '\n')
+  process.stdout.write(JSON.stringify({ records, measured, latencyMs: { avg: lat.avg, p50, p99, p999, max: lat.max }, series, loopDelayMs, cpuMs: cpu === null ? null : (cpu.user + cpu.system) / 1000 }) + '\n')
 }
 
-const [mode, bootstrap, topic, a, b, c] = process.argv.slice(2)
+const [mode, bootstrap, topic, a, b, c, d] = process.argv.slice(2)
 if (bootstrap === undefined || topic === undefined) throw new Error('usage: e2e-latency.js produce|consume BOOTSTRAP TOPIC ...')
-if (mode === 'produce') await produce(bootstrap, topic, Number(a), Number(b), Number(c ?? 1))
+if (mode === 'produce') await produce(bootstrap, topic, Number(a), Number(b), Number(c ?? 1), Number(d ?? 0))
 else if (mode === 'consume') await consume(bootstrap, topic, Number(a), Number(b))
 else throw new Error(`unknown mode ${mode}`)
 process.exit(0)

@@ -49,8 +49,8 @@ export function run(cmd: string, args: readonly string[], opts: { timeoutMs?: nu
 }
 
 /** Runs a node script; rejects (with its stderr) unless it exits 0. Resolves its stdout. */
-export async function runNode(args: readonly string[], timeoutMs?: number): Promise<string> {
-  const r = await run(process.execPath, args, { timeoutMs })
+export async function runNode(args: readonly string[], timeoutMs?: number, opts: { env?: NodeJS.ProcessEnv } = {}): Promise<string> {
+  const r = await run(process.execPath, args, { timeoutMs, env: opts.env })
   if (r.code !== 0) throw new Error(`node ${args.join(' ')} exited ${r.code}\n${r.stdout.slice(-2000)}\n${r.stderr.slice(-2000)}`)
   return r.stdout
 }

@@ -84,6 +84,8 @@ interface PendingFetch {
   offsets: Map<string, number>
   maxWaitMs: number
   outcome: Promise<FetchOutcome>
+  /** The outcome once it has settled (set before anyone awaiting `outcome` resumes). */
+  settled: FetchOutcome | undefined
 }
 
 /** res null: a retriable failure (metadata refresh, then retry). */
@@ -305,8 +307,9 @@ export class Consumer {
   }
 
   /**
-   * Fetches once from every leader of the assigned partitions, waiting at most timeoutMs for data
-   * (fetch.max.wait.ms caps each long poll). Returns the records in partition order.
+   * Fetches from every leader of the assigned partitions that has no fetch in flight, waiting at most
+   * timeoutMs for data (fetch.max.wait.ms caps each long poll), and returns as soon as one leader has
+   * answered: the records buffered then, in partition order. Fetches still out answer a later poll.
    */
   async poll(timeoutMs = this.opts.fetchMaxWaitMs ?? 500): Promise<ConsumedRecord[]> {
     if (this.closed) throw new Error('the consumer is closed')
@@ -362,14 +365,20 @@ export class Consumer {
       }
       // Leaders no longer fetched from (reassignment): their prefetched answers are dropped unread.
       this.prefetched.clear()
-      const all = Promise.all(sent.map(([, f]) => f.outcome))
+      // The first answer ends the wait, as in Kafka's consumer (poll hands out what any fetch brought):
+      // records one leader sent are not held back until every other leader has answered too (with
+      // several leaders that made each poll as slow as the slowest of them). The fetches still out stay
+      // in flight for the next poll.
+      const first = Promise.race(sent.map(([, f]) => f.outcome))
       // A prefetch sent by an earlier poll may long-poll longer than this poll's timeout: poll waits at
       // most its timeout and leaves the fetches in flight for the next poll.
-      const outcomes = mayOutwait ? await waitAtMost(all, timeoutMs) : await all
-      if (outcomes === null) {
-        for (const [leader, f] of sent) this.prefetched.set(leader, f)
-        return []
+      const settled = mayOutwait ? await waitAtMost(first, timeoutMs) : await first
+      const outcomes: FetchOutcome[] = []
+      for (const [leader, f] of sent) {
+        if (settled !== null && f.settled !== undefined) outcomes.push(f.settled)
+        else this.prefetched.set(leader, f)
       }
+      if (outcomes.length === 0) return []
       for (const o of outcomes) {
         if (!o.ok) throw o.error
         if (this.applyFetch(o)) needRefresh = true
@@ -457,7 +466,11 @@ export class Consumer {
         return { ok: false, error: err as Error }
       }
     })()
-    return { offsets, maxWaitMs, outcome }
+    const pending: PendingFetch = { offsets, maxWaitMs, outcome, settled: undefined }
+    void outcome.then((o) => {
+      pending.settled = o
+    })
+    return pending
   }
 
   /**

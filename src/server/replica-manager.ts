@@ -120,7 +120,15 @@ export interface ReplicaManagerDeps {
 }
 
 export class ReplicaManager implements PartitionService, ReplicaManagerPort {
-  readonly #purgatory = new FetchPurgatory()
+  /**
+   * Parked fetches, in two purgatories by what wakes them (Kafka's DelayedFetch checks the same on every
+   * wake-up, here the wake-up itself is narrowed): a follower's fetch reads up to the log end, so every
+   * append wakes it; a consumer's reads up to the high watermark, so only a HW move (or an append whose
+   * HW follows the LEO) can give it anything. An append to a replicated partition then costs no consumer
+   * fetch a read that finds nothing, and a HW move no follower fetch one.
+   */
+  readonly #consumerFetches = new FetchPurgatory()
+  readonly #followerFetches = new FetchPurgatory()
   readonly #delayedProduce = new DelayedProducePurgatory()
   /** topic -> hosted partitions by index: the per-request leader lookup is one map get and an index. */
   readonly #hosted = new Map<string, (HostedPartition | undefined)[]>()
@@ -165,7 +173,19 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
 
   /** Fetches parked until data arrives (the Fetch purgatory size). */
   get fetchPurgatorySize(): number {
-    return this.#purgatory.size
+    return this.#consumerFetches.size + this.#followerFetches.size
+  }
+
+  /** Wakes every fetch parked on the partition, consumer and follower (role changes, data gone, ...). */
+  #wakeFetches(key: string): void {
+    this.#consumerFetches.notify(key)
+    this.#followerFetches.notify(key)
+  }
+
+  /** The leader's log grew: followers' fetches wake; consumers' too when the HW moved with it. */
+  #appended(key: string, p: HostedPartition | undefined): void {
+    this.#followerFetches.notify(key)
+    if (p === undefined || p.hwFollowsLeo) this.#consumerFetches.notify(key)
   }
 
   /** The hosted partitions this broker leads, and those of them with fewer in-sync replicas than replicas. */
@@ -239,7 +259,10 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       if (!r.ok || r.value.duplicate === true) continue
       const ls = this.#hosted.get(items[i]!.topic)?.[items[i]!.partition]?.leaderState
       if (ls !== undefined && r.value.lastOffset + 1 > ls.logEndOffset) ls.highWatermark = ls.logEndOffset = r.value.lastOffset + 1
-      if (this.#purgatory.size > 0) this.#purgatory.notify(partitionKey(items[i]!.topic, items[i]!.partition))
+      // The HW follows the LEO on this path: what the append wrote is readable by consumers at once.
+      const key = partitionKey(items[i]!.topic, items[i]!.partition)
+      if (this.#followerFetches.size > 0) this.#followerFetches.notify(key)
+      if (this.#consumerFetches.size > 0) this.#consumerFetches.notify(key)
     }
     return results
   }
@@ -325,7 +348,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       const p = this.#hosted.get(item.topic)?.[item.partition]
       const ls = p?.leaderState
       if (r.value.duplicate !== true) {
-        this.#purgatory.notify(partitionKey(item.topic, item.partition))
+        this.#appended(partitionKey(item.topic, item.partition), p)
         if (ls !== undefined) this.#leaderAppended(p!, r.value.lastOffset + 1)
       }
       if (options.acks !== -1) return
@@ -375,7 +398,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     ls.highWatermark = hw
     const key = partitionKey(p.topic, p.partition)
     this.#delayedProduce.complete(key, hw, ls.maximalIsr().length >= ls.effectiveMinIsr)
-    this.#purgatory.notify(key)
+    this.#consumerFetches.notify(key)
   }
 
   read(items: readonly ConsumerRead[]): Promise<Outcome<ShardReadResult>[]> {
@@ -386,14 +409,15 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     this.router.releaseLeases(reads)
   }
 
-  waitForAppends(partitions: readonly TopicPartitionRef[], timeoutMs: number): Promise<boolean> {
+  waitForAppends(partitions: readonly TopicPartitionRef[], timeoutMs: number, reader: 'consumer' | 'follower' = 'consumer'): Promise<boolean> {
     const keys = partitions.map((p) => partitionKey(p.topic, p.partition))
-    return this.#purgatory.wait(keys, timeoutMs).promise
+    return (reader === 'follower' ? this.#followerFetches : this.#consumerFetches).wait(keys, timeoutMs).promise
   }
 
   /** Wakes every parked fetch (shutdown): they answer with what they have. */
   wakeAllWaiters(): void {
-    this.#purgatory.wakeAll()
+    this.#consumerFetches.wakeAll()
+    this.#followerFetches.wakeAll()
   }
 
   async listOffsets(items: readonly OffsetLookup[]): Promise<Outcome<OffsetForTimestamp>[]> {
@@ -436,8 +460,8 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!
       if (!r.ok) continue
-      this.#purgatory.notify(partitionKey(items[i]!.topic, items[i]!.partition))
       const p = this.#hosted.get(items[i]!.topic)?.[items[i]!.partition]
+      this.#appended(partitionKey(items[i]!.topic, items[i]!.partition), p)
       if (p?.leaderState !== undefined) this.#leaderAppended(p, r.value.offset + 1)
     }
     return results
@@ -825,7 +849,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       if (isLeader || wasLeader) this.#leadershipChanged(p.topic, p.partition, isLeader)
       answers.push({ topic: p.topic, partition: p.partition, errorCode: ErrorCode.NONE })
       // A fetch parked on a partition that changed hands answers now (with the new error).
-      this.#purgatory.notify(key)
+      this.#wakeFetches(key)
     }
     ledItems.forEach((p, i) => install(p, ledStates[i]!))
     followed.forEach((p, i) => install(p, followedStates[i]!))
@@ -859,7 +883,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         const list = this.#hosted.get(p.topic)!
         list[p.partition] = undefined
         if (list.every((x) => x === undefined)) this.#hosted.delete(p.topic)
-        this.#purgatory.notify(key)
+        this.#wakeFetches(key)
         this.#delayedProduce.failAll(key, ErrorCode.NOT_LEADER_OR_FOLLOWER)
         if (current.leaderState !== undefined) this.#leadershipChanged(p.topic, p.partition, false)
       }
@@ -982,7 +1006,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       if (list.every((x) => x === undefined)) this.#hosted.delete(p.topic)
       this.#offline.set(key, `log directory ${dir} is offline`)
       this.#delayedProduce.failAll(key, ErrorCode.KAFKA_STORAGE_ERROR)
-      this.#purgatory.notify(key)
+      this.#wakeFetches(key)
       if (p.leaderState !== undefined) this.#leadershipChanged(p.topic, p.partition, false)
     }
     await this.#stopFetching(gone)

@@ -486,7 +486,7 @@ async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, repli
       break
     }
     partitions.releaseLeases(held)
-    await partitions.waitForAppends(reads, remaining)
+    await partitions.waitForAppends(reads, remaining, 'follower')
   }
   const res = Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: INVALID_SESSION_ID, responses })
   if (version >= 16) addCurrentLeaders(res, ctx)

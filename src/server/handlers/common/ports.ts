@@ -185,8 +185,12 @@ export interface PartitionService {
   releaseLeases(reads: readonly PartitionRead[]): void
   /** A partition's part of a Fetch answer, for the topic's metrics (BytesOutPerSec, Total/FailedFetchRequestsPerSec). */
   countFetched(topic: string, bytes: number, failed: boolean): void
-  /** Resolves true when one of the partitions got new records, false after timeoutMs or at shutdown. */
-  waitForAppends(partitions: readonly TopicPartitionRef[], timeoutMs: number): Promise<boolean>
+  /**
+   * Resolves true when one of the partitions got new records for this reader, false after timeoutMs or
+   * at shutdown: for a consumer (the default) when the high watermark moved, for a follower when the log
+   * end moved. A change of role or leadership wakes both.
+   */
+  waitForAppends(partitions: readonly TopicPartitionRef[], timeoutMs: number, reader?: 'consumer' | 'follower'): Promise<boolean>
   listOffsets(items: readonly OffsetLookup[]): Promise<Outcome<OffsetForTimestamp>[]>
   /** Raises the log start offsets; the value is the new log start offset. */
   deleteRecords(items: readonly RecordsDeletion[]): Promise<Outcome<number>[]>
