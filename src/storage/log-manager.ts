@@ -106,6 +106,8 @@ export const FUTURE_DIR_PATTERN = /^(\S+)-(\S+)\.(\S+)-future$/
 
 /** Errors of a full disk: refused writes, not a failed directory (the space may come back). */
 const DISK_FULL = /\b(ENOSPC|EDQUOT)\b/
+/** Errors of the device or filesystem itself, never of one partition's files: no probe needed to believe them. */
+const DEVICE_FAILURE = /\b(EIO|EROFS)\b/
 /** Errors that mean the directory itself is gone or broken (Kafka: any IOException of a log). */
 const DIR_FAILURE = /\b(EIO|ENOENT|ENOTDIR|EACCES|EPERM|EROFS|ENODEV|ENXIO|ESTALE|EBADF)\b/
 
@@ -325,13 +327,16 @@ export class LogManager {
   /**
    * An I/O error of a partition suggests its data directory failed: the directory is probed (a file
    * written and removed in it) and taken offline only when that fails too, so that a problem of one
-   * partition's own directory (a file in its way) stays that partition's. Answers whether it went offline.
+   * partition's own directory (a file in its way) stays that partition's; EIO, EROFS and (with
+   * diskFullFailsLogDir) a full disk take it offline without a probe. Answers whether it went offline.
    */
   suspectLogDir(logDir: string, err: unknown): boolean {
     const d = resolve(logDir)
     if (!this.dataDirs.includes(d) || this.offlineDirs.has(d)) return false
-    // A full filesystem still lets the probe's empty file be created (a free inode): no probe for it.
-    if (!(this.diskFullFailsLogDir && isDiskFull(err)) && probeDirectory(d) === undefined) return false
+    // A full filesystem still lets the probe's empty file be created (a free inode), and a device error
+    // may spare the probe's block: neither is probed.
+    const certain = (this.diskFullFailsLogDir && isDiskFull(err)) || DEVICE_FAILURE.test(errorText(err) ?? '')
+    if (!certain && probeDirectory(d) === undefined) return false
     return this.markLogDirOffline(d, err)
   }
 
