@@ -149,6 +149,18 @@ export class PartitionLeaderState {
     return Math.max(hw, this.highWatermark)
   }
 
+  /**
+   * The controller changed the ISR under this leader and epoch (a broker left it: controlled shutdown, a
+   * failure): followers keep their progress, except that one outside the new ISR no longer counts as
+   * caught up (Kafka's resetReplicaState), else a replica that stopped fetching would hold the HW back for
+   * replica.lag.time.max.ms as one about to join.
+   */
+  applyControllerIsr(isr: readonly number[], partitionEpoch: number): void {
+    this.isr = [...isr]
+    this.partitionEpoch = partitionEpoch
+    for (const f of this.followers.values()) if (!isr.includes(f.brokerId)) f.lastCaughtUpMs = 0
+  }
+
   /** ISR members (not the leader) that are no longer caught up. */
   outOfSyncReplicas(now: number, lagMs: number): number[] {
     const out: number[] = []
