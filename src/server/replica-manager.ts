@@ -556,8 +556,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
           if (expands) ls.expandRetryAt = Date.now() + EXPAND_RETRY_BACKOFF_MS
         } else if (answer.leaderEpoch === ls.leaderEpoch && answer.partitionEpoch > ls.partitionEpoch) {
           // (A LeaderAndIsr may have brought a newer partition epoch meanwhile: an older answer is stale.)
-          ls.isr = [...answer.isr]
-          ls.partitionEpoch = answer.partitionEpoch
+          ls.applyCommittedIsr(answer.isr, answer.partitionEpoch)
           p.isr = [...answer.isr]
           p.partitionEpoch = answer.partitionEpoch
           this.log.info({ topic: p.topic, partition: p.partition, isr: ls.isr, partitionEpoch: ls.partitionEpoch }, 'ISR changed')

@@ -82,6 +82,14 @@ describe("the leader's view of a partition", () => {
     expect(s).toMatchObject({ isr: [1, 2], partitionEpoch: 8, leaderEpoch: 3 })
     expect(s.followers.get(2)!.leo).toBe(20)
     expect(s.computeHighWatermark(5010, LAG)).toBe(20)
+    // A late fetch of the broker that left (in flight when it shut down) does not make it one about to join.
+    s.logEndOffset = 30
+    s.updateFollower(3, 22, 30, 5020) // caught up by the previous-fetch rule, behind follower 2
+    s.updateFollower(2, 25, 30, 5020)
+    expect(s.computeHighWatermark(5020, LAG)).toBe(25)
+    // Once an ISR with it is committed again, it counts as before.
+    s.applyCommittedIsr([1, 2, 3], 9)
+    expect(s.removedByController.size).toBe(0)
   })
 
   it('lets appends move the HW only while the maximal ISR is the leader alone and min ISR allows it', () => {
