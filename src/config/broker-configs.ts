@@ -330,7 +330,7 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'replica.fetch.min.bytes', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'Bytes a follower fetch waits for on the leader before answering.' }),
   def({ name: 'replica.fetch.backoff.ms', type: 'int', default: 1000, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
-    doc: 'How long a follower waits before fetching again after an error.' }),
+    doc: 'How long a follower waits before fetching again after an error (a dropped connection is opened again at once the first time, then after this wait).' }),
   def({ name: 'replica.socket.timeout.ms', type: 'int', default: 30000, dynamic: 'read-only', doc: 'Request timeout of a follower\'s connection to its leader.' }),
   def({ name: 'replica.high.watermark.checkpoint.interval.ms', type: 'long', default: 5000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'How often replicated partitions write their high watermark to replication-offset-checkpoint.' }),
