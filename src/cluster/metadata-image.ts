@@ -213,13 +213,17 @@ export class MetadataImage {
     this.#changed()
   }
 
-  /** A LeaderAndIsr's newer leader epochs for partitions of topics already known (new ones wait for UpdateMetadata). */
+  /**
+   * A LeaderAndIsr's newer states (a newer leader epoch, or a newer partition epoch under the same one: an
+   * ISR change) for partitions of topics already known (new ones wait for UpdateMetadata).
+   */
   applyLeaderAndIsr(partitions: readonly LeaderAndIsrEntry[]): void {
     let changed = false
     for (const p of partitions) {
       const topic = this.#topics.get(p.topic)
       const current = topic?.partitionStates[p.partition]
-      if (topic === undefined || (current !== undefined && current.leaderEpoch >= p.leaderEpoch)) continue
+      const older = current !== undefined && (current.leaderEpoch > p.leaderEpoch || (current.leaderEpoch === p.leaderEpoch && current.partitionEpoch >= p.partitionEpoch))
+      if (topic === undefined || older) continue
       topic.partitionStates[p.partition] = {
         leaderId: p.leader,
         leaderEpoch: p.leaderEpoch,

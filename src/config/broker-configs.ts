@@ -251,7 +251,7 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
 
   // Log dirs and segments
   def({ name: 'log.dirs', type: 'list', default: null, dynamic: 'read-only',
-    doc: 'Directories for log data, comma-separated (Kafka\'s JBOD); defaults to log.dir. Relative paths resolve against the working directory. Each holds its own meta.properties and its partitions (checkpoints included); a new partition goes to the directory with the fewest partitions. A directory that fails (an I/O error, or unwritable to the periodic probe) takes its replicas offline on this broker (KAFKA_STORAGE_ERROR; the controller elects other leaders) while the others keep serving; with every directory failed the broker shuts down. AlterReplicaLogDirs moves a replica between them.' }),
+    doc: 'Directories for log data, comma-separated (Kafka\'s JBOD); defaults to log.dir. Relative paths resolve against the working directory. Each holds its own meta.properties and its partitions (checkpoints included); a new partition goes to the directory with the fewest partitions. A directory that fails (an I/O error, in a cluster a full disk too, or unwritable to the periodic probe) takes its replicas offline on this broker (KAFKA_STORAGE_ERROR; the controller elects other leaders) while the others keep serving; with every directory failed the broker shuts down. AlterReplicaLogDirs moves a replica between them.' }),
   def({ name: 'log.dir', type: 'string', default: './data', dynamic: 'read-only', validator: nonEmptyString(),
     doc: 'The log directory when log.dirs is not set (Skein default ./data; Kafka uses /tmp/kafka-logs).' }),
   def({ name: 'log.segment.bytes', type: 'int', default: 1073741824, dynamic: 'cluster-wide', validator: atLeast(MIN_SEGMENT_BYTES), validValues: `[${MIN_SEGMENT_BYTES},...]`,
@@ -330,7 +330,7 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'replica.fetch.min.bytes', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'Bytes a follower fetch waits for on the leader before answering.' }),
   def({ name: 'replica.fetch.backoff.ms', type: 'int', default: 1000, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
-    doc: 'How long a follower waits before fetching again after an error.' }),
+    doc: 'How long a follower waits before fetching again after an error (a dropped connection is opened again at once the first time, then after this wait).' }),
   def({ name: 'replica.socket.timeout.ms', type: 'int', default: 30000, dynamic: 'read-only', doc: 'Request timeout of a follower\'s connection to its leader.' }),
   def({ name: 'replica.high.watermark.checkpoint.interval.ms', type: 'long', default: 5000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'How often replicated partitions write their high watermark to replication-offset-checkpoint.' }),

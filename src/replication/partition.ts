@@ -11,7 +11,8 @@
 //   use it (a shrink in flight still counts the replicas it removes).
 // - HW: never advances while the committed ISR is smaller than min(min.insync.replicas, RF)
 //   (KAFKA-15583); otherwise the minimum LEO over the leader, the maximal ISR and the followers that are
-//   caught up (a follower about to join holds it back). It only increases.
+//   caught up (a follower about to join holds it back, unless the controller took it out of the ISR: a
+//   broker shutting down or failed is not eligible). It only increases.
 // - Shrink: followers of the ISR that are not caught up. Expand: a follower outside the ISR whose LEO
 //   reached the HW and the start offset of the current leader epoch. One AlterPartition at a time.
 // - Appends move the HW themselves (in the shard, no round trip to this thread) while the maximal ISR is
@@ -72,6 +73,12 @@ export class PartitionLeaderState {
   /** The first offset of this leader epoch. */
   readonly epochStartOffset: number
   readonly followers = new Map<number, FollowerProgress>()
+  /**
+   * Replicas the controller took out of the ISR (a broker shutting down, failed, or whose log dir failed):
+   * not eligible to join (Kafka's isReplicaIsrEligible), so a late fetch of theirs does not make them hold
+   * the HW back as replicas about to join; eligible again once an ISR with them is committed.
+   */
+  readonly removedByController = new Set<number>()
 
   constructor(init: LeaderStateInit) {
     this.topic = init.topic
@@ -142,11 +149,33 @@ export class PartitionLeaderState {
     const max = this.maximalIsr()
     let hw = this.logEndOffset
     for (const f of this.followers.values()) {
-      if (max.includes(f.brokerId) || (f.leo >= 0 && now - f.lastCaughtUpMs <= lagMs && this.replicas.includes(f.brokerId))) {
+      const aboutToJoin = f.leo >= 0 && now - f.lastCaughtUpMs <= lagMs && this.replicas.includes(f.brokerId) && !this.removedByController.has(f.brokerId)
+      if (max.includes(f.brokerId) || aboutToJoin) {
         if (f.leo < hw) hw = f.leo
       }
     }
     return Math.max(hw, this.highWatermark)
+  }
+
+  /**
+   * The controller changed the ISR under this leader and epoch (a broker left it: controlled shutdown, a
+   * failure): followers keep their progress, except that one outside the new ISR no longer counts as
+   * caught up (Kafka's resetReplicaState), else a replica that stopped fetching would hold the HW back for
+   * replica.lag.time.max.ms as one about to join.
+   */
+  applyControllerIsr(isr: readonly number[], partitionEpoch: number): void {
+    for (const id of this.isr) if (!isr.includes(id)) this.removedByController.add(id)
+    this.isr = [...isr]
+    this.partitionEpoch = partitionEpoch
+    for (const id of isr) this.removedByController.delete(id)
+    for (const f of this.followers.values()) if (!isr.includes(f.brokerId)) f.lastCaughtUpMs = 0
+  }
+
+  /** The controller committed an ISR this leader proposed (AlterPartition's answer). */
+  applyCommittedIsr(isr: readonly number[], partitionEpoch: number): void {
+    this.isr = [...isr]
+    this.partitionEpoch = partitionEpoch
+    for (const id of isr) this.removedByController.delete(id)
   }
 
   /** ISR members (not the leader) that are no longer caught up. */

@@ -20,8 +20,8 @@
 // the leader's log end truncates to it; one behind the leader's log start starts again, empty, there.
 // Errors: FENCED_LEADER_EPOCH / NOT_LEADER_OR_FOLLOWER / UNKNOWN_TOPIC_OR_PARTITION wait for the
 // controller's next word (the partition is retried after replica.fetch.backoff.ms); UNKNOWN_LEADER_EPOCH
-// (the leader has not applied its LeaderAndIsr yet) is retried sooner. A failed connection is opened
-// again after the backoff.
+// (the leader has not applied its LeaderAndIsr yet) is retried sooner. A connection that drops is opened
+// again at once; a second drop within the backoff, or a failed connect, waits the backoff.
 //
 // Throttling (follower.replication.throttled.rate, KIP-73): partitions the throttle names (out-of-sync
 // replicas listed in follower.replication.throttled.replicas) are left out of a fetch while the bytes
@@ -90,6 +90,8 @@ export class ReplicaFetcher {
   #stopped = false
   #wake: (() => void) | undefined
   #loop: Promise<void> | undefined
+  /** When a fetch last failed on an open connection (ms). */
+  #lastDropAt = 0
 
   constructor(
     readonly sourceBrokerId: number,
@@ -201,7 +203,13 @@ export class ReplicaFetcher {
         this.logger.warn({ leader: this.sourceBrokerId, err: (err as Error).message }, 'fetch from the leader failed; reconnecting')
         this.#endpoint?.close()
         this.#endpoint = undefined
-        await this.#sleep(this.settings.backoffMs)
+        // The first drop in a while reconnects at once (a leader that is gone refuses the connect, which
+        // backs off): a follower waiting replica.fetch.backoff.ms here held acks=all of the partitions it
+        // is the other ISR member of for a second when its connection dropped during a controlled shutdown.
+        const now = Date.now()
+        const again = now - this.#lastDropAt < this.settings.backoffMs
+        this.#lastDropAt = now
+        if (again) await this.#sleep(this.settings.backoffMs)
         continue
       }
       const byKey = new Map(answers.map((a) => [fetchKey(a.topic, a.partition), a]))

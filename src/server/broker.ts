@@ -273,6 +273,9 @@ export class Broker {
           else void brokerForDirs.onLogDirFailure(dir)
         },
         logDirProbeIntervalMs: config.getInt('log.dir.probe.interval.ms'),
+        // Kafka's answer to a full disk, a failed directory whose leaderships move, needs other replicas:
+        // a single broker refuses the writes that do not fit instead and takes them again once space returns.
+        diskFullFailsLogDir: store.kind !== 'embedded',
         ioThreads: config.ioThreads,
         defaults: config.logDefaults(),
         retentionCheckIntervalMs: config.logRetentionCheckIntervalMs,

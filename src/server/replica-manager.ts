@@ -599,9 +599,9 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         if (error !== ErrorCode.NONE || answer === undefined) {
           this.log.info({ topic: p.topic, partition: p.partition, error: errorName(error) }, 'the controller did not change the ISR')
           if (expands) ls.expandRetryAt = Date.now() + EXPAND_RETRY_BACKOFF_MS
-        } else if (answer.leaderEpoch === ls.leaderEpoch) {
-          ls.isr = [...answer.isr]
-          ls.partitionEpoch = answer.partitionEpoch
+        } else if (answer.leaderEpoch === ls.leaderEpoch && answer.partitionEpoch > ls.partitionEpoch) {
+          // (A LeaderAndIsr may have brought a newer partition epoch meanwhile: an older answer is stale.)
+          ls.applyCommittedIsr(answer.isr, answer.partitionEpoch)
           p.isr = [...answer.isr]
           p.partitionEpoch = answer.partitionEpoch
           this.log.info({ topic: p.topic, partition: p.partition, isr: ls.isr, partitionEpoch: ls.partitionEpoch }, 'ISR changed')
@@ -719,7 +719,10 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     const apply: PartitionLeaderAndIsr[] = []
     for (const p of partitions) {
       const current = this.#hosted.get(p.topic)?.[p.partition]
-      if (current !== undefined && p.leaderEpoch <= current.leaderEpoch) {
+      if (current !== undefined && this.#isIsrUpdate(current, p)) {
+        this.#updateIsrInPlace(current, p)
+        answers.push({ topic: p.topic, partition: p.partition, errorCode: ErrorCode.NONE })
+      } else if (current !== undefined && p.leaderEpoch <= current.leaderEpoch) {
         // Kafka answers STALE_CONTROLLER_EPOCH for a leader epoch that is not newer (the request is old).
         answers.push({ topic: p.topic, partition: p.partition, errorCode: ErrorCode.STALE_CONTROLLER_EPOCH })
       } else if (!p.replicas.includes(brokerId)) {
@@ -867,6 +870,40 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       }
     }
     return answers
+  }
+
+  /**
+   * Whether a LeaderAndIsr only changes the ISR of a partition whose leader and epoch stay (KRaft's
+   * partition-epoch change, which the controller sends when a broker leaves an ISR under the same leader):
+   * the same leader, leader epoch and replicas, at a newer partition epoch.
+   */
+  #isIsrUpdate(current: HostedPartition, p: PartitionLeaderAndIsr): boolean {
+    return (
+      p.leaderEpoch === current.leaderEpoch &&
+      p.leader === current.leaderId &&
+      p.partitionEpoch > current.partitionEpoch &&
+      p.replicas.length === current.replicas.length &&
+      p.replicas.every((r, i) => r === current.replicas[i])
+    )
+  }
+
+  /**
+   * Applies an ISR-only change where it stands: no role change, so appends go on, followers keep their
+   * fetch sessions and the leader its followers' progress (Kafka's makeLeader without a new epoch); the
+   * leader's acks=all waits see the smaller ISR at once.
+   */
+  #updateIsrInPlace(current: HostedPartition, p: PartitionLeaderAndIsr): void {
+    current.isr = [...p.isr]
+    current.partitionEpoch = p.partitionEpoch
+    current.controllerEpoch = p.controllerEpoch
+    current.leaderRecoveryState = p.leaderRecoveryState
+    const ls = current.leaderState
+    if (ls === undefined) return
+    ls.applyControllerIsr(p.isr, p.partitionEpoch)
+    this.log.info({ topic: p.topic, partition: p.partition, isr: ls.isr, partitionEpoch: ls.partitionEpoch }, 'ISR changed by the controller')
+    if (ls.isr.length < ls.effectiveMinIsr) this.#delayedProduce.failAll(partitionKey(p.topic, p.partition), ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+    void this.#applyHighWatermarkMode(current)
+    this.#maybeAdvanceHighWatermark(current)
   }
 
   async stopReplicas(_controllerId: number, _controllerEpoch: number, partitions: readonly StopReplicaPartition[]): Promise<PartitionErrorCode[]> {

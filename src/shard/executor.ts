@@ -8,7 +8,7 @@
 
 import { errorName, ErrorCode, KafkaError, RecordValidationError } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
-import { LogManager, isLogDirFailure, recoveryWorthLogging, type PartitionLog, type RecoveryReport } from '../storage/index.js'
+import { LogManager, recoveryWorthLogging, type PartitionLog, type RecoveryReport } from '../storage/index.js'
 import type { LogCleanerSettings } from '../storage/index.js'
 import type { LogConfig } from '../storage/types.js'
 import { shardOf } from './hash.js'
@@ -29,6 +29,8 @@ export interface ShardExecutorOptions {
   retentionCheckIntervalMs: number
   flushSchedulerIntervalMs: number
   highWatermarkFollowsLeo: boolean
+  /** A full disk takes its data directory offline (a cluster) instead of only refusing writes (LogManager). */
+  diskFullFailsLogDir?: boolean
   /** Idempotent producer state expiration (default: Kafka's, 1 day checked every 10 minutes). */
   producerExpiration?: ShardProducerExpiration
   /** log.flush.offset.checkpoint.interval.ms: how often changed recovery checkpoints are written (LogManager checkpointIntervalMs). */
@@ -145,6 +147,7 @@ export class ShardExecutor implements ShardContext {
       dataDir: opts.dataDir,
       ...(opts.dataDirs === undefined ? {} : { dataDirs: opts.dataDirs }),
       onLogDirFailure: (dir, err) => opts.logger?.error({ dir, err: err instanceof Error ? err.message : String(err) }, `log directory ${dir} failed: its partitions go offline on this broker`),
+      diskFullFailsLogDir: opts.diskFullFailsLogDir ?? false,
       defaults: opts.defaults,
       cleanShutdown: opts.cleanShutdown,
       owns: (topic, partition) => shardOf(topic, partition, opts.shardCount) === opts.shardIndex,
@@ -216,7 +219,7 @@ export class ShardExecutor implements ShardContext {
         results.push({ ok: true, value: value instanceof Promise ? await value : value })
       } catch (err) {
         // An I/O error of a partition's directory takes that directory offline (LogManager's header).
-        const tp = operation.target === 'partition' && isLogDirFailure(err) ? partitionOf(args[i]) : undefined
+        const tp = operation.target === 'partition' && this.logs.failsLogDir(err) ? partitionOf(args[i]) : undefined
         const log = tp === undefined ? undefined : this.logs.get(tp.topic, tp.partition)
         if (log !== undefined) this.logs.suspectLogDir(LogManager.logDirOf(log), err)
         results.push(failure(err))

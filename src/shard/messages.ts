@@ -70,6 +70,7 @@ export interface ShardWorkerData {
   retentionCheckIntervalMs: number
   flushSchedulerIntervalMs: number
   highWatermarkFollowsLeo: boolean
+  diskFullFailsLogDir: boolean
   checkpointIntervalMs: number
   highWatermarkCheckpointIntervalMs: number
   cleaner: ShardCleanerConfig

@@ -56,6 +56,11 @@ export interface ShardRouterOptions {
   dataDirs?: readonly string[]
   /** Called once per data directory that fails (the router has taken it offline on every shard). */
   onLogDirFailure?: (dir: string) => void
+  /**
+   * Whether a full disk (ENOSPC) takes its directory offline like any I/O error (Kafka's behaviour, for a
+   * cluster: other replicas take over) or only refuses the writes that do not fit (default false).
+   */
+  diskFullFailsLogDir?: boolean
   /** How often every online data directory is probed for writability (ms; default 5000, 0: never). */
   logDirProbeIntervalMs?: number
   /** Number of shard worker threads; 0 runs every partition inline on the calling thread. */
@@ -244,6 +249,7 @@ export class ShardRouter {
     const retentionCheckIntervalMs = opts.retentionCheckIntervalMs ?? 300_000
     const flushSchedulerIntervalMs = opts.flushSchedulerIntervalMs ?? LONG_MAX
     const highWatermarkFollowsLeo = opts.highWatermarkFollowsLeo ?? true
+    const diskFullFailsLogDir = opts.diskFullFailsLogDir ?? false
     const checkpointIntervalMs = opts.checkpointIntervalMs ?? 60_000
     const highWatermarkCheckpointIntervalMs = opts.highWatermarkCheckpointIntervalMs ?? 5000
     const producerExpiration: ShardProducerExpiration = { ...DEFAULT_PRODUCER_EXPIRATION, ...opts.producerExpiration }
@@ -256,7 +262,7 @@ export class ShardRouter {
     if (opts.ioThreads === 0) {
       const executor = ShardExecutor.open({
         dataDir, dataDirs, defaults: opts.defaults, shardIndex: 0, shardCount: 1, cleanShutdown, retentionCheckIntervalMs, flushSchedulerIntervalMs,
-        highWatermarkFollowsLeo, checkpointIntervalMs, highWatermarkCheckpointIntervalMs, cleaner, producerExpiration, maxOpenFiles, logger,
+        highWatermarkFollowsLeo, diskFullFailsLogDir, checkpointIntervalMs, highWatermarkCheckpointIntervalMs, cleaner, producerExpiration, maxOpenFiles, logger,
         onBackgroundError: (err, task) => logger.error({ err, task }, 'shard background task failed'),
       })
       shards.push(new InlineShard(executor))
@@ -270,7 +276,7 @@ export class ShardRouter {
     for (let shardIndex = 0; shardIndex < shardCount; shardIndex++) {
       const workerData: ShardWorkerData = {
         dataDir, dataDirs, defaults: opts.defaults, shardIndex, shardCount, cleanShutdown, starts: new Int32Array(new SharedArrayBuffer(4)),
-        retentionCheckIntervalMs, flushSchedulerIntervalMs, highWatermarkFollowsLeo, checkpointIntervalMs, highWatermarkCheckpointIntervalMs, cleaner, producerExpiration, maxOpenFiles,
+        retentionCheckIntervalMs, flushSchedulerIntervalMs, highWatermarkFollowsLeo, diskFullFailsLogDir, checkpointIntervalMs, highWatermarkCheckpointIntervalMs, cleaner, producerExpiration, maxOpenFiles,
         logLevel: logger.level,
       }
       const pool = new Piscina<ShardBatch, ShardReply>({

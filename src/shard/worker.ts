@@ -34,6 +34,7 @@ const executor = ShardExecutor.open({
   retentionCheckIntervalMs: data.retentionCheckIntervalMs,
   flushSchedulerIntervalMs: data.flushSchedulerIntervalMs,
   highWatermarkFollowsLeo: data.highWatermarkFollowsLeo,
+  diskFullFailsLogDir: data.diskFullFailsLogDir,
   checkpointIntervalMs: data.checkpointIntervalMs,
   highWatermarkCheckpointIntervalMs: data.highWatermarkCheckpointIntervalMs,
   cleaner: data.cleaner,

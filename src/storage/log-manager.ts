@@ -9,9 +9,12 @@
 // of this manager (Kafka's nextLogDirs; the router names the directory when it balances across shards).
 // A partition found in two directories stops the open (Kafka: "duplicate log directories"), except
 // for a `-future` copy (below).
-// A directory fails (Kafka's LogDirFailureChannel) when an I/O error other than a full disk hits one of
-// its partitions (isLogDirFailure): its partitions are closed without writing anything more, forgotten,
-// and answer KAFKA_STORAGE_ERROR until the next start; the other directories go on serving.
+// A directory fails (Kafka's LogDirFailureChannel) when an I/O error hits one of its partitions
+// (isLogDirFailure; a full disk too when diskFullFailsLogDir, as in a cluster): its partitions are closed
+// without writing anything more, forgotten, and answer KAFKA_STORAGE_ERROR until the next start; the other
+// directories go on serving. Without diskFullFailsLogDir (a single broker) a full disk only refuses the
+// writes that do not fit: a failed append leaves nothing of itself in the log, and writes succeed again
+// once space returns.
 // Moving a partition between directories (AlterReplicaLogDirs): its copy is written into
 // `<dest>/<topic>-<partition>.<uuid>-future` (a future log, filled by re-appending the current log's batches
 // verbatim), then swapped in one step: current renamed `-delete`, future renamed `<topic>-<partition>`.
@@ -57,6 +60,11 @@ export interface LogManagerOptions {
   offlineDirs?: readonly string[]
   /** Called once per data directory when an I/O error takes it offline (see the header). */
   onLogDirFailure?: (dir: string, err: unknown) => void
+  /**
+   * Whether a full disk (ENOSPC, EDQUOT) takes its directory offline like any other I/O error (Kafka; a
+   * cluster, where other replicas take over) or only refuses the writes (a single broker). Default false.
+   */
+  diskFullFailsLogDir?: boolean
   /** Settings of partitions without overrides; checked against the topic-config table (INVALID_CONFIG). */
   defaults: LogConfig
   /** DataDirectory.cleanShutdown, read once by the owner of the directory (false for a reopen after a crash). */
@@ -98,6 +106,8 @@ export const FUTURE_DIR_PATTERN = /^(\S+)-(\S+)\.(\S+)-future$/
 
 /** Errors of a full disk: refused writes, not a failed directory (the space may come back). */
 const DISK_FULL = /\b(ENOSPC|EDQUOT)\b/
+/** Errors of the device or filesystem itself, never of one partition's files: no probe needed to believe them. */
+const DEVICE_FAILURE = /\b(EIO|EROFS)\b/
 /** Errors that mean the directory itself is gone or broken (Kafka: any IOException of a log). */
 const DIR_FAILURE = /\b(EIO|ENOENT|ENOTDIR|EACCES|EPERM|EROFS|ENODEV|ENXIO|ESTALE|EBADF)\b/
 
@@ -106,10 +116,20 @@ const DIR_FAILURE = /\b(EIO|ENOENT|ENOTDIR|EACCES|EPERM|EROFS|ENODEV|ENXIO|ESTAL
  * unreadable or broken directory, also when a KafkaError wraps it in its message; a full disk does not.
  */
 export function isLogDirFailure(err: unknown): boolean {
-  if (!(err instanceof Error)) return false
+  const text = errorText(err)
+  return text !== undefined && !DISK_FULL.test(text) && DIR_FAILURE.test(text)
+}
+
+/** Whether err, thrown by a partition's file work, is a full disk (ENOSPC, EDQUOT), also wrapped in a KafkaError's message. */
+export function isDiskFull(err: unknown): boolean {
+  const text = errorText(err)
+  return text !== undefined && DISK_FULL.test(text)
+}
+
+function errorText(err: unknown): string | undefined {
+  if (!(err instanceof Error)) return undefined
   const code = (err as NodeJS.ErrnoException).code
-  const text = `${typeof code === 'string' ? code : ''} ${err.message}`
-  return !DISK_FULL.test(text) && DIR_FAILURE.test(text)
+  return `${typeof code === 'string' ? code : ''} ${err.message}`
 }
 
 /** Writes and removes a probe file in dir; answers the error when that fails as a failed directory would. */
@@ -145,6 +165,7 @@ export class LogManager {
   /** Copies being written into another directory (AlterReplicaLogDirs), by key. */
   private readonly futures = new Map<string, FutureLog>()
   private readonly onLogDirFailure: (dir: string, err: unknown) => void
+  private readonly diskFullFailsLogDir: boolean
   private readonly leases = new LeaseTable()
   /** Every segment descriptor and index mapping of these logs (open-files.ts). */
   readonly files: OpenFileCache
@@ -166,6 +187,7 @@ export class LogManager {
     this.dataDir = this.dataDirs[0]!
     for (const d of opts.offlineDirs ?? []) this.offlineDirs.add(resolve(d))
     this.onLogDirFailure = opts.onLogDirFailure ?? (() => {})
+    this.diskFullFailsLogDir = opts.diskFullFailsLogDir ?? false
     this.defaults = checkLogConfig({ ...opts.defaults })
     this.files = new OpenFileCache(opts.maxOpenFiles ?? openFilesPerThread(STORAGE_DEFAULTS.segmentOpenFilesMax, 1))
     this.ctx = { leases: this.leases, files: this.files, now: opts.now ?? Date.now, highWatermarkFollowsLeo: opts.highWatermarkFollowsLeo ?? true }
@@ -293,7 +315,7 @@ export class LogManager {
     try {
       log = PartitionLog.open(dir, topic, partition, config, this.ctx, true)
     } catch (err) {
-      if (isLogDirFailure(err)) this.suspectLogDir(dataDir, err)
+      if (this.failsLogDir(err)) this.suspectLogDir(dataDir, err)
       if (err instanceof KafkaError) throw err
       // An I/O error (no space, no inodes, a file in the way): Kafka's storage error, without a stack.
       throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `cannot create partition ${topic}-${partition} in ${dir}: ${(err as Error).message}`)
@@ -305,13 +327,25 @@ export class LogManager {
   /**
    * An I/O error of a partition suggests its data directory failed: the directory is probed (a file
    * written and removed in it) and taken offline only when that fails too, so that a problem of one
-   * partition's own directory (a file in its way) stays that partition's. Answers whether it went offline.
+   * partition's own directory (a file in its way) stays that partition's; EIO, EROFS and (with
+   * diskFullFailsLogDir) a full disk take it offline without a probe. Answers whether it went offline.
    */
   suspectLogDir(logDir: string, err: unknown): boolean {
     const d = resolve(logDir)
     if (!this.dataDirs.includes(d) || this.offlineDirs.has(d)) return false
-    if (probeDirectory(d) === undefined) return false
+    // A full filesystem still lets the probe's empty file be created (a free inode), and a device error
+    // may spare the probe's block: neither is probed.
+    const certain = (this.diskFullFailsLogDir && isDiskFull(err)) || DEVICE_FAILURE.test(errorText(err) ?? '')
+    if (!certain && probeDirectory(d) === undefined) return false
     return this.markLogDirOffline(d, err)
+  }
+
+  /**
+   * Whether err, thrown by a partition's file work, may mean its directory failed (suspectLogDir decides):
+   * isLogDirFailure, and a full disk when diskFullFailsLogDir.
+   */
+  failsLogDir(err: unknown): boolean {
+    return isLogDirFailure(err) || (this.diskFullFailsLogDir && isDiskFull(err))
   }
 
   /**
@@ -347,7 +381,7 @@ export class LogManager {
     try {
       await task(log)
     } catch (err) {
-      if (!isLogDirFailure(err) || !this.suspectLogDir(LogManager.logDirOf(log), err)) throw err
+      if (!this.failsLogDir(err) || !this.suspectLogDir(LogManager.logDirOf(log), err)) throw err
     }
   }
 
@@ -394,7 +428,7 @@ export class LogManager {
       log = PartitionLog.open(join(dest, name), topic, partition, current.config, this.ctx, true)
       log.truncateFullyAndStartAt(current.logStartOffset)
     } catch (err) {
-      if (isLogDirFailure(err)) this.suspectLogDir(dest, err)
+      if (this.failsLogDir(err)) this.suspectLogDir(dest, err)
       throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `cannot create the future log of ${topic}-${partition} in ${dest}: ${(err as Error).message}`)
     }
     this.futures.set(k, { log, logDir: dest })
@@ -457,7 +491,7 @@ export class LogManager {
         }
       }
     } catch (err) {
-      if (isLogDirFailure(err) && !this.suspectLogDir(f.logDir, err)) this.suspectLogDir(LogManager.logDirOf(current), err)
+      if (this.failsLogDir(err) && !this.suspectLogDir(f.logDir, err)) this.suspectLogDir(LogManager.logDirOf(current), err)
       throw err
     }
   }
@@ -496,7 +530,7 @@ export class LogManager {
       this.removeLater(doomed)
       return true
     } catch (err) {
-      if (isLogDirFailure(err) && !this.suspectLogDir(f.logDir, err)) this.suspectLogDir(LogManager.logDirOf(current), err)
+      if (this.failsLogDir(err) && !this.suspectLogDir(f.logDir, err)) this.suspectLogDir(LogManager.logDirOf(current), err)
       throw err
     }
   }

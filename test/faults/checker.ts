@@ -250,6 +250,23 @@ export function check(history: readonly Op[], options: CheckOptions): CheckResul
  * the epoch): the unavailability a fault caused. Partitions with no acknowledgement at all in the window
  * count the whole window.
  */
+/** Where the longest gap of longestAckGap lies: its partition and its ends (ms since the epoch). */
+export function longestAckGapSpan(history: readonly Op[], partitions: readonly number[], from: number, to: number): { partition: number; start: number; end: number } | undefined {
+  let span: { partition: number; start: number; end: number } | undefined
+  for (const partition of partitions) {
+    const times = history
+      .filter((o): o is SendOp => o.type === 'send' && o.outcome === 'ok' && o.partition === partition && o.time >= from && o.time <= to)
+      .map((s) => s.time)
+      .sort((a, b) => a - b)
+    let last = from
+    for (const t of [...times, to]) {
+      if (span === undefined || t - last > span.end - span.start) span = { partition, start: last, end: t }
+      last = t
+    }
+  }
+  return span
+}
+
 export function longestAckGap(history: readonly Op[], partitions: readonly number[], from: number, to: number): number {
   let longest = 0
   for (const partition of partitions) {

@@ -50,16 +50,19 @@ export function zookeeperLeaderKilled(): Scenario {
 
 /**
  * Disk full: broker 3's log dir is a small tmpfs. A round fills it (a filler file up to ENOSPC) under the
- * workload, holds, frees the space and waits for recovery (restarting broker 3 if it does not come back by
- * itself, as Kafka needs a restart to bring an offline log dir back). Nothing acknowledged may be lost and
- * the replicas must agree: the broker refuses writes it cannot make, it never corrupts them.
+ * workload. As in Kafka, the first write that fails takes the log dir offline: its replicas go offline, the
+ * controller moves their leaderships to in-sync replicas elsewhere and, with its only dir offline, broker 3
+ * stops. The round notes how long leadership took to leave it, holds, frees the space, restarts broker 3
+ * (an offline log dir comes back only with a restart) and waits until it is back in every ISR. Nothing
+ * acknowledged may be lost and the replicas must be byte-identical up to the HW: a refused write leaves
+ * nothing behind, and recovery cuts a torn tail.
  */
 export function diskFull(): Scenario {
   const victim = 3
   let mount: string | undefined
   return {
     name: 'disk-full',
-    description: 'Broker 3\'s log dir (a 64 MiB tmpfs) filled up under the workload for a while, then space freed: writes refused with an error, no corruption, recovery when space returns.',
+    description: 'Broker 3\'s log dir (a 64 MiB tmpfs) filled up under the workload: the dir goes offline (Kafka\'s log dir failure), its leaderships move to other in-sync replicas within seconds and broker 3 stops; after the space is freed and broker 3 restarted it rejoins every ISR, no corruption, nothing acknowledged lost.',
     rounds: Math.max(1, Math.ceil(repetitions() / 5)),
     unavailable: () => (process.getuid?.() === 0 ? undefined : 'needs root (mount -t tmpfs)'),
     logDir: (b) => (b.id === victim ? mount : undefined),
@@ -113,7 +116,18 @@ export function diskFull(): Scenario {
           raw.close()
         }
       }
-      await sleep(HOLD_MS)
+      // Leadership leaves broker 3 and it leaves every ISR (its replicas offline, or the broker gone).
+      const moved = await until('leadership and ISR membership off the full broker', async () => {
+        if (!b.alive()) ctx.unreachable.add(victim)
+        try {
+          const v = await ctx.view()
+          return v.every((p) => p.leader !== victim && p.leader >= 0 && !p.isr.includes(victim)) ? v : undefined
+        } catch {
+          return undefined
+        }
+      }, HOLD_MS + 20_000).then((v) => ({ v, ms: Date.now() - t0 }), (err: Error) => ({ v: undefined, ms: -1, err }))
+      ctx.note(moved.v === undefined ? `round ${round}: leadership did NOT leave broker ${victim} (${'err' in moved ? moved.err.message : ''})` : `round ${round}: leadership and ISRs off broker ${victim} ${moved.ms} ms after the disk filled: ${describe(moved.v)}`)
+      await sleep(Math.max(0, HOLD_MS - (Date.now() - t0)))
       const out = b.output()
       const errorLines = out.split('\n').filter((l) => /ENOSPC|KAFKA_STORAGE_ERROR|no space left|log dir.*offline/i.test(l))
       const storageErrors = errorLines.length
@@ -125,7 +139,11 @@ export function diskFull(): Scenario {
       rmSync(filler)
       if (!b.alive()) {
         ctx.note(`round ${round}: broker ${victim} had stopped (last log: ${out.trim().split('\n').slice(-2).join(' | ').slice(0, 400)}); restarted`)
+        const t1 = Date.now()
         await b.start()
+        ctx.unreachable.delete(victim)
+        await ctx.healed(60_000)
+        ctx.note(`round ${round}: broker ${victim} restarted and back in every ISR after ${Date.now() - t1} ms`)
       } else {
         try {
           await ctx.healed(20_000)

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
 import { decodeBatches, partitionsOf, startCluster, until as pollUntil, type ClusterBroker, type ClusterOptions, type PartitionView, type TestCluster } from '../harness/index.js'
-import { check, compareReplicaLogs, longestAckGap, type CheckResult, type Op } from './checker.js'
+import { check, compareReplicaLogs, longestAckGap, longestAckGapSpan, type CheckResult, type Op } from './checker.js'
 import { Workload, type WorkloadOptions } from './workloads.js'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
@@ -274,6 +274,8 @@ export async function runScenario(s: Scenario, options: { save?: boolean } = {})
       const [from, to] = r.window ?? [roundStart, Date.now()]
       gaps.push(longestAckGap(w.history, r.affected, from, to))
       note(`round ${round}: longest ack gap per affected partition: ${r.affected.map((p) => `${p}: ${longestAckGap(w.history, [p], from, to)} ms`).join(', ')} (window ${to - from} ms)`)
+      // FAULTS_GAP_DEBUG=1: what the brokers logged and the clients were told during the longest gap.
+      if (process.env.FAULTS_GAP_DEBUG !== undefined) printGap(c, w.history, longestAckGapSpan(w.history, r.affected, from, to), roundStart)
     }
     await sleep(1000)
     await w.stop()
@@ -429,4 +431,20 @@ export function writeResultsMarkdown(): void {
     for (const e of r.examples.slice(0, 5)) lines.push(`  - checker: ${e}`)
   }
   writeFileSync(RESULTS_MD, lines.join('\n') + '\n')
+}
+
+/** The brokers' log lines and the failed sends of a gap (times relative to the round's start). */
+function printGap(c: TestCluster, history: readonly Op[], span: { partition: number; start: number; end: number } | undefined, roundStart: number): void {
+  if (span === undefined) return
+  const lines = [`--- longest gap: partition ${span.partition}, ${span.start - roundStart}..${span.end - roundStart} ms after the round's start`]
+  for (const b of c.brokers) {
+    for (const l of b.output().split('\n')) {
+      const t = Date.parse(/"time":"([^"]+)"/.exec(l)?.[1] ?? '')
+      if (t >= span.start - 300 && t <= span.end + 100) lines.push(`${t - roundStart} b${b.id} ${l.replace(/"level":\d+,"time":"[^"]+","service":"skein",/, '').slice(0, 260)}`)
+    }
+  }
+  for (const o of history) {
+    if (o.type === 'send' && o.outcome !== 'ok' && o.time >= span.start - 300 && o.time <= span.end + 100) lines.push(`${o.time - roundStart} client ${o.client} ${o.outcome} ${(o as { error?: string }).error ?? ''}`.slice(0, 200))
+  }
+  console.log(lines.sort((a, b) => parseInt(a) - parseInt(b)).join('\n'))
 }

@@ -113,7 +113,7 @@ export async function startBrokerProcess(opts: BrokerProcessOptions = {}): Promi
   ]
   const [plainCommand, plainArgv] = opts.nofile === undefined ? [process.execPath, args] : ['prlimit', [`--nofile=${opts.nofile}`, '--', process.execPath, ...args]]
   const [command, argv] = opts.commandPrefix === undefined ? [plainCommand, plainArgv] : [opts.commandPrefix[0]!, [...opts.commandPrefix.slice(1), plainCommand, ...plainArgv]]
-  const child = spawn(command, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKEIN_LOG_LEVEL: 'info', SKEIN_LOG_FORMAT: 'json' } })
+  const child = spawn(command, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKEIN_LOG_LEVEL: process.env.SKEIN_TEST_BROKER_LOG_LEVEL ?? 'info', SKEIN_LOG_FORMAT: 'json' } })
   let out = ''
   let exited: number | string | null = null
   const exitWaiters: ((v: number | string) => void)[] = []

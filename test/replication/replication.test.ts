@@ -72,6 +72,26 @@ describe("the leader's view of a partition", () => {
     expect(s.computeHighWatermark(200, LAG)).toBe(26)
   })
 
+  it('takes an ISR from the controller in place: progress kept, a replica that left holds the HW back no more', () => {
+    const s = leaderState()
+    s.logEndOffset = 20
+    s.updateFollower(2, 20, 20, 5000)
+    s.updateFollower(3, 15, 20, 5000) // broker 3 stops fetching here (a controlled shutdown)
+    expect(s.computeHighWatermark(5000, LAG)).toBe(15)
+    s.applyControllerIsr([1, 2], 8)
+    expect(s).toMatchObject({ isr: [1, 2], partitionEpoch: 8, leaderEpoch: 3 })
+    expect(s.followers.get(2)!.leo).toBe(20)
+    expect(s.computeHighWatermark(5010, LAG)).toBe(20)
+    // A late fetch of the broker that left (in flight when it shut down) does not make it one about to join.
+    s.logEndOffset = 30
+    s.updateFollower(3, 22, 30, 5020) // caught up by the previous-fetch rule, behind follower 2
+    s.updateFollower(2, 25, 30, 5020)
+    expect(s.computeHighWatermark(5020, LAG)).toBe(25)
+    // Once an ISR with it is committed again, it counts as before.
+    s.applyCommittedIsr([1, 2, 3], 9)
+    expect(s.removedByController.size).toBe(0)
+  })
+
   it('lets appends move the HW only while the maximal ISR is the leader alone and min ISR allows it', () => {
     expect(leaderState({ replicas: [1], isr: [1], minInsyncReplicas: 2 }).highWatermarkFollowsLeo).toBe(true)
     expect(leaderState({ isr: [1], minInsyncReplicas: 1 }).highWatermarkFollowsLeo).toBe(true)

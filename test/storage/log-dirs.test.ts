@@ -1,7 +1,7 @@
 // A LogManager over several data directories: placement by count, a move through a -future copy (byte-
 // identical, epochs kept), the recovery of a swap cut short between its renames and of an unfinished
 // copy, duplicate partition directories refused, and an I/O failure that offlines a directory only when
-// a probe of the directory fails too.
+// a probe of the directory fails too (EIO, and a full disk in a cluster, without a probe).
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -97,5 +97,25 @@ describe('a LogManager over two data directories', () => {
     expect(lm.create('t', 3).state().logDir).toBe(a)
     expect(isLogDirFailure(Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' }))).toBe(false)
     await lm.close()
+  })
+
+  it('believes EIO and, in a cluster, a full disk without a probe; a single broker only refuses the write on a full disk', async () => {
+    const { a, b } = dirs()
+    const enospc = new Error('KAFKA_STORAGE_ERROR: write to x.log failed: ENOSPC: no space left on device, write')
+    const single = openManager(a, {}, { dataDirs: [a, b] })
+    single.create('t', 0, {}, a)
+    expect(single.failsLogDir(enospc)).toBe(false)
+    expect(single.suspectLogDir(a, enospc)).toBe(false)
+    // The directory is healthy (a probe would pass), yet EIO is the device's: offline.
+    expect(single.suspectLogDir(a, Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }))).toBe(true)
+    expect(single.offlineDirOf('t', 0)).toBe(a)
+    await single.close()
+    const failed: string[] = []
+    const cluster = openManager(a, {}, { dataDirs: [a, b], diskFullFailsLogDir: true, cleanShutdown: false, onLogDirFailure: (d) => failed.push(d) })
+    expect(cluster.failsLogDir(enospc)).toBe(true)
+    expect(cluster.suspectLogDir(b, enospc)).toBe(true)
+    expect(failed).toEqual([b])
+    expect(cluster.get('t', 0)).toBeDefined()
+    await cluster.close()
   })
 })

@@ -3,8 +3,9 @@
 //   OnlineReplica     LeaderAndIsr to the broker with the current state (a broker coming up learns what
 //                     it hosts)
 //   OfflineReplica    StopReplica(delete=false) to it; it leaves the ISR (a leader leaving leaves the
-//                     partition without one, -1; the last ISR member stays in the ISR), at the next leader
-//                     epoch, written conditionally; LeaderAndIsr to the other replicas
+//                     partition without one, -1, at the next leader epoch; under a leader that stays the
+//                     epoch stays too; the last ISR member stays in the ISR), written conditionally;
+//                     LeaderAndIsr to the other replicas
 //   ReplicaDeletionStarted -> StopReplica(delete=true); Successful / Ineligible from the answers;
 //   NonExistentReplica: the replica leaves the assignment.
 import type { Logger } from '../../observability/logger.js'
@@ -144,8 +145,8 @@ export class ReplicaStateMachine {
 
   /**
    * Takes a broker out of the ISR of partitions (Kafka's removeReplicasFromIsr): the state is re-read,
-   * a leader leaving gives the partition no leader, an ISR of one keeps its last member; written at the
-   * next leader epoch, retried on a version conflict. Answers the new state of each partition (also of
+   * a leader leaving gives the partition no leader (at the next leader epoch), an ISR of one keeps its last
+   * member, a leader that stays keeps its epoch; retried on a version conflict. Answers the new state of each partition (also of
    * those where the broker was not in the ISR).
    */
   async #removeReplicasFromIsr(brokerId: number, partitions: readonly TopicPartition[]): Promise<Map<string, PartitionState>> {
@@ -175,7 +176,10 @@ export class ReplicaStateMachine {
         }
         const leader = l.leader === brokerId ? NO_LEADER : l.leader
         const isr = l.isr.length === 1 ? l.isr : l.isr.filter((r) => r !== brokerId)
-        adjusted.push({ tp, leaderAndIsr: newLeaderAndIsr(l, leader, isr) })
+        // A shrink under the same leader keeps the leader epoch (KRaft's rule, KAFKA-15021): only the
+        // partition epoch moves, so the leader and its followers update the ISR in place instead of
+        // taking their roles again (a new epoch fences the followers' fetches in flight and stalls acks=all).
+        adjusted.push({ tp, leaderAndIsr: leader === l.leader ? { ...l, isr } : newLeaderAndIsr(l, leader, isr) })
       }
       if (adjusted.length === 0) break
       const token = { epoch: ctx.epoch, epochVersion: ctx.epochVersion }
