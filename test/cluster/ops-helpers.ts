@@ -3,7 +3,7 @@
 // acks=all writes by kafkajs (a client nobody here wrote) that records when each write was acknowledged
 // (the longest gap is the unavailability a client sees), reading a partition back, and comparing replicas.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
@@ -188,8 +188,11 @@ export class LibrdkafkaLoad {
     for (const p of this.partitions) this.acked.set(p, [])
     const child = spawn(SYSTEM_PYTHON, [ACKED_LOAD_PY], { stdio: ['pipe', 'pipe', 'pipe'] })
     this.#child = child
-    child.stdin.write(JSON.stringify({ bootstrap: this.bootstrap, topic: this.topic, partitions: this.partitions, interval_ms: this.intervalMs }) + '\n')
+    // SKEIN_RDKAFKA_DEBUG=broker,msg,... turns on librdkafka's debug contexts; SKEIN_RDKAFKA_LOG=FILE keeps its whole stderr there.
+    child.stdin.write(JSON.stringify({ bootstrap: this.bootstrap, topic: this.topic, partitions: this.partitions, interval_ms: this.intervalMs, debug: process.env.SKEIN_RDKAFKA_DEBUG }) + '\n')
+    const logFile = process.env.SKEIN_RDKAFKA_LOG
     child.stderr.on('data', (d: Buffer) => {
+      if (logFile !== undefined) appendFileSync(logFile, d)
       this.#stderr = (this.#stderr + d.toString()).slice(-4000)
     })
     createInterface({ input: child.stdout }).on('line', (line) => {

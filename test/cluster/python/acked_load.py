@@ -3,7 +3,8 @@
 tests: one record per partition every interval_ms, and one JSON line per delivery report on stdout:
 {"p": partition, "v": value, "t": epoch ms, "err": null or the error, "retriable": bool}.
 
-Usage: acked_load.py < {"bootstrap": "...", "topic": "t", "partitions": [0, 1], "interval_ms": 10}
+Usage: acked_load.py < {"bootstrap": "...", "topic": "t", "partitions": [0, 1], "interval_ms": 10[, "debug": "broker,msg"]}
+(debug: librdkafka's debug contexts, logged on stderr)
 Runs until SIGTERM (or stdin closes), then waits for the outstanding reports (30 s at most) and exits.
 """
 import json
@@ -30,6 +31,7 @@ producer = Producer({
     "linger.ms": 0,
     "retry.backoff.ms": 50,
     "message.timeout.ms": 60000,
+    **({"debug": req["debug"]} if req.get("debug") else {}),
 })
 
 
