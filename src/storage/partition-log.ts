@@ -73,6 +73,12 @@ export interface PartitionLogContext {
   highWatermarkFollowsLeo: boolean
   /** producer.id.expiration.ms for the idempotent producer state (default: the config table's, STORAGE_DEFAULTS). */
   producerIdExpirationMs?: number
+  /**
+   * A full disk only refuses writes (a single broker; in a cluster it takes the log dir offline): a roll's
+   * producer snapshot or leader-epoch checkpoint that finds it full is left for later instead of failing
+   * the partition for good.
+   */
+  diskFullIsTransient?: boolean
 }
 
 /** What opening a partition found and repaired, for logs and tests. */
@@ -768,14 +774,38 @@ export class PartitionLog {
   private roll(): LogSegment {
     const old = this.active
     const base = this._logEndOffset
-    old.onBecomeInactive()
-    const seg = this.track(LogSegment.create(this.dir, base, this.settings(), this.ctx.now()))
+    // The new segment first, then the old one's index files: when either finds the disk full (or fails
+    // otherwise) the old segment stays the active one, whole, and the append is refused.
+    let seg: LogSegment
+    try {
+      seg = this.track(LogSegment.create(this.dir, base, this.settings(), this.ctx.now()))
+    } catch (err) {
+      throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `roll of ${this.topic}-${this.partition} at offset ${base} failed: ${(err as Error).message}`)
+    }
+    try {
+      old.onBecomeInactive()
+    } catch (err) {
+      seg.delete()
+      throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `roll of ${this.topic}-${this.partition} at offset ${base} failed: ${(err as Error).message}`)
+    }
     this.segments.push(seg)
     // As Kafka: the rolled segment is flushed off the append path, which moves the recovery point.
     this.inBackground(this.flushUpTo(base))
-    // and the producer state at the new base offset is snapshotted, so a restart replays one segment at most.
-    this.inBackground(this.producerState.takeSnapshot(base))
+    // and the producer state at the new base offset is snapshotted, so a restart replays one segment at most
+    // (only that: without it the next open replays more).
+    this.inBackground(this.producerState.takeSnapshot(base).catch((err: unknown) => {
+      if (!this.isTransientDiskFull(err)) throw err
+    }))
     return seg
+  }
+
+  /**
+   * A write or file creation refused by a full disk (ENOSPC, EDQUOT) where a full disk only refuses writes
+   * (see PartitionLogContext.diskFullIsTransient); nothing written before is lost by it, unlike an fsync error.
+   */
+  private isTransientDiskFull(err: unknown): boolean {
+    const e = err as NodeJS.ErrnoException | undefined
+    return this.ctx.diskFullIsTransient === true && (e?.code === 'ENOSPC' || e?.code === 'EDQUOT') && (e.syscall === 'write' || e.syscall === 'open')
   }
 
   private inBackground(p: Promise<void>): void {
@@ -799,11 +829,22 @@ export class PartitionLog {
       for (const s of targets) await s.flush()
       await this.txnIndex.flush()
     } catch (err) {
+      // An index write that found the disk full lost nothing (it is written again, whole, next time): the
+      // recovery point stays. A failed fsync is never forgiven: the kernel may have dropped those pages.
+      if (this.isTransientDiskFull(err)) return
       throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `fsync of ${this.topic}-${this.partition} failed: ${(err as Error).message}`)
     }
     // The epochs of the offsets now below the recovery point must be in the file: recovery does not
     // read those batches again (leader-epoch-cache.ts).
-    if (this.epochCache.isDirty) await this.epochCache.checkpoint()
+    if (this.epochCache.isDirty) {
+      try {
+        await this.epochCache.checkpoint()
+      } catch (err) {
+        // The recovery point stays; the cache stays dirty and a later flush or checkpoint writes it.
+        if (this.isTransientDiskFull(err)) return
+        throw err
+      }
+    }
     // A truncation meanwhile may have cut what was flushed, and later appends are not flushed yet.
     if (truncations === this.truncations && offset > this.recoveryPoint) this.recoveryPoint = Math.min(offset, this._logEndOffset)
     this.lastFlushTime = this.ctx.now()

@@ -599,7 +599,11 @@ export class ProducerStateManager {
       this.snapshots.sort((a, b) => a - b)
     }
     const path = join(this.dir, snapshotFileName(offset))
-    const write = this.writing.then(() => writeFileAtomic(path, bytes))
+    const write = this.writing.then(() => writeFileAtomic(path, bytes)).catch((err: unknown) => {
+      // The old file at this offset (if any) is intact; a half-written .tmp only takes space.
+      rmSync(`${path}.tmp`, { force: true })
+      throw err
+    })
     this.writing = write.catch(() => undefined)
     return write
   }

@@ -139,4 +139,34 @@ describe.skipIf(notRoot)(`a full disk${reason}`, () => {
       await lm.close()
     }
   })
+  it('on a single broker, a roll that finds the disk full refuses the append and leaves the old segment active; writes resume once space returns', async () => {
+    const dir = smallDisk()
+    const router = await startRouter(dir, 0, { logDirProbeIntervalMs: 0 })
+    const acked: Buffer[] = []
+    try {
+      await router.createPartitions([{ topic: 't', partition: 0, overrides: { segmentBytes: 24 * 1024 } }])
+      const first = makeBatch('first', 1, Date.now(), 10_000)
+      expect((await router.append([{ topic: 't', partition: 0, records: first, leaderEpoch: 0 }]))[0]!.ok).toBe(true)
+      acked.push(first)
+      const filler = fill(dir)
+      // Over segment.bytes: the append rolls, and the old segment's index files find no space (before the
+      // fix this answered UNKNOWN_SERVER_ERROR; background roll work could also fail the partition for good).
+      const [refused] = await router.append([{ topic: 't', partition: 0, records: makeBatch('rolled', 1, Date.now(), BIG), leaderEpoch: 0 }])
+      expect(refused).toMatchObject({ ok: false, errorCode: ErrorCode.KAFKA_STORAGE_ERROR })
+      rmSync(filler)
+      const after = makeBatch('after', 1, Date.now(), 1000)
+      const [r] = await router.append([{ topic: 't', partition: 0, records: after, leaderEpoch: 0 }])
+      expect(r).toMatchObject({ ok: true })
+      acked.push(after)
+    } finally {
+      await router.close()
+    }
+    const lm = openManager(dir)
+    try {
+      const values = readAll(lm, lm.get('t', 0)!).map((v) => v.value?.toString().split('.')[0])
+      expect(values).toEqual(['first-0', 'after-0'])
+    } finally {
+      await lm.close()
+    }
+  })
 })
