@@ -30,6 +30,7 @@ import { runNode } from './broker/run.js'
 import { clusterBench, writeClusterResults, type ClusterBenchOptions } from './broker/cluster.js'
 import { aclBindings, makeBenchCertificates, TLS_BROKER_OVERRIDES } from './broker/security.js'
 import type { ClientSecurity } from '../src/client/sasl.js'
+import { flag } from './lib/flags.js'
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url)) // dist/bench
 const SOURCE_BENCH_DIR = join(BENCH_DIR, '..', '..', 'bench')
@@ -42,13 +43,6 @@ const GiB = 2 ** 30
 const ALL = ['limits', 'redis', 'nats', 'produce', 'consume', 'latency', 'scale', 'threads', 'fetch', 'start', 'memory', 'tls', 'acl', 'cluster'] as const
 type Workload = (typeof ALL)[number]
 
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`)
-  if (i === -1) return undefined
-  const v = process.argv[i + 1]
-  if (v === undefined || v.startsWith('--')) throw new Error(`--${name} needs a value`)
-  return v
-}
 const quick = process.argv.includes('--quick')
 const write = !process.argv.includes('--no-write')
 const records = Number(flag('records') ?? (quick ? 300_000 : 1_000_000))

@@ -30,16 +30,13 @@ import { Producer } from '../src/client/producer.js'
 import { benchDir, freePort, processCpuMicros, REPO_ROOT, startBroker, type RunningBroker } from './broker/broker-process.js'
 import { lastJsonLine } from './broker/machine.js'
 import { runNode } from './broker/run.js'
+import { flag } from './lib/flags.js'
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url)) // dist/bench
 const HELLO_JS = join(BENCH_DIR, 'http', 'hello-server.js')
 const CONSUME_JS = join(BENCH_DIR, 'http', 'consume.js')
 const SKEIN_JS = join(REPO_ROOT, 'dist', 'src', 'skein.js')
 
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`)
-  return i === -1 ? undefined : process.argv[i + 1]
-}
 const RECORDS = Number(flag('records') ?? 1_000_000)
 const SECONDS = Number(flag('seconds') ?? 5)
 const write = !process.argv.includes('--no-write')

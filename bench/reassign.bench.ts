@@ -36,6 +36,7 @@ import { benchDir, freePort, SKEIN_JS, startBroker, type RunningBroker } from '.
 import { machineInfo } from './broker/machine.js'
 import { fmtInt, machineMarkdown } from './broker/report.js'
 import { runNode } from './broker/run.js'
+import { flag } from './lib/flags.js'
 
 const SOURCE_BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench')
 const TOPIC = 'reassign'
@@ -44,13 +45,6 @@ const WINDOW_SECONDS = 1
 const RECORD_BYTES = 10_000
 const SAMPLE_MS = 500
 
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`)
-  if (i === -1) return undefined
-  const v = process.argv[i + 1]
-  if (v === undefined || v.startsWith('--')) throw new Error(`--${name} needs a value`)
-  return v
-}
 
 function size(text: string, what: string): number {
   const m = /^(\d+(?:\.\d+)?)([kmg]?)i?b?$/i.exec(text.trim())

@@ -33,14 +33,8 @@ import { fileURLToPath } from 'node:url'
 import { Admin, Consumer, Producer } from '../src/client/index.js'
 import { LATEST_TIMESTAMP } from '../src/client/offsets.js'
 import { Consumed, KafkaStreams, Materialized, Produced, Serdes, StreamsBuilder, type Topology } from '../src/streams/index.js'
+import { flag } from './lib/flags.js'
 
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`)
-  if (i === -1) return undefined
-  const v = process.argv[i + 1]
-  if (v === undefined || v.startsWith('--')) throw new Error(`--${name} needs a value`)
-  return v
-}
 const QUICK = process.argv.includes('--quick')
 const THREADS = process.argv.includes('--threads')
 const WRITE = !process.argv.includes('--no-write')

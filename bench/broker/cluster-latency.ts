@@ -38,14 +38,8 @@ import { REPO_ROOT } from './broker-process.js'
 import { createTopic, startBenchCluster, type BenchCluster } from './cluster.js'
 import { lastJsonLine } from './machine.js'
 import { runNode } from './run.js'
+import { flag } from '../lib/flags.js'
 
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`)
-  if (i === -1) return undefined
-  const v = process.argv[i + 1]
-  if (v === undefined || v.startsWith('--')) throw new Error(`--${name} needs a value`)
-  return v
-}
 const seconds = Number(flag('seconds') ?? 10)
 const warmup = Number(flag('warmup') ?? 3)
 const rate = Number(flag('rate') ?? 50_000)

@@ -17,15 +17,12 @@ import { lastJsonLine, machineInfo } from './machine.js'
 import { machineMarkdown } from './report.js'
 import { hasCommand, run } from './run.js'
 import { writeRecordFile } from './peers.js'
+import { flag } from '../lib/flags.js'
 
 const PROFILE_MD = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bench', 'PROFILE.md')
 const NOTES_START = '<!-- notes:start (hand-written, kept on regeneration) -->'
 const NOTES_END = '<!-- notes:end -->'
 
-function flag(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`)
-  return i === -1 ? undefined : process.argv[i + 1]
-}
 const records = Number(flag('records') ?? 1_000_000)
 const write = !process.argv.includes('--no-write')
 const PERF_EVENTS = 'task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions'

@@ -1,0 +1,10 @@
+// Command-line flags of the benchmarks: `--name value` pairs and bare `--switch`es in process.argv.
+
+/** The value after `--name`, or undefined when the flag is absent; a flag without a value is an error. */
+export function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`)
+  if (i === -1) return undefined
+  const v = process.argv[i + 1]
+  if (v === undefined || v.startsWith('--')) throw new Error(`--${name} needs a value`)
+  return v
+}
