@@ -129,7 +129,12 @@ export class ShardExecutor implements ShardContext {
       this.#schedule(cleaner.backoffMs, 'cleaner', async () => {
         for (const r of await logs.cleaner.cleanFilthiest()) {
           if (r.reason === 'failed' || r.reason === 'map-too-small') {
-            opts.onBackgroundError(new Error(`cleaning ${r.topic}-${r.partition} ${r.reason}: ${r.message ?? ''}`), 'cleaner')
+            const err = new Error(`cleaning ${r.topic}-${r.partition} ${r.reason}: ${r.message ?? ''}`)
+            opts.onBackgroundError(err, 'cleaner')
+            // An I/O error of a pass is its directory's, as any other's (Kafka's cleaner hands IOExceptions
+            // to the LogDirFailureChannel): a failed (or, in a cluster, full) directory goes offline.
+            const log = r.reason === 'failed' ? logs.get(r.topic, r.partition) : undefined
+            if (log !== undefined && logs.failsLogDir(err)) logs.suspectLogDir(LogManager.logDirOf(log), err)
           }
         }
       })

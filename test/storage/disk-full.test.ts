@@ -2,12 +2,15 @@
 // the first ENOSPC of an append takes the data directory offline, as Kafka's LogDirFailureChannel does;
 // for a single broker it only refuses the writes that do not fit and takes them again once space returns.
 // Either way no part of a refused batch stays in the log, and a torn tail found at the next open is cut.
+// The log cleaner's I/O errors count as the directory's too.
 import { execFileSync } from 'node:child_process'
 import { appendFileSync, closeSync, mkdtempSync, openSync, readdirSync, rmdirSync, rmSync, statSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { native } from '../../src/addon/index.js'
 import { ErrorCode } from '../../src/domain/errors.js'
+import { buildRecordBatch } from '../../src/protocol/records/index.js'
 import type { ShardRouter } from '../../src/shard/index.js'
 import { startRouter } from '../shard/helpers.js'
 import { makeBatch, openManager, readAll } from './helpers.js'
@@ -167,6 +170,29 @@ describe.skipIf(notRoot)(`a full disk${reason}`, () => {
       expect(values).toEqual(['first-0', 'after-0'])
     } finally {
       await lm.close()
+    }
+  })
+  it('takes the log dir offline in a cluster when the log cleaner finds the disk full', async () => {
+    const dir = smallDisk()
+    const failed: string[] = []
+    const router = await startRouter(dir, 0, { diskFullFailsLogDir: true, onLogDirFailure: (d) => failed.push(d), logDirProbeIntervalMs: 0, cleaner: { enable: true, backoffMs: 50 } })
+    try {
+      await router.createPartitions([{ topic: 'c', partition: 0, overrides: { cleanupPolicy: 'compact', segmentBytes: 16 * 1024, minCleanableDirtyRatio: 0, minCompactionLagMs: 0 } }])
+      // Never cleaned yet, so every segment but the active one is dirty; their keys are all different, so a
+      // pass has to write them all again.
+      for (let i = 0; i < 8; i++) {
+        const records = buildRecordBatch(Array.from({ length: 4 }, (_, j) => ({ key: Buffer.from(`k${i}-${j}`), value: Buffer.alloc(1000, i), timestamp: Date.now() })), native.crc32c)
+        expect((await router.append([{ topic: 'c', partition: 0, records, leaderEpoch: 0 }]))[0]).toMatchObject({ ok: true })
+      }
+      fill(dir)
+      // The router looks at its shards' directories after a storage error, or when asked.
+      await vi.waitFor(async () => {
+        await router.checkLogDirs()
+        expect(failed).toEqual([dir])
+      }, { timeout: 10_000 })
+      expect(router.offlineDirs.has(dir)).toBe(true)
+    } finally {
+      await router.close()
     }
   })
 })
