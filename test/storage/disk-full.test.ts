@@ -4,7 +4,7 @@
 // Either way no part of a refused batch stays in the log, and a torn tail found at the next open is cut.
 // The log cleaner's I/O errors count as the directory's too.
 import { execFileSync } from 'node:child_process'
-import { appendFileSync, closeSync, mkdtempSync, openSync, readdirSync, rmdirSync, rmSync, statSync, writeSync } from 'node:fs'
+import { appendFileSync, closeSync, mkdtempSync, openSync, readdirSync, rmdirSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -193,6 +193,30 @@ describe.skipIf(notRoot)(`a full disk${reason}`, () => {
       expect(router.offlineDirs.has(dir)).toBe(true)
     } finally {
       await router.close()
+    }
+  })
+  it('on a single broker, a roll whose background snapshot and checkpoint find the disk full does not fail the partition', async () => {
+    const dir = smallDisk()
+    const router = await startRouter(dir, 0, { logDirProbeIntervalMs: 0 })
+    try {
+      await router.createPartitions([{ topic: 't', partition: 0, overrides: { segmentBytes: 24 * 1024 } }])
+      expect((await router.append([{ topic: 't', partition: 0, records: makeBatch('first', 1, Date.now(), 10_000), leaderEpoch: 0 }]))[0]).toMatchObject({ ok: true })
+      const filler = fill(dir)
+      // Room for the roll itself (the old segment's two index files, a page each) and the new batch (five
+      // pages), none for the producer snapshot and leader-epoch checkpoint the roll writes in the background.
+      truncateSync(filler, statSync(filler).size - 7 * 4096)
+      expect((await router.append([{ topic: 't', partition: 0, records: makeBatch('rolled', 1, Date.now(), BIG), leaderEpoch: 0 }]))[0]).toMatchObject({ ok: true })
+      await new Promise((r) => setTimeout(r, 200))
+      rmSync(filler)
+      expect((await router.append([{ topic: 't', partition: 0, records: makeBatch('after', 1, Date.now(), 1000), leaderEpoch: 0 }]))[0]).toMatchObject({ ok: true })
+    } finally {
+      await router.close()
+    }
+    const lm = openManager(dir)
+    try {
+      expect(readAll(lm, lm.get('t', 0)!).map((v) => v.value?.toString().split('.')[0])).toEqual(['first-0', 'rolled-0', 'after-0'])
+    } finally {
+      await lm.close()
     }
   })
 })
