@@ -245,11 +245,6 @@ export function check(history: readonly Op[], options: CheckOptions): CheckResul
   }
 }
 
-/**
- * The longest time without an acknowledged write, per partition, between `from` and `to` (ms since
- * the epoch): the unavailability a fault caused. Partitions with no acknowledgement at all in the window
- * count the whole window.
- */
 /** Where the longest gap of longestAckGap lies: its partition and its ends (ms since the epoch). */
 export function longestAckGapSpan(history: readonly Op[], partitions: readonly number[], from: number, to: number): { partition: number; start: number; end: number } | undefined {
   let span: { partition: number; start: number; end: number } | undefined
@@ -267,21 +262,14 @@ export function longestAckGapSpan(history: readonly Op[], partitions: readonly n
   return span
 }
 
+/**
+ * The longest time without an acknowledged write, per partition, between `from` and `to` (ms since
+ * the epoch): the unavailability a fault caused. Partitions with no acknowledgement at all in the window
+ * count the whole window.
+ */
 export function longestAckGap(history: readonly Op[], partitions: readonly number[], from: number, to: number): number {
-  let longest = 0
-  for (const partition of partitions) {
-    const times = history
-      .filter((o): o is SendOp => o.type === 'send' && o.outcome === 'ok' && o.partition === partition && o.time >= from && o.time <= to)
-      .map((s) => s.time)
-      .sort((a, b) => a - b)
-    let last = from
-    for (const t of times) {
-      longest = Math.max(longest, t - last)
-      last = t
-    }
-    longest = Math.max(longest, to - last)
-  }
-  return longest
+  const span = longestAckGapSpan(history, partitions, from, to)
+  return span === undefined ? 0 : span.end - span.start
 }
 
 // ---- replica logs ----
