@@ -16,7 +16,7 @@
 // This is a client-side tool: it starts the broker as a program, never imports it.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs'
-import { connect } from 'node:net'
+import { fourLetterWord } from './four-letter-word.js'
 import { freeLoopbackPort } from './free-port.js'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -163,22 +163,6 @@ function signal(pid: number | undefined, sig: NodeJS.Signals): void {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
-
-/** ZooKeeper's four-letter word answer ('' when the connection fails). */
-function fourLetterWord(port: number, command: string, timeoutMs = 1000): Promise<string> {
-  return new Promise((resolveAnswer) => {
-    const socket = connect({ host: '127.0.0.1', port })
-    const chunks: Buffer[] = []
-    const timer = setTimeout(() => socket.destroy(), timeoutMs)
-    socket.on('connect', () => socket.write(command))
-    socket.on('data', (d: Buffer) => chunks.push(d))
-    socket.on('error', () => {})
-    socket.on('close', () => {
-      clearTimeout(timer)
-      resolveAnswer(Buffer.concat(chunks).toString('utf8'))
-    })
-  })
-}
 
 /** zkServer.sh: --zookeeper-server, then $ZOOKEEPER_HOME, Debian's /usr/share/zookeeper, /opt/zookeeper, PATH. */
 export function findZkServer(explicit?: string, candidates: readonly string[] = zkServerCandidates()): string {
@@ -488,7 +472,7 @@ async function up(args: ParsedArgs): Promise<number> {
     for (;;) {
       if (shuttingDown) throw new Error('stopped during start-up')
       if (zk.exitCode !== null || zk.signalCode !== null) throw new Error(`ZooKeeper (${zkServer}) exited during start-up; see ${zkLog}`)
-      if ((await fourLetterWord(zkPort, 'ruok')) === 'imok' && /Mode: \w+/.test(await fourLetterWord(zkPort, 'srvr'))) break
+      if ((await fourLetterWord(zkPort, 'ruok', 1000)) === 'imok' && /Mode: \w+/.test(await fourLetterWord(zkPort, 'srvr', 1000))) break
       if (Date.now() > zkDeadline) throw new Error(`ZooKeeper did not serve on ${zkConnect} within 60 s; see ${zkLog}`)
       await sleep(200)
     }

@@ -13,28 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Admin } from '../../src/client/index.js'
 import { ErrorCode } from '../../src/domain/errors.js'
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
-import { decodeAllRecords, partitionsOf, recordsBuffer, startCluster, until, zookeeperMissing, type ClusterBroker, type PartitionView, type TestCluster } from '../harness/index.js'
+import { partitionsOf, readAll, startCluster, until, zookeeperMissing, type PartitionView, type TestCluster } from '../harness/index.js'
 
 const MISSING = zookeeperMissing()
 const PARTITIONS = 6
-
-async function readAll(b: ClusterBroker, topic: string, partition: number): Promise<string[]> {
-  const c = await b.client()
-  const out: string[] = []
-  try {
-    let offset = 0
-    for (;;) {
-      const p = await c.fetch(topic, partition, offset, { maxWaitMs: 0, partitionMaxBytes: 1 << 20, maxBytes: 1 << 20 })
-      expect(p.errorCode).toBe(ErrorCode.NONE)
-      const fresh = decodeAllRecords(recordsBuffer(p)).filter((r) => r.offset >= offset)
-      for (const r of fresh) out.push(r.value!.toString())
-      if (fresh.length === 0) return out
-      offset = fresh.at(-1)!.offset + 1
-    }
-  } finally {
-    c.close()
-  }
-}
 
 describe.skipIf(MISSING !== undefined)('a failed log dir in a three-broker cluster', () => {
   let cluster: TestCluster
@@ -122,7 +104,7 @@ describe.skipIf(MISSING !== undefined)('a failed log dir in a three-broker clust
     await agreed((ps) => inHealthy.every((p) => ps[p]!.isr.length === 3), 'full ISRs on the healthy dir')
 
     for (let p = 0; p < PARTITIONS; p++) {
-      const values = await readAll(cluster.broker(after[p]!.leader), 'jbod', p)
+      const values = (await readAll(cluster.broker(after[p]!.leader), 'jbod', p)).map((r) => r.value)
       expect(values).toEqual(acked.get(p))
     }
 

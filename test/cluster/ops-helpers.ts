@@ -8,8 +8,8 @@ import { dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { Kafka, logLevel, type Producer } from 'kafkajs'
-import { ErrorCode } from '../../src/domain/errors.js'
-import { decodeAllRecords, partitionsOf, recordsBuffer, SYSTEM_PYTHON, until, type ClusterBroker, type PartitionView, type TestCluster } from '../harness/index.js'
+export { readAll } from '../harness/index.js'
+import { partitionsOf, SYSTEM_PYTHON, until, type ClusterBroker, type PartitionView, type TestCluster } from '../harness/index.js'
 
 export { partitionsOf, until, type PartitionView } from '../harness/index.js'
 
@@ -27,27 +27,6 @@ export function agreed(cluster: TestCluster, topic: string, check: (ps: Partitio
   )
 }
 
-/** Every record of a partition, read from `b` (its leader) up to the high watermark. */
-export async function readAll(b: ClusterBroker, topic: string, partition: number): Promise<{ offset: number; value: string }[]> {
-  const c = await b.client()
-  const out: { offset: number; value: string }[] = []
-  try {
-    let offset = 0
-    for (;;) {
-      const p = await c.fetch(topic, partition, offset, { maxWaitMs: 0, partitionMaxBytes: 1 << 20, maxBytes: 1 << 20 })
-      if (p.errorCode !== ErrorCode.NONE) throw new Error(`fetch ${topic}-${partition}@${offset}: error ${p.errorCode}`)
-      const fresh = decodeAllRecords(recordsBuffer(p)).filter((r) => r.offset >= offset)
-      for (const r of fresh) out.push({ offset: r.offset, value: r.value === null ? '' : r.value.toString() })
-      if (fresh.length === 0) {
-        if (offset >= Number(p.highWatermark)) return out
-        throw new Error(`no records at ${offset} below the high watermark ${p.highWatermark}`)
-      }
-      offset = fresh.at(-1)!.offset + 1
-    }
-  } finally {
-    c.close()
-  }
-}
 
 /** The concatenated .log segment files of a replica (empty when it has none). */
 export function logBytes(b: ClusterBroker, topic: string, partition: number): Buffer {
@@ -141,19 +120,7 @@ export class AckedLoad {
 
   /** The longest time between two acknowledgements of one partition within [from, to] (ms). */
   longestGap(from: number, to: number): { partition: number; gapMs: number } {
-    let worst = { partition: -1, gapMs: 0 }
-    for (const [partition, list] of this.acked) {
-      let prev = from
-      for (const a of list) {
-        if (a.at < from) continue
-        if (a.at > to) break
-        if (a.at - prev > worst.gapMs) worst = { partition, gapMs: a.at - prev }
-        prev = a.at
-      }
-      const tail = Math.min(to, Date.now()) - prev
-      if (tail > worst.gapMs) worst = { partition, gapMs: tail }
-    }
-    return worst
+    return longestGapOf(this.acked, from, to)
   }
 
   async stop(): Promise<void> {

@@ -19,7 +19,7 @@ import { ErrorCode } from '../../src/domain/errors.js'
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
 import * as Produce from '../../src/protocol/messages/00-produce.gen.js'
 import {
-  decodeAllRecords, hasPythonModule, partitionsOf, recordsBuffer, runOk, simpleBatch, startCluster, SYSTEM_PYTHON, until, zookeeperMissing,
+  hasPythonModule, partitionsOf, readAll, runOk, simpleBatch, startCluster, SYSTEM_PYTHON, until, zookeeperMissing,
   type ClusterBroker, type PartitionView, type RawClient, type TestCluster,
 } from '../harness/index.js'
 
@@ -48,24 +48,6 @@ async function produceAll(c: RawClient, topic: string, records: Buffer, timeoutM
   })
   const res = await c.call(0, 7, (w) => Produce.encodeProduceRequest(w, req, 7), Produce.decodeProduceResponse, timeoutMs + 10_000)
   return res.responses[0]!.partitionResponses[0]!.errorCode
-}
-
-async function readValues(b: ClusterBroker, topic: string, partition: number): Promise<string[]> {
-  const c = await b.client()
-  const out: string[] = []
-  try {
-    let offset = 0
-    for (;;) {
-      const p = await c.fetch(topic, partition, offset, { maxWaitMs: 0, partitionMaxBytes: 1 << 20, maxBytes: 1 << 20 })
-      expect(p.errorCode).toBe(ErrorCode.NONE)
-      const fresh = decodeAllRecords(recordsBuffer(p)).filter((r) => r.offset >= offset)
-      for (const r of fresh) out.push(r.value!.toString())
-      if (fresh.length === 0) return out
-      offset = fresh.at(-1)!.offset + 1
-    }
-  } finally {
-    c.close()
-  }
 }
 
 function segmentBytes(b: ClusterBroker, topic: string, partition: number): Buffer {
@@ -205,7 +187,7 @@ describe.skipIf(MISSING !== undefined)('replication paths in a three-broker clus
       await victim.start()
       await agreed(topic, (ps) => ps[0]!.isr.length === 2, `${victimId} back in the ISR of ${topic}`, 30_000)
       await until(`identical replicas of ${topic}`, async () => (segmentBytes(victim, topic, 0).equals(segmentBytes(other, topic, 0)) ? true : undefined))
-      const values = await readValues(other, topic, 0)
+      const values = (await readAll(other, topic, 0)).map((r) => r.value)
       expect(values).toEqual([...Array.from({ length: 5 }, (_, i) => `shared-${i}`), ...Array.from({ length: 6 }, (_, i) => `new-${i}`)])
       // The path taken, as the ex-leader logged it (the other one never runs on that broker).
       const out = victim.output()

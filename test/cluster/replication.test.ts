@@ -26,7 +26,7 @@ import { groupPartition } from '../../src/coordinator/group/partitioner.js'
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
 import * as FindCoordinator from '../../src/protocol/messages/10-find-coordinator.gen.js'
 import {
-  decodeAllRecords, hasPythonModule, recordsBuffer, runOk, simpleBatch, startCluster, SYSTEM_PYTHON, zookeeperMissing,
+  hasPythonModule, readAll, runOk, simpleBatch, startCluster, SYSTEM_PYTHON, zookeeperMissing,
   type ClusterBroker, type RawClient, type TestCluster,
 } from '../harness/index.js'
 import { partitionsOf, until, type PartitionView } from '../harness/cluster-views.js'
@@ -82,28 +82,6 @@ async function confluent(op: string, req: object, timeoutMs = 60_000): Promise<R
 }
 
 /** Every record of a partition, read from `b` (the leader) up to its high watermark. */
-async function readAll(b: ClusterBroker, topic: string, partition: number): Promise<{ offset: number; value: string }[]> {
-  const c = await b.client()
-  const out: { offset: number; value: string }[] = []
-  try {
-    let offset = 0
-    for (;;) {
-      const p = await c.fetch(topic, partition, offset, { maxWaitMs: 0, partitionMaxBytes: 1 << 20, maxBytes: 1 << 20 })
-      expect(p.errorCode).toBe(ErrorCode.NONE)
-      const records = decodeAllRecords(recordsBuffer(p))
-      const fresh = records.filter((r) => r.offset >= offset)
-      for (const r of fresh) out.push({ offset: r.offset, value: r.value === null ? '' : r.value.toString() })
-      if (fresh.length === 0) {
-        if (offset >= Number(p.highWatermark)) return out
-        throw new Error(`no records at ${offset} below the high watermark ${p.highWatermark}`)
-      }
-      offset = fresh.at(-1)!.offset + 1
-    }
-  } finally {
-    c.close()
-  }
-}
-
 describe.skipIf(MISSING !== undefined)('replication in a three-broker cluster (min.insync.replicas=2)', () => {
   let cluster: TestCluster
   /** Brokers stopped by SIGSTOP: they answer nothing. */

@@ -1,6 +1,9 @@
 // What cluster tests wait on and look at: polling until a condition holds, and a partition's leader,
-// epoch, replicas, ISR and offline replicas as one broker's Metadata answers them.
+// epoch, replicas, ISR and offline replicas as one broker's Metadata answers them, and a partition's records.
+import { ErrorCode } from '../../src/domain/errors.js'
 import type { ClusterBroker } from './cluster.js'
+import { recordsBuffer } from './raw-client.js'
+import { decodeAllRecords } from './records.js'
 
 /** Polls fn until it returns a value (errors count as "not yet"); the last error is named on timeout. */
 export async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 40_000, everyMs = 150): Promise<T> {
@@ -36,6 +39,28 @@ export async function partitionsOf(b: ClusterBroker, topic: string): Promise<Par
     return (t?.partitions ?? [])
       .map((p) => ({ partition: p.partitionIndex, leader: p.leaderId, epoch: p.leaderEpoch, replicas: p.replicaNodes, isr: [...p.isrNodes].sort(), offline: p.offlineReplicas }))
       .sort((a, b) => a.partition - b.partition)
+  } finally {
+    c.close()
+  }
+}
+
+/** Every record of a partition, read from `b` (its leader) up to the high watermark. */
+export async function readAll(b: ClusterBroker, topic: string, partition: number): Promise<{ offset: number; value: string }[]> {
+  const c = await b.client()
+  const out: { offset: number; value: string }[] = []
+  try {
+    let offset = 0
+    for (;;) {
+      const p = await c.fetch(topic, partition, offset, { maxWaitMs: 0, partitionMaxBytes: 1 << 20, maxBytes: 1 << 20 })
+      if (p.errorCode !== ErrorCode.NONE) throw new Error(`fetch ${topic}-${partition}@${offset}: error ${p.errorCode}`)
+      const fresh = decodeAllRecords(recordsBuffer(p)).filter((r) => r.offset >= offset)
+      for (const r of fresh) out.push({ offset: r.offset, value: r.value === null ? '' : r.value.toString() })
+      if (fresh.length === 0) {
+        if (offset >= Number(p.highWatermark)) return out
+        throw new Error(`no records at ${offset} below the high watermark ${p.highWatermark}`)
+      }
+      offset = fresh.at(-1)!.offset + 1
+    }
   } finally {
     c.close()
   }

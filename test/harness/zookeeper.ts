@@ -10,7 +10,7 @@
 // loudly); when it is present, any failure to start is a test failure, never a skip.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { connect } from 'node:net'
+import { fourLetterWord } from '../../src/cli/four-letter-word.js'
 import { freeLoopbackPort } from '../../src/cli/free-port.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -70,21 +70,7 @@ function safeKill(pid: number, signal: NodeJS.Signals): boolean {
 
 export { freeLoopbackPort }
 
-/** Sends a four-letter-word command and returns the whole answer ('' when the connection fails). */
-export function fourLetterWord(port: number, command: string, timeoutMs = 2000, host = '127.0.0.1'): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port })
-    const chunks: Buffer[] = []
-    const timer = setTimeout(() => socket.destroy(), timeoutMs)
-    socket.on('connect', () => socket.write(command))
-    socket.on('data', (d: Buffer) => chunks.push(d))
-    socket.on('error', () => {})
-    socket.on('close', () => {
-      clearTimeout(timer)
-      resolve(Buffer.concat(chunks).toString('utf8'))
-    })
-  })
-}
+export { fourLetterWord }
 
 export interface ZooKeeperServerOptions {
   /** ZooKeeper's tickTime (ms): session timeouts are clamped to [2, 20] ticks. Default 500, so tests can use short sessions. */
