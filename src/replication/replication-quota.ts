@@ -1,21 +1,27 @@
 // Replication throttling (Kafka's ReplicationQuotaManager, KIP-73): a byte rate for the replication traffic
 // of the replicas a topic lists in leader.replication.throttled.replicas (the leader's side: what it sends
 // to followers) or follower.replication.throttled.replicas (the follower's side: what it fetches). Entries
-// are `partition:broker` (this broker's id marks its replicas) or `*` (every replica). Only replicas out of
-// the ISR are throttled (a reassignment's new replicas catching up), as Kafka: in-sync followers are never
-// held back. The rate is measured over replication.quota.window.num samples of
-// replication.quota.window.size.seconds, by the client quotas' SampledRate (Kafka's Rate, as Kafka's
-// replication quota uses); while it is above the bound, throttled partitions get no data (the leader
-// answers them empty; the follower leaves them out of its fetches) until it falls back.
-import { SampledRate } from '../quota/sampled-stats.js'
+// are `partition:broker` (this broker's id marks its replicas) or `*` (every replica).
+// As in Kafka, the bytes of every listed replica count, in sync or not (so that all replication of the
+// listed replicas stays under the rate), but only replicas that are not in sync are held back (so an
+// in-sync follower never drops out of the ISR because of a throttle): on the leader a follower outside
+// the partition's ISR (ReplicaManager.shouldLeaderThrottle), on the follower a partition whose last
+// fetch did not reach the leader's high watermark (RemoteLeaderEndPoint.shouldFollowerThrottle, the
+// fetch state's lag). While the rate is above the bound those get no data (the leader answers them
+// empty; the follower leaves them out of its fetches) until it falls back.
+// The rate is measured over replication.quota.window.num samples of replication.quota.window.size.seconds
+// by Kafka's SimpleRate (as ReplicationQuotaManager does: over the time since the oldest sample began,
+// at least one window); it is the byte-rate of kafka.server:type=LeaderReplication|FollowerReplication.
+import { SimpleRate } from '../quota/sampled-stats.js'
 
 /**
  * The leader side (leader.replication.throttled.rate): the replica manager asks it for each follower fetch
  * and leaves out the records of listed partitions whose fetching follower is out of the ISR while the
- * rate is over the bound (Kafka's ReplicaManager.shouldLeaderThrottle).
+ * rate is over the bound (Kafka's ReplicaManager.shouldLeaderThrottle); the bytes of listed partitions a
+ * follower fetch's answer carries are recorded once the answer is built (Kafka's KafkaApis).
  */
 export interface LeaderThrottle {
-  /** A bound is set (unset: nothing is looked up or measured). */
+  /** A bound is set (unset: nobody is held back, the rate is not looked at; listed bytes still count). */
   hasBound(): boolean
   /** This broker's replica (the leader's) is listed in the topic's leader.replication.throttled.replicas. */
   isThrottled(topic: string, partition: number): boolean
@@ -35,15 +41,18 @@ export interface ReplicationQuotaOptions {
 }
 
 export class ReplicationQuota {
-  readonly #rate: SampledRate
+  readonly #rate: SimpleRate
 
   constructor(private readonly options: ReplicationQuotaOptions) {
-    this.#rate = new SampledRate(options.samples, options.sampleMs, Date.now())
+    this.#rate = new SimpleRate(options.samples, options.sampleMs, Date.now())
   }
 
   /** Whether this broker's replica of topic-partition is listed as throttled. */
   isThrottled(topic: string, partition: number): boolean {
-    const list = this.options.throttledReplicas(topic).trim()
+    const stored = this.options.throttledReplicas(topic)
+    // Asked per partition of every replica fetch: an unset list costs one lookup.
+    if (stored.length === 0) return false
+    const list = stored.trim()
     if (list === '') return false
     if (list === '*') return true
     const mine = `${partition}:${this.options.brokerId}`
