@@ -151,12 +151,13 @@ export class ReplicaFetcher {
       const ready: FetchState[] = []
       let nextDelay = Infinity
       // Listed partitions (their bytes count against the rate); over the rate, those not in sync wait.
+      // The quota is asked once per round, when a listed partition not in sync is first met.
       const throttled = new Set<FetchState>()
-      const overQuota = this.throttle?.isQuotaExceeded() ?? false
+      let overQuota: boolean | undefined
       for (const s of this.#partitions.values()) {
         const listed = this.throttle !== undefined && this.throttle.isThrottled(s.topic, s.partition)
         if (listed) throttled.add(s)
-        if (listed && overQuota && s.lag !== 0) nextDelay = Math.min(nextDelay, THROTTLED_WAIT_MS)
+        if (listed && s.lag !== 0 && (overQuota ??= this.throttle!.isQuotaExceeded())) nextDelay = Math.min(nextDelay, THROTTLED_WAIT_MS)
         else if (s.delayedUntil <= now) ready.push(s)
         else nextDelay = Math.min(nextDelay, s.delayedUntil - now)
       }

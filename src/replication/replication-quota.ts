@@ -41,10 +41,16 @@ export interface ReplicationQuotaOptions {
 }
 
 export class ReplicationQuota {
-  readonly #rate: SimpleRate
+  /**
+   * Made at the first record or quota check, as Kafka's sensor and its first sample are: windows started
+   * when the broker did would stretch the time a first burst is measured over, and let it pass unheld.
+   */
+  #rate: SimpleRate | undefined
 
-  constructor(private readonly options: ReplicationQuotaOptions) {
-    this.#rate = new SimpleRate(options.samples, options.sampleMs, Date.now())
+  constructor(private readonly options: ReplicationQuotaOptions) {}
+
+  #sensor(now: number): SimpleRate {
+    return (this.#rate ??= new SimpleRate(this.options.samples, this.options.sampleMs, now))
   }
 
   /** Whether this broker's replica of topic-partition is listed as throttled. */
@@ -64,16 +70,18 @@ export class ReplicationQuota {
     return Number.isFinite(bound) && bound < Number.MAX_SAFE_INTEGER
   }
 
+  /** Asked only for a listed replica that is not in sync (Kafka's shouldLeaderThrottle / shouldFollowerThrottle). */
   isQuotaExceeded(now = Date.now()): boolean {
-    return this.hasBound() && this.#rate.measure(now) > this.options.bound()
+    const rate = this.#sensor(now)
+    return this.hasBound() && rate.measure(now) > this.options.bound()
   }
 
   record(bytes: number, now = Date.now()): void {
-    if (bytes > 0) this.#rate.record(bytes, now)
+    if (bytes > 0) this.#sensor(now).record(bytes, now)
   }
 
-  /** The measured rate (bytes/s). */
+  /** The measured rate (bytes/s); 0 before anything was recorded or checked. */
   rate(now = Date.now()): number {
-    return this.#rate.measure(now)
+    return this.#rate?.measure(now) ?? 0
   }
 }

@@ -477,10 +477,11 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     // The leader side of replication throttling (Kafka's ReplicaManager.shouldLeaderThrottle): while the
     // rate is over leader.replication.throttled.rate, a listed partition whose fetching replica is out of
     // the ISR is answered without records (its offsets still move the follower's state). Decided once per
-    // read. The bytes of every listed partition, in sync or not, count against the rate, as Kafka's do:
-    // the answer marks them `throttled` and the Fetch handler records what it sends (countReplicationSent).
+    // read, and only asked once such a partition has records. The bytes of every listed partition, in sync
+    // or not, count against the rate, as Kafka's do: the answer marks them `throttled` and the Fetch
+    // handler records what it sends (countReplicationSent).
     const throttle = this.deps.leaderThrottle
-    const overQuota = throttle?.isQuotaExceeded() ?? false
+    let overQuota: boolean | undefined
     const listed: boolean[] = []
     items.forEach((item, i) => {
       const error = this.leaderError(item.topic, item.partition, item.currentLeaderEpoch)
@@ -516,7 +517,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         return
       }
       const v = r.value
-      if (listed[j]! && v.bytes > 0 && overQuota && !(this.#hosted.get(item.topic)?.[item.partition]?.leaderState?.isr.includes(replicaId) ?? false)) {
+      if (listed[j]! && v.bytes > 0 && !(this.#hosted.get(item.topic)?.[item.partition]?.leaderState?.isr.includes(replicaId) ?? false) && (overQuota ??= throttle!.isQuotaExceeded())) {
         this.router.releaseLeases([v])
         v.regions = []
         v.bytes = 0

@@ -16,7 +16,7 @@ describe('replication quota', () => {
 
   it('measures bytes per second over the window and says when the bound is exceeded', () => {
     const measured = new ReplicationQuota({ brokerId: 1, bound: () => 1000, throttledReplicas: () => '*', samples: 2, sampleMs: 1000 })
-    // The windows began at construction (a ms or so before t0: hence the 5 B/s tolerance below).
+    // The windows begin at the first record (or quota check), as Kafka's sensor does.
     const t0 = Date.now()
     measured.record(500, t0)
     // Younger than one window: SimpleRate measures over one full window (not Rate's samples - 1 more).
