@@ -21,8 +21,6 @@ import { SimpleRate } from '../quota/sampled-stats.js'
  * follower fetch's answer carries are recorded once the answer is built (Kafka's KafkaApis).
  */
 export interface LeaderThrottle {
-  /** A bound is set (unset: nobody is held back, the rate is not looked at; listed bytes still count). */
-  hasBound(): boolean
   /** This broker's replica (the leader's) is listed in the topic's leader.replication.throttled.replicas. */
   isThrottled(topic: string, partition: number): boolean
   isQuotaExceeded(): boolean
@@ -65,6 +63,7 @@ export class ReplicationQuota {
     return list.split(',').some((e) => e.trim() === mine)
   }
 
+  /** A bound is set (unset: nobody is held back; listed bytes still count, as Kafka's sensor records them). */
   hasBound(): boolean {
     const bound = this.options.bound()
     return Number.isFinite(bound) && bound < Number.MAX_SAFE_INTEGER
