@@ -337,7 +337,7 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'leader.replication.throttled.rate', type: 'long', default: LONG_MAX, dynamic: 'per-broker', validator: atLeast(0), validValues: '[0,...]',
     doc: 'Bytes per second this broker, as leader, sends to followers for the partitions whose topic lists its replica in leader.replication.throttled.replicas (set by skein reassign-partitions --throttle): over the rate, followers out of the ISR get no records for them; in-sync followers are never held back but their bytes count.' }),
   def({ name: 'follower.replication.throttled.rate', type: 'long', default: LONG_MAX, dynamic: 'per-broker', validator: atLeast(0), validValues: '[0,...]',
-    doc: 'Bytes per second this broker, as follower, fetches for its replicas that are out of the ISR and listed in their topic\'s follower.replication.throttled.replicas (set by skein reassign-partitions --throttle).' }),
+    doc: 'Bytes per second this broker, as follower, fetches for its replicas listed in their topic\'s follower.replication.throttled.replicas (set by skein reassign-partitions --throttle): the bytes of all of them count; over the rate, those whose last fetch did not reach the leader\'s high watermark are not fetched (replicas in sync are never held back).' }),
   def({ name: 'replication.quota.window.num', type: 'int', default: 11, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'Samples the replication throttles average over.' }),
   def({ name: 'replication.quota.window.size.seconds', type: 'int', default: 1, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',

@@ -9,6 +9,8 @@
 // - the rate is the sum of the windows over the time since the oldest window began, and that time is
 //   never taken shorter than samples - 1 full windows (so a new client's first bytes are not a burst
 //   measured over a few milliseconds).
+// SimpleRate is Kafka's SimpleRate, which the replication quotas use (ReplicationQuotaManager): the
+// same windows, measured over the time since the oldest began, but never less than one window.
 
 /** A sum over sampled windows; the base of the rate and the average. */
 class SampledWindows {
@@ -86,6 +88,13 @@ export class SampledRate extends SampledWindows {
     const rate = size <= 0 ? 0 : this.sum(this.values) / (size / 1000)
     if (rate <= bound) return 0
     return Math.round(((rate - bound) / bound) * size)
+  }
+}
+
+/** Kafka's SimpleRate: the windows' sum over the time since the oldest began, at least one window. */
+export class SimpleRate extends SampledRate {
+  override windowSize(now: number): number {
+    return Math.max(now - this.purge(now), this.windowMs)
   }
 }
 

@@ -23,13 +23,18 @@
 // (the leader has not applied its LeaderAndIsr yet) is retried sooner. A connection that drops is opened
 // again at once; a second drop within the backoff, or a failed connect, waits the backoff.
 //
-// Throttling (follower.replication.throttled.rate, KIP-73): partitions the throttle names (out-of-sync
-// replicas listed in follower.replication.throttled.replicas) are left out of a fetch while the bytes
-// fetched for them run above the rate; the others are fetched as ever.
+// Throttling (follower.replication.throttled.rate, KIP-73; Kafka's RemoteLeaderEndPoint.shouldFollowerThrottle
+// and ReplicaFetcherThread.processPartitionData): the bytes fetched for every replica listed in
+// follower.replication.throttled.replicas count against the rate, and while it is exceeded the listed
+// partitions that are not in sync are left out of the fetches; the others are fetched as ever. In sync is
+// the fetcher's own view, as Kafka's PartitionFetchState.isReplicaInSync: the partition's last answer
+// brought it to the leader's high watermark (lag 0); a partition just added, or behind the HW its leader
+// last answered, is not. Every answer's record bytes are counted once as ReplicationBytesInPerSec.
 // Partitions are added and removed by the replica manager; removal waits until the answer being
 // processed (if any) is done, so no append of an old leadership lands after a partition changed role.
 import { ErrorCode } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
+import type { Counter } from '../observability/metrics.js'
 import type { FollowerFetchAnswer, FollowerFetchSettings, FollowerLog, FollowerLogState, LeaderEndpoint } from './leader-endpoint.js'
 
 export interface FetcherPartition {
@@ -46,6 +51,11 @@ interface FetchState extends FetcherPartition {
   delayedUntil: number
   /** Waiting for truncation through OffsetForLeaderEpoch before fetching (a leader without Fetch v12). */
   truncating: boolean
+  /**
+   * The leader's high watermark minus the fetch offset after the last answer that brought records (or the
+   * first answer); undefined before it. 0: in sync, never held back by the throttle.
+   */
+  lag: number | undefined
 }
 
 export interface ReplicaFetcherSettings extends FollowerFetchSettings {
@@ -61,7 +71,7 @@ const THROTTLED_WAIT_MS = 100
 
 /** The follower side of replication throttling (replication-quota.ts). */
 export interface FollowerThrottle {
-  /** This broker's replica is listed as throttled and is not in the ISR. */
+  /** This broker's replica is listed in the topic's follower.replication.throttled.replicas. */
   isThrottled(topic: string, partition: number): boolean
   isQuotaExceeded(): boolean
   record(bytes: number): void
@@ -100,6 +110,8 @@ export class ReplicaFetcher {
     private readonly settings: ReplicaFetcherSettings,
     private readonly logger: Logger,
     private readonly throttle?: FollowerThrottle,
+    /** ReplicationBytesInPerSec: the record bytes of every answer. */
+    private readonly replicationBytesIn?: Counter,
   ) {}
 
   get partitionCount(): number {
@@ -112,7 +124,7 @@ export class ReplicaFetcher {
 
   /** Starts (or restarts) fetching these partitions. */
   add(partitions: readonly FetcherPartition[]): void {
-    for (const p of partitions) this.#partitions.set(fetchKey(p.topic, p.partition), { ...p, delayedUntil: 0, truncating: true })
+    for (const p of partitions) this.#partitions.set(fetchKey(p.topic, p.partition), { ...p, delayedUntil: 0, truncating: true, lag: undefined })
     this.#wake?.()
     this.#loop ??= this.#run()
   }
@@ -138,12 +150,14 @@ export class ReplicaFetcher {
       const now = Date.now()
       const ready: FetchState[] = []
       let nextDelay = Infinity
+      // Listed partitions (their bytes count against the rate); over the rate, those not in sync wait.
+      // The quota is asked once per round, when a listed partition not in sync is first met.
       const throttled = new Set<FetchState>()
-      const overQuota = this.throttle?.isQuotaExceeded() ?? false
+      let overQuota: boolean | undefined
       for (const s of this.#partitions.values()) {
-        const held = this.throttle !== undefined && this.throttle.isThrottled(s.topic, s.partition)
-        if (held) throttled.add(s)
-        if (held && overQuota) nextDelay = Math.min(nextDelay, THROTTLED_WAIT_MS)
+        const listed = this.throttle !== undefined && this.throttle.isThrottled(s.topic, s.partition)
+        if (listed) throttled.add(s)
+        if (listed && s.lag !== 0 && (overQuota ??= this.throttle!.isQuotaExceeded())) nextDelay = Math.min(nextDelay, THROTTLED_WAIT_MS)
         else if (s.delayedUntil <= now) ready.push(s)
         else nextDelay = Math.min(nextDelay, s.delayedUntil - now)
       }
@@ -213,15 +227,23 @@ export class ReplicaFetcher {
         continue
       }
       const byKey = new Map(answers.map((a) => [fetchKey(a.topic, a.partition), a]))
+      let received = 0
+      let receivedThrottled = 0
       const work = sent.map(({ state, fetchOffset }) => {
         const answer = byKey.get(fetchKey(state.topic, state.partition))
         if (answer === undefined) return Promise.resolve()
-        if (throttled.has(state) && answer.errorCode === ErrorCode.NONE) this.throttle!.record(answer.records.length)
+        if (answer.errorCode === ErrorCode.NONE) {
+          received += answer.records.length
+          if (throttled.has(state)) receivedThrottled += answer.records.length
+        }
         return this.#apply(state, fetchOffset, answer).catch((err: unknown) => {
           this.logger.error({ topic: state.topic, partition: state.partition, err: (err as Error).message }, 'cannot apply the leader\'s answer; retrying later')
           state.delayedUntil = Date.now() + this.settings.backoffMs
         })
       })
+      // One add per answer, not per partition.
+      if (received > 0) this.replicationBytesIn?.inc(received)
+      if (receivedThrottled > 0) this.throttle!.record(receivedThrottled)
       this.#processing = Promise.all(work).then(() => undefined)
       await this.#processing
     }
@@ -256,11 +278,17 @@ export class ReplicaFetcher {
       this.#take(s, await this.log.truncate(s.topic, s.partition, target))
       return
     }
-    if (a.records.length === 0 && a.highWatermark <= s.highWatermark) return
+    // Kafka's fetch-state lag: set by answers with records, or by the first answer.
+    const lagMoves = a.records.length > 0 || s.lag === undefined
+    if (a.records.length === 0 && a.highWatermark <= s.highWatermark) {
+      if (lagMoves) s.lag = Math.max(0, a.highWatermark - s.fetchOffset)
+      return
+    }
     if (!this.#current(s)) return
     const r = await this.log.append(s.topic, s.partition, a.records, a.highWatermark, a.logStartOffset)
     this.#take(s, r)
     if (r.lastEpoch >= 0) s.lastFetchedEpoch = r.lastEpoch
+    if (lagMoves) s.lag = Math.max(0, a.highWatermark - s.fetchOffset)
   }
 
   /** One step of Kafka's pre-2.7 truncation (see the header); clears s.truncating when done. */

@@ -1,22 +1,26 @@
 // Replication throttling (Kafka's ReplicationQuotaManager, KIP-73): a byte rate for the replication traffic
 // of the replicas a topic lists in leader.replication.throttled.replicas (the leader's side: what it sends
 // to followers) or follower.replication.throttled.replicas (the follower's side: what it fetches). Entries
-// are `partition:broker` (this broker's id marks its replicas) or `*` (every replica). Only replicas out of
-// the ISR are throttled (a reassignment's new replicas catching up), as Kafka: in-sync followers are never
-// held back. The rate is measured over replication.quota.window.num samples of
-// replication.quota.window.size.seconds, by the client quotas' SampledRate (Kafka's Rate, as Kafka's
-// replication quota uses); while it is above the bound, throttled partitions get no data (the leader
-// answers them empty; the follower leaves them out of its fetches) until it falls back.
-import { SampledRate } from '../quota/sampled-stats.js'
+// are `partition:broker` (this broker's id marks its replicas) or `*` (every replica).
+// As in Kafka, the bytes of every listed replica count, in sync or not (so that all replication of the
+// listed replicas stays under the rate), but only replicas that are not in sync are held back (so an
+// in-sync follower never drops out of the ISR because of a throttle): on the leader a follower outside
+// the partition's ISR (ReplicaManager.shouldLeaderThrottle), on the follower a partition whose last
+// fetch did not reach the leader's high watermark (RemoteLeaderEndPoint.shouldFollowerThrottle, the
+// fetch state's lag). While the rate is above the bound those get no data (the leader answers them
+// empty; the follower leaves them out of its fetches) until it falls back.
+// The rate is measured over replication.quota.window.num samples of replication.quota.window.size.seconds
+// by Kafka's SimpleRate (as ReplicationQuotaManager does: over the time since the oldest sample began,
+// at least one window); it is the byte-rate of kafka.server:type=LeaderReplication|FollowerReplication.
+import { SimpleRate } from '../quota/sampled-stats.js'
 
 /**
  * The leader side (leader.replication.throttled.rate): the replica manager asks it for each follower fetch
  * and leaves out the records of listed partitions whose fetching follower is out of the ISR while the
- * rate is over the bound (Kafka's ReplicaManager.shouldLeaderThrottle).
+ * rate is over the bound (Kafka's ReplicaManager.shouldLeaderThrottle); the bytes of listed partitions a
+ * follower fetch's answer carries are recorded once the answer is built (Kafka's KafkaApis).
  */
 export interface LeaderThrottle {
-  /** A bound is set (unset: nothing is looked up or measured). */
-  hasBound(): boolean
   /** This broker's replica (the leader's) is listed in the topic's leader.replication.throttled.replicas. */
   isThrottled(topic: string, partition: number): boolean
   isQuotaExceeded(): boolean
@@ -35,36 +39,48 @@ export interface ReplicationQuotaOptions {
 }
 
 export class ReplicationQuota {
-  readonly #rate: SampledRate
+  /**
+   * Made at the first record or quota check, as Kafka's sensor and its first sample are: windows started
+   * when the broker did would stretch the time a first burst is measured over, and let it pass unheld.
+   */
+  #rate: SimpleRate | undefined
 
-  constructor(private readonly options: ReplicationQuotaOptions) {
-    this.#rate = new SampledRate(options.samples, options.sampleMs, Date.now())
+  constructor(private readonly options: ReplicationQuotaOptions) {}
+
+  #sensor(now: number): SimpleRate {
+    return (this.#rate ??= new SimpleRate(this.options.samples, this.options.sampleMs, now))
   }
 
   /** Whether this broker's replica of topic-partition is listed as throttled. */
   isThrottled(topic: string, partition: number): boolean {
-    const list = this.options.throttledReplicas(topic).trim()
+    const stored = this.options.throttledReplicas(topic)
+    // Asked per partition of every replica fetch: an unset list costs one lookup.
+    if (stored.length === 0) return false
+    const list = stored.trim()
     if (list === '') return false
     if (list === '*') return true
     const mine = `${partition}:${this.options.brokerId}`
     return list.split(',').some((e) => e.trim() === mine)
   }
 
+  /** A bound is set (unset: nobody is held back; listed bytes still count, as Kafka's sensor records them). */
   hasBound(): boolean {
     const bound = this.options.bound()
     return Number.isFinite(bound) && bound < Number.MAX_SAFE_INTEGER
   }
 
+  /** Asked only for a listed replica that is not in sync (Kafka's shouldLeaderThrottle / shouldFollowerThrottle). */
   isQuotaExceeded(now = Date.now()): boolean {
-    return this.hasBound() && this.#rate.measure(now) > this.options.bound()
+    const rate = this.#sensor(now)
+    return this.hasBound() && rate.measure(now) > this.options.bound()
   }
 
   record(bytes: number, now = Date.now()): void {
-    if (bytes > 0) this.#rate.record(bytes, now)
+    if (bytes > 0) this.#sensor(now).record(bytes, now)
   }
 
-  /** The measured rate (bytes/s). */
+  /** The measured rate (bytes/s); 0 before anything was recorded or checked. */
   rate(now = Date.now()): number {
-    return this.#rate.measure(now)
+    return this.#rate?.measure(now) ?? 0
   }
 }

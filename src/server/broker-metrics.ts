@@ -60,6 +60,11 @@ export interface BrokerMetricSources {
   offlinePartitions(): number
   /** Whether a topic exists (the metrics of deleted topics are dropped before a scrape). */
   topicExists(name: string): boolean
+  /**
+   * The measured rate (bytes/s) of the replication bytes counted against leader.replication.throttled.rate
+   * or follower.replication.throttled.rate: those of the replicas the topics list as throttled.
+   */
+  replicationQuotaRate(side: 'leader' | 'follower'): number
 }
 
 const PER_SEC = (meter: string, what: string): string => `${what} (Kafka's ${meter}PerSec meter count)`
@@ -72,6 +77,13 @@ export class BrokerMetrics {
   readonly isrShrinks: Counter
   /** kafka.server:type=ReplicaManager,name=IsrExpandsPerSec */
   readonly isrExpands: Counter
+  /**
+   * kafka.server:type=BrokerTopicMetrics,name=ReplicationBytesInPerSec: record bytes this broker's fetchers
+   * received from leaders (BytesInPerSec counts only appends as leader). Broker-wide only, as in Kafka.
+   */
+  readonly replicationBytesIn: Counter
+  /** kafka.server:type=BrokerTopicMetrics,name=ReplicationBytesOutPerSec: record bytes sent to followers (not in BytesOutPerSec). */
+  readonly replicationBytesOut: Counter
   /** kafka.server:type=DelayedOperationPurgatory,name=PurgatorySize,delayedOperation=Produce (acks=all waits: replication sets it). */
   readonly producePurgatorySize: Gauge
   private readonly topicFamilies: Record<keyof TopicMetrics, CounterFamily>
@@ -97,6 +109,12 @@ export class BrokerMetrics {
       totalFetchRequests: r.counter('kafka_server_brokertopicmetrics_totalfetchrequests_total', PER_SEC('TotalFetchRequests', 'partition reads answered'), topic),
     }
     this.allTopics = this.resolveTopic('')
+    this.replicationBytesIn = r.counter('kafka_server_brokertopicmetrics_replicationbytesin_total', PER_SEC('ReplicationBytesIn', 'record bytes fetched from leaders by this broker as follower')).labels()
+    this.replicationBytesOut = r.counter('kafka_server_brokertopicmetrics_replicationbytesout_total', PER_SEC('ReplicationBytesOut', 'record bytes sent to followers by this broker as leader')).labels()
+    // ReplicationQuotaManager's sensors (Kafka metrics kafka.server:type=LeaderReplication|FollowerReplication,
+    // attribute byte-rate): a rate, read when scraped.
+    r.collected('kafka_server_leaderreplication_byte_rate', 'Bytes/s sent to followers for replicas listed in leader.replication.throttled.replicas, as measured against leader.replication.throttled.rate (LeaderReplication byte-rate)', 'gauge', [], (emit) => emit([], sources.replicationQuotaRate('leader')))
+    r.collected('kafka_server_followerreplication_byte_rate', 'Bytes/s fetched for replicas listed in follower.replication.throttled.replicas, as measured against follower.replication.throttled.rate (FollowerReplication byte-rate)', 'gauge', [], (emit) => emit([], sources.replicationQuotaRate('follower')))
     registry.onScrape(() => {
       for (const name of this.byTopic.keys()) if (!sources.topicExists(name)) this.removeTopic(name)
     })

@@ -35,7 +35,7 @@ import { HANDLERS } from './handlers/index.js'
 import { ProducerIdManager } from './producer-ids.js'
 import { HandlerRegistry } from './registry.js'
 import { ReplicaManager } from './replica-manager.js'
-import { ReplicationQuota, type LeaderThrottle } from '../replication/replication-quota.js'
+import { ReplicationQuota } from '../replication/replication-quota.js'
 import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
 import { buildListenerSecurity, listenerTlsContexts } from './listener-security.js'
 import { ScramCredentialService } from './scram-credentials.js'
@@ -96,6 +96,8 @@ export class Broker {
   readonly acls: AclService
   /** Kafka's broker metrics under the JMX exporter's names (GET /metrics renders metrics.registry). */
   readonly metrics: BrokerMetrics
+  /** leader/follower.replication.throttled.rate: the replication quotas (Kafka's ReplicationQuotaManagers). */
+  readonly replicationQuotas: { readonly leader: ReplicationQuota; readonly follower: ReplicationQuota }
   private readonly dispatcher: FrameHandler
   private stopping: Promise<void> | null = null
   readonly #fatalListeners: ((reason: string) => void)[] = []
@@ -134,10 +136,15 @@ export class Broker {
           return n
         },
         topicExists: (name) => this.metadata.topic(name) !== undefined,
+        replicationQuotaRate: (side) => this.replicationQuotas[side].rate(),
       },
       registry,
     )
     this.metadata = new MetadataImage(nodeId, clusterId, (listenerName) => this.endpointFor(listenerName), () => this.config)
+    this.replicationQuotas = {
+      leader: replicationQuota('leader', nodeId, () => this.config, () => this.metadata),
+      follower: replicationQuota('follower', nodeId, () => this.config, () => this.metadata),
+    }
     this.partitions = new ReplicaManager(router, log, {
       brokerId: nodeId,
       logConfigFor: async (topic) => this.config.logConfig(validateTopicConfigs(await this.control.topicConfigs(topic))),
@@ -154,8 +161,8 @@ export class Broker {
       // Dynamic (cluster-wide): read at each role change.
       numReplicaFetchers: () => this.config.getInt('num.replica.fetchers'),
       replicaLagTimeMaxMs: config.getInt('replica.lag.time.max.ms'),
-      followerThrottle: followerThrottle(nodeId, () => this.config, () => this.metadata),
-      leaderThrottle: leaderThrottle(nodeId, () => this.config, () => this.metadata),
+      followerThrottle: this.replicationQuotas.follower,
+      leaderThrottle: this.replicationQuotas.leader,
       fetcher: {
         maxWaitMs: config.getInt('replica.fetch.wait.max.ms'),
         minBytes: config.getInt('replica.fetch.min.bytes'),
@@ -491,35 +498,16 @@ async function openMetadataStore(config: BrokerConfig, dataDirs: readonly string
 }
 
 /**
- * The follower side of replication throttling: follower.replication.throttled.rate (a dynamic broker
- * config, read at each use) over the replicas of this broker that their topic lists in
- * follower.replication.throttled.replicas and that are not in the ISR (as this broker's metadata says).
+ * Replication throttling of one side (replication-quota.ts): `<side>.replication.throttled.rate` (a dynamic
+ * broker config, read at each use) over the replicas of this broker that their topic lists in
+ * `<side>.replication.throttled.replicas`. The leader holds back followers out of the ISR, the follower
+ * its partitions not at the leader's high watermark (replica-manager.ts, replica-fetcher.ts).
  */
-function followerThrottle(brokerId: number, config: () => BrokerConfig, metadata: () => MetadataImage): { isThrottled(topic: string, partition: number): boolean; isQuotaExceeded(): boolean; record(bytes: number): void } {
-  const quota = new ReplicationQuota({
-    brokerId,
-    bound: () => Number(config().get('follower.replication.throttled.rate')),
-    throttledReplicas: (topic) => metadata().topic(topic)?.configs['follower.replication.throttled.replicas'] ?? '',
-    samples: config().getInt('replication.quota.window.num'),
-    sampleMs: config().getInt('replication.quota.window.size.seconds') * 1000,
-  })
-  return {
-    isThrottled: (topic, partition) => quota.isThrottled(topic, partition) && !(metadata().partition(topic, partition)?.isr.includes(brokerId) ?? false),
-    isQuotaExceeded: () => quota.isQuotaExceeded(),
-    record: (bytes) => quota.record(bytes),
-  }
-}
-
-/**
- * The leader side of replication throttling: leader.replication.throttled.rate (a dynamic broker config,
- * read at each use) over the partitions whose topic lists this broker's replica in
- * leader.replication.throttled.replicas; the replica manager holds back only followers out of the ISR.
- */
-function leaderThrottle(brokerId: number, config: () => BrokerConfig, metadata: () => MetadataImage): LeaderThrottle {
+function replicationQuota(side: 'leader' | 'follower', brokerId: number, config: () => BrokerConfig, metadata: () => MetadataImage): ReplicationQuota {
   return new ReplicationQuota({
     brokerId,
-    bound: () => Number(config().get('leader.replication.throttled.rate')),
-    throttledReplicas: (topic) => metadata().topic(topic)?.configs['leader.replication.throttled.replicas'] ?? '',
+    bound: () => Number(config().get(`${side}.replication.throttled.rate`)),
+    throttledReplicas: (topic) => metadata().topic(topic)?.configs[`${side}.replication.throttled.replicas`] ?? '',
     samples: config().getInt('replication.quota.window.num'),
     sampleMs: config().getInt('replication.quota.window.size.seconds') * 1000,
   })

@@ -476,10 +476,12 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     const now = Date.now()
     // The leader side of replication throttling (Kafka's ReplicaManager.shouldLeaderThrottle): while the
     // rate is over leader.replication.throttled.rate, a listed partition whose fetching replica is out of
-    // the ISR is answered without records (its offsets still move the follower's state). The rate counts
-    // the bytes of every listed partition, in sync or not, as Kafka's does. Decided once per fetch.
-    const throttle = this.deps.leaderThrottle?.hasBound() === true ? this.deps.leaderThrottle : undefined
-    const overQuota = throttle?.isQuotaExceeded() ?? false
+    // the ISR is answered without records (its offsets still move the follower's state). Decided once per
+    // read, and only asked once such a partition has records. The bytes of every listed partition, in sync
+    // or not, count against the rate, as Kafka's do: the answer marks them `throttled` and the Fetch
+    // handler records what it sends (countReplicationSent).
+    const throttle = this.deps.leaderThrottle
+    let overQuota: boolean | undefined
     const listed: boolean[] = []
     items.forEach((item, i) => {
       const error = this.leaderError(item.topic, item.partition, item.currentLeaderEpoch)
@@ -515,15 +517,11 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         return
       }
       const v = r.value
-      if (listed[j]! && v.bytes > 0) {
-        if (overQuota && !(this.#hosted.get(item.topic)?.[item.partition]?.leaderState?.isr.includes(replicaId) ?? false)) {
-          this.router.releaseLeases([v])
-          v.regions = []
-          v.bytes = 0
-          v.leaseId = 0
-        } else {
-          throttle!.record(v.bytes)
-        }
+      if (listed[j]! && v.bytes > 0 && !(this.#hosted.get(item.topic)?.[item.partition]?.leaderState?.isr.includes(replicaId) ?? false) && (overQuota ??= throttle!.isQuotaExceeded())) {
+        this.router.releaseLeases([v])
+        v.regions = []
+        v.bytes = 0
+        v.leaseId = 0
       }
       out[at[j]!] = {
         ok: true,
@@ -538,6 +536,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
           lastStableOffset: v.lastStableOffset,
           abortedTransactions: [],
           divergingEpoch: v.divergingEpoch,
+          throttled: listed[j]!,
         } as FollowerPartitionRead,
       }
       const p = this.#hosted.get(item.topic)?.[item.partition]
@@ -548,6 +547,11 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       this.#maybeAdvanceHighWatermark(p)
     })
     return out
+  }
+
+  countReplicationSent(bytes: number, throttledBytes: number): void {
+    if (bytes > 0) this.metrics?.replicationBytesOut.inc(bytes)
+    if (throttledBytes > 0) this.deps.leaderThrottle?.record(throttledBytes)
   }
 
   async endOffsetsForEpochs(replicaId: number, items: readonly EpochLookup[]): Promise<Outcome<{ leaderEpoch: number; endOffset: number }>[]> {
@@ -677,7 +681,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     const key = `${leader.brokerId}:${fetcherId}`
     let f = this.#fetchers.get(key)
     if (f === undefined) {
-      f = new ReplicaFetcher(leader.brokerId, () => this.deps.connectLeader(leader, fetcherId), this.#followerLog, this.deps.fetcher, this.log, this.deps.followerThrottle)
+      f = new ReplicaFetcher(leader.brokerId, () => this.deps.connectLeader(leader, fetcherId), this.#followerLog, this.deps.fetcher, this.log, this.deps.followerThrottle, this.metrics?.replicationBytesIn)
       this.#fetchers.set(key, f)
       this.log.info({ leader: leader.brokerId, fetcherId }, `started ReplicaFetcherThread-${fetcherId}-${leader.brokerId}`)
     }

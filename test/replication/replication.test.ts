@@ -1,16 +1,18 @@
 // The replication rules without sockets: the leader's view of a partition (Kafka's HW, ISR shrink and
 // expansion rules), the acks=all purgatory, and a ReplicaFetcher driven through its ports against real
 // leader and follower logs on disk (truncation by leader epoch of a diverged ex-leader, out of range,
-// byte-identical result).
+// byte-identical result, the follower's replication throttle and ReplicationBytesInPerSec).
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ErrorCode, KafkaError } from '../../src/domain/errors.js'
 import { createLogger } from '../../src/observability/logger.js'
+import { Counter } from '../../src/observability/metrics.js'
 import { DelayedProducePurgatory } from '../../src/replication/delayed-produce.js'
 import type { FollowerFetchAnswer, FollowerLog, LeaderEndpoint } from '../../src/replication/leader-endpoint.js'
 import { PartitionLeaderState } from '../../src/replication/partition.js'
-import { ReplicaFetcher } from '../../src/replication/replica-fetcher.js'
+import { ReplicaFetcher, type FollowerThrottle } from '../../src/replication/replica-fetcher.js'
+import { ReplicationQuota } from '../../src/replication/replication-quota.js'
 import type { LogManager, PartitionLog } from '../../src/storage/index.js'
 import { T0, makeBatch, openManager, regionBytes, tempDir } from '../storage/helpers.js'
 
@@ -256,6 +258,66 @@ describe('a replica fetcher', () => {
     await new Promise((r) => setTimeout(r, 100))
     expect(follower.logEndOffset).toBe(leader.logEndOffset - 1)
     await fetcher.stop()
+    await lm.close()
+    await fm.close()
+  })
+
+  it("counts every listed replica's bytes against follower.replication.throttled.rate but holds back only one not at the leader's HW; counts all bytes in", async () => {
+    const lm = open()
+    const fm = open()
+    const leaders = [lm.create('t', 0), lm.create('t', 1)]
+    const followers = [fm.create('t', 0), fm.create('t', 1)]
+    for (const l of leaders) l.assignLeaderEpoch(0)
+    for (let i = 0; i < 20; i++) leaders[1]!.append(makeBatch(`far${i}`, 2, T0, 40), { leaderEpoch: 0, now: T0 })
+    leaders[0]!.append(makeBatch('start', 2), { leaderEpoch: 0, now: T0 })
+    // Partition 0's follower already has the leader's log: its first answer finds it at the HW, in sync.
+    followers[0]!.appendAsFollower(regionBytes(leaders[0]!.read(0, 1 << 20, { logEnd: true })))
+    for (const l of leaders) l.setHighWatermark(l.logEndOffset)
+    const alreadyCopied = followers[0]!.logEndOffset
+
+    let bound = 1
+    const quota = new ReplicationQuota({ brokerId: 1, bound: () => bound, throttledReplicas: () => '0:1,1:1', samples: 11, sampleMs: 1000 })
+    const recorded: number[] = []
+    const throttle: FollowerThrottle = {
+      isThrottled: (topic, partition) => quota.isThrottled(topic, partition),
+      isQuotaExceeded: () => quota.isQuotaExceeded(),
+      record: (bytes) => {
+        recorded.push(bytes)
+        quota.record(bytes)
+      },
+    }
+    const bytesIn = new Counter()
+    const byPartition = leaders.map((l) => localLeader(lm, l, () => 0))
+    const endpoint: LeaderEndpoint = { ...byPartition[0]!, fetch: async (ps, s) => (await Promise.all(ps.map((p) => byPartition[p.partition]!.fetch([p], s)))).flat() }
+    const fetcher = new ReplicaFetcher(1, async () => endpoint, { ...followerLog(followers[0]!), append: (t, p, ...rest) => followerLog(followers[p]!).append(t, p, ...rest) }, {
+      maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, partitionMaxBytes: 300, backoffMs: 20,
+    }, createLogger({ level: 'silent' }), throttle, bytesIn)
+    fetcher.add(followers.map((f, partition) => ({ topic: 't', partition, leaderEpoch: 0, fetchOffset: f.logEndOffset, lastFetchedEpoch: f.latestEpoch, highWatermark: 0 })))
+    // The first fetch passes (nothing measured yet) and puts the rate far over 1 B/s.
+    await until('the first fetch of partition 1', () => followers[1]!.logEndOffset > 0)
+    const firstFetch = followers[1]!.logEndOffset
+    expect(firstFetch).toBeLessThan(leaders[1]!.logEndOffset)
+    // Partition 0 stays in sync: what its leader appends is fetched at once, and its bytes count too.
+    let appended = 0
+    for (let i = 0; i < 5; i++) {
+      const batch = makeBatch(`near${i}`, 1)
+      appended += batch.length
+      leaders[0]!.append(batch, { leaderEpoch: 0, now: T0 })
+      leaders[0]!.setHighWatermark(leaders[0]!.logEndOffset)
+      await until(`partition 0 at ${leaders[0]!.logEndOffset}`, () => followers[0]!.logEndOffset === leaders[0]!.logEndOffset, 2000)
+    }
+    expect(followers[1]!.logEndOffset).toBe(firstFetch)
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0)
+    expect(sum(recorded)).toBe(logBytes(followers[1]!).length + appended)
+    expect(bytesIn.value).toBe(sum(recorded))
+    expect(quota.rate()).toBeGreaterThan(1)
+
+    bound = 2 ** 63 // unthrottled: partition 1 catches up
+    await until('partition 1 caught up', () => followers[1]!.logEndOffset === leaders[1]!.logEndOffset)
+    await fetcher.stop()
+    expect(logBytes(followers[1]!).equals(logBytes(leaders[1]!))).toBe(true)
+    expect(bytesIn.value).toBe(logBytes(leaders[1]!).length + appended)
+    expect(followers[0]!.logEndOffset).toBeGreaterThan(alreadyCopied)
     await lm.close()
     await fm.close()
   })

@@ -100,6 +100,11 @@ describe('broker metrics', () => {
     expect(value(f, 'kafka_controller_kafkacontroller_activecontrollercount')).toBe(1)
     expect(value(f, 'kafka_server_replicamanager_isrshrinks_total')).toBe(0)
     expect(value(f, 'kafka_server_replicamanager_isrexpands_total')).toBe(0)
+    // Clients' traffic is not replication (the cluster tests count replication).
+    expect(value(f, 'kafka_server_brokertopicmetrics_replicationbytesin_total')).toBe(0)
+    expect(value(f, 'kafka_server_brokertopicmetrics_replicationbytesout_total')).toBe(0)
+    expect(value(f, 'kafka_server_leaderreplication_byte_rate')).toBe(0)
+    expect(value(f, 'kafka_server_followerreplication_byte_rate')).toBe(0)
     expect(value(f, 'kafka_server_replicamanager_partitioncount')).toBeGreaterThanOrEqual(3)
     // The one broker leads every partition it holds.
     expect(value(f, 'kafka_server_replicamanager_leadercount')).toBe(value(f, 'kafka_server_replicamanager_partitioncount'))

@@ -21,6 +21,8 @@ import type { AnyHandler } from '../../src/server/handlers/common/handler.js'
 import type {
   BrokerNode,
   ConsumerRead,
+  FollowerPartitionRead,
+  FollowerRead,
   LeaderAppend,
   LeaderAppendOptions,
   LeaderAppendResult,
@@ -126,8 +128,15 @@ class FakePartitions implements PartitionService {
   async alterReplicaLogDirs(): Promise<never> {
     throw new Error('not used here')
   }
-  async readForFollower(): Promise<never> {
-    throw new Error('not used here')
+  /** Partition 1 is listed in leader.replication.throttled.replicas. */
+  async readForFollower(_replicaId: number, items: readonly FollowerRead[]): Promise<Outcome<FollowerPartitionRead>[]> {
+    const reads = await this.read(items.map((i) => ({ topic: i.topic, partition: i.partition, offset: i.fetchOffset, maxBytes: i.maxBytes, isolationLevel: 0 }) as ConsumerRead))
+    return reads.map((r, i) => (r.ok ? { ok: true, value: { ...r.value, throttled: items[i]!.partition === 1 } } : r))
+  }
+
+  readonly replicationSent: [bytes: number, throttledBytes: number][] = []
+  countReplicationSent(bytes: number, throttledBytes: number): void {
+    this.replicationSent.push([bytes, throttledBytes])
   }
   async endOffsetsForEpochs(): Promise<never> {
     throw new Error('not used here')
@@ -259,11 +268,12 @@ function produceRequest(acks: number, partitions: { index: number; records: Buff
   })
 }
 
-function fetchRequest(partitions: { partition: number; fetchOffset: bigint; currentLeaderEpoch?: number }[], opts: { minBytes?: number; maxWaitMs?: number; topic?: string; topicId?: string } = {}): Fetch.FetchRequest {
+function fetchRequest(partitions: { partition: number; fetchOffset: bigint; currentLeaderEpoch?: number }[], opts: { minBytes?: number; maxWaitMs?: number; maxBytes?: number; replicaId?: number; topic?: string; topicId?: string } = {}): Fetch.FetchRequest {
   return Fetch.createFetchRequest({
+    replicaId: opts.replicaId ?? -1,
     maxWaitMs: opts.maxWaitMs ?? 0,
     minBytes: opts.minBytes ?? 0,
-    maxBytes: 1 << 20,
+    maxBytes: opts.maxBytes ?? 1 << 20,
     topics: [
       Fetch.createFetchTopic({
         topic: opts.topic ?? 't',
@@ -393,6 +403,32 @@ describe('Fetch against fake ports', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(90)
     expect(res.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE)
     expect(res.responses[0]!.partitions[0]!.highWatermark).toBe(0n)
+  })
+})
+
+describe("a follower's Fetch against fake ports", () => {
+  it('counts what the answer carries once as replication bytes (the throttled part apart), never as BytesOut', async () => {
+    const h = harness()
+    const append = (partition: number, payload: string) => h.partitions.appendAsLeader([{ topic: 't', partition, records: Buffer.from(payload) }], { acks: 1, timeoutMs: 0 })
+    await append(0, 'aaaa')
+    await append(0, 'bbbbbb')
+    await append(1, 'cccccccc')
+    // A 12-byte answer: partition 0's 10 bytes fit, partition 1's 8 (throttled) are read but not sent.
+    const small = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 0n }, { partition: 1, fetchOffset: 0n }], { replicaId: 2, maxBytes: 12 }), h.ctx(1, 12))
+    expect(small.responses[0]!.partitions.map((p) => Buffer.isBuffer(p.records) ? 0 : p.records!.chunks.length)).toEqual([2, 0])
+    expect(h.partitions.replicationSent).toEqual([[10, 0]])
+    await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 0n }, { partition: 1, fetchOffset: 0n }], { replicaId: 2 }), h.ctx(1, 12))
+    expect(h.partitions.replicationSent).toEqual([[10, 0], [18, 8]])
+    // A long poll reads twice (nothing, then the append): one count, of the answer.
+    const polling = run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 1, fetchOffset: 1n }], { replicaId: 2, minBytes: 1, maxWaitMs: 5000 }), h.ctx(1, 12))
+    await new Promise((r) => setTimeout(r, 20))
+    await append(1, 'dddd')
+    await polling
+    expect(h.partitions.replicationSent).toEqual([[10, 0], [18, 8], [4, 4]])
+    // An answer without records counts nothing; consumers' BytesOut never saw any of it.
+    await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 2n }], { replicaId: 2 }), h.ctx(1, 12))
+    expect(h.partitions.replicationSent).toHaveLength(3)
+    expect(h.partitions.fetched).toEqual([])
   })
 })
 

@@ -41,7 +41,8 @@
 //   recorded by the leader (HW, ISR), and with lastFetchedEpoch (v12+) the diverging epoch instead of
 //   records when the follower's log went another way. They use no fetch session (answered with id 0);
 //   a follower that is not a replica of the partition gets NOT_LEADER_OR_FOLLOWER. They long-poll as
-//   consumers do.
+//   consumers do. Their records count as ReplicationBytesOutPerSec, never BytesOutPerSec (Kafka's
+//   BrokerTopicStats.updateBytesOut), once per answer.
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import type { Outcome } from '../../domain/outcome.js'
@@ -450,12 +451,17 @@ async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, repli
   }
   const totalMax = Math.max(0, req.maxBytes)
   const deadline = ctx.receivedAt + Math.max(0, req.maxWaitMs)
+  // What the answer carries (the last read's): ReplicationBytesOutPerSec and the leader's throttle count
+  // it once, as Kafka's KafkaApis does, not the reads a long poll did before or the records past the budget.
+  let bytes = 0
+  let throttledBytes = 0
   for (;;) {
     const held: FollowerPartitionRead[] = []
     const results = reads.length === 0 ? [] : await partitions.readForFollower(replicaId, reads)
     let budget = totalMax
     let firstWithData = true
-    let bytes = 0
+    bytes = 0
+    throttledBytes = 0
     let anyError = false
     for (let i = 0; i < results.length; i++) {
       const result = results[i]!
@@ -477,6 +483,7 @@ async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, repli
         response.records = { chunks: r.regions }
         budget = Math.max(0, budget - r.bytes)
         bytes += r.bytes
+        if (r.throttled === true) throttledBytes += r.bytes
         firstWithData = false
       }
     }
@@ -488,6 +495,7 @@ async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, repli
     partitions.releaseLeases(held)
     await partitions.waitForAppends(reads, remaining, 'follower')
   }
+  if (bytes > 0) partitions.countReplicationSent(bytes, throttledBytes)
   const res = Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: INVALID_SESSION_ID, responses })
   if (version >= 16) addCurrentLeaders(res, ctx)
   return res

@@ -152,6 +152,8 @@ export interface FollowerRead extends TopicPartitionRef {
 
 export interface FollowerPartitionRead extends PartitionRead {
   logEndOffset: number
+  /** Listed in leader.replication.throttled.replicas: the bytes sent count against leader.replication.throttled.rate. */
+  throttled?: boolean
   /** The follower's log diverged: truncate to this epoch's end offset (no records then). */
   divergingEpoch?: { leaderEpoch: number; endOffset: number }
 }
@@ -208,6 +210,11 @@ export interface PartitionService {
    * not a replica.
    */
   readForFollower(replicaId: number, items: readonly FollowerRead[]): Promise<Outcome<FollowerPartitionRead>[]>
+  /**
+   * A follower's Fetch answer is built: `bytes` of records go out (ReplicationBytesOutPerSec), of which
+   * `throttledBytes` for partitions read `throttled` (recorded against leader.replication.throttled.rate).
+   */
+  countReplicationSent(bytes: number, throttledBytes: number): void
   /**
    * OffsetForLeaderEpoch: the end offset of each epoch in this broker's log; replicaId -2 (debugging)
    * may ask a follower, others need the leader.
