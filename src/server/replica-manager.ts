@@ -1050,6 +1050,18 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     this.log.error({ dir, replicas: gone.length, partitions: gone.slice(0, 10).map((p) => `${p.topic}-${p.partition}`) }, `log directory ${dir} failed: ${gone.length} replicas offline on this broker`)
     return gone.length
   }
+
+  /**
+   * A directory that a full disk took offline is back (its logs reopened): its partitions answer
+   * NOT_LEADER_OR_FOLLOWER instead of KAFKA_STORAGE_ERROR until the controller's LeaderAndIsr makes them
+   * replicas again. Answers how many partitions it concerned.
+   */
+  async onLogDirRecovered(dir: string): Promise<number> {
+    const reopened = (await this.router.states()).filter((s) => (s.logDir ?? this.router.dataDir) === dir && this.#offline.has(partitionKey(s.topic, s.partition)))
+    for (const s of reopened) this.#offline.delete(partitionKey(s.topic, s.partition))
+    this.log.info({ dir, partitions: reopened.length }, `log directory ${dir} is back: ${reopened.length} replicas wait for the controller's LeaderAndIsr`)
+    return reopened.length
+  }
 }
 
 function volumeBytes(dir: string, log: Logger): { totalBytes: bigint; usableBytes: bigint } {
