@@ -1047,7 +1047,10 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       if (p.leaderState !== undefined) this.#leadershipChanged(p.topic, p.partition, false)
     }
     await this.#stopFetching(gone)
-    this.log.error({ dir, replicas: gone.length, partitions: gone.slice(0, 10).map((p) => `${p.topic}-${p.partition}`) }, `log directory ${dir} failed: ${gone.length} replicas offline on this broker`)
+    const fields = { dir, replicas: gone.length, partitions: gone.slice(0, 10).map((p) => `${p.topic}-${p.partition}`) }
+    // A full dir that comes back by itself (log.dir.failure.retry.interval.ms) is a warning; a failed one an error.
+    if (this.router.offlineForSpace.has(dir)) this.log.warn(fields, `log directory ${dir} is full: ${gone.length} replicas offline on this broker until it has room again`)
+    else this.log.error(fields, `log directory ${dir} failed: ${gone.length} replicas offline on this broker`)
     return gone.length
   }
 
