@@ -4,11 +4,12 @@
 // Either way no part of a refused batch stays in the log, and a torn tail found at the next open is cut.
 // The log cleaner's I/O errors count as the directory's too. With log.dir.failure.retry.interval.ms (the
 // router's logDirFailureRetryIntervalMs) a cluster's directory offline for lack of space comes back once
-// space returns, its partitions recovered; one failed otherwise (here: removed) does not.
+// space returns, its partitions recovered; one failed otherwise (EIO from an ext4 on a loop device that is
+// shut down, or a directory removed) does not.
 import { execFileSync } from 'node:child_process'
 import { appendFileSync, closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmdirSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { native } from '../../src/addon/index.js'
 import { ErrorCode } from '../../src/domain/errors.js'
@@ -278,6 +279,56 @@ describe.skipIf(notRoot)(`a full disk${reason}`, () => {
       }
     } finally {
       await lm.close()
+    }
+  })
+})
+
+/** A 32 MiB ext4 on a loop device, which shutDown makes answer EIO to everything (a failing disk). */
+function ext4Disk(): { dir: string; shutDown: () => void } {
+  const image = join(mkdtempSync(join(tmpdir(), 'skein-eio-img-')), 'disk.img')
+  execFileSync('truncate', ['-s', '32M', image])
+  execFileSync('mkfs.ext4', ['-q', '-F', image])
+  const dir = mkdtempSync(join(tmpdir(), 'skein-eio-'))
+  execFileSync('mount', ['-o', 'loop', image, dir])
+  cleanups.push(() => {
+    execFileSync('umount', [dir])
+    rmdirSync(dir)
+    rmSync(dirname(image), { recursive: true, force: true })
+  })
+  // EXT4_IOC_SHUTDOWN (the xfstests "godown"), NOLOGFLUSH: from now on every I/O of the filesystem is EIO.
+  const shutDown = (): void => {
+    execFileSync('/usr/bin/python3', ['-c', 'import os,sys,fcntl,struct; fd=os.open(sys.argv[1], os.O_RDONLY); fcntl.ioctl(fd, 0x8004587D, struct.pack("I", 2))', dir])
+  }
+  return { dir, shutDown }
+}
+
+describe.skipIf(notRoot)(`a failing disk${reason}`, () => {
+  it('takes the log dir offline for good in a cluster with a retry interval: EIO is not a full disk', async () => {
+    const { dir, shutDown } = ext4Disk()
+    const failed: string[] = []
+    const recovered: string[] = []
+    const router = await startRouter(dir, 0, {
+      diskFullFailsLogDir: true, onLogDirFailure: (d) => failed.push(d), onLogDirRecovered: (d) => recovered.push(d), logDirProbeIntervalMs: 0,
+      logDirFailureRetryIntervalMs: 20, logDirFailureRetryMinFreeBytes: 0,
+    })
+    try {
+      await router.createPartitions([{ topic: 't', partition: 0 }])
+      expect((await router.append([{ topic: 't', partition: 0, records: makeBatch('before', 1), leaderEpoch: 0 }]))[0]).toMatchObject({ ok: true })
+      shutDown()
+      await vi.waitFor(async () => {
+        await router.append([{ topic: 't', partition: 0, records: makeBatch('refused', 1, Date.now(), BIG), leaderEpoch: 0 }])
+        await router.checkLogDirs(true)
+        expect(failed).toEqual([dir])
+      }, { timeout: 10_000 })
+      expect(router.offlineForSpace.size).toBe(0)
+      await new Promise((r) => setTimeout(r, 200))
+      expect(await router.retryFullLogDirs()).toEqual([])
+      expect(recovered).toEqual([])
+      expect(router.offlineDirs.has(dir)).toBe(true)
+      const [r] = await router.append([{ topic: 't', partition: 0, records: makeBatch('after', 1), leaderEpoch: 0 }])
+      expect(r).toMatchObject({ ok: false, errorCode: ErrorCode.KAFKA_STORAGE_ERROR })
+    } finally {
+      await router.close().catch(() => {})
     }
   })
 })
