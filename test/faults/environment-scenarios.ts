@@ -86,6 +86,8 @@ export function diskFull(): Scenario {
       const b = ctx.cluster.broker(victim)
       const view = await ctx.view()
       const affected = view.filter((p) => p.replicas.includes(victim)).map((p) => p.partition)
+      // This round's lines of broker 3's log only.
+      const logFrom = b.output().length
       const filler = join(mount!, `filler-${round}`)
       const fd = openSync(filler, 'w')
       const chunk = Buffer.alloc(1 << 20)
@@ -129,7 +131,7 @@ export function diskFull(): Scenario {
       }, HOLD_MS + 20_000).then((v) => ({ v, ms: Date.now() - t0 }), (err: Error) => ({ v: undefined, ms: -1, err }))
       ctx.note(moved.v === undefined ? `round ${round}: leadership did NOT leave broker ${victim} (${'err' in moved ? moved.err.message : ''})` : `round ${round}: leadership and ISRs off broker ${victim} ${moved.ms} ms after the disk filled: ${describe(moved.v)}`)
       await sleep(Math.max(0, HOLD_MS - (Date.now() - t0)))
-      const out = b.output()
+      const out = b.output().slice(logFrom)
       const errorLines = out.split('\n').filter((l) => /ENOSPC|KAFKA_STORAGE_ERROR|no space left|log dir.*offline|is full/i.test(l))
       if (errorLines.length > 0) ctx.note(`round ${round}: broker ${victim}'s first storage error: ${errorLines[0]!.slice(0, 300)}`)
       ctx.note(
@@ -144,7 +146,7 @@ export function diskFull(): Scenario {
         const v = await ctx.view().catch(() => undefined)
         return v !== undefined && v.every((p) => p.leader >= 0 && p.isr.includes(victim) && p.offline.length === 0) ? v : undefined
       }, 60_000, 100).then((v) => ({ v, ms: Date.now() - t1 }), (err: Error) => ({ v: undefined, ms: -1, err }))
-      const reopens = b.output().split('\n').filter((l) => /has room again/.test(l)).length
+      const reopens = b.output().slice(logFrom).split('\n').filter((l) => /has room again/.test(l)).length
       if (back.v === undefined) {
         throw new Error(`round ${round}: broker ${victim} not back in every ISR 60 s after space was freed, without a restart (${'err' in back ? back.err.message : ''}); ${reopens} reopens of its dir logged`)
       }
