@@ -89,6 +89,10 @@ describe.skipIf(notRoot)(`a full disk${reason}`, () => {
       await router.checkLogDirs()
       await vi.waitFor(() => expect(failed).toEqual([dir]))
       expect(router.offlineDirs.has(dir)).toBe(true)
+      // Without a retry interval (Kafka's behaviour) it is not counted as one that may come back: a broker
+      // whose every dir is offline so halts.
+      expect(router.offlineForSpace.size).toBe(0)
+      expect(await router.retryFullLogDirs()).toEqual([])
       // Offline for good, even with space back: only a restart brings the directory back (Kafka).
       rmSync(filler)
       const [after] = await router.append([{ topic: 't', partition: 0, records: makeBatch('after', 1), leaderEpoch: 0 }])
