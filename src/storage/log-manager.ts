@@ -623,7 +623,8 @@ export class LogManager {
     }
     this.logs.delete(key(topic, partition))
     log.closeForDelete()
-    const doomed = join(this.dataDir, logDirNameWithSuffix(topic, partition, DELETE_DIR_SUFFIX))
+    // Renamed within its own data directory: another one may be another filesystem (EXDEV).
+    const doomed = join(LogManager.logDirOf(log), logDirNameWithSuffix(topic, partition, DELETE_DIR_SUFFIX))
     try {
       renameSync(log.dir, doomed)
     } catch (err) {
@@ -646,7 +647,7 @@ export class LogManager {
     await log.close()
     const name = logDirNameWithSuffix(topic, partition, STRAY_DIR_SUFFIX)
     try {
-      renameSync(log.dir, join(this.dataDir, name))
+      renameSync(log.dir, join(LogManager.logDirOf(log), name))
     } catch (err) {
       throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `cannot move ${log.dir} aside: ${(err as Error).message}`)
     }
