@@ -279,7 +279,10 @@ export class Broker {
           if (brokerForDirs === undefined) failedEarly.push(dir)
           else void brokerForDirs.onLogDirFailure(dir)
         },
+        onLogDirRecovered: (dir) => void brokerForDirs?.onLogDirRecovered(dir),
         logDirProbeIntervalMs: config.getInt('log.dir.probe.interval.ms'),
+        logDirFailureRetryIntervalMs: config.getInt('log.dir.failure.retry.interval.ms'),
+        logDirFailureRetryMinFreeBytes: config.getInt('log.dir.failure.retry.min.free.bytes'),
         // Kafka's answer to a full disk, a failed directory whose leaderships move, needs other replicas:
         // a single broker refuses the writes that do not fit instead and takes them again once space returns.
         diskFullFailsLogDir: store.kind !== 'embedded',
@@ -379,11 +382,12 @@ export class Broker {
   /**
    * A data directory failed (the router took it offline): its replicas go offline here, the controller
    * hears of it through the store (Kafka's /log_dir_event_notification) and moves their leaderships; with
-   * every directory failed the broker stops (Kafka halts).
+   * every directory failed the broker stops (Kafka halts), unless one of them is only full and may come
+   * back (log.dir.failure.retry.interval.ms): then it stays up, leading nothing, until it does.
    */
   async onLogDirFailure(dir: string): Promise<void> {
     await this.partitions.onLogDirFailure(dir).catch((err: unknown) => this.log.error({ err: (err as Error).message, dir }, 'taking replicas offline failed'))
-    if (this.router.offlineDirs.size >= this.router.dataDirs.length) {
+    if (this.router.offlineDirs.size >= this.router.dataDirs.length && this.router.offlineForSpace.size === 0) {
       const reason = `every log directory failed (${this.router.dataDirs.join(', ')}): shutting down`
       this.log.fatal({ dirs: this.router.dataDirs }, reason)
       for (const l of this.#fatalListeners) l(reason)
@@ -391,6 +395,19 @@ export class Broker {
       return
     }
     await this.store.notifyLogDirFailure(this.nodeId).catch((err: unknown) => this.log.error({ err: (err as Error).message }, 'cannot report the log dir failure to the controller'))
+  }
+
+  /**
+   * A directory that a full disk took offline has room again and its partitions are reopened (the router
+   * did that): the controller hears of it as of a failure, through a log dir event, and sends this broker
+   * LeaderAndIsr for every replica it has; those now answer without KAFKA_STORAGE_ERROR, so the controller
+   * counts them online again, and they become followers, catch up and rejoin the ISRs (or lead a partition
+   * that had no other replica left).
+   */
+  async onLogDirRecovered(dir: string): Promise<void> {
+    await this.partitions.onLogDirRecovered(dir).catch((err: unknown) => this.log.error({ err: (err as Error).message, dir }, 'cannot list the reopened replicas'))
+    if (this.stopping !== null) return
+    await this.store.notifyLogDirFailure(this.nodeId).catch((err: unknown) => this.log.error({ err: (err as Error).message, dir }, 'cannot report the recovered log dir to the controller'))
   }
 
   /** The endpoint clients on this listener should use (the first advertised one for an unknown listener). */

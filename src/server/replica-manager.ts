@@ -1051,8 +1051,23 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       if (p.leaderState !== undefined) this.#leadershipChanged(p.topic, p.partition, false)
     }
     await this.#stopFetching(gone)
-    this.log.error({ dir, replicas: gone.length, partitions: gone.slice(0, 10).map((p) => `${p.topic}-${p.partition}`) }, `log directory ${dir} failed: ${gone.length} replicas offline on this broker`)
+    const fields = { dir, replicas: gone.length, partitions: gone.slice(0, 10).map((p) => `${p.topic}-${p.partition}`) }
+    // A full dir that comes back by itself (log.dir.failure.retry.interval.ms) is a warning; a failed one an error.
+    if (this.router.offlineForSpace.has(dir)) this.log.warn(fields, `log directory ${dir} is full: ${gone.length} replicas offline on this broker until it has room again`)
+    else this.log.error(fields, `log directory ${dir} failed: ${gone.length} replicas offline on this broker`)
     return gone.length
+  }
+
+  /**
+   * A directory that a full disk took offline is back (its logs reopened): its partitions answer
+   * NOT_LEADER_OR_FOLLOWER instead of KAFKA_STORAGE_ERROR until the controller's LeaderAndIsr makes them
+   * replicas again. Answers how many partitions it concerned.
+   */
+  async onLogDirRecovered(dir: string): Promise<number> {
+    const reopened = (await this.router.states()).filter((s) => (s.logDir ?? this.router.dataDir) === dir && this.#offline.has(partitionKey(s.topic, s.partition)))
+    for (const s of reopened) this.#offline.delete(partitionKey(s.topic, s.partition))
+    this.log.info({ dir, partitions: reopened.length }, `log directory ${dir} is back: ${reopened.length} replicas wait for the controller's LeaderAndIsr`)
+    return reopened.length
   }
 }
 

@@ -114,9 +114,10 @@ export class TopicManager implements TopicAdmin {
         log.error({ partitions: strays.length - moved, error: failed.message }, `cannot move partition directories not listed in ${store.description} aside`)
       }
     }
-    const earlier = strayDirectories(router.dataDir).length - moved
+    // Set aside within their own data directories (log.dirs).
+    const earlier = router.dataDirs.reduce((n, d) => n + strayDirectories(d).length, 0) - moved
     if (earlier > 0) {
-      log.warn({ directories: earlier, dataDir: router.dataDir }, 'stray partition directories (<topic>-<partition>.<id>-stray) of earlier starts are kept: remove them when no longer needed')
+      log.warn({ directories: earlier, dataDirs: router.dataDirs }, 'stray partition directories (<topic>-<partition>.<id>-stray) of earlier starts are kept: remove them when no longer needed')
     }
   }
 

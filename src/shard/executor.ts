@@ -6,9 +6,10 @@
 // Invariant: only the owning thread touches these PartitionLogs, so nothing here locks. Operations of a
 // batch run one after another in the order sent.
 
+import { performance } from 'node:perf_hooks'
 import { errorName, ErrorCode, KafkaError, RecordValidationError } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
-import { LogManager, recoveryWorthLogging, type PartitionLog, type RecoveryReport } from '../storage/index.js'
+import { LogManager, isDiskFull, recoveryWorthLogging, type PartitionLog, type RecoveryReport } from '../storage/index.js'
 import type { LogCleanerSettings } from '../storage/index.js'
 import type { LogConfig } from '../storage/types.js'
 import { shardOf } from './hash.js'
@@ -75,6 +76,24 @@ function recoveryLine(topic: string, partition: number, r: RecoveryReport, logEn
   if ((r.abortedTxnsRebuilt ?? 0) > 0) done.push(`${r.abortedTxnsRebuilt} aborted transaction(s) re-indexed from offset ${r.txnIndexRebuiltFrom}`)
   if (r.swapsCompleted + r.cleanedFilesDeleted > 0) done.push(`log cleaner leftovers: ${r.swapsCompleted} swap(s) completed, ${r.cleanedFilesDeleted} file(s) deleted`)
   return `recovered ${topic}-${partition}: ${done.join('; ')}; log end offset ${logEndOffset}`
+}
+
+/** What opening logs took and repaired; each partition whose recovery repaired anything gets its INFO line. */
+function summarizeLoad(logs: readonly PartitionLog[], ms: number, logger: Logger | undefined): ShardLoad {
+  const load: ShardLoad = { partitions: 0, recovered: 0, bytesTruncated: 0, segmentsDropped: 0, ms }
+  for (const log of logs) {
+    const r = log.recovery
+    load.partitions++
+    if (!recoveryWorthLogging(r)) continue
+    load.recovered++
+    load.bytesTruncated += r.bytesTruncated
+    load.segmentsDropped += r.segmentsDropped
+    logger?.info(
+      { topic: log.topic, partition: log.partition, ...r, logStartOffset: log.logStartOffset, logEndOffset: log.logEndOffset },
+      recoveryLine(log.topic, log.partition, r, log.logEndOffset),
+    )
+  }
+  return load
 }
 
 function unknownPartition(logs: LogManager, topic: string, partition: number): never {
@@ -151,7 +170,12 @@ export class ShardExecutor implements ShardContext {
       cleaner: { dedupeBufferBytes: cleaner.dedupeBufferBytes, ioMaxBytesPerSecond: cleaner.ioMaxBytesPerSecond, ...opts.cleanerHooks },
       dataDir: opts.dataDir,
       ...(opts.dataDirs === undefined ? {} : { dataDirs: opts.dataDirs }),
-      onLogDirFailure: (dir, err) => opts.logger?.error({ dir, err: err instanceof Error ? err.message : String(err) }, `log directory ${dir} failed: its partitions go offline on this broker`),
+      onLogDirFailure: (dir, err) => {
+        const fields = { dir, err: err instanceof Error ? err.message : String(err) }
+        // A full disk may pass (the broker retries the directory): a warning; any other failure is for good.
+        if (isDiskFull(err)) opts.logger?.warn(fields, `log directory ${dir} is full: its partitions go offline on this broker`)
+        else opts.logger?.error(fields, `log directory ${dir} failed: its partitions go offline on this broker`)
+      },
       diskFullFailsLogDir: opts.diskFullFailsLogDir ?? false,
       defaults: opts.defaults,
       cleanShutdown: opts.cleanShutdown,
@@ -165,20 +189,14 @@ export class ShardExecutor implements ShardContext {
       onRemovalFailed: (path, err) => opts.onBackgroundError(new Error(`cannot remove deleted partition directory ${path}: ${(err as Error).message}`), 'delete'),
     })
     const executor = new ShardExecutor(opts, logs)
-    executor.#load = { partitions: 0, recovered: 0, bytesTruncated: 0, segmentsDropped: 0, ms: Math.round(logs.loadMs) }
-    for (const log of logs.partitions()) {
-      const r = log.recovery
-      executor.#load.partitions++
-      if (!recoveryWorthLogging(r)) continue
-      executor.#load.recovered++
-      executor.#load.bytesTruncated += r.bytesTruncated
-      executor.#load.segmentsDropped += r.segmentsDropped
-      opts.logger?.info(
-        { topic: log.topic, partition: log.partition, ...r, logStartOffset: log.logStartOffset, logEndOffset: log.logEndOffset },
-        recoveryLine(log.topic, log.partition, r, log.logEndOffset),
-      )
-    }
+    executor.#load = summarizeLoad(logs.partitions(), Math.round(logs.loadMs), opts.logger)
     return executor
+  }
+
+  reopenLogDir(logDir: string): ShardLoad {
+    const started = performance.now()
+    const opened = this.logs.reopenLogDir(logDir)
+    return summarizeLoad(opened, Math.round(performance.now() - started), this.#opts.logger)
   }
 
   get closed(): boolean {

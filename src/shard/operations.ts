@@ -18,7 +18,7 @@ import type { LogManager, PartitionLog } from '../storage/index.js'
 import type {
   AppendResult, FollowerAppendResult, IsolationLevel, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, ReadResult, ReplicaLogState, TopicPartition,
 } from '../storage/types.js'
-import type { ShardInfo } from './messages.js'
+import type { ShardInfo, ShardLoad } from './messages.js'
 
 /** What an operation sees of the shard it runs on (ShardExecutor). */
 export interface ShardContext {
@@ -27,6 +27,11 @@ export interface ShardContext {
   /** The partition's log; throws UNKNOWN_TOPIC_OR_PARTITION when this shard hosts no such partition. */
   log(topic: string, partition: number): PartitionLog
   info(): ShardInfo
+  /**
+   * Brings back a data directory taken offline by a full disk (LogManager.reopenLogDir), logging each
+   * partition whose recovery repaired anything; answers what was opened. Throws when it cannot.
+   */
+  reopenLogDir(logDir: string): ShardLoad
   /** Flushes, checkpoints and closes the shard's logs; the shard refuses further work. Idempotent. */
   close(): Promise<void>
 }
@@ -94,9 +99,10 @@ export interface MoveItem extends TopicPartition {
   logDir: string
 }
 
-/** A shard's data directories: which are offline, and its partitions in each online one. */
+/** A shard's data directories: which are offline (and of those, which for a full disk), and its partitions in each online one. */
 export interface LogDirStatus {
   offline: string[]
+  offlineForSpace: string[]
   partitionCounts: [string, number][]
 }
 
@@ -331,9 +337,17 @@ export const SHARD_OPERATIONS = {
   /** States of every partition the shard owns. */
   states: onShard((shard, _: null): PartitionState[] => shard.logs.partitions().map((p) => p.state())),
   /** Data directories: offline ones, partitions per online one. */
-  logDirStatus: onShard((shard, _: null): LogDirStatus => ({ offline: [...shard.logs.offlineDirs], partitionCounts: [...shard.logs.partitionCounts()] })),
-  /** Takes a data directory offline here too (another shard found it failed); answers whether it was online. */
-  markLogDirOffline: onShard((shard, a: { logDir: string }): boolean => shard.logs.markLogDirOffline(a.logDir, new Error('failed on another shard'))),
+  logDirStatus: onShard((shard, _: null): LogDirStatus => ({
+    offline: [...shard.logs.offlineDirs], offlineForSpace: [...shard.logs.offlineForSpace], partitionCounts: [...shard.logs.partitionCounts()],
+  })),
+  /**
+   * Takes a data directory offline here too (another shard found it failed; diskFull: for lack of space,
+   * so that it may come back); answers whether it was online.
+   */
+  markLogDirOffline: onShard((shard, a: { logDir: string; diskFull?: boolean }): boolean =>
+    shard.logs.markLogDirOffline(a.logDir, new Error(a.diskFull === true ? 'ENOSPC: full, found by another shard' : 'failed on another shard'))),
+  /** Reopens a data directory that a full disk took offline, once space is back (ShardContext.reopenLogDir). */
+  reopenLogDir: onShard((shard, a: { logDir: string }): ShardLoad => shard.reopenLogDir(a.logDir)),
   /** Writes a probe file into each online data directory; answers those found failed now. */
   probeLogDirs: onShard((shard, _: null): string[] => shard.logs.probeLogDirs()),
   /** States of the future copies (moves between data directories) under way. */

@@ -26,7 +26,7 @@ import { Piscina } from 'piscina'
 import { ErrorCode, errorName } from '../domain/errors.js'
 import type { Outcome } from '../domain/outcome.js'
 import { createLogger, type Logger } from '../observability/logger.js'
-import { DataDirectory, roomForPartitions } from '../storage/index.js'
+import { DataDirectory, isDiskFull, probeLogDirSpace, roomForPartitions, type LogDirSpace } from '../storage/index.js'
 import { openFilesPerThread } from '../storage/open-files.js'
 import { STORAGE_DEFAULTS } from '../config/log-config.js'
 import type { AppendResult, LogConfig, OffsetAndTimestamp, PartitionState, ProducerDescription, TopicPartition } from '../storage/types.js'
@@ -54,8 +54,21 @@ export interface ShardRouterOptions {
    * the fewest partitions; a directory whose I/O fails goes offline with its partitions (onLogDirFailure).
    */
   dataDirs?: readonly string[]
-  /** Called once per data directory that fails (the router has taken it offline on every shard). */
+  /**
+   * Called once per data directory that fails (the router has taken it offline on every shard), and again
+   * when a directory offline for lack of space turns out to have failed for good (a reopen's I/O error).
+   */
   onLogDirFailure?: (dir: string) => void
+  /** Called when a directory that a full disk took offline is back on every shard, its partitions reopened. */
+  onLogDirRecovered?: (dir: string) => void
+  /**
+   * How often a data directory that a full disk (ENOSPC, EDQUOT, with diskFullFailsLogDir) took offline is
+   * checked for room again (log.dir.failure.retry.interval.ms; probeLogDirSpace); once there is, its
+   * partitions are reopened and onLogDirRecovered is called. 0 (the default): never, as Kafka.
+   */
+  logDirFailureRetryIntervalMs?: number
+  /** The free space such a directory needs to come back (log.dir.failure.retry.min.free.bytes); default 1 GiB. */
+  logDirFailureRetryMinFreeBytes?: number
   /**
    * Whether a full disk (ENOSPC) takes its directory offline like any I/O error (Kafka's behaviour, for a
    * cluster: other replicas take over) or only refuses the writes that do not fit (default false).
@@ -186,8 +199,21 @@ export class ShardRouter {
   readonly dataDirs: readonly string[]
   /** Data directories that failed (on every shard). */
   readonly offlineDirs = new Set<string>()
+  /**
+   * Offline data directories that a full disk took offline, while log.dir.failure.retry.interval.ms is
+   * on: they are checked for room and come back by themselves (the others stay offline until a restart).
+   */
+  readonly offlineForSpace = new Set<string>()
   #onLogDirFailure: ((dir: string) => void) | undefined
+  #onLogDirRecovered: ((dir: string) => void) | undefined
   #probeTimer: NodeJS.Timeout | undefined
+  #retryTimer: NodeJS.Timeout | undefined
+  #retryMinFreeBytes = 1024 * 1024 * 1024
+  /** When each offline directory went offline (ms), for the recovery's log line. */
+  readonly #offlineSince = new Map<string, number>()
+  /** Changes of the directories' states, one at a time (a check must not undo a reopen that ends meanwhile). */
+  #dirWork: Promise<unknown> = Promise.resolve()
+  #retrying = false
   /** Moves between data directories under way (AlterReplicaLogDirs), by partition key, and their target. */
   readonly #moves = new Map<string, string>()
   /** Messages (batches) sent to each shard so far; tests use it to check batching. */
@@ -227,10 +253,17 @@ export class ShardRouter {
       for (const p of paths) directories.push(DataDirectory.open(p))
       const router = await ShardRouter.#open(opts, directories)
       router.#onLogDirFailure = opts.onLogDirFailure
+      router.#onLogDirRecovered = opts.onLogDirRecovered
       const probeMs = opts.logDirProbeIntervalMs ?? 5000
       if (probeMs > 0) {
         router.#probeTimer = setInterval(() => void router.checkLogDirs(true), probeMs)
         router.#probeTimer.unref()
+      }
+      const retryMs = opts.logDirFailureRetryIntervalMs ?? 0
+      if (opts.logDirFailureRetryMinFreeBytes !== undefined) router.#retryMinFreeBytes = opts.logDirFailureRetryMinFreeBytes
+      if (retryMs > 0 && (opts.diskFullFailsLogDir ?? false)) {
+        router.#retryTimer = setInterval(() => void router.retryFullLogDirs(), retryMs)
+        router.#retryTimer.unref()
       }
       return router
     } catch (err) {
@@ -338,7 +371,17 @@ export class ShardRouter {
    * probe file each shard writes) and takes each offline on every shard, then tells onLogDirFailure.
    * Answers the directories newly offline.
    */
-  async checkLogDirs(probe = false): Promise<string[]> {
+  checkLogDirs(probe = false): Promise<string[]> {
+    return this.#serialized(() => this.#checkLogDirs(probe))
+  }
+
+  #serialized<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#dirWork.then(work, work)
+    this.#dirWork = next.catch(() => {})
+    return next
+  }
+
+  async #checkLogDirs(probe: boolean): Promise<string[]> {
     if (this.#closed || this.#closing !== undefined) return []
     const found = new Set<string>()
     const answers = await Promise.all(this.#shards.map((_, shard) => (probe ? this.callShard(shard, 'probeLogDirs', null) : this.callShard(shard, 'logDirStatus', null))))
@@ -347,20 +390,98 @@ export class ShardRouter {
       const dirs = Array.isArray(a.value) ? (a.value as string[]) : (a.value as { offline: string[] }).offline
       for (const d of dirs) if (!this.offlineDirs.has(d)) found.add(d)
     }
-    if (probe) {
-      // A probe that found nothing new may still follow an I/O error a shard met on its own.
-      const status = await Promise.all(this.#shards.map((_, shard) => this.callShard(shard, 'logDirStatus', null)))
-      for (const a of status) if (a.ok) for (const d of a.value.offline) if (!this.offlineDirs.has(d)) found.add(d)
-    }
+    // Which shard took which directory offline and why (a probe that found nothing new may still follow
+    // an I/O error a shard met on its own).
+    const status = probe || found.size > 0 ? await Promise.all(this.#shards.map((_, shard) => this.callShard(shard, 'logDirStatus', null))) : []
+    for (const a of status) if (a.ok) for (const d of a.value.offline) if (!this.offlineDirs.has(d)) found.add(d)
     const newly = [...found]
     for (const d of newly) {
+      // Lack of space only when every shard that met the failure met a full disk (an I/O error anywhere is for good).
+      const reports = status.filter((a) => a.ok && a.value.offline.includes(d)).map((a) => (a.ok ? a.value.offlineForSpace.includes(d) : false))
+      const forSpace = reports.length > 0 && reports.every((r) => r)
       this.offlineDirs.add(d)
-      await Promise.all(this.#shards.map((_, shard) => this.callShard(shard, 'markLogDirOffline', { logDir: d })))
+      this.#offlineSince.set(d, Date.now())
+      await Promise.all(this.#shards.map((_, shard) => this.callShard(shard, 'markLogDirOffline', { logDir: d, diskFull: forSpace })))
       for (const [k, target] of this.#moves) if (target === d) this.#moves.delete(k)
-      this.#logger.error({ dir: d, offline: [...this.offlineDirs], of: this.dataDirs.length }, `log directory ${d} is offline`)
+      const fields = { dir: d, offline: [...this.offlineDirs], of: this.dataDirs.length }
+      if (forSpace && this.#retryTimer !== undefined) {
+        this.offlineForSpace.add(d)
+        this.#logger.warn(
+          { ...fields, minFreeBytes: this.#retryMinFreeBytes },
+          `log directory ${d} is full: offline on this broker until it has room again (checked every log.dir.failure.retry.interval.ms; no restart needed)`,
+        )
+      } else {
+        this.#logger.error(fields, `log directory ${d} is offline${forSpace ? ' (full; log.dir.failure.retry.interval.ms=0: until a restart)' : ' until a restart'}`)
+      }
       this.#onLogDirFailure?.(d)
     }
     return newly
+  }
+
+  /**
+   * Checks each directory offline for lack of space (offlineForSpace) for room (probeLogDirSpace) and
+   * reopens those that have it on every shard (their partitions recover as after an unclean stop), then
+   * tells onLogDirRecovered. A reopen that fails takes the directory offline again on every shard: for
+   * good when the error was not a full disk. Runs by itself every log.dir.failure.retry.interval.ms;
+   * answers the directories back online.
+   */
+  async retryFullLogDirs(): Promise<string[]> {
+    if (this.#retrying || this.offlineForSpace.size === 0) return []
+    this.#retrying = true
+    try {
+      const back: string[] = []
+      for (const d of [...this.offlineForSpace]) {
+        if (this.#closed || this.#closing !== undefined) break
+        const space = await probeLogDirSpace(d, this.#retryMinFreeBytes)
+        if (!space.ready) {
+          this.#logger.debug({ dir: d, ...space }, `log directory ${d} is still full`)
+          continue
+        }
+        if (await this.#serialized(() => this.#reopenLogDir(d, space))) back.push(d)
+      }
+      return back
+    } finally {
+      this.#retrying = false
+    }
+  }
+
+  async #reopenLogDir(d: string, space: LogDirSpace): Promise<boolean> {
+    if (this.#closed || this.#closing !== undefined || !this.offlineForSpace.has(d)) return false
+    const answers = await Promise.all(this.#shards.map((_, shard) => this.callShard(shard, 'reopenLogDir', { logDir: d })))
+    const failed = answers.find((a) => !a.ok)
+    if (failed !== undefined && !failed.ok) {
+      // Shards that reopened it take it offline again, so that every shard agrees.
+      const diskFull = isDiskFull(new Error(failed.message))
+      await Promise.all(this.#shards.map((_, shard) => this.callShard(shard, 'markLogDirOffline', { logDir: d, diskFull })))
+      if (diskFull) {
+        this.#logger.warn({ dir: d, err: failed.message.split('\n')[0] }, `log directory ${d} could not be reopened, still full: it stays offline and is checked again`)
+      } else {
+        this.offlineForSpace.delete(d)
+        this.#logger.error({ dir: d, err: failed.message.split('\n')[0] }, `log directory ${d} could not be reopened: offline until a restart`)
+        this.#onLogDirFailure?.(d)
+      }
+      return false
+    }
+    const total = { partitions: 0, recovered: 0, bytesTruncated: 0, segmentsDropped: 0, ms: 0 }
+    for (const a of answers) {
+      if (!a.ok) continue
+      total.partitions += a.value.partitions
+      total.recovered += a.value.recovered
+      total.bytesTruncated += a.value.bytesTruncated
+      total.segmentsDropped += a.value.segmentsDropped
+      total.ms = Math.max(total.ms, a.value.ms)
+    }
+    this.offlineDirs.delete(d)
+    this.offlineForSpace.delete(d)
+    const offlineMs = Date.now() - (this.#offlineSince.get(d) ?? Date.now())
+    this.#offlineSince.delete(d)
+    this.#logger.info(
+      { dir: d, freeBytes: space.freeBytes, offlineMs, ...total },
+      `log directory ${d} has room again (${space.freeBytes} bytes free): back online after ${offlineMs} ms, ${total.partitions} partitions reopened` +
+        (total.recovered === 0 ? '' : `, ${total.recovered} recovered (${total.bytesTruncated} bytes truncated, ${total.segmentsDropped} segments dropped)`),
+    )
+    this.#onLogDirRecovered?.(d)
+    return true
   }
 
   #lastDirCheck = 0
@@ -592,6 +713,7 @@ export class ShardRouter {
 
   async #close(): Promise<void> {
     clearInterval(this.#probeTimer)
+    clearInterval(this.#retryTimer)
     let cleanly = false
     try {
       // Sent past the closing check of #send: after everything already queued, in the same turn's message.

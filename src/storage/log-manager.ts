@@ -12,9 +12,12 @@
 // A directory fails (Kafka's LogDirFailureChannel) when an I/O error hits one of its partitions
 // (isLogDirFailure; a full disk too when diskFullFailsLogDir, as in a cluster): its partitions are closed
 // without writing anything more, forgotten, and answer KAFKA_STORAGE_ERROR until the next start; the other
-// directories go on serving. Without diskFullFailsLogDir (a single broker) a full disk only refuses the
-// writes that do not fit: a failed append leaves nothing of itself in the log, and writes succeed again
-// once space returns.
+// directories go on serving. A directory taken offline by a full disk (ENOSPC, EDQUOT: offlineForSpace)
+// may instead be reopened while running (reopenLogDir, once the caller found space back): its partitions
+// open again with the recovery of an unclean start (from their recovery points: a torn tail cut, indexes
+// rebuilt), since nothing was flushed or checkpointed when they were closed. Without diskFullFailsLogDir
+// (a single broker) a full disk only refuses the writes that do not fit: a failed append leaves nothing of
+// itself in the log, and writes succeed again once space returns.
 // Moving a partition between directories (AlterReplicaLogDirs): its copy is written into
 // `<dest>/<topic>-<partition>.<uuid>-future` (a future log, filled by re-appending the current log's batches
 // verbatim), then swapped in one step: current renamed `-delete`, future renamed `<topic>-<partition>`.
@@ -158,8 +161,12 @@ export class LogManager {
   readonly dataDirs: readonly string[]
   /** Data directories taken offline by an I/O error (or found so by another shard). */
   readonly offlineDirs = new Set<string>()
-  /** Partitions of an offline directory, by key, and that directory: they answer KAFKA_STORAGE_ERROR. */
-  private readonly offlinePartitions = new Map<string, string>()
+  /** Offline data directories that a full disk (ENOSPC, EDQUOT) took offline: reopenLogDir may bring them back. */
+  readonly offlineForSpace = new Set<string>()
+  /** Partitions of an offline directory, by key, that directory and their settings: they answer KAFKA_STORAGE_ERROR. */
+  private readonly offlinePartitions = new Map<string, { dir: string; config: LogConfig }>()
+  private readonly removeLeftovers: boolean
+  private readonly owns: (topic: string, partition: number) => boolean
   private readonly defaults: LogConfig
   private readonly logs = new Map<string, PartitionLog>()
   /** Copies being written into another directory (AlterReplicaLogDirs), by key. */
@@ -196,6 +203,8 @@ export class LogManager {
     this.lastCheckpoint = this.ctx.now()
     this.cleaner = new LogCleaner({ ...opts.cleaner, logs: () => this.logs.values(), now: this.ctx.now })
     this.onRemovalFailed = opts.onRemovalFailed ?? (() => {})
+    this.removeLeftovers = opts.removeLeftovers ?? true
+    this.owns = opts.owns ?? (() => true)
   }
 
   /** Creates dataDir if needed, then opens and recovers every owned partition directory in it. */
@@ -253,7 +262,7 @@ export class LogManager {
 
   /** The offline data directory of a partition that was in one, else undefined. */
   offlineDirOf(topic: string, partition: number): string | undefined {
-    return this.offlinePartitions.get(key(topic, partition))
+    return this.offlinePartitions.get(key(topic, partition))?.dir
   }
 
   /** The data directory holding a log (its parent directory). */
@@ -357,20 +366,81 @@ export class LogManager {
     const d = resolve(logDir)
     if (!this.dataDirs.includes(d) || this.offlineDirs.has(d)) return false
     this.offlineDirs.add(d)
+    if (isDiskFull(err)) this.offlineForSpace.add(d)
     for (const [k, log] of [...this.logs]) {
       if (LogManager.logDirOf(log) !== d) continue
       this.logs.delete(k)
-      this.offlinePartitions.set(k, d)
+      this.offlinePartitions.set(k, { dir: d, config: log.config })
       // Nothing more is written there: no flush, no checkpoint (closeForDelete writes nothing).
       log.closeForDelete()
     }
     for (const [k, f] of [...this.futures]) {
-      if (f.logDir !== d) continue
-      this.futures.delete(k)
-      f.log.closeForDelete()
+      if (f.logDir === d) {
+        this.futures.delete(k)
+        f.log.closeForDelete()
+      } else if (this.offlinePartitions.has(k)) {
+        // A copy (in a directory still online) of a partition that just went offline: nothing to copy from.
+        const [topic, partition] = k.split('\u0000')
+        this.abandonMove(topic!, Number(partition))
+      }
     }
     this.onLogDirFailure(d, err)
     return true
+  }
+
+  /**
+   * Brings back a directory taken offline by a full disk (offlineForSpace), once the caller found room in
+   * it again: the owned partitions found in it open with the recovery of an unclean start (their tails
+   * were never flushed nor checkpointed at the failure: a torn tail is cut, indexes are rebuilt), with the
+   * settings they had; `-delete` leftovers are removed, and a `-future` copy of a partition served from
+   * another directory is dropped (others wait for the next start). All or nothing: when a partition cannot
+   * be opened, those opened are closed again, the directory stays offline and the error is thrown.
+   * Answers the partitions opened, for the caller's recovery log lines; none when it was not offline.
+   */
+  reopenLogDir(logDir: string): PartitionLog[] {
+    const d = resolve(logDir)
+    if (this.closed || !this.offlineDirs.has(d)) return []
+    const opened: PartitionLog[] = []
+    const doomed: string[] = []
+    try {
+      for (const name of readdirSync(d)) {
+        const path = join(d, name)
+        if (DELETE_DIR_PATTERN.test(name)) {
+          if (this.removeLeftovers) doomed.push(path)
+          continue
+        }
+        if (FUTURE_DIR_PATTERN.test(name)) {
+          const tp = parsePartitionDirName(name.slice(0, name.lastIndexOf('.')))
+          if (tp !== null && this.owns(tp.topic, tp.partition) && this.get(tp.topic, tp.partition) !== undefined) doomed.push(path)
+          continue
+        }
+        const tp = parsePartitionDirName(name)
+        if (tp === null || !this.owns(tp.topic, tp.partition) || !statSync(path).isDirectory()) continue
+        const other = this.get(tp.topic, tp.partition)
+        if (other !== undefined) throw new Error(`duplicate log directories for ${tp.topic}-${tp.partition} are found in both ${other.dir} and ${path}; remove one of them`)
+        const config = this.offlinePartitions.get(key(tp.topic, tp.partition))?.config ?? this.defaults
+        opened.push(PartitionLog.open(path, tp.topic, tp.partition, config, this.ctx, false))
+      }
+    } catch (err) {
+      for (const log of opened) log.closeForDelete()
+      throw err
+    }
+    this.offlineDirs.delete(d)
+    this.offlineForSpace.delete(d)
+    for (const [k, o] of [...this.offlinePartitions]) if (o.dir === d) this.offlinePartitions.delete(k)
+    for (const log of opened) this.logs.set(key(log.topic, log.partition), log)
+    for (const path of doomed) {
+      if (!FUTURE_DIR_PATTERN.test(path)) {
+        this.removeLater(path)
+        continue
+      }
+      try {
+        rmSync(path, { recursive: true, force: true })
+      } catch {
+        // Left for the next start, which drops it too.
+      }
+    }
+    return opened
   }
 
   /**
@@ -544,10 +614,17 @@ export class LogManager {
     validateTopicName(topic)
     validatePartition(partition)
     const log = this.get(topic, partition)
-    if (log === undefined) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${topic}-${partition}`)
+    if (log === undefined) {
+      // Its data is still in an offline directory: deleted only once that directory is back (Kafka answers
+      // a StopReplica for an offline partition KAFKA_STORAGE_ERROR and the controller retries later).
+      const offline = this.offlineDirOf(topic, partition)
+      if (offline !== undefined) throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `${topic}-${partition} is in the offline log directory ${offline}`)
+      throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${topic}-${partition}`)
+    }
     this.logs.delete(key(topic, partition))
     log.closeForDelete()
-    const doomed = join(this.dataDir, logDirNameWithSuffix(topic, partition, DELETE_DIR_SUFFIX))
+    // Renamed within its own data directory: another one may be another filesystem (EXDEV).
+    const doomed = join(LogManager.logDirOf(log), logDirNameWithSuffix(topic, partition, DELETE_DIR_SUFFIX))
     try {
       renameSync(log.dir, doomed)
     } catch (err) {
@@ -570,7 +647,7 @@ export class LogManager {
     await log.close()
     const name = logDirNameWithSuffix(topic, partition, STRAY_DIR_SUFFIX)
     try {
-      renameSync(log.dir, join(this.dataDir, name))
+      renameSync(log.dir, join(LogManager.logDirOf(log), name))
     } catch (err) {
       throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, `cannot move ${log.dir} aside: ${(err as Error).message}`)
     }

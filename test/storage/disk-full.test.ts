@@ -2,17 +2,20 @@
 // the first ENOSPC of an append takes the data directory offline, as Kafka's LogDirFailureChannel does;
 // for a single broker it only refuses the writes that do not fit and takes them again once space returns.
 // Either way no part of a refused batch stays in the log, and a torn tail found at the next open is cut.
-// The log cleaner's I/O errors count as the directory's too.
+// The log cleaner's I/O errors count as the directory's too. With log.dir.failure.retry.interval.ms (the
+// router's logDirFailureRetryIntervalMs) a cluster's directory offline for lack of space comes back once
+// space returns, its partitions recovered; one failed otherwise (EIO from an ext4 on a loop device that is
+// shut down, or a directory removed) does not.
 import { execFileSync } from 'node:child_process'
-import { appendFileSync, closeSync, mkdtempSync, openSync, readdirSync, rmdirSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs'
+import { appendFileSync, closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmdirSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { native } from '../../src/addon/index.js'
 import { ErrorCode } from '../../src/domain/errors.js'
 import { buildRecordBatch } from '../../src/protocol/records/index.js'
 import type { ShardRouter } from '../../src/shard/index.js'
-import { startRouter } from '../shard/helpers.js'
+import { spreadPartitions, startRouter } from '../shard/helpers.js'
 import { makeBatch, openManager, readAll } from './helpers.js'
 
 const notRoot = process.getuid?.() !== 0
@@ -86,6 +89,10 @@ describe.skipIf(notRoot)(`a full disk${reason}`, () => {
       await router.checkLogDirs()
       await vi.waitFor(() => expect(failed).toEqual([dir]))
       expect(router.offlineDirs.has(dir)).toBe(true)
+      // Without a retry interval (Kafka's behaviour) it is not counted as one that may come back: a broker
+      // whose every dir is offline so halts.
+      expect(router.offlineForSpace.size).toBe(0)
+      expect(await router.retryFullLogDirs()).toEqual([])
       // Offline for good, even with space back: only a restart brings the directory back (Kafka).
       rmSync(filler)
       const [after] = await router.append([{ topic: 't', partition: 0, records: makeBatch('after', 1), leaderEpoch: 0 }])
@@ -217,6 +224,144 @@ describe.skipIf(notRoot)(`a full disk${reason}`, () => {
       expect(readAll(lm, lm.get('t', 0)!).map((v) => v.value?.toString().split('.')[0])).toEqual(['first-0', 'rolled-0', 'after-0'])
     } finally {
       await lm.close()
+    }
+  })
+
+  it('in a cluster with a retry interval, brings a full dir back once space returns: partitions recovered on every shard, a torn tail cut, writes taken again', async () => {
+    const dir = smallDisk()
+    const failed: string[] = []
+    const recovered: string[] = []
+    // The retry runs when the test asks (retryFullLogDirs), so that the torn tail is in place before it.
+    const router = await startRouter(dir, 2, {
+      diskFullFailsLogDir: true, onLogDirFailure: (d) => failed.push(d), onLogDirRecovered: (d) => recovered.push(d), logDirProbeIntervalMs: 0,
+      logDirFailureRetryIntervalMs: 3_600_000, logDirFailureRetryMinFreeBytes: 256 * 1024,
+    })
+    const acked = new Map<number, string[]>()
+    const partitions = spreadPartitions(router, 't', 2)
+    try {
+      await router.createPartitions(partitions.map((partition) => ({ topic: 't', partition })))
+      for (const partition of partitions) {
+        acked.set(partition, [])
+        for (let i = 0; i < 3; i++) {
+          const [r] = await router.append([{ topic: 't', partition, records: makeBatch(`before-${partition}-${i}`, 1, Date.now(), 100), leaderEpoch: 0 }])
+          expect(r!.ok).toBe(true)
+          acked.get(partition)!.push(`before-${partition}-${i}-0`)
+        }
+      }
+      const filler = fill(dir)
+      const bufs: Buffer[] = []
+      expect(await appendUntilRefused(router, bufs)).toBe(ErrorCode.KAFKA_STORAGE_ERROR)
+      for (let i = 0; i < bufs.length; i++) acked.get(0)!.push(`full-${i}-0`)
+      await router.checkLogDirs()
+      await vi.waitFor(() => expect(failed).toEqual([dir]))
+      expect(router.offlineForSpace.has(dir)).toBe(true)
+      // Still full: it stays offline.
+      expect(await router.retryFullLogDirs()).toEqual([])
+      const [refused] = await router.append([{ topic: 't', partition: partitions[1]!, records: makeBatch('refused', 1), leaderEpoch: 0 }])
+      expect(refused).toMatchObject({ ok: false, errorCode: ErrorCode.KAFKA_STORAGE_ERROR })
+      rmSync(filler)
+      // What a write cut short by a crash would leave: half a batch at the end of a segment.
+      const torn = makeBatch('torn', 1, Date.now(), 1000)
+      const active = join(dir, `t-${partitions[1]}`, '00000000000000000000.log')
+      appendFileSync(active, torn.subarray(0, torn.length >> 1))
+      expect(await router.retryFullLogDirs()).toEqual([dir])
+      expect(recovered).toEqual([dir])
+      expect(router.offlineDirs.size).toBe(0)
+      expect(router.offlineForSpace.size).toBe(0)
+      for (const partition of partitions) {
+        const [r] = await router.append([{ topic: 't', partition, records: makeBatch(`after-${partition}`, 1), leaderEpoch: 0 }])
+        expect(r).toMatchObject({ ok: true })
+        acked.get(partition)!.push(`after-${partition}-0`)
+      }
+    } finally {
+      await router.close()
+    }
+    const lm = openManager(dir)
+    try {
+      for (const partition of partitions) {
+        expect(readAll(lm, lm.get('t', partition)!).map((v) => v.value?.toString().split('.')[0])).toEqual(acked.get(partition))
+      }
+    } finally {
+      await lm.close()
+    }
+  })
+})
+
+/** A 32 MiB ext4 on a loop device, which shutDown makes answer EIO to everything (a failing disk). */
+function ext4Disk(): { dir: string; shutDown: () => void } {
+  const image = join(mkdtempSync(join(tmpdir(), 'skein-eio-img-')), 'disk.img')
+  execFileSync('truncate', ['-s', '32M', image])
+  execFileSync('mkfs.ext4', ['-q', '-F', image])
+  const dir = mkdtempSync(join(tmpdir(), 'skein-eio-'))
+  execFileSync('mount', ['-o', 'loop', image, dir])
+  cleanups.push(() => {
+    execFileSync('umount', [dir])
+    rmdirSync(dir)
+    rmSync(dirname(image), { recursive: true, force: true })
+  })
+  // EXT4_IOC_SHUTDOWN (the xfstests "godown"), NOLOGFLUSH: from now on every I/O of the filesystem is EIO.
+  const shutDown = (): void => {
+    execFileSync('/usr/bin/python3', ['-c', 'import os,sys,fcntl,struct; fd=os.open(sys.argv[1], os.O_RDONLY); fcntl.ioctl(fd, 0x8004587D, struct.pack("I", 2))', dir])
+  }
+  return { dir, shutDown }
+}
+
+describe.skipIf(notRoot)(`a failing disk${reason}`, () => {
+  it('takes the log dir offline for good in a cluster with a retry interval: EIO is not a full disk', async () => {
+    const { dir, shutDown } = ext4Disk()
+    const failed: string[] = []
+    const recovered: string[] = []
+    const router = await startRouter(dir, 0, {
+      diskFullFailsLogDir: true, onLogDirFailure: (d) => failed.push(d), onLogDirRecovered: (d) => recovered.push(d), logDirProbeIntervalMs: 0,
+      logDirFailureRetryIntervalMs: 20, logDirFailureRetryMinFreeBytes: 0,
+    })
+    try {
+      await router.createPartitions([{ topic: 't', partition: 0 }])
+      expect((await router.append([{ topic: 't', partition: 0, records: makeBatch('before', 1), leaderEpoch: 0 }]))[0]).toMatchObject({ ok: true })
+      shutDown()
+      await vi.waitFor(async () => {
+        await router.append([{ topic: 't', partition: 0, records: makeBatch('refused', 1, Date.now(), BIG), leaderEpoch: 0 }])
+        await router.checkLogDirs(true)
+        expect(failed).toEqual([dir])
+      }, { timeout: 10_000 })
+      expect(router.offlineForSpace.size).toBe(0)
+      await new Promise((r) => setTimeout(r, 200))
+      expect(await router.retryFullLogDirs()).toEqual([])
+      expect(recovered).toEqual([])
+      expect(router.offlineDirs.has(dir)).toBe(true)
+      const [r] = await router.append([{ topic: 't', partition: 0, records: makeBatch('after', 1), leaderEpoch: 0 }])
+      expect(r).toMatchObject({ ok: false, errorCode: ErrorCode.KAFKA_STORAGE_ERROR })
+    } finally {
+      await router.close().catch(() => {})
+    }
+  })
+})
+
+describe('a log dir failed by anything but a full disk', () => {
+  it('stays offline with a retry interval, even once it is usable again (only a restart brings it back)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skein-dirgone-'))
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+    const failed: string[] = []
+    const recovered: string[] = []
+    const router = await startRouter(dir, 0, {
+      diskFullFailsLogDir: true, onLogDirFailure: (d) => failed.push(d), onLogDirRecovered: (d) => recovered.push(d), logDirProbeIntervalMs: 0,
+      logDirFailureRetryIntervalMs: 20, logDirFailureRetryMinFreeBytes: 0,
+    })
+    try {
+      await router.createPartitions([{ topic: 't', partition: 0 }])
+      rmSync(dir, { recursive: true, force: true })
+      // The probe of a directory that is gone fails with ENOENT: a failed directory, not a full one.
+      expect(await router.checkLogDirs(true)).toEqual([dir])
+      expect(router.offlineForSpace.size).toBe(0)
+      mkdirSync(dir)
+      await new Promise((r) => setTimeout(r, 200))
+      expect(await router.retryFullLogDirs()).toEqual([])
+      expect(recovered).toEqual([])
+      expect(router.offlineDirs.has(dir)).toBe(true)
+      const [r] = await router.append([{ topic: 't', partition: 0, records: makeBatch('after', 1), leaderEpoch: 0 }])
+      expect(r).toMatchObject({ ok: false, errorCode: ErrorCode.KAFKA_STORAGE_ERROR })
+    } finally {
+      await router.close()
     }
   })
 })

@@ -1,8 +1,12 @@
 // A LogManager over several data directories: placement by count, a move through a -future copy (byte-
 // identical, epochs kept), the recovery of a swap cut short between its renames and of an unfinished
 // copy, duplicate partition directories refused, and an I/O failure that offlines a directory only when
-// a probe of the directory fails too (EIO, and a full disk in a cluster, without a probe).
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+// a probe of the directory fails too (EIO, and a full disk in a cluster, without a probe). With each
+// directory its own filesystem (two tmpfs, root only), deleting or setting aside a partition of the second
+// renames it within that directory (a rename across filesystems would fail with EXDEV).
+import { execFileSync } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
@@ -117,5 +121,37 @@ describe('a LogManager over two data directories', () => {
     expect(failed).toEqual([b])
     expect(cluster.get('t', 0)).toBeDefined()
     await cluster.close()
+  })
+})
+
+const notRoot = process.getuid?.() !== 0
+
+describe.skipIf(notRoot)(`data directories on two filesystems${notRoot ? ' (skipped: mounting a tmpfs needs root)' : ''}`, () => {
+  function tmpfs(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'skein-logdirs-fs-'))
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', dir])
+    cleanups.push(() => {
+      execFileSync('umount', [dir])
+      rmdirSync(dir)
+    })
+    return dir
+  }
+
+  it('deletes and sets aside a partition of the second directory within it', async () => {
+    const [a, b] = [tmpfs(), tmpfs()]
+    const lm = open(a, b)
+    try {
+      lm.create('t', 0, {}, b)
+      lm.create('t', 1, {}, b)
+      lm.get('t', 0)!.append(makeBatch('x', 1), { leaderEpoch: 0, now: T0 })
+      lm.delete('t', 0)
+      const stray = await lm.moveAside('t', 1)
+      expect(existsSync(join(b, stray))).toBe(true)
+      await lm.removalsDone()
+      expect(readdirSync(b).filter((n) => n.startsWith('t-'))).toEqual([stray])
+      expect(readdirSync(a).filter((n) => n.startsWith('t-'))).toEqual([])
+    } finally {
+      await lm.close()
+    }
   })
 })

@@ -110,7 +110,8 @@ export class Controller {
       new RequestBatch(this.context, () => this.#requireChannel(), options.brokerId, options.interBrokerListener, (brokerId, deleting, response) =>
         this.#put('TopicDeletionStopReplicaResponseReceived', () => this.#onStopReplicaResponse(brokerId, deleting, response)),
         (brokerId, response) => {
-          if (response.partitionErrors.some((e) => e.errorCode === ErrorCode.KAFKA_STORAGE_ERROR)) {
+          // Answers matter when they report a failed log dir, or may report one back (replicas counted offline).
+          if ((this.context.replicasOnOfflineDirs.get(brokerId)?.size ?? 0) > 0 || response.partitionErrors.some((e) => e.errorCode === ErrorCode.KAFKA_STORAGE_ERROR)) {
             this.#put('LeaderAndIsrResponseReceived', () => this.#onLeaderAndIsrResponse(brokerId, response))
           }
         },
@@ -538,9 +539,11 @@ export class Controller {
   // ---------------------------------------------------------------- log dir failures
 
   /**
-   * Kafka's processLogDirEventNotification: a broker reported a failed log dir. Every replica on it is
-   * sent LeaderAndIsr again (OnlineReplica); those on the failed dir answer KAFKA_STORAGE_ERROR, and
-   * onLeaderAndIsrResponse takes them offline.
+   * Kafka's processLogDirEventNotification: a broker reported a log dir event (a failed dir, or in Skein
+   * also one back after a full disk). Every replica on it is sent LeaderAndIsr again: the online ones
+   * through the replica state machine (OnlineReplica), those counted offline on a failed dir directly,
+   * keeping their state until the answer; replicas on a failed dir answer KAFKA_STORAGE_ERROR and
+   * onLeaderAndIsrResponse takes them offline, those that answer without it are online again.
    */
   async #processLogDirEvents(): Promise<void> {
     if (!this.isActive) return
@@ -549,29 +552,63 @@ export class Controller {
     const brokers = new Set(events.map((e) => e.brokerId).filter((id) => this.context.liveBrokers.has(id)))
     await this.options.store.removeLogDirEvents(this.#token(), events.map((e) => e.name))
     if (brokers.size === 0) return
-    this.#log.info({ brokers: [...brokers] }, 'log dir failure reported')
+    this.#log.info({ brokers: [...brokers] }, 'log dir event reported')
     const ctx = this.context
-    const replicas = ctx.replicasOnBrokers(brokers).filter((r) => ctx.replicaState(r) === 'OnlineReplica' && !ctx.isTopicQueuedUpForDeletion(r.topic))
+    const onBrokers = ctx.replicasOnBrokers(brokers).filter((r) => !ctx.isTopicQueuedUpForDeletion(r.topic))
+    const replicas = onBrokers.filter((r) => ctx.replicaState(r) === 'OnlineReplica')
     await this.#replicaStateMachine.handleStateChanges(replicas, 'OnlineReplica')
+    const onOfflineDirs = onBrokers.filter((r) => ctx.replicaState(r) === 'OfflineReplica' && ctx.replicasOnOfflineDirs.get(r.replica)?.has(partitionKey(r.topic, r.partition)) === true)
+    if (onOfflineDirs.length > 0) {
+      this.#batch.newBatch()
+      for (const r of onOfflineDirs) {
+        const state = ctx.leadershipOf(r)
+        if (state !== undefined) this.#batch.addLeaderAndIsr([r.replica], r, state, false)
+      }
+      this.#batch.send()
+    }
+    // Deletions waiting for replicas on a failed dir try again (those still offline answer KAFKA_STORAGE_ERROR
+    // and wait for the next event).
+    const deleting = new Set(ctx.replicasOnBrokers(brokers).filter((r) => ctx.isTopicQueuedUpForDeletion(r.topic)).map((r) => r.topic))
+    if (deleting.size > 0) await this.#deletion.resumeDeletionForTopics(deleting)
   }
 
-  /** Replicas a broker answered KAFKA_STORAGE_ERROR for are offline (Kafka's onReplicasBecomeOffline). */
+  /**
+   * Kafka's processLeaderAndIsrResponseReceived: replicas a broker answered KAFKA_STORAGE_ERROR for are
+   * offline (onReplicasBecomeOffline); replicas counted offline that now answer without error are back
+   * (a dir recovered from a full disk): online again, a leader elected where none was left, and every
+   * broker told their new offline-replica lists.
+   */
   async #onLeaderAndIsrResponse(brokerId: number, response: ControlResponse): Promise<void> {
     if (!this.isActive || !this.context.liveBrokers.has(brokerId)) return
     const ctx = this.context
     let offline = ctx.replicasOnOfflineDirs.get(brokerId)
     if (offline === undefined) ctx.replicasOnOfflineDirs.set(brokerId, (offline = new Set()))
     const newly: PartitionReplica[] = []
+    const back: PartitionReplica[] = []
     for (const e of response.partitionErrors) {
-      if (e.errorCode !== ErrorCode.KAFKA_STORAGE_ERROR) continue
       const key = partitionKey(e.topic, e.partition)
+      if (e.errorCode === ErrorCode.NONE) {
+        if (offline.delete(key)) back.push({ topic: e.topic, partition: e.partition, replica: brokerId })
+        continue
+      }
+      if (e.errorCode !== ErrorCode.KAFKA_STORAGE_ERROR) continue
       if (offline.has(key) || ctx.assignment(e) === undefined) continue
       offline.add(key)
       newly.push({ topic: e.topic, partition: e.partition, replica: brokerId })
     }
-    if (newly.length === 0) return
-    this.#log.warn({ brokerId, replicas: newly.length, partitions: newly.slice(0, 10).map((r) => `${r.topic}-${r.partition}`) }, 'replicas on a failed log dir are offline')
-    await this.#onReplicasBecomeOffline(newly)
+    if (offline.size === 0) ctx.replicasOnOfflineDirs.delete(brokerId)
+    if (newly.length > 0) {
+      this.#log.warn({ brokerId, replicas: newly.length, partitions: newly.slice(0, 10).map((r) => `${r.topic}-${r.partition}`) }, 'replicas on a failed log dir are offline')
+      await this.#onReplicasBecomeOffline(newly)
+    }
+    if (back.length > 0) {
+      this.#log.info({ brokerId, replicas: back.length, partitions: back.slice(0, 10).map((r) => `${r.topic}-${r.partition}`) }, 'replicas on a recovered log dir are online again')
+      // They were sent LeaderAndIsr already (the log dir event): no second request, only their state.
+      for (const r of back) if (ctx.replicaState(r) === 'OfflineReplica') ctx.putReplicaState(r, 'OnlineReplica')
+      const elections = await this.#partitionStateMachine.triggerOnlinePartitionStateChange()
+      const elected = new Set([...elections].filter(([, e]) => e.ok).map(([k]) => k))
+      this.#sendUpdateMetadata(ctx.liveOrShuttingDownBrokerIds(), back.filter((r) => !elected.has(partitionKey(r.topic, r.partition))))
+    }
   }
 
   // ---------------------------------------------------------------- topics

@@ -148,9 +148,10 @@ export class TopicDeletionManager {
     const ineligible = new Set<string>()
     for (const topic of topics) {
       const replicas = ctx.replicasForTopic(topic)
-      const deadOfTopic = replicas.filter((r) => !ctx.isReplicaOnline(r.replica))
+      // A replica on a failed log dir is as dead as one on a dead broker (Kafka's isReplicaOnline(replica, partition)).
+      const deadOfTopic = replicas.filter((r) => !ctx.isReplicaOnlineFor(r.replica, r))
       const succeeded = new Set(ctx.replicasInState(topic, 'ReplicaDeletionSuccessful').map((r) => `${r.partition}:${r.replica}`))
-      retry.push(...replicas.filter((r) => ctx.isReplicaOnline(r.replica) && !succeeded.has(`${r.partition}:${r.replica}`)))
+      retry.push(...replicas.filter((r) => ctx.isReplicaOnlineFor(r.replica, r) && !succeeded.has(`${r.partition}:${r.replica}`)))
       dead.push(...deadOfTopic)
       if (deadOfTopic.length > 0) ineligible.add(topic)
     }
