@@ -11,8 +11,9 @@ const only = process.env.FAULTS_ONLY?.split(',')
 const selected = (s: Scenario): boolean => only === undefined || only.includes(s.name)
 
 describe.skipIf(zookeeperMissing() !== undefined)('crash faults', () => {
-  for (const s of [...crashScenarios, rollingRestart, killAll, zombieLeader, uncleanDisabled, uncleanEnabled].filter(selected)) {
-    it(s.name, async () => {
+  for (const s of [...crashScenarios, rollingRestart, killAll, zombieLeader, uncleanDisabled, uncleanEnabled]) {
+    // Scenarios left out by FAULTS_ONLY are reported as skipped, so a file with none selected still passes.
+    it.skipIf(!selected(s))(s.name, async () => {
       const r = await runScenario(s)
       expect(r.ok, `${s.name}: ${JSON.stringify({ lost: r.lost, inconsistent: r.inconsistent, duplicates: r.duplicates, abortedReads: r.abortedReads, nonMonotonic: r.nonMonotonic, replicas: r.replicaDetail, examples: r.examples })}`).toBe(true)
       if (s.expectLoss === true) expect(r.lost + r.inconsistent, 'the unclean election\'s loss is reported').toBeGreaterThan(0)
