@@ -63,6 +63,8 @@ export interface StartBrokerOptions {
 
 /** How long start() waits for the controller's first word about the cluster before serving anyway. */
 const FIRST_METADATA_WAIT_MS = 30_000
+/** How long a broker waits before writing a refused log dir event notification again. */
+const LOG_DIR_EVENT_RETRY_MS = 1000
 
 export class Broker {
   readonly registry = new HandlerRegistry(HANDLERS)
@@ -394,7 +396,24 @@ export class Broker {
       void this.stop()
       return
     }
-    await this.store.notifyLogDirFailure(this.nodeId).catch((err: unknown) => this.log.error({ err: (err as Error).message }, 'cannot report the log dir failure to the controller'))
+    await this.reportLogDirEvent(dir, 'failure')
+  }
+
+  /**
+   * Writes a /log_dir_event_notification for this broker, retried every second while ZooKeeper refuses
+   * it (a lost session, say): without it the controller would keep counting the dir's replicas as they
+   * were until the next event or a restart.
+   */
+  private async reportLogDirEvent(dir: string, what: 'failure' | 'recovery'): Promise<void> {
+    for (let attempt = 1; this.stopping === null; attempt++) {
+      try {
+        await this.store.notifyLogDirFailure(this.nodeId)
+        return
+      } catch (err) {
+        this.log.error({ err: (err as Error).message, dir, attempt }, `cannot report the log dir ${what} to the controller; retrying in 1 s`)
+        await new Promise((resolve) => setTimeout(resolve, LOG_DIR_EVENT_RETRY_MS).unref())
+      }
+    }
   }
 
   /**
@@ -407,7 +426,7 @@ export class Broker {
   async onLogDirRecovered(dir: string): Promise<void> {
     await this.partitions.onLogDirRecovered(dir).catch((err: unknown) => this.log.error({ err: (err as Error).message, dir }, 'cannot list the reopened replicas'))
     if (this.stopping !== null) return
-    await this.store.notifyLogDirFailure(this.nodeId).catch((err: unknown) => this.log.error({ err: (err as Error).message, dir }, 'cannot report the recovered log dir to the controller'))
+    await this.reportLogDirEvent(dir, 'recovery')
   }
 
   /** The endpoint clients on this listener should use (the first advertised one for an unknown listener). */
