@@ -65,6 +65,8 @@ export interface BrokerMetricSources {
    * or follower.replication.throttled.rate: those of the replicas the topics list as throttled.
    */
   replicationQuotaRate(side: 'leader' | 'follower'): number
+  /** Log dirs of this broker taken offline by an I/O error (or a full disk) and not back. */
+  offlineLogDirs(): number
 }
 
 const PER_SEC = (meter: string, what: string): string => `${what} (Kafka's ${meter}PerSec meter count)`
@@ -151,6 +153,7 @@ export class BrokerMetrics {
     logGauge('kafka_log_log_logstartoffset', 'First offset of the log (LogStartOffset)', (s) => s.logStartOffset)
     logGauge('kafka_log_log_logendoffset', 'Offset the next record gets (LogEndOffset)', (s) => s.logEndOffset)
     logGauge('kafka_log_log_numlogsegments', 'Segments of the log (NumLogSegments)', (s) => s.segmentCount)
+    r.collected('kafka_log_logmanager_offlinelogdirectorycount', 'Log dirs of this broker that are offline (LogManager OfflineLogDirectoryCount)', 'gauge', [], (emit) => emit([], sources.offlineLogDirs()))
     r.collected('kafka_server_replicamanager_partitioncount', 'Partitions on this broker (PartitionCount)', 'gauge', [], async (emit) => emit([], (await logStates()).length))
     r.collected('kafka_server_replicamanager_leadercount', 'Partitions this broker leads (LeaderCount)', 'gauge', [], (emit) => emit([], sources.leadership().leaders))
     // Lag: kafka_exporter's names, since Kafka's broker has no lag MBean.

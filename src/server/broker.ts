@@ -139,6 +139,7 @@ export class Broker {
         },
         topicExists: (name) => this.metadata.topic(name) !== undefined,
         replicationQuotaRate: (side) => this.replicationQuotas[side].rate(),
+        offlineLogDirs: () => this.router.offlineDirs.size,
       },
       registry,
     )

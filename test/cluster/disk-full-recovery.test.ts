@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
 import { compareReplicaLogs } from '../faults/checker.js'
-import { batchOf, partitionsOf, readAll, startCluster, until, zookeeperMissing, type PartitionView, type TestCluster } from '../harness/index.js'
+import { batchOf, freeLoopbackPort, partitionsOf, readAll, startCluster, until, zookeeperMissing, type PartitionView, type TestCluster } from '../harness/index.js'
 
 const MISSING = zookeeperMissing()
 const notRoot = process.getuid?.() !== 0
@@ -48,8 +48,16 @@ function replicaLog(logDir: string, partition: number): Buffer {
 describe.skipIf(notRoot || MISSING !== undefined)(`a full log dir in a three-broker cluster${skipWhy}`, () => {
   let cluster: TestCluster
   let mount: string
+  let victimRestPort: number
+  /** The full broker's kafka_log_logmanager_offlinelogdirectorycount, scraped from its GET /metrics. */
+  const offlineLogDirs = async (): Promise<number> => {
+    const text = await (await fetch(`http://127.0.0.1:${victimRestPort}/metrics`)).text()
+    const line = text.split('\n').find((l) => l.startsWith('kafka_log_logmanager_offlinelogdirectorycount '))
+    return Number(line?.split(' ')[1])
+  }
 
   beforeAll(async () => {
+    victimRestPort = await freeLoopbackPort()
     mount = mkdtempSync(join(tmpdir(), 'skein-full-cluster-'))
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mount])
     cluster = await startCluster({
@@ -58,7 +66,7 @@ describe.skipIf(notRoot || MISSING !== undefined)(`a full log dir in a three-bro
         'min.insync.replicas=2', 'default.replication.factor=3', 'replica.lag.time.max.ms=3000', 'replica.fetch.backoff.ms=200',
         'log.dir.failure.retry.interval.ms=300', 'log.dir.failure.retry.min.free.bytes=2097152', 'log.segment.bytes=1048576',
       ],
-      brokerOverrides: (id) => (id === VICTIM ? [`log.dirs=${mount}`] : []),
+      brokerOverrides: (id) => (id === VICTIM ? [`log.dirs=${mount}`, `rest.listeners=http://127.0.0.1:${victimRestPort}`] : []),
     })
   }, 120_000)
 
@@ -131,6 +139,7 @@ describe.skipIf(notRoot || MISSING !== undefined)(`a full log dir in a three-bro
     }, 20_000)
     const offMs = Date.now() - t0
     expect(cluster.broker(VICTIM).alive()).toBe(true)
+    expect(await offlineLogDirs()).toBe(1)
     for (const p of off) expect(p.offline).toContain(VICTIM)
     // Its only replica offline: no leader (unclean election is off, and there is no other replica anyway).
     await until('no leader for the partition whose only replica is full', async () => ((await views(SOLO))[0]!.leader === -1 ? true : undefined), 10_000)
@@ -155,6 +164,7 @@ describe.skipIf(notRoot || MISSING !== undefined)(`a full log dir in a three-bro
     })
     const backMs = Date.now() - t1
     expect(cluster.broker(VICTIM).output()).toMatch(/has room again/)
+    expect(await offlineLogDirs()).toBe(0)
     console.log(`disk-full recovery: leadership and ISRs off broker ${VICTIM} ${offMs} ms after the disk filled; back in every ISR ${backMs} ms after space was freed (no restart); ISRs ${back.map((p) => `${p.partition}:${p.isr.join(',')}`).join(' ')}`)
 
     for (let p = 0; p < PARTITIONS; p++) await produce(p, Array.from({ length: 5 }, (_, i) => `after-${p}-${i}`), acked)
