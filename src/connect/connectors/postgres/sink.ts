@@ -5,15 +5,19 @@
 // fields.include.list, table.name.format, batch.size, max.retries and retry.backoff.ms.
 //
 // Each put() writes its records in one database transaction, in order: consecutive writes to a table
-// become multi-row statements of at most batch.size rows (an upsert batch keeps only the last record of
-// each key, which is what applying them one by one would leave), a delete or a schema change closes the
-// batch. A failed put is rolled back and retried (RetriableException) up to max.retries times, so the
+// become batches of at most batch.size rows (an upsert batch keeps only the last record of each key,
+// which is what applying them one by one would leave), a delete or a schema change closes the batch.
+// A batch is sent in COPY text format: an insert is COPY into the table, an upsert COPY into a
+// temporary staging table of the same column types and one INSERT ... SELECT ... ON CONFLICT DO UPDATE
+// from it (the rows as PostgreSQL's own bulk load reads them, with no per-row statement or array
+// parameter to build); deletes are DELETE ... WHERE (key) IN (...). A failed put is rolled back and retried (RetriableException) up to max.retries times, so the
 // runtime commits consumer offsets only for records that are in the database; upserts make a
 // redelivered record land once.
 import type pg from 'pg'
 import { ConfigDef, Validators } from '../../api/config-def.js'
 import { DATE_NAME, DECIMAL_NAME, type Field, type Schema, Struct, TIME_NAME, TIMESTAMP_NAME } from '../../api/data.js'
 import { ConnectException, RetriableException, SinkConnector, type SinkRecord, SinkTask } from '../../api/plugin.js'
+import { copyFrom, copyValue } from './copy.js'
 import { type ColumnInfo, connect, connectionConfigDef, describeTable, quoteIdent, quoteTable, VERSION } from './common.js'
 
 function sinkConfigDef(): ConfigDef {
@@ -182,6 +186,10 @@ export class PostgresSinkTask extends SinkTask {
   private readonly layouts = new WeakMap<Schema, Map<string, ValueLayout>>()
   /** Named prepared statements of the current connection, by SQL text. */
   private readonly statements = new Map<string, string>()
+  /** Staging tables of the current connection (upserts), by target table and columns. */
+  private readonly stages = new Map<string, string>()
+  /** Staging tables written in the current put's transaction (emptied only at its COMMIT). */
+  private readonly usedStages = new Set<string>()
   private retriesLeft = 0
 
   version(): string {
@@ -201,6 +209,7 @@ export class PostgresSinkTask extends SinkTask {
   private async db(): Promise<pg.Client> {
     if (this.client === null) {
       this.statements.clear()
+      this.stages.clear()
       this.client = await connect(this.props)
       await this.client.query(`SET TIME ZONE 'UTC'`)
     }
@@ -320,6 +329,7 @@ export class PostgresSinkTask extends SinkTask {
       if (op !== null) ops.push(op)
     }
     if (ops.length === 0) return
+    this.usedStages.clear()
     let client: pg.Client
     try {
       client = await this.db()
@@ -349,8 +359,10 @@ export class PostgresSinkTask extends SinkTask {
       this.retriesLeft = this.c['max.retries'] as number
     } catch (err) {
       if (!single) await client.query('ROLLBACK').catch(() => {})
-      // A table changed behind our back: read its columns again on the retry.
+      // A table changed behind our back: read its columns again on the retry. A staging table created in
+      // the rolled back transaction is gone.
       this.tables.clear()
+      this.stages.clear()
       if (err instanceof ConnectException) throw err
       this.retry(err)
     }
@@ -359,10 +371,11 @@ export class PostgresSinkTask extends SinkTask {
   /** Whether execute() writes this batch with a single statement. */
   private isOneStatement(batch: RowOp[]): boolean {
     const first = batch[0]!
-    const width = first.keyColumns.length + first.valueColumns.length
     if (first.kind === 'delete') return batch.length <= Math.floor(60000 / Math.max(1, first.keyColumns.length))
     if (this.insertMode === 'update') return batch.length === 1
-    return this.arrayTypes(first) !== null || batch.length <= Math.floor(60000 / Math.max(1, width))
+    // insert: one COPY; upsert: a COPY into the staging table and the INSERT from it, in a transaction.
+    return this.insertMode === 'insert'
+
   }
 
   private retry(err: unknown): void {
@@ -377,7 +390,7 @@ export class PostgresSinkTask extends SinkTask {
     throw new RetriableException(`writing to PostgreSQL failed (${this.retriesLeft} retries left): ${message}`, { cause: err })
   }
 
-  /** One batch of same-shape operations on one table, as multi-row statements. */
+  /** One batch of same-shape operations on one table: COPY for writes, multi-row DELETEs, or UPDATEs. */
   private async execute(client: pg.Client, batch: RowOp[]): Promise<void> {
     const first = batch[0]!
     const table = quoteTable(first.table)
@@ -418,45 +431,37 @@ export class PostgresSinkTask extends SinkTask {
       rows = [...last.values()]
     }
     const onConflict = this.insertMode !== 'upsert' ? '' : valueNames.length === 0 ? ` ON CONFLICT (${keyNames.join(', ')}) DO NOTHING` : ` ON CONFLICT (${keyNames.join(', ')}) DO UPDATE SET ${valueNames.map((n) => `${n} = EXCLUDED.${n}`).join(', ')}`
-    const arrayTypes = this.arrayTypes(first)
-    if (arrayTypes !== null) {
-      // One array parameter per column, unnest()ed into rows: one statement text for any batch size, so
-      // it is prepared once per connection (a named statement) instead of parsed and planned per batch.
-      const width = first.keyColumns.length + first.valueColumns.length
-      const arrays: unknown[][] = Array.from({ length: width }, () => new Array<unknown>(rows.length))
-      for (let r = 0; r < rows.length; r++) {
-        const op = rows[r]!
-        let c = 0
-        for (const v of op.keyValues) arrays[c++]![r] = v
-        for (const v of op.values) arrays[c++]![r] = v
-      }
-      const sql = `INSERT INTO ${table} (${columns.join(', ')}) SELECT * FROM unnest(${arrayTypes.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})${onConflict}`
-      await client.query({ name: this.statementName(sql), text: sql, values: arrays })
+    const list = columns.join(', ')
+    const data = copyRows(rows)
+    if (this.insertMode !== 'upsert') {
+      // A plain insert is COPY into the table itself: all rows or, on any error, none.
+      await copyFrom(client, `COPY ${table} (${list}) FROM STDIN`, data)
       return
     }
-    const perStmt = Math.max(1, Math.floor(60000 / columns.length))
-    for (let s = 0; s < rows.length; s += perStmt) {
-      const part = rows.slice(s, s + perStmt)
-      const params: unknown[] = []
-      const tuples = part.map((op) => `(${[...op.keyValues, ...op.values].map((v) => `$${params.push(v)}`).join(', ')})`)
-      await client.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}${onConflict}`, params)
-    }
+    // An upsert: COPY into a staging table of the same column types, then one INSERT ... SELECT ...
+    // ON CONFLICT from it (prepared once per connection). The staging table is emptied at COMMIT.
+    const stage = await this.stagingTable(client, table, list)
+    // An earlier batch of this transaction (before a delete or another table) left its rows there.
+    if (this.usedStages.has(stage)) await client.query(`DELETE FROM ${stage}`)
+    this.usedStages.add(stage)
+    await copyFrom(client, `COPY ${stage} FROM STDIN`, data)
+    const sql = `INSERT INTO ${table} (${list}) SELECT ${list} FROM ${stage}${onConflict}`
+    await client.query({ name: this.statementName(sql), text: sql })
   }
 
   /**
-   * The table's column types for an unnest() insert of these columns, or null when one of them cannot be
-   * passed as an array of its type (array or user-defined columns): those batches use VALUES lists.
+   * This connection's temporary table with the types of these columns of the table (created from the
+   * table itself, so any column type works), emptied at every COMMIT.
    */
-  private arrayTypes(op: RowOp): string[] | null {
-    const cols = this.tables.get(op.table)
-    if (cols === undefined) return null
-    const types: string[] = []
-    for (const c of [...op.keyColumns, ...op.valueColumns]) {
-      const t = cols.get(c.name)?.dataType
-      if (t === undefined || !ARRAYABLE_TYPE.test(t)) return null
-      types.push(t)
+  private async stagingTable(client: pg.Client, table: string, list: string): Promise<string> {
+    const id = `${table} (${list})`
+    let name = this.stages.get(id)
+    if (name === undefined) {
+      name = `pg_temp.skein_stage_${this.stages.size + 1}`
+      await client.query(`CREATE TEMP TABLE IF NOT EXISTS ${name} ON COMMIT DELETE ROWS AS SELECT ${list} FROM ${table} WITH NO DATA`)
+      this.stages.set(id, name)
     }
-    return types
+    return name
   }
 
   private statementName(sql: string): string {
@@ -476,8 +481,17 @@ export class PostgresSinkTask extends SinkTask {
   }
 }
 
-/** information_schema data types whose array type is `<type>[]` (built-in scalar types, not ARRAY or USER-DEFINED). */
-const ARRAYABLE_TYPE = /^(smallint|integer|bigint|real|double precision|numeric|boolean|text|character varying|bytea|date|time without time zone|time with time zone|timestamp without time zone|timestamp with time zone|jsonb|json|uuid)$/
+/** Rows (key values, then values) in COPY text format. */
+function copyRows(rows: RowOp[]): Buffer {
+  let text = ''
+  for (const op of rows) {
+    let line = ''
+    for (const v of op.keyValues) line += (line === '' ? '' : '\t') + copyValue(v)
+    for (const v of op.values) line += (line === '' ? '' : '\t') + copyValue(v)
+    text += line + '\n'
+  }
+  return Buffer.from(text, 'utf8')
+}
 
 function columnDefinition(c: Column, isKey: boolean): string {
   let def = `${quoteIdent(c.name)} ${sqlType(c.schema)}`
