@@ -67,6 +67,23 @@ function traceOf(err: unknown): string {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
+/**
+ * The consumed record a SinkRecord came from (for the errant record reporter and rewinds), kept on the
+ * record under a symbol: a property of the object literal costs nothing per record, where a WeakMap
+ * entry per record cost more than the rest of building it. A record a transform or the task made by
+ * spreading one keeps it; another record object has none.
+ */
+const ORIGIN = Symbol('skein.connect.origin')
+
+function originOf(record: SinkRecord): ConsumedRecord | undefined {
+  return (record as { [ORIGIN]?: ConsumedRecord })[ORIGIN]
+}
+
+function withOrigin(record: SinkRecord | null, origin: ConsumedRecord): SinkRecord | null {
+  if (record !== null && originOf(record) !== origin && Object.isExtensible(record)) (record as { [ORIGIN]?: ConsumedRecord })[ORIGIN] = origin
+  return record
+}
+
 /** Kafka's TransformationChain.apply under the error handler: the record, or null (dropped or skipped). */
 async function transform<R extends ConnectRecord>(chain: TransformationChain, errors: ErrorHandler, record: R, consumerRecord?: ConsumedRecord): Promise<R | null> {
   let r: R | null = record
@@ -682,8 +699,6 @@ export class WorkerSinkTask extends WorkerTask {
   private timeoutMs = 0
   private readonly seeks: { tp: TopicPartition; offset: number }[] = []
   private assigned: TopicPartition[] = []
-  /** Consumed record by the SinkRecord handed to put (for the errant record reporter). */
-  private readonly origins = new WeakMap<SinkRecord, ConsumedRecord>()
 
   constructor(private readonly s: SinkTaskDeps) {
     super(s)
@@ -707,7 +722,7 @@ export class WorkerSinkTask extends WorkerTask {
       metrics: this.s.metrics,
       errantRecordReporter: reporter === null ? null : {
         report: async (record: SinkRecord, error: Error) => {
-          const origin = this.origins.get(record)
+          const origin = originOf(record)
           if (origin !== undefined) await reporter(origin, error)
         },
       },
@@ -789,7 +804,7 @@ export class WorkerSinkTask extends WorkerTask {
           const rewound = new Set(this.seeks.map((x) => tpKey(x.tp.topic, x.tp.partition)))
           records = records.filter((r) => !rewound.has(tpKey(r.topic, r.partition)))
           batch = batch.filter((sr) => {
-            const o = this.origins.get(sr)
+            const o = originOf(sr)
             return o === undefined || !rewound.has(tpKey(o.topic, o.partition))
           })
         }
@@ -844,6 +859,8 @@ export class WorkerSinkTask extends WorkerTask {
   }
 
   private withHeaders(r: ConsumedRecord, key: SchemaAndValue): SinkRecord | null | Promise<SinkRecord | null> {
+    // No headers: nothing to convert, nothing that can fail.
+    if (r.headers.length === 0) return this.withValue(r, key, new ConnectHeaders())
     const hc = this.s.headerConverter
     const h = this.s.errors.executeSync('HEADER_CONVERTER', hc.constructor.name, () => {
       const headers = new ConnectHeaders()
@@ -864,7 +881,7 @@ export class WorkerSinkTask extends WorkerTask {
   }
 
   private transformed(r: ConsumedRecord, key: SchemaAndValue, headers: ConnectHeaders, value: SchemaAndValue): SinkRecord | null | Promise<SinkRecord | null> {
-    const record: SinkRecord = {
+    const record: SinkRecord & { [ORIGIN]?: ConsumedRecord } = {
       topic: r.topic,
       kafkaPartition: r.partition,
       kafkaOffset: r.offset,
@@ -878,16 +895,11 @@ export class WorkerSinkTask extends WorkerTask {
       originalTopic: r.topic,
       originalKafkaPartition: r.partition,
       originalKafkaOffset: r.offset,
+      [ORIGIN]: r,
     }
     const out = transformSyncFirst(this.s.chain, this.s.errors, record, r)
-    if (out instanceof Promise) {
-      return out.then((o) => {
-        if (o !== null) this.origins.set(o, r)
-        return o
-      })
-    }
-    if (out !== null) this.origins.set(out, r)
-    return out
+    if (out instanceof Promise) return out.then((o) => withOrigin(o, r))
+    return out === record ? out : withOrigin(out, r)
   }
 
   private async convert(records: ConsumedRecord[]): Promise<SinkRecord[]> {
