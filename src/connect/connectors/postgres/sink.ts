@@ -168,6 +168,8 @@ interface RowOp {
   shape: string
 }
 
+const NO_KEY: { columns: Column[]; values: unknown[] } = { columns: [], values: [] }
+
 interface ValueLayout {
   fields: Field[]
   columns: Column[]
@@ -216,28 +218,34 @@ export class PostgresSinkTask extends SinkTask {
     return this.client
   }
 
+  private readonly tableNames = new Map<string, string>()
+
   private tableName(topic: string): string {
-    return (this.c['table.name.format'] as string).replaceAll('${topic}', topic)
+    let name = this.tableNames.get(topic)
+    if (name === undefined) this.tableNames.set(topic, (name = (this.c['table.name.format'] as string).replaceAll('${topic}', topic)))
+    return name
   }
 
   /** The key columns and values of a record by pk.mode. */
   private keyOf(r: SinkRecord): { columns: Column[]; values: unknown[] } {
     switch (this.pkMode) {
       case 'none':
-        return { columns: [], values: [] }
+        return NO_KEY
       case 'kafka': {
-        const names = this.pkFields.length === 3 ? this.pkFields : ['__connect_topic', '__connect_partition', '__connect_offset']
-        return {
-          columns: [{ name: names[0]!, schema: { type: 'string', optional: false } }, { name: names[1]!, schema: { type: 'int32', optional: false } }, { name: names[2]!, schema: { type: 'int64', optional: false } }],
-          values: [r.topic, r.kafkaPartition, r.kafkaOffset],
+        if (this.kafkaColumns === null) {
+          const names = this.pkFields.length === 3 ? this.pkFields : ['__connect_topic', '__connect_partition', '__connect_offset']
+          this.kafkaColumns = [{ name: names[0]!, schema: { type: 'string', optional: false } }, { name: names[1]!, schema: { type: 'int32', optional: false } }, { name: names[2]!, schema: { type: 'int64', optional: false } }]
         }
+        return { columns: this.kafkaColumns, values: [r.topic, r.kafkaPartition, r.kafkaOffset] }
       }
       case 'record_key': {
         if (r.keySchema === null && r.key === null) throw new ConnectException(`Sink connector requires records with a non-null key and a key schema for pk.mode record_key (topic ${r.topic}, offset ${r.kafkaOffset})`)
         if (r.key instanceof Struct) return this.structColumns(r.key, this.pkFields, 'key')
         if (this.pkFields.length !== 1) throw new ConnectException(`Need exactly one PK column defined since the key schema for records is a primitive type, defined columns are: [${this.pkFields.join(', ')}]`)
         const schema = r.keySchema ?? { type: typeof r.key === 'number' ? (Number.isInteger(r.key) ? 'int64' : 'float64') : 'string', optional: false } as Schema
-        return { columns: [{ name: this.pkFields[0]!, schema: { ...schema, optional: false } }], values: [sqlValue(schema, r.key)] }
+        let columns = this.primitiveKeyColumns.get(schema)
+        if (columns === undefined) this.primitiveKeyColumns.set(schema, (columns = [{ name: this.pkFields[0]!, schema: { ...schema, optional: false } }]))
+        return { columns, values: [sqlValue(schema, r.key)] }
       }
       default: {
         if (!(r.value instanceof Struct)) throw new ConnectException(`Sink connector requires records with a Struct value for pk.mode record_value (topic ${r.topic}, offset ${r.kafkaOffset})`)
@@ -263,6 +271,12 @@ export class PostgresSinkTask extends SinkTask {
 
   /** Key fields by struct schema (pk.fields is fixed for the task). */
   private readonly keyLayouts = new WeakMap<Schema, { fields: Field[]; columns: Column[] }>()
+  /** The key column of a primitive key (pk.mode record_key), by key schema. */
+  private readonly primitiveKeyColumns = new WeakMap<Schema, Column[]>()
+  /** pk.mode kafka's columns. */
+  private kafkaColumns: Column[] | null = null
+  /** The last value layout found, by its value schema and key columns: records in a row usually share them. */
+  private lastLayout: { schema: Schema; keyColumns: Column[]; layout: ValueLayout } | null = null
 
   private toOp(r: SinkRecord): RowOp | null {
     const table = this.tableName(r.topic)
@@ -282,6 +296,8 @@ export class PostgresSinkTask extends SinkTask {
 
   /** The value fields a record writes and its batch shape, computed once per value schema and key columns. */
   private valueLayout(schema: Schema, keyColumns: Column[]): ValueLayout {
+    const last = this.lastLayout
+    if (last !== null && last.schema === schema && last.keyColumns === keyColumns) return last.layout
     let bySchema = this.layouts.get(schema)
     if (bySchema === undefined) this.layouts.set(schema, (bySchema = new Map()))
     const keyId = keyColumns.map((c) => c.name).join(',')
@@ -292,6 +308,7 @@ export class PostgresSinkTask extends SinkTask {
       layout = { fields, columns: fields.map((f) => ({ name: f.name, schema: f.schema })), shape: `w|${keyId}|${fields.map((f) => f.name).join(',')}` }
       bySchema.set(keyId, layout)
     }
+    this.lastLayout = { schema, keyColumns, layout }
     return layout
   }
 
@@ -425,7 +442,6 @@ export class PostgresSinkTask extends SinkTask {
         // A one-column number key is its own map key, a string one tagged 's'; others by their JSON, tagged 'j'.
         const only = op.keyValues.length === 1 ? op.keyValues[0] : undefined
         const k = typeof only === 'number' ? only : typeof only === 'string' ? `s${only}` : `j${JSON.stringify(op.keyValues.map((v) => (Buffer.isBuffer(v) ? v.toString('hex') : v)))}`
-        last.delete(k)
         last.set(k, op)
       }
       rows = [...last.values()]
