@@ -20,6 +20,7 @@
 // part 3 (it is skipped anyway without PostgreSQL), --skip-mm2 parts 1 and 2.
 import { chmodSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { PerformanceObserver } from 'node:perf_hooks'
 import { Admin, type BatchDelivery, LATEST_TIMESTAMP, listOffsets, Producer, tpKey } from '../src/client/index.js'
 import { copyFrom } from '../src/connect/connectors/postgres/copy.js'
 import { startConnect } from '../src/connect/runtime/connect.js'
@@ -157,6 +158,13 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     // The worker runs in this process: its CPU per row is a figure a busy shared machine disturbs less
     // than rows/s. Counted from the first row seen in the table (start-up left out).
     let cpuStart = process.cpuUsage()
+    // Garbage collection pauses of this process over the same span (part of the CPU above).
+    let gcMs = 0
+    let counting = false
+    const gcObserver = new PerformanceObserver((list) => {
+      if (counting) for (const e of list.getEntries()) gcMs += e.duration
+    })
+    gcObserver.observe({ entryTypes: ['gc'] })
     let rowsAtFirst = 0
     let cpu = { user: 0, system: 0 }
     const connect = await startConnect({
@@ -192,11 +200,13 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
         if (n > 0 && firstRow === 0) {
           firstRow = performance.now()
           cpuStart = process.cpuUsage()
+          counting = true
           rowsAtFirst = n
         }
         if (n >= PG_RECORDS) {
           done = performance.now()
           cpu = process.cpuUsage(cpuStart)
+          counting = false
           break
         }
         if (performance.now() - started > 600_000) throw new Error(`the sink wrote ${n} of ${PG_RECORDS} rows in 10 minutes`)
@@ -205,7 +215,9 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     } finally {
       await connect.stop()
     }
+    gcObserver.disconnect()
     const cpuPerRow = (cpu.user + cpu.system) / Math.max(1, PG_RECORDS - rowsAtFirst)
+    const gcPerRow = (gcMs * 1000) / Math.max(1, PG_RECORDS - rowsAtFirst)
     // Rows are counted every 100 ms: a span shorter than a few counts is not a rate.
     const sinkRate = done - firstRow >= 500 ? PG_RECORDS / ((done - firstRow) / 1000) : NaN
     const withStartup = PG_RECORDS / ((done - started) / 1000)
@@ -262,7 +274,7 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
       await merger.end()
     }
     const mergeRate = PG_RECORDS / ((performance.now() - t) / 1000)
-    console.log(`PostgreSQL sink (upsert, batch.size 3000, JSON with schemas): ${fmt(sinkRate)} rows/s from the first row (${fmt(withStartup)} with the worker's start-up; worker CPU ${cpuPerRow.toFixed(1)} µs/row)`)
+    console.log(`PostgreSQL sink (upsert, batch.size 3000, JSON with schemas): ${fmt(sinkRate)} rows/s from the first row (${fmt(withStartup)} with the worker's start-up; worker CPU ${cpuPerRow.toFixed(1)} µs/row, of which GC ${gcPerRow.toFixed(1)})`)
     console.log(`PostgreSQL itself, same rows: the sink's statements (COPY into a staging table + INSERT ... SELECT ... ON CONFLICT, 3000 rows a transaction) ${fmt(mergeRate)} rows/s — sink / that: ${(sinkRate / mergeRate).toFixed(2)}; COPY ${fmt(copyRate)} rows/s; batched INSERT ... ON CONFLICT (unnest) ${fmt(upsertRate)} rows/s — sink / that: ${(sinkRate / upsertRate).toFixed(2)}`)
   } finally {
     await pg.stop()
