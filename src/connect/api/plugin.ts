@@ -17,8 +17,8 @@ export interface ConnectHeader {
 export class ConnectHeaders implements Iterable<ConnectHeader> {
   private readonly list: ConnectHeader[]
 
-  constructor(headers: Iterable<ConnectHeader> = []) {
-    this.list = [...headers]
+  constructor(headers?: Iterable<ConnectHeader>) {
+    this.list = headers === undefined ? [] : [...headers]
   }
 
   [Symbol.iterator](): Iterator<ConnectHeader> {

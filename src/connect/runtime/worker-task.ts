@@ -20,7 +20,7 @@ import { ConnectHeaders, type Converter, type HeaderConverter, type OffsetStorag
 import type { ConnectRecord } from '../api/plugin.js'
 import type { SchemaAndValue } from '../api/data.js'
 import type { TransformationChain } from './connector-config.js'
-import { ErrorHandler, ToleranceExceededError } from './errors.js'
+import { ErrorHandler, type Stage, ToleranceExceededError } from './errors.js'
 import { offsetRecord, type OffsetBackingStore, type SourceOffset, type SourcePartition, canonicalJson } from './offset-store.js'
 import type { State } from './status-store.js'
 
@@ -849,13 +849,26 @@ export class WorkerSinkTask extends WorkerTask {
     if (this.putFailure !== null) throw this.putFailure.error
   }
 
-  /** Consumed records to sink records (null: dropped by a transform or skipped after a tolerated error). */
+  /**
+   * Consumed records to sink records (null: dropped by a transform or skipped after a tolerated error).
+   * The converters are called directly; only a failure or a promise goes through the error handler
+   * (ErrorHandler.executeAfter), so a record that converts synchronously allocates no closure per stage.
+   */
   private toSinkRecord(r: ConsumedRecord): SinkRecord | null | Promise<SinkRecord | null> {
-    const e = this.s.errors
-    const ctx = { consumerRecord: r }
-    const k = e.executeSync('KEY_CONVERTER', this.s.keyConverter.constructor.name, () => this.s.keyConverter.toConnectData(r.topic, null, r.key), ctx)
-    if (k instanceof Promise) return k.then((x) => (x.ok ? this.withHeaders(r, x.value) : null))
-    return this.withHeaders(r, k.value)
+    const kc = this.s.keyConverter
+    let key: SchemaAndValue | Promise<SchemaAndValue>
+    try {
+      key = kc.toConnectData(r.topic, null, r.key)
+    } catch (error) {
+      return this.afterStage('KEY_CONVERTER', kc, () => kc.toConnectData(r.topic, null, r.key), { error }, r, (k) => this.withHeaders(r, k))
+    }
+    if (key instanceof Promise) return this.afterStage('KEY_CONVERTER', kc, () => kc.toConnectData(r.topic, null, r.key), { pending: key }, r, (k) => this.withHeaders(r, k))
+    return this.withHeaders(r, key)
+  }
+
+  /** A stage whose first call threw or answered with a promise: retried and reported by the error handler, then next. */
+  private afterStage<T>(stage: Stage, by: object, op: () => T | Promise<T>, first: { error: unknown } | { pending: Promise<T> }, r: ConsumedRecord, next: (value: T) => SinkRecord | null | Promise<SinkRecord | null>): Promise<SinkRecord | null> {
+    return this.s.errors.executeAfter(stage, by.constructor.name, op, first, { consumerRecord: r }).then((x) => (x.ok ? next(x.value) : null))
   }
 
   private withHeaders(r: ConsumedRecord, key: SchemaAndValue): SinkRecord | null | Promise<SinkRecord | null> {
@@ -875,9 +888,15 @@ export class WorkerSinkTask extends WorkerTask {
   }
 
   private withValue(r: ConsumedRecord, key: SchemaAndValue, headers: ConnectHeaders): SinkRecord | null | Promise<SinkRecord | null> {
-    const v = this.s.errors.executeSync('VALUE_CONVERTER', this.s.valueConverter.constructor.name, () => this.s.valueConverter.toConnectData(r.topic, headers, r.value), { consumerRecord: r })
-    if (v instanceof Promise) return v.then((x) => (x.ok ? this.transformed(r, key, headers, x.value) : null))
-    return this.transformed(r, key, headers, v.value)
+    const vc = this.s.valueConverter
+    let value: SchemaAndValue | Promise<SchemaAndValue>
+    try {
+      value = vc.toConnectData(r.topic, headers, r.value)
+    } catch (error) {
+      return this.afterStage('VALUE_CONVERTER', vc, () => vc.toConnectData(r.topic, headers, r.value), { error }, r, (v) => this.transformed(r, key, headers, v))
+    }
+    if (value instanceof Promise) return this.afterStage('VALUE_CONVERTER', vc, () => vc.toConnectData(r.topic, headers, r.value), { pending: value }, r, (v) => this.transformed(r, key, headers, v))
+    return this.transformed(r, key, headers, value)
   }
 
   private transformed(r: ConsumedRecord, key: SchemaAndValue, headers: ConnectHeaders, value: SchemaAndValue): SinkRecord | null | Promise<SinkRecord | null> {
@@ -932,8 +951,14 @@ export class WorkerSinkTask extends WorkerTask {
         throw err
       }
     }
-    // put() took them: the next commit may cover them (after flush/preCommit).
-    for (const r of records) this.current.set(tpKey(r.topic, r.partition), { tp: { topic: r.topic, partition: r.partition }, offset: r.offset + 1 })
+    // put() took them: the next commit may cover them (after flush/preCommit). A partition's records are
+    // in offset order, so its last one in the batch is the one to commit after.
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i]!
+      const next = records[i + 1]
+      if (next !== undefined && next.partition === r.partition && next.topic === r.topic) continue
+      this.current.set(tpKey(r.topic, r.partition), { tp: { topic: r.topic, partition: r.partition }, offset: r.offset + 1 })
+    }
   }
 
   /** preCommit (default: flush, then everything put), then the offsets are committed to the group. */
