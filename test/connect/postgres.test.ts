@@ -149,6 +149,22 @@ describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server
     expect(await pgs.query('SELECT * FROM strict_items')).toEqual([])
   })
 
+  test('sink: a failing upsert batch (one round trip with its own BEGIN) leaves nothing; the next puts on the same task land', async () => {
+    await pgs.query('CREATE TABLE strict_upserts (sku TEXT PRIMARY KEY, qty INT CHECK (qty >= 0))')
+    const task = await sinkTask({ topics: 'strict_upserts', 'insert.mode': 'upsert', 'pk.mode': 'record_value', 'pk.fields': 'sku', 'max.retries': '5', 'retry.backoff.ms': '1' })
+    const row = (offset: number, sku: string, qty: number): SinkRecord => sinkRecord('strict_upserts', offset, null, null, V1, new Struct(V1).put('sku', sku).put('qty', qty))
+    try {
+      await task.put([row(0, 'a', 1)])
+      await expect(task.put([row(1, 'a', 2), row(2, 'b', -1)])).rejects.toBeInstanceOf(RetriableException)
+      expect(await pgs.query('SELECT sku, qty FROM strict_upserts ORDER BY sku')).toEqual([{ sku: 'a', qty: 1 }])
+      await task.put([row(1, 'a', 2), row(2, 'b', 3)])
+      await task.put([row(3, 'b', 4), row(4, 'c', 5)])
+    } finally {
+      await task.stop()
+    }
+    expect(await pgs.query('SELECT sku, qty FROM strict_upserts ORDER BY sku')).toEqual([{ sku: 'a', qty: 2 }, { sku: 'b', qty: 4 }, { sku: 'c', qty: 5 }])
+  })
+
   async function sourceTask(props: Record<string, string>, stored: Record<string, unknown> | null = null): Promise<PostgresSourceTask> {
     const all = { 'connection.url': pgs.jdbcUrl, 'connection.user': 'skein', 'poll.interval.ms': '50', ...props }
     const connector = new PostgresSourceConnector()

@@ -3,7 +3,10 @@
 // `pg` runs any object with a submit(connection) method as a query (its Submittable, what pg-cursor and
 // pg-copy-streams use) and hands it the backend's messages: CopyInResponse, CommandComplete,
 // ErrorResponse, ReadyForQuery. CopyIn below sends the whole COPY text as one CopyData message and
-// CopyDone as soon as the server asks for it; the rows are already encoded, so there is no stream.
+// CopyDone as soon as the server asks for it; the rows are already encoded, so there is no stream. The
+// query is a simple query, so it may hold more statements around the COPY (BEGIN; COPY ...; INSERT ...;
+// COMMIT): PostgreSQL runs them in order, the ones after the COPY once its data has arrived, stops at
+// the first error, and answers ReadyForQuery once at the end.
 //
 // The text format (PostgreSQL's COPY, FORMAT text): one line per row, columns separated by a tab, NULL
 // as \N, and inside a value a backslash, newline, carriage return and tab written as \\, \n, \r and \t.
@@ -17,7 +20,7 @@ interface PgConnection {
   sendCopyFail(message: string): void
 }
 
-/** One COPY ... FROM STDIN statement with its data; resolves to the row count of its CommandComplete. */
+/** A query string with one COPY ... FROM STDIN and its data; resolves to the COPY's row count. */
 class CopyIn {
   private rows = 0
   private error: Error | null = null
@@ -64,7 +67,7 @@ class CopyIn {
   handleCopyData(): void {}
 }
 
-/** Runs `COPY ... FROM STDIN` with data (rows in COPY text format); the rows copied. */
+/** Runs a query string holding one `COPY ... FROM STDIN`, with data (rows in COPY text format); the rows copied. */
 export function copyFrom(client: pg.Client, sql: string, data: Buffer): Promise<number> {
   const copy = new CopyIn(sql, data)
   client.query(copy as unknown as pg.Submittable)

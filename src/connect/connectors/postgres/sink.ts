@@ -9,8 +9,8 @@
 // which is what applying them one by one would leave), a delete or a schema change closes the batch.
 // A batch is sent in COPY text format: an insert is COPY into the table, an upsert COPY into a
 // temporary staging table of the same column types and one INSERT ... SELECT ... ON CONFLICT DO UPDATE
-// from it (the rows as PostgreSQL's own bulk load reads them, with no per-row statement or array
-// parameter to build); deletes are DELETE ... WHERE (key) IN (...). A failed put is rolled back and retried (RetriableException) up to max.retries times, so the
+// from it, both in one query string (the rows as PostgreSQL's own bulk load reads them, with no per-row
+// statement or array parameter to build, in one round trip); deletes are DELETE ... WHERE (key) IN (...). A failed put is rolled back and retried (RetriableException) up to max.retries times, so the
 // runtime commits consumer offsets only for records that are in the database; upserts make a
 // redelivered record land once.
 import type pg from 'pg'
@@ -186,8 +186,6 @@ export class PostgresSinkTask extends SinkTask {
   private include: string[] = []
   private readonly tables = new Map<string, Map<string, ColumnInfo>>()
   private readonly layouts = new WeakMap<Schema, Map<string, ValueLayout>>()
-  /** Named prepared statements of the current connection, by SQL text. */
-  private readonly statements = new Map<string, string>()
   /** Staging tables of the current connection (upserts), by target table and columns. */
   private readonly stages = new Map<string, string>()
   /** Staging tables written in the current put's transaction (emptied only at its COMMIT). */
@@ -210,7 +208,6 @@ export class PostgresSinkTask extends SinkTask {
 
   private async db(): Promise<pg.Client> {
     if (this.client === null) {
-      this.statements.clear()
       this.stages.clear()
       this.client = await connect(this.props)
       await this.client.query(`SET TIME ZONE 'UTC'`)
@@ -366,19 +363,21 @@ export class PostgresSinkTask extends SinkTask {
       batches.push(ops.slice(i, j))
       i = j
     }
-    // A put that is one statement on a known table is atomic by itself: it is sent alone, without
-    // BEGIN and COMMIT round trips around it. Anything more runs in one transaction.
-    const single = batches.length === 1 && this.tables.has(batches[0]![0]!.table) && this.isOneStatement(batches[0]!)
+    // A put that is one batch on a known table is sent in one round trip: a statement atomic by itself,
+    // or (an upsert) one query string that carries its own BEGIN and COMMIT. Anything more runs in one
+    // transaction.
+    const single = batches.length === 1 && this.tables.has(batches[0]![0]!.table) && this.isOneRoundTrip(batches[0]!)
     try {
       if (!single) await client.query('BEGIN')
       for (const batch of batches) {
         await this.ensureTable(client, batch[0]!)
-        await this.execute(client, batch)
+        await this.execute(client, batch, single)
       }
       if (!single) await client.query('COMMIT')
       this.retriesLeft = this.c['max.retries'] as number
     } catch (err) {
-      if (!single) await client.query('ROLLBACK').catch(() => {})
+      // Also after a single round trip: its own BEGIN may have left a failed transaction open.
+      await client.query('ROLLBACK').catch(() => {})
       // A table changed behind our back: read its columns again on the retry. A staging table created in
       // the rolled back transaction is gone.
       this.tables.clear()
@@ -388,14 +387,13 @@ export class PostgresSinkTask extends SinkTask {
     }
   }
 
-  /** Whether execute() writes this batch with a single statement. */
-  private isOneStatement(batch: RowOp[]): boolean {
+  /** Whether execute() writes this batch in one round trip, atomically when it may add its own transaction. */
+  private isOneRoundTrip(batch: RowOp[]): boolean {
     const first = batch[0]!
     if (first.kind === 'delete') return batch.length <= Math.floor(60000 / Math.max(1, first.keyColumns.length))
     if (this.insertMode === 'update') return batch.length === 1
-    // insert: one COPY; upsert: a COPY into the staging table and the INSERT from it, in a transaction.
-    return this.insertMode === 'insert'
-
+    // insert: one COPY; upsert: BEGIN, the COPY into the staging table, the INSERT from it and COMMIT in one query string.
+    return true
   }
 
   private retry(err: unknown): void {
@@ -410,8 +408,11 @@ export class PostgresSinkTask extends SinkTask {
     throw new RetriableException(`writing to PostgreSQL failed (${this.retriesLeft} retries left): ${message}`, { cause: err })
   }
 
-  /** One batch of same-shape operations on one table: COPY for writes, multi-row DELETEs, or UPDATEs. */
-  private async execute(client: pg.Client, batch: RowOp[]): Promise<void> {
+  /**
+   * One batch of same-shape operations on one table: COPY for writes, multi-row DELETEs, or UPDATEs.
+   * ownTransaction: the put is this batch alone, and an upsert wraps itself in BEGIN ... COMMIT.
+   */
+  private async execute(client: pg.Client, batch: RowOp[], ownTransaction: boolean): Promise<void> {
     const first = batch[0]!
     const table = quoteTable(first.table)
     const keyNames = first.keyColumns.map((c) => quoteIdent(c.name))
@@ -460,14 +461,14 @@ export class PostgresSinkTask extends SinkTask {
       return
     }
     // An upsert: COPY into a staging table of the same column types, then one INSERT ... SELECT ...
-    // ON CONFLICT from it (prepared once per connection). The staging table is emptied at COMMIT.
+    // ON CONFLICT from it, in one simple-query string (PostgreSQL runs the statements after the COPY once
+    // its data has arrived): one round trip. The staging table is emptied at COMMIT; an earlier batch of
+    // this transaction (before a delete or another table) left its rows there.
     const stage = await this.stagingTable(client, table, list)
-    // An earlier batch of this transaction (before a delete or another table) left its rows there.
-    if (this.usedStages.has(stage)) await client.query(`DELETE FROM ${stage}`)
+    const empty = this.usedStages.has(stage) ? `DELETE FROM ${stage}; ` : ''
     this.usedStages.add(stage)
-    await copyFrom(client, `COPY ${stage} FROM STDIN`, data)
-    const sql = `INSERT INTO ${table} (${list}) SELECT ${list} FROM ${stage}${onConflict}`
-    await client.query({ name: this.statementName(sql), text: sql })
+    const merge = `INSERT INTO ${table} (${list}) SELECT ${list} FROM ${stage}${onConflict}`
+    await copyFrom(client, ownTransaction ? `BEGIN; ${empty}COPY ${stage} FROM STDIN; ${merge}; COMMIT` : `${empty}COPY ${stage} FROM STDIN; ${merge}`, data)
   }
 
   /**
@@ -482,12 +483,6 @@ export class PostgresSinkTask extends SinkTask {
       await client.query(`CREATE TEMP TABLE IF NOT EXISTS ${name} ON COMMIT DELETE ROWS AS SELECT ${list} FROM ${table} WITH NO DATA`)
       this.stages.set(id, name)
     }
-    return name
-  }
-
-  private statementName(sql: string): string {
-    let name = this.statements.get(sql)
-    if (name === undefined) this.statements.set(sql, (name = `skein_sink_${this.statements.size + 1}`))
     return name
   }
 
