@@ -11,14 +11,24 @@
 // (unless emit.heartbeats.enabled=false), so that A->B's heartbeats come back to A through B->A.
 // Each herder's REST listener is internal (127.0.0.1, an ephemeral port): it names the worker in its
 // group; the Connect REST API is not meant to be used in dedicated mode.
+//
+// dedicated.mode.enable.internal.rest=true (KIP-710's name; default false) gives the process one REST
+// server of its own on `listeners` (default http://:8083, an empty host binding 127.0.0.1 as a Connect
+// worker's does): GET / (version and flows), GET /health (200 once every flow's herder is ready) and
+// GET /metrics (every flow's metrics, Prometheus text), at a port the user chooses.
 import { parseKeyValues, UsageError, type CommandSpec } from '../cli/args.js'
 import { readPropertiesFile, runCommand } from '../cli/common.js'
+import { createHttpServer, type HttpServer } from '../http/index.js'
 import { createLogger, type Logger } from '../observability/logger.js'
 import { MetricsRegistry } from '../observability/metrics.js'
+import { PROMETHEUS_CONTENT_TYPE, renderPrometheusText } from '../observability/prometheus.js'
 import { startConnect, type ConnectHandle } from './runtime/connect.js'
 import { NotLeaderError } from './runtime/herder.js'
+import { CONNECT_VERSION } from './runtime/rest.js'
 
 const BYTE_ARRAY = 'org.apache.kafka.connect.converters.ByteArrayConverter'
+/** KIP-710's switch for the dedicated process's REST server. */
+export const ENABLE_INTERNAL_REST = 'dedicated.mode.enable.internal.rest'
 export const MIRROR_CONNECTORS = ['MirrorSourceConnector', 'MirrorCheckpointConnector', 'MirrorHeartbeatConnector'] as const
 
 export interface Flow {
@@ -65,11 +75,24 @@ export class MirrorMakerConfig {
     return out
   }
 
-  /** Top-level settings: neither a cluster's nor a flow's. */
+  /**
+   * The listeners of the process's own REST server (dedicated.mode.enable.internal.rest=true, KIP-710),
+   * or null when it is off (the default). An empty host binds 127.0.0.1, as a Connect worker's does.
+   */
+  internalRestListeners(): string[] | null {
+    const enabled = (this.props[ENABLE_INTERNAL_REST] ?? 'false').trim().toLowerCase()
+    if (enabled !== 'true' && enabled !== 'false') throw new UsageError(`${ENABLE_INTERNAL_REST} must be true or false, not '${this.props[ENABLE_INTERNAL_REST]}'`)
+    if (enabled === 'false') return null
+    const listeners = (this.props['listeners'] ?? 'http://:8083').split(',').map((l) => l.trim()).filter((l) => l !== '')
+    if (listeners.length === 0) throw new UsageError(`${ENABLE_INTERNAL_REST}=true needs listeners, e.g. listeners = http://0.0.0.0:8083`)
+    return listeners.map((l) => l.replace(/^(https?):\/\/:/, '$1://127.0.0.1:'))
+  }
+
+  /** Top-level settings: neither a cluster's nor a flow's (nor the process's own REST server's switch). */
   private topLevel(): Record<string, string> {
     const out: Record<string, string> = {}
     for (const [k, v] of Object.entries(this.props)) {
-      if (k === 'clusters' || k.includes('->') || this.clusters.some((c) => k.startsWith(`${c}.`))) continue
+      if (k === 'clusters' || k === ENABLE_INTERNAL_REST || k.includes('->') || this.clusters.some((c) => k.startsWith(`${c}.`))) continue
       out[k] = v
     }
     return out
@@ -114,9 +137,40 @@ export class MirrorMakerConfig {
 
 export interface MirrorMakerHandle {
   flows: { flow: Flow; connect: ConnectHandle }[]
-  /** One registry for every flow's herder (each herder's REST listener serves it at /metrics). */
+  /** One registry for every flow's herder (each herder's REST listener serves it at /metrics, and the process's own REST server when on). */
   metrics: MetricsRegistry
+  /** The process's own REST server's URLs (dedicated.mode.enable.internal.rest=true), else []. */
+  restUrls: string[]
   stop(): Promise<void>
+}
+
+/** The process's own REST server: GET /, /health (every flow's herder ready) and /metrics. */
+async function startMirrorRest(listeners: string[], flows: { flow: Flow; connect: ConnectHandle }[], metrics: MetricsRegistry, log: Logger): Promise<HttpServer> {
+  const json = { 'Content-Type': 'application/json' }
+  const server = await createHttpServer({
+    errorBody: (status, message) => ({ headers: json, body: JSON.stringify({ error_code: status, message }) }),
+    onHandlerError: (err) => log.error({ err: (err as Error).message }, 'MirrorMaker REST handler error'),
+  })
+  server.route('GET', '/', async (_req, res) => {
+    res.send(200, json, JSON.stringify({ version: CONNECT_VERSION, commit: 'skein', flows: flows.map((f) => ({ source: f.flow.source, target: f.flow.target, enabled: f.flow.enabled, worker_url: f.connect.url })) }))
+  })
+  server.route('GET', '/health', async (_req, res) => {
+    const ready = flows.every((f) => f.connect.herder.ready)
+    res.send(ready ? 200 : 503, json, JSON.stringify(ready
+      ? { status: 'healthy', message: 'Every replication flow\'s worker has completed startup.' }
+      : { status: 'starting', message: 'A replication flow\'s worker is still starting up.' }))
+  })
+  server.route('GET', '/metrics', async (_req, res) => {
+    const text = renderPrometheusText(await metrics.scrape())
+    if (!res.aborted) res.send(200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE }, text)
+  })
+  try {
+    for (const l of listeners) await server.listen(l)
+  } catch (err) {
+    await server.close()
+    throw err
+  }
+  return server
 }
 
 const sameProps = (a: Record<string, string>, b: Record<string, string>): boolean => {
@@ -127,13 +181,16 @@ const sameProps = (a: Record<string, string>, b: Record<string, string>): boolea
 /** Starts a herder per flow (only flows whose target is in `only`, when given) and keeps the connector configs written. */
 export async function startMirrorMaker(config: MirrorMakerConfig, log: Logger, only: readonly string[] | null = null): Promise<MirrorMakerHandle> {
   const flows = config.flows().filter((f) => only === null || only.includes(f.target))
+  const restListeners = config.internalRestListeners()
   const started: { flow: Flow; connect: ConnectHandle }[] = []
   const metrics = new MetricsRegistry()
+  let rest: HttpServer | null = null
   try {
     for (const flow of flows) {
       const connect = await startConnect({ mode: 'distributed', props: config.workerProps(flow), log: log.child({ flow: `${flow.source}->${flow.target}` }), metrics })
       started.push({ flow, connect })
     }
+    if (restListeners !== null) rest = await startMirrorRest(restListeners, started, metrics, log)
   } catch (err) {
     for (const s of started) await s.connect.stop().catch(() => {})
     throw err
@@ -171,9 +228,11 @@ export async function startMirrorMaker(config: MirrorMakerConfig, log: Logger, o
   return {
     flows: started,
     metrics,
+    restUrls: rest === null ? [] : rest.listeners.map((l) => l.url),
     async stop() {
       running = false
       if (timer !== null) clearTimeout(timer)
+      await rest?.close().catch(() => {})
       await Promise.all(started.map((s) => s.connect.stop().catch(() => {})))
     },
   }
@@ -197,6 +256,12 @@ const SPEC: CommandSpec = {
   replication.factor = 1
   emit.checkpoints.interval.seconds = 10
   sync.group.offsets.enabled = true
+  dedicated.mode.enable.internal.rest = true
+  listeners = http://0.0.0.0:8083
+With dedicated.mode.enable.internal.rest = true (KIP-710; default false) the process serves GET /,
+GET /health and GET /metrics (every flow's MirrorMaker and Connect metrics) on listeners (default
+http://:8083; an empty host binds 127.0.0.1). Without it, each flow's worker has only its internal
+listener on 127.0.0.1 and a random port.
 Remote topics are named <source>.<topic> (replication.policy.separator); checkpoints go to
 <source>.checkpoints.internal on the target, offset syncs to mm2-offset-syncs.<target>.internal on the
 source, heartbeats to heartbeats. Several processes with the same file share the work.
@@ -214,7 +279,7 @@ export function runMirrorMaker(argv: readonly string[]): Promise<number> {
     const only = args.get('clusters') === undefined ? null : args.get('clusters')!.split(',').map((c) => c.trim()).filter((c) => c !== '')
     const log = createLogger()
     const mm = await startMirrorMaker(config, log, only)
-    process.stdout.write(`MirrorMaker started: ${mm.flows.map((f) => `${f.flow.source}->${f.flow.target}${f.flow.enabled ? '' : ' (heartbeats)'}`).join(', ')}\n`)
+    process.stdout.write(`MirrorMaker started: ${mm.flows.map((f) => `${f.flow.source}->${f.flow.target}${f.flow.enabled ? '' : ' (heartbeats)'}`).join(', ')}${mm.restUrls.length > 0 ? `; REST (/metrics, /health) on ${mm.restUrls.join(', ')}` : ''}\n`)
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve)
       process.once('SIGTERM', resolve)

@@ -111,6 +111,42 @@ describe('JsonConverter', () => {
     expect(() => c.toConnectData('t', null, Buffer.from('{"schema":{"type":"int32","optional":false},"payload":"x"}'))).toThrow(DataException)
     expect(() => c.toConnectData('t', null, Buffer.from('{"schema":{"type":"int32","optional":false},"payload":}'))).toThrow(DataException)
   })
+
+  test('records sharing the last envelope\'s schema (compared as bytes, payload parsed alone) read as the general form does', () => {
+    const FLAT = SchemaBuilder.struct().name('row').field('id', Schemas.INT32).field('big', Schemas.OPTIONAL_INT64).field('name', Schemas.OPTIONAL_STRING)
+      .field('ratio', Schemas.OPTIONAL_FLOAT64).field('ok', Schemas.OPTIONAL_BOOLEAN).field('raw', Schemas.OPTIONAL_BYTES).field('at', TimestampType.builder().optional().build()).optional().build()
+    const c = json()
+    const written = JSON.parse(c.fromConnectData('t', null, FLAT, new Struct(FLAT).put('id', 1))!.toString()) as { schema: unknown }
+    const prefix = `{"schema":${JSON.stringify(written.schema)},"payload":`
+    const compact = (payload: string): Buffer => Buffer.from(`${prefix}${payload}}`)
+    // The general form of the same record: a space after the first brace keeps it off both compact paths.
+    const general = (payload: string): Buffer => Buffer.from(`{ ${prefix.slice(1)}${payload}}`)
+    const payloads = [
+      '{"id":1,"big":2,"name":"plain","ratio":0.5,"ok":true,"raw":"AQID","at":1700000000123}',
+      '{"id":2,"big":9007199254740993,"name":"ünïcødé 🙂 \\" quote","ratio":1.2345678901234567,"ok":false,"raw":null,"at":null,"extra":12345678901234567890}',
+      '{"id":3,"big":-1234567890123456,"name":null}',
+      '{"id":4,"big":999999999999999,"ratio":1e300}',
+      'null',
+    ]
+    // The first record caches the schema text and the prefix; the next ones are read by the prefix.
+    expect(c.toConnectData('t', null, compact(payloads[0]!)).value).toEqual(c.toConnectData('t', null, general(payloads[0]!)).value)
+    for (const p of payloads) {
+      const fast = c.toConnectData('t', null, compact(p))
+      expect(fast).toEqual(c.toConnectData('t', null, general(p)))
+    }
+    expect((c.toConnectData('t', null, compact(payloads[1]!)).value as Struct).get('big')).toBe(9007199254740993n)
+    expect((c.toConnectData('t', null, compact(payloads[2]!)).value as Struct).get('big')).toBe(-1234567890123456n)
+    expect(c.toConnectData('t', null, compact(payloads[4]!)).value).toBeNull()
+    // Errors as the general form names them: an int32 out of range or given text, a missing required field, bad JSON.
+    for (const bad of ['{"id":2147483648}', '{"id":"1"}', '{"name":"no id"}', '{"id":1,', '{"id":12345678901234567}']) {
+      expect(() => c.toConnectData('t', null, general(bad))).toThrow(DataException)
+      expect(() => c.toConnectData('t', null, compact(bad))).toThrow(DataException)
+    }
+    // Another schema in between, then the first again: each reads as its general form.
+    const other = c.fromConnectData('t', null, Schemas.STRING, 'x')!
+    expect(c.toConnectData('t', null, other)).toEqual({ schema: expect.objectContaining({ type: 'string' }), value: 'x' })
+    expect(c.toConnectData('t', null, compact(payloads[0]!))).toEqual(c.toConnectData('t', null, general(payloads[0]!)))
+  })
 })
 
 describe('String, ByteArray and header converters', () => {

@@ -9,6 +9,7 @@ import { Admin, Producer } from '../../src/client/index.js'
 import { MirrorMakerConfig, startMirrorMaker, type MirrorMakerHandle } from '../../src/connect/mirror-maker.js'
 import { type AclBinding, AclOperation, AclPermission, PatternType, ResourceType } from '../../src/domain/acl.js'
 import { WindowedStat } from '../../src/connect/mirror/metrics.js'
+import { freeLoopbackPort } from '../../src/cli/free-port.js'
 import { silentLogger } from '../../src/observability/logger.js'
 import { startBrokerProcess, type BrokerProcess } from '../harness/broker.js'
 import { waitFor } from './helpers.js'
@@ -53,6 +54,7 @@ describe('WindowedStat (Kafka\'s two 30 s samples)', () => {
 describe('MirrorMaker 2: topic ACL sync and metrics', () => {
   let a: BrokerProcess
   let b: BrokerProcess
+  let restPort = 0
   let adminA: Admin
   let adminB: Admin
   let mm: MirrorMakerHandle
@@ -80,6 +82,7 @@ describe('MirrorMaker 2: topic ACL sync and metrics', () => {
     expect(created.every((r) => r.errorCode === 0)).toBe(true)
     await produce(40, 0)
     await adminA.commitOffsets('billing', [{ topic: 'orders', partition: 0, offset: 10 }, { topic: 'orders', partition: 1, offset: 15 }])
+    restPort = await freeLoopbackPort()
     mm = await startMirrorMaker(new MirrorMakerConfig({
       clusters: 'A, B',
       'A.bootstrap.servers': a.bootstrap,
@@ -99,6 +102,9 @@ describe('MirrorMaker 2: topic ACL sync and metrics', () => {
       'offset.storage.replication.factor': '1',
       'status.storage.replication.factor': '1',
       'offset.flush.interval.ms': '500',
+      // The process's own REST server (KIP-710's switch) at a port chosen here.
+      'dedicated.mode.enable.internal.rest': 'true',
+      listeners: `http://127.0.0.1:${restPort}`,
     }), silentLogger())
   }, 60_000)
 
@@ -170,4 +176,19 @@ describe('MirrorMaker 2: topic ACL sync and metrics', () => {
     expect(latency).toBeLessThan(30_000)
     expect(samples(text, `${C}_max`).get(labels)).toBeGreaterThanOrEqual(latency)
   }, 90_000)
+
+  test('dedicated.mode.enable.internal.rest: the process serves /metrics (every flow\'s), /health and / on the port set in listeners', async () => {
+    const base = `http://127.0.0.1:${restPort}`
+    expect(mm.restUrls).toEqual([base])
+    await waitFor('healthy', async () => (await fetch(`${base}/health`)).status === 200, 30_000)
+    const root = await (await fetch(`${base}/`)).json() as { flows: { source: string; target: string; worker_url: string }[] }
+    expect(root.flows.map((f) => `${f.source}->${f.target}`).sort()).toEqual(mm.flows.map((f) => `${f.flow.source}->${f.flow.target}`).sort())
+    expect(root.flows.map((f) => f.worker_url).sort()).toEqual(mm.flows.map((f) => f.connect.url).sort())
+    const res = await fetch(`${base}/metrics`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain('text/plain')
+    const count = samples(await res.text(), 'kafka_connect_mirror_mirrorsourceconnector_record_count')
+    expect([...count.values()].reduce((x, y) => x + y, 0)).toBeGreaterThanOrEqual(40)
+    expect((await fetch(`${base}/connectors`)).status).toBe(404)
+  }, 60_000)
 })

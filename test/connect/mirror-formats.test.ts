@@ -3,7 +3,7 @@
 // replication policies' names and cycle detection, offset-sync emission and translation, the runtime's
 // per-run offset tracking used by the batched source path, and the plugin names.
 import { describe, expect, test } from 'vitest'
-import { decodeCheckpoint, decodeHeartbeat, decodeOffsetSync, DefaultReplicationPolicy, encodeCheckpoint, encodeHeartbeat, encodeOffsetSync, IdentityReplicationPolicy, isCycle, isHeartbeatsTopic, MirrorFormatError, MirrorMakerConfigFlows, OffsetSyncPartitionState, OffsetSyncStore, originalTopic } from './mirror-imports.js'
+import { decodeCheckpoint, decodeHeartbeat, decodeOffsetSync, DefaultReplicationPolicy, encodeCheckpoint, encodeHeartbeat, encodeOffsetSync, IdentityReplicationPolicy, isCycle, isHeartbeatsTopic, MirrorFormatError, MirrorMakerConfig, MirrorMakerConfigFlows, OffsetSyncPartitionState, OffsetSyncStore, originalTopic } from './mirror-imports.js'
 import { Plugins } from '../../src/connect/runtime/plugins.js'
 import { SubmittedRecords } from '../../src/connect/runtime/worker-task.js'
 
@@ -133,5 +133,20 @@ describe('plugins and dedicated-mode flows', () => {
   test('flows: enabled ones, and heartbeat-only herders for the others unless heartbeats are off', () => {
     expect(MirrorMakerConfigFlows({ clusters: 'A, B', 'A.bootstrap.servers': 'a:1', 'B.bootstrap.servers': 'b:1', 'A->B.enabled': 'true' })).toEqual([{ source: 'A', target: 'B', enabled: true }, { source: 'B', target: 'A', enabled: false }])
     expect(MirrorMakerConfigFlows({ clusters: 'A, B', 'A.bootstrap.servers': 'a:1', 'B.bootstrap.servers': 'b:1', 'A->B.enabled': 'true', 'emit.heartbeats.enabled': 'false' })).toEqual([{ source: 'A', target: 'B', enabled: true }])
+  })
+
+  test('dedicated.mode.enable.internal.rest (off by default) puts the process\'s REST server on listeners; the switch reaches no worker or connector', () => {
+    const base = { clusters: 'A, B', 'A.bootstrap.servers': 'a:1', 'B.bootstrap.servers': 'b:1', 'A->B.enabled': 'true' }
+    expect(new MirrorMakerConfig({ ...base, listeners: 'http://0.0.0.0:9000' }).internalRestListeners()).toBeNull()
+    expect(new MirrorMakerConfig({ ...base, 'dedicated.mode.enable.internal.rest': 'true' }).internalRestListeners()).toEqual(['http://127.0.0.1:8083'])
+    const on = new MirrorMakerConfig({ ...base, 'dedicated.mode.enable.internal.rest': 'TRUE', listeners: 'http://0.0.0.0:9000, http://:9001' })
+    expect(on.internalRestListeners()).toEqual(['http://0.0.0.0:9000', 'http://127.0.0.1:9001'])
+    const flow = { source: 'A', target: 'B', enabled: true }
+    // Each flow's herder keeps its own internal listener; the connectors get neither setting.
+    expect(on.workerProps(flow)['listeners']).toBe('http://127.0.0.1:0')
+    expect(on.workerProps(flow)['dedicated.mode.enable.internal.rest']).toBeUndefined()
+    expect(on.connectorProps(flow, 'MirrorSourceConnector')['dedicated.mode.enable.internal.rest']).toBeUndefined()
+    expect(on.connectorProps(flow, 'MirrorSourceConnector')['listeners']).toBeUndefined()
+    expect(() => new MirrorMakerConfig({ ...base, 'dedicated.mode.enable.internal.rest': 'yes' }).internalRestListeners()).toThrow(/must be true or false/)
   })
 })

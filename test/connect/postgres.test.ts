@@ -63,13 +63,14 @@ describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server
     ])
   })
 
-  test('sink: upsert writes every column type through the per-column arrays, awkward text and nulls included', async () => {
+  test('sink: upsert writes every column type through COPY and the staging table, awkward text and nulls included', async () => {
     const K = SchemaBuilder.struct().name('k').field('id', Schemas.INT64).build()
     const V = SchemaBuilder.struct().name('v')
       .field('id', Schemas.INT64).field('label', Schemas.OPTIONAL_STRING).field('raw', Schemas.OPTIONAL_BYTES)
       .field('ratio', Schemas.OPTIONAL_FLOAT64).field('ok', Schemas.OPTIONAL_BOOLEAN).field('at', TimestampType.builder().optional().build())
       .build()
-    const awkward = 'quote " backslash \\ brace { } comma , NULL'
+    // COPY text's own escapes (tab, newline, carriage return, backslash, \\N, \\.) must come back verbatim.
+    const awkward = 'quote " backslash \\ brace { } comma , NULL tab\there newline\nthere cr\rthere \\N \\. \\t é 🙂'
     const at = new Date(Date.UTC(2026, 11, 1, 12, 30, 45, 123))
     const record = (offset: number, id: number, label: string | null, raw: Buffer | null, ratio: number | null, ok: boolean | null): SinkRecord =>
       sinkRecord('typed', offset, K, new Struct(K).put('id', BigInt(id)), V,
@@ -94,6 +95,24 @@ describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server
       { id: 3, label: null, raw: null, ratio: null, ok: null, at: null },
       { id: 4, label: 'four, again', raw: null, ratio: 4.5, ok: true, at: '2026-12-01 12:30:45.123' },
     ])
+  })
+
+  test('sink: tombstones delete in record order within one put, between upserts of the same keys (delete.enabled)', async () => {
+    const K = SchemaBuilder.struct().name('k').field('id', Schemas.INT32).build()
+    const V = SchemaBuilder.struct().name('v').field('id', Schemas.INT32).field('n', Schemas.INT32).build()
+    const write = (offset: number, id: number, n: number): SinkRecord => sinkRecord('tomb', offset, K, new Struct(K).put('id', id), V, new Struct(V).put('id', id).put('n', n))
+    const tombstone = (offset: number, id: number): SinkRecord => sinkRecord('tomb', offset, K, new Struct(K).put('id', id), null, null)
+    const task = await sinkTask({ topics: 'tomb', 'insert.mode': 'upsert', 'pk.mode': 'record_key', 'delete.enabled': 'true', 'auto.create': 'true' })
+    try {
+      await task.put([write(0, 1, 1), write(1, 2, 1), write(2, 3, 1)])
+      // 1: deleted, then written again; 2: written twice, then deleted; 3: untouched; 4: written, deleted, written twice.
+      await task.put([tombstone(3, 1), write(4, 2, 2), write(5, 2, 3), write(6, 1, 2), tombstone(7, 2), write(8, 4, 1), tombstone(9, 4), write(10, 4, 2), write(11, 4, 3)])
+      // Redelivered (at least once): the same records leave the same rows.
+      await task.put([tombstone(3, 1), write(4, 2, 2), write(5, 2, 3), write(6, 1, 2), tombstone(7, 2), write(8, 4, 1), tombstone(9, 4), write(10, 4, 2), write(11, 4, 3)])
+    } finally {
+      await task.stop()
+    }
+    expect(await pgs.query('SELECT id, n FROM tomb ORDER BY id')).toEqual([{ id: 1, n: 2 }, { id: 3, n: 1 }, { id: 4, n: 3 }])
   })
 
   test('sink: update mode changes existing rows only; fields.include.list limits the columns written', async () => {
@@ -128,6 +147,22 @@ describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server
     }
     // One transaction per put: the good row of the failed batch is not there either.
     expect(await pgs.query('SELECT * FROM strict_items')).toEqual([])
+  })
+
+  test('sink: a failing upsert batch (one round trip with its own BEGIN) leaves nothing; the next puts on the same task land', async () => {
+    await pgs.query('CREATE TABLE strict_upserts (sku TEXT PRIMARY KEY, qty INT CHECK (qty >= 0))')
+    const task = await sinkTask({ topics: 'strict_upserts', 'insert.mode': 'upsert', 'pk.mode': 'record_value', 'pk.fields': 'sku', 'max.retries': '5', 'retry.backoff.ms': '1' })
+    const row = (offset: number, sku: string, qty: number): SinkRecord => sinkRecord('strict_upserts', offset, null, null, V1, new Struct(V1).put('sku', sku).put('qty', qty))
+    try {
+      await task.put([row(0, 'a', 1)])
+      await expect(task.put([row(1, 'a', 2), row(2, 'b', -1)])).rejects.toBeInstanceOf(RetriableException)
+      expect(await pgs.query('SELECT sku, qty FROM strict_upserts ORDER BY sku')).toEqual([{ sku: 'a', qty: 1 }])
+      await task.put([row(1, 'a', 2), row(2, 'b', 3)])
+      await task.put([row(3, 'b', 4), row(4, 'c', 5)])
+    } finally {
+      await task.stop()
+    }
+    expect(await pgs.query('SELECT sku, qty FROM strict_upserts ORDER BY sku')).toEqual([{ sku: 'a', qty: 2 }, { sku: 'b', qty: 4 }, { sku: 'c', qty: 5 }])
   })
 
   async function sourceTask(props: Record<string, string>, stored: Record<string, unknown> | null = null): Promise<PostgresSourceTask> {

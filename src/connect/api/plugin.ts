@@ -13,12 +13,15 @@ export interface ConnectHeader {
   value: unknown
 }
 
+const NO_HEADERS: ConnectHeader[] = Object.freeze([]) as unknown as ConnectHeader[]
+
 /** Kafka's ConnectHeaders: an ordered list of headers, several with the same key allowed. */
 export class ConnectHeaders implements Iterable<ConnectHeader> {
-  private readonly list: ConnectHeader[]
+  /** NO_HEADERS until the first add: most records have none, and a sink makes one per record. */
+  private list: ConnectHeader[]
 
-  constructor(headers: Iterable<ConnectHeader> = []) {
-    this.list = [...headers]
+  constructor(headers?: Iterable<ConnectHeader>) {
+    this.list = headers === undefined ? NO_HEADERS : [...headers]
   }
 
   [Symbol.iterator](): Iterator<ConnectHeader> {
@@ -30,6 +33,7 @@ export class ConnectHeaders implements Iterable<ConnectHeader> {
   }
 
   add(key: string, value: unknown, schema: Schema | null = null): this {
+    if (this.list === NO_HEADERS) this.list = []
     this.list.push({ key, schema, value })
     return this
   }

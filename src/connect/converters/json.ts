@@ -8,6 +8,7 @@ import { ConfigDef, Validators } from '../api/config-def.js'
 import {
   DataException,
   DATE_NAME,
+  type Field,
   DECIMAL_NAME,
   DateType,
   Decimal,
@@ -228,9 +229,7 @@ export function valueFromJson(schema: Schema, json: unknown): unknown {
     if (schema.optional) return null
     throw new DataException(`Invalid null value for required ${schema.type.toUpperCase()} field`)
   }
-  const wrong = (): never => {
-    throw new DataException(`Invalid JSON for ${schema.type.toUpperCase()} schema: ${JSON.stringify(json)}`)
-  }
+  const wrong = (): never => invalidJson(schema, json)
   if (json instanceof ExactJsonNumber) {
     // A number with more digits than a double holds: exact where the schema can keep it.
     if (schema.name === DECIMAL_NAME) return json.text
@@ -295,6 +294,10 @@ export function valueFromJson(schema: Schema, json: unknown): unknown {
       return s
     }
   }
+}
+
+function invalidJson(schema: Schema, json: unknown): never {
+  throw new DataException(`Invalid JSON for ${schema.type.toUpperCase()} schema: ${JSON.stringify(json)}`)
 }
 
 /** Schemaless JSON to Connect values: objects become plain objects, integers int64 numbers (bigint beyond 2^53). */
@@ -406,6 +409,10 @@ export class JsonConverter implements Converter {
 
   toConnectData(_topic: string, _headers: ConnectHeaders | null, value: Buffer | null): SchemaAndValue {
     if (value === null) return { schema: null, value: null }
+    if (this.schemasEnable && this.lastEnvelope !== undefined) {
+      const fast = this.envelopeByLastPrefix(this.lastEnvelope, value)
+      if (fast !== undefined) return fast
+    }
     const text = value.toString('utf8')
     if (this.schemasEnable) {
       const fast = this.envelopeBySchemaText(text)
@@ -460,11 +467,78 @@ export class JsonConverter implements Converter {
         this.cacheSchema(schemaText, schema)
       }
       const payload = parseJsonExact(text.slice(end + ENVELOPE_PAYLOAD.length, text.length - 1))
-      return { schema, value: valueFromJson(schema, payload) }
+      const result = { schema, value: valueFromJson(schema, payload) }
+      if (this.cacheSize > 0) this.lastEnvelope = { prefix: Buffer.from(`${ENVELOPE_SCHEMA}${schemaText}${ENVELOPE_PAYLOAD}`, 'utf8'), schema, flat: flatStructFields(schema) }
+      return result
     } catch {
       return undefined
     }
   }
+
+  /** The envelope prefix (up to the payload) of the last record read by its schema's text. */
+  private lastEnvelope: LastEnvelope | undefined
+
+  /**
+   * A record whose bytes start with the last envelope's prefix (a topic's records usually share one
+   * schema): compared as bytes, and only the payload is decoded and parsed. Undefined when the prefix
+   * differs or anything fails (the general path then reads the record and names the error).
+   */
+  private envelopeByLastPrefix(last: LastEnvelope, value: Buffer): SchemaAndValue | undefined {
+    const n = last.prefix.length
+    if (value.length <= n || value[value.length - 1] !== 0x7d || value.compare(last.prefix, 0, n, 0, n) !== 0) return undefined
+    try {
+      const payload = value.toString('utf8', n, value.length - 1)
+      const flat = last.flat === null ? undefined : flatStructFromJson(last.schema, last.flat, payload)
+      return { schema: last.schema, value: flat ?? valueFromJson(last.schema, parseJsonExact(payload)) }
+    } catch {
+      return undefined
+    }
+  }
+}
+
+interface LastEnvelope {
+  prefix: Buffer
+  schema: Schema
+  /** The fields when the schema is a struct of primitives (flatStructFields), else null. */
+  flat: FlatField[] | null
+}
+
+interface FlatField {
+  field: Field
+  /** An integer type (int8..int64, Date, Time, Timestamp): its JSON number may need the exact path. */
+  integer: boolean
+}
+
+/** A struct schema's fields when they are all primitives other than Decimal (read by flatStructFromJson), else null. */
+function flatStructFields(schema: Schema): FlatField[] | null {
+  if (schema.type !== 'struct') return null
+  const out: FlatField[] = []
+  for (const field of schema.fields!) {
+    const t = field.schema.type
+    if (t === 'array' || t === 'map' || t === 'struct' || field.schema.name === DECIMAL_NAME) return null
+    out.push({ field, integer: t === 'int8' || t === 'int16' || t === 'int32' || t === 'int64' })
+  }
+  return out
+}
+
+/**
+ * A struct of primitives from its payload text by JSON.parse alone, as valueFromJson(parseJsonExact())
+ * reads it. JSON.parse keeps every number exactly except integers of 16 or more digits, which
+ * parseJsonExact keeps as text: a field holding a number that large (|n| >= 1e15) returns undefined and
+ * the exact path reads the record. So does a payload that is not an object (null, or an error to name).
+ */
+function flatStructFromJson(schema: Schema, fields: FlatField[], payload: string): Struct | undefined {
+  const json: unknown = JSON.parse(payload)
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined
+  const o = json as Record<string, unknown>
+  const s = new Struct(schema)
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]!
+    const v = o[f.field.name]
+    if (f.integer && typeof v === 'number' && !(v > -1e15 && v < 1e15)) return undefined
+    s.put(f.field, valueFromJson(f.field.schema, v))
+  }
+  return s
 }
 
 const ENVELOPE_SCHEMA = '{"schema":'

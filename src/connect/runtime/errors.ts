@@ -121,18 +121,24 @@ export class ErrorHandler {
     try {
       value = op()
     } catch (error) {
-      return this.execute(stage, executingClass, op, context, { error })
+      return this.executeAfter(stage, executingClass, op, { error }, context)
     }
-    if (value instanceof Promise) {
-      const pending = value
-      let first = true
-      return this.execute(stage, executingClass, () => {
-        if (!first) return op()
-        first = false
-        return pending
-      }, context)
-    }
+    if (value instanceof Promise) return this.executeAfter(stage, executingClass, op, { pending: value }, context)
     return { ok: true, value }
+  }
+
+  /**
+   * execute() for an op already run once by the caller, which threw (error) or answered with a promise
+   * (pending): a hot path calls its op directly, without a closure per call, and comes here only then.
+   */
+  executeAfter<T>(stage: Stage, executingClass: string, op: () => T | Promise<T>, first: { error: unknown } | { pending: Promise<T> }, context: { consumerRecord?: ConsumedRecord; record?: unknown } = {}): Promise<{ ok: true; value: T } | { ok: false }> {
+    if ('error' in first) return this.execute(stage, executingClass, op, context, first)
+    let firstCall = true
+    return this.execute(stage, executingClass, () => {
+      if (!firstCall) return op()
+      firstCall = false
+      return first.pending
+    }, context)
   }
 
   async report(ctx: ErrorContext): Promise<void> {

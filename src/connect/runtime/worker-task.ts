@@ -20,7 +20,7 @@ import { ConnectHeaders, type Converter, type HeaderConverter, type OffsetStorag
 import type { ConnectRecord } from '../api/plugin.js'
 import type { SchemaAndValue } from '../api/data.js'
 import type { TransformationChain } from './connector-config.js'
-import { ErrorHandler, ToleranceExceededError } from './errors.js'
+import { ErrorHandler, type Stage, ToleranceExceededError } from './errors.js'
 import { offsetRecord, type OffsetBackingStore, type SourceOffset, type SourcePartition, canonicalJson } from './offset-store.js'
 import type { State } from './status-store.js'
 
@@ -66,6 +66,23 @@ function traceOf(err: unknown): string {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * The consumed record a SinkRecord came from (for the errant record reporter and rewinds), kept on the
+ * record under a symbol: a property of the object literal costs nothing per record, where a WeakMap
+ * entry per record cost more than the rest of building it. A record a transform or the task made by
+ * spreading one keeps it; another record object has none.
+ */
+const ORIGIN = Symbol('skein.connect.origin')
+
+function originOf(record: SinkRecord): ConsumedRecord | undefined {
+  return (record as { [ORIGIN]?: ConsumedRecord })[ORIGIN]
+}
+
+function withOrigin(record: SinkRecord | null, origin: ConsumedRecord): SinkRecord | null {
+  if (record !== null && originOf(record) !== origin && Object.isExtensible(record)) (record as { [ORIGIN]?: ConsumedRecord })[ORIGIN] = origin
+  return record
+}
 
 /** Kafka's TransformationChain.apply under the error handler: the record, or null (dropped or skipped). */
 async function transform<R extends ConnectRecord>(chain: TransformationChain, errors: ErrorHandler, record: R, consumerRecord?: ConsumedRecord): Promise<R | null> {
@@ -682,8 +699,6 @@ export class WorkerSinkTask extends WorkerTask {
   private timeoutMs = 0
   private readonly seeks: { tp: TopicPartition; offset: number }[] = []
   private assigned: TopicPartition[] = []
-  /** Consumed record by the SinkRecord handed to put (for the errant record reporter). */
-  private readonly origins = new WeakMap<SinkRecord, ConsumedRecord>()
 
   constructor(private readonly s: SinkTaskDeps) {
     super(s)
@@ -707,7 +722,7 @@ export class WorkerSinkTask extends WorkerTask {
       metrics: this.s.metrics,
       errantRecordReporter: reporter === null ? null : {
         report: async (record: SinkRecord, error: Error) => {
-          const origin = this.origins.get(record)
+          const origin = originOf(record)
           if (origin !== undefined) await reporter(origin, error)
         },
       },
@@ -789,7 +804,7 @@ export class WorkerSinkTask extends WorkerTask {
           const rewound = new Set(this.seeks.map((x) => tpKey(x.tp.topic, x.tp.partition)))
           records = records.filter((r) => !rewound.has(tpKey(r.topic, r.partition)))
           batch = batch.filter((sr) => {
-            const o = this.origins.get(sr)
+            const o = originOf(sr)
             return o === undefined || !rewound.has(tpKey(o.topic, o.partition))
           })
         }
@@ -834,16 +849,31 @@ export class WorkerSinkTask extends WorkerTask {
     if (this.putFailure !== null) throw this.putFailure.error
   }
 
-  /** Consumed records to sink records (null: dropped by a transform or skipped after a tolerated error). */
+  /**
+   * Consumed records to sink records (null: dropped by a transform or skipped after a tolerated error).
+   * The converters are called directly; only a failure or a promise goes through the error handler
+   * (ErrorHandler.executeAfter), so a record that converts synchronously allocates no closure per stage.
+   */
   private toSinkRecord(r: ConsumedRecord): SinkRecord | null | Promise<SinkRecord | null> {
-    const e = this.s.errors
-    const ctx = { consumerRecord: r }
-    const k = e.executeSync('KEY_CONVERTER', this.s.keyConverter.constructor.name, () => this.s.keyConverter.toConnectData(r.topic, null, r.key), ctx)
-    if (k instanceof Promise) return k.then((x) => (x.ok ? this.withHeaders(r, x.value) : null))
-    return this.withHeaders(r, k.value)
+    const kc = this.s.keyConverter
+    let key: SchemaAndValue | Promise<SchemaAndValue>
+    try {
+      key = kc.toConnectData(r.topic, null, r.key)
+    } catch (error) {
+      return this.afterStage('KEY_CONVERTER', kc, () => kc.toConnectData(r.topic, null, r.key), { error }, r, (k) => this.withHeaders(r, k))
+    }
+    if (key instanceof Promise) return this.afterStage('KEY_CONVERTER', kc, () => kc.toConnectData(r.topic, null, r.key), { pending: key }, r, (k) => this.withHeaders(r, k))
+    return this.withHeaders(r, key)
+  }
+
+  /** A stage whose first call threw or answered with a promise: retried and reported by the error handler, then next. */
+  private afterStage<T>(stage: Stage, by: object, op: () => T | Promise<T>, first: { error: unknown } | { pending: Promise<T> }, r: ConsumedRecord, next: (value: T) => SinkRecord | null | Promise<SinkRecord | null>): Promise<SinkRecord | null> {
+    return this.s.errors.executeAfter(stage, by.constructor.name, op, first, { consumerRecord: r }).then((x) => (x.ok ? next(x.value) : null))
   }
 
   private withHeaders(r: ConsumedRecord, key: SchemaAndValue): SinkRecord | null | Promise<SinkRecord | null> {
+    // No headers: nothing to convert, nothing that can fail.
+    if (r.headers.length === 0) return this.withValue(r, key, new ConnectHeaders())
     const hc = this.s.headerConverter
     const h = this.s.errors.executeSync('HEADER_CONVERTER', hc.constructor.name, () => {
       const headers = new ConnectHeaders()
@@ -858,13 +888,19 @@ export class WorkerSinkTask extends WorkerTask {
   }
 
   private withValue(r: ConsumedRecord, key: SchemaAndValue, headers: ConnectHeaders): SinkRecord | null | Promise<SinkRecord | null> {
-    const v = this.s.errors.executeSync('VALUE_CONVERTER', this.s.valueConverter.constructor.name, () => this.s.valueConverter.toConnectData(r.topic, headers, r.value), { consumerRecord: r })
-    if (v instanceof Promise) return v.then((x) => (x.ok ? this.transformed(r, key, headers, x.value) : null))
-    return this.transformed(r, key, headers, v.value)
+    const vc = this.s.valueConverter
+    let value: SchemaAndValue | Promise<SchemaAndValue>
+    try {
+      value = vc.toConnectData(r.topic, headers, r.value)
+    } catch (error) {
+      return this.afterStage('VALUE_CONVERTER', vc, () => vc.toConnectData(r.topic, headers, r.value), { error }, r, (v) => this.transformed(r, key, headers, v))
+    }
+    if (value instanceof Promise) return this.afterStage('VALUE_CONVERTER', vc, () => vc.toConnectData(r.topic, headers, r.value), { pending: value }, r, (v) => this.transformed(r, key, headers, v))
+    return this.transformed(r, key, headers, value)
   }
 
   private transformed(r: ConsumedRecord, key: SchemaAndValue, headers: ConnectHeaders, value: SchemaAndValue): SinkRecord | null | Promise<SinkRecord | null> {
-    const record: SinkRecord = {
+    const record: SinkRecord & { [ORIGIN]?: ConsumedRecord } = {
       topic: r.topic,
       kafkaPartition: r.partition,
       kafkaOffset: r.offset,
@@ -878,16 +914,11 @@ export class WorkerSinkTask extends WorkerTask {
       originalTopic: r.topic,
       originalKafkaPartition: r.partition,
       originalKafkaOffset: r.offset,
+      [ORIGIN]: r,
     }
     const out = transformSyncFirst(this.s.chain, this.s.errors, record, r)
-    if (out instanceof Promise) {
-      return out.then((o) => {
-        if (o !== null) this.origins.set(o, r)
-        return o
-      })
-    }
-    if (out !== null) this.origins.set(out, r)
-    return out
+    if (out instanceof Promise) return out.then((o) => withOrigin(o, r))
+    return out === record ? out : withOrigin(out, r)
   }
 
   private async convert(records: ConsumedRecord[]): Promise<SinkRecord[]> {
@@ -920,8 +951,14 @@ export class WorkerSinkTask extends WorkerTask {
         throw err
       }
     }
-    // put() took them: the next commit may cover them (after flush/preCommit).
-    for (const r of records) this.current.set(tpKey(r.topic, r.partition), { tp: { topic: r.topic, partition: r.partition }, offset: r.offset + 1 })
+    // put() took them: the next commit may cover them (after flush/preCommit). A partition's records are
+    // in offset order, so its last one in the batch is the one to commit after.
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i]!
+      const next = records[i + 1]
+      if (next !== undefined && next.partition === r.partition && next.topic === r.topic) continue
+      this.current.set(tpKey(r.topic, r.partition), { tp: { topic: r.topic, partition: r.partition }, offset: r.offset + 1 })
+    }
   }
 
   /** preCommit (default: flush, then everything put), then the offsets are committed to the group. */

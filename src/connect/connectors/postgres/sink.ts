@@ -5,15 +5,19 @@
 // fields.include.list, table.name.format, batch.size, max.retries and retry.backoff.ms.
 //
 // Each put() writes its records in one database transaction, in order: consecutive writes to a table
-// become multi-row statements of at most batch.size rows (an upsert batch keeps only the last record of
-// each key, which is what applying them one by one would leave), a delete or a schema change closes the
-// batch. A failed put is rolled back and retried (RetriableException) up to max.retries times, so the
+// become batches of at most batch.size rows (an upsert batch keeps only the last record of each key,
+// which is what applying them one by one would leave), a delete or a schema change closes the batch.
+// A batch is sent in COPY text format: an insert is COPY into the table, an upsert COPY into a
+// temporary staging table of the same column types and one INSERT ... SELECT ... ON CONFLICT DO UPDATE
+// from it, both in one query string (the rows as PostgreSQL's own bulk load reads them, with no per-row
+// statement or array parameter to build, in one round trip); deletes are DELETE ... WHERE (key) IN (...). A failed put is rolled back and retried (RetriableException) up to max.retries times, so the
 // runtime commits consumer offsets only for records that are in the database; upserts make a
 // redelivered record land once.
 import type pg from 'pg'
 import { ConfigDef, Validators } from '../../api/config-def.js'
 import { DATE_NAME, DECIMAL_NAME, type Field, type Schema, Struct, TIME_NAME, TIMESTAMP_NAME } from '../../api/data.js'
 import { ConnectException, RetriableException, SinkConnector, type SinkRecord, SinkTask } from '../../api/plugin.js'
+import { copyFrom, copyValue } from './copy.js'
 import { type ColumnInfo, connect, connectionConfigDef, describeTable, quoteIdent, quoteTable, VERSION } from './common.js'
 
 function sinkConfigDef(): ConfigDef {
@@ -164,6 +168,8 @@ interface RowOp {
   shape: string
 }
 
+const NO_KEY: { columns: Column[]; values: unknown[] } = { columns: [], values: [] }
+
 interface ValueLayout {
   fields: Field[]
   columns: Column[]
@@ -180,8 +186,10 @@ export class PostgresSinkTask extends SinkTask {
   private include: string[] = []
   private readonly tables = new Map<string, Map<string, ColumnInfo>>()
   private readonly layouts = new WeakMap<Schema, Map<string, ValueLayout>>()
-  /** Named prepared statements of the current connection, by SQL text. */
-  private readonly statements = new Map<string, string>()
+  /** Staging tables of the current connection (upserts), by target table and columns. */
+  private readonly stages = new Map<string, string>()
+  /** Staging tables written in the current put's transaction (emptied only at its COMMIT). */
+  private readonly usedStages = new Set<string>()
   private retriesLeft = 0
 
   version(): string {
@@ -200,35 +208,41 @@ export class PostgresSinkTask extends SinkTask {
 
   private async db(): Promise<pg.Client> {
     if (this.client === null) {
-      this.statements.clear()
+      this.stages.clear()
       this.client = await connect(this.props)
       await this.client.query(`SET TIME ZONE 'UTC'`)
     }
     return this.client
   }
 
+  private readonly tableNames = new Map<string, string>()
+
   private tableName(topic: string): string {
-    return (this.c['table.name.format'] as string).replaceAll('${topic}', topic)
+    let name = this.tableNames.get(topic)
+    if (name === undefined) this.tableNames.set(topic, (name = (this.c['table.name.format'] as string).replaceAll('${topic}', topic)))
+    return name
   }
 
   /** The key columns and values of a record by pk.mode. */
   private keyOf(r: SinkRecord): { columns: Column[]; values: unknown[] } {
     switch (this.pkMode) {
       case 'none':
-        return { columns: [], values: [] }
+        return NO_KEY
       case 'kafka': {
-        const names = this.pkFields.length === 3 ? this.pkFields : ['__connect_topic', '__connect_partition', '__connect_offset']
-        return {
-          columns: [{ name: names[0]!, schema: { type: 'string', optional: false } }, { name: names[1]!, schema: { type: 'int32', optional: false } }, { name: names[2]!, schema: { type: 'int64', optional: false } }],
-          values: [r.topic, r.kafkaPartition, r.kafkaOffset],
+        if (this.kafkaColumns === null) {
+          const names = this.pkFields.length === 3 ? this.pkFields : ['__connect_topic', '__connect_partition', '__connect_offset']
+          this.kafkaColumns = [{ name: names[0]!, schema: { type: 'string', optional: false } }, { name: names[1]!, schema: { type: 'int32', optional: false } }, { name: names[2]!, schema: { type: 'int64', optional: false } }]
         }
+        return { columns: this.kafkaColumns, values: [r.topic, r.kafkaPartition, r.kafkaOffset] }
       }
       case 'record_key': {
         if (r.keySchema === null && r.key === null) throw new ConnectException(`Sink connector requires records with a non-null key and a key schema for pk.mode record_key (topic ${r.topic}, offset ${r.kafkaOffset})`)
         if (r.key instanceof Struct) return this.structColumns(r.key, this.pkFields, 'key')
         if (this.pkFields.length !== 1) throw new ConnectException(`Need exactly one PK column defined since the key schema for records is a primitive type, defined columns are: [${this.pkFields.join(', ')}]`)
         const schema = r.keySchema ?? { type: typeof r.key === 'number' ? (Number.isInteger(r.key) ? 'int64' : 'float64') : 'string', optional: false } as Schema
-        return { columns: [{ name: this.pkFields[0]!, schema: { ...schema, optional: false } }], values: [sqlValue(schema, r.key)] }
+        let columns = this.primitiveKeyColumns.get(schema)
+        if (columns === undefined) this.primitiveKeyColumns.set(schema, (columns = [{ name: this.pkFields[0]!, schema: { ...schema, optional: false } }]))
+        return { columns, values: [sqlValue(schema, r.key)] }
       }
       default: {
         if (!(r.value instanceof Struct)) throw new ConnectException(`Sink connector requires records with a Struct value for pk.mode record_value (topic ${r.topic}, offset ${r.kafkaOffset})`)
@@ -249,11 +263,20 @@ export class PostgresSinkTask extends SinkTask {
       key = { fields, columns: fields.map((f) => ({ name: f.name, schema: f.schema })) }
       this.keyLayouts.set(s.schema, key)
     }
-    return { columns: key.columns, values: key.fields.map((f) => sqlValue(f.schema, s.get(f))) }
+    const fields = key.fields
+    const values = new Array<unknown>(fields.length)
+    for (let i = 0; i < fields.length; i++) values[i] = sqlValue(fields[i]!.schema, s.get(fields[i]!))
+    return { columns: key.columns, values }
   }
 
   /** Key fields by struct schema (pk.fields is fixed for the task). */
   private readonly keyLayouts = new WeakMap<Schema, { fields: Field[]; columns: Column[] }>()
+  /** The key column of a primitive key (pk.mode record_key), by key schema. */
+  private readonly primitiveKeyColumns = new WeakMap<Schema, Column[]>()
+  /** pk.mode kafka's columns. */
+  private kafkaColumns: Column[] | null = null
+  /** The last value layout found, by its value schema and key columns: records in a row usually share them. */
+  private lastLayout: { schema: Schema; keyColumns: Column[]; layout: ValueLayout } | null = null
 
   private toOp(r: SinkRecord): RowOp | null {
     const table = this.tableName(r.topic)
@@ -273,6 +296,8 @@ export class PostgresSinkTask extends SinkTask {
 
   /** The value fields a record writes and its batch shape, computed once per value schema and key columns. */
   private valueLayout(schema: Schema, keyColumns: Column[]): ValueLayout {
+    const last = this.lastLayout
+    if (last !== null && last.schema === schema && last.keyColumns === keyColumns) return last.layout
     let bySchema = this.layouts.get(schema)
     if (bySchema === undefined) this.layouts.set(schema, (bySchema = new Map()))
     const keyId = keyColumns.map((c) => c.name).join(',')
@@ -283,6 +308,7 @@ export class PostgresSinkTask extends SinkTask {
       layout = { fields, columns: fields.map((f) => ({ name: f.name, schema: f.schema })), shape: `w|${keyId}|${fields.map((f) => f.name).join(',')}` }
       bySchema.set(keyId, layout)
     }
+    this.lastLayout = { schema, keyColumns, layout }
     return layout
   }
 
@@ -320,6 +346,7 @@ export class PostgresSinkTask extends SinkTask {
       if (op !== null) ops.push(op)
     }
     if (ops.length === 0) return
+    this.usedStages.clear()
     let client: pg.Client
     try {
       client = await this.db()
@@ -336,33 +363,37 @@ export class PostgresSinkTask extends SinkTask {
       batches.push(ops.slice(i, j))
       i = j
     }
-    // A put that is one statement on a known table is atomic by itself: it is sent alone, without
-    // BEGIN and COMMIT round trips around it. Anything more runs in one transaction.
-    const single = batches.length === 1 && this.tables.has(batches[0]![0]!.table) && this.isOneStatement(batches[0]!)
+    // A put that is one batch on a known table is sent in one round trip: a statement atomic by itself,
+    // or (an upsert) one query string that carries its own BEGIN and COMMIT. Anything more runs in one
+    // transaction.
+    const single = batches.length === 1 && this.tables.has(batches[0]![0]!.table) && this.isOneRoundTrip(batches[0]!)
     try {
       if (!single) await client.query('BEGIN')
       for (const batch of batches) {
         await this.ensureTable(client, batch[0]!)
-        await this.execute(client, batch)
+        await this.execute(client, batch, single)
       }
       if (!single) await client.query('COMMIT')
       this.retriesLeft = this.c['max.retries'] as number
     } catch (err) {
-      if (!single) await client.query('ROLLBACK').catch(() => {})
-      // A table changed behind our back: read its columns again on the retry.
+      // Also after a single round trip: its own BEGIN may have left a failed transaction open.
+      await client.query('ROLLBACK').catch(() => {})
+      // A table changed behind our back: read its columns again on the retry. A staging table created in
+      // the rolled back transaction is gone.
       this.tables.clear()
+      this.stages.clear()
       if (err instanceof ConnectException) throw err
       this.retry(err)
     }
   }
 
-  /** Whether execute() writes this batch with a single statement. */
-  private isOneStatement(batch: RowOp[]): boolean {
+  /** Whether execute() writes this batch in one round trip, atomically when it may add its own transaction. */
+  private isOneRoundTrip(batch: RowOp[]): boolean {
     const first = batch[0]!
-    const width = first.keyColumns.length + first.valueColumns.length
     if (first.kind === 'delete') return batch.length <= Math.floor(60000 / Math.max(1, first.keyColumns.length))
     if (this.insertMode === 'update') return batch.length === 1
-    return this.arrayTypes(first) !== null || batch.length <= Math.floor(60000 / Math.max(1, width))
+    // insert: one COPY; upsert: BEGIN, the COPY into the staging table, the INSERT from it and COMMIT in one query string.
+    return true
   }
 
   private retry(err: unknown): void {
@@ -377,8 +408,11 @@ export class PostgresSinkTask extends SinkTask {
     throw new RetriableException(`writing to PostgreSQL failed (${this.retriesLeft} retries left): ${message}`, { cause: err })
   }
 
-  /** One batch of same-shape operations on one table, as multi-row statements. */
-  private async execute(client: pg.Client, batch: RowOp[]): Promise<void> {
+  /**
+   * One batch of same-shape operations on one table: COPY for writes, multi-row DELETEs, or UPDATEs.
+   * ownTransaction: the put is this batch alone, and an upsert wraps itself in BEGIN ... COMMIT.
+   */
+  private async execute(client: pg.Client, batch: RowOp[], ownTransaction: boolean): Promise<void> {
     const first = batch[0]!
     const table = quoteTable(first.table)
     const keyNames = first.keyColumns.map((c) => quoteIdent(c.name))
@@ -408,60 +442,47 @@ export class PostgresSinkTask extends SinkTask {
     if (this.insertMode === 'upsert') {
       // One statement may not touch a row twice: the last record of each key is what the rows leave.
       const last = new Map<unknown, RowOp>()
-      for (const op of batch) {
+      for (let i = 0; i < batch.length; i++) {
+        const op = batch[i]!
         // A one-column number key is its own map key, a string one tagged 's'; others by their JSON, tagged 'j'.
         const only = op.keyValues.length === 1 ? op.keyValues[0] : undefined
         const k = typeof only === 'number' ? only : typeof only === 'string' ? `s${only}` : `j${JSON.stringify(op.keyValues.map((v) => (Buffer.isBuffer(v) ? v.toString('hex') : v)))}`
-        last.delete(k)
         last.set(k, op)
       }
-      rows = [...last.values()]
+      // No key twice: the batch as it is.
+      if (last.size < batch.length) rows = [...last.values()]
     }
     const onConflict = this.insertMode !== 'upsert' ? '' : valueNames.length === 0 ? ` ON CONFLICT (${keyNames.join(', ')}) DO NOTHING` : ` ON CONFLICT (${keyNames.join(', ')}) DO UPDATE SET ${valueNames.map((n) => `${n} = EXCLUDED.${n}`).join(', ')}`
-    const arrayTypes = this.arrayTypes(first)
-    if (arrayTypes !== null) {
-      // One array parameter per column, unnest()ed into rows: one statement text for any batch size, so
-      // it is prepared once per connection (a named statement) instead of parsed and planned per batch.
-      const width = first.keyColumns.length + first.valueColumns.length
-      const arrays: unknown[][] = Array.from({ length: width }, () => new Array<unknown>(rows.length))
-      for (let r = 0; r < rows.length; r++) {
-        const op = rows[r]!
-        let c = 0
-        for (const v of op.keyValues) arrays[c++]![r] = v
-        for (const v of op.values) arrays[c++]![r] = v
-      }
-      const sql = `INSERT INTO ${table} (${columns.join(', ')}) SELECT * FROM unnest(${arrayTypes.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})${onConflict}`
-      await client.query({ name: this.statementName(sql), text: sql, values: arrays })
+    const list = columns.join(', ')
+    const data = copyRows(rows)
+    if (this.insertMode !== 'upsert') {
+      // A plain insert is COPY into the table itself: all rows or, on any error, none.
+      await copyFrom(client, `COPY ${table} (${list}) FROM STDIN`, data)
       return
     }
-    const perStmt = Math.max(1, Math.floor(60000 / columns.length))
-    for (let s = 0; s < rows.length; s += perStmt) {
-      const part = rows.slice(s, s + perStmt)
-      const params: unknown[] = []
-      const tuples = part.map((op) => `(${[...op.keyValues, ...op.values].map((v) => `$${params.push(v)}`).join(', ')})`)
-      await client.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${tuples.join(', ')}${onConflict}`, params)
-    }
+    // An upsert: COPY into a staging table of the same column types, then one INSERT ... SELECT ...
+    // ON CONFLICT from it, in one simple-query string (PostgreSQL runs the statements after the COPY once
+    // its data has arrived): one round trip. The staging table is emptied at COMMIT; an earlier batch of
+    // this transaction (before a delete or another table) left its rows there.
+    const stage = await this.stagingTable(client, table, list)
+    const empty = this.usedStages.has(stage) ? `DELETE FROM ${stage}; ` : ''
+    this.usedStages.add(stage)
+    const merge = `INSERT INTO ${table} (${list}) SELECT ${list} FROM ${stage}${onConflict}`
+    await copyFrom(client, ownTransaction ? `BEGIN; ${empty}COPY ${stage} FROM STDIN; ${merge}; COMMIT` : `${empty}COPY ${stage} FROM STDIN; ${merge}`, data)
   }
 
   /**
-   * The table's column types for an unnest() insert of these columns, or null when one of them cannot be
-   * passed as an array of its type (array or user-defined columns): those batches use VALUES lists.
+   * This connection's temporary table with the types of these columns of the table (created from the
+   * table itself, so any column type works), emptied at every COMMIT.
    */
-  private arrayTypes(op: RowOp): string[] | null {
-    const cols = this.tables.get(op.table)
-    if (cols === undefined) return null
-    const types: string[] = []
-    for (const c of [...op.keyColumns, ...op.valueColumns]) {
-      const t = cols.get(c.name)?.dataType
-      if (t === undefined || !ARRAYABLE_TYPE.test(t)) return null
-      types.push(t)
+  private async stagingTable(client: pg.Client, table: string, list: string): Promise<string> {
+    const id = `${table} (${list})`
+    let name = this.stages.get(id)
+    if (name === undefined) {
+      name = `pg_temp.skein_stage_${this.stages.size + 1}`
+      await client.query(`CREATE TEMP TABLE IF NOT EXISTS ${name} ON COMMIT DELETE ROWS AS SELECT ${list} FROM ${table} WITH NO DATA`)
+      this.stages.set(id, name)
     }
-    return types
-  }
-
-  private statementName(sql: string): string {
-    let name = this.statements.get(sql)
-    if (name === undefined) this.statements.set(sql, (name = `skein_sink_${this.statements.size + 1}`))
     return name
   }
 
@@ -476,8 +497,21 @@ export class PostgresSinkTask extends SinkTask {
   }
 }
 
-/** information_schema data types whose array type is `<type>[]` (built-in scalar types, not ARRAY or USER-DEFINED). */
-const ARRAYABLE_TYPE = /^(smallint|integer|bigint|real|double precision|numeric|boolean|text|character varying|bytea|date|time without time zone|time with time zone|timestamp without time zone|timestamp with time zone|jsonb|json|uuid)$/
+/** Rows (key values, then values) in COPY text format. */
+function copyRows(rows: RowOp[]): Buffer {
+  // One string, encoded once: Buffer.write per value costs more than the concatenation.
+  let text = ''
+  for (let r = 0; r < rows.length; r++) {
+    const op = rows[r]!
+    const keys = op.keyValues
+    const values = op.values
+    let line = ''
+    for (let i = 0; i < keys.length; i++) line += (i === 0 ? '' : '\t') + copyValue(keys[i])
+    for (let i = 0; i < values.length; i++) line += (i === 0 && keys.length === 0 ? '' : '\t') + copyValue(values[i])
+    text += line + '\n'
+  }
+  return Buffer.from(text, 'utf8')
+}
 
 function columnDefinition(c: Column, isKey: boolean): string {
   let def = `${quoteIdent(c.name)} ${sqlType(c.schema)}`

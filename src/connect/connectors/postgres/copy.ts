@@ -1,0 +1,105 @@
+// COPY ... FROM STDIN over a `pg` client, and the text format of its rows.
+//
+// `pg` runs any object with a submit(connection) method as a query (its Submittable, what pg-cursor and
+// pg-copy-streams use) and hands it the backend's messages: CopyInResponse, CommandComplete,
+// ErrorResponse, ReadyForQuery. CopyIn below sends the whole COPY text as one CopyData message and
+// CopyDone as soon as the server asks for it; the rows are already encoded, so there is no stream. The
+// query is a simple query, so it may hold more statements around the COPY (BEGIN; COPY ...; INSERT ...;
+// COMMIT): PostgreSQL runs them in order, the ones after the COPY once its data has arrived, stops at
+// the first error, and answers ReadyForQuery once at the end.
+//
+// The text format (PostgreSQL's COPY, FORMAT text): one line per row, columns separated by a tab, NULL
+// as \N, and inside a value a backslash, newline, carriage return and tab written as \\, \n, \r and \t.
+// A value is read by its column's input function, as a query parameter in text is.
+import type pg from 'pg'
+
+interface PgConnection {
+  query(text: string): void
+  sendCopyFromChunk(chunk: Buffer): void
+  endCopyFrom(): void
+  sendCopyFail(message: string): void
+}
+
+/** A query string with one COPY ... FROM STDIN and its data; resolves to the COPY's row count. */
+class CopyIn {
+  private rows = 0
+  private error: Error | null = null
+  readonly done: Promise<number>
+  private resolve!: (rows: number) => void
+  private reject!: (err: Error) => void
+
+  constructor(private readonly sql: string, private readonly data: Buffer) {
+    this.done = new Promise((resolve, reject) => {
+      this.resolve = resolve
+      this.reject = reject
+    })
+  }
+
+  submit(connection: PgConnection): void {
+    connection.query(this.sql)
+  }
+
+  handleCopyInResponse(connection: PgConnection): void {
+    if (this.data.length > 0) connection.sendCopyFromChunk(this.data)
+    connection.endCopyFrom()
+  }
+
+  handleCommandComplete(msg: { text?: string }): void {
+    const m = /^COPY (\d+)/.exec(msg.text ?? '')
+    if (m !== null) this.rows = Number(m[1])
+  }
+
+  handleError(err: Error): void {
+    // pg delivers the error, then the ReadyForQuery that follows it to no query.
+    this.error = err
+    this.reject(err)
+  }
+
+  handleReadyForQuery(): void {
+    if (this.error === null) this.resolve(this.rows)
+  }
+
+  // Messages a COPY FROM does not answer with; present because pg calls them on whatever query is active.
+  handleRowDescription(): void {}
+  handleDataRow(): void {}
+  handleEmptyQuery(): void {}
+  handlePortalSuspended(): void {}
+  handleCopyData(): void {}
+}
+
+/** Runs a query string holding one `COPY ... FROM STDIN`, with data (rows in COPY text format); the rows copied. */
+export function copyFrom(client: pg.Client, sql: string, data: Buffer): Promise<number> {
+  const copy = new CopyIn(sql, data)
+  client.query(copy as unknown as pg.Submittable)
+  return copy.done
+}
+
+const NEEDS_ESCAPE = /[\\\n\r\t]/
+const ESCAPED = /[\\\n\r\t]/g
+const ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' }
+
+/** A string as one COPY text value. */
+export function copyString(s: string): string {
+  return NEEDS_ESCAPE.test(s) ? s.replace(ESCAPED, (c) => ESCAPES[c]!) : s
+}
+
+/**
+ * A query parameter value (what the sink would bind: null, number, bigint, boolean, string or bytes) as
+ * one COPY text value: the text pg would send for it, escaped.
+ */
+export function copyValue(v: unknown): string {
+  switch (typeof v) {
+    case 'string':
+      return NEEDS_ESCAPE.test(v) ? v.replace(ESCAPED, (c) => ESCAPES[c]!) : v
+    case 'number':
+    case 'bigint':
+      return String(v)
+    case 'boolean':
+      return v ? 't' : 'f'
+    default:
+      if (v === null || v === undefined) return '\\N'
+      // bytea in hex, its backslash written as \\
+      if (v instanceof Uint8Array) return `\\\\x${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex')}`
+      return copyString(String(v))
+  }
+}
