@@ -13,12 +13,14 @@
 //    sink / that rate is the fair ratio; and for scale COPY FROM a CSV file and batched INSERT ... ON
 //    CONFLICT DO UPDATE (unnest arrays, 3000 rows a statement). The worker's CPU time per row (user +
 //    system of this process from the first row in the table to the last, over the rows written then) is
-//    printed too.
+//    printed too, and PostgreSQL's own CPU over that span from /proc (its busiest process is the sink's
+//    connection: near 100 % of a core means the sink is limited by PostgreSQL). The sink's statements
+//    are timed on their own before the sink runs and again after it.
 // Sizes: --mm2-records N (default 2000000), --pg-records M (default 200000), --partitions P (default 6),
 // --tasks T (MirrorSourceConnector tasks.max, default 1); or BENCH_MM2_RECORDS, BENCH_PG_RECORDS,
 // BENCH_PARTITIONS, BENCH_TASKS; --mm2-property K=V adds an mm2.properties setting. --skip-pg leaves out
 // part 3 (it is skipped anyway without PostgreSQL), --skip-mm2 parts 1 and 2.
-import { chmodSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PerformanceObserver } from 'node:perf_hooks'
 import { Admin, type BatchDelivery, LATEST_TIMESTAMP, listOffsets, Producer, tpKey } from '../src/client/index.js'
@@ -138,6 +140,53 @@ async function benchMirrorMaker(a: RunningBroker, b: RunningBroker): Promise<voi
   }
 }
 
+/** CPU time (ms) of each process of a PostgreSQL server, by pid: the postmaster and its children, from /proc. */
+function postgresCpuMs(postmasterPid: number): Map<number, number> {
+  const out = new Map<number, number>()
+  let pids: string[] = []
+  try {
+    pids = readdirSync('/proc').filter((n) => /^\d+$/.test(n))
+  } catch {
+    return out
+  }
+  for (const pid of pids) {
+    try {
+      // /proc/PID/stat: "pid (comm) state ppid ..."; utime and stime are the 14th and 15th fields, in clock ticks.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      const ppid = Number(fields[1])
+      if (Number(pid) !== postmasterPid && ppid !== postmasterPid) continue
+      out.set(Number(pid), ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS)
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return out
+}
+/** USER_HZ: 100 on Linux for every architecture Node runs on here. */
+const CLOCK_TICKS = 100
+
+/** PostgreSQL running the sink's own statements on pre-encoded rows (one query string per 3000 rows), rows/s. */
+async function postgresMergeRate(pg: PostgresServer, table: string, rows: number, name: (i: number) => string): Promise<number> {
+  await pg.query(`CREATE TABLE ${table} (id integer PRIMARY KEY, name text, score bigint)`)
+  const chunks: Buffer[] = []
+  for (let from = 0; from < rows; from += 3000) {
+    let text = ''
+    for (let i = from; i < Math.min(rows, from + 3000); i++) text += `${i}\t${name(i)}\t${i * 10}\n`
+    chunks.push(Buffer.from(text))
+  }
+  const merger = await pg.client()
+  try {
+    await merger.query(`CREATE TEMP TABLE stage ON COMMIT DELETE ROWS AS SELECT id, name, score FROM ${table} WITH NO DATA`)
+    const merge = `INSERT INTO ${table} (id, name, score) SELECT id, name, score FROM pg_temp.stage ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, score = EXCLUDED.score`
+    const t = performance.now()
+    for (const chunk of chunks) await copyFrom(merger, `BEGIN; COPY pg_temp.stage FROM STDIN; ${merge}; COMMIT`, chunk)
+    return rows / ((performance.now() - t) / 1000)
+  } finally {
+    await merger.end()
+  }
+}
+
 async function benchPostgres(broker: RunningBroker): Promise<void> {
   const why = postgresMissing()
   if (why !== undefined) {
@@ -154,6 +203,9 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     const schema = { type: 'struct', optional: false, fields: [{ type: 'int32', optional: false, field: 'id' }, { type: 'string', optional: true, field: 'name' }, { type: 'int64', optional: true, field: 'score' }] }
     const name = (i: number): string => `name-${i}-${'x'.repeat(40)}`
     await produce(broker.bootstrap, topic, PG_RECORDS, (i) => Buffer.from(JSON.stringify({ schema, payload: { id: i, name: name(i), score: i * 10 } })))
+    // PostgreSQL's own rate for the sink's statements is taken before the sink runs and again after (the
+    // server's later work, with more tables and WAL behind it, is slower): the sink is judged against both.
+    const mergeRateBefore = await postgresMergeRate(pg, 'merge_before', PG_RECORDS, name)
     const started = performance.now()
     // The worker runs in this process: its CPU per row is a figure a busy shared machine disturbs less
     // than rows/s. Counted from the first row seen in the table (start-up left out).
@@ -167,6 +219,10 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     gcObserver.observe({ entryTypes: ['gc'] })
     let rowsAtFirst = 0
     let cpu = { user: 0, system: 0 }
+    // PostgreSQL's processes' CPU over the same span: how busy the sink kept the server (its connection's
+    // backend runs on one core at most).
+    let pgCpuStart = new Map<number, number>()
+    let pgCpuEnd = new Map<number, number>()
     const connect = await startConnect({
       mode: 'standalone',
       log: silentLogger(),
@@ -209,12 +265,14 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
         if (n > 0 && firstRow === 0) {
           firstRow = performance.now()
           cpuStart = process.cpuUsage()
+          pgCpuStart = postgresCpuMs(pg.pid ?? -1)
           counting = true
           rowsAtFirst = n
         }
         if (n >= PG_RECORDS) {
           done = performance.now()
           cpu = process.cpuUsage(cpuStart)
+          pgCpuEnd = postgresCpuMs(pg.pid ?? -1)
           counting = false
           break
         }
@@ -261,26 +319,15 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     }
     const upsertRate = PG_RECORDS / ((performance.now() - t) / 1000)
 
-    // The sink's own statements, with the rows encoded beforehand (COPY text, as the sink sends them).
-    await pg.query('CREATE TABLE merge_bench (id integer PRIMARY KEY, name text, score bigint)')
-    const chunks: Buffer[] = []
-    for (let from = 0; from < PG_RECORDS; from += 3000) {
-      let text = ''
-      for (let i = from; i < Math.min(PG_RECORDS, from + 3000); i++) text += `${i}\t${name(i)}\t${i * 10}\n`
-      chunks.push(Buffer.from(text))
-    }
-    const merger = await pg.client()
-    try {
-      await merger.query('CREATE TEMP TABLE stage ON COMMIT DELETE ROWS AS SELECT id, name, score FROM merge_bench WITH NO DATA')
-      const merge = 'INSERT INTO merge_bench (id, name, score) SELECT id, name, score FROM pg_temp.stage ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, score = EXCLUDED.score'
-      t = performance.now()
-      for (const chunk of chunks) await copyFrom(merger, `BEGIN; COPY pg_temp.stage FROM STDIN; ${merge}; COMMIT`, chunk)
-    } finally {
-      await merger.end()
-    }
-    const mergeRate = PG_RECORDS / ((performance.now() - t) / 1000)
+    // The sink's own statements again, with the rows encoded beforehand (COPY text, as the sink sends them).
+    const mergeRateAfter = await postgresMergeRate(pg, 'merge_after', PG_RECORDS, name)
+    const spanMs = done - firstRow
+    const pgBusy = [...pgCpuEnd].map(([pid, ms]) => ms - (pgCpuStart.get(pid) ?? 0))
+    const pgAllCores = pgBusy.reduce((a, b) => a + b, 0) / spanMs
+    const pgBusiest = Math.max(0, ...pgBusy) / spanMs
     console.log(`PostgreSQL sink (upsert, batch.size 3000, JSON with schemas): ${fmt(sinkRate)} rows/s from the first row (${fmt(withStartup)} with the worker's start-up; worker CPU ${cpuPerRow.toFixed(1)} µs/row, of which GC ${gcPerRow.toFixed(1)})`)
-    console.log(`PostgreSQL itself, same rows: the sink's statements (COPY into a staging table + INSERT ... SELECT ... ON CONFLICT, 3000 rows a transaction) ${fmt(mergeRate)} rows/s — sink / that: ${(sinkRate / mergeRate).toFixed(2)}; COPY ${fmt(copyRate)} rows/s; batched INSERT ... ON CONFLICT (unnest) ${fmt(upsertRate)} rows/s — sink / that: ${(sinkRate / upsertRate).toFixed(2)}`)
+    console.log(`PostgreSQL during the sink: its busiest process (the sink's connection) used ${(pgBusiest * 100).toFixed(0)} % of a core, all its processes ${pgAllCores.toFixed(2)} cores (a connection's statements run on one core)`)
+    console.log(`PostgreSQL itself, same rows: the sink's statements (COPY into a staging table + INSERT ... SELECT ... ON CONFLICT, 3000 rows a transaction) ${fmt(mergeRateBefore)} rows/s before the sink and ${fmt(mergeRateAfter)} after — sink / those: ${(sinkRate / mergeRateBefore).toFixed(2)} / ${(sinkRate / mergeRateAfter).toFixed(2)}; COPY ${fmt(copyRate)} rows/s; batched INSERT ... ON CONFLICT (unnest) ${fmt(upsertRate)} rows/s — sink / that: ${(sinkRate / upsertRate).toFixed(2)}`)
   } finally {
     await pg.stop()
     rmSync(dir, { recursive: true, force: true })
