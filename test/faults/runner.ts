@@ -5,7 +5,8 @@
 // replica's segment files up to the high watermark, and judges the history with checker.ts.
 // Figures per scenario (checker counts, the longest gap in acknowledged writes on the partitions each
 // round affected, repetitions) are printed and written to test/faults/RESULTS.md, rebuilt from one
-// JSON file per scenario under test/faults/.results/ (not committed).
+// JSON file per scenario under test/faults/.results/ (not committed); scenarios without one there keep
+// their rows and notes from the RESULTS.md already written.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -394,12 +395,44 @@ function saveResult(r: ScenarioResult): void {
   writeResultsMarkdown()
 }
 
-/** RESULTS.md from every saved scenario result (the last run of each). */
+/**
+ * The table row and the scenario section of each scenario in the RESULTS.md there is now: a run of a
+ * few scenarios (FAULTS_ONLY, or a checkout whose .results holds only some) keeps the others' last
+ * figures instead of dropping them.
+ */
+function previousResults(): Map<string, { row: string; section: string[] }> {
+  const out = new Map<string, { row: string; section: string[] }>()
+  let text: string
+  try {
+    text = readFileSync(RESULTS_MD, 'utf8')
+  } catch {
+    return out
+  }
+  const [table = '', sections = ''] = text.split('\n## Scenarios\n')
+  for (const line of table.split('\n')) {
+    const name = /^\| ([a-z][a-z0-9-]*) \|/.exec(line)?.[1]
+    if (name !== undefined && name !== 'scenario') out.set(name, { row: line, section: [] })
+  }
+  let current: string[] | undefined
+  for (const line of sections.split('\n')) {
+    const name = /^- \*\*([a-z0-9-]+)\*\*:/.exec(line)?.[1]
+    if (name !== undefined) current = out.get(name)?.section
+    if (line.trim() !== '') current?.push(line)
+  }
+  return out
+}
+
+/** RESULTS.md from every saved scenario result (the last run of each), and the earlier figures of scenarios not run here. */
 export function writeResultsMarkdown(): void {
   const results = readdirSync(RESULTS_DIR)
     .filter((f) => f.endsWith('.json'))
     .sort()
     .map((f) => JSON.parse(readFileSync(join(RESULTS_DIR, f), 'utf8')) as ScenarioResult & { at: string })
+  const earlier = previousResults()
+  for (const r of results) earlier.delete(r.name)
+  const names = [...results.map((r) => r.name), ...earlier.keys()].sort()
+  const rows = new Map<string, string>([...earlier].map(([name, e]) => [name, e.row]))
+  const sections = new Map<string, string[]>([...earlier].map(([name, e]) => [name, e.section]))
   const lines = [
     '# Fault suite results',
     '',
@@ -415,21 +448,21 @@ export function writeResultsMarkdown(): void {
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ]
   for (const r of results) {
-    if (r.skipped !== undefined) {
-      lines.push(`| ${r.name} | - | - | - | - | - | - | - | - | - | skipped: ${r.skipped} | ${r.at.slice(0, 16)} |`)
-      continue
-    }
-    lines.push(
-      `| ${r.name} | ${r.rounds} | ${r.acknowledged} | ${r.lost} | ${r.inconsistent} | ${r.duplicates} | ${r.abortedReads} | ${r.nonMonotonic} | ${r.replicasIdentical ? 'identical' : 'DIFFER'} | ${r.maxGapMs} | ${r.ok ? 'pass' : 'FAIL'} | ${r.at.slice(0, 16)} |`,
+    rows.set(
+      r.name,
+      r.skipped !== undefined
+        ? `| ${r.name} | - | - | - | - | - | - | - | - | - | skipped: ${r.skipped} | ${r.at.slice(0, 16)} |`
+        : `| ${r.name} | ${r.rounds} | ${r.acknowledged} | ${r.lost} | ${r.inconsistent} | ${r.duplicates} | ${r.abortedReads} | ${r.nonMonotonic} | ${r.replicasIdentical ? 'identical' : 'DIFFER'} | ${r.maxGapMs} | ${r.ok ? 'pass' : 'FAIL'} | ${r.at.slice(0, 16)} |`,
     )
+    const section = [`- **${r.name}**: ${r.description}`]
+    for (const n of r.notes) section.push(`  - ${n}`)
+    if (r.failedSends > 0) section.push(`  - failed sends (retried by the clients until their timeouts, or refused): ${Object.entries(r.failures ?? {}).map(([k, v]) => `${k} ×${v}`).join('; ')}`)
+    for (const e of r.examples.slice(0, 5)) section.push(`  - checker: ${e}`)
+    sections.set(r.name, section)
   }
+  for (const name of names) lines.push(rows.get(name)!)
   lines.push('', '## Scenarios', '')
-  for (const r of results) {
-    lines.push(`- **${r.name}**: ${r.description}`)
-    for (const n of r.notes) lines.push(`  - ${n}`)
-    if (r.failedSends > 0) lines.push(`  - failed sends (retried by the clients until their timeouts, or refused): ${Object.entries(r.failures ?? {}).map(([k, v]) => `${k} ×${v}`).join('; ')}`)
-    for (const e of r.examples.slice(0, 5)) lines.push(`  - checker: ${e}`)
-  }
+  for (const name of names) lines.push(...sections.get(name)!)
   writeFileSync(RESULTS_MD, lines.join('\n') + '\n')
 }
 
