@@ -200,6 +200,26 @@ describe('snapshots', () => {
     await m.close()
   })
 
+  it('a clean restart just after a roll reads the batches before the snapshot from the segments before the active one', async () => {
+    // The snapshot at the LEO holds the last batch only, and the active segment holds nothing older: the
+    // 4 batches before it are in the previous segment. Without them a retry of an in-flight batch after
+    // a clean restart (or a leadership move to a cleanly restarted replica) is OUT_OF_ORDER_SEQUENCE_NUMBER,
+    // a fatal error for librdkafka's idempotent producer, instead of a duplicate.
+    let m = open(dir.path, { segmentBytes: 400 })
+    let log = m.create('t', 0)
+    let s = 0
+    while (log.segmentBaseOffsets().length < 2) append(log, idem(31, 0, s, 1, `v${s++}`))
+    // The roll happened at the append of s - 1, the only batch of the active segment.
+    expect(log.segmentBaseOffsets()[1]).toBe(s - 1)
+    await m.close()
+    m = open(dir.path, { segmentBytes: 400 })
+    log = m.get('t', 0)!
+    expect(log.producerState.entry(31)!.batches.map((b) => b.firstSeq)).toEqual([s - 5, s - 4, s - 3, s - 2, s - 1])
+    for (let r = s - 5; r < s; r++) expect(append(log, idem(31, 0, r, 1, `v${r}`))).toMatchObject({ baseOffset: r, duplicate: true })
+    expect(append(log, idem(31, 0, s))).toMatchObject({ baseOffset: s })
+    await m.close()
+  })
+
   it('resumes a sequence at int32 MAX from a snapshot: the next batch starts at 0', async () => {
     const m0 = open()
     const log0 = m0.create('t', 0)
