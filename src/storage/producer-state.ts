@@ -450,6 +450,11 @@ export class ProducerStateManager {
    * first, already recovered; logEndOffset is the LEO after recovery.
    */
   load(segments: readonly ReplaySegment[], logEndOffset: number, now: number, opts: ProducerStateLoadOptions = {}): { snapshotOffset: number | null; batchesReplayed: number } {
+    return this.rebuild(segments, logEndOffset, now, opts, true)
+  }
+
+  /** load; removeTemporary: delete .snapshot.tmp files (at open only: later, one may be a write in progress). */
+  private rebuild(segments: readonly ReplaySegment[], logEndOffset: number, now: number, opts: ProducerStateLoadOptions, removeTemporary: boolean): { snapshotOffset: number | null; batchesReplayed: number } {
     this.producers.clear()
     this.ongoing.clear()
     this.firstUnstable = undefined
@@ -457,7 +462,7 @@ export class ProducerStateManager {
     const found: number[] = []
     for (const name of opts.listing ?? readdirSync(this.dir)) {
       if (name.endsWith(`${SNAPSHOT_SUFFIX}.tmp`)) {
-        rmSync(join(this.dir, name), { force: true })
+        if (removeTemporary) rmSync(join(this.dir, name), { force: true })
         continue
       }
       const offset = parseSnapshotFileName(name)
@@ -559,7 +564,8 @@ export class ProducerStateManager {
         if (offset !== null && stale(offset) && !this.snapshots.includes(offset)) rmSync(join(this.dir, name), { force: true })
       }
     }).catch(() => undefined)
-    this.load(segments, logEndOffset, now, opts)
+    // A .tmp here may be the snapshot of a roll being written (its rename would fail without it).
+    this.rebuild(segments, logEndOffset, now, opts, false)
   }
 
   /**
