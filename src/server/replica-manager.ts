@@ -69,7 +69,7 @@ import type {
 /** How long a leader waits before proposing an ISR expansion again after the controller refused one. */
 const EXPAND_RETRY_BACKOFF_MS = 1000
 /** How long a transaction marker waits for the in-sync replicas (Kafka: request.timeout.ms, 30 s by default). */
-export const TXN_MARKER_APPEND_TIMEOUT_MS = 30_000
+const TXN_MARKER_APPEND_TIMEOUT_MS = 30_000
 const EPOCH_DURING_DELETE = -2
 const NO_EPOCH = -1
 
@@ -440,7 +440,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     return this.router.describeProducers(items)
   }
 
-  async writeTxnMarkers(items: readonly TxnMarker[], timeoutMs = TXN_MARKER_APPEND_TIMEOUT_MS): Promise<Outcome<{ offset: number }>[]> {
+  async writeTxnMarkers(items: readonly TxnMarker[]): Promise<Outcome<{ offset: number }>[]> {
     // Markers carry the partition's current leader epoch (the epoch cache and followers rely on it); only
     // the leader writes them (a follower's log is its leader's bytes). They are appended as Kafka's
     // handleWriteTxnMarkersRequest does, with acks=all: refused below min.insync.replicas, answered once
@@ -484,7 +484,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       this.#leaderAppended(p, required)
       if (p.hwFollowsLeo || ls.highWatermark >= required) return
       waits.push(
-        this.#delayedProduce.wait(partitionKey(topic, partition), required, timeoutMs).then((code) => {
+        this.#delayedProduce.wait(partitionKey(topic, partition), required, TXN_MARKER_APPEND_TIMEOUT_MS).then((code) => {
           if (code !== ErrorCode.NONE) out[i] = { ok: false, errorCode: code, message: `transaction marker at ${topic}-${partition} offset ${required - 1}: ${errorName(code)}` }
         }),
       )
