@@ -2,7 +2,7 @@
 // longest gap in acknowledged writes under 1 s across a controlled shutdown, a preferred election and a
 // rolling restart), meant for a quiet machine, plus the long variants (test/cluster/*.ops.ts: throttled
 // reassignment (both sides, and the leader side alone), cancellation, preferred and unclean elections on
-// demand, rolling restart under load).
+// demand, rolling restart under load, an aborted transaction's marker across a leader change).
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({

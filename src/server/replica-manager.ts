@@ -20,7 +20,8 @@
 // - acks=all: NOT_ENOUGH_REPLICAS when the ISR is below min(min.insync.replicas, RF) at append; then the
 //   append waits in the DelayedProducePurgatory for the HW (NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR
 //   shrank below min meanwhile, REQUEST_TIMED_OUT at the request's timeout). acks=1 answers after the
-//   leader's append.
+//   leader's append. Transaction markers are appended with acks=all (as Kafka's), bounded by
+//   TXN_MARKER_APPEND_TIMEOUT_MS.
 // - ISR changes go to the controller with AlterPartition, one in flight per partition: a shrink every
 //   replica.lag.time.max.ms/2 for followers not caught up, an expansion when a follower's fetch reaches
 //   the HW and the current epoch.
@@ -67,6 +68,8 @@ import type {
 /** Kafka's LeaderAndIsr.EpochDuringDelete and NoEpoch in StopReplica. */
 /** How long a leader waits before proposing an ISR expansion again after the controller refused one. */
 const EXPAND_RETRY_BACKOFF_MS = 1000
+/** How long a transaction marker waits for the in-sync replicas (Kafka: request.timeout.ms, 30 s by default). */
+const TXN_MARKER_APPEND_TIMEOUT_MS = 30_000
 const EPOCH_DURING_DELETE = -2
 const NO_EPOCH = -1
 
@@ -439,7 +442,12 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
 
   async writeTxnMarkers(items: readonly TxnMarker[]): Promise<Outcome<{ offset: number }>[]> {
     // Markers carry the partition's current leader epoch (the epoch cache and followers rely on it); only
-    // the leader writes them (a follower's log is its leader's bytes).
+    // the leader writes them (a follower's log is its leader's bytes). They are appended as Kafka's
+    // handleWriteTxnMarkersRequest does, with acks=all: refused below min.insync.replicas, answered once
+    // the HW passes them. A marker answered on the leader's append alone could be lost with a leader
+    // change (the new leader never had it, the old one truncates it) after the coordinator completed the
+    // transaction: the transaction would stay open there, and the producer's next transaction on the
+    // partition would take its records in and commit them (an aborted read) or abort committed ones.
     const out: Outcome<{ offset: number }>[] = new Array(items.length)
     const stamped: (TxnMarker & { leaderEpoch: number })[] = []
     const at: number[] = []
@@ -449,22 +457,40 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         out[i] = { ok: false, errorCode: error, message: `this broker does not lead ${m.topic}-${m.partition}` }
         return
       }
-      stamped.push({ ...m, leaderEpoch: this.#hosted.get(m.topic)![m.partition]!.leaderEpoch })
+      const p = this.#hosted.get(m.topic)![m.partition]!
+      const ls = p.leaderState
+      if (ls !== undefined && ls.underMinIsr) {
+        out[i] = { ok: false, errorCode: ErrorCode.NOT_ENOUGH_REPLICAS, message: `the ISR of ${m.topic}-${m.partition} is [${ls.isr.join(',')}], fewer than min.insync.replicas ${ls.effectiveMinIsr}` }
+        return
+      }
+      stamped.push({ ...m, leaderEpoch: p.leaderEpoch })
       at.push(i)
     })
     const written = stamped.length === 0 ? [] : await this.router.writeTxnMarkers(stamped)
+    const waits: Promise<void>[] = []
     written.forEach((r, j) => {
-      out[at[j]!] = r
+      const i = at[j]!
+      out[i] = r
+      if (!r.ok) return
+      const { topic, partition } = items[i]!
+      const p = this.#hosted.get(topic)?.[partition]
+      this.#appended(partitionKey(topic, partition), p)
+      const ls = p?.leaderState
+      if (p === undefined || ls === undefined || !p.isLeader) {
+        out[i] = { ok: false, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, message: `${topic}-${partition} changed leader during the marker's append` }
+        return
+      }
+      const required = r.value.offset + 1
+      this.#leaderAppended(p, required)
+      if (p.hwFollowsLeo || ls.highWatermark >= required) return
+      waits.push(
+        this.#delayedProduce.wait(partitionKey(topic, partition), required, TXN_MARKER_APPEND_TIMEOUT_MS).then((code) => {
+          if (code !== ErrorCode.NONE) out[i] = { ok: false, errorCode: code, message: `transaction marker at ${topic}-${partition} offset ${required - 1}: ${errorName(code)}` }
+        }),
+      )
     })
-    const results = out
-    for (let i = 0; i < results.length; i++) {
-      const r = results[i]!
-      if (!r.ok) continue
-      const p = this.#hosted.get(items[i]!.topic)?.[items[i]!.partition]
-      this.#appended(partitionKey(items[i]!.topic, items[i]!.partition), p)
-      if (p?.leaderState !== undefined) this.#leaderAppended(p, r.value.offset + 1)
-    }
-    return results
+    if (waits.length > 0) await Promise.all(waits)
+    return out
   }
 
   // ---------------------------------------------------------------- the leader side of replication

@@ -625,13 +625,21 @@ export class PartitionLog {
    * producer state is reloaded from a snapshot at or below that segment, the .txnindex entries of cut
    * markers go, the epoch cache loses the epochs starting past the new end; the high watermark and the
    * recovery point come down with the LEO. An offset inside a batch cuts that whole batch (the LEO becomes
-   * its base offset); one below the log start empties the log at it. Returns whether anything was cut.
+   * its base offset); one below the log start empties the log at it; one at or past the LEO cuts nothing
+   * but an epoch started at the LEO (see the body). Returns whether anything was cut.
    * The caller writes the checkpoints next (writeCheckpoints), as a crash must not bring the cut tail back.
    */
   truncateTo(offset: number): boolean {
     this.checkUsable()
     if (!Number.isSafeInteger(offset) || offset < 0) throw new KafkaError(ErrorCode.INVALID_REQUEST, `cannot truncate ${this.topic}-${this.partition} to ${offset}`)
-    if (offset >= this._logEndOffset) return false
+    if (offset >= this._logEndOffset) {
+      // Nothing to cut, but an epoch this replica started as leader at its LEO without writing anything
+      // goes (Kafka's truncateTo does the same): its fetches would otherwise name that epoch, which the
+      // new leader never had, and diverge again on every fetch.
+      this.epochCache.truncateFromEnd(this._logEndOffset)
+      this.leaderEpoch = Math.max(0, this.epochCache.latestEpoch())
+      return false
+    }
     if (offset < this._logStartOffset) {
       this.truncateFullyAndStartAt(offset)
       return true

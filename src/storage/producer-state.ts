@@ -88,7 +88,7 @@ const INT32_MAX = 0x7fffffff
 const NO_SEQUENCE = -1
 /**
  * A snapshot keeps one batch per producer; on load the log is read this far back from the snapshot's
- * offset (in the segment before it) for up to 4 older batches of each producer, so that retries of
+ * offset (across segments) for up to 4 older batches of each producer, so that retries of
  * in-flight batches written just before a restart are still recognised. Bounded: header reads only.
  */
 const LOOKBACK_BYTES = 1024 * 1024
@@ -450,6 +450,11 @@ export class ProducerStateManager {
    * first, already recovered; logEndOffset is the LEO after recovery.
    */
   load(segments: readonly ReplaySegment[], logEndOffset: number, now: number, opts: ProducerStateLoadOptions = {}): { snapshotOffset: number | null; batchesReplayed: number } {
+    return this.rebuild(segments, logEndOffset, now, opts, true)
+  }
+
+  /** load; removeTemporary: delete .snapshot.tmp files (at open only: later, one may be a write in progress). */
+  private rebuild(segments: readonly ReplaySegment[], logEndOffset: number, now: number, opts: ProducerStateLoadOptions, removeTemporary: boolean): { snapshotOffset: number | null; batchesReplayed: number } {
     this.producers.clear()
     this.ongoing.clear()
     this.firstUnstable = undefined
@@ -457,7 +462,7 @@ export class ProducerStateManager {
     const found: number[] = []
     for (const name of opts.listing ?? readdirSync(this.dir)) {
       if (name.endsWith(`${SNAPSHOT_SUFFIX}.tmp`)) {
-        rmSync(join(this.dir, name), { force: true })
+        if (removeTemporary) rmSync(join(this.dir, name), { force: true })
         continue
       }
       const offset = parseSnapshotFileName(name)
@@ -559,29 +564,43 @@ export class ProducerStateManager {
         if (offset !== null && stale(offset) && !this.snapshots.includes(offset)) rmSync(join(this.dir, name), { force: true })
       }
     }).catch(() => undefined)
-    this.load(segments, logEndOffset, now, opts)
+    // A .tmp here may be the snapshot of a roll being written (its rename would fail without it).
+    this.rebuild(segments, logEndOffset, now, opts, false)
   }
 
-  /** See LOOKBACK_BYTES: older batches of the snapshot's producers, from the bytes just before it. */
+  /**
+   * See LOOKBACK_BYTES: older batches of the snapshot's producers, from the bytes just before it. Those
+   * bytes may span segments: a snapshot written at close just after a roll has only the last batch in
+   * the active segment, the ones before it in the segment before.
+   */
   private restoreOlderBatches(segments: readonly ReplaySegment[], snapshotOffset: number, logEndOffset: number): void {
     if (this.producers.size === 0 || segments.length === 0 || snapshotOffset <= segments[0]!.baseOffset) return
-    let i = segments.length - 1
-    while (i > 0 && segments[i]!.baseOffset >= snapshotOffset) i--
-    const seg = segments[i]!
-    const segmentEnd = segments[i + 1]?.baseOffset ?? logEndOffset
-    const end = snapshotOffset >= segmentEnd ? seg.size : (seg.translateOffset(snapshotOffset)?.position ?? seg.size)
-    const start = seg.indexedBatchStartAtOrBefore(Math.max(0, end - LOOKBACK_BYTES))
+    let last = segments.length - 1
+    while (last > 0 && segments[last]!.baseOffset >= snapshotOffset) last--
+    // Byte ranges to read, newest segment first, LOOKBACK_BYTES in all.
+    const ranges: { seg: ReplaySegment; start: number; end: number }[] = []
+    let budget = LOOKBACK_BYTES
+    for (let i = last; i >= 0 && budget > 0; i--) {
+      const seg = segments[i]!
+      const segmentEnd = segments[i + 1]?.baseOffset ?? logEndOffset
+      const end = i === last && snapshotOffset < segmentEnd ? (seg.translateOffset(snapshotOffset)?.position ?? seg.size) : seg.size
+      const start = seg.indexedBatchStartAtOrBefore(Math.max(0, end - budget))
+      ranges.push({ seg, start, end })
+      budget -= end - start
+    }
     const older = new Map<number, BatchMetadata[]>()
-    walkProducerBatches(seg, start, end, (b) => {
-      if (b.controlType !== undefined) return
-      const e = this.producers.get(b.producerId)
-      const kept = e?.batches[0]
-      if (e === undefined || kept === undefined || e.batches.length !== 1 || e.producerEpoch !== b.producerEpoch || b.lastOffset >= kept.firstOffset) return
-      const list = older.get(b.producerId) ?? []
-      list.push({ firstSeq: b.firstSeq, lastSeq: b.lastSeq, firstOffset: b.firstOffset, lastOffset: b.lastOffset, timestamp: b.timestamp })
-      if (list.length >= NUM_BATCHES_TO_RETAIN) list.shift()
-      older.set(b.producerId, list)
-    })
+    for (const { seg, start, end } of ranges.reverse()) {
+      walkProducerBatches(seg, start, end, (b) => {
+        if (b.controlType !== undefined) return
+        const e = this.producers.get(b.producerId)
+        const kept = e?.batches[0]
+        if (e === undefined || kept === undefined || e.batches.length !== 1 || e.producerEpoch !== b.producerEpoch || b.lastOffset >= kept.firstOffset) return
+        const list = older.get(b.producerId) ?? []
+        list.push({ firstSeq: b.firstSeq, lastSeq: b.lastSeq, firstOffset: b.firstOffset, lastOffset: b.lastOffset, timestamp: b.timestamp })
+        if (list.length >= NUM_BATCHES_TO_RETAIN) list.shift()
+        older.set(b.producerId, list)
+      })
+    }
     for (const [id, list] of older) {
       const e = this.producers.get(id)!
       e.batches = [...list, ...e.batches]

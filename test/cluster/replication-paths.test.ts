@@ -7,6 +7,9 @@
 //   answer to its parked fetch is never read): REQUEST_TIMED_OUT with a request timeout shorter than
 //   replica.lag.time.max.ms, NOT_ENOUGH_REPLICAS_AFTER_APPEND with a longer one (the ISR shrank below
 //   min.insync.replicas meanwhile), then NOT_ENOUGH_REPLICAS at append; after SIGCONT it rejoins.
+//   A transaction marker (WriteTxnMarkers) is appended with acks=all too: not answered before the
+//   follower has it (a marker only the leader had would be lost with a leader change after the
+//   coordinator completed the transaction).
 // - A leader that appended records nobody copied (its follower stopped), killed, replaced by that
 //   follower, which takes other records at the next epoch: restarted, the ex-leader truncates its divergent
 //   tail and ends byte-identical to the new leader, through OffsetForLeaderEpoch (broker 1, IBP 2.6:
@@ -18,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
 import * as Produce from '../../src/protocol/messages/00-produce.gen.js'
+import * as WriteTxnMarkers from '../../src/protocol/messages/27-write-txn-markers.gen.js'
 import {
   hasPythonModule, partitionsOf, readAll, runOk, simpleBatch, startCluster, SYSTEM_PYTHON, until, zookeeperMissing,
   type ClusterBroker, type PartitionView, type RawClient, type TestCluster,
@@ -48,6 +52,15 @@ async function produceAll(c: RawClient, topic: string, records: Buffer, timeoutM
   })
   const res = await c.call(0, 7, (w) => Produce.encodeProduceRequest(w, req, 7), Produce.decodeProduceResponse, timeoutMs + 10_000)
   return res.responses[0]!.partitionResponses[0]!.errorCode
+}
+
+/** One ABORT marker of a producer for partition 0 of topic, as a transaction coordinator sends it; the answer's error code. */
+async function writeAbortMarker(c: RawClient, topic: string, producerId: number): Promise<number> {
+  const req = WriteTxnMarkers.createWriteTxnMarkersRequest({
+    markers: [WriteTxnMarkers.createWritableTxnMarker({ producerId: BigInt(producerId), producerEpoch: 0, transactionResult: false, coordinatorEpoch: 0, topics: [WriteTxnMarkers.createWritableTxnMarkerTopic({ name: topic, partitionIndexes: [0] })] })],
+  })
+  const res = await c.call(27, 1, (w) => WriteTxnMarkers.encodeWriteTxnMarkersRequest(w, req, 1), WriteTxnMarkers.decodeWriteTxnMarkersResponse, 45_000)
+  return res.markers[0]!.topics[0]!.partitions[0]!.errorCode
 }
 
 function segmentBytes(b: ClusterBroker, topic: string, partition: number): Buffer {
@@ -131,9 +144,13 @@ describe.skipIf(MISSING !== undefined)('replication paths in a three-broker clus
       paused.add(followerId)
       // Appended with the ISR full; the follower never fetches it; the request times out first.
       expect(await produceAll(c, 'acks', simpleBatch('timeout', 2), 400)).toBe(ErrorCode.REQUEST_TIMED_OUT)
-      // Appended with the ISR still full; it shrinks below min.insync.replicas before the HW moves.
+      // Appended with the ISR still full; it shrinks below min.insync.replicas before the HW moves. The
+      // marker too: the coordinator must retry it, not take the leader's copy alone as written.
+      const marker = writeAbortMarker(c, 'acks', 4242)
       expect(await produceAll(c, 'acks', simpleBatch('shrunk', 2), 15_000)).toBe(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+      expect(await marker).toBe(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
       expect(await produceAll(c, 'acks', simpleBatch('refused', 2), 5_000)).toBe(ErrorCode.NOT_ENOUGH_REPLICAS)
+      expect(await writeAbortMarker(c, 'acks', 4242)).toBe(ErrorCode.NOT_ENOUGH_REPLICAS)
     } finally {
       follower.signal('SIGCONT')
       paused.delete(followerId)
@@ -143,6 +160,7 @@ describe.skipIf(MISSING !== undefined)('replication paths in a three-broker clus
     const c2 = await cluster.broker(leaderId).client()
     try {
       expect(await produceAll(c2, 'acks', simpleBatch('again', 1), 10_000)).toBe(ErrorCode.NONE)
+      expect(await writeAbortMarker(c2, 'acks', 4242)).toBe(ErrorCode.NONE)
     } finally {
       c2.close()
     }

@@ -200,6 +200,46 @@ describe('snapshots', () => {
     await m.close()
   })
 
+  it('a clean restart just after a roll reads the batches before the snapshot from the segments before the active one', async () => {
+    // The snapshot at the LEO holds the last batch only, and the active segment holds nothing older: the
+    // 4 batches before it are in the previous segment. Without them a retry of an in-flight batch after
+    // a clean restart (or a leadership move to a cleanly restarted replica) is OUT_OF_ORDER_SEQUENCE_NUMBER,
+    // a fatal error for librdkafka's idempotent producer, instead of a duplicate.
+    let m = open(dir.path, { segmentBytes: 400 })
+    let log = m.create('t', 0)
+    let s = 0
+    while (log.segmentBaseOffsets().length < 2) append(log, idem(31, 0, s, 1, `v${s++}`))
+    // The roll happened at the append of s - 1, the only batch of the active segment.
+    expect(log.segmentBaseOffsets()[1]).toBe(s - 1)
+    await m.close()
+    m = open(dir.path, { segmentBytes: 400 })
+    log = m.get('t', 0)!
+    expect(log.producerState.entry(31)!.batches.map((b) => b.firstSeq)).toEqual([s - 5, s - 4, s - 3, s - 2, s - 1])
+    for (let r = s - 5; r < s; r++) expect(append(log, idem(31, 0, r, 1, `v${r}`))).toMatchObject({ baseOffset: r, duplicate: true })
+    expect(append(log, idem(31, 0, s))).toMatchObject({ baseOffset: s })
+    await m.close()
+  })
+
+  it('a truncation while the snapshot of a roll is being written leaves the write alone and the log usable', async () => {
+    // A follower rolls (its snapshot is written in the background, .tmp then rename) and truncates right
+    // after, on its leader's diverging epoch. The reload must not delete the .tmp under the write: its
+    // rename would fail and fail the partition (KAFKA_STORAGE_ERROR on every later append).
+    const m = open(dir.path, { segmentBytes: 400 })
+    const log = m.create('t', 0)
+    let s = 0
+    while (log.segmentBaseOffsets().length < 2) append(log, idem(41, 0, s, 1, `v${s++}`))
+    const partDir = join(dir.path, 't-0')
+    const tmp = `${snapshotFileName(s - 1)}.tmp`
+    for (let i = 0; i < 10 && !readdirSync(partDir).includes(tmp); i++) await Promise.resolve()
+    expect(readdirSync(partDir)).toContain(tmp)
+    expect(log.truncateTo(s - 3)).toBe(true)
+    await log.producerState.drain()
+    // The snapshot of the cut roll is stale: it goes once written.
+    expect(readdirSync(partDir).filter((n) => n.includes('.snapshot'))).not.toContain(snapshotFileName(s - 1))
+    expect(append(log, idem(41, 0, s - 3, 1, 'again'))).toMatchObject({ baseOffset: s - 3 })
+    await m.close()
+  })
+
   it('resumes a sequence at int32 MAX from a snapshot: the next batch starts at 0', async () => {
     const m0 = open()
     const log0 = m0.create('t', 0)

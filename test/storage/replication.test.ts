@@ -275,6 +275,33 @@ describe('truncation', () => {
     }
   })
 
+  it("drops the epoch a replica started as leader without writing anything when it follows again, so its fetches stop diverging", async () => {
+    // Broker A leads at epoch 1, then at epoch 2 (from its LEO, nothing written), then B leads at epoch 3
+    // from the same LEO. A's fetch from B names epoch 2, which B never had: B answers the diverging epoch
+    // 1 ending at the LEO. The truncation there cuts no record, but must drop A's empty epoch 2 (Kafka's
+    // truncateTo), else every fetch of A would diverge again and A never caught up.
+    const am = open(newDir())
+    const bm = open(newDir())
+    const a = am.create('t', 0)
+    const b = bm.create('t', 0)
+    a.assignLeaderEpoch(1)
+    for (let i = 0; i < 3; i++) a.append(makeBatch(`a${i}`, 2), { leaderEpoch: 1, now: clock })
+    replicate(am, a, b)
+    a.assignLeaderEpoch(2)
+    b.assignLeaderEpoch(3)
+    b.append(makeBatch('b', 2), { leaderEpoch: 3, now: clock })
+    const diverged = b.readForFollower(a.logEndOffset, 1 << 20, a.latestEpoch)
+    expect(diverged.divergingEpoch).toEqual({ leaderEpoch: 1, endOffset: 6 })
+    expect(a.truncateTo(diverged.divergingEpoch!.endOffset)).toBe(false)
+    expect(a.epochEntries()).toEqual([{ epoch: 1, startOffset: 0 }])
+    expect(a.latestEpoch).toBe(1)
+    replicate(bm, b, a)
+    expect(a.logEndOffset).toBe(b.logEndOffset)
+    expect(a.epochEntries()).toEqual(b.epochEntries())
+    await am.close()
+    await bm.close()
+  })
+
   it('empties the log at a new start (the leader no longer has what the follower needs)', async () => {
     const m = open(newDir())
     const log = m.create('t', 0)

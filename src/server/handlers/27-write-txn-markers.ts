@@ -3,12 +3,16 @@
 // Behavior:
 // * A transaction coordinator on another broker asks this broker to write COMMIT or ABORT markers of a
 //   producer's transaction to partitions this broker leads (Kafka's TransactionMarkerChannelManager
-//   sends one request per leader broker). Each partition is answered on its own: NONE once written;
-//   NOT_LEADER_OR_FOLLOWER when this broker does not lead it (the coordinator looks the leader up again
-//   and retries); UNKNOWN_TOPIC_OR_PARTITION for a partition nobody hosts; INVALID_PRODUCER_EPOCH and
-//   TRANSACTION_COORDINATOR_FENCED from the partition's producer state are answered NONE, as the marker
-//   is obsolete (a newer epoch or coordinator already wrote there). A marker in a __consumer_offsets
-//   partition also completes the group's pending transactional offsets.
+//   sends one request per leader broker). Each partition is answered on its own: NONE once written and
+//   replicated (acks=all, as Kafka appends markers: the HW passed the marker); NOT_LEADER_OR_FOLLOWER
+//   when this broker does not lead it, or stopped leading it before the marker was replicated (the
+//   coordinator looks the leader up again and retries); NOT_ENOUGH_REPLICAS (ISR below
+//   min.insync.replicas, nothing written), NOT_ENOUGH_REPLICAS_AFTER_APPEND and REQUEST_TIMED_OUT (after
+//   request.timeout.ms), which the coordinator retries too; UNKNOWN_TOPIC_OR_PARTITION for a partition
+//   nobody hosts; INVALID_PRODUCER_EPOCH and TRANSACTION_COORDINATOR_FENCED from the partition's
+//   producer state are answered NONE, as the marker is obsolete (a newer epoch or coordinator already
+//   wrote there). A marker in a __consumer_offsets partition also completes the group's pending
+//   transactional offsets.
 // * Authorization: ClusterAction on the cluster (brokers only), else CLUSTER_AUTHORIZATION_FAILED for
 //   every partition (Kafka).
 // Version notes:
