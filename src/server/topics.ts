@@ -195,6 +195,13 @@ export class TopicManager implements TopicAdmin {
     // Producers asking for the same new topic at once share one creation.
     const inFlight = this.#creating.get(name)
     if (inFlight !== undefined) return inFlight
+    // A topic this broker has not heard of yet may exist in the cluster (an UpdateMetadata still on its
+    // way, say after a restart): asked first, the store answers that it exists (Metadata then says
+    // LEADER_NOT_AVAILABLE, which clients retry) instead of the assignment failing for want of live
+    // brokers (INVALID_REPLICATION_FACTOR, which librdkafka takes as permanent for the records it holds).
+    if (this.store.kind === 'zookeeper' && this.image.topic(name) === undefined && (await this.store.getTopicAssignments([name])).has(name)) {
+      throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`)
+    }
     return this.create({ name, numPartitions: -1, replicationFactor: -1, configs: {}, validateOnly: false, timeoutMs: AUTO_CREATE_WAIT_MS })
   }
 
