@@ -12,7 +12,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
+import { ZooKeeperClient } from '../../src/cluster/zookeeper/index.js'
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
+import * as AlterPartition from '../../src/protocol/messages/56-alter-partition.gen.js'
 import { compareReplicaLogs } from '../faults/checker.js'
 import { batchOf, freeLoopbackPort, partitionsOf, readAll, startCluster, until, zookeeperMissing, type PartitionView, type TestCluster } from '../harness/index.js'
 
@@ -150,6 +152,33 @@ describe.skipIf(notRoot || MISSING !== undefined)(`a full log dir in a three-bro
       expect([ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.NOT_LEADER_OR_FOLLOWER]).toContain(r.errorCode)
     } finally {
       direct.close()
+    }
+    // The controller refuses to put a replica on a failed dir back into an ISR (Kafka's
+    // isReplicaOnline(broker, partition)): a follower fetch sent just before the dir failed could make
+    // its leader propose it, and acks=all would then wait for it until replica.lag.time.max.ms.
+    const zk = await ZooKeeperClient.connect(cluster.connect)
+    try {
+      const json = async (path: string): Promise<Record<string, unknown>> => JSON.parse((await zk.getData(path)).data.toString('utf8'))
+      const p0 = off[0]!
+      const controller = (await json('/controller')).brokerid as number
+      const req = AlterPartition.createAlterPartitionRequest({
+        brokerId: p0.leader,
+        brokerEpoch: (await zk.exists(`/brokers/ids/${p0.leader}`))!.czxid,
+        topics: [AlterPartition.createRequestTopicData({
+          topicName: TOPIC,
+          topicId: (await json(`/brokers/topics/${TOPIC}`)).topic_id as string,
+          partitions: [AlterPartition.createRequestPartitionData({ partitionIndex: 0, leaderEpoch: p0.epoch, partitionEpoch: (await zk.getData(`/brokers/topics/${TOPIC}/partitions/0/state`)).stat.version, newIsr: [...p0.isr, VICTIM] })],
+        })],
+      })
+      const cc = await cluster.broker(controller).client()
+      try {
+        const res = await cc.call(56, 2, (w) => AlterPartition.encodeAlterPartitionRequest(w, req, 2), AlterPartition.decodeAlterPartitionResponse)
+        expect(res.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.INELIGIBLE_REPLICA)
+      } finally {
+        cc.close()
+      }
+    } finally {
+      await zk.close()
     }
     for (let p = 0; p < PARTITIONS; p++) await produce(p, Array.from({ length: 5 }, (_, i) => `while-full-${p}-${i}`), acked)
 

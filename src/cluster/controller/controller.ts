@@ -791,10 +791,13 @@ export class Controller {
           answers.set(key, { errorCode: ErrorCode.INVALID_REQUEST })
         } else if (current.leaderRecoveryState === LeaderRecoveryState.RECOVERED && proposed.leaderRecoveryState === LeaderRecoveryState.RECOVERING) {
           answers.set(key, { errorCode: ErrorCode.INVALID_REQUEST })
-        } else if (proposed.isr.some((r) => !ctx.isReplicaOnline(r) && !(r === request.brokerId && current.isr.includes(r))) || staleIsrEpochs(version, p.newIsrWithEpochs, ctx)) {
+        } else if (proposed.isr.some((r) => !ctx.isReplicaOnlineFor(r, tp) && !(r === request.brokerId && current.isr.includes(r))) || staleIsrEpochs(version, p.newIsrWithEpochs, ctx)) {
           // KIP-841: only live brokers (with the epoch given, KIP-903) may be in the ISR, and not those in a
           // controlled shutdown (Kafka's liveBrokerIds leaves them out): a broker leaving would otherwise be
           // added back by its leader while it still fetches, and acks=all would wait for it once it stops.
+          // Nor a replica on a log dir its broker reported failed (Kafka's isReplicaOnline(broker, partition)):
+          // a follower fetch sent before the dir failed could otherwise put it back, and acks=all would wait
+          // for it until replica.lag.time.max.ms.
           answers.set(key, { errorCode: ErrorCode.INELIGIBLE_REPLICA })
         } else {
           toWrite.push({ tp, leaderAndIsr: proposed })
