@@ -310,8 +310,9 @@ export class Consumer {
    * Fetches from every leader of the assigned partitions that has no fetch in flight, waiting at most
    * timeoutMs for data (fetch.max.wait.ms caps each long poll), and returns as soon as one leader has
    * answered: the records buffered then, in partition order. Fetches still out answer a later poll.
+   * atMost lowers max.poll.records for this call (a caller filling a batch of its own up to a size).
    */
-  async poll(timeoutMs = this.opts.fetchMaxWaitMs ?? 500): Promise<ConsumedRecord[]> {
+  async poll(timeoutMs = this.opts.fetchMaxWaitMs ?? 500, atMost?: number): Promise<ConsumedRecord[]> {
     if (this.closed) throw new Error('the consumer is closed')
     await this.ensureGroup()
     try {
@@ -342,7 +343,8 @@ export class Consumer {
       list.push(s)
     }
     const maxWait = Math.max(0, Math.min(timeoutMs, this.opts.fetchMaxWaitMs ?? 500))
-    const maxRecords = Math.max(1, this.opts.maxPollRecords ?? 500)
+    const maxPollRecords = Math.max(1, this.opts.maxPollRecords ?? 500)
+    const maxRecords = atMost === undefined ? maxPollRecords : Math.max(1, Math.min(maxPollRecords, atMost))
     // Records fetched earlier and not handed out yet come first, without waiting for the network; one
     // turn of the event loop first, though, so that socket reads (the pipelined fetch's answer arriving)
     // go on while the application works through the buffer, instead of piling up in the kernel.

@@ -2,13 +2,14 @@
 // worker drives them (the task contexts are small doubles: no broker is involved here). Sink: insert
 // with pk.mode=kafka into an auto-created table, auto.evolve adding an optional column, update mode,
 // fields.include.list, a failing write rolled back and retried as RetriableException until max.retries,
-// then a ConnectException. Source: bulk, incrementing (resuming from a stored offset), query mode,
+// then a ConnectException; COPY data sent behind its query, ignored after an error. Source: bulk, incrementing (resuming from a stored offset), query mode,
 // table include lists, and a validation error for a missing column name.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import {
   ConnectException, ConnectHeaders, PostgresSinkConnector, PostgresSinkTask, PostgresSourceConnector, PostgresSourceTask, RetriableException,
   type Schema, SchemaBuilder, Schemas, type SinkRecord, type SourceRecord, Struct, TimestampType,
 } from '../../src/connect/index.js'
+import { copyFrom } from '../../src/connect/connectors/postgres/copy.js'
 import { PostgresServer, postgresMissing } from '../harness/postgres.js'
 
 const skip = postgresMissing()
@@ -187,6 +188,23 @@ describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server
     while (out.length < count && Date.now() < deadline) out.push(...((await task.poll()) ?? []))
     return out
   }
+
+  test('copyFrom sends the COPY data behind its query: a failing statement before the COPY leaves the connection in step', async () => {
+    await pgs.query('CREATE TABLE copy_pipelined (id integer PRIMARY KEY, name text)')
+    const c = await pgs.client()
+    try {
+      // The server rejects the first statement, so the data arrives outside copy mode and is ignored.
+      await expect(copyFrom(c, 'INSERT INTO copy_missing VALUES (1); COPY copy_pipelined FROM STDIN', Buffer.from('1\tignored\n'))).rejects.toThrow(/copy_missing/)
+      // A bad row fails the COPY itself; the rest of its data is ignored too.
+      await expect(copyFrom(c, 'COPY copy_pipelined FROM STDIN', Buffer.from('x\tbad\n2\ttoo\n'))).rejects.toThrow(/integer/)
+      // The next COPY on the same connection gets exactly its own rows.
+      expect(await copyFrom(c, 'BEGIN; COPY copy_pipelined FROM STDIN; COMMIT', Buffer.from('3\tthree\n4\tfour\n'))).toBe(2)
+      expect((await c.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
+    } finally {
+      await c.end()
+    }
+    expect(await pgs.query('SELECT id, name FROM copy_pipelined ORDER BY id')).toEqual([{ id: 3, name: 'three' }, { id: 4, name: 'four' }])
+  })
 
   test('source: bulk copies the whole table on every poll; incrementing resumes after a stored offset', async () => {
     await pgs.query('CREATE TABLE events (id BIGSERIAL PRIMARY KEY, kind TEXT NOT NULL, amount NUMERIC(8,2))')

@@ -743,6 +743,7 @@ export class WorkerSinkTask extends WorkerTask {
     // Partitions given up are committed and closed before the rejoin; new ones are opened before their first fetch.
     const listener: RebalanceListener = {
       onPartitionsRevoked: async (tps) => {
+        for (const tp of tps) this.revoked.add(tpKey(tp.topic, tp.partition))
         await this.commit()
         await task.close?.(tps)
         for (const tp of tps) this.current.delete(tpKey(tp.topic, tp.partition))
@@ -796,6 +797,33 @@ export class WorkerSinkTask extends WorkerTask {
       if (records.length > 0) {
         // Converted while the previous put() runs; put() calls stay one at a time and in order.
         let batch = await this.convert(records)
+        // While that put() still runs, the batch is topped up to max.poll.records from what the consumer
+        // has (a fetch often holds a little more than one poll: polls of 3000 then 376 records made every
+        // other put() small, and the next big conversion then ran while the sink's system sat idle).
+        const maxPollRecords = Math.max(1, this.s.consumerOptions.maxPollRecords ?? 500)
+        this.revoked.clear()
+        while (this.inFlightPut !== null && !this.putSettled && records.length < maxPollRecords && !this.stopping) {
+          let more: ConsumedRecord[]
+          try {
+            more = await this.consumer.poll(0, maxPollRecords - records.length)
+          } catch {
+            break // the next poll of the loop meets the error again and handles it
+          }
+          if (this.revoked.size > 0) {
+            // Partitions were given up (closed, their offsets committed) in that poll: their records
+            // taken before it are not put here; whoever owns them now reads them again from the commit.
+            const revoked = this.revoked
+            records = records.filter((r) => !revoked.has(tpKey(r.topic, r.partition)))
+            batch = batch.filter((sr) => {
+              const o = originOf(sr)
+              return o === undefined || !revoked.has(tpKey(o.topic, o.partition))
+            })
+            this.revoked = new Set()
+          }
+          if (more.length === 0) break
+          records = records.concat(more)
+          for (const sr of await this.convert(more)) batch.push(sr)
+        }
         await this.awaitPut()
         this.throwIfPutFailed()
         if (this.seeks.length > 0) {
@@ -830,8 +858,18 @@ export class WorkerSinkTask extends WorkerTask {
   private inFlightPut: Promise<unknown> | null = null
   private putFailure: { error: unknown } | null = null
 
+  /** Partitions given up while the loop topped up a batch (their records in it are dropped). */
+  private revoked = new Set<string>()
+  /** Whether the put() in flight has returned (the loop stops topping up the next batch then). */
+  private putSettled = false
+
   private startPut(batch: SinkRecord[], records: ConsumedRecord[]): void {
-    this.inFlightPut = this.put(batch, records).then(() => null, (error: unknown) => {
+    this.putSettled = false
+    this.inFlightPut = this.put(batch, records).then(() => {
+      this.putSettled = true
+      return null
+    }, (error: unknown) => {
+      this.putSettled = true
       this.putFailure ??= { error }
     })
   }

@@ -3,7 +3,12 @@
 // `pg` runs any object with a submit(connection) method as a query (its Submittable, what pg-cursor and
 // pg-copy-streams use) and hands it the backend's messages: CopyInResponse, CommandComplete,
 // ErrorResponse, ReadyForQuery. CopyIn below sends the whole COPY text as one CopyData message and
-// CopyDone as soon as the server asks for it; the rows are already encoded, so there is no stream. The
+// CopyDone right behind the query, without waiting for the server's CopyInResponse: the rows are already
+// encoded, and the wait was a round trip that stalled whenever this process's event loop was busy (the
+// sink runtime converts the next records while a put is in flight), leaving PostgreSQL idle. The server
+// reads its input in order, so the data is there when the COPY starts; if a statement before the COPY
+// fails, PostgreSQL ignores CopyData and CopyDone outside copy mode (its protocol says so: the frontend
+// may still be sending data of a failed COPY), and reports the error. The
 // query is a simple query, so it may hold more statements around the COPY (BEGIN; COPY ...; INSERT ...;
 // COMMIT): PostgreSQL runs them in order, the ones after the COPY once its data has arrived, stops at
 // the first error, and answers ReadyForQuery once at the end.
@@ -37,12 +42,12 @@ class CopyIn {
 
   submit(connection: PgConnection): void {
     connection.query(this.sql)
-  }
-
-  handleCopyInResponse(connection: PgConnection): void {
     if (this.data.length > 0) connection.sendCopyFromChunk(this.data)
     connection.endCopyFrom()
   }
+
+  // The data went with the query (see the top of the file).
+  handleCopyInResponse(): void {}
 
   handleCommandComplete(msg: { text?: string }): void {
     const m = /^COPY (\d+)/.exec(msg.text ?? '')
