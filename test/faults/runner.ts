@@ -429,7 +429,16 @@ export function writeResultsMarkdown(): void {
     .sort()
     .map((f) => JSON.parse(readFileSync(join(RESULTS_DIR, f), 'utf8')) as ScenarioResult & { at: string })
   const earlier = previousResults()
-  for (const r of results) earlier.delete(r.name)
+  // Per scenario the newer figures win: a result file of this checkout, or the row already written (from
+  // a later run elsewhere); "run at" is the row's last column.
+  const runAt = (row: string): string => row.split('|').at(-2)?.trim() ?? ''
+  const newer = results.filter((r) => {
+    const e = earlier.get(r.name)
+    if (e !== undefined && runAt(e.row) > r.at.slice(0, 16)) return false
+    earlier.delete(r.name)
+    return true
+  })
+  results.splice(0, results.length, ...newer)
   const names = [...results.map((r) => r.name), ...earlier.keys()].sort()
   const rows = new Map<string, string>([...earlier].map(([name, e]) => [name, e.row]))
   const sections = new Map<string, string[]>([...earlier].map(([name, e]) => [name, e.section]))
