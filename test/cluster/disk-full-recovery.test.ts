@@ -6,9 +6,7 @@
 // leaders' up to the high watermark, every acknowledged record read back exactly once. A partition whose
 // only replica is on broker 3 has no leader while the dir is full, and broker 3 leads it again after.
 // (A dir failed by EIO is not retried: test/storage/disk-full.test.ts.)
-import { execFileSync } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, writeSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
@@ -16,7 +14,7 @@ import { ZooKeeperClient } from '../../src/cluster/zookeeper/index.js'
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
 import * as AlterPartition from '../../src/protocol/messages/56-alter-partition.gen.js'
 import { compareReplicaLogs } from '../faults/checker.js'
-import { batchOf, freeLoopbackPort, partitionsOf, readAll, startCluster, until, zookeeperMissing, type PartitionView, type TestCluster } from '../harness/index.js'
+import { batchOf, fillFilesystem, freeLoopbackPort, mountTmpfs, partitionsOf, readAll, startCluster, until, zookeeperMissing, type PartitionView, type TestCluster } from '../harness/index.js'
 
 const MISSING = zookeeperMissing()
 const notRoot = process.getuid?.() !== 0
@@ -30,15 +28,7 @@ const SOLO = 'solo'
 /** Fills dir's filesystem with a file until ENOSPC; returns its path. */
 function fill(dir: string): string {
   const path = join(dir, 'filler')
-  const fd = openSync(path, 'w')
-  const chunk = Buffer.alloc(64 * 1024, 1)
-  try {
-    for (;;) writeSync(fd, chunk)
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err
-  } finally {
-    closeSync(fd)
-  }
+  fillFilesystem(path, 64 * 1024)
   return path
 }
 
@@ -50,6 +40,7 @@ function replicaLog(logDir: string, partition: number): Buffer {
 describe.skipIf(notRoot || MISSING !== undefined)(`a full log dir in a three-broker cluster${skipWhy}`, () => {
   let cluster: TestCluster
   let mount: string
+  let unmount: (() => void) | undefined
   let victimRestPort: number
   /** The full broker's kafka_log_logmanager_offlinelogdirectorycount, scraped from its GET /metrics. */
   const offlineLogDirs = async (): Promise<number> => {
@@ -60,8 +51,7 @@ describe.skipIf(notRoot || MISSING !== undefined)(`a full log dir in a three-bro
 
   beforeAll(async () => {
     victimRestPort = await freeLoopbackPort()
-    mount = mkdtempSync(join(tmpdir(), 'skein-full-cluster-'))
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mount])
+    ;({ dir: mount, unmount } = mountTmpfs('skein-full-cluster-', '8m'))
     cluster = await startCluster({
       sessionTimeoutMs: 6000,
       overrides: [
@@ -74,14 +64,7 @@ describe.skipIf(notRoot || MISSING !== undefined)(`a full log dir in a three-bro
 
   afterAll(async () => {
     await cluster?.stop()
-    if (mount !== undefined) {
-      try {
-        execFileSync('umount', [mount])
-      } catch {
-        execFileSync('umount', ['-l', mount])
-      }
-      rmdirSync(mount)
-    }
+    unmount?.()
   })
 
   const views = (topic = TOPIC): Promise<PartitionView[]> => partitionsOf(cluster.broker(1), topic)

@@ -3,10 +3,10 @@
 // faults between brokers in namespaces (NetnsLab): the leader cut from its followers, the leader cut from
 // ZooKeeper, a follower cut off, random packet loss, a bandwidth cap. Each cleans up what it created.
 import { execFileSync } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, rmdirSync, rmSync, writeSync } from 'node:fs'
+import { mkdtempSync, rmdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { batchOf, freeLoopbackPort, startZooKeeper, startZooKeeperEnsemble, type ZooKeeperEnsemble, type ZooKeeperTestServer } from '../harness/index.js'
+import { batchOf, fillFilesystem, freeLoopbackPort, startZooKeeper, startZooKeeperEnsemble, type ZooKeeperEnsemble, type ZooKeeperTestServer } from '../harness/index.js'
 import { DelayProxy, NetnsLab, netnsUnavailable } from './network.js'
 import { produceToZombie } from './scenarios.js'
 import { SESSION_TIMEOUT_MS, repetitions, sleep, until, type PartitionView, type RoundResult, type Scenario, type ScenarioContext } from './runner.js'
@@ -89,19 +89,7 @@ export function diskFull(): Scenario {
       // This round's lines of broker 3's log only.
       const logFrom = b.output().length
       const filler = join(mount!, `filler-${round}`)
-      const fd = openSync(filler, 'w')
-      const chunk = Buffer.alloc(1 << 20)
-      let filled = 0
-      try {
-        for (;;) {
-          writeSync(fd, chunk)
-          filled += chunk.length
-        }
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err
-      } finally {
-        closeSync(fd)
-      }
+      const filled = fillFilesystem(filler, 1 << 20)
       const failsBefore = ctx.workload.history.filter((o) => o.type === 'send' && o.outcome === 'fail').length
       const t0 = Date.now()
       // What a producer is told by the full broker, where it leads a partition.

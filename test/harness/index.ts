@@ -4,6 +4,7 @@
 export * from './broker.js'
 export * from './cluster.js'
 export * from './cluster-views.js'
+export * from './disk.js'
 export * from './raw-client.js'
 export * from './records.js'
 export * from './recording-proxy.js'

@@ -7,7 +7,7 @@
 // space returns, its partitions recovered; one failed otherwise (EIO from an ext4 on a loop device that is
 // shut down, or a directory removed) does not.
 import { execFileSync } from 'node:child_process'
-import { appendFileSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmdirSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, statSync, truncateSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -15,6 +15,7 @@ import { native } from '../../src/addon/index.js'
 import { ErrorCode } from '../../src/domain/errors.js'
 import { buildRecordBatch } from '../../src/protocol/records/index.js'
 import type { ShardRouter } from '../../src/shard/index.js'
+import { fillFilesystem, mountTmpfs } from '../harness/disk.js'
 import { spreadPartitions, startRouter } from '../shard/helpers.js'
 import { makeBatch, openManager, readAll } from './helpers.js'
 
@@ -29,27 +30,15 @@ afterEach(() => {
 })
 
 function smallDisk(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'skein-diskfull-'))
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir])
-  cleanups.push(() => {
-    execFileSync('umount', [dir])
-    rmdirSync(dir)
-  })
+  const { dir, unmount } = mountTmpfs('skein-diskfull-', '1m')
+  cleanups.push(unmount)
   return dir
 }
 
 /** Fills the filesystem of dir with a file, page by page, until ENOSPC; returns its path. */
 function fill(dir: string): string {
   const path = join(dir, 'filler')
-  const fd = openSync(path, 'w')
-  const page = Buffer.alloc(4096, 1)
-  try {
-    for (;;) writeSync(fd, page)
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err
-  } finally {
-    closeSync(fd)
-  }
+  fillFilesystem(path)
   return path
 }
 
@@ -306,6 +295,27 @@ function ext4Disk(): { dir: string; shutDown: () => void } {
   return { dir, shutDown }
 }
 
+/** A cluster's router on dir (a failed dir goes offline) that retries full dirs every 20 ms. */
+async function retryingRouter(dir: string): Promise<{ router: ShardRouter; failed: string[]; recovered: string[] }> {
+  const failed: string[] = []
+  const recovered: string[] = []
+  const router = await startRouter(dir, 0, {
+    diskFullFailsLogDir: true, onLogDirFailure: (d) => failed.push(d), onLogDirRecovered: (d) => recovered.push(d), logDirProbeIntervalMs: 0,
+    logDirFailureRetryIntervalMs: 20, logDirFailureRetryMinFreeBytes: 0,
+  })
+  return { router, failed, recovered }
+}
+
+/** Retries of full dirs do not bring dir back, and its partition still refuses writes. */
+async function expectOfflineForGood(router: ShardRouter, dir: string, recovered: string[]): Promise<void> {
+  await new Promise((r) => setTimeout(r, 200))
+  expect(await router.retryFullLogDirs()).toEqual([])
+  expect(recovered).toEqual([])
+  expect(router.offlineDirs.has(dir)).toBe(true)
+  const [r] = await router.append([{ topic: 't', partition: 0, records: makeBatch('after', 1), leaderEpoch: 0 }])
+  expect(r).toMatchObject({ ok: false, errorCode: ErrorCode.KAFKA_STORAGE_ERROR })
+}
+
 // The failing disk is an ext4 image on a loop device: it needs e2fsprogs (.ci/run installs it) and loop devices.
 const noLoopExt4 = !existsSync('/dev/loop-control') || !['/sbin/mkfs.ext4', '/usr/sbin/mkfs.ext4'].some((p) => existsSync(p))
 const failingDiskReason = notRoot ? reason : noLoopExt4 ? ' (skipped: needs mkfs.ext4 from e2fsprogs and /dev/loop-control)' : ''
@@ -313,12 +323,7 @@ const failingDiskReason = notRoot ? reason : noLoopExt4 ? ' (skipped: needs mkfs
 describe.skipIf(notRoot || noLoopExt4)(`a failing disk${failingDiskReason}`, () => {
   it('takes the log dir offline for good in a cluster with a retry interval: EIO is not a full disk', async () => {
     const { dir, shutDown } = ext4Disk()
-    const failed: string[] = []
-    const recovered: string[] = []
-    const router = await startRouter(dir, 0, {
-      diskFullFailsLogDir: true, onLogDirFailure: (d) => failed.push(d), onLogDirRecovered: (d) => recovered.push(d), logDirProbeIntervalMs: 0,
-      logDirFailureRetryIntervalMs: 20, logDirFailureRetryMinFreeBytes: 0,
-    })
+    const { router, failed, recovered } = await retryingRouter(dir)
     try {
       await router.createPartitions([{ topic: 't', partition: 0 }])
       expect((await router.append([{ topic: 't', partition: 0, records: makeBatch('before', 1), leaderEpoch: 0 }]))[0]).toMatchObject({ ok: true })
@@ -329,12 +334,7 @@ describe.skipIf(notRoot || noLoopExt4)(`a failing disk${failingDiskReason}`, () 
         expect(failed).toEqual([dir])
       }, { timeout: 10_000 })
       expect(router.offlineForSpace.size).toBe(0)
-      await new Promise((r) => setTimeout(r, 200))
-      expect(await router.retryFullLogDirs()).toEqual([])
-      expect(recovered).toEqual([])
-      expect(router.offlineDirs.has(dir)).toBe(true)
-      const [r] = await router.append([{ topic: 't', partition: 0, records: makeBatch('after', 1), leaderEpoch: 0 }])
-      expect(r).toMatchObject({ ok: false, errorCode: ErrorCode.KAFKA_STORAGE_ERROR })
+      await expectOfflineForGood(router, dir, recovered)
     } finally {
       await router.close().catch(() => {})
     }
@@ -345,12 +345,7 @@ describe('a log dir failed by anything but a full disk', () => {
   it('stays offline with a retry interval, even once it is usable again (only a restart brings it back)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'skein-dirgone-'))
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
-    const failed: string[] = []
-    const recovered: string[] = []
-    const router = await startRouter(dir, 0, {
-      diskFullFailsLogDir: true, onLogDirFailure: (d) => failed.push(d), onLogDirRecovered: (d) => recovered.push(d), logDirProbeIntervalMs: 0,
-      logDirFailureRetryIntervalMs: 20, logDirFailureRetryMinFreeBytes: 0,
-    })
+    const { router, recovered } = await retryingRouter(dir)
     try {
       await router.createPartitions([{ topic: 't', partition: 0 }])
       rmSync(dir, { recursive: true, force: true })
@@ -358,12 +353,7 @@ describe('a log dir failed by anything but a full disk', () => {
       expect(await router.checkLogDirs(true)).toEqual([dir])
       expect(router.offlineForSpace.size).toBe(0)
       mkdirSync(dir)
-      await new Promise((r) => setTimeout(r, 200))
-      expect(await router.retryFullLogDirs()).toEqual([])
-      expect(recovered).toEqual([])
-      expect(router.offlineDirs.has(dir)).toBe(true)
-      const [r] = await router.append([{ topic: 't', partition: 0, records: makeBatch('after', 1), leaderEpoch: 0 }])
-      expect(r).toMatchObject({ ok: false, errorCode: ErrorCode.KAFKA_STORAGE_ERROR })
+      await expectOfflineForGood(router, dir, recovered)
     } finally {
       await router.close()
     }

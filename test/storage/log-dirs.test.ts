@@ -4,14 +4,13 @@
 // a probe of the directory fails too (EIO, and a full disk in a cluster, without a probe). With each
 // directory its own filesystem (two tmpfs, root only), deleting or setting aside a partition of the second
 // renames it within that directory (a rename across filesystems would fail with EXDEV).
-import { execFileSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
 import { isLogDirFailure, type LogManager, type PartitionLog } from '../../src/storage/index.js'
 import { T0, makeBatch, openManager, tempDir } from './helpers.js'
+import { mountTmpfs } from '../harness/disk.js'
 
 let cleanups: (() => void)[] = []
 afterEach(() => {
@@ -128,12 +127,8 @@ const notRoot = process.getuid?.() !== 0
 
 describe.skipIf(notRoot)(`data directories on two filesystems${notRoot ? ' (skipped: mounting a tmpfs needs root)' : ''}`, () => {
   function tmpfs(): string {
-    const dir = mkdtempSync(join(tmpdir(), 'skein-logdirs-fs-'))
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', dir])
-    cleanups.push(() => {
-      execFileSync('umount', [dir])
-      rmdirSync(dir)
-    })
+    const { dir, unmount } = mountTmpfs('skein-logdirs-fs-', '4m')
+    cleanups.push(unmount)
     return dir
   }
 
