@@ -19,6 +19,7 @@ import { ErrorCode, KafkaError } from '../../src/domain/errors.js'
 import { buildRecordBatch, decodeRecords } from '../../src/protocol/records/index.js'
 import type { LogManager, PartitionLog } from '../../src/storage/index.js'
 import { T0, openManager, regionBytes, tempDir } from './helpers.js'
+import { xorshift } from './fixtures/crash-shared.js'
 
 const SEEDS = Number(process.env.SKEIN_MODEL_SEEDS ?? 3)
 const STEPS = 250
@@ -29,17 +30,10 @@ afterEach(() => {
   for (const d of dirs.splice(0)) d.cleanup()
 })
 
-/** xorshift32: the schedule of a seed is the same on every run. */
+/** Uniform in [0, 1) from xorshift32: the schedule of a seed is the same on every run. */
 function random(seed: number): () => number {
-  let s = seed >>> 0 || 1
-  return () => {
-    s ^= s << 13
-    s >>>= 0
-    s ^= s >>> 17
-    s ^= s << 5
-    s >>>= 0
-    return s / 0x100000000
-  }
+  const next = xorshift(seed)
+  return () => next() / 0x100000000
 }
 
 interface Replica {
