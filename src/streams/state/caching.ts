@@ -13,7 +13,7 @@
 import type { Headers } from '../core/headers.js'
 import { KeyValue } from '../core/record.js'
 import type { KeyValueStoreFacade } from './typed.js'
-import type { TimestampedKeyValueStore, ValueAndTimestamp } from './stores.js'
+import { keyValueStoreDefaults, type TimestampedKeyValueStore, type ValueAndTimestamp } from './stores.js'
 import type { InternalStore, StoreKind } from './typed.js'
 
 /** Bytes an entry is counted for beyond its key and value (its object, the map slot). */
@@ -176,19 +176,15 @@ export class CachingKeyValueStore<K, V> implements TimestampedKeyValueStore<K, V
   }
 
   putIfAbsent(key: K, value: V): V | null {
-    const old = this.get(key)
-    if (old === null) this.put(key, value)
-    return old
+    return keyValueStoreDefaults.putIfAbsent(this, key, value)
   }
 
   putAll(entries: readonly KeyValue<K, V | null>[]): void {
-    for (const e of entries) this.put(e.key, e.value)
+    keyValueStoreDefaults.putAll(this, entries)
   }
 
   delete(key: K): V | null {
-    const old = this.get(key)
-    if (old !== null) this.put(key, null)
-    return old
+    return keyValueStoreDefaults.delete(this, key)
   }
 
   /** Writes every dirty entry to the store underneath, without forwarding (they stay due for that). */

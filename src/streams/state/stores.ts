@@ -78,6 +78,26 @@ export interface KeyValueStore<K, V> extends ReadOnlyKeyValueStore<K, V> {
   delete(key: K): V | null
 }
 
+/**
+ * putIfAbsent, putAll and delete as every key-value store here does them, on its own get and put (a null
+ * value deletes): the typed store and the caching store in front of it share these.
+ */
+export const keyValueStoreDefaults = {
+  putIfAbsent<K, V>(store: Pick<KeyValueStore<K, V>, 'get' | 'put'>, key: K, value: V): V | null {
+    const old = store.get(key)
+    if (old === null) store.put(key, value)
+    return old
+  },
+  putAll<K, V>(store: Pick<KeyValueStore<K, V>, 'put'>, entries: readonly KeyValue<K, V | null>[]): void {
+    for (const e of entries) store.put(e.key, e.value)
+  },
+  delete<K, V>(store: Pick<KeyValueStore<K, V>, 'get' | 'put'>, key: K): V | null {
+    const old = store.get(key)
+    if (old !== null) store.put(key, null)
+    return old
+  },
+}
+
 /** A value with the timestamp of the record that last wrote it (Kafka's ValueAndTimestamp). */
 export interface ValueAndTimestamp<V> {
   value: V

@@ -20,6 +20,7 @@ import {
   prefixEnd,
   readTime,
   writeTime,
+  keyValueStoreDefaults,
   type SessionStore,
   type TimestampedKeyValueStore,
   type ValueAndTimestamp,
@@ -172,19 +173,15 @@ export class KeyValueStoreFacade<K, V> extends TypedStore<K, V> implements Times
   }
 
   putIfAbsent(key: K, value: V): V | null {
-    const old = this.get(key)
-    if (old === null) this.put(key, value)
-    return old
+    return keyValueStoreDefaults.putIfAbsent(this, key, value)
   }
 
   putAll(entries: readonly KeyValue<K, V | null>[]): void {
-    for (const e of entries) this.put(e.key, e.value)
+    keyValueStoreDefaults.putAll(this, entries)
   }
 
   delete(key: K): V | null {
-    const old = this.get(key)
-    if (old !== null) this.live().put(this.keyBytes(key), null)
-    return old
+    return keyValueStoreDefaults.delete(this, key)
   }
 
   private collect(it: Iterable<[Buffer, Buffer]>): KeyValue<K, V>[] {
