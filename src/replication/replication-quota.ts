@@ -51,16 +51,35 @@ export class ReplicationQuota {
     return (this.#rate ??= new SimpleRate(this.options.samples, this.options.sampleMs, now))
   }
 
+  /**
+   * Each topic's list as parsed, with the stored text it came from: parsed again only when that changes
+   * (a config change), not per fetch. `all`: '*'; otherwise the partitions listed for this broker.
+   */
+  readonly #parsed = new Map<string, { stored: string; all: boolean; partitions: ReadonlySet<number> }>()
+
   /** Whether this broker's replica of topic-partition is listed as throttled. */
   isThrottled(topic: string, partition: number): boolean {
     const stored = this.options.throttledReplicas(topic)
     // Asked per partition of every replica fetch: an unset list costs one lookup.
-    if (stored.length === 0) return false
-    const list = stored.trim()
-    if (list === '') return false
-    if (list === '*') return true
-    const mine = `${partition}:${this.options.brokerId}`
-    return list.split(',').some((e) => e.trim() === mine)
+    if (stored.length === 0) {
+      if (this.#parsed.size > 0) this.#parsed.delete(topic)
+      return false
+    }
+    let parsed = this.#parsed.get(topic)
+    if (parsed === undefined || parsed.stored !== stored) {
+      const list = stored.trim()
+      const partitions = new Set<number>()
+      const suffix = `:${this.options.brokerId}`
+      for (const e of list.split(',')) {
+        const entry = e.trim()
+        if (entry.endsWith(suffix)) {
+          const p = entry.slice(0, -suffix.length)
+          if (/^(0|[1-9]\d*)$/.test(p)) partitions.add(Number(p))
+        }
+      }
+      this.#parsed.set(topic, (parsed = { stored, all: list === '*', partitions }))
+    }
+    return parsed.all || parsed.partitions.has(partition)
   }
 
   /** A bound is set (unset: nobody is held back; listed bytes still count, as Kafka's sensor records them). */

@@ -12,6 +12,13 @@ describe('replication quota', () => {
     expect(quota.isThrottled('b', 7)).toBe(true)
     expect(quota.isThrottled('c', 0)).toBe(false)
     expect(quota.isThrottled('unknown', 0)).toBe(false)
+    // A config change is seen at the next question (the parsed list follows the stored text).
+    lists['a'] = '1:1'
+    lists['b'] = ''
+    lists['c'] = '0:1'
+    expect([0, 1, 2].map((p) => quota.isThrottled('a', p))).toEqual([false, true, false])
+    expect(quota.isThrottled('b', 7)).toBe(false)
+    expect(quota.isThrottled('c', 0)).toBe(true)
   })
 
   it('measures bytes per second over the window and says when the bound is exceeded', () => {
