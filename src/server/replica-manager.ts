@@ -68,6 +68,11 @@ import type {
 /** Kafka's LeaderAndIsr.EpochDuringDelete and NoEpoch in StopReplica. */
 /** How long a leader waits before proposing an ISR expansion again after the controller refused one. */
 const EXPAND_RETRY_BACKOFF_MS = 1000
+/** acks=all's refusal while the ISR is below min.insync.replicas (nothing is written). */
+function notEnoughReplicas(topic: string, partition: number, ls: PartitionLeaderState): { ok: false; errorCode: ErrorCode; message: string } {
+  return { ok: false, errorCode: ErrorCode.NOT_ENOUGH_REPLICAS, message: `the ISR of ${topic}-${partition} is [${ls.isr.join(',')}], fewer than min.insync.replicas ${ls.effectiveMinIsr}` }
+}
+
 /** How long a transaction marker waits for the in-sync replicas (Kafka: request.timeout.ms, 30 s by default). */
 const TXN_MARKER_APPEND_TIMEOUT_MS = 30_000
 const EPOCH_DURING_DELETE = -2
@@ -333,8 +338,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       if (p === undefined || !p.isLeader) {
         out[i] = { ok: false, errorCode: p === undefined && !this.deps.knowsPartition(item.topic, item.partition) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.NOT_LEADER_OR_FOLLOWER, message: `this broker does not lead ${item.topic}-${item.partition}` }
       } else if (options.acks === -1 && p.leaderState!.underMinIsr) {
-        const ls = p.leaderState!
-        out[i] = { ok: false, errorCode: ErrorCode.NOT_ENOUGH_REPLICAS, message: `the ISR of ${item.topic}-${item.partition} is [${ls.isr.join(',')}], fewer than min.insync.replicas ${ls.effectiveMinIsr}` }
+        out[i] = notEnoughReplicas(item.topic, item.partition, p.leaderState!)
       } else {
         ;(item as AppendItem).leaderEpoch = p.leaderEpoch
         led.push(item as AppendItem)
@@ -360,15 +364,27 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         return
       }
       const required = r.value.lastOffset + 1
-      if (p.hwFollowsLeo || ls.highWatermark >= required) return
+      const replicated = this.#replicated(item.topic, item.partition, p, required, options.timeoutMs)
+      if (replicated === undefined) return
       waits.push(
-        this.#delayedProduce.wait(partitionKey(item.topic, item.partition), required, options.timeoutMs).then((code) => {
+        replicated.then((code) => {
           if (code !== ErrorCode.NONE) out[at[j]!] = { ok: false, errorCode: code, message: `acks=all for ${item.topic}-${item.partition} at offset ${required - 1}: ${errorName(code)}` }
         }),
       )
     })
     if (waits.length > 0) await Promise.all(waits)
     return out
+  }
+
+  /**
+   * acks=all once the leader's log holds `required` offsets: undefined when the HW is there already (or
+   * follows the LEO, without replication), else the DelayedProducePurgatory's answer (NONE once the HW
+   * passes it; NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_OR_FOLLOWER or REQUEST_TIMED_OUT otherwise).
+   * Produce with acks=all and transaction markers wait the same way.
+   */
+  #replicated(topic: string, partition: number, p: HostedPartition, required: number, timeoutMs: number): Promise<ErrorCode> | undefined {
+    if (p.hwFollowsLeo || p.leaderState!.highWatermark >= required) return undefined
+    return this.#delayedProduce.wait(partitionKey(topic, partition), required, timeoutMs)
   }
 
   /** The leader's log grew to leo (an append or a marker): the HW may move. */
@@ -460,7 +476,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       const p = this.#hosted.get(m.topic)![m.partition]!
       const ls = p.leaderState
       if (ls !== undefined && ls.underMinIsr) {
-        out[i] = { ok: false, errorCode: ErrorCode.NOT_ENOUGH_REPLICAS, message: `the ISR of ${m.topic}-${m.partition} is [${ls.isr.join(',')}], fewer than min.insync.replicas ${ls.effectiveMinIsr}` }
+        out[i] = notEnoughReplicas(m.topic, m.partition, ls)
         return
       }
       stamped.push({ ...m, leaderEpoch: p.leaderEpoch })
@@ -482,9 +498,10 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       }
       const required = r.value.offset + 1
       this.#leaderAppended(p, required)
-      if (p.hwFollowsLeo || ls.highWatermark >= required) return
+      const replicated = this.#replicated(topic, partition, p, required, TXN_MARKER_APPEND_TIMEOUT_MS)
+      if (replicated === undefined) return
       waits.push(
-        this.#delayedProduce.wait(partitionKey(topic, partition), required, TXN_MARKER_APPEND_TIMEOUT_MS).then((code) => {
+        replicated.then((code) => {
           if (code !== ErrorCode.NONE) out[i] = { ok: false, errorCode: code, message: `transaction marker at ${topic}-${partition} offset ${required - 1}: ${errorName(code)}` }
         }),
       )
