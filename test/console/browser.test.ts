@@ -98,7 +98,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close().catch(() => {})
   await stopChromium(chrome)
-  if (profileDir !== undefined) rmSync(profileDir, { recursive: true, force: true })
+  // Chromium's helper processes (crashpad, GPU) may still write to the profile for a moment after the
+  // browser process exited: removing it then meets ENOTEMPTY, so it is retried for up to a second.
+  if (profileDir !== undefined) rmSync(profileDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 })
   await broker?.kill('SIGTERM')
 })
 
