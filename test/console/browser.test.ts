@@ -100,8 +100,12 @@ afterAll(async () => {
   await stopChromium(chrome)
   // Chromium's helper processes (crashpad, GPU) may still write to the profile for a moment after the
   // browser process exited: removing it then meets ENOTEMPTY, so it is retried for up to a second.
-  if (profileDir !== undefined) rmSync(profileDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 })
-  await broker?.kill('SIGTERM')
+  try {
+    if (profileDir !== undefined) rmSync(profileDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 })
+  } finally {
+    // The broker is stopped even if the profile cannot be removed (a failed removal once left it running).
+    await broker?.kill('SIGTERM')
+  }
 })
 
 describe('web console in headless Chromium', () => {
