@@ -23,7 +23,7 @@
 import type pg from 'pg'
 import { ConfigDef, Validators } from '../../api/config-def.js'
 import { DATE_NAME, DECIMAL_NAME, type Field, type Schema, Struct, TIME_NAME, TIMESTAMP_NAME } from '../../api/data.js'
-import { ConnectException, RetriableException, SinkConnector, type SinkRecord, SinkTask } from '../../api/plugin.js'
+import { ConnectException, RetriableException, SinkConnector, type SinkRecord, SinkTask, type TopicPartition } from '../../api/plugin.js'
 import { copyFrom, copyValue } from './copy.js'
 import { type ColumnInfo, connect, connectionConfigDef, describeTable, quoteIdent, quoteTable, VERSION } from './common.js'
 
@@ -175,10 +175,17 @@ interface RowOp {
   shape: string
 }
 
-/** Same-shape operations on one table, as execute() writes them; an insert or upsert batch's rows encoded already. */
+/**
+ * Same-shape operations on one table, as execute() writes them. An insert or upsert batch keeps only its
+ * first operation (its table and columns) and its rows encoded: the rest die young, not kept until the
+ * write lands (GC).
+ */
 interface Batch {
-  ops: RowOp[]
-  /** The rows in COPY text format (an upsert's last record of each key), or null for deletes and updates. */
+  first: RowOp
+  size: number
+  /** Every operation: deletes and updates, which are written from their values. */
+  ops: RowOp[] | null
+  /** The rows in COPY text format (an upsert's last record of each key): inserts and upserts. */
   copyData: Buffer | null
 }
 
@@ -411,7 +418,8 @@ export class PostgresSinkTask extends SinkTask {
       let j = i + 1
       while (j < ops.length && j - i < batchSize && ops[j]!.table === first.table && ops[j]!.shape === first.shape) j++
       const batch = ops.slice(i, j)
-      batches.push({ ops: batch, copyData: first.kind === 'write' && this.insertMode !== 'update' ? copyRows(this.insertMode === 'upsert' ? lastOfEachKey(batch) : batch) : null })
+      const copied = first.kind === 'write' && this.insertMode !== 'update'
+      batches.push({ first, size: batch.length, ops: copied ? null : batch, copyData: copied ? copyRows(this.insertMode === 'upsert' ? lastOfEachKey(batch) : batch) : null })
       i = j
     }
     return { batches }
@@ -425,11 +433,11 @@ export class PostgresSinkTask extends SinkTask {
     // A put that is one batch on a known table is sent in one round trip: a statement atomic by itself,
     // or (an upsert) one query string that carries its own BEGIN and COMMIT. Anything more runs in one
     // transaction.
-    const single = batches.length === 1 && this.tables.has(batches[0]!.ops[0]!.table) && this.isOneRoundTrip(batches[0]!.ops)
+    const single = batches.length === 1 && this.tables.has(batches[0]!.first.table) && this.isOneRoundTrip(batches[0]!)
     try {
       if (!single) await client.query('BEGIN')
       for (const batch of batches) {
-        await this.ensureTable(client, batch.ops[0]!)
+        await this.ensureTable(client, batch.first)
         await this.execute(client, batch, single)
       }
       if (!single) await client.query('COMMIT')
@@ -445,10 +453,10 @@ export class PostgresSinkTask extends SinkTask {
   }
 
   /** Whether execute() writes this batch in one round trip, atomically when it may add its own transaction. */
-  private isOneRoundTrip(batch: RowOp[]): boolean {
-    const first = batch[0]!
-    if (first.kind === 'delete') return batch.length <= Math.floor(60000 / Math.max(1, first.keyColumns.length))
-    if (this.insertMode === 'update') return batch.length === 1
+  private isOneRoundTrip(batch: Batch): boolean {
+    const first = batch.first
+    if (first.kind === 'delete') return batch.size <= Math.floor(60000 / Math.max(1, first.keyColumns.length))
+    if (this.insertMode === 'update') return batch.size === 1
     // insert: one COPY; upsert: BEGIN, the COPY into the staging table, the INSERT from it and COMMIT in one query string.
     return true
   }
@@ -473,8 +481,8 @@ export class PostgresSinkTask extends SinkTask {
    * ownTransaction: the put is this batch alone, and an upsert wraps itself in BEGIN ... COMMIT.
    */
   private async execute(client: pg.Client, prepared: Batch, ownTransaction: boolean): Promise<void> {
-    const batch = prepared.ops
-    const first = batch[0]!
+    const first = prepared.first
+    const batch = prepared.ops ?? []
     const table = quoteTable(first.table)
     const keyNames = first.keyColumns.map((c) => quoteIdent(c.name))
     if (first.kind === 'delete') {
@@ -534,7 +542,7 @@ export class PostgresSinkTask extends SinkTask {
   }
 
   /** Everything put is in the database when this returns: the last write landed, retried up to max.retries. */
-  override async flush(): Promise<void> {
+  override async flush(_currentOffsets?: Map<string, { tp: TopicPartition; offset: number }>): Promise<void> {
     for (;;) {
       try {
         await this.landPending()
