@@ -1,10 +1,11 @@
 // The PostgreSQL connectors against a real PostgreSQL (test/harness/postgres.ts), driven directly as the
 // worker drives them (the task contexts are small doubles: no broker is involved here). Sink: insert
 // with pk.mode=kafka into an auto-created table, auto.evolve adding an optional column, update mode,
-// fields.include.list, a failing write rolled back and kept, written again first by the next put
-// (RetriableException) or by flush until max.retries, then a ConnectException; COPY data sent behind its
-// query, ignored after an error. Source: bulk, incrementing (resuming from a stored offset), query mode,
-// table include lists, and a validation error for a missing column name.
+// fields.include.list, the write running behind put() until flush, a failing write rolled back and kept,
+// written again first by the next put (RetriableException) or by flush until max.retries, then a
+// ConnectException; COPY data sent behind its query, ignored after an error. Source: bulk, incrementing
+// (resuming from a stored offset), query mode, table include lists, and a validation error for a missing
+// column name.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import {
   ConnectException, ConnectHeaders, PostgresSinkConnector, PostgresSinkTask, PostgresSourceConnector, PostgresSourceTask, RetriableException,
@@ -134,6 +135,43 @@ describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server
       await task.stop()
     }
     expect(await pgs.query('SELECT sku, qty, note FROM stock ORDER BY sku')).toEqual([{ sku: 'a', qty: 10, note: 'keep' }, { sku: 'b', qty: 2, note: 'keep' }])
+  })
+
+  test('sink: the write runs behind put(): put returns while PostgreSQL is still busy with the last write, flush waits for it, and writes land in put order', async () => {
+    await pgs.query('CREATE TABLE behind (sku TEXT PRIMARY KEY, qty INT)')
+    const task = await sinkTask({ topics: 'behind', 'insert.mode': 'upsert', 'pk.mode': 'record_value', 'pk.fields': 'sku' })
+    const row = (offset: number, qty: number): SinkRecord => sinkRecord('behind', offset, null, null, V1, new Struct(V1).put('sku', 'a').put('qty', qty))
+    const locker = await pgs.client()
+    try {
+      await task.put([row(0, 1)])
+      await task.flush(new Map())
+      // Another session holds the table: the next write waits for it inside PostgreSQL.
+      await locker.query('BEGIN')
+      await locker.query('LOCK TABLE behind IN ACCESS EXCLUSIVE MODE')
+      await task.put([row(1, 2)])
+      let flushed = false
+      const flush = task.flush(new Map()).then(() => (flushed = true))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(flushed).toBe(false)
+      await locker.query('COMMIT')
+      await flush
+      expect(await pgs.query('SELECT qty FROM behind')).toEqual([{ qty: 2 }])
+      // A put while the last write waits: it returns once that write landed and its own started, and the last write wins.
+      await locker.query('BEGIN')
+      await locker.query('LOCK TABLE behind IN ACCESS EXCLUSIVE MODE')
+      await task.put([row(2, 3)])
+      let second = false
+      const put = task.put([row(3, 4)]).then(() => (second = true))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(second).toBe(false)
+      await locker.query('COMMIT')
+      await put
+      await task.flush(new Map())
+      expect(await pgs.query('SELECT qty FROM behind')).toEqual([{ qty: 4 }])
+    } finally {
+      await locker.end()
+      await task.stop()
+    }
   })
 
   test('sink: a failing write is rolled back and kept; the next put throws RetriableException (retry.backoff.ms) and writes it again first, until max.retries, then ConnectException', async () => {
