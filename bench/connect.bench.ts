@@ -22,7 +22,7 @@
 // part 3 (it is skipped anyway without PostgreSQL), --skip-mm2 parts 1 and 2.
 import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { PerformanceObserver } from 'node:perf_hooks'
+import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks'
 import { Admin, type BatchDelivery, LATEST_TIMESTAMP, listOffsets, Producer, tpKey } from '../src/client/index.js'
 import { copyFrom } from '../src/connect/connectors/postgres/copy.js'
 import { startConnect } from '../src/connect/runtime/connect.js'
@@ -212,9 +212,18 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     let cpuStart = process.cpuUsage()
     // Garbage collection pauses of this process over the same span (part of the CPU above).
     let gcMs = 0
+    // Of which scavenges of the young generation (objects that die young) and full mark-compacts (what survived them).
+    let minorGcMs = 0
+    let majorGcMs = 0
     let counting = false
     const gcObserver = new PerformanceObserver((list) => {
-      if (counting) for (const e of list.getEntries()) gcMs += e.duration
+      if (!counting) return
+      for (const e of list.getEntries()) {
+        gcMs += e.duration
+        const kind = (e as { detail?: { kind?: number } }).detail?.kind
+        if (kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) minorGcMs += e.duration
+        else if (kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) majorGcMs += e.duration
+      }
     })
     gcObserver.observe({ entryTypes: ['gc'] })
     let rowsAtFirst = 0
@@ -286,6 +295,8 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     gcObserver.disconnect()
     const cpuPerRow = (cpu.user + cpu.system) / Math.max(1, PG_RECORDS - rowsAtFirst)
     const gcPerRow = (gcMs * 1000) / Math.max(1, PG_RECORDS - rowsAtFirst)
+    const minorGcPerRow = (minorGcMs * 1000) / Math.max(1, PG_RECORDS - rowsAtFirst)
+    const majorGcPerRow = (majorGcMs * 1000) / Math.max(1, PG_RECORDS - rowsAtFirst)
     // The last row is looked for every 20 ms: a span shorter than that many times over is not a rate.
     const sinkRate = done - firstRow >= 500 ? PG_RECORDS / ((done - firstRow) / 1000) : NaN
     const withStartup = PG_RECORDS / ((done - started) / 1000)
@@ -325,7 +336,7 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     const pgBusy = [...pgCpuEnd].map(([pid, ms]) => ms - (pgCpuStart.get(pid) ?? 0))
     const pgAllCores = pgBusy.reduce((a, b) => a + b, 0) / spanMs
     const pgBusiest = Math.max(0, ...pgBusy) / spanMs
-    console.log(`PostgreSQL sink (upsert, batch.size 3000, JSON with schemas): ${fmt(sinkRate)} rows/s from the first row (${fmt(withStartup)} with the worker's start-up; worker CPU ${cpuPerRow.toFixed(1)} µs/row, of which GC ${gcPerRow.toFixed(1)})`)
+    console.log(`PostgreSQL sink (upsert, batch.size 3000, JSON with schemas): ${fmt(sinkRate)} rows/s from the first row (${fmt(withStartup)} with the worker's start-up; worker CPU ${cpuPerRow.toFixed(1)} µs/row, of which GC ${gcPerRow.toFixed(1)}: scavenges ${minorGcPerRow.toFixed(1)}, mark-compacts ${majorGcPerRow.toFixed(1)})`)
     console.log(`PostgreSQL during the sink: its busiest process (the sink's connection) used ${(pgBusiest * 100).toFixed(0)} % of a core, all its processes ${pgAllCores.toFixed(2)} cores (a connection's statements run on one core)`)
     console.log(`PostgreSQL itself, same rows: the sink's statements (COPY into a staging table + INSERT ... SELECT ... ON CONFLICT, 3000 rows a transaction) ${fmt(mergeRateBefore)} rows/s before the sink and ${fmt(mergeRateAfter)} after — sink / those: ${(sinkRate / mergeRateBefore).toFixed(2)} / ${(sinkRate / mergeRateAfter).toFixed(2)}; COPY ${fmt(copyRate)} rows/s; batched INSERT ... ON CONFLICT (unnest) ${fmt(upsertRate)} rows/s — sink / that: ${(sinkRate / upsertRate).toFixed(2)}`)
   } finally {

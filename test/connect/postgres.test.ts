@@ -1,9 +1,11 @@
 // The PostgreSQL connectors against a real PostgreSQL (test/harness/postgres.ts), driven directly as the
 // worker drives them (the task contexts are small doubles: no broker is involved here). Sink: insert
 // with pk.mode=kafka into an auto-created table, auto.evolve adding an optional column, update mode,
-// fields.include.list, a failing write rolled back and retried as RetriableException until max.retries,
-// then a ConnectException; COPY data sent behind its query, ignored after an error. Source: bulk, incrementing (resuming from a stored offset), query mode,
-// table include lists, and a validation error for a missing column name.
+// fields.include.list, the write running behind put() until flush, a failing write rolled back and kept,
+// written again first by the next put (RetriableException) or by flush until max.retries, then a
+// ConnectException; COPY data sent behind its query, ignored after an error. Source: bulk, incrementing
+// (resuming from a stored offset), query mode, table include lists, and a validation error for a missing
+// column name.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import {
   ConnectException, ConnectHeaders, PostgresSinkConnector, PostgresSinkTask, PostgresSourceConnector, PostgresSourceTask, RetriableException,
@@ -51,6 +53,7 @@ describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server
     try {
       await task.put([0, 1, 2].map((i) => sinkRecord('items', i, null, null, V1, new Struct(V1).put('sku', `s${i}`).put('qty', i))))
       await task.put([sinkRecord('items', 3, null, null, V2, new Struct(V2).put('sku', 's3').put('qty', 3).put('note', 'new column'))])
+      await task.flush(new Map())
     } finally {
       await task.stop()
     }
@@ -86,6 +89,7 @@ describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server
       ])
       // The table is known now: a put that is one statement goes without BEGIN/COMMIT, still deduplicated.
       await task.put([record(4, 4, 'four', null, 4, true), record(5, 4, 'four, again', null, 4.5, true)])
+      await task.flush(new Map())
     } finally {
       await task.stop()
     }
@@ -110,6 +114,7 @@ describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server
       await task.put([tombstone(3, 1), write(4, 2, 2), write(5, 2, 3), write(6, 1, 2), tombstone(7, 2), write(8, 4, 1), tombstone(9, 4), write(10, 4, 2), write(11, 4, 3)])
       // Redelivered (at least once): the same records leave the same rows.
       await task.put([tombstone(3, 1), write(4, 2, 2), write(5, 2, 3), write(6, 1, 2), tombstone(7, 2), write(8, 4, 1), tombstone(9, 4), write(10, 4, 2), write(11, 4, 3)])
+      await task.flush(new Map())
     } finally {
       await task.stop()
     }
@@ -125,13 +130,51 @@ describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server
         sinkRecord('stock', 0, null, null, V2, new Struct(V2).put('sku', 'a').put('qty', 10).put('note', 'ignored')),
         sinkRecord('stock', 1, null, null, V2, new Struct(V2).put('sku', 'zzz').put('qty', 99).put('note', null)),
       ])
+      await task.flush(new Map())
     } finally {
       await task.stop()
     }
     expect(await pgs.query('SELECT sku, qty, note FROM stock ORDER BY sku')).toEqual([{ sku: 'a', qty: 10, note: 'keep' }, { sku: 'b', qty: 2, note: 'keep' }])
   })
 
-  test('sink: a failing write is rolled back and retried (RetriableException, retry.backoff.ms) until max.retries, then ConnectException', async () => {
+  test('sink: the write runs behind put(): put returns while PostgreSQL is still busy with the last write, flush waits for it, and writes land in put order', async () => {
+    await pgs.query('CREATE TABLE behind (sku TEXT PRIMARY KEY, qty INT)')
+    const task = await sinkTask({ topics: 'behind', 'insert.mode': 'upsert', 'pk.mode': 'record_value', 'pk.fields': 'sku' })
+    const row = (offset: number, qty: number): SinkRecord => sinkRecord('behind', offset, null, null, V1, new Struct(V1).put('sku', 'a').put('qty', qty))
+    const locker = await pgs.client()
+    try {
+      await task.put([row(0, 1)])
+      await task.flush(new Map())
+      // Another session holds the table: the next write waits for it inside PostgreSQL.
+      await locker.query('BEGIN')
+      await locker.query('LOCK TABLE behind IN ACCESS EXCLUSIVE MODE')
+      await task.put([row(1, 2)])
+      let flushed = false
+      const flush = task.flush(new Map()).then(() => (flushed = true))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(flushed).toBe(false)
+      await locker.query('COMMIT')
+      await flush
+      expect(await pgs.query('SELECT qty FROM behind')).toEqual([{ qty: 2 }])
+      // A put while the last write waits: it returns once that write landed and its own started, and the last write wins.
+      await locker.query('BEGIN')
+      await locker.query('LOCK TABLE behind IN ACCESS EXCLUSIVE MODE')
+      await task.put([row(2, 3)])
+      let second = false
+      const put = task.put([row(3, 4)]).then(() => (second = true))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(second).toBe(false)
+      await locker.query('COMMIT')
+      await put
+      await task.flush(new Map())
+      expect(await pgs.query('SELECT qty FROM behind')).toEqual([{ qty: 4 }])
+    } finally {
+      await locker.end()
+      await task.stop()
+    }
+  })
+
+  test('sink: a failing write is rolled back and kept; the next put throws RetriableException (retry.backoff.ms) and writes it again first, until max.retries, then ConnectException', async () => {
     await pgs.query('CREATE TABLE strict_items (sku TEXT PRIMARY KEY, qty INT CHECK (qty >= 0))')
     timeouts = []
     const task = await sinkTask({ topics: 'strict_items', 'insert.mode': 'insert', 'pk.mode': 'record_value', 'pk.fields': 'sku', 'max.retries': '1', 'retry.backoff.ms': '5' })
@@ -139,27 +182,43 @@ describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server
       sinkRecord('strict_items', 0, null, null, V1, new Struct(V1).put('sku', 'ok').put('qty', 1)),
       sinkRecord('strict_items', 1, null, null, V1, new Struct(V1).put('sku', 'bad').put('qty', -1)),
     ]
+    const next = [sinkRecord('strict_items', 2, null, null, V1, new Struct(V1).put('sku', 'later').put('qty', 2))]
     try {
-      await expect(task.put(batch)).rejects.toBeInstanceOf(RetriableException)
+      // The write runs behind put(): its failure reaches the next put.
+      await task.put(batch)
+      await expect(task.put(next)).rejects.toBeInstanceOf(RetriableException)
       expect(timeouts).toEqual([5])
-      await expect(task.put(batch)).rejects.toBeInstanceOf(ConnectException)
+      // Redelivered: the failed write goes first, fails again, and max.retries (1) is used up.
+      await expect(task.put(next)).rejects.toBeInstanceOf(ConnectException)
     } finally {
       await task.stop()
     }
-    // One transaction per put: the good row of the failed batch is not there either.
+    // One transaction per put: the good row of the failed batch is not there, nor anything after it.
     expect(await pgs.query('SELECT * FROM strict_items')).toEqual([])
   })
 
-  test('sink: a failing upsert batch (one round trip with its own BEGIN) leaves nothing; the next puts on the same task land', async () => {
-    await pgs.query('CREATE TABLE strict_upserts (sku TEXT PRIMARY KEY, qty INT CHECK (qty >= 0))')
+  test('sink: a failed upsert (one round trip with its own BEGIN) leaves nothing, lands before the records put after it once it can, and flush retries by itself', async () => {
+    await pgs.query('CREATE TABLE strict_upserts (sku TEXT PRIMARY KEY, qty INT CONSTRAINT qty_not_negative CHECK (qty >= 0))')
+    timeouts = []
     const task = await sinkTask({ topics: 'strict_upserts', 'insert.mode': 'upsert', 'pk.mode': 'record_value', 'pk.fields': 'sku', 'max.retries': '5', 'retry.backoff.ms': '1' })
     const row = (offset: number, sku: string, qty: number): SinkRecord => sinkRecord('strict_upserts', offset, null, null, V1, new Struct(V1).put('sku', sku).put('qty', qty))
     try {
       await task.put([row(0, 'a', 1)])
-      await expect(task.put([row(1, 'a', 2), row(2, 'b', -1)])).rejects.toBeInstanceOf(RetriableException)
+      await task.put([row(1, 'a', 2), row(2, 'b', -1)])
+      await expect(task.put([row(3, 'b', 4), row(4, 'c', 5)])).rejects.toBeInstanceOf(RetriableException)
       expect(await pgs.query('SELECT sku, qty FROM strict_upserts ORDER BY sku')).toEqual([{ sku: 'a', qty: 1 }])
-      await task.put([row(1, 'a', 2), row(2, 'b', 3)])
+      // What failed it is gone: redelivered, the put writes the failed records first, then its own (b ends at 4, not -1).
+      await pgs.query('ALTER TABLE strict_upserts DROP CONSTRAINT qty_not_negative')
       await task.put([row(3, 'b', 4), row(4, 'c', 5)])
+      await task.flush(new Map())
+      expect(await pgs.query('SELECT sku, qty FROM strict_upserts ORDER BY sku')).toEqual([{ sku: 'a', qty: 2 }, { sku: 'b', qty: 4 }, { sku: 'c', qty: 5 }])
+      // flush() retries a failed write itself, and fails the task once max.retries is used up.
+      await pgs.query('ALTER TABLE strict_upserts ADD CONSTRAINT qty_below_100 CHECK (qty < 100)')
+      await task.put([row(5, 'd', 100)])
+      const started = Date.now()
+      await expect(task.flush(new Map())).rejects.toThrow(/Exceeded max.retries/)
+      expect(Date.now() - started).toBeGreaterThanOrEqual(5)
+      expect(timeouts).toEqual([1])
     } finally {
       await task.stop()
     }

@@ -10,13 +10,20 @@
 // A batch is sent in COPY text format: an insert is COPY into the table, an upsert COPY into a
 // temporary staging table of the same column types and one INSERT ... SELECT ... ON CONFLICT DO UPDATE
 // from it, both in one query string (the rows as PostgreSQL's own bulk load reads them, with no per-row
-// statement or array parameter to build, in one round trip); deletes are DELETE ... WHERE (key) IN (...). A failed put is rolled back and retried (RetriableException) up to max.retries times, so the
-// runtime commits consumer offsets only for records that are in the database; upserts make a
-// redelivered record land once.
+// statement or array parameter to build, in one round trip); deletes are DELETE ... WHERE (key) IN (...).
+//
+// The write runs behind put() (SinkTask's contract: records given to put() are durable after flush()).
+// put() turns its records into encoded batches, waits for the previous put's write, starts its own and
+// returns: the next records are converted and encoded while PostgreSQL writes these, instead of
+// PostgreSQL waiting for them. Writes stay one at a time, in put order, on one connection. A failed
+// write is rolled back and kept: the next put() throws RetriableException (after retry.backoff.ms the
+// runtime gives it its records again, and the failed write goes first), and flush() retries it itself;
+// after max.retries a ConnectException fails the task. The runtime commits consumer offsets only after
+// flush(), so only for records that are in the database; upserts make a redelivered record land once.
 import type pg from 'pg'
 import { ConfigDef, Validators } from '../../api/config-def.js'
 import { DATE_NAME, DECIMAL_NAME, type Field, type Schema, Struct, TIME_NAME, TIMESTAMP_NAME } from '../../api/data.js'
-import { ConnectException, RetriableException, SinkConnector, type SinkRecord, SinkTask } from '../../api/plugin.js'
+import { ConnectException, RetriableException, SinkConnector, type SinkRecord, SinkTask, type TopicPartition } from '../../api/plugin.js'
 import { copyFrom, copyValue } from './copy.js'
 import { type ColumnInfo, connect, connectionConfigDef, describeTable, quoteIdent, quoteTable, VERSION } from './common.js'
 
@@ -168,6 +175,25 @@ interface RowOp {
   shape: string
 }
 
+/**
+ * Same-shape operations on one table, as execute() writes them. An insert or upsert batch keeps only its
+ * first operation (its table and columns) and its rows encoded: the rest die young, not kept until the
+ * write lands (GC).
+ */
+interface Batch {
+  first: RowOp
+  size: number
+  /** Every operation: deletes and updates, which are written from their values. */
+  ops: RowOp[] | null
+  /** The rows in COPY text format (an upsert's last record of each key): inserts and upserts. */
+  copyData: Buffer | null
+}
+
+/** A put's records as the batches its write executes. */
+interface PreparedWrite {
+  batches: Batch[]
+}
+
 const NO_KEY: { columns: Column[]; values: unknown[] } = { columns: [], values: [] }
 
 interface ValueLayout {
@@ -191,6 +217,11 @@ export class PostgresSinkTask extends SinkTask {
   /** Staging tables written in the current put's transaction (emptied only at its COMMIT). */
   private readonly usedStages = new Set<string>()
   private retriesLeft = 0
+  /**
+   * The last put's write: running (or null once it failed, to be written again by the next put or flush).
+   * Cleared when it lands.
+   */
+  private pending: { write: PreparedWrite; running: Promise<void> | null } | null = null
 
   version(): string {
     return VERSION
@@ -339,42 +370,77 @@ export class PostgresSinkTask extends SinkTask {
   }
 
   async put(records: SinkRecord[]): Promise<void> {
-    if (records.length === 0) return
+    // Encoded while the previous put's write runs (a record the sink cannot write fails the task here).
+    const write = records.length === 0 ? null : this.prepare(records)
+    try {
+      await this.landPending()
+    } catch (err) {
+      if (err instanceof RetriableException) this.context.timeout(this.c['retry.backoff.ms'] as number)
+      throw err
+    }
+    if (write === null) return
+    const running = this.write(write)
+    // Seen by the next put or flush, never as an unhandled rejection (a stopped task drops it).
+    running.catch(() => {})
+    this.pending = { write, running }
+  }
+
+  /** Waits for the last put's write, written again if it failed before; a failure: RetriableException or ConnectException. */
+  private async landPending(): Promise<void> {
+    const p = this.pending
+    if (p === null) return
+    try {
+      await (p.running ??= this.write(p.write))
+    } catch (err) {
+      p.running = null
+      if (err instanceof ConnectException) {
+        this.pending = null
+        throw err
+      }
+      throw this.retriable(err)
+    }
+    this.pending = null
+    this.retriesLeft = this.c['max.retries'] as number
+  }
+
+  /** The records as batches: consecutive same-shape operations on one table, each write batch encoded for COPY. */
+  private prepare(records: SinkRecord[]): PreparedWrite | null {
     const ops: RowOp[] = []
     for (const r of records) {
       const op = this.toOp(r)
       if (op !== null) ops.push(op)
     }
-    if (ops.length === 0) return
-    this.usedStages.clear()
-    let client: pg.Client
-    try {
-      client = await this.db()
-    } catch (err) {
-      this.retry(err)
-      return
-    }
+    if (ops.length === 0) return null
     const batchSize = Math.max(1, this.c['batch.size'] as number)
-    const batches: RowOp[][] = []
+    const batches: Batch[] = []
     for (let i = 0; i < ops.length;) {
       const first = ops[i]!
       let j = i + 1
       while (j < ops.length && j - i < batchSize && ops[j]!.table === first.table && ops[j]!.shape === first.shape) j++
-      batches.push(ops.slice(i, j))
+      const batch = ops.slice(i, j)
+      const copied = first.kind === 'write' && this.insertMode !== 'update'
+      batches.push({ first, size: batch.length, ops: copied ? null : batch, copyData: copied ? copyRows(this.insertMode === 'upsert' ? lastOfEachKey(batch) : batch) : null })
       i = j
     }
+    return { batches }
+  }
+
+  /** One put's batches, in one transaction; on failure rolled back, and the error thrown as it came. */
+  private async write(write: PreparedWrite): Promise<void> {
+    this.usedStages.clear()
+    const client = await this.db()
+    const batches = write.batches
     // A put that is one batch on a known table is sent in one round trip: a statement atomic by itself,
     // or (an upsert) one query string that carries its own BEGIN and COMMIT. Anything more runs in one
     // transaction.
-    const single = batches.length === 1 && this.tables.has(batches[0]![0]!.table) && this.isOneRoundTrip(batches[0]!)
+    const single = batches.length === 1 && this.tables.has(batches[0]!.first.table) && this.isOneRoundTrip(batches[0]!)
     try {
       if (!single) await client.query('BEGIN')
       for (const batch of batches) {
-        await this.ensureTable(client, batch[0]!)
+        await this.ensureTable(client, batch.first)
         await this.execute(client, batch, single)
       }
       if (!single) await client.query('COMMIT')
-      this.retriesLeft = this.c['max.retries'] as number
     } catch (err) {
       // Also after a single round trip: its own BEGIN may have left a failed transaction open.
       await client.query('ROLLBACK').catch(() => {})
@@ -382,38 +448,41 @@ export class PostgresSinkTask extends SinkTask {
       // the rolled back transaction is gone.
       this.tables.clear()
       this.stages.clear()
-      if (err instanceof ConnectException) throw err
-      this.retry(err)
+      throw err
     }
   }
 
   /** Whether execute() writes this batch in one round trip, atomically when it may add its own transaction. */
-  private isOneRoundTrip(batch: RowOp[]): boolean {
-    const first = batch[0]!
-    if (first.kind === 'delete') return batch.length <= Math.floor(60000 / Math.max(1, first.keyColumns.length))
-    if (this.insertMode === 'update') return batch.length === 1
+  private isOneRoundTrip(batch: Batch): boolean {
+    const first = batch.first
+    if (first.kind === 'delete') return batch.size <= Math.floor(60000 / Math.max(1, first.keyColumns.length))
+    if (this.insertMode === 'update') return batch.size === 1
     // insert: one COPY; upsert: BEGIN, the COPY into the staging table, the INSERT from it and COMMIT in one query string.
     return true
   }
 
-  private retry(err: unknown): void {
+  /** A failed write as RetriableException while max.retries allows (the connection is opened again), else ConnectException. */
+  private retriable(err: unknown): RetriableException {
     const message = (err as Error).message
-    if (this.retriesLeft <= 0) throw new ConnectException(`Exceeded max.retries writing to PostgreSQL: ${message}`, { cause: err })
+    if (this.retriesLeft <= 0) {
+      this.pending = null
+      throw new ConnectException(`Exceeded max.retries writing to PostgreSQL: ${message}`, { cause: err })
+    }
     this.retriesLeft--
-    this.context.timeout(this.c['retry.backoff.ms'] as number)
     // A broken connection is opened again on the retry.
     const c = this.client
     this.client = null
     void c?.end().catch(() => {})
-    throw new RetriableException(`writing to PostgreSQL failed (${this.retriesLeft} retries left): ${message}`, { cause: err })
+    return new RetriableException(`writing to PostgreSQL failed (${this.retriesLeft} retries left): ${message}`, { cause: err })
   }
 
   /**
    * One batch of same-shape operations on one table: COPY for writes, multi-row DELETEs, or UPDATEs.
    * ownTransaction: the put is this batch alone, and an upsert wraps itself in BEGIN ... COMMIT.
    */
-  private async execute(client: pg.Client, batch: RowOp[], ownTransaction: boolean): Promise<void> {
-    const first = batch[0]!
+  private async execute(client: pg.Client, prepared: Batch, ownTransaction: boolean): Promise<void> {
+    const first = prepared.first
+    const batch = prepared.ops ?? []
     const table = quoteTable(first.table)
     const keyNames = first.keyColumns.map((c) => quoteIdent(c.name))
     if (first.kind === 'delete') {
@@ -438,23 +507,9 @@ export class PostgresSinkTask extends SinkTask {
       }
       return
     }
-    let rows = batch
-    if (this.insertMode === 'upsert') {
-      // One statement may not touch a row twice: the last record of each key is what the rows leave.
-      const last = new Map<unknown, RowOp>()
-      for (let i = 0; i < batch.length; i++) {
-        const op = batch[i]!
-        // A one-column number key is its own map key, a string one tagged 's'; others by their JSON, tagged 'j'.
-        const only = op.keyValues.length === 1 ? op.keyValues[0] : undefined
-        const k = typeof only === 'number' ? only : typeof only === 'string' ? `s${only}` : `j${JSON.stringify(op.keyValues.map((v) => (Buffer.isBuffer(v) ? v.toString('hex') : v)))}`
-        last.set(k, op)
-      }
-      // No key twice: the batch as it is.
-      if (last.size < batch.length) rows = [...last.values()]
-    }
     const onConflict = this.insertMode !== 'upsert' ? '' : valueNames.length === 0 ? ` ON CONFLICT (${keyNames.join(', ')}) DO NOTHING` : ` ON CONFLICT (${keyNames.join(', ')}) DO UPDATE SET ${valueNames.map((n) => `${n} = EXCLUDED.${n}`).join(', ')}`
     const list = columns.join(', ')
-    const data = copyRows(rows)
+    const data = prepared.copyData!
     if (this.insertMode !== 'upsert') {
       // A plain insert is COPY into the table itself: all rows or, on any error, none.
       await copyFrom(client, `COPY ${table} (${list}) FROM STDIN`, data)
@@ -486,15 +541,40 @@ export class PostgresSinkTask extends SinkTask {
     return name
   }
 
-  override flush(): void {
-    // put() commits its own transaction: everything put is already durable.
+  /** Everything put is in the database when this returns: the last write landed, retried up to max.retries. */
+  override async flush(_currentOffsets?: Map<string, { tp: TopicPartition; offset: number }>): Promise<void> {
+    for (;;) {
+      try {
+        await this.landPending()
+        return
+      } catch (err) {
+        if (!(err instanceof RetriableException)) throw err
+        await new Promise((resolve) => setTimeout(resolve, this.c['retry.backoff.ms'] as number))
+      }
+    }
   }
 
   async stop(): Promise<void> {
+    // A write still running is dropped with the connection: its records' offsets were not committed.
+    this.pending = null
     const c = this.client
     this.client = null
     await c?.end().catch(() => {})
   }
+}
+
+/** An upsert batch's rows: one statement may not touch a row twice, and the last record of each key is what applying them in order leaves. */
+function lastOfEachKey(batch: RowOp[]): RowOp[] {
+  const last = new Map<unknown, RowOp>()
+  for (let i = 0; i < batch.length; i++) {
+    const op = batch[i]!
+    // A one-column number key is its own map key, a string one tagged 's'; others by their JSON, tagged 'j'.
+    const only = op.keyValues.length === 1 ? op.keyValues[0] : undefined
+    const k = typeof only === 'number' ? only : typeof only === 'string' ? `s${only}` : `j${JSON.stringify(op.keyValues.map((v) => (Buffer.isBuffer(v) ? v.toString('hex') : v)))}`
+    last.set(k, op)
+  }
+  // No key twice: the batch as it is.
+  return last.size < batch.length ? [...last.values()] : batch
 }
 
 /** Rows (key values, then values) in COPY text format. */
