@@ -65,7 +65,11 @@ try:
         i += 1
         producer.poll(interval)
 except KafkaException as e:
-    producer.poll(0)  # serves error_cb, which names the fatal error (produce() only says "Fatal error")
+    # produce() only says "Fatal error"; error_cb, served by poll, names it.
+    for _ in range(20):
+        if fatal_error is not None:
+            break
+        producer.poll(0.05)
     fatal_error = fatal_error or str(e.args[0])
 if fatal_error is not None:
     sys.stdout.write(json.dumps({"fatal": fatal_error}) + "\n")
