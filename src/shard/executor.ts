@@ -3,8 +3,12 @@
 // (operations.ts). The same class runs inside a worker thread (worker.ts) and on the main thread when
 // io.threads=0, so both paths behave identically.
 //
-// Invariant: only the owning thread touches these PartitionLogs, so nothing here locks. Operations of a
-// batch run one after another in the order sent.
+// Invariant: only the owning thread touches these PartitionLogs, so nothing here locks. Operations run
+// one after another in the order sent, within a batch and across batches: a batch starts once the
+// asynchronous operations of the batches before it (a truncation waiting for its fsyncs, moveAside,
+// close) are done, although the router, and on a worker thread Piscina, hand the shard the next batch
+// meanwhile. Only a background operation (a compaction pass, which yields between slices) runs alongside
+// the operations sent after it.
 
 import { performance } from 'node:perf_hooks'
 import { errorName, ErrorCode, KafkaError, RecordValidationError } from '../domain/errors.js'
@@ -119,6 +123,15 @@ export class ShardExecutor implements ShardContext {
   #closing: Promise<void> | undefined
   /** An exclusive operation running: other operations wait for it (see OperationBase.exclusive). */
   #exclusive: Promise<void> | undefined
+  /**
+   * Settles once the batches sent so far have run their operations (background ones aside): the next
+   * batch waits for it. Without it, an append queued behind another partition's truncation was overtaken
+   * by an append of the next batch: one idempotent producer's consecutive batches then reached the log
+   * out of order, and the first was refused OUT_OF_ORDER_SEQUENCE_NUMBER after the second was written.
+   */
+  #previousBatch: Promise<void> = Promise.resolve()
+  /** Batches started and not done: with none, a batch runs at once (no turn of the microtask queue on the hot path). */
+  #unfinishedBatches = 0
 
   private constructor(opts: ShardExecutorOptions, logs: LogManager) {
     this.shardIndex = opts.shardIndex
@@ -220,40 +233,63 @@ export class ShardExecutor implements ShardContext {
     this.#timers.push(timer)
   }
 
-  /** Applies a batch in order: operation ops[i] to args[i]; one result per operation. Never rejects. */
+  /**
+   * Applies a batch in order, after the batches sent before it: operation ops[i] to args[i]; one result per
+   * operation. Never rejects.
+   */
   async execute(ops: readonly string[], args: readonly unknown[]): Promise<OpResult[]> {
-    const results: OpResult[] = []
-    for (let i = 0; i < ops.length; i++) {
-      while (this.#exclusive !== undefined) await this.#exclusive
-      const operation = this.#operations.get(ops[i]!)
-      if (operation === undefined) {
-        results.push({ ok: false, errorCode: ErrorCode.INVALID_REQUEST, message: `${errorName(ErrorCode.INVALID_REQUEST)}: shard ${this.shardIndex} has no operation ${ops[i]}` })
-        continue
-      }
-      if (this.#closed && operation.whenClosed !== true) {
-        results.push({ ok: false, errorCode: ErrorCode.KAFKA_STORAGE_ERROR, message: `${errorName(ErrorCode.KAFKA_STORAGE_ERROR)}: shard ${this.shardIndex} is closed` })
-        continue
-      }
-      let release: (() => void) | undefined
-      if (operation.exclusive === true) this.#exclusive = new Promise((resolve) => (release = resolve))
-      try {
-        const value = operation.apply(this, args[i])
-        // Only compact, moveAside, completeMove and close are asynchronous; the other operations complete before the next one starts.
-        results.push({ ok: true, value: value instanceof Promise ? await value : value })
-      } catch (err) {
-        // An I/O error of a partition's directory takes that directory offline (LogManager's header).
-        const tp = operation.target === 'partition' && this.logs.failsLogDir(err) ? partitionOf(args[i]) : undefined
-        const log = tp === undefined ? undefined : this.logs.get(tp.topic, tp.partition)
-        if (log !== undefined) this.logs.suspectLogDir(LogManager.logDirOf(log), err)
-        results.push(failure(err))
-      } finally {
-        if (release !== undefined) {
-          this.#exclusive = undefined
-          release()
+    const previous = this.#unfinishedBatches > 0 ? this.#previousBatch : undefined
+    let done!: () => void
+    this.#previousBatch = new Promise((resolve) => (done = resolve))
+    this.#unfinishedBatches++
+    const results: OpResult[] = new Array(ops.length)
+    const background: Promise<void>[] = []
+    try {
+      if (previous !== undefined) await previous
+      for (let i = 0; i < ops.length; i++) {
+        while (this.#exclusive !== undefined) await this.#exclusive
+        const operation = this.#operations.get(ops[i]!)
+        if (operation === undefined) {
+          results[i] = { ok: false, errorCode: ErrorCode.INVALID_REQUEST, message: `${errorName(ErrorCode.INVALID_REQUEST)}: shard ${this.shardIndex} has no operation ${ops[i]}` }
+          continue
+        }
+        if (this.#closed && operation.whenClosed !== true) {
+          results[i] = { ok: false, errorCode: ErrorCode.KAFKA_STORAGE_ERROR, message: `${errorName(ErrorCode.KAFKA_STORAGE_ERROR)}: shard ${this.shardIndex} is closed` }
+          continue
+        }
+        let release: (() => void) | undefined
+        if (operation.exclusive === true) this.#exclusive = new Promise((resolve) => (release = resolve))
+        try {
+          const value = operation.apply(this, args[i])
+          if (value instanceof Promise && operation.background === true) {
+            background.push(value.then((v) => void (results[i] = { ok: true, value: v }), (err: unknown) => void (results[i] = this.#failed(operation, args[i], err))))
+          } else {
+            // The asynchronous operations (truncate, moveAside, completeMove, close) complete before the next one starts.
+            results[i] = { ok: true, value: value instanceof Promise ? await value : value }
+          }
+        } catch (err) {
+          results[i] = this.#failed(operation, args[i], err)
+        } finally {
+          if (release !== undefined) {
+            this.#exclusive = undefined
+            release()
+          }
         }
       }
+    } finally {
+      this.#unfinishedBatches--
+      done()
     }
+    if (background.length > 0) await Promise.all(background)
     return results
+  }
+
+  /** The answer of an operation that threw; an I/O error of a partition's directory takes that directory offline (LogManager's header). */
+  #failed(operation: AnyOperation, args: unknown, err: unknown): OpResult {
+    const tp = operation.target === 'partition' && this.logs.failsLogDir(err) ? partitionOf(args) : undefined
+    const log = tp === undefined ? undefined : this.logs.get(tp.topic, tp.partition)
+    if (log !== undefined) this.logs.suspectLogDir(LogManager.logDirOf(log), err)
+    return failure(err)
   }
 
   log(topic: string, partition: number): PartitionLog {

@@ -39,14 +39,17 @@ export interface ShardContext {
 interface OperationBase<A, R> {
   /**
    * Runs on the owning shard's thread, in the order the operations were sent. Throw a KafkaError for a
-   * Kafka error answer. A returned promise is awaited before the next operation of the batch, but the
-   * shard takes further batches meanwhile (only compact, moveAside and close return one).
+   * Kafka error answer. A returned promise is awaited before the next operation runs, of this batch or
+   * of a later one (truncate, truncateFullyAndStartAt, moveAside, completeMove and close return one),
+   * unless the operation is a background one.
    */
   readonly apply: (shard: ShardContext, args: A) => R | Promise<R>
   /** Also runs on a closed shard (close itself); other operations then answer KAFKA_STORAGE_ERROR. */
   readonly whenClosed?: boolean
   /** The shard runs nothing else until it completes (a swap that no append may fall into). */
   readonly exclusive?: boolean
+  /** Its promise does not hold back the operations sent after it (a log cleaner pass, which yields between slices, must not stall appends and reads). */
+  readonly background?: boolean
 }
 
 /** An operation on one partition: the router sends each item to the shard that owns its partition. */
@@ -76,7 +79,7 @@ export type OperationTable = Readonly<Record<string, AnyOperation>>
 /** An entry for a partition operation; A and R are checked here, where the entry is written. */
 export function onPartition<A extends TopicPartition, R>(
   apply: (shard: ShardContext, args: A) => R | Promise<R>,
-  opts: { invalidPartition?: ErrorCode; carriesRecords?: A extends { records: Uint8Array } ? true : never; exclusive?: boolean } = {},
+  opts: { invalidPartition?: ErrorCode; carriesRecords?: A extends { records: Uint8Array } ? true : never; exclusive?: boolean; background?: boolean } = {},
 ): PartitionOperation<A, R> {
   return { target: 'partition', apply, ...opts }
 }
@@ -328,6 +331,7 @@ export const SHARD_OPERATIONS = {
   /** One log cleaner pass over a compacted partition now; force ignores min.cleanable.dirty.ratio. */
   compact: onPartition(
     (shard, a: CompactItem): Promise<CleanResult> => shard.logs.cleaner.clean(shard.log(a.topic, a.partition), { force: a.force === true }),
+    { background: true },
   ),
   /** Unpins the segments of a read (unknown or released ids are ignored). */
   releaseLease: onShard((shard, a: { leaseId: number }): null => {

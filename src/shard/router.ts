@@ -8,10 +8,10 @@
 // partition operation once per item on the item's owner shard, callShard(shard, name, args) a shard
 // operation; the named methods (append, read, listOffsets, ...) are thin wrappers over these two.
 //
-// A shard thread takes several batches at once (concurrentTasksPerWorker): every operation but one runs
-// to completion before the thread looks at the next message, so batches still apply in the order sent;
-// the exception, compact (a log cleaner pass that yields between slices), must not hold back the
-// appends and reads sent after it.
+// A shard thread takes several batches at once (concurrentTasksPerWorker), and an inline shard is handed
+// the next batch while one waits on I/O (a truncation's fsyncs): the executor still applies the
+// operations in the order sent, a batch starting once those before it are done; only compact (a log
+// cleaner pass that yields between slices) does not hold back the appends and reads sent after it.
 //
 // Ownership of record buffers (operations with carriesRecords: append) passes to the router. Records in
 // shared memory (a Produce frame from the frame pool, see frame-pool.ts) cross to the worker as they are:

@@ -27,7 +27,7 @@ import * as ElectLeaders from '../../src/protocol/messages/43-elect-leaders.gen.
 import * as AlterPartitionReassignments from '../../src/protocol/messages/45-alter-partition-reassignments.gen.js'
 import { batchOf, hasPythonModule, startCluster, zookeeperMissing, type RawClient, type TestCluster } from '../harness/index.js'
 import { skein } from '../cli/helpers.js'
-import { AckedLoad, agreed, expectIdenticalLogs, LibrdkafkaLoad, logBytes, readAll, until } from './ops-helpers.js'
+import { AckedLoad, agreed, brokerLinesSince, expectIdenticalLogs, LibrdkafkaLoad, logBytes, readAll, replicaTails, until } from './ops-helpers.js'
 
 const MISSING = zookeeperMissing()
 const SESSION_TIMEOUT_MS = 4000
@@ -203,12 +203,22 @@ describe.skipIf(MISSING !== undefined)('cluster operations: elections, reassignm
     await consumer.subscribe({ topic: 'steady', fromBeginning: true })
     await consumer.run({ eachMessage: async ({ message }) => void consumed.add(message.value!.toString()) })
     await load.start()
+    // A wait for progress that fails prints the end of every replica of steady and what the brokers logged
+    // since `since` (a load that stalls or fails must say where).
+    const progress = async (n: number, since: number): Promise<void> => {
+      try {
+        await load.progress(n)
+      } catch (err) {
+        console.log(`[ops] ${(err as Error).message}\n${[0, 1, 2].map((p) => replicaTails(cluster, 'steady', p)).join('\n')}\n${brokerLinesSince(cluster, since)}`)
+        throw err
+      }
+    }
     let shutdownGap: { partition: number; gapMs: number }
     let rebalanceGap: { partition: number; gapMs: number }
     const admin = kafka.admin({ retry: { retries: 20, initialRetryTime: 200 } })
     await admin.connect()
     try {
-      await load.progress(300)
+      await progress(300, Date.now())
       const sigterm = Date.now()
       await victimBroker.stop()
       const stoppedIn = Date.now() - sigterm
@@ -217,7 +227,7 @@ describe.skipIf(MISSING !== undefined)('cluster operations: elections, reassignm
       // leader and the other follower changed the ISR in place, no fetch was fenced.
       const followed = before.filter((p) => p.leader !== victim)
       await agreed(cluster, 'steady', (ps) => followed.every((f) => ps[f.partition]!.leader === f.leader && ps[f.partition]!.epoch === f.epoch && !ps[f.partition]!.isr.includes(victim)), 'the ISRs without the stopped broker, leaders and epochs kept')
-      await load.progress(200)
+      await progress(200, sigterm)
       shutdownGap = load.longestGap(sigterm, Date.now())
       // SKEIN_OPS_DEBUG=1: the brokers' log lines of the window, to see where a long gap went.
       if (process.env.SKEIN_OPS_DEBUG !== undefined) {
@@ -244,7 +254,7 @@ describe.skipIf(MISSING !== undefined)('cluster operations: elections, reassignm
       const back = Date.now()
       await agreed(cluster, 'steady', (ps) => ps.every((p) => p.isr.length === 3 && p.leader === p.replicas[0]), 'the auto rebalance to give the preferred leaderships back', 30_000)
       const balanced = Date.now()
-      await load.progress(200)
+      await progress(200, back)
       rebalanceGap = load.longestGap(back, Date.now())
       console.log(`[ops] broker ${victim} back: preferred leaderships restored ${balanced - back} ms after its start; longest gap between acknowledged writes ${rebalanceGap.gapMs} ms (partition ${rebalanceGap.partition})`)
     } finally {

@@ -40,6 +40,39 @@ export function logBytes(b: ClusterBroker, topic: string, partition: number): Bu
   return Buffer.concat(names.filter((n) => n.endsWith('.log')).map((n) => readFileSync(join(dir, n))))
 }
 
+/**
+ * What each replica of a partition holds at its end, read from its .log files: the last `count` batches as
+ * "offsets first..last epoch E producer P/epoch seq first..last" (a failed wait for progress prints it, to
+ * tell a replica missing acknowledged batches from one holding more than was acknowledged).
+ */
+export function replicaTails(cluster: TestCluster, topic: string, partition: number, count = 8): string {
+  const out: string[] = []
+  for (const b of cluster.brokers) {
+    const bytes = logBytes(b, topic, partition)
+    const batches: string[] = []
+    // RecordBatch v2 header: baseOffset @0, batchLength @8, partitionLeaderEpoch @12, lastOffsetDelta @23,
+    // producerId @43, producerEpoch @51, baseSequence @53.
+    for (let pos = 0; pos + 61 <= bytes.length; pos += 12 + bytes.readInt32BE(pos + 8)) {
+      const base = Number(bytes.readBigInt64BE(pos))
+      const delta = bytes.readInt32BE(pos + 23)
+      const seq = bytes.readInt32BE(pos + 53)
+      batches.push(`${base}..${base + delta} epoch ${bytes.readInt32BE(pos + 12)} producer ${bytes.readBigInt64BE(pos + 43)}/${bytes.readInt16BE(pos + 51)} seq ${seq}..${seq + delta}`)
+    }
+    out.push(`${topic}-${partition} on broker ${b.id}${b.alive() ? '' : ' (down)'}: ${batches.length} batches${batches.length > count ? ', the last:' : ''}\n  ${batches.slice(-count).join('\n  ')}`)
+  }
+  return out.join('\n')
+}
+
+/** The brokers' log lines from `since` on (ms, broker time), each prefixed by its offset from `since` and the broker. */
+export function brokerLinesSince(cluster: TestCluster, since: number, maxPerBroker = 200): string {
+  const out: string[] = []
+  for (const b of cluster.brokers) {
+    const lines = b.output().split('\n').filter((l) => Date.parse(/"time":"([^"]+)"/.exec(l)?.[1] ?? '') >= since)
+    out.push(`--- broker ${b.id}`, ...lines.slice(-maxPerBroker).map((l) => `${Date.parse(/"time":"([^"]+)"/.exec(l)![1]!) - since} ${l.slice(0, 400)}`))
+  }
+  return out.join('\n')
+}
+
 /** Waits until every listed replica's log equals the first one's. */
 export async function expectIdenticalLogs(cluster: TestCluster, topic: string, partition: number, replicas: readonly number[]): Promise<void> {
   await until(`identical replicas ${replicas.join(',')} of ${topic}-${partition}`, async () => {
@@ -136,12 +169,17 @@ const ACKED_LOAD_PY = join(dirname(fileURLToPath(import.meta.url)), 'python', 'a
  * The same load through librdkafka (python3-confluent-kafka, test/cluster/python/acked_load.py): records are
  * produced without waiting (one per partition every intervalMs, idempotent, acks=all) and each delivery
  * report is kept with its time. Failed deliveries are kept in `errors` with librdkafka's retriable flag.
+ * A fatal error of the idempotent producer ends the load process: it is kept in `errors` (not retriable)
+ * and waits for progress fail at once with it, rather than running into their timeout.
  */
 export class LibrdkafkaLoad {
   readonly acked = new Map<number, { value: string; at: number }[]>()
   readonly errors: { partition: number; message: string; retriable: boolean }[] = []
   #child: ChildProcess | undefined
   #exited: Promise<void> | undefined
+  /** Why the load process ended before stop(), once it has. */
+  #ended: string | undefined
+  #stopping = false
   #stderr = ''
 
   constructor(
@@ -162,12 +200,21 @@ export class LibrdkafkaLoad {
       if (logFile !== undefined) appendFileSync(logFile, d)
       this.#stderr = (this.#stderr + d.toString()).slice(-4000)
     })
+    let fatal: string | undefined
     createInterface({ input: child.stdout }).on('line', (line) => {
-      const r = JSON.parse(line) as { p: number; v: string; t: number; err: string | null; retriable: boolean }
-      if (r.err === null) this.acked.get(r.p)?.push({ value: r.v, at: r.t })
+      const r = JSON.parse(line) as { p: number; v: string; t: number; err: string | null; retriable: boolean } | { fatal: string }
+      if ('fatal' in r) {
+        fatal = r.fatal
+        this.errors.push({ partition: -1, message: `librdkafka fatal error: ${r.fatal}`, retriable: false })
+      } else if (r.err === null) this.acked.get(r.p)?.push({ value: r.v, at: r.t })
       else this.errors.push({ partition: r.p, message: r.err, retriable: r.retriable })
     })
-    this.#exited = new Promise((resolve) => child.once('exit', () => resolve()))
+    this.#exited = new Promise((resolve) =>
+      child.once('close', (code, signal) => {
+        if (!this.#stopping) this.#ended = fatal !== undefined ? `librdkafka fatal error: ${fatal}` : `the load process exited (${signal ?? `status ${code}`}): ${this.#stderr}`
+        resolve()
+      }),
+    )
   }
 
   count(): number {
@@ -178,7 +225,12 @@ export class LibrdkafkaLoad {
 
   async progress(n: number, timeoutMs = 30_000): Promise<void> {
     const target = this.count() + n
-    await until(`${n} more acknowledged writes to ${this.topic}${this.#stderr === '' ? '' : ` (librdkafka: ${this.#stderr})`}`, async () => (this.count() >= target ? true : undefined), timeoutMs)
+    const deadline = Date.now() + timeoutMs
+    while (this.count() < target) {
+      if (this.#ended !== undefined) throw new Error(`waiting for ${n} more acknowledged writes to ${this.topic}: ${this.#ended}`)
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${n} more acknowledged writes to ${this.topic}${this.#stderr === '' ? '' : ` (librdkafka: ${this.#stderr})`}`)
+      await new Promise((r) => setTimeout(r, 50))
+    }
   }
 
   longestGap(from: number, to: number): { partition: number; gapMs: number } {
@@ -186,6 +238,7 @@ export class LibrdkafkaLoad {
   }
 
   async stop(): Promise<void> {
+    this.#stopping = true
     this.#child?.kill('SIGTERM')
     await this.#exited
   }
