@@ -197,7 +197,11 @@ export class LogManager {
     this.diskFullFailsLogDir = opts.diskFullFailsLogDir ?? false
     this.defaults = checkLogConfig({ ...opts.defaults })
     this.files = new OpenFileCache(opts.maxOpenFiles ?? openFilesPerThread(STORAGE_DEFAULTS.segmentOpenFilesMax, 1))
-    this.ctx = { leases: this.leases, files: this.files, now: opts.now ?? Date.now, highWatermarkFollowsLeo: opts.highWatermarkFollowsLeo ?? true, diskFullIsTransient: !this.diskFullFailsLogDir }
+    this.ctx = { leases: this.leases, files: this.files, now: opts.now ?? Date.now, highWatermarkFollowsLeo: opts.highWatermarkFollowsLeo ?? true, diskFullIsTransient: !this.diskFullFailsLogDir,
+      onBackgroundFailure: (log, err) => {
+        if (this.failsLogDir(err)) this.suspectLogDir(LogManager.logDirOf(log), err)
+      },
+    }
     if (opts.producerIdExpirationMs !== undefined) this.ctx.producerIdExpirationMs = opts.producerIdExpirationMs
     this.checkpointIntervalMs = opts.checkpointIntervalMs ?? STORAGE_DEFAULTS.checkpointIntervalMs
     this.lastCheckpoint = this.ctx.now()

@@ -79,6 +79,12 @@ export interface PartitionLogContext {
    * the partition for good.
    */
   diskFullIsTransient?: boolean
+  /**
+   * A background write of a partition (a roll's flush or producer snapshot) failed, and the partition with
+   * it: no caller gets that error, so its log dir is judged here (Kafka hands such IOExceptions to the
+   * LogDirFailureChannel).
+   */
+  onBackgroundFailure?: (log: PartitionLog, err: Error) => void
 }
 
 /** What opening a partition found and repaired, for logs and tests. */
@@ -819,6 +825,7 @@ export class PartitionLog {
   private inBackground(p: Promise<void>): void {
     const tracked = p.catch((err: Error) => {
       this.failure ??= err
+      this.ctx.onBackgroundFailure?.(this, err)
     }).finally(() => this.background.delete(tracked))
     this.background.add(tracked)
   }
