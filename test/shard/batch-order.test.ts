@@ -9,20 +9,14 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { native } from '../../src/addon/index.js'
 import { buildRecordBatch } from '../../src/protocol/records/builder.js'
 import type { ShardRouter } from '../../src/shard/index.js'
-import { batch, removeDir, startRouter, tempDir, value } from './helpers.js'
+import { batch, openReplicatedRouter, value } from './helpers.js'
 
 const cleanup: (() => Promise<void> | void)[] = []
 afterEach(async () => {
   for (const fn of cleanup.splice(0).reverse()) await fn()
 })
 
-async function open(ioThreads: number): Promise<ShardRouter> {
-  const dir = tempDir()
-  const router = await startRouter(dir, ioThreads, { highWatermarkFollowsLeo: false })
-  cleanup.push(() => removeDir(dir))
-  cleanup.push(() => router.close().catch(() => undefined))
-  return router
-}
+const open = (ioThreads: number): Promise<ShardRouter> => openReplicatedRouter(ioThreads, cleanup)
 
 /** Two records of producer 7 (epoch 0) from sequence baseSequence. */
 function idempotent(baseSequence: number): Buffer {

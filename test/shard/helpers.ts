@@ -47,6 +47,18 @@ export function startRouter(dataDir: string, ioThreads: number, extra: Partial<S
   return ShardRouter.start({ dataDir, ioThreads, defaults: DEFAULT_LOG_CONFIG, logger: silentLogger(), ...extra })
 }
 
+/**
+ * A router on a fresh temp dir whose high watermark moves only when told (replicated partitions); its close
+ * and the dir's removal go to cleanup (which the test file runs in reverse after each test).
+ */
+export async function openReplicatedRouter(ioThreads: number, cleanup: (() => Promise<void> | void)[]): Promise<ShardRouter> {
+  const dir = tempDir()
+  const router = await startRouter(dir, ioThreads, { highWatermarkFollowsLeo: false })
+  cleanup.push(() => removeDir(dir))
+  cleanup.push(() => router.close().catch(() => undefined))
+  return router
+}
+
 /** Partitions of `topic` such that each of `shards` shards owns at least one (for spread tests). */
 export function spreadPartitions(router: ShardRouter, topic: string, count: number): number[] {
   const out: number[] = []

@@ -5,20 +5,14 @@
 // replicaState.
 import { afterEach, describe, expect, it } from 'vitest'
 import type { ShardRouter } from '../../src/shard/index.js'
-import { batch, readRegions, removeDir, startRouter, tempDir, value } from './helpers.js'
+import { batch, openReplicatedRouter, readRegions, value } from './helpers.js'
 
 const cleanup: (() => Promise<void> | void)[] = []
 afterEach(async () => {
   for (const fn of cleanup.splice(0).reverse()) await fn()
 })
 
-async function open(ioThreads: number): Promise<ShardRouter> {
-  const dir = tempDir()
-  const router = await startRouter(dir, ioThreads, { highWatermarkFollowsLeo: false })
-  cleanup.push(() => removeDir(dir))
-  cleanup.push(() => router.close().catch(() => undefined))
-  return router
-}
+const open = (ioThreads: number): Promise<ShardRouter> => openReplicatedRouter(ioThreads, cleanup)
 
 describe.each([0, 1])('replication shard operations (io.threads=%i)', (ioThreads) => {
   it('serve a leader and a follower partition end to end', async () => {
