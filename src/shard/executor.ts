@@ -166,7 +166,7 @@ export class ShardExecutor implements ShardContext {
             // An I/O error of a pass is its directory's, as any other's (Kafka's cleaner hands IOExceptions
             // to the LogDirFailureChannel): a failed (or, in a cluster, full) directory goes offline.
             const log = r.reason === 'failed' ? logs.get(r.topic, r.partition) : undefined
-            if (log !== undefined && logs.failsLogDir(err)) logs.suspectLogDir(LogManager.logDirOf(log), err)
+            if (log !== undefined) logs.reportPartitionError(log, err)
           }
         }
       })
@@ -286,9 +286,9 @@ export class ShardExecutor implements ShardContext {
 
   /** The answer of an operation that threw; an I/O error of a partition's directory takes that directory offline (LogManager's header). */
   #failed(operation: AnyOperation, args: unknown, err: unknown): OpResult {
-    const tp = operation.target === 'partition' && this.logs.failsLogDir(err) ? partitionOf(args) : undefined
+    const tp = operation.target === 'partition' ? partitionOf(args) : undefined
     const log = tp === undefined ? undefined : this.logs.get(tp.topic, tp.partition)
-    if (log !== undefined) this.logs.suspectLogDir(LogManager.logDirOf(log), err)
+    if (log !== undefined) this.logs.reportPartitionError(log, err)
     return failure(err)
   }
 

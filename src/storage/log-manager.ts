@@ -198,9 +198,7 @@ export class LogManager {
     this.defaults = checkLogConfig({ ...opts.defaults })
     this.files = new OpenFileCache(opts.maxOpenFiles ?? openFilesPerThread(STORAGE_DEFAULTS.segmentOpenFilesMax, 1))
     this.ctx = { leases: this.leases, files: this.files, now: opts.now ?? Date.now, highWatermarkFollowsLeo: opts.highWatermarkFollowsLeo ?? true, diskFullIsTransient: !this.diskFullFailsLogDir,
-      onBackgroundFailure: (log, err) => {
-        if (this.failsLogDir(err)) this.suspectLogDir(LogManager.logDirOf(log), err)
-      },
+      onBackgroundFailure: (log, err) => this.reportPartitionError(log, err),
     }
     if (opts.producerIdExpirationMs !== undefined) this.ctx.producerIdExpirationMs = opts.producerIdExpirationMs
     this.checkpointIntervalMs = opts.checkpointIntervalMs ?? STORAGE_DEFAULTS.checkpointIntervalMs
@@ -357,6 +355,11 @@ export class LogManager {
    * Whether err, thrown by a partition's file work, may mean its directory failed (suspectLogDir decides):
    * isLogDirFailure, and a full disk when diskFullFailsLogDir.
    */
+  /** An error of a partition's I/O that no caller sees otherwise: its log dir is suspected if the error says so. */
+  reportPartitionError(log: PartitionLog, err: unknown): void {
+    if (this.failsLogDir(err)) this.suspectLogDir(LogManager.logDirOf(log), err)
+  }
+
   failsLogDir(err: unknown): boolean {
     return isLogDirFailure(err) || (this.diskFullFailsLogDir && isDiskFull(err))
   }

@@ -371,7 +371,7 @@ export class PostgresSinkTask extends SinkTask {
 
   async put(records: SinkRecord[]): Promise<void> {
     // Encoded while the previous put's write runs (a record the sink cannot write fails the task here).
-    const write = records.length === 0 ? null : this.prepare(records)
+    const write = this.prepare(records)
     try {
       await this.landPending()
     } catch (err) {
@@ -396,6 +396,10 @@ export class PostgresSinkTask extends SinkTask {
       if (err instanceof ConnectException) {
         this.pending = null
         throw err
+      }
+      if (this.retriesLeft <= 0) {
+        this.pending = null
+        throw new ConnectException(`Exceeded max.retries writing to PostgreSQL: ${(err as Error).message}`, { cause: err })
       }
       throw this.retriable(err)
     }
@@ -461,13 +465,9 @@ export class PostgresSinkTask extends SinkTask {
     return true
   }
 
-  /** A failed write as RetriableException while max.retries allows (the connection is opened again), else ConnectException. */
+  /** A failed write as RetriableException, one retry of max.retries used (the connection is opened again). */
   private retriable(err: unknown): RetriableException {
     const message = (err as Error).message
-    if (this.retriesLeft <= 0) {
-      this.pending = null
-      throw new ConnectException(`Exceeded max.retries writing to PostgreSQL: ${message}`, { cause: err })
-    }
     this.retriesLeft--
     // A broken connection is opened again on the retry.
     const c = this.client
