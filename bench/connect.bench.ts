@@ -14,8 +14,13 @@
 //    CONFLICT DO UPDATE (unnest arrays, 3000 rows a statement). The worker's CPU time per row (user +
 //    system of this process from the first row in the table to the last, over the rows written then) is
 //    printed too, and PostgreSQL's own CPU over that span from /proc (its busiest process is the sink's
-//    connection: near 100 % of a core means the sink is limited by PostgreSQL). The sink's statements
-//    are timed on their own before the sink runs and again after it.
+//    connection: near 100 % of a core means the sink is limited by PostgreSQL). The scheduler's view
+//    (/proc schedstat) splits the span of the sink's connection and of the worker's main thread into on a
+//    CPU, runnable but waiting for one (the two share 2 cores with the broker), and asleep; samples of
+//    pg_stat_activity say what the connection was doing: running, waiting on its own I/O, or waiting for
+//    the sink. The sink's statements are timed on their own before the sink runs and again after it, each
+//    write (those two, the sink, COPY, INSERT) into a fresh table after the last one was dropped and a
+//    CHECKPOINT.
 // Sizes: --mm2-records N (default 2000000), --pg-records M (default 200000), --partitions P (default 6),
 // --tasks T (MirrorSourceConnector tasks.max, default 1); or BENCH_MM2_RECORDS, BENCH_PG_RECORDS,
 // BENCH_PARTITIONS, BENCH_TASKS; --mm2-property K=V adds an mm2.properties setting. --skip-pg leaves out
@@ -29,7 +34,7 @@ import { startConnect } from '../src/connect/runtime/connect.js'
 import { MirrorMakerConfig, startMirrorMaker } from '../src/connect/mirror-maker.js'
 import { silentLogger } from '../src/observability/logger.js'
 import { PostgresServer, postgresMissing } from '../test/harness/postgres.js'
-import { benchDir, startBroker, type RunningBroker } from './broker/broker-process.js'
+import { benchDir, processCpuMicros, startBroker, type RunningBroker } from './broker/broker-process.js'
 
 function arg(name: string, env: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`)
@@ -166,6 +171,30 @@ function postgresCpuMs(postmasterPid: number): Map<number, number> {
 /** USER_HZ: 100 on Linux for every architecture Node runs on here. */
 const CLOCK_TICKS = 100
 
+/**
+ * A thread's time on a CPU and time runnable but waiting for one (ns), from /proc/<pid>/task/<tid>/schedstat
+ * (the scheduler's own accounting): together the time it wanted to run. Zeros when it is not readable.
+ */
+function schedNs(pid: number, tid = pid): { onCpu: number; waiting: number } {
+  try {
+    const [onCpu, waiting] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number)
+    return { onCpu: onCpu ?? 0, waiting: waiting ?? 0 }
+  } catch {
+    return { onCpu: 0, waiting: 0 }
+  }
+}
+
+/**
+ * Drops a measured table and checkpoints: each measured write (PostgreSQL alone, the sink) starts on the
+ * same database, without the tables and dirty buffers of the one before. (Left behind, the 128 MB of
+ * shared_buffers filled with the earlier tables, and each later write ran slower than the one before it:
+ * the sink was judged against a faster PostgreSQL before it and a slower one after.)
+ */
+async function cleanSlate(pg: PostgresServer, table: string): Promise<void> {
+  await pg.query(`DROP TABLE IF EXISTS "${table}"`)
+  await pg.query('CHECKPOINT')
+}
+
 /** PostgreSQL running the sink's own statements on pre-encoded rows (one query string per 3000 rows), rows/s. */
 async function postgresMergeRate(pg: PostgresServer, table: string, rows: number, name: (i: number) => string): Promise<number> {
   await pg.query(`CREATE TABLE ${table} (id integer PRIMARY KEY, name text, score bigint)`)
@@ -203,9 +232,10 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     const schema = { type: 'struct', optional: false, fields: [{ type: 'int32', optional: false, field: 'id' }, { type: 'string', optional: true, field: 'name' }, { type: 'int64', optional: true, field: 'score' }] }
     const name = (i: number): string => `name-${i}-${'x'.repeat(40)}`
     await produce(broker.bootstrap, topic, PG_RECORDS, (i) => Buffer.from(JSON.stringify({ schema, payload: { id: i, name: name(i), score: i * 10 } })))
-    // PostgreSQL's own rate for the sink's statements is taken before the sink runs and again after (the
-    // server's later work, with more tables and WAL behind it, is slower): the sink is judged against both.
+    // PostgreSQL's own rate for the sink's statements is taken before the sink runs and again after, each
+    // on a clean slate as the sink is: the sink is judged against both.
     const mergeRateBefore = await postgresMergeRate(pg, 'merge_before', PG_RECORDS, name)
+    await cleanSlate(pg, 'merge_before')
     const started = performance.now()
     // The worker runs in this process: its CPU per row is a figure a busy shared machine disturbs less
     // than rows/s. Counted from the first row seen in the table (start-up left out).
@@ -214,6 +244,7 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     let gcMs = 0
     // Of which scavenges of the young generation (objects that die young) and full mark-compacts (what survived them).
     let minorGcMs = 0
+    let scavenges = 0
     let majorGcMs = 0
     let counting = false
     const gcObserver = new PerformanceObserver((list) => {
@@ -221,7 +252,10 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
       for (const e of list.getEntries()) {
         gcMs += e.duration
         const kind = (e as { detail?: { kind?: number } }).detail?.kind
-        if (kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) minorGcMs += e.duration
+        if (kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) {
+          minorGcMs += e.duration
+          scavenges++
+        }
         else if (kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) majorGcMs += e.duration
       }
     })
@@ -232,6 +266,13 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     // backend runs on one core at most).
     let pgCpuStart = new Map<number, number>()
     let pgCpuEnd = new Map<number, number>()
+    // The scheduler's view over the same span: how much of it the sink's connection (PostgreSQL's busiest
+    // process) and this process's main thread (the worker) ran, and how much they were runnable but
+    // waiting for a CPU; and the broker's CPU (its fetches for the sink). The rest of the span a thread
+    // slept: the connection waiting for the sink's next write, the worker for PostgreSQL or the broker.
+    let schedStart = new Map<string, { onCpu: number; waiting: number }>()
+    let brokerCpuStart = 0
+    let brokerCpu = 0
     const connect = await startConnect({
       mode: 'standalone',
       log: silentLogger(),
@@ -258,6 +299,13 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     })
     let firstRow = 0
     let done = 0
+    // The sink's connection as pg_stat_activity shows it, sampled with the watcher's queries (about every
+    // 20 ms; a sample waits for this process's event loop, so it leans towards moments the worker is idle):
+    // running (active, no wait event), waiting on PostgreSQL's own I/O or locks (active with a wait event
+    // such as IO:DataFileTruncate, the staging table emptied at COMMIT), idle between writes (waiting for
+    // the sink's next statement), or inside a COPY waiting for its data.
+    const connectionSamples = { running: 0, ownWait: 0, idle: 0, copyData: 0, other: 0 }
+    const ownWaits = new Map<string, number>()
     // One connection watches, with cheap queries (a count(*) every 100 ms on a fresh connection cost the
     // worker's process and PostgreSQL time of their own): the row count until the first row, then whether
     // the last record's row (id M-1: one partition, one task, puts in order) is there, then the count once.
@@ -275,13 +323,30 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
           firstRow = performance.now()
           cpuStart = process.cpuUsage()
           pgCpuStart = postgresCpuMs(pg.pid ?? -1)
+          schedStart = new Map([...pgCpuStart.keys()].map((pid) => [String(pid), schedNs(pid)]))
+          schedStart.set('worker', schedNs(process.pid))
+          brokerCpuStart = processCpuMicros(broker.pid)
           counting = true
           rowsAtFirst = n
+        }
+        if (firstRow !== 0) {
+          // What the sink's connection (the only other client backend) is doing right now.
+          const w = await watcher.query<{ state: string; type: string | null; event: string | null }>(`SELECT state, wait_event_type AS type, wait_event AS event FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`)
+          for (const row of w.rows) {
+            const what = row.type === 'Client' ? (row.state === 'idle' ? 'idle' : 'copyData') : row.state !== 'active' ? 'other' : row.type === null ? 'running' : 'ownWait'
+            connectionSamples[what]++
+            if (what === 'ownWait') ownWaits.set(`${row.type}:${row.event}`, (ownWaits.get(`${row.type}:${row.event}`) ?? 0) + 1)
+          }
         }
         if (n >= PG_RECORDS) {
           done = performance.now()
           cpu = process.cpuUsage(cpuStart)
           pgCpuEnd = postgresCpuMs(pg.pid ?? -1)
+          brokerCpu = processCpuMicros(broker.pid) - brokerCpuStart
+          for (const [k, v] of schedStart) {
+            const end = schedNs(k === 'worker' ? process.pid : Number(k))
+            schedStart.set(k, { onCpu: end.onCpu - v.onCpu, waiting: end.waiting - v.waiting })
+          }
           counting = false
           break
         }
@@ -301,6 +366,8 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     const sinkRate = done - firstRow >= 500 ? PG_RECORDS / ((done - firstRow) / 1000) : NaN
     const withStartup = PG_RECORDS / ((done - started) / 1000)
 
+    await cleanSlate(pg, topic)
+
     // PostgreSQL's own rates for the same rows.
     await pg.query('CREATE TABLE copy_bench (id integer PRIMARY KEY, name text, score bigint)')
     const csv = join(dir, 'rows.csv')
@@ -310,6 +377,7 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     let t = performance.now()
     await pg.query(`COPY copy_bench FROM '${csv}' WITH (FORMAT csv)`)
     const copyRate = PG_RECORDS / ((performance.now() - t) / 1000)
+    await cleanSlate(pg, 'copy_bench')
     await pg.query('CREATE TABLE upsert_bench (id integer PRIMARY KEY, name text, score bigint)')
     const client = await pg.client()
     try {
@@ -329,6 +397,7 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
       await client.end()
     }
     const upsertRate = PG_RECORDS / ((performance.now() - t) / 1000)
+    await cleanSlate(pg, 'upsert_bench')
 
     // The sink's own statements again, with the rows encoded beforehand (COPY text, as the sink sends them).
     const mergeRateAfter = await postgresMergeRate(pg, 'merge_after', PG_RECORDS, name)
@@ -336,8 +405,17 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     const pgBusy = [...pgCpuEnd].map(([pid, ms]) => ms - (pgCpuStart.get(pid) ?? 0))
     const pgAllCores = pgBusy.reduce((a, b) => a + b, 0) / spanMs
     const pgBusiest = Math.max(0, ...pgBusy) / spanMs
-    console.log(`PostgreSQL sink (upsert, batch.size 3000, JSON with schemas): ${fmt(sinkRate)} rows/s from the first row (${fmt(withStartup)} with the worker's start-up; worker CPU ${cpuPerRow.toFixed(1)} µs/row, of which GC ${gcPerRow.toFixed(1)}: scavenges ${minorGcPerRow.toFixed(1)}, mark-compacts ${majorGcPerRow.toFixed(1)})`)
+    const busiestPid = [...pgCpuEnd].reduce((best, [pid, ms]) => (best === -1 || ms - (pgCpuStart.get(pid) ?? 0) > (pgCpuEnd.get(best)! - (pgCpuStart.get(best) ?? 0)) ? pid : best), -1)
+    const share = (ns: number): string => `${((ns / 1e6 / spanMs) * 100).toFixed(0)} %`
+    const conn = schedStart.get(String(busiestPid)) ?? { onCpu: 0, waiting: 0 }
+    const worker = schedStart.get('worker') ?? { onCpu: 0, waiting: 0 }
+    console.log(`PostgreSQL sink (upsert, batch.size 3000, JSON with schemas): ${fmt(sinkRate)} rows/s from the first row (${fmt(withStartup)} with the worker's start-up; worker CPU ${cpuPerRow.toFixed(1)} µs/row, of which GC ${gcPerRow.toFixed(1)}: ${scavenges} scavenges ${minorGcPerRow.toFixed(1)}, mark-compacts ${majorGcPerRow.toFixed(1)})`)
     console.log(`PostgreSQL during the sink: its busiest process (the sink's connection) used ${(pgBusiest * 100).toFixed(0)} % of a core, all its processes ${pgAllCores.toFixed(2)} cores (a connection's statements run on one core)`)
+    console.log(`Scheduler over that span (/proc schedstat): the sink's connection on a CPU ${share(conn.onCpu)}, runnable and waiting for a CPU ${share(conn.waiting)}, asleep ${share(spanMs * 1e6 - conn.onCpu - conn.waiting)}; the worker's main thread on a CPU ${share(worker.onCpu)}, waiting for a CPU ${share(worker.waiting)}, asleep ${share(spanMs * 1e6 - worker.onCpu - worker.waiting)}; the broker ${(brokerCpu / 1000 / spanMs).toFixed(2)} cores`)
+    const samples = Object.values(connectionSamples).reduce((a, b) => a + b, 0)
+    const pct = (n: number): string => `${((n / Math.max(1, samples)) * 100).toFixed(0)} %`
+    const topWaits = [...ownWaits].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, n]) => `${k} ${pct(n)}`).join(', ')
+    console.log(`The sink's connection in pg_stat_activity (${samples} samples): running ${pct(connectionSamples.running)}, waiting on PostgreSQL's own I/O and locks ${pct(connectionSamples.ownWait)}${topWaits === '' ? '' : ` (${topWaits})`}, waiting for the sink ${pct(connectionSamples.idle + connectionSamples.copyData)} (idle between writes ${pct(connectionSamples.idle)}, for a COPY's data ${pct(connectionSamples.copyData)})`)
     console.log(`PostgreSQL itself, same rows: the sink's statements (COPY into a staging table + INSERT ... SELECT ... ON CONFLICT, 3000 rows a transaction) ${fmt(mergeRateBefore)} rows/s before the sink and ${fmt(mergeRateAfter)} after — sink / those: ${(sinkRate / mergeRateBefore).toFixed(2)} / ${(sinkRate / mergeRateAfter).toFixed(2)}; COPY ${fmt(copyRate)} rows/s; batched INSERT ... ON CONFLICT (unnest) ${fmt(upsertRate)} rows/s — sink / that: ${(sinkRate / upsertRate).toFixed(2)}`)
   } finally {
     await pg.stop()
