@@ -8,8 +8,9 @@
 // 3. the PostgreSQL sink: M JSON-with-schema records upserted (insert.mode=upsert, pk id, batch.size
 //    3000) by a standalone worker into a real PostgreSQL (initdb in a temp dir, fsync off), rows/s until
 //    the table holds them all; beside it PostgreSQL's own rate for the same rows, by pg from this process
-//    with the rows already encoded: the sink's own write path (per 3000 rows one query string: BEGIN,
-//    COPY into a temporary staging table, INSERT ... SELECT ... ON CONFLICT DO UPDATE from it, COMMIT), so that
+//    with the rows already encoded: the sink's own write path (per 3000 rows one query string: BEGIN, the
+//    guard's counter, COPY into a temporary staging table, INSERT ... SELECT ... ON CONFLICT DO UPDATE
+//    from it, COMMIT; one at a time, not pipelined: PostgreSQL alone never waits for a client), so that
 //    sink / that rate is the fair ratio; and for scale COPY FROM a CSV file and batched INSERT ... ON
 //    CONFLICT DO UPDATE (unnest arrays, 3000 rows a statement). The worker's CPU time per row (user +
 //    system of this process from the first row in the table to the last, over the rows written then) is
@@ -207,9 +208,15 @@ async function postgresMergeRate(pg: PostgresServer, table: string, rows: number
   const merger = await pg.client()
   try {
     await merger.query(`CREATE TEMP TABLE stage ON COMMIT DELETE ROWS AS SELECT id, name, score FROM ${table} WITH NO DATA`)
+    // The sink's guard too: each write moves a counter of the session from its number - 1 to its number.
+    await merger.query('CREATE TEMP TABLE writes (n bigint CHECK (n IS NOT NULL)); INSERT INTO writes VALUES (0)')
     const merge = `INSERT INTO ${table} (id, name, score) SELECT id, name, score FROM pg_temp.stage ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, score = EXCLUDED.score`
     const t = performance.now()
-    for (const chunk of chunks) await copyFrom(merger, `BEGIN; COPY pg_temp.stage FROM STDIN; ${merge}; COMMIT`, chunk)
+    let n = 0
+    for (const chunk of chunks) {
+      n++
+      await copyFrom(merger, `BEGIN; UPDATE pg_temp.writes SET n = CASE WHEN n = ${n - 1} THEN ${n} END; COPY pg_temp.stage FROM STDIN; ${merge}; COMMIT`, chunk)
+    }
     return rows / ((performance.now() - t) / 1000)
   } finally {
     await merger.end()

@@ -3,7 +3,8 @@
 // with pk.mode=kafka into an auto-created table, auto.evolve adding an optional column, update mode,
 // fields.include.list, the write running behind put() until flush, a failing write rolled back and kept,
 // written again first by the next put (RetriableException) or by flush until max.retries, then a
-// ConnectException; COPY data sent behind its query, ignored after an error. Source: bulk, incrementing
+// ConnectException; a write sent behind a running one and refused by its guard when that one fails at
+// COMMIT; COPY data sent behind its query, ignored after an error. Source: bulk, incrementing
 // (resuming from a stored offset), query mode, table include lists, and a validation error for a missing
 // column name.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
@@ -223,6 +224,44 @@ describe.skipIf(skip !== undefined)('PostgreSQL connectors against a real server
       await task.stop()
     }
     expect(await pgs.query('SELECT sku, qty FROM strict_upserts ORDER BY sku')).toEqual([{ sku: 'a', qty: 2 }, { sku: 'b', qty: 4 }, { sku: 'c', qty: 5 }])
+  })
+
+  test('sink: a write sent behind a running one commits nothing when that one fails, even at COMMIT; redelivered, both land in put order', async () => {
+    await pgs.query('CREATE TABLE guarded (sku TEXT PRIMARY KEY, qty INT)')
+    // A deferred constraint trigger fails a transaction at its COMMIT (after which the connection takes the next statement normally).
+    await pgs.query(`CREATE FUNCTION guarded_no_13() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN IF NEW.qty = 13 THEN RAISE EXCEPTION 'qty 13 refused at commit'; END IF; RETURN NULL; END$$`)
+    await pgs.query('CREATE CONSTRAINT TRIGGER guarded_no_13 AFTER INSERT OR UPDATE ON guarded DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION guarded_no_13()')
+    timeouts = []
+    const task = await sinkTask({ topics: 'guarded', 'insert.mode': 'upsert', 'pk.mode': 'record_value', 'pk.fields': 'sku', 'max.retries': '5', 'retry.backoff.ms': '1' })
+    const row = (offset: number, sku: string, qty: number): SinkRecord => sinkRecord('guarded', offset, null, null, V1, new Struct(V1).put('sku', sku).put('qty', qty))
+    const locker = await pgs.client()
+    try {
+      await task.put([row(0, 'a', 1)])
+      await task.flush(new Map())
+      // Another session holds the table: the next write waits inside PostgreSQL, and the put after it is
+      // sent behind it on the same connection.
+      await locker.query('BEGIN')
+      await locker.query('LOCK TABLE guarded IN ACCESS EXCLUSIVE MODE')
+      await task.put([row(1, 'a', 13), row(2, 'b', 13)])
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const behind = task.put([row(3, 'a', 2), row(4, 'b', 3)])
+      behind.catch(() => {})
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      await locker.query('COMMIT')
+      // The first write fails at COMMIT; the one behind it ran, and its guard refused it.
+      await expect(behind).rejects.toBeInstanceOf(RetriableException)
+      expect(timeouts).toEqual([1])
+      expect(await pgs.query('SELECT sku, qty FROM guarded ORDER BY sku')).toEqual([{ sku: 'a', qty: 1 }])
+      expect(pgs.log).toContain('previous_write_committed')
+      // Redelivered once the trigger is gone: the failed write lands first, then the one put after it.
+      await pgs.query('DROP TRIGGER guarded_no_13 ON guarded')
+      await task.put([row(3, 'a', 2), row(4, 'b', 3)])
+      await task.flush(new Map())
+      expect(await pgs.query('SELECT sku, qty FROM guarded ORDER BY sku')).toEqual([{ sku: 'a', qty: 2 }, { sku: 'b', qty: 3 }])
+    } finally {
+      await locker.end()
+      await task.stop()
+    }
   })
 
   async function sourceTask(props: Record<string, string>, stored: Record<string, unknown> | null = null): Promise<PostgresSourceTask> {

@@ -61,6 +61,11 @@ export class PostgresServer {
   private child: ChildProcess | null = null
   private output = ''
   readonly host = '127.0.0.1'
+
+  /** What the server wrote to stdout and stderr so far: its log (errors included). */
+  get log(): string {
+    return this.output
+  }
   readonly user = 'skein'
   readonly database = 'postgres'
 

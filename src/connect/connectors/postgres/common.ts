@@ -58,12 +58,16 @@ const TEXT_TYPES = {
 }
 
 /** A connected client, trying connection.attempts times with connection.backoff.ms in between. */
-export async function connect(props: Record<string, string>): Promise<pg.Client> {
+/**
+ * A connected client, tried connection.attempts times connection.backoff.ms apart. pipeline: pg's
+ * pipeline mode (each query is sent at once, behind any still running, instead of after them).
+ */
+export async function connect(props: Record<string, string>, options: { pipeline?: boolean } = {}): Promise<pg.Client> {
   const attempts = Number(props['connection.attempts'] ?? 3)
   const backoff = Number(props['connection.backoff.ms'] ?? 10000)
   let last: unknown
   for (let i = 0; i < attempts; i++) {
-    const client = new pg.Client(pgConfig(props))
+    const client = new pg.Client({ ...pgConfig(props), pipeline: options.pipeline === true })
     // An idle connection dropped by the server must not crash the worker: the next query fails instead.
     client.on('error', () => {})
     try {

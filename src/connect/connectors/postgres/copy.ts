@@ -13,10 +13,13 @@
 // COMMIT): PostgreSQL runs them in order, the ones after the COPY once its data has arrived, stops at
 // the first error, and answers ReadyForQuery once at the end.
 //
+// CopyIn is a pg.Query (pg's pipeline mode, which the sink's connection uses, takes no other kind of
+// query) that replaces how the query is sent and answered.
+//
 // The text format (PostgreSQL's COPY, FORMAT text): one line per row, columns separated by a tab, NULL
 // as \N, and inside a value a backslash, newline, carriage return and tab written as \\, \n, \r and \t.
 // A value is read by its column's input function, as a query parameter in text is.
-import type pg from 'pg'
+import pg from 'pg'
 
 interface PgConnection {
   query(text: string): void
@@ -26,24 +29,27 @@ interface PgConnection {
 }
 
 /** A query string with one COPY ... FROM STDIN and its data; resolves to the COPY's row count. */
-class CopyIn {
-  private rows = 0
+class CopyIn extends pg.Query {
+  private copiedRows = 0
   private error: Error | null = null
   readonly done: Promise<number>
   private resolve!: (rows: number) => void
   private reject!: (err: Error) => void
 
   constructor(private readonly sql: string, private readonly data: Buffer) {
+    super({ text: sql })
     this.done = new Promise((resolve, reject) => {
       this.resolve = resolve
       this.reject = reject
     })
   }
 
-  submit(connection: PgConnection): void {
-    connection.query(this.sql)
-    if (this.data.length > 0) connection.sendCopyFromChunk(this.data)
-    connection.endCopyFrom()
+  // A property in pg's typings, so replaced by one here.
+  override submit = (connection: pg.Connection): void => {
+    const c = connection as unknown as PgConnection
+    c.query(this.sql)
+    if (this.data.length > 0) c.sendCopyFromChunk(this.data)
+    c.endCopyFrom()
   }
 
   // The data went with the query (see the top of the file).
@@ -51,7 +57,7 @@ class CopyIn {
 
   handleCommandComplete(msg: { text?: string }): void {
     const m = /^COPY (\d+)/.exec(msg.text ?? '')
-    if (m !== null) this.rows = Number(m[1])
+    if (m !== null) this.copiedRows = Number(m[1])
   }
 
   handleError(err: Error): void {
@@ -61,7 +67,7 @@ class CopyIn {
   }
 
   handleReadyForQuery(): void {
-    if (this.error === null) this.resolve(this.rows)
+    if (this.error === null) this.resolve(this.copiedRows)
   }
 
   // Messages a COPY FROM does not answer with; present because pg calls them on whatever query is active.

@@ -15,7 +15,10 @@
 // The write runs behind put() (SinkTask's contract: records given to put() are durable after flush()).
 // put() turns its records into encoded batches, waits for the previous put's write, starts its own and
 // returns: the next records are converted and encoded while PostgreSQL writes these, instead of
-// PostgreSQL waiting for them. Writes stay one at a time, in put order, on one connection. A failed
+// PostgreSQL waiting for them. Writes stay one at a time, in put order, on one connection. An upsert
+// that is one query string goes out behind the write still running (pg's pipeline mode), so PostgreSQL
+// starts it the moment the other ends, not once this process has read that answer; its guard (see
+// writesSent) makes it fail, committing nothing, if the write before it did not commit. A failed
 // write is rolled back and kept: the next put() throws RetriableException (after retry.backoff.ms the
 // runtime gives it its records again, and the failed write goes first), and flush() retries it itself;
 // after max.retries a ConnectException fails the task. The runtime commits consumer offsets only after
@@ -192,6 +195,8 @@ interface Batch {
 /** A put's records as the batches its write executes. */
 interface PreparedWrite {
   batches: Batch[]
+  /** A guarded write whose query is on the connection: the next guarded write may be sent behind it. */
+  sent?: boolean
 }
 
 const NO_KEY: { columns: Column[]; values: unknown[] } = { columns: [], values: [] }
@@ -221,7 +226,15 @@ export class PostgresSinkTask extends SinkTask {
    * The last put's write: running (or null once it failed, to be written again by the next put or flush).
    * Cleared when it lands.
    */
-  private pending: { write: PreparedWrite; running: Promise<void> | null } | null = null
+  private pending: { write: PreparedWrite; running: Promise<void> | null; guarded: boolean } | null = null
+  /**
+   * Guarded writes sent on this connection. Guarded writes are upserts that are one query string with
+   * their own transaction. Each sets the connection's counter in pg_temp.skein_sink_writes
+   * from its number - 1 to its number, and fails unless the counter had the value the write before it
+   * set. So a write sent behind one that failed, even one that failed at COMMIT, fails too and commits
+   * nothing.
+   */
+  private writesSent = 0
 
   version(): string {
     return VERSION
@@ -240,8 +253,12 @@ export class PostgresSinkTask extends SinkTask {
   private async db(): Promise<pg.Client> {
     if (this.client === null) {
       this.stages.clear()
-      this.client = await connect(this.props)
+      // Pipeline mode: the next put's write goes out behind the running one (see put()).
+      this.client = await connect(this.props, { pipeline: true })
       await this.client.query(`SET TIME ZONE 'UTC'`)
+      // The guards' counter, beside the staging tables an upsert needs anyway (both live in the session).
+      if (this.insertMode === 'upsert') await this.client.query('CREATE TEMP TABLE skein_sink_writes (n bigint CONSTRAINT previous_write_committed CHECK (n IS NOT NULL)); INSERT INTO skein_sink_writes VALUES (0)')
+      this.writesSent = 0
     }
     return this.client
   }
@@ -372,6 +389,23 @@ export class PostgresSinkTask extends SinkTask {
   async put(records: SinkRecord[]): Promise<void> {
     // Encoded while the previous put's write runs (a record the sink cannot write fails the task here).
     const write = this.prepare(records)
+    const previous = this.pending
+    if (write !== null && previous !== null && previous.running !== null && previous.guarded && previous.write.sent === true && this.isGuarded(write)) {
+      // Sent now, behind the running write: PostgreSQL starts it as soon as that one ends, without
+      // waiting for this process to read the answer (its event loop may be busy converting records).
+      // Both are guarded, so if the running write fails this one commits nothing. It is then dropped:
+      // the runtime puts its records again after the RetriableException, behind the failed write.
+      const running = this.write(write)
+      running.catch(() => {})
+      try {
+        await this.landPending()
+      } catch (err) {
+        if (err instanceof RetriableException) this.context.timeout(this.c['retry.backoff.ms'] as number)
+        throw err
+      }
+      this.pending = { write, running, guarded: true }
+      return
+    }
     try {
       await this.landPending()
     } catch (err) {
@@ -382,7 +416,7 @@ export class PostgresSinkTask extends SinkTask {
     const running = this.write(write)
     // Seen by the next put or flush, never as an unhandled rejection (a stopped task drops it).
     running.catch(() => {})
-    this.pending = { write, running }
+    this.pending = { write, running, guarded: this.isGuarded(write) }
   }
 
   /** Waits for the last put's write, written again if it failed before; a failure: RetriableException or ConnectException. */
@@ -432,17 +466,20 @@ export class PostgresSinkTask extends SinkTask {
   /** One put's batches, in one transaction; on failure rolled back, and the error thrown as it came. */
   private async write(write: PreparedWrite): Promise<void> {
     this.usedStages.clear()
-    const client = await this.db()
     const batches = write.batches
     // A put that is one batch on a known table is sent in one round trip: a statement atomic by itself,
-    // or (an upsert) one query string that carries its own BEGIN and COMMIT. Anything more runs in one
-    // transaction.
+    // or (an upsert) one query string that carries its own BEGIN, guard and COMMIT. Anything
+    // more runs in one transaction. Decided before any await, as put() decided isGuarded() for a write
+    // it sends behind another.
     const single = batches.length === 1 && this.tables.has(batches[0]!.first.table) && this.isOneRoundTrip(batches[0]!)
+    const client = await this.db()
     try {
       if (!single) await client.query('BEGIN')
       for (const batch of batches) {
         await this.ensureTable(client, batch.first)
-        await this.execute(client, batch, single)
+        await this.execute(client, batch, single, () => {
+          write.sent = true
+        })
       }
       if (!single) await client.query('COMMIT')
     } catch (err) {
@@ -454,6 +491,23 @@ export class PostgresSinkTask extends SinkTask {
       this.stages.clear()
       throw err
     }
+  }
+
+  /**
+   * Whether write() sends this write as one guarded query string: an upsert of one batch on a known
+   * table. (Plain inserts are not guarded: the guard's counter is session state, as an upsert's staging
+   * table is, and an insert-only sink keeps working without any, behind PgBouncer's transaction pooling
+   * for one.)
+   */
+  private isGuarded(write: PreparedWrite): boolean {
+    const first = write.batches[0]!.first
+    return write.batches.length === 1 && this.tables.has(first.table) && first.kind === 'write' && this.insertMode === 'upsert'
+  }
+
+  /** The statement that makes this write guarded (see writesSent). */
+  private nextGuard(): string {
+    const n = ++this.writesSent
+    return `UPDATE pg_temp.skein_sink_writes SET n = CASE WHEN n = ${n - 1} THEN ${n} END`
   }
 
   /** Whether execute() writes this batch in one round trip, atomically when it may add its own transaction. */
@@ -478,9 +532,10 @@ export class PostgresSinkTask extends SinkTask {
 
   /**
    * One batch of same-shape operations on one table: COPY for writes, multi-row DELETEs, or UPDATEs.
-   * ownTransaction: the put is this batch alone, and an upsert wraps itself in BEGIN ... COMMIT.
+   * ownTransaction: the put is this batch alone, and an upsert wraps itself in BEGIN ... COMMIT with its
+   * guard (onSent is called once that query is on the connection).
    */
-  private async execute(client: pg.Client, prepared: Batch, ownTransaction: boolean): Promise<void> {
+  private async execute(client: pg.Client, prepared: Batch, ownTransaction: boolean, onSent: () => void): Promise<void> {
     const first = prepared.first
     const batch = prepared.ops ?? []
     const table = quoteTable(first.table)
@@ -523,7 +578,13 @@ export class PostgresSinkTask extends SinkTask {
     const empty = this.usedStages.has(stage) ? `DELETE FROM ${stage}; ` : ''
     this.usedStages.add(stage)
     const merge = `INSERT INTO ${table} (${list}) SELECT ${list} FROM ${stage}${onConflict}`
-    await copyFrom(client, ownTransaction ? `BEGIN; ${empty}COPY ${stage} FROM STDIN; ${merge}; COMMIT` : `${empty}COPY ${stage} FROM STDIN; ${merge}`, data)
+    if (!ownTransaction) {
+      await copyFrom(client, `${empty}COPY ${stage} FROM STDIN; ${merge}`, data)
+      return
+    }
+    const sent = copyFrom(client, `BEGIN; ${this.nextGuard()}; ${empty}COPY ${stage} FROM STDIN; ${merge}; COMMIT`, data)
+    onSent()
+    await sent
   }
 
   /**
