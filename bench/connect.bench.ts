@@ -409,12 +409,12 @@ async function benchPostgres(broker: RunningBroker): Promise<void> {
     // The sink's own statements again, with the rows encoded beforehand (COPY text, as the sink sends them).
     const mergeRateAfter = await postgresMergeRate(pg, 'merge_after', PG_RECORDS, name)
     const spanMs = done - firstRow
-    const pgBusy = [...pgCpuEnd].map(([pid, ms]) => ms - (pgCpuStart.get(pid) ?? 0))
-    const pgAllCores = pgBusy.reduce((a, b) => a + b, 0) / spanMs
-    const pgBusiest = Math.max(0, ...pgBusy) / spanMs
-    const busiestPid = [...pgCpuEnd].reduce((best, [pid, ms]) => (best === -1 || ms - (pgCpuStart.get(pid) ?? 0) > (pgCpuEnd.get(best)! - (pgCpuStart.get(best) ?? 0)) ? pid : best), -1)
+    const pgBusyByPid = [...pgCpuEnd].map(([pid, ms]) => ({ pid, ms: ms - (pgCpuStart.get(pid) ?? 0) }))
+    const busiest = pgBusyByPid.reduce((best, x) => (x.ms > best.ms ? x : best), { pid: -1, ms: 0 })
+    const pgAllCores = pgBusyByPid.reduce((a, x) => a + x.ms, 0) / spanMs
+    const pgBusiest = busiest.ms / spanMs
     const share = (ns: number): string => `${((ns / 1e6 / spanMs) * 100).toFixed(0)} %`
-    const conn = schedStart.get(String(busiestPid)) ?? { onCpu: 0, waiting: 0 }
+    const conn = schedStart.get(String(busiest.pid)) ?? { onCpu: 0, waiting: 0 }
     const worker = schedStart.get('worker') ?? { onCpu: 0, waiting: 0 }
     console.log(`PostgreSQL sink (upsert, batch.size 3000, JSON with schemas): ${fmt(sinkRate)} rows/s from the first row (${fmt(withStartup)} with the worker's start-up; worker CPU ${cpuPerRow.toFixed(1)} µs/row, of which GC ${gcPerRow.toFixed(1)}: ${scavenges} scavenges ${minorGcPerRow.toFixed(1)}, mark-compacts ${majorGcPerRow.toFixed(1)})`)
     console.log(`PostgreSQL during the sink: its busiest process (the sink's connection) used ${(pgBusiest * 100).toFixed(0)} % of a core, all its processes ${pgAllCores.toFixed(2)} cores (a connection's statements run on one core)`)

@@ -61,13 +61,13 @@ export class PostgresServer {
   private child: ChildProcess | null = null
   private output = ''
   readonly host = '127.0.0.1'
+  readonly user = 'skein'
+  readonly database = 'postgres'
 
   /** What the server wrote to stdout and stderr so far: its log (errors included). */
   get log(): string {
     return this.output
   }
-  readonly user = 'skein'
-  readonly database = 'postgres'
 
   private constructor(readonly dir: string, readonly port: number) {}
 

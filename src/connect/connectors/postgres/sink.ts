@@ -195,7 +195,7 @@ interface Batch {
 /** A put's records as the batches its write executes. */
 interface PreparedWrite {
   batches: Batch[]
-  /** A guarded write whose query is on the connection: the next guarded write may be sent behind it. */
+  /** Set once it is a guarded write whose query is on the connection: the next guarded write may be sent behind it. */
   sent?: boolean
 }
 
@@ -226,7 +226,7 @@ export class PostgresSinkTask extends SinkTask {
    * The last put's write: running (or null once it failed, to be written again by the next put or flush).
    * Cleared when it lands.
    */
-  private pending: { write: PreparedWrite; running: Promise<void> | null; guarded: boolean } | null = null
+  private pending: { write: PreparedWrite; running: Promise<void> | null } | null = null
   /**
    * Guarded writes sent on this connection. Guarded writes are upserts that are one query string with
    * their own transaction. Each sets the connection's counter in pg_temp.skein_sink_writes
@@ -389,23 +389,14 @@ export class PostgresSinkTask extends SinkTask {
   async put(records: SinkRecord[]): Promise<void> {
     // Encoded while the previous put's write runs (a record the sink cannot write fails the task here).
     const write = this.prepare(records)
+    // A guarded write goes out now, behind a guarded one still running: PostgreSQL starts it as soon as
+    // that one ends, without waiting for this process to read the answer (its event loop may be busy
+    // converting records). If the running write fails, this one commits nothing and is dropped: the
+    // runtime puts its records again after the RetriableException, behind the failed write.
     const previous = this.pending
-    if (write !== null && previous !== null && previous.running !== null && previous.guarded && previous.write.sent === true && this.isGuarded(write)) {
-      // Sent now, behind the running write: PostgreSQL starts it as soon as that one ends, without
-      // waiting for this process to read the answer (its event loop may be busy converting records).
-      // Both are guarded, so if the running write fails this one commits nothing. It is then dropped:
-      // the runtime puts its records again after the RetriableException, behind the failed write.
-      const running = this.write(write)
-      running.catch(() => {})
-      try {
-        await this.landPending()
-      } catch (err) {
-        if (err instanceof RetriableException) this.context.timeout(this.c['retry.backoff.ms'] as number)
-        throw err
-      }
-      this.pending = { write, running, guarded: true }
-      return
-    }
+    const pipelined = write !== null && previous !== null && previous.running !== null && previous.write.sent === true && this.isGuarded(write) ? this.write(write) : null
+    // Seen by the next put or flush, never as an unhandled rejection (a stopped task drops it).
+    pipelined?.catch(() => {})
     try {
       await this.landPending()
     } catch (err) {
@@ -413,10 +404,12 @@ export class PostgresSinkTask extends SinkTask {
       throw err
     }
     if (write === null) return
-    const running = this.write(write)
-    // Seen by the next put or flush, never as an unhandled rejection (a stopped task drops it).
-    running.catch(() => {})
-    this.pending = { write, running, guarded: this.isGuarded(write) }
+    let running = pipelined
+    if (running === null) {
+      running = this.write(write)
+      running.catch(() => {})
+    }
+    this.pending = { write, running }
   }
 
   /** Waits for the last put's write, written again if it failed before; a failure: RetriableException or ConnectException. */
@@ -471,7 +464,7 @@ export class PostgresSinkTask extends SinkTask {
     // or (an upsert) one query string that carries its own BEGIN, guard and COMMIT. Anything
     // more runs in one transaction. Decided before any await, as put() decided isGuarded() for a write
     // it sends behind another.
-    const single = batches.length === 1 && this.tables.has(batches[0]!.first.table) && this.isOneRoundTrip(batches[0]!)
+    const single = this.isSingle(write)
     const client = await this.db()
     try {
       if (!single) await client.query('BEGIN')
@@ -500,8 +493,13 @@ export class PostgresSinkTask extends SinkTask {
    * for one.)
    */
   private isGuarded(write: PreparedWrite): boolean {
-    const first = write.batches[0]!.first
-    return write.batches.length === 1 && this.tables.has(first.table) && first.kind === 'write' && this.insertMode === 'upsert'
+    return this.isSingle(write) && write.batches[0]!.first.kind === 'write' && this.insertMode === 'upsert'
+  }
+
+  /** Whether write() sends this write in one round trip: one batch, on a known table, that execute() writes in one. */
+  private isSingle(write: PreparedWrite): boolean {
+    const batches = write.batches
+    return batches.length === 1 && this.tables.has(batches[0]!.first.table) && this.isOneRoundTrip(batches[0]!)
   }
 
   /** The statement that makes this write guarded (see writesSent). */
