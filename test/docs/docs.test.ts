@@ -10,7 +10,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSy
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readmePath, updateReadme } from '../../scripts/readme-sections.js'
+import { readmePath, updateReadme } from '../../scripts/docs-sections.js'
 import { freePort, hasKcat, MAIN_JS, REPO_ROOT, startBrokerProcess, startTestBroker, type TestBroker } from '../harness/index.js'
 import { SKEIN_JS } from '../cli/helpers.js'
 import { parseRestProperties, restSettings } from '../../src/config/client-rest.js'

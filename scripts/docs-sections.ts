@@ -1,6 +1,6 @@
 // The README sections generated from the code, so that the README stays true: the config reference
 // (from the config schema) and the API compatibility table (from the handler table).
-// `npm run docs` rewrites them in README.md; test/docs/readme.test.ts fails when they are stale.
+// `npm run docs` rewrites them in README.md; test/docs/docs.test.ts fails when they are stale.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -37,7 +37,7 @@ export function updateReadme(text: string): string {
 }
 
 export function readmePath(): string {
-  // dist/scripts/readme-sections.js or scripts/readme-sections.ts -> repo root
+  // dist/scripts/docs-sections.js or scripts/docs-sections.ts -> repo root
   let dir = dirname(fileURLToPath(import.meta.url))
   for (let i = 0; i < 4; i++) {
     try {
