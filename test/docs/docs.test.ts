@@ -120,6 +120,14 @@ describe('README and docs/', () => {
     })
   }
 
+  it('has the Connect file example write under results/tmp (git-ignored), never the repository root', () => {
+    for (const file of ['config/connect-file-source.properties', 'config/connect-file-sink.properties']) {
+      const path = /^file=(.*)$/m.exec(readFileSync(join(repoRoot(), file), 'utf8'))?.[1]
+      expect(path, file).toMatch(/^results\/tmp\//)
+    }
+    expect(readFileSync(join(repoRoot(), '.gitignore'), 'utf8').split('\n')).toContain('/results/')
+  })
+
   it('documents both commands', () => {
     expect(readme).toContain('npm install && npm start')
     expect(readme).toContain('npm install && npm test')
