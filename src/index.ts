@@ -3,7 +3,7 @@
 // - startBroker(): a whole Kafka-protocol broker;
 // - record batch helpers to build and decode Kafka RecordBatch v2 bytes;
 // - Skein's Kafka client (Producer, Consumer, Admin), the one the `skein` tools use, for any Kafka broker.
-// See README.md ("Library API") for runnable examples.
+// See docs/library.md ("Library API") for runnable examples.
 import { native } from './addon/index.js'
 import { loadBrokerConfig } from './config/broker-config.js'
 import type { Logger } from './observability/logger.js'

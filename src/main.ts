@@ -25,7 +25,7 @@ Options:
 Defaults without a config file: listeners=PLAINTEXT://127.0.0.1:9092, log.dirs=./data.
 With schema.registry.listeners set (config/server.properties sets http://127.0.0.1:8081), the Schema
 Registry runs in the same process, and with rest.listeners (http://127.0.0.1:8082) the REST Proxy: both
-as clients of this broker. The config reference is in README.md.`
+as clients of this broker. The config reference is in docs/configuration.md.`
 
 export interface BrokerArgs {
   configFile?: string

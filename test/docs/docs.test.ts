@@ -1,16 +1,18 @@
-// The README is part of the product: its generated sections must match the code, every ```js and ```sh
-// block must run as written against a real broker (one of the test's own, on a free port that replaces
-// 127.0.0.1:9092), and the lines it quotes must be what the programs print.
+// The documentation is part of the product: README.md and the manuals in docs/ (pages.ts lists them, in
+// the order their blocks run). Their generated sections must match the code, every ```js and ```sh block
+// must run as written against a real broker (one of the test's own, on a free port that replaces
+// 127.0.0.1:9092), and the lines they quote must be what the programs print.
 //
 // A block that must not run here (it starts a broker that runs until stopped, or runs these very tests)
-// says so on its first line: `# not run by the README test: <why>`. The why is checked against the
+// says so on its first line: `# not run by the docs test: <why>`. The why is checked against the
 // block: every command in it must be such a long-running one, so nothing runnable hides there.
 import { spawn, spawnSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readmePath, updateReadme } from '../../scripts/readme-sections.js'
+import { GENERATED_PAGES, repoRoot, updateSections } from '../../scripts/docs-sections.js'
+import { DOC_PAGES, pagesOnDisk, readPage } from './pages.js'
 import { freePort, hasKcat, MAIN_JS, REPO_ROOT, startBrokerProcess, startTestBroker, type TestBroker } from '../harness/index.js'
 import { SKEIN_JS } from '../cli/helpers.js'
 import { parseRestProperties, restSettings } from '../../src/config/client-rest.js'
@@ -22,25 +24,30 @@ import { SchemaRegistryServer } from '../../src/registry/server.js'
 import { startConnect, type ConnectHandle } from '../../src/connect/index.js'
 import { createLogger } from '../../src/observability/logger.js'
 
-const readme = readFileSync(readmePath(), 'utf8')
+const readme = readPage('README.md')
 
 interface Block {
+  /** The page it is on, from the repository root. */
+  page: string
   lang: 'js' | 'sh'
   code: string
   /** 1-based line of the opening fence. */
   line: number
 }
 
-function codeBlocks(markdown: string): Block[] {
+function codeBlocks(page: string, markdown: string): Block[] {
   const blocks: Block[] = []
   const re = /^```(js|sh)\n([\s\S]*?)^```$/gm
   for (let m = re.exec(markdown); m !== null; m = re.exec(markdown)) {
-    blocks.push({ lang: m[1] as 'js' | 'sh', code: m[2]!, line: markdown.slice(0, m.index).split('\n').length })
+    blocks.push({ page, lang: m[1] as 'js' | 'sh', code: m[2]!, line: markdown.slice(0, m.index).split('\n').length })
   }
   return blocks
 }
 
-const ILLUSTRATIVE = /^(?:#|\/\/) not run by the README test: (.+)$/
+/** Every block of every page, in the order they run. */
+const allBlocks = (): Block[] => DOC_PAGES.flatMap((page) => codeBlocks(page, readPage(page)))
+
+const ILLUSTRATIVE = /^(?:#|\/\/) not run by the docs test: (.+)$/
 
 /** What may justify not running a command, and the commands each covers. */
 const LONG_RUNNING = [
@@ -51,7 +58,7 @@ const LONG_RUNNING = [
   { why: /runs a cluster until it is stopped/, command: /^skein cluster up(?:\s|$)/ },
 ]
 
-/** The command of a README shell line: its trailing comment (after blanks and #) dropped. */
+/** The command of a shell line of the docs: its trailing comment (after blanks and #) dropped. */
 const commandOf = (line: string): string => line.replace(/\s+#\s.*$/, '').trim()
 
 /** `skein` as a user with `npm link` has it, aimed at the test's broker instead of 127.0.0.1:9092. */
@@ -61,7 +68,7 @@ function skeinWrapper(binDir: string, bootstrap: string): void {
   writeFileSync(
     path,
     `#!/usr/bin/env bash
-# The README's commands use the default --bootstrap-server (127.0.0.1:9092): give the test broker's instead.
+# The docs' commands use the default --bootstrap-server (127.0.0.1:9092): give the test broker's instead.
 case "$1" in
   topics|produce|consume|groups|configs) exec "${process.execPath}" "${SKEIN_JS}" "$1" --bootstrap-server ${bootstrap} "\${@:2}" ;;
   perf) exec "${process.execPath}" "${SKEIN_JS}" perf "$2" --bootstrap-server ${bootstrap} "\${@:3}" ;;
@@ -101,9 +108,24 @@ function runIn(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.Pr
   })
 }
 
-describe('README', () => {
-  it('has current generated sections (run npm run docs after changing configs or handlers)', () => {
-    expect(updateReadme(readme)).toBe(readme)
+describe('README and docs/', () => {
+  it('runs the blocks of every page: DOC_PAGES lists README.md and each docs/*.md', () => {
+    expect([...DOC_PAGES].sort()).toEqual(pagesOnDisk().sort())
+  })
+
+  for (const page of Object.keys(GENERATED_PAGES)) {
+    it(`${page} has current generated sections (run npm run docs after changing configs or handlers)`, () => {
+      const text = readPage(page)
+      expect(updateSections(page, text)).toBe(text)
+    })
+  }
+
+  it('has the Connect file example write under results/tmp (git-ignored), never the repository root', () => {
+    for (const file of ['config/connect-file-source.properties', 'config/connect-file-sink.properties']) {
+      const path = /^file=(.*)$/m.exec(readFileSync(join(repoRoot(), file), 'utf8'))?.[1]
+      expect(path, file).toMatch(/^results\/tmp\//)
+    }
+    expect(readFileSync(join(repoRoot(), '.gitignore'), 'utf8').split('\n')).toContain('/results/')
   })
 
   it('documents both commands', () => {
@@ -112,19 +134,19 @@ describe('README', () => {
   })
 
   it('marks only long-running blocks as not run, and says why', () => {
-    const blocks = codeBlocks(readme)
+    const blocks = allBlocks()
     expect(blocks.length).toBeGreaterThanOrEqual(6)
     const illustrative = blocks.filter((b) => ILLUSTRATIVE.test(b.code.split('\n')[0]!))
     expect(illustrative.length).toBeGreaterThan(0)
     for (const b of illustrative) {
       const why = ILLUSTRATIVE.exec(b.code.split('\n')[0]!)![1]!
       const commands = b.code.split('\n').slice(1).map(commandOf).filter((c) => c !== '' && !c.startsWith('#'))
-      expect(commands.length, `README line ${b.line}`).toBeGreaterThan(0)
+      expect(commands.length, `${b.page} line ${b.line}`).toBeGreaterThan(0)
       for (const command of commands) {
         const kind = LONG_RUNNING.find((k) => k.command.test(command))
-        expect(kind, `README line ${b.line}: '${command}' does not run until stopped: let the test run it`).toBeDefined()
-        expect(command.endsWith('&'), `README line ${b.line}: '${command}' runs in the background`).toBe(false)
-        expect(why, `README line ${b.line}: the reason does not cover '${command}'`).toMatch(kind!.why)
+        expect(kind, `${b.page} line ${b.line}: '${command}' does not run until stopped: let the test run it`).toBeDefined()
+        expect(command.endsWith('&'), `${b.page} line ${b.line}: '${command}' runs in the background`).toBe(false)
+        expect(why, `${b.page} line ${b.line}: the reason does not cover '${command}'`).toMatch(kind!.why)
       }
     }
   })
@@ -153,7 +175,7 @@ describe('README', () => {
         bootstrapServers: [tb.bootstrap],
         extend: webFront({ settings, bootstrapServers: [tb.bootstrap], log: silentLogger(), brokerMetrics: tb.broker.metrics.registry }),
       })
-      work = mkdtempSync(join(tmpdir(), 'skein-readme-'))
+      work = mkdtempSync(join(tmpdir(), 'skein-docs-'))
       connect = await startConnect({
         mode: 'standalone',
         props: {
@@ -162,8 +184,9 @@ describe('README', () => {
         },
         log: createLogger({ level: 'warn' }),
       })
-      // The shell blocks run in a folder of their own; `--file README.md` reads this copy.
-      copyFileSync(readmePath(), join(work, 'README.md'))
+      // The shell blocks run in a folder of their own (what they write, such as results/tmp, goes with it);
+      // `--file README.md` reads this copy.
+      copyFileSync(join(repoRoot(), 'README.md'), join(work, 'README.md'))
       bin = join(work, '.bin')
       skeinWrapper(bin, tb.bootstrap)
     })
@@ -175,19 +198,19 @@ describe('README', () => {
       if (work !== undefined) rmSync(work, { recursive: true, force: true })
     })
 
-    const runnable = codeBlocks(readme).filter((b) => !ILLUSTRATIVE.test(b.code.split('\n')[0]!))
+    const runnable = allBlocks().filter((b) => !ILLUSTRATIVE.test(b.code.split('\n')[0]!))
     for (const block of runnable) {
       const needsKcat = block.lang === 'sh' && /^kcat /m.test(block.code)
-      it.skipIf(needsKcat && !hasKcat())(`the ${block.lang} block at README line ${block.line}`, async () => {
+      it.skipIf(needsKcat && !hasKcat())(`the ${block.lang} block at ${block.page} line ${block.line}`, async () => {
         const code = block.code.replaceAll('127.0.0.1:9092', tb.bootstrap).replaceAll('http://127.0.0.1:8082', rest.listeners[0]!.url).replaceAll('http://127.0.0.1:8081', registry.urls[0]!).replaceAll('http://127.0.0.1:8083', connect.url).replaceAll('/tmp/skein-demo', join(work, 'skein-demo'))
         let r: Ran
         if (block.lang === 'sh') {
-          const script = join(work, `block-${block.line}.sh`)
+          const script = join(work, `block-${block.page.replaceAll('/', '-')}-${block.line}.sh`)
           writeFileSync(script, `set -euo pipefail\n${code}`)
           r = await runIn('bash', [script], { cwd: work, env: { ...process.env, PATH: `${bin}:${process.env.PATH}` }, timeoutMs: 180_000 })
         } else {
           // In the package, so that `import ... from 'skein'` resolves to this package and 'kafkajs' to its dev dependency.
-          const script = join(REPO_ROOT, 'dist', `readme-block-${block.line}-${process.pid}.mjs`)
+          const script = join(REPO_ROOT, 'dist', `docs-block-${block.page.replaceAll('/', '-')}-${block.line}-${process.pid}.mjs`)
           writeFileSync(script, code)
           try {
             r = await runIn(process.execPath, [script], { cwd: work, timeoutMs: 30_000 })
@@ -195,8 +218,8 @@ describe('README', () => {
             rmSync(script, { force: true })
           }
         }
-        expect(r.timedOut, `README line ${block.line} did not end on its own:\n${r.stdout}\n${r.stderr}`).toBe(false)
-        expect(r.code, `README line ${block.line} failed:\n${r.stdout}\n${r.stderr}`).toBe(0)
+        expect(r.timedOut, `${block.page} line ${block.line} did not end on its own:\n${r.stdout}\n${r.stderr}`).toBe(false)
+        expect(r.code, `${block.page} line ${block.line} failed:\n${r.stdout}\n${r.stderr}`).toBe(0)
         const prints = /^\/\/ prints: (.*)$/m.exec(block.code)
         if (prints !== null) expect(r.stdout.trim()).toBe(prints[1])
       })
@@ -214,7 +237,7 @@ describe('README', () => {
 
     it('the failure it quotes is what skein prints', async () => {
       const r = await runIn(process.execPath, [SKEIN_JS, 'consume', '--bootstrap-server', tb.bootstrap, '--topic', 'nope'], { cwd: work, timeoutMs: 30_000 })
-      const quoted = /\(`(skein consume: topic 'nope' [^`]*)`\)/.exec(readme)![1]!
+      const quoted = /\(`(skein consume: topic 'nope' [^`]*)`\)/.exec(readPage('docs/cli.md'))![1]!
       expect([r.code, r.stderr]).toEqual([1, `${quoted}\n`])
     })
   })
@@ -226,7 +249,7 @@ describe('README', () => {
       const quoted = /`(\d\d:\d\d:\d\d\.\d{3} INFO {2}Skein broker 0 ready on 127\.0\.0\.1:9092 \(data in \/path\/to\/skein\/data\))`/.exec(readme)
       expect(quoted, 'the README quotes the ready line').not.toBeNull()
       const fields = /followed by the same facts as fields \(([^)]*)\)/.exec(readme)![1]!.match(/`(\w+)`/g)!.map((f) => f.slice(1, -1))
-      const cwd = mkdtempSync(join(tmpdir(), 'skein-readme-start-'))
+      const cwd = mkdtempSync(join(tmpdir(), 'skein-docs-start-'))
       try {
         const port = await freePort()
         // What npm start runs (package.json), from a checkout folder of its own, on a free port; timeout stops it.
@@ -253,7 +276,7 @@ describe('README', () => {
         const keys = Object.keys(JSON.parse(line) as object)
         expect(keys.slice(0, 4)).toEqual(['level', 'time', 'service', 'nodeId'])
         expect(keys[keys.length - 1]).toBe('msg')
-        expect(readme).toContain('`{"level":30,"time":"...","service":"skein","nodeId":0,...,"msg":"Skein broker 0 ready on ..."}`')
+        expect(readPage('docs/broker.md')).toContain('`{"level":30,"time":"...","service":"skein","nodeId":0,...,"msg":"Skein broker 0 ready on ..."}`')
       } finally {
         await p.kill('SIGTERM')
         rmSync(p.dataDir, { recursive: true, force: true })
