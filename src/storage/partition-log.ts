@@ -453,9 +453,9 @@ export class PartitionLog {
   /**
    * Validates every batch of records (see validateProducerBatches), assigns offsets in place (the
    * caller's buffer is rewritten) and writes the whole payload with one write. Throws a KafkaError and
-   * writes nothing when any batch is invalid. Records stay opaque unless the topic needs them: batches
-   * whose codec differs from compression.type are rebuilt with it, and on a compacted topic every
-   * record must have a key (see rewriteProducerBatches).
+   * writes nothing when any batch is invalid. Every record is walked once (structure, keys on a
+   * compacted topic, CreateTime bounds) without being decoded into objects; batches whose codec differs
+   * from compression.type are rebuilt with it (see rewriteProducerBatches), others are stored as sent.
    */
   append(records: Buffer, opts: AppendOptions): AppendResult {
     this.checkUsable()
@@ -484,12 +484,13 @@ export class PartitionLog {
     if (producerCheck.kind === 'duplicate') return this.duplicateResult(producerCheck.batch)
     let batches = validated
     const codec = targetCodec(config.compressionType)
-    const requireKeys = config.cleanupPolicy !== 'delete'
-    if (codec !== null || requireKeys) {
+    // Keys on a compacted topic were checked by validateProducerBatches' record walk: only a codec
+    // change makes records worth decoding here.
+    if (codec !== null) {
       const rewritten = rewriteProducerBatches(
         records,
         validated,
-        { targetCodec: codec, requireKeys, maxRecordBytes: decodedSizeLimit(config.maxMessageBytes), maxMessageBytes: config.maxMessageBytes, topic: this.topic, partition: this.partition },
+        { targetCodec: codec, requireKeys: false, maxRecordBytes: decodedSizeLimit(config.maxMessageBytes), maxMessageBytes: config.maxMessageBytes, topic: this.topic, partition: this.partition },
         native.crc32c,
       )
       records = rewritten.payload

@@ -17,6 +17,14 @@
 //   zstd    a declared frame content size is checked up front; decoding streams into 128 KiB chunks with
 //           a running total, and the window the decoder may allocate is capped (ZSTD_d_windowLogMax).
 //
+// decompressInChunks streams instead (the produce path's record walk, validate.ts): output is handed to
+// a callback chunk by chunk and never gathered, so a batch is checked in memory bounded by the codec's
+// chunk, not by its decompressed size. gzip drives one zlib handle synchronously in 64 KiB chunks (Node
+// has no public synchronous streaming inflate; without the handle it falls back to gunzipBounded), zstd
+// streams into one reused chunk, lz4 hands over each block (at most the frame's block max size),
+// xerial snappy each block; a raw snappy block is decoded whole (the snappy package decodes whole
+// blocks only), bounded by its declared length, which is checked before anything is allocated.
+//
 // Compression uses Kafka's defaults: gzip level 6 (Deflater's default), lz4 frames with independent
 // 64 KiB blocks, zstd level 3. Snappy is written as one raw block, not xerial-framed as Kafka's Java
 // broker does: every client decodes raw blocks (snappy-java and librdkafka fall back to them), while
@@ -24,7 +32,7 @@
 
 import { createRequire } from 'node:module'
 import { constants as bufferConstants } from 'node:buffer'
-import { gunzipSync, gzipSync } from 'node:zlib'
+import { constants as zlibConstants, createGunzip, gunzipSync, gzipSync, type Gunzip } from 'node:zlib'
 import { compressFrameSync, uncompressSync as lz4BlockUncompressSync } from 'lz4-napi'
 import { compressSync as snappyCompressSync, uncompressSync as snappyUncompressSync } from 'snappy'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
@@ -113,7 +121,116 @@ export function decompress(codec: number, data: Buffer, maxBytes: number): Buffe
   }
 }
 
+/** Receives decompressed bytes; the chunk may be reused after the call returns (copy what you keep). */
+export type ChunkSink = (chunk: Buffer) => void
+
+/**
+ * Decompresses data compressed with codec (1-4), handing the output to onChunk in order, at most
+ * maxBytes in all; returns the number of bytes produced. Errors as for decompress; an error thrown by
+ * onChunk ends the decompression and is rethrown as is.
+ */
+export function decompressInChunks(codec: number, data: Buffer, maxBytes: number, onChunk: ChunkSink): number {
+  checkMaxBytes(maxBytes)
+  switch (codec) {
+    case CompressionType.NONE:
+      if (data.length > maxBytes) throw invalid(`${data.length} uncompressed bytes exceed the limit of ${maxBytes}`)
+      onChunk(data)
+      return data.length
+    case CompressionType.GZIP:
+      return gunzipInChunks(data, maxBytes, onChunk)
+    case CompressionType.SNAPPY:
+      return snappyInChunks(data, maxBytes, onChunk)
+    case CompressionType.LZ4:
+      return lz4InChunks(data, maxBytes, onChunk)
+    case CompressionType.ZSTD:
+      return zstdInChunks(data, maxBytes, onChunk)
+    default:
+      throw unsupported(codec)
+  }
+}
+
 // ---- gzip ----
+
+/** The native side of a node:zlib stream: what Node's own synchronous zlib calls drive. */
+interface ZlibHandle {
+  writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void
+  reset(): void
+  onerror: (message: string, errno: number) => void
+}
+interface GunzipEngine {
+  stream: Gunzip
+  handle: ZlibHandle
+  /** [avail_out, avail_in] after each writeSync. */
+  state: Uint32Array
+  out: Buffer
+  error: string | undefined
+}
+const GUNZIP_CHUNK = 64 * 1024
+/** One per thread (the shard workers each load this module); null when this Node has no usable handle. */
+let gunzipEngine: GunzipEngine | null | undefined
+
+function getGunzipEngine(): GunzipEngine | null {
+  if (gunzipEngine !== undefined) return gunzipEngine
+  const stream = createGunzip()
+  const internals = stream as unknown as { _handle?: ZlibHandle; _writeState?: Uint32Array }
+  const handle = internals._handle
+  const state = internals._writeState
+  if (handle === undefined || typeof handle.writeSync !== 'function' || !(state instanceof Uint32Array)) {
+    stream.close()
+    gunzipEngine = null
+    return null
+  }
+  const engine: GunzipEngine = { stream, handle, state, out: Buffer.allocUnsafe(GUNZIP_CHUNK), error: undefined }
+  // Synchronous writes report errors through onerror, during writeSync.
+  handle.onerror = (message) => {
+    engine.error = message
+  }
+  gunzipEngine = engine
+  return engine
+}
+
+function gunzipInChunks(data: Buffer, maxBytes: number, onChunk: ChunkSink): number {
+  if (data.length === 0) throw invalid('empty gzip stream')
+  const engine = getGunzipEngine()
+  if (engine === null) {
+    const out = gunzipBounded(data, maxBytes)
+    onChunk(out)
+    return out.length
+  }
+  const { handle, state, out } = engine
+  let inOff = 0
+  let inLeft = data.length
+  let produced = 0
+  let ok = false
+  try {
+    for (;;) {
+      handle.writeSync(zlibConstants.Z_FINISH, data, inOff, inLeft, out, 0, out.length)
+      if (engine.error !== undefined) throw invalid(`corrupt gzip data: ${engine.error}`)
+      const outLeft = state[0]!
+      const consumed = inLeft - state[1]!
+      const have = out.length - outLeft
+      inOff += consumed
+      inLeft -= consumed
+      if (have > 0) {
+        produced += have
+        if (produced > maxBytes) throw invalid(`gzip data inflates past the limit of ${maxBytes} bytes`)
+        onChunk(out.subarray(0, have))
+      }
+      if (outLeft !== 0) break // zlib stopped with room to spare: the stream is complete
+      if (have === 0 && consumed === 0) throw invalid('gzip decoder made no progress')
+    }
+    ok = true
+  } finally {
+    if (ok) {
+      handle.reset()
+    } else {
+      // A failed stream may have left zlib in any state: start the next batch on a fresh one.
+      engine.stream.close()
+      gunzipEngine = undefined
+    }
+  }
+  return produced
+}
 
 function gunzipBounded(data: Buffer, maxBytes: number): Buffer {
   if (data.length === 0) throw invalid('empty gzip stream')
@@ -160,6 +277,27 @@ function snappyDecompressBounded(data: Buffer, maxBytes: number): Buffer {
   return parts.length === 1 ? parts[0]! : Buffer.concat(parts, produced)
 }
 
+function snappyInChunks(data: Buffer, maxBytes: number, onChunk: ChunkSink): number {
+  if (!isXerialSnappy(data)) {
+    const block = snappyBlock(data, maxBytes)
+    onChunk(block)
+    return block.length
+  }
+  let produced = 0
+  let pos = XERIAL_HEADER_SIZE
+  while (pos < data.length) {
+    if (data.length - pos < 4) throw invalid('truncated xerial snappy block length')
+    const n = data.readInt32BE(pos)
+    pos += 4
+    if (n < 0 || n > data.length - pos) throw invalid(`xerial snappy block of ${n} bytes at ${pos - 4} runs past the data`)
+    const block = snappyBlock(data.subarray(pos, pos + n), maxBytes - produced)
+    produced += block.length
+    onChunk(block)
+    pos += n
+  }
+  return produced
+}
+
 /** One raw snappy block; its varint preamble (uncompressed length) is checked before decoding. */
 function snappyBlock(block: Buffer, maxBytes: number): Buffer {
   let length = 0
@@ -195,6 +333,12 @@ const LZ4_WINDOW = 64 * 1024
 
 function lz4DecompressBounded(data: Buffer, maxBytes: number): Buffer {
   const parts: Buffer[] = []
+  // Blocks are fresh buffers (or views of data): they can be kept as they are.
+  const produced = lz4InChunks(data, maxBytes, (block) => parts.push(block))
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts, produced)
+}
+
+function lz4InChunks(data: Buffer, maxBytes: number, onChunk: ChunkSink): number {
   let produced = 0
   let pos = 0
   if (data.length === 0) throw invalid('empty lz4 data')
@@ -209,15 +353,18 @@ function lz4DecompressBounded(data: Buffer, maxBytes: number): Buffer {
       continue
     }
     if (magic !== LZ4_MAGIC) throw invalid(`bad lz4 frame magic 0x${magic.toString(16)}`)
-    pos = lz4Frame(data, pos + 4, maxBytes, parts, produced)
-    produced = 0
-    for (const p of parts) produced += p.length
+    const frame = lz4Frame(data, pos + 4, maxBytes, produced, onChunk)
+    pos = frame.end
+    produced = frame.produced
   }
-  return parts.length === 1 ? parts[0]! : Buffer.concat(parts, produced)
+  return produced
 }
 
-/** Decodes one frame whose descriptor starts at pos; appends output to parts. Returns the end position. */
-function lz4Frame(data: Buffer, pos: number, maxBytes: number, parts: Buffer[], producedBefore: number): number {
+/**
+ * Decodes one frame whose descriptor starts at pos, handing each block to onChunk. Returns the end
+ * position and the running total of bytes produced.
+ */
+function lz4Frame(data: Buffer, pos: number, maxBytes: number, producedBefore: number, onChunk: ChunkSink): { end: number; produced: number } {
   if (data.length - pos < 3) throw invalid('truncated lz4 frame descriptor')
   const flg = data[pos]!
   const bd = data[pos + 1]!
@@ -243,7 +390,8 @@ function lz4Frame(data: Buffer, pos: number, maxBytes: number, parts: Buffer[], 
   }
   pos += 1 // header checksum: the batch CRC already covers these bytes
   let produced = producedBefore
-  let frameStart = parts.length
+  // Linked blocks may refer to the last 64 KiB the frame produced: kept here, never more.
+  let window: Buffer | null = null
   for (;;) {
     if (data.length - pos < 4) throw invalid('truncated lz4 block header')
     const word = data.readUInt32LE(pos)
@@ -265,39 +413,28 @@ function lz4Frame(data: Buffer, pos: number, maxBytes: number, parts: Buffer[], 
       input.writeUInt32LE(room, 0)
       block.copy(input, 4)
       try {
-        out = independent ? lz4BlockUncompressSync(input) : lz4BlockUncompressSync(input, lz4Window(parts, frameStart))
+        out = independent || window === null ? lz4BlockUncompressSync(input) : lz4BlockUncompressSync(input, window)
       } catch (err) {
         throw invalid(`corrupt lz4 block: ${(err as Error).message}`)
       }
     }
     produced += out.length
     if (produced > maxBytes) throw invalid(`lz4 data inflates past the limit of ${maxBytes} bytes`)
-    parts.push(out)
-    if (!independent && parts.length - frameStart > 16) {
-      // Keep the linked-block window cheap to build: fold older parts together.
-      const folded = Buffer.concat(parts.slice(frameStart))
-      parts.length = frameStart
-      parts.push(folded)
-      frameStart = parts.length - 1
-    }
+    if (!independent) window = lz4Window(window, out)
+    onChunk(out)
   }
   if (contentChecksum) {
     if (data.length - pos < 4) throw invalid('truncated lz4 content checksum')
     pos += 4
   }
-  return pos
+  return { end: pos, produced }
 }
 
-/** The last 64 KiB produced by the current frame: the dictionary of a linked block. */
-function lz4Window(parts: Buffer[], frameStart: number): Buffer {
-  const tail: Buffer[] = []
-  let n = 0
-  for (let i = parts.length - 1; i >= frameStart && n < LZ4_WINDOW; i--) {
-    tail.unshift(parts[i]!)
-    n += parts[i]!.length
-  }
-  const joined = tail.length === 1 ? tail[0]! : Buffer.concat(tail, n)
-  return joined.length > LZ4_WINDOW ? joined.subarray(joined.length - LZ4_WINDOW) : joined
+/** The last 64 KiB of what the frame produced, after block: the dictionary of the next linked block. */
+function lz4Window(window: Buffer | null, block: Buffer): Buffer {
+  if (block.length >= LZ4_WINDOW || window === null) return Buffer.from(block.subarray(Math.max(0, block.length - LZ4_WINDOW)))
+  const keep = Math.min(window.length, LZ4_WINDOW - block.length)
+  return Buffer.concat([window.subarray(window.length - keep), block], keep + block.length)
 }
 
 // ---- zstd ----
@@ -363,6 +500,43 @@ function zstdCompress(data: Buffer): Buffer {
 function zstdDecompressBounded(data: Buffer, maxBytes: number): Buffer {
   const b = loadZstd()
   if (data.length === 0) throw invalid('empty zstd data')
+  const { declared, allDeclared } = zstdDeclaredSize(b, data, maxBytes)
+  const dctx = getZstdDctx(b)
+  if (allDeclared) {
+    // Every frame states its size (librdkafka, zstd-napi one-shot): decode once into exactly that.
+    const out = Buffer.allocUnsafe(declared)
+    try {
+      const n = dctx.decompress(out, data)
+      if (n !== declared) throw invalid(`zstd frames produced ${n} bytes, declared ${declared}`)
+      return out
+    } catch (err) {
+      dctx.reset(b.ResetDirective.sessionOnly)
+      if (err instanceof KafkaError) throw err
+      throw invalid(`corrupt zstd data: ${(err as Error).message}`)
+    }
+  }
+  const parts: Buffer[] = []
+  const produced = zstdStream(b, dctx, data, maxBytes, (chunk) => parts.push(Buffer.from(chunk)))
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts, produced)
+}
+
+function zstdInChunks(data: Buffer, maxBytes: number, onChunk: ChunkSink): number {
+  const b = loadZstd()
+  if (data.length === 0) throw invalid('empty zstd data')
+  zstdDeclaredSize(b, data, maxBytes)
+  return zstdStream(b, getZstdDctx(b), data, maxBytes, onChunk)
+}
+
+function getZstdDctx(b: ZstdBinding): ZstdDCtx {
+  if (zstdDctx === undefined) {
+    zstdDctx = new b.DCtx()
+    zstdDctx.setParameter(b.DParameter.windowLogMax, ZSTD_WINDOW_LOG_MAX)
+  }
+  return zstdDctx
+}
+
+/** Checks the frames' declared content sizes against maxBytes before any decoding. */
+function zstdDeclaredSize(b: ZstdBinding, data: Buffer, maxBytes: number): { declared: number; allDeclared: boolean } {
   // Declared sizes first: a frame that says it is too big is refused before any work.
   let declared = 0
   let allDeclared = true
@@ -381,40 +555,30 @@ function zstdDecompressBounded(data: Buffer, maxBytes: number): Buffer {
     if (err instanceof KafkaError) throw err
     throw invalid(`corrupt zstd data: ${(err as Error).message}`)
   }
-  if (zstdDctx === undefined) {
-    zstdDctx = new b.DCtx()
-    zstdDctx.setParameter(b.DParameter.windowLogMax, ZSTD_WINDOW_LOG_MAX)
-  }
-  const dctx = zstdDctx
-  if (allDeclared) {
-    // Every frame states its size (librdkafka, zstd-napi one-shot): decode once into exactly that.
-    const out = Buffer.allocUnsafe(declared)
-    try {
-      const n = dctx.decompress(out, data)
-      if (n !== declared) throw invalid(`zstd frames produced ${n} bytes, declared ${declared}`)
-      return out
-    } catch (err) {
-      dctx.reset(b.ResetDirective.sessionOnly)
-      if (err instanceof KafkaError) throw err
-      throw invalid(`corrupt zstd data: ${(err as Error).message}`)
-    }
-  }
-  const chunkSize = b.dStreamOutSize()
-  const parts: Buffer[] = []
+  return { declared, allDeclared }
+}
+
+/** One output chunk per thread, reused by every streamed zstd decompression. */
+let zstdChunk: Buffer | undefined
+
+/** Streams data through dctx into the reused chunk, handing each filled part to onChunk. */
+function zstdStream(b: ZstdBinding, dctx: ZstdDCtx, data: Buffer, maxBytes: number, onChunk: ChunkSink): number {
+  zstdChunk ??= Buffer.allocUnsafe(b.dStreamOutSize())
+  const chunk = zstdChunk
   let produced = 0
   let input = data
   let pending = 1
   try {
     for (;;) {
       // At most what is left of the budget plus one byte, so an overrun is seen without producing more.
-      const out = Buffer.allocUnsafe(Math.min(chunkSize, maxBytes - produced + 1))
+      const out = chunk.subarray(0, Math.min(chunk.length, maxBytes - produced + 1))
       const [remaining, written, consumed] = dctx.decompressStream(out, input)
       input = input.subarray(consumed)
       pending = remaining
       if (written > 0) {
         produced += written
         if (produced > maxBytes) throw invalid(`zstd data inflates past the limit of ${maxBytes} bytes`)
-        parts.push(out.subarray(0, written))
+        onChunk(out.subarray(0, written))
       }
       if (input.length === 0 && written < out.length) break
       if (consumed === 0 && written === 0) throw invalid('zstd decoder made no progress')
@@ -428,5 +592,5 @@ function zstdDecompressBounded(data: Buffer, maxBytes: number): Buffer {
     dctx.reset(b.ResetDirective.sessionOnly)
     throw invalid('truncated zstd frame')
   }
-  return parts.length === 1 ? parts[0]! : Buffer.concat(parts, produced)
+  return produced
 }

@@ -1,5 +1,9 @@
 // Validation of producer payloads (one or more RecordBatch v2 back to back) and in-place offset
-// assignment, following Kafka's LogValidator for magic v2 but on headers only: no record is decoded.
+// assignment, following Kafka's LogValidator for magic v2: headers and CRC, then one pass over every
+// batch's records (record-walk.ts), decompressing compressed batches in bounded chunks on the way
+// (compression.ts decompressInChunks) without building a record object or keeping the decompressed
+// batch. The bytes stored stay the client's: nothing is re-encoded unless compression.type asks for
+// another codec (rewriteProducerBatches).
 
 import { ErrorCode, KafkaError, RecordValidationError, type RecordError } from '../../domain/errors.js'
 import {
@@ -24,7 +28,9 @@ import {
   writeInt64,
 } from './batch.js'
 import type { CompressionType, Crc32c } from './batch.js'
+import { decompressInChunks } from './compression.js'
 import { decodedSizeLimit, deflateBatch, inflateBatch, type InflatedRecord } from './inflate.js'
+import { RecordSectionWalker, type RecordFault, type RecordWalkRules } from './record-walk.js'
 
 /** The topic settings a producer payload is checked against. */
 export interface BatchValidationPolicy {
@@ -58,6 +64,17 @@ export interface ValidatedBatch {
 const MIN_RECORD_SIZE = 7
 const MAX_SAFE_TIMESTAMP = Number.MAX_SAFE_INTEGER
 
+/**
+ * Whether produced batches get the record walk. Only bench/validation.bench.ts turns it off, to measure
+ * what the walk costs against the header-only validation that came before it.
+ */
+let recordWalkEnabled = true
+
+/** For bench/validation.bench.ts only: skip (true) or restore (false) the record walk. */
+export function benchOnlySkipRecordWalk(skip: boolean): void {
+  recordWalkEnabled = !skip
+}
+
 function invalid(message: string): KafkaError {
   return new KafkaError(ErrorCode.INVALID_RECORD, message)
 }
@@ -68,13 +85,14 @@ function invalid(message: string): KafkaError {
  * batchLength (CORRUPT_MESSAGE), magic (0/1 -> INVALID_RECORD since produce v3+ requires v2, other ->
  * CORRUPT_MESSAGE), size vs max.message.bytes (MESSAGE_TOO_LARGE), CRC32C (CORRUPT_MESSAGE), compression
  * codec (UNSUPPORTED_COMPRESSION_TYPE), control flag, record count and lastOffsetDelta (INVALID_RECORD),
- * timestamps (INVALID_TIMESTAMP).
- *
- * CreateTime bounds are checked on the header first: maxTimestamp against after.max.ms and
- * baseTimestamp (the first record's) against before.max.ms. Only when that fails is the batch decoded,
- * to name the records out of range (a RecordValidationError, as Kafka's per-record check answers); a
- * batch whose later records are older than its first one is not caught without decoding every batch.
- * Record indexes count from the payload's first record (Kafka's batch index: producers send one batch).
+ * header timestamps (INVALID_TIMESTAMP), then the record walk (see walkBatchRecords): records that do
+ * not decode, a compressed payload that does not decompress with its codec or inflates past
+ * decodedSizeLimit(max.message.bytes), a record count or offset deltas that disagree with the header,
+ * bytes after the last record -> CORRUPT_MESSAGE; keyless records on a compacted topic and CreateTime
+ * records outside message.timestamp.before/after.max.ms -> a RecordValidationError naming each of them
+ * (INVALID_TIMESTAMP when any timestamp is at fault, else INVALID_RECORD, as Kafka's
+ * processRecordErrors). Record indexes count from the payload's first record (Kafka's batch index:
+ * producers send one batch).
  */
 export function validateProducerBatches(payload: Buffer, policy: BatchValidationPolicy, crc32c: Crc32c): ValidatedBatch[] {
   const batches: ValidatedBatch[] = []
@@ -114,7 +132,10 @@ export function validateProducerBatches(payload: Buffer, policy: BatchValidation
 
     const baseTimestamp = readInt64(payload, pos + BASE_TIMESTAMP_OFFSET)
     const maxTimestamp = readInt64(payload, pos + MAX_TIMESTAMP_OFFSET)
-    if (!timestampsWithinBounds(baseTimestamp, maxTimestamp, policy)) {
+    const headerWithinBounds = timestampsWithinBounds(baseTimestamp, maxTimestamp, policy)
+    if (recordWalkEnabled) {
+      walkBatchRecords(payload, pos, size, compression, recordCount, baseTimestamp, firstRecordIndex, policy)
+    } else if (!headerWithinBounds) {
       throwRecordTimestampErrors(payload.subarray(pos, pos + size), firstRecordIndex, policy)
     }
     batches.push({ position: pos, size, recordCount, maxTimestamp })
@@ -125,7 +146,66 @@ export function validateProducerBatches(payload: Buffer, policy: BatchValidation
 }
 
 /**
- * Decodes a batch whose header is out of the CreateTime bounds and throws Kafka's answer naming each
+ * Walks the records of the batch at pos (one pass, decompressing in bounded chunks) and throws what
+ * Kafka answers for its first structural fault (CORRUPT_MESSAGE) or for the records at fault (a
+ * RecordValidationError). Nothing of the batch is kept.
+ */
+function walkBatchRecords(
+  payload: Buffer,
+  pos: number,
+  size: number,
+  compression: number,
+  recordCount: number,
+  baseTimestamp: number,
+  firstRecordIndex: number,
+  policy: BatchValidationPolicy,
+): void {
+  const rules: RecordWalkRules = {
+    requireKeys: policy.requireKeys === true,
+    checkTimestamps: policy.timestampType === 'CreateTime',
+    low: policy.now - policy.timestampBeforeMaxMs,
+    high: policy.now + policy.timestampAfterMaxMs,
+  }
+  const walker = new RecordSectionWalker(recordCount, baseTimestamp, rules)
+  const section = payload.subarray(pos + RECORD_BATCH_OVERHEAD, pos + size)
+  if (compression === 0) {
+    walker.push(section)
+  } else {
+    try {
+      decompressInChunks(compression, section, decodedSizeLimit(policy.maxMessageBytes), (chunk) => walker.push(chunk))
+    } catch (err) {
+      // The codecs answer INVALID_RECORD (the cleaner's contract); a produced batch that does not
+      // decompress is a corrupt message, as Kafka answers.
+      if (err instanceof KafkaError && err.code === ErrorCode.INVALID_RECORD && !(err instanceof RecordValidationError)) {
+        throw corrupt(`batch at ${pos}: ${err.message.replace(/^[A-Z_]+: /, '')}`)
+      }
+      throw err
+    }
+  }
+  walker.finish()
+  if (walker.faults.length > 0) throwRecordFaults(walker.faults, readInt64(payload, pos), firstRecordIndex, policy)
+}
+
+/** Kafka's answer for records at fault: INVALID_TIMESTAMP when any timestamp is, else INVALID_RECORD. */
+function throwRecordFaults(faults: readonly RecordFault[], baseOffset: number, firstRecordIndex: number, policy: BatchValidationPolicy): never {
+  // The bounds as Kafka prints them: Java longs (Long.MAX_VALUE defaults, wrapping as Java's do).
+  const low = BigInt.asIntN(64, BigInt(policy.now) - javaLong(policy.timestampBeforeMaxMs))
+  const high = BigInt.asIntN(64, BigInt(policy.now) + javaLong(policy.timestampAfterMaxMs))
+  let timestampFaults = 0
+  const errors: RecordError[] = faults.map((f) => {
+    if (f.kind === 'keyless') return keylessRecordError(firstRecordIndex + f.index, policy)
+    timestampFaults++
+    return {
+      batchIndex: firstRecordIndex + f.index,
+      message: `Timestamp ${f.timestamp} of message with offset ${baseOffset + f.offsetDelta} is out of range. The timestamp should be within [${low}, ${high}]`,
+    }
+  })
+  if (timestampFaults > 0) throw new RecordValidationError(ErrorCode.INVALID_TIMESTAMP, 'One or more records have been rejected due to invalid timestamp', errors)
+  throw new RecordValidationError(ErrorCode.INVALID_RECORD, recordErrorsSummary(errors), errors)
+}
+
+/**
+ * Without the record walk (benchOnlySkipRecordWalk): decodes a batch whose header is out of the CreateTime bounds and throws Kafka's answer naming each
  * record out of range (a keyless record on a compacted topic is named for that instead, as Kafka checks
  * the key first). Returns when no record is out of range after all (the header was only a bound).
  */
