@@ -9,7 +9,8 @@
         "native/src/sendfile.cc",
         "native/src/fsync.cc",
         "native/src/file-lock.cc",
-        "native/src/malloc-tune.cc"
+        "native/src/malloc-tune.cc",
+        "native/src/record-walk.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [

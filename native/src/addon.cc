@@ -10,6 +10,7 @@
 #include "fsync.h"
 #include "malloc-tune.h"
 #include "mmap-index.h"
+#include "record-walk.h"
 #include "sendfile.h"
 #include "util.h"
 
@@ -30,6 +31,7 @@ class SkeinNative : public Napi::Addon<SkeinNative> {
                              InstanceMethod<&SkeinNative::Fsync>("fsync"),
                              InstanceMethod<&SkeinNative::LockFile>("lockFile"),
                              InstanceMethod<&SkeinNative::MallocTune>("mallocTune"),
+                             InstanceMethod<&SkeinNative::WalkRecords>("walkRecords"),
                          });
   }
 
@@ -99,6 +101,10 @@ class SkeinNative : public Napi::Addon<SkeinNative> {
 
   Napi::Value MallocTune(const Napi::CallbackInfo& info) {
     return skein::MallocTune(info);
+  }
+
+  Napi::Value WalkRecords(const Napi::CallbackInfo& info) {
+    return skein::WalkRecords(info);
   }
 
   const bool hardwareCrc_;

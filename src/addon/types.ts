@@ -79,4 +79,24 @@ export interface NativeBinding {
    * Returns false where the C library has no mallopt (nothing changed) or glibc refused a value.
    */
   mallocTune(trimThresholdBytes: number, topPadBytes: number, mmapThresholdBytes?: number): boolean
+  /**
+   * The record walk's fast path (protocol/records/record-walk.ts): walks the sound whole records of
+   * buf[start, end), stopping at the first that is not whole, not sound or past `expected`, or when
+   * `out` is full of faults. out: [records walked, faults, (index, kind 1 keyless / 2 timestamp,
+   * timestamp)...]; flags: 1 keys required, 2 timestamps checked against [low, high]. Returns the
+   * position after the last record walked. Optional: an addon built before it lacks it (the walk then
+   * runs in TypeScript only).
+   */
+  walkRecords?(
+    buf: Uint8Array,
+    start: number,
+    end: number,
+    firstIndex: number,
+    expected: number,
+    baseTimestamp: number,
+    low: number,
+    high: number,
+    flags: number,
+    out: Float64Array,
+  ): number
 }

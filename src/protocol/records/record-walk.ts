@@ -8,9 +8,12 @@
 // after the last record. Content (collected, the caller decides the answer): keyless records when keys
 // are required (compacted topics), CreateTime timestamps outside [low, high].
 //
-// Whole records inside one chunk take the fast path (walkWholeRecord); a record split across chunks is
-// finished by the byte-at-a-time state machine (step), which resumes exactly where the chunk ended.
+// Whole records inside one chunk take the fast path: the native addon's walkRecords (native/src/
+// record-walk.cc) while it finds them sound, else walkWholeRecord here, which also gives the precise
+// error for a record the addon stopped at; a record split across chunks is finished by the
+// byte-at-a-time state machine (step), which resumes exactly where the chunk ended.
 
+import { native } from '../../addon/index.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 
 /** Why a record was named by the walk (Kafka's record errors). */
@@ -62,6 +65,51 @@ function zigZag(raw: number): number {
   return raw % 2 === 0 ? raw / 2 : -(raw + 1) / 2
 }
 
+/** The addon's walk, when this build has it; one result array per thread, reused. */
+const nativeWalk = native.walkRecords?.bind(native)
+const NATIVE_FAULT_ROOM = 64
+const nativeOut = new Float64Array(2 + 3 * NATIVE_FAULT_ROOM)
+/** Below this many bytes a native call costs more than it saves. */
+const NATIVE_MIN_BYTES = 64
+
+// The fast path's readers share one position, `at`, instead of returning objects (they run several
+// times per record on the produce path).
+let at = 0
+/** readVarint's answer when the bytes ran out and that is allowed (the record continues in the next chunk). */
+const INCOMPLETE = -(2 ** 40)
+
+/**
+ * Reads a zig-zag varint of at most maxBytes bytes at `at`, not at or past end. Running out of bytes
+ * answers INCOMPLETE when allowed, else throws; so does a varint longer than maxBytes.
+ */
+function readVarint(buf: Uint8Array, end: number, maxBytes: number, index: number, incompleteAllowed: boolean): number {
+  let raw = 0
+  for (let n = 0; ; n++) {
+    if (at >= end) {
+      if (incompleteAllowed) return INCOMPLETE
+      throw corrupt(`record ${index} runs past its length inside a varint`)
+    }
+    if (n === maxBytes) throw corrupt(`record ${index} has a varint longer than ${maxBytes} bytes`)
+    const c = buf[at++]!
+    // Four bytes fit in int32 bit operations; later ones (large deltas, varlongs) go through doubles.
+    if (n < 4) raw |= (c & 0x7f) << (7 * n)
+    else raw += (c & 0x7f) * 2 ** (7 * n)
+    if (c < 0x80) return n < 4 ? (raw >>> 1) ^ -(raw & 1) : zigZag(raw)
+  }
+}
+
+/** Skips a length-prefixed field at `at` (-1 = null when allowNull); answers whether it was not null. */
+function skipBytes(buf: Uint8Array, end: number, index: number, what: string, allowNull: boolean): boolean {
+  const n = readVarint(buf, end, 5, index, false)
+  if (n < 0) {
+    if (n !== -1 || !allowNull) throw corrupt(`record ${index} has a bad ${what} length ${n}`)
+    return false
+  }
+  if (n > end - at) throw corrupt(`record ${index}: a ${what} of ${n} bytes runs past its record`)
+  at += n
+  return true
+}
+
 /**
  * Walks the records section of one batch declaring `expected` records whose baseTimestamp is given.
  * Feed it with push (in order, any chunking), then call finish. Faults are collected in `faults`.
@@ -97,8 +145,19 @@ export class RecordSectionWalker {
   push(buf: Uint8Array, start = 0, end = buf.length): void {
     this.bytes += end - start
     let p = start
+    const flags = (this.rules.requireKeys ? 1 : 0) | (this.rules.checkTimestamps ? 2 : 0)
     while (p < end) {
       if (this.state === LENGTH && this.varBytes === 0) {
+        if (nativeWalk !== undefined && end - p >= NATIVE_MIN_BYTES) {
+          const next = nativeWalk(buf, p, end, this.count, this.expected, this.baseTimestamp, this.rules.low, this.rules.high, flags, nativeOut)
+          const walked = nativeOut[0]!
+          if (walked > 0) {
+            this.takeNativeFaults()
+            this.count += walked
+            p = next
+            continue
+          }
+        }
         const next = this.walkWholeRecord(buf, p, end)
         if (next >= 0) {
           p = next
@@ -113,6 +172,16 @@ export class RecordSectionWalker {
   finish(): void {
     if (this.state !== LENGTH || this.varBytes !== 0) throw corrupt(`record ${this.count} is truncated at the end of the batch`)
     if (this.count !== this.expected) throw corrupt(`batch declares ${this.expected} records but holds ${this.count}`)
+  }
+
+  /** Copies the faults the addon found into this.faults (offset deltas equal indexes in sound records). */
+  private takeNativeFaults(): void {
+    const n = nativeOut[1]!
+    for (let i = 0; i < n; i++) {
+      const index = nativeOut[2 + 3 * i]!
+      const kind = nativeOut[3 + 3 * i] === 1 ? 'keyless' : 'timestamp'
+      this.faults.push({ index, kind, timestamp: nativeOut[4 + 3 * i]!, offsetDelta: index })
+    }
   }
 
   /** A record is complete: its offset delta, key and timestamp are checked. */
@@ -137,60 +206,25 @@ export class RecordSectionWalker {
    * does not fit in the chunk (the state machine takes it then, nothing was consumed).
    */
   private walkWholeRecord(buf: Uint8Array, p: number, end: number): number {
-    // Length varint (int32).
-    let raw = 0
-    let i = 0
-    let b: number
-    do {
-      if (p + i >= end) return -1
-      if (i === 5) throw corrupt(`record ${this.count} has a length varint longer than 5 bytes`)
-      b = buf[p + i]!
-      raw += (b & 0x7f) * 2 ** (7 * i)
-      i++
-    } while ((b & 0x80) !== 0)
-    const length = zigZag(raw)
-    if (length < MIN_RECORD_BODY) throw corrupt(`record ${this.count} has a bad length ${length}`)
-    const recordEnd = p + i + length
-    if (recordEnd > end) return -1
-    p += i + 1 // the attributes byte is not checked (Kafka reserves it)
-
-    // Varint reader within the record (no allocation); position shared through `q`.
-    let q = p
     const index = this.count
-    const varint = (maxBytes: number): number => {
-      let v = 0
-      let n = 0
-      let c: number
-      do {
-        if (q >= recordEnd) throw corrupt(`record ${index} runs past its length inside a varint`)
-        if (n === maxBytes) throw corrupt(`record ${index} has a varint longer than ${maxBytes} bytes`)
-        c = buf[q++]!
-        v += (c & 0x7f) * 2 ** (7 * n)
-        n++
-      } while ((c & 0x80) !== 0)
-      return zigZag(v)
-    }
-    const skipBytes = (what: string, allowNull: boolean): boolean => {
-      const n = varint(5)
-      if (n < 0) {
-        if (n !== -1 || !allowNull) throw corrupt(`record ${index} has a bad ${what} length ${n}`)
-        return false
-      }
-      if (n > recordEnd - q) throw corrupt(`record ${index}: a ${what} of ${n} bytes runs past its record`)
-      q += n
-      return true
-    }
-    this.timestampDelta = varint(10)
-    this.offsetDelta = varint(5)
-    this.keyless = !skipBytes('key', true)
-    skipBytes('value', true)
-    const headers = varint(5)
-    if (headers < 0 || headers > (recordEnd - q) / 2) throw corrupt(`record ${index} has a bad header count ${headers}`)
+    at = p
+    const length = readVarint(buf, end, 5, index, true)
+    if (length === INCOMPLETE) return -1
+    if (length < MIN_RECORD_BODY) throw corrupt(`record ${index} has a bad length ${length}`)
+    const recordEnd = at + length
+    if (recordEnd > end) return -1
+    at++ // the attributes byte is not checked (Kafka reserves it)
+    this.timestampDelta = readVarint(buf, recordEnd, 10, index, false)
+    this.offsetDelta = readVarint(buf, recordEnd, 5, index, false)
+    this.keyless = !skipBytes(buf, recordEnd, index, 'key', true)
+    skipBytes(buf, recordEnd, index, 'value', true)
+    const headers = readVarint(buf, recordEnd, 5, index, false)
+    if (headers < 0 || headers > (recordEnd - at) / 2) throw corrupt(`record ${index} has a bad header count ${headers}`)
     for (let h = 0; h < headers; h++) {
-      skipBytes('header key', false)
-      skipBytes('header value', true)
+      skipBytes(buf, recordEnd, index, 'header key', false)
+      skipBytes(buf, recordEnd, index, 'header value', true)
     }
-    if (q !== recordEnd) throw corrupt(`record ${index} declares ${length} bytes but its fields take ${length - (recordEnd - q)}`)
+    if (at !== recordEnd) throw corrupt(`record ${index} declares ${length} bytes but its fields take ${length - (recordEnd - at)}`)
     this.completeRecord()
     return recordEnd
   }

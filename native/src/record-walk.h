@@ -1,0 +1,12 @@
+// The record walk of a produced batch's records section, natively: the fast path of
+// src/protocol/records/record-walk.ts (see there), one pass over whole records with no object per record.
+#pragma once
+
+#include <napi.h>
+
+namespace skein {
+
+// walkRecords(buf, start, end, firstIndex, expected, baseTimestamp, low, high, flags, out) -> position
+Napi::Value WalkRecords(const Napi::CallbackInfo& info);
+
+}  // namespace skein
