@@ -10,7 +10,8 @@
         "native/src/fsync.cc",
         "native/src/file-lock.cc",
         "native/src/malloc-tune.cc",
-        "native/src/record-walk.cc"
+        "native/src/record-walk.cc",
+        "native/src/snappy-block.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [

@@ -11,6 +11,7 @@
 #include "malloc-tune.h"
 #include "mmap-index.h"
 #include "record-walk.h"
+#include "snappy-block.h"
 #include "sendfile.h"
 #include "util.h"
 
@@ -32,6 +33,7 @@ class SkeinNative : public Napi::Addon<SkeinNative> {
                              InstanceMethod<&SkeinNative::LockFile>("lockFile"),
                              InstanceMethod<&SkeinNative::MallocTune>("mallocTune"),
                              InstanceMethod<&SkeinNative::WalkRecords>("walkRecords"),
+                             InstanceMethod<&SkeinNative::SnappyUncompressInto>("snappyUncompressInto"),
                          });
   }
 
@@ -105,6 +107,10 @@ class SkeinNative : public Napi::Addon<SkeinNative> {
 
   Napi::Value WalkRecords(const Napi::CallbackInfo& info) {
     return skein::WalkRecords(info);
+  }
+
+  Napi::Value SnappyUncompressInto(const Napi::CallbackInfo& info) {
+    return skein::SnappyUncompressInto(info);
   }
 
   const bool hardwareCrc_;

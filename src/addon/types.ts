@@ -99,4 +99,10 @@ export interface NativeBinding {
     flags: number,
     out: Float64Array,
   ): number
+  /**
+   * Decodes one raw snappy block into dst, which must be exactly the block's declared length (the
+   * caller checks that length against its bounds first). Returns dst.length, or -1 when src is not a
+   * valid block of that length. Optional, as walkRecords.
+   */
+  snappyUncompressInto?(src: Uint8Array, dst: Uint8Array): number
 }

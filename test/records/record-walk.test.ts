@@ -157,6 +157,30 @@ describe('decompressInChunks', () => {
     expect(Buffer.concat(parts).equals(data)).toBe(true)
   })
 
+  it('decodes snappy blocks of every shape as the snappy package does, and survives corrupted ones', () => {
+    let seed = 7
+    const rand = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32)
+    for (const size of [0, 1, 59, 60, 61, 255, 256, 4096, 65_535, 65_536, 70_000, 300_000]) {
+      // Runs of repeats (copies, overlapping ones too) between random literals.
+      const data = Buffer.alloc(size)
+      for (let i = 0; i < size; i++) data[i] = rand() < 0.3 ? Math.floor(rand() * 256) : i > 3 ? data[i - 1 - Math.floor(rand() * 3)]! : 0
+      const block = compress(CompressionType.SNAPPY, data)
+      const parts: Buffer[] = []
+      decompressInChunks(CompressionType.SNAPPY, block, 1 << 20, (c) => parts.push(Buffer.from(c)))
+      expect(Buffer.concat(parts).equals(data), `size ${size}`).toBe(true)
+      for (let k = 0; k < 50 && block.length > 2; k++) {
+        const bad = Buffer.from(block)
+        bad[1 + Math.floor(rand() * (bad.length - 1))] ^= 1 << Math.floor(rand() * 8)
+        try {
+          const n = decompressInChunks(CompressionType.SNAPPY, bad, 1 << 20, () => {})
+          expect(n).toBe(size)
+        } catch (err) {
+          expect(err).toBeInstanceOf(KafkaError)
+        }
+      }
+    }
+  })
+
   it('refuses data that is not of its codec and zstd and lz4 frames declaring too much', () => {
     for (const codec of [CompressionType.GZIP, CompressionType.SNAPPY, CompressionType.LZ4, CompressionType.ZSTD]) {
       expect(() => decompressInChunks(codec, Buffer.from('not compressed at all, not at all'), 1 << 20, () => {})).toThrow(KafkaError)

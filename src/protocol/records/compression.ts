@@ -35,6 +35,7 @@ import { constants as bufferConstants } from 'node:buffer'
 import { constants as zlibConstants, createGunzip, gunzipSync, gzipSync, type Gunzip } from 'node:zlib'
 import { compressFrameSync, uncompressSync as lz4BlockUncompressSync } from 'lz4-napi'
 import { compressSync as snappyCompressSync, uncompressSync as snappyUncompressSync } from 'snappy'
+import { native } from '../../addon/index.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import { CompressionType } from './batch.js'
 
@@ -279,7 +280,7 @@ function snappyDecompressBounded(data: Buffer, maxBytes: number): Buffer {
 
 function snappyInChunks(data: Buffer, maxBytes: number, onChunk: ChunkSink): number {
   if (!isXerialSnappy(data)) {
-    const block = snappyBlock(data, maxBytes)
+    const block = snappyBlockScratch(data, maxBytes)
     onChunk(block)
     return block.length
   }
@@ -290,7 +291,7 @@ function snappyInChunks(data: Buffer, maxBytes: number, onChunk: ChunkSink): num
     const n = data.readInt32BE(pos)
     pos += 4
     if (n < 0 || n > data.length - pos) throw invalid(`xerial snappy block of ${n} bytes at ${pos - 4} runs past the data`)
-    const block = snappyBlock(data.subarray(pos, pos + n), maxBytes - produced)
+    const block = snappyBlockScratch(data.subarray(pos, pos + n), maxBytes - produced)
     produced += block.length
     onChunk(block)
     pos += n
@@ -298,8 +299,8 @@ function snappyInChunks(data: Buffer, maxBytes: number, onChunk: ChunkSink): num
   return produced
 }
 
-/** One raw snappy block; its varint preamble (uncompressed length) is checked before decoding. */
-function snappyBlock(block: Buffer, maxBytes: number): Buffer {
+/** The uncompressed length a raw snappy block declares, checked against maxBytes and snappy's best ratio. */
+function snappyDeclaredLength(block: Buffer, maxBytes: number): number {
   let length = 0
   let pos = 0
   for (let shift = 0; ; shift += 7) {
@@ -312,6 +313,12 @@ function snappyBlock(block: Buffer, maxBytes: number): Buffer {
   if (length > Math.ceil((block.length - pos) * SNAPPY_MAX_RATIO)) {
     throw invalid(`snappy block of ${block.length} bytes cannot hold the ${length} bytes it declares`)
   }
+  return length
+}
+
+/** One raw snappy block; its varint preamble (uncompressed length) is checked before decoding. */
+function snappyBlock(block: Buffer, maxBytes: number): Buffer {
+  const length = snappyDeclaredLength(block, maxBytes)
   try {
     const out = snappyUncompressSync(block, { asBuffer: true }) as Buffer
     if (out.length !== length) throw invalid(`snappy block produced ${out.length} bytes, declared ${length}`)
@@ -320,6 +327,30 @@ function snappyBlock(block: Buffer, maxBytes: number): Buffer {
     if (err instanceof KafkaError) throw err
     throw invalid(`corrupt snappy data: ${(err as Error).message}`)
   }
+}
+
+/** The addon's snappy decoder into a caller's buffer, when this build has it. */
+const snappyIntoNative = native.snappyUncompressInto?.bind(native)
+/** Scratch output of snappyBlockScratch, reused up to this size (larger blocks get their own buffer). */
+const SNAPPY_SCRATCH_MAX = 4 * 1024 * 1024
+let snappyScratch: Buffer | undefined
+
+/**
+ * A raw snappy block decoded into a buffer that is reused by the next call (for chunk sinks, which
+ * copy what they keep); the declared length is checked first, as in snappyBlock.
+ */
+function snappyBlockScratch(block: Buffer, maxBytes: number): Buffer {
+  if (snappyIntoNative === undefined) return snappyBlock(block, maxBytes)
+  const length = snappyDeclaredLength(block, maxBytes)
+  let out: Buffer
+  if (length > SNAPPY_SCRATCH_MAX) {
+    out = Buffer.allocUnsafe(length)
+  } else {
+    if (snappyScratch === undefined || snappyScratch.length < length) snappyScratch = Buffer.allocUnsafe(Math.max(length, 64 * 1024))
+    out = snappyScratch.subarray(0, length)
+  }
+  if (snappyIntoNative(block, out) !== length) throw invalid('corrupt snappy data')
+  return out
 }
 
 // ---- lz4 (frame format) ----
