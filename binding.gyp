@@ -11,7 +11,8 @@
         "native/src/file-lock.cc",
         "native/src/malloc-tune.cc",
         "native/src/record-walk.cc",
-        "native/src/snappy-block.cc"
+        "native/src/snappy-block.cc",
+        "native/src/lz4-block.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [

@@ -8,6 +8,7 @@
 #include "crc32c.h"
 #include "file-lock.h"
 #include "fsync.h"
+#include "lz4-block.h"
 #include "malloc-tune.h"
 #include "mmap-index.h"
 #include "record-walk.h"
@@ -34,6 +35,7 @@ class SkeinNative : public Napi::Addon<SkeinNative> {
                              InstanceMethod<&SkeinNative::MallocTune>("mallocTune"),
                              InstanceMethod<&SkeinNative::WalkRecords>("walkRecords"),
                              InstanceMethod<&SkeinNative::SnappyUncompressInto>("snappyUncompressInto"),
+                             InstanceMethod<&SkeinNative::Lz4UncompressInto>("lz4UncompressInto"),
                          });
   }
 
@@ -111,6 +113,10 @@ class SkeinNative : public Napi::Addon<SkeinNative> {
 
   Napi::Value SnappyUncompressInto(const Napi::CallbackInfo& info) {
     return skein::SnappyUncompressInto(info);
+  }
+
+  Napi::Value Lz4UncompressInto(const Napi::CallbackInfo& info) {
+    return skein::Lz4UncompressInto(info);
   }
 
   const bool hardwareCrc_;

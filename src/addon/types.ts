@@ -105,4 +105,10 @@ export interface NativeBinding {
    * valid block of that length. Optional, as walkRecords.
    */
   snappyUncompressInto?(src: Uint8Array, dst: Uint8Array): number
+  /**
+   * Decodes one LZ4 block into dst[dstStart, dstEnd); matches may refer back into dst[0, dstStart) (a
+   * linked frame's earlier output). Returns the bytes written, or -1 when src is not a valid block
+   * fitting there. Optional, as walkRecords.
+   */
+  lz4UncompressInto?(src: Uint8Array, dst: Uint8Array, dstStart: number, dstEnd: number): number
 }

@@ -2,6 +2,8 @@
 // (compression.ts decompressInChunks): every valid records section passes however it is split into
 // chunks, every structural fault is CORRUPT_MESSAGE however it is split, faults of content are
 // collected, and decompression hands over bounded chunks, refusing bombs.
+import { createRequire } from 'node:module'
+import { compressFrameSync } from 'lz4-napi'
 import { describe, expect, it } from 'vitest'
 import { native } from '../../src/addon/index.js'
 import { ErrorCode, KafkaError } from '../../src/domain/errors.js'
@@ -176,6 +178,39 @@ describe('decompressInChunks', () => {
           expect(n).toBe(size)
         } catch (err) {
           expect(err).toBeInstanceOf(KafkaError)
+        }
+      }
+    }
+  })
+
+  it('decodes lz4 frames of independent and linked blocks as lz4-napi does, and survives corrupted ones', () => {
+    let lz4: { encode(b: Buffer, o?: object): Buffer } | undefined
+    try {
+      lz4 = createRequire(import.meta.url)('lz4') as typeof lz4
+    } catch {
+      console.warn('[skein tests] the lz4 package does not load: linked lz4 blocks are not checked')
+    }
+    let seed = 11
+    const rand = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32)
+    for (const size of [0, 1, 15, 16, 300, 65_536, 200_000, 700_000]) {
+      const data = Buffer.alloc(size)
+      for (let i = 0; i < size; i++) data[i] = rand() < 0.2 ? Math.floor(rand() * 256) : i > 70_000 && rand() < 0.5 ? data[i - 65_000]! : i > 3 ? data[i - 1 - Math.floor(rand() * 3)]! : 0
+      const frames = [compressFrameSync(data)]
+      if (lz4 !== undefined && size > 0) {
+        for (const blockIndependence of [true, false]) frames.push(lz4.encode(data, { blockIndependence, blockMaxSize: 64 * 1024 }))
+      }
+      for (const frame of frames) {
+        const parts: Buffer[] = []
+        decompressInChunks(CompressionType.LZ4, frame, 1 << 20, (c) => parts.push(Buffer.from(c)))
+        expect(Buffer.concat(parts).equals(data), `size ${size}, FLG ${frame[4]}`).toBe(true)
+        for (let k = 0; k < 30 && frame.length > 16; k++) {
+          const bad = Buffer.from(frame)
+          bad[7 + Math.floor(rand() * (bad.length - 7))] ^= 1 << Math.floor(rand() * 8)
+          try {
+            decompressInChunks(CompressionType.LZ4, bad, 1 << 20, () => {})
+          } catch (err) {
+            expect(err).toBeInstanceOf(KafkaError)
+          }
         }
       }
     }

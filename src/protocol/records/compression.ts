@@ -364,12 +364,16 @@ const LZ4_WINDOW = 64 * 1024
 
 function lz4DecompressBounded(data: Buffer, maxBytes: number): Buffer {
   const parts: Buffer[] = []
-  // Blocks are fresh buffers (or views of data): they can be kept as they are.
-  const produced = lz4InChunks(data, maxBytes, (block) => parts.push(block))
+  // Without the scratch buffer blocks are fresh buffers (or views of data): they can be kept as they are.
+  const produced = lz4InChunks(data, maxBytes, (block) => parts.push(block), false)
   return parts.length === 1 ? parts[0]! : Buffer.concat(parts, produced)
 }
 
-function lz4InChunks(data: Buffer, maxBytes: number, onChunk: ChunkSink): number {
+/**
+ * scratch: blocks are decoded by the addon into one reused buffer (the chunks handed over are only
+ * valid during the call); false decodes each into a fresh buffer with lz4-napi.
+ */
+function lz4InChunks(data: Buffer, maxBytes: number, onChunk: ChunkSink, scratch = true): number {
   let produced = 0
   let pos = 0
   if (data.length === 0) throw invalid('empty lz4 data')
@@ -384,7 +388,7 @@ function lz4InChunks(data: Buffer, maxBytes: number, onChunk: ChunkSink): number
       continue
     }
     if (magic !== LZ4_MAGIC) throw invalid(`bad lz4 frame magic 0x${magic.toString(16)}`)
-    const frame = lz4Frame(data, pos + 4, maxBytes, produced, onChunk)
+    const frame = lz4Frame(data, pos + 4, maxBytes, produced, onChunk, scratch && lz4IntoNative !== undefined)
     pos = frame.end
     produced = frame.produced
   }
@@ -395,7 +399,14 @@ function lz4InChunks(data: Buffer, maxBytes: number, onChunk: ChunkSink): number
  * Decodes one frame whose descriptor starts at pos, handing each block to onChunk. Returns the end
  * position and the running total of bytes produced.
  */
-function lz4Frame(data: Buffer, pos: number, maxBytes: number, producedBefore: number, onChunk: ChunkSink): { end: number; produced: number } {
+function lz4Frame(
+  data: Buffer,
+  pos: number,
+  maxBytes: number,
+  producedBefore: number,
+  onChunk: ChunkSink,
+  scratch: boolean,
+): { end: number; produced: number } {
   if (data.length - pos < 3) throw invalid('truncated lz4 frame descriptor')
   const flg = data[pos]!
   const bd = data[pos + 1]!
@@ -423,6 +434,9 @@ function lz4Frame(data: Buffer, pos: number, maxBytes: number, producedBefore: n
   let produced = producedBefore
   // Linked blocks may refer to the last 64 KiB the frame produced: kept here, never more.
   let window: Buffer | null = null
+  // With scratch: blocks are decoded at lz4Scratch[windowLength...), after the window they may refer to.
+  let windowLength = 0
+  const work = scratch ? lz4ScratchFor(blockMax) : null
   for (;;) {
     if (data.length - pos < 4) throw invalid('truncated lz4 block header')
     const word = data.readUInt32LE(pos)
@@ -435,6 +449,32 @@ function lz4Frame(data: Buffer, pos: number, maxBytes: number, producedBefore: n
     pos += size + (blockChecksum ? 4 : 0)
     if (pos > data.length) throw invalid('truncated lz4 block checksum')
     let out: Buffer
+    if (work !== null) {
+      const room = Math.min(blockMax, maxBytes - produced + 1)
+      const start = independent ? 0 : windowLength
+      let n: number
+      if (uncompressed) {
+        if (size > room) throw invalid(`lz4 data inflates past the limit of ${maxBytes} bytes`)
+        n = block.copy(work, start)
+      } else {
+        n = lz4IntoNative!(block, work, start, start + room)
+        if (n < 0) {
+          // The decoder cannot tell a corrupt block from one that needs more room than the budget left.
+          throw invalid(room < blockMax ? `corrupt lz4 block, or lz4 data inflating past the limit of ${maxBytes} bytes` : 'corrupt lz4 block')
+        }
+      }
+      out = work.subarray(start, start + n)
+      produced += n
+      if (produced > maxBytes) throw invalid(`lz4 data inflates past the limit of ${maxBytes} bytes`)
+      onChunk(out)
+      if (!independent) {
+        // Keep the last 64 KiB at the front for the next block.
+        const kept = Math.min(LZ4_WINDOW, start + n)
+        work.copyWithin(0, start + n - kept, start + n)
+        windowLength = kept
+      }
+      continue
+    }
     if (uncompressed) {
       out = block
     } else {
@@ -459,6 +499,17 @@ function lz4Frame(data: Buffer, pos: number, maxBytes: number, producedBefore: n
     pos += 4
   }
   return { end: pos, produced }
+}
+
+/** The addon's LZ4 block decoder, when this build has it. */
+const lz4IntoNative = native.lz4UncompressInto?.bind(native)
+let lz4Scratch: Buffer | undefined
+
+/** The reused decode buffer: a 64 KiB window and one block of blockMax (at most 4 MiB) after it. */
+function lz4ScratchFor(blockMax: number): Buffer {
+  const size = LZ4_WINDOW + blockMax
+  if (lz4Scratch === undefined || lz4Scratch.length < size) lz4Scratch = Buffer.allocUnsafe(size)
+  return lz4Scratch
 }
 
 /** The last 64 KiB of what the frame produced, after block: the dictionary of the next linked block. */
