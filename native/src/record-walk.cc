@@ -5,15 +5,15 @@
 // the precise CORRUPT_MESSAGE for a record refused here, so the rules live in one place (the
 // TypeScript) and this only has to be as strict as it, never less.
 //
-// Arguments: buf (Uint8Array), start, end, firstIndex (index of the first record), expected (declared
-// count), baseTimestamp, low, high (CreateTime bounds), flags (1 = keys required, 2 = check
-// timestamps), out (Float64Array: [records walked, faults, then (index, kind 1 keyless / 2 timestamp,
-// timestamp) per fault]). Returns the position after the last record walked.
+// Arguments: buf (Uint8Array) and io (Float64Array), which carries the numbers both ways (one typed
+// array costs one N-API call, ten numbers ten): in, [start, end, firstIndex (index of the first
+// record), expected (declared count), baseTimestamp, low, high (CreateTime bounds), flags (1 = keys
+// required, 2 = check timestamps)]; out, [records walked, faults, then (index, kind 1 keyless /
+// 2 timestamp, timestamp) per fault]. Returns the position after the last record walked.
 #include "record-walk.h"
 
+#include <cmath>
 #include <cstdint>
-
-#include "util.h"
 
 namespace skein {
 namespace {
@@ -23,6 +23,11 @@ constexpr int64_t kMinRecordBody = 6;  // attributes, timestampDelta, offsetDelt
 
 // A zig-zag varint of at most maxBytes bytes at p, not at or past end.
 inline bool ReadVarint(const uint8_t*& p, const uint8_t* end, int maxBytes, int64_t* out) {
+  if (p < end && *p < 0x80) {  // most fields of most records: one byte
+    const uint8_t c = *p++;
+    *out = int64_t(c >> 1) ^ -int64_t(c & 1);
+    return true;
+  }
   uint64_t raw = 0;
   for (int n = 0; n < maxBytes; n++) {
     if (p >= end) return false;
@@ -54,37 +59,38 @@ inline bool SkipField(const uint8_t*& p, const uint8_t* end, bool allowNull, boo
 
 Napi::Value WalkRecords(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 10 || !info[0].IsTypedArray() || !info[9].IsTypedArray()) {
-    Napi::TypeError::New(env, "walkRecords: (buf, start, end, firstIndex, expected, baseTimestamp, low, high, flags, out)")
-        .ThrowAsJavaScriptException();
+  if (info.Length() < 2 || !info[0].IsTypedArray() || !info[1].IsTypedArray() ||
+      info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+    Napi::TypeError::New(env, "walkRecords: (buf: Uint8Array, io: Float64Array)").ThrowAsJavaScriptException();
     return Napi::Value();
   }
   auto buf = info[0].As<Napi::Uint8Array>();
-  auto outArray = info[9].As<Napi::TypedArray>();
-  if (outArray.TypedArrayType() != napi_float64_array || outArray.ElementLength() < 5) {
-    Napi::TypeError::New(env, "walkRecords: out must be a Float64Array of at least 5").ThrowAsJavaScriptException();
+  auto ioArray = info[1].As<Napi::TypedArray>();
+  if (ioArray.TypedArrayType() != napi_float64_array || ioArray.ElementLength() < 8) {
+    Napi::TypeError::New(env, "walkRecords: io must be a Float64Array of at least 8").ThrowAsJavaScriptException();
     return Napi::Value();
   }
-  double start, end, firstIndex, expected, flags;
-  if (!IntegerArg(info, 1, "walkRecords: start", 0, double(buf.ElementLength()), &start)) return Napi::Value();
-  if (!IntegerArg(info, 2, "walkRecords: end", start, double(buf.ElementLength()), &end)) return Napi::Value();
-  if (!IntegerArg(info, 3, "walkRecords: firstIndex", 0, 2147483647.0, &firstIndex)) return Napi::Value();
-  if (!IntegerArg(info, 4, "walkRecords: expected", 0, 2147483647.0, &expected)) return Napi::Value();
-  if (!IntegerArg(info, 8, "walkRecords: flags", 0, 3, &flags)) return Napi::Value();
-  const double baseTimestamp = info[5].As<Napi::Number>().DoubleValue();
-  const double low = info[6].As<Napi::Number>().DoubleValue();
-  const double high = info[7].As<Napi::Number>().DoubleValue();
-  const bool requireKeys = (int(flags) & 1) != 0;
-  const bool checkTimestamps = (int(flags) & 2) != 0;
-  double* out = outArray.As<Napi::Float64Array>().Data();
-  const size_t faultRoom = (outArray.ElementLength() - 2) / 3;
+  double* out = ioArray.As<Napi::Float64Array>().Data();
+  const double length = double(buf.ElementLength());
+  const double start = out[0], end = out[1], firstIndex = out[2], expected = out[3];
+  // Positions must be whole numbers within buf: they decide which memory is read.
+  if (!(start >= 0 && start <= end && end <= length && std::trunc(start) == start && std::trunc(end) == end) ||
+      !(firstIndex >= 0 && firstIndex <= 2147483647.0 && expected >= 0 && expected <= 2147483647.0)) {
+    Napi::RangeError::New(env, "walkRecords: start, end, firstIndex or expected out of range").ThrowAsJavaScriptException();
+    return Napi::Value();
+  }
+  const double baseTimestamp = out[4], low = out[5], high = out[6];
+  const int flags = int(out[7]);
+  const bool requireKeys = (flags & 1) != 0;
+  const bool checkTimestamps = (flags & 2) != 0;
+  const size_t faultRoom = (ioArray.ElementLength() - 2) / 3;
 
   const uint8_t* base = buf.Data();
   const uint8_t* p = base + size_t(start);
   const uint8_t* const limit = base + size_t(end);
   int64_t index = int64_t(firstIndex);
   size_t faults = 0;
-  const int64_t base64 = int64_t(baseTimestamp);
+  const int64_t base64 = std::isfinite(baseTimestamp) ? int64_t(baseTimestamp) : 0;
   while (p < limit && index < int64_t(expected) && faults < faultRoom) {
     const uint8_t* q = p;
     int64_t length, timestampDelta, offsetDelta, headers;

@@ -6,7 +6,7 @@
 
 namespace skein {
 
-// walkRecords(buf, start, end, firstIndex, expected, baseTimestamp, low, high, flags, out) -> position
+// walkRecords(buf, io) -> position (io: the numbers in and out, see record-walk.cc)
 Napi::Value WalkRecords(const Napi::CallbackInfo& info);
 
 }  // namespace skein

@@ -81,24 +81,14 @@ export interface NativeBinding {
   mallocTune(trimThresholdBytes: number, topPadBytes: number, mmapThresholdBytes?: number): boolean
   /**
    * The record walk's fast path (protocol/records/record-walk.ts): walks the sound whole records of
-   * buf[start, end), stopping at the first that is not whole, not sound or past `expected`, or when
-   * `out` is full of faults. out: [records walked, faults, (index, kind 1 keyless / 2 timestamp,
-   * timestamp)...]; flags: 1 keys required, 2 timestamps checked against [low, high]. Returns the
-   * position after the last record walked. Optional: an addon built before it lacks it (the walk then
-   * runs in TypeScript only).
+   * buf[start, end), stopping at the first that is not whole, not sound or past `expected`, or when io
+   * is full of faults. io carries the numbers (one typed array instead of ten arguments): in, [start,
+   * end, firstIndex, expected, baseTimestamp, low, high, flags (1 keys required, 2 timestamps checked
+   * against [low, high])]; out, [records walked, faults, (index, kind 1 keyless / 2 timestamp,
+   * timestamp)...]. Returns the position after the last record walked. Optional: an addon built
+   * before it lacks it (the walk then runs in TypeScript only).
    */
-  walkRecords?(
-    buf: Uint8Array,
-    start: number,
-    end: number,
-    firstIndex: number,
-    expected: number,
-    baseTimestamp: number,
-    low: number,
-    high: number,
-    flags: number,
-    out: Float64Array,
-  ): number
+  walkRecords?(buf: Uint8Array, io: Float64Array): number
   /**
    * Decodes one raw snappy block into dst, which must be exactly the block's declared length (the
    * caller checks that length against its bounds first). Returns dst.length, or -1 when src is not a

@@ -149,7 +149,16 @@ export class RecordSectionWalker {
     while (p < end) {
       if (this.state === LENGTH && this.varBytes === 0) {
         if (nativeWalk !== undefined && end - p >= NATIVE_MIN_BYTES) {
-          const next = nativeWalk(buf, p, end, this.count, this.expected, this.baseTimestamp, this.rules.low, this.rules.high, flags, nativeOut)
+          const io = nativeOut
+          io[0] = p
+          io[1] = end
+          io[2] = this.count
+          io[3] = this.expected
+          io[4] = this.baseTimestamp
+          io[5] = this.rules.low
+          io[6] = this.rules.high
+          io[7] = flags
+          const next = nativeWalk(buf, io)
           const walked = nativeOut[0]!
           if (walked > 0) {
             this.takeNativeFaults()
