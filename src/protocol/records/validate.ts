@@ -167,11 +167,11 @@ function walkBatchRecords(
     high: policy.now + policy.timestampAfterMaxMs,
   }
   const walker = new RecordSectionWalker(recordCount, baseTimestamp, rules)
-  const section = payload.subarray(pos + RECORD_BATCH_OVERHEAD, pos + size)
   if (compression === 0) {
-    walker.push(section)
+    walker.push(payload, pos + RECORD_BATCH_OVERHEAD, pos + size)
   } else {
     try {
+      const section = payload.subarray(pos + RECORD_BATCH_OVERHEAD, pos + size)
       decompressInChunks(compression, section, decodedSizeLimit(policy.maxMessageBytes), (chunk) => walker.push(chunk))
     } catch (err) {
       // The codecs answer INVALID_RECORD (the cleaner's contract); a produced batch that does not

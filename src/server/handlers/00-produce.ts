@@ -2,9 +2,11 @@
 //
 // Behavior:
 // * Each partition's record batches are appended as leader by the partition service, one message per
-//   shard for the whole request. The shard validates every batch header and CRC, assigns offsets in
-//   place and writes; nothing of a partition's payload is written if any of its batches is bad, and the
-//   partition gets the storage's error code (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE ...).
+//   shard for the whole request. The shard validates every batch as Kafka's LogValidator does (header,
+//   CRC, then every record, compressed batches decompressed in bounded chunks: see
+//   protocol/records/validate.ts), assigns offsets in place and writes; nothing of a partition's payload
+//   is written if any of its batches is bad, and the partition gets the storage's error code
+//   (CORRUPT_MESSAGE for records that do not decode or decompress, INVALID_RECORD, MESSAGE_TOO_LARGE ...).
 // * A batch refused for some of its records (KIP-467: keyless records on a compacted topic, records whose
 //   CreateTime is out of message.timestamp.before/after.max.ms) is refused whole, as Kafka does: v8+
 //   answers list those records in recordErrors (their index in the batch and why) and errorMessage is
