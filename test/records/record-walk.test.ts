@@ -117,6 +117,23 @@ describe('RecordSectionWalker', () => {
     expectCorrupt(rec([0, 0, 0, 1, 1, 40, 0, 0]), 1, /bad header count 20/)
   })
 
+  it('gives the same answer in one chunk (the addon walks it) as in one-byte chunks (TypeScript only), for mutated sections', () => {
+    let seed = 3
+    const rand = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32)
+    const rules: RecordWalkRules = { requireKeys: true, checkTimestamps: true, low: T0 - 10, high: T0 + 4000 }
+    const clean = sectionOf(recordsOf(12))
+    const answer = (r: RecordSectionWalker | KafkaError): string =>
+      r instanceof KafkaError ? `error ${r.code}` : `${r.count} ${r.faults.map((f) => `${f.index}:${f.kind}:${f.timestamp}`).join(',')}`
+    for (let k = 0; k < 3000; k++) {
+      const section = Buffer.from(clean)
+      for (let m = 1 + Math.floor(rand() * 3); m > 0; m--) section[Math.floor(rand() * section.length)] = rand() < 0.5 ? Math.floor(rand() * 256) : 0x80 | Math.floor(rand() * 128)
+      const cut = rand() < 0.3 ? section.subarray(0, Math.floor(rand() * section.length)) : section
+      const whole = walk(cut, 12, [], rules)
+      const bytes = walk(cut, 12, Array.from({ length: Math.max(0, cut.length - 1) }, (_, i) => i + 1), rules)
+      expect(answer(bytes), `mutation ${k}`).toBe(answer(whole))
+    }
+  })
+
   it('collects keyless records and timestamps out of bounds as faults, in any chunking', () => {
     const records = recordsOf(6)
     const section = sectionOf(records)
