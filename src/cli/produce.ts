@@ -10,8 +10,8 @@ import { Producer, type ProducerOptions } from '../client/producer.js'
 import type { Header } from '../client/records.js'
 import { parseCompression } from '../client/records.js'
 import { parseKeyValues, UsageError, type CommandSpec } from './args.js'
-import { applyProducerProps, parseAcks, warnUnknown } from './client-props.js'
-import { BOOTSTRAP_OPTION, clientOptions, describeError, readPropertiesFile, runCommand } from './common.js'
+import { applyProducerProps, parseAcks } from '../client/client-config.js'
+import { BOOTSTRAP_OPTION, clientOptions, describeError, readPropertiesFile, runCommand, warnUnknown } from './common.js'
 import { PRODUCE_SCHEMA_OPTIONS, takeSchemaProperties, valueEncoder } from './schema-values.js'
 
 const SPEC: CommandSpec = {

@@ -1,17 +1,19 @@
-// Kafka client properties (the names of AdminClientConfig / ProducerConfig / ConsumerConfig) mapped onto
-// the Skein client's options, for --command-config, --command-property, --producer-property,
-// --consumer-property, --producer.config and --producer-props. Unknown names are reported, as Kafka's
-// "supplied but isn't a known config" warning, and otherwise ignored.
-import type { ClientOptions } from '../client/cluster.js'
-import type { ConsumerOptions, IsolationLevel, OffsetReset } from '../client/consumer.js'
-import type { ProducerOptions } from '../client/producer.js'
-import { parseCompression } from '../client/records.js'
-import { UsageError } from './args.js'
-import { SECURITY_PROPERTIES, securityFromProps } from './client-security.js'
+// Kafka's client configs (the names of AdminClientConfig / ProducerConfig / ConsumerConfig) mapped onto
+// the Skein client's options: the one home of that mapping, used by the skein tools (--command-config,
+// --producer-property, ...), Connect and MirrorMaker (producer.* / consumer.* of a worker), Streams
+// (producer.* / consumer.* overrides) and the REST Proxy (producer.*). Each apply* returns the names it
+// did not know, for the caller to warn about (Kafka's "supplied but isn't a known config") or ignore;
+// a known name with a value the client cannot use throws ConfigException.
+import type { ClientOptions } from './cluster.js'
+import type { ConsumerOptions, IsolationLevel, OffsetReset } from './consumer.js'
+import { ConfigException } from './errors.js'
+import type { ProducerOptions } from './producer.js'
+import { parseCompression } from './records.js'
+import { SECURITY_PROPERTIES, securityFromProps } from './client-security-config.js'
 
 function int(name: string, v: string, min = 0): number {
   const n = Number(v.trim())
-  if (!Number.isSafeInteger(n) || n < min) throw new UsageError(`property ${name}=${v}: expected an integer >= ${min}`)
+  if (!Number.isSafeInteger(n) || n < min) throw new ConfigException(`property ${name}=${v}: expected an integer >= ${min}`)
   return n
 }
 
@@ -19,7 +21,7 @@ function bool(name: string, v: string): boolean {
   const s = v.trim().toLowerCase()
   if (s === 'true') return true
   if (s === 'false') return false
-  throw new UsageError(`property ${name}=${v}: expected true or false`)
+  throw new ConfigException(`property ${name}=${v}: expected true or false`)
 }
 
 export function parseAcks(v: string): number {
@@ -27,7 +29,7 @@ export function parseAcks(v: string): number {
   if (s === 'all' || s === '-1') return -1
   if (s === '0') return 0
   if (s === '1') return 1
-  throw new UsageError(`acks must be 0, 1, -1 or all, not '${v}'`)
+  throw new ConfigException(`acks must be 0, 1, -1 or all, not '${v}'`)
 }
 
 const COMMON = new Set(['bootstrap.servers', 'client.id', 'request.timeout.ms', 'default.api.timeout.ms', 'retries', 'retry.backoff.ms', 'socket.connection.setup.timeout.ms'])
@@ -123,7 +125,7 @@ export function applyProducerProps(opts: ProducerOptions, props: ReadonlyMap<str
         opts.enableIdempotence = bool(name, v)
         break
       case 'transactional.id':
-        if (v.trim() === '') throw new UsageError('property transactional.id must not be empty')
+        if (v.trim() === '') throw new ConfigException('property transactional.id must not be empty')
         opts.transactionalId = v.trim()
         break
       case 'transaction.timeout.ms':
@@ -152,7 +154,7 @@ export function applyConsumerProps(opts: ConsumerOptions, props: ReadonlyMap<str
         break
       case 'auto.offset.reset': {
         const s = v.trim().toLowerCase()
-        if (s !== 'earliest' && s !== 'latest' && s !== 'none') throw new UsageError(`auto.offset.reset must be earliest, latest or none, not '${v}'`)
+        if (s !== 'earliest' && s !== 'latest' && s !== 'none') throw new ConfigException(`auto.offset.reset must be earliest, latest or none, not '${v}'`)
         opts.autoOffsetReset = s as OffsetReset
         break
       }
@@ -188,7 +190,7 @@ export function applyConsumerProps(opts: ConsumerOptions, props: ReadonlyMap<str
         break
       case 'partition.assignment.strategy': {
         const names = v.split(',').map((s) => s.trim()).filter((s) => s !== '').map((s) => (/RoundRobin/i.test(s) ? 'roundrobin' : /Range/i.test(s) || s === 'range' ? 'range' : null))
-        if (names.some((n) => n === null)) throw new UsageError(`partition.assignment.strategy '${v}': supported are range and roundrobin`)
+        if (names.some((n) => n === null)) throw new ConfigException(`partition.assignment.strategy '${v}': supported are range and roundrobin`)
         opts.assignors = names as ('range' | 'roundrobin')[]
         break
       }
@@ -212,9 +214,5 @@ export function applyConsumerProps(opts: ConsumerOptions, props: ReadonlyMap<str
 export function parseIsolationLevel(v: string): IsolationLevel {
   const s = v.trim().toLowerCase()
   if (s === 'read_committed' || s === 'read_uncommitted') return s
-  throw new UsageError(`isolation level must be read_committed or read_uncommitted, not '${v}'`)
-}
-
-export function warnUnknown(command: string, names: readonly string[]): void {
-  for (const n of names) process.stderr.write(`${command}: warning: the configuration '${n}' was supplied but isn't a known config\n`)
+  throw new ConfigException(`isolation level must be read_committed or read_uncommitted, not '${v}'`)
 }

@@ -1,12 +1,12 @@
 // Kafka's client security properties (security.protocol, sasl.mechanism, sasl.jaas.config, ssl.*) turned
-// into the Skein client's ClientSecurity, for --command-config and the other property options of every
-// skein tool. Key and trust stores are PEM (ssl.keystore.type=PEM, ssl.truststore.type=PEM, or the
+// into the Skein client's ClientSecurity; client-config.ts applies it for every product that takes Kafka's
+// client configs. Key and trust stores are PEM (ssl.keystore.type=PEM, ssl.truststore.type=PEM, or the
 // inline ssl.keystore.certificate.chain / ssl.keystore.key / ssl.truststore.certificates) or a PKCS12
 // key store; JKS cannot be read by node:tls and is refused with a message saying so.
 import { readFileSync } from 'node:fs'
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls'
-import { credentialsFromJaas, type ClientSecurity, type SaslMechanism } from '../client/sasl.js'
-import { UsageError } from './args.js'
+import { ConfigException } from './errors.js'
+import { credentialsFromJaas, type ClientSecurity, type SaslMechanism } from './sasl.js'
 
 export const SECURITY_PROPERTIES = new Set([
   'security.protocol', 'sasl.mechanism', 'sasl.jaas.config',
@@ -22,29 +22,29 @@ function readFile(name: string, path: string): Buffer {
   try {
     return readFileSync(path)
   } catch (err) {
-    throw new UsageError(`${name}=${path}: ${(err as Error).message}`)
+    throw new ConfigException(`${name}=${path}: ${(err as Error).message}`)
   }
 }
 
 function storeType(props: ReadonlyMap<string, string>, name: string, fallback: string): string {
   const t = (props.get(name) ?? fallback).trim().toUpperCase()
-  if (t === 'JKS') throw new UsageError(`${name}=JKS: JKS stores cannot be read here; use PEM (or PKCS12 for the key store)`)
+  if (t === 'JKS') throw new ConfigException(`${name}=JKS: JKS stores cannot be read here; use PEM (or PKCS12 for the key store)`)
   return t
 }
 
-/** The ClientSecurity the properties describe, or undefined for PLAINTEXT. Throws UsageError on a bad combination. */
+/** The ClientSecurity the properties describe, or undefined for PLAINTEXT. Throws ConfigException on a bad combination. */
 export function securityFromProps(props: ReadonlyMap<string, string>): ClientSecurity | undefined {
   const protocol = (props.get('security.protocol') ?? 'PLAINTEXT').trim().toUpperCase()
-  if (!PROTOCOLS.includes(protocol)) throw new UsageError(`security.protocol=${protocol}: expected one of ${PROTOCOLS.join(', ')}`)
+  if (!PROTOCOLS.includes(protocol)) throw new ConfigException(`security.protocol=${protocol}: expected one of ${PROTOCOLS.join(', ')}`)
   if (protocol === 'PLAINTEXT') return undefined
   const security: ClientSecurity = {}
   if (protocol === 'SASL_PLAINTEXT' || protocol === 'SASL_SSL') {
     const mechanism = (props.get('sasl.mechanism') ?? 'GSSAPI').trim().toUpperCase() as SaslMechanism
-    if (!MECHANISMS.includes(mechanism)) throw new UsageError(`sasl.mechanism=${mechanism}: supported are ${MECHANISMS.join(', ')}`)
+    if (!MECHANISMS.includes(mechanism)) throw new ConfigException(`sasl.mechanism=${mechanism}: supported are ${MECHANISMS.join(', ')}`)
     const jaas = props.get('sasl.jaas.config')
-    if (jaas === undefined) throw new UsageError(`security.protocol=${protocol} needs sasl.jaas.config with username and password`)
+    if (jaas === undefined) throw new ConfigException(`security.protocol=${protocol} needs sasl.jaas.config with username and password`)
     const credentials = credentialsFromJaas(jaas)
-    if (credentials === undefined) throw new UsageError('sasl.jaas.config: expected username="..." password="..."')
+    if (credentials === undefined) throw new ConfigException('sasl.jaas.config: expected username="..." password="..."')
     security.sasl = { mechanism, ...credentials }
   }
   if (protocol === 'SSL' || protocol === 'SASL_SSL') security.tls = tlsFromProps(props)
@@ -57,7 +57,7 @@ function tlsFromProps(props: ReadonlyMap<string, string>): TlsConnectionOptions 
   const trustPath = props.get('ssl.truststore.location')
   if (trustInline !== undefined) tls.ca = trustInline
   else if (trustPath !== undefined) {
-    if (storeType(props, 'ssl.truststore.type', 'PEM') !== 'PEM') throw new UsageError('ssl.truststore.type: only PEM trust stores can be read here')
+    if (storeType(props, 'ssl.truststore.type', 'PEM') !== 'PEM') throw new ConfigException('ssl.truststore.type: only PEM trust stores can be read here')
     tls.ca = readFile('ssl.truststore.location', trustPath)
   }
   const keyPassword = props.get('ssl.key.password')
@@ -65,7 +65,7 @@ function tlsFromProps(props: ReadonlyMap<string, string>): TlsConnectionOptions 
   const inlineKey = props.get('ssl.keystore.key')
   const keyPath = props.get('ssl.keystore.location')
   if (chain !== undefined || inlineKey !== undefined) {
-    if (chain === undefined || inlineKey === undefined) throw new UsageError('ssl.keystore.certificate.chain and ssl.keystore.key go together')
+    if (chain === undefined || inlineKey === undefined) throw new ConfigException('ssl.keystore.certificate.chain and ssl.keystore.key go together')
     tls.cert = chain
     tls.key = inlineKey
     if (keyPassword !== undefined) tls.passphrase = keyPassword
@@ -81,7 +81,7 @@ function tlsFromProps(props: ReadonlyMap<string, string>): TlsConnectionOptions 
       tls.key = bytes
       if (keyPassword !== undefined) tls.passphrase = keyPassword
     } else {
-      throw new UsageError(`ssl.keystore.type=${type}: expected PEM or PKCS12`)
+      throw new ConfigException(`ssl.keystore.type=${type}: expected PEM or PKCS12`)
     }
   }
   // ssl.endpoint.identification.algorithm: 'https' (Kafka's default) checks the host name; empty skips it.
@@ -89,7 +89,7 @@ function tlsFromProps(props: ReadonlyMap<string, string>): TlsConnectionOptions 
   const enabled = (props.get('ssl.enabled.protocols') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
   if (enabled.length > 0) {
     const versions = enabled.filter((p) => p === 'TLSv1.2' || p === 'TLSv1.3') as ('TLSv1.2' | 'TLSv1.3')[]
-    if (versions.length === 0) throw new UsageError(`ssl.enabled.protocols=${enabled.join(',')}: supported are TLSv1.2 and TLSv1.3`)
+    if (versions.length === 0) throw new ConfigException(`ssl.enabled.protocols=${enabled.join(',')}: supported are TLSv1.2 and TLSv1.3`)
     tls.minVersion = versions.includes('TLSv1.2') ? 'TLSv1.2' : 'TLSv1.3'
     tls.maxVersion = versions.includes('TLSv1.3') ? 'TLSv1.3' : 'TLSv1.2'
   }
