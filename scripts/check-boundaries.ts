@@ -135,6 +135,12 @@ export const RULES: IRegularForbiddenRuleType[] = [
     to: { path: under('server') },
   },
   {
+    name: 'only-skein-imports-cli',
+    comment: 'cli/ is the skein tools: only the skein entry loads them; a product raises errors of its own, never the CLI\'s',
+    from: { path: '^src/', pathNot: '^src/(cli/|skein\\.ts$)' },
+    to: { path: under('cli') },
+  },
+  {
     name: 'entries-are-not-imported',
     comment: 'main.ts, index.ts and skein.ts are entry points; only skein.ts loads main.ts (for `skein broker`)',
     from: { path: '^src/', pathNot: '^src/skein\\.ts$' },

@@ -55,13 +55,13 @@ async function runRest(argv: readonly string[]): Promise<number> {
 
 /** Kafka Connect, loaded only for its command (it brings the HTTP server, the plugins and pg). */
 async function runConnect(argv: readonly string[]): Promise<number> {
-  const connect = await import('./connect/cli.js')
+  const connect = await import('./cli/connect.js')
   return connect.runConnect(argv)
 }
 
 /** MirrorMaker 2 (dedicated mode), loaded only for its command (it runs Connect herders). */
 async function runMirrorMaker(argv: readonly string[]): Promise<number> {
-  const mm = await import('./connect/mirror-maker.js')
+  const mm = await import('./cli/mirror-maker.js')
   return mm.runMirrorMaker(argv)
 }
 

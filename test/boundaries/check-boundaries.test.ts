@@ -133,3 +133,31 @@ describe('check-boundaries', () => {
     for (const f of named) expect(FLOORS, f).toHaveProperty(f)
   })
 })
+
+describe('check-boundaries: the products', () => {
+  let root: string
+  let violations: Violation[]
+
+  const PRODUCTS = {
+    'src/domain/errors.ts': 'export const NONE = 0\n',
+    // the skein tools: only the skein entry loads them
+    'src/cli/args.ts': "import { NONE } from '../domain/errors.js'\nexport class UsageError extends Error {}\nexport const none = NONE\n",
+    'src/skein.ts': "export const run = async (): Promise<unknown> => (await import('./cli/args.js')).UsageError\n",
+    // a product throwing the CLI's error
+    'src/connect/runtime/worker.ts': "import { UsageError } from '../../cli/args.js'\nexport const fail = (): never => { throw new UsageError() }\n",
+  }
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'skein-boundaries-products-'))
+    writeTree(root, PRODUCTS)
+    violations = (await checkBoundaries(root)).violations
+  })
+
+  afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+  const reported = (): string[] => violations.map((v) => `${v.rule} ${v.from} → ${v.to}`).sort()
+
+  it('lets only the skein entry import cli/', () => {
+    expect(reported()).toEqual(['only-skein-imports-cli src/connect/runtime/worker.ts → src/cli/args.ts'])
+  })
+})

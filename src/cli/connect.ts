@@ -2,10 +2,10 @@
 // [connector.properties ...]`: a Kafka Connect worker (connect-distributed.sh / connect-standalone.sh),
 // with Kafka's worker and connector property names. --override key=value items go over the file.
 // Runs until SIGINT or SIGTERM, then stops its tasks (committing their offsets) and leaves the group.
-import { parseKeyValues, UsageError, type CommandSpec } from '../cli/args.js'
-import { readPropertiesFile, runCommand } from '../cli/common.js'
+import { startConnect } from '../connect/runtime/connect.js'
 import { createLogger } from '../observability/logger.js'
-import { startConnect } from './runtime/connect.js'
+import { parseKeyValues, UsageError, type CommandSpec } from './args.js'
+import { readPropertiesFile, runCommand } from './common.js'
 
 const SPEC: CommandSpec = {
   command: 'skein connect',
