@@ -39,16 +39,41 @@ export const FLOORS: Readonly<Record<string, string>> = {
   rest: 'client-side: REST proxy',
   console: 'client-side: web console, WebSocket streaming, /metrics /health /ready over http/',
   registry: 'client-side: Schema Registry',
-  connect: 'client-side: Kafka Connect',
+  connect: 'client-side: Kafka Connect, MirrorMaker 2 (connect/mirror/)',
   streams: 'client-side: Streams',
-  mirror: '(coming) client-side: MirrorMaker',
 }
 
 /** The entry points at the top of src/. */
 export const ENTRIES = ['main.ts', 'index.ts', 'skein.ts']
 
 /** Client-side products: they talk to brokers over the Kafka protocol, even inside a broker's process. */
-const CLIENT_SIDE = 'client|cli|rest|console|registry|connect|streams|mirror'
+const CLIENT_SIDE = 'client|cli|rest|console|registry|connect|streams'
+
+/**
+ * The client-side products in floors, lowest first: a product imports the products of the floors below
+ * its own, never one beside it or above it (the REST Proxy and the web console both need the Schema
+ * Registry's client, the console mounts on the REST Proxy, the skein tools start them all).
+ */
+export const PRODUCT_FLOORS: ReadonlyArray<readonly string[]> = [['client'], ['registry'], ['rest', 'streams', 'connect'], ['console'], ['cli']]
+
+/** One rule per product: the products it may not import (those beside it and above it). */
+function productFloorRules(): Array<{ name: string; comment: string; from: { path: string }; to: { path: string } }> {
+  return PRODUCT_FLOORS.flatMap((floor, level) =>
+    floor.map((product) => {
+      const below = PRODUCT_FLOORS.slice(0, level).flat()
+      const forbidden = PRODUCT_FLOORS.flat().filter((p) => p !== product && !below.includes(p))
+      return {
+        name: `${product}-imports-only-lower-products`,
+        comment: `products are in floors (${PRODUCT_FLOORS.map((f) => f.join(' ')).join(' <- ')}): ${product}/ imports ${below.length === 0 ? 'no other product' : `only ${below.join(', ')} of them`}`,
+        from: { path: under(product) },
+        to: { path: under(forbidden.join('|')) },
+      }
+    }),
+  )
+}
+
+/** Kafka Connect's plugin folders: they implement connect/api/ and are loaded by connect/runtime/. */
+const CONNECT_PLUGINS = 'connect/connectors|connect/converters|connect/transforms|connect/mirror'
 
 /** `^src/(a|b)/`: the modules of these folders and their subfolders. */
 const under = (names: string): string => `^src/(${names})/`
@@ -156,6 +181,31 @@ export const RULES: IRegularForbiddenRuleType[] = [
       path: '^src/',
       pathNot: `${under(`${CLIENT_SIDE}|protocol|domain|addon|observability|http`)}|^src/config/(properties|config-def|client-[a-z0-9-]+)\\.ts$`,
     },
+  },
+  ...productFloorRules(),
+  {
+    name: 'connect-api-imports-no-product',
+    comment: 'connect/api/ is the plugin API (Kafka\'s connect-api): plugins build on it, it knows no plugin, runtime or client',
+    from: { path: under('connect/api') },
+    to: { path: under(CLIENT_SIDE), pathNot: under('connect/api') },
+  },
+  {
+    name: 'connect-plugins-import-no-runtime',
+    comment: 'connectors, converters, transforms and MirrorMaker\'s connectors are loaded by connect/runtime/ through connect/api/; they never reach into the runtime',
+    from: { path: under(CONNECT_PLUGINS) },
+    to: { path: `${under('connect/runtime')}|^src/connect/[^/]+\\.ts$` },
+  },
+  {
+    name: 'connect-transforms-import-only-connect-api',
+    comment: 'a transform (SMT) or predicate works on connect/api/ records alone',
+    from: { path: under('connect/transforms') },
+    to: { path: under(CLIENT_SIDE), pathNot: under('connect/transforms|connect/api') },
+  },
+  {
+    name: 'connect-mirror-imports-only-connect-api-and-client',
+    comment: 'MirrorMaker 2 is Connect connectors (connect/mirror/): connect/api/ and the Kafka client, no other plugin; connect/connectors/ lists them',
+    from: { path: under('connect/mirror') },
+    to: { path: under(CLIENT_SIDE), pathNot: under('connect/mirror|connect/api|client') },
   },
   {
     name: 'no-module-cycles',
