@@ -8,7 +8,7 @@
 import { tuneMallocForClient } from './addon/malloc-tuning.js'
 import { runAcls } from './cli/acls.js'
 import { runBench } from './cli/bench.js'
-import { runCluster } from './cli/cluster.js'
+import { runCluster } from './cli/dev-cluster.js'
 import { runConfigs } from './cli/configs.js'
 import { runConsume } from './cli/consume.js'
 import { runGroups } from './cli/groups.js'

@@ -13,7 +13,7 @@
 import { readFileSync, writeFileSync, openSync, readSync, closeSync, fstatSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { gzipSync } from 'node:zlib'
-import { RecordBatchWriter } from '../client/records.js'
+import { RecordBatchWriter } from '../client/record-batches.js'
 import { CompressionType, RECORD_BATCH_OVERHEAD } from '../protocol/records/batch.js'
 import { compress, decompress } from '../protocol/records/compression.js'
 import { parseIntArg, UsageError, type CommandSpec } from './args.js'

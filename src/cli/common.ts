@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs'
 import { errorName } from '../domain/errors.js'
 import { ConnectionError, KafkaError, NotKafkaBrokerError, TimeoutError } from '../client/errors.js'
-import { DEFAULT_API_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type ClientOptions } from '../client/cluster.js'
+import { DEFAULT_API_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type ClientOptions } from '../client/cluster-connections.js'
 import { helpText, parseArgs, parseKeyValues, UsageError, type CommandSpec, type OptionSpec, type ParsedArgs } from './args.js'
 import { applyAdminProps } from '../client/client-config.js'
 import { parseProperties } from '../config/properties.js'

@@ -6,7 +6,7 @@
 // print.headers, print.key, print.value, key.separator, ...) or one JSON object per record.
 import { Consumer, type ConsumerOptions } from '../client/consumer.js'
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets, tpKey } from '../client/offsets.js'
-import type { ConsumedRecord } from '../client/records.js'
+import type { ConsumedRecord } from '../client/record-batches.js'
 import { isRetriableError } from '../client/errors.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { parseKeyValues, parseIntArg, UsageError, type CommandSpec } from './args.js'

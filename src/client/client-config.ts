@@ -4,11 +4,11 @@
 // (producer.* / consumer.* overrides) and the REST Proxy (producer.*). Each apply* returns the names it
 // did not know, for the caller to warn about (Kafka's "supplied but isn't a known config") or ignore;
 // a known name with a value the client cannot use throws ConfigException.
-import type { ClientOptions } from './cluster.js'
+import type { ClientOptions } from './cluster-connections.js'
 import type { ConsumerOptions, IsolationLevel, OffsetReset } from './consumer.js'
 import { ConfigException } from './errors.js'
 import type { ProducerOptions } from './producer.js'
-import { parseCompression } from './records.js'
+import { parseCompression } from './record-batches.js'
 import { SECURITY_PROPERTIES, securityFromProps } from './client-security-config.js'
 
 function int(name: string, v: string, min = 0): number {

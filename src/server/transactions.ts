@@ -11,7 +11,7 @@
 // uses, its leader epoch (Metadata's), which every marker carries as its coordinator epoch; a partition
 // refuses a marker from an older coordinator epoch than one it has seen (TRANSACTION_COORDINATOR_FENCED).
 import { systemClock } from '../coordinator/runtime/clock.js'
-import { txnStatusFromName } from '../coordinator/transaction/records.js'
+import { txnStatusFromName } from '../coordinator/transaction/transaction-log-records.js'
 import { TransactionCoordinator } from '../coordinator/transaction/txn-coordinator.js'
 import type { TransactionCoordinatorConfig, TxnMarkerItem, TxnMarkerWriter } from '../coordinator/transaction/types.js'
 import { BrokerConnection } from '../client/connection.js'

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { applyAdminProps, applyConsumerProps, applyProducerProps, parseAcks, parseIsolationLevel } from '../../src/client/client-config.js'
 import { securityFromProps } from '../../src/client/client-security-config.js'
-import type { ClientOptions } from '../../src/client/cluster.js'
+import type { ClientOptions } from '../../src/client/cluster-connections.js'
 import type { ConsumerOptions } from '../../src/client/consumer.js'
 import { ConfigException } from '../../src/client/errors.js'
 import type { ProducerOptions } from '../../src/client/producer.js'

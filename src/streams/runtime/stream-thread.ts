@@ -24,7 +24,7 @@ import { Consumer, type ConsumerOptions, type TopicPartition } from '../../clien
 import { ProducerStateError } from '../../client/errors.js'
 import { listOffsets, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, tpKey } from '../../client/offsets.js'
 import { Producer, type BatchDeliveryCallback, type BatchDelivery, type ProducerOptions } from '../../client/producer.js'
-import type { ConsumedRecord, Header } from '../../client/records.js'
+import type { ConsumedRecord, Header } from '../../client/record-batches.js'
 import { ErrorCode, KafkaError, errorName } from '../../domain/errors.js'
 import { StreamsException, TaskMigratedException } from '../core/errors.js'
 import type { Subtopology, Topology } from '../processor/topology.js'
