@@ -3,11 +3,10 @@
 // does that work in prepare(), which the runtime awaits (a serializer's once per topic when a task
 // starts; a deserializer's before a record is processed, only when its schema is not cached yet), so
 // that serialize() and deserialize() run synchronously inside processing.
-import avsc from 'avsc'
 import { JsonSchema } from '../../registry/jsonschema/index.js'
 import { ProtobufSchema } from '../../registry/protobuf/index.js'
-import type { ResolvedReference, SchemaReference, SchemaType } from '../../registry/schema-type/types.js'
-import { AvroDeserializer, JsonSchemaDeserializer, ProtobufDeserializer, type DeserializerOptions, type SerializerOptions } from '../../registry/serdes/index.js'
+import type { SchemaReference, SchemaType } from '../../registry/schema-type/types.js'
+import { AvroDeserializer, avscTypeWithReferences, JsonSchemaDeserializer, ProtobufDeserializer, type DeserializerOptions, type SerializerOptions } from '../../registry/serdes/index.js'
 import { TopicNameStrategy, encodeHeader, encodeMessageIndexes } from '../../registry/serdes/wire.js'
 import { SerializationException } from './errors.js'
 import type { Serde } from './serdes.js'
@@ -98,20 +97,7 @@ function avroWriter<T>(opts: SerializerOptions): (topic: string) => Promise<Writ
   const recordName = parsed?.name === undefined ? undefined : parsed.name.includes('.') || parsed.namespace === undefined ? parsed.name : `${parsed.namespace}.${parsed.name}`
   return async (topic) => {
     const { id, schema, references } = await writerId(opts, 'AVRO', topic, recordName)
-    // Referenced schemas are defined before the ones that use them, depth first, each once.
-    const registry: Record<string, avsc.Type> = {}
-    const loaded = new Set<string>()
-    const load = (refs: ResolvedReference[]): void => {
-      for (const r of refs) {
-        const key = `${r.subject}\u0000${r.version}`
-        if (loaded.has(key)) continue
-        loaded.add(key)
-        load(r.references)
-        avsc.Type.forSchema(JSON.parse(r.schema), { registry })
-      }
-    }
-    load(await opts.client.resolveReferences(references))
-    const type = avsc.Type.forSchema(JSON.parse(schema), { registry })
+    const type = avscTypeWithReferences(schema, await opts.client.resolveReferences(references))
     return {
       id,
       encode: (v: T) => {
