@@ -37,7 +37,7 @@ export const FLOORS: Readonly<Record<string, string>> = {
   client: 'client-side: the Kafka client',
   cli: 'client-side: the skein tools',
   rest: 'client-side: REST proxy',
-  console: 'client-side: web console, WebSocket streaming, /metrics /health /ready over http/',
+  console: 'client-side: web console, WebSocket streaming over http/',
   registry: 'client-side: Schema Registry',
   connect: 'client-side: Kafka Connect, MirrorMaker 2 (connect/mirror/)',
   streams: 'client-side: Streams',
