@@ -1,6 +1,8 @@
 // The partitions this broker holds (Kafka's ReplicaManager): the one place that talks to the shard router
-// about partition data. Handlers reach it as their PartitionService, and the coordinators' partition
-// writers append and read through it too: leader checks, appends as leader (stamped with the leader
+// about partition data. Handlers reach it as their PartitionService (server/handlers/common/ports.ts,
+// which this floor does not import: partition-requests.ts declares the same shapes, and the broker's
+// composition hands the manager over, where the compiler checks the fit), and the coordinators'
+// partition writers append and read through it too: leader checks, appends as leader (stamped with the leader
 // epoch, waking the fetches parked in the purgatory), consumer reads, offsets, record deletion, producer
 // state, transaction markers and log dirs.
 //
@@ -12,7 +14,8 @@
 // whose log could not be opened (offline, as Kafka's HostedPartition.Offline). A LeaderAndIsr or
 // StopReplica whose logs fail logs one line per topic, however many partitions failed.
 //
-// Replication (src/replication/ holds the rules; this file applies them to the shards and the network):
+// Replication (partition.ts, delayed-produce.ts, replica-fetcher.ts hold the rules; this file applies
+// them to the shards, with two helpers split off as Kafka splits them):
 // - A leader keeps a PartitionLeaderState per partition: ISR, followers' LEOs, the HW. While its maximal
 //   ISR is itself alone (and min ISR allows it) the shard moves the HW on every append (a single broker
 //   pays nothing); otherwise the HW moves here, from followers' fetches and from append answers, and is
@@ -22,12 +25,13 @@
 //   shrank below min meanwhile, REQUEST_TIMED_OUT at the request's timeout). acks=1 answers after the
 //   leader's append. Transaction markers are appended with acks=all (as Kafka's), bounded by
 //   TXN_MARKER_APPEND_TIMEOUT_MS.
-// - ISR changes go to the controller with AlterPartition, one in flight per partition: a shrink every
-//   replica.lag.time.max.ms/2 for followers not caught up, an expansion when a follower's fetch reaches
-//   the HW and the current epoch.
-// - A follower is fetched for by num.replica.fetchers ReplicaFetchers per leader broker (replica-fetcher.ts;
-//   a partition goes to the one Kafka's hash picks), which append the leader's batches verbatim and
-//   truncate by leader epoch.
+// - ISR changes go to the controller with AlterPartition, one in flight per partition
+//   (alter-partition-manager.ts): a shrink every replica.lag.time.max.ms/2 for followers not caught up,
+//   an expansion when a follower's fetch reaches the HW and the current epoch.
+// - A follower is fetched for by num.replica.fetchers ReplicaFetchers per leader broker
+//   (replica-fetcher-manager.ts; a partition goes to the one Kafka's hash picks), which append the
+//   leader's batches verbatim and truncate by leader epoch. Their connections (connectLeader; the
+//   broker's is broker/remote-leader-endpoint.ts) and the controller (alterPartition) are ports.
 import { statfsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { ErrorCode, errorName } from '../domain/errors.js'
