@@ -248,21 +248,18 @@ export class ReplicaManager {
    */
   async appendAsLeader(items: readonly LeaderAppend[], options: LeaderAppendOptions): Promise<Outcome<AppendResult>[]> {
     // The epoch is stamped on the caller's items rather than on copies: the router copies each item into
-    // its shard message anyway, and Produce's hot path allocates nothing more per partition.
-    let refused = false
-    let replicated = false
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i] as AppendItem
+    // its shard message anyway, and Produce's hot path allocates nothing more per partition. Each item's
+    // leadership is looked up once before the append: the scan stops at the first item the common case
+    // does not cover, and the replicated path goes on from there with what the scan found.
+    let checked = 0
+    for (; checked < items.length; checked++) {
+      const item = items[checked] as AppendItem
       const p = this.#hosted.get(item.topic)?.[item.partition]
-      if (p === undefined || !p.isLeader) refused = true
-      else {
-        item.leaderEpoch = p.leaderEpoch
-        if (!p.hwFollowsLeo) replicated = true
-        else if (options.acks === -1 && p.leaderState!.underMinIsr) refused = true
-      }
+      if (p === undefined || !p.isLeader || !p.hwFollowsLeo || (options.acks === -1 && p.leaderState!.underMinIsr)) break
+      item.leaderEpoch = p.leaderEpoch
     }
-    if (refused || replicated) {
-      const out = await this.#appendReplicated(items, options)
+    if (checked < items.length) {
+      const out = await this.#appendReplicated(items, options, checked)
       if (this.metrics !== undefined) this.countAppends(this.metrics, items, out)
       return out
     }
@@ -334,13 +331,19 @@ export class ReplicaManager {
 
   /**
    * Appends with the replication rules: items this broker does not lead answer NOT_LEADER_OR_FOLLOWER,
-   * acks=all below min ISR NOT_ENOUGH_REPLICAS (nothing written); acks=all waits for the HW.
+   * acks=all below min ISR NOT_ENOUGH_REPLICAS (nothing written); acks=all waits for the HW. The first
+   * `checked` items were found led (epoch stamped) by appendAsLeader's scan, in the same turn.
    */
-  async #appendReplicated(items: readonly LeaderAppend[], options: LeaderAppendOptions): Promise<Outcome<AppendResult>[]> {
+  async #appendReplicated(items: readonly LeaderAppend[], options: LeaderAppendOptions, checked: number): Promise<Outcome<AppendResult>[]> {
     const out: Outcome<AppendResult>[] = new Array(items.length)
     const led: AppendItem[] = []
     const at: number[] = []
-    items.forEach((item, i) => {
+    for (let i = 0; i < checked; i++) {
+      led.push(items[i] as AppendItem)
+      at.push(i)
+    }
+    for (let i = checked; i < items.length; i++) {
+      const item = items[i]!
       const p = this.#hosted.get(item.topic)?.[item.partition]
       if (p === undefined || !p.isLeader) {
         out[i] = { ok: false, errorCode: p === undefined && !this.deps.knowsPartition(item.topic, item.partition) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.NOT_LEADER_OR_FOLLOWER, message: `this broker does not lead ${item.topic}-${item.partition}` }
@@ -351,7 +354,7 @@ export class ReplicaManager {
         led.push(item as AppendItem)
         at.push(i)
       }
-    })
+    }
     if (led.length === 0) return out
     const results = await this.router.append(led)
     const waits: Promise<void>[] = []

@@ -114,6 +114,14 @@ describe('ReplicaManager over an inline router', () => {
     // Not the leader, or not hosted: refused before the shard.
     const [other] = await rm.appendAsLeader([{ topic: 't', partition: 1, records: batch('b', 1) }], { acks: 1, timeoutMs: 1000 })
     expect(other).toMatchObject({ ok: false, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER })
+    // One request mixing led and not-led partitions: each answered for itself, the led ones written.
+    await become(rm, leaderAndIsr({ partition: 2, leaderEpoch: 4 }))
+    const mixed = await rm.appendAsLeader([
+      { topic: 't', partition: 0, records: batch('c', 1) },
+      { topic: 't', partition: 1, records: batch('d', 1) },
+      { topic: 't', partition: 2, records: batch('e', 1) },
+    ], { acks: -1, timeoutMs: 1000 })
+    expect(mixed.map((m) => (m.ok ? m.value.baseOffset : m.errorCode))).toEqual([3, ErrorCode.NOT_LEADER_OR_FOLLOWER, 0])
   })
 
   it("answers acks=all once a follower's fetch moves the HW past the append", async () => {
