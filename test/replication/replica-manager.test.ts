@@ -12,6 +12,7 @@ import type { AlterPartitionRequest, AlterPartitionResponse } from '../../src/pr
 import type { FollowerFetchAnswer, FollowerFetchPartition, LeaderEndpoint } from '../../src/replication/leader-endpoint.js'
 import type { LiveLeader, PartitionLeaderAndIsr } from '../../src/replication/partition-requests.js'
 import { ReplicaManager, type ReplicaManagerDeps } from '../../src/replication/replica-manager.js'
+import type { PartitionService, ReplicaManagerPort } from '../../src/server/handlers/common/ports.js'
 import type { ShardRouter } from '../../src/shard/router.js'
 import { DEFAULT_LOG_CONFIG } from '../../src/storage/index.js'
 import { batch, openReplicatedRouter, readRegions, removeDir, startRouter, tempDir, value } from '../shard/helpers.js'
@@ -88,6 +89,12 @@ async function logEnd(rm: ReplicaManager, topic = 't', partition = 0): Promise<{
 }
 
 describe('ReplicaManager over an inline router', () => {
+  it("fits the handlers' PartitionService and the control plane's ReplicaManagerPort (checked by tsc)", () => {
+    // replication/ does not import the ports: the shapes it declares must stay assignable to them.
+    const asPorts = (rm: ReplicaManager): [PartitionService, ReplicaManagerPort] => [rm, rm]
+    expect(asPorts).toBeTypeOf('function')
+  })
+
   it('appends as leader, stamping the leader epoch, and serves consumers up to the HW', async () => {
     const router = await openReplicatedRouter(0, cleanup)
     const rm = replicaManager(router)
