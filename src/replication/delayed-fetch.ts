@@ -18,7 +18,7 @@ export function partitionKey(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`
 }
 
-export class FetchPurgatory {
+export class DelayedFetchPurgatory {
   private readonly byPartition = new Map<string, Set<Entry>>()
   private waiting = 0
 

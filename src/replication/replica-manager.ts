@@ -42,7 +42,7 @@ import type { AlterPartitionRequest, AlterPartitionResponse } from '../protocol/
 import type { AppendItem, ShardReadResult, ShardRouter } from '../shard/router.js'
 import type { AppendResult, LogConfig, PartitionState, ProducerDescription } from '../storage/types.js'
 import { AlterPartitionManager, type IsrHost } from './alter-partition-manager.js'
-import { FetchPurgatory, partitionKey } from './delayed-fetch.js'
+import { DelayedFetchPurgatory, partitionKey } from './delayed-fetch.js'
 import { DelayedProducePurgatory } from './delayed-produce.js'
 import type { HostedPartition } from './hosted-partition.js'
 import type { FollowerLogState, LeaderEndpoint } from './leader-endpoint.js'
@@ -118,8 +118,8 @@ export class ReplicaManager {
    * HW follows the LEO) can give it anything. An append to a replicated partition then costs no consumer
    * fetch a read that finds nothing, and a HW move no follower fetch one.
    */
-  readonly #consumerFetches = new FetchPurgatory()
-  readonly #followerFetches = new FetchPurgatory()
+  readonly #consumerFetches = new DelayedFetchPurgatory()
+  readonly #followerFetches = new DelayedFetchPurgatory()
   readonly #delayedProduce = new DelayedProducePurgatory()
   /** topic -> hosted partitions by index: the per-request leader lookup is one map get and an index. */
   readonly #hosted = new Map<string, (HostedPartition | undefined)[]>()
