@@ -33,6 +33,7 @@ export const FLOORS: Readonly<Record<string, string>> = {
   quota: 'client quotas: entities, precedence, sampled rates, quota managers',
   auth: 'authentication (TLS principals, SASL PLAIN/SCRAM) and authorization',
   http: 'the one HTTP adapter over uWebSockets.js',
+  broker: 'composition and admin services of the broker; its own connections to other brokers over client/',
   server: 'top floor: sockets, request dispatch, handlers, the broker',
   client: 'client-side: the Kafka client',
   cli: 'client-side: the skein tools',
@@ -99,10 +100,12 @@ export const RULES: IRegularForbiddenRuleType[] = [
     to: { path: '^src/', pathNot: under('shard|storage|protocol/records|domain|addon|config|observability') },
   },
   {
-    name: 'replication-imports-no-server',
-    comment: 'replication/ sits between shard and server: the server calls it, never the other way',
+    name: 'replication-imports-no-broker-or-server',
+    comment:
+      'replication/ (the rules and the replica manager that applies them) sits under the broker and the server: ' +
+      'they hand it its ports (the leaders\' endpoints over client/, the controller), it never imports them',
     from: { path: under('replication') },
-    to: { path: under(`server|coordinator|${CLIENT_SIDE}`) },
+    to: { path: under(`broker|server|coordinator|${CLIENT_SIDE}`) },
   },
   {
     name: 'coordinator-imports-no-log-or-server',

@@ -11,7 +11,7 @@ import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { BASE_SEQUENCE_OFFSET, CONTROL_MASK, COMPRESSION_MASK, PRODUCER_EPOCH_OFFSET, PRODUCER_ID_OFFSET, TRANSACTIONAL_MASK, iterateBatches, readInt64 } from '../protocol/records/batch.js'
 import { buildRecordBatch, decodeRecords } from '../protocol/records/builder.js'
 import { readRegions } from '../storage/regions.js'
-import type { ReplicaManager } from './replica-manager.js'
+import type { ReplicaManager } from '../replication/replica-manager.js'
 
 const READ_CHUNK_BYTES = 1 << 20
 /** Kafka's log start offset lookup (ListOffsets EARLIEST). */

@@ -12,7 +12,7 @@ import { systemClock } from '../coordinator/runtime/clock.js'
 import type { TopicInfo } from './handlers/common/ports.js'
 import type { Broker } from './broker.js'
 import { CoordinatorPartitionWriter } from './coordinator-partition-writer.js'
-import { partitionKey } from './fetch-purgatory.js'
+import { partitionKey } from '../replication/delayed-fetch.js'
 import type { GroupCoordinatorService } from './handlers/common/ports.js'
 import { InternalTopicService, type InternalTopicSpec } from './internal-topic-service.js'
 

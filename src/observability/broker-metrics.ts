@@ -9,7 +9,7 @@
 // ReplicaManager with a one-entry cache (a produce names each topic once, its partitions in a row);
 // request metrics are arrays indexed by API key and version. Values that live elsewhere (log sizes,
 // lag, connection counts, purgatory sizes) are read at scrape time.
-import { type Counter, type CounterFamily, Gauge, type Histogram, MetricsRegistry, type SummaryFamily } from '../observability/metrics.js'
+import { type Counter, type CounterFamily, Gauge, type Histogram, MetricsRegistry, type SummaryFamily } from './metrics.js'
 
 /** BrokerTopicMetrics of one topic, or of all topics (the MBean without a topic). */
 export interface TopicMetrics {

@@ -1,6 +1,8 @@
 // The partitions this broker holds (Kafka's ReplicaManager): the one place that talks to the shard router
-// about partition data. Handlers reach it as their PartitionService, and the coordinators' partition
-// writers append and read through it too: leader checks, appends as leader (stamped with the leader
+// about partition data. Handlers reach it as their PartitionService (server/handlers/common/ports.ts,
+// which this floor does not import: partition-requests.ts declares the same shapes, and the broker's
+// composition hands the manager over, where the compiler checks the fit), and the coordinators'
+// partition writers append and read through it too: leader checks, appends as leader (stamped with the leader
 // epoch, waking the fetches parked in the purgatory), consumer reads, offsets, record deletion, producer
 // state, transaction markers and log dirs.
 //
@@ -12,7 +14,8 @@
 // whose log could not be opened (offline, as Kafka's HostedPartition.Offline). A LeaderAndIsr or
 // StopReplica whose logs fail logs one line per topic, however many partitions failed.
 //
-// Replication (src/replication/ holds the rules; this file applies them to the shards and the network):
+// Replication (partition.ts, delayed-produce.ts, replica-fetcher.ts hold the rules; this file applies
+// them to the shards, with two helpers split off as Kafka splits them):
 // - A leader keeps a PartitionLeaderState per partition: ISR, followers' LEOs, the HW. While its maximal
 //   ISR is itself alone (and min ISR allows it) the shard moves the HW on every append (a single broker
 //   pays nothing); otherwise the HW moves here, from followers' fetches and from append answers, and is
@@ -22,27 +25,27 @@
 //   shrank below min meanwhile, REQUEST_TIMED_OUT at the request's timeout). acks=1 answers after the
 //   leader's append. Transaction markers are appended with acks=all (as Kafka's), bounded by
 //   TXN_MARKER_APPEND_TIMEOUT_MS.
-// - ISR changes go to the controller with AlterPartition, one in flight per partition: a shrink every
-//   replica.lag.time.max.ms/2 for followers not caught up, an expansion when a follower's fetch reaches
-//   the HW and the current epoch.
-// - A follower is fetched for by num.replica.fetchers ReplicaFetchers per leader broker (replica-fetcher.ts;
-//   a partition goes to the one Kafka's hash picks), which append the leader's batches verbatim and
-//   truncate by leader epoch.
+// - ISR changes go to the controller with AlterPartition, one in flight per partition
+//   (alter-partition-manager.ts): a shrink every replica.lag.time.max.ms/2 for followers not caught up,
+//   an expansion when a follower's fetch reaches the HW and the current epoch.
+// - A follower is fetched for by num.replica.fetchers ReplicaFetchers per leader broker
+//   (replica-fetcher-manager.ts; a partition goes to the one Kafka's hash picks), which append the
+//   leader's batches verbatim and truncate by leader epoch. Their connections (connectLeader; the
+//   broker's is broker/remote-leader-endpoint.ts) and the controller (alterPartition) are ports.
 import { statfsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { ErrorCode, errorName } from '../domain/errors.js'
 import type { Outcome } from '../domain/outcome.js'
+import type { BrokerMetrics, TopicMetrics } from '../observability/broker-metrics.js'
 import type { Logger } from '../observability/logger.js'
 import type { AlterPartitionRequest, AlterPartitionResponse } from '../protocol/messages/56-alter-partition.gen.js'
-import { DelayedProducePurgatory } from '../replication/delayed-produce.js'
-import type { FollowerLog, FollowerLogState, LeaderEndpoint } from '../replication/leader-endpoint.js'
-import { PartitionLeaderState } from '../replication/partition.js'
-import { fetcherIdFor, fetchKey, ReplicaFetcher, type FetcherPartition, type FollowerThrottle, type ReplicaFetcherSettings } from '../replication/replica-fetcher.js'
-import type { LeaderThrottle } from '../replication/replication-quota.js'
 import type { AppendItem, ShardReadResult, ShardRouter } from '../shard/router.js'
-import type { BrokerMetrics, TopicMetrics } from './broker-metrics.js'
-import type { AppendResult, LogConfig, PartitionState } from '../storage/types.js'
-import { FetchPurgatory, partitionKey } from './fetch-purgatory.js'
+import type { AppendResult, LogConfig, PartitionState, ProducerDescription } from '../storage/types.js'
+import { AlterPartitionManager, type IsrHost } from './alter-partition-manager.js'
+import { DelayedFetchPurgatory, partitionKey } from './delayed-fetch.js'
+import { DelayedProducePurgatory } from './delayed-produce.js'
+import type { HostedPartition } from './hosted-partition.js'
+import type { FollowerLogState, LeaderEndpoint } from './leader-endpoint.js'
 import type {
   ConsumerRead,
   EpochLookup,
@@ -56,18 +59,18 @@ import type {
   OffsetLookup,
   PartitionErrorCode,
   PartitionLeaderAndIsr,
-  PartitionService,
-  ProducerStateView,
   RecordsDeletion,
-  ReplicaManagerPort,
   StopReplicaPartition,
   TopicPartitionRef,
   TxnMarker,
-} from './handlers/common/ports.js'
+} from './partition-requests.js'
+import { PartitionLeaderState } from './partition.js'
+import type { FetcherPartition, FollowerThrottle, ReplicaFetcherSettings } from './replica-fetcher.js'
+import { ReplicaFetcherManager } from './replica-fetcher-manager.js'
+import type { LeaderThrottle } from './replication-quota.js'
 
-/** Kafka's LeaderAndIsr.EpochDuringDelete and NoEpoch in StopReplica. */
-/** How long a leader waits before proposing an ISR expansion again after the controller refused one. */
-const EXPAND_RETRY_BACKOFF_MS = 1000
+export type { HostedPartition }
+
 /** acks=all's refusal while the ISR is below min.insync.replicas (nothing is written). */
 function notEnoughReplicas(topic: string, partition: number, ls: PartitionLeaderState): { ok: false; errorCode: ErrorCode; message: string } {
   return { ok: false, errorCode: ErrorCode.NOT_ENOUGH_REPLICAS, message: `the ISR of ${topic}-${partition} is [${ls.isr.join(',')}], fewer than min.insync.replicas ${ls.effectiveMinIsr}` }
@@ -75,29 +78,9 @@ function notEnoughReplicas(topic: string, partition: number, ls: PartitionLeader
 
 /** How long a transaction marker waits for the in-sync replicas (Kafka: request.timeout.ms, 30 s by default). */
 const TXN_MARKER_APPEND_TIMEOUT_MS = 30_000
+/** Kafka's LeaderAndIsr.EpochDuringDelete and NoEpoch in StopReplica. */
 const EPOCH_DURING_DELETE = -2
 const NO_EPOCH = -1
-
-/** A partition this broker hosts, as the last LeaderAndIsr for it said. */
-export interface HostedPartition {
-  readonly topic: string
-  readonly partition: number
-  topicId: string
-  isLeader: boolean
-  leaderId: number
-  leaderEpoch: number
-  partitionEpoch: number
-  controllerEpoch: number
-  replicas: readonly number[]
-  isr: readonly number[]
-  leaderRecoveryState: number
-  /** The leader's inter-broker endpoint, for a follower (where it would fetch from). */
-  leaderEndpoint: LiveLeader | undefined
-  /** Replication state while this broker leads the partition. */
-  leaderState: PartitionLeaderState | undefined
-  /** Whether the shard moves the HW on append (the mode last sent to it). */
-  hwFollowsLeo: boolean
-}
 
 export interface ReplicaManagerDeps {
   brokerId: number
@@ -127,7 +110,7 @@ export interface ReplicaManagerDeps {
   leaderThrottle?: LeaderThrottle
 }
 
-export class ReplicaManager implements PartitionService, ReplicaManagerPort {
+export class ReplicaManager {
   /**
    * Parked fetches, in two purgatories by what wakes them (Kafka's DelayedFetch checks the same on every
    * wake-up, here the wake-up itself is narrowed): a follower's fetch reads up to the log end, so every
@@ -135,16 +118,17 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
    * HW follows the LEO) can give it anything. An append to a replicated partition then costs no consumer
    * fetch a read that finds nothing, and a HW move no follower fetch one.
    */
-  readonly #consumerFetches = new FetchPurgatory()
-  readonly #followerFetches = new FetchPurgatory()
+  readonly #consumerFetches = new DelayedFetchPurgatory()
+  readonly #followerFetches = new DelayedFetchPurgatory()
   readonly #delayedProduce = new DelayedProducePurgatory()
   /** topic -> hosted partitions by index: the per-request leader lookup is one map get and an index. */
   readonly #hosted = new Map<string, (HostedPartition | undefined)[]>()
   /** Replicas assigned here whose log could not be created or opened (partitionKey -> why). */
   readonly #offline = new Map<string, string>()
-  /** num.replica.fetchers fetchers per leader broker this broker follows partitions of, by `leader:fetcherId`. */
-  readonly #fetchers = new Map<string, ReplicaFetcher>()
-  readonly #shrinkTimer: NodeJS.Timeout
+  /** The fetchers of the partitions this broker follows. */
+  readonly #fetcherManager: ReplicaFetcherManager
+  /** ISR shrinks and expansions of the partitions this broker leads, through the controller. */
+  readonly #isr: AlterPartitionManager
   #closed = false
   readonly #leadershipListeners: ((topic: string, partition: number, isLeader: boolean) => void)[] = []
 
@@ -154,11 +138,34 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     private readonly deps: ReplicaManagerDeps,
     private readonly metrics?: BrokerMetrics,
   ) {
-    // Kafka's isr-expiration task: every replica.lag.time.max.ms / 2.
-    this.#shrinkTimer = setInterval(() => this.#maybeShrinkIsrs(), Math.max(10, Math.floor(deps.replicaLagTimeMaxMs / 2)))
-    this.#shrinkTimer.unref()
+    this.#fetcherManager = new ReplicaFetcherManager(router, log, {
+      connectLeader: (leader, fetcherId) => deps.connectLeader(leader, fetcherId),
+      numReplicaFetchers: deps.numReplicaFetchers === undefined ? undefined : () => deps.numReplicaFetchers!(),
+      fetcher: deps.fetcher,
+      followerThrottle: deps.followerThrottle,
+      replicationBytesIn: metrics?.replicationBytesIn,
+    })
+    this.#isr = new AlterPartitionManager(this.#isrHost, log, {
+      brokerId: deps.brokerId,
+      brokerEpoch: () => deps.brokerEpoch(),
+      sendAlterPartition: (request) => deps.alterPartition(request),
+      replicaLagTimeMaxMs: deps.replicaLagTimeMaxMs,
+    }, metrics)
     // The acks=all purgatory's size is read when /metrics is scraped.
     if (metrics !== undefined) metrics.registry.onScrape(() => metrics.producePurgatorySize.set(this.#delayedProduce.size))
+  }
+
+  /** The leadership table and HW rules as the ISR manager sees them. */
+  readonly #isrHost: IsrHost = {
+    hosted: (topic, partition) => this.hosted(topic, partition),
+    hostedPartitions: () => this.hostedPartitions(),
+    isrProposalChanged: (p) => void this.#applyHighWatermarkMode(p),
+    isrAnswered: (p) => {
+      const ls = p.leaderState!
+      if (ls.isr.length < ls.effectiveMinIsr) this.#delayedProduce.failAll(partitionKey(p.topic, p.partition), ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+      void this.#applyHighWatermarkMode(p)
+      this.#maybeAdvanceHighWatermark(p)
+    },
   }
 
   /**
@@ -241,21 +248,18 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
    */
   async appendAsLeader(items: readonly LeaderAppend[], options: LeaderAppendOptions): Promise<Outcome<AppendResult>[]> {
     // The epoch is stamped on the caller's items rather than on copies: the router copies each item into
-    // its shard message anyway, and Produce's hot path allocates nothing more per partition.
-    let refused = false
-    let replicated = false
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i] as AppendItem
+    // its shard message anyway, and Produce's hot path allocates nothing more per partition. Each item's
+    // leadership is looked up once before the append: the scan stops at the first item the common case
+    // does not cover, and the replicated path goes on from there with what the scan found.
+    let checked = 0
+    for (; checked < items.length; checked++) {
+      const item = items[checked] as AppendItem
       const p = this.#hosted.get(item.topic)?.[item.partition]
-      if (p === undefined || !p.isLeader) refused = true
-      else {
-        item.leaderEpoch = p.leaderEpoch
-        if (!p.hwFollowsLeo) replicated = true
-        else if (options.acks === -1 && p.leaderState!.underMinIsr) refused = true
-      }
+      if (p === undefined || !p.isLeader || !p.hwFollowsLeo || (options.acks === -1 && p.leaderState!.underMinIsr)) break
+      item.leaderEpoch = p.leaderEpoch
     }
-    if (refused || replicated) {
-      const out = await this.#appendReplicated(items, options)
+    if (checked < items.length) {
+      const out = await this.#appendReplicated(items, options, checked)
       if (this.metrics !== undefined) this.countAppends(this.metrics, items, out)
       return out
     }
@@ -327,13 +331,19 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
 
   /**
    * Appends with the replication rules: items this broker does not lead answer NOT_LEADER_OR_FOLLOWER,
-   * acks=all below min ISR NOT_ENOUGH_REPLICAS (nothing written); acks=all waits for the HW.
+   * acks=all below min ISR NOT_ENOUGH_REPLICAS (nothing written); acks=all waits for the HW. The first
+   * `checked` items were found led (epoch stamped) by appendAsLeader's scan, in the same turn.
    */
-  async #appendReplicated(items: readonly LeaderAppend[], options: LeaderAppendOptions): Promise<Outcome<AppendResult>[]> {
+  async #appendReplicated(items: readonly LeaderAppend[], options: LeaderAppendOptions, checked: number): Promise<Outcome<AppendResult>[]> {
     const out: Outcome<AppendResult>[] = new Array(items.length)
     const led: AppendItem[] = []
     const at: number[] = []
-    items.forEach((item, i) => {
+    for (let i = 0; i < checked; i++) {
+      led.push(items[i] as AppendItem)
+      at.push(i)
+    }
+    for (let i = checked; i < items.length; i++) {
+      const item = items[i]!
       const p = this.#hosted.get(item.topic)?.[item.partition]
       if (p === undefined || !p.isLeader) {
         out[i] = { ok: false, errorCode: p === undefined && !this.deps.knowsPartition(item.topic, item.partition) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.NOT_LEADER_OR_FOLLOWER, message: `this broker does not lead ${item.topic}-${item.partition}` }
@@ -344,7 +354,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
         led.push(item as AppendItem)
         at.push(i)
       }
-    })
+    }
     if (led.length === 0) return out
     const results = await this.router.append(led)
     const waits: Promise<void>[] = []
@@ -452,7 +462,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     return this.router.deleteRecords(items)
   }
 
-  describeProducers(items: readonly TopicPartitionRef[]): Promise<Outcome<ProducerStateView[]>[]> {
+  describeProducers(items: readonly TopicPartitionRef[]): Promise<Outcome<ProducerDescription[]>[]> {
     return this.router.describeProducers(items)
   }
 
@@ -586,7 +596,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
       if (p?.leaderState === undefined || v.divergingEpoch !== undefined) return
       p.leaderState.updateFollower(replicaId, item.fetchOffset, v.logEndOffset, now)
       this.#highWatermarkMoved(p, v.highWatermark)
-      this.#maybeExpandIsr(p, replicaId)
+      this.#isr.maybeExpandIsr(p, replicaId)
       this.#maybeAdvanceHighWatermark(p)
     })
     return out
@@ -619,54 +629,6 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     return out
   }
 
-  /** Proposes an ISR to the controller (one change in flight per partition); applies the answer. */
-  #proposeIsr(p: HostedPartition, isr: number[], expands: boolean): void {
-    const ls = p.leaderState!
-    if (ls.pending !== undefined || this.#closed) return
-    ls.pending = { isr, expands }
-    // A follower about to join counts for the HW from now on (maximal ISR): the shard stops moving it.
-    void this.#applyHighWatermarkMode(p)
-    const request: AlterPartitionRequest = {
-      brokerId: this.deps.brokerId,
-      brokerEpoch: this.deps.brokerEpoch(),
-      topics: [{
-        topicName: p.topic,
-        topicId: p.topicId,
-        partitions: [{ partitionIndex: p.partition, leaderEpoch: ls.leaderEpoch, newIsr: isr, newIsrWithEpochs: [], leaderRecoveryState: 0, partitionEpoch: ls.partitionEpoch }],
-      }],
-    }
-    this.log.info({ topic: p.topic, partition: p.partition, isr: ls.isr, proposed: isr, leaderEpoch: ls.leaderEpoch }, expands ? 'expanding the ISR' : 'shrinking the ISR')
-    this.deps
-      .alterPartition(request)
-      .then((res) => {
-        if (this.hosted(p.topic, p.partition) !== p || p.leaderState !== ls) return
-        ls.pending = undefined
-        const answer = res.topics[0]?.partitions.find((x) => x.partitionIndex === p.partition)
-        const error = res.errorCode !== ErrorCode.NONE ? res.errorCode : (answer?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR)
-        if (error !== ErrorCode.NONE || answer === undefined) {
-          this.log.info({ topic: p.topic, partition: p.partition, error: errorName(error) }, 'the controller did not change the ISR')
-          if (expands) ls.expandRetryAt = Date.now() + EXPAND_RETRY_BACKOFF_MS
-        } else if (answer.leaderEpoch === ls.leaderEpoch && answer.partitionEpoch > ls.partitionEpoch) {
-          // (A LeaderAndIsr may have brought a newer partition epoch meanwhile: an older answer is stale.)
-          ls.applyCommittedIsr(answer.isr, answer.partitionEpoch)
-          p.isr = [...answer.isr]
-          p.partitionEpoch = answer.partitionEpoch
-          this.log.info({ topic: p.topic, partition: p.partition, isr: ls.isr, partitionEpoch: ls.partitionEpoch }, 'ISR changed')
-          // Kafka's IsrShrinksPerSec / IsrExpandsPerSec count committed changes.
-          if (expands) this.metrics?.isrExpands.inc()
-          else this.metrics?.isrShrinks.inc()
-        }
-        if (ls.isr.length < ls.effectiveMinIsr) this.#delayedProduce.failAll(partitionKey(p.topic, p.partition), ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
-        void this.#applyHighWatermarkMode(p)
-        this.#maybeAdvanceHighWatermark(p)
-      })
-      .catch((err: unknown) => {
-        if (p.leaderState === ls) ls.pending = undefined
-        this.log.warn({ topic: p.topic, partition: p.partition, err: (err as Error).message }, 'AlterPartition failed; retrying later')
-        void this.#applyHighWatermarkMode(p)
-      })
-  }
-
   /** Tells the shard whether appends move the HW, when that changed. */
   async #applyHighWatermarkMode(p: HostedPartition): Promise<void> {
     const ls = p.leaderState
@@ -678,84 +640,22 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     if (r!.ok) this.#highWatermarkMoved(p, r!.value)
   }
 
-  #maybeExpandIsr(p: HostedPartition, replicaId: number): void {
-    const ls = p.leaderState!
-    if (ls.pending === undefined && Date.now() >= ls.expandRetryAt && ls.mayJoinIsr(replicaId)) this.#proposeIsr(p, [...ls.isr, replicaId], true)
-  }
-
-  #maybeShrinkIsrs(): void {
-    if (this.#closed) return
-    const now = Date.now()
-    for (const list of this.#hosted.values()) {
-      for (const p of list) {
-        const ls = p?.leaderState
-        if (ls === undefined || ls.pending !== undefined || ls.isr.length <= 1) continue
-        const out = ls.outOfSyncReplicas(now, this.deps.replicaLagTimeMaxMs)
-        if (out.length > 0) this.#proposeIsr(p!, ls.isr.filter((id) => !out.includes(id)), false)
-      }
-    }
-  }
-
-  // ---------------------------------------------------------------- the follower side
-
-  /** The follower's log, as the fetchers write it (shard operations). */
-  readonly #followerLog: FollowerLog = {
-    append: async (topic, partition, records, highWatermark, logStartOffset) => {
-      const [r] = await this.router.call('appendAsFollower', [{ topic, partition, records, highWatermark, logStartOffset }])
-      if (!r!.ok) throw new Error(`${errorName(r!.errorCode)}: ${r!.message}`)
-      return r!.value
-    },
-    truncate: async (topic, partition, offset) => this.#replicaOp('truncate', { topic, partition, offset }),
-    truncateFullyAndStartAt: async (topic, partition, offset) => this.#replicaOp('truncateFullyAndStartAt', { topic, partition, offset }),
-    endOffsetForEpoch: async (topic, partition, epoch) => {
-      const [r] = await this.router.call('endOffsetForEpoch', [{ topic, partition, leaderEpoch: epoch }])
-      if (!r!.ok) throw new Error(`${errorName(r!.errorCode)}: ${r!.message}`)
-      return r!.value
-    },
-  }
-
-  async #replicaOp(op: 'truncate' | 'truncateFullyAndStartAt', item: { topic: string; partition: number; offset: number }): Promise<FollowerLogState> {
-    const [r] = await this.router.call(op, [item])
-    if (!r!.ok) throw new Error(`${errorName(r!.errorCode)}: ${r!.message}`)
-    return r!.value
-  }
-
-  #fetcherFor(leader: LiveLeader, fetcherId: number): ReplicaFetcher {
-    const key = `${leader.brokerId}:${fetcherId}`
-    let f = this.#fetchers.get(key)
-    if (f === undefined) {
-      f = new ReplicaFetcher(leader.brokerId, () => this.deps.connectLeader(leader, fetcherId), this.#followerLog, this.deps.fetcher, this.log, this.deps.followerThrottle, this.metrics?.replicationBytesIn)
-      this.#fetchers.set(key, f)
-      this.log.info({ leader: leader.brokerId, fetcherId }, `started ReplicaFetcherThread-${fetcherId}-${leader.brokerId}`)
-    }
-    return f
-  }
-
   /** The fetchers running, by leader broker: how many partitions each replicates (diagnostics, tests). */
   fetcherPartitions(): Map<number, number[]> {
-    const out = new Map<number, number[]>()
-    for (const f of this.#fetchers.values()) {
-      let list = out.get(f.sourceBrokerId)
-      if (list === undefined) out.set(f.sourceBrokerId, (list = []))
-      list.push(f.partitionCount)
-    }
-    return out
+    return this.#fetcherManager.fetcherPartitions()
   }
 
   /** Stops fetching these partitions (from whichever leader), once no answer for them is being applied. */
-  async #stopFetching(partitions: readonly TopicPartitionRef[]): Promise<void> {
-    if (partitions.length === 0 || this.#fetchers.size === 0) return
-    const keys = partitions.map((p) => fetchKey(p.topic, p.partition))
-    await Promise.all([...this.#fetchers.values()].map((f) => f.remove(keys)))
+  #stopFetching(partitions: readonly TopicPartitionRef[]): Promise<void> {
+    return this.#fetcherManager.removePartitions(partitions)
   }
 
   /** Stops the fetchers and the ISR task; appends waiting for acks answer NOT_LEADER_OR_FOLLOWER. */
   async close(): Promise<void> {
     this.#closed = true
-    clearInterval(this.#shrinkTimer)
+    this.#isr.close()
     this.#delayedProduce.failEverything(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-    await Promise.all([...this.#fetchers.values()].map((f) => f.stop()))
-    this.#fetchers.clear()
+    await this.#fetcherManager.close()
   }
 
   // ---------------------------------------------------------------- the control plane's port
@@ -903,19 +803,7 @@ export class ReplicaManager implements PartitionService, ReplicaManagerPort {
     }
     ledItems.forEach((p, i) => install(p, ledStates[i]!))
     followed.forEach((p, i) => install(p, followedStates[i]!))
-    if (!this.#closed) {
-      const n = this.deps.numReplicaFetchers?.() ?? 1
-      for (const { leader, partitions: ps } of fetches.values()) {
-        const byFetcher = new Map<number, FetcherPartition[]>()
-        for (const p of ps) {
-          const id = fetcherIdFor(p.topic, p.partition, n)
-          let list = byFetcher.get(id)
-          if (list === undefined) byFetcher.set(id, (list = []))
-          list.push(p)
-        }
-        for (const [id, list] of byFetcher) this.#fetcherFor(leader, id).add(list)
-      }
-    }
+    if (!this.#closed) this.#fetcherManager.addPartitions(fetches.values())
     return answers
   }
 

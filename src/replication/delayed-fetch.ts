@@ -1,6 +1,7 @@
 // Long-poll support for Fetch (Kafka's DelayedFetch purgatory): a fetch that has less than min.bytes
 // waits until one of its partitions receives data or max.wait.ms passes, whichever comes first.
-// Appends call notify() for the partitions they wrote; the waiter re-reads and answers.
+// Appends call notify() for the partitions they wrote; the waiter re-reads and answers. The replica
+// manager keeps two (consumer and follower fetches); partitionKey is the key every purgatory here uses.
 
 export interface Waiter {
   /** Resolves true when woken by new data, false on timeout or cancel. */
@@ -17,7 +18,7 @@ export function partitionKey(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`
 }
 
-export class FetchPurgatory {
+export class DelayedFetchPurgatory {
   private readonly byPartition = new Map<string, Set<Entry>>()
   private waiting = 0
 

@@ -1,4 +1,5 @@
-// A replica fetcher's LeaderEndpoint (src/replication/leader-endpoint.ts) over Skein's client connection:
+// A replica fetcher's LeaderEndpoint (src/replication/leader-endpoint.ts) over Skein's client connection
+// (Kafka's RemoteLeaderEndPoint; the broker's composition hands it to the replica fetcher manager):
 // one TCP connection to the leader's inter-broker endpoint, Fetch v12 (topic names, lastFetchedEpoch and
 // the diverging epoch; no fetch session: every fetch names all its partitions) with this broker's replica
 // id, OffsetForLeaderEpoch and ListOffsets for the leader's log end and start offsets. With
@@ -12,7 +13,7 @@ import * as Fetch from '../protocol/messages/01-fetch.gen.js'
 import * as ListOffsets from '../protocol/messages/02-list-offsets.gen.js'
 import * as OffsetForLeaderEpoch from '../protocol/messages/23-offset-for-leader-epoch.gen.js'
 import type { FollowerFetchAnswer, FollowerFetchPartition, FollowerFetchSettings, LeaderEndpoint } from '../replication/leader-endpoint.js'
-import type { LiveLeader } from './handlers/common/ports.js'
+import type { LiveLeader } from '../replication/partition-requests.js'
 
 const FETCH_VERSION = 12
 const OFFSET_FOR_LEADER_EPOCH_VERSION = 4
