@@ -33,7 +33,8 @@ export const FLOORS: Readonly<Record<string, string>> = {
   quota: 'client quotas: entities, precedence, sampled rates, quota managers',
   auth: 'authentication (TLS principals, SASL PLAIN/SCRAM) and authorization',
   http: 'the one HTTP adapter over uWebSockets.js',
-  server: 'top floor: sockets, request dispatch, handlers, the broker',
+  broker: 'top floor: the Broker composition, admin services, coordinators/ and control/ (the control plane)',
+  server: 'the listener edge: sockets, connections, request dispatch, the API table, handlers',
   client: 'client-side: the Kafka client',
   cli: 'client-side: the skein tools',
   rest: 'client-side: REST proxy',
@@ -130,8 +131,8 @@ export const RULES: IRegularForbiddenRuleType[] = [
   },
   {
     name: 'only-entries-import-server',
-    comment: 'server/ is the top floor: only the entry points main.ts and index.ts import it',
-    from: { path: '^src/', pathNot: '^src/(server/|(main|index)\\.ts$)' },
+    comment: 'server/ is the listener edge: only broker/, which composes it, and the entry points main.ts and index.ts import it',
+    from: { path: '^src/', pathNot: '^src/(server/|broker/|(main|index)\\.ts$)' },
     to: { path: under('server') },
   },
   {

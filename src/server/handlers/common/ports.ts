@@ -515,7 +515,7 @@ export interface AclCreationOutcome {
   errorMessage: string | null
 }
 
-/** The authorizer (server/acls.ts): every handler asks it before acting; disabled, it allows everything. */
+/** The authorizer (broker/acls.ts): every handler asks it before acting; disabled, it allows everything. */
 export interface AuthorizationService {
   /** authorizer.class.name is set. */
   readonly enabled: boolean
@@ -529,7 +529,7 @@ export interface AuthorizationService {
   delete(filters: readonly AclFilter[]): Promise<AclBinding[][]>
 }
 
-/** SCRAM credentials in the cluster metadata (server/scram-credentials.ts). */
+/** SCRAM credentials in the cluster metadata (broker/scram-credentials.ts). */
 export interface ScramCredentialAdmin {
   describe(users: readonly string[] | null): Promise<DescribeUserScramCredentialsResult[]>
   alter(req: AlterUserScramCredentialsRequest): Promise<AlterUserScramCredentialsResult[]>
@@ -545,7 +545,7 @@ export interface ControllerMutationQuota {
   throttleTimeMs(): number
 }
 
-/** Client quotas (server/client-quotas.ts): DescribeClientQuotas, AlterClientQuotas and the mutation quota. */
+/** Client quotas (broker/client-quota-configs.ts): DescribeClientQuotas, AlterClientQuotas and the mutation quota. */
 export interface ClientQuotaAdmin {
   /** The matching entities; throws a KafkaError (INVALID_REQUEST, UNSUPPORTED_VERSION) for a malformed filter. */
   describe(req: DescribeClientQuotasRequest): Promise<DescribeClientQuotasEntry[]>

@@ -6,9 +6,9 @@
 // get COORDINATOR_LOAD_IN_PROGRESS) and dropped when the leadership moves away (requests then get
 // NOT_COORDINATOR, and clients ask FindCoordinator again, which names the partition's leader). On a
 // single broker that is every partition.
-import type { TopicInfo } from './handlers/common/ports.js'
-import { ErrorCode, KafkaError } from '../domain/errors.js'
-import type { Broker } from './broker.js'
+import type { TopicInfo } from '../../server/handlers/common/ports.js'
+import { ErrorCode, KafkaError } from '../../domain/errors.js'
+import type { Broker } from '../broker.js'
 
 export interface InternalCoordinator {
   readonly runtime: { load(partition: number): Promise<void>; unload(partition: number): void }

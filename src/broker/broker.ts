@@ -9,8 +9,8 @@ import type { Listener } from '../config/listeners.js'
 import { randomKafkaUuid } from '../domain/uuid.js'
 import { loadOrCreateMetaProperties, readMetaProperties, type MetaProperties } from '../storage/meta-properties.js'
 import { validateTopicConfigs } from '../config/topic-configs.js'
-import { BrokerControlPlane } from './control-plane.js'
-import { ClusterMember } from './cluster-member.js'
+import { BrokerControlPlane } from './control/control-plane.js'
+import { ClusterMember } from './control/cluster-member.js'
 import { Controller } from '../cluster/controller/controller.js'
 import { EmbeddedStore } from '../cluster/embedded-store.js'
 import { MetadataImage } from '../cluster/metadata-image.js'
@@ -20,32 +20,32 @@ import { createLogger, type Logger } from '../observability/logger.js'
 import type { MetricsRegistry } from '../observability/metrics.js'
 import { ShardRouter } from '../shard/router.js'
 import { ensureDataDirectory } from '../storage/index.js'
-import { BrokerMetrics } from './broker-metrics.js'
-import type { FrameHandler } from './connection.js'
-import { brokerLinkFactory } from './broker-link.js'
+import { BrokerMetrics } from '../server/broker-metrics.js'
+import type { FrameHandler } from '../server/connection.js'
+import { brokerLinkFactory } from './control/broker-link.js'
 import { interBrokerClientSecurity } from './inter-broker-security.js'
 import type { ClientSecurity } from '../client/sasl.js'
-import { ControllerRequests } from './controller-requests.js'
-import { connectLeaderEndpoint } from './leader-endpoint.js'
-import { createDispatcher } from './dispatcher.js'
+import { ControllerRequests } from './control/controller-requests.js'
+import { connectLeaderEndpoint } from '../server/leader-endpoint.js'
+import { createDispatcher } from '../server/dispatcher.js'
 import { DynamicConfigService, parseDynamicLayers, readDynamicBrokerConfigs, type DynamicBrokerConfigLayers } from './dynamic-configs.js'
-import { FetchSessionCache } from './handlers/common/fetch-sessions.js'
-import { GroupService } from './groups.js'
-import { HANDLERS } from './handlers/index.js'
+import { FetchSessionCache } from '../server/handlers/common/fetch-sessions.js'
+import { GroupService } from './coordinators/groups.js'
+import { HANDLERS } from '../server/handlers/index.js'
 import { ProducerIdManager } from './producer-ids.js'
-import { HandlerRegistry } from './registry.js'
-import { ReplicaManager } from './replica-manager.js'
+import { ApiTable } from '../server/api-table.js'
+import { ReplicaManager } from '../server/replica-manager.js'
 import { ReplicationQuota } from '../replication/replication-quota.js'
 import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
-import { buildListenerSecurity, listenerTlsContexts } from './listener-security.js'
+import { buildListenerSecurity, listenerTlsContexts } from '../server/listener-security.js'
 import { ScramCredentialService } from './scram-credentials.js'
-import { ClientQuotaService } from './client-quotas.js'
-import { RequestThrottler } from './request-quotas.js'
+import { ClientQuotaService } from './client-quota-configs.js'
+import { RequestThrottler } from '../server/request-quotas.js'
 import { ClientQuotas } from '../quota/client-quotas.js'
-import { SocketServer, type BoundListener, type ConnectionQuotas } from './socket-server.js'
+import { SocketServer, type BoundListener, type ConnectionQuotas } from '../server/socket-server.js'
 import { parseConnectionOverrides } from '../config/broker-configs.js'
 import { TopicManager } from './topics.js'
-import { TransactionService } from './transactions.js'
+import { TransactionService } from './coordinators/transactions.js'
 
 export interface BrokerEndpoint {
   listenerName: string
@@ -67,7 +67,7 @@ const FIRST_METADATA_WAIT_MS = 30_000
 const LOG_DIR_EVENT_RETRY_MS = 1000
 
 export class Broker {
-  readonly registry = new HandlerRegistry(HANDLERS)
+  readonly apiTable = new ApiTable(HANDLERS)
   /** The partitions this broker holds, as leader or follower: appends, reads, offsets, fetch long-polling. */
   readonly partitions: ReplicaManager
   /** Brokers, topics and partition leaders as the controller last told this broker (read-only for handlers). */
@@ -233,9 +233,9 @@ export class Broker {
         quotas: this.clientQuotas,
         acl: this.acls,
         log,
-        apiVersions: this.registry.apiVersions(),
+        apiVersions: this.apiTable.apiVersions(),
       },
-      this.registry,
+      this.apiTable,
       this.metrics,
       throttler,
     )

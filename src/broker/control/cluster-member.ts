@@ -3,15 +3,15 @@
 // running for controller again, following config change notifications, and the controlled shutdown that
 // moves leaderships away before the broker stops. Without ZooKeeper the same steps run over the embedded
 // store, where this broker is the whole cluster.
-import { BrokerConnection } from '../client/connection.js'
-import type { ClientSecurity } from '../client/sasl.js'
-import type { Controller } from '../cluster/controller/controller.js'
-import type { MetadataImage } from '../cluster/metadata-image.js'
-import type { BrokerRegistration, ConfigChange, MetadataStore, Unwatch } from '../cluster/metadata-store.js'
-import { ErrorCode, errorName } from '../domain/errors.js'
-import type { Logger } from '../observability/logger.js'
-import { ApiKey } from '../protocol/api-keys.gen.js'
-import * as ControlledShutdown from '../protocol/messages/07-controlled-shutdown.gen.js'
+import { BrokerConnection } from '../../client/connection.js'
+import type { ClientSecurity } from '../../client/sasl.js'
+import type { Controller } from '../../cluster/controller/controller.js'
+import type { MetadataImage } from '../../cluster/metadata-image.js'
+import type { BrokerRegistration, ConfigChange, MetadataStore, Unwatch } from '../../cluster/metadata-store.js'
+import { ErrorCode, errorName } from '../../domain/errors.js'
+import type { Logger } from '../../observability/logger.js'
+import { ApiKey } from '../../protocol/api-keys.gen.js'
+import * as ControlledShutdown from '../../protocol/messages/07-controlled-shutdown.gen.js'
 import type { BrokerControlPlane } from './control-plane.js'
 
 export interface ClusterMemberOptions {

@@ -5,15 +5,15 @@
 // (coordinator-partition-writer.ts); and the topics port answers partition counts and offsets for
 // commits and lag. When the topic already exists at startup, every partition is replayed in the
 // background (group requests meanwhile get COORDINATOR_LOAD_IN_PROGRESS).
-import { GroupCoordinator } from '../coordinator/group/group-coordinator.js'
-import { assignorName } from '../coordinator/group/server-assignors.js'
-import type { GroupCoordinatorConfig, TopicsView } from '../coordinator/group/types.js'
-import { systemClock } from '../coordinator/runtime/clock.js'
-import type { TopicInfo } from './handlers/common/ports.js'
-import type { Broker } from './broker.js'
+import { GroupCoordinator } from '../../coordinator/group/group-coordinator.js'
+import { assignorName } from '../../coordinator/group/server-assignors.js'
+import type { GroupCoordinatorConfig, TopicsView } from '../../coordinator/group/types.js'
+import { systemClock } from '../../coordinator/runtime/clock.js'
+import type { TopicInfo } from '../../server/handlers/common/ports.js'
+import type { Broker } from '../broker.js'
 import { CoordinatorPartitionWriter } from './coordinator-partition-writer.js'
-import { partitionKey } from './fetch-purgatory.js'
-import type { GroupCoordinatorService } from './handlers/common/ports.js'
+import { partitionKey } from '../../server/fetch-purgatory.js'
+import type { GroupCoordinatorService } from '../../server/handlers/common/ports.js'
 import { InternalTopicService, type InternalTopicSpec } from './internal-topic-service.js'
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets'
