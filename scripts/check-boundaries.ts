@@ -2,7 +2,7 @@
 //
 // dependency-cruiser reads every module of src/ (type-only and dynamic imports included) and applies
 // RULES: for each floor an allow-list or deny-list of the folders it may import, and no module cycles
-// (src/server exempt for now). Two more checks run on its
+// anywhere. Two more checks run on its
 // module graph: no import cycle between folders (`no-folder-cycles`: a folder is the directory a module
 // sits in, so src/server and src/server/handlers are two folders), and every module of src/ sits in a
 // folder FLOORS places (`every-folder-has-a-floor`), so that a new folder is refused until someone
@@ -155,9 +155,9 @@ export const RULES: IRegularForbiddenRuleType[] = [
   {
     name: 'no-module-cycles',
     comment:
-      'no module imports itself through others, within a folder too (config/broker-config <-> config/topic-configs was one). ' +
-      'src/server is exempt for now: broker.ts and its services (groups, transactions, internal-topic-service) import each other',
-    from: { path: '^src/', pathNot: under('server') },
+      'no module imports itself through others, within a folder too (config/broker-config <-> config/topic-configs was one; ' +
+      'broker.ts <-> its coordinators\' services was the last: they now get ports). No folder is exempt',
+    from: { path: '^src/' },
     to: { circular: true },
   },
 ].map((r) => ({ ...r, severity: 'error' }) as IRegularForbiddenRuleType)

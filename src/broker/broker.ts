@@ -214,8 +214,18 @@ export class Broker {
     this.clientQuotas = new ClientQuotaService(store, new ClientQuotas(quotaWindow(''), quotaWindow('controller.')), log)
     const throttler = new RequestThrottler(this.clientQuotas.quotas)
     throttler.registerMetrics(this.metrics.registry)
-    this.groups = new GroupService(this)
-    this.transactions = new TransactionService(this)
+    // The coordinators' services get what they use of the broker, not the broker (which would be a cycle).
+    const internalTopicPorts = { config: () => this.config, log, topics: this.topics, partitions: this.partitions }
+    this.groups = new GroupService(internalTopicPorts)
+    this.transactions = new TransactionService({
+      ...internalTopicPorts,
+      nodeId,
+      metadata: this.metadata,
+      interBrokerListener,
+      interBrokerSecurity,
+      groups: this.groups,
+      producerIds: this.producerIds,
+    })
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'))
     // Built once: every request's context carries these same services.
     this.dispatcher = createDispatcher(
