@@ -82,18 +82,24 @@ export class Broker {
   readonly transactions: TransactionService
   /** Incremental fetch sessions, at most max.incremental.fetch.session.cache.slots of them. */
   readonly fetchSessions: FetchSessionCache
-  /** What the controller's requests do here, and who answers AlterPartition / ControlledShutdown. */
-  readonly control: BrokerControlPlane
-  /** This broker's controller (active when it won the election). */
-  readonly controller: Controller
+  /**
+   * This broker's side of the control plane: what the controller's LeaderAndIsr, UpdateMetadata and
+   * StopReplica do here, and who answers AlterPartition / ControlledShutdown.
+   */
+  readonly controlPlane: BrokerControlPlane
+  /**
+   * The controller this broker runs: every broker runs for election, and this one acts only while it
+   * is the active controller (isActive). Not the active controller of the cluster, which may be elsewhere.
+   */
+  readonly ownController: Controller
   /** Client quotas: their configs (DescribeClientQuotas, AlterClientQuotas) and the quota managers. */
   readonly clientQuotas: ClientQuotaService
   /** Registration, config change notifications, controlled shutdown. */
   readonly cluster: ClusterMember
   /** Topic administration through the metadata store. */
   readonly topics: TopicManager
-  /** AlterPartition to the active controller (in process or over the network). */
-  readonly controllerRequests: ControllerRequests
+  /** Requests from this broker to the active controller (AlterPartition), in process or over the network. */
+  readonly controllerChannel: ControllerRequests
   /** The authorizer (authorizer.class.name) and the ACLs it holds. */
   readonly acls: AclService
   /** Kafka's broker metrics under the JMX exporter's names (GET /metrics renders metrics.registry). */
@@ -130,7 +136,7 @@ export class Broker {
         fetchPurgatorySize: () => this.partitions.fetchPurgatorySize,
         connections: () => this.server.connectionsByListener(),
         consumerLag: () => this.consumerLag(),
-        isController: () => this.controller.isActive,
+        isController: () => this.ownController.isActive,
         leadership: () => this.partitions.leadership(),
         offlinePartitions: () => {
           let n = 0
@@ -150,16 +156,16 @@ export class Broker {
     }
     this.partitions = new ReplicaManager(router, log, {
       brokerId: nodeId,
-      logConfigFor: async (topic) => this.config.logConfig(validateTopicConfigs(await this.control.topicConfigs(topic))),
+      logConfigFor: async (topic) => this.config.logConfig(validateTopicConfigs(await this.controlPlane.topicConfigs(topic))),
       defaultLogConfig: () => this.config.logDefaults(),
       knowsPartition: (topic, partition) => this.metadata.partition(topic, partition) !== undefined,
       minInsyncReplicas: async (topic) => {
-        const own = (await this.control.topicConfigs(topic))['min.insync.replicas']
+        const own = (await this.controlPlane.topicConfigs(topic))['min.insync.replicas']
         const n = own === undefined ? NaN : Number(own)
         return Number.isInteger(n) && n >= 1 ? n : this.config.getInt('min.insync.replicas')
       },
-      brokerEpoch: () => this.control.brokerEpoch,
-      alterPartition: (request) => this.controllerRequests.alterPartition(request),
+      brokerEpoch: () => this.controlPlane.brokerEpoch,
+      alterPartition: (request) => this.controllerChannel.alterPartition(request),
       connectLeader: (leader, fetcherId) => connectLeaderEndpoint(nodeId, leader, config.getInt('replica.socket.timeout.ms'), { fetcherId, interBrokerProtocolVersion: config.getString('inter.broker.protocol.version') ?? undefined, security: interBrokerSecurity }),
       // Dynamic (cluster-wide): read at each role change.
       numReplicaFetchers: () => this.config.getInt('num.replica.fetchers'),
@@ -174,7 +180,7 @@ export class Broker {
         backoffMs: config.getInt('replica.fetch.backoff.ms'),
       },
     }, this.metrics)
-    this.control = new BrokerControlPlane({
+    this.controlPlane = new BrokerControlPlane({
       brokerId: nodeId,
       image: this.metadata,
       replicas: this.partitions,
@@ -183,24 +189,24 @@ export class Broker {
       onTopicConfigChanged: (topic) => this.partitions.refreshLogConfigs(topic),
       onPartitionsDeleted: (partitions) => this.groups.onPartitionsDeleted(partitions),
     })
-    this.controller = new Controller({ brokerId: nodeId, store, local: this.control, connect: brokerLinkFactory(interBrokerSecurity), config: () => this.config, interBrokerListener, log })
-    this.control.setController(this.controller)
-    this.controllerRequests = new ControllerRequests(nodeId, this.controller, this.control, this.metadata, store, interBrokerListener, interBrokerSecurity)
-    this.topics = new TopicManager(store, this.metadata, this.control, config, log, { brokerId: nodeId, router })
+    this.ownController = new Controller({ brokerId: nodeId, store, local: this.controlPlane, connect: brokerLinkFactory(interBrokerSecurity), config: () => this.config, interBrokerListener, log })
+    this.controlPlane.setController(this.ownController)
+    this.controllerChannel = new ControllerRequests(nodeId, this.ownController, this.controlPlane, this.metadata, store, interBrokerListener, interBrokerSecurity)
+    this.topics = new TopicManager(store, this.metadata, this.controlPlane, config, log, { brokerId: nodeId, router })
     this.configs = new DynamicConfigService(store, nodeId, dynamicLayers, () => this.config, (c) => this.applyBrokerConfig(c), log, (c) => void listenerTlsContexts(c))
     this.producerIds = new ProducerIdManager((blockSize) => store.allocateProducerIdBlock(nodeId, blockSize))
     this.cluster = new ClusterMember({
       registration: registrationOf(nodeId, config, endpoints),
       store,
       image: this.metadata,
-      control: this.control,
-      controller: this.controller,
+      control: this.controlPlane,
+      controller: this.ownController,
       interBrokerListener,
       interBrokerSecurity,
       // A registration left by this broker's previous run vanishes when that session expires.
       registrationWaitMs: store.kind === 'zookeeper' ? config.getInt('zookeeper.session.timeout.ms') + 10_000 : 0,
       onConfigChanges: (changes) => {
-        void this.control.onConfigChanges(changes)
+        void this.controlPlane.onConfigChanges(changes)
         void this.configs.onConfigChanges(changes)
         void this.clientQuotas.onConfigChanges(changes)
       },
@@ -238,7 +244,7 @@ export class Broker {
         transactions: this.transactions,
         producerIds: this.producerIds,
         fetchSessions: this.fetchSessions,
-        control: this.control,
+        control: this.controlPlane,
         scram: new ScramCredentialService(store),
         quotas: this.clientQuotas,
         acl: this.acls,
@@ -481,7 +487,7 @@ export class Broker {
     // The controller stops and the store session ends: this broker's registration goes at once.
     await this.cluster.stop().catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'leaving the cluster failed'))
     this.acls.stop()
-    this.controllerRequests.close()
+    this.controllerChannel.close()
     await this.partitions.close()
     await this.router.close()
     this.log.info('shut down cleanly')
