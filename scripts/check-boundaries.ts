@@ -51,6 +51,9 @@ export const ENTRIES = ['main.ts', 'index.ts', 'skein.ts']
 /** Client-side products: they talk to brokers over the Kafka protocol, even inside a broker's process. */
 const CLIENT_SIDE = 'client|cli|rest|console|registry|connect|streams|mirror'
 
+/** Client-side products other than the Kafka client: the broker may use client/ to reach other brokers, never these. */
+const PRODUCTS = 'cli|rest|console|registry|connect|streams|mirror'
+
 /** `^src/(a|b)/`: the modules of these folders and their subfolders. */
 const under = (names: string): string => `^src/(${names})/`
 
@@ -101,9 +104,9 @@ export const RULES: IRegularForbiddenRuleType[] = [
   },
   {
     name: 'replication-imports-no-server',
-    comment: 'replication/ sits between shard and server: the server calls it, never the other way',
+    comment: 'replication/ sits between shard and server: the server and the broker call it, never the other way',
     from: { path: under('replication') },
-    to: { path: under(`server|coordinator|${CLIENT_SIDE}`) },
+    to: { path: under(`server|broker|coordinator|${CLIENT_SIDE}`) },
   },
   {
     name: 'coordinator-imports-no-log-or-server',
@@ -115,7 +118,7 @@ export const RULES: IRegularForbiddenRuleType[] = [
     name: 'cluster-imports-no-data-path',
     comment: 'cluster/ metadata is read by the data path and never reads it',
     from: { path: under('cluster') },
-    to: { path: under(`server|shard|replication|coordinator|${CLIENT_SIDE}`) },
+    to: { path: under(`server|broker|shard|replication|coordinator|${CLIENT_SIDE}`) },
   },
   {
     name: 'quota-and-auth-import-no-data-path',
@@ -127,13 +130,44 @@ export const RULES: IRegularForbiddenRuleType[] = [
     name: 'http-imports-no-broker-or-product',
     comment: 'http/ is the one adapter over uWebSockets.js: the products and the broker use it, it uses neither',
     from: { path: under('http') },
-    to: { path: under(`storage|shard|replication|server|coordinator|cluster|quota|auth|${CLIENT_SIDE}`) },
+    to: { path: under(`storage|shard|replication|server|broker|coordinator|cluster|quota|auth|${CLIENT_SIDE}`) },
   },
   {
     name: 'only-entries-import-server',
     comment: 'server/ is the listener edge: only broker/, which composes it, and the entry points main.ts and index.ts import it',
     from: { path: '^src/', pathNot: '^src/(server/|broker/|(main|index)\\.ts$)' },
     to: { path: under('server') },
+  },
+  {
+    name: 'only-entries-import-broker',
+    comment: 'broker/ is the top floor, the Broker and what it composes: only the entry points main.ts and index.ts import it',
+    from: { path: '^src/', pathNot: '^src/(broker/|(main|index)\\.ts$)' },
+    to: { path: under('broker') },
+  },
+  {
+    name: 'broker-imports-no-product-but-client',
+    comment:
+      'the broker reaches other brokers through client/ (fetchers, controller channel, WriteTxnMarkers); the other ' +
+      'client-side products are started beside it by main.ts, never by the broker',
+    from: { path: under('broker') },
+    to: { path: under(PRODUCTS) },
+  },
+  {
+    name: 'server-imports-no-broker-or-client-side',
+    comment:
+      'server/ is the listener edge and the handlers: sockets in, handlers out through ports; the broker composes it, ' +
+      'and no client-side product, client/ included, is needed there. server/leader-endpoint.ts is the one exception ' +
+      'until it moves to broker/remote-leader-endpoint.ts (issue 29, the replication part)',
+    from: { path: '^src/server/', pathNot: '^src/server/leader-endpoint\\.ts$' },
+    to: { path: under(`broker|${CLIENT_SIDE}`) },
+  },
+  {
+    name: 'handlers-import-only-common-protocol-domain-config',
+    comment:
+      'a handler file sees the broker only through the ports of handlers/common/ (its RequestContext), so it imports ' +
+      'handlers/ (common/ and, for index.ts, the handler files), protocol, domain and config; common/ itself is not a handler',
+    from: { path: '^src/server/handlers/[^/]+\\.ts$' },
+    to: { path: '^src/', pathNot: `^src/server/handlers/|${under('protocol|domain|config')}` },
   },
   {
     name: 'entries-are-not-imported',

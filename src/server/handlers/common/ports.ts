@@ -1,6 +1,7 @@
 // The services a handler may use, each as narrow as the handlers need it. A handler sees these through
 // its RequestContext and nothing else of the broker, so a handler file shows what it touches and a test
-// can hand it fakes. The broker implements them (src/server/) and builds them once.
+// can hand it fakes. The broker implements them (src/broker/, the partitions src/server/replica-manager.ts)
+// and builds them once.
 //
 // PartitionService is the seam for replication: handlers append "as leader" and read "up to the high
 // watermark"; whether that means one local log (today) or a leader waiting for its in-sync replicas
@@ -12,6 +13,7 @@ import type { DescribeClientQuotasRequest, EntryData as DescribeClientQuotasEntr
 import type { AlterClientQuotasRequest, ResponseEntryData as AlterClientQuotasResult } from '../../../protocol/messages/49-alter-client-quotas.gen.js'
 import type { BrokerConfig } from '../../../config/index.js'
 import type { GroupCoordinator } from '../../../coordinator/group/group-coordinator.js'
+import type { DescribedTopicPartitions } from '../../../coordinator/group/types.js'
 import type { ProducerIdAndEpoch } from '../../../coordinator/transaction/types.js'
 import type { TransactionCoordinator } from '../../../coordinator/transaction/txn-coordinator.js'
 import type { ErrorCode } from '../../../domain/errors.js'
@@ -24,7 +26,8 @@ import type { StopReplicaRequest } from '../../../protocol/messages/05-stop-repl
 import type { UpdateMetadataRequest } from '../../../protocol/messages/06-update-metadata.gen.js'
 import type { AlterPartitionRequest, AlterPartitionResponse } from '../../../protocol/messages/56-alter-partition.gen.js'
 
-export type { Outcome, ProducerIdAndEpoch }
+// Handlers import only common/, protocol, domain and config: the coordinators' types they need come through here.
+export type { DescribedTopicPartitions, Outcome, ProducerIdAndEpoch }
 
 export interface TopicPartitionRef {
   topic: string
