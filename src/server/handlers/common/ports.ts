@@ -19,7 +19,14 @@ import type { TransactionCoordinator } from '../../../coordinator/transaction/tx
 import type { ErrorCode } from '../../../domain/errors.js'
 import type { FileRegion } from '../../../domain/file-region.js'
 import type { Outcome } from '../../../domain/outcome.js'
-import type { PartitionState } from '../../../storage/types.js'
+import type {
+  AbortedTransaction as AbortedTransactionRange,
+  IsolationLevel,
+  PartitionState,
+  ProducerDescription as ProducerStateView,
+  TopicPartition as TopicPartitionRef,
+} from '../../../storage/types.js'
+import type { BrokerNode, PartitionLeadership, TopicInfo } from '../../../cluster/metadata-image.js'
 import type { FetchSessionCache } from './fetch-sessions.js'
 import type { LeaderAndIsrRequest } from '../../../protocol/messages/04-leader-and-isr.gen.js'
 import type { StopReplicaRequest } from '../../../protocol/messages/05-stop-replica.gen.js'
@@ -28,19 +35,16 @@ import type { AlterPartitionRequest, AlterPartitionResponse } from '../../../pro
 
 // Handlers import only common/, protocol, domain and config: the coordinators' types they need come through here.
 export type { DescribedTopicPartitions, Outcome, ProducerIdAndEpoch }
-
-export interface TopicPartitionRef {
-  topic: string
-  partition: number
-}
+// One home per type: these shapes are the log's (storage/types.ts) and the metadata image's
+// (cluster/metadata-image.ts), under the names handlers use; this file restates none of them.
+export type { AbortedTransactionRange, IsolationLevel, ProducerStateView, TopicPartitionRef }
+export type { BrokerNode, PartitionLeadership, TopicInfo }
 
 // ---------------------------------------------------------------------------------------------------
 // Partitions
 
 /** Produce's acks: 0 no answer, 1 once the leader's log has the records, -1 (all) once every in-sync replica has. */
 export type RequiredAcks = 0 | 1 | -1
-
-export type IsolationLevel = 'read_uncommitted' | 'read_committed'
 
 export interface LeaderAppend extends TopicPartitionRef {
   /** One or more RecordBatches; the partition service owns the buffer from here on. */
@@ -68,11 +72,6 @@ export interface ConsumerRead extends TopicPartitionRef {
   isolation?: IsolationLevel
   /** Up to the log end offset, not the high watermark: a coordinator loading a partition it now leads. */
   logEnd?: boolean
-}
-
-export interface AbortedTransactionRange {
-  producerId: number
-  firstOffset: number
 }
 
 export interface PartitionRead {
@@ -106,15 +105,6 @@ export interface OffsetForTimestamp {
 export interface RecordsDeletion extends TopicPartitionRef {
   /** Delete records before this offset; -1 means the high watermark. */
   offset: number
-}
-
-export interface ProducerStateView {
-  producerId: number
-  producerEpoch: number
-  lastSequence: number
-  lastTimestamp: number
-  coordinatorEpoch: number
-  currentTxnStartOffset: number
 }
 
 export interface TxnMarker extends TopicPartitionRef {
@@ -328,31 +318,6 @@ export interface OngoingReassignmentView extends TopicPartitionRef {
 
 // ---------------------------------------------------------------------------------------------------
 // Metadata
-
-export interface BrokerNode {
-  nodeId: number
-  host: string
-  port: number
-  rack: string | null
-}
-
-export interface TopicInfo {
-  readonly name: string
-  /** Kafka's topic id (base64url), '' for a topic not created yet (validateOnly). */
-  readonly topicId: string
-  readonly partitions: number
-  readonly replicationFactor: number
-  /** The topic's own config overrides, as stored. */
-  readonly configs: Readonly<Record<string, string>>
-}
-
-export interface PartitionLeadership {
-  leaderId: number
-  leaderEpoch: number
-  replicas: readonly number[]
-  isr: readonly number[]
-  offlineReplicas: readonly number[]
-}
 
 /** What the cluster looks like, read-only: brokers, topics and who leads which partition. */
 export interface MetadataView {
