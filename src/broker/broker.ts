@@ -199,8 +199,8 @@ export class Broker {
       registration: registrationOf(nodeId, config, endpoints),
       store,
       image: this.metadata,
-      control: this.controlPlane,
-      controller: this.ownController,
+      controlPlane: this.controlPlane,
+      ownController: this.ownController,
       interBrokerListener,
       interBrokerSecurity,
       // A registration left by this broker's previous run vanishes when that session expires.
