@@ -8,11 +8,11 @@ import { fileURLToPath } from 'node:url'
 import { renderConfigReference } from '../src/config/reference.js'
 import { apiName } from '../src/protocol/api-keys.gen.js'
 import { HANDLERS } from '../src/server/handlers/index.js'
-import { HandlerRegistry } from '../src/server/registry.js'
+import { ApiTable } from '../src/server/api-table.js'
 
 export function renderApiTable(): string {
   const lines = ['| API | Key | Versions served |', '| --- | ---: | --- |']
-  for (const v of new HandlerRegistry(HANDLERS).apiVersions()) {
+  for (const v of new ApiTable(HANDLERS).apiVersions()) {
     lines.push(`| ${apiName(v.apiKey)} | ${v.apiKey} | ${v.minVersion}-${v.maxVersion} |`)
   }
   return lines.join('\n') + '\n'

@@ -8,7 +8,7 @@ import { type BrokerConfig, loadBrokerConfig } from './config/broker-config.js'
 import { EMBEDDED_REST_PREFIX, REST_CONFIGS, restSettings } from './config/client-rest.js'
 import { REGISTRY_CONFIGS, embeddedRegistryName, registrySettings } from './config/client-registry.js'
 import type { ConfigValue } from './config/config-def.js'
-import { Broker } from './server/broker.js'
+import { Broker } from './broker/broker.js'
 import { describeOpenConnections } from './client/connection.js'
 import { createLogger, type Logger } from './observability/logger.js'
 

@@ -4,7 +4,7 @@
 // with a message naming it. The end-to-end run over sockets is test/cluster/secure-cluster.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadBrokerConfig } from '../../src/config/broker-config.js'
-import { interBrokerClientSecurity } from '../../src/server/inter-broker-security.js'
+import { interBrokerClientSecurity } from '../../src/broker/inter-broker-security.js'
 import { hasOpenssl, makeTestCertificates, type TestCertificates } from '../harness/index.js'
 
 const JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="broker-secret" user_broker="broker-secret";'

@@ -12,7 +12,7 @@ import { listenerTlsOptions } from '../auth/tls.js'
 import { parseJaasConfig } from '../auth/sasl/jaas.js'
 import type { ClientSecurity, SaslMechanism } from '../client/sasl.js'
 import type { BrokerConfig } from '../config/broker-config.js'
-import type { SecurityProtocol } from './listener-security.js'
+import type { SecurityProtocol } from '../server/listener-security.js'
 
 const CLIENT_MECHANISMS: readonly SaslMechanism[] = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512']
 

@@ -1,10 +1,10 @@
-// The dispatch table: every API the broker serves is one handler file under ./handlers, declaring its
+// The API table (dispatch table): every API the broker serves is one handler file under ./handlers, declaring its
 // API key and the version range it serves next to its code. ApiVersions is derived from this table, so
 // what the broker advertises is exactly what it has handlers for.
 import type { AnyHandler } from './handlers/common/handler.js'
 import type { ApiVersionRange } from './handlers/common/ports.js'
 
-export class HandlerRegistry {
+export class ApiTable {
   private readonly byKey: (AnyHandler | undefined)[] = []
 
   constructor(handlers: readonly AnyHandler[]) {

@@ -9,8 +9,8 @@ import type { Listener } from '../config/listeners.js'
 import { randomKafkaUuid } from '../domain/uuid.js'
 import { loadOrCreateMetaProperties, readMetaProperties, type MetaProperties } from '../storage/meta-properties.js'
 import { validateTopicConfigs } from '../config/topic-configs.js'
-import { BrokerControlPlane } from './control-plane.js'
-import { ClusterMember } from './cluster-member.js'
+import { BrokerControlPlane } from './control/control-plane.js'
+import { ClusterMember } from './control/cluster-member.js'
 import { Controller } from '../cluster/controller/controller.js'
 import { EmbeddedStore } from '../cluster/embedded-store.js'
 import { MetadataImage } from '../cluster/metadata-image.js'
@@ -21,31 +21,31 @@ import type { MetricsRegistry } from '../observability/metrics.js'
 import { ShardRouter } from '../shard/router.js'
 import { ensureDataDirectory } from '../storage/index.js'
 import { BrokerMetrics } from '../observability/broker-metrics.js'
-import type { FrameHandler } from './connection.js'
-import { brokerLinkFactory } from './broker-link.js'
+import type { FrameHandler } from '../server/connection.js'
+import { brokerLinkFactory } from './control/broker-link.js'
 import { interBrokerClientSecurity } from './inter-broker-security.js'
 import type { ClientSecurity } from '../client/sasl.js'
-import { ControllerRequests } from './controller-requests.js'
-import { connectLeaderEndpoint } from '../broker/remote-leader-endpoint.js'
-import { createDispatcher } from './dispatcher.js'
+import { ControllerRequests } from './control/controller-requests.js'
+import { connectLeaderEndpoint } from './remote-leader-endpoint.js'
+import { createDispatcher } from '../server/dispatcher.js'
 import { DynamicConfigService, parseDynamicLayers, readDynamicBrokerConfigs, type DynamicBrokerConfigLayers } from './dynamic-configs.js'
-import { FetchSessionCache } from './handlers/common/fetch-sessions.js'
-import { GroupService } from './groups.js'
-import { HANDLERS } from './handlers/index.js'
+import { FetchSessionCache } from '../server/handlers/common/fetch-sessions.js'
+import { GroupService } from './coordinators/groups.js'
+import { HANDLERS } from '../server/handlers/index.js'
 import { ProducerIdManager } from './producer-ids.js'
-import { HandlerRegistry } from './registry.js'
+import { ApiTable } from '../server/api-table.js'
 import { ReplicaManager } from '../replication/replica-manager.js'
 import { ReplicationQuota } from '../replication/replication-quota.js'
 import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
-import { buildListenerSecurity, listenerTlsContexts } from './listener-security.js'
+import { buildListenerSecurity, listenerTlsContexts } from '../server/listener-security.js'
 import { ScramCredentialService } from './scram-credentials.js'
-import { ClientQuotaService } from './client-quotas.js'
-import { RequestThrottler } from './request-quotas.js'
+import { ClientQuotaService } from './client-quota-configs.js'
+import { RequestThrottler } from '../server/request-quotas.js'
 import { ClientQuotas } from '../quota/client-quotas.js'
-import { SocketServer, type BoundListener, type ConnectionQuotas } from './socket-server.js'
+import { SocketServer, type BoundListener, type ConnectionQuotas } from '../server/socket-server.js'
 import { parseConnectionOverrides } from '../config/broker-configs.js'
 import { TopicManager } from './topics.js'
-import { TransactionService } from './transactions.js'
+import { TransactionService } from './coordinators/transactions.js'
 
 export interface BrokerEndpoint {
   listenerName: string
@@ -67,7 +67,7 @@ const FIRST_METADATA_WAIT_MS = 30_000
 const LOG_DIR_EVENT_RETRY_MS = 1000
 
 export class Broker {
-  readonly registry = new HandlerRegistry(HANDLERS)
+  readonly apiTable = new ApiTable(HANDLERS)
   /** The partitions this broker holds, as leader or follower: appends, reads, offsets, fetch long-polling. */
   readonly partitions: ReplicaManager
   /** Brokers, topics and partition leaders as the controller last told this broker (read-only for handlers). */
@@ -82,18 +82,24 @@ export class Broker {
   readonly transactions: TransactionService
   /** Incremental fetch sessions, at most max.incremental.fetch.session.cache.slots of them. */
   readonly fetchSessions: FetchSessionCache
-  /** What the controller's requests do here, and who answers AlterPartition / ControlledShutdown. */
-  readonly control: BrokerControlPlane
-  /** This broker's controller (active when it won the election). */
-  readonly controller: Controller
+  /**
+   * This broker's side of the control plane: what the controller's LeaderAndIsr, UpdateMetadata and
+   * StopReplica do here, and who answers AlterPartition / ControlledShutdown.
+   */
+  readonly controlPlane: BrokerControlPlane
+  /**
+   * The controller this broker runs: every broker runs for election, and this one acts only while it
+   * is the active controller (isActive). Not the active controller of the cluster, which may be elsewhere.
+   */
+  readonly ownController: Controller
   /** Client quotas: their configs (DescribeClientQuotas, AlterClientQuotas) and the quota managers. */
   readonly clientQuotas: ClientQuotaService
   /** Registration, config change notifications, controlled shutdown. */
   readonly cluster: ClusterMember
   /** Topic administration through the metadata store. */
   readonly topics: TopicManager
-  /** AlterPartition to the active controller (in process or over the network). */
-  readonly controllerRequests: ControllerRequests
+  /** Requests from this broker to the active controller (AlterPartition), in process or over the network. */
+  readonly controllerChannel: ControllerRequests
   /** The authorizer (authorizer.class.name) and the ACLs it holds. */
   readonly acls: AclService
   /** Kafka's broker metrics under the JMX exporter's names (GET /metrics renders metrics.registry). */
@@ -130,7 +136,7 @@ export class Broker {
         fetchPurgatorySize: () => this.partitions.fetchPurgatorySize,
         connections: () => this.server.connectionsByListener(),
         consumerLag: () => this.consumerLag(),
-        isController: () => this.controller.isActive,
+        isController: () => this.ownController.isActive,
         leadership: () => this.partitions.leadership(),
         offlinePartitions: () => {
           let n = 0
@@ -150,16 +156,16 @@ export class Broker {
     }
     this.partitions = new ReplicaManager(router, log, {
       brokerId: nodeId,
-      logConfigFor: async (topic) => this.config.logConfig(validateTopicConfigs(await this.control.topicConfigs(topic))),
+      logConfigFor: async (topic) => this.config.logConfig(validateTopicConfigs(await this.controlPlane.topicConfigs(topic))),
       defaultLogConfig: () => this.config.logDefaults(),
       knowsPartition: (topic, partition) => this.metadata.partition(topic, partition) !== undefined,
       minInsyncReplicas: async (topic) => {
-        const own = (await this.control.topicConfigs(topic))['min.insync.replicas']
+        const own = (await this.controlPlane.topicConfigs(topic))['min.insync.replicas']
         const n = own === undefined ? NaN : Number(own)
         return Number.isInteger(n) && n >= 1 ? n : this.config.getInt('min.insync.replicas')
       },
-      brokerEpoch: () => this.control.brokerEpoch,
-      alterPartition: (request) => this.controllerRequests.alterPartition(request),
+      brokerEpoch: () => this.controlPlane.brokerEpoch,
+      alterPartition: (request) => this.controllerChannel.alterPartition(request),
       connectLeader: (leader, fetcherId) => connectLeaderEndpoint(nodeId, leader, config.getInt('replica.socket.timeout.ms'), { fetcherId, interBrokerProtocolVersion: config.getString('inter.broker.protocol.version') ?? undefined, security: interBrokerSecurity }),
       // Dynamic (cluster-wide): read at each role change.
       numReplicaFetchers: () => this.config.getInt('num.replica.fetchers'),
@@ -174,7 +180,7 @@ export class Broker {
         backoffMs: config.getInt('replica.fetch.backoff.ms'),
       },
     }, this.metrics)
-    this.control = new BrokerControlPlane({
+    this.controlPlane = new BrokerControlPlane({
       brokerId: nodeId,
       image: this.metadata,
       replicas: this.partitions,
@@ -183,24 +189,24 @@ export class Broker {
       onTopicConfigChanged: (topic) => this.partitions.refreshLogConfigs(topic),
       onPartitionsDeleted: (partitions) => this.groups.onPartitionsDeleted(partitions),
     })
-    this.controller = new Controller({ brokerId: nodeId, store, local: this.control, connect: brokerLinkFactory(interBrokerSecurity), config: () => this.config, interBrokerListener, log })
-    this.control.setController(this.controller)
-    this.controllerRequests = new ControllerRequests(nodeId, this.controller, this.control, this.metadata, store, interBrokerListener, interBrokerSecurity)
-    this.topics = new TopicManager(store, this.metadata, this.control, config, log, { brokerId: nodeId, router })
+    this.ownController = new Controller({ brokerId: nodeId, store, local: this.controlPlane, connect: brokerLinkFactory(interBrokerSecurity), config: () => this.config, interBrokerListener, log })
+    this.controlPlane.setController(this.ownController)
+    this.controllerChannel = new ControllerRequests(nodeId, this.ownController, this.controlPlane, this.metadata, store, interBrokerListener, interBrokerSecurity)
+    this.topics = new TopicManager(store, this.metadata, this.controlPlane, config, log, { brokerId: nodeId, router })
     this.configs = new DynamicConfigService(store, nodeId, dynamicLayers, () => this.config, (c) => this.applyBrokerConfig(c), log, (c) => void listenerTlsContexts(c))
     this.producerIds = new ProducerIdManager((blockSize) => store.allocateProducerIdBlock(nodeId, blockSize))
     this.cluster = new ClusterMember({
       registration: registrationOf(nodeId, config, endpoints),
       store,
       image: this.metadata,
-      control: this.control,
-      controller: this.controller,
+      controlPlane: this.controlPlane,
+      ownController: this.ownController,
       interBrokerListener,
       interBrokerSecurity,
       // A registration left by this broker's previous run vanishes when that session expires.
       registrationWaitMs: store.kind === 'zookeeper' ? config.getInt('zookeeper.session.timeout.ms') + 10_000 : 0,
       onConfigChanges: (changes) => {
-        void this.control.onConfigChanges(changes)
+        void this.controlPlane.onConfigChanges(changes)
         void this.configs.onConfigChanges(changes)
         void this.clientQuotas.onConfigChanges(changes)
       },
@@ -214,8 +220,18 @@ export class Broker {
     this.clientQuotas = new ClientQuotaService(store, new ClientQuotas(quotaWindow(''), quotaWindow('controller.')), log)
     const throttler = new RequestThrottler(this.clientQuotas.quotas)
     throttler.registerMetrics(this.metrics.registry)
-    this.groups = new GroupService(this)
-    this.transactions = new TransactionService(this)
+    // The coordinators' services get what they use of the broker, not the broker (which would be a cycle).
+    const internalTopicPorts = { config: () => this.config, log, topics: this.topics, partitions: this.partitions }
+    this.groups = new GroupService(internalTopicPorts)
+    this.transactions = new TransactionService({
+      ...internalTopicPorts,
+      nodeId,
+      metadata: this.metadata,
+      interBrokerListener,
+      interBrokerSecurity,
+      groups: this.groups,
+      producerIds: this.producerIds,
+    })
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'))
     // Built once: every request's context carries these same services.
     this.dispatcher = createDispatcher(
@@ -228,14 +244,14 @@ export class Broker {
         transactions: this.transactions,
         producerIds: this.producerIds,
         fetchSessions: this.fetchSessions,
-        control: this.control,
+        control: this.controlPlane,
         scram: new ScramCredentialService(store),
         quotas: this.clientQuotas,
         acl: this.acls,
         log,
-        apiVersions: this.registry.apiVersions(),
+        apiVersions: this.apiTable.apiVersions(),
       },
-      this.registry,
+      this.apiTable,
       this.metrics,
       throttler,
     )
@@ -471,7 +487,7 @@ export class Broker {
     // The controller stops and the store session ends: this broker's registration goes at once.
     await this.cluster.stop().catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'leaving the cluster failed'))
     this.acls.stop()
-    this.controllerRequests.close()
+    this.controllerChannel.close()
     await this.partitions.close()
     await this.router.close()
     this.log.info('shut down cleanly')

@@ -3,23 +3,25 @@
 // running for controller again, following config change notifications, and the controlled shutdown that
 // moves leaderships away before the broker stops. Without ZooKeeper the same steps run over the embedded
 // store, where this broker is the whole cluster.
-import { BrokerConnection } from '../client/connection.js'
-import type { ClientSecurity } from '../client/sasl.js'
-import type { Controller } from '../cluster/controller/controller.js'
-import type { MetadataImage } from '../cluster/metadata-image.js'
-import type { BrokerRegistration, ConfigChange, MetadataStore, Unwatch } from '../cluster/metadata-store.js'
-import { ErrorCode, errorName } from '../domain/errors.js'
-import type { Logger } from '../observability/logger.js'
-import { ApiKey } from '../protocol/api-keys.gen.js'
-import * as ControlledShutdown from '../protocol/messages/07-controlled-shutdown.gen.js'
+import { BrokerConnection } from '../../client/connection.js'
+import type { ClientSecurity } from '../../client/sasl.js'
+import type { Controller } from '../../cluster/controller/controller.js'
+import type { MetadataImage } from '../../cluster/metadata-image.js'
+import type { BrokerRegistration, ConfigChange, MetadataStore, Unwatch } from '../../cluster/metadata-store.js'
+import { ErrorCode, errorName } from '../../domain/errors.js'
+import type { Logger } from '../../observability/logger.js'
+import { ApiKey } from '../../protocol/api-keys.gen.js'
+import * as ControlledShutdown from '../../protocol/messages/07-controlled-shutdown.gen.js'
 import type { BrokerControlPlane } from './control-plane.js'
 
 export interface ClusterMemberOptions {
   registration: BrokerRegistration
   store: MetadataStore
   image: MetadataImage
-  control: BrokerControlPlane
-  controller: Controller
+  /** This broker's side of the control plane (its broker epoch is set at each registration). */
+  controlPlane: BrokerControlPlane
+  /** The controller this broker runs (started here; it acts only while it is the active one). */
+  ownController: Controller
   interBrokerListener: string
   /** The inter-broker listener's TLS and SASL (ControlledShutdown to the controller); undefined for PLAINTEXT. */
   interBrokerSecurity?: ClientSecurity | undefined
@@ -46,7 +48,7 @@ export class ClusterMember {
 
   /** Registers, follows config changes and starts the controller (which runs for election). */
   async start(): Promise<void> {
-    const { store, controller, log } = this.options
+    const { store, ownController: controller, log } = this.options
     store.onSession((event) => {
       if (this.#stopped) return
       if (event === 'expired') {
@@ -63,7 +65,7 @@ export class ClusterMember {
 
   async #register(): Promise<void> {
     const epoch = await this.options.store.registerBroker(this.options.registration, this.options.registrationWaitMs)
-    this.options.control.brokerEpoch = epoch
+    this.options.controlPlane.brokerEpoch = epoch
     this.options.log.info({ brokerId: this.brokerId, brokerEpoch: epoch.toString() }, `registered broker ${this.brokerId} in ${this.options.store.description}`)
   }
 
@@ -73,7 +75,7 @@ export class ClusterMember {
    * requests of its failover are applied (so the broker is ready to serve when start() returns).
    */
   async waitForMetadata(timeoutMs: number): Promise<boolean> {
-    const { image, controller } = this.options
+    const { image, ownController: controller } = this.options
     const deadline = Date.now() + timeoutMs
     const ok = await image.waitFor(() => image.updateCount > 0 && image.isLive(this.brokerId), timeoutMs)
     // Only this broker's own requests: another broker may be unreachable until its session expires.
@@ -121,7 +123,7 @@ export class ClusterMember {
   }
 
   async #askController(): Promise<{ errorCode: number; remaining: { topic: string; partition: number }[] }> {
-    const { controller, control, image, store, interBrokerListener, interBrokerSecurity } = this.options
+    const { ownController: controller, controlPlane: control, image, store, interBrokerListener, interBrokerSecurity } = this.options
     if (controller.isActive) return controller.controlledShutdown(this.brokerId, control.brokerEpoch)
     let controllerId = image.controllerId
     if (controllerId < 0 || !image.isLive(controllerId)) controllerId = await store.getControllerId()
@@ -146,7 +148,7 @@ export class ClusterMember {
     this.#stopped = true
     this.#unwatchConfig?.()
     // A controller step waiting on an unreachable store is abandoned: the session ends anyway.
-    if ((await withTimeout(this.options.controller.shutdown().then(() => true), CONTROLLER_STOP_WAIT_MS)) === undefined) {
+    if ((await withTimeout(this.options.ownController.shutdown().then(() => true), CONTROLLER_STOP_WAIT_MS)) === undefined) {
       this.options.log.warn({ waitedMs: CONTROLLER_STOP_WAIT_MS }, 'the controller did not stop in time; leaving anyway')
     }
     await this.options.store.close()

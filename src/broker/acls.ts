@@ -19,7 +19,7 @@ import {
 } from '../domain/acl.js'
 import { ErrorCode } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
-import type { AclCreationOutcome, AuthorizationService, ClientConnection } from './handlers/common/ports.js'
+import type { AclCreationOutcome, AuthorizationService, ClientConnection } from '../server/handlers/common/ports.js'
 
 export const AUTHORIZER_CLASS_NAMES = ['kafka.security.authorizer.AclAuthorizer', 'org.apache.kafka.metadata.authorizer.StandardAuthorizer', 'kafka.security.auth.SimpleAclAuthorizer']
 

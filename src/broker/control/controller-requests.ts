@@ -3,13 +3,13 @@
 // controller's inter-broker endpoint (as the metadata image or the store names it), reopened when the
 // controller moves or the connection fails. A request with no controller to answer it rejects; the
 // caller retries later.
-import { BrokerConnection } from '../client/connection.js'
-import type { ClientSecurity } from '../client/sasl.js'
-import type { Controller } from '../cluster/controller/controller.js'
-import type { MetadataImage } from '../cluster/metadata-image.js'
-import type { MetadataStore } from '../cluster/metadata-store.js'
-import { ApiKey } from '../protocol/api-keys.gen.js'
-import * as AlterPartition from '../protocol/messages/56-alter-partition.gen.js'
+import { BrokerConnection } from '../../client/connection.js'
+import type { ClientSecurity } from '../../client/sasl.js'
+import type { Controller } from '../../cluster/controller/controller.js'
+import type { MetadataImage } from '../../cluster/metadata-image.js'
+import type { MetadataStore } from '../../cluster/metadata-store.js'
+import { ApiKey } from '../../protocol/api-keys.gen.js'
+import * as AlterPartition from '../../protocol/messages/56-alter-partition.gen.js'
 import type { BrokerControlPlane } from './control-plane.js'
 
 /** Names topics (v1): a leader knows names; topic ids are v2+. */

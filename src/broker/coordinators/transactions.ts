@@ -10,25 +10,47 @@
 // found in PrepareCommit/PrepareAbort are completed. Each partition is coordinated in the epoch Kafka
 // uses, its leader epoch (Metadata's), which every marker carries as its coordinator epoch; a partition
 // refuses a marker from an older coordinator epoch than one it has seen (TRANSACTION_COORDINATOR_FENCED).
-import { systemClock } from '../coordinator/runtime/clock.js'
-import { txnStatusFromName } from '../coordinator/transaction/records.js'
-import { TransactionCoordinator } from '../coordinator/transaction/txn-coordinator.js'
-import type { TransactionCoordinatorConfig, TxnMarkerItem, TxnMarkerWriter } from '../coordinator/transaction/types.js'
-import { BrokerConnection } from '../client/connection.js'
-import { ErrorCode } from '../domain/errors.js'
-import { ApiKey } from '../protocol/api-keys.gen.js'
-import * as WriteTxnMarkers from '../protocol/messages/27-write-txn-markers.gen.js'
-import type { TopicInfo } from './handlers/common/ports.js'
-import type { Broker } from './broker.js'
+import { systemClock } from '../../coordinator/runtime/clock.js'
+import { txnStatusFromName } from '../../coordinator/transaction/records.js'
+import { TransactionCoordinator } from '../../coordinator/transaction/txn-coordinator.js'
+import type { ProducerIdSource, TransactionCoordinatorConfig, TxnMarkerItem, TxnMarkerWriter } from '../../coordinator/transaction/types.js'
+import { BrokerConnection } from '../../client/connection.js'
+import type { ClientSecurity } from '../../client/sasl.js'
+import type { MetadataImage } from '../../cluster/metadata-image.js'
+import { ErrorCode } from '../../domain/errors.js'
+import { ApiKey } from '../../protocol/api-keys.gen.js'
+import * as WriteTxnMarkers from '../../protocol/messages/27-write-txn-markers.gen.js'
+import type { TopicInfo } from '../../server/handlers/common/ports.js'
 import { CoordinatorPartitionWriter } from './coordinator-partition-writer.js'
-import { CONSUMER_OFFSETS_TOPIC } from './groups.js'
-import type { TransactionCoordinatorService } from './handlers/common/ports.js'
-import { InternalTopicService, type InternalTopicSpec } from './internal-topic-service.js'
+import { CONSUMER_OFFSETS_TOPIC, type GroupService } from './groups.js'
+import type { TransactionCoordinatorService } from '../../server/handlers/common/ports.js'
+import type { ReplicaManager } from '../../replication/replica-manager.js'
+import { InternalTopicService, type InternalTopicPorts, type InternalTopicSpec } from './internal-topic-service.js'
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state'
 const WRITE_TXN_MARKERS_VERSION = 1
 /** How long a __transaction_state append may wait for the in-sync replicas (Kafka's request.timeout.ms default). */
 const TRANSACTION_STATE_APPEND_TIMEOUT_MS = 30_000
+
+/** What the marker writer uses of the broker: its partitions, who leads the others, and how to reach them. */
+export interface MarkerWriterPorts {
+  readonly nodeId: number
+  readonly log: InternalTopicPorts['log']
+  readonly partitions: Pick<ReplicaManager, 'leaderError' | 'writeTxnMarkers'>
+  /** The partition leaders and live brokers as the controller last told this broker. */
+  readonly metadata: Pick<MetadataImage, 'partition' | 'liveBrokers'>
+  readonly interBrokerListener: string
+  /** TLS and SASL of this broker's connections to the others; undefined for PLAINTEXT. */
+  readonly interBrokerSecurity: ClientSecurity | undefined
+  /** The group coordinator, told of markers written to __consumer_offsets. */
+  readonly groups: Pick<GroupService, 'coordinator'>
+}
+
+/** What the transaction service uses of the broker: an internal topic's ports, the marker writer's, producer ids. */
+export interface TransactionServicePorts extends InternalTopicPorts, MarkerWriterPorts {
+  readonly partitions: InternalTopicPorts['partitions'] & MarkerWriterPorts['partitions']
+  readonly producerIds: ProducerIdSource
+}
 
 /**
  * Markers go to each partition's leader: written here through the partition service when this broker
@@ -41,21 +63,21 @@ export class BrokerMarkerWriter implements TxnMarkerWriter {
   readonly #links = new Map<number, BrokerConnection>()
   #closed = false
 
-  constructor(private readonly broker: Broker) {}
+  constructor(private readonly ports: MarkerWriterPorts) {}
 
   async writeMarkers(items: readonly TxnMarkerItem[]): Promise<{ errorCode: number }[]> {
-    const { broker } = this
+    const { ports } = this
     const answers: { errorCode: number }[] = new Array(items.length)
     const local: number[] = []
     const remote = new Map<number, number[]>()
     items.forEach((item, i) => {
-      const error = broker.partitions.leaderError(item.topic, item.partition)
+      const error = ports.partitions.leaderError(item.topic, item.partition)
       if (error === ErrorCode.NONE) {
         local.push(i)
         return
       }
-      const leaderId = broker.metadata.partition(item.topic, item.partition)?.leaderId ?? -1
-      if (error === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION || leaderId < 0 || leaderId === broker.nodeId) {
+      const leaderId = ports.metadata.partition(item.topic, item.partition)?.leaderId ?? -1
+      if (error === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION || leaderId < 0 || leaderId === ports.nodeId) {
         answers[i] = { errorCode: error === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? error : ErrorCode.NOT_LEADER_OR_FOLLOWER }
         return
       }
@@ -66,7 +88,7 @@ export class BrokerMarkerWriter implements TxnMarkerWriter {
     const localAnswers = this.writeLocal(local.map((i) => items[i]!))
     const sent = [...remote].map(async ([leaderId, at]) => {
       const results = await this.#send(leaderId, at.map((i) => items[i]!)).catch((err: unknown) => {
-        broker.log.warn({ leaderId, err: (err as Error).message }, 'cannot send transaction markers to the partition leader; retrying later')
+        ports.log.warn({ leaderId, err: (err as Error).message }, 'cannot send transaction markers to the partition leader; retrying later')
         this.#links.get(leaderId)?.close()
         this.#links.delete(leaderId)
         return at.map(() => ({ errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER }))
@@ -84,9 +106,9 @@ export class BrokerMarkerWriter implements TxnMarkerWriter {
 
   /** Writes markers to partitions this broker leads (WriteTxnMarkers from a coordinator elsewhere, too). */
   async writeLocal(items: readonly TxnMarkerItem[]): Promise<{ errorCode: number }[]> {
-    const { broker } = this
+    const { ports } = this
     if (items.length === 0) return []
-    const results = await broker.partitions.writeTxnMarkers(items)
+    const results = await ports.partitions.writeTxnMarkers(items)
     const answers: { errorCode: number }[] = []
     for (const [i, item] of items.entries()) {
       const r = results[i]
@@ -97,11 +119,11 @@ export class BrokerMarkerWriter implements TxnMarkerWriter {
       }
       if (item.topic === CONSUMER_OFFSETS_TOPIC) {
         try {
-          const groups = await broker.groups.coordinator()
+          const groups = await ports.groups.coordinator()
           await groups.onTxnCompleted(item.partition, item.producerId, item.commit)
         } catch (err) {
           // The marker is in the log: the group partition applies it when it (re)loads.
-          broker.log.warn({ partition: item.partition, producerId: item.producerId, err: (err as Error)?.message }, 'group coordinator did not take a transaction marker now')
+          ports.log.warn({ partition: item.partition, producerId: item.producerId, err: (err as Error)?.message }, 'group coordinator did not take a transaction marker now')
         }
       }
       answers.push({ errorCode: ErrorCode.NONE })
@@ -113,10 +135,10 @@ export class BrokerMarkerWriter implements TxnMarkerWriter {
   async #send(leaderId: number, items: readonly TxnMarkerItem[]): Promise<{ errorCode: number }[]> {
     let conn = this.#links.get(leaderId)
     if (conn === undefined || conn.closed) {
-      const { broker } = this
-      const endpoint = broker.metadata.liveBrokers().find((b) => b.id === leaderId)?.endpoints.find((e) => e.listenerName === broker.interBrokerListener)
+      const { ports } = this
+      const endpoint = ports.metadata.liveBrokers().find((b) => b.id === leaderId)?.endpoints.find((e) => e.listenerName === ports.interBrokerListener)
       if (endpoint === undefined) throw new Error(`broker ${leaderId} is not live`)
-      conn = await BrokerConnection.connect({ host: endpoint.host, port: endpoint.port, clientId: `broker-${broker.nodeId}-txn-markers`, connectTimeoutMs: 5000, requestTimeoutMs: 30_000, security: broker.interBrokerSecurity })
+      conn = await BrokerConnection.connect({ host: endpoint.host, port: endpoint.port, clientId: `broker-${ports.nodeId}-txn-markers`, connectTimeoutMs: 5000, requestTimeoutMs: 30_000, security: ports.interBrokerSecurity })
       // close() ran while connecting: this connection would outlive it and keep the process alive.
       if (this.#closed) {
         conn.close()
@@ -158,12 +180,12 @@ export class BrokerMarkerWriter implements TxnMarkerWriter {
 }
 
 /** Owns the broker's TransactionCoordinator: created with __transaction_state on first use, closed on stop. */
-export class TransactionService extends InternalTopicService<TransactionCoordinator> implements TransactionCoordinatorService {
+export class TransactionService extends InternalTopicService<TransactionCoordinator, TransactionServicePorts> implements TransactionCoordinatorService {
   readonly #markers: BrokerMarkerWriter
 
-  constructor(broker: Broker) {
-    super(broker, TRANSACTION_STATE_TOPIC)
-    this.#markers = new BrokerMarkerWriter(broker)
+  constructor(ports: TransactionServicePorts) {
+    super(ports, TRANSACTION_STATE_TOPIC)
+    this.#markers = new BrokerMarkerWriter(ports)
   }
 
   /** WriteTxnMarkers from a transaction coordinator: markers for partitions this broker leads. */
@@ -181,7 +203,7 @@ export class TransactionService extends InternalTopicService<TransactionCoordina
   }
 
   protected topicSpec(): InternalTopicSpec {
-    const c = this.broker.config
+    const c = this.ports.config()
     return {
       numPartitions: c.getInt('transaction.state.log.num.partitions'),
       replicationFactor: c.getInt('transaction.state.log.replication.factor'),
@@ -194,8 +216,8 @@ export class TransactionService extends InternalTopicService<TransactionCoordina
   }
 
   protected build(topic: TopicInfo): TransactionCoordinator {
-    const { broker } = this
-    const c = broker.config
+    const { ports } = this
+    const c = ports.config()
     const config: TransactionCoordinatorConfig = {
       transactionStatePartitions: topic.partitions,
       maxTimeoutMs: c.getInt('transaction.max.timeout.ms'),
@@ -203,9 +225,9 @@ export class TransactionService extends InternalTopicService<TransactionCoordina
       abortTimedOutTransactionsIntervalMs: c.getInt('transaction.abort.timed.out.transaction.cleanup.interval.ms'),
       removeExpiredTransactionalIdsIntervalMs: c.getInt('transaction.remove.expired.transaction.cleanup.interval.ms'),
     }
-    const writer = new CoordinatorPartitionWriter(broker.partitions, TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_APPEND_TIMEOUT_MS)
+    const writer = new CoordinatorPartitionWriter(ports.partitions, TRANSACTION_STATE_TOPIC, TRANSACTION_STATE_APPEND_TIMEOUT_MS)
     // The coordinator epoch of a partition is its leader epoch (Kafka's onElection), which markers carry.
-    const partitionEpoch = (partition: number): number => broker.metadata.partition(TRANSACTION_STATE_TOPIC, partition)?.leaderEpoch ?? 0
-    return new TransactionCoordinator({ config, partitionEpoch, writer, markers: this.#markers, producerIds: broker.producerIds, clock: systemClock, log: broker.log })
+    const partitionEpoch = (partition: number): number => ports.metadata.partition(TRANSACTION_STATE_TOPIC, partition)?.leaderEpoch ?? 0
+    return new TransactionCoordinator({ config, partitionEpoch, writer, markers: this.#markers, producerIds: ports.producerIds, clock: systemClock, log: ports.log })
   }
 }

@@ -27,11 +27,11 @@ import { randomKafkaUuid } from '../domain/uuid.js'
 import type { Logger } from '../observability/logger.js'
 import type { ShardRouter } from '../shard/router.js'
 import { strayDirectories, validateTopicName } from '../storage/index.js'
-import type { BrokerControlPlane } from './control-plane.js'
+import type { BrokerControlPlane } from './control/control-plane.js'
 import { INTERNAL_TOPICS, type ImageTopic, type MetadataImage } from '../cluster/metadata-image.js'
 import { TopicExistsError, UnknownTopicError, type MetadataStore, type ReplicaAssignment } from '../cluster/metadata-store.js'
 import { assignReplicasToBrokers, startIndexForNewPartitions, type BrokerPlacement } from '../cluster/replica-assignment.js'
-import type { CreateTopicRequest, TopicAdmin, TopicInfo } from './handlers/common/ports.js'
+import type { CreateTopicRequest, TopicAdmin, TopicInfo } from '../server/handlers/common/ports.js'
 
 export { INTERNAL_TOPICS }
 

@@ -5,27 +5,32 @@
 // (coordinator-partition-writer.ts); and the topics port answers partition counts and offsets for
 // commits and lag. When the topic already exists at startup, every partition is replayed in the
 // background (group requests meanwhile get COORDINATOR_LOAD_IN_PROGRESS).
-import { GroupCoordinator } from '../coordinator/group/group-coordinator.js'
-import { assignorName } from '../coordinator/group/server-assignors.js'
-import type { GroupCoordinatorConfig, TopicsView } from '../coordinator/group/types.js'
-import { systemClock } from '../coordinator/runtime/clock.js'
-import type { TopicInfo } from './handlers/common/ports.js'
-import type { Broker } from './broker.js'
+import { GroupCoordinator } from '../../coordinator/group/group-coordinator.js'
+import { assignorName } from '../../coordinator/group/server-assignors.js'
+import type { GroupCoordinatorConfig, TopicsView } from '../../coordinator/group/types.js'
+import { systemClock } from '../../coordinator/runtime/clock.js'
+import type { TopicInfo } from '../../server/handlers/common/ports.js'
 import { CoordinatorPartitionWriter } from './coordinator-partition-writer.js'
-import { partitionKey } from '../replication/delayed-fetch.js'
-import type { GroupCoordinatorService } from './handlers/common/ports.js'
-import { InternalTopicService, type InternalTopicSpec } from './internal-topic-service.js'
+import { partitionKey } from '../../replication/delayed-fetch.js'
+import type { GroupCoordinatorService } from '../../server/handlers/common/ports.js'
+import { InternalTopicService, type InternalTopicPorts, type InternalTopicSpec } from './internal-topic-service.js'
+import type { ReplicaManager } from '../../replication/replica-manager.js'
 
 export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets'
 
+/** What the group service uses of the broker: an internal topic's ports, and the offsets behind lag. */
+export interface GroupServicePorts extends InternalTopicPorts {
+  readonly partitions: InternalTopicPorts['partitions'] & Pick<ReplicaManager, 'states'>
+}
+
 /** Owns the broker's GroupCoordinator: created with __consumer_offsets on first use, closed on stop. */
-export class GroupService extends InternalTopicService<GroupCoordinator> implements GroupCoordinatorService {
-  constructor(broker: Broker) {
-    super(broker, CONSUMER_OFFSETS_TOPIC)
+export class GroupService extends InternalTopicService<GroupCoordinator, GroupServicePorts> implements GroupCoordinatorService {
+  constructor(ports: GroupServicePorts) {
+    super(ports, CONSUMER_OFFSETS_TOPIC)
   }
 
   protected topicSpec(): InternalTopicSpec {
-    const c = this.broker.config
+    const c = this.ports.config()
     return {
       numPartitions: c.getInt('offsets.topic.num.partitions'),
       replicationFactor: c.getInt('offsets.topic.replication.factor'),
@@ -34,8 +39,8 @@ export class GroupService extends InternalTopicService<GroupCoordinator> impleme
   }
 
   protected build(topic: TopicInfo): GroupCoordinator {
-    const { broker } = this
-    const c = broker.config
+    const { ports } = this
+    const c = ports.config()
     const config: GroupCoordinatorConfig = {
       offsetsTopicPartitions: topic.partitions,
       offsetsRetentionMs: c.getInt('offsets.retention.minutes') * 60_000,
@@ -50,8 +55,8 @@ export class GroupService extends InternalTopicService<GroupCoordinator> impleme
       consumerGroupMaxSize: c.getInt('group.consumer.max.size'),
       consumerGroupAssignors: c.getList('group.consumer.assignors')!.map((a) => assignorName(a)!),
     }
-    const writer = new CoordinatorPartitionWriter(broker.partitions, CONSUMER_OFFSETS_TOPIC, c.getInt('offsets.commit.timeout.ms'))
-    return new GroupCoordinator({ config, writer, topics: brokerTopicsView(broker), clock: systemClock, log: broker.log })
+    const writer = new CoordinatorPartitionWriter(ports.partitions, CONSUMER_OFFSETS_TOPIC, c.getInt('offsets.commit.timeout.ms'))
+    return new GroupCoordinator({ config, writer, topics: brokerTopicsView(ports), clock: systemClock, log: ports.log })
   }
 
   async onPartitionsDeleted(partitions: readonly { topic: string; partition: number }[]): Promise<void> {
@@ -59,13 +64,13 @@ export class GroupService extends InternalTopicService<GroupCoordinator> impleme
   }
 }
 
-function brokerTopicsView(broker: Broker): TopicsView {
+function brokerTopicsView(ports: GroupServicePorts): TopicsView {
   return {
-    partitionCount: (topic) => broker.topics.get(topic)?.partitions,
-    topicId: (topic) => broker.topics.get(topic)?.topicId,
-    topicName: (topicId) => broker.topics.getById(topicId)?.name,
+    partitionCount: (topic) => ports.topics.get(topic)?.partitions,
+    topicId: (topic) => ports.topics.get(topic)?.topicId,
+    topicName: (topicId) => ports.topics.getById(topicId)?.name,
     async offsets(partitions) {
-      const states = await broker.partitions.states(partitions)
+      const states = await ports.partitions.states(partitions)
       const byKey = new Map(states.map((s) => [partitionKey(s.topic, s.partition), s]))
       return partitions.map((p) => {
         const s = byKey.get(partitionKey(p.topic, p.partition))

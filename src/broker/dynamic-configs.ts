@@ -23,8 +23,8 @@ import { brokerConfigDef, formatValue, listenerPrefixedDef, parseValue, type Bro
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
 import { DEFAULT_ENTITY_NAME, type ConfigChange, type MetadataStore } from '../cluster/metadata-store.js'
-import { stripCodeName } from './handlers/common/api-errors.js'
-import type { BrokerConfigScope, ConfigService } from './handlers/common/ports.js'
+import { stripCodeName } from '../server/handlers/common/api-errors.js'
+import type { BrokerConfigScope, ConfigService } from '../server/handlers/common/ports.js'
 
 /** Broker configs Kafka can change at runtime but Skein cannot (the sockets are bound once). */
 const STARTUP_ONLY = new Set(['listeners', 'advertised.listeners', 'listener.security.protocol.map'])

@@ -5,13 +5,13 @@
 // load what the partition's log has when they become its leader: a new leader's high watermark may
 // still be below records the old leader acknowledged). Used for __consumer_offsets and
 // __transaction_state alike.
-import { native } from '../addon/index.js'
-import type { CoordinatorRecord, PartitionWriter, ReadChunk, StoredRecord, TransactionalAppend } from '../coordinator/runtime/partition-writer.js'
-import { ErrorCode, KafkaError } from '../domain/errors.js'
-import { BASE_SEQUENCE_OFFSET, CONTROL_MASK, COMPRESSION_MASK, PRODUCER_EPOCH_OFFSET, PRODUCER_ID_OFFSET, TRANSACTIONAL_MASK, iterateBatches, readInt64 } from '../protocol/records/batch.js'
-import { buildRecordBatch, decodeRecords } from '../protocol/records/builder.js'
-import { readRegions } from '../storage/regions.js'
-import type { ReplicaManager } from '../replication/replica-manager.js'
+import { native } from '../../addon/index.js'
+import type { CoordinatorRecord, PartitionWriter, ReadChunk, StoredRecord, TransactionalAppend } from '../../coordinator/runtime/partition-writer.js'
+import { ErrorCode, KafkaError } from '../../domain/errors.js'
+import { BASE_SEQUENCE_OFFSET, CONTROL_MASK, COMPRESSION_MASK, PRODUCER_EPOCH_OFFSET, PRODUCER_ID_OFFSET, TRANSACTIONAL_MASK, iterateBatches, readInt64 } from '../../protocol/records/batch.js'
+import { buildRecordBatch, decodeRecords } from '../../protocol/records/builder.js'
+import { readRegions } from '../../storage/regions.js'
+import type { CoordinatorPartitionAccess } from './internal-topic-service.js'
 
 const READ_CHUNK_BYTES = 1 << 20
 /** Kafka's log start offset lookup (ListOffsets EARLIEST). */
@@ -19,7 +19,7 @@ const EARLIEST = -2
 
 export class CoordinatorPartitionWriter implements PartitionWriter {
   constructor(
-    private readonly partitions: ReplicaManager,
+    private readonly partitions: CoordinatorPartitionAccess,
     private readonly topic: string,
     /** How long an append may wait for the in-sync replicas (offsets.commit.timeout.ms for groups). */
     private readonly appendTimeoutMs: number,

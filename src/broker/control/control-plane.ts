@@ -13,17 +13,17 @@
 // Topic configs: read from the store when a topic first appears here (LeaderAndIsr may come before
 // UpdateMetadata) and cached; config change notifications re-read them and the hosted partitions get
 // the new LogConfig.
-import type { LocalControlTarget } from '../cluster/controller/channel.js'
-import type { Controller } from '../cluster/controller/controller.js'
-import type { MetadataImage } from '../cluster/metadata-image.js'
-import { LEADER_DURING_DELETE, type ConfigChange, type MetadataStore } from '../cluster/metadata-store.js'
-import { ErrorCode } from '../domain/errors.js'
-import type { Logger } from '../observability/logger.js'
-import type * as LeaderAndIsr from '../protocol/messages/04-leader-and-isr.gen.js'
-import type * as StopReplica from '../protocol/messages/05-stop-replica.gen.js'
-import type * as UpdateMetadata from '../protocol/messages/06-update-metadata.gen.js'
-import * as AlterPartition from '../protocol/messages/56-alter-partition.gen.js'
-import type { ControlAnswer, ControlPlaneService, OngoingReassignmentView, PartitionLeaderAndIsr, ReplicaManagerPort, TopicPartitionRef } from './handlers/common/ports.js'
+import type { LocalControlTarget } from '../../cluster/controller/channel.js'
+import type { Controller } from '../../cluster/controller/controller.js'
+import type { MetadataImage } from '../../cluster/metadata-image.js'
+import { LEADER_DURING_DELETE, type ConfigChange, type MetadataStore } from '../../cluster/metadata-store.js'
+import { ErrorCode } from '../../domain/errors.js'
+import type { Logger } from '../../observability/logger.js'
+import type * as LeaderAndIsr from '../../protocol/messages/04-leader-and-isr.gen.js'
+import type * as StopReplica from '../../protocol/messages/05-stop-replica.gen.js'
+import type * as UpdateMetadata from '../../protocol/messages/06-update-metadata.gen.js'
+import * as AlterPartition from '../../protocol/messages/56-alter-partition.gen.js'
+import type { ControlAnswer, ControlPlaneService, OngoingReassignmentView, PartitionLeaderAndIsr, ReplicaManagerPort, TopicPartitionRef } from '../../server/handlers/common/ports.js'
 
 export interface BrokerControlPlaneOptions {
   brokerId: number

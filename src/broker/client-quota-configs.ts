@@ -5,7 +5,7 @@
 //
 // Layout (Kafka's, see src/quota/client-quotas.ts): /config/users/<user>, /config/clients/<client-id>,
 // /config/users/<user>/clients/<client-id>, '<default>' for defaults. A user's entity also holds its
-// SCRAM credentials (server/scram-credentials.ts): an alteration rewrites only the quota keys of it.
+// SCRAM credentials (broker/scram-credentials.ts): an alteration rewrites only the quota keys of it.
 //
 // Validation follows Kafka's (ClientQuotaControlManager, ClientQuotasImage): the request-level errors of
 // DescribeClientQuotas and the per-entry errors of AlterClientQuotas are INVALID_REQUEST, an unknown
@@ -14,8 +14,8 @@
 import type { ConfigChange, MetadataStore } from '../cluster/metadata-store.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
-import type { ClientConnection, ControllerMutationQuota } from './handlers/common/ports.js'
-import { quotaUser } from './request-quotas.js'
+import type { ClientConnection, ControllerMutationQuota } from '../server/handlers/common/ports.js'
+import { quotaUser } from '../server/request-quotas.js'
 import type { AlterClientQuotasRequest, ResponseEntryData } from '../protocol/messages/49-alter-client-quotas.gen.js'
 import type { DescribeClientQuotasRequest, EntryData } from '../protocol/messages/48-describe-client-quotas.gen.js'
 import {
