@@ -2,7 +2,7 @@
 //
 // dependency-cruiser reads every module of src/ (type-only and dynamic imports included) and applies
 // RULES: for each floor an allow-list or deny-list of the folders it may import, and no module cycles
-// (src/server exempt for now). Two more checks run on its
+// anywhere. Two more checks run on its
 // module graph: no import cycle between folders (`no-folder-cycles`: a folder is the directory a module
 // sits in, so src/server and src/server/handlers are two folders), and every module of src/ sits in a
 // folder FLOORS places (`every-folder-has-a-floor`), so that a new folder is refused until someone
@@ -33,7 +33,8 @@ export const FLOORS: Readonly<Record<string, string>> = {
   quota: 'client quotas: entities, precedence, sampled rates, quota managers',
   auth: 'authentication (TLS principals, SASL PLAIN/SCRAM) and authorization',
   http: 'the one HTTP adapter over uWebSockets.js',
-  server: 'top floor: sockets, request dispatch, handlers, the broker',
+  broker: 'top floor: the Broker composition, admin services, coordinators/ and control/ (the control plane)',
+  server: 'the listener edge: sockets, connections, request dispatch, the API table, handlers',
   client: 'client-side: the Kafka client',
   cli: 'client-side: the skein tools',
   rest: 'client-side: REST proxy',
@@ -74,6 +75,9 @@ function productFloorRules(): Array<{ name: string; comment: string; from: { pat
 
 /** Kafka Connect's plugin folders: they implement connect/api/ and are loaded by connect/runtime/. */
 const CONNECT_PLUGINS = 'connect/connectors|connect/converters|connect/transforms|connect/mirror'
+
+/** Client-side products other than the Kafka client: the broker may use client/ to reach other brokers, never these. */
+const PRODUCTS = 'cli|rest|console|registry|connect|streams'
 
 /** `^src/(a|b)/`: the modules of these folders and their subfolders. */
 const under = (names: string): string => `^src/(${names})/`
@@ -124,10 +128,12 @@ export const RULES: IRegularForbiddenRuleType[] = [
     to: { path: '^src/', pathNot: under('shard|storage|protocol/records|domain|addon|config|observability') },
   },
   {
-    name: 'replication-imports-no-server',
-    comment: 'replication/ sits between shard and server: the server calls it, never the other way',
+    name: 'replication-imports-no-broker-or-server',
+    comment:
+      'replication/ (the rules and the replica manager that applies them) sits under the broker and the server: ' +
+      'they hand it its ports (the leaders\' endpoints over client/, the controller), it never imports them',
     from: { path: under('replication') },
-    to: { path: under(`server|coordinator|${CLIENT_SIDE}`) },
+    to: { path: under(`broker|server|coordinator|${CLIENT_SIDE}`) },
   },
   {
     name: 'coordinator-imports-no-log-or-server',
@@ -139,7 +145,7 @@ export const RULES: IRegularForbiddenRuleType[] = [
     name: 'cluster-imports-no-data-path',
     comment: 'cluster/ metadata is read by the data path and never reads it',
     from: { path: under('cluster') },
-    to: { path: under(`server|shard|replication|coordinator|${CLIENT_SIDE}`) },
+    to: { path: under(`server|broker|shard|replication|coordinator|${CLIENT_SIDE}`) },
   },
   {
     name: 'quota-and-auth-import-no-data-path',
@@ -151,12 +157,12 @@ export const RULES: IRegularForbiddenRuleType[] = [
     name: 'http-imports-no-broker-or-product',
     comment: 'http/ is the one adapter over uWebSockets.js: the products and the broker use it, it uses neither',
     from: { path: under('http') },
-    to: { path: under(`storage|shard|replication|server|coordinator|cluster|quota|auth|${CLIENT_SIDE}`) },
+    to: { path: under(`storage|shard|replication|server|broker|coordinator|cluster|quota|auth|${CLIENT_SIDE}`) },
   },
   {
     name: 'only-entries-import-server',
-    comment: 'server/ is the top floor: only the entry points main.ts and index.ts import it',
-    from: { path: '^src/', pathNot: '^src/(server/|(main|index)\\.ts$)' },
+    comment: 'server/ is the listener edge: only broker/, which composes it, and the entry points main.ts and index.ts import it',
+    from: { path: '^src/', pathNot: '^src/(server/|broker/|(main|index)\\.ts$)' },
     to: { path: under('server') },
   },
   {
@@ -164,6 +170,36 @@ export const RULES: IRegularForbiddenRuleType[] = [
     comment: 'cli/ is the skein tools: only the skein entry loads them; a product raises errors of its own, never the CLI\'s',
     from: { path: '^src/', pathNot: '^src/(cli/|skein\\.ts$)' },
     to: { path: under('cli') },
+  },
+  {
+    name: 'only-entries-import-broker',
+    comment: 'broker/ is the top floor, the Broker and what it composes: only the entry points main.ts and index.ts import it',
+    from: { path: '^src/', pathNot: '^src/(broker/|(main|index)\\.ts$)' },
+    to: { path: under('broker') },
+  },
+  {
+    name: 'broker-imports-no-product-but-client',
+    comment:
+      'the broker reaches other brokers through client/ (fetchers, controller channel, WriteTxnMarkers); the other ' +
+      'client-side products are started beside it by main.ts, never by the broker',
+    from: { path: under('broker') },
+    to: { path: under(PRODUCTS) },
+  },
+  {
+    name: 'server-imports-no-broker-or-client-side',
+    comment:
+      'server/ is the listener edge and the handlers: sockets in, handlers out through ports; the broker composes it, ' +
+      'and no client-side product, client/ included, is needed there',
+    from: { path: under('server') },
+    to: { path: under(`broker|${CLIENT_SIDE}`) },
+  },
+  {
+    name: 'handlers-import-only-common-protocol-domain-config',
+    comment:
+      'a handler file sees the broker only through the ports of handlers/common/ (its RequestContext), so it imports ' +
+      'handlers/ (common/ and, for index.ts, the handler files), protocol, domain and config; common/ itself is not a handler',
+    from: { path: '^src/server/handlers/[^/]+\\.ts$' },
+    to: { path: '^src/', pathNot: `^src/server/handlers/|${under('protocol|domain|config')}` },
   },
   {
     name: 'entries-are-not-imported',
@@ -210,9 +246,9 @@ export const RULES: IRegularForbiddenRuleType[] = [
   {
     name: 'no-module-cycles',
     comment:
-      'no module imports itself through others, within a folder too (config/broker-config <-> config/topic-configs was one). ' +
-      'src/server is exempt for now: broker.ts and its services (groups, transactions, internal-topic-service) import each other',
-    from: { path: '^src/', pathNot: under('server') },
+      'no module imports itself through others, within a folder too (config/broker-config <-> config/topic-configs was one; ' +
+      'broker.ts <-> its coordinators\' services was the last: they now get ports). No folder is exempt',
+    from: { path: '^src/' },
     to: { circular: true },
   },
 ].map((r) => ({ ...r, severity: 'error' }) as IRegularForbiddenRuleType)

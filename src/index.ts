@@ -3,12 +3,12 @@
 // - startBroker(): a whole Kafka-protocol broker;
 // - record batch helpers to build and decode Kafka RecordBatch v2 bytes;
 // - Skein's Kafka client (Producer, Consumer, Admin), the one the `skein` tools use, for any Kafka broker.
-// See README.md ("Library API") for runnable examples.
+// See docs/library.md ("Library API") for runnable examples.
 import { native } from './addon/index.js'
 import { loadBrokerConfig } from './config/broker-config.js'
 import type { Logger } from './observability/logger.js'
 import { buildRecordBatch, type BuildBatchOptions, type RecordInput } from './protocol/records/builder.js'
-import { Broker } from './server/broker.js'
+import { Broker } from './broker/broker.js'
 import { ShardRouter, type ShardRouterOptions } from './shard/router.js'
 import { DEFAULT_LOG_CONFIG, type LogConfig } from './config/log-config.js'
 
@@ -37,7 +37,7 @@ export type {
 } from './client/index.js'
 export { createLogger, silentLogger, type Logger } from './observability/logger.js'
 export { decodeRecords, iterateBatches, type DecodedRecord, type RecordInput, type BuildBatchOptions } from './protocol/records/index.js'
-export { Broker, type BrokerEndpoint, type StartBrokerOptions } from './server/broker.js'
+export { Broker, type BrokerEndpoint, type StartBrokerOptions } from './broker/broker.js'
 export { ShardRouter, type Outcome, type ShardRouterOptions, type ShardReadResult } from './shard/index.js'
 export { DEFAULT_LOG_CONFIG, LogManager, PartitionLog, validateTopicName } from './storage/index.js'
 export { readRegions } from './storage/regions.js'

@@ -8,7 +8,7 @@ import { type BrokerConfig, loadBrokerConfig } from './config/broker-config.js'
 import { EMBEDDED_REST_PREFIX, REST_CONFIGS, restSettings } from './config/client-rest.js'
 import { REGISTRY_CONFIGS, embeddedRegistryName, registrySettings } from './config/client-registry.js'
 import type { ConfigValue } from './config/config-def.js'
-import { Broker } from './server/broker.js'
+import { Broker } from './broker/broker.js'
 import { Admin } from './client/admin.js'
 import { describeOpenConnections } from './client/connection.js'
 import { type HttpServer, mountHealthEndpoints } from './http/index.js'
@@ -28,7 +28,7 @@ Options:
 Defaults without a config file: listeners=PLAINTEXT://127.0.0.1:9092, log.dirs=./data.
 With schema.registry.listeners set (config/server.properties sets http://127.0.0.1:8081), the Schema
 Registry runs in the same process, and with rest.listeners (http://127.0.0.1:8082) the REST Proxy: both
-as clients of this broker. The config reference is in README.md.`
+as clients of this broker. The config reference is in docs/configuration.md.`
 
 export interface BrokerArgs {
   configFile?: string

@@ -16,7 +16,7 @@ const SPEC: CommandSpec = {
     BOOTSTRAP_OPTION,
     { name: 'listeners', value: 'URL', desc: 'HTTP listeners, comma-separated (default http://0.0.0.0:8082)' },
     { name: 'schema-registry-url', value: 'URL', desc: 'Schema Registry for the avro, jsonschema and protobuf formats' },
-    { name: 'config', value: 'FILE', desc: 'kafka-rest.properties with the REST Proxy settings (README: REST Proxy configs)' },
+    { name: 'config', value: 'FILE', desc: 'kafka-rest.properties with the REST Proxy settings (docs/configuration.md: REST Proxy configs)' },
     { name: 'override', value: 'KEY=VALUE', repeat: true, desc: 'A setting on top of the file (repeatable)' },
   ],
   notes: `Examples:

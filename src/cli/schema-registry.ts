@@ -15,7 +15,7 @@ const SPEC: CommandSpec = {
   options: [
     BOOTSTRAP_OPTION,
     { name: 'listeners', value: 'URL', desc: 'HTTP listeners, comma-separated (default http://0.0.0.0:8081)' },
-    { name: 'config', value: 'FILE', desc: 'schema-registry.properties with the registry settings (README: Schema Registry configs)' },
+    { name: 'config', value: 'FILE', desc: 'schema-registry.properties with the registry settings (docs/configuration.md: Schema Registry configs)' },
     { name: 'override', value: 'KEY=VALUE', repeat: true, desc: 'A setting on top of the file (repeatable)' },
   ],
   notes: `Examples:

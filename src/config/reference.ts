@@ -1,4 +1,4 @@
-// The config reference as Markdown, generated from the schema tables so that the README's reference
+// The config reference as Markdown, generated from the schema tables so that docs/configuration.md
 // can be produced from (and checked against) the code.
 
 import { BROKER_CONFIGS } from './broker-configs.js'

@@ -1,5 +1,5 @@
 // WebSocket streaming of a topic: GET /ws/topics/{topic} upgrades to a WebSocket that receives the
-// topic's records as they arrive and produces to it, with an acknowledgement per message. README.md
+// topic's records as they arrive and produces to it, with an acknowledgement per message. docs/http.md
 // ("WebSocket streaming") documents the protocol; in short:
 //
 //   query      partition=0,1 (default every partition) | offset=N|earliest|latest (default latest)

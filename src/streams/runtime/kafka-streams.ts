@@ -6,7 +6,7 @@
 // is. States, as Kafka's:
 //   CREATED -> REBALANCING <-> RUNNING -> PENDING_SHUTDOWN -> NOT_RUNNING
 //   any -> PENDING_ERROR -> ERROR   (a thread died and the uncaught exception handler said SHUTDOWN_CLIENT)
-// Threads run on the one event loop (see README: measured against worker threads on this machine).
+// Threads run on the one event loop (see docs/streams.md: measured against worker threads on this machine).
 // Interactive queries: store() reads the local stores of running tasks; queryMetadataForKey() names the
 // instance (application.server) that hosts a key, from the assignment's host information.
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs'

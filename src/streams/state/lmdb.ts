@@ -4,7 +4,7 @@
 // Why LMDB (lmdb-js): its reads are synchronous and served from a memory map, so a processor's get()
 // needs no promise per record, and its prebuilt binary comes inside the npm package. RocksDB's npm
 // binding (rocksdb 5.2.1) answers reads only through callbacks; see bench/streams-stores.bench.ts and
-// the Streams section of README.md for the measurements behind the choice.
+// docs/streams.md (Choices) for the measurements behind the choice.
 //
 // Writes: the logging layer above (logged.ts) batches a commit interval's writes and puts them here in
 // one write transaction (transactionSync). Crash recovery: LMDB's copy-on-write B-tree is consistent
