@@ -137,7 +137,7 @@ export const RULES: IRegularForbiddenRuleType[] = [
   },
   {
     name: 'coordinator-imports-no-log-or-server',
-    comment: 'coordinators write their records through a port the server provides: no storage, shard or server',
+    comment: 'coordinators write their records through a port the broker provides: no storage, shard, server or broker',
     from: { path: under('coordinator') },
     to: { path: '^src/', pathNot: under('coordinator|protocol|domain|addon|config|observability') },
   },
