@@ -16,7 +16,7 @@
 //
 // Flags: --records N (streaming, Kafka-protocol and consume records, default 1000000), --seconds S
 // (keep-alive and hello-world runs, default 5), --only produce,consume,hello (default all),
-// --no-write (print only; bench/HTTP-RESULTS.md stays untouched).
+// --no-write (print only; bench/results/HTTP-RESULTS.md stays untouched).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
@@ -31,6 +31,7 @@ import { benchDir, freePort, processCpuMicros, REPO_ROOT, startBroker, type Runn
 import { lastJsonLine } from './broker/machine.js'
 import { runNode } from './broker/run.js'
 import { flag } from './lib/flags.js'
+import { BENCH_RESULTS_DIR } from './lib/results-dir.js'
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url)) // dist/bench
 const HELLO_JS = join(BENCH_DIR, 'http', 'hello-server.js')
@@ -342,7 +343,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${table}\n\n${machine}\n`)
   if (write) {
     const md = `# bench:http results\n\n\`npm run bench:http\` (bench/http.bench.ts): ${RECORDS.toLocaleString('en-US')} records of ${VALUE_BYTES} B for the produce and consume rows (consumers read the Kafka-protocol run's topic from offset 0; the WebSocket client is bench/http/consume.ts, counting records without decoding them), ${SECONDS} s runs for keep-alive and hello world. Broker with io.threads=0, topics of ${PARTITIONS} partitions, everything on 127.0.0.1.\n\n${table}\n\n${machine}\n`
-    writeFileSync(join(REPO_ROOT, 'bench', 'HTTP-RESULTS.md'), md)
+    writeFileSync(join(BENCH_RESULTS_DIR, 'HTTP-RESULTS.md'), md)
   }
 }
 

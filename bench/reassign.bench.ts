@@ -23,11 +23,10 @@
 //
 // Flags: --bytes N (default 1 GiB; k/m/g suffixes, powers of 2), --throttle B (bytes/s, default 25 MB/s;
 // same suffixes), --data-dir DIR (parent of the brokers' temp dirs), --no-write (print only; otherwise
-// bench/REASSIGN-RESULTS.md is written).
+// bench/results/REASSIGN-RESULTS.md is written).
 import { rmSync, writeFileSync, mkdtempSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { Admin, type AlterOp } from '../src/client/admin.js'
 import { Producer } from '../src/client/producer.js'
@@ -37,8 +36,8 @@ import { machineInfo } from './broker/machine.js'
 import { fmtInt, machineMarkdown } from './broker/report.js'
 import { runNode } from './broker/run.js'
 import { flag } from './lib/flags.js'
+import { BENCH_RESULTS_DIR } from './lib/results-dir.js'
 
-const SOURCE_BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench')
 const TOPIC = 'reassign'
 const WINDOW_NUM = 11
 const WINDOW_SECONDS = 1
@@ -297,8 +296,8 @@ ${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}
   move sets leader.replication.throttled.rate on the partition's leader and leader.replication.throttled.replicas
   to the current replicas, and no follower rate.
 `
-  writeFileSync(join(SOURCE_BENCH_DIR, 'REASSIGN-RESULTS.md'), md)
-  log(`wrote ${join(SOURCE_BENCH_DIR, 'REASSIGN-RESULTS.md')}`)
+  writeFileSync(join(BENCH_RESULTS_DIR, 'REASSIGN-RESULTS.md'), md)
+  log(`wrote ${join(BENCH_RESULTS_DIR, 'REASSIGN-RESULTS.md')}`)
 }
 
 await main()

@@ -1,6 +1,7 @@
-// The store workload of Skein Streams on the embedded stores that install from npm here (node
-// dist/bench/streams-stores.bench.js): lmdb (the project's), and rocksdb 5.2.1 and classic-level 3.0.0
-// when STORE_BENCH_MODULES points at a node_modules folder that has them (they are not dependencies).
+// The store workload of Skein Streams on the embedded stores that install from npm here (npm run
+// bench:streams-stores -> node dist/bench/streams-stores.bench.js): lmdb (the project's), and rocksdb 5.2.1
+// and classic-level 3.0.0 when STORE_BENCH_MODULES points at a node_modules folder that has them (they are
+// not dependencies).
 // The workload is a Streams task's: a commit interval's writes in one batch (new keys, then
 // overwrites), point reads of random keys (a processor's get(), synchronous when the store allows),
 // and short range scans (window fetches). Keys are 16 bytes, values 100. Env: N keys (default 300,000).

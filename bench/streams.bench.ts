@@ -21,7 +21,7 @@
 // system) this process spent per input record: on a shared machine it varies far less than the rates.
 // Flags: --records N (default 10,000,000; --quick 1,000,000), --restore-mb M (changelog size of the restore
 // run, default 1024; --quick 100), --only RUN (one run, e.g. stateful-at_least_once, for profiling: no
-// raw consume, no restore), --no-write (print only; bench/STREAMS-RESULTS.md stays untouched). The env
+// raw consume, no restore), --no-write (print only; bench/results/STREAMS-RESULTS.md stays untouched). The env
 // variables BENCH_RECORDS, BENCH_RESTORE_MB and BENCH_ONLY do the same.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -34,6 +34,7 @@ import { Admin, Consumer, Producer } from '../src/client/index.js'
 import { LATEST_TIMESTAMP } from '../src/client/offsets.js'
 import { Consumed, KafkaStreams, Materialized, Produced, Serdes, StreamsBuilder, type Topology } from '../src/streams/index.js'
 import { flag } from './lib/flags.js'
+import { BENCH_RESULTS_DIR } from './lib/results-dir.js'
 
 const QUICK = process.argv.includes('--quick')
 const THREADS = process.argv.includes('--threads')
@@ -333,8 +334,8 @@ async function main(): Promise<void> {
     out(`Load average ${load0[0]!.toFixed(1)} before and ${load1[0]!.toFixed(1)} after the run (1 minute); the broker ran as its own process on the same machine.`)
     if (WRITE && ONLY === undefined && !THREADS) {
       const md = `# bench:streams results\n\n\`npm run bench:streams -- --records ${N} --restore-mb ${RESTORE_MB}\` (bench/streams.bench.ts), ${new Date().toISOString().slice(0, 10)}. Do not edit by hand: rerun the benchmark.\nEach processing run is a fresh application reading the input from the start; at_least_once is done when the output holds one record per input record, exactly_once_v2 and the cached count at_least_once (commit.interval.ms=1000: its output holds one record per key per commit, and its time includes up to a second of waiting for the last commit) when the offsets it committed reach the input's end.\n\n${lines.join('\n')}\n`
-      writeFileSync(join(fileURLToPath(new URL('.', import.meta.url)), '..', '..', 'bench', 'STREAMS-RESULTS.md'), md)
-      console.log('\nWrote bench/STREAMS-RESULTS.md')
+      writeFileSync(join(BENCH_RESULTS_DIR, 'STREAMS-RESULTS.md'), md)
+      console.log('\nWrote bench/results/STREAMS-RESULTS.md')
     }
   } finally {
     if (broker !== null) {

@@ -13,7 +13,7 @@ import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadBrokerConfig } from '../src/config/broker-config.js'
 import { silentLogger } from '../src/observability/logger.js'
-import { Broker } from '../src/server/broker.js'
+import { Broker } from '../src/broker/broker.js'
 
 const require = createRequire(import.meta.url)
 /* eslint-disable @typescript-eslint/no-explicit-any */

@@ -2,7 +2,7 @@
 //
 // dependency-cruiser reads every module of src/ (type-only and dynamic imports included) and applies
 // RULES: for each floor an allow-list or deny-list of the folders it may import, and no module cycles
-// (src/server exempt for now). Two more checks run on its
+// anywhere. Two more checks run on its
 // module graph: no import cycle between folders (`no-folder-cycles`: a folder is the directory a module
 // sits in, so src/server and src/server/handlers are two folders), and every module of src/ sits in a
 // folder FLOORS places (`every-folder-has-a-floor`), so that a new folder is refused until someone
@@ -33,22 +33,51 @@ export const FLOORS: Readonly<Record<string, string>> = {
   quota: 'client quotas: entities, precedence, sampled rates, quota managers',
   auth: 'authentication (TLS principals, SASL PLAIN/SCRAM) and authorization',
   http: 'the one HTTP adapter over uWebSockets.js',
-  server: 'top floor: sockets, request dispatch, handlers, the broker',
+  broker: 'top floor: the Broker composition, admin services, coordinators/ and control/ (the control plane)',
+  server: 'the listener edge: sockets, connections, request dispatch, the API table, handlers',
   client: 'client-side: the Kafka client',
   cli: 'client-side: the skein tools',
   rest: 'client-side: REST proxy',
-  console: 'client-side: web console, WebSocket streaming, /metrics /health /ready over http/',
+  console: 'client-side: web console, WebSocket streaming over http/',
   registry: 'client-side: Schema Registry',
-  connect: 'client-side: Kafka Connect',
+  connect: 'client-side: Kafka Connect, MirrorMaker 2 (connect/mirror/)',
   streams: 'client-side: Streams',
-  mirror: '(coming) client-side: MirrorMaker',
 }
 
 /** The entry points at the top of src/. */
 export const ENTRIES = ['main.ts', 'index.ts', 'skein.ts']
 
 /** Client-side products: they talk to brokers over the Kafka protocol, even inside a broker's process. */
-const CLIENT_SIDE = 'client|cli|rest|console|registry|connect|streams|mirror'
+const CLIENT_SIDE = 'client|cli|rest|console|registry|connect|streams'
+
+/**
+ * The client-side products in floors, lowest first: a product imports the products of the floors below
+ * its own, never one beside it or above it (the REST Proxy and the web console both need the Schema
+ * Registry's client, the console mounts on the REST Proxy, the skein tools start them all).
+ */
+export const PRODUCT_FLOORS: ReadonlyArray<readonly string[]> = [['client'], ['registry'], ['rest', 'streams', 'connect'], ['console'], ['cli']]
+
+/** One rule per product: the products it may not import (those beside it and above it). */
+function productFloorRules(): Array<{ name: string; comment: string; from: { path: string }; to: { path: string } }> {
+  return PRODUCT_FLOORS.flatMap((floor, level) =>
+    floor.map((product) => {
+      const below = PRODUCT_FLOORS.slice(0, level).flat()
+      const forbidden = PRODUCT_FLOORS.flat().filter((p) => p !== product && !below.includes(p))
+      return {
+        name: `${product}-imports-only-lower-products`,
+        comment: `products are in floors (${PRODUCT_FLOORS.map((f) => f.join(' ')).join(' <- ')}): ${product}/ imports ${below.length === 0 ? 'no other product' : `only ${below.join(', ')} of them`}`,
+        from: { path: under(product) },
+        to: { path: under(forbidden.join('|')) },
+      }
+    }),
+  )
+}
+
+/** Kafka Connect's plugin folders: they implement connect/api/ and are loaded by connect/runtime/. */
+const CONNECT_PLUGINS = 'connect/connectors|connect/converters|connect/transforms|connect/mirror'
+
+/** Client-side products other than the Kafka client: the broker may use client/ to reach other brokers, never these. */
+const PRODUCTS = 'cli|rest|console|registry|connect|streams'
 
 /** `^src/(a|b)/`: the modules of these folders and their subfolders. */
 const under = (names: string): string => `^src/(${names})/`
@@ -99,14 +128,16 @@ export const RULES: IRegularForbiddenRuleType[] = [
     to: { path: '^src/', pathNot: under('shard|storage|protocol/records|domain|addon|config|observability') },
   },
   {
-    name: 'replication-imports-no-server',
-    comment: 'replication/ sits between shard and server: the server calls it, never the other way',
+    name: 'replication-imports-no-broker-or-server',
+    comment:
+      'replication/ (the rules and the replica manager that applies them) sits under the broker and the server: ' +
+      'they hand it its ports (the leaders\' endpoints over client/, the controller), it never imports them',
     from: { path: under('replication') },
-    to: { path: under(`server|coordinator|${CLIENT_SIDE}`) },
+    to: { path: under(`broker|server|coordinator|${CLIENT_SIDE}`) },
   },
   {
     name: 'coordinator-imports-no-log-or-server',
-    comment: 'coordinators write their records through a port the server provides: no storage, shard or server',
+    comment: 'coordinators write their records through a port the broker provides: no storage, shard, server or broker',
     from: { path: under('coordinator') },
     to: { path: '^src/', pathNot: under('coordinator|protocol|domain|addon|config|observability') },
   },
@@ -114,7 +145,7 @@ export const RULES: IRegularForbiddenRuleType[] = [
     name: 'cluster-imports-no-data-path',
     comment: 'cluster/ metadata is read by the data path and never reads it',
     from: { path: under('cluster') },
-    to: { path: under(`server|shard|replication|coordinator|${CLIENT_SIDE}`) },
+    to: { path: under(`server|broker|shard|replication|coordinator|${CLIENT_SIDE}`) },
   },
   {
     name: 'quota-and-auth-import-no-data-path',
@@ -126,13 +157,49 @@ export const RULES: IRegularForbiddenRuleType[] = [
     name: 'http-imports-no-broker-or-product',
     comment: 'http/ is the one adapter over uWebSockets.js: the products and the broker use it, it uses neither',
     from: { path: under('http') },
-    to: { path: under(`storage|shard|replication|server|coordinator|cluster|quota|auth|${CLIENT_SIDE}`) },
+    to: { path: under(`storage|shard|replication|server|broker|coordinator|cluster|quota|auth|${CLIENT_SIDE}`) },
   },
   {
     name: 'only-entries-import-server',
-    comment: 'server/ is the top floor: only the entry points main.ts and index.ts import it',
-    from: { path: '^src/', pathNot: '^src/(server/|(main|index)\\.ts$)' },
+    comment: 'server/ is the listener edge: only broker/, which composes it, and the entry points main.ts and index.ts import it',
+    from: { path: '^src/', pathNot: '^src/(server/|broker/|(main|index)\\.ts$)' },
     to: { path: under('server') },
+  },
+  {
+    name: 'only-skein-imports-cli',
+    comment: 'cli/ is the skein tools: only the skein entry loads them; a product raises errors of its own, never the CLI\'s',
+    from: { path: '^src/', pathNot: '^src/(cli/|skein\\.ts$)' },
+    to: { path: under('cli') },
+  },
+  {
+    name: 'only-entries-import-broker',
+    comment: 'broker/ is the top floor, the Broker and what it composes: only the entry points main.ts and index.ts import it',
+    from: { path: '^src/', pathNot: '^src/(broker/|(main|index)\\.ts$)' },
+    to: { path: under('broker') },
+  },
+  {
+    name: 'broker-imports-no-product-but-client',
+    comment:
+      'the broker reaches other brokers through client/ (fetchers, controller channel, WriteTxnMarkers); the other ' +
+      'client-side products are started beside it by main.ts, never by the broker',
+    from: { path: under('broker') },
+    to: { path: under(PRODUCTS) },
+  },
+  {
+    name: 'server-imports-no-broker-or-client-side',
+    comment:
+      'server/ is the listener edge and the handlers: sockets in, handlers out through ports; the broker composes it, ' +
+      'and no client-side product, client/ included, is needed there',
+    from: { path: under('server') },
+    to: { path: under(`broker|${CLIENT_SIDE}`) },
+  },
+  {
+    name: 'handlers-import-only-common-protocol-domain-config',
+    comment:
+      'a handler file sees the broker only through the ports of handlers/common/ (its RequestContext), so it imports ' +
+      'handlers/ (common/ and, for index.ts, the handler files), protocol, domain and config; common/ itself is not a handler',
+    from: { path: '^src/server/handlers/[^/]+\\.ts$' },
+    to: { path: '^src/', pathNot: `^src/server/handlers/|${under('protocol|domain|config')}` },
   },
   {
     name: 'entries-are-not-imported',
@@ -151,12 +218,37 @@ export const RULES: IRegularForbiddenRuleType[] = [
       pathNot: `${under(`${CLIENT_SIDE}|protocol|domain|addon|observability|http`)}|^src/config/(properties|config-def|client-[a-z0-9-]+)\\.ts$`,
     },
   },
+  ...productFloorRules(),
+  {
+    name: 'connect-api-imports-no-product',
+    comment: 'connect/api/ is the plugin API (Kafka\'s connect-api): plugins build on it, it knows no plugin, runtime or client',
+    from: { path: under('connect/api') },
+    to: { path: under(CLIENT_SIDE), pathNot: under('connect/api') },
+  },
+  {
+    name: 'connect-plugins-import-no-runtime',
+    comment: 'connectors, converters, transforms and MirrorMaker\'s connectors are loaded by connect/runtime/ through connect/api/; they never reach into the runtime',
+    from: { path: under(CONNECT_PLUGINS) },
+    to: { path: `${under('connect/runtime')}|^src/connect/[^/]+\\.ts$` },
+  },
+  {
+    name: 'connect-transforms-import-only-connect-api',
+    comment: 'a transform (SMT) or predicate works on connect/api/ records alone',
+    from: { path: under('connect/transforms') },
+    to: { path: under(CLIENT_SIDE), pathNot: under('connect/transforms|connect/api') },
+  },
+  {
+    name: 'connect-mirror-imports-only-connect-api-and-client',
+    comment: 'MirrorMaker 2 is Connect connectors (connect/mirror/): connect/api/ and the Kafka client, no other plugin; connect/connectors/ lists them',
+    from: { path: under('connect/mirror') },
+    to: { path: under(CLIENT_SIDE), pathNot: under('connect/mirror|connect/api|client') },
+  },
   {
     name: 'no-module-cycles',
     comment:
-      'no module imports itself through others, within a folder too (config/broker-config <-> config/topic-configs was one). ' +
-      'src/server is exempt for now: broker.ts and its services (groups, transactions, internal-topic-service) import each other',
-    from: { path: '^src/', pathNot: under('server') },
+      'no module imports itself through others, within a folder too (config/broker-config <-> config/topic-configs was one; ' +
+      'broker.ts <-> its coordinators\' services was the last: they now get ports). No folder is exempt',
+    from: { path: '^src/' },
     to: { circular: true },
   },
 ].map((r) => ({ ...r, severity: 'error' }) as IRegularForbiddenRuleType)

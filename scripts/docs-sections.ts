@@ -1,18 +1,20 @@
 // The documentation sections generated from the code, so that the pages stay true: the configuration
-// reference in docs/configuration.md (from the config tables) and the API versions table in
-// docs/compatibility.md (from the handler table). `npm run docs` rewrites them in place;
+// reference in docs/configuration.md (from the config tables), the API versions table in
+// docs/compatibility.md (from the handler table), and ARCHITECTURE.md's floors and import rules (from the
+// import checker, scripts/architecture-rules.ts). `npm run docs` rewrites them in place;
 // test/docs/docs.test.ts fails when one is stale.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { renderConfigReference } from '../src/config/reference.js'
+import { renderFloors, renderRules } from './architecture-rules.js'
 import { apiName } from '../src/protocol/api-keys.gen.js'
 import { HANDLERS } from '../src/server/handlers/index.js'
-import { HandlerRegistry } from '../src/server/registry.js'
+import { ApiTable } from '../src/server/api-table.js'
 
 export function renderApiTable(): string {
   const lines = ['| API | Key | Versions served |', '| --- | ---: | --- |']
-  for (const v of new HandlerRegistry(HANDLERS).apiVersions()) {
+  for (const v of new ApiTable(HANDLERS).apiVersions()) {
     lines.push(`| ${apiName(v.apiKey)} | ${v.apiKey} | ${v.minVersion}-${v.maxVersion} |`)
   }
   return lines.join('\n') + '\n'
@@ -22,6 +24,7 @@ export function renderApiTable(): string {
 export const GENERATED_PAGES: Record<string, Record<string, () => string>> = {
   'docs/configuration.md': { 'config-reference': renderConfigReference },
   'docs/compatibility.md': { 'api-versions': renderApiTable },
+  'ARCHITECTURE.md': { floors: renderFloors, 'import-rules': () => renderRules(repoRoot()) },
 }
 
 /** The page's text with every generated section replaced by its current rendering. */

@@ -8,8 +8,11 @@ import { type BrokerConfig, loadBrokerConfig } from './config/broker-config.js'
 import { EMBEDDED_REST_PREFIX, REST_CONFIGS, restSettings } from './config/client-rest.js'
 import { REGISTRY_CONFIGS, embeddedRegistryName, registrySettings } from './config/client-registry.js'
 import type { ConfigValue } from './config/config-def.js'
-import { Broker } from './server/broker.js'
+import { Broker } from './broker/broker.js'
+import { Admin } from './client/admin.js'
 import { describeOpenConnections } from './client/connection.js'
+import { type HttpServer, mountHealthEndpoints } from './http/index.js'
+import { HealthEndpoints } from './observability/health-endpoints.js'
 import { createLogger, type Logger } from './observability/logger.js'
 
 const HELP = `Usage: skein broker [--config FILE] [--override key=value ...]
@@ -79,18 +82,35 @@ function ownBootstrap(broker: Broker, config: BrokerConfig, product: string): st
  * server/ imports no client-side product. Their settings are their own (config/client-registry.ts,
  * config/client-rest.ts) under the prefixes schema.registry. and rest.; the REST Proxy uses the embedded
  * registry unless rest.schema.registry.url says otherwise. The REST Proxy's HTTP server also serves the
- * web front (src/console: the console, WebSocket streams, /health, /ready) and /metrics, which renders the
- * broker's registry.
+ * web front (src/console: the console, WebSocket streams). The broker's own /metrics (its registry),
+ * /health and /ready (observability/health-endpoints.ts) are served on every one of these HTTP servers,
+ * so they exist whenever an HTTP listener is configured.
  */
 export async function startEmbeddedServices(broker: Broker, config: BrokerConfig, log: Logger): Promise<EmbeddedServices> {
   const stops: (() => Promise<void>)[] = []
   const stopAll = async (): Promise<void> => {
+    stopping = true
     for (const stop of stops.reverse()) await stop()
   }
   let registryUrls: string[] = []
   let restUrls: string[] = []
+  let stopping = false
   try {
     const registryListeners = config.getList(embeddedRegistryName('listeners')) ?? []
+    const restListeners = config.getList(`${EMBEDDED_REST_PREFIX}listeners`) ?? []
+    // The broker's /metrics, /health and /ready, on each HTTP server below. /ready asks the cluster over
+    // the broker's own listener, as any client would.
+    let health: HealthEndpoints | null = null
+    if (registryListeners.length > 0 || restListeners.length > 0) {
+      const admin = new Admin({ bootstrapServers: ownBootstrap(broker, config, registryListeners.length > 0 ? 'schema.registry.listeners' : 'rest.listeners'), clientId: 'skein-health' })
+      stops.push(() => admin.close())
+      health = new HealthEndpoints({
+        metrics: broker.metrics.registry,
+        clusterReachable: async () => (await admin.describeCluster()).brokers.length > 0,
+        stopping: () => stopping,
+      })
+    }
+    const mountHealth = (server: HttpServer): void => mountHealthEndpoints(server, health!)
     if (registryListeners.length > 0) {
       const values = new Map<string, ConfigValue>()
       for (const d of REGISTRY_CONFIGS) {
@@ -99,11 +119,10 @@ export async function startEmbeddedServices(broker: Broker, config: BrokerConfig
       }
       const bootstrap = ownBootstrap(broker, config, 'schema.registry.listeners')
       const { SchemaRegistryServer } = await import('./registry/server.js')
-      const registry = await SchemaRegistryServer.start({ settings: registrySettings(values), bootstrapServers: [bootstrap], logger: log })
+      const registry = await SchemaRegistryServer.start({ settings: registrySettings(values), bootstrapServers: [bootstrap], logger: log, extend: mountHealth })
       stops.push(() => registry.stop())
       registryUrls = registry.urls
     }
-    const restListeners = config.getList(`${EMBEDDED_REST_PREFIX}listeners`) ?? []
     if (restListeners.length > 0) {
       const values = new Map<string, ConfigValue>()
       for (const d of REST_CONFIGS) {
@@ -114,15 +133,15 @@ export async function startEmbeddedServices(broker: Broker, config: BrokerConfig
       const bootstrap = ownBootstrap(broker, config, 'rest.listeners')
       const [{ RestProxy }, { webFront }] = await Promise.all([import('./rest/index.js'), import('./console/index.js')])
       const settings = restSettings(values)
-      let stopping = false
-      // The web console, WebSocket streams and /metrics share the proxy's HTTP server; /metrics renders the
-      // broker's own registry, which only this process can read.
-      const extend = webFront({ settings, bootstrapServers: [bootstrap], log, brokerMetrics: broker.metrics.registry, stopping: () => stopping })
+      // The web console and WebSocket streams share the proxy's HTTP server, with the broker's /metrics,
+      // /health and /ready; the console's charts read the broker's own registry, which only this process can read.
+      const front = webFront({ settings, bootstrapServers: [bootstrap], log, brokerMetrics: broker.metrics.registry, stopping: () => stopping, health: false })
+      const extend: typeof front = (server, clients) => {
+        mountHealth(server)
+        return front(server, clients)
+      }
       const proxy = await RestProxy.start({ settings, bootstrapServers: [bootstrap], logger: log, extend })
-      stops.push(() => {
-        stopping = true
-        return proxy.stop()
-      })
+      stops.push(() => proxy.stop())
       restUrls = proxy.listeners.map((l) => l.url)
     }
   } catch (err) {

@@ -8,7 +8,7 @@
 import { tuneMallocForClient } from './addon/malloc-tuning.js'
 import { runAcls } from './cli/acls.js'
 import { runBench } from './cli/bench.js'
-import { runCluster } from './cli/cluster.js'
+import { runCluster } from './cli/dev-cluster.js'
 import { runConfigs } from './cli/configs.js'
 import { runConsume } from './cli/consume.js'
 import { runGroups } from './cli/groups.js'
@@ -55,13 +55,13 @@ async function runRest(argv: readonly string[]): Promise<number> {
 
 /** Kafka Connect, loaded only for its command (it brings the HTTP server, the plugins and pg). */
 async function runConnect(argv: readonly string[]): Promise<number> {
-  const connect = await import('./connect/cli.js')
+  const connect = await import('./cli/connect.js')
   return connect.runConnect(argv)
 }
 
 /** MirrorMaker 2 (dedicated mode), loaded only for its command (it runs Connect herders). */
 async function runMirrorMaker(argv: readonly string[]): Promise<number> {
-  const mm = await import('./connect/mirror-maker.js')
+  const mm = await import('./cli/mirror-maker.js')
   return mm.runMirrorMaker(argv)
 }
 

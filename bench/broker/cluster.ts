@@ -21,7 +21,7 @@
 //                  after it (so necessarily written by the new leader), and the time until the metadata names
 //                  a new leader. The killed broker is restarted and back in the ISR before the next run.
 //
-// Results: rows for the broker benchmark's table, and bench/CLUSTER-RESULTS.md.
+// Results: rows for the broker benchmark's table, and bench/results/CLUSTER-RESULTS.md.
 import { spawn } from 'node:child_process'
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -394,8 +394,8 @@ export async function clusterBench(opts: ClusterBenchOptions): Promise<ClusterBe
   return { rows, notes }
 }
 
-/** bench/CLUSTER-RESULTS.md: the cluster rows of this run with how they were measured. */
-export function writeClusterResults(sourceBenchDir: string, header: string, table: string, notes: string[], opts: ClusterBenchOptions): void {
+/** bench/results/CLUSTER-RESULTS.md: the cluster rows of this run with how they were measured. */
+export function writeClusterResults(resultsDir: string, header: string, table: string, notes: string[], opts: ClusterBenchOptions): void {
   const md = `# Skein cluster benchmark results
 
 ${header}
@@ -424,5 +424,5 @@ ${notes.length > 0 ? `\nNotes from this run:\n\n${notes.map((x) => `- ${x}`).joi
   time until the metadata names the new leader). The broker is restarted and back in the ISR between runs
   (${opts.failoverRuns} run${opts.failoverRuns === 1 ? '' : 's'}).
 `
-  writeFileSync(join(sourceBenchDir, 'CLUSTER-RESULTS.md'), md)
+  writeFileSync(join(resultsDir, 'CLUSTER-RESULTS.md'), md)
 }

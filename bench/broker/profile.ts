@@ -3,13 +3,12 @@
 // --cpu-prof` (the main thread and every shard worker write a profile) and `perf stat -p` on the broker
 // when perf is available, driven twice: by `skein perf produce` (itself under --cpu-prof, since a client
 // on the same 2 cores competes for them) and by librdkafka (kcat -P). Only samples taken while records
-// were being produced count. Writes bench/PROFILE.md; the section between the notes markers is written by
+// were being produced count. Writes bench/results/PROFILE.md; the section between the notes markers is written by
 // hand after reading the figures and kept when the file is regenerated.
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { Admin } from '../../src/client/admin.js'
 import { benchDir, REPO_ROOT, SKEIN_JS, startBroker } from './broker-process.js'
 import { AREAS, analyseProfile, profilesIn, type ThreadProfile } from './cpu-profile.js'
@@ -18,8 +17,9 @@ import { machineMarkdown } from './report.js'
 import { hasCommand, run } from './run.js'
 import { writeRecordFile } from './peers.js'
 import { flag } from '../lib/flags.js'
+import { BENCH_RESULTS_DIR } from '../lib/results-dir.js'
 
-const PROFILE_MD = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bench', 'PROFILE.md')
+const PROFILE_MD = join(BENCH_RESULTS_DIR, 'PROFILE.md')
 const NOTES_START = '<!-- notes:start (hand-written, kept on regeneration) -->'
 const NOTES_END = '<!-- notes:end -->'
 

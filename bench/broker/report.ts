@@ -1,4 +1,4 @@
-// The benchmark's output: one table (text for the terminal, Markdown for bench/RESULTS.md) and two SVG
+// The benchmark's output: one table (text for the terminal, Markdown for bench/results/RESULTS.md) and two SVG
 // charts drawn here without external tools: produce throughput against partitions, and end-to-end
 // latency percentiles against their targets.
 import type { MachineInfo } from './machine.js'

@@ -5,19 +5,20 @@
 // in MB/s of uncompressed record bytes per core (the CPU time of the one thread doing the work, so other
 // load on the machine does not lower the figure). Decompression is the bounded decoder brokers and
 // clients use (src/protocol/records/compression.ts). Output: a table, a text bar chart, and an SVG chart
-// in a file.
+// in a file (under results/ unless --svg names one).
 //
 // The codecs come from the same libraries as the broker's: zlib (gzip levels 1-9), zstd-napi (zstd
 // levels), snappy and lz4-napi, which have no levels (lz4-napi writes LZ4 frames in its one fast mode;
 // Kafka's compression.lz4.level has no counterpart there).
-import { readFileSync, writeFileSync, openSync, readSync, closeSync, fstatSync } from 'node:fs'
+import { readFileSync, openSync, readSync, closeSync, fstatSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { gzipSync } from 'node:zlib'
-import { RecordBatchWriter } from '../client/records.js'
+import { RecordBatchWriter } from '../client/record-batches.js'
 import { CompressionType, RECORD_BATCH_OVERHEAD } from '../protocol/records/batch.js'
 import { compress, decompress } from '../protocol/records/compression.js'
 import { parseIntArg, UsageError, type CommandSpec } from './args.js'
 import { formatTable, runCommand } from './common.js'
+import { defaultResultPath, writeResultFile } from './results-dir.js'
 import { MB } from './stats.js'
 
 export const CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const
@@ -301,7 +302,7 @@ const SPEC: CommandSpec = {
     { name: 'levels', value: 'CODEC=LEVELS', repeat: true, desc: 'Levels of a codec, e.g. gzip=1-9 or zstd=1,3,19 (default gzip=1,6,9 zstd=1,3,9)' },
     { name: 'max-mb', value: 'N', desc: 'Use at most the first N MiB of the file (default 64)' },
     { name: 'duration-ms', value: 'MS', desc: 'Time spent on each compress and decompress measurement, at least one pass (default 500)' },
-    { name: 'svg', value: 'FILE', desc: 'Write the chart as SVG to FILE (default skein-bench-compression.svg; not written with --json unless given)' },
+    { name: 'svg', value: 'FILE', desc: 'Write the chart as SVG to FILE, its folder created if missing (default results/skein-bench-compression.svg under the current directory; not written with --json unless given)' },
     { name: 'json', desc: 'Print the results as one JSON object instead of the table and chart' },
   ],
   notes: `Columns: BYTES-IN are the batches uncompressed (61-byte RecordBatch header included), BYTES-OUT the
@@ -342,8 +343,8 @@ export function runBenchCompression(argv: readonly string[]): Promise<number> {
     for (const codec of codecs as CodecName[]) {
       for (const level of levels[codec] ?? DEFAULT_LEVELS[codec]) results.push(measure(batches, codec, level, minMs))
     }
-    const svgPath = args.get('svg') ?? (json ? undefined : 'skein-bench-compression.svg')
-    if (svgPath !== undefined) writeFileSync(svgPath, svgChart(results, `skein bench compression: ${title}`))
+    const svgPath = args.get('svg') ?? (json ? undefined : defaultResultPath('skein-bench-compression.svg'))
+    if (svgPath !== undefined) writeResultFile(svgPath, svgChart(results, `skein bench compression: ${title}`))
     if (json) {
       process.stdout.write(JSON.stringify({ file, bytes: data.length, records: records.length, batches: batches.length, batchSize, results }) + '\n')
       return 0

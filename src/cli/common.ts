@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs'
 import { errorName } from '../domain/errors.js'
 import { ConnectionError, KafkaError, NotKafkaBrokerError, TimeoutError } from '../client/errors.js'
-import { DEFAULT_API_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type ClientOptions } from '../client/cluster.js'
+import { DEFAULT_API_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, type ClientOptions } from '../client/cluster-connections.js'
 import { helpText, parseArgs, parseKeyValues, UsageError, type CommandSpec, type OptionSpec, type ParsedArgs } from './args.js'
-import { applyAdminProps, warnUnknown } from './client-props.js'
+import { applyAdminProps } from '../client/client-config.js'
 import { parseProperties } from '../config/properties.js'
 
 export const DEFAULT_BOOTSTRAP = '127.0.0.1:9092'
@@ -112,3 +112,8 @@ export function formatTable(header: readonly string[], rows: readonly (readonly 
 }
 
 export type { CommandSpec, ParsedArgs }
+
+/** Kafka's warning for client configs a tool was given and does not know (client-config.ts returns their names). */
+export function warnUnknown(command: string, names: readonly string[]): void {
+  for (const n of names) process.stderr.write(`${command}: warning: the configuration '${n}' was supplied but isn't a known config\n`)
+}

@@ -6,12 +6,12 @@
 // print.headers, print.key, print.value, key.separator, ...) or one JSON object per record.
 import { Consumer, type ConsumerOptions } from '../client/consumer.js'
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets, tpKey } from '../client/offsets.js'
-import type { ConsumedRecord } from '../client/records.js'
+import type { ConsumedRecord } from '../client/record-batches.js'
 import { isRetriableError } from '../client/errors.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { parseKeyValues, parseIntArg, UsageError, type CommandSpec } from './args.js'
-import { applyConsumerProps, parseIsolationLevel, warnUnknown } from './client-props.js'
-import { BOOTSTRAP_OPTION, clientOptions, describeError, readPropertiesFile, runCommand } from './common.js'
+import { applyConsumerProps, parseIsolationLevel } from '../client/client-config.js'
+import { BOOTSTRAP_OPTION, clientOptions, describeError, readPropertiesFile, runCommand, warnUnknown } from './common.js'
 import { REGISTRY_URL_OPTION, takeSchemaProperties, valueDecoder } from './schema-values.js'
 
 /** Commit failures that mean a rebalance moved the partitions: the next interval commits the new ones. */

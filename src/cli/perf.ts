@@ -10,8 +10,8 @@ import { Consumer, type ConsumerOptions } from '../client/consumer.js'
 import { Producer, type BatchDelivery, type ProducerOptions } from '../client/producer.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { parseKeyValues, UsageError, type CommandSpec } from './args.js'
-import { applyConsumerProps, applyProducerProps, warnUnknown } from './client-props.js'
-import { BOOTSTRAP_OPTION, clientOptions, describeError, readPropertiesFile, runCommand } from './common.js'
+import { applyConsumerProps, applyProducerProps } from '../client/client-config.js'
+import { BOOTSTRAP_OPTION, clientOptions, describeError, readPropertiesFile, runCommand, warnUnknown } from './common.js'
 import { LatencyRecorder, MB, progressBar, round, summarize, type PerfSummary } from './stats.js'
 
 const PRODUCE_SPEC: CommandSpec = {

@@ -17,6 +17,7 @@ import * as SaslHandshake from '../protocol/messages/17-sasl-handshake.gen.js'
 import { Reader } from '../protocol/primitives/reader.js'
 import { Writer } from '../protocol/primitives/writer.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
+import { drainOrClose } from '../domain/socket-drain.js'
 import { ConnectionError, NotKafkaBrokerError, TimeoutError } from './errors.js'
 import { ResponseFrameReceiver } from './frame-receiver.js'
 import { saslClient, type ClientSecurity, type SaslCredentials } from './sasl.js'
@@ -319,15 +320,7 @@ export class BrokerConnection {
   /** Resolves when the socket's write buffer has drained (backpressure for pipelined producers). */
   drained(): Promise<void> {
     if (!this.socket.writableNeedDrain || this.closedError !== null) return Promise.resolve()
-    return new Promise((resolve) => {
-      const done = (): void => {
-        this.socket.off('drain', done)
-        this.socket.off('close', done)
-        resolve()
-      }
-      this.socket.once('drain', done)
-      this.socket.once('close', done)
-    })
+    return drainOrClose(this.socket)
   }
 
   onClose(listener: (err: Error) => void): void {

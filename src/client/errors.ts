@@ -74,3 +74,15 @@ export class IllegalStateError extends Error {
     this.name = 'IllegalStateError'
   }
 }
+
+/**
+ * A client setting with a value the client cannot use (Kafka's ConfigException): a bad number, an
+ * unknown acks or security.protocol, an unreadable key store. Thrown while options are built, never
+ * once a client runs.
+ */
+export class ConfigException extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ConfigException'
+  }
+}

@@ -17,7 +17,7 @@ import { Reader } from '../protocol/primitives/reader.js'
 import { Writer } from '../protocol/primitives/writer.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { assign, type AssignorName, type MemberSubscription } from './assignors.js'
-import type { Cluster } from './cluster.js'
+import type { Cluster } from './cluster-connections.js'
 import type { BrokerConnection } from './connection.js'
 import { isRetriableError } from './errors.js'
 

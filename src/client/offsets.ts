@@ -4,7 +4,7 @@
 import { ApiKey } from '../protocol/api-keys.gen.js'
 import * as ListOffsets from '../protocol/messages/02-list-offsets.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
-import type { Cluster } from './cluster.js'
+import type { Cluster } from './cluster-connections.js'
 
 export { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '../domain/list-offsets.js'
 

@@ -18,11 +18,11 @@
 import { ApiKey } from '../protocol/api-keys.gen.js'
 import * as Produce from '../protocol/messages/00-produce.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
-import { Cluster, sleep, type ClientOptions, type ClusterMetadata, type TopicInfo } from './cluster.js'
+import { Cluster, sleep, type ClientOptions, type ClusterMetadata, type TopicInfo } from './cluster-connections.js'
 import { ConnectionError, IllegalStateError, isRetriableError, TimeoutError } from './errors.js'
 import type { ConsumerGroupMetadata, TopicPartitionOffset } from './group.js'
 import { Partitioner, type PartitionerName } from './partitioner.js'
-import { BatchBufferPool, COMPRESSION_CODECS, RecordBatchWriter, type CompressionName, type Header } from './records.js'
+import { BatchBufferPool, COMPRESSION_CODECS, RecordBatchWriter, type CompressionName, type Header } from './record-batches.js'
 import { MAX_IN_FLIGHT_PER_PARTITION, TransactionManager, type PartitionSequences, type TransactionState } from './transactions.js'
 import { sizeOfVarint } from '../protocol/records/varint.js'
 

@@ -43,11 +43,11 @@ import * as EndTxn from '../protocol/messages/26-end-txn.gen.js'
 import * as InitProducerId from '../protocol/messages/22-init-producer-id.gen.js'
 import * as TxnOffsetCommit from '../protocol/messages/28-txn-offset-commit.gen.js'
 import { ErrorCode, KafkaError, errorName, isRetriable } from '../domain/errors.js'
-import { sleep, type Cluster } from './cluster.js'
+import { sleep, type Cluster } from './cluster-connections.js'
 import type { BrokerConnection } from './connection.js'
 import { IllegalStateError, ProducerStateError, TimeoutError, TransactionAbortedError, isRetriableError } from './errors.js'
 import type { ConsumerGroupMetadata, TopicPartitionOffset } from './group.js'
-import { stampProducerState } from './records.js'
+import { stampProducerState } from './record-batches.js'
 
 export type TransactionState =
   | 'UNINITIALIZED'

@@ -5,8 +5,8 @@
 // LeaderAndIsr (newer leader epochs of partitions it already knows). Topic configs come from the metadata
 // store (read when a topic first appears, and again on each config change notification).
 //
-// It is the handlers' MetadataView (src/server/handlers/common/ports.ts; satisfied structurally, as
-// cluster/ does not import the server): Metadata, DescribeCluster, FindCoordinator and the admin requests
+// It is the handlers' MetadataView (src/server/handlers/common/ports.ts, which takes BrokerNode, TopicInfo
+// and PartitionLeadership from here; satisfied structurally, as cluster/ does not import the server): Metadata, DescribeCluster, FindCoordinator and the admin requests
 // read it; admin requests wait on it (waitFor) until their change is visible here.
 import type { BrokerConfig } from '../config/index.js'
 import type * as UpdateMetadata from '../protocol/messages/06-update-metadata.gen.js'
@@ -30,9 +30,11 @@ export interface BrokerNode {
 /** A topic as the handlers see it (their TopicInfo). */
 export interface TopicInfo {
   readonly name: string
+  /** Kafka's topic id (base64url), '' for a topic not created yet (validateOnly). */
   readonly topicId: string
   readonly partitions: number
   readonly replicationFactor: number
+  /** The topic's own config overrides, as stored. */
   readonly configs: Readonly<Record<string, string>>
 }
 

@@ -180,7 +180,7 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
 
   // Skein threads, and Kafka's thread pools accepted for compatibility
   def({ name: 'io.threads', type: 'int', default: 0, dynamic: 'read-only', validator: between(0, 256), validValues: '[0,...,256]',
-    doc: 'Skein: number of partition worker threads (shards, a Piscina pool). 0 (the default) runs partitions inline on the main thread, which used the least CPU per record and had the lowest latency in bench/RESULTS.md; workers keep file writes off the event loop when the disk stalls.' }),
+    doc: 'Skein: number of partition worker threads (shards, a Piscina pool). 0 (the default) runs partitions inline on the main thread, which used the least CPU per record and had the lowest latency in bench/results/RESULTS.md; workers keep file writes off the event loop when the disk stalls.' }),
   def({ name: 'num.io.threads', type: 'int', default: 8, dynamic: 'cluster-wide', ignored: true, validator: atLeast(1), validValues: '[1,...]',
     doc: 'Accepted for Kafka compatibility and ignored: Skein has no request handler pool; use io.threads for partition worker threads.' }),
   def({ name: 'num.network.threads', type: 'int', default: 3, dynamic: 'cluster-wide', ignored: true, validator: atLeast(1), validValues: '[1,...]',

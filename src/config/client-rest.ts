@@ -61,6 +61,9 @@ export function restConfigDef(name: string): RestConfigDef | undefined {
 /** The prefix of the REST Proxy's settings among a broker's configs. */
 export const EMBEDDED_REST_PREFIX = 'rest.'
 
+/** The prefix of the settings passed on to the proxy's producer (Kafka producer configs). */
+const PRODUCER_PREFIX = 'producer.'
+
 /** Validates raw settings (Confluent names) into typed values; unknown names throw with the name. */
 export function parseRestProperties(entries: Iterable<readonly [string, string]>): Map<string, ConfigValue> {
   const out = new Map<string, ConfigValue>()
@@ -86,8 +89,8 @@ export interface RestSettings {
   streamingConnectionMaxDurationMs: number
   apiV2Enable: boolean
   apiV3Enable: boolean
-  producerLingerMs: number
-  producerAcks: number
+  /** The producer.* settings, prefix removed: Kafka producer configs for client/client-config.ts to apply. */
+  producerConfigs: ReadonlyMap<string, string>
   consoleEnable: boolean
   websocketEnable: boolean
   websocketPauseBytes: number
@@ -100,7 +103,6 @@ export function restSettings(values: ReadonlyMap<string, ConfigValue>): RestSett
   const get = (name: string): ConfigValue => (values.has(name) ? values.get(name)! : byName.get(name)!.default)
   const bodyMax = get('request.body.max.bytes') as number
   const recordMax = get('api.v3.produce.request.size.limit.max.bytes') as number
-  const acks = get('producer.acks') as string
   return {
     listeners: (get('listeners') as string[] | null) ?? [],
     bootstrapServers: get('bootstrap.servers') as string[] | null,
@@ -114,8 +116,7 @@ export function restSettings(values: ReadonlyMap<string, ConfigValue>): RestSett
     streamingConnectionMaxDurationMs: get('streaming.connection.max.duration.ms') as number,
     apiV2Enable: get('api.v2.enable') as boolean,
     apiV3Enable: get('api.v3.enable') as boolean,
-    producerLingerMs: get('producer.linger.ms') as number,
-    producerAcks: acks === 'all' ? -1 : Number(acks),
+    producerConfigs: new Map(REST_CONFIGS.filter((d) => d.name.startsWith(PRODUCER_PREFIX)).map((d) => [d.name.slice(PRODUCER_PREFIX.length), String(get(d.name))])),
     consoleEnable: get('console.enable') as boolean,
     websocketEnable: get('websocket.enable') as boolean,
     websocketPauseBytes: get('websocket.pause.bytes') as number,

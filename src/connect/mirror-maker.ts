@@ -16,12 +16,13 @@
 // server of its own on `listeners` (default http://:8083, an empty host binding 127.0.0.1 as a Connect
 // worker's does): GET / (version and flows), GET /health (200 once every flow's herder is ready) and
 // GET /metrics (every flow's metrics, Prometheus text), at a port the user chooses.
-import { parseKeyValues, UsageError, type CommandSpec } from '../cli/args.js'
-import { readPropertiesFile, runCommand } from '../cli/common.js'
+//
+// The `skein mirror-maker` command that reads the file and runs this is cli/mirror-maker.ts.
 import { createHttpServer, type HttpServer } from '../http/index.js'
-import { createLogger, type Logger } from '../observability/logger.js'
+import type { Logger } from '../observability/logger.js'
 import { MetricsRegistry } from '../observability/metrics.js'
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheusText } from '../observability/prometheus.js'
+import { ConfigException } from './api/config-def.js'
 import { startConnect, type ConnectHandle } from './runtime/connect.js'
 import { NotLeaderError } from './runtime/herder.js'
 import { CONNECT_VERSION } from './runtime/rest.js'
@@ -44,10 +45,10 @@ export class MirrorMakerConfig {
 
   constructor(readonly props: Readonly<Record<string, string>>) {
     this.clusters = (props['clusters'] ?? '').split(',').map((c) => c.trim()).filter((c) => c !== '')
-    if (this.clusters.length === 0) throw new UsageError('clusters is required: the aliases of the clusters, e.g. clusters = A, B')
+    if (this.clusters.length === 0) throw new ConfigException('clusters', 'clusters is required: the aliases of the clusters, e.g. clusters = A, B')
     for (const c of this.clusters) {
-      if (c.includes('->') || /\s/.test(c)) throw new UsageError(`cluster alias '${c}' may not contain '->' or spaces`)
-      if ((props[`${c}.bootstrap.servers`] ?? '').trim() === '') throw new UsageError(`${c}.bootstrap.servers is required`)
+      if (c.includes('->') || /\s/.test(c)) throw new ConfigException('clusters', `cluster alias '${c}' may not contain '->' or spaces`)
+      if ((props[`${c}.bootstrap.servers`] ?? '').trim() === '') throw new ConfigException(`${c}.bootstrap.servers`, `${c}.bootstrap.servers is required`)
     }
   }
 
@@ -81,10 +82,10 @@ export class MirrorMakerConfig {
    */
   internalRestListeners(): string[] | null {
     const enabled = (this.props[ENABLE_INTERNAL_REST] ?? 'false').trim().toLowerCase()
-    if (enabled !== 'true' && enabled !== 'false') throw new UsageError(`${ENABLE_INTERNAL_REST} must be true or false, not '${this.props[ENABLE_INTERNAL_REST]}'`)
+    if (enabled !== 'true' && enabled !== 'false') throw new ConfigException(ENABLE_INTERNAL_REST, `${ENABLE_INTERNAL_REST} must be true or false, not '${this.props[ENABLE_INTERNAL_REST]}'`)
     if (enabled === 'false') return null
     const listeners = (this.props['listeners'] ?? 'http://:8083').split(',').map((l) => l.trim()).filter((l) => l !== '')
-    if (listeners.length === 0) throw new UsageError(`${ENABLE_INTERNAL_REST}=true needs listeners, e.g. listeners = http://0.0.0.0:8083`)
+    if (listeners.length === 0) throw new ConfigException(ENABLE_INTERNAL_REST, `${ENABLE_INTERNAL_REST}=true needs listeners, e.g. listeners = http://0.0.0.0:8083`)
     return listeners.map((l) => l.replace(/^(https?):\/\/:/, '$1://127.0.0.1:'))
   }
 
@@ -236,55 +237,4 @@ export async function startMirrorMaker(config: MirrorMakerConfig, log: Logger, o
       await Promise.all(started.map((s) => s.connect.stop().catch(() => {})))
     },
   }
-}
-
-const SPEC: CommandSpec = {
-  command: 'skein mirror-maker',
-  usage: 'skein mirror-maker MM2.properties [--clusters ALIAS[,ALIAS...]] [--override K=V ...]',
-  summary: 'Runs MirrorMaker 2 in dedicated mode (connect-mirror-maker): a Connect herder per replication flow running MirrorSourceConnector, MirrorCheckpointConnector and MirrorHeartbeatConnector.',
-  options: [
-    { name: 'clusters', value: 'ALIASES', desc: 'Only the flows whose target cluster is one of these (comma-separated; default all)' },
-    { name: 'override', value: 'KEY=VALUE', repeat: true, desc: 'A setting on top of the file' },
-  ],
-  notes: `The file uses connect-mirror-maker's names, e.g.:
-  clusters = A, B
-  A.bootstrap.servers = localhost:9092
-  B.bootstrap.servers = localhost:9093
-  A->B.enabled = true
-  A->B.topics = orders.*
-  groups = .*
-  replication.factor = 1
-  emit.checkpoints.interval.seconds = 10
-  sync.group.offsets.enabled = true
-  dedicated.mode.enable.internal.rest = true
-  listeners = http://0.0.0.0:8083
-With dedicated.mode.enable.internal.rest = true (KIP-710; default false) the process serves GET /,
-GET /health and GET /metrics (every flow's MirrorMaker and Connect metrics) on listeners (default
-http://:8083; an empty host binds 127.0.0.1). Without it, each flow's worker has only its internal
-listener on 127.0.0.1 and a random port.
-Remote topics are named <source>.<topic> (replication.policy.separator); checkpoints go to
-<source>.checkpoints.internal on the target, offset syncs to mm2-offset-syncs.<target>.internal on the
-source, heartbeats to heartbeats. Several processes with the same file share the work.
-Example: skein mirror-maker config/mm2.properties`,
-}
-
-export function runMirrorMaker(argv: readonly string[]): Promise<number> {
-  return runCommand(SPEC, argv, async (args) => {
-    const [file, ...rest] = args.positionals
-    if (file === undefined) throw new UsageError('an mm2.properties file is required')
-    if (rest.length > 0) throw new UsageError(`unexpected argument ${rest[0]}`)
-    const props = Object.fromEntries(readPropertiesFile(file))
-    for (const [k, v] of parseKeyValues(args.all('override'), '--override')) props[k] = v
-    const config = new MirrorMakerConfig(props)
-    const only = args.get('clusters') === undefined ? null : args.get('clusters')!.split(',').map((c) => c.trim()).filter((c) => c !== '')
-    const log = createLogger()
-    const mm = await startMirrorMaker(config, log, only)
-    process.stdout.write(`MirrorMaker started: ${mm.flows.map((f) => `${f.flow.source}->${f.flow.target}${f.flow.enabled ? '' : ' (heartbeats)'}`).join(', ')}${mm.restUrls.length > 0 ? `; REST (/metrics, /health) on ${mm.restUrls.join(', ')}` : ''}\n`)
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve)
-      process.once('SIGTERM', resolve)
-    })
-    await mm.stop()
-    return 0
-  })
 }

@@ -1,18 +1,19 @@
 // Skein's web front beside the REST Proxy, on the same HTTP server: the web console (/console/, its
-// JSON API under /console/api), WebSocket streaming (/ws/topics/{topic}), and /metrics, /health and
-// /ready. Like the REST Proxy it is a client of the cluster (admin client, producer and consumers over
-// the Kafka protocol); inside a broker, main.ts hands it the broker's metrics registry, so /metrics shows
-// the broker's own metrics and the console's throughput charts read them.
+// JSON API under /console/api), WebSocket streaming (/ws/topics/{topic}), and standalone (`skein rest`)
+// the process's /metrics, /health and /ready (observability/health-endpoints.ts). Like the REST Proxy it
+// is a client of the cluster (admin client, producer and consumers over the Kafka protocol); inside a
+// broker, main.ts hands it the broker's metrics registry, so the console's throughput charts read the
+// broker's own metrics, and mounts the broker's /metrics, /health and /ready itself (health: false).
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Admin } from '../client/admin.js'
 import type { Producer } from '../client/producer.js'
-import { type HttpServer, loadStaticAssets } from '../http/index.js'
+import { type HttpServer, loadStaticAssets, mountHealthEndpoints } from '../http/index.js'
 import type { Logger } from '../observability/logger.js'
+import { HealthEndpoints } from '../observability/health-endpoints.js'
 import { MetricsRegistry } from '../observability/metrics.js'
 import { mountConsoleApi } from './api.js'
 import { RecordDecoder } from './decode.js'
-import { mountHealth } from './health.js'
 import { TopicStreams, type TopicStreamsOptions } from './streams.js'
 
 export interface WebAppOptions {
@@ -29,6 +30,8 @@ export interface WebAppOptions {
   websocket: boolean
   /** /ready answers 503 once this says so (the process is stopping). */
   stopping?: () => boolean
+  /** Serve /metrics, /health and /ready over `metrics` (default true); false when the process serves its own (a broker). */
+  health?: boolean
   /** Bounds of the WebSocket streams (TopicStreamsOptions). */
   streams?: Pick<TopicStreamsOptions, 'pauseBytes' | 'maxBufferedBytes' | 'slowClientTimeoutMs' | 'maxInFlightProduce' | 'maxMessageBytes' | 'maxPollRecords'>
 }
@@ -53,11 +56,13 @@ export function consoleAssetsDir(): string {
 export function mountWebApp(server: HttpServer, opts: WebAppOptions): WebApp {
   const metrics = opts.metrics ?? new MetricsRegistry()
   const decoder = new RecordDecoder(opts.schemaRegistryUrls)
-  mountHealth(server, {
-    metrics,
-    clusterReachable: async () => (await opts.admin.describeCluster()).brokers.length > 0,
-    stopping: opts.stopping,
-  })
+  if (opts.health !== false) {
+    mountHealthEndpoints(server, new HealthEndpoints({
+      metrics,
+      clusterReachable: async () => (await opts.admin.describeCluster()).brokers.length > 0,
+      stopping: opts.stopping,
+    }))
+  }
   let streams: TopicStreams | null = null
   if (opts.websocket) {
     streams = new TopicStreams({ ...opts.streams, bootstrapServers: opts.bootstrapServers, admin: opts.admin, producer: opts.producer, decoder, log: opts.log, metrics })

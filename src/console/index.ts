@@ -1,6 +1,7 @@
 // Skein's web front beside the REST Proxy (a client-side product): the web console, WebSocket streaming
-// of topics, and /metrics, /health, /ready. main.ts (inside a broker) and `skein rest` (standalone) serve
-// it on the REST Proxy's HTTP server through RestProxyOptions.extend.
+// of topics, and standalone the process's /metrics, /health, /ready. main.ts (inside a broker, which
+// serves its own /metrics, /health and /ready) and `skein rest` (standalone) serve it on the REST Proxy's
+// HTTP server through RestProxyOptions.extend.
 import type { RestSettings } from '../config/client-rest.js'
 import type { Admin } from '../client/admin.js'
 import type { Producer } from '../client/producer.js'
@@ -21,6 +22,8 @@ export interface WebFrontOptions {
   /** The broker's registry, when the front runs inside a broker. */
   brokerMetrics?: MetricsRegistry
   stopping?: () => boolean
+  /** Serve /metrics, /health and /ready (default true); false inside a broker, which mounts its own. */
+  health?: boolean
   /** Receives the mounted app (tests and the broker read its streams). */
   onMounted?: (app: WebApp) => void
 }
@@ -39,6 +42,7 @@ export function webFront(opts: WebFrontOptions): (server: HttpServer, clients: {
       console: s.consoleEnable,
       websocket: s.websocketEnable,
       stopping: opts.stopping,
+      health: opts.health,
       streams: {
         pauseBytes: s.websocketPauseBytes,
         maxBufferedBytes: s.websocketMaxBufferedBytes,

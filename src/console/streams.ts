@@ -26,7 +26,7 @@
 import { Consumer } from '../client/consumer.js'
 import type { Admin } from '../client/admin.js'
 import type { Producer, RecordMetadata } from '../client/producer.js'
-import type { ConsumedRecord, Header } from '../client/records.js'
+import type { ConsumedRecord, Header } from '../client/record-batches.js'
 import { HttpError, type HttpRequest, type HttpServer, type WebSocketConnection } from '../http/index.js'
 import type { Logger } from '../observability/logger.js'
 import type { Counter, Gauge, MetricsRegistry } from '../observability/metrics.js'

@@ -1,6 +1,7 @@
 // Skein's one HTTP adapter, over uWebSockets.js (README.md in this folder says where the package comes
 // from). The REST Proxy, the Schema Registry, Connect, metrics and the console all serve through it.
 export { createHttpServer } from './server.js'
+export { mountHealthEndpoints } from './health-routes.js'
 export { formatHttpListener, parseHttpListener } from './listener.js'
 export type { HttpListener } from './listener.js'
 export { contentTypeOf, loadStaticAssets, pickEncoding, staticAsset, staticAssetsFrom } from './static.js'

@@ -13,6 +13,8 @@ export interface RegistryHttpOptions {
   listeners: readonly string[]
   /** Largest request body (schemas are text): default 8 MiB. */
   maxBodyBytes?: number
+  /** Mounts more routes on the server first (a broker's /metrics, /health, /ready); the registry takes every other path. */
+  extend?: (server: HttpServer) => void
 }
 
 const JSON_HEADERS = { 'Content-Type': CONTENT_TYPE }
@@ -42,6 +44,7 @@ export function mountRegistry(server: HttpServer, handler: RegistryHandler): voi
 /** A server of its own for the registry, listening on every listener. */
 export async function startRegistryHttp(handler: RegistryHandler, opts: RegistryHttpOptions): Promise<HttpServer> {
   const server = await createHttpServer({ maxBodyBytes: opts.maxBodyBytes ?? 8 * 1024 * 1024, errorBody })
+  opts.extend?.(server)
   mountRegistry(server, handler)
   try {
     for (const l of opts.listeners) await server.listen(l)

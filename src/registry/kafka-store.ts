@@ -7,7 +7,7 @@
 import { Admin, Consumer, ErrorCode, KafkaError, LATEST_TIMESTAMP, Producer, listOffsets, tpKey } from '../client/index.js'
 import type { ClientOptions } from '../client/index.js'
 import { Errors } from './errors.js'
-import { Keys, type RegistryRecord, SCHEMAS_TOPIC, Values } from './records.js'
+import { Keys, type RegistryRecord, SCHEMAS_TOPIC, Values } from './schemas-topic-records.js'
 import type { RegistryStore } from './service.js'
 import { RegistryState } from './state.js'
 

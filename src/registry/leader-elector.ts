@@ -6,7 +6,7 @@
 //   {"version":1,"error":0,"master":"<member id>","master_identity":{...}}
 // so Skein and Confluent instances can share a group. A member that stops heartbeating (killed) is
 // dropped by the coordinator after the session timeout; the others rejoin and elect again.
-import type { Cluster } from '../client/cluster.js'
+import type { Cluster } from '../client/cluster-connections.js'
 import { isRetriableError } from '../client/errors.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { ApiKey } from '../protocol/api-keys.gen.js'

@@ -4,7 +4,7 @@
 // writes a NOOP and reads it back, so it has seen every record before it assigns an id. After forwarding
 // a write, a secondary reads the topic to its end before answering, so the caller's next read on it sees
 // the write. The HTTP server (issue 17) calls handle() with each request.
-import { Cluster } from '../client/cluster.js'
+import { Cluster } from '../client/cluster-connections.js'
 import { Errors, RegistryError, RegistryErrorCode } from './errors.js'
 import { KafkaRegistryStore, type KafkaStoreOptions } from './kafka-store.js'
 import { LeaderElector, type RegistryIdentity, identityUrl } from './leader-elector.js'

@@ -17,6 +17,8 @@ export interface SchemaRegistryServerOptions {
   logger?: Logger
   /** Client id of the registry's Kafka clients. */
   clientId?: string
+  /** Mounts more routes on the registry's HTTP server (inside a broker: the broker's /metrics, /health, /ready). */
+  extend?: (server: HttpServer) => void
 }
 
 export class SchemaRegistryServer {
@@ -39,7 +41,7 @@ export class SchemaRegistryServer {
     const instance = new Promise<RegistryNode>((resolve) => (started = resolve))
     const http = await startRegistryHttp(
       async (req) => (await instance).handle(req),
-      { listeners: settings.listeners, maxBodyBytes: settings.requestBodyMaxBytes },
+      { listeners: settings.listeners, maxBodyBytes: settings.requestBodyMaxBytes, extend: opts.extend },
     )
     const first = http.listeners[0]!
     const host = settings.hostName !== '' ? settings.hostName : first.host === '' || first.host === '0.0.0.0' ? '127.0.0.1' : first.host === '::' ? '::1' : first.host

@@ -6,7 +6,7 @@
 import { checkCompatibility, type PreviousSchema } from './compatibility.js'
 import { DEFAULT_CONTEXT, contextConfigSubject, contextOf, qualify } from './contexts.js'
 import { Errors, RegistryError } from './errors.js'
-import { Keys, type RegistryRecord, type SchemaValue, Values } from './records.js'
+import { Keys, type RegistryRecord, type SchemaValue, Values } from './schemas-topic-records.js'
 import { parseSchema } from './schemas.js'
 import { RegistryState, schemaIdentity } from './state.js'
 import {

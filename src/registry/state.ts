@@ -21,7 +21,7 @@ import {
   parseKey,
   parseModeValue,
   parseSchemaValue,
-} from './records.js'
+} from './schemas-topic-records.js'
 import type { SchemaReference } from './schema-type/types.js'
 
 export interface StoredSchema {

@@ -1,5 +1,5 @@
 // The ports a replica fetcher works through: the leader it fetches from (LeaderEndpoint; the network
-// implementation over Skein's client connection is the server's, src/server/leader-endpoint.ts, so this
+// implementation over Skein's client connection is the broker's, src/broker/remote-leader-endpoint.ts, so this
 // floor imports no client and tests can drive a fetcher without sockets) and the local log it writes
 // (FollowerLog, the shard operations of a follower).
 

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { Consumer, type OffsetReset } from '../client/consumer.js'
 import { ErrorCode, KafkaError } from '../client/errors.js'
-import type { ConsumedRecord } from '../client/records.js'
+import type { ConsumedRecord } from '../client/record-batches.js'
 import type { HttpServer } from '../http/index.js'
 import { type RestContext, jsonRoute } from './context.js'
 import { Errors, RestError } from './errors.js'

@@ -12,8 +12,8 @@
 // record limit, the producer's buffer.memory and MAX_PENDING reports.
 //
 // POST .../records:batch (up to 10 entries with ids, 207 Multi-Status) shares the record encoding.
-import type { Header } from '../client/records.js'
-import type { TopicInfo } from '../client/cluster.js'
+import type { Header } from '../client/record-batches.js'
+import type { TopicInfo } from '../client/cluster-connections.js'
 import { ErrorCode, KafkaError } from '../client/errors.js'
 import type { BatchDelivery } from '../client/producer.js'
 import type { HttpResponse, HttpServer, StreamedRequest } from '../http/index.js'

@@ -3,7 +3,8 @@
 // requests, a consumer per v2 consumer instance, all over the Kafka protocol, whether it runs standalone
 // (`skein rest`) or inside a broker process (rest.listeners), where it connects to the broker's own listener.
 import { Admin } from '../client/admin.js'
-import { Producer } from '../client/producer.js'
+import { applyProducerProps } from '../client/client-config.js'
+import { Producer, type ProducerOptions } from '../client/producer.js'
 import type { RestSettings } from '../config/client-rest.js'
 import { type BoundListener, createHttpServer, type HttpServer } from '../http/index.js'
 import { type Logger, silentLogger } from '../observability/logger.js'
@@ -57,7 +58,9 @@ export class RestProxy {
     const clientOptions = { bootstrapServers: opts.bootstrapServers, clientId: `skein-rest${settings.id === '' ? '' : `-${settings.id}`}` }
     const admin = new Admin(clientOptions)
     // Topics are not created by producing to them through the proxy: an unknown topic is 40401 at once.
-    const producer = new Producer({ ...clientOptions, acks: settings.producerAcks, lingerMs: settings.producerLingerMs, allowAutoTopicCreation: false, maxBlockMs: 30_000 })
+    const producerOptions: ProducerOptions = { ...clientOptions, allowAutoTopicCreation: false, maxBlockMs: 30_000 }
+    applyProducerProps(producerOptions, settings.producerConfigs)
+    const producer = new Producer(producerOptions)
     let clusterId: Promise<string> | null = null
     const ctx: RestContext = {
       settings,

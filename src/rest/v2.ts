@@ -1,7 +1,7 @@
 // REST Proxy API v2, as kafka-rest serves it: topics and partitions (metadata, offsets), brokers, and
 // produce to a topic or a partition with the embedded formats binary, json, avro, jsonschema and
 // protobuf. Bodies and answers are application/vnd.kafka[.format].v2+json.
-import type { PartitionInfo } from '../client/cluster.js'
+import type { PartitionInfo } from '../client/cluster-connections.js'
 import { ErrorCode, KafkaError } from '../client/errors.js'
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, tpKey } from '../client/offsets.js'
 import type { HttpServer } from '../http/index.js'

@@ -4,7 +4,7 @@
 // (per partition and the group's summary). Every resource carries `kind`, `metadata.self` (and a CRN
 // resource_name) and `related` links, as the spec's schemas require. Records (produce) are produce.ts.
 import type { ConfigEntry, ConfigResource, GroupDescription, TopicDescription } from '../client/admin.js'
-import type { PartitionInfo } from '../client/cluster.js'
+import type { PartitionInfo } from '../client/cluster-connections.js'
 import { ErrorCode, KafkaError } from '../client/errors.js'
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, tpKey } from '../client/offsets.js'
 import type { BufferedRequest, HttpServer } from '../http/index.js'

@@ -41,6 +41,7 @@ import { ANONYMOUS } from '../auth/principal.js'
 import type { SaslServerAuthenticator } from '../auth/sasl/authenticator.js'
 import { native, socketFd } from '../addon/index.js'
 import type { FileRegion } from '../domain/file-region.js'
+import { drainOrClose } from '../domain/socket-drain.js'
 import { framePool, unpinFrame } from '../shard/frame-pool.js'
 import type { Logger } from '../observability/logger.js'
 
@@ -320,7 +321,7 @@ export class Connection {
         if (response.throttleAfterSend === true && response.throttleMs !== undefined) this.throttle(response.throttleMs)
         if (this.socket.writableNeedDrain) {
           this.updateBackpressure()
-          await this.drainOrClose()
+          await drainOrClose(this.socket)
           this.updateBackpressure()
         }
       }
@@ -370,22 +371,10 @@ export class Connection {
 
   /** sendfile needs the socket's own queue empty, or its bytes would overtake queued ones. */
   private async waitForWritableEmpty(): Promise<void> {
-    while (!this.closed && this.socket.writableLength > 0) await this.drainOrClose()
+    while (!this.closed && this.socket.writableLength > 0) await drainOrClose(this.socket)
     // destroyed too: a write that failed synchronously destroys the socket (closing its fd, whose
     // number may be reused at once) before 'close' is emitted.
     if (this.closed || this.socket.destroyed) throw new Error('connection closed')
-  }
-
-  private drainOrClose(): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = (): void => {
-        this.socket.off('drain', done)
-        this.socket.off('close', done)
-        resolve()
-      }
-      this.socket.once('drain', done)
-      this.socket.once('close', done)
-    })
   }
 
   /**

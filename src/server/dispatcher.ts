@@ -16,7 +16,7 @@ import type { SaslServerAuthenticator } from '../auth/sasl/authenticator.js'
 import type { Connection, FrameHandler, Response } from './connection.js'
 import type { BrokerServices, RequestContext } from './handlers/common/context.js'
 import { UnservableRequestError } from './handlers/common/handler.js'
-import type { HandlerRegistry } from './registry.js'
+import type { ApiTable } from './api-table.js'
 import { clientThrottles, type RequestThrottler } from './request-quotas.js'
 
 /** What the dispatcher reports per request (BrokerMetrics' RequestMetrics). */
@@ -34,7 +34,7 @@ const FETCH_KEY = 1
  * services: the broker's, built once; each request's context carries them along with its own facts.
  * throttler: client quotas (request-quotas.ts), measured per request while any quota is set.
  */
-export function createDispatcher(services: BrokerServices, registry: HandlerRegistry, observer?: RequestObserver, throttler?: RequestThrottler): FrameHandler {
+export function createDispatcher(services: BrokerServices, apiTable: ApiTable, observer?: RequestObserver, throttler?: RequestThrottler): FrameHandler {
   return async (frame: Buffer, conn: Connection): Promise<Response | null> => {
     const receivedAt = Date.now()
     const startedAt = performance.now()
@@ -47,7 +47,7 @@ export function createDispatcher(services: BrokerServices, registry: HandlerRegi
       if (!sasl.authenticated && peek.apiKey !== API_VERSIONS_KEY) throw new UnservableRequestError(`API key ${peek.apiKey} before SASL authentication completed`)
       if (sasl.authenticated && sasl.expired()) throw new UnservableRequestError('SASL session expired (connections.max.reauth.ms) without re-authentication')
     }
-    const handler = registry.get(peek.apiKey)
+    const handler = apiTable.get(peek.apiKey)
     if (handler === undefined) {
       throw new UnservableRequestError(`unknown API key ${peek.apiKey}`)
     }

@@ -10,7 +10,7 @@
 // costs a write fault that ext4 serves with a journal handle (page_mkwrite), measured here at 0.2 to 17
 // ms per page under load, against ~10 us for a pwrite of the same bytes. With many partitions every
 // append touches a new page of some index, and those faults were most of the broker's CPU time
-// (bench/PROFILE-SCALE.md, 1,000 partitions). Lookups on the active segment read the memory copy.
+// (bench/results/PROFILE-SCALE.md, 1,000 partitions). Lookups on the active segment read the memory copy.
 //
 // When the file is written: writeFile() (flush, roll and close), never on the append path itself. An
 // index is made durable by sync() (fdatasync) in the segment's flush, before the .log's fdatasync, so

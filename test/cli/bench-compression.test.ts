@@ -1,6 +1,6 @@
 // `skein bench compression`: records cut from a file, batched as the producer batches them, each codec
 // and level measured with a checked round trip; the table, the text chart, the SVG and the JSON output.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -111,6 +111,24 @@ describe('skein bench compression', () => {
     expect(r.out).toContain('Decompress MB/s per core\n')
     expect(r.out).toContain(`Chart written to ${svg}`)
     expect(readFileSync(svg, 'utf8')).toContain('>zstd 9</text>')
+  })
+
+  it('without --svg the chart goes to results/ under the current directory, never beside the user\'s files', async () => {
+    const cwd = mkdtempSync(join(dir, 'cwd-'))
+    const r = await skein(['bench', 'compression', '--file', file, '--codecs', 'lz4', '--duration-ms', '0'], { cwd })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.out).toContain(`Chart written to ${join('results', 'skein-bench-compression.svg')}`)
+    expect(readdirSync(cwd)).toEqual(['results'])
+    expect(readFileSync(join(cwd, 'results', 'skein-bench-compression.svg'), 'utf8')).toContain('>lz4</text>')
+  })
+
+  it('an explicit --svg path is used as given, its folder created when missing', async () => {
+    const cwd = mkdtempSync(join(dir, 'cwd-'))
+    const r = await skein(['bench', 'compression', '--file', file, '--codecs', 'lz4', '--duration-ms', '0', '--svg', join('charts', 'mine.svg')], { cwd })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.out).toContain(`Chart written to ${join('charts', 'mine.svg')}`)
+    expect(readdirSync(cwd)).toEqual(['charts'])
+    expect(existsSync(join(cwd, 'charts', 'mine.svg'))).toBe(true)
   })
 
   it('--json, --record-size, --batch-size, --codecs and --levels', async () => {

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { Kafka, logLevel } from 'kafkajs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { zookeeperMissing } from '../harness/index.js'
-import { findZkServer } from '../../src/cli/cluster.js'
+import { findZkServer } from '../../src/cli/dev-cluster.js'
 import { SKEIN_JS, skein } from './helpers.js'
 
 const MISSING = zookeeperMissing()

@@ -9,9 +9,10 @@ export interface SkeinResult extends RunResult {
   out: string
 }
 
-export async function skein(args: string[], opts: { input?: string | Buffer; timeoutMs?: number } = {}): Promise<SkeinResult> {
+/** `cwd` matters to commands that write files (results/ under it by default). */
+export async function skein(args: string[], opts: { input?: string | Buffer; timeoutMs?: number; cwd?: string } = {}): Promise<SkeinResult> {
   if (!existsSync(SKEIN_JS)) throw new Error(`${SKEIN_JS} is missing: run npx tsc -p tsconfig.json first`)
-  const r = await run(process.execPath, [SKEIN_JS, ...args], { input: opts.input, timeoutMs: opts.timeoutMs ?? 30000 })
+  const r = await run(process.execPath, [SKEIN_JS, ...args], { input: opts.input, timeoutMs: opts.timeoutMs ?? 30000, cwd: opts.cwd })
   return { ...r, out: r.stdout.toString() }
 }
 

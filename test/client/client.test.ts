@@ -34,7 +34,7 @@ import { Reader } from '../../src/protocol/primitives/reader.js'
 import { Writer } from '../../src/protocol/primitives/writer.js'
 import { CompressionType } from '../../src/protocol/records/batch.js'
 import { batchOf, decodeBatches, RawClient, startTestBroker, type TestBroker } from '../harness/index.js'
-import { FetchedRecordsCursor, type ConsumedRecord } from '../../src/client/records.js'
+import { FetchedRecordsCursor, type ConsumedRecord } from '../../src/client/record-batches.js'
 
 describe('pure parts', () => {
   it('picks the highest version both sides support', () => {

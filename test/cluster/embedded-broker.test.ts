@@ -45,8 +45,8 @@ describe('a broker without ZooKeeper', () => {
     expect(b.topics.get('legacy')).toMatchObject({ topicId, partitions: 2, configs: { 'retention.ms': '600000' } })
     expect(b.config.getInt('log.retention.bytes')).toBe(2097152)
     expect(b.metadata.controllerId).toBe(b.nodeId)
-    expect(b.controller.isActive).toBe(true)
-    const epochAfterUpgrade = b.controller.epoch
+    expect(b.ownController.isActive).toBe(true)
+    const epochAfterUpgrade = b.ownController.epoch
     const raw = await RawClient.connect(tb.host, tb.port)
     try {
       const md = await raw.metadata(['legacy'])
@@ -62,7 +62,7 @@ describe('a broker without ZooKeeper', () => {
       raw.close()
     }
     tb = await tb.restart()
-    expect(tb.broker.controller.epoch).toBe(epochAfterUpgrade + 1)
+    expect(tb.broker.ownController.epoch).toBe(epochAfterUpgrade + 1)
     expect(tb.broker.partitions.hosted('legacy', 0)).toMatchObject({ isLeader: true, leaderEpoch: 0 })
   })
 
@@ -72,8 +72,8 @@ describe('a broker without ZooKeeper', () => {
     try {
       expect((await raw.createTopic('t', 1)).errorCode).toBe(0)
       const b = tb.broker
-      const epoch = b.controller.epoch
-      const brokerEpoch = b.control.brokerEpoch
+      const epoch = b.ownController.epoch
+      const brokerEpoch = b.controlPlane.brokerEpoch
       const lai = (controllerEpoch: number, be: bigint, leaderEpoch: number) =>
         LeaderAndIsr.createLeaderAndIsrRequest({
           controllerId: 0,

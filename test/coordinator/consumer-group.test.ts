@@ -4,7 +4,7 @@
 // the classic/consumer group id rules, and offsets validated by member epoch.
 import { describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
-import { decodeGroupRecordKey } from '../../src/coordinator/group/records.js'
+import { decodeGroupRecordKey } from '../../src/coordinator/group/offset-commit-group-metadata-records.js'
 import { decodeCurrentAssignment, decodeGroupEpoch, decodeMemberSubscription, decodeTargetAssignment, MemberState } from '../../src/coordinator/group/consumer-group-records.js'
 import type { ConsumerGroupHeartbeatInput, ConsumerGroupHeartbeatResult, TopicPartitionsById, TopicsView } from '../../src/coordinator/group/types.js'
 import { InMemoryPartitionWriter } from '../../src/coordinator/runtime/partition-writer.js'

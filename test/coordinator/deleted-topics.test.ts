@@ -2,7 +2,7 @@
 // offsets of the deleted partitions, and those open transactions hold, get tombstones; a partition
 // loaded after the broker stopped between a deletion and its tombstones removes them itself.
 import { describe, expect, it } from 'vitest'
-import { decodeGroupRecordKey } from '../../src/coordinator/group/records.js'
+import { decodeGroupRecordKey } from '../../src/coordinator/group/offset-commit-group-metadata-records.js'
 import type { TopicsView } from '../../src/coordinator/group/types.js'
 import { InMemoryPartitionWriter } from '../../src/coordinator/runtime/partition-writer.js'
 import { ErrorCode } from '../../src/domain/errors.js'

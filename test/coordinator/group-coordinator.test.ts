@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
-import { decodeGroupMetadataValue, decodeGroupRecordKey } from '../../src/coordinator/group/records.js'
+import { decodeGroupMetadataValue, decodeGroupRecordKey } from '../../src/coordinator/group/offset-commit-group-metadata-records.js'
 import type { GroupCoordinator } from '../../src/coordinator/group/group-coordinator.js'
 import type { OffsetCommitPartitionInput } from '../../src/coordinator/group/types.js'
 import { fakeTopics, harness, joinInput, subscription, track, type Harness } from './helpers.js'

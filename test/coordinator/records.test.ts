@@ -9,7 +9,7 @@ import {
   encodeOffsetCommitKey,
   encodeOffsetCommitValue,
   type GroupMetadataValue,
-} from '../../src/coordinator/group/records.js'
+} from '../../src/coordinator/group/offset-commit-group-metadata-records.js'
 import { groupPartition, javaStringHashCode, kafkaAbs } from '../../src/coordinator/group/partitioner.js'
 
 const str = (s: string): Buffer => {

@@ -37,9 +37,12 @@ interface Block {
 
 function codeBlocks(page: string, markdown: string): Block[] {
   const blocks: Block[] = []
-  const re = /^```(js|sh)\n([\s\S]*?)^```$/gm
+  // A fence may be indented (a block inside a list item): its lines lose that indent, and it runs like any other.
+  const re = /^( *)```(js|sh)\n([\s\S]*?)^\1```$/gm
   for (let m = re.exec(markdown); m !== null; m = re.exec(markdown)) {
-    blocks.push({ page, lang: m[1] as 'js' | 'sh', code: m[2]!, line: markdown.slice(0, m.index).split('\n').length })
+    const indent = m[1]!.length
+    const code = m[3]!.split('\n').map((l) => l.slice(Math.min(indent, l.length - l.trimStart().length))).join('\n')
+    blocks.push({ page, lang: m[2] as 'js' | 'sh', code, line: markdown.slice(0, m.index).split('\n').length })
   }
   return blocks
 }
@@ -70,7 +73,7 @@ function skeinWrapper(binDir: string, bootstrap: string): void {
     `#!/usr/bin/env bash
 # The docs' commands use the default --bootstrap-server (127.0.0.1:9092): give the test broker's instead.
 case "$1" in
-  topics|produce|consume|groups|configs) exec "${process.execPath}" "${SKEIN_JS}" "$1" --bootstrap-server ${bootstrap} "\${@:2}" ;;
+  topics|produce|consume|groups|configs|acls) exec "${process.execPath}" "${SKEIN_JS}" "$1" --bootstrap-server ${bootstrap} "\${@:2}" ;;
   perf) exec "${process.execPath}" "${SKEIN_JS}" perf "$2" --bootstrap-server ${bootstrap} "\${@:3}" ;;
   *) exec "${process.execPath}" "${SKEIN_JS}" "$@" ;;
 esac
@@ -164,7 +167,9 @@ describe('README and docs/', () => {
     let work: string
     let bin: string
     beforeAll(async () => {
-      tb = await startTestBroker(['group.initial.rebalance.delay.ms=0'])
+      // An authorizer, so that the security page's `skein acls` examples run as written; the pages' other
+      // commands connect as User:ANONYMOUS over PLAINTEXT, a super user here, so their ACLs do not limit them.
+      tb = await startTestBroker(['group.initial.rebalance.delay.ms=0', 'authorizer.class.name=kafka.security.authorizer.AclAuthorizer', 'super.users=User:ANONYMOUS'])
       registry = await SchemaRegistryServer.start({
         settings: registrySettings(parseRegistryProperties([['listeners', 'http://127.0.0.1:0']])),
         bootstrapServers: [tb.bootstrap],

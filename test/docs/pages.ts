@@ -19,6 +19,7 @@ export const DOC_PAGES = [
   'docs/security.md',
   'docs/compatibility.md',
   'docs/benchmarks.md',
+  'docs/testing.md',
   'docs/configuration.md',
 ] as const
 

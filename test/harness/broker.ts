@@ -10,7 +10,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { loadBrokerConfig } from '../../src/config/broker-config.js'
 import { silentLogger } from '../../src/observability/logger.js'
-import { Broker } from '../../src/server/broker.js'
+import { Broker } from '../../src/broker/broker.js'
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const MAIN_JS = join(REPO_ROOT, 'dist', 'src', 'main.js')

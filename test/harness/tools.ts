@@ -48,10 +48,10 @@ export interface RunResult {
  * Runs a command with a hard timeout (the child is SIGKILLed when it passes, and the promise rejects
  * with what it printed), optional stdin. Resolves whatever the exit code; check it.
  */
-export function run(cmd: string, args: string[], opts: { input?: Buffer | string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
+export function run(cmd: string, args: string[], opts: { input?: Buffer | string; timeoutMs?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<RunResult> {
   const timeoutMs = opts.timeoutMs ?? 30000
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env })
+    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env, cwd: opts.cwd })
     const out: Buffer[] = []
     let err = ''
     child.stdout.on('data', (d: Buffer) => out.push(d))

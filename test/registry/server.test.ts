@@ -98,6 +98,26 @@ describe('Schema Registry embedded in the broker and standalone', () => {
     await expect(fetch(`${base}/subjects`)).rejects.toThrow()
   }, 90_000)
 
+  it("serves the broker's /metrics, /health and /ready on schema.registry.listeners alone (no rest.listeners)", async () => {
+    const registryPort = await freePort()
+    const broker: BrokerProcess = await startBrokerProcess({ overrides: [`schema.registry.listeners=http://127.0.0.1:${registryPort}`] })
+    cleanups.push(() => broker.kill('SIGKILL'))
+    await waitFor('the Schema Registry', () => broker.output().includes('Schema Registry started'))
+    const base = `http://127.0.0.1:${registryPort}`
+    const metrics = await fetch(`${base}/metrics`)
+    expect(metrics.status).toBe(200)
+    expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/)
+    // The broker's own registry: Kafka's metrics under the JMX exporter's names.
+    expect(await metrics.text()).toContain('# TYPE kafka_controller_kafkacontroller_activecontrollercount gauge')
+    const health = await fetch(`${base}/health`)
+    expect(health.status).toBe(200)
+    expect(await health.json()).toEqual({ status: 'UP' })
+    await waitFor('/ready', async () => (await fetch(`${base}/ready`)).status === 200)
+    // The registry still answers every other path.
+    expect((await registry(base, 'GET', '/subjects')).status).toBe(200)
+    expect(await broker.kill('SIGTERM')).toBe(0)
+  }, 90_000)
+
   it('skein schema-registry: two instances, one primary, writes forwarded, the secondary takes over', async () => {
     const tb = await startTestBroker(['group.initial.rebalance.delay.ms=0'])
     cleanups.push(() => tb.stop())

@@ -1,10 +1,10 @@
 // The built-in converters under Kafka's and Confluent's class names (simple names are aliases).
 import type { PluginDescriptor } from '../api/plugin.js'
 import { ByteArrayConverter, JsonConverter, SimpleHeaderConverter, StringConverter } from './json.js'
-import { AvroConverter, JsonSchemaConverter, ProtobufConverter } from './registry.js'
+import { AvroConverter, JsonSchemaConverter, ProtobufConverter } from './schema-registry-converters.js'
 
 export * from './json.js'
-export * from './registry.js'
+export * from './schema-registry-converters.js'
 
 export const CONVERTER_PLUGINS: readonly PluginDescriptor[] = [
   { className: 'org.apache.kafka.connect.storage.StringConverter', kind: 'converter', aliases: ['StringConverter'], create: () => new StringConverter() },

@@ -23,7 +23,7 @@ import { createCompactedTopic, every, mirrorLog } from './log.js'
 import { MirrorCheckpointMetrics } from './metrics.js'
 import { OffsetSyncStore } from './offset-syncs.js'
 import { originalTopic } from './policy.js'
-import { type Checkpoint, decodeCheckpoint, decodeOffsetSync, encodeCheckpoint } from './records.js'
+import { type Checkpoint, decodeCheckpoint, decodeOffsetSync, encodeCheckpoint } from './sync-checkpoint-heartbeat-records.js'
 import { MIRROR_VERSION } from './source.js'
 import { TopicTail } from './tail.js'
 

@@ -4,7 +4,7 @@
 // heartbeats topics, which show the clusters that replicate into this one.
 import { Admin, type ClientOptions, Consumer, LATEST_TIMESTAMP, listOffsets, tpKey } from '../../client/index.js'
 import { DefaultReplicationPolicy, isHeartbeatsTopic, type ReplicationPolicy } from './policy.js'
-import { decodeCheckpoint } from './records.js'
+import { decodeCheckpoint } from './sync-checkpoint-heartbeat-records.js'
 
 export interface TranslatedOffset {
   topic: string

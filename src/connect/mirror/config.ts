@@ -7,7 +7,7 @@
 // `admin.*` (all clusters) and `source.cluster.consumer.*` / `source.consumer.*` (one cluster), later
 // ones winning, as Kafka's MirrorConnectorConfig layers them.
 import type { ClientOptions, ConsumerOptions, ProducerOptions } from '../../client/index.js'
-import { applyAdminProps, applyConsumerProps, applyProducerProps } from '../../cli/client-props.js'
+import { applyAdminProps, applyConsumerProps, applyProducerProps } from '../../client/client-config.js'
 import { ConfigDef, NO_DEFAULT, Validators, type Value } from '../api/config-def.js'
 import { type ReplicationPolicy, REPLICATION_POLICY_CLASSES } from './policy.js'
 

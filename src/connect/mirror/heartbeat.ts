@@ -9,7 +9,7 @@ import { Schemas } from '../api/data.js'
 import { ConnectHeaders, SourceConnector, type SourceRecord, SourceTask } from '../api/plugin.js'
 import { heartbeatConfigDef, MirrorConfig } from './config.js'
 import { createCompactedTopic, mirrorLog } from './log.js'
-import { encodeHeartbeat } from './records.js'
+import { encodeHeartbeat } from './sync-checkpoint-heartbeat-records.js'
 import { MIRROR_VERSION } from './source.js'
 
 export class MirrorHeartbeatConnector extends SourceConnector {

@@ -12,7 +12,7 @@ export * from './config.js'
 export * from './heartbeat.js'
 export * from './offset-syncs.js'
 export * from './policy.js'
-export * from './records.js'
+export * from './sync-checkpoint-heartbeat-records.js'
 export * from './source.js'
 
 function connector(className: string, create: PluginDescriptor['create']): PluginDescriptor {

@@ -14,7 +14,7 @@
 // one past it, never further, because records after a sync may have been filtered or compacted away, and
 // overshooting would skip records. A consumer moving to the target therefore re-reads at most the records since that
 // sync (about offset.lag.max), and misses none.
-import type { OffsetSync } from './records.js'
+import type { OffsetSync } from './sync-checkpoint-heartbeat-records.js'
 
 export class OffsetSyncPartitionState {
   private previousUpstream = -1

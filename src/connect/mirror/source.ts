@@ -27,7 +27,7 @@ import { listPattern, MirrorConfig, type NameFilter, sourceConfigDef, unwrapOffs
 import { createCompactedTopic, every, mirrorLog } from './log.js'
 import { OffsetSyncPartitionState } from './offset-syncs.js'
 import { isHeartbeatsTopic, isInternalTopic, type ReplicationPolicy } from './policy.js'
-import { encodeOffsetSync } from './records.js'
+import { encodeOffsetSync } from './sync-checkpoint-heartbeat-records.js'
 import { MirrorSourceMetrics, type MirrorPartitionMetrics } from './metrics.js'
 
 export const MIRROR_VERSION = '3.9.0-skein'

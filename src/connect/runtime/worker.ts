@@ -4,7 +4,7 @@
 // connector's producer.override.* / consumer.override.* on top), starts them, applies target states, and
 // writes their states to the status store.
 import { Admin, type ClientOptions, type ConsumerOptions, type ProducerOptions, Producer } from '../../client/index.js'
-import { applyConsumerProps, applyProducerProps } from '../../cli/client-props.js'
+import { applyConsumerProps, applyProducerProps } from '../../client/client-config.js'
 import type { Logger } from '../../observability/logger.js'
 import { type Connector, type ConnectorContext, type Converter, type HeaderConverter, SinkConnector, SinkTask, SourceConnector, SourceTask } from '../api/plugin.js'
 import { TransformationChain } from './connector-config.js'

@@ -10,7 +10,7 @@
 // join has joinWaiter set (it counts for hasAllMembersJoined), one awaiting sync has syncWaiter set;
 // `supportedProtocols` counts, per protocol name, the members that support it.
 import { ErrorCode } from '../../domain/errors.js'
-import type { GroupMemberMetadata } from './records.js'
+import type { GroupMemberMetadata } from './offset-commit-group-metadata-records.js'
 import type { GroupStateName, JoinGroupResult, ProtocolMetadata, SyncGroupResult } from './types.js'
 
 export class Deferred<T> {

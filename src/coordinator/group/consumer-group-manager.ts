@@ -71,7 +71,7 @@ import {
   type MemberAssignmentState,
   type SubscribedTopic,
 } from './consumer-group-records.js'
-import type { ConsumerGroupKey } from './records.js'
+import type { ConsumerGroupKey } from './offset-commit-group-metadata-records.js'
 import { BUILT_IN_ASSIGNORS, UNIFORM_ASSIGNOR, RANGE_ASSIGNOR, type ServerAssignor } from './server-assignors.js'
 import type {
   ConsumerGroupHeartbeatInput,

@@ -18,7 +18,7 @@ import { ClassicGroup } from './classic-group.js'
 import { ConsumerGroupManager } from './consumer-group-manager.js'
 import { GroupMetadataManager } from './group-metadata-manager.js'
 import { OffsetMetadataManager } from './offset-metadata-manager.js'
-import { CoordinatorRecordError, decodeGroupRecordKey } from './records.js'
+import { CoordinatorRecordError, decodeGroupRecordKey } from './offset-commit-group-metadata-records.js'
 import type { GroupCoordinatorConfig, JoinGroupInput, JoinGroupResult, ListedGroup, TopicsView } from './types.js'
 
 const EXPIRE_OFFSETS_TIMER = 'expire-offsets'

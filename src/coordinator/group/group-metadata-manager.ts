@@ -10,7 +10,7 @@ import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import type { CoordinatorRecord } from '../runtime/partition-writer.js'
 import { noRecords, type CoordinatorResult, type StateMachineContext } from '../runtime/runtime.js'
 import { ClassicGroup, Deferred, type ClassicMember } from './classic-group.js'
-import { decodeGroupMetadataValue, encodeGroupMetadataKey, encodeGroupMetadataValue } from './records.js'
+import { decodeGroupMetadataValue, encodeGroupMetadataKey, encodeGroupMetadataValue } from './offset-commit-group-metadata-records.js'
 import type {
   DescribedGroup,
   GroupCoordinatorConfig,

@@ -12,7 +12,7 @@ import { noRecords, type CoordinatorResult, type StateMachineContext } from '../
 import type { ClassicGroup } from './classic-group.js'
 import type { ConsumerGroupManager } from './consumer-group-manager.js'
 import type { GroupMetadataManager } from './group-metadata-manager.js'
-import { decodeOffsetCommitValue, encodeOffsetCommitKey, encodeOffsetCommitValue, type OffsetCommitKey } from './records.js'
+import { decodeOffsetCommitValue, encodeOffsetCommitKey, encodeOffsetCommitValue, type OffsetCommitKey } from './offset-commit-group-metadata-records.js'
 import type {
   FetchedOffset,
   GroupCoordinatorConfig,

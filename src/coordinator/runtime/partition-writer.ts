@@ -1,6 +1,6 @@
 // The port through which a coordinator reaches its internal partitions (Kafka's PartitionWriter): append
 // records and read them back for replay. The broker implements it over its partition service
-// (src/server/coordinator-partition-writer.ts); tests and embedders use InMemoryPartitionWriter.
+// (src/broker/coordinators/coordinator-partition-writer.ts); tests and embedders use InMemoryPartitionWriter.
 // Coordinators never see RecordBatches, segments or threads, only keyed records and offsets.
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 

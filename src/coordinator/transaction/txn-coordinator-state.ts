@@ -27,7 +27,7 @@ import {
   encodeTransactionValue,
   txnStatusFromName,
   txnStatusName,
-} from './records.js'
+} from './transaction-log-records.js'
 import type {
   DescribedTransaction,
   ListTransactionsFilter,

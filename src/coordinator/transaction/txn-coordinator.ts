@@ -20,7 +20,7 @@ import { kafkaAbs, javaStringHashCode } from '../group/partitioner.js'
 import type { Clock } from '../runtime/clock.js'
 import type { PartitionWriter } from '../runtime/partition-writer.js'
 import { CoordinatorRuntime, type CoordinatorLogger } from '../runtime/runtime.js'
-import { TxnStatus } from './records.js'
+import { TxnStatus } from './transaction-log-records.js'
 import { TransactionCoordinatorState, type InitStep } from './txn-coordinator-state.js'
 import type {
   DescribedTransaction,

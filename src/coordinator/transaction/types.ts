@@ -2,7 +2,7 @@
 // messages (any version) into these; the broker implements the ports over the shard workers that
 // own the partitions.
 import type { ErrorCode } from '../../domain/errors.js'
-import type { TxnStatusName } from './records.js'
+import type { TxnStatusName } from './transaction-log-records.js'
 
 export interface TransactionCoordinatorConfig {
   /** transaction.state.log.num.partitions (the topic's real partition count) */

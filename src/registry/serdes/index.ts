@@ -6,6 +6,7 @@
 // parsers: nothing of the broker.
 import avsc from 'avsc'
 import type protobuf from 'protobufjs'
+import { flattenReferences } from '../avro/index.js'
 import { JsonSchema } from '../jsonschema/index.js'
 import { ProtobufSchema } from '../protobuf/index.js'
 import type { ResolvedReference, SchemaReference, SchemaType } from '../schema-type/types.js'
@@ -88,20 +89,13 @@ export function avroFromJson(type: avsc.Type, json: unknown): unknown {
   }
 }
 
-/** An Avro type built by avsc from a registered schema text, the referenced schemas defined first. */
-function avscType(schema: string, resolved: ResolvedReference[]): avsc.Type {
+/**
+ * An Avro type built by avsc from a registered schema text, the referenced schemas defined first (depth
+ * first, each once): the one way the serializers here and the Streams serdes load references.
+ */
+export function avscTypeWithReferences(schema: string, resolved: ResolvedReference[]): avsc.Type {
   const registry: Record<string, avsc.Type> = {}
-  const loaded = new Set<string>()
-  const load = (refs: ResolvedReference[]) => {
-    for (const r of refs) {
-      const key = `${r.subject}\u0000${r.version}`
-      if (loaded.has(key)) continue
-      loaded.add(key)
-      load(r.references)
-      avsc.Type.forSchema(JSON.parse(r.schema), { registry })
-    }
-  }
-  load(resolved)
+  for (const text of flattenReferences(resolved)) avsc.Type.forSchema(JSON.parse(text), { registry })
   return avsc.Type.forSchema(JSON.parse(schema), { registry })
 }
 
@@ -125,7 +119,7 @@ export class AvroSerializer {
 
   async serialize(topic: string, value: unknown): Promise<Buffer> {
     const { id, schema } = await this.writers.get(this.opts, topic, this.recordName)
-    this.type ??= this.opts.client.resolveReferences(schema.references).then((resolved) => avscType(schema.schema, resolved))
+    this.type ??= this.opts.client.resolveReferences(schema.references).then((resolved) => avscTypeWithReferences(schema.schema, resolved))
     const type = await this.type
     let payload: Buffer
     try {
@@ -158,7 +152,7 @@ export class AvroDeserializer {
       w = (async () => {
         const registered = await this.opts.client.schemaById(id)
         if (registered.schemaType !== 'AVRO') throw new SerializationError(`schema ${id} is ${registered.schemaType}, not AVRO`)
-        const writer = avscType(registered.schema, await this.opts.client.resolveReferences(registered.references))
+        const writer = avscTypeWithReferences(registered.schema, await this.opts.client.resolveReferences(registered.references))
         if (this.opts.readerSchema === undefined) return { decode: (p: Buffer) => writer.fromBuffer(p) }
         const reader = avsc.Type.forSchema(JSON.parse(this.opts.readerSchema))
         const resolver = reader.createResolver(writer)

@@ -3,7 +3,7 @@
 // Behavior:
 // * Upsertions carry the client's salt and salted password; the broker stores the salt, stored key and
 //   server key derived from them (Kafka's format), never the salted password. Deletions remove one
-//   mechanism of a user. One result per user; the errors of server/scram-credentials.ts. Needs Alter on the
+//   mechanism of a user. One result per user; the errors of broker/scram-credentials.ts. Needs Alter on the
 //   cluster (CLUSTER_AUTHORIZATION_FAILED for every user).
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'

@@ -13,7 +13,7 @@ import { ErrorCode } from '../../domain/errors.js'
 import * as ConsumerGroupDescribe from '../../protocol/messages/69-consumer-group-describe.gen.js'
 import { AUTHORIZED_OPERATIONS_OMITTED, authorizedOperations, GROUP_OPERATION_LIST } from './common/authorized-operations.js'
 import { defineHandler } from './common/handler.js'
-import type { DescribedTopicPartitions } from '../../coordinator/group/types.js'
+import type { DescribedTopicPartitions } from './common/ports.js'
 
 function assignment(topics: readonly DescribedTopicPartitions[]): ConsumerGroupDescribe.Assignment {
   return ConsumerGroupDescribe.createAssignment({

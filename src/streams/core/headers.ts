@@ -1,6 +1,6 @@
 // Record headers (Kafka's Headers): an ordered list of (key, value) pairs where a key may repeat.
 // Most records have none: the list is only made on the first add (a Headers per record is the cost).
-import type { Header } from '../../client/records.js'
+import type { Header } from '../../client/record-batches.js'
 
 export class Headers implements Iterable<Header> {
   private list: Header[] | null

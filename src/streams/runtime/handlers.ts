@@ -1,7 +1,7 @@
 // What to do with a record that cannot be read or written (Kafka's DeserializationExceptionHandler and
 // ProductionExceptionHandler): 'logAndContinue' skips it with a warning, 'logAndFail' stops the thread
 // (the default for both, as in Kafka: a silent loss is worse than a stop). A function decides per record.
-import type { ConsumedRecord } from '../../client/records.js'
+import type { ConsumedRecord } from '../../client/record-batches.js'
 
 export type HandlerResponse = 'CONTINUE' | 'FAIL'
 

@@ -19,11 +19,12 @@
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { Consumer, type TopicPartition } from '../../client/consumer.js'
+import { applyConsumerProps, applyProducerProps } from '../../client/client-config.js'
+import { Consumer, type ConsumerOptions, type TopicPartition } from '../../client/consumer.js'
 import { ProducerStateError } from '../../client/errors.js'
 import { listOffsets, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, tpKey } from '../../client/offsets.js'
-import { Producer, type BatchDeliveryCallback, type BatchDelivery } from '../../client/producer.js'
-import type { ConsumedRecord, Header } from '../../client/records.js'
+import { Producer, type BatchDeliveryCallback, type BatchDelivery, type ProducerOptions } from '../../client/producer.js'
+import type { ConsumedRecord, Header } from '../../client/record-batches.js'
 import { ErrorCode, KafkaError, errorName } from '../../domain/errors.js'
 import { StreamsException, TaskMigratedException } from '../core/errors.js'
 import type { Subtopology, Topology } from '../processor/topology.js'
@@ -156,7 +157,7 @@ export class StreamThread {
     this.log = c.log.child({ thread: this.name })
     this.cache = new ThreadCache(Math.floor(c.cacheMaxBytes / c.numStreamThreads))
     const eos = c.exactlyOnce
-    this.consumer = new Consumer({
+    this.consumer = new Consumer(withConsumerOverrides({
       bootstrapServers: c.bootstrapServers,
       clientId: `${this.name}-consumer`,
       groupId: c.applicationId,
@@ -170,8 +171,7 @@ export class StreamThread {
       rebalanceTimeoutMs: Math.max(60_000, c.sessionTimeoutMs),
       requestTimeoutMs: c.requestTimeoutMs,
       fetchMaxWaitMs: Math.max(1, Math.min(500, c.pollMs)),
-      ...consumerOverrides(c.originals),
-    })
+    }, c.originals))
     this.restoreConsumer = new Consumer({ bootstrapServers: c.bootstrapServers, clientId: `${this.name}-restore-consumer`, autoOffsetReset: 'earliest', isolationLevel: eos ? 'read_committed' : 'read_uncommitted', maxPollRecords: 10_000, fetchMaxWaitMs: 50, requestTimeoutMs: c.requestTimeoutMs })
     this.producer = this.newProducer()
     this.collector = {
@@ -182,14 +182,13 @@ export class StreamThread {
 
   private newProducer(): Producer {
     const c = this.host.config
-    return new Producer({
+    return new Producer(withProducerOverrides({
       bootstrapServers: c.bootstrapServers,
       clientId: `${this.name}-producer`,
       lingerMs: 100,
       requestTimeoutMs: c.requestTimeoutMs,
       ...(c.exactlyOnce ? { transactionalId: `${c.applicationId}-${this.host.processId}-${this.index}`, enableIdempotence: true, transactionTimeoutMs: 10_000 } : {}),
-      ...producerOverrides(c.originals),
-    })
+    }, c.originals))
   }
 
   private send(topic: string, key: Buffer | null, value: Buffer | null, headers: readonly Header[], timestamp: number, partition: number | undefined, listener: SendListener): void {
@@ -855,27 +854,31 @@ function migrationOr(err: unknown): unknown {
   return err
 }
 
-const PRODUCER_KEYS: Record<string, string> = { 'batch.size': 'batchSize', 'linger.ms': 'lingerMs', 'compression.type': 'compression', 'buffer.memory': 'bufferMemory', 'max.request.size': 'maxRequestSize' }
-const CONSUMER_KEYS: Record<string, string> = { 'fetch.max.wait.ms': 'fetchMaxWaitMs', 'fetch.min.bytes': 'fetchMinBytes', 'max.partition.fetch.bytes': 'maxPartitionFetchBytes', 'fetch.max.bytes': 'fetchMaxBytes' }
+/** The producer.* and consumer.* settings Kafka Streams passes on to its clients; others are not overridable here. */
+const PRODUCER_OVERRIDES = new Set(['batch.size', 'linger.ms', 'compression.type', 'buffer.memory', 'max.request.size'])
+const CONSUMER_OVERRIDES = new Set(['fetch.max.wait.ms', 'fetch.min.bytes', 'max.partition.fetch.bytes', 'fetch.max.bytes'])
 
-function overrides(originals: Readonly<Record<string, unknown>>, prefix: string, keys: Record<string, string>): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
+/** The settings of originals under prefix whose remaining name is one of names, prefix removed. */
+function prefixed(originals: Readonly<Record<string, unknown>>, prefix: string, names: ReadonlySet<string>): Map<string, string> {
+  const out = new Map<string, string>()
   for (const [k, v] of Object.entries(originals)) {
-    if (!k.startsWith(prefix)) continue
-    const name = keys[k.slice(prefix.length)]
-    if (name === undefined || v === undefined) continue
-    out[name] = name === 'compression' ? String(v) : Number(v)
+    if (!k.startsWith(prefix) || v === undefined) continue
+    const name = k.slice(prefix.length)
+    if (names.has(name)) out.set(name, String(v))
   }
   return out
 }
 
 /** 'producer.'-prefixed settings Kafka Streams passes on (batch.size, linger.ms, compression.type, ...). */
-function producerOverrides(o: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  return overrides(o, 'producer.', PRODUCER_KEYS)
+function withProducerOverrides(opts: ProducerOptions, o: Readonly<Record<string, unknown>>): ProducerOptions {
+  applyProducerProps(opts, prefixed(o, 'producer.', PRODUCER_OVERRIDES))
+  return opts
 }
 
-function consumerOverrides(o: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  return overrides(o, 'consumer.', CONSUMER_KEYS)
+/** 'consumer.'-prefixed settings Kafka Streams passes on (fetch.max.wait.ms, fetch.min.bytes, ...). */
+function withConsumerOverrides(opts: ConsumerOptions, o: Readonly<Record<string, unknown>>): ConsumerOptions {
+  applyConsumerProps(opts, prefixed(o, 'consumer.', CONSUMER_OVERRIDES))
+  return opts
 }
 
 export const newProcessId = (): string => randomUUID()

@@ -7,7 +7,7 @@
 // timestamp processed; punctuators run on it and on the wall clock. The stores' changelog entries are
 // handed to the collector by flushChangelogs() at each commit.
 import type { Logger } from '../../observability/logger.js'
-import type { ConsumedRecord, Header } from '../../client/records.js'
+import type { ConsumedRecord, Header } from '../../client/record-batches.js'
 import { murmur2, toPositive } from '../../client/murmur2.js'
 import { SerializationException, StreamsException, TopologyException } from '../core/errors.js'
 import { Headers } from '../core/headers.js'

@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { ConsumedRecord, Header } from '../../client/records.js'
+import type { ConsumedRecord, Header } from '../../client/record-batches.js'
 import { StreamsException } from '../core/errors.js'
 import { Headers } from '../core/headers.js'
 import { KeyValue } from '../core/record.js'

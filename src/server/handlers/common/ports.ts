@@ -1,6 +1,7 @@
 // The services a handler may use, each as narrow as the handlers need it. A handler sees these through
 // its RequestContext and nothing else of the broker, so a handler file shows what it touches and a test
-// can hand it fakes. The broker implements them (src/server/) and builds them once.
+// can hand it fakes. The broker implements them (src/broker/, the partitions src/replication/replica-manager.ts)
+// and builds them once.
 //
 // PartitionService is the seam for replication: handlers append "as leader" and read "up to the high
 // watermark"; whether that means one local log (today) or a leader waiting for its in-sync replicas
@@ -12,32 +13,38 @@ import type { DescribeClientQuotasRequest, EntryData as DescribeClientQuotasEntr
 import type { AlterClientQuotasRequest, ResponseEntryData as AlterClientQuotasResult } from '../../../protocol/messages/49-alter-client-quotas.gen.js'
 import type { BrokerConfig } from '../../../config/index.js'
 import type { GroupCoordinator } from '../../../coordinator/group/group-coordinator.js'
+import type { DescribedTopicPartitions } from '../../../coordinator/group/types.js'
 import type { ProducerIdAndEpoch } from '../../../coordinator/transaction/types.js'
 import type { TransactionCoordinator } from '../../../coordinator/transaction/txn-coordinator.js'
 import type { ErrorCode } from '../../../domain/errors.js'
 import type { FileRegion } from '../../../domain/file-region.js'
 import type { Outcome } from '../../../domain/outcome.js'
-import type { PartitionState } from '../../../storage/types.js'
+import type {
+  AbortedTransaction as AbortedTransactionRange,
+  IsolationLevel,
+  PartitionState,
+  ProducerDescription as ProducerStateView,
+  TopicPartition as TopicPartitionRef,
+} from '../../../storage/types.js'
+import type { BrokerNode, PartitionLeadership, TopicInfo } from '../../../cluster/metadata-image.js'
 import type { FetchSessionCache } from './fetch-sessions.js'
 import type { LeaderAndIsrRequest } from '../../../protocol/messages/04-leader-and-isr.gen.js'
 import type { StopReplicaRequest } from '../../../protocol/messages/05-stop-replica.gen.js'
 import type { UpdateMetadataRequest } from '../../../protocol/messages/06-update-metadata.gen.js'
 import type { AlterPartitionRequest, AlterPartitionResponse } from '../../../protocol/messages/56-alter-partition.gen.js'
 
-export type { Outcome, ProducerIdAndEpoch }
-
-export interface TopicPartitionRef {
-  topic: string
-  partition: number
-}
+// Handlers import only common/, protocol, domain and config: the coordinators' types they need come through here.
+export type { DescribedTopicPartitions, Outcome, ProducerIdAndEpoch }
+// One home per type: these shapes are the log's (storage/types.ts) and the metadata image's
+// (cluster/metadata-image.ts), under the names handlers use; this file restates none of them.
+export type { AbortedTransactionRange, IsolationLevel, ProducerStateView, TopicPartitionRef }
+export type { BrokerNode, PartitionLeadership, TopicInfo }
 
 // ---------------------------------------------------------------------------------------------------
 // Partitions
 
 /** Produce's acks: 0 no answer, 1 once the leader's log has the records, -1 (all) once every in-sync replica has. */
 export type RequiredAcks = 0 | 1 | -1
-
-export type IsolationLevel = 'read_uncommitted' | 'read_committed'
 
 export interface LeaderAppend extends TopicPartitionRef {
   /** One or more RecordBatches; the partition service owns the buffer from here on. */
@@ -65,11 +72,6 @@ export interface ConsumerRead extends TopicPartitionRef {
   isolation?: IsolationLevel
   /** Up to the log end offset, not the high watermark: a coordinator loading a partition it now leads. */
   logEnd?: boolean
-}
-
-export interface AbortedTransactionRange {
-  producerId: number
-  firstOffset: number
 }
 
 export interface PartitionRead {
@@ -103,15 +105,6 @@ export interface OffsetForTimestamp {
 export interface RecordsDeletion extends TopicPartitionRef {
   /** Delete records before this offset; -1 means the high watermark. */
   offset: number
-}
-
-export interface ProducerStateView {
-  producerId: number
-  producerEpoch: number
-  lastSequence: number
-  lastTimestamp: number
-  coordinatorEpoch: number
-  currentTxnStartOffset: number
 }
 
 export interface TxnMarker extends TopicPartitionRef {
@@ -326,31 +319,6 @@ export interface OngoingReassignmentView extends TopicPartitionRef {
 // ---------------------------------------------------------------------------------------------------
 // Metadata
 
-export interface BrokerNode {
-  nodeId: number
-  host: string
-  port: number
-  rack: string | null
-}
-
-export interface TopicInfo {
-  readonly name: string
-  /** Kafka's topic id (base64url), '' for a topic not created yet (validateOnly). */
-  readonly topicId: string
-  readonly partitions: number
-  readonly replicationFactor: number
-  /** The topic's own config overrides, as stored. */
-  readonly configs: Readonly<Record<string, string>>
-}
-
-export interface PartitionLeadership {
-  leaderId: number
-  leaderEpoch: number
-  replicas: readonly number[]
-  isr: readonly number[]
-  offlineReplicas: readonly number[]
-}
-
 /** What the cluster looks like, read-only: brokers, topics and who leads which partition. */
 export interface MetadataView {
   readonly nodeId: number
@@ -515,7 +483,7 @@ export interface AclCreationOutcome {
   errorMessage: string | null
 }
 
-/** The authorizer (server/acls.ts): every handler asks it before acting; disabled, it allows everything. */
+/** The authorizer (broker/acls.ts): every handler asks it before acting; disabled, it allows everything. */
 export interface AuthorizationService {
   /** authorizer.class.name is set. */
   readonly enabled: boolean
@@ -529,7 +497,7 @@ export interface AuthorizationService {
   delete(filters: readonly AclFilter[]): Promise<AclBinding[][]>
 }
 
-/** SCRAM credentials in the cluster metadata (server/scram-credentials.ts). */
+/** SCRAM credentials in the cluster metadata (broker/scram-credentials.ts). */
 export interface ScramCredentialAdmin {
   describe(users: readonly string[] | null): Promise<DescribeUserScramCredentialsResult[]>
   alter(req: AlterUserScramCredentialsRequest): Promise<AlterUserScramCredentialsResult[]>
@@ -545,7 +513,7 @@ export interface ControllerMutationQuota {
   throttleTimeMs(): number
 }
 
-/** Client quotas (server/client-quotas.ts): DescribeClientQuotas, AlterClientQuotas and the mutation quota. */
+/** Client quotas (broker/client-quota-configs.ts): DescribeClientQuotas, AlterClientQuotas and the mutation quota. */
 export interface ClientQuotaAdmin {
   /** The matching entities; throws a KafkaError (INVALID_REQUEST, UNSUPPORTED_VERSION) for a malformed filter. */
   describe(req: DescribeClientQuotasRequest): Promise<DescribeClientQuotasEntry[]>
