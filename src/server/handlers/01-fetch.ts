@@ -47,6 +47,8 @@
 //   a follower that is not a replica of the partition gets NOT_LEADER_OR_FOLLOWER. They long-poll as
 //   consumers do. Their records count as ReplicationBytesOutPerSec, never BytesOutPerSec (Kafka's
 //   BrokerTopicStats.updateBytesOut), once per answer.
+// Bound (docs/broker.md, "Requests are bounded"): the request's lists hold at most request.max.list.elements
+// elements in all (100,000 by default); the decoder refuses more and the connection closes.
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import type { Outcome } from '../../domain/outcome.js'
