@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
 import * as Fetch from '../../src/protocol/messages/01-fetch.gen.js'
 import * as ListOffsets from '../../src/protocol/messages/02-list-offsets.gen.js'
+import * as ApiVersions from '../../src/protocol/messages/18-api-versions.gen.js'
 import { readResponseHeader } from '../../src/protocol/header.js'
 import { Reader } from '../../src/protocol/primitives/reader.js'
 import { Writer } from '../../src/protocol/primitives/writer.js'
@@ -248,6 +249,29 @@ describe('list-taking requests stay bounded', () => {
     expect(grownMiB).toBeLessThan(160)
     expect((await client.apiVersions()).errorCode).toBe(ErrorCode.NONE)
   }, 240_000)
+
+  it('assembles a large frame as it arrives, in odd pieces, with the next frame in the same piece', async () => {
+    const c = await RawClient.connect(broker.host, broker.port, 30_000)
+    try {
+      const large = listOffsetsFrame(c, listOffsetsBody('listed', 90_000))
+      const small = c.frame(18, 3, (w) => ApiVersions.encodeApiVersionsRequest(w, ApiVersions.createApiVersionsRequest({ clientSoftwareName: 'bounds', clientSoftwareVersion: '1' }), 3))
+      const answers = [c.waitFor(large.correlationId, 30_000), c.waitFor(small.correlationId, 30_000)]
+      const both = Buffer.concat([large.bytes, small.bytes])
+      // Past the connection's 1 MiB from which a frame is assembled as it arrives.
+      expect(large.bytes.length).toBeGreaterThan(1024 * 1024)
+      for (let at = 0; at < both.length; at += 100_003) {
+        await c.write(both.subarray(at, Math.min(both.length, at + 100_003)))
+        await new Promise((r) => setTimeout(r, 2))
+      }
+      const [largeFrame] = await Promise.all(answers)
+      const r = new Reader(largeFrame!)
+      readResponseHeader(r, 2, LIST_OFFSETS_VERSION)
+      expect(ListOffsets.decodeListOffsetsResponse(r, LIST_OFFSETS_VERSION).topics[0]!.partitions.length).toBe(90_000)
+      expect(c.received).toEqual([large.correlationId, small.correlationId])
+    } finally {
+      c.close()
+    }
+  }, 60_000)
 
   it('answers a ListOffsets at the bound (99,000 partitions, mostly unknown) in slices, others answered meanwhile', async () => {
     const count = 99_000
