@@ -206,6 +206,10 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
   def({ name: 'queued.max.request.bytes', type: 'long', default: -1, dynamic: 'read-only', doc: 'Bytes of requests queued before the broker stops reading sockets; -1 means no limit.' }),
   def({ name: 'queued.max.requests', type: 'int', default: 500, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'Requests in flight per broker before the broker stops reading sockets.' }),
+  def({ name: 'request.max.list.elements', type: 'int', default: 100000, dynamic: 'read-only', validator: atLeast(1000), validValues: '[1000,...]',
+    doc: 'Skein only: the most list elements (topics, partitions, groups, resources, ... counted at every depth together) one client request may declare; a request declaring more is refused before its lists are built and its connection closed, as Kafka does with a request it cannot decode. Bounds the memory and main-thread time one request can take. Requests between brokers are exempt.' }),
+  def({ name: 'fetch.max.bytes', type: 'int', default: 57671680, dynamic: 'read-only', validator: atLeast(1024), validValues: '[1024,...]',
+    doc: 'The maximum number of bytes we will return for a fetch request. Must be at least 1024.' }),
   def({ name: 'max.incremental.fetch.session.cache.slots', type: 'int', default: 1000, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
     doc: 'The maximum number of incremental fetch sessions (KIP-227) the broker keeps; 0 turns sessions off.' }),
   // Kafka's SASL login and Kerberos settings (GSSAPI, OAUTHBEARER token refresh), per-broker dynamic as

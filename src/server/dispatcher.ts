@@ -5,6 +5,11 @@
 //   UNSUPPORTED_VERSION and the ApiVersions range it does serve (KIP-511), so the client can retry.
 // - Any other unknown API key, unsupported version or undecodable body closes the connection (Kafka's
 //   SocketServer does the same: the request cannot be understood, so no response can be framed).
+// - So does a client request whose lists declare more than request.max.list.elements elements in all
+//   (every depth counted): refused by the decoder before it builds them, so no request costs more
+//   than that many elements of memory and main-thread time (docs/broker.md, "Requests are bounded").
+//   The requests brokers send each other (INTER_BROKER_API_KEYS) name every partition of the cluster
+//   and are exempt.
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../domain/acl.js'
 import { ErrorCode } from '../domain/errors.js'
 import { beginFrame, endFrame } from '../protocol/frame.js'
@@ -29,6 +34,8 @@ const SASL_HANDSHAKE_KEY = 17
 const SASL_AUTHENTICATE_KEY = 36
 const PRODUCE_KEY = 0
 const FETCH_KEY = 1
+/** LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown, WriteTxnMarkers, AlterPartition. */
+const INTER_BROKER_API_KEYS: ReadonlySet<number> = new Set([4, 5, 6, 7, 27, 56])
 
 /**
  * services: the broker's, built once; each request's context carries them along with its own facts.
@@ -60,6 +67,7 @@ export function createDispatcher(services: BrokerServices, apiTable: ApiTable, o
     }
     const loopTimeStart = performance.now()
     const r = new Reader(frame)
+    if (!INTER_BROKER_API_KEYS.has(peek.apiKey)) r.elementBudget = services.configs.broker.getInt('request.max.list.elements')
     const header = readRequestHeader(r)
     const request = handler.decodeRequest(r, peek.apiVersion)
     // Bytes after a complete body are ignored, as Kafka does.

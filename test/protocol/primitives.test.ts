@@ -207,6 +207,19 @@ describe('arrays', () => {
     expect(() => new Reader(hex('ffffffff0f')).readCompactArrayLength(1, false)).toThrow(/cannot fit/)
   })
 
+  it('checks counts against the element budget of the whole input, every depth together', () => {
+    // Three arrays of 2, 1 and 2 one-byte elements (counts classic, compact, classic).
+    const input = hex('00000002 0000 02 00 00000002 0000')
+    const r = new Reader(input)
+    r.elementBudget = 4
+    expect(r.readArrayLength(1, false)).toBe(2)
+    r.skip(2)
+    expect(r.readCompactArrayLength(1, false)).toBe(1)
+    r.skip(1)
+    expect(() => r.readArrayLength(1, false)).toThrow(/beyond the 1 elements/)
+    expect(new Reader(input).readArrayLength(1, false)).toBe(2)
+  })
+
   it('handles null arrays only where allowed', () => {
     expect(new Reader(hex('ffffffff')).readArrayLength(1, true)).toBe(-1)
     expect(() => new Reader(hex('ffffffff')).readArrayLength(1, false)).toThrow(/null/)

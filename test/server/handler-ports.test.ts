@@ -2,6 +2,7 @@
 // services are in-memory test doubles, with no broker, shard or socket. This is the seam the
 // replication layer plugs into: what a handler needs from the broker is exactly what its ports offer.
 import { describe, expect, it } from 'vitest'
+import { brokerConfigDef } from '../../src/config/broker-configs.js'
 import { ErrorCode } from '../../src/domain/errors.js'
 import type { FileRegion } from '../../src/domain/file-region.js'
 import type { Outcome } from '../../src/domain/outcome.js'
@@ -223,7 +224,8 @@ function harness(): Harness {
     partitions,
     metadata,
     topics: untouchable('topics'),
-    configs: { broker: { getBoolean: () => false } } as unknown as BrokerServices['configs'],
+    // Booleans off, numbers at the table's defaults (fetch.max.bytes).
+    configs: { broker: { getBoolean: () => false, getInt: (name: string) => brokerConfigDef(name)!.default as number } } as unknown as BrokerServices['configs'],
     groups: untouchable('groups'),
     transactions: untouchable('transactions'),
     producerIds: untouchable('producerIds'),
@@ -363,8 +365,10 @@ describe('Fetch against fake ports', () => {
 
   it("passes the port's leader check through: a stale epoch is fenced, an unknown partition not read", async () => {
     const h = harness()
-    const res = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 0n, currentLeaderEpoch: 3 }, { partition: 0, fetchOffset: 0n, currentLeaderEpoch: 9 }]), h.ctx(1, 12))
-    expect(res.responses[0]!.partitions.map((p) => p.errorCode)).toEqual([ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH])
+    // One request each: a partition named twice in one request is read once (with the last epoch).
+    const stale = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 0n, currentLeaderEpoch: 3 }]), h.ctx(1, 12))
+    const newer = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 0n, currentLeaderEpoch: 9 }]), h.ctx(1, 12))
+    expect([stale, newer].map((res) => res.responses[0]!.partitions[0]!.errorCode)).toEqual([ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH])
     const unknown = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 0n }], { topic: 'nope' }), h.ctx(1, 12))
     expect(unknown.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
   })

@@ -1,7 +1,9 @@
 // Bounds-checked reader over one Buffer. Every read checks the remaining bytes against `end` (not
 // the Buffer's length, so a sub-range such as a tagged field can be fenced off) and throws
 // ProtocolDecodeError on truncation, bad lengths or over-long varints. Array counts are checked
-// against the bytes left before anything is allocated, so a tiny input cannot claim a huge array.
+// against the bytes left before anything is allocated, so a tiny input cannot claim a huge array, and
+// against an optional budget of elements for the whole input (`elementBudget`), so a large input cannot
+// make the decoder build millions of objects either.
 
 import { ProtocolDecodeError } from './errors.js'
 import type { TaggedField } from './types.js'
@@ -10,6 +12,11 @@ export class Reader {
   readonly buf: Buffer
   offset: number
   end: number
+  /**
+   * Array elements the rest of the input may still declare, at every depth together; a count beyond it
+   * throws ProtocolDecodeError before the array is built. Infinity (the default) checks nothing.
+   */
+  elementBudget = Infinity
 
   constructor(buf: Buffer, offset = 0, end = buf.length) {
     if (offset < 0 || end > buf.length || offset > end) throw new ProtocolDecodeError(`bad reader range ${offset}..${end} of ${buf.length}`)
@@ -273,6 +280,10 @@ export class Reader {
     if (n * minElementSize > this.end - this.offset) {
       throw new ProtocolDecodeError(`array of ${n} elements cannot fit in the ${this.end - this.offset} bytes left`)
     }
+    if (n > this.elementBudget) {
+      throw new ProtocolDecodeError(`array of ${n} elements is beyond the ${this.elementBudget} elements this input may still declare`)
+    }
+    this.elementBudget -= n
   }
 
   /**

@@ -4,9 +4,13 @@
 // * Record data is never read into memory: the partition service answers file regions of whole batches
 //   and the connection sends them with sendfile, straight from the segment files. The leases pinning
 //   those segments are released once the response has been written.
-// * Each partition returns at most partitionMaxBytes; the request's maxBytes bounds the total, except
-//   that the first partition with data always returns at least one whole batch (Kafka's minOneMessage),
-//   so a batch larger than the limits still makes progress. Partitions past the budget return no data.
+// * Each partition returns at most partitionMaxBytes; min(the request's maxBytes, the broker's
+//   fetch.max.bytes) bounds the total, except that the first partition with data always returns at least
+//   one whole batch (Kafka's minOneMessage), so a batch larger than the limits still makes progress.
+//   Partitions past the budget return no data.
+// * A partition named more than once is read and answered once, at its first position with its last
+//   fetch offset and limits (Kafka's FetchRequest.fetchData, a LinkedHashMap): a small request naming
+//   one partition thousands of times cannot multiply the response.
 // * Long polling: with less than minBytes available the fetch waits until one of its partitions gets
 //   data or maxWaitMs passes, then answers with what there is.
 // * Consumers read up to the high watermark; read_committed (isolation level 1) up to the last stable
@@ -43,6 +47,8 @@
 //   a follower that is not a replica of the partition gets NOT_LEADER_OR_FOLLOWER. They long-poll as
 //   consumers do. Their records count as ReplicationBytesOutPerSec, never BytesOutPerSec (Kafka's
 //   BrokerTopicStats.updateBytesOut), once per answer.
+// Bound (docs/broker.md, "Requests are bounded"): the request's lists hold at most request.max.list.elements
+// elements in all (100,000 by default); the decoder refuses more and the connection closes.
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import type { Outcome } from '../../domain/outcome.js'
@@ -112,7 +118,7 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
     // The partitions to read and, at the same index, their answers.
     const reads: ConsumerRead[] = []
     const targets: Fetch.PartitionData[] = []
-    const totalMax = Math.max(0, req.maxBytes)
+    const totalMax = fetchBudget(req, ctx)
     const readCommitted = req.isolationLevel === READ_COMMITTED
     // Checks one partition and queues its read; `topic` is '' for an unknown topic id.
     // Authorization: a follower's fetch (replica id >= 0) needs ClusterAction (CVE-2018-1288), a
@@ -152,17 +158,11 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
     // Full and sessionless fetches answer every partition they name, grouped as they were asked.
     const responses: Fetch.FetchableTopicResponse[] = []
     if (session === undefined) {
-      for (const t of req.topics) {
-        const topic = usesTopicIds ? (ctx.metadata.topicById(t.topicId)?.name ?? '') : t.topic
-        const topicPartitions: Fetch.PartitionData[] = []
-        responses.push(Fetch.createFetchableTopicResponse({ topic, topicId: t.topicId, partitions: topicPartitions }))
-        for (const p of t.partitions) {
-          const response = partitionAnswer(p.partition, readCommitted)
-          topicPartitions.push(response)
-          serve(topic, response, p.partition, Number(p.fetchOffset), p.partitionMaxBytes, p.currentLeaderEpoch)
-          // The session's cache entries are made only when one may be opened (sessionless fetches pay nothing).
-          if (openSession) slots.push({ topic, topicId: t.topicId, response, cached: cacheEntry(topic, t.topicId, p) })
-        }
+      for (const named of namedPartitions(req, usesTopicIds, ctx, responses, readCommitted)) {
+        const { topic, topicId, p, response } = named
+        serve(topic, response, p.partition, Number(p.fetchOffset), p.partitionMaxBytes, p.currentLeaderEpoch)
+        // The session's cache entries are made only when one may be opened (sessionless fetches pay nothing).
+        if (openSession) slots.push({ topic, topicId, response, cached: cacheEntry(topic, topicId, p) })
       }
     } else {
       for (const cached of session.partitions.values()) {
@@ -184,7 +184,7 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
         if (t.errorCode !== ErrorCode.NONE) anyError = true
       }
       const remaining = deadline - Date.now()
-      if (bytes >= req.minBytes || anyError || remaining <= 0 || targets.length === 0 || ctx.connection.isClosed) {
+      if (bytes >= Math.min(req.minBytes, totalMax) || anyError || remaining <= 0 || targets.length === 0 || ctx.connection.isClosed) {
         if (held.length > 0) ctx.onResponseDone(() => partitions.releaseLeases(held))
         break
       }
@@ -221,6 +221,54 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
     return res
   },
 })
+
+/** Kafka's budget for a whole answer: min(the request's maxBytes, fetch.max.bytes). */
+function fetchBudget(req: Fetch.FetchRequest, ctx: RequestContext): number {
+  return Math.max(0, Math.min(req.maxBytes, ctx.configs.broker.getInt('fetch.max.bytes')))
+}
+
+/** A partition a full or sessionless fetch names, repeats merged, with its answer already in `responses`. */
+interface NamedPartition {
+  /** The topic's name, '' for an unknown id. */
+  topic: string
+  topicId: string
+  /** The request's last entry for the partition. */
+  p: Fetch.FetchPartition
+  response: Fetch.PartitionData
+}
+
+/**
+ * The partitions a request names, each once: a repeat keeps the first one's place in the answer and
+ * takes its fetch offset, limits and epoch (Kafka keeps the request's partitions in a LinkedHashMap).
+ * Fills `responses` with the answers, grouped by topic as asked; a topic entry left with nothing new
+ * (all repeats) adds no topic to the answer.
+ */
+function namedPartitions(req: Fetch.FetchRequest, usesTopicIds: boolean, ctx: RequestContext, responses: Fetch.FetchableTopicResponse[], readCommitted: boolean): NamedPartition[] {
+  const named: NamedPartition[] = []
+  const byKey = new Map<string, NamedPartition>()
+  for (const t of req.topics) {
+    const topic = usesTopicIds ? (ctx.metadata.topicById(t.topicId)?.name ?? '') : t.topic
+    let topicPartitions: Fetch.PartitionData[] | undefined
+    for (const p of t.partitions) {
+      const key = partitionKey(usesTopicIds, t.topic, t.topicId, p.partition)
+      const earlier = byKey.get(key)
+      if (earlier !== undefined) {
+        earlier.p = p
+        continue
+      }
+      if (topicPartitions === undefined) {
+        topicPartitions = []
+        responses.push(Fetch.createFetchableTopicResponse({ topic, topicId: t.topicId, partitions: topicPartitions }))
+      }
+      const response = partitionAnswer(p.partition, readCommitted)
+      topicPartitions.push(response)
+      const entry: NamedPartition = { topic, topicId: t.topicId, p, response }
+      byKey.set(key, entry)
+      named.push(entry)
+    }
+  }
+  return named
+}
 
 function sessionError(errorCode: ErrorCode, sessionId: number): Fetch.FetchResponse {
   return Fetch.createFetchResponse({ errorCode, sessionId, responses: [] })
@@ -423,33 +471,26 @@ async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, repli
   const responses: Fetch.FetchableTopicResponse[] = []
   const reads: FollowerRead[] = []
   const targets: Fetch.PartitionData[] = []
-  for (const t of req.topics) {
-    const topic = usesTopicIds ? (ctx.metadata.topicById(t.topicId)?.name ?? '') : t.topic
-    const topicPartitions: Fetch.PartitionData[] = []
-    responses.push(Fetch.createFetchableTopicResponse({ topic, topicId: t.topicId, partitions: topicPartitions }))
-    for (const p of t.partitions) {
-      const response = partitionAnswer(p.partition, false)
-      topicPartitions.push(response)
-      if (topic === '') {
-        response.errorCode = ErrorCode.UNKNOWN_TOPIC_ID
-        continue
-      }
-      if (p.partitionMaxBytes < 0) {
-        response.errorCode = ErrorCode.INVALID_FETCH_SIZE
-        continue
-      }
-      reads.push({
-        topic,
-        partition: p.partition,
-        fetchOffset: Number(p.fetchOffset),
-        maxBytes: p.partitionMaxBytes,
-        currentLeaderEpoch: p.currentLeaderEpoch,
-        lastFetchedEpoch: version >= 12 ? p.lastFetchedEpoch : -1,
-      })
-      targets.push(response)
+  for (const { topic, p, response } of namedPartitions(req, usesTopicIds, ctx, responses, false)) {
+    if (topic === '') {
+      response.errorCode = ErrorCode.UNKNOWN_TOPIC_ID
+      continue
     }
+    if (p.partitionMaxBytes < 0) {
+      response.errorCode = ErrorCode.INVALID_FETCH_SIZE
+      continue
+    }
+    reads.push({
+      topic,
+      partition: p.partition,
+      fetchOffset: Number(p.fetchOffset),
+      maxBytes: p.partitionMaxBytes,
+      currentLeaderEpoch: p.currentLeaderEpoch,
+      lastFetchedEpoch: version >= 12 ? p.lastFetchedEpoch : -1,
+    })
+    targets.push(response)
   }
-  const totalMax = Math.max(0, req.maxBytes)
+  const totalMax = fetchBudget(req, ctx)
   const deadline = ctx.receivedAt + Math.max(0, req.maxWaitMs)
   // What the answer carries (the last read's): ReplicationBytesOutPerSec and the leader's throttle count
   // it once, as Kafka's KafkaApis does, not the reads a long poll did before or the records past the budget.

@@ -7,6 +7,12 @@
 // * A current leader epoch newer than this broker's gives UNKNOWN_LEADER_EPOCH, an older one
 //   FENCED_LEADER_EPOCH; -1 skips the check.
 // * A partition named twice in one request gets INVALID_REQUEST (Kafka).
+// Bounds (docs/broker.md, "Requests are bounded"):
+// * A request names at most request.max.list.elements topics and partitions in all (100,000 by
+//   default; the decoder refuses more and the connection closes), so its memory is bounded by that.
+// * The loops over its partitions (checks, then the answers) run in slices of 10 ms of main-thread time
+//   (common/main-thread-slices.ts), each followed by a turn of the event loop: other clients' requests
+//   are served while a large one is answered.
 // Version notes:
 // * v2+: isolation level. v4+: current leader epoch and leader epoch in the answer.
 // Not implemented:
@@ -15,6 +21,7 @@ import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as ListOffsets from '../../protocol/messages/02-list-offsets.gen.js'
 import { defineHandler } from './common/handler.js'
+import { MainThreadSlices } from './common/main-thread-slices.js'
 import type { OffsetLookup } from './common/ports.js'
 
 const READ_COMMITTED = 1
@@ -32,24 +39,29 @@ export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, 
     const lookups: OffsetLookup[] = []
     const isolation = ctx.apiVersion >= 2 && req.isolationLevel === READ_COMMITTED ? 'read_committed' : 'read_uncommitted'
     const targets: ListOffsets.ListOffsetsPartitionResponse[] = []
-    const seen = new Set<string>()
+    // The partitions named so far, per topic.
+    const seen = new Map<string, Set<number>>()
+    const slices = new MainThreadSlices()
     for (const t of req.topics) {
       const responses: ListOffsets.ListOffsetsPartitionResponse[] = []
       topics.push(ListOffsets.createListOffsetsTopicResponse({ name: t.name, partitions: responses }))
       const denied = !ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.TOPIC, t.name)
+      let seenOfTopic = seen.get(t.name)
+      if (seenOfTopic === undefined) seen.set(t.name, (seenOfTopic = new Set()))
       for (const p of t.partitions) {
+        const turn = slices.turn()
+        if (turn !== undefined) await turn
         const response = ListOffsets.createListOffsetsPartitionResponse({ partitionIndex: p.partitionIndex, timestamp: -1n, offset: -1n, leaderEpoch: -1 })
         responses.push(response)
         if (denied) {
           response.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED
           continue
         }
-        const key = `${t.name}\u0000${p.partitionIndex}`
-        if (seen.has(key)) {
+        if (seenOfTopic.has(p.partitionIndex)) {
           response.errorCode = ErrorCode.INVALID_REQUEST
           continue
         }
-        seen.add(key)
+        seenOfTopic.add(p.partitionIndex)
         response.errorCode = partitions.leaderError(t.name, p.partitionIndex, p.currentLeaderEpoch)
         if (response.errorCode !== ErrorCode.NONE) continue
         lookups.push({ topic: t.name, partition: p.partitionIndex, timestamp: Number(p.timestamp), isolation })
@@ -59,6 +71,8 @@ export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, 
     if (lookups.length > 0) {
       const results = await partitions.listOffsets(lookups)
       for (const [i, result] of results.entries()) {
+        const turn = slices.turn()
+        if (turn !== undefined) await turn
         const response = targets[i]!
         if (result.ok) {
           response.offset = BigInt(result.value.offset)

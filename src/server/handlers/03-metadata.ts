@@ -25,6 +25,8 @@
 // * v12: topics by id, nullable names in the answer. v11: no cluster authorized operations.
 //   v10: topic ids. v9: flexible. v7+: leader epoch. v5+: offline replicas. v2+: cluster id.
 //   v1+: controller, racks, isInternal.
+// Bound (docs/broker.md, "Requests are bounded"): the request's lists hold at most request.max.list.elements
+// elements in all (100,000 by default); the decoder refuses more and the connection closes.
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as Metadata from '../../protocol/messages/03-metadata.gen.js'

@@ -16,6 +16,8 @@
 //   time (-1 = offsets.retention.minutes) kept as the record's expire timestamp.
 // Not implemented:
 // * v0-1 (ZooKeeper-era offsets): not advertised.
+// Bound (docs/broker.md, "Requests are bounded"): the request's lists hold at most request.max.list.elements
+// elements in all (100,000 by default); the decoder refuses more and the connection closes.
 import { AclOperation, ResourceType } from '../../domain/acl.js'
 import * as OffsetCommit from '../../protocol/messages/08-offset-commit.gen.js'
 import { ErrorCode } from '../../domain/errors.js'

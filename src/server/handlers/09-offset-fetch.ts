@@ -14,6 +14,8 @@
 //   v6+: flexible. v5+: leader epoch. v3+: throttle time. v2+: top-level error, null = all topics.
 // Not implemented:
 // * v0 (ZooKeeper offsets): not advertised.
+// Bound (docs/broker.md, "Requests are bounded"): the request's lists hold at most request.max.list.elements
+// elements in all (100,000 by default); the decoder refuses more and the connection closes.
 import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as OffsetFetch from '../../protocol/messages/09-offset-fetch.gen.js'

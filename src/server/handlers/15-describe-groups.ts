@@ -8,6 +8,8 @@
 //   Authorized operations: the group operations the principal may do, when asked for (v3+).
 // Version notes:
 // * v5: flexible. v4+: group instance id. v3+: authorized operations. v1+: throttle time.
+// Bound (docs/broker.md, "Requests are bounded"): the request's lists hold at most request.max.list.elements
+// elements in all (100,000 by default); the decoder refuses more and the connection closes.
 import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as DescribeGroups from '../../protocol/messages/15-describe-groups.gen.js'

@@ -1,4 +1,4 @@
-// CreateTopics: v3-7
+// CreateTopics: v2-7
 //
 // Behavior:
 // * Each topic is created (or, with validateOnly, only checked) on its own; one failing topic does not
@@ -19,6 +19,9 @@
 //   reason); a key named twice keeps its last value (Kafka).
 // * A topic named twice in one request gets one result, INVALID_REQUEST "Duplicate topic name.".
 // Version notes:
+// * v2 and v3 are the same on the wire; v3+ clients throttle themselves (KIP-219), so a v2 answer over a
+//   quota is sent after the throttle time instead (request-quotas.ts). Kafka 4 serves v2-v7 (KIP-896
+//   removed v0-1), and so does Skein.
 // * v1+: errorMessage. v4+: -1 defaults documented. v5+: numPartitions, replicationFactor and the
 //   topic's resolved configs in the answer (also for validateOnly); flexible. v7: topicId.
 // * controller_mutation_rate (common/mutation-quota.ts): partitions created count; strict from v6.
@@ -35,7 +38,7 @@ import { checkMutationQuota } from './common/mutation-quota.js'
 
 export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsRequest, CreateTopics.CreateTopicsResponse>({
   api: CreateTopics.CreateTopicsApi,
-  minVersion: 3,
+  minVersion: 2,
   maxVersion: 7,
   decodeRequest: CreateTopics.decodeCreateTopicsRequest,
   encodeResponse: CreateTopics.encodeCreateTopicsResponse,

@@ -14,6 +14,8 @@
 //   ReplicaManager answers: only their coordinators remove what they hold.
 // Version notes:
 // * v2: flexible. No other differences.
+// Bound (docs/broker.md, "Requests are bounded"): the request's lists hold at most request.max.list.elements
+// elements in all (100,000 by default); the decoder refuses more and the connection closes.
 import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as DeleteRecords from '../../protocol/messages/21-delete-records.gen.js'

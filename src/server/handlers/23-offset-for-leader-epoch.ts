@@ -14,6 +14,8 @@
 //   TOPIC_AUTHORIZATION_FAILED for its partitions.
 // Version notes:
 // * v4: flexible. v3+: replica id. v2+: current leader epoch. v1+: the epoch of the answer.
+// Bound (docs/broker.md, "Requests are bounded"): the request's lists hold at most request.max.list.elements
+// elements in all (100,000 by default); the decoder refuses more and the connection closes.
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as OffsetForLeaderEpoch from '../../protocol/messages/23-offset-for-leader-epoch.gen.js'

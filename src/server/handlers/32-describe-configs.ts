@@ -22,6 +22,8 @@
 //   v4: flexible.
 // Not implemented:
 // * v0 (isDefault instead of configSource): deprecated and removed by Kafka 4; no target client sends it.
+// Bound (docs/broker.md, "Requests are bounded"): the request's lists hold at most request.max.list.elements
+// elements in all (100,000 by default); the decoder refuses more and the connection closes.
 import { AclOperation } from '../../domain/acl.js'
 import { ConfigSource, DescribeConfigType, resolveTopicConfigs, validateTopicConfigs, type ResolvedConfig } from '../../config/index.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'

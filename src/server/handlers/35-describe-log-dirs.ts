@@ -13,6 +13,8 @@
 // * Authorization: Describe on the cluster, else no results and (v3+) CLUSTER_AUTHORIZATION_FAILED (Kafka).
 // Not implemented:
 // * v0: deprecated; no target client sends it.
+// Bound (docs/broker.md, "Requests are bounded"): the request's lists hold at most request.max.list.elements
+// elements in all (100,000 by default); the decoder refuses more and the connection closes.
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as DescribeLogDirs from '../../protocol/messages/35-describe-log-dirs.gen.js'

@@ -6,6 +6,8 @@
 // * topics null = every reassignment in progress; else those of the named partitions (partitions without
 //   one, or unknown, are left out, as Kafka). Each with its replicas (target and original), and the
 //   replicas being added and removed.
+// Bound (docs/broker.md, "Requests are bounded"): the request's lists hold at most request.max.list.elements
+// elements in all (100,000 by default); the decoder refuses more and the connection closes.
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as ListPartitionReassignments from '../../protocol/messages/46-list-partition-reassignments.gen.js'

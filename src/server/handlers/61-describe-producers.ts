@@ -12,6 +12,8 @@
 // * Authorization: Read on the topic, else TOPIC_AUTHORIZATION_FAILED for its partitions (Kafka).
 // Version notes:
 // * v0: flexible (the only version).
+// Bound (docs/broker.md, "Requests are bounded"): the request's lists hold at most request.max.list.elements
+// elements in all (100,000 by default); the decoder refuses more and the connection closes.
 import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, errorName } from '../../domain/errors.js'
 import * as DescribeProducers from '../../protocol/messages/61-describe-producers.gen.js'

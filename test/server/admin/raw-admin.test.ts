@@ -62,7 +62,7 @@ describe('admin APIs over raw frames', () => {
   it('advertises the served version ranges', async () => {
     const res = await raw.apiVersions()
     const ranges = new Map(res.apiKeys.map((k) => [k.apiKey, [k.minVersion, k.maxVersion]]))
-    expect(ranges.get(19)).toEqual([3, 7])
+    expect(ranges.get(19)).toEqual([2, 7])
     expect(ranges.get(20)).toEqual([1, 6])
     expect(ranges.get(21)).toEqual([1, 2])
     expect(ranges.get(32)).toEqual([1, 4])
@@ -89,6 +89,20 @@ describe('admin APIs over raw frames', () => {
 
     const again = await createTopics(createTopicsRequest([{ name: 'raw-ok' }]), 7)
     expect(again.topics[0]).toMatchObject({ errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: "Topic 'raw-ok' already exists.", numPartitions: -1, topicId: ZERO_UUID })
+  })
+
+  it('CreateTopics v2 (Kafka 4 serves v2-v7): created, answered with throttle time and error messages', async () => {
+    const res = await createTopics(createTopicsRequest([{ name: 'raw-v2', numPartitions: 3 }, { name: 'raw-v2-bad', numPartitions: -5 }]), 2)
+    expect(res.throttleTimeMs).toBe(0)
+    expect(res.topics.map((t) => [t.name, t.errorCode])).toEqual([['raw-v2', ErrorCode.NONE], ['raw-v2-bad', ErrorCode.INVALID_PARTITIONS]])
+    expect(res.topics[0]!.errorMessage).toBeNull()
+    expect(res.topics[1]!.errorMessage).not.toBeNull()
+    expect(tb.broker.topics.get('raw-v2')!.partitions).toBe(3)
+    const dry = await createTopics(createTopicsRequest([{ name: 'raw-v2-dry', numPartitions: 1 }], true), 2)
+    expect(dry.topics[0]!.errorCode).toBe(ErrorCode.NONE)
+    expect(tb.broker.topics.get('raw-v2-dry')).toBeUndefined()
+    // The connection is still served.
+    expect((await raw.apiVersions()).errorCode).toBe(ErrorCode.NONE)
   })
 
   it('CreateTopics: validateOnly, -1 defaults, error messages (v3, v4, v5)', async () => {
