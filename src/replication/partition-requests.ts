@@ -1,15 +1,14 @@
 // What the replica manager takes and answers, declared here so that replication/ needs nothing above it.
 // The handlers' PartitionService and the control plane's ReplicaManagerPort
 // (server/handlers/common/ports.ts) ask for the same shapes: the broker hands a ReplicaManager to both,
-// and the compiler checks there that it fits them structurally.
+// and the compiler checks there that it fits them structurally; ports.ts re-exports the shapes it asks for
+// unchanged, so each is declared once, here.
 import type { ErrorCode } from '../domain/errors.js'
 import type { FileRegion } from '../domain/file-region.js'
-import type { PartitionState } from '../storage/types.js'
+import type { PartitionState, TopicPartition } from '../storage/types.js'
 
-export interface TopicPartitionRef {
-  topic: string
-  partition: number
-}
+/** A partition by topic name and index: the log's own shape (storage/types.ts). */
+export type TopicPartitionRef = TopicPartition
 
 /** Produce's acks: 0 no answer, 1 once the leader's log has the records, -1 (all) once every in-sync replica has. */
 export type RequiredAcks = 0 | 1 | -1

@@ -22,7 +22,6 @@ import type { Outcome } from '../../../domain/outcome.js'
 import type {
   AbortedTransaction as AbortedTransactionRange,
   IsolationLevel,
-  PartitionState,
   ProducerDescription as ProducerStateView,
   TopicPartition as TopicPartitionRef,
 } from '../../../storage/types.js'
@@ -39,23 +38,38 @@ export type { DescribedTopicPartitions, Outcome, ProducerIdAndEpoch }
 // (cluster/metadata-image.ts), under the names handlers use; this file restates none of them.
 export type { AbortedTransactionRange, IsolationLevel, ProducerStateView, TopicPartitionRef }
 export type { BrokerNode, PartitionLeadership, TopicInfo }
+// The replica manager's own request and answer shapes (replication/partition-requests.ts), where the
+// handlers ask for exactly those: one declaration, the replica manager's.
+export type {
+  RequiredAcks,
+  LeaderAppend,
+  LeaderAppendOptions,
+  OffsetForTimestamp,
+  RecordsDeletion,
+  TxnMarker,
+  LogDirDescription,
+  FollowerRead,
+  EpochLookup,
+  LiveLeader,
+  StopReplicaPartition,
+  PartitionErrorCode,
+} from '../../../replication/partition-requests.js'
+import type {
+  LeaderAppend,
+  LeaderAppendOptions,
+  OffsetForTimestamp,
+  RecordsDeletion,
+  TxnMarker,
+  LogDirDescription,
+  FollowerRead,
+  EpochLookup,
+  LiveLeader,
+  StopReplicaPartition,
+  PartitionErrorCode,
+} from '../../../replication/partition-requests.js'
 
 // ---------------------------------------------------------------------------------------------------
 // Partitions
-
-/** Produce's acks: 0 no answer, 1 once the leader's log has the records, -1 (all) once every in-sync replica has. */
-export type RequiredAcks = 0 | 1 | -1
-
-export interface LeaderAppend extends TopicPartitionRef {
-  /** One or more RecordBatches; the partition service owns the buffer from here on. */
-  records: Buffer
-}
-
-export interface LeaderAppendOptions {
-  acks: RequiredAcks
-  /** How long acks=all may wait for the in-sync replicas (Produce's timeoutMs). */
-  timeoutMs: number
-}
 
 export interface LeaderAppendResult {
   baseOffset: number
@@ -94,53 +108,10 @@ export interface OffsetLookup extends TopicPartitionRef {
   isolation?: IsolationLevel
 }
 
-export interface OffsetForTimestamp {
-  /** -1 when no record matches. */
-  offset: number
-  timestamp: number
-  /** The leader epoch of the offset found, -1 with offset -1. */
-  leaderEpoch: number
-}
-
-export interface RecordsDeletion extends TopicPartitionRef {
-  /** Delete records before this offset; -1 means the high watermark. */
-  offset: number
-}
-
-export interface TxnMarker extends TopicPartitionRef {
-  producerId: number
-  producerEpoch: number
-  coordinatorEpoch: number
-  /** COMMIT (true) or ABORT (false). */
-  commit: boolean
-}
-
 export interface ReplicaLogState extends TopicPartitionRef {
   sizeBytes: number
   logEndOffset: number
   highWatermark: number
-}
-
-export interface LogDirDescription {
-  path: string
-  /** NONE, or KAFKA_STORAGE_ERROR for a failed (offline) directory. */
-  errorCode: number
-  /** Size and free space of the volume; -1 when they cannot be read. */
-  totalBytes: bigint
-  usableBytes: bigint
-  partitions: PartitionState[]
-  /** Copies being moved into this directory (AlterReplicaLogDirs; DescribeLogDirs' isFutureKey). */
-  futures: PartitionState[]
-}
-
-/** One partition of a follower's fetch from this leader (Fetch with a replica id). */
-export interface FollowerRead extends TopicPartitionRef {
-  fetchOffset: number
-  maxBytes: number
-  /** -1: not given. */
-  currentLeaderEpoch: number
-  /** The epoch of the follower's last batch (-1: none; no divergence check). */
-  lastFetchedEpoch: number
 }
 
 export interface FollowerPartitionRead extends PartitionRead {
@@ -149,13 +120,6 @@ export interface FollowerPartitionRead extends PartitionRead {
   throttled?: boolean
   /** The follower's log diverged: truncate to this epoch's end offset (no records then). */
   divergingEpoch?: { leaderEpoch: number; endOffset: number }
-}
-
-/** One partition of OffsetForLeaderEpoch. */
-export interface EpochLookup extends TopicPartitionRef {
-  /** -1: not given. */
-  currentLeaderEpoch: number
-  leaderEpoch: number
 }
 
 /**
@@ -235,23 +199,6 @@ export interface PartitionLeaderAndIsr extends TopicPartitionRef {
   isNew: boolean
   /** 1 while RECOVERING after an unclean election. */
   leaderRecoveryState: number
-}
-
-/** A leader named in a LeaderAndIsr request, at its inter-broker endpoint (where followers fetch). */
-export interface LiveLeader {
-  brokerId: number
-  host: string
-  port: number
-}
-
-export interface StopReplicaPartition extends TopicPartitionRef {
-  /** -2: the topic is being deleted; -1: not given; else the leader epoch the controller knows. */
-  leaderEpoch: number
-  deletePartition: boolean
-}
-
-export interface PartitionErrorCode extends TopicPartitionRef {
-  errorCode: ErrorCode
 }
 
 /**
