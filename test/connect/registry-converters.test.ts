@@ -83,4 +83,21 @@ describe('Schema Registry converters', () => {
     expect(read.schema!.name).toBe('Click')
     expect([(read.value as Struct).get('page'), Number((read.value as Struct).get('n'))]).toEqual(['/home', 3])
   })
+
+  test('AvroConverter reads records whose schema references others, references of references included', async () => {
+    const client = new SchemaRegistryClient({ url })
+    const register = async (subject: string, schema: object, references: object[] = []): Promise<void> => {
+      const r = await fetch(`${url}/subjects/${subject}/versions`, { method: 'POST', headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' }, body: JSON.stringify({ schema: JSON.stringify(schema), references }) })
+      expect(r.status).toBe(200)
+    }
+    await register('city', { type: 'record', name: 'City', fields: [{ name: 'name', type: 'string' }] })
+    await register('place', { type: 'record', name: 'Place', fields: [{ name: 'city', type: 'City' }] }, [{ name: 'City', subject: 'city', version: 1 }])
+    const visit = JSON.stringify({ type: 'record', name: 'Visit', fields: [{ name: 'where', type: 'Place' }, { name: 'n', type: 'int' }] })
+    const bytes = await new AvroSerializer({ client, schema: visit, references: [{ name: 'Place', subject: 'place', version: 1 }] }).serialize('visits', { where: { city: { name: 'Oslo' } }, n: 2 })
+    const c = new AvroConverter()
+    c.configure({ 'schema.registry.url': url }, false)
+    const read = await c.toConnectData('visits', null, bytes)
+    const where = (read.value as Struct).get('where') as Struct
+    expect([((where.get('city') as Struct).get('name')), (read.value as Struct).get('n')]).toEqual(['Oslo', 2])
+  })
 })

@@ -29,8 +29,10 @@ import {
 } from '../api/data.js'
 import type { ConnectHeaders, Converter } from '../api/plugin.js'
 import { ProtobufSchema } from '../../registry/protobuf/index.js'
+import { flattenReferences } from '../../registry/avro/index.js'
 import {
   AvroSerializer,
+  avscTypeWithReferences,
   JsonSchemaSerializer,
   ProtobufDeserializer,
   ProtobufSerializer,
@@ -410,10 +412,12 @@ export class AvroConverter extends RegistryConverter {
     const reader = await this.readers.get(id, async () => {
       const registered = await this.settings.client.schemaById(id)
       if (registered.schemaType !== 'AVRO') throw new DataException(`schema ${id} is ${registered.schemaType}, not AVRO`)
-      const registry: Record<string, avsc.Type> = {}
-      for (const r of await this.settings.client.resolveReferences(registered.references)) avsc.Type.forSchema(JSON.parse(r.schema), { registry })
-      const json = JSON.parse(registered.schema)
-      return { schema: avroToConnectSchema(json), type: avsc.Type.forSchema(json, { registry, wrapUnions: 'auto' }) }
+      const resolved = await this.settings.client.resolveReferences(registered.references)
+      const type = avscTypeWithReferences(registered.schema, resolved, { wrapUnions: 'auto' })
+      // The referenced records become Connect schemas first (depth first, each once), as avsc's registry does.
+      const named = new Map<string, Schema>()
+      for (const text of flattenReferences(resolved)) avroToConnectSchema(JSON.parse(text), false, named)
+      return { schema: avroToConnectSchema(JSON.parse(registered.schema), false, named), type }
     })
     let decoded: unknown
     try {

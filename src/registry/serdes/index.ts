@@ -91,12 +91,13 @@ export function avroFromJson(type: avsc.Type, json: unknown): unknown {
 
 /**
  * An Avro type built by avsc from a registered schema text, the referenced schemas defined first (depth
- * first, each once): the one way the serializers here and the Streams serdes load references.
+ * first, each once): the one way the serializers here, the Streams serdes and Connect's AvroConverter load
+ * references. rootOptions apply to the schema itself (Connect reads unions unwrapped: wrapUnions 'auto').
  */
-export function avscTypeWithReferences(schema: string, resolved: ResolvedReference[]): avsc.Type {
+export function avscTypeWithReferences(schema: string, resolved: ResolvedReference[], rootOptions: Partial<avsc.ForSchemaOptions> = {}): avsc.Type {
   const registry: Record<string, avsc.Type> = {}
   for (const text of flattenReferences(resolved)) avsc.Type.forSchema(JSON.parse(text), { registry })
-  return avsc.Type.forSchema(JSON.parse(schema), { registry })
+  return avsc.Type.forSchema(JSON.parse(schema), { ...rootOptions, registry })
 }
 
 /** The full name of a schema's root named type (for the Record*Strategy subjects). */
