@@ -31,6 +31,18 @@ export interface AttackSummary {
   seconds: number
 }
 
+/** How many spec-driven hostile requests are in flight at once, each on its own connection (in API order). */
+const LANES = 6
+
+/** Runs jobs with at most `lanes` at a time. */
+async function inLanes(jobs: readonly (() => Promise<void>)[], lanes: number): Promise<void> {
+  let next = 0
+  const lane = async (): Promise<void> => {
+    while (next < jobs.length) await jobs[next++]!()
+  }
+  await Promise.all(Array.from({ length: Math.min(lanes, jobs.length) }, lane))
+}
+
 /** Kafka's request.max.list.elements default; the broker under attack runs with it. */
 const LIST_LIMIT = 100_000
 
@@ -75,6 +87,27 @@ class Attacker {
     }
   }
 
+  /** Like send, on a connection of its own (requests run side by side in lanes). */
+  async sendAlone(name: string, bytes: Buffer, id: number): Promise<void> {
+    let c: RawClient
+    try {
+      c = await RawClient.connect(this.host, this.port, 10_000)
+    } catch {
+      this.summary.silent++
+      this.summary.silentNames.push(`${name} (could not connect)`)
+      return
+    }
+    const answer = c.waitFor(id, this.waitMs).then(
+      () => 'answered' as const,
+      (err: Error) => (/closed/.test(err.message) ? ('closed' as const) : ('silent' as const)),
+    )
+    await c.write(bytes).catch(() => undefined)
+    const outcome = await answer
+    this.summary[outcome]++
+    if (outcome === 'silent') this.summary.silentNames.push(name)
+    c.close()
+  }
+
   /** Writes bytes on a fresh connection and waits for the broker to answer or hang up (or waitMs). */
   async sendRaw(bytes: Buffer, thenClose: boolean): Promise<void> {
     const c = await RawClient.connect(this.host, this.port, 10_000)
@@ -108,6 +141,7 @@ export async function runAttack(host: string, port: number, plan: AttackPlan, go
   const model = protocolModel()
   if (model === undefined) a.summary.specsMissing = true
   else {
+    const jobs: (() => Promise<void>)[] = []
     for (const range of served) {
       const spec = apiSpec(model, range.apiKey)
       if (spec === undefined) continue
@@ -125,19 +159,23 @@ export async function runAttack(host: string, port: number, plan: AttackPlan, go
           for (const path of arrayPaths(spec.request.root, version)) cases.push({ extreme: 'wide', width: LIST_LIMIT, arrayPath: path })
         }
         for (const o of cases) {
-          const id = a.nextId()
-          const req = extremeRequest(model, range.apiKey, version, o, id)
-          if (req === undefined) {
-            a.summary.unencodable++
-            continue
-          }
-          await a.send(req.name, req.bytes, id)
+          jobs.push(async () => {
+            // Built when its lane is free, so only a few large frames exist at once.
+            const id = a.nextId()
+            const req = extremeRequest(model, range.apiKey, version, o, id)
+            if (req === undefined) a.summary.unencodable++
+            else await a.sendAlone(req.name, req.bytes, id)
+          })
         }
         // An array length claiming 2^31-1 elements with nothing behind it.
-        const id = a.nextId()
-        await a.send(`${spec.name} v${version} lying array length`, lyingArrayFrame(range.apiKey, version, contains(spec.request.flexibleVersions, version), 0x7fffffff - 1, id), id)
+        jobs.push(async () => {
+          const id = a.nextId()
+          await a.sendAlone(`${spec.name} v${version} lying array length`, lyingArrayFrame(range.apiKey, version, contains(spec.request.flexibleVersions, version), 0x7fffffff - 1, id), id)
+        })
       }
     }
+    await inLanes(jobs, LANES)
+    console.log(`spec-driven requests done after ${Math.round((Date.now() - started) / 1000)} s`)
   }
 
   // The issue's named cases: a ListOffsets of millions of partitions, a Fetch naming one partition thousands of times.

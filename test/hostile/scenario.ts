@@ -96,7 +96,7 @@ export function report(r: HostileRun): string {
     `baseline: produce p99 ${r.baseline.produceP99} ms, end-to-end p99 ${r.baseline.endToEndP99} ms (${r.baseline.samples} sends)`,
     `attack:   produce p99 ${r.attack.produceP99} ms, end-to-end p99 ${r.attack.endToEndP99} ms (${r.attack.samples} sends)`,
     `broker RSS: ${r.rssBeforeMiB} MiB before, ${r.rssPeakMiB} MiB peak; alive ${r.brokerAlive}`,
-    `good pair: produced ${r.produced}, consumed ${r.consumed}, faults ${r.faults.length}`,
+    `good pair: produced ${r.produced}, consumed ${r.consumed}, faults ${r.faults.length}${r.faults.length > 0 ? `: ${r.faults.slice(0, 5).join('; ')}` : ''}`,
     s === undefined
       ? `attacker exit ${r.attackerExit}: ${r.attackerOutput}`
       : `attacker (${s.plan}, ${s.apis} APIs, ${s.seconds} s): answered ${s.answered}, closed ${s.closed}, silent ${s.silent}, unencodable ${s.unencodable}${s.specsMissing ? ', SPECS MISSING' : ''}`,
