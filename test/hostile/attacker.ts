@@ -104,7 +104,11 @@ class Attacker {
     await c.write(bytes).catch(() => undefined)
     const outcome = await answer
     this.summary[outcome]++
-    if (outcome === 'silent') this.summary.silentNames.push(name)
+    if (outcome === 'silent') {
+      this.summary.silentNames.push(name)
+      // Written as it happens (stdout is a pipe, written synchronously): a run cut short still says where it was.
+      console.log(`silent after ${this.waitMs} ms: ${name}`)
+    }
     c.close()
   }
 
