@@ -26,7 +26,6 @@
 import { randomKafkaUuid } from '../../domain/uuid.js'
 import type { BrokerConfig } from '../../config/broker-config.js'
 import { ErrorCode } from '../../domain/errors.js'
-import { inTimedChunks } from '../../domain/main-thread-slices.js'
 import type { Logger } from '../../observability/logger.js'
 import * as AlterPartition from '../../protocol/messages/56-alter-partition.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
@@ -643,21 +642,13 @@ export class Controller {
     await this.#onNewPartitionCreation(newPartitions)
   }
 
-  /**
-   * Takes new partitions online, in chunks of ~SLICE_MS of work (inTimedChunks): each partition's
-   * transitions are independent of the others', and a topic of 100,000 partitions in one pass would hold
-   * the event loop (and, on a single broker, the become-leader that follows) for seconds.
-   */
   async #onNewPartitionCreation(partitions: TopicPartition[]): Promise<void> {
     if (partitions.length === 0) return
-    await inTimedChunks(partitions, async (chunk) => {
-      const replicas = this.context.replicasForPartitions(chunk)
-      await this.#partitionStateMachine.handleStateChanges(chunk, 'NewPartition')
-      await this.#replicaStateMachine.handleStateChanges(replicas, 'NewReplica')
-      await this.#partitionStateMachine.handleStateChanges(chunk, 'OnlinePartition', { kind: 'offline', allowUnclean: false })
-      await this.#replicaStateMachine.handleStateChanges(replicas, 'OnlineReplica')
-      return []
-    })
+    const replicas = this.context.replicasForPartitions(partitions)
+    await this.#partitionStateMachine.handleStateChanges(partitions, 'NewPartition')
+    await this.#replicaStateMachine.handleStateChanges(replicas, 'NewReplica')
+    await this.#partitionStateMachine.handleStateChanges(partitions, 'OnlinePartition', { kind: 'offline', allowUnclean: false })
+    await this.#replicaStateMachine.handleStateChanges(replicas, 'OnlineReplica')
   }
 
   async #processPartitionModifications(topic: string): Promise<void> {
