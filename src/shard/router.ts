@@ -24,6 +24,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Piscina } from 'piscina'
 import { ErrorCode, errorName } from '../domain/errors.js'
+import { inTimedChunks } from '../domain/main-thread-slices.js'
 import type { Outcome } from '../domain/outcome.js'
 import { createLogger, type Logger } from '../observability/logger.js'
 import { DataDirectory, isDiskFull, probeLogDirSpace, roomForPartitions, type LogDirSpace } from '../storage/index.js'
@@ -579,6 +580,8 @@ export class ShardRouter {
   /**
    * Creates partitions (or opens existing ones). Items without a logDir go to the online data directory
    * with the fewest partitions, counted over every shard (Kafka's nextLogDirs) and those of this call.
+   * Sent in chunks of ~SLICE_MS (inTimedChunks): a topic of 100,000 partitions must not hold the shards
+   * (the main thread with io.threads=0) away from every other request until it is whole.
    */
   async createPartitions(items: readonly CreatePartitionItem[]): Promise<Outcome<PartitionState>[]> {
     if (this.dataDirs.length > 1 && items.some((i) => i.logDir === undefined)) {
@@ -591,18 +594,19 @@ export class ShardRouter {
         counts.set(best, fewest + 1)
         return { ...item, logDir: best }
       })
-      return this.call('create', placed)
+      return inTimedChunks(placed, (chunk) => this.call('create', chunk))
     }
-    return this.call('create', items)
+    return inTimedChunks(items, (chunk) => this.call('create', chunk))
   }
 
   /**
    * Deletes partitions: each is closed and its directory renamed `<topic>-<partition>.<uuid>-delete`,
    * then the data directory is fsynced once, so the deletions are durable when this resolves; the
-   * directories themselves are removed in the background (and at the next start if cut short).
+   * directories themselves are removed in the background (and at the next start if cut short). Sent in
+   * chunks of ~SLICE_MS, as createPartitions.
    */
   async deletePartitions(items: readonly TopicPartition[]): Promise<Outcome<null>[]> {
-    const results = await this.call('delete', items)
+    const results = await inTimedChunks(items, (chunk) => this.call('delete', chunk))
     if (results.some((r) => r.ok)) await this.#syncDirectories()
     return results
   }

@@ -11,7 +11,7 @@
 // * A request names at most request.max.list.elements topics and partitions in all (100,000 by
 //   default; the decoder refuses more and the connection closes), so its memory is bounded by that.
 // * The loops over its partitions (checks, then the answers) run in slices of 10 ms of main-thread time
-//   (common/main-thread-slices.ts), each followed by a turn of the event loop: other clients' requests
+//   (src/domain/main-thread-slices.ts), each followed by a turn of the event loop: other clients' requests
 //   are served while a large one is answered.
 // Version notes:
 // * v2+: isolation level. v4+: current leader epoch and leader epoch in the answer.
@@ -21,7 +21,7 @@ import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as ListOffsets from '../../protocol/messages/02-list-offsets.gen.js'
 import { defineHandler } from './common/handler.js'
-import { MainThreadSlices } from './common/main-thread-slices.js'
+import { MainThreadSlices } from '../../domain/main-thread-slices.js'
 import type { OffsetLookup } from './common/ports.js'
 
 const READ_COMMITTED = 1
