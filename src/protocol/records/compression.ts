@@ -263,18 +263,7 @@ export function isXerialSnappy(data: Buffer): boolean {
 function snappyDecompressBounded(data: Buffer, maxBytes: number): Buffer {
   if (!isXerialSnappy(data)) return snappyBlock(data, maxBytes)
   const parts: Buffer[] = []
-  let produced = 0
-  let pos = XERIAL_HEADER_SIZE
-  while (pos < data.length) {
-    if (data.length - pos < 4) throw invalid('truncated xerial snappy block length')
-    const n = data.readInt32BE(pos)
-    pos += 4
-    if (n < 0 || n > data.length - pos) throw invalid(`xerial snappy block of ${n} bytes at ${pos - 4} runs past the data`)
-    const block = snappyBlock(data.subarray(pos, pos + n), maxBytes - produced)
-    produced += block.length
-    parts.push(block)
-    pos += n
-  }
+  const produced = eachXerialBlock(data, maxBytes, snappyBlock, (block) => parts.push(block))
   return parts.length === 1 ? parts[0]! : Buffer.concat(parts, produced)
 }
 
@@ -284,6 +273,14 @@ function snappyInChunks(data: Buffer, maxBytes: number, onChunk: ChunkSink): num
     onChunk(block)
     return block.length
   }
+  return eachXerialBlock(data, maxBytes, snappyBlockScratch, onChunk)
+}
+
+/**
+ * Walks xerial's framing (header, then int32-length-prefixed raw snappy blocks), decoding each block
+ * within what is left of maxBytes and handing it on; returns the bytes produced.
+ */
+function eachXerialBlock(data: Buffer, maxBytes: number, decode: (block: Buffer, limit: number) => Buffer, onBlock: (block: Buffer) => void): number {
   let produced = 0
   let pos = XERIAL_HEADER_SIZE
   while (pos < data.length) {
@@ -291,9 +288,9 @@ function snappyInChunks(data: Buffer, maxBytes: number, onChunk: ChunkSink): num
     const n = data.readInt32BE(pos)
     pos += 4
     if (n < 0 || n > data.length - pos) throw invalid(`xerial snappy block of ${n} bytes at ${pos - 4} runs past the data`)
-    const block = snappyBlockScratch(data.subarray(pos, pos + n), maxBytes - produced)
+    const block = decode(data.subarray(pos, pos + n), maxBytes - produced)
     produced += block.length
-    onChunk(block)
+    onBlock(block)
     pos += n
   }
   return produced
