@@ -72,15 +72,7 @@ class Attacker {
   /** Sends a frame whose correlation id is `id` and waits for its answer, the connection closing, or waitMs. */
   async send(name: string, bytes: Buffer, id: number): Promise<void> {
     const c = await this.connection()
-    const answer = c.waitFor(id, this.waitMs).then(
-      () => 'answered' as const,
-      (err: Error) => (/closed/.test(err.message) ? ('closed' as const) : ('silent' as const)),
-    )
-    await c.write(bytes).catch(() => undefined)
-    const outcome = await answer
-    this.summary[outcome]++
-    if (outcome === 'silent') {
-      this.summary.silentNames.push(name)
+    if ((await this.#exchange(c, name, bytes, id)) === 'silent') {
       // A request the broker may legitimately park (a long maxWaitMs): start afresh rather than queue behind it.
       c.close()
       await c.closedPromise
@@ -97,6 +89,12 @@ class Attacker {
       this.summary.silentNames.push(`${name} (could not connect)`)
       return
     }
+    await this.#exchange(c, name, bytes, id)
+    c.close()
+  }
+
+  /** Writes one request on c and counts what came of it: an answer, a closed connection, or silence for waitMs. */
+  async #exchange(c: RawClient, name: string, bytes: Buffer, id: number): Promise<'answered' | 'closed' | 'silent'> {
     const answer = c.waitFor(id, this.waitMs).then(
       () => 'answered' as const,
       (err: Error) => (/closed/.test(err.message) ? ('closed' as const) : ('silent' as const)),
@@ -109,7 +107,7 @@ class Attacker {
       // Written as it happens (stdout is a pipe, written synchronously): a run cut short still says where it was.
       console.log(`silent after ${this.waitMs} ms: ${name}`)
     }
-    c.close()
+    return outcome
   }
 
   /** Writes bytes on a fresh connection and waits for the broker to answer or hang up (or waitMs). */
