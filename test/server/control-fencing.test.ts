@@ -7,119 +7,15 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
 import * as LeaderAndIsr from '../../src/protocol/messages/04-leader-and-isr.gen.js'
-import * as StopReplica from '../../src/protocol/messages/05-stop-replica.gen.js'
 import * as UpdateMetadata from '../../src/protocol/messages/06-update-metadata.gen.js'
-import * as ControlledShutdown from '../../src/protocol/messages/07-controlled-shutdown.gen.js'
-import * as OffsetCommit from '../../src/protocol/messages/08-offset-commit.gen.js'
-import * as OffsetFetch from '../../src/protocol/messages/09-offset-fetch.gen.js'
-import * as FindCoordinator from '../../src/protocol/messages/10-find-coordinator.gen.js'
-import * as Heartbeat from '../../src/protocol/messages/12-heartbeat.gen.js'
-import * as InitProducerId from '../../src/protocol/messages/22-init-producer-id.gen.js'
-import type { Writer } from '../../src/protocol/primitives/writer.js'
 import { RawClient, startTestBroker, type TestBroker } from '../harness/index.js'
-
-const MAX_INT32 = 2 ** 31 - 1
-const MAX_INT64 = 2n ** 63n - 1n
-const COORDINATOR_TOPICS = ['__consumer_offsets', '__transaction_state']
+import { COORDINATOR_TOPICS, MAX_EPOCHS, coordinatorAnswers, forgedRequests } from './control-probes.js'
 
 let tb: TestBroker | undefined
 afterEach(async () => {
   await tb?.stop()
   tb = undefined
 })
-
-/** The forged requests of the hostile smoke: epochs at their maximum, live brokers without this one. */
-const FORGED: { name: string; apiKey: number; version: number; encode: (w: Writer) => void }[] = [
-  {
-    name: 'UpdateMetadata v8 without this broker',
-    apiKey: 6,
-    version: 8,
-    encode: (w) =>
-      UpdateMetadata.encodeUpdateMetadataRequest(
-        w,
-        UpdateMetadata.createUpdateMetadataRequest({
-          controllerId: 0,
-          controllerEpoch: MAX_INT32,
-          brokerEpoch: MAX_INT64,
-          liveBrokers: [UpdateMetadata.createUpdateMetadataBroker({ id: 5, endpoints: [UpdateMetadata.createUpdateMetadataEndpoint({ host: 'nowhere', port: 1, listener: 'PLAINTEXT' })] })],
-        }),
-        8,
-      ),
-  },
-  {
-    name: 'LeaderAndIsr v7 moving the coordinator partitions away',
-    apiKey: 4,
-    version: 7,
-    encode: (w) =>
-      LeaderAndIsr.encodeLeaderAndIsrRequest(
-        w,
-        LeaderAndIsr.createLeaderAndIsrRequest({
-          controllerId: 0,
-          controllerEpoch: MAX_INT32,
-          brokerEpoch: MAX_INT64,
-          topicStates: COORDINATOR_TOPICS.map((topicName) =>
-            LeaderAndIsr.createLeaderAndIsrTopicState({ topicName, partitionStates: [0, 1].map((partitionIndex) => LeaderAndIsr.createLeaderAndIsrPartitionState({ partitionIndex, leader: 7, leaderEpoch: MAX_INT32, isr: [7], replicas: [7, 0] })) }),
-          ),
-        }),
-        7,
-      ),
-  },
-  {
-    name: 'StopReplica v4 deleting the coordinator partitions',
-    apiKey: 5,
-    version: 4,
-    encode: (w) =>
-      StopReplica.encodeStopReplicaRequest(
-        w,
-        StopReplica.createStopReplicaRequest({
-          controllerId: 0,
-          controllerEpoch: MAX_INT32,
-          brokerEpoch: MAX_INT64,
-          topicStates: COORDINATOR_TOPICS.map((topicName) => StopReplica.createStopReplicaTopicState({ topicName, partitionStates: [0, 1].map((partitionIndex) => StopReplica.createStopReplicaPartitionState({ partitionIndex, leaderEpoch: MAX_INT32, deletePartition: true })) })),
-        }),
-        4,
-      ),
-  },
-  {
-    name: 'ControlledShutdown v3 of this broker',
-    apiKey: 7,
-    version: 3,
-    encode: (w) => ControlledShutdown.encodeControlledShutdownRequest(w, ControlledShutdown.createControlledShutdownRequest({ brokerId: 0, brokerEpoch: MAX_INT64 }), 3),
-  },
-]
-
-/** The group and transaction requests the smoke found silent, each with the error code(s) it answered. */
-async function coordinatorAnswers(raw: RawClient): Promise<{ name: string; ms: number; errorCodes: number[] }[]> {
-  const timed = async (name: string, call: () => Promise<number[]>) => {
-    const start = performance.now()
-    const errorCodes = await call()
-    return { name, ms: performance.now() - start, errorCodes }
-  }
-  return [
-    await timed('OffsetCommit', async () => {
-      const req = OffsetCommit.createOffsetCommitRequest({ groupId: 'g', generationIdOrMemberEpoch: -1, topics: [OffsetCommit.createOffsetCommitRequestTopic({ name: 't', partitions: [OffsetCommit.createOffsetCommitRequestPartition({ partitionIndex: 0, committedOffset: 1n })] })] })
-      const res = await raw.call(8, 8, (w) => OffsetCommit.encodeOffsetCommitRequest(w, req, 8), OffsetCommit.decodeOffsetCommitResponse, 5000)
-      return res.topics.flatMap((t) => t.partitions.map((p) => p.errorCode))
-    }),
-    await timed('OffsetFetch', async () => {
-      const req = OffsetFetch.createOffsetFetchRequest({ groupId: 'g', topics: [OffsetFetch.createOffsetFetchRequestTopic({ name: 't', partitionIndexes: [0] })] })
-      const res = await raw.call(9, 7, (w) => OffsetFetch.encodeOffsetFetchRequest(w, req, 7), OffsetFetch.decodeOffsetFetchResponse, 5000)
-      return [res.errorCode, ...res.topics.flatMap((t) => t.partitions.map((p) => p.errorCode))]
-    }),
-    await timed('Heartbeat', async () => {
-      const req = Heartbeat.createHeartbeatRequest({ groupId: 'g', generationId: 1, memberId: 'nobody' })
-      return [(await raw.call(12, 4, (w) => Heartbeat.encodeHeartbeatRequest(w, req, 4), Heartbeat.decodeHeartbeatResponse, 5000)).errorCode]
-    }),
-    await timed('InitProducerId', async () => {
-      const req = InitProducerId.createInitProducerIdRequest({ transactionalId: 'tx', transactionTimeoutMs: 60_000 })
-      return [(await raw.call(22, 3, (w) => InitProducerId.encodeInitProducerIdRequest(w, req, 3), InitProducerId.decodeInitProducerIdResponse, 5000)).errorCode]
-    }),
-    await timed('FindCoordinator', async () => {
-      const req = FindCoordinator.createFindCoordinatorRequest({ key: 'g', keyType: 0 })
-      return [(await raw.call(10, 3, (w) => FindCoordinator.encodeFindCoordinatorRequest(w, req, 3), FindCoordinator.decodeFindCoordinatorResponse, 5000)).errorCode]
-    }),
-  ]
-}
 
 describe('a broker without ZooKeeper and the control plane', () => {
   it('does not advertise LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown and closes the connection of a client that sends one', async () => {
@@ -130,7 +26,7 @@ describe('a broker without ZooKeeper and the control plane', () => {
     for (const key of [4, 5, 6, 7]) expect(advertised.has(key)).toBe(false)
     expect(advertised.has(8)).toBe(true)
 
-    for (const forged of FORGED) {
+    for (const forged of forgedRequests(MAX_EPOCHS)) {
       const raw = await RawClient.connect(tb.host, tb.port)
       const { correlationId, bytes } = raw.frame(forged.apiKey, forged.version, forged.encode)
       await raw.write(bytes)
