@@ -7,7 +7,7 @@
 // - A request whose controller epoch is older than the newest one seen is refused as a whole:
 //   STALE_CONTROLLER_EPOCH. A newer one becomes the newest seen.
 // - A request carrying a broker epoch older than this broker's registration (sent to an earlier life of
-//   this broker) is refused: STALE_BROKER_EPOCH; -1 (not given) passes.
+//   this broker) is refused: STALE_BROKER_EPOCH; -1 (not given) passes here (the network facet refuses it).
 // Requests are applied one at a time in arrival order, whichever controller or path they come from.
 // Those from the network (the handlers get the `network` facet) must first pass ControlAdmission
 // (network-control.ts): from the active controller, to this registration of this broker.
