@@ -32,6 +32,7 @@ import { DynamicConfigService, parseDynamicLayers, readDynamicBrokerConfigs, typ
 import { FetchSessionCache } from '../server/handlers/common/fetch-sessions.js'
 import { GroupService } from './coordinators/groups.js'
 import { HANDLERS } from '../server/handlers/index.js'
+import { servedHandlers } from './control/network-control.js'
 import { ProducerIdManager } from './producer-ids.js'
 import { ApiTable } from '../server/api-table.js'
 import { ReplicaManager } from '../replication/replica-manager.js'
@@ -67,7 +68,8 @@ const FIRST_METADATA_WAIT_MS = 30_000
 const LOG_DIR_EVENT_RETRY_MS = 1000
 
 export class Broker {
-  readonly apiTable = new ApiTable(HANDLERS)
+  /** The APIs served from the network; without ZooKeeper not the control plane's (network-control.ts). */
+  readonly apiTable: ApiTable
   /** The partitions this broker holds, as leader or follower: appends, reads, offsets, fetch long-polling. */
   readonly partitions: ReplicaManager
   /** Brokers, topics and partition leaders as the controller last told this broker (read-only for handlers). */
@@ -130,6 +132,7 @@ export class Broker {
     private readonly shutdownGraceMs: number,
     registry: MetricsRegistry | undefined,
   ) {
+    this.apiTable = new ApiTable(servedHandlers(HANDLERS, store.kind))
     this.metrics = new BrokerMetrics(
       {
         logs: () => this.partitions.states(),
@@ -244,7 +247,7 @@ export class Broker {
         transactions: this.transactions,
         producerIds: this.producerIds,
         fetchSessions: this.fetchSessions,
-        control: this.controlPlane,
+        control: this.controlPlane.network,
         scram: new ScramCredentialService(store),
         quotas: this.clientQuotas,
         acl: this.acls,

@@ -8,7 +8,6 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
 import * as LeaderAndIsr from '../../src/protocol/messages/04-leader-and-isr.gen.js'
 import * as StopReplica from '../../src/protocol/messages/05-stop-replica.gen.js'
-import * as ControlledShutdown from '../../src/protocol/messages/07-controlled-shutdown.gen.js'
 import * as AlterPartition from '../../src/protocol/messages/56-alter-partition.gen.js'
 import { RawClient, simpleBatch, startTestBroker, tempDataDir, type TestBroker } from '../harness/index.js'
 
@@ -66,7 +65,7 @@ describe('a broker without ZooKeeper', () => {
     expect(tb.broker.partitions.hosted('legacy', 0)).toMatchObject({ isLeader: true, leaderEpoch: 0 })
   })
 
-  it('fences control requests by controller epoch and broker epoch, and answers AlterPartition and ControlledShutdown as the controller', async () => {
+  it('fences its controller\'s requests by controller epoch and broker epoch, and answers AlterPartition and ControlledShutdown as the controller', async () => {
     tb = await startTestBroker()
     const raw = await RawClient.connect(tb.host, tb.port)
     try {
@@ -81,12 +80,14 @@ describe('a broker without ZooKeeper', () => {
           brokerEpoch: be,
           topicStates: [LeaderAndIsr.createLeaderAndIsrTopicState({ topicName: 't', partitionStates: [LeaderAndIsr.createLeaderAndIsrPartitionState({ partitionIndex: 0, leader: 7, leaderEpoch, isr: [7, 0], replicas: [7, 0] })] })],
         })
-      const send = (req: LeaderAndIsr.LeaderAndIsrRequest, v = 4) => raw.call(4, v, (w) => LeaderAndIsr.encodeLeaderAndIsrRequest(w, req, v), LeaderAndIsr.decodeLeaderAndIsrResponse)
+      // The control plane's requests come from the controller in this process (the network does not
+      // serve them here: test/server/control-fencing.test.ts); its own fencing applies to them too.
+      const send = (req: LeaderAndIsr.LeaderAndIsrRequest) => b.controlPlane.leaderAndIsr(req)
       expect((await send(lai(epoch - 1, brokerEpoch, 5))).errorCode).toBe(ErrorCode.STALE_CONTROLLER_EPOCH)
       expect((await send(lai(epoch, brokerEpoch - 1n, 5))).errorCode).toBe(ErrorCode.STALE_BROKER_EPOCH)
       // Same leader epoch as the broker's: not applied (Kafka's answer), the broker still leads.
       const same = await send(lai(epoch, brokerEpoch, 0))
-      expect(same.partitionErrors[0]).toMatchObject({ topicName: 't', errorCode: ErrorCode.STALE_CONTROLLER_EPOCH })
+      expect(same.partitionErrors[0]).toMatchObject({ topic: 't', errorCode: ErrorCode.STALE_CONTROLLER_EPOCH })
       expect((await raw.produce('t', 0, simpleBatch('x', 1))).errorCode).toBe(ErrorCode.NONE)
       // A StopReplica with an older leader epoch is fenced; -1 (not given) applies.
       const sr = (leaderEpoch: number) =>
@@ -96,10 +97,10 @@ describe('a broker without ZooKeeper', () => {
           brokerEpoch,
           topicStates: [StopReplica.createStopReplicaTopicState({ topicName: 't', partitionStates: [StopReplica.createStopReplicaPartitionState({ partitionIndex: 0, leaderEpoch, deletePartition: false })] })],
         })
-      const stop = (req: StopReplica.StopReplicaRequest) => raw.call(5, 3, (w) => StopReplica.encodeStopReplicaRequest(w, req, 3), StopReplica.decodeStopReplicaResponse)
-      expect((await stop(sr(-3))).partitionErrors[0]).toMatchObject({ topicName: 't', partitionIndex: 0, errorCode: ErrorCode.FENCED_LEADER_EPOCH })
+      const stop = (req: StopReplica.StopReplicaRequest) => b.controlPlane.stopReplica(req)
+      expect((await stop(sr(-3))).partitionErrors[0]).toMatchObject({ topic: 't', partition: 0, errorCode: ErrorCode.FENCED_LEADER_EPOCH })
       expect(b.partitions.leaderError('t', 0)).toBe(ErrorCode.NONE)
-      expect((await stop(sr(-1))).partitionErrors[0]).toMatchObject({ topicName: 't', partitionIndex: 0, errorCode: ErrorCode.NONE })
+      expect((await stop(sr(-1))).partitionErrors[0]).toMatchObject({ topic: 't', partition: 0, errorCode: ErrorCode.NONE })
       expect(b.partitions.leaderError('t', 0)).toBe(ErrorCode.NOT_LEADER_OR_FOLLOWER)
 
       const state = (await b.store.getPartitionStates([{ topic: 't', partition: 0 }])).get('t:0')!.leaderAndIsr
@@ -113,11 +114,11 @@ describe('a broker without ZooKeeper', () => {
       expect((await alter(ap(state.partitionEpoch, state.leaderEpoch))).topics[0]!.partitions[0]).toMatchObject({ errorCode: ErrorCode.NONE, leaderId: 0, isr: [0] })
       expect((await alter(ap(state.partitionEpoch, state.leaderEpoch, brokerEpoch + 1n))).errorCode).toBe(ErrorCode.STALE_BROKER_EPOCH)
 
-      const cs = ControlledShutdown.createControlledShutdownRequest({ brokerId: 0, brokerEpoch })
-      const shut = await raw.call(7, 3, (w) => ControlledShutdown.encodeControlledShutdownRequest(w, cs, 3), ControlledShutdown.decodeControlledShutdownResponse)
-      // A single broker cannot move anything: the partition it leads (in the controller's view) is still listed.
+      // Its own controlled shutdown (a direct call): a single broker cannot move anything, the partition it
+      // leads (in the controller's view) is still listed.
+      const shut = await b.controlPlane.controlledShutdown(0, brokerEpoch)
       expect(shut.errorCode).toBe(ErrorCode.NONE)
-      expect(shut.remainingPartitions).toContainEqual(expect.objectContaining({ topicName: 't', partitionIndex: 0 }))
+      expect(shut.remaining).toContainEqual(expect.objectContaining({ topic: 't', partition: 0 }))
     } finally {
       raw.close()
     }

@@ -7,8 +7,10 @@
 // - A request whose controller epoch is older than the newest one seen is refused as a whole:
 //   STALE_CONTROLLER_EPOCH. A newer one becomes the newest seen.
 // - A request carrying a broker epoch older than this broker's registration (sent to an earlier life of
-//   this broker) is refused: STALE_BROKER_EPOCH; -1 (not given) passes.
+//   this broker) is refused: STALE_BROKER_EPOCH; -1 (not given) passes here (the network facet refuses it).
 // Requests are applied one at a time in arrival order, whichever controller or path they come from.
+// Those from the network (the handlers get the `network` facet) must first pass ControlAdmission
+// (network-control.ts): from the active controller, to this registration of this broker.
 //
 // Topic configs: read from the store when a topic first appears here (LeaderAndIsr may come before
 // UpdateMetadata) and cached; config change notifications re-read them and the hosted partitions get
@@ -23,6 +25,7 @@ import type * as LeaderAndIsr from '../../protocol/messages/04-leader-and-isr.ge
 import type * as StopReplica from '../../protocol/messages/05-stop-replica.gen.js'
 import type * as UpdateMetadata from '../../protocol/messages/06-update-metadata.gen.js'
 import * as AlterPartition from '../../protocol/messages/56-alter-partition.gen.js'
+import { ControlAdmission } from './network-control.js'
 import type { ControlAnswer, ControlPlaneService, OngoingReassignmentView, PartitionLeaderAndIsr, ReplicaManagerPort, TopicPartitionRef } from '../../server/handlers/common/ports.js'
 
 export interface BrokerControlPlaneOptions {
@@ -40,6 +43,12 @@ export interface BrokerControlPlaneOptions {
   onPartitionsDeleted(partitions: readonly TopicPartitionRef[]): Promise<void>
 }
 
+/** A request from the network, admitted (or not) in its turn: its ControlAdmission ticket. */
+interface FromNetwork {
+  admission: ControlAdmission
+  ticket: number
+}
+
 export class BrokerControlPlane implements ControlPlaneService, LocalControlTarget {
   /** This broker's epoch (its current registration); -1 before it registers. */
   brokerEpoch = -1n
@@ -47,8 +56,22 @@ export class BrokerControlPlane implements ControlPlaneService, LocalControlTarg
   #controller: Controller | undefined
   #serial: Promise<unknown> = Promise.resolve()
   readonly #topicConfigs = new Map<string, Record<string, string>>()
+  /** What the handlers get: the same requests, admitted only from the active controller (network-control.ts). */
+  readonly network: ControlPlaneService
 
-  constructor(private readonly options: BrokerControlPlaneOptions) {}
+  constructor(private readonly options: BrokerControlPlaneOptions) {
+    const admission = new ControlAdmission({ brokerId: options.brokerId, store: options.store, ownBrokerEpoch: () => this.brokerEpoch, log: options.log })
+    this.network = {
+      leaderAndIsr: (req) => this.leaderAndIsr(req, { admission, ticket: admission.arrive() }),
+      updateMetadata: (req) => this.updateMetadata(req, { admission, ticket: admission.arrive() }),
+      stopReplica: (req) => this.stopReplica(req, { admission, ticket: admission.arrive() }),
+      alterPartition: (req, version) => this.alterPartition(req, version),
+      controlledShutdown: (brokerId, brokerEpoch) => this.#controlledShutdownFromNetwork(brokerId, brokerEpoch),
+      electLeaders: (electionType, partitions) => this.electLeaders(electionType, partitions),
+      alterPartitionReassignments: (requests) => this.alterPartitionReassignments(requests),
+      listPartitionReassignments: (partitions) => this.listPartitionReassignments(partitions),
+    }
+  }
 
   /** The newest controller epoch this broker has accepted requests from. */
   get controllerEpoch(): number {
@@ -94,10 +117,10 @@ export class BrokerControlPlane implements ControlPlaneService, LocalControlTarg
 
   // ---------------------------------------------------------------- controller -> broker
 
-  leaderAndIsr(req: LeaderAndIsr.LeaderAndIsrRequest): Promise<ControlAnswer> {
+  leaderAndIsr(req: LeaderAndIsr.LeaderAndIsrRequest, from?: FromNetwork): Promise<ControlAnswer> {
     return this.#inOrder(async () => {
       const all = req.topicStates.flatMap((t) => t.partitionStates.map((p) => ({ topic: t.topicName, partition: p.partitionIndex })))
-      const fenced = this.#fence(req.controllerEpoch, req.brokerEpoch)
+      const fenced = await this.#fence(req.controllerId, req.controllerEpoch, req.brokerEpoch, from)
       if (fenced !== ErrorCode.NONE) return refuse(fenced, all)
       const partitions: PartitionLeaderAndIsr[] = req.topicStates.flatMap((t) =>
         t.partitionStates.map((p) => ({
@@ -124,9 +147,9 @@ export class BrokerControlPlane implements ControlPlaneService, LocalControlTarg
     })
   }
 
-  updateMetadata(req: UpdateMetadata.UpdateMetadataRequest): Promise<ControlAnswer> {
+  updateMetadata(req: UpdateMetadata.UpdateMetadataRequest, from?: FromNetwork): Promise<ControlAnswer> {
     return this.#inOrder(async () => {
-      const fenced = this.#fence(req.controllerEpoch, req.brokerEpoch)
+      const fenced = await this.#fence(req.controllerId, req.controllerEpoch, req.brokerEpoch, from)
       if (fenced !== ErrorCode.NONE) return { errorCode: fenced, partitionErrors: [] }
       const { image } = this.options
       const configs = new Map<string, Record<string, string>>()
@@ -151,10 +174,10 @@ export class BrokerControlPlane implements ControlPlaneService, LocalControlTarg
     })
   }
 
-  stopReplica(req: StopReplica.StopReplicaRequest): Promise<ControlAnswer> {
+  stopReplica(req: StopReplica.StopReplicaRequest, from?: FromNetwork): Promise<ControlAnswer> {
     return this.#inOrder(async () => {
       const all = req.topicStates.flatMap((t) => t.partitionStates.map((p) => ({ topic: t.topicName, partition: p.partitionIndex })))
-      const fenced = this.#fence(req.controllerEpoch, req.brokerEpoch)
+      const fenced = await this.#fence(req.controllerId, req.controllerEpoch, req.brokerEpoch, from)
       if (fenced !== ErrorCode.NONE) return refuse(fenced, all)
       const partitions = req.topicStates.flatMap((t) =>
         t.partitionStates.map((p) => ({ topic: t.topicName, partition: p.partitionIndex, leaderEpoch: p.leaderEpoch, deletePartition: p.deletePartition })),
@@ -178,6 +201,21 @@ export class BrokerControlPlane implements ControlPlaneService, LocalControlTarg
     return c.controlledShutdown(brokerId, brokerEpoch)
   }
 
+  /**
+   * ControlledShutdown from the network: only a broker's current registration may ask, its epoch exactly
+   * the one the controller knows (Kafka refuses only an older one and lets -1 through; the epoch is the
+   * asking broker's secret, so a client cannot shut a broker's leaderships down). Without ZooKeeper no
+   * other broker exists to ask.
+   */
+  async #controlledShutdownFromNetwork(brokerId: number, brokerEpoch: bigint): Promise<{ errorCode: number; remaining: TopicPartitionRef[] }> {
+    if (this.options.store.kind === 'embedded') return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, remaining: [] }
+    const c = this.#controller
+    if (c === undefined || !c.isActive) return { errorCode: ErrorCode.NOT_CONTROLLER, remaining: [] }
+    const registered = c.context.liveBrokers.get(brokerId)
+    if (registered !== undefined && registered.epoch !== brokerEpoch) return { errorCode: ErrorCode.STALE_BROKER_EPOCH, remaining: [] }
+    return c.controlledShutdown(brokerId, brokerEpoch)
+  }
+
   electLeaders(electionType: number, partitions: readonly TopicPartitionRef[] | null): Promise<Map<string, { errorCode: number; errorMessage: string | null }> | undefined> {
     const c = this.#controller
     if (c === undefined || !c.isActive) return Promise.resolve(undefined)
@@ -198,7 +236,12 @@ export class BrokerControlPlane implements ControlPlaneService, LocalControlTarg
 
   // ---------------------------------------------------------------- internals
 
-  #fence(controllerEpoch: number, brokerEpoch: bigint): ErrorCode {
+  /** Admission first for a request from the network; then, from any path, the epochs Kafka fences by. */
+  async #fence(controllerId: number, controllerEpoch: number, brokerEpoch: bigint, from: FromNetwork | undefined): Promise<ErrorCode> {
+    if (from !== undefined) {
+      const admitted = await from.admission.admit(from.ticket, controllerId, controllerEpoch, brokerEpoch)
+      if (admitted !== ErrorCode.NONE) return admitted
+    }
     if (brokerEpoch !== -1n && brokerEpoch < this.brokerEpoch) return ErrorCode.STALE_BROKER_EPOCH
     if (controllerEpoch < this.#controllerEpoch) return ErrorCode.STALE_CONTROLLER_EPOCH
     this.#controllerEpoch = controllerEpoch

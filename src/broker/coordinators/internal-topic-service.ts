@@ -7,6 +7,11 @@
 // NOT_COORDINATOR, and clients ask FindCoordinator again, which names the partition's leader). On a
 // single broker that is every partition. The services reach the broker through InternalTopicPorts (what
 // they use of it), not the Broker, which composes them: so the broker imports them and not the reverse.
+//
+// A request never waits long for the coordinator to start: creating the topic waits for its partitions'
+// leaders (up to 30 s when no live broker can lead them, say after the metadata lost this broker), so a
+// request waits COORDINATOR_START_WAIT_MS at most and is then answered COORDINATOR_NOT_AVAILABLE, which
+// clients retry (Kafka answers it at once while it creates the topic); the start goes on meanwhile.
 import type { BrokerConfig } from '../../config/broker-config.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import type { Logger } from '../../observability/logger.js'
@@ -33,6 +38,9 @@ export interface InternalTopicPorts {
   readonly partitions: Pick<ReplicaManager, 'onLeadershipChange' | 'hostedPartitions'> & CoordinatorPartitionAccess
 }
 
+/** How long a request waits for the coordinator to start (the topic's creation) before COORDINATOR_NOT_AVAILABLE. */
+export const COORDINATOR_START_WAIT_MS = 500
+
 export interface InternalCoordinator {
   readonly runtime: { load(partition: number): Promise<void>; unload(partition: number): void }
   close(): void
@@ -47,6 +55,8 @@ export interface InternalTopicSpec {
 export abstract class InternalTopicService<C extends InternalCoordinator, P extends InternalTopicPorts = InternalTopicPorts> {
   #starting: Promise<C> | undefined
   #coordinator: C | undefined
+  /** The coordinator once its start has finished (the first load of a new topic included). */
+  #ready: C | undefined
   #closed = false
 
   constructor(
@@ -78,12 +88,21 @@ export abstract class InternalTopicService<C extends InternalCoordinator, P exte
   /** At startup: if the topic exists, start coordinating it now (replay in the background). */
   startIfPresent(): void {
     if (this.ports.topics.get(this.topicName) === undefined) return
-    this.coordinator().catch((err: unknown) => this.ports.log.error({ err: (err as Error)?.message, topic: this.topicName }, 'cannot start the coordinator'))
+    this.#startOnce().catch((err: unknown) => this.ports.log.error({ err: (err as Error)?.message, topic: this.topicName }, 'cannot start the coordinator'))
   }
 
-  /** The coordinator, once the topic exists (created now if needed). */
+  /**
+   * The coordinator, once the topic exists (created now if needed); rejects with COORDINATOR_NOT_AVAILABLE
+   * when it has not started within COORDINATOR_START_WAIT_MS (the start goes on).
+   */
   coordinator(): Promise<C> {
     if (this.#closed) return Promise.reject(new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'the broker is shutting down'))
+    if (this.#ready !== undefined) return Promise.resolve(this.#ready)
+    return withinStartWait(this.#startOnce(), this.topicName)
+  }
+
+  /** The start, begun by the first caller and shared by the others. */
+  #startOnce(): Promise<C> {
     if (this.#starting === undefined) {
       this.#starting = this.#start()
       // A failed start (the topic could not be created) is retried by the next request.
@@ -131,6 +150,16 @@ export abstract class InternalTopicService<C extends InternalCoordinator, P exte
     const loading = this.#load(coordinator, led)
     // A new topic is empty: wait for the (instant) load so the first request is served, not told to retry.
     if (created) await loading
+    this.#ready = coordinator
     return coordinator
   }
+}
+
+/** p, or a COORDINATOR_NOT_AVAILABLE rejection when p has not settled within COORDINATOR_START_WAIT_MS. */
+function withinStartWait<C>(p: Promise<C>, topicName: string): Promise<C> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `the coordinator over ${topicName} is still starting`)), COORDINATOR_START_WAIT_MS)
+  })
+  return Promise.race([p, late]).finally(() => clearTimeout(timer))
 }

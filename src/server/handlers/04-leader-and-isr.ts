@@ -9,7 +9,10 @@
 //   not host is created with its topic's config); not newer -> STALE_CONTROLLER_EPOCH, as Kafka answers;
 //   a partition whose replicas do not include this broker -> UNKNOWN_TOPIC_OR_PARTITION.
 // * Requests from the controller are applied one at a time in arrival order.
-// * Authorization: ClusterAction on the cluster, else CLUSTER_AUTHORIZATION_FAILED (Kafka).
+// * Authorization: ClusterAction on the cluster, else CLUSTER_AUTHORIZATION_FAILED (Kafka). Then admitted
+//   only from the active controller (the control plane's network facet, broker/control/network-control.ts):
+//   controller id and epoch confirmed in ZooKeeper, the broker epoch exactly this broker's registration;
+//   a broker without ZooKeeper does not serve this API from the network at all (not in its API table).
 // Version notes:
 // * v0-1: partitions listed with their topic name (ungrouped). v2+: grouped by topic, broker epoch.
 //   v3+: adding/removing replicas. v4+: flexible. v5+: topic ids and type; the answer is by topic id.

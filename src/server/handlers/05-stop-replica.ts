@@ -7,7 +7,8 @@
 // * A partition whose request leader epoch is older than this broker's is left alone:
 //   FENCED_LEADER_EPOCH. -2 (the topic is being deleted) and -1 (not given) always apply.
 // * A log that cannot be deleted -> KAFKA_STORAGE_ERROR for that partition.
-// * Authorization: ClusterAction on the cluster, else CLUSTER_AUTHORIZATION_FAILED (Kafka).
+// * Authorization: ClusterAction on the cluster, else CLUSTER_AUTHORIZATION_FAILED (Kafka); then admitted
+//   only from the active controller, like LeaderAndIsr (not served at all without ZooKeeper).
 // Version notes:
 // * v0: one delete flag, partitions with topic names. v1-2: grouped by topic, broker epoch (v2:
 //   flexible). v3+: per-partition leader epoch and delete flag. v4: isKRaftController (ignored).

@@ -6,7 +6,8 @@
 //   (leader -2 removes a partition of a topic being deleted). Metadata, DescribeCluster and the admin
 //   requests answer from what it sets. Refused with STALE_CONTROLLER_EPOCH / STALE_BROKER_EPOCH like
 //   LeaderAndIsr.
-// * Authorization: ClusterAction on the cluster, else CLUSTER_AUTHORIZATION_FAILED (Kafka).
+// * Authorization: ClusterAction on the cluster, else CLUSTER_AUTHORIZATION_FAILED (Kafka); then admitted
+//   only from the active controller, like LeaderAndIsr (not served at all without ZooKeeper).
 // Version notes:
 // * v0: one PLAINTEXT endpoint per broker (V0Host/V0Port). v1-2: endpoints named by security protocol
 //   (the listener name is the protocol's). v3+: listener names. v4+: offline replicas. v5+: grouped by

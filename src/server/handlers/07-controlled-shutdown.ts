@@ -7,8 +7,9 @@
 //   and is not let back in while it shuts down), and the answer lists the partitions it still
 //   leads (the broker retries controlled.shutdown.max.retries times while that list is not empty).
 // * Answered by this broker only while it is the active controller, else NOT_CONTROLLER; a broker epoch
-//   older than the broker's registration -> STALE_BROKER_EPOCH; a broker not registered ->
-//   BROKER_NOT_AVAILABLE.
+//   other than the broker's registration (or none, v0-1) -> STALE_BROKER_EPOCH (Kafka refuses only an
+//   older one: here the epoch is what tells the broker from a client); a broker not registered ->
+//   BROKER_NOT_AVAILABLE. Not served at all by a broker without ZooKeeper (its controller is in process).
 // * Authorization: ClusterAction on the cluster, else CLUSTER_AUTHORIZATION_FAILED (Kafka).
 // Version notes:
 // * v0 uses request header v0 (no client id). v1: same body. v2+: broker epoch. v3: flexible.
