@@ -16,6 +16,7 @@
 //   end is corked. The upgrade itself is not (uWebSockets.js#1108: a corked upgrade after an await can
 //   end the new socket at once), so uWS warns on stderr that the upgrade's write was not corked.
 import { STATUS_CODES } from 'node:http'
+import { createServer } from 'node:net'
 import uws from 'uwebsockets'
 import { formatHttpListener, parseHttpListener } from './listener.js'
 import { pickEncoding, type StaticAssets } from './static.js'
@@ -26,6 +27,7 @@ import {
   type Handler,
   type Headers,
   HttpError,
+  ListenError,
   type HttpRequest,
   type HttpResponse,
   type HttpServer,
@@ -112,6 +114,24 @@ function captureRequest(res: UwsResponse, req: UwsRequest, names: readonly strin
   return new Request(req.getMethod().toUpperCase(), req.getUrl(), req.getQuery() ?? '', params, headers, Buffer.from(res.getRemoteAddressAsText()).toString())
 }
 
+/**
+ * Why uWS could not listen (it only says false): the same bind tried once with Node, whose error carries
+ * the system's code.
+ */
+function listenFailureCode(host: string, port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const probe = createServer()
+    probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'EUNKNOWN'))
+    probe.listen({ host: host === '' ? undefined : host, port, exclusive: true }, () => probe.close(() => resolve('EUNKNOWN')))
+  })
+}
+
+/** uWS.js's ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT (its typings declare the enum; the addon exports no value). */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1
+
+/** uWS.js's listen(host, port, options, cb): the addon takes it, its typings name only (port, options, cb). */
+type ListenWithOptions = (host: string, port: number, options: number, cb: (socket: uws.us_listen_socket | false) => void) => void
+
 class Response implements HttpResponse {
   aborted = false
   finished = false
@@ -122,6 +142,12 @@ class Response implements HttpResponse {
   private writableWaiters: (() => void)[] = []
   private abortCallbacks: (() => void)[] | null = null
   private writableHooked = false
+  /**
+   * The request body is still arriving. A response sent meanwhile closes the connection: the rest of the
+   * upload cannot be told from the next request, and reading it all would let a client push gigabytes
+   * after its answer.
+   */
+  bodyPending = false
 
   constructor(
     private readonly res: UwsResponse,
@@ -160,7 +186,7 @@ class Response implements HttpResponse {
   send(status: number, headers: Headers | null, body?: string | Uint8Array, opts?: { closeConnection?: boolean }): void {
     if (this.aborted || this.finished || this.headSent) return
     this.finished = true
-    const close = opts?.closeConnection === true
+    const close = opts?.closeConnection === true || this.bodyPending
     this.res.cork(() => {
       this.writeHeaders(status, headers)
       if (body === undefined || this.head) {
@@ -252,7 +278,7 @@ class Response implements HttpResponse {
     this.finished = true
     this.res.cork(() => {
       this.emitHead()
-      this.res.end(chunk, opts?.closeConnection === true)
+      this.res.end(chunk, opts?.closeConnection === true || this.bodyPending)
     })
   }
 
@@ -262,13 +288,17 @@ class Response implements HttpResponse {
     this.res.close()
   }
 
-  /** uWS pause/resume of the request body, skipped once the native response is gone. */
+  /**
+   * uWS pause/resume of the request body, skipped once the native response is gone or ended: uWS
+   * discards an ended response, and touching it then throws from inside a uWS callback, which ends the
+   * process (a client uploading on after its 400 did exactly that).
+   */
   pause(): void {
-    if (!this.aborted) this.res.pause()
+    if (!this.aborted && !this.finished) this.res.pause()
   }
 
   resume(): void {
-    if (!this.aborted) this.res.resume()
+    if (!this.aborted && !this.finished) this.res.resume()
   }
 }
 
@@ -287,6 +317,9 @@ class BodyStream implements AsyncIterable<Buffer> {
   ) {}
 
   push(chunk: Buffer, last: boolean): void {
+    if (last) this.res.bodyPending = false
+    // Answered already: nobody will read the rest, so it is not kept (the connection closes on the answer).
+    if (this.res.finished || this.res.aborted) return
     if (chunk.length > 0) {
       this.queue.push(chunk)
       this.queued += chunk.length
@@ -458,10 +491,33 @@ class UwsServer implements HttpServer {
     else check()
   }
 
+  /**
+   * fn, but an exception it throws never leaves it: thrown inside a uWS callback it would end the
+   * process (and with it Kafka, the registry and the console). It is reported, and the request's
+   * connection closed when the response is still there.
+   */
+  private shielded<A extends unknown[]>(what: string, fn: (...args: A) => void, res?: () => Response | UwsResponse | undefined): (...args: A) => void {
+    return (...args: A) => {
+      try {
+        fn(...args)
+      } catch (err) {
+        this.opts.onHandlerError?.(err, { method: 'HTTP', path: what, query: new URLSearchParams(), params: {}, header: () => undefined, remoteAddress: '' })
+        const r = res?.() ?? (args[0] as UwsResponse | undefined)
+        try {
+          if (r instanceof Response) r.close()
+          else (r as UwsResponse | undefined)?.close?.()
+        } catch {
+          // Already discarded by uWS: nothing left to close.
+        }
+      }
+    }
+  }
+
   private register(method: string, pattern: string, fn: (res: UwsResponse, req: UwsRequest) => void): void {
     const m = method.toUpperCase()
     if (this.fallbackInstalled && m === 'ANY' && pattern === '/*') throw new Error('a catch-all route (ANY /*) must be added before the first listen()')
     this.known.push({ method: m, pattern, regex: patternRegex(pattern) })
+    fn = this.shielded(`${m} ${pattern}`, fn)
     switch (m) {
       case 'GET':
         this.app.get(pattern, fn)
@@ -523,7 +579,9 @@ class UwsServer implements HttpServer {
       const pieces: Buffer[] = []
       let received = 0
       let refused = false
-      res.onData((ab, last) => {
+      r.bodyPending = true
+      res.onData(this.shielded(`${pattern} (body)`, (ab: ArrayBuffer, last: boolean) => {
+        if (last) r.bodyPending = false
         if (refused || r.aborted) return
         const n = ab.byteLength
         if (received + n > limit || (whole !== null && received + n > whole.length)) {
@@ -537,7 +595,7 @@ class UwsServer implements HttpServer {
         if (!last) return
         req.body = whole !== null ? whole.subarray(0, received) : pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, received)
         this.run(handler, req as Request & BufferedRequest, r)
-      })
+      }, () => r))
     })
   }
 
@@ -558,7 +616,10 @@ class UwsServer implements HttpServer {
         r.abort()
       })
       const hasBody = req.header('transfer-encoding') !== undefined || (req.header('content-length') ?? '0') !== '0'
-      if (hasBody) res.onData((ab, last) => body.push(copyChunk(ab), last))
+      if (hasBody) {
+        r.bodyPending = true
+        res.onData(this.shielded(`${pattern} (body)`, (ab: ArrayBuffer, last: boolean) => body.push(copyChunk(ab), last), () => r))
+      }
       else body.push(EMPTY, true)
       this.run(handler, Object.assign(req, { body }) as unknown as StreamedRequest, r)
     })
@@ -669,14 +730,14 @@ class UwsServer implements HttpServer {
     }
   }
 
-  listen(url: string): Promise<BoundListener> {
+  listen(url: string, configKey = 'listeners'): Promise<BoundListener> {
     if (this.closed) return Promise.reject(new Error('the HTTP server is closed'))
     const l = parseHttpListener(url)
     this.installFallback()
     return new Promise((resolve, reject) => {
       const done = (socket: uws.us_listen_socket | false): void => {
         if (socket === false) {
-          reject(new Error(`cannot listen on ${url}: the address is in use or not available`))
+          listenFailureCode(l.host, l.port).then((code) => reject(new ListenError(url, code, configKey)), reject)
           return
         }
         this.sockets.push(socket)
@@ -685,8 +746,10 @@ class UwsServer implements HttpServer {
         this.listeners.push(bound)
         resolve(bound)
       }
-      if (l.host === '') this.app.listen(l.port, done)
-      else this.app.listen(l.host, l.port, done)
+      // Exclusive: uWS's default sets SO_REUSEPORT, so a second process with the same config would
+      // share the port silently and the kernel would split requests between the two.
+      if (l.host === '') this.app.listen(l.port, LIBUS_LISTEN_EXCLUSIVE_PORT, done)
+      else (this.app.listen.bind(this.app) as unknown as ListenWithOptions)(l.host, l.port, LIBUS_LISTEN_EXCLUSIVE_PORT, done)
     })
   }
 

@@ -1,13 +1,13 @@
 // The HTTP adapter over real sockets: routes and parameters, 404/405, body limits (413 before buffering),
 // streamed bodies paused under a slow reader, responses that wait for a slow client, aborted requests,
 // handler failures, static assets with gzip/br and ETags, WebSockets with backpressure, listen/close.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createHttpServer, HttpError, parseHttpListener, staticAssetsFrom, type HttpServer } from '../../src/http/index.js'
+import { createHttpServer, HttpError, ListenError, parseHttpListener, staticAssetsFrom, type HttpServer } from '../../src/http/index.js'
 import { REPO_ROOT } from '../harness/broker.js'
 import { TestWebSocket } from '../harness/ws-client.js'
 
@@ -339,6 +339,69 @@ describe('http adapter', () => {
     expect(events.some((e) => e.startsWith('close orders'))).toBe(true)
   })
 
+  it('survives a client that uploads on after its answer, keeps none of the rest, and closes that connection', async () => {
+    // Issue 31: the REST produce route answers 400 at the first bad bytes while a chunked upload goes on;
+    // pausing the ended response threw inside a uWS callback and ended the process.
+    const { port, base } = await start((s) => {
+      s.streamRoute('POST', '/records', async (req, res) => {
+        for await (const _chunk of req.body) {
+          res.send(400, null, 'bad records')
+          return
+        }
+      }, { bufferBytes: 64 * 1024 })
+      s.route('GET', '/alive', (_req, res) => res.send(200, null, 'yes'))
+    })
+    const sock = await rawConnect(port)
+    let response = ''
+    sock.on('data', (d) => (response += d.toString()))
+    sock.on('error', () => undefined)
+    const closed = new Promise<void>((r) => sock.once('close', () => r()))
+    sock.write('POST /records HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n')
+    const chunk = Buffer.alloc(256 * 1024, 120)
+    const framed = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])
+    let written = 0
+    let isClosed = false
+    void closed.then(() => (isClosed = true))
+    const deadline = Date.now() + 10_000
+    while (!isClosed && written < 100 * 1024 * 1024 && Date.now() < deadline) {
+      if (!sock.write(framed)) await Promise.race([new Promise((r) => sock.once('drain', r)), closed, sleep(200)])
+      written += chunk.length
+    }
+    await Promise.race([closed, sleep(5000)])
+    expect(response).toMatch(/^HTTP\/1.1 400 /)
+    // The server closed the connection rather than read 100 MiB it does not want.
+    expect(isClosed).toBe(true)
+    expect(written).toBeLessThan(100 * 1024 * 1024)
+    const r = await fetch(`${base}/alive`)
+    expect(await r.text()).toBe('yes')
+  })
+
+  it('refuses a port that another process listens on, naming the config key (no shared SO_REUSEPORT port)', async () => {
+    // Issue 31: uWS's default listen sets SO_REUSEPORT, so a second broker with the same config shared
+    // 8081/8082 and the kernel alternated requests between the two processes.
+    const holder = spawn(process.execPath, ['--input-type=module', '-e', `
+      const { createHttpServer } = await import(${JSON.stringify(join(REPO_ROOT, 'dist', 'src', 'http', 'index.js'))})
+      const s = await createHttpServer()
+      s.route('GET', '/who', (_q, r) => r.send(200, null, 'holder'))
+      const l = await s.listen('http://127.0.0.1:0')
+      process.stdout.write(l.port + '\\n')
+      setInterval(() => undefined, 1000)
+    `], { stdio: ['ignore', 'pipe', 'inherit'] })
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        holder.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())))
+        holder.once('exit', (code) => reject(new Error(`the holder exited with ${code}`)))
+      })
+      const other = await createHttpServer()
+      servers.push(other)
+      other.route('GET', '/who', (_q, r) => r.send(200, null, 'intruder'))
+      await expect(other.listen(`http://127.0.0.1:${port}`, 'rest.listeners')).rejects.toThrow(/^rest.listeners: cannot listen on http:\/\/127.0.0.1:\d+: EADDRINUSE/)
+      for (let i = 0; i < 10; i++) expect(await (await fetch(`http://127.0.0.1:${port}/who`)).text()).toBe('holder')
+    } finally {
+      holder.kill('SIGKILL')
+    }
+  })
+
   it('listens on several URLs, refuses a busy port, and close() ends open connections', async () => {
     let aborted = false
     const { server, port } = await start((s) =>
@@ -351,7 +414,8 @@ describe('http adapter', () => {
     expect(server.listeners.map((l) => l.port)).toEqual([port, second.port])
     const other = await createHttpServer()
     servers.push(other)
-    await expect(other.listen(`http://127.0.0.1:${port}`)).rejects.toThrow(/cannot listen/)
+    await expect(other.listen(`http://127.0.0.1:${port}`)).rejects.toThrow(/^listeners: cannot listen on .*: EADDRINUSE \(address already in use\)$/)
+    await expect(other.listen(`http://127.0.0.1:${port}`, 'rest.listeners')).rejects.toBeInstanceOf(ListenError)
     const pending = fetch(`http://127.0.0.1:${second.port}/hang`).catch((e: Error) => e)
     await sleep(100)
     await server.close()
