@@ -6,6 +6,7 @@ export { formatHttpListener, parseHttpListener } from './listener.js'
 export type { HttpListener } from './listener.js'
 export { contentTypeOf, loadStaticAssets, pickEncoding, staticAsset, staticAssetsFrom } from './static.js'
 export type { StaticAsset, StaticAssets } from './static.js'
+export { jsonNestedDeeperThan, MAX_JSON_DEPTH, tooDeepMessage } from './json-depth.js'
 export { HttpError, ListenError } from './types.js'
 export type {
   BoundListener,

@@ -157,6 +157,8 @@ export interface ErrorResponder {
 export interface HttpServerOptions {
   /** Largest request body read whole, in bytes (routes may lower or raise it). Default 1 MiB. */
   maxBodyBytes?: number
+  /** Longest request target (path and query) served, in bytes; longer ones get 414. Default 8 KiB. */
+  maxUriBytes?: number
   /** Builds the body of error answers (404, 405, 413, 500): JSON in the products' own format. */
   errorBody?: ErrorResponder
   /** Called with errors thrown by handlers (after the 500 is sent), for logging. */

@@ -47,6 +47,8 @@ const EMPTY = Buffer.alloc(0)
 const DIRECT_END_BYTES = 16 * 1024
 const DEFAULT_MAX_BODY = 1024 * 1024
 const DEFAULT_STREAM_BUFFER = 1024 * 1024
+/** Jetty's default request header size, which bounds the request line in Confluent's servers. */
+const DEFAULT_MAX_URI = 8192
 
 const statusLines = new Map<number, string>()
 function statusLine(status: number): string {
@@ -426,11 +428,13 @@ class UwsServer implements HttpServer {
   private readonly sockets: uws.us_listen_socket[] = []
   readonly listeners: BoundListener[] = []
   private readonly maxBodyBytes: number
+  private readonly maxUriBytes: number
   private readonly errorBody: ErrorResponder
   private closed = false
 
   constructor(private readonly opts: HttpServerOptions) {
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY
+    this.maxUriBytes = opts.maxUriBytes ?? DEFAULT_MAX_URI
     this.errorBody = opts.errorBody ?? defaultErrorBody
   }
 
@@ -443,14 +447,14 @@ class UwsServer implements HttpServer {
     if (this.fallbackInstalled) return
     this.fallbackInstalled = true
     if (this.known.some((k) => k.method === 'ANY' && k.pattern === '/*')) return
-    this.app.any('/*', (res, req) => {
+    this.app.any('/*', this.shielded('ANY /* (fallback)', this.withUriLimit((res, req) => {
       const r = new Response(res, false)
       res.onAborted(() => r.abort())
       const path = req.getUrl()
       const allowed = [...new Set(this.known.filter((k) => k.regex.test(path)).map((k) => k.method))]
       if (allowed.length > 0) this.sendError(r, 405, 'Method Not Allowed', null, { Allow: allowed.join(', ') })
       else this.sendError(r, 404, 'Not Found', null)
-    })
+    })))
   }
 
   private sendError(res: Response, status: number, message: string, req: HttpRequest | null, extra?: Headers, closeConnection = false): void {
@@ -513,11 +517,31 @@ class UwsServer implements HttpServer {
     }
   }
 
+  /**
+   * fn for request targets (path and query) up to maxUriBytes; a longer one is answered 414 URI Too Long
+   * and its connection closed, as Jetty (Confluent's server) does past its 8 KiB request header. Targets
+   * longer than uWS's own receive buffer (about 512 KiB) never reach here: uWS answers those itself
+   * (505) and closes the connection.
+   */
+  private withUriLimit<A extends unknown[]>(fn: (res: UwsResponse, req: UwsRequest, ...rest: A) => void): (res: UwsResponse, req: UwsRequest, ...rest: A) => void {
+    const max = this.maxUriBytes
+    return (res, ureq, ...rest) => {
+      const length = ureq.getUrl().length + (ureq.getQuery()?.length ?? 0)
+      if (length <= max) {
+        fn(res, ureq, ...rest)
+        return
+      }
+      const r = new Response(res, false)
+      res.onAborted(() => r.abort())
+      this.sendError(r, 414, `URI Too Long: the request target has ${length} bytes, the limit is ${max}`, null, undefined, true)
+    }
+  }
+
   private register(method: string, pattern: string, fn: (res: UwsResponse, req: UwsRequest) => void): void {
     const m = method.toUpperCase()
     if (this.fallbackInstalled && m === 'ANY' && pattern === '/*') throw new Error('a catch-all route (ANY /*) must be added before the first listen()')
     this.known.push({ method: m, pattern, regex: patternRegex(pattern) })
-    fn = this.shielded(`${m} ${pattern}`, fn)
+    fn = this.shielded(`${m} ${pattern}`, this.withUriLimit(fn))
     switch (m) {
       case 'GET':
         this.app.get(pattern, fn)
@@ -641,7 +665,7 @@ class UwsServer implements HttpServer {
       maxBackpressure: route.maxBackpressure ?? 1024 * 1024,
       // uWS accepts 0 (off) or at least 8 seconds.
       idleTimeout: idle === 0 ? 0 : Math.max(8, idle),
-      upgrade: (res, ureq, context) => {
+      upgrade: this.withUriLimit((res: UwsResponse, ureq: UwsRequest, context: uws.us_socket_context_t) => {
         const r = new Response(res, false)
         res.onAborted(() => r.abort())
         const key = ureq.getHeader('sec-websocket-key')
@@ -670,7 +694,7 @@ class UwsServer implements HttpServer {
         } catch (err) {
           this.fail(err, req, r)
         }
-      },
+      }),
       open: (socket) => {
         const conn = socket.getUserData().conn
         conn.socket = socket

@@ -14,7 +14,7 @@
 // A write that reaches a follower is forwarded to the leader (once: the forwarded request carries
 // forward=false), as Kafka's workers do; during a rebalance, when no leader is known, the answer is 409.
 import { configKeyInfo } from '../api/config-def.js'
-import { createHttpServer, type BufferedRequest, type BoundListener, type HttpResponse, type HttpServer } from '../../http/index.js'
+import { createHttpServer, jsonNestedDeeperThan, tooDeepMessage, type BufferedRequest, type BoundListener, type HttpResponse, type HttpServer } from '../../http/index.js'
 import type { Logger } from '../../observability/logger.js'
 import type { MetricsRegistry } from '../../observability/metrics.js'
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheusText } from '../../observability/prometheus.js'
@@ -47,6 +47,7 @@ export interface ConnectRestOptions {
 
 function parseJson(req: BufferedRequest): unknown {
   if (req.body.length === 0) return undefined
+  if (jsonNestedDeeperThan(req.body)) throw new HerderError(400, tooDeepMessage())
   try {
     return JSON.parse(req.body.toString('utf8'))
   } catch (err) {
