@@ -18,8 +18,8 @@ export interface RegistryConfigDef extends ConfigDef {
 const def = (d: RegistryConfigDef): RegistryConfigDef => d
 
 export const REGISTRY_CONFIGS: readonly RegistryConfigDef[] = [
-  def({ name: 'listeners', type: 'list', default: ['http://0.0.0.0:8081'], validator: httpListeners, validValues: 'http://host:port,...', embeddable: true,
-    doc: 'HTTP listeners of the Schema Registry. In a broker (schema.registry.listeners) the default is none: the registry runs only when this is set.' }),
+  def({ name: 'listeners', type: 'list', default: ['http://127.0.0.1:8081'], validator: httpListeners, validValues: 'http://host:port,...', embeddable: true,
+    doc: 'HTTP listeners of the Schema Registry (loopback by default: name 0.0.0.0 or a host to serve other machines). In a broker (schema.registry.listeners) the default is none: the registry runs only when this is set.' }),
   def({ name: 'kafkastore.bootstrap.servers', type: 'list', default: null, embeddable: false,
     doc: "Kafka brokers holding the registry's topic (standalone only: a broker's embedded registry connects to the broker's own listener)." }),
   def({ name: 'kafkastore.topic', type: 'string', default: '_schemas', embeddable: true, doc: 'The compacted topic that stores schemas, configs and modes.' }),

@@ -13,8 +13,8 @@ export interface RestConfigDef extends ConfigDef {
 const def = (d: RestConfigDef): RestConfigDef => d
 
 export const REST_CONFIGS: readonly RestConfigDef[] = [
-  def({ name: 'listeners', type: 'list', default: ['http://0.0.0.0:8082'], validator: httpListeners, validValues: 'http://host:port,...', embeddable: true,
-    doc: 'HTTP listeners of the REST Proxy. In a broker (rest.listeners) the default is none: the proxy runs only when this is set.' }),
+  def({ name: 'listeners', type: 'list', default: ['http://127.0.0.1:8082'], validator: httpListeners, validValues: 'http://host:port,...', embeddable: true,
+    doc: 'HTTP listeners of the REST Proxy (loopback by default: name 0.0.0.0 or a host to serve other machines). In a broker (rest.listeners) the default is none: the proxy runs only when this is set.' }),
   def({ name: 'bootstrap.servers', type: 'list', default: null, embeddable: false,
     doc: 'Kafka brokers the proxy connects to (standalone only: a broker\'s embedded proxy connects to the broker\'s own listener).' }),
   def({ name: 'id', type: 'string', default: '', embeddable: true, doc: 'Identifier of this proxy instance, part of generated consumer instance names.' }),

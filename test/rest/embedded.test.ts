@@ -104,7 +104,8 @@ describe('REST Proxy embedded in the broker and standalone', () => {
     child.stderr.on('data', (d: Buffer) => (out += d.toString()))
     const deadline = Date.now() + 15000
     while (!out.includes('REST Proxy listening') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
-    expect(out).toContain(`REST Proxy listening on http://127.0.0.1:${restPort}`)
+    expect(out).toContain(`REST Proxy listening on http://127.0.0.1:${restPort} (loopback only`)
+    expect(out).not.toMatch(/WARNING/)
     const base = `http://127.0.0.1:${restPort}`
     const produced = await call(base, 'POST', '/topics/standalone', { contentType: 'application/vnd.kafka.json.v2+json', body: { records: [{ value: 'x' }] } })
     expect(produced.status).toBe(404) // no auto-creation through the proxy
