@@ -159,6 +159,13 @@ export interface HttpServerOptions {
   maxBodyBytes?: number
   /** Longest request target (path and query) served, in bytes; longer ones get 414. Default 8 KiB. */
   maxUriBytes?: number
+  /**
+   * Origins besides the listener's own whose pages may change state (POST, PUT, PATCH, DELETE) or open
+   * WebSockets: Confluent's access.control.allow.origin, a list of origins (`http://host:port`) or `*`
+   * for any. Default: none (same origin only). Requests without an Origin header (not from a browser)
+   * are not concerned.
+   */
+  allowedOrigins?: readonly string[]
   /** Builds the body of error answers (404, 405, 413, 500): JSON in the products' own format. */
   errorBody?: ErrorResponder
   /** Called with errors thrown by handlers (after the 500 is sent), for logging. */

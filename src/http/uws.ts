@@ -18,7 +18,7 @@
 import { STATUS_CODES } from 'node:http'
 import { createServer } from 'node:net'
 import uws from 'uwebsockets'
-import { formatHttpListener, parseHttpListener } from './listener.js'
+import { formatHttpListener, isLoopbackHost, parseHttpListener } from './listener.js'
 import { pickEncoding, type StaticAssets } from './static.js'
 import {
   type BoundListener,
@@ -47,6 +47,16 @@ const EMPTY = Buffer.alloc(0)
 const DIRECT_END_BYTES = 16 * 1024
 const DEFAULT_MAX_BODY = 1024 * 1024
 const DEFAULT_STREAM_BUFFER = 1024 * 1024
+/** Methods that change nothing (uWS gives them in lower case): no Origin check. */
+const SAFE_METHODS = new Set(['get', 'head', 'options'])
+
+/** The host of a Host header: `name`, `name:port`, `[v6]` or `[v6]:port`. */
+function hostOfHostHeader(header: string): string {
+  if (header.startsWith('[')) return header.slice(1, header.indexOf(']') >>> 0)
+  const colon = header.indexOf(':')
+  return colon < 0 ? header : header.slice(0, colon)
+}
+
 /** Jetty's default request header size, which bounds the request line in Confluent's servers. */
 const DEFAULT_MAX_URI = 8192
 
@@ -429,12 +439,16 @@ class UwsServer implements HttpServer {
   readonly listeners: BoundListener[] = []
   private readonly maxBodyBytes: number
   private readonly maxUriBytes: number
+  private readonly allowedOrigins: ReadonlySet<string>
+  /** Every listener is bound to a loopback address: Host headers must name loopback (DNS rebinding). */
+  private loopbackOnly = false
   private readonly errorBody: ErrorResponder
   private closed = false
 
   constructor(private readonly opts: HttpServerOptions) {
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY
     this.maxUriBytes = opts.maxUriBytes ?? DEFAULT_MAX_URI
+    this.allowedOrigins = new Set(opts.allowedOrigins ?? [])
     this.errorBody = opts.errorBody ?? defaultErrorBody
   }
 
@@ -447,7 +461,7 @@ class UwsServer implements HttpServer {
     if (this.fallbackInstalled) return
     this.fallbackInstalled = true
     if (this.known.some((k) => k.method === 'ANY' && k.pattern === '/*')) return
-    this.app.any('/*', this.shielded('ANY /* (fallback)', this.withUriLimit((res, req) => {
+    this.app.any('/*', this.shielded('ANY /* (fallback)', this.withRequestChecks((res, req) => {
       const r = new Response(res, false)
       res.onAborted(() => r.abort())
       const path = req.getUrl()
@@ -518,30 +532,50 @@ class UwsServer implements HttpServer {
   }
 
   /**
-   * fn for request targets (path and query) up to maxUriBytes; a longer one is answered 414 URI Too Long
-   * and its connection closed, as Jetty (Confluent's server) does past its 8 KiB request header. Targets
-   * longer than uWS's own receive buffer (about 512 KiB) never reach here: uWS answers those itself
-   * (505) and closes the connection.
+   * fn for requests that pass the checks every route shares, else the refusal:
+   * - a request target (path and query) over maxUriBytes: 414 URI Too Long, connection closed, as Jetty
+   *   (Confluent's server) does past its 8 KiB request header. Targets longer than uWS's own receive
+   *   buffer never reach here: uWS answers those itself (505) and closes the connection;
+   * - on loopback-only listeners, a Host header that names no loopback address: 403 (a page that rebinds
+   *   its own DNS name to 127.0.0.1 would otherwise reach the service as its own origin);
+   * - a state-changing method or a WebSocket upgrade from a browser page of another origin (its Origin
+   *   header is neither the listener's own origin nor in allowedOrigins): 403. Browsers send Origin on
+   *   every cross-origin POST, form posts included, and on every WebSocket handshake.
    */
-  private withUriLimit<A extends unknown[]>(fn: (res: UwsResponse, req: UwsRequest, ...rest: A) => void): (res: UwsResponse, req: UwsRequest, ...rest: A) => void {
+  private withRequestChecks<A extends unknown[]>(fn: (res: UwsResponse, req: UwsRequest, ...rest: A) => void): (res: UwsResponse, req: UwsRequest, ...rest: A) => void {
     const max = this.maxUriBytes
     return (res, ureq, ...rest) => {
       const length = ureq.getUrl().length + (ureq.getQuery()?.length ?? 0)
-      if (length <= max) {
+      let refusal: [number, string] | null = null
+      if (length > max) refusal = [414, `URI Too Long: the request target has ${length} bytes, the limit is ${max}`]
+      else refusal = this.browserRefusal(ureq, rest.length > 0)
+      if (refusal === null) {
         fn(res, ureq, ...rest)
         return
       }
       const r = new Response(res, false)
       res.onAborted(() => r.abort())
-      this.sendError(r, 414, `URI Too Long: the request target has ${length} bytes, the limit is ${max}`, null, undefined, true)
+      this.sendError(r, refusal[0], refusal[1], null, undefined, true)
     }
+  }
+
+  /** The Host and Origin checks of withRequestChecks: the refusal, or null. */
+  private browserRefusal(ureq: UwsRequest, upgrade: boolean): [number, string] | null {
+    const host = ureq.getHeader('host')
+    if (this.loopbackOnly && !isLoopbackHost(hostOfHostHeader(host))) {
+      return [403, `Forbidden: Host '${host}' does not name this loopback listener`]
+    }
+    if (!upgrade && SAFE_METHODS.has(ureq.getMethod())) return null
+    const origin = ureq.getHeader('origin')
+    if (origin === '' || this.allowedOrigins.has('*') || this.allowedOrigins.has(origin) || origin === `http://${host}`) return null
+    return [403, `Forbidden: origin '${origin}' may not ${upgrade ? 'open WebSockets' : 'change state'} here (access.control.allow.origin)`]
   }
 
   private register(method: string, pattern: string, fn: (res: UwsResponse, req: UwsRequest) => void): void {
     const m = method.toUpperCase()
     if (this.fallbackInstalled && m === 'ANY' && pattern === '/*') throw new Error('a catch-all route (ANY /*) must be added before the first listen()')
     this.known.push({ method: m, pattern, regex: patternRegex(pattern) })
-    fn = this.shielded(`${m} ${pattern}`, this.withUriLimit(fn))
+    fn = this.shielded(`${m} ${pattern}`, this.withRequestChecks(fn))
     switch (m) {
       case 'GET':
         this.app.get(pattern, fn)
@@ -665,7 +699,7 @@ class UwsServer implements HttpServer {
       maxBackpressure: route.maxBackpressure ?? 1024 * 1024,
       // uWS accepts 0 (off) or at least 8 seconds.
       idleTimeout: idle === 0 ? 0 : Math.max(8, idle),
-      upgrade: this.withUriLimit((res: UwsResponse, ureq: UwsRequest, context: uws.us_socket_context_t) => {
+      upgrade: this.withRequestChecks((res: UwsResponse, ureq: UwsRequest, context: uws.us_socket_context_t) => {
         const r = new Response(res, false)
         res.onAborted(() => r.abort())
         const key = ureq.getHeader('sec-websocket-key')
@@ -765,6 +799,7 @@ class UwsServer implements HttpServer {
           return
         }
         this.sockets.push(socket)
+        this.loopbackOnly = (this.sockets.length === 1 || this.loopbackOnly) && isLoopbackHost(l.host)
         const port = uws.us_socket_local_port(socket as unknown as uws.us_socket)
         const bound: BoundListener = { configured: url, url: formatHttpListener(l, port), host: l.host === '' ? '0.0.0.0' : l.host, port }
         this.listeners.push(bound)

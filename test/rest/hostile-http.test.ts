@@ -1,7 +1,7 @@
 // What an HTTP caller can send the REST Proxy and the Schema Registry without hurting them (issue 31):
 // JSON nested past the documented depth (400, not a 500 from a stack overflow), request targets past
 // 8 KiB (414), and a chunked upload that goes on after its answer (the process survives, the rest is not
-// read). Real sockets: a broker, the registry's HTTP server and the REST Proxy (helpers.ts).
+// read), and pages of other origins (cross-origin form posts, WebSockets, DNS rebinding). Real sockets: a broker, the registry's HTTP server and the REST Proxy (helpers.ts).
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MAX_JSON_DEPTH } from '../../src/http/index.js'
@@ -39,6 +39,31 @@ describe('REST Proxy and Schema Registry under hostile HTTP input', () => {
     expect(a.status).toBe(400)
     // Still serving.
     expect((await call(s.base, 'GET', '/topics')).status).toBe(200)
+  })
+
+  it('refuses other origins\' pages: a cross-origin text/plain POST, a WebSocket, a rebound Host name', async () => {
+    const { port } = new URL(s.base)
+    // What a form on http://evil.example can send: text/plain, no preflight.
+    let r = await fetch(`${s.base}/v3/clusters/${s.clusterId}/topics`, { method: 'POST', headers: { 'Content-Type': 'text/plain', Origin: 'http://evil.example' }, body: '{"topic_name":"planted"}' })
+    expect(r.status).toBe(403)
+    r = await fetch(`${s.base}/topics/deep`, { method: 'POST', headers: { 'Content-Type': 'application/vnd.kafka.json.v2+json', Origin: 'http://evil.example' }, body: '{"records":[{"value":1}]}' })
+    expect(r.status).toBe(403)
+    expect((await call(s.base, 'GET', `/v3/clusters/${s.clusterId}/topics/planted`)).status).toBe(404)
+    r = await fetch(`${s.registryUrl}/subjects/planted-value/versions`, { method: 'POST', headers: { 'Content-Type': 'text/plain', Origin: 'http://evil.example' }, body: '{"schema":"\\"string\\""}' })
+    expect(r.status).toBe(403)
+    // The proxy's own pages (same origin) and clients without Origin still write.
+    r = await fetch(`${s.base}/v3/clusters/${s.clusterId}/topics`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: s.base }, body: '{"topic_name":"same-origin"}' })
+    expect(r.status).toBe(201)
+    // DNS rebinding: evil.example resolving to 127.0.0.1 sends Host: evil.example.
+    // (fetch will not send another Host: a raw request.)
+    const answer = await new Promise<string>((resolve) => {
+      const sock = connect(Number(port), '127.0.0.1', () => sock.write(`GET /v3/clusters HTTP/1.1\r\nHost: evil.example:${port}\r\nConnection: close\r\n\r\n`))
+      let text = ''
+      sock.on('data', (d) => (text += d.toString()))
+      sock.on('close', () => resolve(text))
+      sock.on('error', () => resolve(text))
+    })
+    expect(answer).toMatch(/^HTTP\/1.1 403 /)
   })
 
   it('answers 414 for a request target over 8 KiB', async () => {

@@ -43,6 +43,8 @@ export interface ConnectRestOptions {
   /** Served at GET /metrics. */
   metrics?: MetricsRegistry
   maxBodyBytes?: number
+  /** access.control.allow.origin (src/http's allowedOrigins). */
+  allowedOrigins?: readonly string[]
 }
 
 function parseJson(req: BufferedRequest): unknown {
@@ -82,7 +84,7 @@ export class ConnectRest {
   }
 
   static async start(o: ConnectRestOptions): Promise<ConnectRest> {
-    const server = await createHttpServer({ maxBodyBytes: o.maxBodyBytes ?? 16 * 1024 * 1024, errorBody: (status, message) => errorBody(status, message), onHandlerError: (err) => o.log.error({ err: (err as Error).message }, 'REST handler error') })
+    const server = await createHttpServer({ maxBodyBytes: o.maxBodyBytes ?? 16 * 1024 * 1024, allowedOrigins: o.allowedOrigins, errorBody: (status, message) => errorBody(status, message), onHandlerError: (err) => o.log.error({ err: (err as Error).message }, 'REST handler error') })
     const rest = new ConnectRest(server, o)
     rest.mount()
     try {
