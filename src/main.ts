@@ -11,7 +11,7 @@ import type { ConfigValue } from './config/config-def.js'
 import { Broker } from './broker/broker.js'
 import { Admin } from './client/admin.js'
 import { describeOpenConnections } from './client/connection.js'
-import { type HttpServer, mountHealthEndpoints } from './http/index.js'
+import { type HttpServer, ListenError, mountHealthEndpoints } from './http/index.js'
 import { HealthEndpoints } from './observability/health-endpoints.js'
 import { createLogger, type Logger } from './observability/logger.js'
 
@@ -63,6 +63,13 @@ export interface EmbeddedServices {
   /** The Schema Registry's bound listener URLs (none when schema.registry.listeners is empty). */
   readonly registryUrls: string[]
   stop(): Promise<void>
+}
+
+/** An embedded product's listener failure named by the broker's key for it (the product says `listeners`). */
+function renameListenError(configKey: string): (err: unknown) => never {
+  return (err) => {
+    throw err instanceof ListenError ? err.renamed(configKey) : err
+  }
 }
 
 /** The broker's own PLAINTEXT listener as a bootstrap address, for the embedded client-side products. */
@@ -119,7 +126,9 @@ export async function startEmbeddedServices(broker: Broker, config: BrokerConfig
       }
       const bootstrap = ownBootstrap(broker, config, 'schema.registry.listeners')
       const { SchemaRegistryServer } = await import('./registry/server.js')
-      const registry = await SchemaRegistryServer.start({ settings: registrySettings(values), bootstrapServers: [bootstrap], logger: log, extend: mountHealth })
+      const registry = await SchemaRegistryServer.start({ settings: registrySettings(values), bootstrapServers: [bootstrap], logger: log, extend: mountHealth }).catch(
+        renameListenError('schema.registry.listeners'),
+      )
       stops.push(() => registry.stop())
       registryUrls = registry.urls
     }
@@ -140,7 +149,7 @@ export async function startEmbeddedServices(broker: Broker, config: BrokerConfig
         mountHealth(server)
         return front(server, clients)
       }
-      const proxy = await RestProxy.start({ settings, bootstrapServers: [bootstrap], logger: log, extend })
+      const proxy = await RestProxy.start({ settings, bootstrapServers: [bootstrap], logger: log, extend }).catch(renameListenError('rest.listeners'))
       stops.push(() => proxy.stop())
       restUrls = proxy.listeners.map((l) => l.url)
     }

@@ -3,6 +3,7 @@
 // with Kafka's worker and connector property names. --override key=value items go over the file.
 // Runs until SIGINT or SIGTERM, then stops its tasks (committing their offsets) and leaves the group.
 import { startConnect } from '../connect/runtime/connect.js'
+import { exposureNotice } from '../http/index.js'
 import { createLogger } from '../observability/logger.js'
 import { parseKeyValues, UsageError, type CommandSpec } from './args.js'
 import { readPropertiesFile, runCommand } from './common.js'
@@ -29,7 +30,9 @@ export function runConnect(argv: readonly string[]): Promise<number> {
     const connectors = connectorFiles.map((f) => Object.fromEntries(readPropertiesFile(f)))
     const log = createLogger()
     const handle = await startConnect({ mode, props, connectors, log })
-    process.stdout.write(`Kafka Connect (${mode}) listening on ${handle.rest.listeners.map((l) => l.url).join(', ')}\n`)
+    const notice = exposureNotice(`Kafka Connect (${mode})`, handle.rest.listeners.map((l) => l.url))
+    process.stdout.write(`${notice.line}\n`)
+    for (const w of notice.warnings) log.warn(w)
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve)
       process.once('SIGTERM', resolve)

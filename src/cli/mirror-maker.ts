@@ -25,7 +25,7 @@ const SPEC: CommandSpec = {
   emit.checkpoints.interval.seconds = 10
   sync.group.offsets.enabled = true
   dedicated.mode.enable.internal.rest = true
-  listeners = http://0.0.0.0:8083
+  listeners = http://127.0.0.1:8083
 With dedicated.mode.enable.internal.rest = true (KIP-710; default false) the process serves GET /,
 GET /health and GET /metrics (every flow's MirrorMaker and Connect metrics) on listeners (default
 http://:8083; an empty host binds 127.0.0.1). Without it, each flow's worker has only its internal

@@ -3,6 +3,7 @@
 // below, in that order of precedence (flags last). Runs until SIGINT or SIGTERM.
 import { parseRestProperties, restSettings } from '../config/client-rest.js'
 import { webFront } from '../console/index.js'
+import { exposureNotice } from '../http/index.js'
 import { createLogger } from '../observability/logger.js'
 import { RestProxy } from '../rest/index.js'
 import { parseKeyValues, type CommandSpec } from './args.js'
@@ -14,7 +15,7 @@ const SPEC: CommandSpec = {
   summary: "Runs Confluent's REST Proxy API (v2 and v3) against a Kafka cluster (kafka-rest-start), with Skein's web console (/console/), WebSocket streaming (/ws/topics/{topic}) and /health, /ready, /metrics.",
   options: [
     BOOTSTRAP_OPTION,
-    { name: 'listeners', value: 'URL', desc: 'HTTP listeners, comma-separated (default http://0.0.0.0:8082)' },
+    { name: 'listeners', value: 'URL', desc: 'HTTP listeners, comma-separated (default http://127.0.0.1:8082, loopback only)' },
     { name: 'schema-registry-url', value: 'URL', desc: 'Schema Registry for the avro, jsonschema and protobuf formats' },
     { name: 'config', value: 'FILE', desc: 'kafka-rest.properties with the REST Proxy settings (docs/configuration.md: REST Proxy configs)' },
     { name: 'override', value: 'KEY=VALUE', repeat: true, desc: 'A setting on top of the file (repeatable)' },
@@ -39,7 +40,9 @@ export function runRest(argv: readonly string[]): Promise<number> {
     const bootstrapServers = settings.bootstrapServers ?? [DEFAULT_BOOTSTRAP]
     let stopping = false
     const proxy = await RestProxy.start({ settings, bootstrapServers, logger: log, extend: webFront({ settings, bootstrapServers, log, stopping: () => stopping }) })
-    process.stdout.write(`REST Proxy listening on ${proxy.listeners.map((l) => l.url).join(', ')}\n`)
+    const notice = exposureNotice('REST Proxy', proxy.listeners.map((l) => l.url))
+    process.stdout.write(`${notice.line}\n`)
+    for (const w of notice.warnings) log.warn(w)
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve)
       process.once('SIGTERM', resolve)

@@ -3,6 +3,7 @@
 // names), --override items and the flags below, in that order of precedence (flags last). Several
 // instances with the same schema.registry.group.id elect one primary. Runs until SIGINT or SIGTERM.
 import { parseRegistryProperties, registrySettings } from '../config/client-registry.js'
+import { exposureNotice } from '../http/index.js'
 import { createLogger } from '../observability/logger.js'
 import { SchemaRegistryServer } from '../registry/server.js'
 import { parseKeyValues, type CommandSpec } from './args.js'
@@ -14,7 +15,7 @@ const SPEC: CommandSpec = {
   summary: "Runs a Schema Registry instance (Confluent's API) storing its state in a Kafka cluster (schema-registry-start).",
   options: [
     BOOTSTRAP_OPTION,
-    { name: 'listeners', value: 'URL', desc: 'HTTP listeners, comma-separated (default http://0.0.0.0:8081)' },
+    { name: 'listeners', value: 'URL', desc: 'HTTP listeners, comma-separated (default http://127.0.0.1:8081, loopback only)' },
     { name: 'config', value: 'FILE', desc: 'schema-registry.properties with the registry settings (docs/configuration.md: Schema Registry configs)' },
     { name: 'override', value: 'KEY=VALUE', repeat: true, desc: 'A setting on top of the file (repeatable)' },
   ],
@@ -34,7 +35,9 @@ export function runSchemaRegistry(argv: readonly string[]): Promise<number> {
     const settings = registrySettings(parseRegistryProperties(entries))
     const log = createLogger()
     const registry = await SchemaRegistryServer.start({ settings, bootstrapServers: settings.bootstrapServers ?? [DEFAULT_BOOTSTRAP], logger: log })
-    process.stdout.write(`Schema Registry listening on ${registry.urls.join(', ')}\n`)
+    const notice = exposureNotice('Schema Registry', registry.urls)
+    process.stdout.write(`${notice.line}\n`)
+    for (const w of notice.warnings) log.warn(w)
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve)
       process.once('SIGTERM', resolve)

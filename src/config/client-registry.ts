@@ -18,8 +18,10 @@ export interface RegistryConfigDef extends ConfigDef {
 const def = (d: RegistryConfigDef): RegistryConfigDef => d
 
 export const REGISTRY_CONFIGS: readonly RegistryConfigDef[] = [
-  def({ name: 'listeners', type: 'list', default: ['http://0.0.0.0:8081'], validator: httpListeners, validValues: 'http://host:port,...', embeddable: true,
-    doc: 'HTTP listeners of the Schema Registry. In a broker (schema.registry.listeners) the default is none: the registry runs only when this is set.' }),
+  def({ name: 'listeners', type: 'list', default: ['http://127.0.0.1:8081'], validator: httpListeners, validValues: 'http://host:port,...', embeddable: true,
+    doc: 'HTTP listeners of the Schema Registry (loopback by default: name 0.0.0.0 or a host to serve other machines). In a broker (schema.registry.listeners) the default is none: the registry runs only when this is set.' }),
+  def({ name: 'access.control.allow.origin', type: 'list', default: null, embeddable: true,
+    doc: "Origins (http://host:port, comma-separated, or * for any) whose browser pages may, besides the listener's own, send state-changing requests (POST, PUT, PATCH, DELETE) or open WebSockets; other origins get 403. Default: the listener's own origin only." }),
   def({ name: 'kafkastore.bootstrap.servers', type: 'list', default: null, embeddable: false,
     doc: "Kafka brokers holding the registry's topic (standalone only: a broker's embedded registry connects to the broker's own listener)." }),
   def({ name: 'kafkastore.topic', type: 'string', default: '_schemas', embeddable: true, doc: 'The compacted topic that stores schemas, configs and modes.' }),
@@ -68,6 +70,8 @@ export function parseRegistryProperties(entries: Iterable<readonly [string, stri
 /** The typed settings of a registry instance: given values over the table's defaults. */
 export interface RegistrySettings {
   listeners: string[]
+  /** access.control.allow.origin: origins besides the listener's own (see src/http). */
+  allowedOrigins: string[]
   bootstrapServers: string[] | null
   topic: string
   replicationFactor: number
@@ -84,6 +88,7 @@ export function registrySettings(values: ReadonlyMap<string, ConfigValue>): Regi
   const get = (name: string): ConfigValue => (values.has(name) ? values.get(name)! : byName.get(name)!.default)
   return {
     listeners: (get('listeners') as string[] | null) ?? [],
+    allowedOrigins: (get('access.control.allow.origin') as string[] | null) ?? [],
     bootstrapServers: get('kafkastore.bootstrap.servers') as string[] | null,
     topic: get('kafkastore.topic') as string,
     replicationFactor: get('kafkastore.topic.replication.factor') as number,

@@ -13,8 +13,10 @@ export interface RestConfigDef extends ConfigDef {
 const def = (d: RestConfigDef): RestConfigDef => d
 
 export const REST_CONFIGS: readonly RestConfigDef[] = [
-  def({ name: 'listeners', type: 'list', default: ['http://0.0.0.0:8082'], validator: httpListeners, validValues: 'http://host:port,...', embeddable: true,
-    doc: 'HTTP listeners of the REST Proxy. In a broker (rest.listeners) the default is none: the proxy runs only when this is set.' }),
+  def({ name: 'listeners', type: 'list', default: ['http://127.0.0.1:8082'], validator: httpListeners, validValues: 'http://host:port,...', embeddable: true,
+    doc: 'HTTP listeners of the REST Proxy (loopback by default: name 0.0.0.0 or a host to serve other machines). In a broker (rest.listeners) the default is none: the proxy runs only when this is set.' }),
+  def({ name: 'access.control.allow.origin', type: 'list', default: null, embeddable: true,
+    doc: "Origins (http://host:port, comma-separated, or * for any) whose browser pages may, besides the listener's own, send state-changing requests (POST, PUT, PATCH, DELETE) or open WebSockets; other origins get 403. Default: the listener's own origin only." }),
   def({ name: 'bootstrap.servers', type: 'list', default: null, embeddable: false,
     doc: 'Kafka brokers the proxy connects to (standalone only: a broker\'s embedded proxy connects to the broker\'s own listener).' }),
   def({ name: 'id', type: 'string', default: '', embeddable: true, doc: 'Identifier of this proxy instance, part of generated consumer instance names.' }),
@@ -78,6 +80,8 @@ export function parseRestProperties(entries: Iterable<readonly [string, string]>
 /** The typed settings of a proxy: given values over the table's defaults. */
 export interface RestSettings {
   listeners: string[]
+  /** access.control.allow.origin: origins besides the listener's own (see src/http). */
+  allowedOrigins: string[]
   bootstrapServers: string[] | null
   id: string
   schemaRegistryUrl: string[] | null
@@ -105,6 +109,7 @@ export function restSettings(values: ReadonlyMap<string, ConfigValue>): RestSett
   const recordMax = get('api.v3.produce.request.size.limit.max.bytes') as number
   return {
     listeners: (get('listeners') as string[] | null) ?? [],
+    allowedOrigins: (get('access.control.allow.origin') as string[] | null) ?? [],
     bootstrapServers: get('bootstrap.servers') as string[] | null,
     id: (get('id') as string | null) ?? '',
     schemaRegistryUrl: get('schema.registry.url') as string[] | null,

@@ -5,7 +5,7 @@
 import { Consumer } from '../client/consumer.js'
 import type { Admin, ConfigEntry } from '../client/admin.js'
 import { tpKey } from '../client/offsets.js'
-import type { BufferedRequest, HttpServer } from '../http/index.js'
+import { jsonNestedDeeperThan, tooDeepMessage, type BufferedRequest, type HttpServer } from '../http/index.js'
 import type { Logger } from '../observability/logger.js'
 import type { MetricsRegistry } from '../observability/metrics.js'
 import { fromError, RestError } from '../rest/errors.js'
@@ -132,6 +132,7 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
 
   route('POST', '/topics', async (req) => {
     let body: { name?: unknown; partitions?: unknown; replicationFactor?: unknown; configs?: unknown }
+    if (jsonNestedDeeperThan(req.body)) throw badRequest(tooDeepMessage())
     try {
       body = JSON.parse(req.body.toString('utf8'))
     } catch {

@@ -27,7 +27,7 @@ import { Consumer } from '../client/consumer.js'
 import type { Admin } from '../client/admin.js'
 import type { Producer, RecordMetadata } from '../client/producer.js'
 import type { ConsumedRecord, Header } from '../client/record-batches.js'
-import { HttpError, type HttpRequest, type HttpServer, type WebSocketConnection } from '../http/index.js'
+import { HttpError, jsonNestedDeeperThan, tooDeepMessage, type HttpRequest, type HttpServer, type WebSocketConnection } from '../http/index.js'
 import type { Logger } from '../observability/logger.js'
 import type { Counter, Gauge, MetricsRegistry } from '../observability/metrics.js'
 import { fromError } from '../rest/errors.js'
@@ -469,6 +469,7 @@ export class TopicStreams {
 /** A produce message's JSON: value (and key, header values) as text, base64 or any JSON. */
 export function parseProduceMessage(text: string): { id: unknown; record: { partition?: number; key: Buffer | null; value: Buffer | null; headers?: Header[] } } {
   let m: unknown
+  if (jsonNestedDeeperThan(text)) throw new Error(tooDeepMessage())
   try {
     m = JSON.parse(text)
   } catch {

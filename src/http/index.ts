@@ -2,11 +2,12 @@
 // from). The REST Proxy, the Schema Registry, Connect, metrics and the console all serve through it.
 export { createHttpServer } from './server.js'
 export { mountHealthEndpoints } from './health-routes.js'
-export { formatHttpListener, parseHttpListener } from './listener.js'
+export { exposureNotice, formatHttpListener, isLoopbackHost, parseHttpListener } from './listener.js'
 export type { HttpListener } from './listener.js'
 export { contentTypeOf, loadStaticAssets, pickEncoding, staticAsset, staticAssetsFrom } from './static.js'
 export type { StaticAsset, StaticAssets } from './static.js'
-export { HttpError } from './types.js'
+export { jsonNestedDeeperThan, MAX_JSON_DEPTH, tooDeepMessage } from './json-depth.js'
+export { HttpError, ListenError } from './types.js'
 export type {
   BoundListener,
   BufferedRequest,

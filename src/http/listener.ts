@@ -29,3 +29,20 @@ export function formatHttpListener(l: HttpListener, port = l.port): string {
   const host = l.host === '' ? '0.0.0.0' : l.host.includes(':') ? `[${l.host}]` : l.host
   return `${l.scheme}://${host}:${port}`
 }
+
+/** Whether a bound host is reachable only from this machine (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+}
+
+/**
+ * What a standalone HTTP service says at start-up about who can reach it (issue 31): loopback listeners
+ * are named as such, and each listener other hosts can reach without authentication gets a warning,
+ * since anyone who reaches it acts with the service's own Kafka rights.
+ */
+export function exposureNotice(product: string, urls: readonly string[]): { line: string; warnings: string[] } {
+  const open = urls.filter((u) => !isLoopbackHost(parseHttpListener(u).host))
+  const line = open.length === 0 ? `${product} listening on ${urls.join(', ')} (loopback only: set listeners to serve other hosts)` : `${product} listening on ${urls.join(', ')}`
+  const warnings = open.map((u) => `WARNING: ${product} listens on ${u}, reachable from other hosts, without authentication: anyone who reaches it acts with this service's Kafka rights`)
+  return { line, warnings }
+}

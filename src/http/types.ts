@@ -121,6 +121,34 @@ export class HttpError extends Error {
   }
 }
 
+/**
+ * A listener that could not be opened: the system's reason (EADDRINUSE when another process holds the
+ * port, as the Kafka listener reports it) and the config key that named the URL, so start-up says which
+ * setting to change.
+ */
+export class ListenError extends Error {
+  constructor(
+    readonly url: string,
+    /** EADDRINUSE, EADDRNOTAVAIL, EACCES…, or 'EUNKNOWN' when the system did not say. */
+    readonly code: string,
+    readonly configKey: string,
+  ) {
+    super(`${configKey}: cannot listen on ${url}: ${code}${LISTEN_REASONS[code] === undefined ? '' : ` (${LISTEN_REASONS[code]})`}`)
+    this.name = 'ListenError'
+  }
+
+  /** The same failure named by another key (an embedded product's prefixed setting). */
+  renamed(configKey: string): ListenError {
+    return new ListenError(this.url, this.code, configKey)
+  }
+}
+
+const LISTEN_REASONS: Record<string, string> = {
+  EADDRINUSE: 'address already in use',
+  EADDRNOTAVAIL: 'address not available on this host',
+  EACCES: 'permission denied',
+}
+
 /** How the server answers what no route answered, a thrown error, and a body over the limit. */
 export interface ErrorResponder {
   (status: number, message: string, req: HttpRequest | null): { headers: Headers; body: string | Uint8Array }
@@ -129,6 +157,15 @@ export interface ErrorResponder {
 export interface HttpServerOptions {
   /** Largest request body read whole, in bytes (routes may lower or raise it). Default 1 MiB. */
   maxBodyBytes?: number
+  /** Longest request target (path and query) served, in bytes; longer ones get 414. Default 8 KiB. */
+  maxUriBytes?: number
+  /**
+   * Origins besides the listener's own whose pages may change state (POST, PUT, PATCH, DELETE) or open
+   * WebSockets: Confluent's access.control.allow.origin, a list of origins (`http://host:port`) or `*`
+   * for any. Default: none (same origin only). Requests without an Origin header (not from a browser)
+   * are not concerned.
+   */
+  allowedOrigins?: readonly string[]
   /** Builds the body of error answers (404, 405, 413, 500): JSON in the products' own format. */
   errorBody?: ErrorResponder
   /** Called with errors thrown by handlers (after the 500 is sent), for logging. */
@@ -153,8 +190,12 @@ export interface HttpServer {
   ws<T>(pattern: string, route: WebSocketRoute<T>): void
   /** Serves files under a path prefix (GET and HEAD), compressed when the client accepts gzip or br. */
   static(prefix: string, assets: import('./static.js').StaticAssets): void
-  /** Opens a listener: http://host:port (port 0: any free port). */
-  listen(url: string): Promise<BoundListener>
+  /**
+   * Opens a listener: http://host:port (port 0: any free port), the port held exclusively (a second
+   * process asking for it fails, as with the Kafka listener). Fails with a ListenError naming configKey
+   * (default `listeners`, Confluent's name).
+   */
+  listen(url: string, configKey?: string): Promise<BoundListener>
   readonly listeners: readonly BoundListener[]
   /** Closes the listeners and every open connection. */
   close(): Promise<void>

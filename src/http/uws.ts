@@ -16,8 +16,9 @@
 //   end is corked. The upgrade itself is not (uWebSockets.js#1108: a corked upgrade after an await can
 //   end the new socket at once), so uWS warns on stderr that the upgrade's write was not corked.
 import { STATUS_CODES } from 'node:http'
+import { createServer } from 'node:net'
 import uws from 'uwebsockets'
-import { formatHttpListener, parseHttpListener } from './listener.js'
+import { formatHttpListener, isLoopbackHost, parseHttpListener } from './listener.js'
 import { pickEncoding, type StaticAssets } from './static.js'
 import {
   type BoundListener,
@@ -26,6 +27,7 @@ import {
   type Handler,
   type Headers,
   HttpError,
+  ListenError,
   type HttpRequest,
   type HttpResponse,
   type HttpServer,
@@ -45,6 +47,18 @@ const EMPTY = Buffer.alloc(0)
 const DIRECT_END_BYTES = 16 * 1024
 const DEFAULT_MAX_BODY = 1024 * 1024
 const DEFAULT_STREAM_BUFFER = 1024 * 1024
+/** Methods that change nothing (uWS gives them in lower case): no Origin check. */
+const SAFE_METHODS = new Set(['get', 'head', 'options'])
+
+/** The host of a Host header: `name`, `name:port`, `[v6]` or `[v6]:port`. */
+function hostOfHostHeader(header: string): string {
+  if (header.startsWith('[')) return header.slice(1, header.indexOf(']') >>> 0)
+  const colon = header.indexOf(':')
+  return colon < 0 ? header : header.slice(0, colon)
+}
+
+/** Jetty's default request header size, which bounds the request line in Confluent's servers. */
+const DEFAULT_MAX_URI = 8192
 
 const statusLines = new Map<number, string>()
 function statusLine(status: number): string {
@@ -112,6 +126,24 @@ function captureRequest(res: UwsResponse, req: UwsRequest, names: readonly strin
   return new Request(req.getMethod().toUpperCase(), req.getUrl(), req.getQuery() ?? '', params, headers, Buffer.from(res.getRemoteAddressAsText()).toString())
 }
 
+/**
+ * Why uWS could not listen (it only says false): the same bind tried once with Node, whose error carries
+ * the system's code.
+ */
+function listenFailureCode(host: string, port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const probe = createServer()
+    probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'EUNKNOWN'))
+    probe.listen({ host: host === '' ? undefined : host, port, exclusive: true }, () => probe.close(() => resolve('EUNKNOWN')))
+  })
+}
+
+/** uWS.js's ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT (its typings declare the enum; the addon exports no value). */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1
+
+/** uWS.js's listen(host, port, options, cb): the addon takes it, its typings name only (port, options, cb). */
+type ListenWithOptions = (host: string, port: number, options: number, cb: (socket: uws.us_listen_socket | false) => void) => void
+
 class Response implements HttpResponse {
   aborted = false
   finished = false
@@ -122,6 +154,12 @@ class Response implements HttpResponse {
   private writableWaiters: (() => void)[] = []
   private abortCallbacks: (() => void)[] | null = null
   private writableHooked = false
+  /**
+   * The request body is still arriving. A response sent meanwhile closes the connection: the rest of the
+   * upload cannot be told from the next request, and reading it all would let a client push gigabytes
+   * after its answer.
+   */
+  bodyPending = false
 
   constructor(
     private readonly res: UwsResponse,
@@ -160,7 +198,7 @@ class Response implements HttpResponse {
   send(status: number, headers: Headers | null, body?: string | Uint8Array, opts?: { closeConnection?: boolean }): void {
     if (this.aborted || this.finished || this.headSent) return
     this.finished = true
-    const close = opts?.closeConnection === true
+    const close = opts?.closeConnection === true || this.bodyPending
     this.res.cork(() => {
       this.writeHeaders(status, headers)
       if (body === undefined || this.head) {
@@ -252,7 +290,7 @@ class Response implements HttpResponse {
     this.finished = true
     this.res.cork(() => {
       this.emitHead()
-      this.res.end(chunk, opts?.closeConnection === true)
+      this.res.end(chunk, opts?.closeConnection === true || this.bodyPending)
     })
   }
 
@@ -262,13 +300,17 @@ class Response implements HttpResponse {
     this.res.close()
   }
 
-  /** uWS pause/resume of the request body, skipped once the native response is gone. */
+  /**
+   * uWS pause/resume of the request body, skipped once the native response is gone or ended: uWS
+   * discards an ended response, and touching it then throws from inside a uWS callback, which ends the
+   * process (a client uploading on after its 400 did exactly that).
+   */
   pause(): void {
-    if (!this.aborted) this.res.pause()
+    if (!this.aborted && !this.finished) this.res.pause()
   }
 
   resume(): void {
-    if (!this.aborted) this.res.resume()
+    if (!this.aborted && !this.finished) this.res.resume()
   }
 }
 
@@ -287,6 +329,9 @@ class BodyStream implements AsyncIterable<Buffer> {
   ) {}
 
   push(chunk: Buffer, last: boolean): void {
+    if (last) this.res.bodyPending = false
+    // Answered already: nobody will read the rest, so it is not kept (the connection closes on the answer).
+    if (this.res.finished || this.res.aborted) return
     if (chunk.length > 0) {
       this.queue.push(chunk)
       this.queued += chunk.length
@@ -393,11 +438,17 @@ class UwsServer implements HttpServer {
   private readonly sockets: uws.us_listen_socket[] = []
   readonly listeners: BoundListener[] = []
   private readonly maxBodyBytes: number
+  private readonly maxUriBytes: number
+  private readonly allowedOrigins: ReadonlySet<string>
+  /** Every listener is bound to a loopback address: Host headers must name loopback (DNS rebinding). */
+  private loopbackOnly = false
   private readonly errorBody: ErrorResponder
   private closed = false
 
   constructor(private readonly opts: HttpServerOptions) {
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY
+    this.maxUriBytes = opts.maxUriBytes ?? DEFAULT_MAX_URI
+    this.allowedOrigins = new Set(opts.allowedOrigins ?? [])
     this.errorBody = opts.errorBody ?? defaultErrorBody
   }
 
@@ -410,14 +461,14 @@ class UwsServer implements HttpServer {
     if (this.fallbackInstalled) return
     this.fallbackInstalled = true
     if (this.known.some((k) => k.method === 'ANY' && k.pattern === '/*')) return
-    this.app.any('/*', (res, req) => {
+    this.app.any('/*', this.shielded('ANY /* (fallback)', this.withRequestChecks((res, req) => {
       const r = new Response(res, false)
       res.onAborted(() => r.abort())
       const path = req.getUrl()
       const allowed = [...new Set(this.known.filter((k) => k.regex.test(path)).map((k) => k.method))]
       if (allowed.length > 0) this.sendError(r, 405, 'Method Not Allowed', null, { Allow: allowed.join(', ') })
       else this.sendError(r, 404, 'Not Found', null)
-    })
+    })))
   }
 
   private sendError(res: Response, status: number, message: string, req: HttpRequest | null, extra?: Headers, closeConnection = false): void {
@@ -458,10 +509,73 @@ class UwsServer implements HttpServer {
     else check()
   }
 
+  /**
+   * fn, but an exception it throws never leaves it: thrown inside a uWS callback it would end the
+   * process (and with it Kafka, the registry and the console). It is reported, and the request's
+   * connection closed when the response is still there.
+   */
+  private shielded<A extends unknown[]>(what: string, fn: (...args: A) => void, res?: () => Response | UwsResponse | undefined): (...args: A) => void {
+    return (...args: A) => {
+      try {
+        fn(...args)
+      } catch (err) {
+        this.opts.onHandlerError?.(err, { method: 'HTTP', path: what, query: new URLSearchParams(), params: {}, header: () => undefined, remoteAddress: '' })
+        const r = res?.() ?? (args[0] as UwsResponse | undefined)
+        try {
+          if (r instanceof Response) r.close()
+          else (r as UwsResponse | undefined)?.close?.()
+        } catch {
+          // Already discarded by uWS: nothing left to close.
+        }
+      }
+    }
+  }
+
+  /**
+   * fn for requests that pass the checks every route shares, else the refusal:
+   * - a request target (path and query) over maxUriBytes: 414 URI Too Long, connection closed, as Jetty
+   *   (Confluent's server) does past its 8 KiB request header. Targets longer than uWS's own receive
+   *   buffer never reach here: uWS answers those itself (505) and closes the connection;
+   * - on loopback-only listeners, a Host header that names no loopback address: 403 (a page that rebinds
+   *   its own DNS name to 127.0.0.1 would otherwise reach the service as its own origin);
+   * - a state-changing method or a WebSocket upgrade from a browser page of another origin (its Origin
+   *   header is neither the listener's own origin nor in allowedOrigins): 403. Browsers send Origin on
+   *   every cross-origin POST, form posts included, and on every WebSocket handshake.
+   */
+  private withRequestChecks<A extends unknown[]>(fn: (res: UwsResponse, req: UwsRequest, ...rest: A) => void): (res: UwsResponse, req: UwsRequest, ...rest: A) => void {
+    const max = this.maxUriBytes
+    return (res, ureq, ...rest) => {
+      const length = ureq.getUrl().length + (ureq.getQuery()?.length ?? 0)
+      let refusal: [number, string] | null = null
+      if (length > max) refusal = [414, `URI Too Long: the request target has ${length} bytes, the limit is ${max}`]
+      else refusal = this.browserRefusal(ureq, rest.length > 0)
+      if (refusal === null) {
+        fn(res, ureq, ...rest)
+        return
+      }
+      const r = new Response(res, false)
+      res.onAborted(() => r.abort())
+      this.sendError(r, refusal[0], refusal[1], null, undefined, true)
+    }
+  }
+
+  /** The Host and Origin checks of withRequestChecks: the refusal, or null. */
+  private browserRefusal(ureq: UwsRequest, upgrade: boolean): [number, string] | null {
+    const host = ureq.getHeader('host')
+    if (this.loopbackOnly && !isLoopbackHost(hostOfHostHeader(host))) {
+      return [403, `Forbidden: Host '${host}' does not name this loopback listener`]
+    }
+    if (!upgrade && SAFE_METHODS.has(ureq.getMethod())) return null
+    const origin = ureq.getHeader('origin')
+    if (origin === '' || this.allowedOrigins.has('*') || this.allowedOrigins.has(origin) || origin === `http://${host}`) return null
+    return [403, `Forbidden: origin '${origin}' may not ${upgrade ? 'open WebSockets' : 'change state'} here (access.control.allow.origin)`]
+  }
+
   private register(method: string, pattern: string, fn: (res: UwsResponse, req: UwsRequest) => void): void {
     const m = method.toUpperCase()
     if (this.fallbackInstalled && m === 'ANY' && pattern === '/*') throw new Error('a catch-all route (ANY /*) must be added before the first listen()')
     this.known.push({ method: m, pattern, regex: patternRegex(pattern) })
+    fn = this.shielded(`${m} ${pattern}`, this.withRequestChecks(fn))
     switch (m) {
       case 'GET':
         this.app.get(pattern, fn)
@@ -523,7 +637,9 @@ class UwsServer implements HttpServer {
       const pieces: Buffer[] = []
       let received = 0
       let refused = false
-      res.onData((ab, last) => {
+      r.bodyPending = true
+      res.onData(this.shielded(`${pattern} (body)`, (ab: ArrayBuffer, last: boolean) => {
+        if (last) r.bodyPending = false
         if (refused || r.aborted) return
         const n = ab.byteLength
         if (received + n > limit || (whole !== null && received + n > whole.length)) {
@@ -537,7 +653,7 @@ class UwsServer implements HttpServer {
         if (!last) return
         req.body = whole !== null ? whole.subarray(0, received) : pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, received)
         this.run(handler, req as Request & BufferedRequest, r)
-      })
+      }, () => r))
     })
   }
 
@@ -558,7 +674,10 @@ class UwsServer implements HttpServer {
         r.abort()
       })
       const hasBody = req.header('transfer-encoding') !== undefined || (req.header('content-length') ?? '0') !== '0'
-      if (hasBody) res.onData((ab, last) => body.push(copyChunk(ab), last))
+      if (hasBody) {
+        r.bodyPending = true
+        res.onData(this.shielded(`${pattern} (body)`, (ab: ArrayBuffer, last: boolean) => body.push(copyChunk(ab), last), () => r))
+      }
       else body.push(EMPTY, true)
       this.run(handler, Object.assign(req, { body }) as unknown as StreamedRequest, r)
     })
@@ -580,7 +699,7 @@ class UwsServer implements HttpServer {
       maxBackpressure: route.maxBackpressure ?? 1024 * 1024,
       // uWS accepts 0 (off) or at least 8 seconds.
       idleTimeout: idle === 0 ? 0 : Math.max(8, idle),
-      upgrade: (res, ureq, context) => {
+      upgrade: this.withRequestChecks((res: UwsResponse, ureq: UwsRequest, context: uws.us_socket_context_t) => {
         const r = new Response(res, false)
         res.onAborted(() => r.abort())
         const key = ureq.getHeader('sec-websocket-key')
@@ -609,7 +728,7 @@ class UwsServer implements HttpServer {
         } catch (err) {
           this.fail(err, req, r)
         }
-      },
+      }),
       open: (socket) => {
         const conn = socket.getUserData().conn
         conn.socket = socket
@@ -669,24 +788,27 @@ class UwsServer implements HttpServer {
     }
   }
 
-  listen(url: string): Promise<BoundListener> {
+  listen(url: string, configKey = 'listeners'): Promise<BoundListener> {
     if (this.closed) return Promise.reject(new Error('the HTTP server is closed'))
     const l = parseHttpListener(url)
     this.installFallback()
     return new Promise((resolve, reject) => {
       const done = (socket: uws.us_listen_socket | false): void => {
         if (socket === false) {
-          reject(new Error(`cannot listen on ${url}: the address is in use or not available`))
+          listenFailureCode(l.host, l.port).then((code) => reject(new ListenError(url, code, configKey)), reject)
           return
         }
         this.sockets.push(socket)
+        this.loopbackOnly = (this.sockets.length === 1 || this.loopbackOnly) && isLoopbackHost(l.host)
         const port = uws.us_socket_local_port(socket as unknown as uws.us_socket)
         const bound: BoundListener = { configured: url, url: formatHttpListener(l, port), host: l.host === '' ? '0.0.0.0' : l.host, port }
         this.listeners.push(bound)
         resolve(bound)
       }
-      if (l.host === '') this.app.listen(l.port, done)
-      else this.app.listen(l.host, l.port, done)
+      // Exclusive: uWS's default sets SO_REUSEPORT, so a second process with the same config would
+      // share the port silently and the kernel would split requests between the two.
+      if (l.host === '') this.app.listen(l.port, LIBUS_LISTEN_EXCLUSIVE_PORT, done)
+      else (this.app.listen.bind(this.app) as unknown as ListenWithOptions)(l.host, l.port, LIBUS_LISTEN_EXCLUSIVE_PORT, done)
     })
   }
 

@@ -13,6 +13,8 @@ export interface RegistryHttpOptions {
   listeners: readonly string[]
   /** Largest request body (schemas are text): default 8 MiB. */
   maxBodyBytes?: number
+  /** access.control.allow.origin (src/http's allowedOrigins). */
+  allowedOrigins?: readonly string[]
   /** Mounts more routes on the server first (a broker's /metrics, /health, /ready); the registry takes every other path. */
   extend?: (server: HttpServer) => void
 }
@@ -43,7 +45,7 @@ export function mountRegistry(server: HttpServer, handler: RegistryHandler): voi
 
 /** A server of its own for the registry, listening on every listener. */
 export async function startRegistryHttp(handler: RegistryHandler, opts: RegistryHttpOptions): Promise<HttpServer> {
-  const server = await createHttpServer({ maxBodyBytes: opts.maxBodyBytes ?? 8 * 1024 * 1024, errorBody })
+  const server = await createHttpServer({ maxBodyBytes: opts.maxBodyBytes ?? 8 * 1024 * 1024, allowedOrigins: opts.allowedOrigins, errorBody })
   opts.extend?.(server)
   mountRegistry(server, handler)
   try {

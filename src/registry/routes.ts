@@ -4,6 +4,7 @@
 // JSON body and `Content-Type: application/vnd.schemaregistry.v1+json` (see CONTENT_TYPE).
 // Errors come back as Confluent's {"error_code": n, "message": "..."}; an unknown path is HTTP 404 with
 // error_code 404, a known path with another method 405.
+import { jsonNestedDeeperThan, tooDeepMessage } from '../http/index.js'
 import { Errors, RegistryError } from './errors.js'
 import type { SchemaRegistryService } from './service.js'
 
@@ -145,6 +146,7 @@ export async function handle(svc: SchemaRegistryService, req: RegistryRequest, o
       const params = m.slice(1).map((p) => decodeURIComponent(p))
       const body = () => {
         if (req.body === undefined || req.body.trim() === '') throw Errors.unprocessable('Request body is empty')
+        if (jsonNestedDeeperThan(req.body)) throw new RegistryError(400, 400, tooDeepMessage())
         try {
           return JSON.parse(req.body)
         } catch (e) {

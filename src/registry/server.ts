@@ -41,7 +41,7 @@ export class SchemaRegistryServer {
     const instance = new Promise<RegistryNode>((resolve) => (started = resolve))
     const http = await startRegistryHttp(
       async (req) => (await instance).handle(req),
-      { listeners: settings.listeners, maxBodyBytes: settings.requestBodyMaxBytes, extend: opts.extend },
+      { listeners: settings.listeners, maxBodyBytes: settings.requestBodyMaxBytes, allowedOrigins: settings.allowedOrigins, extend: opts.extend },
     )
     const first = http.listeners[0]!
     const host = settings.hostName !== '' ? settings.hostName : first.host === '' || first.host === '0.0.0.0' ? '127.0.0.1' : first.host === '::' ? '::1' : first.host

@@ -16,7 +16,7 @@ import type { Header } from '../client/record-batches.js'
 import type { TopicInfo } from '../client/cluster-connections.js'
 import { ErrorCode, KafkaError } from '../client/errors.js'
 import type { BatchDelivery } from '../client/producer.js'
-import type { HttpResponse, HttpServer, StreamedRequest } from '../http/index.js'
+import { jsonNestedDeeperThan, MAX_JSON_DEPTH, tooDeepMessage, type HttpResponse, type HttpServer, type StreamedRequest } from '../http/index.js'
 import { type RestContext, jsonRoute } from './context.js'
 import { Errors, RestError, fromError } from './errors.js'
 import { type ResolvedSchema, type SchemaFormat, type SchemaSpec, decodeBase64 } from './formats.js'
@@ -73,6 +73,7 @@ export class JsonSplitter {
         let e = nl
         while (e > pos && isSpace(b[e - 1]!)) e--
         if (b[e - 1] === 0x7d) {
+          if (jsonNestedDeeperThan(b, MAX_JSON_DEPTH, pos, e)) throw Errors.badRequest(`Error processing JSON: ${tooDeepMessage()}`)
           let v: unknown
           try {
             v = JSON.parse(b.toString('utf8', pos, e))
@@ -122,6 +123,7 @@ export class JsonSplitter {
       start = nl + 1
     }
     if (lines < 2) return pos
+    if (jsonNestedDeeperThan(b, MAX_JSON_DEPTH, pos, last)) throw Errors.badRequest(`Error processing JSON: ${tooDeepMessage()}`)
     let parsed: unknown
     try {
       parsed = JSON.parse(`[${b.toString('utf8', pos, last).replaceAll('\n', '\n,')}]`)
@@ -170,6 +172,7 @@ export class JsonSplitter {
 
   private emit(b: Buffer, start: number, end: number, out: unknown[]): void {
     if (end - start > this.maxBytes) throw Errors.tooLarge()
+    if (jsonNestedDeeperThan(b, MAX_JSON_DEPTH, start, end)) throw Errors.badRequest(`Error processing JSON: ${tooDeepMessage()}`)
     try {
       out.push(JSON.parse(b.toString('utf8', start, end)))
     } catch (e) {

@@ -77,6 +77,7 @@ export class RestProxy {
     }
     const server = await createHttpServer({
       maxBodyBytes: settings.requestBodyMaxBytes,
+      allowedOrigins: settings.allowedOrigins,
       errorBody: restErrorBody,
       onHandlerError: (err, req) => log.warn({ err: (err as Error).message, method: req.method, path: req.path }, 'REST handler failed'),
     })

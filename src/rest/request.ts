@@ -1,7 +1,7 @@
 // Reading REST requests: content types (v2's application/vnd.kafka[.format].v2+json, v3's
 // application/json), JSON bodies and the typed fields in them. Every problem becomes a RestError with
 // Confluent's status and code, so that a handler only meets well-formed input.
-import type { BufferedRequest, HttpRequest } from '../http/index.js'
+import { jsonNestedDeeperThan, tooDeepMessage, type BufferedRequest, type HttpRequest } from '../http/index.js'
 import { Errors, RestError } from './errors.js'
 
 export type EmbeddedFormat = 'binary' | 'json' | 'avro' | 'jsonschema' | 'protobuf'
@@ -82,6 +82,7 @@ export function jsonBody(req: BufferedRequest, required: boolean): unknown | und
     if (required) throw Errors.emptyBody()
     return undefined
   }
+  if (jsonNestedDeeperThan(text)) throw new RestError(400, 400, tooDeepMessage())
   try {
     return JSON.parse(text)
   } catch (e) {

@@ -98,6 +98,12 @@ function decodeBinary(b: Buffer): { partition: number; offset: number; timestamp
 }
 
 describe('WebSocket streaming: consuming', () => {
+  it('refuses a WebSocket from another origin\'s page (issue 31: any web page could read and write topics)', async () => {
+    await expect(TestWebSocket.open(web.port, '/ws/topics/stream?offset=earliest', { Origin: 'http://evil.example' })).rejects.toThrow(/403/)
+    const ws = await TestWebSocket.open(web.port, '/ws/topics/stream?offset=earliest', { Origin: 'http://127.0.0.1' })
+    ws.close()
+  })
+
   it('from earliest as JSON frames: every record with key, value and headers, then new records as they are written', async () => {
     for (let i = 0; i < 6; i++) await producer.send({ topic: 'stream', partition: i % 2, key: `k${i}`, value: `v${i}`, headers: { source: 'test' } })
     await producer.send({ topic: 'stream', partition: 0, key: null, value: Buffer.from([0xff, 0xfe, 0x00]) })

@@ -1,13 +1,13 @@
 // The HTTP adapter over real sockets: routes and parameters, 404/405, body limits (413 before buffering),
 // streamed bodies paused under a slow reader, responses that wait for a slow client, aborted requests,
 // handler failures, static assets with gzip/br and ETags, WebSockets with backpressure, listen/close.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createHttpServer, HttpError, parseHttpListener, staticAssetsFrom, type HttpServer } from '../../src/http/index.js'
+import { createHttpServer, HttpError, ListenError, parseHttpListener, staticAssetsFrom, type HttpServer } from '../../src/http/index.js'
 import { REPO_ROOT } from '../harness/broker.js'
 import { TestWebSocket } from '../harness/ws-client.js'
 
@@ -98,7 +98,7 @@ describe('http adapter', () => {
       sock.on('data', (d) => (text += d.toString()))
       sock.on('close', () => resolve(text))
     })
-    sock.write('POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 50000000\r\n\r\n')
+    sock.write('POST /small HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 50000000\r\n\r\n')
     const text = await answer
     expect(text).toMatch(/^HTTP\/1.1 413 /)
     // Chunked: refused once the bytes so far pass the limit.
@@ -109,7 +109,7 @@ describe('http adapter', () => {
       sock2.on('close', () => resolve(t))
       sock2.on('error', () => resolve(t))
     })
-    sock2.write('POST /small HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n')
+    sock2.write('POST /small HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n')
     for (let i = 0; i < 4 && !sock2.destroyed; i++) {
       sock2.write(`258\r\n${'y'.repeat(600)}\r\n`)
       await sleep(20)
@@ -142,7 +142,7 @@ describe('http adapter', () => {
     const sock = await rawConnect(port)
     let response = ''
     sock.on('data', (d) => (response += d.toString()))
-    sock.write('POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n')
+    sock.write('POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n')
     // Write 64 MiB as fast as the socket takes it, for one second, while the handler reads nothing.
     const chunk = Buffer.alloc(256 * 1024, 97)
     const framed = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])
@@ -171,7 +171,7 @@ describe('http adapter', () => {
     const sock = await rawConnect(port)
     const parts: Buffer[] = []
     sock.on('data', (d: Buffer) => parts.push(d))
-    sock.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n')
+    sock.write('GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
     sock.pause()
     await sleep(300)
     sock.resume()
@@ -211,7 +211,7 @@ describe('http adapter', () => {
     const sock = await rawConnect(port)
     let received = 0
     sock.on('data', (d: Buffer) => (received += d.length))
-    sock.write('GET /stream HTTP/1.1\r\nHost: x\r\n\r\n')
+    sock.write('GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
     sock.pause()
     await sleep(400)
     // 64 MiB to send; while the client reads nothing, the handler is held back after a few MiB.
@@ -239,7 +239,7 @@ describe('http adapter', () => {
       }),
     )
     const sock = await rawConnect(port)
-    sock.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n')
+    sock.write('GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
     await sleep(100)
     sock.destroy()
     await wasAborted
@@ -339,6 +339,112 @@ describe('http adapter', () => {
     expect(events.some((e) => e.startsWith('close orders'))).toBe(true)
   })
 
+  it('survives a client that uploads on after its answer, keeps none of the rest, and closes that connection', async () => {
+    // Issue 31: the REST produce route answers 400 at the first bad bytes while a chunked upload goes on;
+    // pausing the ended response threw inside a uWS callback and ended the process.
+    const { port, base } = await start((s) => {
+      s.streamRoute('POST', '/records', async (req, res) => {
+        for await (const _chunk of req.body) {
+          res.send(400, null, 'bad records')
+          return
+        }
+      }, { bufferBytes: 64 * 1024 })
+      s.route('GET', '/alive', (_req, res) => res.send(200, null, 'yes'))
+    })
+    const sock = await rawConnect(port)
+    let response = ''
+    sock.on('data', (d) => (response += d.toString()))
+    sock.on('error', () => undefined)
+    const closed = new Promise<void>((r) => sock.once('close', () => r()))
+    sock.write('POST /records HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n')
+    const chunk = Buffer.alloc(256 * 1024, 120)
+    const framed = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])
+    let written = 0
+    let isClosed = false
+    void closed.then(() => (isClosed = true))
+    const deadline = Date.now() + 10_000
+    while (!isClosed && written < 100 * 1024 * 1024 && Date.now() < deadline) {
+      if (!sock.write(framed)) await Promise.race([new Promise((r) => sock.once('drain', r)), closed, sleep(200)])
+      written += chunk.length
+    }
+    await Promise.race([closed, sleep(5000)])
+    expect(response).toMatch(/^HTTP\/1.1 400 /)
+    // The server closed the connection rather than read 100 MiB it does not want.
+    expect(isClosed).toBe(true)
+    expect(written).toBeLessThan(100 * 1024 * 1024)
+    const r = await fetch(`${base}/alive`)
+    expect(await r.text()).toBe('yes')
+  })
+
+  it('refuses a port that another process listens on, naming the config key (no shared SO_REUSEPORT port)', async () => {
+    // Issue 31: uWS's default listen sets SO_REUSEPORT, so a second broker with the same config shared
+    // 8081/8082 and the kernel alternated requests between the two processes.
+    const holder = spawn(process.execPath, ['--input-type=module', '-e', `
+      const { createHttpServer } = await import(${JSON.stringify(join(REPO_ROOT, 'dist', 'src', 'http', 'index.js'))})
+      const s = await createHttpServer()
+      s.route('GET', '/who', (_q, r) => r.send(200, null, 'holder'))
+      const l = await s.listen('http://127.0.0.1:0')
+      process.stdout.write(l.port + '\\n')
+      setInterval(() => undefined, 1000)
+    `], { stdio: ['ignore', 'pipe', 'inherit'] })
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        holder.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())))
+        holder.once('exit', (code) => reject(new Error(`the holder exited with ${code}`)))
+      })
+      const other = await createHttpServer()
+      servers.push(other)
+      other.route('GET', '/who', (_q, r) => r.send(200, null, 'intruder'))
+      await expect(other.listen(`http://127.0.0.1:${port}`, 'rest.listeners')).rejects.toThrow(/^rest.listeners: cannot listen on http:\/\/127.0.0.1:\d+: EADDRINUSE/)
+      for (let i = 0; i < 10; i++) expect(await (await fetch(`http://127.0.0.1:${port}/who`)).text()).toBe('holder')
+    } finally {
+      holder.kill('SIGKILL')
+    }
+  })
+
+  it('refuses state changes and WebSockets from pages of other origins, and foreign Host names on loopback (issue 31)', async () => {
+    const setup = (s: HttpServer): void => {
+      s.route('GET', '/read', (_req, res) => res.send(200, null, 'read'))
+      s.route('POST', '/topics', (_req, res) => res.send(201, null, 'created'))
+      s.ws('/ws', { open: (c) => c.send('hello') })
+    }
+    const { port } = await start(setup)
+    const post = (headers: Record<string, string>): Promise<number> =>
+      exchange(port, `POST /topics HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\nx`).then((r) => r.status)
+    // A cross-origin "simple" form post: refused; the same origin, or no Origin at all (curl, clients): served.
+    expect(await post({ Origin: 'http://evil.example' })).toBe(403)
+    expect(await post({ Origin: 'null' })).toBe(403)
+    expect(await post({ Origin: `http://127.0.0.1:${port}` })).toBe(201)
+    expect(await post({})).toBe(201)
+    // Reads are not checked (the browser's same-origin policy keeps their answers from other pages).
+    expect((await exchange(port, `GET /read HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nOrigin: http://evil.example\r\n\r\n`)).status).toBe(200)
+    // WebSocket handshakes carry Origin: another origin's is refused before the upgrade.
+    await expect(TestWebSocket.open(port, '/ws', { Origin: 'http://evil.example' })).rejects.toThrow(/403/)
+    const ws = await TestWebSocket.open(port, '/ws', { Origin: 'http://127.0.0.1' })
+    expect((await ws.waitFor(1))[0]!.data.toString()).toBe('hello')
+    ws.close()
+    // DNS rebinding: a loopback listener answers only Host names of loopback.
+    expect((await exchange(port, `GET /read HTTP/1.1\r\nHost: evil.example:${port}\r\n\r\n`)).status).toBe(403)
+    expect((await exchange(port, `GET /read HTTP/1.1\r\nHost: localhost:${port}\r\n\r\n`)).status).toBe(200)
+    expect((await exchange(port, `GET /read HTTP/1.1\r\nHost: [::1]:${port}\r\n\r\n`)).status).toBe(200)
+    // access.control.allow.origin lets named origins (or *) in.
+    const allowed = await start(setup, { allowedOrigins: ['http://console.example:3000'] })
+    const postTo = (p: number, origin: string): Promise<number> =>
+      exchange(p, `POST /topics HTTP/1.1\r\nHost: 127.0.0.1:${p}\r\nContent-Length: 0\r\nOrigin: ${origin}\r\n\r\n`).then((r) => r.status)
+    expect(await postTo(allowed.port, 'http://console.example:3000')).toBe(201)
+    expect(await postTo(allowed.port, 'http://evil.example')).toBe(403)
+    const any = await start(setup, { allowedOrigins: ['*'] })
+    expect(await postTo(any.port, 'http://evil.example')).toBe(201)
+  })
+
+  it('serves any Host name on a listener bound to every interface', async () => {
+    const server = await createHttpServer()
+    servers.push(server)
+    server.route('GET', '/read', (_req, res) => res.send(200, null, 'read'))
+    const l = await server.listen('http://0.0.0.0:0')
+    expect((await exchange(l.port, `GET /read HTTP/1.1\r\nHost: broker.example:${l.port}\r\n\r\n`)).status).toBe(200)
+  })
+
   it('listens on several URLs, refuses a busy port, and close() ends open connections', async () => {
     let aborted = false
     const { server, port } = await start((s) =>
@@ -351,7 +457,8 @@ describe('http adapter', () => {
     expect(server.listeners.map((l) => l.port)).toEqual([port, second.port])
     const other = await createHttpServer()
     servers.push(other)
-    await expect(other.listen(`http://127.0.0.1:${port}`)).rejects.toThrow(/cannot listen/)
+    await expect(other.listen(`http://127.0.0.1:${port}`)).rejects.toThrow(/^listeners: cannot listen on .*: EADDRINUSE \(address already in use\)$/)
+    await expect(other.listen(`http://127.0.0.1:${port}`, 'rest.listeners')).rejects.toBeInstanceOf(ListenError)
     const pending = fetch(`http://127.0.0.1:${second.port}/hang`).catch((e: Error) => e)
     await sleep(100)
     await server.close()
@@ -396,7 +503,7 @@ describe('uWebSockets.js stays behind src/http', () => {
 async function rawGet(port: string, path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
   const sock = await rawConnect(Number(port))
   const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')
-  sock.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${extra}\r\n`)
+  sock.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${extra}\r\n`)
   const parts: Buffer[] = []
   sock.on('data', (d: Buffer) => parts.push(d))
   await new Promise((r) => sock.on('close', r))
@@ -411,4 +518,18 @@ async function rawGet(port: string, path: string, headers: Record<string, string
   let body = all.subarray(end + 4)
   if (h['content-length'] !== undefined) body = body.subarray(0, Number(h['content-length']))
   return { status: Number(lines[0]!.split(' ')[1]), headers: h, body }
+}
+
+/** One raw request on a fresh connection: the status and body of its answer. */
+async function exchange(port: number, request: string): Promise<{ status: number; text: string }> {
+  const sock = await rawConnect(port)
+  sock.on('error', () => undefined)
+  let text = ''
+  sock.on('data', (d: Buffer) => {
+    text += d.toString()
+    if (/\r\n\r\n/.test(text)) sock.end()
+  })
+  sock.write(request)
+  await new Promise((r) => sock.on('close', r))
+  return { status: Number(text.split(' ')[1]), text }
 }

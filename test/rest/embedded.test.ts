@@ -72,6 +72,27 @@ describe('REST Proxy embedded in the broker and standalone', () => {
     await expect(startBrokerProcess({ overrides: ['rest.listeners=8082'], readyTimeoutMs: 10000 })).rejects.toThrow(/rest.listeners/)
   })
 
+  it('a second broker refuses the REST port the first holds, naming rest.listeners (no shared port)', async () => {
+    // Issue 31: uWS's SO_REUSEPORT let a second broker with the same config share 8082, the kernel
+    // alternating requests between the two processes.
+    const port = await freePort()
+    const first = await startBrokerProcess({ overrides: [`rest.listeners=http://127.0.0.1:${port}`] })
+    cleanups.push(() => first.kill('SIGKILL'))
+    // The Kafka listener comes up first (its ready line), then the embedded services: the process exits.
+    const second = await startBrokerProcess({ overrides: [`rest.listeners=http://127.0.0.1:${port}`] })
+    cleanups.push(() => second.kill('SIGKILL'))
+    const exited = await new Promise<number | null>((resolve) => {
+      if (!second.alive()) resolve(second.child.exitCode)
+      second.child.once('exit', (code) => resolve(code))
+      setTimeout(() => resolve(null), 15_000)
+    })
+    expect(exited).toBe(1)
+    expect(second.output()).toMatch(/rest.listeners: cannot listen on http:\/\/127.0.0.1:\d+: EADDRINUSE \(address already in use\)/)
+    const clusters = new Set<string>()
+    for (let i = 0; i < 8; i++) clusters.add(((await (await fetch(`http://127.0.0.1:${port}/v3/clusters`)).json()) as { data: { cluster_id: string }[] }).data[0]!.cluster_id)
+    expect(clusters.size).toBe(1)
+  })
+
   it('skein rest serves a cluster standalone and stops on SIGTERM', async () => {
     const broker: TestBroker = await startTestBroker()
     cleanups.push(() => broker.stop())
@@ -83,7 +104,8 @@ describe('REST Proxy embedded in the broker and standalone', () => {
     child.stderr.on('data', (d: Buffer) => (out += d.toString()))
     const deadline = Date.now() + 15000
     while (!out.includes('REST Proxy listening') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
-    expect(out).toContain(`REST Proxy listening on http://127.0.0.1:${restPort}`)
+    expect(out).toContain(`REST Proxy listening on http://127.0.0.1:${restPort} (loopback only`)
+    expect(out).not.toMatch(/WARNING/)
     const base = `http://127.0.0.1:${restPort}`
     const produced = await call(base, 'POST', '/topics/standalone', { contentType: 'application/vnd.kafka.json.v2+json', body: { records: [{ value: 'x' }] } })
     expect(produced.status).toBe(404) // no auto-creation through the proxy

@@ -260,7 +260,7 @@ describe('REST Proxy v3', () => {
     await new Promise((r) => sock.once('connect', r))
     sock.pause() // never reads the reports
     sock.on('error', () => {})
-    sock.write(`POST /v3/clusters/${s.clusterId}/topics/slow-reader/records HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`)
+    sock.write(`POST /v3/clusters/${s.clusterId}/topics/slow-reader/records HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`)
     const record = `{"value":{"type":"STRING","data":"${'r'.repeat(100)}"}}\n`
     const chunk = record.repeat(500)
     const framed = `${Buffer.byteLength(chunk).toString(16)}\r\n${chunk}\r\n`

@@ -50,7 +50,8 @@ export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
   const client = { bootstrapServers: v['bootstrap.servers'] as string[], clientId: (v['client.id'] as string) || undefined }
   let clusterId: string | null = null
   let herder: Herder | null = null
-  const rest = await ConnectRest.start({ listeners: restListeners(config), herder: () => herder, loggers, log: loggers.get('skein.connect.rest'), clusterId: () => clusterId, metrics })
+  const allowedOrigins = String(config.values['access.control.allow.origin'] ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '')
+  const rest = await ConnectRest.start({ listeners: restListeners(config), allowedOrigins, herder: () => herder, loggers, log: loggers.get('skein.connect.rest'), clusterId: () => clusterId, metrics })
   try {
     const bound = rest.listeners[0]!
     const advertised = (v['rest.advertised.listener'] as string | null) ?? 'http'

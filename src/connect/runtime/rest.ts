@@ -14,7 +14,7 @@
 // A write that reaches a follower is forwarded to the leader (once: the forwarded request carries
 // forward=false), as Kafka's workers do; during a rebalance, when no leader is known, the answer is 409.
 import { configKeyInfo } from '../api/config-def.js'
-import { createHttpServer, type BufferedRequest, type BoundListener, type HttpResponse, type HttpServer } from '../../http/index.js'
+import { createHttpServer, jsonNestedDeeperThan, tooDeepMessage, type BufferedRequest, type BoundListener, type HttpResponse, type HttpServer } from '../../http/index.js'
 import type { Logger } from '../../observability/logger.js'
 import type { MetricsRegistry } from '../../observability/metrics.js'
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheusText } from '../../observability/prometheus.js'
@@ -43,10 +43,13 @@ export interface ConnectRestOptions {
   /** Served at GET /metrics. */
   metrics?: MetricsRegistry
   maxBodyBytes?: number
+  /** access.control.allow.origin (src/http's allowedOrigins). */
+  allowedOrigins?: readonly string[]
 }
 
 function parseJson(req: BufferedRequest): unknown {
   if (req.body.length === 0) return undefined
+  if (jsonNestedDeeperThan(req.body)) throw new HerderError(400, tooDeepMessage())
   try {
     return JSON.parse(req.body.toString('utf8'))
   } catch (err) {
@@ -81,7 +84,7 @@ export class ConnectRest {
   }
 
   static async start(o: ConnectRestOptions): Promise<ConnectRest> {
-    const server = await createHttpServer({ maxBodyBytes: o.maxBodyBytes ?? 16 * 1024 * 1024, errorBody: (status, message) => errorBody(status, message), onHandlerError: (err) => o.log.error({ err: (err as Error).message }, 'REST handler error') })
+    const server = await createHttpServer({ maxBodyBytes: o.maxBodyBytes ?? 16 * 1024 * 1024, allowedOrigins: o.allowedOrigins, errorBody: (status, message) => errorBody(status, message), onHandlerError: (err) => o.log.error({ err: (err as Error).message }, 'REST handler error') })
     const rest = new ConnectRest(server, o)
     rest.mount()
     try {

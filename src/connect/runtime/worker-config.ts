@@ -14,6 +14,7 @@ function common(): ConfigDef {
     .define('header.converter', 'CLASS', 'org.apache.kafka.connect.storage.SimpleHeaderConverter', 'LOW', 'HeaderConverter class used to convert between Kafka Connect format and the serialized form that is written to Kafka.')
     .define('plugin.path', 'LIST', null, 'LOW', 'List of paths separated by commas (,) that contain plugins: directories whose subdirectories are npm packages or folders with a package.json or an index module, or such folders themselves.')
     .define('listeners', 'LIST', ['http://:8083'], 'LOW', 'List of comma-separated URIs the REST API will listen on (http only). Leave hostname empty to bind to 127.0.0.1.')
+    .define('access.control.allow.origin', 'STRING', '', 'LOW', "Origins (comma-separated, or * for any) whose browser pages may, besides the listener's own, send state-changing REST requests; others get 403. Kafka sets this as the CORS Access-Control-Allow-Origin value; Skein also refuses cross-origin writes without it.")
     .define('rest.host.name', 'STRING', null, 'LOW', 'Deprecated: hostname for the REST API (use listeners).')
     .define('rest.port', 'INT', null, 'LOW', 'Deprecated: port for the REST API to listen on (use listeners).')
     .define('rest.advertised.host.name', 'STRING', null, 'LOW', 'If this is set, this is the hostname that will be given out to other workers to connect to.')
