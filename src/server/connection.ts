@@ -327,6 +327,12 @@ export class Connection {
       void this.flush()
     }
     this.handler(frame, this).then(settle, (err: unknown) => {
+      if (this.closed) {
+        // The client hung up first; a large request stops at its next slice (AbandonedWorkError).
+        this.log.info({ conn: this.id, remote: this.remoteAddress, err: (err as Error)?.message }, 'request dropped: its connection closed before the answer')
+        finish(null)
+        return
+      }
       // Handlers turn Kafka errors into responses; anything reaching here means the request could
       // not be understood at all, and Kafka closes the connection in that case.
       this.log.warn({ conn: this.id, remote: this.remoteAddress, err: (err as Error)?.message }, 'closing connection after a request failed')
