@@ -28,6 +28,8 @@ export interface AttackSummary {
   silentNames: string[]
   /** Frames that were not attempted because the spec folder is missing. */
   specsMissing: boolean
+  /** API keys the broker serves that this run leaves out (LEFT_OUT_FOR_NOW). */
+  leftOut: number[]
   seconds: number
 }
 
@@ -43,12 +45,23 @@ async function inLanes(jobs: readonly (() => Promise<void>)[], lanes: number): P
   await Promise.all(Array.from({ length: Math.min(lanes, jobs.length) }, lane))
 }
 
+/**
+ * Left out of the spec-driven requests for now: LeaderAndIsr, StopReplica, UpdateMetadata and
+ * ControlledShutdown. Any client may send them to a broker without an authorizer, and at their extremes
+ * they fence this broker out of its own partitions and coordinators: a StopReplica v1 naming 100,001 topics
+ * left the broker answering nothing, not even ApiVersions, for over 30 s (measured alone, each request on
+ * a fresh broker). Fencing them is another part of issue 30; until it lands they would stall every request
+ * after them and hide what the rest of this suite finds. Put them back when that part is merged.
+ */
+const LEFT_OUT_FOR_NOW: ReadonlySet<number> = new Set([4, 5, 6, 7])
+
 /** Kafka's request.max.list.elements default; the broker under attack runs with it. */
 const LIST_LIMIT = 100_000
 
 class Attacker {
   private client: RawClient | undefined
   private correlationId = 1
+  private readonly startedAt = Date.now()
   readonly summary: AttackSummary
 
   constructor(
@@ -57,7 +70,7 @@ class Attacker {
     plan: AttackPlan,
     private readonly waitMs: number,
   ) {
-    this.summary = { plan, answered: 0, closed: 0, silent: 0, unencodable: 0, apis: 0, silentNames: [], specsMissing: false, seconds: 0 }
+    this.summary = { plan, answered: 0, closed: 0, silent: 0, unencodable: 0, apis: 0, silentNames: [], specsMissing: false, leftOut: [], seconds: 0 }
   }
 
   nextId(): number {
@@ -105,7 +118,7 @@ class Attacker {
     if (outcome === 'silent') {
       this.summary.silentNames.push(name)
       // Written as it happens (stdout is a pipe, written synchronously): a run cut short still says where it was.
-      console.log(`silent after ${this.waitMs} ms: ${name}`)
+      console.log(`silent after ${this.waitMs} ms (${Math.round((Date.now() - this.startedAt) / 1000)} s into the attack): ${name}`)
     }
     return outcome
   }
@@ -145,6 +158,10 @@ export async function runAttack(host: string, port: number, plan: AttackPlan, go
   else {
     const jobs: (() => Promise<void>)[] = []
     for (const range of served) {
+      if (LEFT_OUT_FOR_NOW.has(range.apiKey)) {
+        a.summary.leftOut.push(range.apiKey)
+        continue
+      }
       const spec = apiSpec(model, range.apiKey)
       if (spec === undefined) continue
       const top = Math.min(range.maxVersion, spec.request.validVersions.max)

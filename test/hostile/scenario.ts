@@ -81,7 +81,8 @@ export async function runHostile(plan: AttackPlan, opts: { baselineMs: number; a
       faults: pair.faults,
       summary: m === null ? undefined : (JSON.parse(m[1]!) as AttackSummary),
       attackerExit,
-      attackerOutput: attackerOutput.slice(-4000),
+      // Its first lines name the first silent requests (what stalled first), its last where it ended.
+      attackerOutput: attackerOutput.length <= 8000 ? attackerOutput : `${attackerOutput.slice(0, 4000)}\n[...]\n${attackerOutput.slice(-4000)}`,
       brokerOutputTail: broker.output().slice(-4000),
     }
   } finally {
@@ -99,7 +100,7 @@ export function report(r: HostileRun): string {
     `good pair: produced ${r.produced}, consumed ${r.consumed}, faults ${r.faults.length}${r.faults.length > 0 ? `: ${r.faults.slice(0, 5).join('; ')}` : ''}`,
     s === undefined
       ? `attacker exit ${r.attackerExit}: ${r.attackerOutput}`
-      : `attacker (${s.plan}, ${s.apis} APIs, ${s.seconds} s): answered ${s.answered}, closed ${s.closed}, silent ${s.silent}, unencodable ${s.unencodable}${s.specsMissing ? ', SPECS MISSING' : ''}`,
+      : `attacker (${s.plan}, ${s.apis} APIs, ${s.seconds} s): answered ${s.answered}, closed ${s.closed}, silent ${s.silent}, unencodable ${s.unencodable}${s.specsMissing ? ', SPECS MISSING' : ''}${s.leftOut.length > 0 ? `; API keys left out for now: ${s.leftOut.join(', ')}` : ''}`,
     ...(s !== undefined && s.silentNames.length > 0 ? [`silent: ${s.silentNames.join('; ')}`] : []),
   ].join('\n')
 }
