@@ -46,7 +46,8 @@ async function inLanes(jobs: readonly (() => Promise<void>)[], lanes: number): P
 }
 
 /**
- * Left out of the spec-driven requests for now: LeaderAndIsr, StopReplica, UpdateMetadata and
+ * Left out of the full run's spec-driven requests for now (the smoke still sends each once, at its top
+ * version with every field at its maximum): LeaderAndIsr, StopReplica, UpdateMetadata and
  * ControlledShutdown. Any client may send them to a broker without an authorizer, and at their extremes
  * they fence this broker out of its own partitions and coordinators: a StopReplica v1 naming 100,001 topics
  * left the broker answering nothing, not even ApiVersions, for over 30 s (measured alone, each request on
@@ -158,7 +159,7 @@ export async function runAttack(host: string, port: number, plan: AttackPlan, go
   else {
     const jobs: (() => Promise<void>)[] = []
     for (const range of served) {
-      if (LEFT_OUT_FOR_NOW.has(range.apiKey)) {
+      if (plan === 'full' && LEFT_OUT_FOR_NOW.has(range.apiKey)) {
         a.summary.leftOut.push(range.apiKey)
         continue
       }
