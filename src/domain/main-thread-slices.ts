@@ -6,26 +6,55 @@
 // - inTimedChunks: a long asynchronous operation over many items (creating or deleting partitions through
 //   the shards) is sent as consecutive chunks, each sized to take about SLICE_MS of main-thread time; work queued by others
 //   meanwhile (a Produce, a Fetch on the same shard) runs between two chunks instead of after them all.
+// - Abandoned work stops: both take an optional `abandoned()` (a request's connection has closed), asked
+//   after each turn of the event loop; once it is true they throw AbandonedWorkError instead of going on.
+//   A client that sends a heavy request and hangs up (or gives up waiting) leaves nothing behind to
+//   finish: without it, such requests pile up and every later client waits behind their remains.
 
 /** Main-thread time one slice of a handler's loop may take before others get a turn. */
 export const SLICE_MS = 10
 const CHECK_EVERY = 256
 
+/** Thrown by a slice or chunk boundary once its work is abandoned (the request's connection closed). */
+export class AbandonedWorkError extends Error {
+  override readonly name = 'AbandonedWorkError'
+}
+
+/** True once nobody waits for the work any more (e.g. `() => connection.isClosed`). */
+export type Abandoned = () => boolean
+
 export class MainThreadSlices {
   private sliceStart = performance.now()
   private sinceCheck = 0
 
-  /** Resolves at once while the slice lasts; after SLICE_MS, once the event loop has served the others. */
+  constructor(private readonly abandoned?: Abandoned) {}
+
+  /**
+   * Resolves at once while the slice lasts; after SLICE_MS, once the event loop has served the others
+   * (rejecting with AbandonedWorkError if the work was abandoned meanwhile).
+   */
   turn(): Promise<void> | undefined {
     if (++this.sinceCheck < CHECK_EVERY) return undefined
     this.sinceCheck = 0
     if (performance.now() - this.sliceStart < SLICE_MS) return undefined
-    return new Promise<void>((resolve) =>
+    return new Promise<void>((resolve, reject) =>
       setImmediate(() => {
         this.sliceStart = performance.now()
-        resolve()
+        if (this.abandoned?.() === true) reject(new AbandonedWorkError('abandoned: nobody waits for the answer'))
+        else resolve()
       }),
     )
+  }
+
+  /** fn over every item in order, a turn of the event loop every SLICE_MS; the results in the items' order. */
+  async map<T, R>(items: readonly T[], fn: (item: T, index: number) => R): Promise<R[]> {
+    const out: R[] = new Array<R>(items.length)
+    for (let i = 0; i < items.length; i++) {
+      const turn = this.turn()
+      if (turn !== undefined) await turn
+      out[i] = fn(items[i]!, i)
+    }
+    return out
   }
 }
 
@@ -39,7 +68,7 @@ const MAX_CHUNK = 4096
  * SLICE_MS of main-thread time (at most doubling); the time measured includes others' work served
  * meanwhile, so a busy broker gets smaller chunks, which is the fair direction.
  */
-export async function inTimedChunks<T, R>(items: readonly T[], run: (chunk: readonly T[]) => Promise<readonly R[]>): Promise<R[]> {
+export async function inTimedChunks<T, R>(items: readonly T[], run: (chunk: readonly T[]) => Promise<readonly R[]>, abandoned?: Abandoned): Promise<R[]> {
   const results: R[] = []
   let size = FIRST_CHUNK
   for (let start = 0; start < items.length; ) {
@@ -51,6 +80,7 @@ export async function inTimedChunks<T, R>(items: readonly T[], run: (chunk: read
     start += chunk.length
     // A chunk answered through microtasks alone (an in-memory store) gave the event loop no turn yet.
     if (start < items.length) await new Promise<void>((resolve) => setImmediate(resolve))
+    if (start < items.length && abandoned?.() === true) throw new AbandonedWorkError('abandoned: nobody waits for the answer')
     size = Math.max(1, Math.min(MAX_CHUNK, size * 2, Math.floor((chunk.length * SLICE_MS) / busyMs)))
   }
   return results

@@ -15,9 +15,16 @@
 //
 // Backpressure: reading pauses while the bytes of requests being processed pass a bound, while the
 // number of requests not yet answered (processing, or done and waiting to be written) passes a bound,
-// and while the socket's own write buffer is full; it resumes as they drain. Counting answered but
+// and while the socket's own write buffer is full; it resumes as they drain. Frames that arrived in one
+// read do not slip past the request bounds: they wait in the buffer until requests drain. Counting answered but
 // unwritten responses matters: a client that never reads would otherwise pile up responses (and the
 // segment leases of fetches, whose sendfile stalls without filling the socket's write buffer).
+//
+// Heavy requests: a request's list elements (what the dispatcher's decoder counted, up to
+// request.max.list.elements each) are held by the connection from its decoding until its answer is
+// written, and reading pauses while they pass one request's worth: one client pipelining 100,000-element
+// requests has at most two of them decoded, answered or waiting to be written at a time (Kafka serves one
+// request per connection at a time), so its memory and main-thread share stay bounded like anyone's.
 //
 // Produce frames: a Produce request (API key 0, the frame's first int16) is copied once, when
 // complete, into shared memory from the frame pool (src/shard/frame-pool.ts): its record batches then
@@ -82,6 +89,8 @@ export interface ConnectionLimits {
 interface Slot {
   done: boolean
   response: Response | null
+  /** List elements the request's decoding counted (holdListElements), released once its answer is written. */
+  elements: number
 }
 
 let nextConnectionId = 1
@@ -104,6 +113,11 @@ export class Connection {
   private assembled = 0
   private readonly slots: Slot[] = []
   private inFlightBytes = 0
+  /** List elements of requests decoded and not yet answered on the wire, and the bound they may not pass. */
+  private inFlightElements = 0
+  private maxInFlightElements = Infinity
+  /** The slot of the request whose handler is running synchronously (decoding happens there). */
+  private dispatching: Slot | undefined
   private writing = false
   private closed = false
   private pausedForBackpressure = false
@@ -156,6 +170,24 @@ export class Connection {
     this.maxFrameBytes = this.limits.maxRequestBytes
   }
 
+  /**
+   * The request being dispatched decoded `count` list elements: the connection holds them until its answer
+   * is written, and pauses reading while it holds more than `limit` (request.max.list.elements).
+   */
+  holdListElements(count: number, limit: number): void {
+    const slot = this.dispatching
+    if (slot === undefined || count <= 0) return
+    slot.elements += count
+    this.inFlightElements += count
+    this.maxInFlightElements = limit
+    this.updateBackpressure()
+  }
+
+  private releaseElements(slot: Slot): void {
+    this.inFlightElements -= slot.elements
+    slot.elements = 0
+  }
+
   /** Closes the connection at once (protocol violation or shutdown). */
   close(reason?: string): void {
     if (reason !== undefined) this.log.info({ conn: this.id, remote: this.remoteAddress, reason }, 'closing connection')
@@ -200,8 +232,14 @@ export class Connection {
     this.updateBackpressure()
   }
 
+  /** Too much of this connection in flight to start another request, even one already buffered. */
+  private get holdingTooMuch(): boolean {
+    return this.slots.length >= this.limits.maxInFlightRequests || this.inFlightElements > this.maxInFlightElements
+  }
+
   private processFrames(): void {
-    while (!this.closed && this.throttleTimer === undefined) {
+    // Pausing the socket stops new reads; frames that arrived together wait here until requests drain.
+    while (!this.closed && this.throttleTimer === undefined && !this.holdingTooMuch) {
       if (this.assembly !== undefined) {
         if (this.assembled < this.assembly.length) return
         const frame = this.assembly
@@ -297,7 +335,7 @@ export class Connection {
 
   /** pooled: the frame is frame-pool memory whose pin this request holds until it is finished. */
   private dispatch(frame: Buffer, pooled: boolean): void {
-    const slot: Slot = { done: false, response: null }
+    const slot: Slot = { done: false, response: null, elements: 0 }
     this.slots.push(slot)
     const size = frame.length
     this.inFlightBytes += size
@@ -320,13 +358,28 @@ export class Connection {
       slot.done = true
       slot.response = response
       if (this.closed) {
+        this.releaseElements(slot)
         response?.onDone?.()
         return
       }
       this.updateBackpressure()
       void this.flush()
     }
-    this.handler(frame, this).then(settle, (err: unknown) => {
+    // The dispatcher decodes in the handler's synchronous part: what it holds belongs to this slot.
+    this.dispatching = slot
+    let handled: Promise<Response | null>
+    try {
+      handled = this.handler(frame, this)
+    } finally {
+      this.dispatching = undefined
+    }
+    handled.then(settle, (err: unknown) => {
+      if (this.closed) {
+        // The client hung up first; a large request stops at its next slice (AbandonedWorkError).
+        this.log.info({ conn: this.id, remote: this.remoteAddress, err: (err as Error)?.message }, 'request dropped: its connection closed before the answer')
+        finish(null)
+        return
+      }
       // Handlers turn Kafka errors into responses; anything reaching here means the request could
       // not be understood at all, and Kafka closes the connection in that case.
       this.log.warn({ conn: this.id, remote: this.remoteAddress, err: (err as Error)?.message }, 'closing connection after a request failed')
@@ -340,6 +393,7 @@ export class Connection {
       this.throttleTimer !== undefined ||
       this.inFlightBytes > this.limits.maxInFlightBytes ||
       this.slots.length >= this.limits.maxInFlightRequests ||
+      this.inFlightElements > this.maxInFlightElements ||
       this.socket.writableNeedDrain
     if (over && !this.pausedForBackpressure) {
       this.pausedForBackpressure = true
@@ -347,6 +401,8 @@ export class Connection {
     } else if (!over && this.pausedForBackpressure) {
       this.pausedForBackpressure = false
       this.socket.resume()
+      // Frames already buffered are not read again: start them once the current call stack is done.
+      if (this.buffered > 0 || this.assembly !== undefined) queueMicrotask(() => this.processFrames())
     }
   }
 
@@ -356,14 +412,20 @@ export class Connection {
     try {
       while (!this.closed && this.slots.length > 0 && this.slots[0]!.done) {
         const slot = this.slots.shift()!
-        this.updateBackpressure()
         const response = slot.response
-        if (response === null) continue
+        if (response === null) {
+          this.releaseElements(slot)
+          this.updateBackpressure()
+          continue
+        }
+        this.updateBackpressure()
         try {
           await this.writeResponse(response)
         } finally {
+          this.releaseElements(slot)
           response.onDone?.()
         }
+        this.updateBackpressure()
         if (response.throttleAfterSend === true && response.throttleMs !== undefined) this.throttle(response.throttleMs)
         if (this.socket.writableNeedDrain) {
           this.updateBackpressure()
@@ -453,6 +515,7 @@ export class Connection {
     for (const slot of this.slots) {
       if (slot.done) slot.response?.onDone?.()
     }
+    this.inFlightElements = 0
     // Slots still being processed release their responses in finish() (closed is set).
     this.slots.length = 0
     this.chunks.length = 0

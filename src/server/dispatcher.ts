@@ -9,7 +9,8 @@
 //   (every depth counted): refused by the decoder before it builds them, so no request costs more
 //   than that many elements of memory and main-thread time (docs/broker.md, "Requests are bounded").
 //   The requests brokers send each other (INTER_BROKER_API_KEYS) name every partition of the cluster
-//   and are exempt.
+//   and are exempt. The elements decoded are held by the connection until the answer is written
+//   (Connection.holdListElements): one connection cannot have many heavy requests in flight at once.
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../domain/acl.js'
 import { ErrorCode } from '../domain/errors.js'
 import { beginFrame, endFrame } from '../protocol/frame.js'
@@ -67,9 +68,14 @@ export function createDispatcher(services: BrokerServices, apiTable: ApiTable, o
     }
     const loopTimeStart = performance.now()
     const r = new Reader(frame)
-    if (!INTER_BROKER_API_KEYS.has(peek.apiKey)) r.elementBudget = services.configs.broker.getInt('request.max.list.elements')
+    const listLimit = services.configs.broker.getInt('request.max.list.elements')
+    // Inter-broker requests are not refused for their size, but their elements are counted all the same.
+    const budget = INTER_BROKER_API_KEYS.has(peek.apiKey) ? Number.MAX_SAFE_INTEGER : listLimit
+    r.elementBudget = budget
     const header = readRequestHeader(r)
     const request = handler.decodeRequest(r, peek.apiVersion)
+    // The connection holds them until the answer is written, pausing a client that pipelines heavy requests.
+    conn.holdListElements(budget - r.elementBudget, listLimit)
     // Bytes after a complete body are ignored, as Kafka does.
     const done: (() => void)[] = []
     const runDone = (): void => {

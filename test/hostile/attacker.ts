@@ -49,6 +49,7 @@ const LIST_LIMIT = 100_000
 class Attacker {
   private client: RawClient | undefined
   private correlationId = 1
+  private readonly startedAt = Date.now()
   readonly summary: AttackSummary
 
   constructor(
@@ -105,7 +106,7 @@ class Attacker {
     if (outcome === 'silent') {
       this.summary.silentNames.push(name)
       // Written as it happens (stdout is a pipe, written synchronously): a run cut short still says where it was.
-      console.log(`silent after ${this.waitMs} ms: ${name}`)
+      console.log(`silent after ${this.waitMs} ms (${Math.round((Date.now() - this.startedAt) / 1000)} s into the attack): ${name}`)
     }
     return outcome
   }

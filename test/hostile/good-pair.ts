@@ -31,6 +31,8 @@ export class GoodPair {
   private readonly consumer: Consumer
   private window: LatencyWindow = { produceMs: [], endToEndMs: [] }
   private running = true
+  /** Set once the produce loop has ended: only then is `produced` final for the consumer to drain to. */
+  private producing = true
   private closing = false
   private produced = 0
   private consumed = 0
@@ -61,6 +63,14 @@ export class GoodPair {
   }
 
   private async produceLoop(): Promise<void> {
+    try {
+      await this.produceUntilStopped()
+    } finally {
+      this.producing = false
+    }
+  }
+
+  private async produceUntilStopped(): Promise<void> {
     while (this.running) {
       const seq = this.produced
       const t0 = performance.now()
@@ -79,7 +89,8 @@ export class GoodPair {
   }
 
   private async consumeLoop(): Promise<void> {
-    while (this.running || this.consumed < this.produced) {
+    // A send still in flight when stop() is called counts once it is acknowledged: drain to the final count.
+    while (this.producing || this.consumed < this.produced) {
       let records
       try {
         records = await this.consumer.poll(200)

@@ -81,7 +81,8 @@ export async function runHostile(plan: AttackPlan, opts: { baselineMs: number; a
       faults: pair.faults,
       summary: m === null ? undefined : (JSON.parse(m[1]!) as AttackSummary),
       attackerExit,
-      attackerOutput: attackerOutput.slice(-4000),
+      // Its first lines name the first silent requests (what stalled first), its last where it ended.
+      attackerOutput: attackerOutput.length <= 8000 ? attackerOutput : `${attackerOutput.slice(0, 4000)}\n[...]\n${attackerOutput.slice(-4000)}`,
       brokerOutputTail: broker.output().slice(-4000),
     }
   } finally {

@@ -12,7 +12,7 @@
 //   default; the decoder refuses more and the connection closes), so its memory is bounded by that.
 // * The loops over its partitions (checks, then the answers) run in slices of 10 ms of main-thread time
 //   (src/domain/main-thread-slices.ts), each followed by a turn of the event loop: other clients' requests
-//   are served while a large one is answered.
+//   are served while a large one is answered; a request whose connection closes meanwhile stops there.
 // Version notes:
 // * v2+: isolation level. v4+: current leader epoch and leader epoch in the answer.
 // Not implemented:
@@ -20,8 +20,7 @@
 import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as ListOffsets from '../../protocol/messages/02-list-offsets.gen.js'
-import { defineHandler } from './common/handler.js'
-import { MainThreadSlices } from '../../domain/main-thread-slices.js'
+import { defineHandler, requestSlices } from './common/handler.js'
 import type { OffsetLookup } from './common/ports.js'
 
 const READ_COMMITTED = 1
@@ -41,7 +40,7 @@ export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, 
     const targets: ListOffsets.ListOffsetsPartitionResponse[] = []
     // The partitions named so far, per topic.
     const seen = new Map<string, Set<number>>()
-    const slices = new MainThreadSlices()
+    const slices = requestSlices(ctx)
     for (const t of req.topics) {
       const responses: ListOffsets.ListOffsetsPartitionResponse[] = []
       topics.push(ListOffsets.createListOffsetsTopicResponse({ name: t.name, partitions: responses }))

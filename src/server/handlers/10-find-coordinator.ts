@@ -12,11 +12,13 @@
 // Version notes:
 // * v4+: several keys per request (coordinatorKeys), one answer each. v3+: flexible. v1+: key type,
 //   error message, throttle time.
+// Bounds (docs/broker.md, "Requests are bounded"): at most request.max.list.elements keys (the decoder
+// refuses more), looked up one after the other in ~10 ms slices of main-thread time.
 import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, errorName, KafkaError } from '../../domain/errors.js'
 import * as FindCoordinator from '../../protocol/messages/10-find-coordinator.gen.js'
 import type { RequestContext } from './common/context.js'
-import { defineHandler } from './common/handler.js'
+import { defineHandler, requestSlices } from './common/handler.js'
 
 const GROUP_KEY_TYPE = 0
 const TRANSACTION_KEY_TYPE = 1
@@ -60,12 +62,14 @@ export const findCoordinatorHandler = defineHandler<FindCoordinator.FindCoordina
   authorizes: true,
   async handle(req, ctx) {
     if (ctx.apiVersion >= 4) {
-      const coordinators = await Promise.all(
-        req.coordinatorKeys.map(async (key) => {
-          const a = await find(req.keyType, key, ctx)
-          return FindCoordinator.createCoordinator({ key, ...a })
-        }),
-      )
+      // One key after the other in ~10 ms slices of main-thread time (not 100,000 lookups started at once).
+      const slices = requestSlices(ctx)
+      const coordinators: FindCoordinator.Coordinator[] = []
+      for (const key of req.coordinatorKeys) {
+        const turn = slices.turn()
+        if (turn !== undefined) await turn
+        coordinators.push(FindCoordinator.createCoordinator({ key, ...(await find(req.keyType, key, ctx)) }))
+      }
       return FindCoordinator.createFindCoordinatorResponse({ coordinators })
     }
     const a = await find(ctx.apiVersion >= 1 ? req.keyType : GROUP_KEY_TYPE, req.key, ctx)

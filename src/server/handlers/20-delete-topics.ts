@@ -27,7 +27,7 @@ import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as DeleteTopics from '../../protocol/messages/20-delete-topics.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
-import { defineHandler } from './common/handler.js'
+import { defineHandler, requestSlices } from './common/handler.js'
 import { apiError, duplicatesOf } from './common/api-errors.js'
 import { checkMutationQuota } from './common/mutation-quota.js'
 
@@ -48,7 +48,11 @@ export const deleteTopicsHandler = defineHandler<DeleteTopics.DeleteTopicsReques
     const deletionEnabled = ctx.configs.broker.getBoolean('delete.topic.enable')
     // controller_mutation_rate: the deleted topic's partitions count; strict from v5.
     const quota = ctx.quotas.controllerMutationQuota(ctx.connection, ctx.clientId)
+    // In ~10 ms slices of main-thread time: a request may name request.max.list.elements topics.
+    const slices = requestSlices(ctx)
     for (const t of wanted) {
+      const turn = slices.turn()
+      if (turn !== undefined) await turn
       const key = keyOf(t)
       if (answered.has(key)) continue
       answered.add(key)

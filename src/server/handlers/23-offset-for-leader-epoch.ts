@@ -14,12 +14,15 @@
 //   TOPIC_AUTHORIZATION_FAILED for its partitions.
 // Version notes:
 // * v4: flexible. v3+: replica id. v2+: current leader epoch. v1+: the epoch of the answer.
-// Bound (docs/broker.md, "Requests are bounded"): the request's lists hold at most request.max.list.elements
-// elements in all (100,000 by default); the decoder refuses more and the connection closes.
+// Bounds (docs/broker.md, "Requests are bounded"): the request's lists hold at most request.max.list.elements
+// elements in all (100,000 by default); the decoder refuses more and the connection closes. The loops over
+// its partitions run in ~10 ms slices of main-thread time (as ListOffsets'), and the epochs are looked up
+// in chunks of about that much work, so other clients are served while a large one is answered.
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as OffsetForLeaderEpoch from '../../protocol/messages/23-offset-for-leader-epoch.gen.js'
-import { defineHandler } from './common/handler.js'
+import { inTimedChunks } from '../../domain/main-thread-slices.js'
+import { defineHandler, requestAbandoned, requestSlices } from './common/handler.js'
 import type { EpochLookup } from './common/ports.js'
 
 export const offsetForLeaderEpochHandler = defineHandler<OffsetForLeaderEpoch.OffsetForLeaderEpochRequest, OffsetForLeaderEpoch.OffsetForLeaderEpochResponse>({
@@ -35,13 +38,18 @@ export const offsetForLeaderEpochHandler = defineHandler<OffsetForLeaderEpoch.Of
     const topics: OffsetForLeaderEpoch.OffsetForLeaderTopicResult[] = []
     const items: EpochLookup[] = []
     const targets: OffsetForLeaderEpoch.EpochEndOffset[] = []
+    const slices = requestSlices(ctx)
     for (const t of req.topics) {
       const answers: OffsetForLeaderEpoch.EpochEndOffset[] = []
       topics.push(OffsetForLeaderEpoch.createOffsetForLeaderTopicResult({ topic: t.topic, partitions: answers }))
+      // Asked once per topic, not per partition.
+      const topicDenied = !clusterDenied && replicaId < 0 && !ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.TOPIC, t.topic)
       for (const p of t.partitions) {
+        const turn = slices.turn()
+        if (turn !== undefined) await turn
         const answer = OffsetForLeaderEpoch.createEpochEndOffset({ partition: p.partition, leaderEpoch: -1, endOffset: -1n })
         answers.push(answer)
-        if (clusterDenied || (replicaId < 0 && !ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.TOPIC, t.topic))) {
+        if (clusterDenied || topicDenied) {
           answer.errorCode = clusterDenied ? ErrorCode.CLUSTER_AUTHORIZATION_FAILED : ErrorCode.TOPIC_AUTHORIZATION_FAILED
           continue
         }
@@ -49,17 +57,19 @@ export const offsetForLeaderEpochHandler = defineHandler<OffsetForLeaderEpoch.Of
         targets.push(answer)
       }
     }
-    const results = await ctx.partitions.endOffsetsForEpochs(replicaId, items)
-    results.forEach((r, i) => {
+    const results = await inTimedChunks(items, (chunk) => ctx.partitions.endOffsetsForEpochs(replicaId, chunk), requestAbandoned(ctx))
+    for (const [i, r] of results.entries()) {
+      const turn = slices.turn()
+      if (turn !== undefined) await turn
       const answer = targets[i]!
       if (!r.ok) {
         answer.errorCode = r.errorCode
-        return
+        continue
       }
       answer.errorCode = ErrorCode.NONE
       answer.leaderEpoch = r.value.leaderEpoch
       answer.endOffset = BigInt(r.value.endOffset)
-    })
+    }
     return OffsetForLeaderEpoch.createOffsetForLeaderEpochResponse({ topics })
   },
 })

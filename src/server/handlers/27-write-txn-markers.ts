@@ -17,10 +17,12 @@
 //   every partition (Kafka).
 // Version notes:
 // * v1: flexible.
+// Bounds: the partitions are answered, and their markers written, in ~10 ms slices of main-thread time.
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as WriteTxnMarkers from '../../protocol/messages/27-write-txn-markers.gen.js'
-import { defineHandler } from './common/handler.js'
+import { inTimedChunks } from '../../domain/main-thread-slices.js'
+import { defineHandler, requestAbandoned, requestSlices } from './common/handler.js'
 import type { TxnMarker } from './common/ports.js'
 
 export const writeTxnMarkersHandler = defineHandler<WriteTxnMarkers.WriteTxnMarkersRequest, WriteTxnMarkers.WriteTxnMarkersResponse>({
@@ -34,30 +36,35 @@ export const writeTxnMarkersHandler = defineHandler<WriteTxnMarkers.WriteTxnMark
     const denied = !ctx.acl.authorize(ctx.connection, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
     const items: TxnMarker[] = []
     const targets: WriteTxnMarkers.WritableTxnMarkerPartitionResult[] = []
-    const markers = req.markers.map((m) =>
-      WriteTxnMarkers.createWritableTxnMarkerResult({
-        producerId: m.producerId,
-        topics: m.topics.map((t) =>
-          WriteTxnMarkers.createWritableTxnMarkerTopicResult({
-            name: t.name,
-            partitions: t.partitionIndexes.map((partition) => {
-              const answer = WriteTxnMarkers.createWritableTxnMarkerPartitionResult({ partitionIndex: partition })
-              if (denied) {
-                answer.errorCode = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
-                return answer
-              }
-              items.push({ topic: t.name, partition, producerId: Number(m.producerId), producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.transactionResult })
-              targets.push(answer)
-              return answer
-            }),
-          }),
-        ),
-      }),
-    )
-    const results = await ctx.transactions.writeLocalMarkers(items)
-    results.forEach((r, i) => {
+    const slices = requestSlices(ctx)
+    const markers: WriteTxnMarkers.WritableTxnMarkerResult[] = []
+    for (const m of req.markers) {
+      const topics: WriteTxnMarkers.WritableTxnMarkerTopicResult[] = []
+      markers.push(WriteTxnMarkers.createWritableTxnMarkerResult({ producerId: m.producerId, topics }))
+      for (const t of m.topics) {
+        const partitions: WriteTxnMarkers.WritableTxnMarkerPartitionResult[] = []
+        topics.push(WriteTxnMarkers.createWritableTxnMarkerTopicResult({ name: t.name, partitions }))
+        for (const partition of t.partitionIndexes) {
+          const turn = slices.turn()
+          if (turn !== undefined) await turn
+          const answer = WriteTxnMarkers.createWritableTxnMarkerPartitionResult({ partitionIndex: partition })
+          partitions.push(answer)
+          if (denied) {
+            answer.errorCode = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            continue
+          }
+          items.push({ topic: t.name, partition, producerId: Number(m.producerId), producerEpoch: m.producerEpoch, coordinatorEpoch: m.coordinatorEpoch, commit: m.transactionResult })
+          targets.push(answer)
+        }
+      }
+    }
+    // In chunks of ~10 ms of main-thread time (an inter-broker request is not held to request.max.list.elements).
+    const results = await inTimedChunks(items, (chunk) => ctx.transactions.writeLocalMarkers(chunk), requestAbandoned(ctx))
+    for (const [i, r] of results.entries()) {
+      const turn = slices.turn()
+      if (turn !== undefined) await turn
       targets[i]!.errorCode = r.errorCode
-    })
+    }
     return WriteTxnMarkers.createWriteTxnMarkersResponse({ markers })
   },
 })

@@ -8,12 +8,17 @@
 //   without __consumer_offsets every group is GROUP_ID_NOT_FOUND.
 // * Authorization: Describe on each group, else GROUP_AUTHORIZATION_FAILED for it (Kafka). Authorized
 //   operations: the group operations the principal may do; the bit set is sent when asked for (includeAuthorizedOperations), else Kafka's "omitted" value.
+// Bounds (docs/broker.md, "Requests are bounded"): at most request.max.list.elements ids (the decoder refuses
+// more); they are checked, described and answered in ~10 ms slices of main-thread time.
 import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as ConsumerGroupDescribe from '../../protocol/messages/69-consumer-group-describe.gen.js'
 import { AUTHORIZED_OPERATIONS_OMITTED, authorizedOperations, GROUP_OPERATION_LIST } from './common/authorized-operations.js'
-import { defineHandler } from './common/handler.js'
-import type { DescribedTopicPartitions } from './common/ports.js'
+import { inTimedChunks } from '../../domain/main-thread-slices.js'
+import { defineHandler, requestAbandoned, requestSlices } from './common/handler.js'
+import type { DescribedTopicPartitions, GroupCoordinatorApi } from './common/ports.js'
+
+type DescribedConsumerGroup = Awaited<ReturnType<GroupCoordinatorApi['consumerGroupDescribe']>>[number]
 
 function assignment(topics: readonly DescribedTopicPartitions[]): ConsumerGroupDescribe.Assignment {
   return ConsumerGroupDescribe.createAssignment({
@@ -30,16 +35,23 @@ export const consumerGroupDescribeHandler = defineHandler<ConsumerGroupDescribe.
   authorizes: true,
   async handle(req, ctx) {
     const coordinator = ctx.groups.current
-    const allowed = req.groupIds.filter((g) => ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.GROUP, g))
-    const denied = req.groupIds.filter((g) => !allowed.includes(g)).map((groupId) => ({ groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: null, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [] }))
+    const slices = requestSlices(ctx)
+    // One pass over the ids (a list of 100,000 is checked in slices, never compared with itself).
+    const isAllowed = await slices.map(req.groupIds, (g) => ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.GROUP, g))
+    const allowed = req.groupIds.filter((_, i) => isAllowed[i])
+    const notFound = (groupId: string): DescribedConsumerGroup => ({ groupId, errorCode: groupId === '' ? ErrorCode.INVALID_GROUP_ID : ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: null, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [] })
     const described =
       coordinator === undefined
-        ? allowed.map((groupId) => ({ groupId, errorCode: groupId === '' ? ErrorCode.INVALID_GROUP_ID : ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: null, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [] }))
-        : allowed.length === 0
-          ? []
-          : await coordinator.consumerGroupDescribe(allowed)
+        ? allowed.map(notFound)
+        : // In chunks of ~10 ms of main-thread time, each answered before the next is asked.
+          await inTimedChunks(allowed, (chunk) => coordinator.consumerGroupDescribe([...chunk]), requestAbandoned(ctx))
+    // In the request's order: the allowed ids' answers in turn, the others refused where they stood.
+    let nextDescribed = 0
+    const answers = req.groupIds.map((groupId, i): DescribedConsumerGroup =>
+      isAllowed[i] ? described[nextDescribed++]! : { groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: null, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [] },
+    )
     return ConsumerGroupDescribe.createConsumerGroupDescribeResponse({
-      groups: [...described, ...denied].map((g) =>
+      groups: await slices.map(answers, (g) =>
         ConsumerGroupDescribe.createDescribedGroup({
           errorCode: g.errorCode,
           errorMessage: g.errorMessage,

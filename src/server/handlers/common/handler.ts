@@ -2,6 +2,7 @@
 // answers. The table of handlers (../index.ts) is built from these; ApiVersions is derived from it.
 import type { Reader } from '../../../protocol/primitives/reader.js'
 import type { Writer } from '../../../protocol/primitives/writer.js'
+import { MainThreadSlices, type Abandoned } from '../../../domain/main-thread-slices.js'
 import type { RequestContext } from './context.js'
 
 export interface HandlerDefinition<Req, Res> {
@@ -36,4 +37,17 @@ export function defineHandler<Req, Res>(def: HandlerDefinition<Req, Res>): AnyHa
 /** A request that cannot be served at all (unknown API, unsupported version): the connection is closed. */
 export class UnservableRequestError extends Error {
   override readonly name = 'UnservableRequestError'
+}
+
+/** True once the request's connection has closed: nobody waits for its answer any more. */
+export function requestAbandoned(ctx: RequestContext): Abandoned {
+  return () => ctx.connection.isClosed
+}
+
+/**
+ * Slices of ~10 ms of main-thread time for a request's loops over its list (domain/main-thread-slices.ts),
+ * stopped once the request's connection has closed (the handler's throw is dropped with the connection).
+ */
+export function requestSlices(ctx: RequestContext): MainThreadSlices {
+  return new MainThreadSlices(requestAbandoned(ctx))
 }
