@@ -627,8 +627,9 @@ export class ShardRouter {
     await Promise.all(this.#directories.filter((d) => !this.offlineDirs.has(d.path)).map((d) => d.sync().catch(() => {})))
   }
 
+  /** Gives partitions their topic's config; many (a new topic's) are sent in chunks of ~SLICE_MS, as createPartitions. */
   updateConfigs(items: readonly UpdateConfigItem[]): Promise<Outcome<null>[]> {
-    return this.call('updateConfig', items)
+    return inTimedChunks(items, (chunk) => this.call('updateConfig', chunk))
   }
 
   /** Appends record batches. The router takes ownership of each `records` Buffer (see the file header). */
