@@ -315,7 +315,8 @@ export class EmbeddedStore implements MetadataStore {
     const failed = new Map<string, Error>()
     const slices = new MainThreadSlices()
     for (const w of writes) {
-      await slices.turn()
+      const pause = slices.turn()
+      if (pause !== undefined) await pause
       const key = partitionKey(w.topic, w.partition)
       if (this.#topic(w.topic) === undefined) {
         failed.set(key, new UnknownTopicError(`topic ${w.topic} does not exist`))
@@ -339,7 +340,8 @@ export class EmbeddedStore implements MetadataStore {
     const result: PartitionStateUpdateResult = { updated: new Map(), badVersion: [], failed: new Map() }
     const slices = new MainThreadSlices()
     for (const w of writes) {
-      await slices.turn()
+      const pause = slices.turn()
+      if (pause !== undefined) await pause
       const key = partitionKey(w.topic, w.partition)
       const current = this.#state.partitionStates[w.topic]?.[w.partition]
       if (current === undefined || current === null) {

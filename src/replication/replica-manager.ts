@@ -736,8 +736,8 @@ export class ReplicaManager {
     // In chunks of ~SLICE_MS: the roles of a new topic's many partitions must not hold the shards (the main
     // thread with io.threads=0) away from other requests until all are taken.
     const [ledStates, followedStates] = await Promise.all([
-      inTimedChunks(ledItems.map((p) => ({ topic: p.topic, partition: p.partition, leaderEpoch: p.leaderEpoch, highWatermarkFollowsLeo: followsLeo(p) })), (chunk) => this.router.call('becomeLeader', chunk)),
-      inTimedChunks(followed.map((p) => ({ topic: p.topic, partition: p.partition })), (chunk) => this.router.call('becomeFollower', chunk)),
+      inTimedChunks(ledItems.map((p) => ({ topic: p.topic, partition: p.partition, leaderEpoch: p.leaderEpoch, highWatermarkFollowsLeo: followsLeo(p) })), (chunk) => this.router.call('becomeLeader', chunk), 'wall'),
+      inTimedChunks(followed.map((p) => ({ topic: p.topic, partition: p.partition })), (chunk) => this.router.call('becomeFollower', chunk), 'wall'),
     ])
     const now = Date.now()
     const fetches = new Map<number, { leader: LiveLeader; partitions: FetcherPartition[] }>()

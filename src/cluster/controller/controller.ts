@@ -655,8 +655,9 @@ export class Controller {
     const replicas: PartitionReplica[] = []
     const slices = new MainThreadSlices()
     for (const tp of partitions) {
-      await slices.turn()
-      for (const replica of this.context.replicasOf(tp)) replicas.push({ ...tp, replica })
+      const pause = slices.turn()
+      if (pause !== undefined) await pause
+      for (const replica of this.context.replicasOf(tp)) replicas.push({ topic: tp.topic, partition: tp.partition, replica })
     }
     await this.#partitionStateMachine.handleStateChanges(partitions, 'NewPartition')
     await this.#replicaStateMachine.handleStateChanges(replicas, 'NewReplica')

@@ -89,7 +89,8 @@ export class PartitionStateMachine {
     const uninitialized: TopicPartition[] = []
     const toElect: TopicPartition[] = []
     for (const tp of partitions) {
-      await this.#turn(slices)
+      const pause = this.#turn(slices)
+      if (pause !== undefined) await pause
       const current = ctx.partitionState(tp)
       if (!VALID_PREVIOUS_PARTITION_STATES[target].includes(current)) {
         this.deps.log.warn({ topic: tp.topic, partition: tp.partition, from: current, to: target }, 'invalid partition state transition')
@@ -100,14 +101,16 @@ export class PartitionStateMachine {
     }
     if (target === 'NewPartition' || target === 'OfflinePartition' || target === 'NonExistentPartition') {
       for (const tp of valid) {
-        await this.#turn(slices)
+        const pause = this.#turn(slices)
+        if (pause !== undefined) await pause
         ctx.putPartitionState(tp, target)
       }
       return new Map()
     }
     if (uninitialized.length > 0) {
       for (const tp of await this.#initializeLeaderAndIsr(uninitialized, slices)) {
-        await this.#turn(slices)
+        const pause = this.#turn(slices)
+        if (pause !== undefined) await pause
         ctx.putPartitionState(tp, 'OnlinePartition')
       }
     }
@@ -128,7 +131,8 @@ export class PartitionStateMachine {
     const { context: ctx, store, batch, log } = this.deps
     const writes = []
     for (const tp of partitions) {
-      await this.#turn(slices)
+      const pause = this.#turn(slices)
+      if (pause !== undefined) await pause
       const live = ctx.replicasOf(tp).filter((r) => ctx.isReplicaOnlineFor(r, tp))
       if (live.length === 0) {
         log.warn({ topic: tp.topic, partition: tp.partition, replicas: ctx.replicasOf(tp) }, 'cannot bring a new partition online: none of its replicas is alive')
@@ -145,7 +149,8 @@ export class PartitionStateMachine {
     const { created, failed } = await store.createPartitionStates(token, writes)
     const done: TopicPartition[] = []
     for (const w of writes) {
-      await this.#turn(slices)
+      const pause = this.#turn(slices)
+      if (pause !== undefined) await pause
       const key = partitionKey(w.topic, w.partition)
       const leaderAndIsr = created.get(key)
       if (leaderAndIsr !== undefined) {

@@ -76,7 +76,8 @@ export class ReplicaStateMachine {
     const { context: ctx, batch, log } = this.deps
     const valid: PartitionReplica[] = []
     for (const r of replicas) {
-      await this.#turn(slices)
+      const pause = this.#turn(slices)
+      if (pause !== undefined) await pause
       const current = ctx.replicaState(r)
       if (VALID_PREVIOUS_REPLICA_STATES[target].includes(current)) valid.push(r)
       else log.warn({ topic: r.topic, partition: r.partition, replica: r.replica, from: current, to: target }, 'invalid replica state transition')
@@ -84,7 +85,8 @@ export class ReplicaStateMachine {
     switch (target) {
       case 'NewReplica':
         for (const r of valid) {
-          await this.#turn(slices)
+          const pause = this.#turn(slices)
+          if (pause !== undefined) await pause
           const state = ctx.leadershipOf(r)
           if (state !== undefined) {
             if (state.leaderAndIsr.leader === brokerId) {
@@ -98,7 +100,8 @@ export class ReplicaStateMachine {
         return
       case 'OnlineReplica':
         for (const r of valid) {
-          await this.#turn(slices)
+          const pause = this.#turn(slices)
+          if (pause !== undefined) await pause
           if (ctx.replicaState(r) === 'NewReplica') {
             const assignment = ctx.assignment(r)
             if (assignment !== undefined && !assignment.replicas.includes(brokerId)) {
