@@ -250,11 +250,26 @@ export class EmbeddedStore implements MetadataStore {
     return this.#watch('topics', onChange)
   }
 
+  /** Built in ~SLICE_MS slices: a topic of 100,000 partitions is 300,000 arrays. */
   async getTopicAssignments(names: readonly string[]): Promise<Map<string, TopicAssignment>> {
     const out = new Map<string, TopicAssignment>()
+    const slices = new MainThreadSlices()
     for (const name of names) {
       const t = this.#topic(name)
-      if (t !== undefined) out.set(name, toAssignment(t))
+      if (t === undefined) continue
+      // Each partition's entries are read in one go (a reassignment changes them together).
+      const moving = Object.keys(t.addingReplicas).length > 0 || Object.keys(t.removingReplicas).length > 0
+      const partitions: TopicAssignment['partitions'] = []
+      for (let p = 0; p < t.partitions.length; p++) {
+        const pause = slices.turn()
+        if (pause !== undefined) await pause
+        partitions.push({
+          replicas: [...t.partitions[p]!],
+          addingReplicas: moving ? [...(t.addingReplicas[String(p)] ?? [])] : [],
+          removingReplicas: moving ? [...(t.removingReplicas[String(p)] ?? [])] : [],
+        })
+      }
+      out.set(name, { name: t.name, topicId: t.topicId, partitions })
     }
     return out
   }
@@ -652,18 +667,6 @@ function upgradeV1(v1: FileV1, brokerId: number): FileV2 {
     if (Object.keys(v1.brokerConfigs.clusterDefault).length > 0) state.configs.brokers[DEFAULT_ENTITY_NAME] = { ...v1.brokerConfigs.clusterDefault }
   }
   return state
-}
-
-function toAssignment(t: StoredTopic): TopicAssignment {
-  return {
-    name: t.name,
-    topicId: t.topicId,
-    partitions: t.partitions.map((replicas, p) => ({
-      replicas: [...replicas],
-      addingReplicas: [...(t.addingReplicas[String(p)] ?? [])],
-      removingReplicas: [...(t.removingReplicas[String(p)] ?? [])],
-    })),
-  }
 }
 
 function fromAssignment(a: TopicAssignment, createdAt: number): StoredTopic {
