@@ -15,11 +15,12 @@ const NOFILE = 1024
 /**
  * Bound on any single Metadata, Produce or Fetch of the second client while the topic is created. The
  * work is sliced to ~10 ms; what is left above that is the machine (a 2-core machine shared with other
- * test runs: a slow mkdir or fsync, a major GC of a heap holding 100,000 partitions). Measured at 100,000
- * under a load average of 14: 0.67 s, 0.88 s and 0.93 s; before the controller's pass was sliced, it
- * alone held the event loop ~1 s per 20,000 partitions.
+ * test runs: a slow mkdir or fsync, a major GC of a heap holding 100,000 partitions), hence the bound of
+ * the admin-fairness test. Measured at 100,000 under a load average of 14: 0.67 s, 0.88 s and 0.93 s
+ * (at 10,000 beside another test file, Produce once took 1.45 s); before the controller's pass was
+ * sliced, it alone held the event loop ~1 s per 20,000 partitions (~4.6 s at 100,000).
  */
-const MAX_LATENCY_MS = 1500
+const MAX_LATENCY_MS = 3000
 const SAMPLE = Array.from({ length: 40 }, (_, i) => Math.floor((i * PARTITIONS) / 40) + (i % 7))
 
 async function fetchValues(c: RawClient, partition: number): Promise<string[]> {
