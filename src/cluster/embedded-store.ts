@@ -25,7 +25,10 @@
 //
 // Every change rewrites the whole file atomically: write `cluster-metadata.json.tmp`, fsync it, rename it
 // over the old file, fsync the directory. A crash leaves either the old or the new file, never a mix; a
-// stale `.tmp` is ignored and replaced.
+// stale `.tmp` is ignored and replaced. The controller's partition-state writes (a new topic of 100,000
+// partitions is ~10 MB of text) are written in slices instead (issue 30): the text is built from a
+// snapshot in ~SLICE_MS pieces and written off the main thread through `cluster-metadata.json.sliced.tmp`;
+// a sliced write never renames over a newer write that finished first (that one holds its changes too).
 //
 // Producer ids: file `<log.dir>/producer-id-block`, text, '\n' line ends (kept from before clusters):
 //   line 1: format version, 0
@@ -33,11 +36,13 @@
 // Rewritten atomically (tmp + fsync + rename + dir fsync) before a block is handed out, so a crash leaves a
 // value at or above every id handed out. A missing file means none was (start at 0); a malformed one
 // refuses allocation rather than risk reusing ids.
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, renameSync } from 'node:fs'
+import { open as openFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { writeFileAtomicSync } from '../storage/atomic-file.js'
-import { writeFileAtomic } from '../storage/durability.js'
+import { fsyncDir, writeFileAtomic } from '../storage/durability.js'
+import { MainThreadSlices } from '../domain/main-thread-slices.js'
 import {
   type AclResource,
   type StoredAcl,
@@ -69,6 +74,8 @@ import {
 export const CLUSTER_METADATA_FILE = 'cluster-metadata.json'
 export const PRODUCER_ID_BLOCK_FILE = 'producer-id-block'
 const FORMAT_VERSION = 2
+/** Partition states stringified per piece of a sliced write (a piece is well under a slice's time). */
+const STATES_PER_PIECE = 2048
 
 interface StoredTopic {
   name: string
@@ -243,11 +250,26 @@ export class EmbeddedStore implements MetadataStore {
     return this.#watch('topics', onChange)
   }
 
+  /** Built in ~SLICE_MS slices: a topic of 100,000 partitions is 300,000 arrays. */
   async getTopicAssignments(names: readonly string[]): Promise<Map<string, TopicAssignment>> {
     const out = new Map<string, TopicAssignment>()
+    const slices = new MainThreadSlices()
     for (const name of names) {
       const t = this.#topic(name)
-      if (t !== undefined) out.set(name, toAssignment(t))
+      if (t === undefined) continue
+      // Each partition's entries are read in one go (a reassignment changes them together).
+      const moving = Object.keys(t.addingReplicas).length > 0 || Object.keys(t.removingReplicas).length > 0
+      const partitions: TopicAssignment['partitions'] = []
+      for (let p = 0; p < t.partitions.length; p++) {
+        const pause = slices.turn()
+        if (pause !== undefined) await pause
+        partitions.push({
+          replicas: [...t.partitions[p]!],
+          addingReplicas: moving ? [...(t.addingReplicas[String(p)] ?? [])] : [],
+          removingReplicas: moving ? [...(t.removingReplicas[String(p)] ?? [])] : [],
+        })
+      }
+      out.set(name, { name: t.name, topicId: t.topicId, partitions })
     }
     return out
   }
@@ -306,7 +328,10 @@ export class EmbeddedStore implements MetadataStore {
     this.#checkEpoch(token)
     const created = new Map<string, LeaderAndIsr>()
     const failed = new Map<string, Error>()
+    const slices = new MainThreadSlices()
     for (const w of writes) {
+      const pause = slices.turn()
+      if (pause !== undefined) await pause
       const key = partitionKey(w.topic, w.partition)
       if (this.#topic(w.topic) === undefined) {
         failed.set(key, new UnknownTopicError(`topic ${w.topic} does not exist`))
@@ -321,14 +346,17 @@ export class EmbeddedStore implements MetadataStore {
       list[w.partition] = fromPartitionState(w.state, 0)
       created.set(key, { ...w.state.leaderAndIsr, partitionEpoch: 0 })
     }
-    if (created.size > 0) this.#persist()
+    if (created.size > 0) await this.#persistInSlices()
     return { created, failed }
   }
 
   async updatePartitionStates(token: ControllerEpoch, writes: readonly PartitionStateWrite[]): Promise<PartitionStateUpdateResult> {
     this.#checkEpoch(token)
     const result: PartitionStateUpdateResult = { updated: new Map(), badVersion: [], failed: new Map() }
+    const slices = new MainThreadSlices()
     for (const w of writes) {
+      const pause = slices.turn()
+      if (pause !== undefined) await pause
       const key = partitionKey(w.topic, w.partition)
       const current = this.#state.partitionStates[w.topic]?.[w.partition]
       if (current === undefined || current === null) {
@@ -343,7 +371,7 @@ export class EmbeddedStore implements MetadataStore {
       this.#state.partitionStates[w.topic]![w.partition] = fromPartitionState(w.state, version)
       result.updated.set(key, { ...w.state.leaderAndIsr, partitionEpoch: version })
     }
-    if (result.updated.size > 0) this.#persist()
+    if (result.updated.size > 0) await this.#persistInSlices()
     return result
   }
 
@@ -507,7 +535,20 @@ export class EmbeddedStore implements MetadataStore {
     })
   }
 
+  /** Numbers the writes as they begin; the newest one on disk is #persisted. */
+  #persistsBegun = 0
+  #persisted = 0
+  /** Sliced writes go one after another (they share their temporary file). */
+  #slicedWrites: Promise<void> = Promise.resolve()
+
   #persist(): void {
+    const seq = ++this.#persistsBegun
+    const states = Object.entries(this.#state.partitionStates)
+    writeFileAtomicSync(this.#path, this.#fileText(states.map(([t, list]) => `    ${JSON.stringify(t)}: ${JSON.stringify(list)}`)))
+    this.#persisted = Math.max(this.#persisted, seq)
+  }
+
+  #fileText(stateLines: readonly string[]): string {
     const s = this.#state
     const lines: string[] = []
     lines.push('{')
@@ -516,13 +557,57 @@ export class EmbeddedStore implements MetadataStore {
     lines.push(`  "controllerEpoch": ${s.controllerEpoch},`)
     lines.push(`  "controllerEpochVersion": ${s.controllerEpochVersion},`)
     lines.push(`  "topics": [${s.topics.length === 0 ? '' : '\n' + s.topics.map((t) => `    ${JSON.stringify(t)}`).join(',\n') + '\n  '}],`)
-    const states = Object.entries(s.partitionStates)
-    lines.push(`  "partitionStates": {${states.length === 0 ? '' : '\n' + states.map(([t, list]) => `    ${JSON.stringify(t)}: ${JSON.stringify(list)}`).join(',\n') + '\n  '}},`)
+    lines.push(`  "partitionStates": {${stateLines.length === 0 ? '' : '\n' + stateLines.join(',\n') + '\n  '}},`)
     lines.push(`  "deleteTopics": ${JSON.stringify(s.deleteTopics)},`)
     lines.push(`  "configs": ${JSON.stringify(s.configs)}${s.acls === undefined ? '' : ','}`)
     if (s.acls !== undefined) lines.push(`  "acls": ${JSON.stringify(s.acls)}`)
     lines.push('}')
-    writeFileAtomicSync(this.#path, lines.join('\n') + '\n')
+    return lines.join('\n') + '\n'
+  }
+
+  /**
+   * The same file as #persist, for writes of many partition states: the state lists are copied at once
+   * (their entries are replaced, never changed, so the copy is a snapshot), stringified in pieces with
+   * turns for others between them, and written and fsynced off the main thread. When a newer write
+   * reached the disk meanwhile, this one is dropped: the newer holds everything this one had.
+   */
+  #persistInSlices(): Promise<void> {
+    const seq = ++this.#persistsBegun
+    const snapshot = Object.entries(this.#state.partitionStates).map(([t, list]) => [t, list.slice()] as const)
+    // Everything but the states as it is now, with a mark where they go (JSON text never holds a raw NUL).
+    const [before, after] = this.#fileText(['\u0000']).split('\u0000') as [string, string]
+    const write = async (): Promise<void> => {
+      if (this.#persisted > seq) return
+      const slices = new MainThreadSlices()
+      const tmp = `${this.#path}.sliced.tmp`
+      const file = await openFile(tmp, 'w', 0o644)
+      try {
+        // Piece by piece: never the whole text (or its bytes) at once on the main thread.
+        await file.write(before)
+        for (let t = 0; t < snapshot.length; t++) {
+          const [topic, list] = snapshot[t]!
+          let text = `${t === 0 ? '' : ',\n'}    ${JSON.stringify(topic)}: [`
+          for (let i = 0; i < list.length; i += STATES_PER_PIECE) {
+            await slices.turn()
+            text += `${i === 0 ? '' : ','}${JSON.stringify(list.slice(i, i + STATES_PER_PIECE)).slice(1, -1)}`
+            await file.write(text)
+            text = ''
+          }
+          await file.write(`${text}]`)
+        }
+        await file.write(after)
+        await file.sync()
+      } finally {
+        await file.close()
+      }
+      if (this.#persisted > seq) return
+      renameSync(tmp, this.#path)
+      this.#persisted = seq
+      await fsyncDir(this.#dir)
+    }
+    const done = this.#slicedWrites.then(write)
+    this.#slicedWrites = done.catch(() => {})
+    return done
   }
 }
 
@@ -582,18 +667,6 @@ function upgradeV1(v1: FileV1, brokerId: number): FileV2 {
     if (Object.keys(v1.brokerConfigs.clusterDefault).length > 0) state.configs.brokers[DEFAULT_ENTITY_NAME] = { ...v1.brokerConfigs.clusterDefault }
   }
   return state
-}
-
-function toAssignment(t: StoredTopic): TopicAssignment {
-  return {
-    name: t.name,
-    topicId: t.topicId,
-    partitions: t.partitions.map((replicas, p) => ({
-      replicas: [...replicas],
-      addingReplicas: [...(t.addingReplicas[String(p)] ?? [])],
-      removingReplicas: [...(t.removingReplicas[String(p)] ?? [])],
-    })),
-  }
 }
 
 function fromAssignment(a: TopicAssignment, createdAt: number): StoredTopic {

@@ -6,6 +6,7 @@
 // - inTimedChunks: a long asynchronous operation over many items (creating or deleting partitions through
 //   the shards) is sent as consecutive chunks, each sized to take about SLICE_MS of main-thread time; work queued by others
 //   meanwhile (a Produce, a Fetch on the same shard) runs between two chunks instead of after them all.
+//   Work on a shard's worker thread is timed by the wall clock instead (ChunkClock).
 // - Abandoned work stops: both take an optional `abandoned()` (a request's connection has closed), asked
 //   after each turn of the event loop; once it is true they throw AbandonedWorkError instead of going on.
 //   A client that sends a heavy request and hangs up (or gives up waiting) leaves nothing behind to
@@ -63,20 +64,32 @@ const FIRST_CHUNK = 16
 const MAX_CHUNK = 4096
 
 /**
+ * What a chunk of inTimedChunks is timed by: 'main-thread' when what it waits for costs others nothing (a
+ * store); 'wall' when the chunk holds a resource others queue behind, such as a shard's worker thread
+ * (io.threads >= 1: the main thread is idle meanwhile, but every Produce and Fetch of that shard waits).
+ */
+export type ChunkClock = 'main-thread' | 'wall'
+
+/**
  * Runs `run` over `items` chunk after chunk (each awaited before the next is sent) and answers the
  * results in the items' order. Each chunk's size is the previous one's scaled so that it would have taken
- * SLICE_MS of main-thread time (at most doubling); the time measured includes others' work served
- * meanwhile, so a busy broker gets smaller chunks, which is the fair direction.
+ * SLICE_MS by `clock` (at most doubling); the time measured includes others' work served meanwhile, so a
+ * busy broker gets smaller chunks, which is the fair direction.
  */
-export async function inTimedChunks<T, R>(items: readonly T[], run: (chunk: readonly T[]) => Promise<readonly R[]>, abandoned?: Abandoned): Promise<R[]> {
+export async function inTimedChunks<T, R>(
+  items: readonly T[],
+  run: (chunk: readonly T[]) => Promise<readonly R[]>,
+  abandoned?: Abandoned,
+  clock: ChunkClock = 'main-thread',
+): Promise<R[]> {
   const results: R[] = []
   let size = FIRST_CHUNK
   for (let start = 0; start < items.length; ) {
     const chunk = items.slice(start, start + size)
     const began = performance.eventLoopUtilization()
+    const startedAt = performance.now()
     results.push(...(await run(chunk)))
-    // Main-thread time, not wall time: a chunk waiting on a store or a worker thread costs others nothing.
-    const busyMs = Math.max(performance.eventLoopUtilization(began).active, 0.01)
+    const busyMs = Math.max(clock === 'wall' ? performance.now() - startedAt : performance.eventLoopUtilization(began).active, 0.01)
     start += chunk.length
     // A chunk answered through microtasks alone (an in-memory store) gave the event loop no turn yet.
     if (start < items.length) await new Promise<void>((resolve) => setImmediate(resolve))

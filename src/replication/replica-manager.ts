@@ -35,6 +35,7 @@
 import { statfsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { ErrorCode, errorName } from '../domain/errors.js'
+import { inTimedChunks } from '../domain/main-thread-slices.js'
 import type { Outcome } from '../domain/outcome.js'
 import type { BrokerMetrics, TopicMetrics } from '../observability/broker-metrics.js'
 import type { Logger } from '../observability/logger.js'
@@ -732,9 +733,11 @@ export class ReplicaManager {
     const ledItems = ready.filter((p) => p.leader === brokerId)
     const followed = ready.filter((p) => p.leader !== brokerId)
     const followsLeo = (p: PartitionLeaderAndIsr): boolean => p.isr.length === 1 && p.isr[0] === brokerId && Math.min(minIsr.get(p.topic)!, p.replicas.length) <= 1
+    // In chunks of ~SLICE_MS: the roles of a new topic's many partitions must not hold the shards (the main
+    // thread with io.threads=0) away from other requests until all are taken.
     const [ledStates, followedStates] = await Promise.all([
-      ledItems.length === 0 ? [] : this.router.call('becomeLeader', ledItems.map((p) => ({ topic: p.topic, partition: p.partition, leaderEpoch: p.leaderEpoch, highWatermarkFollowsLeo: followsLeo(p) }))),
-      followed.length === 0 ? [] : this.router.call('becomeFollower', followed.map((p) => ({ topic: p.topic, partition: p.partition }))),
+      inTimedChunks(ledItems.map((p) => ({ topic: p.topic, partition: p.partition, leaderEpoch: p.leaderEpoch, highWatermarkFollowsLeo: followsLeo(p) })), (chunk) => this.router.call('becomeLeader', chunk), undefined, 'wall'),
+      inTimedChunks(followed.map((p) => ({ topic: p.topic, partition: p.partition })), (chunk) => this.router.call('becomeFollower', chunk), undefined, 'wall'),
     ])
     const now = Date.now()
     const fetches = new Map<number, { leader: LiveLeader; partitions: FetcherPartition[] }>()

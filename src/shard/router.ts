@@ -580,8 +580,9 @@ export class ShardRouter {
   /**
    * Creates partitions (or opens existing ones). Items without a logDir go to the online data directory
    * with the fewest partitions, counted over every shard (Kafka's nextLogDirs) and those of this call.
-   * Sent in chunks of ~SLICE_MS (inTimedChunks): a topic of 100,000 partitions must not hold the shards
-   * (the main thread with io.threads=0) away from every other request until it is whole.
+   * Sent in chunks of ~SLICE_MS of wall time (inTimedChunks): a topic of 100,000 partitions must not hold
+   * the shards (worker threads, or the main thread with io.threads=0) away from every other request until
+   * it is whole.
    */
   async createPartitions(items: readonly CreatePartitionItem[]): Promise<Outcome<PartitionState>[]> {
     if (this.dataDirs.length > 1 && items.some((i) => i.logDir === undefined)) {
@@ -594,9 +595,9 @@ export class ShardRouter {
         counts.set(best, fewest + 1)
         return { ...item, logDir: best }
       })
-      return inTimedChunks(placed, (chunk) => this.call('create', chunk))
+      return inTimedChunks(placed, (chunk) => this.call('create', chunk), undefined, 'wall')
     }
-    return inTimedChunks(items, (chunk) => this.call('create', chunk))
+    return inTimedChunks(items, (chunk) => this.call('create', chunk), undefined, 'wall')
   }
 
   /**
@@ -606,7 +607,7 @@ export class ShardRouter {
    * chunks of ~SLICE_MS, as createPartitions.
    */
   async deletePartitions(items: readonly TopicPartition[]): Promise<Outcome<null>[]> {
-    const results = await inTimedChunks(items, (chunk) => this.call('delete', chunk))
+    const results = await inTimedChunks(items, (chunk) => this.call('delete', chunk), undefined, 'wall')
     if (results.some((r) => r.ok)) await this.#syncDirectories()
     return results
   }
@@ -627,8 +628,9 @@ export class ShardRouter {
     await Promise.all(this.#directories.filter((d) => !this.offlineDirs.has(d.path)).map((d) => d.sync().catch(() => {})))
   }
 
+  /** Gives partitions their topic's config; many (a new topic's) are sent in chunks of ~SLICE_MS, as createPartitions. */
   updateConfigs(items: readonly UpdateConfigItem[]): Promise<Outcome<null>[]> {
-    return this.call('updateConfig', items)
+    return inTimedChunks(items, (chunk) => this.call('updateConfig', chunk), undefined, 'wall')
   }
 
   /** Appends record batches. The router takes ownership of each `records` Buffer (see the file header). */

@@ -154,6 +154,44 @@ interface FutureLog {
   logDir: string
 }
 
+/**
+ * A map of logs (or future copies) that keeps how many each data directory holds, so that choosing a new
+ * partition's directory costs O(directories), not O(partitions) (issue 30: 100,000 partitions over several
+ * log.dirs). A value's directory is read when it enters and leaves (a log never changes data directory in
+ * place: a move is a new log).
+ */
+class CountedByDir<V> extends Map<string, V> {
+  readonly counts = new Map<string, number>()
+
+  constructor(private readonly dirOf: (value: V) => string) {
+    super()
+  }
+
+  override set(k: string, value: V): this {
+    const old = super.get(k)
+    if (old !== undefined) this.#add(this.dirOf(old), -1)
+    this.#add(this.dirOf(value), 1)
+    return super.set(k, value)
+  }
+
+  override delete(k: string): boolean {
+    const old = super.get(k)
+    if (old !== undefined) this.#add(this.dirOf(old), -1)
+    return super.delete(k)
+  }
+
+  override clear(): void {
+    this.counts.clear()
+    super.clear()
+  }
+
+  #add(dir: string, n: number): void {
+    const now = (this.counts.get(dir) ?? 0) + n
+    if (now === 0) this.counts.delete(dir)
+    else this.counts.set(dir, now)
+  }
+}
+
 export class LogManager {
   /** The first data directory. */
   readonly dataDir: string
@@ -168,9 +206,9 @@ export class LogManager {
   private readonly removeLeftovers: boolean
   private readonly owns: (topic: string, partition: number) => boolean
   private readonly defaults: LogConfig
-  private readonly logs = new Map<string, PartitionLog>()
+  private readonly logs = new CountedByDir<PartitionLog>((log) => LogManager.logDirOf(log))
   /** Copies being written into another directory (AlterReplicaLogDirs), by key. */
-  private readonly futures = new Map<string, FutureLog>()
+  private readonly futures = new CountedByDir<FutureLog>((f) => f.logDir)
   private readonly onLogDirFailure: (dir: string, err: unknown) => void
   private readonly diskFullFailsLogDir: boolean
   private readonly leases = new LeaseTable()
@@ -276,19 +314,15 @@ export class LogManager {
   partitionCounts(): Map<string, number> {
     const counts = new Map<string, number>()
     for (const d of this.dataDirs) if (!this.offlineDirs.has(d)) counts.set(d, 0)
-    const add = (d: string): void => {
-      const n = counts.get(d)
-      if (n !== undefined) counts.set(d, n + 1)
-    }
-    for (const log of this.logs.values()) add(LogManager.logDirOf(log))
-    for (const f of this.futures.values()) add(f.logDir)
+    // Kept as logs come and go (CountedByDir): O(directories), whatever the number of partitions.
+    for (const [d, n] of counts) counts.set(d, n + (this.logs.counts.get(d) ?? 0) + (this.futures.counts.get(d) ?? 0))
     return counts
   }
 
   /** Kafka's nextLogDirs: the online directory with the fewest partitions (ties: log.dirs order). */
   private nextLogDir(): string {
-    // One online directory: nothing to choose, and counting every log per new partition made creating
-    // n partitions cost O(n²) (190 partitions/s at 100,000).
+    // One online directory: nothing to choose. With several, partitionCounts is O(directories) (counting
+    // every log per new partition made creating n partitions cost O(n²): 190 partitions/s at 100,000).
     const online = this.dataDirs.filter((d) => !this.offlineDirs.has(d))
     if (online.length === 1) return online[0]!
     let best: string | undefined

@@ -1,7 +1,7 @@
 // The single-broker MetadataStore (cluster-metadata.json): the version 1 file of Skein before clusters is
 // upgraded on read and written back as version 2, epochs grow across opens, controller writes are fenced
 // by the epoch version, partition states are conditional on their version, and watches fire after writes.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -102,5 +102,49 @@ describe('EmbeddedStore', () => {
     expect(readFileSync(join(dir, PRODUCER_ID_BLOCK_FILE), 'utf8')).toBe('0\n6000\n')
     writeFileSync(join(dir, PRODUCER_ID_BLOCK_FILE), 'garbage')
     await expect(store.allocateProducerIdBlock(0, 1000)).rejects.toThrow(/malformed/)
+  })
+
+  it('writes many partition states in slices: the same file, and never over a newer write that finished first', async () => {
+    const dir = tempDir()
+    const store = EmbeddedStore.open(dir, 0)
+    await store.registerBroker({ id: 0, endpoints: [], rack: null })
+    const token = await store.campaign(0)
+    const n = 10_000
+    const replicas = { replicas: [0], addingReplicas: [], removingReplicas: [] }
+    await store.createTopic({ name: 'many', topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitions: Array.from({ length: n }, () => replicas) }, {})
+    await store.createTopic({ name: 'few', topicId: 'AAAAAAAAAAAAAAAAAAAAAg', partitions: [replicas] }, {})
+    const state = (leader: number) => ({ leaderAndIsr: { leader, leaderEpoch: 0, isr: [0], leaderRecoveryState: 0, partitionEpoch: 0 }, controllerEpoch: token.epoch })
+    await store.createPartitionStates(token, [{ topic: 'few', partition: 0, state: state(0) }])
+    // While the sliced write of the many states goes on, configs are written (whole-file writes at once,
+    // newer than its snapshot): the last of them must stay on disk.
+    const writing = store.createPartitionStates(token, Array.from({ length: n }, (_, partition) => ({ topic: 'many', partition, state: state(0) })))
+    let written = false
+    void writing.then(() => (written = true))
+    const configs = 2
+    let wroteMeanwhile = false
+    while (!written && !wroteMeanwhile) {
+      await new Promise((resolve) => setImmediate(resolve))
+      // Its temporary file is there: the sliced write took its snapshot and has not renamed yet.
+      if (existsSync(join(dir, `${CLUSTER_METADATA_FILE}.sliced.tmp`))) {
+        await store.setEntityConfig('topics', 'few', { 'retention.ms': String(configs) })
+        wroteMeanwhile = true
+      }
+    }
+    expect(wroteMeanwhile).toBe(true)
+    expect((await writing).created.size).toBe(n)
+    const onDisk = JSON.parse(readFileSync(join(dir, CLUSTER_METADATA_FILE), 'utf8'))
+    expect(onDisk.partitionStates.many).toHaveLength(n)
+    expect(onDisk.partitionStates.many[n - 1]).toEqual({ leader: 0, leaderEpoch: 0, isr: [0], leaderRecoveryState: 0, controllerEpoch: token.epoch, version: 0 })
+    expect(onDisk.partitionStates.few).toHaveLength(1)
+    expect(onDisk.configs.topics.few).toEqual({ 'retention.ms': String(configs) })
+    // The next sliced write holds all of it too, and a reopened store reads it back.
+    await store.updatePartitionStates(token, [{ topic: 'many', partition: 7, state: { ...state(0), leaderAndIsr: { ...state(0).leaderAndIsr, leaderEpoch: 1 } } }])
+    await store.close()
+    const reopened = EmbeddedStore.open(dir, 0)
+    const states = await reopened.getPartitionStates([{ topic: 'many', partition: 7 }, { topic: 'many', partition: n - 1 }, { topic: 'few', partition: 0 }])
+    expect(states.get('many:7')?.leaderAndIsr).toMatchObject({ leaderEpoch: 1, partitionEpoch: 1 })
+    expect(states.size).toBe(3)
+    expect(await reopened.getEntityConfig('topics', 'few')).toEqual({ 'retention.ms': String(configs) })
+    await reopened.close()
   })
 })

@@ -6,9 +6,9 @@
 // renames it within that directory (a rename across filesystems would fail with EXDEV).
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
-import { isLogDirFailure, type LogManager, type PartitionLog } from '../../src/storage/index.js'
+import { isLogDirFailure, LogManager, type PartitionLog } from '../../src/storage/index.js'
 import { T0, makeBatch, openManager, tempDir } from './helpers.js'
 import { mountTmpfs } from '../harness/disk.js'
 
@@ -60,6 +60,28 @@ describe('a LogManager over two data directories', () => {
     // A move to where it is already is nothing; an unknown directory is LOG_DIR_NOT_FOUND.
     expect(lm.startMove('t', 0, b)).toBe(false)
     expect(() => lm.startMove('t', 0, join(a, '..', 'c'))).toThrow(expect.objectContaining({ code: ErrorCode.LOG_DIR_NOT_FOUND }))
+    await lm.close()
+  })
+
+  it('counts partitions per directory as they come and go, so placing one does not walk every log', async () => {
+    const { a, b } = dirs()
+    const lm = open(a, b)
+    const n = 600
+    const looks = vi.spyOn(LogManager, 'logDirOf')
+    for (let p = 0; p < n; p++) lm.create('t', p)
+    // One look at each log as it enters (issue 30); counting every log per new partition was n²/2 looks (179,700 here).
+    expect(looks.mock.calls.length).toBeLessThan(4 * n)
+    looks.mockRestore()
+    expect(lm.partitionCounts()).toEqual(new Map([[a, n / 2], [b, n / 2]]))
+    // Partitions deleted from the first directory: the next new ones go there.
+    for (let p = 0; p < 20; p += 2) lm.delete('t', p)
+    expect(lm.partitionCounts()).toEqual(new Map([[a, n / 2 - 10], [b, n / 2]]))
+    expect(Array.from({ length: 10 }, (_, p) => lm.create('u', p).state().logDir)).toEqual(Array(10).fill(a))
+    // A copy being written counts in its directory until it is dropped.
+    expect(lm.startMove('u', 0, b)).toBe(true)
+    expect(lm.partitionCounts()).toEqual(new Map([[a, n / 2], [b, n / 2 + 1]]))
+    lm.abandonMove('u', 0)
+    expect(lm.partitionCounts()).toEqual(new Map([[a, n / 2], [b, n / 2]]))
     await lm.close()
   })
 

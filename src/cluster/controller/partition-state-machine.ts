@@ -5,6 +5,11 @@
 // on the partition epoch, re-reading the state first (a write refused for its version is retried with a
 // fresh read). Every write is guarded by the controller epoch; each success queues LeaderAndIsr for the
 // recipients the election names (and UpdateMetadata for every broker) in the request batch.
+// A step over many partitions (a topic of 100,000) runs in slices of ~SLICE_MS of main-thread time
+// (issue 30): at each pause what the batch holds is sent, so the brokers get chunk-sized requests as the
+// step goes on; the store is still written once per step, since the embedded store rewrites its whole file
+// per write (a write per slice made the step quadratic).
+import { MainThreadSlices } from '../../domain/main-thread-slices.js'
 import type { Logger } from '../../observability/logger.js'
 import {
   ControllerMovedError,
@@ -67,22 +72,47 @@ export class PartitionStateMachine {
     }
   }
 
+  /**
+   * Gives others a turn every ~SLICE_MS of a long step: first sends what the batch collected so far (the
+   * store holds it already), so no broker waits for the whole step to learn of the first partitions.
+   */
+  #turn(slices: MainThreadSlices): Promise<void> | undefined {
+    const pause = slices.turn()
+    if (pause !== undefined) this.deps.batch.send()
+    return pause
+  }
+
   async #doHandleStateChanges(partitions: readonly TopicPartition[], target: PartitionStateName, strategy?: ElectionStrategy): Promise<Map<string, ElectionOutcome>> {
     const ctx = this.deps.context
+    const slices = new MainThreadSlices()
     const valid: TopicPartition[] = []
+    const uninitialized: TopicPartition[] = []
+    const toElect: TopicPartition[] = []
     for (const tp of partitions) {
+      const pause = this.#turn(slices)
+      if (pause !== undefined) await pause
       const current = ctx.partitionState(tp)
-      if (VALID_PREVIOUS_PARTITION_STATES[target].includes(current)) valid.push(tp)
-      else this.deps.log.warn({ topic: tp.topic, partition: tp.partition, from: current, to: target }, 'invalid partition state transition')
+      if (!VALID_PREVIOUS_PARTITION_STATES[target].includes(current)) {
+        this.deps.log.warn({ topic: tp.topic, partition: tp.partition, from: current, to: target }, 'invalid partition state transition')
+        continue
+      }
+      valid.push(tp)
+      ;(current === 'NewPartition' ? uninitialized : toElect).push(tp)
     }
     if (target === 'NewPartition' || target === 'OfflinePartition' || target === 'NonExistentPartition') {
-      for (const tp of valid) ctx.putPartitionState(tp, target)
+      for (const tp of valid) {
+        const pause = this.#turn(slices)
+        if (pause !== undefined) await pause
+        ctx.putPartitionState(tp, target)
+      }
       return new Map()
     }
-    const uninitialized = valid.filter((tp) => ctx.partitionState(tp) === 'NewPartition')
-    const toElect = valid.filter((tp) => ctx.partitionState(tp) !== 'NewPartition')
     if (uninitialized.length > 0) {
-      for (const tp of await this.#initializeLeaderAndIsr(uninitialized)) ctx.putPartitionState(tp, 'OnlinePartition')
+      for (const tp of await this.#initializeLeaderAndIsr(uninitialized, slices)) {
+        const pause = this.#turn(slices)
+        if (pause !== undefined) await pause
+        ctx.putPartitionState(tp, 'OnlinePartition')
+      }
     }
     if (toElect.length === 0) return new Map()
     if (strategy === undefined) throw new Error('a leader election needs a strategy')
@@ -97,10 +127,12 @@ export class PartitionStateMachine {
   }
 
   /** First states of new partitions; those that already have one (a failover mid-way) adopt it. */
-  async #initializeLeaderAndIsr(partitions: readonly TopicPartition[]): Promise<TopicPartition[]> {
+  async #initializeLeaderAndIsr(partitions: readonly TopicPartition[], slices: MainThreadSlices): Promise<TopicPartition[]> {
     const { context: ctx, store, batch, log } = this.deps
     const writes = []
     for (const tp of partitions) {
+      const pause = this.#turn(slices)
+      if (pause !== undefined) await pause
       const live = ctx.replicasOf(tp).filter((r) => ctx.isReplicaOnlineFor(r, tp))
       if (live.length === 0) {
         log.warn({ topic: tp.topic, partition: tp.partition, replicas: ctx.replicasOf(tp) }, 'cannot bring a new partition online: none of its replicas is alive')
@@ -117,6 +149,8 @@ export class PartitionStateMachine {
     const { created, failed } = await store.createPartitionStates(token, writes)
     const done: TopicPartition[] = []
     for (const w of writes) {
+      const pause = this.#turn(slices)
+      if (pause !== undefined) await pause
       const key = partitionKey(w.topic, w.partition)
       const leaderAndIsr = created.get(key)
       if (leaderAndIsr !== undefined) {

@@ -8,6 +8,9 @@
 //                     LeaderAndIsr to the other replicas
 //   ReplicaDeletionStarted -> StopReplica(delete=true); Successful / Ineligible from the answers;
 //   NonExistentReplica: the replica leaves the assignment.
+// Many replicas (a new topic of 100,000 partitions) are taken in slices of ~SLICE_MS of main-thread time:
+// at each pause the batch collected so far is sent, as in the partition state machine.
+import { MainThreadSlices } from '../../domain/main-thread-slices.js'
 import type { Logger } from '../../observability/logger.js'
 import { NO_LEADER, partitionKey, type LeaderAndIsr, type MetadataStore, type PartitionState } from '../metadata-store.js'
 import { VALID_PREVIOUS_REPLICA_STATES, type ControllerContext, type PartitionReplica, type ReplicaStateName, type TopicPartition } from './context.js'
@@ -53,7 +56,8 @@ export class ReplicaStateMachine {
         if (list === undefined) byBroker.set(r.replica, (list = []))
         list.push(r)
       }
-      for (const [brokerId, list] of byBroker) await this.#doHandleStateChanges(brokerId, list, target)
+      const slices = new MainThreadSlices()
+      for (const [brokerId, list] of byBroker) await this.#doHandleStateChanges(brokerId, list, target, slices)
       batch.send()
     } catch (err) {
       batch.clear()
@@ -61,10 +65,19 @@ export class ReplicaStateMachine {
     }
   }
 
-  async #doHandleStateChanges(brokerId: number, replicas: PartitionReplica[], target: ReplicaStateName): Promise<void> {
+  /** Every ~SLICE_MS: sends what the batch holds so far, then gives others a turn. */
+  #turn(slices: MainThreadSlices): Promise<void> | undefined {
+    const pause = slices.turn()
+    if (pause !== undefined) this.deps.batch.send()
+    return pause
+  }
+
+  async #doHandleStateChanges(brokerId: number, replicas: PartitionReplica[], target: ReplicaStateName, slices: MainThreadSlices): Promise<void> {
     const { context: ctx, batch, log } = this.deps
     const valid: PartitionReplica[] = []
     for (const r of replicas) {
+      const pause = this.#turn(slices)
+      if (pause !== undefined) await pause
       const current = ctx.replicaState(r)
       if (VALID_PREVIOUS_REPLICA_STATES[target].includes(current)) valid.push(r)
       else log.warn({ topic: r.topic, partition: r.partition, replica: r.replica, from: current, to: target }, 'invalid replica state transition')
@@ -72,6 +85,8 @@ export class ReplicaStateMachine {
     switch (target) {
       case 'NewReplica':
         for (const r of valid) {
+          const pause = this.#turn(slices)
+          if (pause !== undefined) await pause
           const state = ctx.leadershipOf(r)
           if (state !== undefined) {
             if (state.leaderAndIsr.leader === brokerId) {
@@ -85,6 +100,8 @@ export class ReplicaStateMachine {
         return
       case 'OnlineReplica':
         for (const r of valid) {
+          const pause = this.#turn(slices)
+          if (pause !== undefined) await pause
           if (ctx.replicaState(r) === 'NewReplica') {
             const assignment = ctx.assignment(r)
             if (assignment !== undefined && !assignment.replicas.includes(brokerId)) {
