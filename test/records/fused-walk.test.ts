@@ -70,7 +70,7 @@ function expectAgreement(codec: number, data: Buffer, expected: number, rules: R
 /** Xerial's snappy framing around raw snappy blocks of data cut at `cuts`. */
 function xerial(data: Buffer, cuts: number[]): Buffer {
   const header = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0, 0, 0, 0, 1, 0, 0, 0, 1])
-  const parts = [header]
+  const parts: Buffer[] = [header]
   let from = 0
   for (const cut of [...cuts, data.length]) {
     const block = compress(CompressionType.SNAPPY, data.subarray(from, cut))
@@ -84,7 +84,7 @@ function xerial(data: Buffer, cuts: number[]): Buffer {
 
 /** An lz4 frame (independent 64 KiB blocks) of data cut at `cuts`, each block stored uncompressed. */
 function lz4StoredBlocks(data: Buffer, cuts: number[]): Buffer {
-  const parts = [Buffer.from([0x04, 0x22, 0x4d, 0x18, 0x60, 0x40, 0x82])]
+  const parts: Buffer[] = [Buffer.from([0x04, 0x22, 0x4d, 0x18, 0x60, 0x40, 0x82])]
   let from = 0
   for (const cut of [...cuts, data.length]) {
     const word = Buffer.alloc(4)
