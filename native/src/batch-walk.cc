@@ -272,8 +272,8 @@ Napi::Value BatchWalker::Walk(const Napi::CallbackInfo& info) {
     Napi::RangeError::New(env, "walkCompressedRecords: maxBytes or expected out of range").ThrowAsJavaScriptException();
     return Napi::Value();
   }
-  const int flags = int(io[7]);
-  rules_ = RecordRules{int64_t(expected), std::isfinite(baseTimestamp) ? int64_t(baseTimestamp) : 0, io[5], io[6],
+  const int flags = io[7] >= 0 && io[7] <= 3 ? int(io[7]) : 0;
+  rules_ = RecordRules{int64_t(expected), TimestampArg(baseTimestamp), io[5], io[6],
                        (flags & 1) != 0, (flags & 2) != 0};
   faultsOut_ = io + 2;
   faultRoom_ = (ioArray.ElementLength() - 2) / 3;

@@ -5,6 +5,7 @@
 // the error messages: a record refused here is handed to it, never accepted on its own.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 namespace skein {
@@ -46,6 +47,12 @@ inline bool SkipField(const uint8_t*& p, const uint8_t* end, bool allowNull, boo
   return true;
 }
 
+// A timestamp from JavaScript as an int64: 0 when it is not a number an int64 holds (the callers
+// validated the batch's timestamps before; this only keeps the conversion defined).
+inline int64_t TimestampArg(double t) {
+  return std::isfinite(t) && t > -9.2e18 && t < 9.2e18 ? int64_t(t) : 0;
+}
+
 // What a walk checks besides structure (RecordWalkRules in record-walk.ts).
 struct RecordRules {
   int64_t expected;       // the batch's declared record count
@@ -63,7 +70,7 @@ enum class RecordStep {
 
 // A record's fault under the content rules: 0 none, 1 keyless, 2 timestamp out of bounds (*timestamp).
 // Walks the record at p numbered `index`.
-inline RecordStep WalkOneRecord(const uint8_t*& p, const uint8_t* end, int64_t index, const RecordRules& rules,
+[[gnu::always_inline]] inline RecordStep WalkOneRecord(const uint8_t*& p, const uint8_t* end, int64_t index, const RecordRules& rules,
                                 int* fault, double* timestamp) {
   const uint8_t* q = p;
   int64_t length, timestampDelta, offsetDelta, headers;

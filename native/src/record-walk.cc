@@ -42,7 +42,7 @@ Napi::Value WalkRecords(const Napi::CallbackInfo& info) {
     return Napi::Value();
   }
   const double baseTimestamp = out[4], low = out[5], high = out[6];
-  const int flags = int(out[7]);
+  const int flags = out[7] >= 0 && out[7] <= 3 ? int(out[7]) : 0;
   const bool requireKeys = (flags & 1) != 0;
   const bool checkTimestamps = (flags & 2) != 0;
   const size_t faultRoom = (ioArray.ElementLength() - 2) / 3;
@@ -50,7 +50,7 @@ Napi::Value WalkRecords(const Napi::CallbackInfo& info) {
   const uint8_t* base = buf.Data();
   const uint8_t* p = base + size_t(start);
   const uint8_t* const limit = base + size_t(end);
-  const RecordRules rules{int64_t(expected), std::isfinite(baseTimestamp) ? int64_t(baseTimestamp) : 0, low, high,
+  const RecordRules rules{int64_t(expected), TimestampArg(baseTimestamp), low, high,
                           requireKeys, checkTimestamps};
   int64_t index = int64_t(firstIndex);
   size_t faults = 0;
