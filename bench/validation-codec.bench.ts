@@ -5,7 +5,10 @@
 // decompression feeding the TypeScript walker, the path before the fused walk) and header-only
 // (benchOnlySkipRecordWalk: CRC and header checks, no decompression). The table gives the median
 // round's ns per batch, and what the walk adds per record over header-only.
+// BENCH_BASELINE=<an older build's dist directory, its addon built beside it> adds a fourth variant in
+// the same process, that build's validateProducerBatches (e.g. the commit before the fused walk).
 // Env: BENCH_ROUNDS (rounds per variant, default 7), BENCH_ROUND_MS (default 300).
+import { join, resolve } from 'node:path'
 import { native } from '../src/addon/index.js'
 import { CompressionType } from '../src/protocol/records/batch.js'
 import { buildRecordBatch } from '../src/protocol/records/builder.js'
@@ -22,8 +25,12 @@ const CODECS = [
   ['snappy', CompressionType.SNAPPY],
   ['gzip', CompressionType.GZIP],
 ] as const
-type Variant = 'fused' | 'typescript' | 'header-only'
-const VARIANTS: Variant[] = ['fused', 'typescript', 'header-only']
+type Variant = 'fused' | 'typescript' | 'header-only' | 'baseline'
+type Validate = typeof validateProducerBatches
+const baselineDir = process.env.BENCH_BASELINE
+const baseline: Validate | undefined =
+  baselineDir === undefined ? undefined : ((await import(join(resolve(baselineDir), 'src/protocol/records/validate.js'))) as { validateProducerBatches: Validate }).validateProducerBatches
+const VARIANTS: Variant[] = baseline === undefined ? ['fused', 'typescript', 'header-only'] : ['fused', 'typescript', 'header-only', 'baseline']
 
 /** The batch of bench/validation.bench.ts: 100 keyed records of ~100 B of JSON-like text, in codec. */
 function producerBatch(codec: CompressionType, now: number): Buffer {
@@ -42,12 +49,13 @@ function producerBatch(codec: CompressionType, now: number): Buffer {
 function round(batch: Buffer, policy: BatchValidationPolicy, variant: Variant): number {
   benchOnlySkipRecordWalk(variant === 'header-only')
   compareOnlySkipFusedWalk(variant === 'typescript')
+  const validate = variant === 'baseline' ? baseline! : validateProducerBatches
   let n = 0
   const t0 = performance.now()
   let t = t0
   try {
     while (t - t0 < ROUND_MS) {
-      for (let i = 0; i < 64; i++) validateProducerBatches(batch, policy, native.crc32c)
+      for (let i = 0; i < 64; i++) validate(batch, policy, native.crc32c)
       n += 64
       t = performance.now()
     }
@@ -77,7 +85,8 @@ for (const [name, codec] of CODECS) {
   const times = new Map<Variant, number[]>(VARIANTS.map((v) => [v, []]))
   for (const v of VARIANTS) round(batch, policy, v) // warm-up, not measured
   for (let i = 0; i < ROUNDS; i++) for (const v of VARIANTS) times.get(v)!.push(round(batch, policy, v))
-  const [fused, ts, header] = VARIANTS.map((v) => median(times.get(v)!))
+  const [fused, ts, header, base] = VARIANTS.map((v) => median(times.get(v)!))
+  const baselineColumns: Record<string, number> = base === undefined ? {} : { 'baseline ns/batch': Math.round(base), 'baseline +ns/rec': Math.round((base - header!) / RECORDS) }
   rows.push({
     codec: name,
     'batch B': batch.length,
@@ -86,6 +95,7 @@ for (const [name, codec] of CODECS) {
     'header-only ns/batch': Math.round(header!),
     'fused +ns/rec': Math.round((fused! - header!) / RECORDS),
     'typescript +ns/rec': Math.round((ts! - header!) / RECORDS),
+    ...baselineColumns,
   })
 }
 console.log(`validateProducerBatches, ${RECORDS} records per batch, ${ROUNDS} alternating rounds of ${ROUND_MS} ms per variant (medians)`)
