@@ -3,7 +3,8 @@
 // and walks the records. It must vouch for every sound batch, agree with the TypeScript path (chunked
 // decompression and RecordSectionWalker) on the faults it reports, and hand everything else back:
 // differential checks over hand-cut blocks, records straddling blocks (their length varints too), the
-// hostile batches of issue 30 and fuzzed batches of every codec, with the fused walk on and off.
+// hostile batches of issue 30 and fuzzed batches of every codec, with the fused walk on and off; and
+// zstd's one-call decode of frames within one chunk.
 import { createRequire } from 'node:module'
 import { afterEach, describe, expect, it } from 'vitest'
 import { native } from '../../src/addon/index.js'
@@ -175,6 +176,35 @@ describe('walkCompressedRecords (the fused native walk)', () => {
     expect(typeScriptVerdict(CompressionType.LZ4, frame, huge.length, LAX)).toEqual({ faults: [] })
     // Batches after it start with empty carry and scratch kept small.
     expect(expectAgreement(CompressionType.LZ4, compress(CompressionType.LZ4, section), records.length, STRICT)).toBe(true)
+  })
+})
+
+describe('zstd frames of at most one chunk (decoded in one call)', () => {
+  const section = sectionOf(recordsOf(60))
+  const frame = compress(CompressionType.ZSTD, section)
+
+  it('hand over the whole section at once, and a failing frame gets the streamed decoder\'s own error', () => {
+    const chunks: Buffer[] = []
+    expect(decompressInChunks(CompressionType.ZSTD, frame, 4 * MIB, (c) => chunks.push(Buffer.from(c)))).toBe(section.length)
+    expect(chunks.length).toBe(1)
+    expect(chunks[0]!.equals(section)).toBe(true)
+    // Truncated: the one-shot decode fails, the stream names it as before.
+    expect(() => decompressInChunks(CompressionType.ZSTD, frame.subarray(0, frame.length - 3), 4 * MIB, () => {})).toThrow(/truncated zstd frame|corrupt zstd data/)
+    let seed = 5
+    const rand = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32)
+    for (let k = 0; k < 200; k++) {
+      const bad = Buffer.from(frame)
+      bad[6 + Math.floor(rand() * (bad.length - 6))] ^= 1 << Math.floor(rand() * 8)
+      try {
+        const parts: Buffer[] = []
+        decompressInChunks(CompressionType.ZSTD, bad, 4 * MIB, (c) => parts.push(Buffer.from(c)))
+        expect(Buffer.concat(parts).length).toBeLessThanOrEqual(4 * MIB)
+      } catch (err) {
+        expect(err).toBeInstanceOf(KafkaError)
+      }
+    }
+    // The decoder is sound again afterwards.
+    expect(decompressInChunks(CompressionType.ZSTD, frame, 4 * MIB, () => {})).toBe(section.length)
   })
 })
 
