@@ -4,7 +4,7 @@
 // lz4 in one call, native/src/batch-walk.cc), typescript (compareOnlySkipFusedWalk: chunked
 // decompression feeding the TypeScript walker, the path before the fused walk) and header-only
 // (benchOnlySkipRecordWalk: CRC and header checks, no decompression). The table gives the median
-// round's ns per batch, and what the walk adds per record over header-only.
+// round's CPU ns per batch, and what the walk adds per record over header-only.
 // BENCH_BASELINE=<an older build's dist directory, its addon built beside it> adds a fourth variant in
 // the same process, that build's validateProducerBatches (e.g. the commit before the fused walk).
 // Env: BENCH_ROUNDS (rounds per variant, default 7), BENCH_ROUND_MS (default 300).
@@ -45,12 +45,13 @@ function producerBatch(codec: CompressionType, now: number): Buffer {
   return deflateBatch(inflated.header, inflated.records, codec)
 }
 
-/** ns per validateProducerBatches call over one round of ROUND_MS. */
+/** CPU ns (user + system: the figure a loaded machine disturbs least) per validateProducerBatches call over one round of ROUND_MS. */
 function round(batch: Buffer, policy: BatchValidationPolicy, variant: Variant): number {
   benchOnlySkipRecordWalk(variant === 'header-only')
   compareOnlySkipFusedWalk(variant === 'typescript')
   const validate = variant === 'baseline' ? baseline! : validateProducerBatches
   let n = 0
+  const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   let t = t0
   try {
@@ -63,7 +64,8 @@ function round(batch: Buffer, policy: BatchValidationPolicy, variant: Variant): 
     benchOnlySkipRecordWalk(false)
     compareOnlySkipFusedWalk(false)
   }
-  return ((t - t0) * 1e6) / n
+  const cpu = process.cpuUsage(cpu0)
+  return ((cpu.user + cpu.system) * 1000) / n
 }
 
 function median(xs: number[]): number {
@@ -98,5 +100,5 @@ for (const [name, codec] of CODECS) {
     ...baselineColumns,
   })
 }
-console.log(`validateProducerBatches, ${RECORDS} records per batch, ${ROUNDS} alternating rounds of ${ROUND_MS} ms per variant (medians)`)
+console.log(`validateProducerBatches, ${RECORDS} records per batch, ${ROUNDS} alternating rounds of ${ROUND_MS} ms per variant (medians of CPU ns)`)
 console.table(rows)
