@@ -12,7 +12,8 @@
         "native/src/malloc-tune.cc",
         "native/src/record-walk.cc",
         "native/src/snappy-block.cc",
-        "native/src/lz4-block.cc"
+        "native/src/lz4-block.cc",
+        "native/src/batch-walk.cc"
       ],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [

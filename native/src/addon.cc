@@ -1,10 +1,11 @@
 // Entry point of skein_native: a context-aware addon (Napi::Addon), so the main thread and every
-// worker thread get their own instance. Per-env state lives in the instance (the IndexFile class
-// and the in-flight sendfile registry); the only globals are const tables (crc32c.cc).
+// worker thread get their own instance. Per-env state lives in the instance (the IndexFile class,
+// the in-flight sendfile registry, the fused record walk's scratch); the only globals are const tables (crc32c.cc).
 #include <napi.h>
 
 #include <memory>
 
+#include "batch-walk.h"
 #include "crc32c.h"
 #include "file-lock.h"
 #include "fsync.h"
@@ -36,6 +37,7 @@ class SkeinNative : public Napi::Addon<SkeinNative> {
                              InstanceMethod<&SkeinNative::WalkRecords>("walkRecords"),
                              InstanceMethod<&SkeinNative::SnappyUncompressInto>("snappyUncompressInto"),
                              InstanceMethod<&SkeinNative::Lz4UncompressInto>("lz4UncompressInto"),
+                             InstanceMethod<&SkeinNative::WalkCompressedRecords>("walkCompressedRecords"),
                          });
   }
 
@@ -119,9 +121,14 @@ class SkeinNative : public Napi::Addon<SkeinNative> {
     return skein::Lz4UncompressInto(info);
   }
 
+  Napi::Value WalkCompressedRecords(const Napi::CallbackInfo& info) {
+    return batchWalker_.Walk(info);
+  }
+
   const bool hardwareCrc_;
   std::unique_ptr<SendfileRegistry> sendfiles_;
   Napi::FunctionReference indexClass_;
+  BatchWalker batchWalker_;  // its scratch buffers are this thread's
 };
 
 }  // namespace skein

@@ -4,7 +4,15 @@
 
 #include <napi.h>
 
+#include <cstddef>
+#include <cstdint>
+
 namespace skein {
+
+// Decodes one LZ4 block src[0, srcLength) into dst[dstStart, dstEnd), matches referring back into
+// dst[0, dstStart) too. Returns the bytes written at dstStart, or -1 when src is not a valid block fitting there.
+// Bytes of dst[dstStart, dstEnd) past the output may be overwritten.
+int64_t Lz4DecodeBlock(const uint8_t* src, size_t srcLength, uint8_t* dst, size_t dstStart, size_t dstEnd);
 
 // lz4UncompressInto(src, dst, dstStart, dstEnd) -> bytes written at dstStart, or -1 when src is not a
 // valid block fitting in dst[dstStart, dstEnd); matches may refer back into dst[0, dstStart) (the

@@ -12,50 +12,12 @@
 // 2 timestamp, timestamp) per fault]. Returns the position after the last record walked.
 #include "record-walk.h"
 
+#include "record-rules.h"
+
 #include <cmath>
 #include <cstdint>
 
 namespace skein {
-namespace {
-
-constexpr int64_t kNoTimestamp = -1;
-constexpr int64_t kMinRecordBody = 6;  // attributes, timestampDelta, offsetDelta, key/value lengths, header count
-
-// A zig-zag varint of at most maxBytes bytes at p, not at or past end.
-inline bool ReadVarint(const uint8_t*& p, const uint8_t* end, int maxBytes, int64_t* out) {
-  if (p < end && *p < 0x80) {  // most fields of most records: one byte
-    const uint8_t c = *p++;
-    *out = int64_t(c >> 1) ^ -int64_t(c & 1);
-    return true;
-  }
-  uint64_t raw = 0;
-  for (int n = 0; n < maxBytes; n++) {
-    if (p >= end) return false;
-    uint8_t c = *p++;
-    raw |= uint64_t(c & 0x7f) << (7 * n);
-    if (c < 0x80) {
-      *out = int64_t(raw >> 1) ^ -int64_t(raw & 1);
-      return true;
-    }
-  }
-  return false;
-}
-
-// Skips a length-prefixed field; -1 (null) only when allowNull. nonNull tells which it was.
-inline bool SkipField(const uint8_t*& p, const uint8_t* end, bool allowNull, bool* nonNull) {
-  int64_t n;
-  if (!ReadVarint(p, end, 5, &n)) return false;
-  if (n < 0) {
-    *nonNull = false;
-    return n == -1 && allowNull;
-  }
-  if (n > end - p) return false;
-  p += n;
-  *nonNull = true;
-  return true;
-}
-
-}  // namespace
 
 Napi::Value WalkRecords(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -80,7 +42,7 @@ Napi::Value WalkRecords(const Napi::CallbackInfo& info) {
     return Napi::Value();
   }
   const double baseTimestamp = out[4], low = out[5], high = out[6];
-  const int flags = int(out[7]);
+  const int flags = out[7] >= 0 && out[7] <= 3 ? int(out[7]) : 0;
   const bool requireKeys = (flags & 1) != 0;
   const bool checkTimestamps = (flags & 2) != 0;
   const size_t faultRoom = (ioArray.ElementLength() - 2) / 3;
@@ -88,43 +50,21 @@ Napi::Value WalkRecords(const Napi::CallbackInfo& info) {
   const uint8_t* base = buf.Data();
   const uint8_t* p = base + size_t(start);
   const uint8_t* const limit = base + size_t(end);
+  const RecordRules rules{int64_t(expected), TimestampArg(baseTimestamp), low, high,
+                          requireKeys, checkTimestamps};
   int64_t index = int64_t(firstIndex);
   size_t faults = 0;
-  const int64_t base64 = std::isfinite(baseTimestamp) ? int64_t(baseTimestamp) : 0;
-  while (p < limit && index < int64_t(expected) && faults < faultRoom) {
-    const uint8_t* q = p;
-    int64_t length, timestampDelta, offsetDelta, headers;
-    if (!ReadVarint(q, limit, 5, &length) || length < kMinRecordBody || length > limit - q) break;
-    const uint8_t* recordEnd = q + length;
-    q++;  // attributes
-    if (!ReadVarint(q, recordEnd, 10, &timestampDelta)) break;
-    if (!ReadVarint(q, recordEnd, 5, &offsetDelta) || offsetDelta != index) break;
-    bool hasKey, nonNull;
-    if (!SkipField(q, recordEnd, true, &hasKey) || !SkipField(q, recordEnd, true, &nonNull)) break;
-    if (!ReadVarint(q, recordEnd, 5, &headers) || headers < 0 || headers > (recordEnd - q) / 2) break;
-    bool sound = true;
-    for (int64_t h = 0; h < headers && sound; h++) {
-      sound = SkipField(q, recordEnd, false, &nonNull) && SkipField(q, recordEnd, true, &nonNull);
-    }
-    if (!sound || q != recordEnd) break;
-    if (requireKeys && !hasKey) {
+  while (p < limit && index < rules.expected && faults < faultRoom) {
+    int fault;
+    double timestamp = 0;
+    if (WalkOneRecord(p, limit, index, rules, &fault, &timestamp) != RecordStep::kWalked) break;
+    if (fault != 0) {
       out[2 + 3 * faults] = double(index);
-      out[3 + 3 * faults] = 1;
-      out[4 + 3 * faults] = 0;
+      out[3 + 3 * faults] = fault;
+      out[4 + 3 * faults] = timestamp;
       faults++;
-    } else if (checkTimestamps) {
-      // Wrapping as Java's longs do; a timestamp beyond 2^53 is out of any sane bound anyway.
-      const int64_t ts = int64_t(uint64_t(base64) + uint64_t(timestampDelta));
-      const double t = double(ts);
-      if (ts != kNoTimestamp && (t < low || t > high)) {
-        out[2 + 3 * faults] = double(index);
-        out[3 + 3 * faults] = 2;
-        out[4 + 3 * faults] = t;
-        faults++;
-      }
     }
     index++;
-    p = recordEnd;
   }
   out[0] = double(index - int64_t(firstIndex));
   out[1] = double(faults);

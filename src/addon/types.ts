@@ -101,4 +101,14 @@ export interface NativeBinding {
    * fitting there. Optional, as walkRecords.
    */
   lz4UncompressInto?(src: Uint8Array, dst: Uint8Array, dstStart: number, dstEnd: number): number
+  /**
+   * The fused record walk of a compressed records section (codec 1 gzip, 2 snappy, 3 lz4; others
+   * answer -1): decompresses it block by block into bounded scratch and walks the records as
+   * walkRecords does, in one call. io: in, [maxBytes (decoded-size limit), unused, unused, expected,
+   * baseTimestamp, low, high, flags]; out, as walkRecords'. Returns the decompressed size when every
+   * record is sound and exactly `expected` are present (the faults are then in io), or -1 when the
+   * TypeScript path must decide (any fault of the data, a record over 1 MiB split across blocks, more
+   * faults than io holds). Optional, as walkRecords.
+   */
+  walkCompressedRecords?(codec: number, src: Uint8Array, io: Float64Array): number
 }

@@ -19,7 +19,8 @@
 //
 // decompressInChunks streams instead (the produce path's record walk, validate.ts): output is handed to
 // a callback chunk by chunk and never gathered, so a batch is checked in memory bounded by the codec's
-// chunk, not by its decompressed size. gzip drives one zlib handle synchronously in 64 KiB chunks (Node
+// chunk, not by its decompressed size (zstd frames declaring at most one chunk in all are decoded in
+// one call into that chunk). gzip drives one zlib handle synchronously in 64 KiB chunks (Node
 // has no public synchronous streaming inflate; without the handle it falls back to gunzipBounded), zstd
 // streams into one reused chunk, lz4 hands over each block (at most the frame's block max size),
 // xerial snappy each block; a raw snappy block is decoded whole (the snappy package decodes whole
@@ -602,8 +603,26 @@ function zstdDecompressBounded(data: Buffer, maxBytes: number): Buffer {
 function zstdInChunks(data: Buffer, maxBytes: number, onChunk: ChunkSink): number {
   const b = loadZstd()
   if (data.length === 0) throw invalid('empty zstd data')
-  zstdDeclaredSize(b, data, maxBytes)
-  return zstdStream(b, getZstdDctx(b), data, maxBytes, onChunk)
+  const { declared, allDeclared } = zstdDeclaredSize(b, data, maxBytes)
+  const dctx = getZstdDctx(b)
+  zstdChunk ??= Buffer.allocUnsafe(b.dStreamOutSize())
+  if (allDeclared && declared <= zstdChunk.length) {
+    // Every frame states its size and all of it fits one chunk (librdkafka's and Java's batches of
+    // up to 128 KiB): one decode call into the reused chunk, no streaming state. The same memory as
+    // one streamed chunk; a failure is left to the stream below, which names it.
+    const out = zstdChunk.subarray(0, declared)
+    let n = -1
+    try {
+      n = dctx.decompress(out, data)
+    } catch {
+      dctx.reset(b.ResetDirective.sessionOnly)
+    }
+    if (n === declared) {
+      if (n > 0) onChunk(out)
+      return n
+    }
+  }
+  return zstdStream(b, dctx, data, maxBytes, onChunk)
 }
 
 function getZstdDctx(b: ZstdBinding): ZstdDCtx {

@@ -12,6 +12,10 @@
 // record-walk.cc) while it finds them sound, else walkWholeRecord here, which also gives the precise
 // error for a record the addon stopped at; a record split across chunks is finished by the
 // byte-at-a-time state machine (step), which resumes exactly where the chunk ended.
+//
+// Compressed batches (gzip, snappy, lz4) first try walkCompressedRecords: the addon decompresses and
+// walks in one call (native/src/batch-walk.cc). It answers only for sound batches; for anything else
+// validate.ts runs this walker over decompressInChunks, which names the fault.
 
 import { native } from '../../addon/index.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
@@ -71,6 +75,47 @@ const NATIVE_FAULT_ROOM = 64
 const nativeOut = new Float64Array(2 + 3 * NATIVE_FAULT_ROOM)
 /** Below this many bytes a native call costs more than it saves. */
 const NATIVE_MIN_BYTES = 64
+
+/** The addon's fused decompress-and-walk, when this build has it. */
+const nativeWalkCompressed = native.walkCompressedRecords?.bind(native)
+
+/**
+ * Decompresses and walks a compressed records section (codec 1-3) in one native call. Returns the
+ * records' content faults (often none) when every record is sound and exactly `expected` are present
+ * within maxBytes decoded; null when the TypeScript path must decide (a structural fault, a bomb, a
+ * codec this build does not fuse, or no addon support).
+ */
+export function walkCompressedRecords(
+  codec: number,
+  section: Uint8Array,
+  maxBytes: number,
+  expected: number,
+  baseTimestamp: number,
+  rules: RecordWalkRules,
+): RecordFault[] | null {
+  if (nativeWalkCompressed === undefined) return null
+  const io = nativeOut
+  io[0] = maxBytes
+  io[3] = expected
+  io[4] = baseTimestamp
+  io[5] = rules.low
+  io[6] = rules.high
+  io[7] = (rules.requireKeys ? 1 : 0) | (rules.checkTimestamps ? 2 : 0)
+  if (nativeWalkCompressed(codec, section, io) < 0) return null
+  const faults: RecordFault[] = []
+  readNativeFaults(faults)
+  return faults
+}
+
+/** Appends the faults the addon left in nativeOut (offset deltas equal indexes in sound records). */
+function readNativeFaults(faults: RecordFault[]): void {
+  const n = nativeOut[1]!
+  for (let i = 0; i < n; i++) {
+    const index = nativeOut[2 + 3 * i]!
+    const kind = nativeOut[3 + 3 * i] === 1 ? 'keyless' : 'timestamp'
+    faults.push({ index, kind, timestamp: nativeOut[4 + 3 * i]!, offsetDelta: index })
+  }
+}
 
 // The fast path's readers share one position, `at`, instead of returning objects (they run several
 // times per record on the produce path).
@@ -185,12 +230,7 @@ export class RecordSectionWalker {
 
   /** Copies the faults the addon found into this.faults (offset deltas equal indexes in sound records). */
   private takeNativeFaults(): void {
-    const n = nativeOut[1]!
-    for (let i = 0; i < n; i++) {
-      const index = nativeOut[2 + 3 * i]!
-      const kind = nativeOut[3 + 3 * i] === 1 ? 'keyless' : 'timestamp'
-      this.faults.push({ index, kind, timestamp: nativeOut[4 + 3 * i]!, offsetDelta: index })
-    }
+    readNativeFaults(this.faults)
   }
 
   /** A record is complete: its offset delta, key and timestamp are checked. */

@@ -1,8 +1,10 @@
 // Validation of producer payloads (one or more RecordBatch v2 back to back) and in-place offset
 // assignment, following Kafka's LogValidator for magic v2: headers and CRC, then one pass over every
 // batch's records (record-walk.ts), decompressing compressed batches in bounded chunks on the way
-// (compression.ts decompressInChunks) without building a record object or keeping the decompressed
-// batch. The bytes stored stay the client's: nothing is re-encoded unless compression.type asks for
+// without building a record object or keeping the decompressed batch: gzip, snappy and lz4 batches in
+// one native call (walkCompressedRecords) when they are sound, everything else (zstd, and any batch
+// the native walk does not vouch for) through compression.ts decompressInChunks and the TypeScript
+// walker, which names the fault. The bytes stored stay the client's: nothing is re-encoded unless compression.type asks for
 // another codec (rewriteProducerBatches).
 
 import { ErrorCode, KafkaError, RecordValidationError, type RecordError } from '../../domain/errors.js'
@@ -30,7 +32,7 @@ import {
 import type { CompressionType, Crc32c } from './batch.js'
 import { decompressInChunks } from './compression.js'
 import { decodedSizeLimit, deflateBatch, inflateBatch, type InflatedRecord } from './inflate.js'
-import { RecordSectionWalker, type RecordFault, type RecordWalkRules } from './record-walk.js'
+import { RecordSectionWalker, walkCompressedRecords, type RecordFault, type RecordWalkRules } from './record-walk.js'
 
 /** The topic settings a producer payload is checked against. */
 export interface BatchValidationPolicy {
@@ -73,6 +75,17 @@ let recordWalkEnabled = true
 /** For bench/validation.bench.ts only: skip (true) or restore (false) the record walk. */
 export function benchOnlySkipRecordWalk(skip: boolean): void {
   recordWalkEnabled = !skip
+}
+
+/** Whether compressed batches try the addon's fused decompress-and-walk first (walkCompressedRecords). */
+let fusedWalkEnabled = true
+
+/**
+ * For comparisons only (the differential tests in test/records/, bench/validation-codec.bench.ts):
+ * skip (true) or restore (false) the fused walk, so every batch takes the TypeScript path.
+ */
+export function compareOnlySkipFusedWalk(skip: boolean): void {
+  fusedWalkEnabled = !skip
 }
 
 function invalid(message: string): KafkaError {
@@ -166,13 +179,22 @@ function walkBatchRecords(
     low: policy.now - policy.timestampBeforeMaxMs,
     high: policy.now + policy.timestampAfterMaxMs,
   }
+  const maxBytes = decodedSizeLimit(policy.maxMessageBytes)
+  if (compression !== 0 && fusedWalkEnabled) {
+    // One native call decompresses and walks a sound batch; anything else is judged below.
+    const faults = walkCompressedRecords(compression, payload.subarray(pos + RECORD_BATCH_OVERHEAD, pos + size), maxBytes, recordCount, baseTimestamp, rules)
+    if (faults !== null) {
+      if (faults.length > 0) throwRecordFaults(faults, readInt64(payload, pos), firstRecordIndex, policy)
+      return
+    }
+  }
   const walker = new RecordSectionWalker(recordCount, baseTimestamp, rules)
   if (compression === 0) {
     walker.push(payload, pos + RECORD_BATCH_OVERHEAD, pos + size)
   } else {
     try {
       const section = payload.subarray(pos + RECORD_BATCH_OVERHEAD, pos + size)
-      decompressInChunks(compression, section, decodedSizeLimit(policy.maxMessageBytes), (chunk) => walker.push(chunk))
+      decompressInChunks(compression, section, maxBytes, (chunk) => walker.push(chunk))
     } catch (err) {
       // The codecs answer INVALID_RECORD (the cleaner's contract); a produced batch that does not
       // decompress is a corrupt message, as Kafka answers.
