@@ -1,11 +1,11 @@
 // What validating every produced record costs (issue 30), per codec (npm run bench:validation), in two
 // tables from one run:
-// 1. In process: PartitionLog.append of the same ~16 KiB producer batches (100 records of ~100 B each,
-//    keyed), with the record walk (validated: every record's structure, compressed batches decompressed
-//    in bounded chunks) and without it (unvalidated: header and CRC only, what the append path did before,
-//    switched by benchOnlySkipRecordWalk). The two alternate A B A B, each round on a fresh partition that
-//    is deleted afterwards; the table gives the median round of each: records appended per second of wall
-//    time, and CPU time (user + system) per record.
+// 1. In process: PartitionLog.append of the same producer batches (100 keyed records of ~100 B each,
+//    about 11 KB before compression), with the record walk (validated: every record's structure,
+//    compressed batches decompressed in bounded chunks) and without it (unvalidated: header and CRC only,
+//    what the append path did before, switched by benchOnlySkipRecordWalk). The two alternate A B A B,
+//    each round on a fresh partition that is deleted afterwards; the table gives the median round of each:
+//    records appended per second of wall time, and CPU time (user + system) per record.
 // 2. Through a broker: per codec, two broker processes (io.threads=0, fresh data dirs) started by the
 //    bench-only entry bench/lib/validation-broker.ts, one validating and one with the record walk switched
 //    off; a raw produce load (bench/lib/produce-load.ts: pre-built acks=1 Produce requests, one batch per
@@ -22,11 +22,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { native } from '../src/addon/index.js'
 import { ErrorCode, errorName } from '../src/domain/errors.js'
-import { ATTRIBUTES_OFFSET, BATCH_LENGTH_OFFSET, CompressionType, CRC_OFFSET } from '../src/protocol/records/batch.js'
-import { buildRecordBatch } from '../src/protocol/records/builder.js'
-import { deflateBatch, inflateBatch } from '../src/protocol/records/inflate.js'
+import { CompressionType } from '../src/protocol/records/batch.js'
 import { benchOnlySkipRecordWalk } from '../src/protocol/records/validate.js'
 import { DEFAULT_LOG_CONFIG, LogManager } from '../src/storage/index.js'
 import { RawClient } from '../test/harness/raw-client.js'
@@ -34,6 +31,7 @@ import { benchDir, processCpuMicros, type RunningBroker, startBroker } from './b
 import { machineInfo } from './broker/machine.js'
 import { ProduceLoad } from './lib/produce-load.js'
 import { BENCH_RESULTS_DIR } from './lib/results-dir.js'
+import { producerBatch, RECORDS_PER_BATCH, trailingBytesBatch } from './lib/validation-batches.js'
 
 const PARTS = (process.env.BENCH_PARTS ?? 'append,broker').split(',').map((p) => p.trim())
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
@@ -43,7 +41,7 @@ const BROKER_ROUND_MS = Number(process.env.BENCH_BROKER_ROUND_MS ?? 3000)
 const BROKER_WARMUP_MS = Number(process.env.BENCH_BROKER_WARMUP_MS ?? 2000)
 /** Load before each measured window, not counted: every connection has its requests in flight again. */
 const RAMP_MS = 300
-const RECORDS = 100
+const RECORDS = RECORDS_PER_BATCH
 /** Through the broker: each request carries one batch for each of these partitions. */
 const PARTITIONS = 8
 const CONNECTIONS = 4
@@ -62,32 +60,6 @@ const codecFilter = process.env.BENCH_CODECS?.split(',').map((c) => c.trim())
 const CODECS = ALL_CODECS.filter(([name]) => codecFilter === undefined || codecFilter.includes(name))
 
 type Row = Record<string, string | number>
-
-/** 100 keyed records of ~100 B of JSON-like text (compressible as real payloads are), in codec. */
-function producerBatch(codec: CompressionType): Buffer {
-  const now = Date.now()
-  const records = Array.from({ length: RECORDS }, (_, i) => ({
-    key: Buffer.from(`user-${(i * 7919) % 1000}`),
-    value: Buffer.from(JSON.stringify({ id: i, at: now + i, event: i % 3 === 0 ? 'click' : 'view', page: `/items/${(i * 31) % 97}`, pad: 'x'.repeat(20) })),
-    timestamp: now + i,
-  }))
-  const plain = buildRecordBatch(records, native.crc32c)
-  if (codec === CompressionType.NONE) return plain
-  const inflated = inflateBatch(plain, 1 << 20)
-  return deflateBatch(inflated.header, inflated.records, codec)
-}
-
-/**
- * An uncompressed batch with 3 bytes after its last record, its length and CRC fixed up: its header and
- * CRC are sound, so only the record walk refuses it (CORRUPT_MESSAGE).
- */
-function trailingBytesBatch(): Buffer {
-  const plain = buildRecordBatch([{ key: Buffer.from('k'), value: Buffer.from('v') }], native.crc32c)
-  const batch = Buffer.concat([plain, Buffer.from([1, 2, 3])])
-  batch.writeInt32BE(batch.readInt32BE(BATCH_LENGTH_OFFSET) + 3, BATCH_LENGTH_OFFSET)
-  batch.writeUInt32BE(native.crc32c(batch.subarray(ATTRIBUTES_OFFSET)), CRC_OFFSET)
-  return batch
-}
 
 interface Round {
   recordsPerSecond: number
