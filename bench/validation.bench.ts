@@ -17,7 +17,7 @@
 // Both tables are written to bench/results/VALIDATION-RESULTS.md when the whole bench ran.
 // Env: BENCH_PARTS (append,broker: the default is both), BENCH_CODECS (default none,lz4,zstd,snappy,gzip);
 // in process BENCH_ROUNDS (rounds per variant, default 6), BENCH_ROUND_MS (default 500); through the broker
-// BENCH_BROKER_ROUNDS (default 5), BENCH_BROKER_ROUND_MS (default 3000), BENCH_BROKER_WARMUP_MS (default 2000).
+// BENCH_BROKER_ROUNDS (default 7), BENCH_BROKER_ROUND_MS (default 2000), BENCH_BROKER_WARMUP_MS (default 2000).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -27,7 +27,7 @@ import { CompressionType } from '../src/protocol/records/batch.js'
 import { benchOnlySkipRecordWalk } from '../src/protocol/records/validate.js'
 import { DEFAULT_LOG_CONFIG, LogManager } from '../src/storage/index.js'
 import { RawClient } from '../test/harness/raw-client.js'
-import { benchDir, processCpuMicros, type RunningBroker, startBroker } from './broker/broker-process.js'
+import { benchDir, mainThreadSchedStat, processCpuMicros, type RunningBroker, startBroker } from './broker/broker-process.js'
 import { machineInfo } from './broker/machine.js'
 import { ProduceLoad } from './lib/produce-load.js'
 import { BENCH_RESULTS_DIR } from './lib/results-dir.js'
@@ -36,8 +36,8 @@ import { producerBatch, RECORDS_PER_BATCH, trailingBytesBatch } from './lib/vali
 const PARTS = (process.env.BENCH_PARTS ?? 'append,broker').split(',').map((p) => p.trim())
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
 const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 500)
-const BROKER_ROUNDS = Number(process.env.BENCH_BROKER_ROUNDS ?? 5)
-const BROKER_ROUND_MS = Number(process.env.BENCH_BROKER_ROUND_MS ?? 3000)
+const BROKER_ROUNDS = Number(process.env.BENCH_BROKER_ROUNDS ?? 7)
+const BROKER_ROUND_MS = Number(process.env.BENCH_BROKER_ROUND_MS ?? 2000)
 const BROKER_WARMUP_MS = Number(process.env.BENCH_BROKER_WARMUP_MS ?? 2000)
 /** Load before each measured window, not counted: every connection has its requests in flight again. */
 const RAMP_MS = 300
@@ -143,6 +143,10 @@ async function appendTable(): Promise<Row[]> {
 interface BrokerRound extends Round {
   /** The load generator's own CPU per acknowledged record. */
   loaderNsPerRecord: number
+  /** The broker's CPU over the round as a share of one core (near 100: the broker's thread is the bottleneck). */
+  brokerCpuPercent: number
+  /** Share of the round the broker's main thread was ready to run but waited for a core (other work on the machine). */
+  runQueueWaitPercent: number
 }
 
 interface Variant {
@@ -186,12 +190,16 @@ async function startVariant(validated: boolean, batch: Buffer): Promise<Variant>
 }
 
 async function brokerRound(v: Variant, rampMs: number, windowMs: number): Promise<BrokerRound> {
-  const { window, before, after } = await v.load.run(rampMs, windowMs, () => processCpuMicros(v.broker.pid))
+  const sample = (): { cpuMicros: number; runQueueWaitNs: number } => ({ cpuMicros: processCpuMicros(v.broker.pid), runQueueWaitNs: mainThreadSchedStat(v.broker.pid).runQueueWaitNs })
+  const { window, before, after } = await v.load.run(rampMs, windowMs, sample)
   if (window.records === 0) throw new Error('no record was acknowledged in a round')
+  const cpuMicros = after.cpuMicros - before.cpuMicros
   return {
     recordsPerSecond: window.records / window.seconds,
-    cpuNsPerRecord: ((after - before) * 1000) / window.records,
+    cpuNsPerRecord: (cpuMicros * 1000) / window.records,
     loaderNsPerRecord: (window.loaderCpuMicros * 1000) / window.records,
+    brokerCpuPercent: (cpuMicros / (window.seconds * 1e6)) * 100,
+    runQueueWaitPercent: ((after.runQueueWaitNs - before.runQueueWaitNs) / (window.seconds * 1e9)) * 100,
   }
 }
 
@@ -256,6 +264,8 @@ async function brokerTable(): Promise<{ rows: Row[]; detail: Row[] }> {
         variant: v.validated ? 'validated' : 'unvalidated',
         'rec/s per round': v.rounds.map((r) => Math.round(r.recordsPerSecond)).join(' '),
         'broker CPU ns/rec per round': v.rounds.map((r) => Math.round(r.cpuNsPerRecord)).join(' '),
+        'broker CPU % of a core per round': v.rounds.map((r) => Math.round(r.brokerCpuPercent)).join(' '),
+        'broker waiting for a core % per round': v.rounds.map((r) => Math.round(r.runQueueWaitPercent)).join(' '),
       })
     }
     log(`${name}: validated ${Math.round(va)} rec/s ${Math.round(ca)} ns/rec, unvalidated ${Math.round(vb)} rec/s ${Math.round(cb)} ns/rec`)

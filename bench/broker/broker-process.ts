@@ -141,3 +141,12 @@ export function processCpuMicros(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
 }
+
+/**
+ * A process's main thread from /proc/<pid>/schedstat: nanoseconds it ran on a CPU, and nanoseconds it was
+ * runnable but waited for one (the machine's other work taking the cores), so far.
+ */
+export function mainThreadSchedStat(pid: number): { onCpuNs: number; runQueueWaitNs: number } {
+  const [onCpu, waiting] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(' ')
+  return { onCpuNs: Number(onCpu), runQueueWaitNs: Number(waiting) }
+}
