@@ -10,14 +10,15 @@
 //    bench-only entry bench/lib/validation-broker.ts, one validating and one with the record walk switched
 //    off; a raw produce load (bench/lib/produce-load.ts: pre-built acks=1 Produce requests, one batch per
 //    partition, the codec's real bytes, pipelined over a few connections) goes to one of them at a time,
-//    in alternating rounds after a warm-up of each. The table gives the medians per variant: records/s
-//    acknowledged, the broker's CPU (user + system of its pid, /proc) per record, and the ratios. Every
-//    response must carry error 0, each broker's log end offsets must add up to the records acknowledged,
-//    and each broker is first sent a batch only the record walk refuses, to show the switch took effect.
+//    in alternating rounds (A B, B A, ...) after a warm-up of each. The table gives the medians per
+//    variant: records/s acknowledged, the broker's CPU (user + system of its pid, /proc) per record, and
+//    the ratios. Every response must carry error 0, each broker's log end offsets must add up to the
+//    records acknowledged, and each broker is first sent a batch only the record walk refuses, to show the
+//    switch took effect.
 // Both tables are written to bench/results/VALIDATION-RESULTS.md when the whole bench ran.
 // Env: BENCH_PARTS (append,broker: the default is both), BENCH_CODECS (default none,lz4,zstd,snappy,gzip);
 // in process BENCH_ROUNDS (rounds per variant, default 6), BENCH_ROUND_MS (default 500); through the broker
-// BENCH_BROKER_ROUNDS (default 7), BENCH_BROKER_ROUND_MS (default 2000), BENCH_BROKER_WARMUP_MS (default 2000).
+// BENCH_BROKER_ROUNDS (default 6), BENCH_BROKER_ROUND_MS (default 2000), BENCH_BROKER_WARMUP_MS (default 2000).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -36,7 +37,7 @@ import { producerBatch, RECORDS_PER_BATCH, trailingBytesBatch } from './lib/vali
 const PARTS = (process.env.BENCH_PARTS ?? 'append,broker').split(',').map((p) => p.trim())
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
 const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 500)
-const BROKER_ROUNDS = Number(process.env.BENCH_BROKER_ROUNDS ?? 7)
+const BROKER_ROUNDS = Number(process.env.BENCH_BROKER_ROUNDS ?? 6)
 const BROKER_ROUND_MS = Number(process.env.BENCH_BROKER_ROUND_MS ?? 2000)
 const BROKER_WARMUP_MS = Number(process.env.BENCH_BROKER_WARMUP_MS ?? 2000)
 /** Load before each measured window, not counted: every connection has its requests in flight again. */
@@ -71,8 +72,10 @@ function median(xs: number[]): number {
   return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
 }
 
+const T0 = performance.now()
+
 function log(msg: string): void {
-  process.stderr.write(`[validation] ${msg}\n`)
+  process.stderr.write(`[validation +${((performance.now() - T0) / 1000).toFixed(1)} s] ${msg}\n`)
 }
 
 // ---- 1. in process: PartitionLog.append ----
@@ -217,7 +220,8 @@ async function checkStored(v: Variant): Promise<void> {
 async function stopVariant(v: Variant): Promise<void> {
   v.load.close()
   v.admin.close()
-  await v.broker.stop()
+  // The data is thrown away: a broker that takes long to flush it is killed.
+  await v.broker.stop(5000)
   rmSync(v.broker.dataDir, { recursive: true, force: true })
 }
 
@@ -228,15 +232,19 @@ async function brokerTable(): Promise<{ rows: Row[]; detail: Row[] }> {
     const batch = producerBatch(codec)
     log(`${name}: starting a validated and an unvalidated broker`)
     const variants = await Promise.all([startVariant(true, batch), startVariant(false, batch)])
+    log(`${name}: brokers ready, warm-up and rounds`)
     try {
       // Warm-up of each broker (JIT, codec contexts, page cache), not measured.
       for (const v of variants) await brokerRound(v, 0, BROKER_WARMUP_MS)
+      // A B, B A, A B, ...: each variant goes first in half the pairs, so neither always runs right after
+      // the other's load (the page cache it left dirty, the machine's drift) and order effects cancel.
       for (let i = 0; i < BROKER_ROUNDS; i++) {
-        for (const v of variants) v.rounds.push(await brokerRound(v, RAMP_MS, BROKER_ROUND_MS))
+        for (const v of i % 2 === 0 ? variants : [...variants].reverse()) v.rounds.push(await brokerRound(v, RAMP_MS, BROKER_ROUND_MS))
       }
       for (const v of variants) await checkStored(v)
+      log(`${name}: rounds done, stopping the brokers`)
     } finally {
-      for (const v of variants) await stopVariant(v)
+      await Promise.all(variants.map(stopVariant))
     }
     const [a, b] = variants as [Variant, Variant]
     const va = median(a.rounds.map((r) => r.recordsPerSecond))
@@ -332,7 +340,8 @@ The broker (io.threads=0, the default: partitions on the main thread) in a child
 acks=1 Produce v9 requests, each with one ${RECORDS}-record batch (the codec's real compressed bytes) for each
 of ${PARTITIONS} partitions of one topic, encoded once and written raw over ${CONNECTIONS} connections with
 ${IN_FLIGHT} requests in flight on each (\`bench/lib/produce-load.ts\`). After ${BROKER_WARMUP_MS} ms of warm-up per
-broker, ${BROKER_ROUNDS} rounds of ${BROKER_ROUND_MS} ms per variant, alternating validated / unvalidated; medians.
+broker, ${BROKER_ROUNDS} rounds of ${BROKER_ROUND_MS} ms per variant, alternating validated / unvalidated (A B, B A,
+A B, ...: each goes first in half the pairs); medians.
 **rec/s**: records acknowledged per second; **broker CPU ns/rec**: user + system CPU of the broker's pid
 (/proc/<pid>/stat) over the round per acknowledged record; **loader CPU**: the load generator's own. Every
 response carried error 0 for every partition, each broker's log end offsets added up to the records
@@ -341,7 +350,10 @@ validated broker refused it (CORRUPT_MESSAGE), the unvalidated one stored it, so
 
 ${markdownTable(broker.rows)}
 
-Per round, in the order they ran:
+Per round, in the order they ran (validated and unvalidated alternating), with the broker's CPU as a share
+of one core and the share of the round its main thread was ready to run but waited for a core
+(/proc/<pid>/schedstat): the two add up to about 100 when the broker is the bottleneck, and the waiting
+share is the machine's other work taking the cores.
 
 ${markdownTable(broker.detail)}
 
@@ -352,9 +364,9 @@ ${ROUND_MS} ms per variant on a fresh partition each; medians. CPU is the proces
 
 ${markdownTable(appendRows)}
 
-Two cores are shared by the broker and the load generator (and, on the machine these figures come from,
-by other work: see the load averages), so records/s moves with what else runs; CPU per record is the
-steadier figure.
+Two cores are shared by the broker and the load generator (and by whatever else runs on the machine: see
+the load averages and the waiting share above), so records/s moves with what else runs; CPU per record is
+the steadier figure.
 `
   writeFileSync(join(BENCH_RESULTS_DIR, 'VALIDATION-RESULTS.md'), md)
   log(`wrote ${join(BENCH_RESULTS_DIR, 'VALIDATION-RESULTS.md')}`)
