@@ -286,7 +286,7 @@ async function brokerTable(): Promise<{ rows: Row[]; detail: Row[] }> {
 function markdownTable(rows: Row[]): string {
   if (rows.length === 0) return '(no rows)'
   const headers = Object.keys(rows[0]!)
-  const cell = (v: string | number): string => (typeof v === 'number' && Number.isInteger(v) && Math.abs(v) >= 10000 ? v.toLocaleString('en-US') : String(v))
+  const cell = (v: string | number): string => (typeof v === 'number' && Number.isInteger(v) ? v.toLocaleString('en-US') : String(v))
   return [`| ${headers.join(' | ')} |`, `| ${headers.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${headers.map((h) => cell(r[h]!)).join(' | ')} |`)].join('\n')
 }
 
