@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { dirname, join, resolve, sep } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { freePort } from '../../test/harness/broker.js'
@@ -29,8 +29,13 @@ export interface BrokerOptions {
   /** Options for node itself, before main.js (e.g. --cpu-prof). */
   nodeArgs?: string[]
   readyTimeoutMs?: number
-  /** Another build's main.js (default this checkout's dist/src/main.js); it runs from its own checkout. */
+  /**
+   * Another entry script (default this checkout's dist/src/main.js): another build's main.js, run from its
+   * own checkout, or a bench-only entry of this checkout (run from this checkout).
+   */
   mainJs?: string
+  /** Arguments of the entry script, before the --override items (for a bench-only entry). */
+  entryArgs?: string[]
   /** Extra environment of the broker process. */
   env?: Record<string, string>
 }
@@ -57,12 +62,13 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   const args = [
     ...(opts.nodeArgs ?? []),
     mainJs,
+    ...(opts.entryArgs ?? []),
     '--override', `listeners=PLAINTEXT://127.0.0.1:${port}`,
     '--override', `log.dirs=${opts.dataDir}`,
     ...(opts.overrides ?? []).flatMap((o) => ['--override', o]),
   ]
   const t0 = performance.now()
-  const cwd = opts.mainJs === undefined ? REPO_ROOT : resolve(dirname(mainJs), '..', '..')
+  const cwd = opts.mainJs === undefined || mainJs.startsWith(REPO_ROOT + sep) ? REPO_ROOT : resolve(dirname(mainJs), '..', '..')
   const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKEIN_LOG_LEVEL: 'warn', ...opts.env } })
   let out = ''
   let exited = false
@@ -134,4 +140,13 @@ export function processCpuMicros(pid: number): number {
   // fields 14 and 15 of the whole line, in clock ticks (100 per second on Linux).
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
+}
+
+/**
+ * A process's main thread from /proc/<pid>/schedstat: nanoseconds it ran on a CPU, and nanoseconds it was
+ * runnable but waited for one (the machine's other work taking the cores), so far.
+ */
+export function mainThreadSchedStat(pid: number): { onCpuNs: number; runQueueWaitNs: number } {
+  const [onCpu, waiting] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(' ')
+  return { onCpuNs: Number(onCpu), runQueueWaitNs: Number(waiting) }
 }
