@@ -2,7 +2,8 @@
 // then driven by subscription or assignment, seeks, record reads and offset commits, and deleted by
 // DELETE or after consumer.instance.timeout.ms without requests. The operations of one instance run one
 // after another (a consumer is not re-entrant); records read but not handed out (over max_bytes) wait
-// for the next read. The instance's embedded format decides how keys and values are rendered, and a
+// for the next read; a record that does not deserialize is handed out to nobody: the records before it
+// are, and the position stays on it (as KafkaConsumer after a RecordDeserializationException). The instance's embedded format decides how keys and values are rendered, and a
 // read that asks for another format gets 406 / 40601, as in kafka-rest.
 import { randomUUID } from 'node:crypto'
 import { Consumer, type OffsetReset } from '../client/consumer.js'
@@ -208,7 +209,44 @@ export class ConsumerInstances {
       out.push(r)
       bytes += size
     }
-    return Promise.all(out.map((r) => this.render(inst, r)))
+    const rendered = await Promise.allSettled(out.map((r) => this.render(inst, r)))
+    const bad = rendered.findIndex((x) => x.status === 'rejected')
+    if (bad < 0) return rendered.map((x) => (x as PromiseFulfilledResult<unknown>).value)
+    // A record that does not deserialize (Kafka's RecordDeserializationException): the records before it
+    // are handed out, and every partition's position goes back to its first record not handed out, so
+    // the bad record is where the next read (and a commit) stays until the client seeks past it.
+    this.rewind(inst, [...out.slice(bad), ...inst.pending])
+    inst.pending = []
+    if (bad === 0) throw (rendered[0] as PromiseRejectedResult).reason
+    return rendered.slice(0, bad).map((x) => (x as PromiseFulfilledResult<unknown>).value)
+  }
+
+  /** Seeks each partition of records back to the first of them (the records are fetched again later). */
+  private rewind(inst: Instance, records: readonly ConsumedRecord[]): void {
+    const first = new Map<string, ConsumedRecord>()
+    for (const r of records) {
+      const key = `${r.topic}\u0000${r.partition}`
+      const seen = first.get(key)
+      if (seen === undefined || r.offset < seen.offset) first.set(key, r)
+    }
+    for (const r of first.values()) inst.consumer.seek(r.topic, r.partition, r.offset)
+  }
+
+  /**
+   * Where a commit without offsets puts each assigned partition: its position, or the first record read
+   * but not yet handed out (over max_bytes), so nothing is committed past a record the client never got.
+   */
+  consumedPositions(inst: Instance): { topic: string; partition: number; offset: number }[] {
+    const held = new Map<string, number>()
+    for (const r of inst.pending) {
+      const key = `${r.topic}\u0000${r.partition}`
+      held.set(key, Math.min(held.get(key) ?? Infinity, r.offset))
+    }
+    return inst.consumer.assignment().flatMap((tp) => {
+      const at = inst.consumer.position(tp.topic, tp.partition)
+      if (at === null) return []
+      return [{ topic: tp.topic, partition: tp.partition, offset: Math.min(at, held.get(`${tp.topic}\u0000${tp.partition}`) ?? Infinity) }]
+    })
   }
 
   private async render(inst: Instance, r: ConsumedRecord): Promise<unknown> {
@@ -221,7 +259,7 @@ export class ConsumerInstances {
           try {
             return JSON.parse(b.toString('utf8'))
           } catch (e) {
-            throw new RestError(500, 50002, `Kafka error: record ${r.topic}-${r.partition}@${r.offset} is not JSON: ${(e as Error).message}`)
+            throw new RestError(500, 50002, `Kafka error: Error deserializing key/value for partition ${r.topic}-${r.partition} at offset ${r.offset}: not JSON (${(e as Error).message}). Seek past it to continue consumption.`)
           }
         default:
           return this.ctx.schemas.deserialize(SCHEMA_FORMATS[inst.format]!, r.topic, b)
@@ -382,10 +420,7 @@ export function mountConsumers(server: HttpServer, ctx: RestContext, instances: 
           })
     return on(req, async (inst) => {
       // No offsets given: everything consumed so far, as KafkaConsumer.commitSync() commits.
-      const list = given !== undefined && given.length > 0 ? given : inst.consumer.assignment().flatMap((tp) => {
-        const at = inst.consumer.position(tp.topic, tp.partition)
-        return at === null ? [] : [{ topic: tp.topic, partition: tp.partition, offset: at }]
-      })
+      const list = given !== undefined && given.length > 0 ? given : instances.consumedPositions(inst)
       await inst.consumer.commit(list)
       return { status: 200, body: list.map((o) => ({ topic: o.topic, partition: o.partition, consumed: o.offset - 1, committed: o.offset })) }
     })

@@ -22,6 +22,7 @@ beforeAll(async () => {
     { name: 'v2-jsonschema', numPartitions: 1 },
     { name: 'v2-proto', numPartitions: 1 },
     { name: 'v2-consume', numPartitions: 2 },
+    { name: 'v2-poison', numPartitions: 1 },
   ])
 })
 afterAll(async () => {
@@ -208,6 +209,45 @@ describe('REST Proxy v2: consumer instances', () => {
     expect(gone.status).toBe(404)
     expect(gone.body).toEqual({ error_code: 40403, message: 'Consumer instance not found.' })
     expect((await call(s.base, 'DELETE', inst)).status).toBe(404)
+  })
+
+  it('a record that is not JSON: the records before it delivered, then reported with its partition and offset, the position and commits kept on it (issue 31)', async () => {
+    const producer = new Producer({ bootstrapServers: s.broker.bootstrap })
+    for (const v of ['{"n":0}', '{"n":1}', '{"n":2}', 'not json', '{"n":4}', '{"n":5}']) await producer.send({ topic: 'v2-poison', partition: 0, value: v })
+    await producer.close()
+    const inst = '/consumers/g-poison/instances/p1'
+    await call(s.base, 'POST', '/consumers/g-poison', { contentType: V2, body: { name: 'p1', format: 'json', 'auto.offset.reset': 'earliest', 'auto.commit.enable': 'false' } })
+    await call(s.base, 'POST', `${inst}/assignments`, { contentType: V2, body: { partitions: [{ topic: 'v2-poison', partition: 0 }] } })
+    const got: number[] = []
+    let failure: { status: number; body: { error_code: number; message: string } } | null = null
+    const deadline = Date.now() + 15_000
+    while (failure === null && Date.now() < deadline) {
+      const r = await call(s.base, 'GET', `${inst}/records?timeout=1000`, { accept: ct('json') })
+      if (r.status === 200) got.push(...(r.body as { value: { n: number } }[]).map((x) => x.value.n))
+      else failure = r
+    }
+    // The three valid records before the bad one were delivered, none after it.
+    expect(got).toEqual([0, 1, 2])
+    expect(failure!.status).toBe(500)
+    expect(failure!.body.error_code).toBe(50002)
+    expect(failure!.body.message).toMatch(/partition v2-poison-0 at offset 3/)
+    // The position stays on the bad record: asking again gives the same answer, and a commit stops before it.
+    expect((await call(s.base, 'GET', `${inst}/records?timeout=500`, { accept: ct('json') })).body.message).toMatch(/offset 3/)
+    const committed = await call(s.base, 'POST', `${inst}/offsets`, { contentType: V2 })
+    expect(committed.body).toEqual([{ topic: 'v2-poison', partition: 0, consumed: 2, committed: 3 }])
+    // Seeking past it reads on.
+    expect((await call(s.base, 'POST', `${inst}/positions`, { contentType: V2, body: { offsets: [{ topic: 'v2-poison', partition: 0, offset: 4 }] } })).status).toBe(204)
+    const rest: number[] = []
+    await eventually(
+      async () => {
+        const r = await call(s.base, 'GET', `${inst}/records?timeout=1000`, { accept: ct('json') })
+        rest.push(...(r.body as { value: { n: number } }[]).map((x) => x.value.n))
+        return rest.length
+      },
+      (n) => n >= 2,
+    )
+    expect(rest).toEqual([4, 5])
+    await call(s.base, 'DELETE', inst)
   })
 
   it('assign, seek to beginning, end, an offset and a timestamp, binary records', async () => {
