@@ -55,7 +55,7 @@ describe.skipIf(!haveCompiler)('build-native.mjs', () => {
     expect(again.stderr).toBe('skein: the native addon is up to date (build/Release/skein_native.node; --force or SKEIN_REBUILD_NATIVE=1 rebuilds it)\n')
     expect(Date.now() - t0).toBeLessThan(5000)
     expect(statSync(addon()).ino).toBe(inode)
-  })
+  }, 240_000) // a whole compile of the addon: about a minute on a loaded 2-core machine
 
   it('an interrupted rebuild keeps the addon that was there and leaves no staging folder', async () => {
     const inode = statSync(addon()).ino
