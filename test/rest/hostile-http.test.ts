@@ -67,7 +67,9 @@ describe('REST Proxy and Schema Registry under hostile HTTP input', () => {
   })
 
   it('answers 414 for a request target over 8 KiB', async () => {
-    let a = await call(s.base, 'GET', `/topics/${'t'.repeat(100 * 1024)}`)
+    // 16 KiB: one TCP segment on loopback. uWebSockets.js answers 505 itself to a request line that
+    // arrives in more than one read (docs/http.md), which a 100 KiB one may, depending on the machine's load.
+    let a = await call(s.base, 'GET', `/topics/${'t'.repeat(16 * 1024)}`)
     expect(a.status).toBe(414)
     a = await call(s.registryUrl!, 'GET', `/subjects/${'s'.repeat(20 * 1024)}/versions`)
     expect(a.status).toBe(414)
