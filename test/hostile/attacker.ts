@@ -12,6 +12,7 @@ import { contains } from '../../scripts/gen-protocol/model.js'
 import { RawClient } from '../harness/raw-client.js'
 import { hostileBatches } from '../records/hostile-batches.js'
 import { apiSpec, arrayPaths, brokenFrames, extremeRequest, lyingArrayFrame, protocolModel, type ExtremeOptions } from './extreme-requests.js'
+import { runHttpAttack, type HttpAttackSummary } from './http-attack.js'
 
 export type AttackPlan = 'smoke' | 'full'
 
@@ -29,6 +30,8 @@ export interface AttackSummary {
   /** Frames that were not attempted because the spec folder is missing. */
   specsMissing: boolean
   seconds: number
+  /** The HTTP half (http-attack.ts), when the broker runs its REST Proxy and registry. */
+  http?: HttpAttackSummary
 }
 
 /** How many spec-driven hostile requests are in flight at once, each on its own connection (in API order). */
@@ -225,9 +228,14 @@ export async function runAttack(host: string, port: number, plan: AttackPlan, go
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const [host, port, plan, topic] = process.argv.slice(2)
-  runAttack(host!, Number(port), (plan ?? 'smoke') as AttackPlan, topic ?? 'good').then(
-    (s) => {
+  const [host, port, plan, topic, restBase, registryBase] = process.argv.slice(2)
+  const attackPlan = (plan ?? 'smoke') as AttackPlan
+  Promise.all([
+    runAttack(host!, Number(port), attackPlan, topic ?? 'good'),
+    restBase === undefined ? Promise.resolve(undefined) : runHttpAttack(restBase, registryBase!, attackPlan),
+  ]).then(
+    ([s, http]) => {
+      if (http !== undefined) s.http = http
       console.log(`HOSTILE-SUMMARY ${JSON.stringify(s)}`)
       process.exit(0)
     },

@@ -3,7 +3,7 @@
 // checked. Returns the measured figures; the smoke test and the full suite assert on them.
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
-import { REPO_ROOT, startBrokerProcess, type BrokerProcess } from '../harness/broker.js'
+import { freePort, REPO_ROOT, startBrokerProcess, type BrokerProcess } from '../harness/broker.js'
 import { RawClient } from '../harness/raw-client.js'
 import type { AttackPlan, AttackSummary } from './attacker.js'
 import { GoodPair, percentile, type LatencyWindow } from './good-pair.js'
@@ -15,6 +15,8 @@ export interface HostileRun {
   rssBeforeMiB: number
   rssPeakMiB: number
   brokerAlive: boolean
+  /** The REST Proxy and the registry still answered 200 after the attack. */
+  httpAliveAfter: boolean
   produced: number
   consumed: number
   faults: string[]
@@ -26,13 +28,35 @@ export interface HostileRun {
 
 const ATTACKER_JS = join(REPO_ROOT, 'dist', 'test', 'hostile', 'attacker.js')
 
+/** Whether url answers 200 within a few seconds. */
+async function httpAnswers(url: string): Promise<boolean> {
+  try {
+    return (await fetch(url, { signal: AbortSignal.timeout(5_000) })).status === 200
+  } catch {
+    return false
+  }
+}
+
+/** Waits (bounded) until url answers 200: the embedded services start after the broker's ready line. */
+async function waitForHttp(url: string): Promise<void> {
+  const deadline = Date.now() + 30_000
+  while (!(await httpAnswers(url))) {
+    if (Date.now() > deadline) throw new Error(`${url} did not answer within 30 s`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+}
+
 function figures(w: LatencyWindow): { produceP99: number; endToEndP99: number; samples: number } {
   const round = (x: number): number => Math.round(x * 10) / 10
   return { produceP99: round(percentile(w.produceMs, 99)), endToEndP99: round(percentile(w.endToEndMs, 99)), samples: w.produceMs.length }
 }
 
 export async function runHostile(plan: AttackPlan, opts: { baselineMs: number; attackTimeoutMs: number }): Promise<HostileRun> {
-  const broker: BrokerProcess = await startBrokerProcess({ readyTimeoutMs: 30_000 })
+  // The broker runs its REST Proxy and Schema Registry too: the attacker's HTTP half (http-attack.ts) aims at them.
+  const [restPort, registryPort] = [await freePort(), await freePort()]
+  const restBase = `http://127.0.0.1:${restPort}`
+  const registryBase = `http://127.0.0.1:${registryPort}`
+  const broker: BrokerProcess = await startBrokerProcess({ readyTimeoutMs: 30_000, overrides: [`rest.listeners=${restBase}`, `schema.registry.listeners=${registryBase}`] })
   try {
     const admin = await RawClient.connect(broker.host, broker.port)
     const created = await admin.createTopic('good', 1)
@@ -51,7 +75,9 @@ export async function runHostile(plan: AttackPlan, opts: { baselineMs: number; a
     const sampler = setInterval(() => {
       if (broker.alive()) rssPeakKiB = Math.max(rssPeakKiB, broker.rssKiB())
     }, 100)
-    const attacker = spawn(process.execPath, [ATTACKER_JS, broker.host, String(broker.port), plan, 'good'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    await waitForHttp(`${restBase}/v3/clusters`)
+    await waitForHttp(`${registryBase}/subjects`)
+    const attacker = spawn(process.execPath, [ATTACKER_JS, broker.host, String(broker.port), plan, 'good', restBase, registryBase], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
     let attackerOutput = ''
     attacker.stdout.on('data', (d: Buffer) => (attackerOutput += d.toString()))
     attacker.stderr.on('data', (d: Buffer) => (attackerOutput += d.toString()))
@@ -68,6 +94,7 @@ export async function runHostile(plan: AttackPlan, opts: { baselineMs: number; a
     clearInterval(sampler)
     const attack = pair.takeWindow()
     const brokerAlive = broker.alive()
+    const httpAliveAfter = brokerAlive && (await httpAnswers(`${restBase}/v3/clusters`)) && (await httpAnswers(`${registryBase}/subjects`))
     const { produced, consumed } = await pair.stop()
     const m = /HOSTILE-SUMMARY (\{.*\})/.exec(attackerOutput)
     return {
@@ -76,6 +103,7 @@ export async function runHostile(plan: AttackPlan, opts: { baselineMs: number; a
       rssBeforeMiB,
       rssPeakMiB: Math.round(rssPeakKiB / 1024),
       brokerAlive,
+      httpAliveAfter,
       produced,
       consumed,
       faults: pair.faults,
@@ -102,5 +130,10 @@ export function report(r: HostileRun): string {
       ? `attacker exit ${r.attackerExit}: ${r.attackerOutput}`
       : `attacker (${s.plan}, ${s.apis} APIs, ${s.seconds} s): answered ${s.answered}, closed ${s.closed}, silent ${s.silent}, unencodable ${s.unencodable}${s.specsMissing ? ', SPECS MISSING' : ''}`,
     ...(s !== undefined && s.silentNames.length > 0 ? [`silent: ${s.silentNames.join('; ')}`] : []),
+    ...(s?.http === undefined
+      ? []
+      : [
+          `http (${s.http.requests} requests): answered ${Object.entries(s.http.statuses).map(([k, v]) => `${k}×${v}`).join(' ')}, closed ${s.http.closed}; REST and registry alive after: ${r.httpAliveAfter}${s.http.failures.length > 0 ? `; FAILURES: ${s.http.failures.join('; ')}` : ''}`,
+        ]),
   ].join('\n')
 }
