@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // `npm start`: runs one broker until SIGINT/SIGTERM. Kafka's start script conventions: a config file
 // (config/server.properties) and `--override key=value` items applied on top of it.
+import { X509Certificate } from 'node:crypto'
 import { realpathSync } from 'node:fs'
+import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls'
 import { pathToFileURL } from 'node:url'
 import { tuneMallocForBroker } from './addon/malloc-tuning.js'
+import { ANONYMOUS, mapSubject, parsePrincipalMappingRules, rfc2253Subject, userPrincipal } from './auth/principal.js'
 import { type BrokerConfig, loadBrokerConfig } from './config/broker-config.js'
 import { CLIENT_PREFIX, EMBEDDED_REST_PREFIX, REST_CONFIGS, restSettings } from './config/client-rest.js'
 import { KAFKASTORE_PREFIX, REGISTRY_CONFIGS, embeddedRegistryName, registrySettings } from './config/client-registry.js'
@@ -125,9 +128,28 @@ export function embeddedIdentity(broker: Broker, config: BrokerConfig, product: 
   const endpoint = broker.endpointFor(listener)
   const host = endpoint.host === '' || endpoint.host === '0.0.0.0' ? '127.0.0.1' : endpoint.host === '::' ? '::1' : endpoint.host
   const bootstrap = host.includes(':') ? `[${host}]:${endpoint.port}` : `${host}:${endpoint.port}`
-  // SASL: the user name; TLS alone: whatever its certificate maps to; PLAINTEXT: Kafka's anonymous user.
-  const principal = security?.sasl !== undefined ? `User:${security.sasl.username}` : security?.tls !== undefined ? 'the principal of its TLS certificate' : 'User:ANONYMOUS'
+  // SASL: the user name; TLS alone: what its certificate maps to on that listener; PLAINTEXT: anonymous.
+  const principal = security?.sasl !== undefined ? userPrincipal(security.sasl.username) : security?.tls !== undefined ? tlsPrincipal(config, listener, security.tls) : ANONYMOUS
   return { bootstrap, listener, security, principal }
+}
+
+/**
+ * The principal a TLS-only client gets on `listener`, as the listener derives it (server/listener-security.ts):
+ * its certificate's subject through ssl.principal.mapping.rules when the listener asks for client
+ * certificates, else User:ANONYMOUS. Only for messages: a store it cannot read here (PKCS12) is described.
+ */
+function tlsPrincipal(config: BrokerConfig, listener: string, tls: TlsConnectionOptions): string {
+  const clientAuth = String(config.forListener(listener, 'ssl.client.auth') ?? 'none').trim().toLowerCase()
+  if (clientAuth === 'none') return ANONYMOUS
+  const certs = [tls.cert].flat().filter((c) => c !== undefined).map((c) => c.toString())
+  const pem = certs.map((c) => /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(c)?.[0]).find((c) => c !== undefined)
+  if (pem === undefined) return 'the principal of its TLS certificate'
+  try {
+    const rules = parsePrincipalMappingRules(String(config.forListener(listener, 'ssl.principal.mapping.rules') ?? 'DEFAULT'))
+    return userPrincipal(mapSubject(rules, rfc2253Subject(new X509Certificate(pem).subject)))
+  } catch {
+    return 'the principal of its TLS certificate'
+  }
 }
 
 /** A refusal by the authorizer during an embedded product's start, said with what the product needs. */

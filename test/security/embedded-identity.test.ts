@@ -7,13 +7,16 @@
 // - with the ACL authorizer and no ACL for that login, start-up fails naming the principal and the ACLs;
 // - with rest.client.* naming another SCRAM user, the REST Proxy acts as that user: a topic it may not
 //   write is refused with 40301.
-import { rmSync } from 'node:fs'
+// In process, embeddedIdentity (src/main.ts) picks the listener of the configured protocol and names the
+// principal as the listener will see it (a client certificate through ssl.principal.mapping.rules).
+import { readFileSync, rmSync } from 'node:fs'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { Admin } from '../../src/client/admin.js'
 import type { ClientSecurity } from '../../src/client/sasl.js'
 import { AclOperation, AclPermission, PatternType, ResourceType } from '../../src/domain/acl.js'
-import { freePort, startBrokerProcess, tempDataDir, type BrokerProcess } from '../harness/broker.js'
-import { upsertScramUser } from '../harness/security.js'
+import { embeddedIdentity } from '../../src/main.js'
+import { freePort, startBrokerProcess, startTestBroker, tempDataDir, type BrokerProcess, type TestBroker } from '../harness/broker.js'
+import { hasOpenssl, makeTestCertificates, upsertScramUser, type TestCertificates } from '../harness/security.js'
 import { call } from '../rest/helpers.js'
 
 const SCRAM_LOGIN = (user: string, password: string): string => `org.apache.kafka.common.security.scram.ScramLoginModule required username="${user}" password="${password}";`
@@ -147,7 +150,7 @@ describe('the embedded services have an identity of their own', () => {
     const admin = new Admin({ bootstrapServers: `127.0.0.1:${port}`, clientId: 'identity-admin', security: asBroker })
     try {
       await admin.createTopics([{ name: 'alice-writes', numPartitions: 1, replicationFactor: 1 }, { name: 'alice-reads-only', numPartitions: 1, replicationFactor: 1 }])
-      const acl = (topic: string, operation: AclOperation) => ({ resourceType: ResourceType.TOPIC, resourceName: topic, patternType: PatternType.LITERAL, principal: 'User:alice', host: '*', operation, permission: AclPermission.ALLOW })
+      const acl = (topic: string, operation: (typeof AclOperation)[keyof typeof AclOperation]) => ({ resourceType: ResourceType.TOPIC, resourceName: topic, patternType: PatternType.LITERAL, principal: 'User:alice', host: '*', operation, permission: AclPermission.ALLOW })
       const results = await admin.createAcls([acl('alice-writes', AclOperation.WRITE), acl('alice-writes', AclOperation.DESCRIBE), acl('alice-reads-only', AclOperation.DESCRIBE)])
       expect(results.map((r) => r.errorCode)).toEqual([0, 0, 0])
     } finally {
@@ -162,4 +165,60 @@ describe('the embedded services have an identity of their own', () => {
     expect(refusedV2.body.offsets).toEqual([expect.objectContaining({ offset: null, error_code: 40301 })])
     expect(refused.body.error_code).toBe(40301)
   }, 90_000)
+})
+
+describe('embeddedIdentity: which listener and principal an embedded service gets', () => {
+  const OPENSSL = hasOpenssl()
+  let certs: TestCertificates
+  let tb: TestBroker
+
+  beforeAll(async () => {
+    if (!OPENSSL) return
+    certs = makeTestCertificates()
+    tb = await startTestBroker([
+      'listeners=PLAINTEXT://127.0.0.1:0,MTLS://127.0.0.1:0',
+      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,MTLS:SSL',
+      'ssl.keystore.type=PEM',
+      `ssl.keystore.location=${certs.serverKeystore}`,
+      'ssl.truststore.type=PEM',
+      `ssl.truststore.location=${certs.ca}`,
+      'listener.name.mtls.ssl.client.auth=required',
+      'listener.name.mtls.ssl.principal.mapping.rules=RULE:^CN=([^,]+),.*$/$1/L',
+    ])
+  }, 60_000)
+
+  afterAll(async () => {
+    await tb?.stop()
+    certs?.cleanup()
+  })
+
+  it.skipIf(!OPENSSL)('by default the inter-broker listener (here the first, PLAINTEXT) as User:ANONYMOUS', () => {
+    const id = embeddedIdentity(tb.broker, tb.broker.config, 'the embedded REST Proxy', 'rest.client.', new Map())
+    expect(id).toMatchObject({ listener: 'PLAINTEXT', security: undefined, principal: 'User:ANONYMOUS', bootstrap: `127.0.0.1:${tb.broker.endpointFor('PLAINTEXT').port}` })
+  })
+
+  it.skipIf(!OPENSSL)('with security.protocol=SSL and a client certificate: the SSL listener, the principal its mapping rules give, and it connects', async () => {
+    const props = new Map([
+      ['security.protocol', 'SSL'],
+      ['ssl.truststore.type', 'PEM'],
+      ['ssl.truststore.location', certs.ca],
+      ['ssl.keystore.certificate.chain', readFileSync(certs.clientCert, 'utf8')],
+      ['ssl.keystore.key', readFileSync(certs.clientKey, 'utf8')],
+    ])
+    const id = embeddedIdentity(tb.broker, tb.broker.config, 'the embedded REST Proxy', 'rest.client.', props)
+    expect(id).toMatchObject({ listener: 'MTLS', principal: 'User:alice', bootstrap: `127.0.0.1:${tb.broker.endpointFor('MTLS').port}` })
+    const admin = new Admin({ bootstrapServers: id.bootstrap, security: id.security, clientId: 'identity-tls' })
+    try {
+      expect((await admin.describeCluster()).brokers.length).toBe(1)
+    } finally {
+      await admin.close()
+    }
+  })
+
+  it.skipIf(!OPENSSL)('a protocol the broker has no listener for, or a bad setting, is named', () => {
+    expect(() => embeddedIdentity(tb.broker, tb.broker.config, 'the embedded REST Proxy', 'rest.client.', new Map([['security.protocol', 'SASL_SSL'], ['sasl.mechanism', 'PLAIN'], ['sasl.jaas.config', 'x required username="a" password="b";']])))
+      .toThrow('the embedded REST Proxy: rest.client.security.protocol=SASL_SSL, but the broker has no SASL_SSL listener (listeners: PLAINTEXT:PLAINTEXT, MTLS:SSL)')
+    expect(() => embeddedIdentity(tb.broker, tb.broker.config, 'the embedded Schema Registry', 'schema.registry.kafkastore.', new Map([['security.protocol', 'SASL_PLAINTEXT']])))
+      .toThrow('the embedded Schema Registry: schema.registry.kafkastore.sasl.mechanism=GSSAPI')
+  })
 })
