@@ -36,7 +36,8 @@ Defaults without a config file: listeners=PLAINTEXT://127.0.0.1:9092, log.dirs=.
 With schema.registry.listeners set (config/server.properties sets http://127.0.0.1:8081), the Schema
 Registry runs in the same process, and with rest.listeners (http://127.0.0.1:8082) the REST Proxy: both
 as clients of this broker, logged in as the broker on its inter-broker listener unless
-schema.registry.kafkastore.security.protocol / rest.client.security.protocol (with sasl.*, ssl.*) say otherwise. The config reference is in docs/configuration.md.`
+schema.registry.kafkastore.* / rest.client.* (security.protocol, sasl.*, ssl.*) give them their own
+identity (docs/security.md). The config reference is in docs/configuration.md.`
 
 export interface BrokerArgs {
   configFile?: string
