@@ -1,16 +1,23 @@
 #!/usr/bin/env node
 // `npm start`: runs one broker until SIGINT/SIGTERM. Kafka's start script conventions: a config file
 // (config/server.properties) and `--override key=value` items applied on top of it.
+import { X509Certificate } from 'node:crypto'
 import { realpathSync } from 'node:fs'
+import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls'
 import { pathToFileURL } from 'node:url'
 import { tuneMallocForBroker } from './addon/malloc-tuning.js'
+import { ANONYMOUS, mapSubject, parsePrincipalMappingRules, rfc2253Subject, userPrincipal } from './auth/principal.js'
 import { type BrokerConfig, loadBrokerConfig } from './config/broker-config.js'
-import { EMBEDDED_REST_PREFIX, REST_CONFIGS, restSettings } from './config/client-rest.js'
-import { REGISTRY_CONFIGS, embeddedRegistryName, registrySettings } from './config/client-registry.js'
+import { CLIENT_PREFIX, EMBEDDED_REST_PREFIX, REST_CONFIGS, restSettings } from './config/client-rest.js'
+import { KAFKASTORE_PREFIX, REGISTRY_CONFIGS, embeddedRegistryName, registrySettings } from './config/client-registry.js'
 import type { ConfigValue } from './config/config-def.js'
 import { Broker } from './broker/broker.js'
 import { Admin } from './client/admin.js'
+import { securityFromProps } from './client/client-security-config.js'
 import { describeOpenConnections } from './client/connection.js'
+import type { ClientSecurity } from './client/sasl.js'
+import { brokerLoginOn, interBrokerListenerName } from './broker/inter-broker-security.js'
+import { ErrorCode, KafkaError, errorName } from './domain/errors.js'
 import { type HttpServer, ListenError, mountHealthEndpoints } from './http/index.js'
 import { HealthEndpoints } from './observability/health-endpoints.js'
 import { createLogger, type Logger } from './observability/logger.js'
@@ -28,7 +35,9 @@ Options:
 Defaults without a config file: listeners=PLAINTEXT://127.0.0.1:9092, log.dirs=./data.
 With schema.registry.listeners set (config/server.properties sets http://127.0.0.1:8081), the Schema
 Registry runs in the same process, and with rest.listeners (http://127.0.0.1:8082) the REST Proxy: both
-as clients of this broker. The config reference is in docs/configuration.md.`
+as clients of this broker, logged in as the broker on its inter-broker listener unless
+schema.registry.kafkastore.* / rest.client.* (security.protocol, sasl.*, ssl.*) give them their own
+identity (docs/security.md). The config reference is in docs/configuration.md.`
 
 export interface BrokerArgs {
   configFile?: string
@@ -72,20 +81,93 @@ function renameListenError(configKey: string): (err: unknown) => never {
   }
 }
 
-/** The broker's own PLAINTEXT listener as a bootstrap address, for the embedded client-side products. */
-function ownBootstrap(broker: Broker, config: BrokerConfig, product: string): string {
-  const protocols = config.securityProtocolMap
-  const plain = config.listeners.find((l) => (protocols.get(l.name) ?? l.name) === 'PLAINTEXT')
-  if (plain === undefined) throw new Error(`${product} needs a PLAINTEXT broker listener to connect to`)
-  const endpoint = broker.endpointFor(plain.name)
+/** How an embedded product reaches this broker: the listener, the client identity and the principal it has there. */
+export interface EmbeddedIdentity {
+  /** host:port of the listener it connects to. */
+  bootstrap: string
+  listener: string
+  security: ClientSecurity | undefined
+  /** The principal the broker sees, for messages ("User:broker"). */
+  principal: string
+}
+
+const AUTHORIZATION_FAILURES: ReadonlySet<number> = new Set([ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED])
+
+/**
+ * The identity of an embedded product (`product` names it in messages). With none of its security
+ * settings (`props`, prefix removed; the keys are `prefix` + name) it is the broker's own: the
+ * inter-broker listener and the broker's login there (broker/inter-broker-security.ts), so a broker whose
+ * only listener is SASL serves its registry and REST Proxy as it replicates. With them it is a client
+ * like any other, on the listener whose protocol is its security.protocol (the inter-broker listener
+ * first when it has that protocol).
+ */
+export function embeddedIdentity(broker: Broker, config: BrokerConfig, product: string, prefix: string, props: ReadonlyMap<string, string>): EmbeddedIdentity {
+  const protocolOf = (listener: string): string => config.securityProtocolMap.get(listener) ?? listener
+  const interBroker = interBrokerListenerName(config)
+  let listener: string
+  let security: ClientSecurity | undefined
+  if (props.size === 0) {
+    listener = interBroker
+    try {
+      security = brokerLoginOn(config, listener)
+    } catch (err) {
+      throw new Error(`${product} logs in as the broker on its inter-broker listener ${listener} unless ${prefix}security.protocol (and ${prefix}sasl.*, ${prefix}ssl.*) give it an identity of its own: ${(err as Error).message}`)
+    }
+  } else {
+    try {
+      security = securityFromProps(props)
+    } catch (err) {
+      throw new Error(`${product}: ${prefix}${(err as Error).message}`)
+    }
+    const protocol = (props.get('security.protocol') ?? 'PLAINTEXT').trim().toUpperCase()
+    const found = [interBroker, ...config.listeners.map((l) => l.name)].find((l) => protocolOf(l) === protocol)
+    if (found === undefined) {
+      throw new Error(`${product}: ${prefix}security.protocol=${protocol}, but the broker has no ${protocol} listener (listeners: ${config.listeners.map((l) => `${l.name}:${protocolOf(l.name)}`).join(', ')})`)
+    }
+    listener = found
+  }
+  const endpoint = broker.endpointFor(listener)
   const host = endpoint.host === '' || endpoint.host === '0.0.0.0' ? '127.0.0.1' : endpoint.host === '::' ? '::1' : endpoint.host
-  return host.includes(':') ? `[${host}]:${endpoint.port}` : `${host}:${endpoint.port}`
+  const bootstrap = host.includes(':') ? `[${host}]:${endpoint.port}` : `${host}:${endpoint.port}`
+  // SASL: the user name; TLS alone: what its certificate maps to on that listener; PLAINTEXT: anonymous.
+  const principal = security?.sasl !== undefined ? userPrincipal(security.sasl.username) : security?.tls !== undefined ? tlsPrincipal(config, listener, security.tls) : ANONYMOUS
+  return { bootstrap, listener, security, principal }
+}
+
+/**
+ * The principal a TLS-only client gets on `listener`, as the listener derives it (server/listener-security.ts):
+ * its certificate's subject through ssl.principal.mapping.rules when the listener asks for client
+ * certificates, else User:ANONYMOUS. Only for messages: a store it cannot read here (PKCS12) is described.
+ */
+function tlsPrincipal(config: BrokerConfig, listener: string, tls: TlsConnectionOptions): string {
+  const clientAuth = String(config.forListener(listener, 'ssl.client.auth') ?? 'none').trim().toLowerCase()
+  if (clientAuth === 'none') return ANONYMOUS
+  const certs = [tls.cert].flat().filter((c) => c !== undefined).map((c) => c.toString())
+  const pem = certs.map((c) => /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(c)?.[0]).find((c) => c !== undefined)
+  if (pem === undefined) return 'the principal of its TLS certificate'
+  try {
+    const rules = parsePrincipalMappingRules(String(config.forListener(listener, 'ssl.principal.mapping.rules') ?? 'DEFAULT'))
+    return userPrincipal(mapSubject(rules, rfc2253Subject(new X509Certificate(pem).subject)))
+  } catch {
+    return 'the principal of its TLS certificate'
+  }
+}
+
+/** A refusal by the authorizer during an embedded product's start, said with what the product needs. */
+function namingTheAcl(product: string, identity: EmbeddedIdentity, needs: string): (err: unknown) => never {
+  return (err) => {
+    if (err instanceof KafkaError && AUTHORIZATION_FAILURES.has(err.code)) {
+      throw new Error(`${product} (principal ${identity.principal}) needs ${needs}: ACL refused (${errorName(err.code)})`)
+    }
+    throw err
+  }
 }
 
 /**
  * The Schema Registry and the REST Proxy inside the broker process, when schema.registry.listeners /
  * rest.listeners are set: client-side products, so they reach the broker like any client, over the Kafka
- * protocol on the broker's own PLAINTEXT listener. They are started here, by the entry point, because
+ * protocol, with the identity their settings give them (schema.registry.kafkastore.*, rest.client.*) or by
+ * default the broker's own inter-broker listener and login (embeddedIdentity). They are started here, by the entry point, because
  * server/ imports no client-side product. Their settings are their own (config/client-registry.ts,
  * config/client-rest.ts) under the prefixes schema.registry. and rest.; the REST Proxy uses the embedded
  * registry unless rest.schema.registry.url says otherwise. The REST Proxy's HTTP server also serves the
@@ -105,11 +187,29 @@ export async function startEmbeddedServices(broker: Broker, config: BrokerConfig
   try {
     const registryListeners = config.getList(embeddedRegistryName('listeners')) ?? []
     const restListeners = config.getList(`${EMBEDDED_REST_PREFIX}listeners`) ?? []
+    const registryValues = new Map<string, ConfigValue>()
+    for (const d of REGISTRY_CONFIGS) {
+      const name = embeddedRegistryName(d.name)
+      if (d.embeddable && config.isSet(name)) registryValues.set(d.name, config.get(name))
+    }
+    const restValues = new Map<string, ConfigValue>()
+    for (const d of REST_CONFIGS) {
+      const name = EMBEDDED_REST_PREFIX + d.name
+      if (d.embeddable && config.isSet(name)) restValues.set(d.name, config.get(name))
+    }
+    const registryConfig = registrySettings(registryValues)
+    const registryIdentity = registryListeners.length > 0
+      ? embeddedIdentity(broker, config, 'the embedded Schema Registry', embeddedRegistryName(KAFKASTORE_PREFIX), registryConfig.kafkastoreSecurityConfigs)
+      : null
+    const restIdentity = restListeners.length > 0
+      ? embeddedIdentity(broker, config, 'the embedded REST Proxy', EMBEDDED_REST_PREFIX + CLIENT_PREFIX, restSettings(restValues).clientSecurityConfigs)
+      : null
     // The broker's /metrics, /health and /ready, on each HTTP server below. /ready asks the cluster over
-    // the broker's own listener, as any client would.
+    // the Kafka protocol, as any client would, with the first product's identity.
     let health: HealthEndpoints | null = null
-    if (registryListeners.length > 0 || restListeners.length > 0) {
-      const admin = new Admin({ bootstrapServers: ownBootstrap(broker, config, registryListeners.length > 0 ? 'schema.registry.listeners' : 'rest.listeners'), clientId: 'skein-health' })
+    const healthIdentity = registryIdentity ?? restIdentity
+    if (healthIdentity !== null) {
+      const admin = new Admin({ bootstrapServers: healthIdentity.bootstrap, security: healthIdentity.security, clientId: 'skein-health' })
       stops.push(() => admin.close())
       health = new HealthEndpoints({
         metrics: broker.metrics.registry,
@@ -118,40 +218,38 @@ export async function startEmbeddedServices(broker: Broker, config: BrokerConfig
       })
     }
     const mountHealth = (server: HttpServer): void => mountHealthEndpoints(server, health!)
-    if (registryListeners.length > 0) {
-      const values = new Map<string, ConfigValue>()
-      for (const d of REGISTRY_CONFIGS) {
-        const name = embeddedRegistryName(d.name)
-        if (d.embeddable && config.isSet(name)) values.set(d.name, config.get(name))
-      }
-      const bootstrap = ownBootstrap(broker, config, 'schema.registry.listeners')
-      const { SchemaRegistryServer } = await import('./registry/server.js')
-      const registry = await SchemaRegistryServer.start({ settings: registrySettings(values), bootstrapServers: [bootstrap], logger: log, extend: mountHealth }).catch(
-        renameListenError('schema.registry.listeners'),
-      )
+    if (registryIdentity !== null) {
+      const { SchemaRegistryServer, registryAclNeeds } = await import('./registry/server.js')
+      const registry = await SchemaRegistryServer.start({
+        settings: registryConfig,
+        bootstrapServers: [registryIdentity.bootstrap],
+        security: registryIdentity.security,
+        logger: log,
+        extend: mountHealth,
+      })
+        .catch(renameListenError('schema.registry.listeners'))
+        .catch(namingTheAcl('the embedded Schema Registry', registryIdentity, registryAclNeeds(registryConfig)))
       stops.push(() => registry.stop())
       registryUrls = registry.urls
+      log.info({ listener: registryIdentity.listener, principal: registryIdentity.principal }, 'the embedded Schema Registry reaches the broker')
     }
-    if (restListeners.length > 0) {
-      const values = new Map<string, ConfigValue>()
-      for (const d of REST_CONFIGS) {
-        const name = EMBEDDED_REST_PREFIX + d.name
-        if (d.embeddable && config.isSet(name)) values.set(d.name, config.get(name))
-      }
-      if (!values.has('schema.registry.url') && registryUrls.length > 0) values.set('schema.registry.url', [registryUrls[0]!])
-      const bootstrap = ownBootstrap(broker, config, 'rest.listeners')
+    if (restIdentity !== null) {
+      if (!restValues.has('schema.registry.url') && registryUrls.length > 0) restValues.set('schema.registry.url', [registryUrls[0]!])
+      const bootstrap = restIdentity.bootstrap
       const [{ RestProxy }, { webFront }] = await Promise.all([import('./rest/index.js'), import('./console/index.js')])
-      const settings = restSettings(values)
-      // The web console and WebSocket streams share the proxy's HTTP server, with the broker's /metrics,
-      // /health and /ready; the console's charts read the broker's own registry, which only this process can read.
+      const settings = restSettings(restValues)
+      // The web console and WebSocket streams share the proxy's HTTP server and Kafka identity, with the
+      // broker's /metrics, /health and /ready; the console's charts read the broker's own registry, which
+      // only this process can read.
       const front = webFront({ settings, bootstrapServers: [bootstrap], log, brokerMetrics: broker.metrics.registry, stopping: () => stopping, health: false })
       const extend: typeof front = (server, clients) => {
         mountHealth(server)
         return front(server, clients)
       }
-      const proxy = await RestProxy.start({ settings, bootstrapServers: [bootstrap], logger: log, extend }).catch(renameListenError('rest.listeners'))
+      const proxy = await RestProxy.start({ settings, bootstrapServers: [bootstrap], security: restIdentity.security, logger: log, extend }).catch(renameListenError('rest.listeners'))
       stops.push(() => proxy.stop())
       restUrls = proxy.listeners.map((l) => l.url)
+      log.info({ listener: restIdentity.listener, principal: restIdentity.principal }, 'the embedded REST Proxy reaches the broker')
     }
   } catch (err) {
     await stopAll().catch(() => undefined)

@@ -51,6 +51,19 @@ export function interBrokerClientSecurity(config: BrokerConfig): InterBrokerSecu
   const protocol = (config.securityProtocolMap.get(listener) ?? 'PLAINTEXT') as SecurityProtocol
   if (protocol === 'PLAINTEXT') return { listener, protocol, security: undefined }
   if (config.getString('zookeeper.connect') === null) return { listener, protocol, security: undefined }
+  return { listener, protocol, security: brokerLoginOn(config, listener) }
+}
+
+/**
+ * The broker's own client login on one of its listeners: the listener's TLS stores (SSL, SASL_SSL) and
+ * the sasl.mechanism.inter.broker.protocol login from the listener's JAAS config (SASL_PLAINTEXT,
+ * SASL_SSL); undefined for PLAINTEXT. The inter-broker connections use it, and so do the broker's
+ * embedded Schema Registry and REST Proxy when they are given no identity of their own (main.ts).
+ * Throws a message naming the setting when it cannot work.
+ */
+export function brokerLoginOn(config: BrokerConfig, listener: string): ClientSecurity | undefined {
+  const protocol = (config.securityProtocolMap.get(listener) ?? 'PLAINTEXT') as SecurityProtocol
+  if (protocol === 'PLAINTEXT') return undefined
   const prefix = `listener.name.${listener.toLowerCase()}.`
   const security: ClientSecurity = {}
   if (protocol === 'SSL' || protocol === 'SASL_SSL') security.tls = clientTls(config, listener)
@@ -79,7 +92,7 @@ export function interBrokerClientSecurity(config: BrokerConfig): InterBrokerSecu
     }
     security.sasl = { mechanism: mechanism as SaslMechanism, username, password }
   }
-  return { listener, protocol, security }
+  return security
 }
 
 /**

@@ -23,7 +23,12 @@ const SPEC: CommandSpec = {
   notes: `Examples:
   skein rest --bootstrap-server 127.0.0.1:9092 --listeners http://127.0.0.1:8082
   curl http://127.0.0.1:8082/v3/clusters
-  open http://127.0.0.1:8082/console/ in a browser`,
+  open http://127.0.0.1:8082/console/ in a browser
+
+A secured cluster: the proxy's (and the console's) Kafka login with Confluent's client.* names, e.g.
+  --override client.security.protocol=SASL_SSL --override client.sasl.mechanism=SCRAM-SHA-512
+  --override 'client.sasl.jaas.config=...ScramLoginModule required username="rest" password="...";'
+  --override client.ssl.truststore.location=ca.pem   (docs/security.md)`,
 }
 
 export function runRest(argv: readonly string[]): Promise<number> {

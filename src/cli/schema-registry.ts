@@ -21,7 +21,12 @@ const SPEC: CommandSpec = {
   ],
   notes: `Examples:
   skein schema-registry --bootstrap-server 127.0.0.1:9092 --listeners http://127.0.0.1:8081
-  curl http://127.0.0.1:8081/subjects`,
+  curl http://127.0.0.1:8081/subjects
+
+A secured cluster: the registry's Kafka login with Confluent's kafkastore.* names, e.g.
+  --override kafkastore.security.protocol=SASL_SSL --override kafkastore.sasl.mechanism=SCRAM-SHA-512
+  --override 'kafkastore.sasl.jaas.config=...ScramLoginModule required username="registry" password="...";'
+  --override kafkastore.ssl.truststore.location=ca.pem   (docs/security.md)`,
 }
 
 export function runSchemaRegistry(argv: readonly string[]): Promise<number> {

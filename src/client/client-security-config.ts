@@ -5,15 +5,12 @@
 // key store; JKS cannot be read by node:tls and is refused with a message saying so.
 import { readFileSync } from 'node:fs'
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls'
+import { CLIENT_SECURITY_NAMES } from '../config/client-security-names.js'
 import { ConfigException } from './errors.js'
 import { credentialsFromJaas, type ClientSecurity, type SaslMechanism } from './sasl.js'
 
-export const SECURITY_PROPERTIES = new Set([
-  'security.protocol', 'sasl.mechanism', 'sasl.jaas.config',
-  'ssl.truststore.location', 'ssl.truststore.type', 'ssl.truststore.password', 'ssl.truststore.certificates',
-  'ssl.keystore.location', 'ssl.keystore.type', 'ssl.keystore.password', 'ssl.key.password', 'ssl.keystore.certificate.chain', 'ssl.keystore.key',
-  'ssl.endpoint.identification.algorithm', 'ssl.protocol', 'ssl.enabled.protocols', 'ssl.cipher.suites',
-])
+/** The names this module reads; their list has one home, config/client-security-names.ts (also the REST Proxy's and registry's rows). */
+export const SECURITY_PROPERTIES: ReadonlySet<string> = new Set(CLIENT_SECURITY_NAMES)
 
 const PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL']
 const MECHANISMS: readonly SaslMechanism[] = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512']
@@ -96,4 +93,17 @@ function tlsFromProps(props: ReadonlyMap<string, string>): TlsConnectionOptions 
   const ciphers = props.get('ssl.cipher.suites')
   if (ciphers !== undefined && ciphers.trim() !== '') tls.ciphers = ciphers.split(',').map((s) => s.trim()).join(':')
   return tls
+}
+
+/**
+ * securityFromProps for a product that takes the settings under a prefix (the REST Proxy's client.*, the
+ * registry's kafkastore.*): the error names the setting as the user wrote it.
+ */
+export function prefixedSecurity(prefix: string, props: ReadonlyMap<string, string>): ClientSecurity | undefined {
+  try {
+    return securityFromProps(props)
+  } catch (err) {
+    if (err instanceof ConfigException) throw new ConfigException(`${prefix}${err.message}`)
+    throw err
+  }
 }

@@ -4,6 +4,7 @@
 // schema.registry.kafkastore.topic, ...; a name that already starts with it, schema.registry.group.id, is
 // used as it is), rows that broker-configs.ts derives from this table, so each default has one home.
 import { atLeast, httpListeners, type ConfigDef, type ConfigValue, parseValue, type Validator } from './config-def.js'
+import { clientSecurityProps, clientSecurityRows } from './client-security-names.js'
 
 
 const LEVELS = ['NONE', 'BACKWARD', 'BACKWARD_TRANSITIVE', 'FORWARD', 'FORWARD_TRANSITIVE', 'FULL', 'FULL_TRANSITIVE']
@@ -16,6 +17,9 @@ export interface RegistryConfigDef extends ConfigDef {
 }
 
 const def = (d: RegistryConfigDef): RegistryConfigDef => d
+
+/** The prefix of the registry's Kafka client settings (Confluent's kafkastore.security.protocol, ...). */
+export const KAFKASTORE_PREFIX = 'kafkastore.'
 
 export const REGISTRY_CONFIGS: readonly RegistryConfigDef[] = [
   def({ name: 'listeners', type: 'list', default: ['http://127.0.0.1:8081'], validator: httpListeners, validValues: 'http://host:port,...', embeddable: true,
@@ -40,6 +44,8 @@ export const REGISTRY_CONFIGS: readonly RegistryConfigDef[] = [
     doc: 'Compatibility level used when neither the subject, its context nor the global config sets one.' }),
   def({ name: 'request.body.max.bytes', type: 'int', default: 8388608, validator: atLeast(1024), validValues: '[1024,...]', embeddable: true,
     doc: 'Skein: largest request body read (schemas are text); a larger one is refused with 413 before it is read.' }),
+  // Confluent's kafkastore.* security settings: the identity the registry's Kafka clients log in with.
+  ...clientSecurityRows<RegistryConfigDef>(KAFKASTORE_PREFIX, "the registry's Kafka clients", { embeddable: true }),
 ]
 
 const byName = new Map(REGISTRY_CONFIGS.map((d) => [d.name, d]))
@@ -82,6 +88,8 @@ export interface RegistrySettings {
   leaderEligibility: boolean
   defaultCompatibility: string
   requestBodyMaxBytes: number
+  /** The kafkastore.* security settings, prefix removed (security.protocol, sasl.*, ssl.*); empty: none set. */
+  kafkastoreSecurityConfigs: ReadonlyMap<string, string>
 }
 
 export function registrySettings(values: ReadonlyMap<string, ConfigValue>): RegistrySettings {
@@ -99,5 +107,6 @@ export function registrySettings(values: ReadonlyMap<string, ConfigValue>): Regi
     leaderEligibility: get('leader.eligibility') as boolean,
     defaultCompatibility: String(get('schema.compatibility.level')).toUpperCase(),
     requestBodyMaxBytes: get('request.body.max.bytes') as number,
+    kafkastoreSecurityConfigs: clientSecurityProps(KAFKASTORE_PREFIX, (name) => values.get(name)),
   }
 }

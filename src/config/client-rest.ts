@@ -3,6 +3,7 @@
 // embeds the proxy with the same settings prefixed `rest.` (rest.listeners, rest.consumer.instance.timeout.ms,
 // ...), rows that broker-configs.ts derives from this table, so each default has one home.
 import { atLeast, httpListeners, type ConfigDef, type ConfigValue, parseValue } from './config-def.js'
+import { clientSecurityProps, clientSecurityRows } from './client-security-names.js'
 
 
 /** A REST Proxy setting; embeddable: also a broker config `rest.<name>`. */
@@ -11,6 +12,9 @@ export interface RestConfigDef extends ConfigDef {
 }
 
 const def = (d: RestConfigDef): RestConfigDef => d
+
+/** The prefix of the proxy's Kafka client security settings (Confluent's client.security.protocol, ...). */
+export const CLIENT_PREFIX = 'client.'
 
 export const REST_CONFIGS: readonly RestConfigDef[] = [
   def({ name: 'listeners', type: 'list', default: ['http://127.0.0.1:8082'], validator: httpListeners, validValues: 'http://host:port,...', embeddable: true,
@@ -52,6 +56,8 @@ export const REST_CONFIGS: readonly RestConfigDef[] = [
     doc: 'linger.ms of the proxy\'s producer (records of concurrent requests share its batches).' }),
   def({ name: 'producer.acks', type: 'string', default: 'all', validator: (v) => (['all', '-1', '0', '1'].includes(String(v)) ? undefined : 'String must be one of: all, -1, 0, 1'), validValues: '[all, -1, 0, 1]', embeddable: true,
     doc: 'acks of the proxy\'s producer.' }),
+  // Confluent's client.* security settings: the identity the proxy's Kafka clients log in with.
+  ...clientSecurityRows<RestConfigDef>(CLIENT_PREFIX, "the proxy's Kafka clients (admin, producer, consumers)", { embeddable: true }),
 ]
 
 const byName = new Map(REST_CONFIGS.map((d) => [d.name, d]))
@@ -95,6 +101,8 @@ export interface RestSettings {
   apiV3Enable: boolean
   /** The producer.* settings, prefix removed: Kafka producer configs for client/client-config.ts to apply. */
   producerConfigs: ReadonlyMap<string, string>
+  /** The client.* security settings, prefix removed (security.protocol, sasl.*, ssl.*); empty: none set. */
+  clientSecurityConfigs: ReadonlyMap<string, string>
   consoleEnable: boolean
   websocketEnable: boolean
   websocketPauseBytes: number
@@ -122,6 +130,7 @@ export function restSettings(values: ReadonlyMap<string, ConfigValue>): RestSett
     apiV2Enable: get('api.v2.enable') as boolean,
     apiV3Enable: get('api.v3.enable') as boolean,
     producerConfigs: new Map(REST_CONFIGS.filter((d) => d.name.startsWith(PRODUCER_PREFIX)).map((d) => [d.name.slice(PRODUCER_PREFIX.length), String(get(d.name))])),
+    clientSecurityConfigs: clientSecurityProps(CLIENT_PREFIX, (name) => values.get(name)),
     consoleEnable: get('console.enable') as boolean,
     websocketEnable: get('websocket.enable') as boolean,
     websocketPauseBytes: get('websocket.pause.bytes') as number,

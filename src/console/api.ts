@@ -3,6 +3,7 @@
 // broker's metrics registry when the console runs inside a broker. Errors answer Confluent's error
 // body, as the REST Proxy does.
 import { Consumer } from '../client/consumer.js'
+import type { ClientSecurity } from '../client/sasl.js'
 import type { Admin, ConfigEntry } from '../client/admin.js'
 import { tpKey } from '../client/offsets.js'
 import { jsonNestedDeeperThan, tooDeepMessage, type BufferedRequest, type HttpServer } from '../http/index.js'
@@ -14,6 +15,8 @@ import type { RecordDecoder } from './decode.js'
 export interface ConsoleApiOptions {
   admin: Admin
   bootstrapServers: string[]
+  /** The identity of the Kafka clients (TLS, SASL); absent: PLAINTEXT as User:ANONYMOUS. */
+  security?: ClientSecurity
   decoder: RecordDecoder
   log: Logger
   /** The broker's registry (embedded console): throughput from BrokerTopicMetrics. */
@@ -196,7 +199,7 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
     const o = await offsets([{ topic, partition }])
     const end = o.end.get(tpKey(topic, partition)) ?? 0
     const start = o.start.get(tpKey(topic, partition)) ?? 0
-    const consumer = new Consumer({ bootstrapServers: opts.bootstrapServers, clientId: 'skein-console', maxPollRecords: limit, fetchMaxWaitMs: 100 })
+    const consumer = new Consumer({ bootstrapServers: opts.bootstrapServers, security: opts.security, clientId: 'skein-console', maxPollRecords: limit, fetchMaxWaitMs: 100 })
     const out: unknown[] = []
     let next = offset ?? start
     try {

@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Admin } from '../client/admin.js'
+import type { ClientSecurity } from '../client/sasl.js'
 import type { Producer } from '../client/producer.js'
 import { type HttpServer, loadStaticAssets, mountHealthEndpoints } from '../http/index.js'
 import type { Logger } from '../observability/logger.js'
@@ -20,6 +21,8 @@ export interface WebAppOptions {
   admin: Admin
   producer: Producer
   bootstrapServers: string[]
+  /** The identity of the Kafka clients (TLS, SASL); absent: PLAINTEXT as User:ANONYMOUS. */
+  security?: ClientSecurity
   log: Logger
   schemaRegistryUrls: readonly string[] | null
   /** The broker's registry when embedded in a broker; standalone: a registry of this process. */
@@ -65,11 +68,11 @@ export function mountWebApp(server: HttpServer, opts: WebAppOptions): WebApp {
   }
   let streams: TopicStreams | null = null
   if (opts.websocket) {
-    streams = new TopicStreams({ ...opts.streams, bootstrapServers: opts.bootstrapServers, admin: opts.admin, producer: opts.producer, decoder, log: opts.log, metrics })
+    streams = new TopicStreams({ ...opts.streams, bootstrapServers: opts.bootstrapServers, security: opts.security, admin: opts.admin, producer: opts.producer, decoder, log: opts.log, metrics })
     streams.mount(server)
   }
   if (opts.console) {
-    mountConsoleApi(server, { admin: opts.admin, bootstrapServers: opts.bootstrapServers, decoder, log: opts.log, brokerMetrics: opts.brokerMetrics === true ? metrics : undefined, websocket: opts.websocket })
+    mountConsoleApi(server, { admin: opts.admin, bootstrapServers: opts.bootstrapServers, security: opts.security, decoder, log: opts.log, brokerMetrics: opts.brokerMetrics === true ? metrics : undefined, websocket: opts.websocket })
     server.static('/console', loadStaticAssets(consoleAssetsDir()))
   }
   return {

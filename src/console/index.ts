@@ -4,6 +4,7 @@
 // HTTP server through RestProxyOptions.extend.
 import type { RestSettings } from '../config/client-rest.js'
 import type { Admin } from '../client/admin.js'
+import type { ClientSecurity } from '../client/sasl.js'
 import type { Producer } from '../client/producer.js'
 import type { HttpServer } from '../http/index.js'
 import type { Logger } from '../observability/logger.js'
@@ -29,7 +30,7 @@ export interface WebFrontOptions {
 }
 
 /** The REST Proxy extension that serves the web front with the proxy's settings (console.enable, websocket.*). */
-export function webFront(opts: WebFrontOptions): (server: HttpServer, clients: { admin: Admin; producer: Producer }) => WebApp {
+export function webFront(opts: WebFrontOptions): (server: HttpServer, clients: { admin: Admin; producer: Producer; security: ClientSecurity | undefined }) => WebApp {
   const s = opts.settings
   return (server, clients) => {
     const app = mountWebApp(server, {

@@ -24,6 +24,7 @@
 //   producer bounds its in-flight requests). Messages are at most maxMessageBytes (uWS closes the
 //   socket on a larger one).
 import { Consumer } from '../client/consumer.js'
+import type { ClientSecurity } from '../client/sasl.js'
 import type { Admin } from '../client/admin.js'
 import type { Producer, RecordMetadata } from '../client/producer.js'
 import type { ConsumedRecord, Header } from '../client/record-batches.js'
@@ -35,6 +36,8 @@ import { type DecodedField, type Encoding, ENCODINGS, type RecordDecoder } from 
 
 export interface TopicStreamsOptions {
   bootstrapServers: string[]
+  /** The identity of the Kafka clients (TLS, SASL); absent: PLAINTEXT as User:ANONYMOUS. */
+  security?: ClientSecurity
   admin: Admin
   producer: Producer
   decoder: RecordDecoder
@@ -329,6 +332,7 @@ export class TopicStreams {
     const s = ws.data
     const consumer = new Consumer({
       bootstrapServers: this.opts.bootstrapServers,
+      security: this.opts.security,
       clientId: 'skein-websocket',
       groupId: s.group ?? undefined,
       autoOffsetReset: s.start.kind === 'offset' && s.start.offset === 'earliest' ? 'earliest' : 'latest',

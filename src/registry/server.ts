@@ -3,6 +3,8 @@
 // the bound port, which matters for port 0), then the instance replays `_schemas` and joins the primary
 // election. Requests that arrive during the replay wait for it, as Confluent's instances do not answer
 // before their store is initialized.
+import { prefixedSecurity } from '../client/client-security-config.js'
+import type { ClientSecurity } from '../client/sasl.js'
 import type { RegistrySettings } from '../config/client-registry.js'
 import type { HttpServer } from '../http/index.js'
 import { type Logger, silentLogger } from '../observability/logger.js'
@@ -14,11 +16,25 @@ export interface SchemaRegistryServerOptions {
   settings: RegistrySettings
   /** The Kafka cluster holding the registry's topic. */
   bootstrapServers: readonly string[]
+  /**
+   * The identity of the registry's Kafka clients. Absent: from the settings' kafkastore.* (security.protocol,
+   * sasl.*, ssl.*), PLAINTEXT when none is set. A broker passes its embedded registry's resolved identity.
+   */
+  security?: ClientSecurity
   logger?: Logger
   /** Client id of the registry's Kafka clients. */
   clientId?: string
   /** Mounts more routes on the registry's HTTP server (inside a broker: the broker's /metrics, /health, /ready). */
   extend?: (server: HttpServer) => void
+}
+
+/**
+ * The Kafka ACLs the registry's principal needs, in words, for start-up errors: it replays and writes its
+ * topic (Describe, Read, Write), creates it when missing (Create on the topic or the cluster), and elects
+ * its primary through a group (FindCoordinator, JoinGroup, SyncGroup, Heartbeat: Read on the group).
+ */
+export function registryAclNeeds(settings: Pick<RegistrySettings, 'topic' | 'groupId'>): string {
+  return `Describe, Read and Write on topic ${settings.topic} (and Create on it or on the cluster while it does not exist) and Read on group ${settings.groupId}`
 }
 
 export class SchemaRegistryServer {
@@ -34,6 +50,8 @@ export class SchemaRegistryServer {
 
   static async start(opts: SchemaRegistryServerOptions): Promise<SchemaRegistryServer> {
     const { settings } = opts
+    // Read before the listeners open, so a bad kafkastore.* setting fails start-up with nothing to close.
+    const security = opts.security ?? prefixedSecurity('kafkastore.', settings.kafkastoreSecurityConfigs)
     const log = opts.logger ?? silentLogger()
     if (settings.listeners.length === 0) throw new Error('the Schema Registry needs at least one listener')
     // Resolves with the instance once it has replayed the topic; requests wait for it.
@@ -47,6 +65,7 @@ export class SchemaRegistryServer {
     const host = settings.hostName !== '' ? settings.hostName : first.host === '' || first.host === '0.0.0.0' ? '127.0.0.1' : first.host === '::' ? '::1' : first.host
     const node = new RegistryNode({
       bootstrapServers: [...opts.bootstrapServers],
+      security,
       clientId: opts.clientId,
       topic: settings.topic,
       replicationFactor: settings.replicationFactor,

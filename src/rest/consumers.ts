@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto'
 import { Consumer, type OffsetReset } from '../client/consumer.js'
 import { ErrorCode, KafkaError } from '../client/errors.js'
 import type { ConsumedRecord } from '../client/record-batches.js'
+import type { ClientSecurity } from '../client/sasl.js'
 import type { HttpServer } from '../http/index.js'
 import { type RestContext, jsonRoute } from './context.js'
 import { Errors, RestError } from './errors.js'
@@ -76,6 +77,8 @@ export class ConsumerInstances {
   constructor(
     private readonly ctx: RestContext,
     private readonly bootstrapServers: string[],
+    /** The proxy's Kafka identity (client.* settings, or the broker's own when embedded). */
+    private readonly security?: ClientSecurity,
   ) {
     const timeout = ctx.settings.consumerInstanceTimeoutMs
     this.timer = setInterval(() => void this.expire(), Math.max(50, Math.min(1000, Math.floor(timeout / 4))))
@@ -127,6 +130,7 @@ export class ConsumerInstances {
     if (this.instances.has(key(group, name))) throw Errors.consumerAlreadyExists()
     const options = {
       bootstrapServers: this.bootstrapServers,
+      security: this.security,
       clientId: `skein-rest-${name}`.slice(0, 200),
       groupId: group,
       autoOffsetReset: (reset ?? 'latest') as OffsetReset,

@@ -4,6 +4,8 @@
 // (`skein rest`) or inside a broker process (rest.listeners), where it connects to the broker's own listener.
 import { Admin } from '../client/admin.js'
 import { applyProducerProps } from '../client/client-config.js'
+import { prefixedSecurity } from '../client/client-security-config.js'
+import type { ClientSecurity } from '../client/sasl.js'
 import { Producer, type ProducerOptions } from '../client/producer.js'
 import type { RestSettings } from '../config/client-rest.js'
 import { type BoundListener, createHttpServer, type HttpServer } from '../http/index.js'
@@ -25,12 +27,17 @@ export interface RestProxyOptions {
   settings: RestSettings
   /** The Kafka cluster: host:port items. */
   bootstrapServers: string[]
+  /**
+   * The identity of the proxy's Kafka clients. Absent: from the settings' client.* (security.protocol,
+   * sasl.*, ssl.*), PLAINTEXT when none is set. A broker passes its embedded proxy's resolved identity.
+   */
+  security?: ClientSecurity
   logger?: Logger
   /**
    * Mounts more routes on the proxy's server before it listens, sharing its admin client and producer
    * (main.ts and skein rest add the console this way: rest/ does not import the products beside it).
    */
-  extend?: (server: HttpServer, clients: { admin: Admin; producer: Producer }) => RestProxyExtension
+  extend?: (server: HttpServer, clients: { admin: Admin; producer: Producer; security: ClientSecurity | undefined }) => RestProxyExtension
 }
 
 export class RestProxy {
@@ -55,7 +62,8 @@ export class RestProxy {
   static async start(opts: RestProxyOptions): Promise<RestProxy> {
     const { settings } = opts
     const log = opts.logger ?? silentLogger()
-    const clientOptions = { bootstrapServers: opts.bootstrapServers, clientId: `skein-rest${settings.id === '' ? '' : `-${settings.id}`}` }
+    const security = opts.security ?? prefixedSecurity('client.', settings.clientSecurityConfigs)
+    const clientOptions = { bootstrapServers: opts.bootstrapServers, security, clientId: `skein-rest${settings.id === '' ? '' : `-${settings.id}`}` }
     const admin = new Admin(clientOptions)
     // Topics are not created by producing to them through the proxy: an unknown topic is 40401 at once.
     const producerOptions: ProducerOptions = { ...clientOptions, allowAutoTopicCreation: false, maxBlockMs: 30_000 }
@@ -81,7 +89,7 @@ export class RestProxy {
       errorBody: restErrorBody,
       onHandlerError: (err, req) => log.warn({ err: (err as Error).message, method: req.method, path: req.path }, 'REST handler failed'),
     })
-    const consumers = new ConsumerInstances(ctx, opts.bootstrapServers)
+    const consumers = new ConsumerInstances(ctx, opts.bootstrapServers, security)
     if (settings.apiV2Enable) {
       mountV2(server, ctx)
       mountConsumers(server, ctx, consumers)
@@ -90,7 +98,7 @@ export class RestProxy {
       mountV3(server, ctx)
       mountProduce(server, ctx)
     }
-    const extension = opts.extend?.(server, { admin, producer }) ?? null
+    const extension = opts.extend?.(server, { admin, producer, security }) ?? null
     const proxy = new RestProxy(server, ctx, consumers, extension)
     try {
       for (const l of settings.listeners) await server.listen(l)
