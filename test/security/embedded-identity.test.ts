@@ -81,7 +81,7 @@ async function startSaslOnlyBroker(extra: string[]): Promise<{ started: Promise<
 /** Resolves once both embedded services logged that they listen, or rejects with the output when the process ends first. */
 async function servicesUp(b: BrokerProcess): Promise<void> {
   const deadline = Date.now() + 30_000
-  while (!(b.output().includes('REST Proxy listening') && b.output().includes('Schema Registry started'))) {
+  while (!(b.output().includes('the embedded REST Proxy reaches the broker') && b.output().includes('Schema Registry started'))) {
     if (!b.alive()) throw new Error(`the broker exited:\n${b.output()}`)
     if (Date.now() > deadline) throw new Error(`the embedded services did not start:\n${b.output()}`)
     await new Promise((r) => setTimeout(r, 100))
