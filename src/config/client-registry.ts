@@ -4,6 +4,7 @@
 // schema.registry.kafkastore.topic, ...; a name that already starts with it, schema.registry.group.id, is
 // used as it is), rows that broker-configs.ts derives from this table, so each default has one home.
 import { atLeast, httpListeners, type ConfigDef, type ConfigValue, parseValue, type Validator } from './config-def.js'
+import { HTTP_AUTH_CONFIGS, type HttpAuthSettings, httpAuthSettings, REGISTRY_AUTH_CONFIGS } from './client-http-auth.js'
 
 
 const LEVELS = ['NONE', 'BACKWARD', 'BACKWARD_TRANSITIVE', 'FORWARD', 'FORWARD_TRANSITIVE', 'FULL', 'FULL_TRANSITIVE']
@@ -40,6 +41,8 @@ export const REGISTRY_CONFIGS: readonly RegistryConfigDef[] = [
     doc: 'Compatibility level used when neither the subject, its context nor the global config sets one.' }),
   def({ name: 'request.body.max.bytes', type: 'int', default: 8388608, validator: atLeast(1024), validValues: '[1024,...]', embeddable: true,
     doc: 'Skein: largest request body read (schemas are text); a larger one is refused with 413 before it is read.' }),
+  ...HTTP_AUTH_CONFIGS,
+  ...REGISTRY_AUTH_CONFIGS,
 ]
 
 const byName = new Map(REGISTRY_CONFIGS.map((d) => [d.name, d]))
@@ -82,6 +85,10 @@ export interface RegistrySettings {
   leaderEligibility: boolean
   defaultCompatibility: string
   requestBodyMaxBytes: number
+  /** authentication.* (config/client-http-auth.ts). */
+  httpAuth: HttpAuthSettings
+  /** authentication.write.roles: roles that may change the registry. */
+  writeRoles: string[]
 }
 
 export function registrySettings(values: ReadonlyMap<string, ConfigValue>): RegistrySettings {
@@ -99,5 +106,7 @@ export function registrySettings(values: ReadonlyMap<string, ConfigValue>): Regi
     leaderEligibility: get('leader.eligibility') as boolean,
     defaultCompatibility: String(get('schema.compatibility.level')).toUpperCase(),
     requestBodyMaxBytes: get('request.body.max.bytes') as number,
+    httpAuth: httpAuthSettings(get, 'SchemaRegistry'),
+    writeRoles: (get('authentication.write.roles') as string[] | null) ?? ['*'],
   }
 }

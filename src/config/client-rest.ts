@@ -3,6 +3,7 @@
 // embeds the proxy with the same settings prefixed `rest.` (rest.listeners, rest.consumer.instance.timeout.ms,
 // ...), rows that broker-configs.ts derives from this table, so each default has one home.
 import { atLeast, httpListeners, type ConfigDef, type ConfigValue, parseValue } from './config-def.js'
+import { HTTP_AUTH_CONFIGS, type HttpAuthSettings, httpAuthSettings } from './client-http-auth.js'
 
 
 /** A REST Proxy setting; embeddable: also a broker config `rest.<name>`. */
@@ -52,6 +53,7 @@ export const REST_CONFIGS: readonly RestConfigDef[] = [
     doc: 'linger.ms of the proxy\'s producer (records of concurrent requests share its batches).' }),
   def({ name: 'producer.acks', type: 'string', default: 'all', validator: (v) => (['all', '-1', '0', '1'].includes(String(v)) ? undefined : 'String must be one of: all, -1, 0, 1'), validValues: '[all, -1, 0, 1]', embeddable: true,
     doc: 'acks of the proxy\'s producer.' }),
+  ...HTTP_AUTH_CONFIGS,
 ]
 
 const byName = new Map(REST_CONFIGS.map((d) => [d.name, d]))
@@ -101,6 +103,8 @@ export interface RestSettings {
   websocketMaxBufferedBytes: number
   websocketSlowClientTimeoutMs: number
   websocketMaxInflightProduce: number
+  /** authentication.* (config/client-http-auth.ts). */
+  httpAuth: HttpAuthSettings
 }
 
 export function restSettings(values: ReadonlyMap<string, ConfigValue>): RestSettings {
@@ -128,5 +132,6 @@ export function restSettings(values: ReadonlyMap<string, ConfigValue>): RestSett
     websocketMaxBufferedBytes: get('websocket.max.buffered.bytes') as number,
     websocketSlowClientTimeoutMs: get('websocket.slow.client.timeout.ms') as number,
     websocketMaxInflightProduce: get('websocket.max.inflight.produce') as number,
+    httpAuth: httpAuthSettings(get, 'KafkaRest'),
   }
 }

@@ -4,7 +4,7 @@
 // election. Requests that arrive during the replay wait for it, as Confluent's instances do not answer
 // before their store is initialized.
 import type { RegistrySettings } from '../config/client-registry.js'
-import type { HttpServer } from '../http/index.js'
+import { basicAuthenticatorFrom, type HttpServer } from '../http/index.js'
 import { type Logger, silentLogger } from '../observability/logger.js'
 import { startRegistryHttp } from './http.js'
 import { RegistryNode } from './node.js'
@@ -41,7 +41,14 @@ export class SchemaRegistryServer {
     const instance = new Promise<RegistryNode>((resolve) => (started = resolve))
     const http = await startRegistryHttp(
       async (req) => (await instance).handle(req),
-      { listeners: settings.listeners, maxBodyBytes: settings.requestBodyMaxBytes, allowedOrigins: settings.allowedOrigins, extend: opts.extend },
+      {
+        listeners: settings.listeners,
+        maxBodyBytes: settings.requestBodyMaxBytes,
+        allowedOrigins: settings.allowedOrigins,
+        extend: opts.extend,
+        authenticator: basicAuthenticatorFrom(settings.httpAuth),
+        writeRoles: settings.writeRoles,
+      },
     )
     const first = http.listeners[0]!
     const host = settings.hostName !== '' ? settings.hostName : first.host === '' || first.host === '0.0.0.0' ? '127.0.0.1' : first.host === '::' ? '::1' : first.host

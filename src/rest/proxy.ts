@@ -6,7 +6,7 @@ import { Admin } from '../client/admin.js'
 import { applyProducerProps } from '../client/client-config.js'
 import { Producer, type ProducerOptions } from '../client/producer.js'
 import type { RestSettings } from '../config/client-rest.js'
-import { type BoundListener, createHttpServer, type HttpServer } from '../http/index.js'
+import { basicAuthenticatorFrom, type BoundListener, createHttpServer, type HttpServer } from '../http/index.js'
 import { type Logger, silentLogger } from '../observability/logger.js'
 import { ConsumerInstances, mountConsumers } from './consumers.js'
 import { type RestContext, restErrorBody } from './context.js'
@@ -79,6 +79,7 @@ export class RestProxy {
       maxBodyBytes: settings.requestBodyMaxBytes,
       allowedOrigins: settings.allowedOrigins,
       errorBody: restErrorBody,
+      authenticator: basicAuthenticatorFrom(settings.httpAuth) ?? undefined,
       onHandlerError: (err, req) => log.warn({ err: (err as Error).message, method: req.method, path: req.path }, 'REST handler failed'),
     })
     const consumers = new ConsumerInstances(ctx, opts.bootstrapServers)
