@@ -32,6 +32,42 @@ export const REGISTRY_AUTH_CONFIGS: readonly HttpAuthConfigDef[] = [
     doc: 'Skein: roles whose users may change the registry (POST, PUT, DELETE); other authenticated users get 403 for those and may only read. * lets every authenticated user write.' }),
 ]
 
+const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512']
+
+/** The REST Proxy's rows for acting in Kafka as the authenticated caller (src/rest/caller-identity.ts). */
+export const REST_CALLER_CONFIGS: readonly HttpAuthConfigDef[] = [
+  def({ name: 'authentication.kafka.sasl.mechanism', type: 'string', default: '', embeddable: true, validValues: `[, ${SASL_MECHANISMS.join(', ')}]`,
+    validator: (v) => (v === '' || v === null || SASL_MECHANISMS.includes(String(v).toUpperCase()) ? undefined : `String must be empty or one of: ${SASL_MECHANISMS.join(', ')}`),
+    doc: "Skein: with authentication.method=BASIC, the caller is the principal: each user's requests (v2 and v3 produce, consume, admin; console pages) go through Kafka clients that log in to the broker as that user with this SASL mechanism and the user's HTTP password, so Kafka's ACLs apply to them. Empty: every request uses the proxy's own client identity." }),
+  def({ name: 'authentication.kafka.bootstrap.servers', type: 'list', default: null, embeddable: true,
+    doc: "Skein: the SASL_PLAINTEXT listener(s) the callers' clients connect to. Default: the proxy's own bootstrap servers." }),
+  def({ name: 'authentication.kafka.max.users', type: 'int', default: 100, embeddable: true, validValues: '[1,...]',
+    validator: (v) => (typeof v === 'number' && v >= 1 ? undefined : 'Value must be at least 1'),
+    doc: 'Skein: most users whose Kafka clients are held at once; the least recently used idle one is closed for a new one (a new user while all are busy gets 429, error_code 42901).' }),
+  def({ name: 'authentication.kafka.idle.ms', type: 'long', default: 300000, embeddable: true, validValues: '[1000,...]',
+    validator: (v) => (typeof v === 'number' && v >= 1000 ? undefined : 'Value must be at least 1000'),
+    doc: "Skein: a user's Kafka clients unused this long are closed." }),
+]
+
+/** The REST Proxy's caller-identity settings. */
+export interface RestCallerSettings {
+  /** null: requests use the proxy's own identity. */
+  mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512' | null
+  bootstrapServers: string[] | null
+  maxUsers: number
+  idleMs: number
+}
+
+export function restCallerSettings(get: (name: string) => ConfigValue): RestCallerSettings {
+  const mechanism = String(get('authentication.kafka.sasl.mechanism') ?? '').toUpperCase()
+  return {
+    mechanism: mechanism === '' ? null : (mechanism as RestCallerSettings['mechanism']),
+    bootstrapServers: get('authentication.kafka.bootstrap.servers') as string[] | null,
+    maxUsers: get('authentication.kafka.max.users') as number,
+    idleMs: get('authentication.kafka.idle.ms') as number,
+  }
+}
+
 /** The typed settings: what src/http's BasicAuthenticator is built from. */
 export interface HttpAuthSettings {
   method: 'NONE' | 'BASIC'

@@ -3,7 +3,7 @@
 // embeds the proxy with the same settings prefixed `rest.` (rest.listeners, rest.consumer.instance.timeout.ms,
 // ...), rows that broker-configs.ts derives from this table, so each default has one home.
 import { atLeast, httpListeners, type ConfigDef, type ConfigValue, parseValue } from './config-def.js'
-import { HTTP_AUTH_CONFIGS, type HttpAuthSettings, httpAuthSettings } from './client-http-auth.js'
+import { HTTP_AUTH_CONFIGS, type HttpAuthSettings, httpAuthSettings, REST_CALLER_CONFIGS, type RestCallerSettings, restCallerSettings } from './client-http-auth.js'
 
 
 /** A REST Proxy setting; embeddable: also a broker config `rest.<name>`. */
@@ -54,6 +54,7 @@ export const REST_CONFIGS: readonly RestConfigDef[] = [
   def({ name: 'producer.acks', type: 'string', default: 'all', validator: (v) => (['all', '-1', '0', '1'].includes(String(v)) ? undefined : 'String must be one of: all, -1, 0, 1'), validValues: '[all, -1, 0, 1]', embeddable: true,
     doc: 'acks of the proxy\'s producer.' }),
   ...HTTP_AUTH_CONFIGS,
+  ...REST_CALLER_CONFIGS,
 ]
 
 const byName = new Map(REST_CONFIGS.map((d) => [d.name, d]))
@@ -105,6 +106,8 @@ export interface RestSettings {
   websocketMaxInflightProduce: number
   /** authentication.* (config/client-http-auth.ts). */
   httpAuth: HttpAuthSettings
+  /** authentication.kafka.*: whether requests act in Kafka as their caller (config/client-http-auth.ts). */
+  caller: RestCallerSettings
 }
 
 export function restSettings(values: ReadonlyMap<string, ConfigValue>): RestSettings {
@@ -133,5 +136,6 @@ export function restSettings(values: ReadonlyMap<string, ConfigValue>): RestSett
     websocketSlowClientTimeoutMs: get('websocket.slow.client.timeout.ms') as number,
     websocketMaxInflightProduce: get('websocket.max.inflight.produce') as number,
     httpAuth: httpAuthSettings(get, 'KafkaRest'),
+    caller: restCallerSettings(get),
   }
 }

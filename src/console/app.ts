@@ -69,7 +69,8 @@ export function mountWebApp(server: HttpServer, opts: WebAppOptions): WebApp {
     streams.mount(server)
   }
   if (opts.console) {
-    mountConsoleApi(server, { admin: opts.admin, bootstrapServers: opts.bootstrapServers, decoder, log: opts.log, brokerMetrics: opts.brokerMetrics === true ? metrics : undefined, websocket: opts.websocket })
+    // A getter: the caller's own admin client when requests act as their caller (rest/caller-identity.ts).
+    mountConsoleApi(server, { get admin() { return opts.admin }, bootstrapServers: opts.bootstrapServers, decoder, log: opts.log, brokerMetrics: opts.brokerMetrics === true ? metrics : undefined, websocket: opts.websocket })
     server.static('/console', loadStaticAssets(consoleAssetsDir()))
   }
   return {
