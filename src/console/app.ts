@@ -65,7 +65,20 @@ export function mountWebApp(server: HttpServer, opts: WebAppOptions): WebApp {
   }
   let streams: TopicStreams | null = null
   if (opts.websocket) {
-    streams = new TopicStreams({ ...opts.streams, bootstrapServers: opts.bootstrapServers, admin: opts.admin, producer: opts.producer, decoder, log: opts.log, metrics })
+    // Getters: the caller's own clients when requests act as their caller (rest/caller-identity.ts).
+    streams = new TopicStreams({
+      ...opts.streams,
+      bootstrapServers: opts.bootstrapServers,
+      get admin() {
+        return opts.admin
+      },
+      get producer() {
+        return opts.producer
+      },
+      decoder,
+      log: opts.log,
+      metrics,
+    })
     streams.mount(server)
   }
   if (opts.console) {

@@ -13,7 +13,7 @@ import { Admin } from '../client/admin.js'
 import { Producer, type ProducerOptions } from '../client/producer.js'
 import type { ClientSecurity } from '../client/sasl.js'
 import type { RestCallerSettings } from '../config/client-http-auth.js'
-import { type Handler, HttpError, type HttpPrincipal, type HttpRequest, type HttpServer } from '../http/index.js'
+import { type Handler, HttpError, type HttpPrincipal, type HttpRequest, type HttpServer, type WebSocketConnection, type WebSocketRoute } from '../http/index.js'
 import type { Logger } from '../observability/logger.js'
 import { RestError } from './errors.js'
 
@@ -25,6 +25,17 @@ export interface CallerClients {
   /** What a consumer created for this user connects with (v2 consumer instances). */
   readonly bootstrapServers: readonly string[]
   readonly security: ClientSecurity
+}
+
+/** A WebSocket's data as the server holds it: the route's own, and the caller whose clients it uses. */
+interface Carried<T> {
+  inner: T
+  caller: Entry | undefined
+}
+
+/** A RestError from clientsFor as the HTTP adapter answers it (Confluent's JSON shape). */
+function asHttpError(e: unknown): unknown {
+  return e instanceof RestError ? new HttpError(e.status, e.message, { 'Content-Type': 'application/json' }, JSON.stringify(e.toJSON())) : e
 }
 
 interface Entry extends CallerClients {
@@ -156,18 +167,76 @@ export class CallerClientPool {
         return this.run(req.principal, () => handler(req, res))
       } catch (e) {
         // Only clientsFor throws before the handler runs: its RestError in Confluent's JSON shape.
-        if (e instanceof RestError) throw new HttpError(e.status, e.message, { 'Content-Type': 'application/json' }, JSON.stringify(e.toJSON()))
-        throw e
+        throw asHttpError(e)
       }
     }
     return new Proxy(server, {
       get: (target, prop, receiver) => {
         if (prop === 'route') return ((method, pattern, handler, opts) => target.route(method, pattern, asCaller(handler), opts)) satisfies HttpServer['route']
         if (prop === 'streamRoute') return ((method, pattern, handler, opts) => target.streamRoute(method, pattern, asCaller(handler), opts)) satisfies HttpServer['streamRoute']
+        if (prop === 'ws') return (<T>(pattern: string, route: WebSocketRoute<T>) => target.ws(pattern, this.wsAsCaller(route))) satisfies HttpServer['ws']
         const v: unknown = Reflect.get(target, prop, receiver)
         return typeof v === 'function' ? v.bind(target) : v
       },
     })
+  }
+
+  /**
+   * A WebSocket route whose upgrade and callbacks run as the caller who opened it (their clients, from
+   * the upgrade's credentials); the caller's clients are held in use from open to close, so the idle
+   * sweep and the cap never close them under an open socket. The route sees its own data, as written.
+   */
+  private wsAsCaller<T>(route: WebSocketRoute<T>): WebSocketRoute<Carried<T>> {
+    const views = new WeakMap<WebSocketConnection<Carried<T>>, WebSocketConnection<T>>()
+    // The connection as the route sees it: the same object for the socket's life, data unwrapped.
+    const view = (ws: WebSocketConnection<Carried<T>>): WebSocketConnection<T> => {
+      let v = views.get(ws)
+      if (v === undefined) {
+        v = new Proxy(ws, {
+          get: (target, prop) => {
+            if (prop === 'data') return target.data.inner
+            const value: unknown = Reflect.get(target, prop, target)
+            return typeof value === 'function' ? value.bind(target) : value
+          },
+        }) as unknown as WebSocketConnection<T>
+        views.set(ws, v)
+      }
+      return v
+    }
+    const within = <R>(ws: WebSocketConnection<Carried<T>>, fn: () => R): R => (ws.data.caller === undefined ? fn() : current.run(ws.data.caller, fn))
+    return {
+      maxPayloadLength: route.maxPayloadLength,
+      maxBackpressure: route.maxBackpressure,
+      idleTimeoutSeconds: route.idleTimeoutSeconds,
+      upgrade: async (req) => {
+        let caller: Entry | undefined
+        try {
+          caller = req.principal === null ? undefined : this.clientsFor(req.principal)
+        } catch (e) {
+          throw asHttpError(e)
+        }
+        const upgrade = route.upgrade
+        const inner = upgrade === undefined ? (undefined as T) : await (caller === undefined ? upgrade(req) : current.run(caller, () => upgrade(req)))
+        return { inner, caller }
+      },
+      open: (ws) => {
+        if (ws.data.caller !== undefined) ws.data.caller.inUse++
+        if (route.open !== undefined) within(ws, () => route.open!(view(ws)))
+      },
+      message: route.message === undefined ? undefined : (ws, message, isBinary) => within(ws, () => route.message!(view(ws), message, isBinary)),
+      drain: route.drain === undefined ? undefined : (ws) => within(ws, () => route.drain!(view(ws))),
+      close: (ws, code, reason) => {
+        const caller = ws.data.caller
+        try {
+          if (route.close !== undefined) within(ws, () => route.close!(view(ws), code, reason))
+        } finally {
+          if (caller !== undefined) {
+            caller.inUse--
+            caller.lastUsed = Date.now()
+          }
+        }
+      },
+    }
   }
 
   async close(): Promise<void> {

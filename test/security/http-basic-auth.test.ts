@@ -13,8 +13,11 @@ import { parseRestProperties, restSettings } from '../../src/config/client-rest.
 import { basicAuthenticatorFrom, type HttpServer } from '../../src/http/index.js'
 import { startRegistryHttp } from '../../src/registry/http.js'
 import { handle, MemoryStore, SchemaRegistryService } from '../../src/registry/index.js'
+import { webFront } from '../../src/console/index.js'
+import { silentLogger } from '../../src/observability/logger.js'
 import { RestProxy } from '../../src/rest/index.js'
 import { startTestBroker, type TestBroker, upsertScramUser } from '../harness/index.js'
+import { TestWebSocket } from '../harness/ws-client.js'
 import { call } from '../rest/helpers.js'
 
 const TOPIC = 'http-auth-t'
@@ -81,7 +84,7 @@ beforeAll(async () => {
       ['authentication.kafka.bootstrap.servers', `127.0.0.1:${ports.get('SASL_PLAINTEXT')}`],
     ]),
   )
-  proxy = await RestProxy.start({ settings, bootstrapServers: [plaintext] })
+  proxy = await RestProxy.start({ settings, bootstrapServers: [plaintext], extend: webFront({ settings, bootstrapServers: [plaintext], log: silentLogger(), health: false }) })
   base = proxy.listeners[0]!.url
   clusterId = (await call(base, 'GET', '/v3/clusters', { headers: WRITER })).body.data[0].cluster_id
 
@@ -144,6 +147,56 @@ describe('REST Proxy with BASIC authentication, acting as its caller', () => {
     expect((await call(base, 'DELETE', '/consumers/http-auth-g/instances/readers-own', { headers: WRITER, contentType: V2_JSON })).status).toBe(404)
     expect((await call(base, 'GET', path, { headers: READER })).body).toEqual({ topics: [TOPIC] })
     expect((await call(base, 'DELETE', '/consumers/http-auth-g/instances/readers-own', { headers: READER, contentType: V2_JSON })).status).toBe(204)
+  })
+})
+
+describe('WebSocket streams with BASIC authentication, acting as their caller', () => {
+  const acks = (ws: TestWebSocket): { type: string; error_code?: number; offset?: number; message?: string }[] =>
+    ws.messages.map((m) => JSON.parse(m.data.toString())).filter((m: { type: string }) => m.type === 'ack')
+  const until = async (cond: () => boolean, what: string): Promise<void> => {
+    const deadline = Date.now() + 15_000
+    while (!cond()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  }
+
+  it('refuses an upgrade without valid credentials; produces as the caller: Write allowed for one user, 40301 for the other', async () => {
+    const port = Number(new URL(base).port)
+    await expect(TestWebSocket.open(port, `/ws/topics/${TOPIC}`)).rejects.toThrow(/401/)
+    await expect(TestWebSocket.open(port, `/ws/topics/${TOPIC}`, basic('writer', 'nope'))).rejects.toThrow(/401/)
+    for (const [headers, allowed] of [[WRITER, true], [READER, false]] as const) {
+      const ws = await TestWebSocket.open(port, `/ws/topics/${TOPIC}?offset=latest`, headers)
+      try {
+        await ws.waitFor(1)
+        ws.send(JSON.stringify({ type: 'produce', id: 'p', value: 'over the socket' }))
+        await until(() => acks(ws).length > 0, 'an ack')
+        if (allowed) expect(acks(ws)[0]).toMatchObject({ type: 'ack', offset: expect.any(Number) })
+        else expect(acks(ws)[0]).toMatchObject({ error_code: 40301, message: expect.stringMatching(/TOPIC_AUTHORIZATION_FAILED/) })
+      } finally {
+        ws.close()
+      }
+    }
+  })
+
+  it('consumes as the caller: a user with Read streams the records', async () => {
+    const port = Number(new URL(base).port)
+    const ws = await TestWebSocket.open(port, `/ws/topics/${TOPIC}?offset=earliest`, READER)
+    try {
+      await until(() => ws.messages.some((m) => m.data.toString().includes('v3 by writer')), 'the records')
+    } finally {
+      ws.close()
+    }
+    // The writer has no Read: its stream is refused by the broker, not served with the proxy's rights.
+    const denied = await TestWebSocket.open(port, `/ws/topics/${TOPIC}?offset=earliest`, WRITER)
+    try {
+      const frames = (): string[] => denied.messages.map((m) => m.data.toString())
+      await until(() => frames().some((f) => f.includes('"type":"error"') || f.includes('v3 by writer')), 'an answer')
+      expect(frames().find((f) => f.includes('"type":"error"'))).toMatch(/"error_code":40301.*TOPIC_AUTHORIZATION_FAILED/)
+      expect(frames().some((f) => f.includes('v3 by writer'))).toBe(false)
+    } finally {
+      denied.close()
+    }
   })
 })
 
