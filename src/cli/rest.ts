@@ -45,7 +45,7 @@ export function runRest(argv: readonly string[]): Promise<number> {
     const bootstrapServers = settings.bootstrapServers ?? [DEFAULT_BOOTSTRAP]
     let stopping = false
     const proxy = await RestProxy.start({ settings, bootstrapServers, logger: log, extend: webFront({ settings, bootstrapServers, log, stopping: () => stopping }) })
-    const notice = exposureNotice('REST Proxy', proxy.listeners.map((l) => l.url))
+    const notice = exposureNotice('REST Proxy', proxy.listeners.map((l) => l.url), settings.httpAuth.method === 'BASIC')
     process.stdout.write(`${notice.line}\n`)
     for (const w of notice.warnings) log.warn(w)
     await new Promise<void>((resolve) => {

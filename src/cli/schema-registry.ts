@@ -40,7 +40,7 @@ export function runSchemaRegistry(argv: readonly string[]): Promise<number> {
     const settings = registrySettings(parseRegistryProperties(entries))
     const log = createLogger()
     const registry = await SchemaRegistryServer.start({ settings, bootstrapServers: settings.bootstrapServers ?? [DEFAULT_BOOTSTRAP], logger: log })
-    const notice = exposureNotice('Schema Registry', registry.urls)
+    const notice = exposureNotice('Schema Registry', registry.urls, settings.httpAuth.method === 'BASIC')
     process.stdout.write(`${notice.line}\n`)
     for (const w of notice.warnings) log.warn(w)
     await new Promise<void>((resolve) => {

@@ -5,6 +5,7 @@
 // used as it is), rows that broker-configs.ts derives from this table, so each default has one home.
 import { atLeast, httpListeners, type ConfigDef, type ConfigValue, parseValue, type Validator } from './config-def.js'
 import { clientSecurityProps, clientSecurityRows } from './client-security-names.js'
+import { HTTP_AUTH_CONFIGS, type HttpAuthSettings, httpAuthSettings, REGISTRY_AUTH_CONFIGS } from './client-http-auth.js'
 
 
 const LEVELS = ['NONE', 'BACKWARD', 'BACKWARD_TRANSITIVE', 'FORWARD', 'FORWARD_TRANSITIVE', 'FULL', 'FULL_TRANSITIVE']
@@ -46,6 +47,8 @@ export const REGISTRY_CONFIGS: readonly RegistryConfigDef[] = [
     doc: 'Skein: largest request body read (schemas are text); a larger one is refused with 413 before it is read.' }),
   // Confluent's kafkastore.* security settings: the identity the registry's Kafka clients log in with.
   ...clientSecurityRows<RegistryConfigDef>(KAFKASTORE_PREFIX, "the registry's Kafka clients", { embeddable: true }),
+  ...HTTP_AUTH_CONFIGS,
+  ...REGISTRY_AUTH_CONFIGS,
 ]
 
 const byName = new Map(REGISTRY_CONFIGS.map((d) => [d.name, d]))
@@ -90,6 +93,10 @@ export interface RegistrySettings {
   requestBodyMaxBytes: number
   /** The kafkastore.* security settings, prefix removed (security.protocol, sasl.*, ssl.*); empty: none set. */
   kafkastoreSecurityConfigs: ReadonlyMap<string, string>
+  /** authentication.* (config/client-http-auth.ts). */
+  httpAuth: HttpAuthSettings
+  /** authentication.write.roles: roles that may change the registry. */
+  writeRoles: string[]
 }
 
 export function registrySettings(values: ReadonlyMap<string, ConfigValue>): RegistrySettings {
@@ -108,5 +115,7 @@ export function registrySettings(values: ReadonlyMap<string, ConfigValue>): Regi
     defaultCompatibility: String(get('schema.compatibility.level')).toUpperCase(),
     requestBodyMaxBytes: get('request.body.max.bytes') as number,
     kafkastoreSecurityConfigs: clientSecurityProps(KAFKASTORE_PREFIX, (name) => values.get(name)),
+    httpAuth: httpAuthSettings(get, 'SchemaRegistry'),
+    writeRoles: (get('authentication.write.roles') as string[] | null) ?? ['*'],
   }
 }

@@ -4,6 +4,7 @@
 // ...), rows that broker-configs.ts derives from this table, so each default has one home.
 import { atLeast, httpListeners, type ConfigDef, type ConfigValue, parseValue } from './config-def.js'
 import { clientSecurityProps, clientSecurityRows } from './client-security-names.js'
+import { HTTP_AUTH_CONFIGS, type HttpAuthSettings, httpAuthSettings, REST_CALLER_CONFIGS, type RestCallerSettings, restCallerSettings } from './client-http-auth.js'
 
 
 /** A REST Proxy setting; embeddable: also a broker config `rest.<name>`. */
@@ -58,6 +59,8 @@ export const REST_CONFIGS: readonly RestConfigDef[] = [
     doc: 'acks of the proxy\'s producer.' }),
   // Confluent's client.* security settings: the identity the proxy's Kafka clients log in with.
   ...clientSecurityRows<RestConfigDef>(CLIENT_PREFIX, "the proxy's Kafka clients (admin, producer, consumers)", { embeddable: true }),
+  ...HTTP_AUTH_CONFIGS,
+  ...REST_CALLER_CONFIGS,
 ]
 
 const byName = new Map(REST_CONFIGS.map((d) => [d.name, d]))
@@ -109,6 +112,10 @@ export interface RestSettings {
   websocketMaxBufferedBytes: number
   websocketSlowClientTimeoutMs: number
   websocketMaxInflightProduce: number
+  /** authentication.* (config/client-http-auth.ts). */
+  httpAuth: HttpAuthSettings
+  /** authentication.kafka.*: whether requests act in Kafka as their caller (config/client-http-auth.ts). */
+  caller: RestCallerSettings
 }
 
 export function restSettings(values: ReadonlyMap<string, ConfigValue>): RestSettings {
@@ -137,5 +144,7 @@ export function restSettings(values: ReadonlyMap<string, ConfigValue>): RestSett
     websocketMaxBufferedBytes: get('websocket.max.buffered.bytes') as number,
     websocketSlowClientTimeoutMs: get('websocket.slow.client.timeout.ms') as number,
     websocketMaxInflightProduce: get('websocket.max.inflight.produce') as number,
+    httpAuth: httpAuthSettings(get, 'KafkaRest'),
+    caller: restCallerSettings(get),
   }
 }

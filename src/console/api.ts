@@ -9,6 +9,7 @@ import { tpKey } from '../client/offsets.js'
 import { jsonNestedDeeperThan, tooDeepMessage, type BufferedRequest, type HttpServer } from '../http/index.js'
 import type { Logger } from '../observability/logger.js'
 import type { MetricsRegistry } from '../observability/metrics.js'
+import { currentCaller } from '../rest/caller-identity.js'
 import { fromError, RestError } from '../rest/errors.js'
 import type { RecordDecoder } from './decode.js'
 
@@ -46,7 +47,9 @@ function intParam(q: URLSearchParams, name: string, min: number): number | undef
 }
 
 export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): void {
-  const { admin } = opts
+  // Read at each use: the REST Proxy's clients object answers with the caller's own admin client when
+  // requests act as their caller (rest/caller-identity.ts).
+  const admin = (): Admin => opts.admin
   const route = (method: string, pattern: string, fn: (req: BufferedRequest) => Promise<{ status?: number; body?: unknown }>): void => {
     server.route(method, `/console/api${pattern}`, async (req, res) => {
       try {
@@ -65,15 +68,15 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
   const offsets = async (tps: readonly { topic: string; partition: number }[]): Promise<{ start: Map<string, number>; end: Map<string, number> }> => {
     if (tps.length === 0) return { start: new Map(), end: new Map() }
     const [start, end] = await Promise.all([
-      admin.listOffsets(tps.map((t) => ({ ...t, timestamp: -2 }))),
-      admin.listOffsets(tps.map((t) => ({ ...t, timestamp: -1 }))),
+      admin().listOffsets(tps.map((t) => ({ ...t, timestamp: -2 }))),
+      admin().listOffsets(tps.map((t) => ({ ...t, timestamp: -1 }))),
     ])
     const pick = (m: Map<string, { offset: number }>): Map<string, number> => new Map([...m].map(([k, v]) => [k, v.offset]))
     return { start: pick(start), end: pick(end) }
   }
 
   const sizes = async (): Promise<{ reachable: Set<number>; bytes: Map<string, number> }> => {
-    const dirs = await admin.describeLogDirs()
+    const dirs = await admin().describeLogDirs()
     const bytes = new Map<string, number>()
     const reachable = new Set<number>()
     for (const d of dirs) {
@@ -86,7 +89,7 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
   route('GET', '/info', async () => ({ body: { websocket: opts.websocket, schemaRegistry: opts.decoder.hasRegistry, throughputSource: opts.brokerMetrics !== undefined ? 'broker-metrics' : 'offsets' } }))
 
   route('GET', '/cluster', async () => {
-    const [cluster, logDirs, topics] = await Promise.all([admin.describeCluster(), sizes(), admin.describeTopics(null, { includeInternal: true })])
+    const [cluster, logDirs, topics] = await Promise.all([admin().describeCluster(), sizes(), admin().describeTopics(null, { includeInternal: true })])
     const partitions = topics.reduce((n, t) => n + t.partitions.length, 0)
     const offline = topics.reduce((n, t) => n + t.partitions.filter((p) => p.leader < 0).length, 0)
     const underReplicated = topics.reduce((n, t) => n + t.partitions.filter((p) => p.isr.length < p.replicas.length).length, 0)
@@ -106,7 +109,7 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
   })
 
   route('GET', '/topics', async () => {
-    const topics = await admin.describeTopics(null, { includeInternal: true })
+    const topics = await admin().describeTopics(null, { includeInternal: true })
     const tps = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition })))
     const [o, s] = await Promise.all([offsets(tps), sizes()])
     return {
@@ -151,16 +154,16 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
       if (typeof body.configs !== 'object' || Array.isArray(body.configs)) throw badRequest('configs must be an object of name: value')
       for (const [k, v] of Object.entries(body.configs as Record<string, unknown>)) configs[k] = String(v)
     }
-    const [created] = await admin.createTopics([{ name: body.name, numPartitions, replicationFactor, configs }])
+    const [created] = await admin().createTopics([{ name: body.name, numPartitions, replicationFactor, configs }])
     return { status: 201, body: created }
   })
 
   route('GET', '/topics/:topic', async (req) => {
     const name = req.params.topic!
-    const [t] = await admin.describeTopics([name], { includeInternal: true }).catch(() => [])
+    const [t] = await admin().describeTopics([name], { includeInternal: true }).catch(() => [])
     if (t === undefined || t.partitions.length === 0) throw notFound(`Topic ${name}`)
     const tps = t.partitions.map((p) => ({ topic: name, partition: p.partition }))
-    const [o, s, configs] = await Promise.all([offsets(tps), sizes(), admin.describeConfigs([{ type: 'topic', name }])])
+    const [o, s, configs] = await Promise.all([offsets(tps), sizes(), admin().describeConfigs([{ type: 'topic', name }])])
     return {
       body: {
         name: t.name,
@@ -180,7 +183,7 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
   })
 
   route('DELETE', '/topics/:topic', async (req) => {
-    await admin.deleteTopics([req.params.topic!])
+    await admin().deleteTopics([req.params.topic!])
     return { status: 204 }
   })
 
@@ -193,13 +196,14 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
     const limit = Math.min(MAX_BROWSE, intParam(req.query, 'limit', 1) ?? 50)
     const encoding = req.query.get('encoding') ?? 'auto'
     if (encoding !== 'auto' && encoding !== 'utf8' && encoding !== 'base64') throw badRequest('encoding must be auto, utf8 or base64')
-    const [t] = await admin.describeTopics([topic], { includeInternal: true }).catch(() => [])
+    const [t] = await admin().describeTopics([topic], { includeInternal: true }).catch(() => [])
     if (t === undefined || t.partitions.length === 0) throw notFound(`Topic ${topic}`)
     if (!t.partitions.some((p) => p.partition === partition)) throw new RestError(404, 40402, `Partition ${partition} of topic ${topic} not found.`)
     const o = await offsets([{ topic, partition }])
     const end = o.end.get(tpKey(topic, partition)) ?? 0
     const start = o.start.get(tpKey(topic, partition)) ?? 0
-    const consumer = new Consumer({ bootstrapServers: opts.bootstrapServers, security: opts.security, clientId: 'skein-console', maxPollRecords: limit, fetchMaxWaitMs: 100 })
+    const caller = currentCaller()
+    const consumer = new Consumer({ bootstrapServers: caller?.bootstrapServers ?? opts.bootstrapServers, security: caller?.security ?? opts.security, clientId: 'skein-console', maxPollRecords: limit, fetchMaxWaitMs: 100 })
     const out: unknown[] = []
     let next = offset ?? start
     try {
@@ -235,12 +239,12 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
 
   /** Committed offsets and lag of a group, per partition. */
   const groupLag = async (groupId: string): Promise<{ topic: string; partition: number; committed: number; endOffset: number | null; lag: number | null }[]> => {
-    const committed = await admin.fetchOffsets(groupId)
+    const committed = await admin().fetchOffsets(groupId)
     const tps = [...committed.keys()].map((k) => {
       const i = k.lastIndexOf('\u0000')
       return { topic: k.slice(0, i), partition: Number(k.slice(i + 1)) }
     })
-    const ends = tps.length === 0 ? new Map<string, { offset: number }>() : await admin.listOffsets(tps.map((t) => ({ ...t, timestamp: -1 })))
+    const ends = tps.length === 0 ? new Map<string, { offset: number }>() : await admin().listOffsets(tps.map((t) => ({ ...t, timestamp: -1 })))
     return tps
       .map((t) => {
         const k = tpKey(t.topic, t.partition)
@@ -252,8 +256,8 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
   }
 
   route('GET', '/groups', async () => {
-    const listed = await admin.listGroups()
-    const described = listed.length === 0 ? [] : await admin.describeGroups(listed.map((g) => g.groupId))
+    const listed = await admin().listGroups()
+    const described = listed.length === 0 ? [] : await admin().describeGroups(listed.map((g) => g.groupId))
     const rows = await Promise.all(
       described.map(async (g) => {
         const lag = await groupLag(g.groupId).catch(() => [])
@@ -272,7 +276,7 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
 
   route('GET', '/groups/:group', async (req) => {
     const groupId = req.params.group!
-    const [g] = await admin.describeGroups([groupId])
+    const [g] = await admin().describeGroups([groupId])
     const lag = await groupLag(groupId)
     if (g === undefined || (g.state === 'Dead' && lag.length === 0)) throw notFound(`Consumer group ${groupId}`)
     const owner = new Map<string, string>()
@@ -316,9 +320,9 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
         },
       }
     }
-    const topics = await admin.describeTopics(null)
+    const topics = await admin().describeTopics(null)
     const tps = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition })))
-    const ends = tps.length === 0 ? new Map<string, { offset: number }>() : await admin.listOffsets(tps.map((t) => ({ ...t, timestamp: -1 })))
+    const ends = tps.length === 0 ? new Map<string, { offset: number }>() : await admin().listOffsets(tps.map((t) => ({ ...t, timestamp: -1 })))
     const perTopic: Record<string, { messagesIn: number; bytesIn: null; bytesOut: null }> = {}
     let sum = 0
     for (const t of tps) {

@@ -68,11 +68,26 @@ export function mountWebApp(server: HttpServer, opts: WebAppOptions): WebApp {
   }
   let streams: TopicStreams | null = null
   if (opts.websocket) {
-    streams = new TopicStreams({ ...opts.streams, bootstrapServers: opts.bootstrapServers, security: opts.security, admin: opts.admin, producer: opts.producer, decoder, log: opts.log, metrics })
+    // Getters: the caller's own clients when requests act as their caller (rest/caller-identity.ts).
+    streams = new TopicStreams({
+      ...opts.streams,
+      bootstrapServers: opts.bootstrapServers,
+      security: opts.security,
+      get admin() {
+        return opts.admin
+      },
+      get producer() {
+        return opts.producer
+      },
+      decoder,
+      log: opts.log,
+      metrics,
+    })
     streams.mount(server)
   }
   if (opts.console) {
-    mountConsoleApi(server, { admin: opts.admin, bootstrapServers: opts.bootstrapServers, security: opts.security, decoder, log: opts.log, brokerMetrics: opts.brokerMetrics === true ? metrics : undefined, websocket: opts.websocket })
+    // A getter: the caller's own admin client when requests act as their caller (rest/caller-identity.ts).
+    mountConsoleApi(server, { get admin() { return opts.admin }, bootstrapServers: opts.bootstrapServers, security: opts.security, decoder, log: opts.log, brokerMetrics: opts.brokerMetrics === true ? metrics : undefined, websocket: opts.websocket })
     server.static('/console', loadStaticAssets(consoleAssetsDir()))
   }
   return {

@@ -34,7 +34,14 @@ export function webFront(opts: WebFrontOptions): (server: HttpServer, clients: {
   const s = opts.settings
   return (server, clients) => {
     const app = mountWebApp(server, {
-      ...clients,
+      // Getters, not copies: the REST Proxy's clients answer with the caller's own when requests act as their caller.
+      get admin() {
+        return clients.admin
+      },
+      get producer() {
+        return clients.producer
+      },
+      security: clients.security,
       bootstrapServers: opts.bootstrapServers,
       log: opts.log,
       schemaRegistryUrls: s.schemaRegistryUrl,

@@ -31,6 +31,7 @@ import type { ConsumedRecord, Header } from '../client/record-batches.js'
 import { HttpError, jsonNestedDeeperThan, tooDeepMessage, type HttpRequest, type HttpServer, type WebSocketConnection } from '../http/index.js'
 import type { Logger } from '../observability/logger.js'
 import type { Counter, Gauge, MetricsRegistry } from '../observability/metrics.js'
+import { currentCaller } from '../rest/caller-identity.js'
 import { fromError } from '../rest/errors.js'
 import { type DecodedField, type Encoding, ENCODINGS, type RecordDecoder } from './decode.js'
 
@@ -330,9 +331,11 @@ export class TopicStreams {
 
   private async consume(ws: WebSocketConnection<Stream>): Promise<void> {
     const s = ws.data
+    // Opened by an authenticated caller whose requests act as them: the consumer logs in as the caller.
+    const caller = currentCaller()
     const consumer = new Consumer({
-      bootstrapServers: this.opts.bootstrapServers,
-      security: this.opts.security,
+      bootstrapServers: caller?.bootstrapServers ?? this.opts.bootstrapServers,
+      security: caller?.security ?? this.opts.security,
       clientId: 'skein-websocket',
       groupId: s.group ?? undefined,
       autoOffsetReset: s.start.kind === 'offset' && s.start.offset === 'earliest' ? 'earliest' : 'latest',

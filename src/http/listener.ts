@@ -38,10 +38,11 @@ export function isLoopbackHost(host: string): boolean {
 /**
  * What a standalone HTTP service says at start-up about who can reach it (issue 31): loopback listeners
  * are named as such, and each listener other hosts can reach without authentication gets a warning,
- * since anyone who reaches it acts with the service's own Kafka rights.
+ * since anyone who reaches it acts with the service's own Kafka rights. With authentication
+ * (authentication.method=BASIC) no listener is open to anyone: no warning.
  */
-export function exposureNotice(product: string, urls: readonly string[]): { line: string; warnings: string[] } {
-  const open = urls.filter((u) => !isLoopbackHost(parseHttpListener(u).host))
+export function exposureNotice(product: string, urls: readonly string[], authenticated = false): { line: string; warnings: string[] } {
+  const open = authenticated ? [] : urls.filter((u) => !isLoopbackHost(parseHttpListener(u).host))
   const line = open.length === 0 ? `${product} listening on ${urls.join(', ')} (loopback only: set listeners to serve other hosts)` : `${product} listening on ${urls.join(', ')}`
   const warnings = open.map((u) => `WARNING: ${product} listens on ${u}, reachable from other hosts, without authentication: anyone who reaches it acts with this service's Kafka rights`)
   return { line, warnings }

@@ -1,6 +1,7 @@
 // The HTTP server's interface, shared by every HTTP front of Skein (REST Proxy, Schema Registry, Connect,
 // metrics, the console). Only types live here: the server itself is uws.ts, the one module that loads
 // uWebSockets.js, and it is loaded only when a server is created (server.ts).
+import type { BasicAuthenticator, HttpPrincipal } from './basic-auth.js'
 
 /** A request as a route handler sees it. Everything is read from the socket before the handler runs. */
 export interface HttpRequest {
@@ -15,6 +16,11 @@ export interface HttpRequest {
   header(name: string): string | undefined
   /** The peer's IP address as text. */
   readonly remoteAddress: string
+  /**
+   * The user BASIC authentication established (with their roles); null when the server has no
+   * authenticator or the path is one of authentication.skip.paths.
+   */
+  readonly principal: HttpPrincipal | null
 }
 
 /** A request whose body was read whole (at most maxBodyBytes; an empty Buffer when there was none). */
@@ -168,6 +174,11 @@ export interface HttpServerOptions {
   allowedOrigins?: readonly string[]
   /** Builds the body of error answers (404, 405, 413, 500): JSON in the products' own format. */
   errorBody?: ErrorResponder
+  /**
+   * authentication.method=BASIC: every request and WebSocket upgrade needs credentials this accepts
+   * (401 with `WWW-Authenticate: Basic realm=...` otherwise); handlers see the user as req.principal.
+   */
+  authenticator?: BasicAuthenticator
   /** Called with errors thrown by handlers (after the 500 is sent), for logging. */
   onHandlerError?: (err: unknown, req: HttpRequest) => void
 }

@@ -18,6 +18,7 @@
 import { STATUS_CODES } from 'node:http'
 import { createServer } from 'node:net'
 import uws from 'uwebsockets'
+import type { BasicAuthenticator, HttpPrincipal } from './basic-auth.js'
 import { formatHttpListener, isLoopbackHost, parseHttpListener } from './listener.js'
 import { pickEncoding, type StaticAssets } from './static.js'
 import {
@@ -97,6 +98,7 @@ class Request implements HttpRequest {
     readonly params: Readonly<Record<string, string>>,
     private readonly headers: Record<string, string>,
     readonly remoteAddress: string,
+    readonly principal: HttpPrincipal | null,
   ) {}
 
   private parsedQuery: URLSearchParams | null = null
@@ -110,7 +112,7 @@ class Request implements HttpRequest {
 }
 
 /** Reads what a handler may need from uWS's stack-allocated request; null when a parameter is malformed. */
-function captureRequest(res: UwsResponse, req: UwsRequest, names: readonly string[]): Request | null {
+function captureRequest(res: UwsResponse, req: UwsRequest, names: readonly string[], principal: HttpPrincipal | null): Request | null {
   const headers: Record<string, string> = {}
   req.forEach((k, v) => {
     headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`
@@ -123,7 +125,7 @@ function captureRequest(res: UwsResponse, req: UwsRequest, names: readonly strin
       return null
     }
   }
-  return new Request(req.getMethod().toUpperCase(), req.getUrl(), req.getQuery() ?? '', params, headers, Buffer.from(res.getRemoteAddressAsText()).toString())
+  return new Request(req.getMethod().toUpperCase(), req.getUrl(), req.getQuery() ?? '', params, headers, Buffer.from(res.getRemoteAddressAsText()).toString(), principal)
 }
 
 /**
@@ -444,12 +446,19 @@ class UwsServer implements HttpServer {
   private loopbackOnly = false
   private readonly errorBody: ErrorResponder
   private closed = false
+  private readonly authenticator: BasicAuthenticator | null
+  /**
+   * Who sent the request being dispatched: set by withRequestChecks around the route's synchronous
+   * start, where captureRequest puts it on the request (uWS's request object lives only that long too).
+   */
+  private principal: HttpPrincipal | null = null
 
   constructor(private readonly opts: HttpServerOptions) {
     this.maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY
     this.maxUriBytes = opts.maxUriBytes ?? DEFAULT_MAX_URI
     this.allowedOrigins = new Set(opts.allowedOrigins ?? [])
     this.errorBody = opts.errorBody ?? defaultErrorBody
+    this.authenticator = opts.authenticator ?? null
   }
 
   /**
@@ -519,7 +528,7 @@ class UwsServer implements HttpServer {
       try {
         fn(...args)
       } catch (err) {
-        this.opts.onHandlerError?.(err, { method: 'HTTP', path: what, query: new URLSearchParams(), params: {}, header: () => undefined, remoteAddress: '' })
+        this.opts.onHandlerError?.(err, { method: 'HTTP', path: what, query: new URLSearchParams(), params: {}, header: () => undefined, remoteAddress: '', principal: null })
         const r = res?.() ?? (args[0] as UwsResponse | undefined)
         try {
           if (r instanceof Response) r.close()
@@ -540,7 +549,10 @@ class UwsServer implements HttpServer {
    *   its own DNS name to 127.0.0.1 would otherwise reach the service as its own origin);
    * - a state-changing method or a WebSocket upgrade from a browser page of another origin (its Origin
    *   header is neither the listener's own origin nor in allowedOrigins): 403. Browsers send Origin on
-   *   every cross-origin POST, form posts included, and on every WebSocket handshake.
+   *   every cross-origin POST, form posts included, and on every WebSocket handshake;
+   * - with an authenticator, a request (or upgrade) without valid BASIC credentials: 401 with the
+   *   realm's challenge; valid ones of a user without an allowed role: 403. The 404/405 fallback is
+   *   checked too, so an unauthenticated caller cannot learn which paths exist.
    */
   private withRequestChecks<A extends unknown[]>(fn: (res: UwsResponse, req: UwsRequest, ...rest: A) => void): (res: UwsResponse, req: UwsRequest, ...rest: A) => void {
     const max = this.maxUriBytes
@@ -549,13 +561,27 @@ class UwsServer implements HttpServer {
       let refusal: [number, string] | null = null
       if (length > max) refusal = [414, `URI Too Long: the request target has ${length} bytes, the limit is ${max}`]
       else refusal = this.browserRefusal(ureq, rest.length > 0)
+      let challenge: Headers | undefined
+      let principal: HttpPrincipal | null = null
+      if (refusal === null && this.authenticator !== null) {
+        const verdict = this.authenticator.check(ureq.getUrl(), ureq.getHeader('authorization'))
+        if (verdict.kind === 'refused') {
+          refusal = [verdict.status, verdict.message]
+          challenge = verdict.headers
+        } else principal = verdict.principal
+      }
       if (refusal === null) {
-        fn(res, ureq, ...rest)
+        this.principal = principal
+        try {
+          fn(res, ureq, ...rest)
+        } finally {
+          this.principal = null
+        }
         return
       }
       const r = new Response(res, false)
       res.onAborted(() => r.abort())
-      this.sendError(r, refusal[0], refusal[1], null, undefined, true)
+      this.sendError(r, refusal[0], refusal[1], null, challenge, true)
     }
   }
 
@@ -612,7 +638,7 @@ class UwsServer implements HttpServer {
     this.register(method, pattern, (res, ureq) => {
       const r = new Response(res, ureq.getMethod() === 'head')
       res.onAborted(() => r.abort())
-      const req = captureRequest(res, ureq, names)
+      const req = captureRequest(res, ureq, names, this.principal)
       if (req === null) {
         this.sendError(r, 400, 'Bad Request: malformed percent-encoding in the path', null)
         return
@@ -662,7 +688,7 @@ class UwsServer implements HttpServer {
     const bufferBytes = opts.bufferBytes ?? DEFAULT_STREAM_BUFFER
     this.register(method, pattern, (res, ureq) => {
       const r = new Response(res, false)
-      const req = captureRequest(res, ureq, names)
+      const req = captureRequest(res, ureq, names, this.principal)
       if (req === null) {
         res.onAborted(() => r.abort())
         this.sendError(r, 400, 'Bad Request: malformed percent-encoding in the path', null)
@@ -689,7 +715,7 @@ class UwsServer implements HttpServer {
       try {
         fn()
       } catch (err) {
-        this.opts.onHandlerError?.(err, { method: 'WS', path: `${pattern} (${what})`, query: new URLSearchParams(), params: {}, header: () => undefined, remoteAddress: '' })
+        this.opts.onHandlerError?.(err, { method: 'WS', path: `${pattern} (${what})`, query: new URLSearchParams(), params: {}, header: () => undefined, remoteAddress: '', principal: null })
         conn.close()
       }
     }
@@ -705,7 +731,7 @@ class UwsServer implements HttpServer {
         const key = ureq.getHeader('sec-websocket-key')
         const protocol = ureq.getHeader('sec-websocket-protocol')
         const extensions = ureq.getHeader('sec-websocket-extensions')
-        const req = captureRequest(res, ureq, names)
+        const req = captureRequest(res, ureq, names, this.principal)
         if (req === null) {
           this.sendError(r, 400, 'Bad Request: malformed percent-encoding in the path', null)
           return
@@ -749,7 +775,7 @@ class UwsServer implements HttpServer {
         try {
           route.close?.(conn, code, Buffer.from(message).toString())
         } catch (err) {
-          this.opts.onHandlerError?.(err, { method: 'WS', path: `${pattern} (close)`, query: new URLSearchParams(), params: {}, header: () => undefined, remoteAddress: '' })
+          this.opts.onHandlerError?.(err, { method: 'WS', path: `${pattern} (close)`, query: new URLSearchParams(), params: {}, header: () => undefined, remoteAddress: '', principal: null })
         }
       },
     })

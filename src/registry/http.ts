@@ -2,7 +2,7 @@
 // HTTP adapter. Every method and path goes to the table, which answers 404/405 itself; this file only
 // checks the request's content type (Confluent's 415 for a type it does not read), passes method, path,
 // query and body text, and writes the status with `application/vnd.schemaregistry.v1+json`.
-import { createHttpServer, type BufferedRequest, type HttpResponse, type HttpServer } from '../http/index.js'
+import { type BasicAuthenticator, createHttpServer, type BufferedRequest, type HttpResponse, type HttpServer } from '../http/index.js'
 import { ACCEPTED_CONTENT_TYPES, CONTENT_TYPE, serializeBody, type RegistryRequest, type RegistryResponse } from './routes.js'
 
 /** What answers a request: a RegistryNode's handle, or handle(service, req) for a single instance. */
@@ -17,6 +17,10 @@ export interface RegistryHttpOptions {
   allowedOrigins?: readonly string[]
   /** Mounts more routes on the server first (a broker's /metrics, /health, /ready); the registry takes every other path. */
   extend?: (server: HttpServer) => void
+  /** authentication.method=BASIC: who may call at all (src/http answers 401/403 before the registry runs). */
+  authenticator?: BasicAuthenticator | null
+  /** authentication.write.roles: roles that may change the registry; ['*'] (default) any authenticated user. */
+  writeRoles?: readonly string[]
 }
 
 const JSON_HEADERS = { 'Content-Type': CONTENT_TYPE }
@@ -32,22 +36,31 @@ function acceptedContentType(header: string | undefined): boolean {
 }
 
 /** Mounts the registry on a server (before its first listen): every method of every path. */
-export function mountRegistry(server: HttpServer, handler: RegistryHandler): void {
+export function mountRegistry(server: HttpServer, handler: RegistryHandler, writeRoles: readonly string[] = ['*']): void {
+  const anyoneWrites = writeRoles.includes('*')
   server.route('ANY', '/*', async (req: BufferedRequest, res: HttpResponse) => {
     if (req.body.length > 0 && !acceptedContentType(req.header('content-type'))) {
       res.send(415, JSON_HEADERS, JSON.stringify({ error_code: 415, message: 'HTTP 415 Unsupported Media Type' }))
       return
     }
-    const answer = await handler({ method: req.method, path: req.path, query: req.query, body: req.body.length > 0 ? req.body.toString('utf8') : undefined })
+    const principal = req.principal
+    const answer = await handler({
+      method: req.method,
+      path: req.path,
+      query: req.query,
+      body: req.body.length > 0 ? req.body.toString('utf8') : undefined,
+      mayWrite: principal === null || anyoneWrites || principal.roles.some((r) => writeRoles.includes(r)),
+      authorization: principal === null ? undefined : req.header('authorization'),
+    })
     res.send(answer.status, JSON_HEADERS, serializeBody(answer.body))
   })
 }
 
 /** A server of its own for the registry, listening on every listener. */
 export async function startRegistryHttp(handler: RegistryHandler, opts: RegistryHttpOptions): Promise<HttpServer> {
-  const server = await createHttpServer({ maxBodyBytes: opts.maxBodyBytes ?? 8 * 1024 * 1024, allowedOrigins: opts.allowedOrigins, errorBody })
+  const server = await createHttpServer({ maxBodyBytes: opts.maxBodyBytes ?? 8 * 1024 * 1024, allowedOrigins: opts.allowedOrigins, errorBody, authenticator: opts.authenticator ?? undefined })
   opts.extend?.(server)
-  mountRegistry(server, handler)
+  mountRegistry(server, handler, opts.writeRoles)
   try {
     for (const l of opts.listeners) await server.listen(l)
   } catch (err) {

@@ -104,7 +104,8 @@ export class RegistryNode {
     try {
       res = await fetch(`${identityUrl(leader)}${req.path}${qs ? `?${qs}` : ''}`, {
         method: req.method,
-        headers: { 'Content-Type': 'application/vnd.schemaregistry.v1+json' },
+        // The caller's credentials go along: the primary authenticates the forwarded write as the caller.
+        headers: { 'Content-Type': 'application/vnd.schemaregistry.v1+json', ...(req.authorization === undefined ? {} : { Authorization: req.authorization }) },
         body: req.body,
         signal: AbortSignal.timeout(30_000),
       })

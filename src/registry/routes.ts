@@ -19,7 +19,17 @@ export interface RegistryRequest {
   query?: Record<string, string | undefined> | URLSearchParams
   /** The body text, if any. */
   body?: string
+  /**
+   * false: the caller may only read (an authenticated user without a role of authentication.write.roles):
+   * a route that changes the registry answers 403 with error_code 40301. Undefined: anyone may write.
+   */
+  mayWrite?: boolean
+  /** The caller's Authorization header, passed on when a secondary forwards the write to the primary. */
+  authorization?: string
 }
+
+/** Confluent's error_code for an authenticated caller denied an operation (its security plugin's 40301). */
+export const OPERATION_DENIED = 40301
 
 export interface RegistryResponse {
   status: number
@@ -138,6 +148,9 @@ export async function handle(svc: SchemaRegistryService, req: RegistryRequest, o
     if (!m) continue
     matchedPath = true
     if (r.method !== req.method.toUpperCase()) continue
+    if (r.write && req.mayWrite === false) {
+      return { status: 403, body: new RegistryError(403, OPERATION_DENIED, 'User is denied operation Write on the Schema Registry: none of its roles is in authentication.write.roles').toBody() }
+    }
     try {
       if (r.write && opts.forward) {
         const forwarded = await opts.forward(req)

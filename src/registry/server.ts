@@ -6,7 +6,7 @@
 import { prefixedSecurity } from '../client/client-security-config.js'
 import type { ClientSecurity } from '../client/sasl.js'
 import type { RegistrySettings } from '../config/client-registry.js'
-import type { HttpServer } from '../http/index.js'
+import { basicAuthenticatorFrom, type HttpServer } from '../http/index.js'
 import { type Logger, silentLogger } from '../observability/logger.js'
 import { startRegistryHttp } from './http.js'
 import { RegistryNode } from './node.js'
@@ -59,7 +59,14 @@ export class SchemaRegistryServer {
     const instance = new Promise<RegistryNode>((resolve) => (started = resolve))
     const http = await startRegistryHttp(
       async (req) => (await instance).handle(req),
-      { listeners: settings.listeners, maxBodyBytes: settings.requestBodyMaxBytes, allowedOrigins: settings.allowedOrigins, extend: opts.extend },
+      {
+        listeners: settings.listeners,
+        maxBodyBytes: settings.requestBodyMaxBytes,
+        allowedOrigins: settings.allowedOrigins,
+        extend: opts.extend,
+        authenticator: basicAuthenticatorFrom(settings.httpAuth),
+        writeRoles: settings.writeRoles,
+      },
     )
     const first = http.listeners[0]!
     const host = settings.hostName !== '' ? settings.hostName : first.host === '' || first.host === '0.0.0.0' ? '127.0.0.1' : first.host === '::' ? '::1' : first.host

@@ -10,7 +10,8 @@ import { Consumer, type OffsetReset } from '../client/consumer.js'
 import { ErrorCode, KafkaError } from '../client/errors.js'
 import type { ConsumedRecord } from '../client/record-batches.js'
 import type { ClientSecurity } from '../client/sasl.js'
-import type { HttpServer } from '../http/index.js'
+import type { BufferedRequest, HttpServer } from '../http/index.js'
+import { currentCaller } from './caller-identity.js'
 import { type RestContext, jsonRoute } from './context.js'
 import { Errors, RestError } from './errors.js'
 import type { SchemaFormat } from './formats.js'
@@ -49,6 +50,11 @@ interface Instance {
   /** The tail of this instance's operation queue. */
   queue: Promise<unknown>
   closed: boolean
+  /**
+   * The authenticated user who created it (null without authentication): only they reach it; another
+   * user gets 40403, as if it did not exist, so instance names leak nothing.
+   */
+  owner: string | null
 }
 
 const key = (group: string, name: string): string => `${group}\u0000${name}`
@@ -114,7 +120,7 @@ export class ConsumerInstances {
     await Promise.all([...this.instances.values()].map((i) => this.remove(i)))
   }
 
-  create(group: string, body: Json): { instance_id: string; name: string } {
+  create(group: string, body: Json, owner: string | null = null): { instance_id: string; name: string } {
     if (this.closing) throw Errors.serverError()
     const id = optString(body, 'id')
     const name = id ?? optString(body, 'name') ?? `rest-consumer-${this.ctx.settings.id === '' ? '' : `${this.ctx.settings.id}-`}${randomUUID()}`
@@ -128,9 +134,11 @@ export class ConsumerInstances {
     const minBytes = optInt(body, 'fetch.min.bytes')
     const requestTimeoutMs = optInt(body, 'consumer.request.timeout.ms', 0)
     if (this.instances.has(key(group, name))) throw Errors.consumerAlreadyExists()
+    // Acting as the caller: the consumer logs in to Kafka as them (rest/caller-identity.ts).
+    const caller = currentCaller()
     const options = {
-      bootstrapServers: this.bootstrapServers,
-      security: this.security,
+      bootstrapServers: caller?.bootstrapServers ?? this.bootstrapServers,
+      security: caller?.security ?? this.security,
       clientId: `skein-rest-${name}`.slice(0, 200),
       groupId: group,
       autoOffsetReset: (reset ?? 'latest') as OffsetReset,
@@ -151,14 +159,15 @@ export class ConsumerInstances {
       lastUsed: Date.now(),
       queue: Promise.resolve(),
       closed: false,
+      owner,
     })
     return { instance_id: name, name }
   }
 
   /** Runs an operation on an instance after the ones before it; unknown instance: 40403. */
-  run<T>(group: string, name: string, op: (inst: Instance) => Promise<T>): Promise<T> {
+  run<T>(group: string, name: string, op: (inst: Instance) => Promise<T>, user: string | null = null): Promise<T> {
     const inst = this.instances.get(key(group, name))
-    if (inst === undefined || inst.closed) return Promise.reject(Errors.consumerInstanceNotFound())
+    if (inst === undefined || inst.closed || inst.owner !== user) return Promise.reject(Errors.consumerInstanceNotFound())
     inst.lastUsed = Date.now()
     const result = inst.queue.then(() => {
       if (inst.closed) throw Errors.consumerInstanceNotFound()
@@ -170,9 +179,9 @@ export class ConsumerInstances {
     })
   }
 
-  async delete(group: string, name: string): Promise<void> {
+  async delete(group: string, name: string, user: string | null = null): Promise<void> {
     const inst = this.instances.get(key(group, name))
-    if (inst === undefined) throw Errors.consumerInstanceNotFound()
+    if (inst === undefined || inst.owner !== user) throw Errors.consumerInstanceNotFound()
     await this.remove(inst)
   }
 
@@ -280,18 +289,18 @@ export function mountConsumers(server: HttpServer, ctx: RestContext, instances: 
       return fn(req)
     })
   const base = '/consumers/:group/instances/:instance'
-  const on = <T>(req: { params: Readonly<Record<string, string>> }, op: (inst: Instance) => Promise<T>): Promise<T> => instances.run(req.params.group!, req.params.instance!, op)
+  const on = <T>(req: BufferedRequest, op: (inst: Instance) => Promise<T>): Promise<T> => instances.run(req.params.group!, req.params.instance!, op, req.principal?.user ?? null)
 
   route('POST', '/consumers/:group', async (req) => {
     const body = asObject(jsonBody(req, false) ?? {})
     const group = req.params.group!
-    const { instance_id } = instances.create(group, body)
+    const { instance_id } = instances.create(group, body, req.principal?.user ?? null)
     const uri = `${baseUrl(req, ctx.fallbackBaseUrl)}/consumers/${encodeURIComponent(group)}/instances/${encodeURIComponent(instance_id)}`
     return { status: 200, body: { instance_id, base_uri: uri } }
   })
 
   route('DELETE', base, async (req) => {
-    await instances.delete(req.params.group!, req.params.instance!)
+    await instances.delete(req.params.group!, req.params.instance!, req.principal?.user ?? null)
     return { status: 204 }
   })
 

@@ -8,8 +8,9 @@ import { prefixedSecurity } from '../client/client-security-config.js'
 import type { ClientSecurity } from '../client/sasl.js'
 import { Producer, type ProducerOptions } from '../client/producer.js'
 import type { RestSettings } from '../config/client-rest.js'
-import { type BoundListener, createHttpServer, type HttpServer } from '../http/index.js'
+import { basicAuthenticatorFrom, type BoundListener, createHttpServer, type HttpServer } from '../http/index.js'
 import { type Logger, silentLogger } from '../observability/logger.js'
+import { CallerClientPool, currentCaller } from './caller-identity.js'
 import { ConsumerInstances, mountConsumers } from './consumers.js'
 import { type RestContext, restErrorBody } from './context.js'
 import { SchemaSupport } from './formats.js'
@@ -46,6 +47,7 @@ export class RestProxy {
     private readonly ctx: RestContext,
     private readonly consumers: ConsumerInstances,
     private readonly extension: RestProxyExtension | null,
+    private readonly callers: CallerClientPool | null,
   ) {}
 
   /** The proxy's bound listeners (with the ports actually bound). */
@@ -69,11 +71,17 @@ export class RestProxy {
     const producerOptions: ProducerOptions = { ...clientOptions, allowAutoTopicCreation: false, maxBlockMs: 30_000 }
     applyProducerProps(producerOptions, settings.producerConfigs)
     const producer = new Producer(producerOptions)
+    const callers = callerPool(opts, producerOptions, log)
     let clusterId: Promise<string> | null = null
     const ctx: RestContext = {
       settings,
-      admin,
-      producer,
+      // The caller's own clients when the request acts as its caller (caller-identity.ts), else the proxy's.
+      get admin() {
+        return currentCaller()?.admin ?? admin
+      },
+      get producer() {
+        return currentCaller()?.producer ?? producer
+      },
       schemas: SchemaSupport.fromUrls(settings.schemaRegistryUrl),
       log,
       fallbackBaseUrl: '',
@@ -87,19 +95,22 @@ export class RestProxy {
       maxBodyBytes: settings.requestBodyMaxBytes,
       allowedOrigins: settings.allowedOrigins,
       errorBody: restErrorBody,
+      authenticator: basicAuthenticatorFrom(settings.httpAuth) ?? undefined,
       onHandlerError: (err, req) => log.warn({ err: (err as Error).message, method: req.method, path: req.path }, 'REST handler failed'),
     })
     const consumers = new ConsumerInstances(ctx, opts.bootstrapServers, security)
+    const routes = callers?.wrapServer(server) ?? server
     if (settings.apiV2Enable) {
-      mountV2(server, ctx)
-      mountConsumers(server, ctx, consumers)
+      mountV2(routes, ctx)
+      mountConsumers(routes, ctx, consumers)
     }
     if (settings.apiV3Enable) {
-      mountV3(server, ctx)
-      mountProduce(server, ctx)
+      mountV3(routes, ctx)
+      mountProduce(routes, ctx)
     }
-    const extension = opts.extend?.(server, { admin, producer, security }) ?? null
-    const proxy = new RestProxy(server, ctx, consumers, extension)
+    // Getters: the caller's own clients when requests act as their caller (caller-identity.ts).
+    const extension = opts.extend?.(routes, { get admin() { return ctx.admin }, get producer() { return ctx.producer }, security }) ?? null
+    const proxy = new RestProxy(server, ctx, consumers, extension, callers)
     try {
       for (const l of settings.listeners) await server.listen(l)
     } catch (err) {
@@ -116,7 +127,16 @@ export class RestProxy {
     await this.server.close()
     await this.extension?.stop()
     await this.consumers.close()
+    await this.callers?.close()
     await this.ctx.producer.close().catch(() => {})
     await this.ctx.admin.close().catch(() => {})
   }
+}
+
+/** The per-user client pool when requests act as their caller (authentication.kafka.sasl.mechanism), else null. */
+function callerPool(opts: RestProxyOptions, producerOptions: ProducerOptions, log: Logger): CallerClientPool | null {
+  const { httpAuth, caller } = opts.settings
+  if (caller.mechanism === null) return null
+  if (httpAuth.method !== 'BASIC') throw new Error('authentication.kafka.sasl.mechanism needs authentication.method=BASIC: the caller must be authenticated to act as them')
+  return new CallerClientPool({ ...caller, mechanism: caller.mechanism }, opts.bootstrapServers, producerOptions, log)
 }

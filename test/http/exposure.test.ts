@@ -21,5 +21,7 @@ describe('HTTP exposure', () => {
     expect(n.line).toBe('Schema Registry listening on http://127.0.0.1:8081, http://0.0.0.0:8081')
     expect(n.warnings).toHaveLength(1)
     expect(n.warnings[0]).toMatch(/^WARNING: Schema Registry listens on http:\/\/0.0.0.0:8081, reachable from other hosts, without authentication/)
+    // With BASIC authentication nobody reaches it without credentials: no warning.
+    expect(exposureNotice('REST Proxy', ['http://0.0.0.0:8082'], true).warnings).toEqual([])
   })
 })
