@@ -10,40 +10,19 @@
 // Env: BENCH_ROUNDS (rounds per variant, default 7), BENCH_ROUND_MS (default 300).
 import { join, resolve } from 'node:path'
 import { native } from '../src/addon/index.js'
-import { CompressionType } from '../src/protocol/records/batch.js'
-import { buildRecordBatch } from '../src/protocol/records/builder.js'
-import { deflateBatch, inflateBatch } from '../src/protocol/records/inflate.js'
+import { producerBatch, RECORDS_PER_BATCH, VALIDATION_CODECS } from './lib/validation-batches.js'
 import { benchOnlySkipRecordWalk, compareOnlySkipFusedWalk, validateProducerBatches, type BatchValidationPolicy } from '../src/protocol/records/validate.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
 const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 300)
-const RECORDS = 100
-const CODECS = [
-  ['none', CompressionType.NONE],
-  ['lz4', CompressionType.LZ4],
-  ['zstd', CompressionType.ZSTD],
-  ['snappy', CompressionType.SNAPPY],
-  ['gzip', CompressionType.GZIP],
-] as const
+const RECORDS = RECORDS_PER_BATCH
+const CODECS = VALIDATION_CODECS
 type Variant = 'fused' | 'typescript' | 'header-only' | 'baseline'
 type Validate = typeof validateProducerBatches
 const baselineDir = process.env.BENCH_BASELINE
 const baseline: Validate | undefined =
   baselineDir === undefined ? undefined : ((await import(join(resolve(baselineDir), 'src/protocol/records/validate.js'))) as { validateProducerBatches: Validate }).validateProducerBatches
 const VARIANTS: Variant[] = baseline === undefined ? ['fused', 'typescript', 'header-only'] : ['fused', 'typescript', 'header-only', 'baseline']
-
-/** The batch of bench/validation.bench.ts: 100 keyed records of ~100 B of JSON-like text, in codec. */
-function producerBatch(codec: CompressionType, now: number): Buffer {
-  const records = Array.from({ length: RECORDS }, (_, i) => ({
-    key: Buffer.from(`user-${(i * 7919) % 1000}`),
-    value: Buffer.from(JSON.stringify({ id: i, at: now + i, event: i % 3 === 0 ? 'click' : 'view', page: `/items/${(i * 31) % 97}`, pad: 'x'.repeat(20) })),
-    timestamp: now + i,
-  }))
-  const plain = buildRecordBatch(records, native.crc32c)
-  if (codec === CompressionType.NONE) return plain
-  const inflated = inflateBatch(plain, 1 << 20)
-  return deflateBatch(inflated.header, inflated.records, codec)
-}
 
 /** CPU ns (user + system: the figure a loaded machine disturbs least) per validateProducerBatches call over one round of ROUND_MS. */
 function round(batch: Buffer, policy: BatchValidationPolicy, variant: Variant): number {

@@ -24,7 +24,6 @@ import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ErrorCode, errorName } from '../src/domain/errors.js'
-import { CompressionType } from '../src/protocol/records/batch.js'
 import { benchOnlySkipRecordWalk } from '../src/protocol/records/validate.js'
 import { DEFAULT_LOG_CONFIG, LogManager } from '../src/storage/index.js'
 import { RawClient } from '../test/harness/raw-client.js'
@@ -32,7 +31,7 @@ import { benchDir, mainThreadSchedStat, processCpuMicros, type RunningBroker, st
 import { machineInfo } from './broker/machine.js'
 import { ProduceLoad } from './lib/produce-load.js'
 import { BENCH_RESULTS_DIR } from './lib/results-dir.js'
-import { producerBatch, RECORDS_PER_BATCH, trailingBytesBatch } from './lib/validation-batches.js'
+import { producerBatch, RECORDS_PER_BATCH, trailingBytesBatch, VALIDATION_CODECS } from './lib/validation-batches.js'
 
 const PARTS = (process.env.BENCH_PARTS ?? 'append,broker').split(',').map((p) => p.trim())
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6)
@@ -50,13 +49,7 @@ const IN_FLIGHT = 8
 const TOPIC = 'validation-bench'
 const PROBE_TOPIC = 'validation-probe'
 const ENTRY_JS = join(dirname(fileURLToPath(import.meta.url)), 'lib', 'validation-broker.js')
-const ALL_CODECS = [
-  ['none', CompressionType.NONE],
-  ['lz4', CompressionType.LZ4],
-  ['zstd', CompressionType.ZSTD],
-  ['snappy', CompressionType.SNAPPY],
-  ['gzip', CompressionType.GZIP],
-] as const
+const ALL_CODECS = VALIDATION_CODECS
 const codecFilter = process.env.BENCH_CODECS?.split(',').map((c) => c.trim())
 const CODECS = ALL_CODECS.filter(([name]) => codecFilter === undefined || codecFilter.includes(name))
 

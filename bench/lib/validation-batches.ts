@@ -8,12 +8,20 @@ import { deflateBatch, inflateBatch } from '../../src/protocol/records/inflate.j
 
 export const RECORDS_PER_BATCH = 100
 
+/** The codecs the validation benches measure, by the names Kafka's compression.type uses. */
+export const VALIDATION_CODECS = [
+  ['none', CompressionType.NONE],
+  ['lz4', CompressionType.LZ4],
+  ['zstd', CompressionType.ZSTD],
+  ['snappy', CompressionType.SNAPPY],
+  ['gzip', CompressionType.GZIP],
+] as const
+
 /**
  * 100 keyed records of ~100 B of JSON-like text (compressible as real payloads are; about 11 KB
- * uncompressed), timestamped now, in codec: the codec's real compressed bytes, as a producer sends them.
+ * uncompressed), timestamped from now, in codec: the codec's real compressed bytes, as a producer sends them.
  */
-export function producerBatch(codec: CompressionType): Buffer {
-  const now = Date.now()
+export function producerBatch(codec: CompressionType, now = Date.now()): Buffer {
   const records = Array.from({ length: RECORDS_PER_BATCH }, (_, i) => ({
     key: Buffer.from(`user-${(i * 7919) % 1000}`),
     value: Buffer.from(JSON.stringify({ id: i, at: now + i, event: i % 3 === 0 ? 'click' : 'view', page: `/items/${(i * 31) % 97}`, pad: 'x'.repeat(20) })),
