@@ -103,6 +103,26 @@ describe('offset syncs', () => {
     expect(old).toBeGreaterThan(0)
     expect(old).toBeLessThanOrEqual(4991)
   })
+
+  test('OffsetSyncStore: what a moved group re-reads grows with its lag, not with the partition (Kafka 3.5+)', () => {
+    // A sync every 100 offsets (offset.lag.max=100) of a 1,000,000-record partition, downstream 7 behind.
+    const store = new OffsetSyncStore()
+    const newest = 1_000_000
+    for (let u = 0; u <= newest; u += 100) store.add({ topic: 't', partition: 0, upstreamOffset: u, downstreamOffset: u - 7 })
+    for (const lag of [0, 50, 150, 1_000, 4_456, 10_000, 100_000, 600_000, 999_999]) {
+      const group = newest - lag
+      const translated = store.translateDownstream('t', 0, group)!
+      // Never past the group's position (that would skip records), and the re-read is less than its lag
+      // (or than the spacing of two syncs), never the whole partition.
+      const reread = group - 7 - translated
+      expect(reread, `lag ${lag}`).toBeGreaterThanOrEqual(0)
+      expect(reread, `lag ${lag}`).toBeLessThan(Math.max(100, lag))
+    }
+    // The store stays small: about 2*log2(1,000,000 / 100) + 3.
+    expect(store.kept('t', 0)).toBeLessThanOrEqual(2 * Math.log2(newest / 100) + 3)
+    // The issue's case: a group 10,000 behind on a 1,000,000-record partition is not sent to the start.
+    expect(store.translateDownstream('t', 0, newest - 10_000)!).toBeGreaterThan(980_000)
+  })
 })
 
 describe('batched source path offset tracking (SubmittedRecords runs)', () => {

@@ -7,13 +7,21 @@
 // went back; otherwise the newest pair waits as a "delayed" sync that goes out when the task commits its
 // offsets (so an idle topic's consumers are translated up to its end).
 //
-// Reader side (Kafka 3.5+'s OffsetSyncStore, KAFKA-14666): per partition a few syncs are kept, newest first,
-// spaced more widely with age (the i-th kept sync at least 2^(i-1) upstream offsets older than the
-// newest), and the oldest one, so offsets of lagging groups still translate. An upstream offset
-// translates through the newest sync at or before it: to that sync's downstream offset when equal, else
-// one past it, never further, because records after a sync may have been filtered or compacted away, and
-// overshooting would skip records. A consumer moving to the target therefore re-reads at most the records since that
-// sync (about offset.lag.max), and misses none.
+// Reader side (the aim of Kafka 3.5+'s OffsetSyncStore, KAFKA-14666: precision that falls off with a
+// group's lag, in a small store). Per partition the kept syncs, newest first, are thinned on every add so
+// that of two neighbours either nothing was ever between them or the older is at most twice as far behind
+// the newest sync as the newer one. A sync is dropped only when its neighbours satisfy that without it,
+// and the condition, once true, stays true as newer syncs arrive (every distance grows by the same
+// amount), so it holds for every pair at all times. An offset L behind the newest sync therefore
+// translates through a kept sync less than max(L, the spacing of two syncs) further back: what a moved
+// consumer re-reads is about offset.lag.max for a group at the head and grows with its lag, never with the
+// partition. The store keeps at most about 2*log2(newest / offset.lag.max) + 3 syncs; the oldest is never
+// dropped, so a group far behind still translates, conservatively, through it. (Kafka's store keeps one
+// sync per power-of-two bucket of 64; right after the newest crosses a large power of two its near-head
+// buckets all hold the newest sync, and a group just behind it translates a whole bucket back.)
+// An upstream offset translates through the newest sync at or before it: to that sync's downstream offset
+// when equal, else one past it, never further, because records after a sync may have been filtered or
+// compacted away, and overshooting would skip records.
 import type { OffsetSync } from './sync-checkpoint-heartbeat-records.js'
 
 export class OffsetSyncPartitionState {
@@ -44,9 +52,6 @@ export class OffsetSyncPartitionState {
   }
 }
 
-/** How many syncs a partition keeps (Kafka keeps 64). */
-const SYNCS_PER_PARTITION = 64
-
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`
 
 export class OffsetSyncStore {
@@ -56,22 +61,22 @@ export class OffsetSyncStore {
   add(sync: OffsetSync): void {
     const key = tpKey(sync.topic, sync.partition)
     const old = this.syncs.get(key) ?? []
-    const latest = old[0]
-    // A sync at or before the newest one upstream means the source was reset or rewound: start over.
-    const list = latest !== undefined && sync.upstreamOffset <= latest.upstreamOffset ? [] : old
-    const kept: OffsetSync[] = [sync]
-    for (const s of list) {
-      if (kept.length >= SYNCS_PER_PARTITION) break
-      const previous = kept[kept.length - 1]!
-      if (s.downstreamOffset > previous.downstreamOffset) continue
-      // The i-th kept sync is at least 2^(i-1) upstream offsets older than the newest.
-      if (sync.upstreamOffset - s.upstreamOffset >= 2 ** (kept.length - 1)) kept.push(s)
+    const newest = old[0]
+    // A sync before the newest one upstream means the source was reset or rewound: start over.
+    if (newest !== undefined && sync.upstreamOffset < newest.upstreamOffset) {
+      this.syncs.set(key, [sync])
+      return
     }
-    // The oldest sync stays too: a group far behind still translates (conservatively, through it).
-    const oldest = list[list.length - 1]
-    if (oldest !== undefined && kept[kept.length - 1] !== oldest && oldest.downstreamOffset <= kept[kept.length - 1]!.downstreamOffset) {
-      if (kept.length >= SYNCS_PER_PARTITION) kept.pop()
-      kept.push(oldest)
+    // The same upstream offset again replaces it; a sync whose downstream offset is past the new one's
+    // (the target was truncated) would translate past records that no longer exist there: dropped.
+    const kept = [sync]
+    for (let i = newest?.upstreamOffset === sync.upstreamOffset ? 1 : 0; i < old.length; i++) {
+      if (old[i]!.downstreamOffset <= sync.downstreamOffset) kept.push(old[i]!)
+    }
+    const behind = (i: number): number => sync.upstreamOffset - kept[i]!.upstreamOffset
+    for (let i = 1; i < kept.length - 1; ) {
+      if (behind(i + 1) <= 2 * behind(i - 1)) kept.splice(i, 1)
+      else i++
     }
     this.syncs.set(key, kept)
   }
@@ -83,6 +88,11 @@ export class OffsetSyncStore {
     const sync = list.find((s) => s.upstreamOffset <= upstreamOffset)
     if (sync === undefined) return -1
     return sync.downstreamOffset + (sync.upstreamOffset === upstreamOffset ? 0 : 1)
+  }
+
+  /** How many syncs are kept for a partition (0 when none). */
+  kept(topic: string, partition: number): number {
+    return this.syncs.get(tpKey(topic, partition))?.length ?? 0
   }
 
   partitions(): number {
