@@ -7,6 +7,7 @@
 import { Admin } from '../client/admin.js'
 import { parseKeyValues, UsageError, type ParsedArgs } from './args.js'
 import { adminOptions } from './common.js'
+import { alterScram, describeScram, isScramKey } from './configs-scram.js'
 
 type EntityType = 'user' | 'client-id'
 
@@ -18,12 +19,10 @@ interface Component {
 
 const TYPES: Readonly<Record<string, EntityType>> = { users: 'user', user: 'user', clients: 'client-id', client: 'client-id' }
 
-/** True when the command is about client quotas (users or clients entities, no SCRAM credential keys). */
+/** True when the command is about users or clients entities (client quotas and users' SCRAM credentials). */
 export function isQuotaCommand(args: ParsedArgs): boolean {
   const types = args.all('entity-type')
-  const quotaEntity = args.has('user') || args.has('client') || args.has('user-defaults') || args.has('client-defaults') || (types.length > 0 && types.every((t) => TYPES[t] !== undefined))
-  const keys = [...args.all('add-config'), ...args.all('delete-config')].join(',')
-  return quotaEntity && !/(^|,)\s*SCRAM-/.test(keys)
+  return args.has('user') || args.has('client') || args.has('user-defaults') || args.has('client-defaults') || (types.length > 0 && types.every((t) => TYPES[t] !== undefined))
 }
 
 /** The entity's components in command-line order. */
@@ -82,13 +81,31 @@ export async function runQuotaConfigs(args: ParsedArgs, argv: readonly string[],
         const values = Object.entries(e.values).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${formatValue(v)}`)
         out += `Quota configs for ${describeEntity(e.entity)} are ${values.join(', ')}\n`
       }
+      // A user entity alone (a name or every user) also has SCRAM credentials, as kafka-configs shows them.
+      const only = entity.length === 1 ? entity[0]! : undefined
+      if (only?.entityType === 'user' && only.name !== null) out += await describeScram(admin, only.name)
       process.stdout.write(out)
       return 0
     }
     if (entity.some((c) => c.name === undefined)) throw new UsageError('--alter needs --entity-name or --entity-default for each --entity-type')
-    const adds = parseKeyValues(args.all('add-config'), '--add-config', true)
-    const deletes = args.all('delete-config').flatMap((d) => d.split(',')).map((d) => d.trim()).filter((d) => d !== '')
-    if (adds.size === 0 && deletes.length === 0) throw new UsageError('--alter needs --add-config and/or --delete-config')
+    const allAdds = parseKeyValues(args.all('add-config'), '--add-config', true)
+    const allDeletes = args.all('delete-config').flatMap((d) => d.split(',')).map((d) => d.trim()).filter((d) => d !== '')
+    if (allAdds.size === 0 && allDeletes.length === 0) throw new UsageError('--alter needs --add-config and/or --delete-config')
+    // SCRAM-SHA-256 / SCRAM-SHA-512 are a user's credentials, not quotas (kafka-configs takes both at once).
+    const scramAdds = new Map([...allAdds].filter(([k]) => isScramKey(k)))
+    const scramDeletes = allDeletes.filter(isScramKey)
+    const adds = new Map([...allAdds].filter(([k]) => !isScramKey(k)))
+    const deletes = allDeletes.filter((d) => !isScramKey(d))
+    if (scramAdds.size > 0 || scramDeletes.length > 0) {
+      const user = entity.length === 1 && entity[0]!.entityType === 'user' ? entity[0]!.name : undefined
+      if (typeof user !== 'string') throw new UsageError('SCRAM credentials belong to one user: --entity-type users --entity-name USER alone')
+      for (const d of scramDeletes) if (scramAdds.has(d)) throw new UsageError(`config '${d}' is both added and deleted`)
+      await alterScram(admin, user, scramAdds, scramDeletes)
+      if (adds.size === 0 && deletes.length === 0) {
+        process.stdout.write(`Completed updating config for user ${user}.\n`)
+        return 0
+      }
+    }
     const ops: Record<string, number | null> = {}
     for (const [key, raw] of adds) {
       const value = Number(raw)

@@ -9,7 +9,7 @@ import { isQuotaCommand, runQuotaConfigs } from './configs-quotas.js'
 const SPEC: CommandSpec = {
   command: 'skein configs',
   usage: 'skein configs [--bootstrap-server HOST:PORT] --entity-type topics|brokers|users|clients (--entity-name NAME | --entity-default) --describe|--alter [options]',
-  summary: 'Describe and alter topic and broker configs and client quotas (kafka-configs).',
+  summary: 'Describe and alter topic and broker configs, client quotas and SCRAM credentials (kafka-configs).',
   options: [
     BOOTSTRAP_OPTION,
     COMMAND_CONFIG_OPTION,
@@ -39,7 +39,11 @@ Client quotas (producer_byte_rate, consumer_byte_rate, request_percentage, contr
   skein configs --entity-type users --entity-name alice --entity-type clients --entity-name app --alter --add-config consumer_byte_rate=2097152
   skein configs --entity-type clients --entity-default --alter --add-config request_percentage=50
   skein configs --entity-type clients --entity-default --alter --delete-config request_percentage
-  skein configs --entity-type users --describe`,
+  skein configs --entity-type users --describe
+SCRAM credentials (AlterUserScramCredentials; the password is salted here, iterations 4096 by default):
+  skein configs --entity-type users --entity-name alice --alter --add-config 'SCRAM-SHA-256=[iterations=8192,password=alice-secret],SCRAM-SHA-512=[password=alice-secret]'
+  skein configs --entity-type users --entity-name alice --alter --delete-config SCRAM-SHA-512
+  skein configs --entity-type users --entity-name alice --describe`,
 }
 
 function resource(args: import('./args.js').ParsedArgs): { type: ConfigResource['type']; name: string | null; label: string } {

@@ -24,6 +24,9 @@ import * as IncrementalAlterConfigs from '../protocol/messages/44-incremental-al
 import * as ListGroups from '../protocol/messages/16-list-groups.gen.js'
 import * as DescribeClientQuotas from '../protocol/messages/48-describe-client-quotas.gen.js'
 import * as AlterClientQuotas from '../protocol/messages/49-alter-client-quotas.gen.js'
+import * as DescribeUserScramCredentials from '../protocol/messages/50-describe-user-scram-credentials.gen.js'
+import * as AlterUserScramCredentials from '../protocol/messages/51-alter-user-scram-credentials.gen.js'
+import { pbkdf2Sync, randomBytes } from 'node:crypto'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { Cluster, type BrokerNode, type ClientOptions, type PartitionInfo } from './cluster-connections.js'
 import type { BrokerConnection } from './connection.js'
@@ -157,6 +160,25 @@ export interface ClientQuotaEntry {
   entity: Record<string, string | null>
   values: Record<string, number>
 }
+
+/** SCRAM mechanisms by their AlterUserScramCredentials / DescribeUserScramCredentials id (Kafka's ScramMechanism). */
+export const SCRAM_MECHANISMS = { 'SCRAM-SHA-256': 1, 'SCRAM-SHA-512': 2 } as const
+export type ScramMechanismName = keyof typeof SCRAM_MECHANISMS
+
+export interface ScramCredentialUpsert {
+  user: string
+  mechanism: ScramMechanismName
+  password: string
+  /** Kafka's default 4096 (the broker refuses fewer, and more than 16384). */
+  iterations?: number
+}
+
+export interface UserScramCredentials {
+  user: string
+  credentials: { mechanism: ScramMechanismName; iterations: number }[]
+}
+
+const scramMechanismName = (id: number): ScramMechanismName | undefined => (id === 1 ? 'SCRAM-SHA-256' : id === 2 ? 'SCRAM-SHA-512' : undefined)
 
 export class Admin {
   readonly cluster: Cluster
@@ -635,6 +657,47 @@ export class Admin {
       })
       const res = await conn.send(ApiKey.AlterClientQuotas, (w, v) => AlterClientQuotas.encodeAlterClientQuotasRequest(w, req, v), AlterClientQuotas.decodeAlterClientQuotasResponse)
       for (const r of res.entries) check(r.errorCode, r.errorMessage, 'altering client quotas')
+    })
+  }
+
+  /**
+   * AlterUserScramCredentials, as Kafka's admin client: the password never leaves this process; a random
+   * salt and the salted password (PBKDF2 with the mechanism's HMAC, RFC 5802's Hi) are sent. Throws the
+   * first user's error.
+   */
+  alterUserScramCredentials(upserts: readonly ScramCredentialUpsert[], deletions: readonly { user: string; mechanism: ScramMechanismName }[] = []): Promise<void> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.cluster.anyConnection()
+      const req = AlterUserScramCredentials.createAlterUserScramCredentialsRequest({
+        deletions: deletions.map((d) => ({ name: d.user, mechanism: SCRAM_MECHANISMS[d.mechanism] })),
+        upsertions: upserts.map((u) => {
+          const iterations = u.iterations ?? 4096
+          const hash = u.mechanism === 'SCRAM-SHA-256' ? 'sha256' : 'sha512'
+          const salt = randomBytes(32)
+          const saltedPassword = pbkdf2Sync(Buffer.from(u.password, 'utf8'), salt, iterations, hash === 'sha256' ? 32 : 64, hash)
+          return { name: u.user, mechanism: SCRAM_MECHANISMS[u.mechanism], iterations, salt, saltedPassword }
+        }),
+      })
+      const res = await conn.send(ApiKey.AlterUserScramCredentials, (w, v) => AlterUserScramCredentials.encodeAlterUserScramCredentialsRequest(w, req, v), AlterUserScramCredentials.decodeAlterUserScramCredentialsResponse)
+      for (const r of res.results) check(r.errorCode, r.errorMessage, `altering the SCRAM credentials of user ${r.user}`)
+    })
+  }
+
+  /** DescribeUserScramCredentials: the mechanisms and iterations of each user's credentials (all users without a list; a listed user without any: RESOURCE_NOT_FOUND is thrown). */
+  describeUserScramCredentials(users?: readonly string[]): Promise<UserScramCredentials[]> {
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.cluster.anyConnection()
+      const req = DescribeUserScramCredentials.createDescribeUserScramCredentialsRequest({ users: users === undefined ? null : users.map((name) => ({ name })) })
+      const res = await conn.send(ApiKey.DescribeUserScramCredentials, (w, v) => DescribeUserScramCredentials.encodeDescribeUserScramCredentialsRequest(w, req, v), DescribeUserScramCredentials.decodeDescribeUserScramCredentialsResponse)
+      check(res.errorCode, res.errorMessage, 'describing SCRAM credentials')
+      return res.results.map((r) => {
+        check(r.errorCode, r.errorMessage, `describing the SCRAM credentials of user ${r.user}`)
+        const credentials = r.credentialInfos.flatMap((c) => {
+          const mechanism = scramMechanismName(c.mechanism)
+          return mechanism === undefined ? [] : [{ mechanism, iterations: c.iterations }]
+        })
+        return { user: r.user, credentials }
+      })
     })
   }
 
