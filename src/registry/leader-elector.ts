@@ -92,6 +92,9 @@ export interface LeaderElectorOptions {
   onElected: (leader: RegistryIdentity | null, isSelf: boolean) => void | Promise<void>
 }
 
+/** How long stop() waits for a round the coordinator holds before abandoning it. */
+const STOP_WAIT_MS = 300
+
 export class LeaderElector {
   readonly groupId: string
   private memberId = ''
@@ -117,6 +120,7 @@ export class LeaderElector {
   }
 
   private sleep(ms: number): Promise<void> {
+    if (!this.running) return Promise.resolve()
     return new Promise((resolve) => {
       const t = setTimeout(resolve, ms)
       this.wake = () => {
@@ -131,6 +135,8 @@ export class LeaderElector {
       try {
         if (this.rejoin) {
           const assignment = await this.join()
+          // Stopped while the join was pending: not elected, nothing to announce.
+          if (!this.running) break
           if (assignment === null) continue
           this.rejoin = false
           const isSelf = assignment.leader !== null && assignment.leader === this.memberId
@@ -207,11 +213,26 @@ export class LeaderElector {
     this.rejoin = true
   }
 
-  /** Leaves the group so that another instance is elected at once, not after the session timeout. */
+  /**
+   * Leaves the group so that another instance is elected at once, not after the session timeout. A
+   * JoinGroup the coordinator holds (the group's initial rebalance delay, or a rebalance waiting for other
+   * members) is not waited for beyond STOP_WAIT_MS: the member is abandoned then, and the coordinator drops
+   * it after the session timeout (at once when it is this very broker that stops), so that stopping takes
+   * under a second whenever it happens. Whoever owns the cluster connections closes them afterwards, which
+   * ends the pending request.
+   */
   async stop(): Promise<void> {
     this.running = false
     this.wake?.()
-    await this.loop?.catch(() => undefined)
+    const loop = this.loop?.catch(() => undefined)
+    let timer: NodeJS.Timeout | undefined
+    const finished = await Promise.race([loop?.then(() => true) ?? true, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), STOP_WAIT_MS)))])
+    clearTimeout(timer)
+    if (!finished) {
+      this.memberId = ''
+      this.isLeader = false
+      return
+    }
     if (this.memberId === '') return
     try {
       const conn = await this.cluster.coordinator(this.groupId, 0)

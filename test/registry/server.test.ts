@@ -98,6 +98,20 @@ describe('Schema Registry embedded in the broker and standalone', () => {
     await expect(fetch(`${base}/subjects`)).rejects.toThrow()
   }, 90_000)
 
+  it('a broker stopped while the registry\'s election round is held by the coordinator stops at once, not after the round', async () => {
+    // The coordinator holds the first JoinGroup for group.initial.rebalance.delay.ms (60 s here): stopping
+    // must not wait for it (it did: the broker stopped only after the delay, ~6 s with the shipped 3 s).
+    const broker: BrokerProcess = await startBrokerProcess({
+      overrides: [`schema.registry.listeners=http://127.0.0.1:${await freePort()}`, 'group.initial.rebalance.delay.ms=60000'],
+    })
+    cleanups.push(() => broker.kill('SIGKILL'))
+    await waitFor('the registry\'s election round', () => broker.output().includes('preparing to rebalance group'))
+    const started = Date.now()
+    expect(await broker.kill('SIGTERM')).toBe(0)
+    expect(Date.now() - started).toBeLessThan(20_000)
+    expect(broker.output()).toContain('shut down cleanly')
+  }, 60_000)
+
   it("serves the broker's /metrics, /health and /ready on schema.registry.listeners alone (no rest.listeners)", async () => {
     const registryPort = await freePort()
     const broker: BrokerProcess = await startBrokerProcess({ overrides: [`schema.registry.listeners=http://127.0.0.1:${registryPort}`] })
