@@ -243,7 +243,9 @@ const GROUP_STATES = ['Stable', 'Empty', 'PreparingRebalance', 'CompletingRebala
 
 /** kafka-consumer-groups --list [--state [STATES]]. */
 async function listGroups(admin: Admin, args: import('./args.js').ParsedArgs): Promise<number> {
-  const list = await admin.listGroups()
+  const list = await admin.listGroups({
+    onUnreachable: (b, err) => process.stderr.write(`Warning: broker ${b.nodeId} (${b.host}:${b.port}) could not be reached, the groups it coordinates are not listed: ${err.message}\n`),
+  })
   if (!args.has('state')) {
     process.stdout.write(list.map((g) => `${g.groupId}\n`).join(''))
     return 0

@@ -28,6 +28,7 @@ import * as DescribeUserScramCredentials from '../protocol/messages/50-describe-
 import * as AlterUserScramCredentials from '../protocol/messages/51-alter-user-scram-credentials.gen.js'
 import { pbkdf2Sync, randomBytes } from 'node:crypto'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
+import { ConnectionError } from './errors.js'
 import { Cluster, type BrokerNode, type ClientOptions, type PartitionInfo } from './cluster-connections.js'
 import type { BrokerConnection } from './connection.js'
 import { commitOffsets, decodeAssignment, fetchCommittedOffsetDetails, fetchCommittedOffsets, type CommittedOffset, type TopicPartitionOffset } from './group.js'
@@ -188,9 +189,21 @@ export class Admin {
   }
 
   /** The controller (or any broker when the cluster reports none), for topic and config changes. */
+  /**
+   * The active controller, from fresh metadata. When it cannot be reached (it has just died and the
+   * metadata, from a broker that has not heard yet, still names it), any broker that answers: every broker
+   * serves topic creation, deletion and partition changes itself, and the controller-only APIs answer
+   * NOT_CONTROLLER there, which the caller may retry.
+   */
   private async controller(): Promise<BrokerConnection> {
     const meta = await this.cluster.refreshMetadata([])
-    if (meta.controllerId >= 0 && meta.brokers.has(meta.controllerId)) return this.cluster.nodeConnection(meta.controllerId)
+    if (meta.controllerId >= 0 && meta.brokers.has(meta.controllerId)) {
+      try {
+        return await this.cluster.nodeConnection(meta.controllerId)
+      } catch (err) {
+        if (!(err instanceof ConnectionError)) throw err
+      }
+    }
     return this.cluster.anyConnection()
   }
 
@@ -385,7 +398,7 @@ export class Admin {
     })
   }
 
-  /** Broker resources must go to that broker; topic resources to the controller. */
+  /** Broker resources must go to that broker; topic resources and cluster defaults to any broker that answers (as Kafka's admin: the least loaded node). */
   private async controllerFor(resources: readonly ConfigResource[]): Promise<BrokerConnection> {
     const broker = resources.find((r) => (r.type === 'broker' || r.type === 'broker-logger') && r.name !== '')
     if (broker !== undefined) {
@@ -393,16 +406,27 @@ export class Admin {
       if (!Number.isInteger(id)) throw new KafkaError(ErrorCode.INVALID_REQUEST, `broker '${broker.name}' is not a broker id`)
       return this.cluster.nodeConnection(id)
     }
-    return this.controller()
+    return this.cluster.anyConnection()
   }
 
-  /** Groups of every broker (each broker lists the groups it coordinates). */
-  listGroups(): Promise<GroupListing[]> {
+  /**
+   * Groups of every broker (each broker lists the groups it coordinates). A broker the metadata names but
+   * that cannot be reached (it has just died; the others have not noticed yet) is skipped and reported to
+   * onUnreachable: the groups of the brokers that answer are listed, not none.
+   */
+  listGroups(opts: { onUnreachable?: (broker: BrokerNode, err: Error) => void } = {}): Promise<GroupListing[]> {
     return this.cluster.withDeadline(async () => {
       const meta = await this.cluster.refreshMetadata([])
       const out: GroupListing[] = []
-      for (const nodeId of meta.brokers.keys()) {
-        const conn = await this.cluster.nodeConnection(nodeId)
+      for (const [nodeId, node] of meta.brokers) {
+        let conn: BrokerConnection
+        try {
+          conn = await this.cluster.nodeConnection(nodeId)
+        } catch (err) {
+          if (!(err instanceof ConnectionError)) throw err
+          opts.onUnreachable?.(node, err)
+          continue
+        }
         const req = ListGroups.createListGroupsRequest()
         const res = await conn.send(ApiKey.ListGroups, (w, v) => ListGroups.encodeListGroupsRequest(w, req, v), ListGroups.decodeListGroupsResponse)
         check(res.errorCode, null, 'ListGroups')
