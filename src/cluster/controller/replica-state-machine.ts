@@ -27,22 +27,33 @@ export interface ReplicaStateMachineDeps {
 export class ReplicaStateMachine {
   constructor(private readonly deps: ReplicaStateMachineDeps) {}
 
-  /** At failover: online replicas are told their partitions; the others are offline (or failed deletions). */
+  /**
+   * At failover: online replicas are told their partitions; the others go through the OfflineReplica
+   * transition (as Kafka's ReplicaStateMachine.startup), which takes them out of every ISR at once. A
+   * broker that died while there was no controller (the old controller itself, killed) is otherwise left
+   * in the ISR of the partitions it followed, and their acks=all writes wait replica.lag.time.max.ms for
+   * the leaders to shrink it. Replicas of topics being deleted are failed deletions instead.
+   */
   async startup(): Promise<void> {
     const ctx = this.deps.context
     const online: PartitionReplica[] = []
+    const offline: PartitionReplica[] = []
     for (const tp of ctx.allPartitions()) {
       for (const replica of ctx.replicasOf(tp)) {
         const r = { ...tp, replica }
         if (ctx.isReplicaOnlineFor(replica, tp)) {
           ctx.putReplicaState(r, 'OnlineReplica')
           online.push(r)
+        } else if (ctx.isTopicQueuedUpForDeletion(tp.topic)) {
+          ctx.putReplicaState(r, 'ReplicaDeletionIneligible')
         } else {
-          ctx.putReplicaState(r, ctx.isTopicQueuedUpForDeletion(tp.topic) ? 'ReplicaDeletionIneligible' : 'OfflineReplica')
+          ctx.putReplicaState(r, 'OfflineReplica')
+          offline.push(r)
         }
       }
     }
     await this.handleStateChanges(online, 'OnlineReplica')
+    await this.handleStateChanges(offline, 'OfflineReplica')
   }
 
   async handleStateChanges(replicas: readonly PartitionReplica[], target: ReplicaStateName): Promise<void> {
