@@ -138,6 +138,14 @@ describe.skipIf(skip !== undefined)('Connect distributed: two workers, PostgreSQ
     const unknown = await rest(a.url, 'POST', '/connectors', { name: 'nope', config: { 'connector.class': 'com.example.Nope', topics: 'x' } })
     expect(unknown.status).toBe(400)
     expect((await rest(a.url, 'GET', '/connectors/bad')).status).toBe(404)
+    // Each worker's GET /metrics has its rebalance metrics: it joined the group at least once.
+    for (const w of workers) {
+      const text = await (await fetch(`${w.url}/metrics`)).text()
+      const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1])
+      expect(value('kafka_connect_connect_worker_rebalance_metrics_completed_rebalances_total')).toBeGreaterThanOrEqual(1)
+      expect(value('kafka_connect_connect_worker_rebalance_metrics_epoch')).toBeGreaterThanOrEqual(1)
+      expect(value('kafka_connect_connect_worker_rebalance_metrics_time_since_last_rebalance_ms')).toBeGreaterThanOrEqual(0)
+    }
     expect(workers.every((w) => w.alive())).toBe(true)
   }, 60000)
 

@@ -77,6 +77,23 @@ describe('Connect standalone: skein connect standalone with FileStream connector
     await waitFor('70 lines in the output', async () => lines(output).length >= 70)
     await new Promise((r) => setTimeout(r, 1500))
     expect(lines(output)).toEqual(Array.from({ length: 70 }, (_v, i) => `line ${i + 1}`))
+
+    // GET /metrics: Kafka's worker and task metrics under the JMX exporter's names, counted since this
+    // (re)start: the source polled and wrote the 20 new lines, the sink read and put them.
+    const metrics = await (await fetch(`${worker.url}/metrics`)).text()
+    for (const line of [
+      'kafka_connect_connect_worker_metrics_connector_count 2',
+      'kafka_connect_connect_worker_metrics_task_count 2',
+      'kafka_connect_connect_worker_metrics_connector_startup_success_total 2',
+      'kafka_connect_connect_worker_metrics_task_startup_success_total 2',
+      'kafka_connect_connect_worker_metrics_task_startup_failure_total 0',
+      'kafka_connect_connect_worker_metrics_connector_running_task_count{connector="lines-source"} 1',
+      'kafka_connect_connect_worker_metrics_connector_total_task_count{connector="lines-sink"} 1',
+      'kafka_connect_source_task_metrics_source_record_poll_total{connector="lines-source",task="0"} 20',
+      'kafka_connect_source_task_metrics_source_record_write_total{connector="lines-source",task="0"} 20',
+      'kafka_connect_sink_task_metrics_sink_record_read_total{connector="lines-sink",task="0"} 20',
+      'kafka_connect_sink_task_metrics_sink_record_send_total{connector="lines-sink",task="0"} 20',
+    ]) expect(metrics.split('\n'), line).toContain(line)
   }, 120000)
 
   test('a failing sink with errors.tolerance=none is FAILED with its trace, and restart?includeTasks&onlyFailed restarts it', async () => {

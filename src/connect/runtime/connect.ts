@@ -5,6 +5,7 @@
 import { Admin } from '../../client/index.js'
 import type { Logger } from '../../observability/logger.js'
 import { MetricsRegistry } from '../../observability/metrics.js'
+import { ConnectWorkerMetrics } from './worker-metrics.js'
 import { KafkaConfigStore, MemoryConfigStore } from './config-store.js'
 import { DistributedHerder, type Herder, StandaloneHerder } from './herder.js'
 import { Loggers } from './loggers.js'
@@ -52,6 +53,7 @@ export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
   let herder: Herder | null = null
   const allowedOrigins = String(config.values['access.control.allow.origin'] ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '')
   const rest = await ConnectRest.start({ listeners: restListeners(config), allowedOrigins, herder: () => herder, loggers, log: loggers.get('skein.connect.rest'), clusterId: () => clusterId, metrics })
+  const workerMetrics = new ConnectWorkerMetrics(metrics)
   try {
     const bound = rest.listeners[0]!
     const advertised = (v['rest.advertised.listener'] as string | null) ?? 'http'
@@ -79,9 +81,24 @@ export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
       onTaskReconfiguration: (name) => herder?.requestTaskReconfiguration(name),
       exactlyOnceGroupId: eos ? (v['group.id'] as string) : null,
       metrics,
+      workerMetrics,
     })
     const opts = { config, worker, configStore, statusStore, offsetStore, plugins, log: loggers.get('skein.connect.herder'), workerId, url }
     const h: Herder = distributed ? new DistributedHerder(opts) : new StandaloneHerder(opts)
+    h.onRebalanceCompleted = () => workerMetrics.rebalanceCompleted()
+    workerMetrics.attach({
+      connectorCount: () => worker.connectorNames().length,
+      taskCount: () => worker.taskIds().length,
+      taskStates: () => new Map(h.connectorNames().flatMap((name) => {
+        try {
+          return [[name, h.connectorStatus(name).tasks.map((t) => t.state)] as [string, string[]]]
+        } catch {
+          return []
+        }
+      })),
+      generation: () => h.generation,
+      rebalancing: () => h.rebalancing,
+    })
     h.onLoggerLevel = (ns, level) => {
       try {
         loggers.setLevel(ns, level)
@@ -112,9 +129,11 @@ export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
       async stop() {
         await rest.close().catch(() => {})
         await h.stop()
+        workerMetrics.close()
       },
     }
   } catch (err) {
+    workerMetrics.close()
     await rest.close().catch(() => {})
     throw err
   }

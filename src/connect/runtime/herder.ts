@@ -122,6 +122,10 @@ export abstract class Herder {
   }
 
   onLoggerLevel?: (namespace: string, level: string) => void
+  /** Called when this worker has joined its group (connect-worker-rebalance-metrics). */
+  onRebalanceCompleted?: () => void
+  /** Whether a rebalance is in progress here (always false for a standalone worker). */
+  rebalancing = false
 
   abstract get isLeader(): boolean
   abstract get leaderUrl(): string | null
@@ -727,6 +731,15 @@ export class DistributedHerder extends Herder {
   }
 
   private async rebalance(): Promise<void> {
+    this.rebalancing = true
+    try {
+      await this.rebalanceRound()
+    } finally {
+      this.rebalancing = false
+    }
+  }
+
+  private async rebalanceRound(): Promise<void> {
     const m = this.member!
     const cooperative = this.mode !== 'eager'
     let bytes: Buffer
@@ -767,6 +780,7 @@ export class DistributedHerder extends Herder {
     }
     if (a.delayMs > 0) this.rejoinAt = Date.now() + a.delayMs
     this.ready = true
+    this.onRebalanceCompleted?.()
     this.log.info({ generation: this.generationId, leader: this.isLeader, connectors: this.assignment.connectors, tasks: this.assignment.tasks.map(taskIdString), delayMs: a.delayMs }, 'joined the Connect group')
   }
 

@@ -16,6 +16,7 @@
 import { type BatchDelivery, Consumer, type ConsumedRecord, type ConsumerOptions, type Header, isRetriableError, Producer, type ProducerOptions, type RebalanceListener, tpKey } from '../../client/index.js'
 import type { Logger } from '../../observability/logger.js'
 import type { MetricsRegistry } from '../../observability/metrics.js'
+import type { TaskCounts } from './worker-metrics.js'
 import { ConnectHeaders, type Converter, type HeaderConverter, type OffsetStorageReader, type RecordMetadata as TaskRecordMetadata, RetriableException, type SinkRecord, type SinkTask, type SinkTaskContext, type SourceRecord, type SourceTask, type TopicPartition, type TransactionContext } from '../api/plugin.js'
 import type { ConnectRecord } from '../api/plugin.js'
 import type { SchemaAndValue } from '../api/data.js'
@@ -50,6 +51,8 @@ export interface TaskDeps {
   gracefulTimeoutMs: number
   /** The worker's metrics registry, handed to the task in its context. */
   metrics: MetricsRegistry
+  /** The task's record counts (source-task-metrics / sink-task-metrics). */
+  counts: TaskCounts
   /** A topic the task wrote to or read from (GET /connectors/{c}/topics). */
   onTopic: (topic: string) => void
 }
@@ -343,7 +346,10 @@ export class WorkerSourceTask extends WorkerTask {
         }
         throw err
       }
-      if (records !== null && records.length > 0) await this.sendRecords(records)
+      if (records !== null && records.length > 0) {
+        this.s.counts.polledOrRead += records.length
+        await this.sendRecords(records)
+      }
       await this.maybeCommit(records?.length ?? 0)
     }
     await this.finish()
@@ -381,6 +387,7 @@ export class WorkerSourceTask extends WorkerTask {
       } catch (err) {
         throw new Error(`topic ${transformed.topic} is not available: ${(err as Error).message}`, { cause: err })
       }
+      this.s.counts.writtenOrSent++
       producer.append(transformed.topic, transformed.kafkaPartition ?? undefined, converted.key, converted.value, converted.headers, (err, meta) => {
         if (err !== null) {
           if (this.s.errors.tolerateAll && eos === null) {
@@ -456,6 +463,7 @@ export class WorkerSourceTask extends WorkerTask {
         }
       }
       if (!producer.hasCapacity) await producer.waitForCapacity()
+      this.s.counts.writtenOrSent++
       producer.appendBatched(topic, record.kafkaPartition ?? undefined, converted.key, converted.value, converted.headers, this.onBatchDelivered, batch.firstSeq + i, record.timestamp ?? Date.now())
     }
     if (batch.remaining === 0) this.inFlight.splice(this.inFlight.indexOf(batch), 1)
@@ -540,6 +548,7 @@ export class WorkerSourceTask extends WorkerTask {
     } catch (err) {
       throw new Error(`topic ${record.topic} is not available: ${(err as Error).message}`, { cause: err })
     }
+    this.s.counts.writtenOrSent++
     producer.append(record.topic, record.kafkaPartition ?? undefined, converted.key, converted.value, converted.headers, (err, meta) => {
       if (err !== null) {
         if (this.s.errors.tolerateAll) ack()
@@ -794,6 +803,7 @@ export class WorkerSinkTask extends WorkerTask {
         continue
       }
       if (this.stopping) break
+      this.s.counts.polledOrRead += records.length
       if (records.length > 0) {
         // Converted while the previous put() runs; put() calls stay one at a time and in order.
         let batch = await this.convert(records)
@@ -976,6 +986,7 @@ export class WorkerSinkTask extends WorkerTask {
     for (;;) {
       try {
         await this.s.task.put(batch)
+        this.s.counts.writtenOrSent += batch.length
         break
       } catch (err) {
         if (err instanceof RetriableException && !this.stopping) {

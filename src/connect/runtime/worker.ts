@@ -17,6 +17,7 @@ import type { State, StatusStore } from './status-store.js'
 import { taskName, type TaskId, WorkerSinkTask, WorkerSourceTask } from './worker-task.js'
 import { withPrefix, type WorkerConfig } from './worker-config.js'
 import type { MetricsRegistry } from '../../observability/metrics.js'
+import type { ConnectWorkerMetrics } from './worker-metrics.js'
 
 export interface WorkerOptions {
   config: WorkerConfig
@@ -33,6 +34,8 @@ export interface WorkerOptions {
   exactlyOnceGroupId: string | null
   /** The worker's metrics registry: tasks get it in their context. */
   metrics: MetricsRegistry
+  /** The worker's own metrics (startups, the tasks' record counts). */
+  workerMetrics: ConnectWorkerMetrics
 }
 
 interface RunningConnector {
@@ -86,6 +89,7 @@ export class Worker {
     try {
       connector = this.o.plugins.newConnector(props['connector.class'] ?? '')
     } catch (err) {
+      this.o.workerMetrics.connectorStartup(false)
       this.reportConnector(name, 'FAILED', (err as Error).stack ?? String(err))
       return false
     }
@@ -110,10 +114,12 @@ export class Worker {
     try {
       await r.connector.start({ ...r.props })
       r.failed = false
+      this.o.workerMetrics.connectorStartup(true)
       this.reportConnector(r.name, 'RUNNING', null)
       return true
     } catch (err) {
       r.failed = true
+      this.o.workerMetrics.connectorStartup(false)
       this.o.log.error({ connector: r.name, err: (err as Error).message }, 'connector failed to start')
       this.reportConnector(r.name, 'FAILED', (err as Error).stack ?? String(err))
       return false
@@ -236,6 +242,7 @@ export class Worker {
         offsetFlushIntervalMs: this.o.config.values['offset.flush.interval.ms'] as number,
         gracefulTimeoutMs: this.o.config.values['task.shutdown.graceful.timeout.ms'] as number,
         metrics: this.o.metrics,
+        counts: this.o.workerMetrics.taskStarted(id.connector, id.task, connector instanceof SinkConnector ? 'sink' : 'source'),
         onTopic: (topic: string) => void this.o.status.putTopic({ topic, connector: id.connector, task: id.task, discoverTimestamp: Date.now() }).catch(() => {}),
       }
       let worker: WorkerSourceTask | WorkerSinkTask
@@ -289,8 +296,11 @@ export class Worker {
       this.tasks.set(name, worker)
       this.reportTask(id, 'UNASSIGNED', null)
       worker.start(state === 'PAUSED' ? 'PAUSED' : 'STARTED')
+      this.o.workerMetrics.taskStartup(true)
       return true
     } catch (err) {
+      this.o.workerMetrics.taskStartup(false)
+      this.o.workerMetrics.taskStopped(id.connector, id.task)
       log.error({ err: (err as Error).message }, 'task failed to start')
       this.reportTask(id, 'FAILED', (err as Error).stack ?? String(err))
       return false
@@ -302,6 +312,7 @@ export class Worker {
     const t = this.tasks.get(name)
     if (t === undefined) return
     this.tasks.delete(name)
+    this.o.workerMetrics.taskStopped(id.connector, id.task)
     await t.stop()
   }
 
