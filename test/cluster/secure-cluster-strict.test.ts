@@ -94,8 +94,9 @@ beforeAll(async () => {
     'transaction.state.log.num.partitions=3',
     'transaction.state.log.min.isr=2',
     'group.initial.rebalance.delay.ms=0',
-    // A dead follower leaves the ISR by its leader's AlterPartition once it lags this long (Kafka's
-    // controller removes only the dead brokers it sees die, not those dead at its own failover).
+    // A follower that died with the old controller leaves the ISR by its leader's AlterPartition once it
+    // lags this long: the new controller, as Kafka's, takes the ISR as it finds it at failover (the
+    // default 30 s would outlast the test).
     'replica.lag.time.max.ms=3000',
   ])
   certs = secure.certs

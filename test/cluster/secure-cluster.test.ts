@@ -4,6 +4,8 @@
 // TLS + SASL (there is no other listener), so a topic of replication factor 2 that reaches a full ISR and
 // takes acks=all writes proves inter-broker security works end to end. A SCRAM-SHA-256 client with ACLs
 // produces and consumes; a PLAIN client without ACLs is refused with TOPIC_AUTHORIZATION_FAILED.
+// The setup is test/cluster/secure-cluster-setup.ts, shared with secure-cluster-strict.test.ts (three
+// brokers: elections, groups and transactions under strict ACLs).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Admin } from '../../src/client/admin.js'
 import { Consumer } from '../../src/client/consumer.js'
