@@ -14,8 +14,9 @@
 //   the client's ACLs do not cover. A user without Read on the group gets GROUP_AUTHORIZATION_FAILED.
 // - Transactions: a producer with Write on its transactional id and on the topic commits and aborts
 //   across partitions led by three different brokers, so the coordinator's WriteTxnMarkers reach other
-//   brokers; read_committed sees only the committed records. A user without Write on the transactional id
-//   gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+//   brokers (ClusterAction, allowed to User:broker; the producing user's own WriteTxnMarkers is refused
+//   with CLUSTER_AUTHORIZATION_FAILED); read_committed sees only the committed records. A user without
+//   Write on the transactional id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 // The tests run in order on one cluster (the groups and transactions run after the brokers' restarts).
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -23,12 +24,14 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { Admin } from '../../src/client/admin.js'
+import { BrokerConnection } from '../../src/client/connection.js'
 import { Consumer } from '../../src/client/consumer.js'
 import { KafkaError } from '../../src/client/errors.js'
 import { tpKey } from '../../src/client/offsets.js'
 import { Producer } from '../../src/client/producer.js'
 import { AclOperation, ResourceType } from '../../src/domain/acl.js'
 import { ErrorCode } from '../../src/domain/errors.js'
+import * as WriteTxnMarkers from '../../src/protocol/messages/27-write-txn-markers.gen.js'
 import { hasOpenssl, hasPythonModule, runOk, SYSTEM_PYTHON, until, zookeeperMissing, type TestCertificates, type TestCluster } from '../harness/index.js'
 import { allow, asBroker, asScramUser, startSecureCluster, untilAclsOnEveryBroker, upsertScram, type SecureCluster } from './secure-cluster-setup.js'
 
@@ -314,8 +317,11 @@ describe.skipIf(SKIP)('an all-SASL_SSL cluster with strict ACLs', () => {
     const tina = new Producer({ bootstrapServers: cluster.bootstrap(), clientId: 'tina', security: asScramUser(certs, 'tina'), transactionalId: TXN_ID, acks: -1, maxBlockMs: 20_000 })
     const committed: string[] = []
     const aborted: string[] = []
+    let producerId = -1
+    let producerEpoch = -1
     try {
       await tina.initTransactions()
+      ;({ producerId, producerEpoch } = tina.producerIdAndEpoch!)
       for (const [n, outcome] of [[1, 'commit'], [2, 'abort'], [3, 'commit']] as const) {
         tina.beginTransaction()
         const values = [0, 1, 2].flatMap((partition) => [0, 1].map((i) => ({ partition, value: `txn-${n}-${outcome}-p${partition}-${i}` })))
@@ -351,6 +357,19 @@ describe.skipIf(SKIP)('an all-SASL_SSL cluster with strict ACLs', () => {
     expect(await read('read_committed', committed.length)).toEqual([...committed].sort())
     // The aborted records were written (and are skipped by read_committed, not missing).
     expect(await read('read_uncommitted', committed.length + aborted.length)).toEqual([...committed, ...aborted].sort())
+
+    // Markers are ClusterAction: the coordinator's WriteTxnMarkers above got through as User:broker, while
+    // tina, who wrote the transactions, may not write a marker herself on the same listener.
+    const forged = WriteTxnMarkers.createWriteTxnMarkersRequest({
+      markers: [WriteTxnMarkers.createWritableTxnMarker({ producerId: BigInt(producerId), producerEpoch, transactionResult: true, topics: [WriteTxnMarkers.createWritableTxnMarkerTopic({ name: TXN_TOPIC, partitionIndexes: [ps[0]!.partition] })] })],
+    })
+    const conn = await BrokerConnection.connect({ host: '127.0.0.1', port: cluster.broker(ps[0]!.leader).port, clientId: 'tina-forger', security: asScramUser(certs, 'tina') })
+    try {
+      const res = await conn.send(27, (w, v) => WriteTxnMarkers.encodeWriteTxnMarkersRequest(w, forged, v), WriteTxnMarkers.decodeWriteTxnMarkersResponse, { version: 1 })
+      expect(res.markers[0]?.topics[0]?.partitions[0]?.errorCode).toBe(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    } finally {
+      conn.close()
+    }
 
     const eve = new Producer({ bootstrapServers: cluster.bootstrap(), clientId: 'eve', security: asScramUser(certs, 'eve'), transactionalId: TXN_ID, acks: -1, maxBlockMs: 10_000 })
     try {
