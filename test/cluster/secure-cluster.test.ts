@@ -4,77 +4,38 @@
 // TLS + SASL (there is no other listener), so a topic of replication factor 2 that reaches a full ISR and
 // takes acks=all writes proves inter-broker security works end to end. A SCRAM-SHA-256 client with ACLs
 // produces and consumes; a PLAIN client without ACLs is refused with TOPIC_AUTHORIZATION_FAILED.
-import { pbkdf2Sync, randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+// The setup is test/cluster/secure-cluster-setup.ts, shared with secure-cluster-strict.test.ts (three
+// brokers: elections, groups and transactions under strict ACLs).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Admin } from '../../src/client/admin.js'
-import { BrokerConnection } from '../../src/client/connection.js'
 import { Consumer } from '../../src/client/consumer.js'
 import { KafkaError } from '../../src/client/errors.js'
 import { Producer } from '../../src/client/producer.js'
-import type { ClientSecurity, SaslCredentials } from '../../src/client/sasl.js'
-import { AclOperation, AclPermission, PatternType, ResourceType } from '../../src/domain/acl.js'
+import { AclOperation, ResourceType } from '../../src/domain/acl.js'
 import { ErrorCode } from '../../src/domain/errors.js'
-import * as AlterScram from '../../src/protocol/messages/51-alter-user-scram-credentials.gen.js'
-import { freeLoopbackPort, hasOpenssl, makeTestCertificates, startCluster, until, zookeeperMissing, type TestCertificates, type TestCluster } from '../harness/index.js'
+import { hasOpenssl, until, zookeeperMissing, type TestCertificates, type TestCluster } from '../harness/index.js'
+import { allow, asBroker as asBrokerWith, asMallory as asMalloryWith, asScramUser, startSecureCluster, upsertScram, type SecureCluster } from './secure-cluster-setup.js'
 
 const SKIP = zookeeperMissing() !== undefined || !hasOpenssl()
 const TOPIC = 'secure-replicated'
-const BROKER_LOGIN = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="broker-secret" user_broker="broker-secret" user_mallory="mallory-secret";'
 
+let secure: SecureCluster
 let certs: TestCertificates
 let cluster: TestCluster
 
-const security = (sasl: SaslCredentials): ClientSecurity => ({ tls: { ca: readFileSync(certs.ca) }, sasl })
-const asBroker = (): ClientSecurity => security({ mechanism: 'PLAIN', username: 'broker', password: 'broker-secret' })
-const asAlice = (): ClientSecurity => security({ mechanism: 'SCRAM-SHA-256', username: 'alice', password: 'alice-secret' })
-const asMallory = (): ClientSecurity => security({ mechanism: 'PLAIN', username: 'mallory', password: 'mallory-secret' })
-
-/** SCRAM-SHA-256 credentials for a user, written with AlterUserScramCredentials over the secured listener (as kafka-configs does). */
-async function upsertScram(port: number, user: string, password: string): Promise<number> {
-  const conn = await BrokerConnection.connect({ host: '127.0.0.1', port, clientId: 'scram-admin', security: asBroker() })
-  try {
-    const salt = randomBytes(24)
-    const iterations = 4096
-    const req = AlterScram.createAlterUserScramCredentialsRequest({
-      deletions: [],
-      upsertions: [{ name: user, mechanism: 1, iterations, salt, saltedPassword: pbkdf2Sync(password, salt, iterations, 32, 'sha256') }],
-    })
-    const res = await conn.send(51, (w) => AlterScram.encodeAlterUserScramCredentialsRequest(w, req, 0), AlterScram.decodeAlterUserScramCredentialsResponse, { version: 0 })
-    return res.results[0]?.errorCode ?? -1
-  } finally {
-    conn.close()
-  }
-}
+const asBroker = () => asBrokerWith(certs)
+const asAlice = () => asScramUser(certs, 'alice')
+const asMallory = () => asMalloryWith(certs)
 
 beforeAll(async () => {
   if (SKIP) return
-  certs = makeTestCertificates()
-  const ports = new Map<number, number>()
-  for (const id of [1, 2]) ports.set(id, await freeLoopbackPort())
-  cluster = await startCluster({
-    brokerIds: [1, 2],
-    brokerPort: (id) => ports.get(id),
-    brokerOverrides: (id) => [`listeners=SASL_SSL://127.0.0.1:${ports.get(id)}`],
-    overrides: [
-      'inter.broker.listener.name=SASL_SSL',
-      'ssl.keystore.type=PEM',
-      `ssl.keystore.location=${certs.serverKeystore}`,
-      'ssl.truststore.type=PEM',
-      `ssl.truststore.location=${certs.ca}`,
-      'sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256',
-      'sasl.mechanism.inter.broker.protocol=PLAIN',
-      `listener.name.sasl_ssl.plain.sasl.jaas.config=${BROKER_LOGIN}`,
-      'authorizer.class.name=kafka.security.authorizer.AclAuthorizer',
-      'super.users=User:broker',
-      'offsets.topic.replication.factor=2',
-    ],
-  })
+  secure = await startSecureCluster([1, 2], ['offsets.topic.replication.factor=2'])
+  certs = secure.certs
+  cluster = secure.cluster
 }, 60_000)
 
 afterAll(async () => {
-  await cluster?.stop()
-  certs?.cleanup()
+  await secure?.stop()
 })
 
 describe.skipIf(SKIP)('a cluster over SASL_SSL only', () => {
@@ -85,9 +46,7 @@ describe.skipIf(SKIP)('a cluster over SASL_SSL only', () => {
       const [created] = await admin.createTopics([{ name: TOPIC, numPartitions: 2, replicationFactor: 2, configs: { 'min.insync.replicas': '2' } }])
       expect(created?.replicationFactor).toBe(2)
       const results = await admin.createAcls([
-        ...[AclOperation.WRITE, AclOperation.READ, AclOperation.DESCRIBE].map((operation) => ({
-          resourceType: ResourceType.TOPIC, resourceName: TOPIC, patternType: PatternType.LITERAL, principal: 'User:alice', host: '*', operation, permission: AclPermission.ALLOW,
-        })),
+        ...[AclOperation.WRITE, AclOperation.READ, AclOperation.DESCRIBE].map((operation) => allow('alice', ResourceType.TOPIC, TOPIC, operation)),
       ])
       expect(results.map((r) => r.errorCode)).toEqual([0, 0, 0])
       // Every partition led, both replicas in sync: the controller reached the other broker and the follower fetches.
@@ -99,7 +58,7 @@ describe.skipIf(SKIP)('a cluster over SASL_SSL only', () => {
     } finally {
       await admin.close()
     }
-    expect(await upsertScram(cluster.broker(1).port, 'alice', 'alice-secret')).toBe(ErrorCode.NONE)
+    expect(await upsertScram(certs, cluster.broker(1).port, 'alice')).toBe(ErrorCode.NONE)
 
     const producer = new Producer({ bootstrapServers, clientId: 'alice-producer', security: asAlice(), acks: -1, enableIdempotence: false, allowAutoTopicCreation: false, maxBlockMs: 15_000 })
     const values = Array.from({ length: 20 }, (_, i) => `secure-${i}`)
