@@ -5,6 +5,7 @@ import { Admin, type ConfigEntry, type ConfigResource } from '../client/admin.js
 import { parseKeyValues, UsageError, type CommandSpec } from './args.js'
 import { adminOptions, BOOTSTRAP_OPTION, COMMAND_CONFIG_OPTION, COMMAND_PROPERTY_OPTION, oneAction, runCommand } from './common.js'
 import { isQuotaCommand, runQuotaConfigs } from './configs-quotas.js'
+import { isScramCommand, runScramConfigs } from './configs-scram.js'
 
 const SPEC: CommandSpec = {
   command: 'skein configs',
@@ -39,7 +40,10 @@ Client quotas (producer_byte_rate, consumer_byte_rate, request_percentage, contr
   skein configs --entity-type users --entity-name alice --entity-type clients --entity-name app --alter --add-config consumer_byte_rate=2097152
   skein configs --entity-type clients --entity-default --alter --add-config request_percentage=50
   skein configs --entity-type clients --entity-default --alter --delete-config request_percentage
-  skein configs --entity-type users --describe`,
+  skein configs --entity-type users --describe
+SCRAM credentials (the password is salted by the client; iterations default 4096):
+  skein configs --entity-type users --entity-name alice --alter --add-config 'SCRAM-SHA-512=[password=alice-secret]'
+  skein configs --entity-type users --entity-name alice --alter --delete-config SCRAM-SHA-512`,
 }
 
 function resource(args: import('./args.js').ParsedArgs): { type: ConfigResource['type']; name: string | null; label: string } {
@@ -74,6 +78,7 @@ function synonymText(c: ConfigEntry): string {
 export function runConfigs(argv: readonly string[]): Promise<number> {
   return runCommand(SPEC, argv, async (args) => {
     const action = oneAction(args, ['describe', 'alter'])
+    if (isScramCommand(args)) return runScramConfigs(args, action as 'describe' | 'alter')
     if (isQuotaCommand(args)) return runQuotaConfigs(args, argv, action as 'describe' | 'alter')
     const r = resource(args)
     const admin = new Admin(adminOptions(args, 'skein configs', 'skein-configs'))

@@ -2,6 +2,7 @@
 // incremental alter), consumer groups (list, describe, committed offsets, offset reset, delete) and
 // partition offsets. Controller requests go to the controller from metadata, group requests to the
 // group's coordinator, ListOffsets to partition leaders.
+import { pbkdf2Sync, randomBytes } from 'node:crypto'
 import { ApiKey } from '../protocol/api-keys.gen.js'
 import * as CreateAcls from '../protocol/messages/30-create-acls.gen.js'
 import * as CreatePartitions from '../protocol/messages/37-create-partitions.gen.js'
@@ -24,6 +25,7 @@ import * as IncrementalAlterConfigs from '../protocol/messages/44-incremental-al
 import * as ListGroups from '../protocol/messages/16-list-groups.gen.js'
 import * as DescribeClientQuotas from '../protocol/messages/48-describe-client-quotas.gen.js'
 import * as AlterClientQuotas from '../protocol/messages/49-alter-client-quotas.gen.js'
+import * as AlterUserScramCredentials from '../protocol/messages/51-alter-user-scram-credentials.gen.js'
 import { ErrorCode, KafkaError } from '../domain/errors.js'
 import { Cluster, type BrokerNode, type ClientOptions, type PartitionInfo } from './cluster-connections.js'
 import type { BrokerConnection } from './connection.js'
@@ -145,6 +147,23 @@ const ALTER_OPS = { set: 0, delete: 1, append: 2, subtract: 3 } as const
 function check(code: number, message: string | null | undefined, what: string): void {
   if (code !== ErrorCode.NONE) throw new KafkaError(code as ErrorCode, message != null && message !== '' ? message : what)
 }
+
+/** The SCRAM mechanisms AlterUserScramCredentials takes, with their wire ids and PBKDF2 hashes. */
+const SCRAM_MECHANISMS = { 'SCRAM-SHA-256': { id: 1, hash: 'sha256', keyLength: 32 }, 'SCRAM-SHA-512': { id: 2, hash: 'sha512', keyLength: 64 } } as const
+
+export type ScramMechanismName = keyof typeof SCRAM_MECHANISMS
+
+/** Kafka's bounds on a SCRAM credential's iterations (the broker refuses others). */
+export const SCRAM_ITERATIONS = { min: 4096, max: 16384 } as const
+
+/**
+ * A user's SCRAM credential to create or replace (`password`, `iterations` default 4096) or to delete.
+ * The password never leaves the client: it is salted here, as Kafka's Admin does, and the broker gets
+ * the salt, the iterations and the salted password.
+ */
+export type ScramCredentialAlteration =
+  | { op: 'upsert'; user: string; mechanism: ScramMechanismName; password: string; iterations?: number }
+  | { op: 'delete'; user: string; mechanism: ScramMechanismName }
 
 /** One component of a DescribeClientQuotas filter: match a name, the default (null) or any (undefined). */
 export interface ClientQuotaFilterComponent {
@@ -635,6 +654,29 @@ export class Admin {
       })
       const res = await conn.send(ApiKey.AlterClientQuotas, (w, v) => AlterClientQuotas.encodeAlterClientQuotasRequest(w, req, v), AlterClientQuotas.decodeAlterClientQuotasResponse)
       for (const r of res.entries) check(r.errorCode, r.errorMessage, 'altering client quotas')
+    })
+  }
+
+  /** AlterUserScramCredentials: creates, replaces or deletes users' SCRAM credentials; a user's refusal throws its KafkaError. */
+  alterUserScramCredentials(alterations: readonly ScramCredentialAlteration[]): Promise<void> {
+    const upsertions: AlterUserScramCredentials.ScramCredentialUpsertion[] = []
+    const deletions: AlterUserScramCredentials.ScramCredentialDeletion[] = []
+    for (const a of alterations) {
+      const m = SCRAM_MECHANISMS[a.mechanism]
+      if (m === undefined) throw new Error(`unknown SCRAM mechanism '${String(a.mechanism)}' (SCRAM-SHA-256, SCRAM-SHA-512)`)
+      if (a.op === 'delete') {
+        deletions.push({ name: a.user, mechanism: m.id })
+        continue
+      }
+      const iterations = a.iterations ?? SCRAM_ITERATIONS.min
+      const salt = randomBytes(32)
+      upsertions.push({ name: a.user, mechanism: m.id, iterations, salt, saltedPassword: pbkdf2Sync(a.password, salt, iterations, m.keyLength, m.hash) })
+    }
+    return this.cluster.withDeadline(async () => {
+      const conn = await this.cluster.anyConnection()
+      const req = AlterUserScramCredentials.createAlterUserScramCredentialsRequest({ upsertions, deletions })
+      const res = await conn.send(ApiKey.AlterUserScramCredentials, (w, v) => AlterUserScramCredentials.encodeAlterUserScramCredentialsRequest(w, req, v), AlterUserScramCredentials.decodeAlterUserScramCredentialsResponse)
+      for (const r of res.results) check(r.errorCode, r.errorMessage, `altering the SCRAM credentials of ${r.user}`)
     })
   }
 

@@ -54,6 +54,7 @@ export const CLIENT_VERSIONS: ReadonlyMap<number, VersionRange> = new Map<number
   [ApiKey.ConsumerGroupDescribe, { min: 0, max: 0 }],
   [ApiKey.DescribeClientQuotas, { min: 0, max: 1 }],
   [ApiKey.AlterClientQuotas, { min: 0, max: 1 }],
+  [ApiKey.AlterUserScramCredentials, { min: 0, max: 0 }],
 ])
 
 /** Highest version in both ranges, or a KafkaError(UNSUPPORTED_VERSION) naming the API. */
