@@ -92,6 +92,9 @@ export async function runQuotaConfigs(args: ParsedArgs, argv: readonly string[],
     const allDeletes = args.all('delete-config').flatMap((d) => d.split(',')).map((d) => d.trim()).filter((d) => d !== '')
     if (allAdds.size === 0 && allDeletes.length === 0) throw new UsageError('--alter needs --add-config and/or --delete-config')
     // SCRAM-SHA-256 / SCRAM-SHA-512 are a user's credentials, not quotas (kafka-configs takes both at once).
+    for (const key of [...allAdds.keys(), ...allDeletes]) {
+      if (key.toUpperCase().startsWith('SCRAM-') && !isScramKey(key)) throw new UsageError(`'${key}' is not a SCRAM mechanism (SCRAM-SHA-256, SCRAM-SHA-512)`)
+    }
     const scramAdds = new Map([...allAdds].filter(([k]) => isScramKey(k)))
     const scramDeletes = allDeletes.filter(isScramKey)
     const adds = new Map([...allAdds].filter(([k]) => !isScramKey(k)))

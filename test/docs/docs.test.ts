@@ -71,7 +71,9 @@ function skeinWrapper(binDir: string, bootstrap: string): void {
   writeFileSync(
     path,
     `#!/usr/bin/env bash
-# The docs' commands use the default --bootstrap-server (127.0.0.1:9092): give the test broker's instead.
+# The docs' commands use the default --bootstrap-server (127.0.0.1:9092): give the test broker's instead,
+# unless the command names a broker of its own (a block that starts one, as the secured cluster's walk-through).
+for arg in "$@"; do [ "$arg" = --bootstrap-server ] && exec "${process.execPath}" "${SKEIN_JS}" "$@"; done
 case "$1" in
   topics|produce|consume|groups|configs|acls) exec "${process.execPath}" "${SKEIN_JS}" "$1" --bootstrap-server ${bootstrap} "\${@:2}" ;;
   perf) exec "${process.execPath}" "${SKEIN_JS}" perf "$2" --bootstrap-server ${bootstrap} "\${@:3}" ;;
