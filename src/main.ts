@@ -276,23 +276,50 @@ export async function runBroker(argv: readonly string[]): Promise<number> {
   // broker CPU per produced record in a side-by-side kcat run (src/addon/malloc-tuning.ts). Only the
   // server entry does this: a library user's process keeps its own malloc settings.
   tuneMallocForBroker()
+  // A signal while the broker or its services start is kept, and acted on as soon as what is starting can
+  // be stopped cleanly (without a handler node would end the process at once, with no clean shutdown).
+  let earlySignal: string | null = null
+  const onEarlySignal = (signal: string): void => {
+    if (earlySignal !== null) {
+      log.warn({ signal }, 'second signal: exiting at once')
+      process.exit(1)
+    }
+    earlySignal = signal
+    log.info({ signal }, 'stopping once started')
+  }
+  const earlySigint = (): void => onEarlySignal('SIGINT')
+  const earlySigterm = (): void => onEarlySignal('SIGTERM')
+  process.on('SIGINT', earlySigint)
+  process.on('SIGTERM', earlySigterm)
+  const dropEarlyHandlers = (): void => {
+    process.off('SIGINT', earlySigint)
+    process.off('SIGTERM', earlySigterm)
+  }
   let broker: Broker
   let config: BrokerConfig
   try {
     config = loadBrokerConfig({ file: args.configFile, overrides: args.overrides })
     broker = await Broker.start(config, { logger: log })
   } catch (err) {
+    dropEarlyHandlers()
     process.stderr.write(`skein: cannot start the broker: ${(err as Error).message}\n`)
     return 1
+  }
+  if (earlySignal !== null) {
+    dropEarlyHandlers()
+    await broker.stop()
+    return 0
   }
   let services: EmbeddedServices
   try {
     services = await startEmbeddedServices(broker, config, log)
   } catch (err) {
+    dropEarlyHandlers()
     process.stderr.write(`skein: cannot start the embedded services: ${(err as Error).message}\n`)
     await broker.stop().catch(() => {})
     return 1
   }
+  dropEarlyHandlers()
   return new Promise<number>((resolve) => {
     let signalled = false
     const stop = (signal: string): void => {
@@ -319,6 +346,7 @@ export async function runBroker(argv: readonly string[]): Promise<number> {
     }
     process.on('SIGINT', () => stop('SIGINT'))
     process.on('SIGTERM', () => stop('SIGTERM'))
+    if (earlySignal !== null) stop(earlySignal)
     // Every log dir failed: the broker stops itself (Kafka halts); the process exits 1 once it has.
     broker.onFatal(() => {
       if (signalled) return
