@@ -4,7 +4,7 @@
 // election. Requests that arrive during the replay wait for it, as Confluent's instances do not answer
 // before their store is initialized.
 import { prefixedSecurity } from '../client/client-security-config.js'
-import { httpListenerTls } from '../client/http-tls.js'
+import { httpClientTls, httpListenerTls } from '../client/http-tls.js'
 import type { ClientSecurity } from '../client/sasl.js'
 import type { RegistrySettings } from '../config/client-registry.js'
 import { basicAuthenticatorFrom, type HttpServer } from '../http/index.js'
@@ -84,7 +84,8 @@ export class SchemaRegistryServer {
       timeoutMs: settings.timeoutMs,
       initTimeoutMs: settings.initTimeoutMs,
       groupId: settings.groupId,
-      identity: { host, port: first.port, leaderEligibility: settings.leaderEligibility },
+      identity: { host, port: first.port, scheme: first.url.startsWith('https:') ? 'https' : 'http', leaderEligibility: settings.leaderEligibility },
+      peerTls: tls === undefined ? undefined : httpClientTls(settings.httpTls, opts.configPrefix ?? ''),
       defaultCompatibility: settings.defaultCompatibility as CompatibilityLevel,
     })
     try {

@@ -8,7 +8,7 @@ import { prefixedSecurity } from '../client/client-security-config.js'
 import type { ClientSecurity } from '../client/sasl.js'
 import { Producer, type ProducerOptions } from '../client/producer.js'
 import type { RestSettings } from '../config/client-rest.js'
-import { httpListenerTls } from '../client/http-tls.js'
+import { httpClientTls, httpListenerTls } from '../client/http-tls.js'
 import { basicAuthenticatorFrom, type BoundListener, createHttpServer, type HttpServer } from '../http/index.js'
 import { type Logger, silentLogger } from '../observability/logger.js'
 import { CallerClientPool, currentCaller } from './caller-identity.js'
@@ -70,6 +70,7 @@ export class RestProxy {
     const security = opts.security ?? prefixedSecurity('client.', settings.clientSecurityConfigs)
     // Read before anything starts, so a bad key store fails start-up with nothing to close.
     const tls = httpListenerTls(settings.httpTls, settings.listeners, opts.configPrefix ?? '')
+    const registryTls = httpClientTls(settings.schemaRegistryTls, `${opts.configPrefix ?? ''}schema.registry.`)
     const clientOptions = { bootstrapServers: opts.bootstrapServers, security, clientId: `skein-rest${settings.id === '' ? '' : `-${settings.id}`}` }
     const admin = new Admin(clientOptions)
     // Topics are not created by producing to them through the proxy: an unknown topic is 40401 at once.
@@ -87,7 +88,7 @@ export class RestProxy {
       get producer() {
         return currentCaller()?.producer ?? producer
       },
-      schemas: SchemaSupport.fromUrls(settings.schemaRegistryUrl),
+      schemas: SchemaSupport.fromUrls(settings.schemaRegistryUrl, registryTls),
       log,
       fallbackBaseUrl: '',
       clusterId: () => {
