@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Admin } from '../../src/client/index.js'
 import { ConfigException } from '../../src/client/errors.js'
 import { httpListenerTls } from '../../src/client/http-tls.js'
 import { webFront } from '../../src/console/index.js'
@@ -268,6 +269,50 @@ describe('the Schema Registry over https with mutual TLS REQUIRED', () => {
     const subjects = await curl(`${base}/subjects`, GOOD())
     expect(JSON.parse(subjects.body)).toContain('https-value')
   })
+
+  it('a secondary forwards a write to the https primary with its own certificate', async () => {
+    const secondary = await SchemaRegistryServer.start({ settings: registrySettings(parseRegistryProperties([
+      ['listeners', 'https://127.0.0.1:0'],
+      ['kafkastore.bootstrap.servers', tb.bootstrap],
+      ['kafkastore.topic', '_schemas_https'],
+      ['leader.eligibility', 'false'],
+      ['ssl.keystore.location', certs.serverKeystore],
+      ['ssl.truststore.location', certs.ca],
+      ['ssl.client.authentication', 'REQUIRED'],
+    ])), bootstrapServers: [tb.bootstrap] })
+    try {
+      const schema = JSON.stringify({ schema: JSON.stringify({ type: 'record', name: 'S', fields: [{ name: 'b', type: 'string' }] }) })
+      const posted = await curl(`${secondary.urls[0]!}/subjects/forwarded-value/versions`, [...GOOD(), '-H', 'Content-Type: application/vnd.schemaregistry.v1+json', '-d', schema])
+      expect(posted.status, posted.body).toBe(200)
+      // The primary has it: the write went there.
+      expect(JSON.parse((await curl(`${base}/subjects`, GOOD())).body)).toContain('forwarded-value')
+    } finally {
+      await secondary.stop()
+    }
+  }, 60_000)
+
+  it('the REST Proxy registers avro schemas in it through schema.registry.url=https:// with schema.registry.ssl.*', async () => {
+    const settings = restSettings(parseRestProperties([
+      ['listeners', 'http://127.0.0.1:0'],
+      ['bootstrap.servers', tb.bootstrap],
+      ['schema.registry.url', base],
+      ['schema.registry.ssl.truststore.location', certs.ca],
+      ['schema.registry.ssl.keystore.location', certs.serverKeystore],
+    ]))
+    const admin = new Admin({ bootstrapServers: tb.bootstrap })
+    await admin.createTopics([{ name: 'https-avro', numPartitions: 1, replicationFactor: 1 }]).finally(() => admin.close())
+    const proxy = await RestProxy.start({ settings, bootstrapServers: [tb.bootstrap] })
+    try {
+      const valueSchema = JSON.stringify({ type: 'record', name: 'V', fields: [{ name: 'n', type: 'int' }] })
+      const res = await fetch(`${proxy.listeners[0]!.url}/topics/https-avro`, { method: 'POST', headers: { 'Content-Type': 'application/vnd.kafka.avro.v2+json' }, body: JSON.stringify({ value_schema: valueSchema, records: [{ value: { n: 7 } }] }) })
+      const body = await res.json() as { value_schema_id?: number; offsets?: { error_code?: number | null }[] }
+      expect(res.status, JSON.stringify(body)).toBe(200)
+      expect(body.value_schema_id).toEqual(expect.any(Number))
+      expect(JSON.parse((await curl(`${base}/subjects`, GOOD())).body)).toContain('https-avro-value')
+    } finally {
+      await proxy.stop()
+    }
+  }, 60_000)
 })
 
 describe('https start-up errors name the setting', () => {
