@@ -24,8 +24,8 @@ const def = (d: RegistryConfigDef): RegistryConfigDef => d
 export const KAFKASTORE_PREFIX = 'kafkastore.'
 
 export const REGISTRY_CONFIGS: readonly RegistryConfigDef[] = [
-  def({ name: 'listeners', type: 'list', default: ['http://127.0.0.1:8081'], validator: httpListeners, validValues: 'http://host:port,...', embeddable: true,
-    doc: 'HTTP listeners of the Schema Registry (loopback by default: name 0.0.0.0 or a host to serve other machines). In a broker (schema.registry.listeners) the default is none: the registry runs only when this is set.' }),
+  def({ name: 'listeners', type: 'list', default: ['http://127.0.0.1:8081'], validator: httpListeners, validValues: 'http[s]://host:port,...', embeddable: true,
+    doc: 'HTTP listeners of the Schema Registry, http:// or https:// (TLS from ssl.keystore.location) (loopback by default: name 0.0.0.0 or a host to serve other machines). In a broker (schema.registry.listeners) the default is none: the registry runs only when this is set.' }),
   def({ name: 'access.control.allow.origin', type: 'list', default: null, embeddable: true,
     doc: "Origins (http://host:port, comma-separated, or * for any) whose browser pages may, besides the listener's own, send state-changing requests (POST, PUT, PATCH, DELETE) or open WebSockets; other origins get 403. Default: the listener's own origin only." }),
   def({ name: 'kafkastore.bootstrap.servers', type: 'list', default: null, embeddable: false,

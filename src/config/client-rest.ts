@@ -22,8 +22,8 @@ export const CLIENT_PREFIX = 'client.'
 export const SCHEMA_REGISTRY_CLIENT_PREFIX = 'schema.registry.'
 
 export const REST_CONFIGS: readonly RestConfigDef[] = [
-  def({ name: 'listeners', type: 'list', default: ['http://127.0.0.1:8082'], validator: httpListeners, validValues: 'http://host:port,...', embeddable: true,
-    doc: 'HTTP listeners of the REST Proxy (loopback by default: name 0.0.0.0 or a host to serve other machines). In a broker (rest.listeners) the default is none: the proxy runs only when this is set.' }),
+  def({ name: 'listeners', type: 'list', default: ['http://127.0.0.1:8082'], validator: httpListeners, validValues: 'http[s]://host:port,...', embeddable: true,
+    doc: 'HTTP listeners of the REST Proxy, http:// or https:// (TLS from ssl.keystore.location) (loopback by default: name 0.0.0.0 or a host to serve other machines). In a broker (rest.listeners) the default is none: the proxy runs only when this is set.' }),
   def({ name: 'access.control.allow.origin', type: 'list', default: null, embeddable: true,
     doc: "Origins (http://host:port, comma-separated, or * for any) whose browser pages may, besides the listener's own, send state-changing requests (POST, PUT, PATCH, DELETE) or open WebSockets; other origins get 403. Default: the listener's own origin only." }),
   def({ name: 'bootstrap.servers', type: 'list', default: null, embeddable: false,
