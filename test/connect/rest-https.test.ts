@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MirrorMakerConfig, startMirrorMaker } from '../../src/connect/mirror-maker.js'
 import { type ConnectHandle, startConnect } from '../../src/connect/runtime/connect.js'
 import { silentLogger } from '../../src/observability/logger.js'
 import { makeTestCertificates, startTestBroker, type TestBroker, type TestCertificates } from '../harness/index.js'
@@ -109,4 +110,44 @@ describe('Kafka Connect REST over https with ssl.client.auth=required', () => {
     await expect(startConnect({ mode: 'distributed', log: silentLogger(), props: workerProps({ 'listeners.https.ssl.keystore.location': certs.serverEncryptedKeystore, 'listeners.https.ssl.key.password': 'wrong' }) }))
       .rejects.toThrow(/^listeners\.https\.ssl\.keystore\.location=.*: cannot load the key and certificate .*check listeners\.https\.ssl\.keystore\.type and listeners\.https\.ssl\.key\.password/)
   })
+})
+
+describe("MirrorMaker's own REST server (dedicated.mode.enable.internal.rest) over https", () => {
+  const mirrorProps = (extra: Record<string, string>): MirrorMakerConfig => new MirrorMakerConfig({
+    clusters: 'A, B',
+    'A.bootstrap.servers': tb.bootstrap,
+    'B.bootstrap.servers': tb.bootstrap,
+    'A->B.enabled': 'true',
+    'A->B.topics': 'https-mm-nothing',
+    'replication.factor': '1',
+    'checkpoints.topic.replication.factor': '1',
+    'heartbeats.topic.replication.factor': '1',
+    'offset-syncs.topic.replication.factor': '1',
+    'config.storage.replication.factor': '1',
+    'offset.storage.replication.factor': '1',
+    'status.storage.replication.factor': '1',
+    'dedicated.mode.enable.internal.rest': 'true',
+    listeners: 'https://127.0.0.1:0',
+    ...extra,
+  })
+
+  it('refuses to start without a key store, naming the setting', async () => {
+    await expect(startMirrorMaker(mirrorProps({}), silentLogger())).rejects.toThrow('listeners=https://127.0.0.1:0 is https and needs a key store: set ssl.keystore.location')
+  })
+
+  it('serves /health over https with listeners.https.ssl.* and ssl.client.auth=required', async () => {
+    const mm = await startMirrorMaker(mirrorProps({
+      'listeners.https.ssl.keystore.location': certs.serverKeystore,
+      'listeners.https.ssl.truststore.location': certs.ca,
+      'listeners.https.ssl.client.auth': 'required',
+    }), silentLogger())
+    try {
+      const base = mm.restUrls[0]!
+      expect(base).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/)
+      expect((await curl(`${base}/health`)).code).not.toBe(0)
+      await waitFor('healthy over https', async () => (await curl(`${base}/health`, good())).status === 200, 60_000)
+    } finally {
+      await mm.stop()
+    }
+  }, 90_000)
 })

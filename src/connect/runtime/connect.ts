@@ -56,7 +56,9 @@ export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
   // Read before anything listens, so a bad key store stops start-up naming its setting.
   const tlsSettings = restTlsProps(config)
   const tls = httpListenerTls(tlsSettings.props, listeners, tlsSettings.prefix)
-  const peerTls = httpClientTls(tlsSettings.props, tlsSettings.prefix)
+  // Only a worker serving https calls others over https (its cluster's URLs are https): the worker's
+  // ssl.* may otherwise be meant for its Kafka clients alone.
+  const peerTls = tls === undefined ? undefined : httpClientTls(tlsSettings.props, tlsSettings.prefix)
   const rest = await ConnectRest.start({ listeners, tls, peerTls, allowedOrigins, herder: () => herder, loggers, log: loggers.get('skein.connect.rest'), clusterId: () => clusterId, metrics })
   try {
     const bound = rest.listeners[0]!

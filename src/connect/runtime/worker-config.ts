@@ -90,7 +90,7 @@ const REST_TLS_NAMES = [
  * valuesWithPrefixAllOrNothing, listeners.https.ssl.* when any of them is set, else the worker's ssl.*.
  * Also the TLS of the worker's calls to other workers (forwarding to the leader).
  */
-export function restTlsProps(c: WorkerConfig): { props: Map<string, string>; prefix: string } {
+export function restTlsProps(c: Pick<WorkerConfig, 'originals'>): { props: Map<string, string>; prefix: string } {
   const httpsPrefix = 'listeners.https.'
   const prefixed = Object.keys(c.originals).some((k) => k.startsWith(httpsPrefix))
   const prefix = prefixed ? httpsPrefix : ''
