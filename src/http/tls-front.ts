@@ -35,6 +35,8 @@ export class TlsFront {
   constructor(
     private readonly tls: HttpTls,
     private readonly innerPath: string,
+    /** Errors of a listening TLS server (not of one connection), for the log. */
+    private readonly onError?: (err: Error) => void,
   ) {}
 
   /** Listens on host:port (port 0: any); resolves the bound port, rejects with the system's error code. */
@@ -51,10 +53,17 @@ export class TlsFront {
     // node:tls has already closed that socket; nothing else to do.
     server.on('tlsClientError', () => {})
     return new Promise((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) => reject(err.code ?? 'EUNKNOWN'))
+      let listening = false
+      // Before listening: why the bind failed. After: an accept error (EMFILE...) must not end the
+      // process, which an 'error' event without a listener would; node keeps accepting afterwards.
+      server.on('error', (err: NodeJS.ErrnoException) => {
+        if (!listening) reject(err.code ?? 'EUNKNOWN')
+        else this.onError?.(err)
+      })
       // No SO_REUSEPORT from node: a second process asking for the port fails with EADDRINUSE, as the
       // uWS listeners do with LIBUS_LISTEN_EXCLUSIVE_PORT.
       server.listen({ host: host === '' ? undefined : host, port }, () => {
+        listening = true
         this.servers.push(server)
         resolve((server.address() as { port: number }).port)
       })

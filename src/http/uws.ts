@@ -858,7 +858,8 @@ class UwsServer implements HttpServer {
         throw new Error(`${configKey}: cannot open the private socket behind ${url} (${path})`)
       }
       this.sockets.push(socket)
-      this.front = { tls: new TlsFront(tls, path), dir, path }
+      const report = (err: Error): void => this.opts.onHandlerError?.(err, { method: 'TLS', path: url, query: new URLSearchParams(), params: {}, header: () => undefined, remoteAddress: '', principal: null })
+      this.front = { tls: new TlsFront(tls, path, report), dir, path }
     }
     try {
       return await this.front.tls.listen(host, port)
