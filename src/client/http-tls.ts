@@ -40,6 +40,11 @@ function clientAuthentication(props: ReadonlyMap<string, string>, prefix: string
   throw new ConfigException(`${prefix}ssl.client.auth=${older}: expected true, false, required, requested or none`)
 }
 
+/** Whether https listeners require a trusted client certificate (for the start-up exposure notice). */
+export function requiresClientCertificates(props: ReadonlyMap<string, string>): boolean {
+  return clientAuthentication(props, '') === 'required'
+}
+
 /**
  * The TLS of a service's https listeners, or undefined when none of `listeners` is https. Throws a
  * ConfigException naming the setting: an https listener without a key store, an unreadable store, a

@@ -40,11 +40,14 @@ export function isLoopbackHost(host: string): boolean {
  * What a standalone HTTP service says at start-up about who can reach it (issue 31): loopback listeners
  * are named as such, and each listener other hosts can reach without authentication gets a warning,
  * since anyone who reaches it acts with the service's own Kafka rights. With authentication
- * (authentication.method=BASIC) no listener is open to anyone: no warning.
+ * (authentication.method=BASIC) no listener is open to anyone: no warning; nor is an https listener that
+ * requires client certificates (mutualTls).
  */
-export function exposureNotice(product: string, urls: readonly string[], authenticated = false): { line: string; warnings: string[] } {
-  const open = authenticated ? [] : urls.filter((u) => !isLoopbackHost(parseHttpListener(u).host))
-  const line = open.length === 0 ? `${product} listening on ${urls.join(', ')} (loopback only: set listeners to serve other hosts)` : `${product} listening on ${urls.join(', ')}`
+export function exposureNotice(product: string, urls: readonly string[], authenticated = false, mutualTls = false): { line: string; warnings: string[] } {
+  // mutualTls (ssl.client.authentication=REQUIRED): https listeners admit only holders of a trusted certificate.
+  const reachable = urls.filter((u) => !isLoopbackHost(parseHttpListener(u).host))
+  const open = authenticated ? [] : reachable.filter((u) => !(mutualTls && parseHttpListener(u).scheme === 'https'))
+  const line = reachable.length === 0 ? `${product} listening on ${urls.join(', ')} (loopback only: set listeners to serve other hosts)` : `${product} listening on ${urls.join(', ')}`
   const warnings = open.map((u) => `WARNING: ${product} listens on ${u}, reachable from other hosts, without authentication: anyone who reaches it acts with this service's Kafka rights`)
   return { line, warnings }
 }
