@@ -852,7 +852,11 @@ class UwsServer implements HttpServer {
     if (tls === undefined) throw new Error(`${configKey}: ${url} is an https listener but no key store is set (ssl.keystore.location)`)
     if (this.front === null) {
       const { dir, path } = privateSocketPath()
-      const socket = await new Promise<uws.us_listen_socket | false>((resolve) => this.app.listen_unix((s) => resolve(s as uws.us_listen_socket | false), path))
+      // uWS calls back before listen_unix returns: no await here, so two https listens at once share one socket.
+      let socket: uws.us_listen_socket | false = false
+      this.app.listen_unix((s) => {
+        socket = s as uws.us_listen_socket | false
+      }, path)
       if (socket === false) {
         removeSocketDir(dir)
         throw new Error(`${configKey}: cannot open the private socket behind ${url} (${path})`)

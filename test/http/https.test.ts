@@ -139,6 +139,17 @@ describe('an HTTP server with https listeners', () => {
     }
   })
 
+  it('opens two https listeners at once behind one private socket', async () => {
+    const server = await createHttpServer({ tls: { options: pem(), clientAuth: 'none' } })
+    try {
+      server.route('GET', '/hello', (_req, res) => res.send(200, null, 'hello'))
+      const [one, two] = await Promise.all([server.listen('https://127.0.0.1:0'), server.listen('https://127.0.0.1:0')])
+      for (const l of [one!, two!]) expect(await curl(`${l.url}/hello`)).toMatchObject({ code: 0, status: 200, body: 'hello' })
+    } finally {
+      await server.close()
+    }
+  })
+
   it("takes the https listener's own origin for state-changing requests, refuses another", async () => {
     const server = await serve('none')
     try {
@@ -353,6 +364,25 @@ describe('https start-up errors name the setting', () => {
       await server.close()
     }
   })
+
+  it("a broker's embedded REST Proxy and Schema Registry serve https with rest.ssl.* and schema.registry.ssl.*", async () => {
+    const config = loadBrokerConfig({ overrides: [
+      `listeners=PLAINTEXT://127.0.0.1:${tb.port}`, `log.dirs=${tb.dataDir}`,
+      'rest.listeners=https://127.0.0.1:0', `rest.ssl.keystore.location=${certs.serverKeystore}`,
+      'schema.registry.listeners=https://127.0.0.1:0', `schema.registry.ssl.keystore.location=${certs.serverKeystore}`,
+      'schema.registry.kafkastore.topic=_schemas_embedded_https',
+      `schema.registry.ssl.truststore.location=${certs.ca}`, 'schema.registry.ssl.client.authentication=REQUIRED',
+    ] })
+    const services = await startEmbeddedServices(tb.broker, config, silentLogger())
+    try {
+      expect(services.restUrls[0]).toMatch(/^https:/)
+      expect((await curl(`${services.restUrls[0]!}/v3/clusters`)).status).toBe(200)
+      expect((await curl(`${services.registryUrls[0]!}/subjects`)).code).not.toBe(0)
+      expect((await curl(`${services.registryUrls[0]!}/subjects`, GOOD())).status).toBe(200)
+    } finally {
+      await services.stop()
+    }
+  }, 60_000)
 
   it("a broker's embedded REST Proxy: rest.listeners=https without rest.ssl.keystore.location stops start-up", async () => {
     const config = loadBrokerConfig({ overrides: [`listeners=PLAINTEXT://127.0.0.1:${tb.port}`, `log.dirs=${tb.dataDir}`, 'rest.listeners=https://127.0.0.1:0'] })
