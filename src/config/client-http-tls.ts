@@ -36,7 +36,7 @@ export const HTTP_LISTENER_TLS_CONFIGS: readonly HttpTlsConfigDef[] = [
     validator: (v) => (v === null || (CLIENT_AUTHENTICATION_VALUES as readonly string[]).includes(String(v).toUpperCase()) ? undefined : `String must be one of: ${CLIENT_AUTHENTICATION_VALUES.join(', ')}`),
     doc: 'Client certificates on https listeners (mutual TLS). REQUIRED: a client without a certificate signed by a CA of ssl.truststore.location fails the TLS handshake. REQUESTED: a client may send none, but one it sends must be trusted. NONE: none asked for.' }),
   def({ name: 'ssl.client.auth', type: 'boolean', default: false, embeddable: true,
-    doc: 'The older name: true means ssl.client.authentication=REQUIRED (ssl.client.authentication, when set, wins).' }),
+    doc: 'The older name: true means REQUIRED when ssl.client.authentication is NONE (a REQUESTED or REQUIRED ssl.client.authentication wins).' }),
   def({ name: 'ssl.enabled.protocols', type: 'list', default: null, embeddable: true, validValues: '[TLSv1.2, TLSv1.3]', doc: 'TLS versions the https listeners accept. Default: TLSv1.2 and TLSv1.3.' }),
   def({ name: 'ssl.cipher.suites', type: 'list', default: null, embeddable: true, doc: 'Cipher suites the https listeners accept (OpenSSL names). Default: node:tls defaults.' }),
 ]
