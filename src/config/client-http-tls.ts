@@ -2,7 +2,7 @@
 // ssl.client.authentication, ...): the key store of https:// listeners and the trust store that vouches
 // for client certificates. The REST Proxy and the Schema Registry spread these rows into their tables (a
 // broker embeds them as rest.ssl.* and schema.registry.ssl.*); Connect's worker config has its own names
-// (listeners.https.ssl.*, config/connect-worker or src/connect/runtime). The rows only carry strings:
+// (listeners.https.ssl.* or ssl.*, read by src/connect/runtime/worker-config.ts's restTlsProps). The rows only carry strings:
 // client/http-tls.ts is the one place that turns them into TLS options, with client/client-security-
 // config.ts's store reading. Also the rows of an HTTP client's trust store (the REST Proxy's
 // schema.registry.ssl.*, Confluent's names for the Schema Registry client).
