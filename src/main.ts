@@ -226,6 +226,7 @@ export async function startEmbeddedServices(broker: Broker, config: BrokerConfig
         security: registryIdentity.security,
         logger: log,
         extend: mountHealth,
+        configPrefix: 'schema.registry.',
       })
         .catch(renameListenError('schema.registry.listeners'))
         .catch(namingTheAcl('the embedded Schema Registry', registryIdentity, registryAclNeeds(registryConfig)))
@@ -246,7 +247,7 @@ export async function startEmbeddedServices(broker: Broker, config: BrokerConfig
         mountHealth(server)
         return front(server, clients)
       }
-      const proxy = await RestProxy.start({ settings, bootstrapServers: [bootstrap], security: restIdentity.security, logger: log, extend }).catch(renameListenError('rest.listeners'))
+      const proxy = await RestProxy.start({ settings, bootstrapServers: [bootstrap], security: restIdentity.security, logger: log, extend, configPrefix: EMBEDDED_REST_PREFIX }).catch(renameListenError('rest.listeners'))
       stops.push(() => proxy.stop())
       restUrls = proxy.listeners.map((l) => l.url)
       log.info({ listener: restIdentity.listener, principal: restIdentity.principal }, 'the embedded REST Proxy reaches the broker')

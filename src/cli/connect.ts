@@ -3,6 +3,8 @@
 // with Kafka's worker and connector property names. --override key=value items go over the file.
 // Runs until SIGINT or SIGTERM, then stops its tasks (committing their offsets) and leaves the group.
 import { startConnect } from '../connect/runtime/connect.js'
+import { requiresClientCertificates } from '../client/http-tls.js'
+import { restTlsProps } from '../connect/runtime/worker-config.js'
 import { exposureNotice } from '../http/index.js'
 import { createLogger } from '../observability/logger.js'
 import { parseKeyValues, UsageError, type CommandSpec } from './args.js'
@@ -30,7 +32,7 @@ export function runConnect(argv: readonly string[]): Promise<number> {
     const connectors = connectorFiles.map((f) => Object.fromEntries(readPropertiesFile(f)))
     const log = createLogger()
     const handle = await startConnect({ mode, props, connectors, log })
-    const notice = exposureNotice(`Kafka Connect (${mode})`, handle.rest.listeners.map((l) => l.url))
+    const notice = exposureNotice(`Kafka Connect (${mode})`, handle.rest.listeners.map((l) => l.url), false, requiresClientCertificates(restTlsProps({ originals: props }).props))
     process.stdout.write(`${notice.line}\n`)
     for (const w of notice.warnings) log.warn(w)
     await new Promise<void>((resolve) => {

@@ -3,6 +3,7 @@
 // below, in that order of precedence (flags last). Runs until SIGINT or SIGTERM.
 import { parseRestProperties, restSettings } from '../config/client-rest.js'
 import { webFront } from '../console/index.js'
+import { requiresClientCertificates } from '../client/http-tls.js'
 import { exposureNotice } from '../http/index.js'
 import { createLogger } from '../observability/logger.js'
 import { RestProxy } from '../rest/index.js'
@@ -45,7 +46,7 @@ export function runRest(argv: readonly string[]): Promise<number> {
     const bootstrapServers = settings.bootstrapServers ?? [DEFAULT_BOOTSTRAP]
     let stopping = false
     const proxy = await RestProxy.start({ settings, bootstrapServers, logger: log, extend: webFront({ settings, bootstrapServers, log, stopping: () => stopping }) })
-    const notice = exposureNotice('REST Proxy', proxy.listeners.map((l) => l.url), settings.httpAuth.method === 'BASIC')
+    const notice = exposureNotice('REST Proxy', proxy.listeners.map((l) => l.url), settings.httpAuth.method === 'BASIC', requiresClientCertificates(settings.httpTls))
     process.stdout.write(`${notice.line}\n`)
     for (const w of notice.warnings) log.warn(w)
     await new Promise<void>((resolve) => {

@@ -3,6 +3,7 @@
 // names), --override items and the flags below, in that order of precedence (flags last). Several
 // instances with the same schema.registry.group.id elect one primary. Runs until SIGINT or SIGTERM.
 import { parseRegistryProperties, registrySettings } from '../config/client-registry.js'
+import { requiresClientCertificates } from '../client/http-tls.js'
 import { exposureNotice } from '../http/index.js'
 import { createLogger } from '../observability/logger.js'
 import { SchemaRegistryServer } from '../registry/server.js'
@@ -40,7 +41,7 @@ export function runSchemaRegistry(argv: readonly string[]): Promise<number> {
     const settings = registrySettings(parseRegistryProperties(entries))
     const log = createLogger()
     const registry = await SchemaRegistryServer.start({ settings, bootstrapServers: settings.bootstrapServers ?? [DEFAULT_BOOTSTRAP], logger: log })
-    const notice = exposureNotice('Schema Registry', registry.urls, settings.httpAuth.method === 'BASIC')
+    const notice = exposureNotice('Schema Registry', registry.urls, settings.httpAuth.method === 'BASIC', requiresClientCertificates(settings.httpTls))
     process.stdout.write(`${notice.line}\n`)
     for (const w of notice.warnings) log.warn(w)
     await new Promise<void>((resolve) => {

@@ -48,7 +48,8 @@ export function securityFromProps(props: ReadonlyMap<string, string>): ClientSec
   return security
 }
 
-function tlsFromProps(props: ReadonlyMap<string, string>): TlsConnectionOptions {
+/** The TLS options of Kafka's ssl.* client settings (key and trust stores, versions, ciphers); also read by http-tls.ts for HTTPS. */
+export function tlsFromProps(props: ReadonlyMap<string, string>): TlsConnectionOptions {
   const tls: TlsConnectionOptions = {}
   const trustInline = props.get('ssl.truststore.certificates')
   const trustPath = props.get('ssl.truststore.location')

@@ -6,6 +6,7 @@
 import { atLeast, httpListeners, type ConfigDef, type ConfigValue, parseValue, type Validator } from './config-def.js'
 import { clientSecurityProps, clientSecurityRows } from './client-security-names.js'
 import { HTTP_AUTH_CONFIGS, type HttpAuthSettings, httpAuthSettings, REGISTRY_AUTH_CONFIGS } from './client-http-auth.js'
+import { HTTP_LISTENER_TLS_CONFIGS, HTTP_LISTENER_TLS_NAMES, tlsProps } from './client-http-tls.js'
 
 
 const LEVELS = ['NONE', 'BACKWARD', 'BACKWARD_TRANSITIVE', 'FORWARD', 'FORWARD_TRANSITIVE', 'FULL', 'FULL_TRANSITIVE']
@@ -23,8 +24,8 @@ const def = (d: RegistryConfigDef): RegistryConfigDef => d
 export const KAFKASTORE_PREFIX = 'kafkastore.'
 
 export const REGISTRY_CONFIGS: readonly RegistryConfigDef[] = [
-  def({ name: 'listeners', type: 'list', default: ['http://127.0.0.1:8081'], validator: httpListeners, validValues: 'http://host:port,...', embeddable: true,
-    doc: 'HTTP listeners of the Schema Registry (loopback by default: name 0.0.0.0 or a host to serve other machines). In a broker (schema.registry.listeners) the default is none: the registry runs only when this is set.' }),
+  def({ name: 'listeners', type: 'list', default: ['http://127.0.0.1:8081'], validator: httpListeners, validValues: 'http[s]://host:port,...', embeddable: true,
+    doc: 'HTTP listeners of the Schema Registry, http:// or https:// (TLS from ssl.keystore.location) (loopback by default: name 0.0.0.0 or a host to serve other machines). In a broker (schema.registry.listeners) the default is none: the registry runs only when this is set.' }),
   def({ name: 'access.control.allow.origin', type: 'list', default: null, embeddable: true,
     doc: "Origins (http://host:port, comma-separated, or * for any) whose browser pages may, besides the listener's own, send state-changing requests (POST, PUT, PATCH, DELETE) or open WebSockets; other origins get 403. Default: the listener's own origin only." }),
   def({ name: 'kafkastore.bootstrap.servers', type: 'list', default: null, embeddable: false,
@@ -49,6 +50,7 @@ export const REGISTRY_CONFIGS: readonly RegistryConfigDef[] = [
   ...clientSecurityRows<RegistryConfigDef>(KAFKASTORE_PREFIX, "the registry's Kafka clients", { embeddable: true }),
   ...HTTP_AUTH_CONFIGS,
   ...REGISTRY_AUTH_CONFIGS,
+  ...HTTP_LISTENER_TLS_CONFIGS,
 ]
 
 const byName = new Map(REGISTRY_CONFIGS.map((d) => [d.name, d]))
@@ -97,6 +99,11 @@ export interface RegistrySettings {
   httpAuth: HttpAuthSettings
   /** authentication.write.roles: roles that may change the registry. */
   writeRoles: string[]
+  /**
+   * The ssl.* settings of https listeners (config/client-http-tls.ts), as strings for client/http-tls.ts;
+   * the trust store also checks the primary's certificate when a secondary forwards to it.
+   */
+  httpTls: ReadonlyMap<string, string>
 }
 
 export function registrySettings(values: ReadonlyMap<string, ConfigValue>): RegistrySettings {
@@ -117,5 +124,6 @@ export function registrySettings(values: ReadonlyMap<string, ConfigValue>): Regi
     kafkastoreSecurityConfigs: clientSecurityProps(KAFKASTORE_PREFIX, (name) => values.get(name)),
     httpAuth: httpAuthSettings(get, 'SchemaRegistry'),
     writeRoles: (get('authentication.write.roles') as string[] | null) ?? ['*'],
+    httpTls: tlsProps('', HTTP_LISTENER_TLS_NAMES, get),
   }
 }

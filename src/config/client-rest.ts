@@ -4,6 +4,7 @@
 // ...), rows that broker-configs.ts derives from this table, so each default has one home.
 import { atLeast, httpListeners, type ConfigDef, type ConfigValue, parseValue } from './config-def.js'
 import { clientSecurityProps, clientSecurityRows } from './client-security-names.js'
+import { HTTP_CLIENT_TLS_NAMES, HTTP_LISTENER_TLS_CONFIGS, HTTP_LISTENER_TLS_NAMES, httpClientTlsRows, tlsProps } from './client-http-tls.js'
 import { HTTP_AUTH_CONFIGS, type HttpAuthSettings, httpAuthSettings, REST_CALLER_CONFIGS, type RestCallerSettings, restCallerSettings } from './client-http-auth.js'
 
 
@@ -17,9 +18,12 @@ const def = (d: RestConfigDef): RestConfigDef => d
 /** The prefix of the proxy's Kafka client security settings (Confluent's client.security.protocol, ...). */
 export const CLIENT_PREFIX = 'client.'
 
+/** The prefix of the Schema Registry client's TLS settings (Confluent's schema.registry.ssl.*). */
+export const SCHEMA_REGISTRY_CLIENT_PREFIX = 'schema.registry.'
+
 export const REST_CONFIGS: readonly RestConfigDef[] = [
-  def({ name: 'listeners', type: 'list', default: ['http://127.0.0.1:8082'], validator: httpListeners, validValues: 'http://host:port,...', embeddable: true,
-    doc: 'HTTP listeners of the REST Proxy (loopback by default: name 0.0.0.0 or a host to serve other machines). In a broker (rest.listeners) the default is none: the proxy runs only when this is set.' }),
+  def({ name: 'listeners', type: 'list', default: ['http://127.0.0.1:8082'], validator: httpListeners, validValues: 'http[s]://host:port,...', embeddable: true,
+    doc: 'HTTP listeners of the REST Proxy, http:// or https:// (TLS from ssl.keystore.location) (loopback by default: name 0.0.0.0 or a host to serve other machines). In a broker (rest.listeners) the default is none: the proxy runs only when this is set.' }),
   def({ name: 'access.control.allow.origin', type: 'list', default: null, embeddable: true,
     doc: "Origins (http://host:port, comma-separated, or * for any) whose browser pages may, besides the listener's own, send state-changing requests (POST, PUT, PATCH, DELETE) or open WebSockets; other origins get 403. Default: the listener's own origin only." }),
   def({ name: 'bootstrap.servers', type: 'list', default: null, embeddable: false,
@@ -60,6 +64,8 @@ export const REST_CONFIGS: readonly RestConfigDef[] = [
   // Confluent's client.* security settings: the identity the proxy's Kafka clients log in with.
   ...clientSecurityRows<RestConfigDef>(CLIENT_PREFIX, "the proxy's Kafka clients (admin, producer, consumers)", { embeddable: true }),
   ...HTTP_AUTH_CONFIGS,
+  ...HTTP_LISTENER_TLS_CONFIGS,
+  ...httpClientTlsRows(SCHEMA_REGISTRY_CLIENT_PREFIX, "the proxy's Schema Registry client"),
   ...REST_CALLER_CONFIGS,
 ]
 
@@ -114,6 +120,10 @@ export interface RestSettings {
   websocketMaxInflightProduce: number
   /** authentication.* (config/client-http-auth.ts). */
   httpAuth: HttpAuthSettings
+  /** The ssl.* settings of https listeners (config/client-http-tls.ts), as strings for client/http-tls.ts. */
+  httpTls: ReadonlyMap<string, string>
+  /** schema.registry.ssl.*, prefix removed: the TLS of the Schema Registry client for https:// URLs. */
+  schemaRegistryTls: ReadonlyMap<string, string>
   /** authentication.kafka.*: whether requests act in Kafka as their caller (config/client-http-auth.ts). */
   caller: RestCallerSettings
 }
@@ -145,6 +155,8 @@ export function restSettings(values: ReadonlyMap<string, ConfigValue>): RestSett
     websocketSlowClientTimeoutMs: get('websocket.slow.client.timeout.ms') as number,
     websocketMaxInflightProduce: get('websocket.max.inflight.produce') as number,
     httpAuth: httpAuthSettings(get, 'KafkaRest'),
+    httpTls: tlsProps('', HTTP_LISTENER_TLS_NAMES, get),
+    schemaRegistryTls: tlsProps(SCHEMA_REGISTRY_CLIENT_PREFIX, HTTP_CLIENT_TLS_NAMES, (name) => values.get(name)),
     caller: restCallerSettings(get),
   }
 }

@@ -181,7 +181,7 @@ const HTTP_LISTENER = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/(\[[0-9A-Fa-f:.]*\]|[^:/[\]]
 export const httpListeners: Validator = (v) => {
   if (!Array.isArray(v)) return undefined
   const bad = v.find((l) => !HTTP_LISTENER.test(l))
-  return bad === undefined ? undefined : `'${bad}' is not a listener URL, expected http://host:port`
+  return bad === undefined ? undefined : `'${bad}' is not a listener URL, expected http://host:port or https://host:port`
 }
 
 export function atLeast(min: number): Validator {

@@ -18,7 +18,8 @@
 // GET /metrics (every flow's metrics, Prometheus text), at a port the user chooses.
 //
 // The `skein mirror-maker` command that reads the file and runs this is cli/mirror-maker.ts.
-import { createHttpServer, type HttpServer } from '../http/index.js'
+import { httpListenerTls } from '../client/http-tls.js'
+import { createHttpServer, type HttpServer, type HttpTls } from '../http/index.js'
 import type { Logger } from '../observability/logger.js'
 import { MetricsRegistry } from '../observability/metrics.js'
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheusText } from '../observability/prometheus.js'
@@ -26,6 +27,7 @@ import { ConfigException } from './api/config-def.js'
 import { startConnect, type ConnectHandle } from './runtime/connect.js'
 import { NotLeaderError } from './runtime/herder.js'
 import { CONNECT_VERSION } from './runtime/rest.js'
+import { restTlsProps } from './runtime/worker-config.js'
 
 const BYTE_ARRAY = 'org.apache.kafka.connect.converters.ByteArrayConverter'
 /** KIP-710's switch for the dedicated process's REST server. */
@@ -146,9 +148,10 @@ export interface MirrorMakerHandle {
 }
 
 /** The process's own REST server: GET /, /health (every flow's herder ready) and /metrics. */
-async function startMirrorRest(listeners: string[], flows: { flow: Flow; connect: ConnectHandle }[], metrics: MetricsRegistry, log: Logger): Promise<HttpServer> {
+async function startMirrorRest(listeners: string[], tls: HttpTls | undefined, flows: { flow: Flow; connect: ConnectHandle }[], metrics: MetricsRegistry, log: Logger): Promise<HttpServer> {
   const json = { 'Content-Type': 'application/json' }
   const server = await createHttpServer({
+    tls,
     errorBody: (status, message) => ({ headers: json, body: JSON.stringify({ error_code: status, message }) }),
     onHandlerError: (err) => log.error({ err: (err as Error).message }, 'MirrorMaker REST handler error'),
   })
@@ -179,10 +182,17 @@ const sameProps = (a: Record<string, string>, b: Record<string, string>): boolea
   return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k])
 }
 
+function restTlsOf(config: MirrorMakerConfig, listeners: readonly string[]): HttpTls | undefined {
+  const { props, prefix } = restTlsProps({ originals: config.props })
+  return httpListenerTls(props, listeners, prefix)
+}
+
 /** Starts a herder per flow (only flows whose target is in `only`, when given) and keeps the connector configs written. */
 export async function startMirrorMaker(config: MirrorMakerConfig, log: Logger, only: readonly string[] | null = null): Promise<MirrorMakerHandle> {
   const flows = config.flows().filter((f) => only === null || only.includes(f.target))
   const restListeners = config.internalRestListeners()
+  // An https listener's stores, as a Connect worker's (listeners.https.ssl.*, else ssl.*): read before any flow starts.
+  const restTls = restListeners === null ? undefined : restTlsOf(config, restListeners)
   const started: { flow: Flow; connect: ConnectHandle }[] = []
   const metrics = new MetricsRegistry()
   let rest: HttpServer | null = null
@@ -191,7 +201,7 @@ export async function startMirrorMaker(config: MirrorMakerConfig, log: Logger, o
       const connect = await startConnect({ mode: 'distributed', props: config.workerProps(flow), log: log.child({ flow: `${flow.source}->${flow.target}` }), metrics })
       started.push({ flow, connect })
     }
-    if (restListeners !== null) rest = await startMirrorRest(restListeners, started, metrics, log)
+    if (restListeners !== null) rest = await startMirrorRest(restListeners, restTls, started, metrics, log)
   } catch (err) {
     for (const s of started) await s.connect.stop().catch(() => {})
     throw err

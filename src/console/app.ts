@@ -4,6 +4,7 @@
 // is a client of the cluster (admin client, producer and consumers over the Kafka protocol); inside a
 // broker, main.ts hands it the broker's metrics registry, so the console's throughput charts read the
 // broker's own metrics, and mounts the broker's /metrics, /health and /ready itself (health: false).
+import type { ConnectionOptions } from 'node:tls'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { Admin } from '../client/admin.js'
@@ -25,6 +26,8 @@ export interface WebAppOptions {
   security?: ClientSecurity
   log: Logger
   schemaRegistryUrls: readonly string[] | null
+  /** TLS for https:// registry URLs (the REST Proxy's schema.registry.ssl.*). */
+  schemaRegistryTls?: ConnectionOptions
   /** The broker's registry when embedded in a broker; standalone: a registry of this process. */
   metrics?: MetricsRegistry
   /** True when `metrics` holds the broker's metrics (the console's throughput charts read them). */
@@ -58,7 +61,7 @@ export function consoleAssetsDir(): string {
 
 export function mountWebApp(server: HttpServer, opts: WebAppOptions): WebApp {
   const metrics = opts.metrics ?? new MetricsRegistry()
-  const decoder = new RecordDecoder(opts.schemaRegistryUrls)
+  const decoder = new RecordDecoder(opts.schemaRegistryUrls, opts.schemaRegistryTls)
   if (opts.health !== false) {
     mountHealthEndpoints(server, new HealthEndpoints({
       metrics,

@@ -2,6 +2,7 @@
 // base64, or ('auto') decoded with the Schema Registry when the bytes are in Confluent's wire format
 // (magic byte 0, schema id) and a registry is configured, else as text when they are valid UTF-8, else
 // base64. The decoded form says which one it chose.
+import type { ConnectionOptions } from 'node:tls'
 import { isUtf8 } from 'node:buffer'
 import { AvroDeserializer, JsonSchemaDeserializer, ProtobufDeserializer, SchemaRegistryClient } from '../registry/serdes/index.js'
 
@@ -41,8 +42,8 @@ export class RecordDecoder {
   /** Schema ids the registry does not know (or that failed): not asked again. */
   private readonly unknownIds = new Set<number>()
 
-  constructor(registryUrls: readonly string[] | null) {
-    this.client = registryUrls === null || registryUrls.length === 0 ? null : new SchemaRegistryClient({ url: [...registryUrls], timeoutMs: 10_000 })
+  constructor(registryUrls: readonly string[] | null, registryTls?: ConnectionOptions) {
+    this.client = registryUrls === null || registryUrls.length === 0 ? null : new SchemaRegistryClient({ url: [...registryUrls], timeoutMs: 10_000, tls: registryTls })
     this.avro = this.client && new AvroDeserializer({ client: this.client })
     this.json = this.client && new JsonSchemaDeserializer({ client: this.client })
     this.protobuf = this.client && new ProtobufDeserializer({ client: this.client })

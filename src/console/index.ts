@@ -2,6 +2,7 @@
 // of topics, and standalone the process's /metrics, /health, /ready. main.ts (inside a broker, which
 // serves its own /metrics, /health and /ready) and `skein rest` (standalone) serve it on the REST Proxy's
 // HTTP server through RestProxyOptions.extend.
+import { httpClientTls } from '../client/http-tls.js'
 import type { RestSettings } from '../config/client-rest.js'
 import type { Admin } from '../client/admin.js'
 import type { ClientSecurity } from '../client/sasl.js'
@@ -45,6 +46,7 @@ export function webFront(opts: WebFrontOptions): (server: HttpServer, clients: {
       bootstrapServers: opts.bootstrapServers,
       log: opts.log,
       schemaRegistryUrls: s.schemaRegistryUrl,
+      schemaRegistryTls: httpClientTls(s.schemaRegistryTls, 'schema.registry.'),
       metrics: opts.brokerMetrics,
       brokerMetrics: opts.brokerMetrics !== undefined,
       console: s.consoleEnable,

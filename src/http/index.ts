@@ -20,6 +20,7 @@ export type {
   HttpResponse,
   HttpServer,
   HttpServerOptions,
+  HttpTls,
   RouteOptions,
   StreamedRequest,
   StreamRouteOptions,

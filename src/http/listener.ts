@@ -1,9 +1,10 @@
 // HTTP listener URLs as Confluent's services write them (`listeners=http://0.0.0.0:8082`): scheme, host
-// and port. Only http is served (TLS is not built yet). An empty host or 0.0.0.0 binds every interface;
-// port 0 binds any free port (tests). IPv6 hosts are bracketed: http://[::1]:8082.
+// and port. http and https (TLS with the service's ssl.* settings, src/http/tls-front.ts) are served. An
+// empty host or 0.0.0.0 binds every interface; port 0 binds any free port (tests). IPv6 hosts are
+// bracketed: http://[::1]:8082.
 
 export interface HttpListener {
-  scheme: 'http'
+  scheme: 'http' | 'https'
   /** Host without brackets; '' means every interface. */
   host: string
   port: number
@@ -14,14 +15,14 @@ const LISTENER_RE = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(\[[0-9A-Fa-f:.]*\]|[^:/[\]]
 /** Parses one listener URL; throws an Error saying what is wrong. */
 export function parseHttpListener(url: string): HttpListener {
   const m = LISTENER_RE.exec(url.trim())
-  if (m === null) throw new Error(`malformed HTTP listener '${url}', expected http://host:port`)
+  if (m === null) throw new Error(`malformed HTTP listener '${url}', expected http://host:port or https://host:port`)
   const scheme = m[1]!.toLowerCase()
-  if (scheme !== 'http') throw new Error(`listener '${url}': only http is supported${scheme === 'https' ? ' (TLS is not built yet)' : ''}`)
+  if (scheme !== 'http' && scheme !== 'https') throw new Error(`listener '${url}': only http and https are supported`)
   const port = Number(m[3])
   if (port > 65535) throw new Error(`listener '${url}' has port ${port} outside 0..65535`)
   let host = m[2]!
   if (host.startsWith('[')) host = host.slice(1, -1)
-  return { scheme: 'http', host, port }
+  return { scheme, host, port }
 }
 
 /** The URL of a listener (with the given port, e.g. the one bound for port 0). */
@@ -39,11 +40,14 @@ export function isLoopbackHost(host: string): boolean {
  * What a standalone HTTP service says at start-up about who can reach it (issue 31): loopback listeners
  * are named as such, and each listener other hosts can reach without authentication gets a warning,
  * since anyone who reaches it acts with the service's own Kafka rights. With authentication
- * (authentication.method=BASIC) no listener is open to anyone: no warning.
+ * (authentication.method=BASIC) no listener is open to anyone: no warning; nor is an https listener that
+ * requires client certificates (mutualTls).
  */
-export function exposureNotice(product: string, urls: readonly string[], authenticated = false): { line: string; warnings: string[] } {
-  const open = authenticated ? [] : urls.filter((u) => !isLoopbackHost(parseHttpListener(u).host))
-  const line = open.length === 0 ? `${product} listening on ${urls.join(', ')} (loopback only: set listeners to serve other hosts)` : `${product} listening on ${urls.join(', ')}`
+export function exposureNotice(product: string, urls: readonly string[], authenticated = false, mutualTls = false): { line: string; warnings: string[] } {
+  // mutualTls (ssl.client.authentication=REQUIRED): https listeners admit only holders of a trusted certificate.
+  const reachable = urls.filter((u) => !isLoopbackHost(parseHttpListener(u).host))
+  const open = authenticated ? [] : reachable.filter((u) => !(mutualTls && parseHttpListener(u).scheme === 'https'))
+  const line = reachable.length === 0 ? `${product} listening on ${urls.join(', ')} (loopback only: set listeners to serve other hosts)` : `${product} listening on ${urls.join(', ')}`
   const warnings = open.map((u) => `WARNING: ${product} listens on ${u}, reachable from other hosts, without authentication: anyone who reaches it acts with this service's Kafka rights`)
   return { line, warnings }
 }

@@ -179,8 +179,24 @@ export interface HttpServerOptions {
    * (401 with `WWW-Authenticate: Basic realm=...` otherwise); handlers see the user as req.principal.
    */
   authenticator?: BasicAuthenticator
+  /**
+   * The key and trust stores of https:// listeners, read from the service's ssl.* settings
+   * (src/client/http-tls.ts). Without it an https listener is refused.
+   */
+  tls?: HttpTls
   /** Called with errors thrown by handlers (after the 500 is sent), for logging. */
   onHandlerError?: (err: unknown, req: HttpRequest) => void
+}
+
+/** TLS of https listeners: node:tls server options (key and certificate, ca for client certificates). */
+export interface HttpTls {
+  options: import('node:tls').TlsOptions
+  /**
+   * ssl.client.authentication: REQUIRED refuses the handshake of a client without a certificate the
+   * trust store (options.ca) vouches for; REQUESTED lets a client without one in, but refuses an
+   * untrusted one; NONE asks for none.
+   */
+  clientAuth: 'none' | 'requested' | 'required'
 }
 
 export interface BoundListener {
@@ -202,7 +218,7 @@ export interface HttpServer {
   /** Serves files under a path prefix (GET and HEAD), compressed when the client accepts gzip or br. */
   static(prefix: string, assets: import('./static.js').StaticAssets): void
   /**
-   * Opens a listener: http://host:port (port 0: any free port), the port held exclusively (a second
+   * Opens a listener: http://host:port or https://host:port (port 0: any free port), the port held exclusively (a second
    * process asking for it fails, as with the Kafka listener). Fails with a ListenError naming configKey
    * (default `listeners`, Confluent's name).
    */

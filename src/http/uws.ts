@@ -21,6 +21,7 @@ import uws from 'uwebsockets'
 import type { BasicAuthenticator, HttpPrincipal } from './basic-auth.js'
 import { formatHttpListener, isLoopbackHost, parseHttpListener } from './listener.js'
 import { pickEncoding, type StaticAssets } from './static.js'
+import { privateSocketPath, removeSocketDir, TlsFront } from './tls-front.js'
 import {
   type BoundListener,
   type BufferedRequest,
@@ -438,6 +439,8 @@ class UwsServer implements HttpServer {
   private readonly known: { method: string; pattern: string; regex: RegExp }[] = []
   private fallbackInstalled = false
   private readonly sockets: uws.us_listen_socket[] = []
+  /** https listeners: their TLS side, and the private unix socket the app serves them on (tls-front.ts). */
+  private front: { tls: TlsFront; dir: string; path: string } | null = null
   readonly listeners: BoundListener[] = []
   private readonly maxBodyBytes: number
   private readonly maxUriBytes: number
@@ -593,7 +596,9 @@ class UwsServer implements HttpServer {
     }
     if (!upgrade && SAFE_METHODS.has(ureq.getMethod())) return null
     const origin = ureq.getHeader('origin')
-    if (origin === '' || this.allowedOrigins.has('*') || this.allowedOrigins.has(origin) || origin === `http://${host}`) return null
+    // The listener's own origin, http or https: a port speaks one of the two, so a page of either scheme
+    // naming this Host was served by this server.
+    if (origin === '' || this.allowedOrigins.has('*') || this.allowedOrigins.has(origin) || origin === `http://${host}` || origin === `https://${host}`) return null
     return [403, `Forbidden: origin '${origin}' may not ${upgrade ? 'open WebSockets' : 'change state'} here (access.control.allow.origin)`]
   }
 
@@ -818,6 +823,13 @@ class UwsServer implements HttpServer {
     if (this.closed) return Promise.reject(new Error('the HTTP server is closed'))
     const l = parseHttpListener(url)
     this.installFallback()
+    const bound = (port: number): BoundListener => {
+      this.loopbackOnly = (this.listeners.length === 0 || this.loopbackOnly) && isLoopbackHost(l.host)
+      const b: BoundListener = { configured: url, url: formatHttpListener(l, port), host: l.host === '' ? '0.0.0.0' : l.host, port }
+      this.listeners.push(b)
+      return b
+    }
+    if (l.scheme === 'https') return this.listenTls(url, l.host, l.port, configKey).then(bound)
     return new Promise((resolve, reject) => {
       const done = (socket: uws.us_listen_socket | false): void => {
         if (socket === false) {
@@ -825,11 +837,7 @@ class UwsServer implements HttpServer {
           return
         }
         this.sockets.push(socket)
-        this.loopbackOnly = (this.sockets.length === 1 || this.loopbackOnly) && isLoopbackHost(l.host)
-        const port = uws.us_socket_local_port(socket as unknown as uws.us_socket)
-        const bound: BoundListener = { configured: url, url: formatHttpListener(l, port), host: l.host === '' ? '0.0.0.0' : l.host, port }
-        this.listeners.push(bound)
-        resolve(bound)
+        resolve(bound(uws.us_socket_local_port(socket as unknown as uws.us_socket)))
       }
       // Exclusive: uWS's default sets SO_REUSEPORT, so a second process with the same config would
       // share the port silently and the kernel would split requests between the two.
@@ -838,9 +846,41 @@ class UwsServer implements HttpServer {
     })
   }
 
+  /** An https listener: the TLS front on host:port, the app on the private unix socket (opened once). */
+  private async listenTls(url: string, host: string, port: number, configKey: string): Promise<number> {
+    const tls = this.opts.tls
+    if (tls === undefined) throw new Error(`${configKey}: ${url} is an https listener but no key store is set (ssl.keystore.location)`)
+    if (this.front === null) {
+      const { dir, path } = privateSocketPath()
+      // uWS calls back before listen_unix returns: no await here, so two https listens at once share one socket.
+      let socket: uws.us_listen_socket | false = false
+      this.app.listen_unix((s) => {
+        socket = s as uws.us_listen_socket | false
+      }, path)
+      if (socket === false) {
+        removeSocketDir(dir)
+        throw new Error(`${configKey}: cannot open the private socket behind ${url} (${path})`)
+      }
+      this.sockets.push(socket)
+      const report = (err: Error): void => this.opts.onHandlerError?.(err, { method: 'TLS', path: url, query: new URLSearchParams(), params: {}, header: () => undefined, remoteAddress: '', principal: null })
+      this.front = { tls: new TlsFront(tls, path, report), dir, path }
+    }
+    try {
+      return await this.front.tls.listen(host, port)
+    } catch (code) {
+      if (typeof code === 'string') throw new ListenError(url, code, configKey)
+      throw code
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    if (this.front !== null) {
+      this.front.tls.close()
+      removeSocketDir(this.front.dir)
+      this.front = null
+    }
     for (const s of this.sockets.splice(0)) uws.us_listen_socket_close(s)
     // Every open connection: their onAborted and WebSocket close callbacks run now.
     this.app.close()

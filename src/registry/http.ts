@@ -2,7 +2,7 @@
 // HTTP adapter. Every method and path goes to the table, which answers 404/405 itself; this file only
 // checks the request's content type (Confluent's 415 for a type it does not read), passes method, path,
 // query and body text, and writes the status with `application/vnd.schemaregistry.v1+json`.
-import { type BasicAuthenticator, createHttpServer, type BufferedRequest, type HttpResponse, type HttpServer } from '../http/index.js'
+import { type BasicAuthenticator, createHttpServer, type BufferedRequest, type HttpResponse, type HttpServer, type HttpTls } from '../http/index.js'
 import { ACCEPTED_CONTENT_TYPES, CONTENT_TYPE, serializeBody, type RegistryRequest, type RegistryResponse } from './routes.js'
 
 /** What answers a request: a RegistryNode's handle, or handle(service, req) for a single instance. */
@@ -21,6 +21,8 @@ export interface RegistryHttpOptions {
   authenticator?: BasicAuthenticator | null
   /** authentication.write.roles: roles that may change the registry; ['*'] (default) any authenticated user. */
   writeRoles?: readonly string[]
+  /** The key and trust stores of https listeners (client/http-tls.ts). */
+  tls?: HttpTls
 }
 
 const JSON_HEADERS = { 'Content-Type': CONTENT_TYPE }
@@ -58,7 +60,7 @@ export function mountRegistry(server: HttpServer, handler: RegistryHandler, writ
 
 /** A server of its own for the registry, listening on every listener. */
 export async function startRegistryHttp(handler: RegistryHandler, opts: RegistryHttpOptions): Promise<HttpServer> {
-  const server = await createHttpServer({ maxBodyBytes: opts.maxBodyBytes ?? 8 * 1024 * 1024, allowedOrigins: opts.allowedOrigins, errorBody, authenticator: opts.authenticator ?? undefined })
+  const server = await createHttpServer({ maxBodyBytes: opts.maxBodyBytes ?? 8 * 1024 * 1024, allowedOrigins: opts.allowedOrigins, errorBody, authenticator: opts.authenticator ?? undefined, tls: opts.tls })
   opts.extend?.(server)
   mountRegistry(server, handler, opts.writeRoles)
   try {

@@ -4,6 +4,8 @@
 // writes a NOOP and reads it back, so it has seen every record before it assigns an id. After forwarding
 // a write, a secondary reads the topic to its end before answering, so the caller's next read on it sees
 // the write. The HTTP server (issue 17) calls handle() with each request.
+import type { ConnectionOptions } from 'node:tls'
+import { fetchWithTls } from '../http/fetch.js'
 import { Cluster } from '../client/cluster-connections.js'
 import { Errors, RegistryError, RegistryErrorCode } from './errors.js'
 import { KafkaRegistryStore, type KafkaStoreOptions } from './kafka-store.js'
@@ -20,12 +22,18 @@ export interface RegistryNodeOptions extends KafkaStoreOptions, RegistryOptions 
   heartbeatIntervalMs?: number
   /** How long a write waits for a primary to be elected before it fails (50004). Default 15000. */
   electionWaitMs?: number
+  /**
+   * TLS of writes forwarded to an https primary: the instance's own ssl.truststore.location checks the
+   * primary's certificate, and its key store is the client certificate when the primary requires one.
+   */
+  peerTls?: ConnectionOptions
 }
 
 /** Whether fetch failed because nothing listens at the address (the request was not delivered). */
 function refused(e: unknown): boolean {
+  // fetch puts the system's error in cause; node:https (fetchWithTls) throws it itself.
   const cause = (e as { cause?: { code?: string } }).cause
-  return cause?.code === 'ECONNREFUSED'
+  return cause?.code === 'ECONNREFUSED' || (e as { code?: string }).code === 'ECONNREFUSED'
 }
 
 export class RegistryNode {
@@ -36,11 +44,13 @@ export class RegistryNode {
   private readonly identity: RegistryIdentity
   /** How long a write waits for a primary to be elected before it fails with 50004. */
   private readonly electionWaitMs: number
+  private readonly peerTls: ConnectionOptions | undefined
   /** Resolves once this instance, as primary, has caught up with the topic. */
   private primaryReady: Promise<void> = Promise.resolve()
 
   constructor(opts: RegistryNodeOptions) {
     this.electionWaitMs = opts.electionWaitMs ?? 15_000
+    this.peerTls = opts.peerTls
     this.store = new KafkaRegistryStore(opts)
     this.service = new SchemaRegistryService(this.store, opts)
     this.identity = { host: opts.identity.host, port: opts.identity.port, scheme: opts.identity.scheme ?? 'http', leaderEligibility: opts.identity.leaderEligibility ?? true }
@@ -102,13 +112,13 @@ export class RegistryNode {
     const qs = query.toString()
     let res: Response
     try {
-      res = await fetch(`${identityUrl(leader)}${req.path}${qs ? `?${qs}` : ''}`, {
+      res = await fetchWithTls(`${identityUrl(leader)}${req.path}${qs ? `?${qs}` : ''}`, {
         method: req.method,
         // The caller's credentials go along: the primary authenticates the forwarded write as the caller.
         headers: { 'Content-Type': 'application/vnd.schemaregistry.v1+json', ...(req.authorization === undefined ? {} : { Authorization: req.authorization }) },
         body: req.body,
         signal: AbortSignal.timeout(30_000),
-      })
+      }, this.peerTls)
     } catch (e) {
       // A primary that refuses connections has gone (its request never arrived): once the group has
       // elected another, the write goes there (or is served here), bounded by the election wait.

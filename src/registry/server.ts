@@ -4,6 +4,7 @@
 // election. Requests that arrive during the replay wait for it, as Confluent's instances do not answer
 // before their store is initialized.
 import { prefixedSecurity } from '../client/client-security-config.js'
+import { httpClientTls, httpListenerTls } from '../client/http-tls.js'
 import type { ClientSecurity } from '../client/sasl.js'
 import type { RegistrySettings } from '../config/client-registry.js'
 import { basicAuthenticatorFrom, type HttpServer } from '../http/index.js'
@@ -26,6 +27,8 @@ export interface SchemaRegistryServerOptions {
   clientId?: string
   /** Mounts more routes on the registry's HTTP server (inside a broker: the broker's /metrics, /health, /ready). */
   extend?: (server: HttpServer) => void
+  /** How start-up errors name the settings: '' standalone, 'schema.registry.' in a broker. */
+  configPrefix?: string
 }
 
 /**
@@ -52,6 +55,7 @@ export class SchemaRegistryServer {
     const { settings } = opts
     // Read before the listeners open, so a bad kafkastore.* setting fails start-up with nothing to close.
     const security = opts.security ?? prefixedSecurity('kafkastore.', settings.kafkastoreSecurityConfigs)
+    const tls = httpListenerTls(settings.httpTls, settings.listeners, opts.configPrefix ?? '')
     const log = opts.logger ?? silentLogger()
     if (settings.listeners.length === 0) throw new Error('the Schema Registry needs at least one listener')
     // Resolves with the instance once it has replayed the topic; requests wait for it.
@@ -66,6 +70,7 @@ export class SchemaRegistryServer {
         extend: opts.extend,
         authenticator: basicAuthenticatorFrom(settings.httpAuth),
         writeRoles: settings.writeRoles,
+        tls,
       },
     )
     const first = http.listeners[0]!
@@ -79,7 +84,8 @@ export class SchemaRegistryServer {
       timeoutMs: settings.timeoutMs,
       initTimeoutMs: settings.initTimeoutMs,
       groupId: settings.groupId,
-      identity: { host, port: first.port, leaderEligibility: settings.leaderEligibility },
+      identity: { host, port: first.port, scheme: first.url.startsWith('https:') ? 'https' : 'http', leaderEligibility: settings.leaderEligibility },
+      peerTls: tls === undefined ? undefined : httpClientTls(settings.httpTls, opts.configPrefix ?? ''),
       defaultCompatibility: settings.defaultCompatibility as CompatibilityLevel,
     })
     try {

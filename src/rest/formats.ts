@@ -6,6 +6,7 @@
 // subject version, as raw schema text (registered if new), or the subject's latest; the subject comes
 // from subject_name_strategy (TopicNameStrategy by default). Resolved schemas and serializers are
 // cached, so that a stream of records costs no registry round trip per record.
+import type { ConnectionOptions } from 'node:tls'
 import avsc from 'avsc'
 import type { SchemaReference, SchemaType } from '../registry/schema-type/types.js'
 import {
@@ -119,8 +120,8 @@ export class SchemaSupport {
 
   constructor(readonly client: SchemaRegistryClient | null) {}
 
-  static fromUrls(urls: readonly string[] | null): SchemaSupport {
-    return new SchemaSupport(urls === null || urls.length === 0 ? null : new SchemaRegistryClient({ url: [...urls], timeoutMs: 30_000 }))
+  static fromUrls(urls: readonly string[] | null, tls?: ConnectionOptions): SchemaSupport {
+    return new SchemaSupport(urls === null || urls.length === 0 ? null : new SchemaRegistryClient({ url: [...urls], timeoutMs: 30_000, tls }))
   }
 
   private registry(): SchemaRegistryClient {

@@ -8,6 +8,7 @@ import { prefixedSecurity } from '../client/client-security-config.js'
 import type { ClientSecurity } from '../client/sasl.js'
 import { Producer, type ProducerOptions } from '../client/producer.js'
 import type { RestSettings } from '../config/client-rest.js'
+import { httpClientTls, httpListenerTls } from '../client/http-tls.js'
 import { basicAuthenticatorFrom, type BoundListener, createHttpServer, type HttpServer } from '../http/index.js'
 import { type Logger, silentLogger } from '../observability/logger.js'
 import { CallerClientPool, currentCaller } from './caller-identity.js'
@@ -39,6 +40,8 @@ export interface RestProxyOptions {
    * (main.ts and skein rest add the console this way: rest/ does not import the products beside it).
    */
   extend?: (server: HttpServer, clients: { admin: Admin; producer: Producer; security: ClientSecurity | undefined }) => RestProxyExtension
+  /** How start-up errors name the settings: '' standalone, 'rest.' in a broker. */
+  configPrefix?: string
 }
 
 export class RestProxy {
@@ -65,6 +68,9 @@ export class RestProxy {
     const { settings } = opts
     const log = opts.logger ?? silentLogger()
     const security = opts.security ?? prefixedSecurity('client.', settings.clientSecurityConfigs)
+    // Read before anything starts, so a bad key store fails start-up with nothing to close.
+    const tls = httpListenerTls(settings.httpTls, settings.listeners, opts.configPrefix ?? '')
+    const registryTls = httpClientTls(settings.schemaRegistryTls, `${opts.configPrefix ?? ''}schema.registry.`)
     const clientOptions = { bootstrapServers: opts.bootstrapServers, security, clientId: `skein-rest${settings.id === '' ? '' : `-${settings.id}`}` }
     const admin = new Admin(clientOptions)
     // Topics are not created by producing to them through the proxy: an unknown topic is 40401 at once.
@@ -82,7 +88,7 @@ export class RestProxy {
       get producer() {
         return currentCaller()?.producer ?? producer
       },
-      schemas: SchemaSupport.fromUrls(settings.schemaRegistryUrl),
+      schemas: SchemaSupport.fromUrls(settings.schemaRegistryUrl, registryTls),
       log,
       fallbackBaseUrl: '',
       clusterId: () => {
@@ -96,6 +102,7 @@ export class RestProxy {
       allowedOrigins: settings.allowedOrigins,
       errorBody: restErrorBody,
       authenticator: basicAuthenticatorFrom(settings.httpAuth) ?? undefined,
+      tls,
       onHandlerError: (err, req) => log.warn({ err: (err as Error).message, method: req.method, path: req.path }, 'REST handler failed'),
     })
     const consumers = new ConsumerInstances(ctx, opts.bootstrapServers, security)

@@ -3,6 +3,7 @@
 // that tests can build up server-side backpressure.
 import { createHash, randomBytes } from 'node:crypto'
 import { connect, type Socket } from 'node:net'
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls'
 
 export interface WsMessage {
   data: Buffer
@@ -25,14 +26,14 @@ export class TestWebSocket {
     socket.on('error', () => {})
   }
 
-  /** Connects and upgrades; rejects with the HTTP status line when the server refuses. */
-  static open(port: number, path: string, headers: Record<string, string> = {}): Promise<TestWebSocket> {
+  /** Connects and upgrades (over TLS, wss, when tls is given); rejects with the HTTP status line when the server refuses. */
+  static open(port: number, path: string, headers: Record<string, string> = {}, tls?: ConnectionOptions): Promise<TestWebSocket> {
     return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1')
+      const socket = tls === undefined ? connect(port, '127.0.0.1') : tlsConnect({ ...tls, port, host: '127.0.0.1' })
       const key = randomBytes(16).toString('base64')
       let head = Buffer.alloc(0)
       socket.once('error', reject)
-      socket.on('connect', () => {
+      socket.on(tls === undefined ? 'connect' : 'secureConnect', () => {
         const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')
         socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n${extra}\r\n`)
       })

@@ -22,6 +22,12 @@ describe('HTTP exposure', () => {
     expect(n.warnings).toHaveLength(1)
     expect(n.warnings[0]).toMatch(/^WARNING: Schema Registry listens on http:\/\/0.0.0.0:8081, reachable from other hosts, without authentication/)
     // With BASIC authentication nobody reaches it without credentials: no warning.
-    expect(exposureNotice('REST Proxy', ['http://0.0.0.0:8082'], true).warnings).toEqual([])
+    n = exposureNotice('REST Proxy', ['http://0.0.0.0:8082'], true)
+    expect(n.warnings).toEqual([])
+    expect(n.line).toBe('REST Proxy listening on http://0.0.0.0:8082')
+    // Client certificates REQUIRED gate the https listeners only.
+    n = exposureNotice('REST Proxy', ['https://0.0.0.0:8443', 'http://0.0.0.0:8082'], false, true)
+    expect(n.warnings).toHaveLength(1)
+    expect(n.warnings[0]).toMatch(/^WARNING: REST Proxy listens on http:\/\/0.0.0.0:8082,/)
   })
 })

@@ -6,6 +6,9 @@
 // fields as unions with null (Avro) or oneOf with null (JSON Schema), int8/int16 kept as connect.type, a
 // struct's name as the record name (default io.confluent.connect.avro.ConnectDefault), Decimal as the
 // decimal logical type, Date/Time/Timestamp as date / time-millis / timestamp-millis.
+import type { ConnectionOptions } from 'node:tls'
+import { httpClientTls } from '../../client/http-tls.js'
+import { HTTP_CLIENT_TLS_NAMES } from '../../config/client-http-tls.js'
 import avsc from 'avsc'
 import type protobuf from 'protobufjs'
 import { ConfigDef } from '../api/config-def.js'
@@ -46,8 +49,10 @@ import {
 const AVRO_NAMESPACE = 'io.confluent.connect.avro'
 const DEFAULT_RECORD_NAME = `${AVRO_NAMESPACE}.ConnectDefault`
 
+const REGISTRY_TLS_PREFIX = 'schema.registry.'
+
 function registryConfigDef(): ConfigDef {
-  return new ConfigDef()
+  const def = new ConfigDef()
     .define('schema.registry.url', 'LIST', null, 'HIGH', 'Comma-separated list of URLs for Schema Registry instances.')
     .define('auto.register.schemas', 'BOOLEAN', true, 'MEDIUM', 'Whether to register the schema of a record with the registry when it is not registered yet.')
     .define('use.latest.version', 'BOOLEAN', false, 'LOW', "Serialize with the subject's latest registered schema instead of the record's own.")
@@ -55,6 +60,23 @@ function registryConfigDef(): ConfigDef {
     .define('value.subject.name.strategy', 'STRING', 'io.confluent.kafka.serializers.subject.TopicNameStrategy', 'MEDIUM', 'How the subject of a value schema is named.')
     .define('basic.auth.user.info', 'PASSWORD', null, 'MEDIUM', 'user:password for the registry.')
     .define('connect.meta.data', 'BOOLEAN', true, 'LOW', 'Keep Connect metadata (connect.name, connect.version, connect.type, ...) in the written schemas.')
+  // Confluent's schema.registry.ssl.*: the trust store (and client certificate) for https:// registry URLs.
+  for (const name of HTTP_CLIENT_TLS_NAMES) def.define(`${REGISTRY_TLS_PREFIX}${name}`, /password/.test(name) ? 'PASSWORD' : 'STRING', null, 'LOW', `${name} for https:// schema.registry.url (client/http-tls.ts).`)
+  return def
+}
+
+/** The registry client's TLS from schema.registry.ssl.*, or undefined when none is set. */
+function registryTls(c: Record<string, unknown>): ConnectionOptions | undefined {
+  const props = new Map<string, string>()
+  for (const name of HTTP_CLIENT_TLS_NAMES) {
+    const v = c[REGISTRY_TLS_PREFIX + name]
+    if (v !== null && v !== undefined) props.set(name, String(v))
+  }
+  try {
+    return httpClientTls(props, REGISTRY_TLS_PREFIX)
+  } catch (err) {
+    throw new DataException((err as Error).message)
+  }
 }
 
 interface RegistrySettings {
@@ -72,7 +94,7 @@ function registrySettings(props: Record<string, string>, isKey: boolean): Regist
   const strategyName = String(c[isKey ? 'key.subject.name.strategy' : 'value.subject.name.strategy'])
   const strategy = SUBJECT_NAME_STRATEGIES[strategyName] ?? SUBJECT_NAME_STRATEGIES[strategyName.split('.').pop()!] ?? TopicNameStrategy
   return {
-    client: new SchemaRegistryClient({ url: urls, basicAuth: (c['basic.auth.user.info'] as string | null) ?? undefined }),
+    client: new SchemaRegistryClient({ url: urls, basicAuth: (c['basic.auth.user.info'] as string | null) ?? undefined, tls: registryTls(c) }),
     autoRegister: c['auto.register.schemas'] as boolean,
     useLatestVersion: c['use.latest.version'] as boolean,
     strategy,

@@ -3,6 +3,7 @@
 // the worker and the herder. Standalone workers are then given the connectors of the property files
 // named on the command line.
 import { Admin } from '../../client/index.js'
+import { httpClientTls, httpListenerTls } from '../../client/http-tls.js'
 import type { Logger } from '../../observability/logger.js'
 import { MetricsRegistry } from '../../observability/metrics.js'
 import { ConnectWorkerMetrics } from './worker-metrics.js'
@@ -14,7 +15,7 @@ import { Plugins } from './plugins.js'
 import { ConnectRest } from './rest.js'
 import { KafkaStatusStore, MemoryStatusStore } from './status-store.js'
 import { Worker } from './worker.js'
-import { parseWorkerConfig, restListeners, type WorkerMode } from './worker-config.js'
+import { parseWorkerConfig, restListeners, restTlsProps, type WorkerMode } from './worker-config.js'
 
 export interface ConnectOptions {
   mode: WorkerMode
@@ -52,11 +53,19 @@ export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
   let clusterId: string | null = null
   let herder: Herder | null = null
   const allowedOrigins = String(config.values['access.control.allow.origin'] ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '')
-  const rest = await ConnectRest.start({ listeners: restListeners(config), allowedOrigins, herder: () => herder, loggers, log: loggers.get('skein.connect.rest'), clusterId: () => clusterId, metrics })
+  const listeners = restListeners(config)
+  // Read before anything listens, so a bad key store stops start-up naming its setting.
+  const tlsSettings = restTlsProps(config)
+  const tls = httpListenerTls(tlsSettings.props, listeners, tlsSettings.prefix)
+  // Only a worker serving https calls others over https (its cluster's URLs are https): the worker's
+  // ssl.* may otherwise be meant for its Kafka clients alone.
+  const peerTls = tls === undefined ? undefined : httpClientTls(tlsSettings.props, tlsSettings.prefix)
+  const rest = await ConnectRest.start({ listeners, tls, peerTls, allowedOrigins, herder: () => herder, loggers, log: loggers.get('skein.connect.rest'), clusterId: () => clusterId, metrics })
   const workerMetrics = new ConnectWorkerMetrics(metrics)
   try {
     const bound = rest.listeners[0]!
-    const advertised = (v['rest.advertised.listener'] as string | null) ?? 'http'
+    // Kafka's default: the scheme of the first listener.
+    const advertised = (v['rest.advertised.listener'] as string | null) ?? (bound.url.startsWith('https:') ? 'https' : 'http')
     const host = (v['rest.advertised.host.name'] as string | null) ?? bound.host
     const port = (v['rest.advertised.port'] as number | null) ?? bound.port
     const url = `${advertised}://${host}:${port}`
@@ -83,7 +92,7 @@ export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
       metrics,
       workerMetrics,
     })
-    const opts = { config, worker, configStore, statusStore, offsetStore, plugins, log: loggers.get('skein.connect.herder'), workerId, url }
+    const opts = { config, worker, configStore, statusStore, offsetStore, plugins, log: loggers.get('skein.connect.herder'), workerId, url, peerTls }
     const h: Herder = distributed ? new DistributedHerder(opts) : new StandaloneHerder(opts)
     h.onRebalanceCompleted = () => workerMetrics.rebalanceCompleted()
     workerMetrics.attach({

@@ -12,6 +12,8 @@
 // A running connector's task configs are computed where it runs and written by the leader.
 //
 // Standalone: the same, with one worker that assigns everything to itself after every change.
+import type { ConnectionOptions } from 'node:tls'
+import { fetchWithTls } from '../../http/fetch.js'
 import { Admin, Cluster, GroupMember, type GroupProtocol, Producer } from '../../client/index.js'
 import type { Logger } from '../../observability/logger.js'
 import { SourceConnector } from '../api/plugin.js'
@@ -72,6 +74,8 @@ export interface HerderOptions {
   /** This worker's id (host:port of its REST URL) and REST URL. */
   workerId: string
   url: string
+  /** TLS of calls to other workers' https URLs (task configs sent to the leader). */
+  peerTls?: ConnectionOptions
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
@@ -90,6 +94,7 @@ export abstract class Herder {
   protected readonly log: Logger
   readonly workerId: string
   readonly url: string
+  protected readonly peerTls: ConnectionOptions | undefined
   readonly config: WorkerConfig
   protected running = false
   /** What this worker runs. */
@@ -110,6 +115,7 @@ export abstract class Herder {
     this.log = o.log
     this.workerId = o.workerId
     this.url = o.url
+    this.peerTls = o.peerTls
     this.config = o.config
     this.configStore.setListener({
       onConnectorConfigUpdate: (name) => this.enqueue(() => this.onConnectorConfig(name)),
@@ -791,7 +797,7 @@ export class DistributedHerder extends Herder {
     }
     const leader = this.leaderRestUrl
     if (leader === null) throw new Error('no leader known')
-    const res = await fetch(`${leader}/connectors/${encodeURIComponent(name)}/tasks?forward=true`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(configs), signal: AbortSignal.timeout(30000) })
+    const res = await fetchWithTls(`${leader}/connectors/${encodeURIComponent(name)}/tasks?forward=true`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(configs), signal: AbortSignal.timeout(30000) }, this.peerTls)
     if (!res.ok) throw new Error(`the leader refused the task configs: HTTP ${res.status} ${await res.text()}`)
   }
 

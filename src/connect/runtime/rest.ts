@@ -14,7 +14,9 @@
 // A write that reaches a follower is forwarded to the leader (once: the forwarded request carries
 // forward=false), as Kafka's workers do; during a rebalance, when no leader is known, the answer is 409.
 import { configKeyInfo } from '../api/config-def.js'
-import { createHttpServer, jsonNestedDeeperThan, tooDeepMessage, type BufferedRequest, type BoundListener, type HttpResponse, type HttpServer } from '../../http/index.js'
+import { createHttpServer, jsonNestedDeeperThan, tooDeepMessage, type BufferedRequest, type BoundListener, type HttpResponse, type HttpServer, type HttpTls } from '../../http/index.js'
+import { fetchWithTls } from '../../http/fetch.js'
+import type { ConnectionOptions } from 'node:tls'
 import type { Logger } from '../../observability/logger.js'
 import type { MetricsRegistry } from '../../observability/metrics.js'
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheusText } from '../../observability/prometheus.js'
@@ -45,6 +47,10 @@ export interface ConnectRestOptions {
   maxBodyBytes?: number
   /** access.control.allow.origin (src/http's allowedOrigins). */
   allowedOrigins?: readonly string[]
+  /** The key and trust stores of https listeners (listeners.https.ssl.* or ssl.*). */
+  tls?: HttpTls
+  /** TLS of requests forwarded to the leader's https URL (the same stores, as Kafka's RestClient). */
+  peerTls?: ConnectionOptions
 }
 
 function parseJson(req: BufferedRequest): unknown {
@@ -84,7 +90,7 @@ export class ConnectRest {
   }
 
   static async start(o: ConnectRestOptions): Promise<ConnectRest> {
-    const server = await createHttpServer({ maxBodyBytes: o.maxBodyBytes ?? 16 * 1024 * 1024, allowedOrigins: o.allowedOrigins, errorBody: (status, message) => errorBody(status, message), onHandlerError: (err) => o.log.error({ err: (err as Error).message }, 'REST handler error') })
+    const server = await createHttpServer({ maxBodyBytes: o.maxBodyBytes ?? 16 * 1024 * 1024, allowedOrigins: o.allowedOrigins, tls: o.tls, errorBody: (status, message) => errorBody(status, message), onHandlerError: (err) => o.log.error({ err: (err as Error).message }, 'REST handler error') })
     const rest = new ConnectRest(server, o)
     rest.mount()
     try {
@@ -130,12 +136,12 @@ export class ConnectRest {
     }
     const q = new URLSearchParams(req.query)
     q.set('forward', 'false')
-    const res = await fetch(`${leaderUrl}${req.path}?${q.toString()}`, {
+    const res = await fetchWithTls(`${leaderUrl}${req.path}?${q.toString()}`, {
       method: req.method,
       headers: { 'Content-Type': 'application/json' },
       body: req.body.length > 0 ? req.body : undefined,
       signal: AbortSignal.timeout(90000),
-    }).catch((err: unknown) => {
+    }, this.o.peerTls).catch((err: unknown) => {
       throw new HerderError(500, `Error trying to forward REST request: ${(err as Error).message}`)
     })
     const text = await res.text()

@@ -13,7 +13,7 @@ function common(): ConfigDef {
     .define('value.converter', 'CLASS', NO_DEFAULT, 'HIGH', 'Converter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. This controls the format of the values in messages written to or read from Kafka.')
     .define('header.converter', 'CLASS', 'org.apache.kafka.connect.storage.SimpleHeaderConverter', 'LOW', 'HeaderConverter class used to convert between Kafka Connect format and the serialized form that is written to Kafka.')
     .define('plugin.path', 'LIST', null, 'LOW', 'List of paths separated by commas (,) that contain plugins: directories whose subdirectories are npm packages or folders with a package.json or an index module, or such folders themselves.')
-    .define('listeners', 'LIST', ['http://:8083'], 'LOW', 'List of comma-separated URIs the REST API will listen on (http only). Leave hostname empty to bind to 127.0.0.1.')
+    .define('listeners', 'LIST', ['http://:8083'], 'LOW', 'List of comma-separated URIs the REST API will listen on: http:// or https:// (TLS from listeners.https.ssl.*, else ssl.*). Leave hostname empty to bind to 127.0.0.1.')
     .define('access.control.allow.origin', 'STRING', '', 'LOW', "Origins (comma-separated, or * for any) whose browser pages may, besides the listener's own, send state-changing REST requests; others get 403. Kafka sets this as the CORS Access-Control-Allow-Origin value; Skein also refuses cross-origin writes without it.")
     .define('rest.host.name', 'STRING', null, 'LOW', 'Deprecated: hostname for the REST API (use listeners).')
     .define('rest.port', 'INT', null, 'LOW', 'Deprecated: port for the REST API to listen on (use listeners).')
@@ -76,6 +76,30 @@ export function withPrefix(props: Record<string, string>, prefix: string): Recor
   const out: Record<string, string> = {}
   for (const [k, v] of Object.entries(props)) if (k.startsWith(prefix)) out[k.slice(prefix.length)] = v
   return out
+}
+
+/** The TLS settings of https listeners Kafka Connect reads (SSLUtils: the listener's key and trust stores). */
+const REST_TLS_NAMES = [
+  'ssl.keystore.location', 'ssl.keystore.type', 'ssl.keystore.password', 'ssl.key.password', 'ssl.keystore.certificate.chain', 'ssl.keystore.key',
+  'ssl.truststore.location', 'ssl.truststore.type', 'ssl.truststore.password', 'ssl.truststore.certificates',
+  'ssl.client.auth', 'ssl.enabled.protocols', 'ssl.cipher.suites', 'ssl.endpoint.identification.algorithm',
+]
+
+/**
+ * The https listeners' ssl.* settings and the prefix they were given under: as Kafka Connect's
+ * valuesWithPrefixAllOrNothing, listeners.https.ssl.* when any of them is set, else the worker's ssl.*.
+ * Also the TLS of the worker's calls to other workers (forwarding to the leader).
+ */
+export function restTlsProps(c: Pick<WorkerConfig, 'originals'>): { props: Map<string, string>; prefix: string } {
+  const httpsPrefix = 'listeners.https.'
+  const prefixed = Object.keys(c.originals).some((k) => k.startsWith(httpsPrefix))
+  const prefix = prefixed ? httpsPrefix : ''
+  const props = new Map<string, string>()
+  for (const name of REST_TLS_NAMES) {
+    const v = c.originals[prefix + name]
+    if (v !== undefined && v.trim() !== '') props.set(name, v.trim())
+  }
+  return { props, prefix }
 }
 
 /** The REST listeners, with rest.host.name / rest.port as the deprecated fallback. */

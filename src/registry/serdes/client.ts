@@ -1,6 +1,8 @@
 // A small Schema Registry REST client on plain fetch: what the serializers need (register, look up, fetch
 // by id, latest version), with caches so that a record costs no request once its schema is known, as
 // Confluent's CachedSchemaRegistryClient does. Works against Skein's registry or Confluent's.
+import type { ConnectionOptions } from 'node:tls'
+import { fetchWithTls } from '../../http/fetch.js'
 import type { SchemaReference, SchemaType } from '../schema-type/types.js'
 
 export const REGISTRY_CONTENT_TYPE = 'application/vnd.schemaregistry.v1+json'
@@ -35,12 +37,15 @@ export interface RegistryClientOptions {
   basicAuth?: string
   /** Per-request timeout in milliseconds. */
   timeoutMs?: number
+  /** For https:// URLs: the trust store (and a client certificate), Confluent's schema.registry.ssl.* (client/http-tls.ts). */
+  tls?: ConnectionOptions
 }
 
 export class SchemaRegistryClient {
   private readonly urls: string[]
   private readonly headers: Record<string, string>
   private readonly timeoutMs: number
+  private readonly tls: ConnectionOptions | undefined
   private readonly byId = new Map<string, Promise<RegisteredSchema>>()
   private readonly idBySchema = new Map<string, Promise<number>>()
 
@@ -50,6 +55,7 @@ export class SchemaRegistryClient {
     this.headers = { 'Content-Type': REGISTRY_CONTENT_TYPE, Accept: `${REGISTRY_CONTENT_TYPE}, application/json` }
     if (options.basicAuth) this.headers['Authorization'] = `Basic ${Buffer.from(options.basicAuth).toString('base64')}`
     this.timeoutMs = options.timeoutMs ?? 30_000
+    this.tls = options.tls
   }
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -57,12 +63,12 @@ export class SchemaRegistryClient {
     for (const base of this.urls) {
       let res: Response
       try {
-        res = await fetch(base + path, {
+        res = await fetchWithTls(base + path, {
           method,
           headers: this.headers,
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(this.timeoutMs),
-        })
+        }, this.tls)
       } catch (e) {
         lastError = e
         continue
