@@ -11,6 +11,7 @@ import { Loggers } from './loggers.js'
 import { FileOffsetStore, KafkaOffsetStore } from './offset-store.js'
 import { Plugins } from './plugins.js'
 import { ConnectRest } from './rest.js'
+import { connectRestAuth } from './rest-auth.js'
 import { KafkaStatusStore, MemoryStatusStore } from './status-store.js'
 import { Worker } from './worker.js'
 import { parseWorkerConfig, restListeners, type WorkerMode } from './worker-config.js'
@@ -51,7 +52,8 @@ export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
   let clusterId: string | null = null
   let herder: Herder | null = null
   const allowedOrigins = String(config.values['access.control.allow.origin'] ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '')
-  const rest = await ConnectRest.start({ listeners: restListeners(config), allowedOrigins, herder: () => herder, loggers, log: loggers.get('skein.connect.rest'), clusterId: () => clusterId, metrics })
+  const auth = connectRestAuth(v['rest.extension.classes'] as string[], v['java.security.auth.login.config'] as string | null)
+  const rest = await ConnectRest.start({ listeners: restListeners(config), allowedOrigins, herder: () => herder, loggers, log: loggers.get('skein.connect.rest'), clusterId: () => clusterId, metrics, auth })
   try {
     const bound = rest.listeners[0]!
     const advertised = (v['rest.advertised.listener'] as string | null) ?? 'http'
@@ -80,7 +82,7 @@ export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
       exactlyOnceGroupId: eos ? (v['group.id'] as string) : null,
       metrics,
     })
-    const opts = { config, worker, configStore, statusStore, offsetStore, plugins, log: loggers.get('skein.connect.herder'), workerId, url }
+    const opts = { config, worker, configStore, statusStore, offsetStore, plugins, log: loggers.get('skein.connect.herder'), workerId, url, ...(auth === null ? {} : { signer: auth.signer }) }
     const h: Herder = distributed ? new DistributedHerder(opts) : new StandaloneHerder(opts)
     h.onLoggerLevel = (ns, level) => {
       try {

@@ -12,6 +12,7 @@
 // A running connector's task configs are computed where it runs and written by the leader.
 //
 // Standalone: the same, with one worker that assigns everything to itself after every change.
+import type { InternalRequestSigner } from './rest-auth.js'
 import { Admin, Cluster, GroupMember, type GroupProtocol, Producer } from '../../client/index.js'
 import type { Logger } from '../../observability/logger.js'
 import { SourceConnector } from '../api/plugin.js'
@@ -72,6 +73,8 @@ export interface HerderOptions {
   /** This worker's id (host:port of its REST URL) and REST URL. */
   workerId: string
   url: string
+  /** With REST authentication on: signs this worker's own requests to the leader (rest-auth.ts). */
+  signer?: InternalRequestSigner
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
@@ -100,6 +103,7 @@ export abstract class Herder {
   /** Connectors whose task configs must be computed again here. */
   protected readonly reconfigure = new Set<string>()
   ready = false
+  protected readonly signer: InternalRequestSigner | null
 
   constructor(o: HerderOptions) {
     this.worker = o.worker
@@ -108,6 +112,7 @@ export abstract class Herder {
     this.offsets = o.offsetStore
     this.plugins = o.plugins
     this.log = o.log
+    this.signer = o.signer ?? null
     this.workerId = o.workerId
     this.url = o.url
     this.config = o.config
@@ -777,7 +782,11 @@ export class DistributedHerder extends Herder {
     }
     const leader = this.leaderRestUrl
     if (leader === null) throw new Error('no leader known')
-    const res = await fetch(`${leader}/connectors/${encodeURIComponent(name)}/tasks?forward=true`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(configs), signal: AbortSignal.timeout(30000) })
+    const path = `/connectors/${encodeURIComponent(name)}/tasks`
+    const body = JSON.stringify(configs)
+    // No caller stands behind this request: with REST authentication on it is signed instead (rest-auth.ts).
+    const headers = { 'Content-Type': 'application/json', ...this.signer?.sign('POST', path, body) }
+    const res = await fetch(`${leader}${path}?forward=true`, { method: 'POST', headers, body, signal: AbortSignal.timeout(30000) })
     if (!res.ok) throw new Error(`the leader refused the task configs: HTTP ${res.status} ${await res.text()}`)
   }
 
