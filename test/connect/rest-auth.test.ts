@@ -4,13 +4,16 @@
 // and the realm's challenge; good ones are served; a write sent to either worker reaches the leader (a
 // follower forwards it with the caller's Authorization header); connectors running on the follower get
 // their tasks, whose configs the follower sends the leader signed, while a forged internal request is
-// refused. A worker naming an unknown extension class stops at start-up naming it. The JAAS file
+// refused. A worker naming an unknown extension class stops at start-up naming it. MirrorMaker's dedicated
+// REST and its flows' workers take the same settings. The JAAS file
 // parsing, the KAFKA_OPTS flag and the signature are checked as functions too.
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { Admin } from '../../src/client/index.js'
+import { MirrorMakerConfig, startMirrorMaker } from '../../src/connect/mirror-maker.js'
+import { silentLogger } from '../../src/observability/logger.js'
 import { BASIC_AUTH_EXTENSION, connectRestAuth, InternalRequestSigner, loginConfigFromKafkaOpts, passwordFileFromJaas } from '../../src/connect/runtime/rest-auth.js'
 import { parsePasswordProperties } from '../../src/http/index.js'
 import { startTestBroker, type TestBroker } from '../harness/broker.js'
@@ -165,12 +168,16 @@ describe('Connect REST BASIC authentication: two workers', () => {
     expect(edited.status).toBe(202)
   }, 120000)
 
-  test('an internal task-config request without a valid signature is refused', async () => {
+  test('an internal task-config request without a valid signature is refused, with or without a user', async () => {
     for (const w of workers) {
       expect((await call(w.url, 'POST', '/connectors/src-1/tasks?forward=false', { body: [{ evil: 'x' }] })).status).toBe(401)
       const forged = await call(w.url, 'POST', '/connectors/src-1/tasks?forward=false', { body: [{ evil: 'x' }], headers: { 'X-Connect-Authorization': Buffer.alloc(32).toString('base64'), 'X-Connect-Request-Signature-Algorithm': 'HmacSHA256' } })
       expect(forged.status).toBe(403)
       expect(forged.body.message).toContain('invalid signature')
+      // A user's credentials do not stand in for a worker's signature.
+      const unsigned = await call(w.url, 'POST', '/connectors/src-1/tasks?forward=false', { authorization: ADMIN, body: [{ evil: 'x' }] })
+      expect(unsigned.status).toBe(400)
+      expect(unsigned.body.message).toContain('missing required signature')
     }
     const tasks = await call(workers[0]!.url, 'GET', '/connectors/src-1/tasks', { authorization: ADMIN })
     expect(JSON.stringify(tasks.body)).not.toContain('evil')
@@ -180,4 +187,40 @@ describe('Connect REST BASIC authentication: two workers', () => {
     const props = { ...workerProps(), 'rest.extension.classes': `${BASIC_AUTH_EXTENSION},com.example.NoSuchExtension` }
     await expect(startWorker('distributed', props, [], 30000)).rejects.toThrow(/com\.example\.NoSuchExtension/)
   })
+
+  test('MirrorMaker\'s dedicated REST and its flows\' worker REST take the same two settings', async () => {
+    const mm = await startMirrorMaker(new MirrorMakerConfig({
+      clusters: 'A, B',
+      'A.bootstrap.servers': broker.bootstrap,
+      'B.bootstrap.servers': broker.bootstrap,
+      'A->B.enabled': 'true',
+      'A->B.topics': 'no-such-topic-for-auth',
+      'B->A.emit.heartbeats.enabled': 'false',
+      'A->B.emit.heartbeats.enabled': 'false',
+      'replication.factor': '1',
+      'checkpoints.topic.replication.factor': '1',
+      'heartbeats.topic.replication.factor': '1',
+      'offset-syncs.topic.replication.factor': '1',
+      'config.storage.replication.factor': '1',
+      'offset.storage.replication.factor': '1',
+      'status.storage.replication.factor': '1',
+      'dedicated.mode.enable.internal.rest': 'true',
+      listeners: 'http://127.0.0.1:0',
+      'rest.extension.classes': BASIC_AUTH_EXTENSION,
+      'java.security.auth.login.config': jaasFile,
+    }), silentLogger())
+    try {
+      const base = mm.restUrls[0]!
+      const none = await call(base, 'GET', '/')
+      expect(none.status).toBe(401)
+      expect(none.headers.get('www-authenticate')).toBe('Basic realm="KafkaConnect"')
+      expect((await call(base, 'GET', '/', { authorization: ADMIN })).status).toBe(200)
+      for (const f of mm.flows) {
+        expect((await call(f.connect.url, 'GET', '/connectors')).status).toBe(401)
+        expect((await call(f.connect.url, 'GET', '/connectors', { authorization: ADMIN })).status).toBe(200)
+      }
+    } finally {
+      await mm.stop()
+    }
+  }, 60000)
 })

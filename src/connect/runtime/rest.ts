@@ -241,9 +241,12 @@ export class ConnectRest {
       return { status: 200, body: Object.fromEntries(this.h.taskConfigs(name).map((t) => [`${name}-${t.id.task}`, t.config])) }
     })
     this.route('POST', '/connectors/:connector/tasks', async (req) => {
-      // With authentication on, a request without a user got past it by its signature (rest-auth.ts): check it.
-      if (this.o.auth != null && req.principal === null && !this.o.auth.signer.verify(req.method, req.path, req.body, req.header(SIGNATURE_HEADER.toLowerCase()) ?? '')) {
-        throw new HerderError(403, 'Internal request contained invalid signature.')
+      // With authentication on, only workers write task configs, signed (rest-auth.ts); an authenticated
+      // user's request without a signature is refused too, as Kafka's workers refuse it with session keys.
+      if (this.o.auth != null) {
+        const signature = req.header(SIGNATURE_HEADER.toLowerCase()) ?? ''
+        if (signature === '') throw new HerderError(400, 'Internal request missing required signature.')
+        if (!this.o.auth.signer.verify(req.method, req.path, req.body, signature)) throw new HerderError(403, 'Internal request contained invalid signature.')
       }
       const configs = parseJson(req)
       if (!Array.isArray(configs)) throw new HerderError(400, 'Task configs must be a JSON array of objects')
