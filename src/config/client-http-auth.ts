@@ -40,7 +40,10 @@ export const REST_CALLER_CONFIGS: readonly HttpAuthConfigDef[] = [
     validator: (v) => (v === '' || v === null || SASL_MECHANISMS.includes(String(v).toUpperCase()) ? undefined : `String must be empty or one of: ${SASL_MECHANISMS.join(', ')}`),
     doc: "Skein: with authentication.method=BASIC, the caller is the principal: each user's requests (v2 and v3 produce, consume, admin; console pages) go through Kafka clients that log in to the broker as that user with this SASL mechanism and the user's HTTP password, so Kafka's ACLs apply to them. Empty: every request uses the proxy's own client identity." }),
   def({ name: 'authentication.kafka.bootstrap.servers', type: 'list', default: null, embeddable: true,
-    doc: "Skein: the SASL_PLAINTEXT listener(s) the callers' clients connect to. Default: the proxy's own bootstrap servers." }),
+    doc: "Skein: the SASL_PLAINTEXT or SASL_SSL listener(s) the callers' clients connect to (authentication.kafka.security.protocol says which). Default: the proxy's own bootstrap servers." }),
+  def({ name: 'authentication.kafka.security.protocol', type: 'string', default: 'SASL_PLAINTEXT', embeddable: true, validValues: '[SASL_PLAINTEXT, SASL_SSL]',
+    validator: (v) => (['SASL_PLAINTEXT', 'SASL_SSL'].includes(String(v).toUpperCase()) ? undefined : 'String must be one of: SASL_PLAINTEXT, SASL_SSL'),
+    doc: "Skein: how the callers' clients reach authentication.kafka.bootstrap.servers. SASL_SSL: over TLS, trusting (and, with a key store, presenting) what the proxy's own client.ssl.* settings name, as the proxy's own clients do." }),
   def({ name: 'authentication.kafka.max.users', type: 'int', default: 100, embeddable: true, validValues: '[1,...]',
     validator: (v) => (typeof v === 'number' && v >= 1 ? undefined : 'Value must be at least 1'),
     doc: 'Skein: most users whose Kafka clients are held at once; the least recently used idle one is closed for a new one (a new user while all are busy gets 429, error_code 42901).' }),
@@ -54,6 +57,8 @@ export interface RestCallerSettings {
   /** null: requests use the proxy's own identity. */
   mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512' | null
   bootstrapServers: string[] | null
+  /** SASL_SSL: the callers' clients use TLS built from the proxy's client.ssl.* settings. */
+  securityProtocol: 'SASL_PLAINTEXT' | 'SASL_SSL'
   maxUsers: number
   idleMs: number
 }
@@ -63,6 +68,7 @@ export function restCallerSettings(get: (name: string) => ConfigValue): RestCall
   return {
     mechanism: mechanism === '' ? null : (mechanism as RestCallerSettings['mechanism']),
     bootstrapServers: get('authentication.kafka.bootstrap.servers') as string[] | null,
+    securityProtocol: String(get('authentication.kafka.security.protocol') ?? 'SASL_PLAINTEXT').toUpperCase() === 'SASL_SSL' ? 'SASL_SSL' : 'SASL_PLAINTEXT',
     maxUsers: get('authentication.kafka.max.users') as number,
     idleMs: get('authentication.kafka.idle.ms') as number,
   }

@@ -15,7 +15,9 @@
 // dedicated.mode.enable.internal.rest=true (KIP-710's name; default false) gives the process one REST
 // server of its own on `listeners` (default http://:8083, an empty host binding 127.0.0.1 as a Connect
 // worker's does): GET / (version and flows), GET /health (200 once every flow's herder is ready) and
-// GET /metrics (every flow's metrics, Prometheus text), at a port the user chooses.
+// GET /metrics (every flow's metrics, Prometheus text), at a port the user chooses. A top-level
+// rest.extension.classes with Connect's BASIC authentication extension (runtime/rest-auth.ts) guards it
+// as it guards every flow's worker REST.
 //
 // The `skein mirror-maker` command that reads the file and runs this is cli/mirror-maker.ts.
 import { httpListenerTls } from '../client/http-tls.js'
@@ -26,6 +28,7 @@ import { PROMETHEUS_CONTENT_TYPE, renderPrometheusText } from '../observability/
 import { ConfigException } from './api/config-def.js'
 import { startConnect, type ConnectHandle } from './runtime/connect.js'
 import { NotLeaderError } from './runtime/herder.js'
+import { connectRestAuth, type ConnectRestAuth } from './runtime/rest-auth.js'
 import { CONNECT_VERSION } from './runtime/rest.js'
 import { restTlsProps } from './runtime/worker-config.js'
 
@@ -92,6 +95,12 @@ export class MirrorMakerConfig {
   }
 
   /** Top-level settings: neither a cluster's nor a flow's (nor the process's own REST server's switch). */
+  /** The top-level rest.extension.classes' REST authentication, or null (throws on an unknown class). */
+  restAuth(): ConnectRestAuth | null {
+    const classes = (this.props['rest.extension.classes'] ?? '').split(',').map((c) => c.trim()).filter((c) => c !== '')
+    return connectRestAuth(classes, this.props['java.security.auth.login.config'] ?? null)
+  }
+
   private topLevel(): Record<string, string> {
     const out: Record<string, string> = {}
     for (const [k, v] of Object.entries(this.props)) {
@@ -148,10 +157,11 @@ export interface MirrorMakerHandle {
 }
 
 /** The process's own REST server: GET /, /health (every flow's herder ready) and /metrics. */
-async function startMirrorRest(listeners: string[], tls: HttpTls | undefined, flows: { flow: Flow; connect: ConnectHandle }[], metrics: MetricsRegistry, log: Logger): Promise<HttpServer> {
+async function startMirrorRest(listeners: string[], tls: HttpTls | undefined, flows: { flow: Flow; connect: ConnectHandle }[], metrics: MetricsRegistry, log: Logger, auth: ConnectRestAuth | null): Promise<HttpServer> {
   const json = { 'Content-Type': 'application/json' }
   const server = await createHttpServer({
     tls,
+    ...(auth === null ? {} : { authenticator: auth.authenticator }),
     errorBody: (status, message) => ({ headers: json, body: JSON.stringify({ error_code: status, message }) }),
     onHandlerError: (err) => log.error({ err: (err as Error).message }, 'MirrorMaker REST handler error'),
   })
@@ -193,6 +203,8 @@ export async function startMirrorMaker(config: MirrorMakerConfig, log: Logger, o
   const restListeners = config.internalRestListeners()
   // An https listener's stores, as a Connect worker's (listeners.https.ssl.*, else ssl.*): read before any flow starts.
   const restTls = restListeners === null ? undefined : restTlsOf(config, restListeners)
+  // Before any flow starts, so that an unknown extension class or a bad JAAS file stops the process at once.
+  const restAuth = config.restAuth()
   const started: { flow: Flow; connect: ConnectHandle }[] = []
   const metrics = new MetricsRegistry()
   let rest: HttpServer | null = null
@@ -201,7 +213,7 @@ export async function startMirrorMaker(config: MirrorMakerConfig, log: Logger, o
       const connect = await startConnect({ mode: 'distributed', props: config.workerProps(flow), log: log.child({ flow: `${flow.source}->${flow.target}` }), metrics })
       started.push({ flow, connect })
     }
-    if (restListeners !== null) rest = await startMirrorRest(restListeners, restTls, started, metrics, log)
+    if (restListeners !== null) rest = await startMirrorRest(restListeners, restTls, started, metrics, log, restAuth)
   } catch (err) {
     for (const s of started) await s.connect.stop().catch(() => {})
     throw err

@@ -31,6 +31,20 @@ export interface BasicAuthOptions {
   /** authentication.skip.paths: paths served without authentication (exact, or a prefix ending in `/*`). */
   skipPaths?: readonly string[]
   users: ReadonlyMap<string, HttpUser>
+  /**
+   * Requests let through without credentials, principal null, for the service to verify another way
+   * (Kafka Connect's internal worker-to-worker requests, which carry a signature of their body instead).
+   */
+  exempt?: (request: RequestHead) => boolean
+}
+
+/** What is known of a request when it is authenticated: before its body has arrived. */
+export interface RequestHead {
+  /** Upper case. */
+  readonly method: string
+  readonly path: string
+  /** A header's value, '' when absent (name in lower case). */
+  header(name: string): string
 }
 
 /** The verdict on one request. */
@@ -55,6 +69,7 @@ export class BasicAuthenticator {
   /** Compared against when the user is unknown, so that an unknown user takes as long as a wrong password. */
   private readonly decoy = createHash('sha256').update('skein-no-such-user').digest()
   private readonly challenge: Readonly<Record<string, string>>
+  private readonly exempt: ((request: RequestHead) => boolean) | null
 
   constructor(opts: BasicAuthOptions) {
     if (/["\\\r\n]/.test(opts.realm) || opts.realm === '') throw new Error(`authentication.realm '${opts.realm}' must be non-empty, without quotes, backslashes or line breaks`)
@@ -67,6 +82,7 @@ export class BasicAuthenticator {
     this.skipPrefixes = skip.filter((p) => p.endsWith('/*')).map((p) => p.slice(0, -1))
     this.digests = new Map([...opts.users].map(([name, u]) => [name, { digest: sha256(u.password), roles: u.roles }]))
     this.challenge = { 'WWW-Authenticate': `Basic realm="${opts.realm}"` }
+    this.exempt = opts.exempt ?? null
   }
 
   /** Whether a path is served without authentication (authentication.skip.paths). */
@@ -74,9 +90,13 @@ export class BasicAuthenticator {
     return this.skipExact.has(path) || this.skipPrefixes.some((p) => path.startsWith(p))
   }
 
-  /** The verdict for a request to path with this Authorization header ('' when there is none). */
-  check(path: string, authorization: string): AuthVerdict {
+  /**
+   * The verdict for a request to path with this Authorization header ('' when there is none); head (the
+   * method and headers) is asked only when the options name an exemption.
+   */
+  check(path: string, authorization: string, head?: RequestHead): AuthVerdict {
     if (this.skips(path)) return { kind: 'ok', principal: null }
+    if (this.exempt !== null && head !== undefined && this.exempt(head)) return { kind: 'ok', principal: null }
     const credentials = parseBasic(authorization)
     if (credentials === null) return this.refuse(401, 'Unauthorized: this service needs HTTP BASIC credentials')
     const known = this.digests.get(credentials.user)
@@ -137,6 +157,28 @@ export function parseUsersFile(text: string, source = 'the users file'): Map<str
     if (scheme !== null) throw new Error(`${source}, line ${i + 1}: ${scheme[1]!.toUpperCase()}: passwords are not supported (the REST Proxy needs the password itself to log in to Kafka as the user)`)
     if (users.has(user)) throw new Error(`${source}, line ${i + 1}: user '${user}' is listed twice`)
     users.set(user, { password, roles: roles.filter((r) => r !== '') })
+  }
+  return users
+}
+
+/**
+ * Users from a Java properties file of `user=password` (or `user: password`) lines, the format of Kafka
+ * Connect's PropertyFileLoginModule: the whole value is the password (commas included), there are no
+ * roles. `#` and `!` start comments.
+ */
+export function parsePasswordProperties(text: string, source = 'the password file'): Map<string, HttpUser> {
+  const users = new Map<string, HttpUser>()
+  const lines = text.split(/\r?\n/)
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim()
+    if (line === '' || line.startsWith('#') || line.startsWith('!')) continue
+    const sep = line.search(/[:=]/)
+    if (sep <= 0) throw new Error(`${source}, line ${i + 1}: expected 'user=password'`)
+    const user = line.slice(0, sep).trim()
+    const password = line.slice(sep + 1).trim()
+    if (password === '') throw new Error(`${source}, line ${i + 1}: user '${user}' has no password`)
+    if (users.has(user)) throw new Error(`${source}, line ${i + 1}: user '${user}' is listed twice`)
+    users.set(user, { password, roles: [] })
   }
   return users
 }

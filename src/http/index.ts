@@ -8,8 +8,8 @@ export { contentTypeOf, loadStaticAssets, pickEncoding, staticAsset, staticAsset
 export type { StaticAsset, StaticAssets } from './static.js'
 export { jsonNestedDeeperThan, MAX_JSON_DEPTH, tooDeepMessage } from './json-depth.js'
 export { HttpError, ListenError } from './types.js'
-export { BasicAuthenticator, basicAuthenticatorFrom, loadUsersFile, MAX_AUTHORIZATION_BYTES, parseBasic, parseUsersFile } from './basic-auth.js'
-export type { AuthVerdict, BasicAuthOptions, BasicAuthSettings, HttpPrincipal, HttpUser } from './basic-auth.js'
+export { BasicAuthenticator, basicAuthenticatorFrom, loadUsersFile, MAX_AUTHORIZATION_BYTES, parseBasic, parsePasswordProperties, parseUsersFile } from './basic-auth.js'
+export type { AuthVerdict, BasicAuthOptions, BasicAuthSettings, HttpPrincipal, HttpUser, RequestHead } from './basic-auth.js'
 export type {
   BoundListener,
   BufferedRequest,

@@ -567,7 +567,7 @@ class UwsServer implements HttpServer {
       let challenge: Headers | undefined
       let principal: HttpPrincipal | null = null
       if (refusal === null && this.authenticator !== null) {
-        const verdict = this.authenticator.check(ureq.getUrl(), ureq.getHeader('authorization'))
+        const verdict = this.authenticator.check(ureq.getUrl(), ureq.getHeader('authorization'), { method: ureq.getMethod().toUpperCase(), path: ureq.getUrl(), header: (name) => ureq.getHeader(name) })
         if (verdict.kind === 'refused') {
           refusal = [verdict.status, verdict.message]
           challenge = verdict.headers

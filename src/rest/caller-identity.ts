@@ -65,6 +65,8 @@ export class CallerClientPool {
     /** The proxy's producer options (acks, linger, ...) without its identity. */
     private readonly producerOptions: Omit<ProducerOptions, 'bootstrapServers' | 'clientId' | 'security'>,
     private readonly log: Logger,
+    /** TLS toward the broker (authentication.kafka.security.protocol=SASL_SSL), from the proxy's client.ssl.*; undefined: SASL_PLAINTEXT. */
+    private readonly tls?: ClientSecurity['tls'],
   ) {
     this.timer = setInterval(() => this.closeIdle(Date.now()), Math.max(250, Math.min(10_000, Math.floor(settings.idleMs / 4))))
     this.timer.unref()
@@ -93,7 +95,7 @@ export class CallerClientPool {
       throw new RestError(429, 42901, `Too many users at once: all ${this.settings.maxUsers} held users' Kafka clients are busy (authentication.kafka.max.users)`)
     }
     const bootstrapServers = this.settings.bootstrapServers ?? this.bootstrapServers
-    const security: ClientSecurity = { sasl: { mechanism: this.settings.mechanism, username: p.user, password: p.password } }
+    const security: ClientSecurity = { sasl: { mechanism: this.settings.mechanism, username: p.user, password: p.password }, ...(this.tls === undefined ? {} : { tls: this.tls }) }
     const clientId = `skein-rest-user-${p.user}`.slice(0, 200)
     const entry: Entry = {
       user: p.user,

@@ -145,5 +145,8 @@ function callerPool(opts: RestProxyOptions, producerOptions: ProducerOptions, lo
   const { httpAuth, caller } = opts.settings
   if (caller.mechanism === null) return null
   if (httpAuth.method !== 'BASIC') throw new Error('authentication.kafka.sasl.mechanism needs authentication.method=BASIC: the caller must be authenticated to act as them')
-  return new CallerClientPool({ ...caller, mechanism: caller.mechanism }, opts.bootstrapServers, producerOptions, log)
+  // SASL_SSL: the TLS half comes from the proxy's own client.ssl.* (the same trust store the proxy's clients
+  // use), read as if client.security.protocol were SSL so that its SASL settings, if any, play no part.
+  const tls = caller.securityProtocol === 'SASL_SSL' ? prefixedSecurity('client.', new Map([...opts.settings.clientSecurityConfigs, ['security.protocol', 'SSL']]))?.tls : undefined
+  return new CallerClientPool({ ...caller, mechanism: caller.mechanism }, opts.bootstrapServers, producerOptions, log, tls)
 }

@@ -13,7 +13,7 @@ afterEach(async () => {
 })
 
 function pool(maxUsers: number, idleMs = 60_000): CallerClientPool {
-  const p = new CallerClientPool({ mechanism: 'SCRAM-SHA-512', bootstrapServers: null, maxUsers, idleMs }, ['127.0.0.1:1'], {}, silentLogger())
+  const p = new CallerClientPool({ mechanism: 'SCRAM-SHA-512', bootstrapServers: null, securityProtocol: 'SASL_PLAINTEXT', maxUsers, idleMs }, ['127.0.0.1:1'], {}, silentLogger())
   pools.push(p)
   return p
 }

@@ -13,6 +13,7 @@ import { Loggers } from './loggers.js'
 import { FileOffsetStore, KafkaOffsetStore } from './offset-store.js'
 import { Plugins } from './plugins.js'
 import { ConnectRest } from './rest.js'
+import { connectRestAuth } from './rest-auth.js'
 import { KafkaStatusStore, MemoryStatusStore } from './status-store.js'
 import { Worker } from './worker.js'
 import { parseWorkerConfig, restListeners, restTlsProps, type WorkerMode } from './worker-config.js'
@@ -60,7 +61,8 @@ export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
   // Only a worker serving https calls others over https (its cluster's URLs are https): the worker's
   // ssl.* may otherwise be meant for its Kafka clients alone.
   const peerTls = tls === undefined ? undefined : httpClientTls(tlsSettings.props, tlsSettings.prefix)
-  const rest = await ConnectRest.start({ listeners, tls, peerTls, allowedOrigins, herder: () => herder, loggers, log: loggers.get('skein.connect.rest'), clusterId: () => clusterId, metrics })
+  const auth = connectRestAuth(v['rest.extension.classes'] as string[], v['java.security.auth.login.config'] as string | null)
+  const rest = await ConnectRest.start({ listeners, tls, peerTls, allowedOrigins, herder: () => herder, loggers, log: loggers.get('skein.connect.rest'), clusterId: () => clusterId, metrics, auth })
   const workerMetrics = new ConnectWorkerMetrics(metrics)
   try {
     const bound = rest.listeners[0]!
@@ -92,7 +94,7 @@ export async function startConnect(o: ConnectOptions): Promise<ConnectHandle> {
       metrics,
       workerMetrics,
     })
-    const opts = { config, worker, configStore, statusStore, offsetStore, plugins, log: loggers.get('skein.connect.herder'), workerId, url, peerTls }
+    const opts = { config, worker, configStore, statusStore, offsetStore, plugins, log: loggers.get('skein.connect.herder'), workerId, url, peerTls, ...(auth === null ? {} : { signer: auth.signer }) }
     const h: Herder = distributed ? new DistributedHerder(opts) : new StandaloneHerder(opts)
     h.onRebalanceCompleted = () => workerMetrics.rebalanceCompleted()
     workerMetrics.attach({

@@ -14,6 +14,7 @@
 // Standalone: the same, with one worker that assigns everything to itself after every change.
 import type { ConnectionOptions } from 'node:tls'
 import { fetchWithTls } from '../../http/fetch.js'
+import type { InternalRequestSigner } from './rest-auth.js'
 import { Admin, Cluster, GroupMember, type GroupProtocol, Producer } from '../../client/index.js'
 import type { Logger } from '../../observability/logger.js'
 import { SourceConnector } from '../api/plugin.js'
@@ -76,6 +77,8 @@ export interface HerderOptions {
   url: string
   /** TLS of calls to other workers' https URLs (task configs sent to the leader). */
   peerTls?: ConnectionOptions
+  /** With REST authentication on: signs this worker's own requests to the leader (rest-auth.ts). */
+  signer?: InternalRequestSigner
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
@@ -105,6 +108,7 @@ export abstract class Herder {
   /** Connectors whose task configs must be computed again here. */
   protected readonly reconfigure = new Set<string>()
   ready = false
+  protected readonly signer: InternalRequestSigner | null
 
   constructor(o: HerderOptions) {
     this.worker = o.worker
@@ -113,6 +117,7 @@ export abstract class Herder {
     this.offsets = o.offsetStore
     this.plugins = o.plugins
     this.log = o.log
+    this.signer = o.signer ?? null
     this.workerId = o.workerId
     this.url = o.url
     this.peerTls = o.peerTls
@@ -797,7 +802,11 @@ export class DistributedHerder extends Herder {
     }
     const leader = this.leaderRestUrl
     if (leader === null) throw new Error('no leader known')
-    const res = await fetchWithTls(`${leader}/connectors/${encodeURIComponent(name)}/tasks?forward=true`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(configs), signal: AbortSignal.timeout(30000) }, this.peerTls)
+    const path = `/connectors/${encodeURIComponent(name)}/tasks`
+    const body = JSON.stringify(configs)
+    // No caller stands behind this request: with REST authentication on it is signed instead (rest-auth.ts).
+    const headers = { 'Content-Type': 'application/json', ...this.signer?.sign('POST', path, body) }
+    const res = await fetchWithTls(`${leader}${path}?forward=true`, { method: 'POST', headers, body, signal: AbortSignal.timeout(30000) }, this.peerTls)
     if (!res.ok) throw new Error(`the leader refused the task configs: HTTP ${res.status} ${await res.text()}`)
   }
 

@@ -23,6 +23,7 @@ import { PROMETHEUS_CONTENT_TYPE, renderPrometheusText } from '../../observabili
 import type { TargetState } from './config-store.js'
 import { type Herder, HerderError, NotLeaderError } from './herder.js'
 import { isLog4jLevel, type Loggers } from './loggers.js'
+import { type ConnectRestAuth, SIGNATURE_ALGORITHM_HEADER, SIGNATURE_HEADER } from './rest-auth.js'
 
 export const CONNECT_VERSION = '3.9.0-skein'
 
@@ -51,6 +52,8 @@ export interface ConnectRestOptions {
   tls?: HttpTls
   /** TLS of requests forwarded to the leader's https URL (the same stores, as Kafka's RestClient). */
   peerTls?: ConnectionOptions
+  /** rest.extension.classes' BASIC authentication (rest-auth.ts); null or absent: none. */
+  auth?: ConnectRestAuth | null
 }
 
 function parseJson(req: BufferedRequest): unknown {
@@ -90,7 +93,7 @@ export class ConnectRest {
   }
 
   static async start(o: ConnectRestOptions): Promise<ConnectRest> {
-    const server = await createHttpServer({ maxBodyBytes: o.maxBodyBytes ?? 16 * 1024 * 1024, allowedOrigins: o.allowedOrigins, tls: o.tls, errorBody: (status, message) => errorBody(status, message), onHandlerError: (err) => o.log.error({ err: (err as Error).message }, 'REST handler error') })
+    const server = await createHttpServer({ maxBodyBytes: o.maxBodyBytes ?? 16 * 1024 * 1024, allowedOrigins: o.allowedOrigins, tls: o.tls, ...(o.auth == null ? {} : { authenticator: o.auth.authenticator }), errorBody: (status, message) => errorBody(status, message), onHandlerError: (err) => o.log.error({ err: (err as Error).message }, 'REST handler error') })
     const rest = new ConnectRest(server, o)
     rest.mount()
     try {
@@ -136,9 +139,16 @@ export class ConnectRest {
     }
     const q = new URLSearchParams(req.query)
     q.set('forward', 'false')
+    // The caller's own credentials go along (Kafka's RestClient does the same), so the leader
+    // authenticates the caller; a signed internal request stays signed.
+    const headers: Record<string, string> = { 'Content-Type': 'application/json' }
+    for (const name of ['authorization', SIGNATURE_HEADER.toLowerCase(), SIGNATURE_ALGORITHM_HEADER.toLowerCase()]) {
+      const value = req.header(name)
+      if (value !== undefined && value !== '') headers[name] = value
+    }
     const res = await fetchWithTls(`${leaderUrl}${req.path}?${q.toString()}`, {
       method: req.method,
-      headers: { 'Content-Type': 'application/json' },
+      headers,
       body: req.body.length > 0 ? req.body : undefined,
       signal: AbortSignal.timeout(90000),
     }, this.o.peerTls).catch((err: unknown) => {
@@ -237,6 +247,13 @@ export class ConnectRest {
       return { status: 200, body: Object.fromEntries(this.h.taskConfigs(name).map((t) => [`${name}-${t.id.task}`, t.config])) }
     })
     this.route('POST', '/connectors/:connector/tasks', async (req) => {
+      // With authentication on, only workers write task configs, signed (rest-auth.ts); an authenticated
+      // user's request without a signature is refused too, as Kafka's workers refuse it with session keys.
+      if (this.o.auth != null) {
+        const signature = req.header(SIGNATURE_HEADER.toLowerCase()) ?? ''
+        if (signature === '') throw new HerderError(400, 'Internal request missing required signature.')
+        if (!this.o.auth.signer.verify(req.method, req.path, req.body, signature)) throw new HerderError(403, 'Internal request contained invalid signature.')
+      }
       const configs = parseJson(req)
       if (!Array.isArray(configs)) throw new HerderError(400, 'Task configs must be a JSON array of objects')
       await this.h.putTaskConfigsAsLeader(req.params['connector']!, configs.map((c, i) => stringProps(c, `task config ${i}`)))

@@ -27,6 +27,8 @@ function common(): ConfigDef {
       validator: Validators.in('None', 'Principal', 'All'),
     })
     .define('topic.creation.enable', 'BOOLEAN', true, 'LOW', 'Whether to allow automatic creation of topics used by source connectors, when source connectors are configured with `topic.creation.` properties.')
+    .define('rest.extension.classes', 'LIST', '', 'LOW', `REST extensions to load. Skein provides ${'org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension'} (HTTP BASIC authentication of every REST request, users from the KafkaConnect section of the JAAS file); any other class stops the worker at start-up.`)
+    .define('java.security.auth.login.config', 'STRING', null, 'LOW', 'Skein: the JAAS file the BASIC authentication REST extension reads its KafkaConnect section from (Kafka takes it as the JVM flag -Djava.security.auth.login.config=...; without this setting Skein reads that flag from KAFKA_OPTS).')
     .define('response.http.headers.config', 'STRING', '', 'LOW', 'Rules for REST API HTTP response headers')
     .define('admin.listeners', 'LIST', null, 'LOW', 'List of comma-separated URIs the Admin REST API will listen on (default: the main listeners).')
 }
