@@ -137,7 +137,7 @@ describe('MirrorMaker 2 between two brokers (skein mirror-maker, A<->B)', () => 
     expect(got.map((r) => r.value?.toString())).toEqual(['in the new partition'])
   }, 40000)
 
-  test('checkpoints translate the group\'s offsets; a consumer moved to B neither misses records nor re-reads more than offset.lag.max', async () => {
+  test('checkpoints translate the group\'s offsets; a consumer moved to B misses no record and re-reads about offset.lag.max at the end, less than its lag behind it', async () => {
     const committed = new Map([[0, 37], [1, 64], [2, 100]])
     const translated = await waitFor('checkpoints for billing', async () => {
       const t = await translateOffsets({ bootstrapServers: b.bootstrap }, 'A', 'billing', { timeoutMs: 10000 })
@@ -145,9 +145,11 @@ describe('MirrorMaker 2 between two brokers (skein mirror-maker, A<->B)', () => 
     }, 20000)
     for (const [p, upstream] of committed) {
       const down = translated.get(tpKey('A.orders', p))!.offset
-      // Offsets match on both sides here, so "no record missed" is down <= upstream.
+      // Offsets match on both sides here, so "no record missed" is down <= upstream. Each partition holds
+      // 100 records: a group at the end re-reads at most about offset.lag.max, one further behind less
+      // than its lag (the offset-sync store keeps syncs ever sparser with age, as Kafka 3.5+).
       expect(down).toBeLessThanOrEqual(upstream)
-      expect(upstream - down).toBeLessThanOrEqual(LAG_MAX + 1)
+      expect(upstream - down).toBeLessThanOrEqual(Math.max(LAG_MAX + 1, 100 - upstream))
     }
     // The raw checkpoint records have Kafka's format.
     const raw = await readTopic(b.bootstrap, 'A.checkpoints.internal', 0, 3)
