@@ -43,7 +43,7 @@ export const REST_CALLER_CONFIGS: readonly HttpAuthConfigDef[] = [
     doc: "Skein: the SASL_PLAINTEXT or SASL_SSL listener(s) the callers' clients connect to (authentication.kafka.security.protocol says which). Default: the proxy's own bootstrap servers." }),
   def({ name: 'authentication.kafka.security.protocol', type: 'string', default: 'SASL_PLAINTEXT', embeddable: true, validValues: '[SASL_PLAINTEXT, SASL_SSL]',
     validator: (v) => (['SASL_PLAINTEXT', 'SASL_SSL'].includes(String(v).toUpperCase()) ? undefined : 'String must be one of: SASL_PLAINTEXT, SASL_SSL'),
-    doc: "Skein: how the callers' clients reach authentication.kafka.bootstrap.servers. SASL_SSL: over TLS, trusting (and, with a key store, presenting) what the proxy's own client.ssl.* settings name, as the proxy's own clients do." }),
+    doc: "Skein: how the callers' clients reach authentication.kafka.bootstrap.servers. SASL_SSL: over TLS, trusting (and, with a key store, presenting) what the proxy's own client.ssl.* settings name, as the proxy's own clients do; without client.ssl.* settings, the TLS of the proxy's own identity (inside a broker by default the inter-broker listener's stores)." }),
   def({ name: 'authentication.kafka.max.users', type: 'int', default: 100, embeddable: true, validValues: '[1,...]',
     validator: (v) => (typeof v === 'number' && v >= 1 ? undefined : 'Value must be at least 1'),
     doc: 'Skein: most users whose Kafka clients are held at once; the least recently used idle one is closed for a new one (a new user while all are busy gets 429, error_code 42901).' }),

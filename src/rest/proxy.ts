@@ -147,6 +147,13 @@ function callerPool(opts: RestProxyOptions, producerOptions: ProducerOptions, lo
   if (httpAuth.method !== 'BASIC') throw new Error('authentication.kafka.sasl.mechanism needs authentication.method=BASIC: the caller must be authenticated to act as them')
   // SASL_SSL: the TLS half comes from the proxy's own client.ssl.* (the same trust store the proxy's clients
   // use), read as if client.security.protocol were SSL so that its SASL settings, if any, play no part.
-  const tls = caller.securityProtocol === 'SASL_SSL' ? prefixedSecurity('client.', new Map([...opts.settings.clientSecurityConfigs, ['security.protocol', 'SSL']]))?.tls : undefined
+  // Without client.ssl.* settings, the TLS of the proxy's own identity: inside a broker, by default the
+  // inter-broker listener's trust and key stores (src/config/client-security-names.ts).
+  const ownSsl = [...opts.settings.clientSecurityConfigs.keys()].some((k) => k.startsWith('ssl.'))
+  const tls = caller.securityProtocol !== 'SASL_SSL'
+    ? undefined
+    : ownSsl || opts.security?.tls === undefined
+      ? prefixedSecurity('client.', new Map([...opts.settings.clientSecurityConfigs, ['security.protocol', 'SSL']]))?.tls
+      : opts.security.tls
   return new CallerClientPool({ ...caller, mechanism: caller.mechanism }, opts.bootstrapServers, producerOptions, log, tls)
 }
