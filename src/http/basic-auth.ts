@@ -143,22 +143,13 @@ export function parseBasic(header: string): { user: string; password: string } |
  * (OBF:, MD5:, CRYPT:) are refused by name rather than taken as the literal password.
  */
 export function parseUsersFile(text: string, source = 'the users file'): Map<string, HttpUser> {
-  const users = new Map<string, HttpUser>()
-  const lines = text.split(/\r?\n/)
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim()
-    if (line === '' || line.startsWith('#') || line.startsWith('!')) continue
-    const sep = line.search(/[:=]/)
-    if (sep <= 0) throw new Error(`${source}, line ${i + 1}: expected 'user: password[,role...]'`)
-    const user = line.slice(0, sep).trim()
-    const [password = '', ...roles] = line.slice(sep + 1).split(',').map((s) => s.trim())
-    if (password === '') throw new Error(`${source}, line ${i + 1}: user '${user}' has no password`)
+  return parseUserLines(text, source, "'user: password[,role...]'", (value, where, user) => {
+    const [password = '', ...roles] = value.split(',').map((s) => s.trim())
+    if (password === '') throw new Error(`${where}: user '${user}' has no password`)
     const scheme = /^(OBF|MD5|CRYPT):/i.exec(password)
-    if (scheme !== null) throw new Error(`${source}, line ${i + 1}: ${scheme[1]!.toUpperCase()}: passwords are not supported (the REST Proxy needs the password itself to log in to Kafka as the user)`)
-    if (users.has(user)) throw new Error(`${source}, line ${i + 1}: user '${user}' is listed twice`)
-    users.set(user, { password, roles: roles.filter((r) => r !== '') })
-  }
-  return users
+    if (scheme !== null) throw new Error(`${where}: ${scheme[1]!.toUpperCase()}: passwords are not supported (the REST Proxy needs the password itself to log in to Kafka as the user)`)
+    return { password, roles: roles.filter((r) => r !== '') }
+  })
 }
 
 /**
@@ -167,18 +158,26 @@ export function parseUsersFile(text: string, source = 'the users file'): Map<str
  * roles. `#` and `!` start comments.
  */
 export function parsePasswordProperties(text: string, source = 'the password file'): Map<string, HttpUser> {
+  return parseUserLines(text, source, "'user=password'", (value, where, user) => {
+    const password = value.trim()
+    if (password === '') throw new Error(`${where}: user '${user}' has no password`)
+    return { password, roles: [] }
+  })
+}
+
+/** The lines of a users file: `user<:|=>value`, blank lines and `#`/`!` comments skipped, each user once. */
+function parseUserLines(text: string, source: string, expected: string, parseValue: (value: string, where: string, user: string) => HttpUser): Map<string, HttpUser> {
   const users = new Map<string, HttpUser>()
   const lines = text.split(/\r?\n/)
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim()
     if (line === '' || line.startsWith('#') || line.startsWith('!')) continue
+    const where = `${source}, line ${i + 1}`
     const sep = line.search(/[:=]/)
-    if (sep <= 0) throw new Error(`${source}, line ${i + 1}: expected 'user=password'`)
+    if (sep <= 0) throw new Error(`${where}: expected ${expected}`)
     const user = line.slice(0, sep).trim()
-    const password = line.slice(sep + 1).trim()
-    if (password === '') throw new Error(`${source}, line ${i + 1}: user '${user}' has no password`)
-    if (users.has(user)) throw new Error(`${source}, line ${i + 1}: user '${user}' is listed twice`)
-    users.set(user, { password, roles: [] })
+    if (users.has(user)) throw new Error(`${where}: user '${user}' is listed twice`)
+    users.set(user, parseValue(line.slice(sep + 1), where, user))
   }
   return users
 }

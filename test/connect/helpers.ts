@@ -114,3 +114,14 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
     await new Promise((r) => setTimeout(r, intervalMs))
   }
 }
+
+/** MirrorMaker's internal topics (and its flows' Connect topics) with one replica: a one-broker test cluster. */
+export const MIRROR_ONE_REPLICA: Readonly<Record<string, string>> = {
+  'replication.factor': '1',
+  'checkpoints.topic.replication.factor': '1',
+  'heartbeats.topic.replication.factor': '1',
+  'offset-syncs.topic.replication.factor': '1',
+  'config.storage.replication.factor': '1',
+  'offset.storage.replication.factor': '1',
+  'status.storage.replication.factor': '1',
+}

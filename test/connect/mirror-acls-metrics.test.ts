@@ -12,7 +12,7 @@ import { WindowedStat } from '../../src/connect/mirror/metrics.js'
 import { freeLoopbackPort } from '../../src/cli/free-port.js'
 import { silentLogger } from '../../src/observability/logger.js'
 import { startBrokerProcess, type BrokerProcess } from '../harness/broker.js'
-import { waitFor } from './helpers.js'
+import { MIRROR_ONE_REPLICA, waitFor } from './helpers.js'
 
 const SECURED = ['auto.create.topics.enable=false', 'authorizer.class.name=kafka.security.authorizer.AclAuthorizer', 'super.users=User:ANONYMOUS']
 const topicAcl = (name: string, principal: string, operation: number, permission: number, patternType: number = PatternType.LITERAL): AclBinding =>
@@ -94,13 +94,7 @@ describe('MirrorMaker 2: topic ACL sync and metrics', () => {
       'emit.checkpoints.interval.seconds': '1',
       'sync.topic.acls.interval.seconds': '1',
       'offset.lag.max': '0',
-      'replication.factor': '1',
-      'checkpoints.topic.replication.factor': '1',
-      'heartbeats.topic.replication.factor': '1',
-      'offset-syncs.topic.replication.factor': '1',
-      'config.storage.replication.factor': '1',
-      'offset.storage.replication.factor': '1',
-      'status.storage.replication.factor': '1',
+      ...MIRROR_ONE_REPLICA,
       'offset.flush.interval.ms': '500',
       // The process's own REST server (KIP-710's switch) at a port chosen here.
       'dedicated.mode.enable.internal.rest': 'true',

@@ -17,7 +17,7 @@ import { silentLogger } from '../../src/observability/logger.js'
 import { BASIC_AUTH_EXTENSION, connectRestAuth, InternalRequestSigner, loginConfigFromKafkaOpts, passwordFileFromJaas } from '../../src/connect/runtime/rest-auth.js'
 import { parsePasswordProperties } from '../../src/http/index.js'
 import { startTestBroker, type TestBroker } from '../harness/broker.js'
-import { startWorker, waitFor, type WorkerProcess } from './helpers.js'
+import { startWorker, waitFor, type WorkerProcess, MIRROR_ONE_REPLICA } from './helpers.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'skein-connect-auth-'))
 const passwordFile = join(dir, 'connect.password')
@@ -197,13 +197,7 @@ describe('Connect REST BASIC authentication: two workers', () => {
       'A->B.topics': 'no-such-topic-for-auth',
       'B->A.emit.heartbeats.enabled': 'false',
       'A->B.emit.heartbeats.enabled': 'false',
-      'replication.factor': '1',
-      'checkpoints.topic.replication.factor': '1',
-      'heartbeats.topic.replication.factor': '1',
-      'offset-syncs.topic.replication.factor': '1',
-      'config.storage.replication.factor': '1',
-      'offset.storage.replication.factor': '1',
-      'status.storage.replication.factor': '1',
+      ...MIRROR_ONE_REPLICA,
       'dedicated.mode.enable.internal.rest': 'true',
       listeners: 'http://127.0.0.1:0',
       'rest.extension.classes': BASIC_AUTH_EXTENSION,

@@ -12,7 +12,7 @@ import { MirrorMakerConfig, startMirrorMaker } from '../../src/connect/mirror-ma
 import { type ConnectHandle, startConnect } from '../../src/connect/runtime/connect.js'
 import { silentLogger } from '../../src/observability/logger.js'
 import { makeTestCertificates, startTestBroker, type TestBroker, type TestCertificates } from '../harness/index.js'
-import { waitFor } from './helpers.js'
+import { waitFor, MIRROR_ONE_REPLICA } from './helpers.js'
 
 let certs: TestCertificates
 let tb: TestBroker
@@ -119,13 +119,7 @@ describe("MirrorMaker's own REST server (dedicated.mode.enable.internal.rest) ov
     'B.bootstrap.servers': tb.bootstrap,
     'A->B.enabled': 'true',
     'A->B.topics': 'https-mm-nothing',
-    'replication.factor': '1',
-    'checkpoints.topic.replication.factor': '1',
-    'heartbeats.topic.replication.factor': '1',
-    'offset-syncs.topic.replication.factor': '1',
-    'config.storage.replication.factor': '1',
-    'offset.storage.replication.factor': '1',
-    'status.storage.replication.factor': '1',
+    ...MIRROR_ONE_REPLICA,
     'dedicated.mode.enable.internal.rest': 'true',
     listeners: 'https://127.0.0.1:0',
     ...extra,
