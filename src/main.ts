@@ -288,39 +288,35 @@ export async function runBroker(argv: readonly string[]): Promise<number> {
     earlySignal = signal
     log.info({ signal }, 'stopping once started')
   }
-  const earlySigint = (): void => onEarlySignal('SIGINT')
-  const earlySigterm = (): void => onEarlySignal('SIGTERM')
-  process.on('SIGINT', earlySigint)
-  process.on('SIGTERM', earlySigterm)
-  const dropEarlyHandlers = (): void => {
-    process.off('SIGINT', earlySigint)
-    process.off('SIGTERM', earlySigterm)
-  }
+  // One listener per signal for the process's life, switched from the early handling to stop() below:
+  // removing a signal's last listener and adding another lets a signal that arrives then go unhandled
+  // (seen under load: a SIGTERM right after start neither stopped the broker nor ended the process).
+  let onSignal = onEarlySignal
+  process.on('SIGINT', () => onSignal('SIGINT'))
+  process.on('SIGTERM', () => onSignal('SIGTERM'))
   let broker: Broker
   let config: BrokerConfig
   try {
     config = loadBrokerConfig({ file: args.configFile, overrides: args.overrides })
     broker = await Broker.start(config, { logger: log })
   } catch (err) {
-    dropEarlyHandlers()
     process.stderr.write(`skein: cannot start the broker: ${(err as Error).message}\n`)
     return 1
   }
   if (earlySignal !== null) {
-    dropEarlyHandlers()
+    log.info({ signal: earlySignal }, 'stopping')
     await broker.stop()
+    exitIfHeldOpen(log)
     return 0
   }
   let services: EmbeddedServices
   try {
     services = await startEmbeddedServices(broker, config, log)
   } catch (err) {
-    dropEarlyHandlers()
     process.stderr.write(`skein: cannot start the embedded services: ${(err as Error).message}\n`)
     await broker.stop().catch(() => {})
     return 1
   }
-  dropEarlyHandlers()
   return new Promise<number>((resolve) => {
     let signalled = false
     const stop = (signal: string): void => {
@@ -345,8 +341,7 @@ export async function runBroker(argv: readonly string[]): Promise<number> {
           },
         )
     }
-    process.on('SIGINT', () => stop('SIGINT'))
-    process.on('SIGTERM', () => stop('SIGTERM'))
+    onSignal = stop
     if (earlySignal !== null) stop(earlySignal)
     // Every log dir failed: the broker stops itself (Kafka halts); the process exits 1 once it has.
     broker.onFatal(() => {

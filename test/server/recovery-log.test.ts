@@ -44,7 +44,7 @@ it('after a crash, each recovered partition gets one INFO line with what was re-
     expect(summary[0]!.msg).toMatch(/^loaded 3 partitions in \d+ ms after an unclean shutdown .*; 2 recovered, 37 bytes truncated, 0 segments dropped$/)
     // The summary comes before the ready line.
     expect(out.findIndex((l) => l === summary[0])).toBeLessThan(out.findIndex((l) => /ready/.test(l.msg)))
-    // Served (main.ts installs its signal handlers after the ready line), then stopped cleanly.
+    // Served, then stopped cleanly (a signal during start-up waits until the broker can stop cleanly).
     const c2 = await RawClient.connect(b.host, b.port)
     expect((await c2.metadata(['r'])).topics[0]!.partitions).toHaveLength(3)
     c2.close()
