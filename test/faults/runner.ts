@@ -11,7 +11,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
-import { decodeBatches, partitionsOf, startCluster, until as pollUntil, type ClusterBroker, type ClusterOptions, type PartitionView, type TestCluster } from '../harness/index.js'
+import { decodeBatches, partitionsOf, startCluster, startZooKeeper, until as pollUntil, type ClusterBroker, type ClusterOptions, type PartitionView, type TestCluster, type ZooKeeperTestServer } from '../harness/index.js'
 import { check, compareReplicaLogs, longestAckGap, longestAckGapSpan, type CheckResult, type Op } from './checker.js'
 import { Workload, type WorkloadOptions } from './workloads.js'
 
@@ -127,6 +127,14 @@ const BASE_OVERRIDES = [
   'group.initial.rebalance.delay.ms=0',
 ]
 export const SESSION_TIMEOUT_MS = 6000
+/**
+ * FAULTS_SHIPPED_SETTINGS=1: the brokers keep Skein's defaults for what bounds failover
+ * (zookeeper.session.timeout.ms 18000 on a ZooKeeper with Debian's tickTime of 2000, replica.lag.time.max.ms,
+ * replica.fetch.backoff.ms), for the failover figures a user would see.
+ */
+const SHIPPED_SETTINGS = process.env.FAULTS_SHIPPED_SETTINGS !== undefined
+const SHIPPED_SESSION_TIMEOUT_MS = 18_000
+const TUNED_FOR_THE_SUITE = ['replica.lag.time.max.ms', 'replica.fetch.backoff.ms']
 const FINAL_READER = 'final-reader'
 
 /** The segment files of a replica, concatenated in base-offset order (the names are zero-padded). */
@@ -196,12 +204,17 @@ export async function runScenario(s: Scenario, options: { save?: boolean } = {})
   const setup = await s.cluster?.setup?.()
   let cluster: TestCluster | undefined
   let workload: Workload | undefined
+  let shippedZooKeeper: ZooKeeperTestServer | undefined
   try {
+    if (SHIPPED_SETTINGS && setup?.options.zookeeper === undefined) shippedZooKeeper = await startZooKeeper({ tickTime: 2000 })
+    const base = SHIPPED_SETTINGS ? BASE_OVERRIDES.filter((o) => !TUNED_FOR_THE_SUITE.includes(o.split('=')[0]!)) : BASE_OVERRIDES
+    if (SHIPPED_SETTINGS) note(`shipped settings: zookeeper.session.timeout.ms=${SHIPPED_SESSION_TIMEOUT_MS}, broker.session.timeout.ms and the replica settings at their defaults`)
     cluster = await startCluster({
-      sessionTimeoutMs: SESSION_TIMEOUT_MS,
+      sessionTimeoutMs: SHIPPED_SETTINGS ? SHIPPED_SESSION_TIMEOUT_MS : SESSION_TIMEOUT_MS,
       ...s.cluster,
       ...setup?.options,
-      overrides: [...BASE_OVERRIDES, ...(s.cluster?.overrides ?? []), ...(setup?.options.overrides ?? [])],
+      ...(shippedZooKeeper === undefined ? {} : { zookeeper: shippedZooKeeper }),
+      overrides: [...base, ...(s.cluster?.overrides ?? []), ...(setup?.options.overrides ?? [])],
     })
     const c = cluster
     const topic = 'faults'
@@ -329,6 +342,7 @@ export async function runScenario(s: Scenario, options: { save?: boolean } = {})
   } finally {
     await workload?.stop().catch(() => {})
     await cluster?.stop().catch(() => {})
+    await shippedZooKeeper?.stop().catch(() => {})
     await setup?.cleanup().catch((err: Error) => console.warn(`[faults] ${s.name}: cleanup failed: ${err.message}`))
   }
 }
