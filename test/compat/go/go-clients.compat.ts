@@ -5,7 +5,8 @@
 // - sarama 1.22.1 (Version 2.1.0): metadata, ClusterAdmin CreateTopic, an idempotent acks=all producer,
 //   partition consumers, a consumer group that commits (OffsetCommit v2, with a retention) and the
 //   committed offsets read back through ClusterAdmin. Its default commit (no retention) is OffsetCommit
-//   v1, which Kafka 4.0 removed (KIP-896): refused, and nothing committed.
+//   v1, which Kafka 4.0 removed (KIP-896): refused, and nothing committed. Its default Config.Version
+//   (0.8.2) produces with Produce v0: refused, as by Kafka 4.0.
 // - kafka-go 0.2.1 hard-codes old versions: Metadata v1 and the group path (JoinGroup v1, OffsetCommit v2)
 //   work; CreateTopics v0, Produce v2 and Fetch v2 are versions Kafka 4.0 removed, and the broker closes
 //   the connection as Kafka 4.0 does.
@@ -89,18 +90,18 @@ describe('Go clients and Burrow against three brokers and ZooKeeper', () => {
     return new Kafka({ clientId: 'go-compat-setup', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING })
   }
 
-  it('sarama 1.22.1: metadata, CreateTopic, idempotent acks=all produce, consume, a group that commits; OffsetCommit v1 refused as in Kafka 4.0', async () => {
+  it('sarama 1.22.1: metadata, CreateTopic, idempotent acks=all produce, consume, a group that commits; OffsetCommit v1 and Produce v0 refused as in Kafka 4.0', async () => {
     const sarama = await buildProgram('sarama')
     const from = mark()
     const r = await runProgram(sarama.path, ['-brokers', bootstrap, '-topic', 'go-sarama', '-group', 'go-sarama-group', '-messages', '30'])
-    for (const name of ['metadata', 'create_topic', 'produce_idempotent', 'consume', 'group_commit', 'offset_commit_v1_refused', 'group_offsets']) {
+    for (const name of ['metadata', 'create_topic', 'produce_idempotent', 'consume', 'group_commit', 'offset_commit_v1_refused', 'default_version_refused', 'group_offsets']) {
       expect(r.checks.get(name), `${name}\n${r.output}`).toMatchObject({ ok: true })
     }
     expect(r.checks.get('group_offsets')!.detail).toMatch(/total=30 /)
     expect(r.code, r.output).toBe(0)
-    // What sarama put on the wire: Produce v3 (record batches), Fetch v4, CreateTopics v2, OffsetCommit v2
-    // from the group and the one v1 the refusal check sends.
-    expect(new Set(recorded(PRODUCE, from))).toEqual(new Set([3]))
+    // What sarama put on the wire: Produce v3 (record batches) and the default version's v0, Fetch v4,
+    // CreateTopics v2, OffsetCommit v2 from the group and the one v1 the refusal check sends.
+    expect(new Set(recorded(PRODUCE, from))).toEqual(new Set([0, 3]))
     expect(new Set(recorded(FETCH, from))).toEqual(new Set([4]))
     expect(new Set(recorded(CREATE_TOPICS, from))).toEqual(new Set([2]))
     expect(new Set(recorded(OFFSET_COMMIT, from))).toEqual(new Set([1, 2]))

@@ -6,7 +6,7 @@
 //
 // Usage: sarama -brokers host:port[,...] -topic T -group G [-messages N] [-partitions P] [-replicas R] [-checks a,b,...]
 // Checks run in the order metadata, create_topic, produce_idempotent, consume, group_commit,
-// offset_commit_v1_refused, group_offsets
+// offset_commit_v1_refused, default_version_refused, group_offsets
 // (a later check needs the earlier ones: -checks produce_idempotent,consume is the smoke).
 package main
 
@@ -67,7 +67,7 @@ func main() {
 	partitions := flag.Int("partitions", 3, "partitions of the topic")
 	replicas := flag.Int("replicas", 3, "replication factor of the topic")
 	expectBrokers := flag.Int("expect-brokers", 3, "brokers the metadata must list")
-	checksFlag := flag.String("checks", "metadata,create_topic,produce_idempotent,consume,group_commit,group_offsets,offset_commit_v1_refused", "checks to run")
+	checksFlag := flag.String("checks", "metadata,create_topic,produce_idempotent,consume,group_commit,group_offsets,offset_commit_v1_refused,default_version_refused", "checks to run")
 	flag.Parse()
 	if *brokersFlag == "" {
 		fmt.Fprintln(os.Stderr, "usage: sarama -brokers host:port[,...] [-topic T] [-group G]")
@@ -100,6 +100,9 @@ func main() {
 	}
 	if want["offset_commit_v1_refused"] {
 		check("offset_commit_v1_refused", func() (error, string) { return commitV1Refused(brokers, *topic, *group+"-v1") })
+	}
+	if want["default_version_refused"] {
+		check("default_version_refused", func() (error, string) { return defaultVersionRefused(brokers, *topic) })
 	}
 	if want["group_offsets"] {
 		check("group_offsets", func() (error, string) { return groupOffsets(brokers, *topic, *group, len(produced)) })
@@ -485,4 +488,26 @@ func coordinatorOf(client sarama.Client, group string) (*sarama.Broker, error) {
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
+}
+
+// defaultVersionRefused: with sarama's default Config.Version (0.8.2, its MinVersion) the producer sends
+// Produce v0 (message format v0), which Kafka 4.0 refuses (it serves Produce v3+, advertising v0 only
+// for librdkafka, KAFKA-18659) by closing the connection; Skein does the same. The check passes when the
+// send fails: an application must set Config.Version to 0.11 or later.
+func defaultVersionRefused(brokers []string, topic string) (error, string) {
+	c := sarama.NewConfig()
+	c.ClientID = "skein-compat-sarama-default-version"
+	c.Producer.Return.Successes = true
+	c.Producer.Retry.Max = 1
+	c.Producer.Retry.Backoff = 100 * time.Millisecond
+	producer, err := sarama.NewSyncProducer(brokers, c)
+	if err != nil {
+		return err, "NewSyncProducer:"
+	}
+	defer producer.Close()
+	p, offset, err := producer.SendMessage(&sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder("default-version")})
+	if err == nil {
+		return fmt.Errorf("Produce v0 was accepted at %d/%d", p, offset), ""
+	}
+	return nil, fmt.Sprintf("Config.Version %s: Produce v0 refused: %v", c.Version, err)
 }
