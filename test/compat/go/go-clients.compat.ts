@@ -16,7 +16,7 @@
 //   has no broker offsets, lists no topic, drops the consumer offsets it reads, and reports no group and
 //   no lag.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Kafka, logLevel } from 'kafkajs'

@@ -23,14 +23,14 @@ const GOCODE = '/usr/share/gocode/src'
 export type GoClient = 'sarama' | 'kafka-go' | 'confluent-kafka-go'
 
 /** What each program needs from Debian: a source directory under /usr/share/gocode and its package. */
-const NEEDS: Record<GoClient, { dir: string; pkg: string; version: string }[]> = {
-  sarama: [{ dir: 'github.com/Shopify/sarama', pkg: 'golang-github-shopify-sarama-dev', version: '1.22.1' }],
-  'kafka-go': [{ dir: 'github.com/segmentio/kafka-go', pkg: 'golang-github-segmentio-kafka-go-dev', version: '0.2.1' }],
-  'confluent-kafka-go': [{ dir: 'github.com/confluentinc/confluent-kafka-go', pkg: 'golang-github-confluentinc-confluent-kafka-go-dev', version: '0.11.6' }],
+const NEEDS: Record<GoClient, { dir: string; pkg: string }[]> = {
+  sarama: [{ dir: 'github.com/Shopify/sarama', pkg: 'golang-github-shopify-sarama-dev' }],
+  'kafka-go': [{ dir: 'github.com/segmentio/kafka-go', pkg: 'golang-github-segmentio-kafka-go-dev' }],
+  'confluent-kafka-go': [{ dir: 'github.com/confluentinc/confluent-kafka-go', pkg: 'golang-github-confluentinc-confluent-kafka-go-dev' }],
 }
 
 export const BURROW = '/usr/bin/Burrow'
-export const GO_PACKAGES = 'golang-go golang-github-shopify-sarama-dev golang-github-segmentio-kafka-go-dev golang-github-confluentinc-confluent-kafka-go-dev librdkafka-dev burrow'
+export const GO_PACKAGES = 'golang-go golang-github-shopify-sarama-dev golang-github-segmentio-kafka-go-dev golang-github-confluentinc-confluent-kafka-go-dev librdkafka-dev pkg-config burrow'
 
 function goEnv(): NodeJS.ProcessEnv {
   return {
@@ -69,11 +69,6 @@ export function requirePackages(client: GoClient): void {
 /** Fails (throws) unless Debian's Burrow is installed. */
 export function requireBurrow(): void {
   if (!existsSync(BURROW)) throw new Error(`Burrow is not installed (${BURROW} is missing). Install with: apt-get install -y burrow`)
-}
-
-/** The packaged version of a client (what RESULTS.md reports). */
-export function clientVersion(client: GoClient): string {
-  return NEEDS[client][0]!.version
 }
 
 export interface BuiltProgram {
