@@ -451,19 +451,21 @@ describe('errors and help', () => {
       [['perf', 'produce', '--topic', 't'], 'skein perf produce: --num-records is required'],
       [['frobnicate'], "skein: unknown command 'frobnicate' (see skein --help)"],
     ]
-    for (const [args, message] of cases) {
-      const r = await skein(args.includes('--bootstrap-server') ? args : [...args, '--bootstrap-server', tb.bootstrap])
-      expect(r.code, args.join(' ')).toBe(1)
-      expect(oneLine(r.stderr)).toBe(message)
-    }
+    // The runs are independent: all at once.
+    const results = await Promise.all(cases.map(([args]) => skein(args.includes('--bootstrap-server') ? args : [...args, '--bootstrap-server', tb.bootstrap])))
+    cases.forEach(([args, message], i) => {
+      expect(results[i]!.code, args.join(' ')).toBe(1)
+      expect(oneLine(results[i]!.stderr)).toBe(message)
+    })
   })
 
   it('every command has --help (exit 0)', async () => {
-    for (const cmd of [['broker'], ['topics'], ['produce'], ['consume'], ['groups'], ['configs'], ['perf', 'produce'], ['perf', 'consume'], ['bench', 'disk'], ['bench', 'compression'], []]) {
-      const r = await skein([...cmd, '--help'])
-      expect(r.code, cmd.join(' ')).toBe(0)
-      expect(r.out).toMatch(/^Usage: skein/)
-      expect(r.stderr).toBe('')
-    }
+    const commands = [['broker'], ['topics'], ['produce'], ['consume'], ['groups'], ['configs'], ['perf', 'produce'], ['perf', 'consume'], ['bench', 'disk'], ['bench', 'compression'], []]
+    const results = await Promise.all(commands.map((cmd) => skein([...cmd, '--help'])))
+    commands.forEach((cmd, i) => {
+      expect(results[i]!.code, cmd.join(' ')).toBe(0)
+      expect(results[i]!.out).toMatch(/^Usage: skein/)
+      expect(results[i]!.stderr).toBe('')
+    })
   })
 })
