@@ -229,11 +229,17 @@ describe.skipIf(MISSING !== undefined)('cluster operations: elections, reassignm
       // leader and the other follower changed the ISR in place, no fetch was fenced.
       const followed = before.filter((p) => p.leader !== victim)
       const led = before.filter((p) => p.leader === victim)
-      const afterShutdown = await agreed(
-        cluster, 'steady',
-        (ps) => followed.every((f) => ps[f.partition]!.leader === f.leader && ps[f.partition]!.epoch === f.epoch && !ps[f.partition]!.isr.includes(victim)) && led.every((l) => ps[l.partition]!.leader >= 0 && ps[l.partition]!.leader !== victim),
-        'the ISRs without the stopped broker, leaders and epochs kept; new leaders where it led',
-      )
+      let afterShutdown: Awaited<ReturnType<typeof agreed>>
+      try {
+        afterShutdown = await agreed(
+          cluster, 'steady',
+          (ps) => followed.every((f) => ps[f.partition]!.leader === f.leader && ps[f.partition]!.epoch === f.epoch && !ps[f.partition]!.isr.includes(victim)) && led.every((l) => ps[l.partition]!.leader >= 0 && ps[l.partition]!.leader !== victim),
+          'the ISRs without the stopped broker, leaders and epochs kept; new leaders where it led',
+        )
+      } catch (err) {
+        console.log(`[ops] ${(err as Error).message}\nbefore the SIGTERM: ${JSON.stringify(before)}\n${brokerLinesSince(cluster, sigterm - 500)}`)
+        throw err
+      }
       // Where it led, the leadership moved once, at its controlled shutdown (the next leader epoch), and
       // not again when its registration went: nothing waited for the broker's loss to be noticed.
       expect(led.length).toBeGreaterThan(0)
