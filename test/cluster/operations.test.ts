@@ -7,7 +7,8 @@
 //   nothing acknowledged is lost or duplicated, the topic znode ends with [2,3] and no adding/removing
 //   replicas, the two replicas' logs are identical and broker 1's copy is deleted.
 // - SIGTERM of a leader (controlled shutdown) under acks=all load and a consumer: only retriable errors,
-//   the longest gap between acknowledgements is printed (under 1 s in test:cluster-ops); while it is down a topic is
+//   its leaderships move in one election each before it exits, the longest gap between acknowledgements is
+//   printed (held under 1 s in test:cluster-ops only: npm test asserts no time); while it is down a topic is
 //   deleted, partitions are added and a topic config changes, and PREFERRED elections of its partitions
 //   answer PREFERRED_LEADER_NOT_AVAILABLE; when it returns all three reach it, and the auto rebalance gives
 //   it its preferred leaderships back (that gap is printed too).
@@ -32,12 +33,13 @@ import { AckedLoad, agreed, brokerLinesSince, expectIdenticalLogs, LibrdkafkaLoa
 const MISSING = zookeeperMissing()
 const SESSION_TIMEOUT_MS = 4000
 /**
- * The longest gap in acknowledged writes allowed across a controlled shutdown and a preferred election.
- * `npm run test:cluster-ops` (a quiet machine) holds Kafka's promise, under 1 s; in npm test, on a shared
- * and loaded machine, the bound is the session timeout: leaderships must have moved before the broker
- * went away (a crash costs at least that long), and the figure is printed either way.
+ * The longest gap in acknowledged writes allowed across a controlled shutdown and a preferred election:
+ * `npm run test:cluster-ops` (a quiet machine) holds Kafka's promise, under 1 s. npm test shares a loaded
+ * machine and asserts no time (how long a gap lasts there depends on the load); it checks
+ * instead what keeps the gap short: the leaderships moved in one election each while the broker was still
+ * up (its controlled shutdown reported none left), and the figure is printed either way.
  */
-const MAX_GAP_MS = Number(process.env.SKEIN_OPS_MAX_GAP_MS ?? SESSION_TIMEOUT_MS)
+const MAX_GAP_MS = process.env.SKEIN_OPS_MAX_GAP_MS === undefined ? undefined : Number(process.env.SKEIN_OPS_MAX_GAP_MS)
 
 async function createTopic(c: RawClient, name: string, opts: { partitions?: number; rf?: number; assignments?: number[][] }): Promise<number> {
   const topic = CreateTopics.createCreatableTopic({ name, numPartitions: opts.partitions ?? -1, replicationFactor: opts.rf ?? -1 })
@@ -226,7 +228,22 @@ describe.skipIf(MISSING !== undefined)('cluster operations: elections, reassignm
       // Where it only followed, it left the ISR under the same leader and leader epoch (KAFKA-15021): the
       // leader and the other follower changed the ISR in place, no fetch was fenced.
       const followed = before.filter((p) => p.leader !== victim)
-      await agreed(cluster, 'steady', (ps) => followed.every((f) => ps[f.partition]!.leader === f.leader && ps[f.partition]!.epoch === f.epoch && !ps[f.partition]!.isr.includes(victim)), 'the ISRs without the stopped broker, leaders and epochs kept')
+      const led = before.filter((p) => p.leader === victim)
+      let afterShutdown: Awaited<ReturnType<typeof agreed>>
+      try {
+        afterShutdown = await agreed(
+          cluster, 'steady',
+          (ps) => followed.every((f) => ps[f.partition]!.leader === f.leader && ps[f.partition]!.epoch === f.epoch && !ps[f.partition]!.isr.includes(victim)) && led.every((l) => ps[l.partition]!.leader >= 0 && ps[l.partition]!.leader !== victim),
+          'the ISRs without the stopped broker, leaders and epochs kept; new leaders where it led',
+        )
+      } catch (err) {
+        console.log(`[ops] ${(err as Error).message}\nbefore the SIGTERM: ${JSON.stringify(before)}\n${brokerLinesSince(cluster, sigterm - 500)}`)
+        throw err
+      }
+      // Where it led, the leadership moved once, at its controlled shutdown (the next leader epoch), and
+      // not again when its registration went: nothing waited for the broker's loss to be noticed.
+      expect(led.length).toBeGreaterThan(0)
+      for (const l of led) expect(afterShutdown[l.partition]!.epoch, `steady-${l.partition}`).toBe(l.epoch + 1)
       await progress(200, sigterm)
       shutdownGap = load.longestGap(sigterm, Date.now())
       // SKEIN_OPS_DEBUG=1: the brokers' log lines of the window, to see where a long gap went.
@@ -262,8 +279,10 @@ describe.skipIf(MISSING !== undefined)('cluster operations: elections, reassignm
       await load.stop()
     }
     expect(load.errors.filter((e) => !e.retriable)).toEqual([])
-    expect(shutdownGap.gapMs).toBeLessThan(MAX_GAP_MS)
-    expect(rebalanceGap.gapMs).toBeLessThan(MAX_GAP_MS)
+    if (MAX_GAP_MS !== undefined) {
+      expect(shutdownGap.gapMs).toBeLessThan(MAX_GAP_MS)
+      expect(rebalanceGap.gapMs).toBeLessThan(MAX_GAP_MS)
+    }
     // Nothing acknowledged is lost: the leaders hold it, the consumer read it.
     const views = await agreed(cluster, 'steady', (ps) => ps.every((p) => p.isr.length === 3), 'steady with full ISRs')
     for (const v of views) {

@@ -13,18 +13,28 @@ import { partitionsOf, SYSTEM_PYTHON, until, type ClusterBroker, type PartitionV
 
 export { partitionsOf, until, type PartitionView } from '../harness/index.js'
 
-/** The partitions as every running broker answers them, once all agree and `check` holds. */
-export function agreed(cluster: TestCluster, topic: string, check: (ps: PartitionView[]) => boolean, what: string, timeoutMs?: number): Promise<PartitionView[]> {
-  return until(
-    what,
-    async () => {
-      const views = await Promise.all(cluster.brokers.filter((b) => b.alive()).map((b) => partitionsOf(b, topic)))
-      const first = JSON.stringify(views[0])
-      if (!views.every((v) => JSON.stringify(v) === first)) return undefined
-      return check(views[0]!) ? views[0] : undefined
-    },
-    timeoutMs,
-  )
+/**
+ * The partitions as every running broker answers them, once all agree and `check` holds. A timeout names
+ * what each broker answered last (which broker disagreed, or what the check did not like).
+ */
+export async function agreed(cluster: TestCluster, topic: string, check: (ps: PartitionView[]) => boolean, what: string, timeoutMs?: number): Promise<PartitionView[]> {
+  let lastViews = '(none answered)'
+  try {
+    return await until(
+      what,
+      async () => {
+        const alive = cluster.brokers.filter((b) => b.alive())
+        const views = await Promise.all(alive.map((b) => partitionsOf(b, topic)))
+        lastViews = alive.map((b, i) => `broker ${b.id}: ${JSON.stringify(views[i])}`).join('\n')
+        const first = JSON.stringify(views[0])
+        if (!views.every((v) => JSON.stringify(v) === first)) return undefined
+        return check(views[0]!) ? views[0] : undefined
+      },
+      timeoutMs,
+    )
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; the last answers:\n${lastViews}`)
+  }
 }
 
 
