@@ -131,6 +131,8 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
   // first windows show what the start of a run waits on.
   const series: { second: number; records: number; avgMs: number; p50Ms: number; p99Ms: number; maxMs: number }[] = []
   const win = new LatencyRecorder(100_000, 1)
+  // The first 3 s from the first record, warm-up or not: what the start of a run costs.
+  const first3s = new LatencyRecorder(300_000, 1)
   const closeWindow = (): void => {
     const [p50Ms, p99Ms] = win.percentiles([0.5, 0.99])
     series.push({ second: series.length + 1, records: winRecords, avgMs: winRecords === 0 ? 0 : winSum / winRecords, p50Ms: p50Ms!, p99Ms: p99Ms!, maxMs: winMax })
@@ -180,6 +182,7 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
       const ms = Number(nowNs - v.readBigInt64BE(0)) / 1e6
       winRecords++
       win.record(ms)
+      if (now - firstAt < 3000) first3s.record(ms)
       winSum += ms
       if (ms > winMax) winMax = ms
       if (!warm) continue
@@ -194,7 +197,9 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
   trace.write()
   await consumer.close()
   const [p50, p99, p999] = lat.percentiles([0.5, 0.99, 0.999])
-  process.stdout.write(JSON.stringify({ records, measured, latencyMs: { avg: lat.avg, p50, p99, p999, max: lat.max }, series, loopDelayMs, cpuMs: cpu === null ? null : (cpu.user + cpu.system) / 1000 }) + '\n')
+  const [f50, f99, f999] = first3s.percentiles([0.5, 0.99, 0.999])
+  const first3sMs = { count: first3s.count, p50: f50, p99: f99, p999: f999, max: first3s.max }
+  process.stdout.write(JSON.stringify({ records, measured, latencyMs: { avg: lat.avg, p50, p99, p999, max: lat.max }, first3sMs, series, loopDelayMs, cpuMs: cpu === null ? null : (cpu.user + cpu.system) / 1000 }) + '\n')
 }
 
 const [mode, bootstrap, topic, a, b, c, d] = process.argv.slice(2)
