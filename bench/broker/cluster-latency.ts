@@ -5,6 +5,9 @@
 //   npm run bench:cluster-latency -- [--seconds 10] [--warmup 3] [--rate 50000]
 //       [--builds this=.,base=/path/to/other/checkout] [--rounds 1] [--variants rf3-all,rf1-1] [--json FILE]
 //       [--cpu-prof DIR]   (each broker runs with node --cpu-prof, its profile written into DIR at its exit)
+//       [--passes 1]       (each variant N times on the same brokers, each pass with a fresh topic and fresh
+//                           client processes: pass 2 on brokers warmed by pass 1 is what the full benchmark's
+//                           latency run sees, after its throughput runs, with fresh clients and a new topic)
 //
 // For each round, for each build (in turn: A B A B ...): Debian's ZooKeeper and 3 brokers of that build
 // (its dist/src/main.js, with the overrides of bench/broker/cluster.ts), a 6-partition topic per variant,
@@ -44,6 +47,7 @@ const seconds = Number(flag('seconds') ?? 10)
 const warmup = Number(flag('warmup') ?? 3)
 const rate = Number(flag('rate') ?? 50_000)
 const rounds = Number(flag('rounds') ?? 1)
+const passes = Number(flag('passes') ?? 1)
 const jsonOut = flag('json')
 const cpuProfDir = flag('cpu-prof')
 const builds = (flag('builds') ?? 'this=.').split(',').map((b) => {
@@ -61,7 +65,7 @@ const VARIANTS = {
 type Variant = keyof typeof VARIANTS
 const variants = (flag('variants') ?? 'rf3-all').split(',') as Variant[]
 for (const v of variants) if (!(v in VARIANTS)) throw new Error(`unknown variant ${v} (${Object.keys(VARIANTS).join(', ')})`)
-if (!(seconds >= 1) || !(warmup >= 0) || !(rate > 0) || !(rounds >= 1)) throw new Error('bad --seconds / --warmup / --rate / --rounds')
+if (!(seconds >= 1) || !(warmup >= 0) || !(rate > 0) || !(rounds >= 1) || !(passes >= 1)) throw new Error('bad --seconds / --warmup / --rate / --rounds / --passes')
 
 const PROBE_JS = join(REPO_ROOT, 'dist', 'bench', 'broker', 'process-probe.js')
 const E2E_JS = join(REPO_ROOT, 'dist', 'bench', 'broker', 'e2e-latency.js')
@@ -73,6 +77,7 @@ interface ProbeLine { t: number; loop: { p50: number; p99: number; max: number }
 interface Measured {
   build: string
   round: number
+  pass: number
   variant: Variant
   load: [number, number]
   e2e: Percentiles
@@ -83,6 +88,8 @@ interface Measured {
   clients: { producer: { loopP99: number; loopMax: number; cpuUsPerRecord: number }; consumer: { loopP99: number; loopMax: number; cpuUsPerRecord: number } }
   brokers: { id: number; loopP99: number; loopMax: number; gcCount: number; gcMs: number; gcMaxMs: number; cpuUsPerRecord: number; lines: ProbeLine[] }[]
   split: Split | null
+  /** The clients' probe lines, from their start. */
+  clientLines: { producer: ProbeLine[]; consumer: ProbeLine[] }
 }
 
 /** Each record's e2e cut at its acknowledgement: means over the median band and over the tail. */
@@ -93,6 +100,10 @@ interface Split {
   median: { n: number; e2e: number; ack: number; after: number }
   /** Records whose e2e is at or above the e2e p99. */
   tail: { n: number; e2e: number; ack: number; after: number }
+  /** Per second of send time from the first traced record: where the first seconds' latency is. */
+  seconds: { n: number; e2e: { p50: number; p99: number }; ack: { p50: number; p99: number }; after: { p50: number; p99: number } }[]
+  /** The first 2 s in tenths of a second, the same figures. */
+  tenths: Split['seconds']
 }
 
 function readPairs(file: string): Float64Array {
@@ -111,13 +122,27 @@ function split(producerFile: string, consumerFile: string): Split | null {
   const ackBySend = new Map<number, number>()
   for (let i = 0; i < p.length; i += 2) if (p[i + 1]! > 0) ackBySend.set(p[i]!, p[i + 1]!)
   const rows: [number, number][] = [] // [e2e ms, append-to-ack ms]
+  const perSecond: [number, number][][] = []
+  const perTenth: [number, number][][] = []
+  let firstSendNs = Infinity
+  for (let i = 0; i < c.length; i += 2) if (c[i]! < firstSendNs) firstSendNs = c[i]!
   for (let i = 0; i < c.length; i += 2) {
     const ackNs = ackBySend.get(c[i]!)
-    if (ackNs !== undefined) rows.push([(c[i + 1]! - c[i]!) / 1e6, (ackNs - c[i]!) / 1e6])
+    if (ackNs === undefined) continue
+    const row: [number, number] = [(c[i + 1]! - c[i]!) / 1e6, (ackNs - c[i]!) / 1e6]
+    rows.push(row)
+    const second = Math.floor((c[i]! - firstSendNs) / 1e9)
+    ;(perSecond[second] ??= []).push(row)
+    const tenth = Math.floor((c[i]! - firstSendNs) / 1e8)
+    if (tenth < 20) (perTenth[tenth] ??= []).push(row)
   }
   if (rows.length === 0) return null
   const byE2e = rows.map((r) => r[0]).sort((a, b) => a - b)
   const pct = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
+  const p50p99 = (xs: number[]): { p50: number; p99: number } => {
+    const sorted = xs.sort((a, b) => a - b)
+    return sorted.length === 0 ? { p50: NaN, p99: NaN } : { p50: pct(sorted, 0.5), p99: pct(sorted, 0.99) }
+  }
   const p50 = pct(byE2e, 0.5)
   const p99 = pct(byE2e, 0.99)
   const after = rows.map((r) => r[0] - r[1]).sort((a, b) => a - b)
@@ -126,11 +151,19 @@ function split(producerFile: string, consumerFile: string): Split | null {
     const mean = (f: (r: [number, number]) => number): number => sel.reduce((a, r) => a + f(r), 0) / Math.max(1, sel.length)
     return { n: sel.length, e2e: mean((r) => r[0]), ack: mean((r) => r[1]), after: mean((r) => r[0] - r[1]) }
   }
+  const window = (sec: [number, number][] = []): Split['seconds'][number] => ({
+    n: sec.length,
+    e2e: p50p99(sec.map((r) => r[0])),
+    ack: p50p99(sec.map((r) => r[1])),
+    after: p50p99(sec.map((r) => r[0] - r[1])),
+  })
   return {
     joined: rows.length,
     ackToPoll: { p50: pct(after, 0.5), p99: pct(after, 0.99) },
     median: band((e) => e >= p50 * 0.9 && e <= p50 * 1.1),
     tail: band((e) => e >= p99),
+    seconds: Array.from(perSecond, window),
+    tenths: Array.from(perTenth, window),
   }
 }
 
@@ -144,12 +177,15 @@ function probeLines(file: string, from: number, to: number): ProbeLine[] {
   return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as ProbeLine).filter((l) => l.t > from + 1000 && l.t <= to)
 }
 
-async function e2e(build: { label: string; root: string; clientRoot: string }, cluster: BenchCluster, probeFiles: Map<number, string>, topic: string, variant: Variant, round: number): Promise<Measured> {
+async function e2e(build: { label: string; root: string; clientRoot: string }, cluster: BenchCluster, probeFiles: Map<number, string>, topic: string, variant: Variant, round: number, pass: number): Promise<Measured> {
   const env = { ...process.env, SKEIN_E2E_CLIENT_ROOT: build.clientRoot }
   const traceBase = join(tmpdir(), `skein-e2e-trace-${process.pid}-${Math.round(performance.now())}`)
   const traces = { producer: `${traceBase}-producer.f64`, consumer: `${traceBase}-consumer.f64` }
   const bootstrap = cluster.bootstrap()
-  const consumer = spawn(process.execPath, [E2E_JS, 'consume', bootstrap, topic, String(seconds + 1), String(warmup)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, SKEIN_E2E_TRACE: traces.consumer } })
+  // The clients carry the probe too: their own event-loop delay, GC and CPU per second, start-up included.
+  const clientProbes = { producer: `${traceBase}-producer-probe.jsonl`, consumer: `${traceBase}-consumer-probe.jsonl` }
+  const probeArgs = ['--import', `file://${PROBE_JS}`]
+  const consumer = spawn(process.execPath, [...probeArgs, E2E_JS, 'consume', bootstrap, topic, String(seconds + 1), String(warmup)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, SKEIN_E2E_TRACE: traces.consumer, SKEIN_PROBE_OUT: clientProbes.consumer } })
   let cout = ''
   let cerr = ''
   consumer.stdout.on('data', (d: Buffer) => (cout += d.toString()))
@@ -163,12 +199,12 @@ async function e2e(build: { label: string; root: string; clientRoot: string }, c
       await sleep(100)
     }
     const startedAt = Date.now()
-    const pout = await runNode([E2E_JS, 'produce', bootstrap, topic, String(rate), String(seconds + warmup), String(VARIANTS[variant].acks), String(warmup)], (seconds + warmup + 60) * 1000, { env: { ...env, SKEIN_E2E_TRACE: traces.producer } })
+    const pout = await runNode([...probeArgs, E2E_JS, 'produce', bootstrap, topic, String(rate), String(seconds + warmup), String(VARIANTS[variant].acks), String(warmup)], (seconds + warmup + 60) * 1000, { env: { ...env, SKEIN_E2E_TRACE: traces.producer, SKEIN_PROBE_OUT: clientProbes.producer } })
     const endedAt = Date.now()
     const prod = JSON.parse(lastJsonLine(pout)) as { sent: number; failed: number; ratePerSec: number; loopDelayMs: { p99: number; max: number }; ackMs: Percentiles & { count: number }; cpuMs: number }
     if (prod.failed > 0) throw new Error(`${prod.failed} e2e records failed`)
     if ((await done) !== 0) throw new Error(`e2e consumer failed:\n${cerr}`)
-    const c = JSON.parse(lastJsonLine(cout)) as { records: number; measured: number; latencyMs: Percentiles; series: { second: number; records: number; avgMs: number; maxMs: number }[]; loopDelayMs: { p99: number; max: number } | null; cpuMs: number | null }
+    const c = JSON.parse(lastJsonLine(cout)) as { records: number; measured: number; latencyMs: Percentiles; series: { second: number; records: number; avgMs: number; p50Ms: number; p99Ms: number; maxMs: number }[]; loopDelayMs: { p99: number; max: number } | null; cpuMs: number | null }
     const measuredRecords = prod.ackMs.count
     const brokers = [...probeFiles].map(([id, file]) => {
       const lines = probeLines(file, startedAt + warmup * 1000, endedAt)
@@ -189,23 +225,27 @@ async function e2e(build: { label: string; root: string; clientRoot: string }, c
     return {
       build: build.label,
       round,
+      pass,
       variant,
       load: [load0, loadavg()[0]!],
       e2e: c.latencyMs,
       ack: prod.ackMs,
       records: c.measured,
       ratePerSec: prod.ratePerSec,
-      series: c.series.map((w) => `${w.avgMs.toFixed(1)}/${w.maxMs.toFixed(0)}`).join(' '),
+      series: c.series.map((w) => `${w.p50Ms.toFixed(1)}/${w.p99Ms.toFixed(1)}/${w.maxMs.toFixed(0)}`).join(' '),
       clients: {
         producer: { loopP99: prod.loopDelayMs.p99, loopMax: prod.loopDelayMs.max, cpuUsPerRecord: (prod.cpuMs * 1000) / Math.max(1, measuredRecords) },
         consumer: { loopP99: c.loopDelayMs?.p99 ?? NaN, loopMax: c.loopDelayMs?.max ?? NaN, cpuUsPerRecord: ((c.cpuMs ?? NaN) * 1000) / Math.max(1, c.measured) },
       },
       brokers,
       split: split(traces.producer, traces.consumer),
+      clientLines: { producer: probeLines(clientProbes.producer, 0, Infinity), consumer: probeLines(clientProbes.consumer, 0, Infinity) },
     }
   } finally {
     rmSync(traces.producer, { force: true })
     rmSync(traces.consumer, { force: true })
+    rmSync(clientProbes.producer, { force: true })
+    rmSync(clientProbes.consumer, { force: true })
     clearTimeout(killer)
     if (consumer.exitCode === null) consumer.kill('SIGKILL')
   }
@@ -222,14 +262,14 @@ for (let round = 1; round <= rounds; round++) {
       env: { SKEIN_PROBE_OUT: probeFiles.get(id)! },
     }))
     try {
-      for (const variant of variants) {
-        const topic = `e2e-${variant}`
+      for (let pass = 1; pass <= passes; pass++) for (const variant of variants) {
+        const topic = `e2e-${variant}-${pass}`
         const v = VARIANTS[variant]
         await createTopic(cluster.bootstrap(), { name: topic, numPartitions: 6, replicationFactor: v.replicationFactor })
-        log(`  ${variant}: ${rate} records/s, ${warmup} s warm-up + ${seconds} s`)
-        const m = await e2e(build, cluster, probeFiles, topic, variant, round)
+        log(`  ${variant} pass ${pass}: ${rate} records/s, ${warmup} s warm-up + ${seconds} s`)
+        const m = await e2e(build, cluster, probeFiles, topic, variant, round, pass)
         results.push(m)
-        log(`  ${variant}: e2e p50 ${m.e2e.p50.toFixed(2)} p99 ${m.e2e.p99.toFixed(2)} p99.9 ${m.e2e.p999.toFixed(2)} ms; ack p50 ${m.ack.p50.toFixed(2)} p99 ${m.ack.p99.toFixed(2)} ms; load ${m.load.map((l) => l.toFixed(2)).join(' -> ')}`)
+        log(`  ${variant} pass ${pass}: e2e p50 ${m.e2e.p50.toFixed(2)} p99 ${m.e2e.p99.toFixed(2)} p99.9 ${m.e2e.p999.toFixed(2)} ms; ack p50 ${m.ack.p50.toFixed(2)} p99 ${m.ack.p99.toFixed(2)} ms; load ${m.load.map((l) => l.toFixed(2)).join(' -> ')}`)
       }
     } finally {
       await cluster.stop()
@@ -243,26 +283,36 @@ const us = (x: number): string => (Number.isFinite(x) ? x.toFixed(2) : '-')
 for (const variant of variants) {
   const rows = results.filter((r) => r.variant === variant)
   process.stdout.write(`\n${variant} (${rate} records/s, ${seconds} s measured after ${warmup} s)\n`)
-  process.stdout.write('| build | round | load 1m | e2e p50 / p99 / p99.9 / max ms | ack p50 / p99 / p99.9 ms | loop p99 / max ms: brokers 1, 2, 3; producer; consumer | broker GC: count, total ms, longest ms | CPU us/record: brokers 1, 2, 3; producer; consumer |\n')
+  process.stdout.write('| build | round.pass | load 1m | e2e p50 / p99 / p99.9 / max ms | ack p50 / p99 / p99.9 ms | loop p99 / max ms: brokers 1, 2, 3; producer; consumer | broker GC: count, total ms, longest ms | CPU us/record: brokers 1, 2, 3; producer; consumer |\n')
   process.stdout.write('| --- | --- | --- | --- | --- | --- | --- | --- |\n')
   for (const r of rows) {
     process.stdout.write(
-      `| ${r.build} | ${r.round} | ${r.load.map((l) => l.toFixed(1)).join(' -> ')} | ${ms(r.e2e.p50)} / ${ms(r.e2e.p99)} / ${ms(r.e2e.p999)} / ${ms(r.e2e.max)} | ${ms(r.ack.p50)} / ${ms(r.ack.p99)} / ${ms(r.ack.p999)} | ` +
+      `| ${r.build} | ${r.round}.${r.pass} | ${r.load.map((l) => l.toFixed(1)).join(' -> ')} | ${ms(r.e2e.p50)} / ${ms(r.e2e.p99)} / ${ms(r.e2e.p999)} / ${ms(r.e2e.max)} | ${ms(r.ack.p50)} / ${ms(r.ack.p99)} / ${ms(r.ack.p999)} | ` +
         `${r.brokers.map((b) => `${ms(b.loopP99)}/${ms(b.loopMax)}`).join(', ')}; ${ms(r.clients.producer.loopP99)}/${ms(r.clients.producer.loopMax)}; ${ms(r.clients.consumer.loopP99)}/${ms(r.clients.consumer.loopMax)} | ` +
         `${r.brokers.map((b) => `${b.gcCount}, ${b.gcMs.toFixed(0)}, ${b.gcMaxMs.toFixed(1)}`).join('; ')} | ` +
         `${r.brokers.map((b) => us(b.cpuUsPerRecord)).join(', ')}; ${us(r.clients.producer.cpuUsPerRecord)}; ${us(r.clients.consumer.cpuUsPerRecord)} |\n`,
     )
   }
   for (const r of rows) {
-    process.stdout.write(`  ${r.build} round ${r.round} per second (avg/max ms): ${r.series}\n`)
+    process.stdout.write(`  ${r.build} round ${r.round} pass ${r.pass} per second from the first record consumed (p50/p99/max ms): ${r.series}\n`)
     process.stdout.write(`    brokers' CPU ms per second of the measured window: ${r.brokers.map((b) => `${b.id}: ${b.lines.map((l) => l.cpuMs.toFixed(0)).join(' ')}`).join('; ')}\n`)
     process.stdout.write(`    brokers' event-loop delay max per second: ${r.brokers.map((b) => `${b.id}: ${b.lines.map((l) => l.loop.max.toFixed(0)).join(' ')}`).join('; ')}\n`)
+    for (const [name, lines] of Object.entries(r.clientLines)) {
+      process.stdout.write(`    ${name} per second from its start (CPU ms, loop max ms, GC count/ms): ${lines.map((l) => `${l.cpuMs.toFixed(0)},${l.loop.max.toFixed(0)},${l.gc.minor + l.gc.major + l.gc.other}/${l.gc.ms.toFixed(0)}`).join(' ')}\n`)
+    }
+    process.stdout.write(`    brokers' GC per second (collections/ms, longest ms): ${r.brokers.map((b) => `${b.id}: ${b.lines.map((l) => `${l.gc.minor + l.gc.major + l.gc.other}/${l.gc.ms.toFixed(0)},${l.gc.maxMs.toFixed(0)}`).join(' ')}`).join('; ')}\n`)
     const sp = r.split
     if (sp !== null) {
       process.stdout.write(
         `    split of ${sp.joined} records at their ack: ack-to-poll p50 ${ms(sp.ackToPoll.p50)} p99 ${ms(sp.ackToPoll.p99)}; ` +
           `median band (${sp.median.n}): e2e ${ms(sp.median.e2e)} = append-to-ack ${ms(sp.median.ack)} + ack-to-poll ${ms(sp.median.after)}; ` +
           `tail >= p99 (${sp.tail.n}): e2e ${ms(sp.tail.e2e)} = append-to-ack ${ms(sp.tail.ack)} + ack-to-poll ${ms(sp.tail.after)}\n`,
+      )
+      process.stdout.write(
+        `    per second of send time, p50/p99 ms of e2e | append-to-ack | ack-to-poll: ${sp.seconds.map((x, i) => `${i + 1}s ${ms(x.e2e.p50)}/${ms(x.e2e.p99)} | ${ms(x.ack.p50)}/${ms(x.ack.p99)} | ${ms(x.after.p50)}/${ms(x.after.p99)}`).join('; ')}\n`,
+      )
+      process.stdout.write(
+        `    the first 2 s per 100 ms of send time, p50/p99 ms of e2e | append-to-ack: ${sp.tenths.map((x, i) => `${(i / 10).toFixed(1)}s ${ms(x.e2e.p50)}/${ms(x.e2e.p99)} | ${ms(x.ack.p50)}/${ms(x.ack.p99)}`).join('; ')}\n`,
       )
     }
   }

@@ -126,9 +126,18 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
   process.stdout.write('ready\n')
   const lat = new LatencyRecorder(seconds * 100_000, 1)
   const trace = new Trace()
-  // Per-second windows (from the first record): a latency that grows window after window is a backlog
-  // (the consumer or the broker not keeping up), a flat one with spikes is stalls.
-  const series: { second: number; records: number; avgMs: number; maxMs: number }[] = []
+  // Per-second windows (from the first record, warm-up included): a latency that grows window after window
+  // is a backlog (the consumer or the broker not keeping up), a flat one with spikes is stalls, and the
+  // first windows show what the start of a run waits on.
+  const series: { second: number; records: number; avgMs: number; p50Ms: number; p99Ms: number; maxMs: number }[] = []
+  const win = new LatencyRecorder(100_000, 1)
+  // The first 3 s from the first record, warm-up or not: what the start of a run costs.
+  const first3s = new LatencyRecorder(300_000, 1)
+  const closeWindow = (): void => {
+    const [p50Ms, p99Ms] = win.percentiles([0.5, 0.99])
+    series.push({ second: series.length + 1, records: winRecords, avgMs: winRecords === 0 ? 0 : winSum / winRecords, p50Ms: p50Ms!, p99Ms: p99Ms!, maxMs: winMax })
+    win.reset()
+  }
   let winRecords = 0
   let winSum = 0
   let winMax = 0
@@ -155,7 +164,7 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
       winStart = now
     }
     while (now - winStart >= 1000) {
-      series.push({ second: series.length + 1, records: winRecords, avgMs: winRecords === 0 ? 0 : winSum / winRecords, maxMs: winMax })
+      closeWindow()
       winStart += 1000
       winRecords = 0
       winSum = 0
@@ -172,6 +181,8 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
       if (v === null || v.length < 8) continue
       const ms = Number(nowNs - v.readBigInt64BE(0)) / 1e6
       winRecords++
+      win.record(ms)
+      if (now - firstAt < 3000) first3s.record(ms)
       winSum += ms
       if (ms > winMax) winMax = ms
       if (!warm) continue
@@ -180,13 +191,15 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
       measured++
     }
   }
-  if (winRecords > 0) series.push({ second: series.length + 1, records: winRecords, avgMs: winSum / winRecords, maxMs: winMax })
+  if (winRecords > 0) closeWindow()
   const loopDelayMs = delay?.stop() ?? null
   const cpu = cpu0 === null ? null : process.cpuUsage(cpu0)
   trace.write()
   await consumer.close()
   const [p50, p99, p999] = lat.percentiles([0.5, 0.99, 0.999])
-  process.stdout.write(JSON.stringify({ records, measured, latencyMs: { avg: lat.avg, p50, p99, p999, max: lat.max }, series, loopDelayMs, cpuMs: cpu === null ? null : (cpu.user + cpu.system) / 1000 }) + '\n')
+  const [f50, f99, f999] = first3s.percentiles([0.5, 0.99, 0.999])
+  const first3sMs = { count: first3s.count, p50: f50, p99: f99, p999: f999, max: first3s.max }
+  process.stdout.write(JSON.stringify({ records, measured, latencyMs: { avg: lat.avg, p50, p99, p999, max: lat.max }, first3sMs, series, loopDelayMs, cpuMs: cpu === null ? null : (cpu.user + cpu.system) / 1000 }) + '\n')
 }
 
 const [mode, bootstrap, topic, a, b, c, d] = process.argv.slice(2)

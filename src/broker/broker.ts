@@ -406,6 +406,8 @@ export class Broker {
       await broker.clientQuotas.start()
       await broker.cluster.start()
       broker.lease?.start()
+      // In the background: a broker whose store is slow to answer still starts.
+      broker.producerIds.reserveFirstBlock().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'cannot reserve producer ids yet; the first InitProducerId tries again'))
       for (const dir of failedEarly) await broker.onLogDirFailure(dir)
       if (!(await broker.cluster.waitForMetadata(FIRST_METADATA_WAIT_MS))) {
         log.warn({ waitedMs: FIRST_METADATA_WAIT_MS }, 'no metadata from the controller yet; serving with what this broker knows')

@@ -48,6 +48,19 @@ export class ProducerIdManager {
     this.#blockSize = blockSize
   }
 
+  /**
+   * Reserves the first block now (Kafka's PIDManager grabs its first block when the broker starts), so the
+   * first InitProducerId answers without a metadata-store round trip (a ZooKeeper read and conditional
+   * write). A failure is logged by the caller and left to the first InitProducerId, which tries again.
+   */
+  reserveFirstBlock(): Promise<void> {
+    if (this.#next >= 0) return Promise.resolve()
+    this.#reserving ??= this.#reserveBlock().finally(() => {
+      this.#reserving = null
+    })
+    return this.#reserving
+  }
+
   /** A producer id never handed out before. */
   async nextProducerId(): Promise<number> {
     while (this.#next < 0 || this.#next >= this.#blockEnd) {

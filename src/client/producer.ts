@@ -315,7 +315,10 @@ export class Producer {
     for (let attempt = 0; ; attempt++) {
       try {
         const t = await this.cluster.topic(topic, { refresh: attempt > 0, autoCreate: this.allowAutoTopicCreation })
-        if (t.partitions.length > 0) return t
+        if (t.partitions.length > 0) {
+          this.warmUp(t)
+          return t
+        }
       } catch (err) {
         const code = err instanceof KafkaError ? err.code : null
         // An unknown topic is final unless the broker may be creating it.
@@ -327,6 +330,21 @@ export class Producer {
       if (Date.now() >= deadline) throw new TimeoutError(`topic '${topic}' not present in metadata after ${this.maxBlockMs} ms`)
       await sleep(Math.min(this.cluster.retryBackoffMs * 2 ** Math.min(attempt, 5), 1000))
     }
+  }
+
+  /**
+   * What the first send would otherwise wait for, one step after another, started as soon as a topic's
+   * metadata is known: the idempotent producer's InitProducerId (the Java client asks for it when the
+   * producer starts) and the connections to the topic's leaders (TCP and ApiVersions). Without this the
+   * first records waited for the producer id, then for each leader's connection, then for their own
+   * Produce. Failures are left to the sends, which retry or report them as before.
+   */
+  private warmUp(t: TopicInfo): void {
+    if (this.closed) return
+    this.tm?.ensureProducerId()
+    const leaders = new Set<number>()
+    for (const p of t.partitions) if (p.leader >= 0) leaders.add(p.leader)
+    for (const leader of leaders) this.cluster.nodeConnection(leader).catch(() => {})
   }
 
   /**

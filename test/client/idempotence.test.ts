@@ -244,6 +244,22 @@ describe('the idempotent producer against a broker', () => {
     }
   })
 
+  it('asks for its producer id when it loads a topic, before the first send (the Java client asks at start-up)', async () => {
+    await admin.createTopics([{ name: 'idem-early-id', numPartitions: 1, replicationFactor: 1 }])
+    const producer = new Producer({ bootstrapServers: tb.bootstrap, lingerMs: 0 })
+    try {
+      expect(producer.producerIdAndEpoch).toEqual({ producerId: -1, producerEpoch: -1 })
+      await producer.topicInfo('idem-early-id')
+      // No record is sent: the id comes from the warm-up alone (before, it was asked for by the first send).
+      for (let i = 0; i < 600 && producer.producerIdAndEpoch!.producerId < 0; i++) await new Promise((r) => setTimeout(r, 50))
+      expect(producer.producerIdAndEpoch!.producerId).toBeGreaterThanOrEqual(0)
+      expect(producer.producerIdAndEpoch!.producerEpoch).toBe(0)
+      expect(producer.transactionState).toBe('READY')
+    } finally {
+      await producer.close()
+    }
+  })
+
   it('writes every record exactly once, in order, through cut connections and dropped requests with 5 batches in flight', async () => {
     const topic = 'idem-sabotaged'
     await admin.createTopics([{ name: topic, numPartitions: 3, replicationFactor: 1 }])
