@@ -4,7 +4,7 @@
 // each partition's leader-and-ISR one by one); KRaft takes seconds. The figures say where Skein is.
 //
 // Per point N (a fresh cluster each: Debian's ZooKeeper from test/harness, three broker processes from
-// bench/broker/broker-process.ts; zookeeper.session.timeout.ms=6000 as bench/broker/cluster.ts):
+// bench/broker/broker-process.ts; zookeeper.session.timeout.ms 6000 unless --session-timeout-ms, as bench/broker/cluster.ts):
 //   create      N partitions as topics of --topic-partitions (default 1,000) each, replication factor 3 with
 //               Kafka's balanced assignment (every broker leads a third and follows the rest), CreateTopics
 //               in requests of 10 topics: from the first request until every broker's Metadata shows every
@@ -29,7 +29,7 @@
 // or whatever faster path the brokers have); the split in the report (detected = elected for the
 // controller, the first partition moved for a broker) shows it apart from the work after it.
 //
-// Flags: --sizes 1000,10000,100000 (k suffix allowed), --topic-partitions 1000, --settle-wait 180 (seconds the
+// Flags: --sizes 1000,10000,100000 (k suffix allowed), --topic-partitions 1000, --session-timeout-ms 6000, --settle-wait 180 (seconds the
 // cluster gets to settle before the broker kill goes on regardless), --data-dir DIR (parent of the
 // brokers' data dirs), --cpu-prof DIR (each broker under node --cpu-prof, profiles written at a clean exit:
 // not the killed ones), --json FILE (raw results; default bench/results/failover-scale.json when writing),
@@ -66,7 +66,7 @@ const settleWaitMs = count(flag('settle-wait') ?? '180', '--settle-wait') * 1000
 const jsonOut = flag('json') ?? (write ? join(BENCH_RESULTS_DIR, 'failover-scale.json') : undefined)
 
 const IDS = [1, 2, 3]
-const SESSION_TIMEOUT_MS = 6000
+const SESSION_TIMEOUT_MS = count(flag('session-timeout-ms') ?? '6000', '--session-timeout-ms')
 const OVERRIDES = [
   'auto.create.topics.enable=false', 'log.cleaner.enable=false', 'default.replication.factor=3', 'offsets.topic.replication.factor=3',
   // Leaders stay where the controller put them, so the broker kill finds the leaders it counted.
@@ -275,7 +275,7 @@ async function runPoint(n: number, machineLoad: () => void, onProgress: (p: Poin
     }
     return true
   }
-  const admin = new Admin({ bootstrapServers: IDS.map((id) => `127.0.0.1:${cluster.brokers.get(id)!.port}`).join(','), clientId: 'bench-failover', requestTimeoutMs: 600_000 })
+  const admin = new Admin({ bootstrapServers: IDS.map((id) => `127.0.0.1:${cluster.brokers.get(id)!.port}`).join(','), clientId: 'bench-failover', requestTimeoutMs: 600_000, apiTimeoutMs: 900_000 })
   try {
     await until('every broker registered', async () => ((await admin.describeCluster())?.brokers.length === 3 ? true : undefined), 120_000, 100)
 
