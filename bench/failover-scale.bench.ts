@@ -287,6 +287,7 @@ async function runPoint(n: number, machineLoad: () => void, onProgress: (p: Poin
     await until('every partition led with a full ISR on every broker', fullIsr, PHASE_TIMEOUT_MS, 200)
     point.createMs = performance.now() - c0
     for (const [id, b] of cluster.brokers) point.rssAfterCreateKiB[id] = b.process!.rssKiB()
+    sampleRss()
     log(`  created in ${secs(point.createMs)}; RSS ${IDS.map((id) => `${id}: ${MiB(point.rssAfterCreateKiB[id]!)}`).join(', ')}`)
     machineLoad()
     progress()

@@ -17,9 +17,11 @@
 //   then registers again: a new broker epoch, and runs for controller).
 // - Large multis (recursive deletes) are split in chunks below ZooKeeper's 1 MiB request limit, each
 //   chunk guarded by the epoch check.
-// - Partition states are written PARTITION_STATES_PER_MULTI to a multi (one guarded transaction for many
-//   partitions, where Kafka pipelines one per partition): at 100,000 partitions a failover's ISR and leader
-//   writes are 500 ZooKeeper transactions, not 100,000. A multi is all or nothing, so a chunk refused for
+// - Partition state updates are written PARTITION_STATES_PER_MULTI to a multi (one guarded transaction for
+//   many partitions, where Kafka pipelines one per partition): at 100,000 partitions a failover's ISR and
+//   leader writes are 1,000 ZooKeeper transactions, not 100,000. (First states at creation stay one multi
+//   per partition: batched, the 10,000-partition creation of bench:failover-scale saw every broker's session
+//   expire, not understood yet.) A multi is all or nothing, so a chunk refused for
 //   one partition (a version conflict, a vanished topic) is written again one partition per multi, which
 //   sorts the conflicts from the rest; a chunk that may have gone through before a lost connection is
 //   recognised per partition by its data.
@@ -100,7 +102,7 @@ export interface ZkStoreOptions {
 /** Ops per guarded multi when deleting trees: far below the 1 MiB request limit for Kafka's paths. */
 const MULTI_CHUNK = 200
 /** Partition states per guarded multi: each op is a path and ~100 bytes of JSON, far below the 1 MiB limit. */
-export const PARTITION_STATES_PER_MULTI = 200
+export const PARTITION_STATES_PER_MULTI = 100
 /** Kafka's ZkNodeChangeNotificationListener purges config change notifications older than this. */
 const CONFIG_CHANGE_EXPIRATION_MS = 15 * 60_000
 const RECONNECT_BACKOFF_MS = 1000
@@ -549,41 +551,20 @@ export class ZkStore implements MetadataStore {
     // meanwhile is not brought back as an empty znode.
     const topics = [...new Set(writes.map((w) => w.topic))]
     await Promise.all(topics.map((t) => this.#createIgnoringExists(ZkPaths.topicPartitions(t))))
+    await Promise.all(writes.map((w) => this.#createIgnoringExists(ZkPaths.topicPartition(w.topic, w.partition))))
     let moved: ControllerMovedError | undefined
-    const one = async (w: PartitionStateWrite, maybeApplied: boolean): Promise<void> => {
-      const key = partitionKey(w.topic, w.partition)
-      const path = ZkPaths.partitionState(w.topic, w.partition)
-      const data = encodePartitionState(w.state)
-      try {
-        await this.#createIgnoringExists(ZkPaths.topicPartition(w.topic, w.partition))
-        const sameData = async (err: ZooKeeperMultiError): Promise<boolean> => err.code === ZooKeeperErrorCode.NODEEXISTS && (await this.#sameData(path, data))
-        try {
-          await this.#guarded(token, [Op.create(path, data)], sameData)
-        } catch (err) {
-          // The chunk's multi may have created it before its connection was lost.
-          if (!(maybeApplied && err instanceof ZooKeeperMultiError && (await sameData(err)))) throw err
-        }
-        created.set(key, { ...w.state.leaderAndIsr, partitionEpoch: 0 })
-      } catch (err) {
-        if (err instanceof ControllerMovedError) moved = err
-        else failed.set(key, err as Error)
-      }
-    }
     await Promise.all(
-      chunks(writes, PARTITION_STATES_PER_MULTI).map(async (chunk) => {
-        // /partitions/<p> and its state in one guarded multi for the whole chunk; a chunk where one of them
-        // exists already (a failover half-way through a creation) goes one partition at a time.
-        const ops = chunk.flatMap((w) => [Op.create(ZkPaths.topicPartition(w.topic, w.partition), Buffer.alloc(0)), Op.create(ZkPaths.partitionState(w.topic, w.partition), encodePartitionState(w.state))])
-        const outcome = chunk.length === 1 ? { applied: false as const, maybeApplied: false } : await this.#guardedChunk(token, ops)
-        if (outcome === 'moved') {
-          moved = new ControllerMovedError(`controller epoch ${token.epoch} is no longer current`)
-          return
+      writes.map(async (w) => {
+        const key = partitionKey(w.topic, w.partition)
+        const path = ZkPaths.partitionState(w.topic, w.partition)
+        const data = encodePartitionState(w.state)
+        try {
+          await this.#guarded(token, [Op.create(path, data)], async (err) => err.code === ZooKeeperErrorCode.NODEEXISTS && (await this.#sameData(path, data)))
+          created.set(key, { ...w.state.leaderAndIsr, partitionEpoch: 0 })
+        } catch (err) {
+          if (err instanceof ControllerMovedError) moved = err
+          else failed.set(key, err as Error)
         }
-        if (outcome.applied) {
-          for (const w of chunk) created.set(partitionKey(w.topic, w.partition), { ...w.state.leaderAndIsr, partitionEpoch: 0 })
-          return
-        }
-        await Promise.all(chunk.map((w) => one(w, outcome.maybeApplied)))
       }),
     )
     if (moved !== undefined) throw moved

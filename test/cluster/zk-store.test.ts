@@ -2,7 +2,7 @@
 // back with the plain client, controller election and fencing (a deposed controller's multi fails and
 // changes nothing; version 0 is honoured, the npm client's trap), conditional partition-state writes,
 // broker registration with the czxid as epoch, a lost session (new epoch, watches re-armed), topic
-// deletion, config change notifications, producer-id blocks, and partition states written many to a multi.
+// deletion, config change notifications, producer-id blocks, and partition states updated many to a multi.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ControllerMovedError, TopicExistsError, partitionKey, type PartitionState } from '../../src/cluster/metadata-store.js'
 import { PARTITION_STATES_PER_MULTI, ZkStore } from '../../src/cluster/zk-store.js'
@@ -233,7 +233,7 @@ describe.skipIf(MISSING !== undefined)('ZkStore against a real ZooKeeper', () =>
     expect(await reader.getEntityConfig('topics', 'missing')).toEqual({})
   })
 
-  it(`writes partition states ${PARTITION_STATES_PER_MULTI} to a guarded multi; a refused chunk goes one by one, so only the conflicting partitions fail`, async () => {
+  it(`updates partition states ${PARTITION_STATES_PER_MULTI} to a guarded multi; a refused chunk goes one by one, so only the conflicting partitions fail`, async () => {
     const root = `/batched-states-${++chrootN}`
     const store = await open(root)
     const token = await store.campaign(1)
