@@ -22,7 +22,8 @@ import { ShardRouter } from '../shard/router.js'
 import { ensureDataDirectory } from '../storage/index.js'
 import { BrokerMetrics } from '../observability/broker-metrics.js'
 import type { FrameHandler } from '../server/connection.js'
-import { brokerLinkFactory } from './control/broker-link.js'
+import { brokerLinkFactory, probeLinkFactory } from './control/broker-link.js'
+import { BrokerLease } from './control/broker-lease.js'
 import { interBrokerClientSecurity } from './inter-broker-security.js'
 import type { ClientSecurity } from '../client/sasl.js'
 import { ControllerRequests } from './control/controller-requests.js'
@@ -98,6 +99,8 @@ export class Broker {
   readonly clientQuotas: ClientQuotaService
   /** Registration, config change notifications, controlled shutdown. */
   readonly cluster: ClusterMember
+  /** This broker's lease and its watch on the controller (a ZooKeeper cluster only; broker-lease.ts). */
+  readonly lease: BrokerLease | undefined
   /** Topic administration through the metadata store. */
   readonly topics: TopicManager
   /** Requests from this broker to the active controller (AlterPartition), in process or over the network. */
@@ -173,6 +176,7 @@ export class Broker {
       // Dynamic (cluster-wide): read at each role change.
       numReplicaFetchers: () => this.config.getInt('num.replica.fetchers'),
       replicaLagTimeMaxMs: config.getInt('replica.lag.time.max.ms'),
+      leaseHeld: () => this.lease?.held() ?? true,
       followerThrottle: this.replicationQuotas.follower,
       leaderThrottle: this.replicationQuotas.leader,
       fetcher: {
@@ -191,8 +195,39 @@ export class Broker {
       log,
       onTopicConfigChanged: (topic) => this.partitions.refreshLogConfigs(topic),
       onPartitionsDeleted: (partitions) => this.groups.onPartitionsDeleted(partitions),
+      onControllerRequest: () => this.lease?.controllerSpoke(),
     })
-    this.ownController = new Controller({ brokerId: nodeId, store, local: this.controlPlane, connect: brokerLinkFactory(interBrokerSecurity), config: () => this.config, interBrokerListener, log })
+    const probe = store.kind === 'zookeeper' ? probeLinkFactory(interBrokerSecurity) : undefined
+    this.ownController = new Controller({
+      brokerId: nodeId,
+      store,
+      local: this.controlPlane,
+      connect: brokerLinkFactory(interBrokerSecurity),
+      probe,
+      lastHeardFrom: (id) => this.lease?.lastHeardFrom(id),
+      config: () => this.config,
+      interBrokerListener,
+      log,
+    })
+    this.lease =
+      probe === undefined
+        ? undefined
+        : new BrokerLease({
+            brokerId: nodeId,
+            store,
+            image: this.metadata,
+            ownController: this.ownController,
+            probe,
+            interBrokerListener,
+            intervalMs: config.getInt('broker.heartbeat.interval.ms'),
+            sessionTimeoutMs: config.getInt('broker.session.timeout.ms'),
+            zkSessionTimeoutMs: config.getInt('zookeeper.session.timeout.ms'),
+            onChange: (lapsed) => {
+              this.metadata.setSelfFenced(lapsed)
+              if (lapsed) this.partitions.leaseLapsed()
+            },
+            log,
+          })
     this.controlPlane.setController(this.ownController)
     this.controllerChannel = new ControllerRequests(nodeId, this.ownController, this.controlPlane, this.metadata, store, interBrokerListener, interBrokerSecurity)
     this.topics = new TopicManager(store, this.metadata, this.controlPlane, config, log, { brokerId: nodeId, router })
@@ -370,6 +405,7 @@ export class Broker {
       await broker.acls.start()
       await broker.clientQuotas.start()
       await broker.cluster.start()
+      broker.lease?.start()
       for (const dir of failedEarly) await broker.onLogDirFailure(dir)
       if (!(await broker.cluster.waitForMetadata(FIRST_METADATA_WAIT_MS))) {
         log.warn({ waitedMs: FIRST_METADATA_WAIT_MS }, 'no metadata from the controller yet; serving with what this broker knows')
@@ -481,6 +517,7 @@ export class Broker {
         .controlledShutdown({ maxRetries: this.config.getInt('controlled.shutdown.max.retries'), retryBackoffMs: this.config.getInt('controlled.shutdown.retry.backoff.ms') })
         .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'controlled shutdown failed'))
     }
+    this.lease?.stop()
     // Pending JoinGroup/SyncGroup answers go out now (NOT_COORDINATOR) instead of holding the drain.
     this.groups.close()
     this.transactions.close()
@@ -528,7 +565,7 @@ async function openMetadataStore(config: BrokerConfig, dataDirs: readonly string
   }
   const sessionTimeoutMs = config.getInt('zookeeper.session.timeout.ms')
   const connectionTimeoutMs = (config.get('zookeeper.connection.timeout.ms') as number | null) ?? sessionTimeoutMs
-  const store = new ZkStore({ connect, sessionTimeoutMs, connectionTimeoutMs, logger: log })
+  const store = new ZkStore({ connect, sessionTimeoutMs, connectionTimeoutMs, pingIntervalMs: config.getInt('broker.heartbeat.interval.ms'), logger: log })
   try {
     await store.start()
   } catch (err) {

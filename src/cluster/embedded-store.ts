@@ -228,6 +228,15 @@ export class EmbeddedStore implements MetadataStore {
     return { epoch: this.#state.controllerEpoch, epochVersion: this.#state.controllerEpochVersion }
   }
 
+  async removeDeadController(): Promise<boolean> {
+    // One broker, in this process: it is never another broker's dead controller.
+    return false
+  }
+
+  msSinceContact(): number {
+    return 0
+  }
+
   async resign(token: ControllerEpoch): Promise<void> {
     if (token.epochVersion !== this.#state.controllerEpochVersion) return
     this.#controllerId = -1

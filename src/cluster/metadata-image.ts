@@ -107,6 +107,8 @@ export class MetadataImage {
   #sorted: Topic[] | undefined
   readonly #listeners = new Set<() => void>()
   #updates = 0
+  /** This broker's lease lapsed (broker/control/broker-lease.ts): clients are pointed at the others. */
+  #selfFenced = false
 
   constructor(
     readonly nodeId: number,
@@ -125,9 +127,22 @@ export class MetadataImage {
     return this.#updates
   }
 
+  /**
+   * While set, this broker leaves itself out of brokers(): Metadata then answers its partitions without a
+   * leader (clients ask another broker) and names the other brokers only.
+   */
+  setSelfFenced(fenced: boolean): void {
+    this.#selfFenced = fenced
+  }
+
+  get selfFenced(): boolean {
+    return this.#selfFenced
+  }
+
   brokers(listenerName: string): BrokerNode[] {
     const out: BrokerNode[] = []
     for (const b of [...this.#brokers.values()].sort((x, y) => x.id - y.id)) {
+      if (this.#selfFenced && b.id === this.nodeId) continue
       const e = b.endpoints.find((x) => x.listenerName === listenerName)
       if (e !== undefined) out.push({ nodeId: b.id, host: e.host, port: e.port, rack: b.rack })
     }

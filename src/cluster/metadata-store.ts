@@ -193,6 +193,15 @@ export interface MetadataStore {
   campaign(brokerId: number): Promise<ControllerEpoch>
   /** Gives up the controller role (deletes the registration if the epoch is still ours). */
   resign(token: ControllerEpoch): Promise<void>
+  /**
+   * A broker found controller `controllerId` dead (its port refuses connections, or it has not answered
+   * for broker.session.timeout.ms): deletes its registration, so that the brokers elect another before its
+   * session expires. Only while that controller's epoch is still current (a newer election is left alone);
+   * resolves whether it was deleted. The deposed controller, if it lives, is fenced by the epoch.
+   */
+  removeDeadController(controllerId: number): Promise<boolean>
+  /** Milliseconds since the store last answered this broker (its session's pings included); 0 in process. */
+  msSinceContact(): number
 
   // -- topics
 

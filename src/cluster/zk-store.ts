@@ -96,6 +96,8 @@ export interface ZkStoreOptions {
   sessionTimeoutMs: number
   /** zookeeper.connection.timeout.ms: how long start() waits for a first connection. */
   connectionTimeoutMs: number
+  /** Ping ZooKeeper at least this often (broker.heartbeat.interval.ms): the broker's lease reads msSinceContact. */
+  pingIntervalMs?: number
   logger?: Logger
 }
 
@@ -165,6 +167,7 @@ export class ZkStore implements MetadataStore {
     return ZooKeeperClient.connect(this.#options.connect, {
       sessionTimeoutMs: this.#options.sessionTimeoutMs,
       connectTimeoutMs: timeoutMs,
+      pingIntervalMs: this.#options.pingIntervalMs,
       logger: this.#log,
     })
   }
@@ -429,6 +432,27 @@ export class ZkStore implements MetadataStore {
       if (err instanceof ZooKeeperMultiError && err.code === ZooKeeperErrorCode.NONODE) return
       throw err
     }
+  }
+
+  async removeDeadController(controllerId: number): Promise<boolean> {
+    // The epoch read before and after /controller: equal versions mean that registration belongs to that
+    // epoch (an election writes both in one multi), so the guarded delete cannot remove a newer controller.
+    const before = await this.getControllerEpoch()
+    if (before === undefined || (await this.getControllerId()) !== controllerId) return false
+    const after = await this.getControllerEpoch()
+    if (after === undefined || after.epochVersion !== before.epochVersion) return false
+    try {
+      await this.#guarded(before, [Op.delete(ZkPaths.controller, -1)])
+      return true
+    } catch (err) {
+      if (err instanceof ControllerMovedError) return false
+      if (err instanceof ZooKeeperMultiError && err.code === ZooKeeperErrorCode.NONODE) return false
+      throw err
+    }
+  }
+
+  msSinceContact(): number {
+    return this.#client?.msSinceContact ?? Infinity
   }
 
   /** [check(/controller_epoch, token.epochVersion), ...ops]: ControllerMovedError when the check fails. */

@@ -103,6 +103,12 @@ export interface ReplicaManagerDeps {
   numReplicaFetchers?: () => number
   /** replica.lag.time.max.ms */
   replicaLagTimeMaxMs: number
+  /**
+   * Whether this broker may act as a leader now (its lease: broker/control/broker-lease.ts). Asked on
+   * every leader check, so a process that resumes after a pause answers from the clock, not from a timer
+   * that has not run yet. Default: always.
+   */
+  leaseHeld?: () => boolean
   /** replica.fetch.* settings of the fetchers. */
   fetcher: ReplicaFetcherSettings
   /** follower.replication.throttled.rate over follower.replication.throttled.replicas (none: unthrottled). */
@@ -231,6 +237,7 @@ export class ReplicaManager {
 
   leaderError(topic: string, partition: number, currentLeaderEpoch = -1): ErrorCode {
     const p = this.#hosted.get(topic)?.[partition]
+    if (p !== undefined && p.isLeader && this.deps.leaseHeld?.() === false) return ErrorCode.NOT_LEADER_OR_FOLLOWER
     if (p === undefined) {
       if (this.#offline.size > 0 && this.#offline.has(partitionKey(topic, partition))) return ErrorCode.KAFKA_STORAGE_ERROR
       return this.deps.knowsPartition(topic, partition) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -248,6 +255,9 @@ export class ReplicaManager {
    * leader alone) is one router call and nothing else, as before replication.
    */
   async appendAsLeader(items: readonly LeaderAppend[], options: LeaderAppendOptions): Promise<Outcome<AppendResult>[]> {
+    if (this.deps.leaseHeld?.() === false) {
+      return items.map((item) => ({ ok: false, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, message: `this broker's lease lapsed: it does not act as leader of ${item.topic}-${item.partition}` }))
+    }
     // The epoch is stamped on the caller's items rather than on copies: the router copies each item into
     // its shard message anyway, and Produce's hot path allocates nothing more per partition. Each item's
     // leadership is looked up once before the append: the scan stops at the first item the common case
@@ -649,6 +659,16 @@ export class ReplicaManager {
   /** Stops fetching these partitions (from whichever leader), once no answer for them is being applied. */
   #stopFetching(partitions: readonly TopicPartitionRef[]): Promise<void> {
     return this.#fetcherManager.removePartitions(partitions)
+  }
+
+  /**
+   * The broker's lease lapsed: the appends waiting for acks answer NOT_LEADER_OR_FOLLOWER now, so their
+   * producers look for the new leader instead of waiting out their timeout (what they wrote here may be
+   * truncated when this broker follows again; an idempotent producer's retry is deduplicated by sequence).
+   */
+  leaseLapsed(): void {
+    this.#delayedProduce.failEverything(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    this.#consumerFetches.wakeAll()
   }
 
   /** Stops the fetchers and the ISR task; appends waiting for acks answer NOT_LEADER_OR_FOLLOWER. */

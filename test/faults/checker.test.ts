@@ -67,6 +67,15 @@ describe('the fault checker', () => {
     expect(check(ops, { idempotent: false })).toMatchObject({ ok: true, duplicates: 1 })
   })
 
+  it('takes an acknowledgement without an offset (librdkafka\'s retried idempotent batch) as one with no position', () => {
+    const ops = clean()
+    ops.push(send('v5', 0, 0, { offset: null as unknown as number }), send('v6', 0, 0, { offset: -1 }), poll('v5', 0, 5), poll('v6', 0, 6))
+    expect(check(ops, { idempotent: true })).toMatchObject({ ok: true, acknowledged: 7, inconsistent: 0, duplicates: 0, nonMonotonicSends: 0 })
+    // Still lost when never read back, and still a duplicate when read at two positions.
+    expect(check(ops.filter((o) => !(o.type === 'poll' && o.value === 'v6')), { idempotent: true })).toMatchObject({ ok: false, lost: 1 })
+    expect(check([...ops, poll('v5', 0, 7, { client: 'late' })], { idempotent: true })).toMatchObject({ ok: false, duplicates: 1 })
+  })
+
   it('reports a read of an aborted transaction or a definitely failed send as an aborted read', () => {
     const ops = clean()
     ops.push(send('t1', 0, 7, { transaction: 'aborted' }), poll('t1', 0, 7))

@@ -261,6 +261,49 @@ export function networkScenarios(): Scenario[] {
         return { affected: [0] }
       },
     ),
+    ...(['leader', 'controller'] as const).map((role) =>
+      netns(
+        `partition-${role}-from-cluster`,
+        `A partition leader${role === 'controller' ? ' that is also the controller' : ' (not the controller)'} cut from ZooKeeper and from both other brokers, but not from its clients, for 12 s: within broker.session.timeout.ms the others elect new leaders for its partitions (${role === 'controller' ? 'after deleting its /controller registration and electing a new controller' : 'the controller fences it'}) while its ZooKeeper session (6 s) is still alive; the cut-off broker's lease lapses first, so it answers acks=all writes NOT_LEADER_OR_FOLLOWER instead of holding them, and nothing acknowledged is lost; after healing it rejoins as a follower.`,
+        async (ctx, lab, zkPort, round) => {
+          const view = await ctx.view()
+          const controller = await ctx.controller()
+          const led = (id: number): number[] => view.filter((p) => p.leader === id).map((p) => p.partition)
+          const victim = role === 'controller' ? controller : (view.find((p) => p.leader !== controller)?.leader ?? -1)
+          if (victim < 0 || led(victim).length === 0) {
+            ctx.note(`round ${round}: no partition led by ${role === 'controller' ? 'the controller' : 'a broker other than the controller'} (${describe(view)}); round skipped`)
+            return { affected: [] }
+          }
+          const affected = led(victim)
+          const partition = affected[0]!
+          const raw = await ctx.cluster.broker(victim).client()
+          const t0 = Date.now()
+          lab.cut(victim, [lab.hostIp], zkPort)
+          lab.cut(victim, lab.ids.filter((id) => id !== victim).map((id) => lab.ip(id)))
+          ctx.unreachable.add(victim)
+          try {
+            await ctx.agreed((ps) => affected.every((p) => ps[p]!.leader >= 0 && ps[p]!.leader !== victim), `new leaders of ${affected.join(',')}`, HOLD_MS * 2)
+            ctx.note(`round ${round}: ${role} ${victim} (leading ${affected.join(',')}) cut from ZooKeeper and brokers ${lab.ids.filter((id) => id !== victim).join(',')}; its partitions led by others after ${Date.now() - t0} ms`)
+            // The cut-off broker still reaches its clients: an acks=all write to it is refused, not held.
+            const t1 = Date.now()
+            const res = await raw.produce(ctx.topic, partition, batchOf([{ key: null, value: Buffer.from(`cut-${round}`) }]), -1)
+            const base = { type: 'send', client: `cut-${round}`, seq: 0, value: `cut-${round}`, acks: -1, time: Date.now() } as const
+            ctx.record(res.errorCode === 0 ? { ...base, outcome: 'ok', partition, offset: Number(res.baseOffset) } : { ...base, outcome: 'fail', definite: true, error: `error code ${res.errorCode}` })
+            ctx.note(`round ${round}: the cut-off broker answered an acks=all write to partition ${partition} with error code ${res.errorCode} after ${Date.now() - t1} ms`)
+            if (res.errorCode !== 6) throw new Error(`the cut-off broker answered error code ${res.errorCode}, not NOT_LEADER_OR_FOLLOWER (6)`)
+            await sleep(Math.max(0, HOLD_MS - (Date.now() - t0)))
+          } finally {
+            raw.close()
+            lab.heal(victim)
+            ctx.unreachable.delete(victim)
+          }
+          const t2 = Date.now()
+          await ctx.healed()
+          ctx.note(`round ${round}: healed; full ISRs again after ${Date.now() - t2} ms`)
+          return { affected }
+        },
+      ),
+    ),
     netns(
       'follower-cut-off',
       'A follower (not the controller) cut from the other brokers for 12 s: the leaders shrink their ISRs without it (replica.lag.time.max.ms=3000), and after healing it catches up and the ISRs re-expand.',

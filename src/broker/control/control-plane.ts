@@ -41,6 +41,8 @@ export interface BrokerControlPlaneOptions {
    * every group's offsets of them (Kafka's onPartitionsDeleted), before the image forgets them.
    */
   onPartitionsDeleted(partitions: readonly TopicPartitionRef[]): Promise<void>
+  /** A request of the active controller was admitted (the broker's lease counts it as word from the cluster). */
+  onControllerRequest?: () => void
 }
 
 /** A request from the network, admitted (or not) in its turn: its ControlAdmission ticket. */
@@ -143,6 +145,7 @@ export class BrokerControlPlane implements ControlPlaneService, LocalControlTarg
       const errors = await this.options.replicas.becomeLeaderOrFollower(req.controllerId, req.controllerEpoch, partitions, liveLeaders)
       const applied = new Set(errors.filter((e) => e.errorCode === ErrorCode.NONE).map((e) => `${e.topic}:${e.partition}`))
       this.options.image.applyLeaderAndIsr(partitions.filter((p) => applied.has(`${p.topic}:${p.partition}`)))
+      this.options.onControllerRequest?.()
       return { errorCode: ErrorCode.NONE, partitionErrors: errors.map((e) => ({ topic: e.topic, partition: e.partition, errorCode: e.errorCode })) }
     })
   }
@@ -170,6 +173,7 @@ export class BrokerControlPlane implements ControlPlaneService, LocalControlTarg
       image.applyUpdateMetadata(req, configs)
       // Configs of topics that left the image are read again if they come back.
       for (const t of req.topicStates) if (image.topic(t.topicName) === undefined) this.#topicConfigs.delete(t.topicName)
+      this.options.onControllerRequest?.()
       return { errorCode: ErrorCode.NONE, partitionErrors: [] }
     })
   }

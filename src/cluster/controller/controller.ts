@@ -40,6 +40,7 @@ import {
   type TopicAssignment,
   type Unwatch,
 } from '../metadata-store.js'
+import { BrokerLivenessMonitor, type ProbeLinkFactory } from './broker-liveness.js'
 import { ControllerChannel, type BrokerLinkFactory, type ControlResponse, type LocalControlTarget } from './channel.js'
 import { ControllerContext, type PartitionReplica, type TopicPartition } from './context.js'
 import { PartitionStateMachine } from './partition-state-machine.js'
@@ -55,6 +56,13 @@ export interface ControllerOptions {
   local: LocalControlTarget
   /** How the controller connects to the other brokers. */
   connect: BrokerLinkFactory
+  /**
+   * How it pings them (broker-liveness.ts): brokers that refuse connections or stay silent for
+   * broker.session.timeout.ms are fenced before their sessions expire. Undefined: the sessions alone decide.
+   */
+  probe?: ProbeLinkFactory
+  /** When this broker last heard from a broker (its controller watch), for the first look of a new controller. */
+  lastHeardFrom?: (brokerId: number) => number | undefined
   /** The broker configuration now (dynamic changes included). */
   config: () => BrokerConfig
   interBrokerListener: string
@@ -84,6 +92,8 @@ export interface ControlledShutdownResult {
 
 /** Delay before the first preferred-leader check after a failover (Kafka: 5 s). */
 const FIRST_REBALANCE_CHECK_MS = 5000
+/** How long a new controller's first connection attempt to each broker may take (refused ones are out at once). */
+const FIRST_PROBE_WAIT_MS = 500
 
 type Event = { name: string; run: () => Promise<void>; onDropped: (() => void) | undefined }
 
@@ -91,6 +101,12 @@ export class Controller {
   readonly context = new ControllerContext()
   #activeControllerId = -1
   #channel: ControllerChannel | undefined
+  #liveness: BrokerLivenessMonitor | undefined
+  /**
+   * Registered brokers the controller fenced (unreachable, broker-liveness.ts): out of liveBrokers, their
+   * replicas offline, until they answer again or register anew.
+   */
+  readonly #fenced = new Map<number, RegisteredBroker>()
   readonly #queue: Event[] = []
   #processing = false
   #stopped = false
@@ -159,6 +175,11 @@ export class Controller {
 
   get epoch(): number {
     return this.context.epoch
+  }
+
+  /** While active: milliseconds since any other broker answered its pings (0 without others, or not probing). */
+  msSinceAnyBrokerAnswered(): number {
+    return this.#liveness?.msSinceAnyAnswered() ?? 0
   }
 
   /** Starts watching the controller registration and runs for controller. */
@@ -377,6 +398,9 @@ export class Controller {
     this.#rebalanceTimer = undefined
     this.#channel?.shutdown()
     this.#channel = undefined
+    this.#liveness?.stop()
+    this.#liveness = undefined
+    this.#fenced.clear()
     this.#batch.clear()
     this.context.reset()
   }
@@ -393,6 +417,16 @@ export class Controller {
     )
     // Controller context from the store.
     for (const b of await store.getLiveBrokers()) ctx.liveBrokers.set(b.id, b)
+    // A registered broker whose port refuses connections is gone (a killed predecessor, often): it starts
+    // fenced, so the state machines below elect without it rather than after its session expires.
+    this.#startLiveness()
+    for (const id of (await this.#liveness?.refusing([...ctx.liveBrokers.values()], FIRST_PROBE_WAIT_MS)) ?? []) {
+      const b = ctx.liveBrokers.get(id)
+      if (b === undefined) continue
+      this.#log.warn({ brokerId: id }, `broker ${id} is registered but refuses connections: fenced`)
+      this.#fenced.set(id, b)
+      ctx.liveBrokers.delete(id)
+    }
     const topics = await store.getTopicNames()
     for (const t of topics) {
       ctx.allTopics.add(t)
@@ -470,6 +504,46 @@ export class Controller {
 
   // ---------------------------------------------------------------- brokers
 
+  #startLiveness(): void {
+    const { probe, config } = this.options
+    if (probe === undefined) return
+    this.#liveness = new BrokerLivenessMonitor({
+      localBrokerId: this.options.brokerId,
+      connect: probe,
+      interBrokerListener: this.options.interBrokerListener,
+      settings: { intervalMs: config().getInt('broker.heartbeat.interval.ms'), sessionTimeoutMs: config().getInt('broker.session.timeout.ms') },
+      onUnreachable: (id, epoch, reason) => this.#put('BrokerUnreachable', () => this.#processBrokerUnreachable(id, epoch, reason)),
+      onReachable: (id, epoch) => this.#put('BrokerReachable', () => this.#processBrokerReachable(id, epoch)),
+      lastHeardFrom: this.options.lastHeardFrom,
+      log: this.#log,
+    })
+  }
+
+  /** Fences a live broker that stopped answering: its replicas go offline as a dead broker's do. */
+  async #processBrokerUnreachable(brokerId: number, brokerEpoch: bigint, reason: string): Promise<void> {
+    if (!this.isActive) return
+    const ctx = this.context
+    const b = ctx.liveBrokers.get(brokerId)
+    if (b === undefined || b.epoch !== brokerEpoch) return
+    this.#log.warn({ brokerId, reason }, `fencing broker ${brokerId} (${reason}); its partitions elect new leaders`)
+    this.#fenced.set(brokerId, b)
+    ctx.liveBrokers.delete(brokerId)
+    this.#requireChannel().removeBroker(brokerId)
+    await this.#onBrokerFailure([brokerId])
+  }
+
+  /** A fenced broker answers again with the same registration: taken back as a restarted broker is. */
+  async #processBrokerReachable(brokerId: number, brokerEpoch: bigint): Promise<void> {
+    if (!this.isActive) return
+    const b = this.#fenced.get(brokerId)
+    if (b === undefined || b.epoch !== brokerEpoch) return
+    this.#log.info({ brokerId }, `broker ${brokerId} answers again: no longer fenced`)
+    this.#fenced.delete(brokerId)
+    this.context.liveBrokers.set(brokerId, b)
+    this.#requireChannel().addBroker(b)
+    await this.#onBrokerStartup([brokerId])
+  }
+
   async #processBrokerChange(): Promise<void> {
     if (!this.isActive) return
     const ctx = this.context
@@ -479,11 +553,27 @@ export class Controller {
     const bounced: RegisteredBroker[] = []
     const dead: number[] = []
     for (const [id, b] of current) {
+      const fenced = this.#fenced.get(id)
+      if (fenced !== undefined) {
+        // Still the fenced registration: stays out. A new one is a restarted broker, back in.
+        if (fenced.epoch === b.epoch) continue
+        this.#fenced.delete(id)
+        added.push(b)
+        continue
+      }
       const known = ctx.liveBrokers.get(id)
       if (known === undefined) added.push(b)
       else if (known.epoch !== b.epoch) bounced.push(b)
     }
     for (const id of ctx.liveBrokers.keys()) if (!current.has(id)) dead.push(id)
+    // A fenced broker's registration expired: its replicas went offline when it was fenced.
+    for (const id of [...this.#fenced.keys()]) {
+      if (current.has(id)) continue
+      this.#fenced.delete(id)
+      this.#liveness?.remove(id)
+    }
+    for (const b of [...added, ...bounced]) this.#liveness?.add(b)
+    for (const id of dead) this.#liveness?.remove(id)
     if (added.length === 0 && bounced.length === 0 && dead.length === 0) return
     this.#log.info({ added: added.map((b) => b.id), bounced: bounced.map((b) => b.id), dead }, 'broker change')
     for (const b of added) channel.addBroker(b)

@@ -85,6 +85,12 @@ export interface ZooKeeperClientOptions {
   /** Resume this session (with sessionPassword) instead of creating one. */
   sessionId?: bigint
   sessionPassword?: Buffer
+  /**
+   * Ping at least this often, even when a third of the session timeout is longer (a broker's lease needs
+   * to know within about a second whether ZooKeeper still answers it; see msSinceLastReceived).
+   * Default: a third of the session timeout, as the Java client.
+   */
+  pingIntervalMs?: number
   logger?: Logger
 }
 
@@ -209,6 +215,10 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
   private serverLabel: string | undefined
   private lastSend = 0
   private lastRecv = 0
+  /** Send times of the pings not answered yet (answered in order), and of the newest answered one. */
+  private readonly pingsInFlight: number[] = []
+  private lastPingAnsweredSentAt = 0
+  private readonly pingIntervalMs: number | undefined
   private heartbeatTimer: NodeJS.Timeout | undefined
   private attemptTimer: NodeJS.Timeout | undefined
   private reconnectTimer: NodeJS.Timeout | undefined
@@ -253,6 +263,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
     this.chroot = parsed.chroot
     this.paths = new Chroot(parsed.chroot)
     this.requestedTimeoutMs = options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS
+    this.pingIntervalMs = options.pingIntervalMs
     this.maxFrameBytes = (options.maxBufferBytes ?? DEFAULT_MAX_BUFFER_BYTES) + FRAME_HEADROOM_BYTES
     this.canBeReadOnly = options.canBeReadOnly ?? false
     this.log = options.logger ?? silentLogger()
@@ -260,6 +271,16 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
     this.password = options.sessionPassword ?? Buffer.alloc(SESSION_PASSWORD_LENGTH)
     if (!Number.isInteger(this.requestedTimeoutMs) || this.requestedTimeoutMs <= 0) throw new Error(`invalid session timeout ${this.requestedTimeoutMs}`)
     setImmediate(() => this.attempt())
+  }
+
+  /**
+   * Milliseconds since the newest ping the server has answered was SENT (or since this connection was
+   * established); Infinity while no connection is established. A broker's lease is judged from it, and
+   * from send times, because an answer read after this process was stopped proves nothing about the
+   * time it was stopped.
+   */
+  get msSinceContact(): number {
+    return this.established ? Date.now() - this.lastPingAnsweredSentAt : Infinity
   }
 
   get state(): ZooKeeperState {
@@ -848,6 +869,8 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
       return
     }
     const resumed = this.everConnected || this.sessionIdValue !== 0n
+    this.pingsInFlight.length = 0
+    this.lastPingAnsweredSentAt = Date.now()
     this.established = true
     this.everConnected = true
     this.failedAttempts = 0
@@ -912,6 +935,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
     }
     switch (header.xid) {
       case Xid.ping:
+        this.lastPingAnsweredSentAt = this.pingsInFlight.shift() ?? this.lastPingAnsweredSentAt
         return
       case Xid.notification: {
         let event
@@ -990,7 +1014,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
   private scheduleHeartbeat(): void {
     clearTimeout(this.heartbeatTimer)
     const generation = this.generation
-    const pingEvery = Math.max(1, Math.floor(this.negotiatedTimeout / 3))
+    const pingEvery = Math.max(1, Math.min(this.pingIntervalMs ?? Infinity, Math.floor(this.negotiatedTimeout / 3)))
     const readTimeout = Math.max(1, Math.floor((this.negotiatedTimeout * 2) / 3))
     const tick = (): void => {
       if (generation !== this.generation || !this.established) return
@@ -1000,7 +1024,10 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
           this.connectionLost(`no answer from ${this.serverLabel} for ${now - this.lastRecv} ms`)
           return
         }
-        if (now - this.lastSend >= pingEvery) this.write(encodeRequest(Xid.ping, OpCode.ping))
+        if (now - this.lastSend >= pingEvery) {
+          this.pingsInFlight.push(now)
+          this.write(encodeRequest(Xid.ping, OpCode.ping))
+        }
       } else {
         // A paused process notices nothing; keep the silence from counting once it resumes.
         this.lastRecv = now
