@@ -504,7 +504,8 @@ ${failed.length === 0 ? '' : `\nIncomplete points:\n\n${failed.map((p) => `- ${f
   leader in the new controller's Metadata: the new controller has loaded the cluster's state and handled a change
   after it. **its partitions led**: every partition the killed broker led has a live leader in the Metadata of both
   live brokers; *first* is the first poll that saw any of them moved. The time before anything moves is failure
-  detection; after it, the controller's work (its start-up, the elections, the ZooKeeper writes, the
+  detection (the brokers' defaults: broker.session.timeout.ms, broker.heartbeat.interval.ms; a SIGKILLed broker's
+  port refuses connections, which fences it at once; else the ZooKeeper session); after it, the controller's work (its start-up, the elections, the ZooKeeper writes, the
   LeaderAndIsr and UpdateMetadata requests, the brokers applying them).
 - **ISRs settled**: from the controller's kill until every partition's ISR is its live replicas (the dead broker out
   of all of them) in both live brokers' Metadata. The killed broker is not restarted: its catch-up (an ISR
