@@ -17,6 +17,14 @@
 //   then registers again: a new broker epoch, and runs for controller).
 // - Large multis (recursive deletes) are split in chunks below ZooKeeper's 1 MiB request limit, each
 //   chunk guarded by the epoch check.
+// - Partition state updates are written PARTITION_STATES_PER_MULTI to a multi (one guarded transaction for
+//   many partitions, where Kafka pipelines one per partition): at 100,000 partitions a failover's ISR and
+//   leader writes are 1,000 ZooKeeper transactions, not 100,000. (First states at creation stay one multi
+//   per partition: batched, the 10,000-partition creation of bench:failover-scale saw every broker's session
+//   expire, not understood yet.) A multi is all or nothing, so a chunk refused for
+//   one partition (a version conflict, a vanished topic) is written again one partition per multi, which
+//   sorts the conflicts from the rest; a chunk that may have gone through before a lost connection is
+//   recognised per partition by its data.
 import type { Logger } from '../observability/logger.js'
 import { silentLogger } from '../observability/logger.js'
 import {
@@ -27,6 +35,7 @@ import {
   ZooKeeperMultiError,
   isZooKeeperError,
   type MultiOp,
+  type MultiOpResult,
   type Stat,
   type WatchHandle,
 } from './zookeeper/index.js'
@@ -94,6 +103,8 @@ export interface ZkStoreOptions {
 
 /** Ops per guarded multi when deleting trees: far below the 1 MiB request limit for Kafka's paths. */
 const MULTI_CHUNK = 200
+/** Partition states per guarded multi: each op is a path and ~100 bytes of JSON, far below the 1 MiB limit. */
+export const PARTITION_STATES_PER_MULTI = 100
 /** Kafka's ZkNodeChangeNotificationListener purges config change notifications older than this. */
 const CONFIG_CHANGE_EXPIRATION_MS = 15 * 60_000
 const RECONNECT_BACKOFF_MS = 1000
@@ -587,32 +598,75 @@ export class ZkStore implements MetadataStore {
   async updatePartitionStates(token: ControllerEpoch, writes: readonly PartitionStateWrite[]): Promise<PartitionStateUpdateResult> {
     const result: PartitionStateUpdateResult = { updated: new Map(), badVersion: [], failed: new Map() }
     let moved: ControllerMovedError | undefined
-    await Promise.all(
-      writes.map(async (w) => {
-        const key = partitionKey(w.topic, w.partition)
-        const path = ZkPaths.partitionState(w.topic, w.partition)
-        const data = encodePartitionState(w.state)
-        const expected = w.state.leaderAndIsr.partitionEpoch
+    const one = async (w: PartitionStateWrite, maybeApplied: boolean): Promise<void> => {
+      const key = partitionKey(w.topic, w.partition)
+      const path = ZkPaths.partitionState(w.topic, w.partition)
+      const data = encodePartitionState(w.state)
+      const expected = w.state.leaderAndIsr.partitionEpoch
+      let newVersion = expected + 1
+      // A retry after a lost connection: if the znode holds what we wrote, the first attempt went through.
+      const ours = async (err: ZooKeeperMultiError): Promise<boolean> => {
+        if (err.code !== ZooKeeperErrorCode.BADVERSION) return false
+        const now = await this.#run((client) => client.getData(path))
+        if (!now.data.equals(data)) return false
+        newVersion = now.stat.version
+        return true
+      }
+      try {
         try {
-          let newVersion = expected + 1
-          await this.#guarded(token, [Op.setData(path, data, expected)], async (err) => {
-            // A retry after a lost connection: if the znode holds what we wrote, the first attempt went through.
-            if (err.code !== ZooKeeperErrorCode.BADVERSION) return false
-            const now = await this.#run((client) => client.getData(path))
-            if (!now.data.equals(data)) return false
-            newVersion = now.stat.version
-            return true
-          })
-          result.updated.set(key, { ...w.state.leaderAndIsr, partitionEpoch: newVersion })
+          await this.#guarded(token, [Op.setData(path, data, expected)], ours)
         } catch (err) {
-          if (err instanceof ControllerMovedError) moved = err
-          else if (err instanceof ZooKeeperMultiError && err.code === ZooKeeperErrorCode.BADVERSION) result.badVersion.push(key)
-          else result.failed.set(key, err as Error)
+          // The chunk's multi may have written it before its connection was lost.
+          if (!(maybeApplied && err instanceof ZooKeeperMultiError && (await ours(err)))) throw err
         }
+        result.updated.set(key, { ...w.state.leaderAndIsr, partitionEpoch: newVersion })
+      } catch (err) {
+        if (err instanceof ControllerMovedError) moved = err
+        else if (err instanceof ZooKeeperMultiError && err.code === ZooKeeperErrorCode.BADVERSION) result.badVersion.push(key)
+        else result.failed.set(key, err as Error)
+      }
+    }
+    await Promise.all(
+      chunks(writes, PARTITION_STATES_PER_MULTI).map(async (chunk) => {
+        const ops = chunk.map((w) => Op.setData(ZkPaths.partitionState(w.topic, w.partition), encodePartitionState(w.state), w.state.leaderAndIsr.partitionEpoch))
+        const outcome = chunk.length === 1 ? { applied: false as const, maybeApplied: false } : await this.#guardedChunk(token, ops)
+        if (outcome === 'moved') {
+          moved = new ControllerMovedError(`controller epoch ${token.epoch} is no longer current`)
+          return
+        }
+        if (outcome.applied) {
+          chunk.forEach((w, i) => {
+            const r = outcome.results[i + 1]
+            const version = r?.type === 'setData' ? r.stat.version : w.state.leaderAndIsr.partitionEpoch + 1
+            result.updated.set(partitionKey(w.topic, w.partition), { ...w.state.leaderAndIsr, partitionEpoch: version })
+          })
+          return
+        }
+        await Promise.all(chunk.map((w) => one(w, outcome.maybeApplied)))
       }),
     )
     if (moved !== undefined) throw moved
     return result
+  }
+
+  /**
+   * One guarded multi for a chunk of partition writes: 'moved' when the epoch check failed; not applied
+   * when any other op was refused (nothing of it was written), maybeApplied when an earlier attempt was lost
+   * with its connection (it may have been written, then this attempt was refused because it was).
+   */
+  async #guardedChunk(token: ControllerEpoch, ops: readonly MultiOp[]): Promise<{ applied: true; results: MultiOpResult[] } | { applied: false; maybeApplied: boolean } | 'moved'> {
+    let attempts = 0
+    try {
+      const results = await this.#run((client) => {
+        attempts++
+        return client.multi([Op.check(ZkPaths.controllerEpoch, token.epochVersion), ...ops])
+      })
+      return { applied: true, results }
+    } catch (err) {
+      if (!(err instanceof ZooKeeperMultiError)) throw err
+      if (err.opIndex === 0) return 'moved'
+      return { applied: false, maybeApplied: attempts > 1 }
+    }
   }
 
   async #sameData(path: string, data: Buffer): Promise<boolean> {
@@ -923,4 +977,11 @@ export class ZkStore implements MetadataStore {
       if (won) return block
     }
   }
+}
+
+/** Consecutive slices of at most `size` items. */
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
 }

@@ -234,6 +234,12 @@ describe.skipIf(MISSING !== undefined)('a three-broker cluster on ZooKeeper: the
   it('moves the controller role to another broker, at a higher epoch, when the controller is killed', async () => {
     const oldController = await controllerId()
     const oldEpoch = await controllerEpoch()
+    const statePath = (p: number): string => `/brokers/topics/orders/partitions/${p}/state`
+    // A settled cluster (a broker restarted by an earlier test back in every ISR): no ISR change under way.
+    await agreed(cluster, 'orders', (x) => x.partitions.length === 6 && x.partitions.every((p) => p.isr.length === 3), 'every ISR full before the kill', SESSION_TIMEOUT_MS * 5)
+    const statesBefore = await Promise.all([0, 1, 2, 3, 4, 5].map(async (p) => ({ p, state: await json(statePath(p)), version: (await zk.exists(statePath(p)))!.version })))
+    const ledByOld = statesBefore.filter(({ state }) => state.leader === oldController)
+    expect(ledByOld.length).toBeGreaterThan(0)
     await cluster.broker(oldController).kill()
     // At once, while ZooKeeper and every broker still name the dead controller: the tools use the brokers
     // that answer (as Kafka's admin client), they do not fail with "cannot connect" until the session expires.
@@ -251,6 +257,16 @@ describe.skipIf(MISSING !== undefined)('a three-broker cluster on ZooKeeper: the
     // The new controller takes the dead one out of every ISR when it takes over (as Kafka's replica state
     // machine at failover), also where it only followed: not replica.lag.time.max.ms (30 s) later by the leaders.
     await agreed(cluster, 'orders', (x) => x.controllerId === newController && !x.brokers.includes(oldController) && x.partitions.every((p) => p.leader !== oldController && !p.isr.includes(oldController)), 'brokers to follow the new controller, the dead one out of every ISR', SESSION_TIMEOUT_MS * 5)
+    // The partitions the dead controller led were given their new leader, and lost it from the ISR, in one
+    // write at the next leader epoch: the new controller elects before it shrinks the other ISRs, so there is
+    // no leaderless state in between (leader -1 at one epoch, then the election at the next).
+    for (const { p, state, version } of ledByOld) {
+      const now = await json(statePath(p))
+      expect(now.leader_epoch, `orders-${p}`).toBe((state.leader_epoch as number) + 1)
+      expect((await zk.exists(statePath(p)))!.version, `orders-${p} written once`).toBe(version + 1)
+      expect(now.isr as number[]).not.toContain(oldController)
+      expect(now.controller_epoch).toBe(await controllerEpoch())
+    }
     await cluster.broker(oldController).start()
     await agreed(cluster, 'orders', (x) => x.brokers.length === 3 && x.controllerId === newController, 'the old controller back as a broker')
   }, 90_000)

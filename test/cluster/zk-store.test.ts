@@ -2,10 +2,10 @@
 // back with the plain client, controller election and fencing (a deposed controller's multi fails and
 // changes nothing; version 0 is honoured, the npm client's trap), conditional partition-state writes,
 // broker registration with the czxid as epoch, a lost session (new epoch, watches re-armed), topic
-// deletion, config change notifications and producer-id blocks.
+// deletion, config change notifications, producer-id blocks, and partition states updated many to a multi.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ControllerMovedError, TopicExistsError, partitionKey, type PartitionState } from '../../src/cluster/metadata-store.js'
-import { ZkStore } from '../../src/cluster/zk-store.js'
+import { PARTITION_STATES_PER_MULTI, ZkStore } from '../../src/cluster/zk-store.js'
 import { ZooKeeperClient, ZooKeeperErrorCode, isZooKeeperError } from '../../src/cluster/zookeeper/index.js'
 import { startZooKeeper, zookeeperMissing, type ZooKeeperTestServer } from '../harness/zookeeper.js'
 
@@ -231,6 +231,46 @@ describe.skipIf(MISSING !== undefined)('ZkStore against a real ZooKeeper', () =>
     expect(seen).toEqual(['brokers/<default>', 'topics/after'])
     expect(await reader.getEntityConfig('brokers', '<default>')).toEqual({ 'log.retention.bytes': '10' })
     expect(await reader.getEntityConfig('topics', 'missing')).toEqual({})
+  })
+
+  it(`updates partition states ${PARTITION_STATES_PER_MULTI} to a guarded multi; a refused chunk goes one by one, so only the conflicting partitions fail`, async () => {
+    const root = `/batched-states-${++chrootN}`
+    const store = await open(root)
+    const token = await store.campaign(1)
+    // More than two chunks, the last one partial.
+    const n = PARTITION_STATES_PER_MULTI * 2 + 37
+    await store.createTopic({ name: 'big', topicId: 'AAAAAAAAAAAAAAAAAAAAAw', partitions: Array.from({ length: n }, () => ({ replicas: [1, 2], addingReplicas: [], removingReplicas: [] })) }, {})
+    // Partition 5's state exists already with other data (a controller that died half-way): only it fails.
+    await raw.mkdirp(`${root}/brokers/topics/big/partitions/5`)
+    await raw.create(`${root}/brokers/topics/big/partitions/5/state`, JSON.stringify({ version: 1, leader: 2, leader_epoch: 3, controller_epoch: 1, isr: [2] }))
+    const writes = Array.from({ length: n }, (_, partition) => ({ topic: 'big', partition, state: state(1, 0, [1, 2], 0, token.epoch) }))
+    const created = await store.createPartitionStates(token, writes)
+    expect(created.created.size).toBe(n - 1)
+    expect([...created.failed.keys()]).toEqual([partitionKey('big', 5)])
+    expect((await raw.getChildren(`${root}/brokers/topics/big/partitions`)).length).toBe(n)
+    for (const p of [0, PARTITION_STATES_PER_MULTI, n - 1]) {
+      expect(await json(`${root}/brokers/topics/big/partitions/${p}/state`)).toEqual({ version: 1, leader: 1, leader_epoch: 0, controller_epoch: token.epoch, isr: [1, 2] })
+    }
+    expect(await json(`${root}/brokers/topics/big/partitions/5/state`)).toMatchObject({ leader: 2, leader_epoch: 3 })
+
+    // Every partition to leader 2; partition 7 was changed meanwhile (version 1, not 0): it alone is badVersion.
+    await raw.setData(`${root}/brokers/topics/big/partitions/7/state`, JSON.stringify({ version: 1, leader: 1, leader_epoch: 0, controller_epoch: token.epoch, isr: [1] }), 0)
+    const updates = Array.from({ length: n }, (_, partition) => partition).filter((p) => p !== 5).map((partition) => ({ topic: 'big', partition, state: state(2, 1, [2], 0, token.epoch) }))
+    const updated = await store.updatePartitionStates(token, updates)
+    expect(updated.badVersion).toEqual([partitionKey('big', 7)])
+    expect(updated.failed.size).toBe(0)
+    expect(updated.updated.size).toBe(n - 2)
+    expect(updated.updated.get(partitionKey('big', n - 1))).toMatchObject({ leader: 2, leaderEpoch: 1, partitionEpoch: 1 })
+    expect(await json(`${root}/brokers/topics/big/partitions/${n - 1}/state`)).toEqual({ version: 1, leader: 2, leader_epoch: 1, controller_epoch: token.epoch, isr: [2] })
+    expect(await json(`${root}/brokers/topics/big/partitions/7/state`)).toMatchObject({ leader: 1, isr: [1] })
+    expect((await raw.exists(`${root}/brokers/topics/big/partitions/7/state`))!.version).toBe(1)
+
+    // A deposed controller's chunks change nothing.
+    const stale = { epoch: token.epoch - 1, epochVersion: token.epochVersion - 1 }
+    const again = Array.from({ length: n }, (_, partition) => partition).filter((p) => p !== 5 && p !== 7).map((partition) => ({ topic: 'big', partition, state: state(1, 2, [1], 1, token.epoch) }))
+    await expect(store.updatePartitionStates(stale, again)).rejects.toBeInstanceOf(ControllerMovedError)
+    expect((await raw.exists(`${root}/brokers/topics/big/partitions/${n - 1}/state`))!.version).toBe(1)
+    expect((await raw.exists(`${root}/brokers/topics/big/partitions/0/state`))!.version).toBe(1)
   })
 
   it('reports no controller epoch before the first election and ignores a missing node on reads', async () => {

@@ -458,8 +458,13 @@ export class Controller {
 
     // Brokers learn the live brokers before any LeaderAndIsr.
     this.#sendUpdateMetadata(ctx.liveOrShuttingDownBrokerIds(), [])
-    await this.#replicaStateMachine.startup()
+    // Leaders first, then the replicas (Kafka goes the other way round): the partitions a dead broker led
+    // get their new leader, and lose the dead broker from their ISR, in one write each, before the
+    // LeaderAndIsr to every live replica and the ISR shrink of every other partition, which at 100,000
+    // partitions come to minutes of requests and writes. The replicas' step then finds these partitions
+    // done (the dead broker is out of their ISR already).
     await this.#partitionStateMachine.startup()
+    await this.#replicaStateMachine.startup()
     this.#log.info({ epoch: ctx.epoch }, 'controller failover complete')
     await this.#reassignment.resume()
     await this.#deletion.tryTopicDeletion()
