@@ -22,6 +22,9 @@
 #   TEST_KAFKA_VERSION (default 4.0.0), PER_TEST_TIMEOUT seconds (default 900: 0113_cooperative_rebalance alone takes over 600 s),
 #   PORT (default 47392; PORT+1 serves the "noautocreate" scenario), RUNNER_ARGS (extra test-runner
 #   flags, e.g. -Q for the quick mode of the suite's `make broker`, which skips every non-quick sub-test).
+#   TEST_TIMEOUT_MULTIPLIER  the suite's test.timeout.multiplier (default 1): scales every test's own
+#             timeout, e.g. 3 on a loaded machine where each kafka-acls.sh / kafka-topics.sh (a node process)
+#             takes seconds of a test's 20 s.
 #   CLUSTER   1 (default): one broker per scenario. 3: a cluster of three brokers per scenario (ids 1-3,
 #             ports PORT..PORT+2 for "default", PORT+3..PORT+5 for "noautocreate") over one ZooKeeper
 #             (Debian's /usr/share/zookeeper, on PORT+9, each scenario in its own chroot), as trivup's
@@ -230,7 +233,9 @@ stop_brokers() {
 trap stop_brokers EXIT
 
 write_conf() { # scenario first_port
-  printf 'bootstrap.servers=%s\n' "$(bootstrap_of "$2")" > "$out/test-$1.conf"
+  { printf 'bootstrap.servers=%s\n' "$(bootstrap_of "$2")"
+    if [ -n "${TEST_TIMEOUT_MULTIPLIER:-}" ]; then printf 'test.timeout.multiplier=%s\n' "$TEST_TIMEOUT_MULTIPLIER"; fi
+  } > "$out/test-$1.conf"
 }
 
 run_one() { # number scenario first_port
