@@ -30,6 +30,8 @@ export interface BrokerConfigDef extends ConfigDef {
 export const COMPRESSION_TYPES = COMPRESSION_TYPE_NAMES
 export const CLEANUP_POLICIES = ['compact', 'delete'] as const
 export const TIMESTAMP_TYPES = ['CreateTime', 'LogAppendTime'] as const
+/** Kafka's rack-aware replica selector (KIP-392), the one replica.selector.class Skein knows. */
+export const RACK_AWARE_REPLICA_SELECTOR = 'org.apache.kafka.common.replica.RackAwareReplicaSelector'
 
 /**
  * The smallest segment.bytes / log.segment.bytes Skein accepts: one RecordBatch v2 header (61 bytes,
@@ -333,6 +335,9 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
 
   // Replication
   def({ name: 'replica.lag.time.max.ms', type: 'long', default: 30000, dynamic: 'read-only', doc: 'A follower that has not caught up for this long leaves the ISR.' }),
+  def({ name: 'replica.selector.class', type: 'string', default: null, dynamic: 'read-only',
+    validator: oneOf(RACK_AWARE_REPLICA_SELECTOR), validValues: `[${RACK_AWARE_REPLICA_SELECTOR}]`,
+    doc: 'KIP-392 fetch from follower: unset (the default), a leader serves every consumer itself; org.apache.kafka.common.replica.RackAwareReplicaSelector points a consumer whose client.rack (Fetch v11+) matches an in-sync follower\'s broker.rack to that follower (PreferredReadReplica). Followers serve consumer fetches (v11+) up to their high watermark whatever this says.' }),
   def({ name: 'replica.fetch.max.bytes', type: 'int', default: 1048576, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
     doc: 'Bytes a follower asks for per partition in one fetch (the first batch comes whole even when larger).' }),
   def({ name: 'replica.fetch.response.max.bytes', type: 'int', default: 10485760, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',

@@ -1,5 +1,6 @@
 // A partition this broker hosts, as the last LeaderAndIsr for it said: the entry of the replica manager's
 // leadership table that the ISR manager (alter-partition-manager.ts) reads and updates too.
+import type { FollowerLogState } from './leader-endpoint.js'
 import type { LiveLeader } from './partition-requests.js'
 import type { PartitionLeaderState } from './partition.js'
 
@@ -21,4 +22,9 @@ export interface HostedPartition {
   leaderState: PartitionLeaderState | undefined
   /** Whether the shard moves the HW on append (the mode last sent to it). */
   hwFollowsLeo: boolean
+  /**
+   * A follower's log as its fetcher last left it (log start, end, HW), undefined on a leader: a consumer's
+   * read from this follower (KIP-392) past its log end is told apart from one below its log start.
+   */
+  followerLog: FollowerLogState | undefined
 }

@@ -22,6 +22,8 @@ export interface ReplicaFetcherManagerDeps {
   followerThrottle?: FollowerThrottle
   /** ReplicationBytesInPerSec, when the broker keeps metrics. */
   replicationBytesIn?: Counter
+  /** A followed partition's log moved (an append or a truncation): its new start, end and high watermark. */
+  followerLogChanged?: (topic: string, partition: number, state: FollowerLogState) => void
 }
 
 export class ReplicaFetcherManager {
@@ -40,6 +42,7 @@ export class ReplicaFetcherManager {
     append: async (topic, partition, records, highWatermark, logStartOffset) => {
       const [r] = await this.router.call('appendAsFollower', [{ topic, partition, records, highWatermark, logStartOffset }])
       if (!r!.ok) throw new Error(`${errorName(r!.errorCode)}: ${r!.message}`)
+      this.deps.followerLogChanged?.(topic, partition, r!.value)
       return r!.value
     },
     truncate: async (topic, partition, offset) => this.#replicaOp('truncate', { topic, partition, offset }),
@@ -54,6 +57,7 @@ export class ReplicaFetcherManager {
   async #replicaOp(op: 'truncate' | 'truncateFullyAndStartAt', item: { topic: string; partition: number; offset: number }): Promise<FollowerLogState> {
     const [r] = await this.router.call(op, [item])
     if (!r!.ok) throw new Error(`${errorName(r!.errorCode)}: ${r!.message}`)
+    this.deps.followerLogChanged?.(item.topic, item.partition, r!.value)
     return r!.value
   }
 

@@ -151,6 +151,7 @@ export class ReplicaManager {
       fetcher: deps.fetcher,
       followerThrottle: deps.followerThrottle,
       replicationBytesIn: metrics?.replicationBytesIn,
+      followerLogChanged: (topic, partition, state) => this.#followerLogChanged(topic, partition, state),
     })
     this.#isr = new AlterPartitionManager(this.#isrHost, log, {
       brokerId: deps.brokerId,
@@ -248,6 +249,51 @@ export class ReplicaManager {
       if (currentLeaderEpoch < p.leaderEpoch) return ErrorCode.FENCED_LEADER_EPOCH
     }
     return p.isLeader ? ErrorCode.NONE : ErrorCode.NOT_LEADER_OR_FOLLOWER
+  }
+
+  /**
+   * A consumer's read (KIP-392): NONE where leaderError says so, and on a follower of the partition too
+   * when `fromFollower` (Fetch v11+, whose clients handle a follower's answers); the leader epoch is
+   * checked against the follower's as against the leader's.
+   */
+  readError(topic: string, partition: number, currentLeaderEpoch: number, fromFollower: boolean): ErrorCode {
+    const error = this.leaderError(topic, partition, currentLeaderEpoch)
+    if (error === ErrorCode.NOT_LEADER_OR_FOLLOWER && fromFollower && this.#hosted.get(topic)?.[partition] !== undefined) return ErrorCode.NONE
+    return error
+  }
+
+  /**
+   * The replicas of a partition this broker leads that a consumer at fetchOffset could be sent to
+   * (KIP-392, Kafka's ReplicaManager.findPreferredReadReplica): the in-sync followers whose log end is
+   * known to have reached fetchOffset, most caught up first is the selector's business. Undefined when
+   * this broker does not lead the partition.
+   */
+  readReplicaCandidates(topic: string, partition: number, fetchOffset: number): { brokerId: number; logEndOffset: number; lastCaughtUpMs: number }[] | undefined {
+    const ls = this.#hosted.get(topic)?.[partition]?.leaderState
+    if (ls === undefined) return undefined
+    const out: { brokerId: number; logEndOffset: number; lastCaughtUpMs: number }[] = []
+    for (const f of ls.followers.values()) {
+      // A follower's log start is not tracked here: one that no longer holds fetchOffset answers
+      // OFFSET_OUT_OF_RANGE, and the client goes back to the leader.
+      if (ls.isr.includes(f.brokerId) && f.leo >= fetchOffset) out.push({ brokerId: f.brokerId, logEndOffset: f.leo, lastCaughtUpMs: f.lastCaughtUpMs })
+    }
+    return out
+  }
+
+  /** The log of a partition this broker follows, as its fetcher last left it; undefined when it leads it or hosts none. */
+  followerLog(topic: string, partition: number): FollowerLogState | undefined {
+    return this.#hosted.get(topic)?.[partition]?.followerLog
+  }
+
+  /** A fetcher appended to or truncated a followed partition: consumers reading from this follower may read on. */
+  #followerLogChanged(topic: string, partition: number, state: FollowerLogState): void {
+    const p = this.#hosted.get(topic)?.[partition]
+    if (p === undefined || p.isLeader) return
+    const before = p.followerLog
+    p.followerLog = state
+    if (this.#consumerFetches.size > 0 && (before === undefined || state.highWatermark !== before.highWatermark || state.logEndOffset < before.logEndOffset)) {
+      this.#consumerFetches.notify(partitionKey(topic, partition))
+    }
   }
 
   /**
@@ -786,6 +832,7 @@ export class ReplicaManager {
         leaderEndpoint: isLeader ? undefined : leaders.get(p.leader),
         leaderState: undefined,
         hwFollowsLeo: isLeader && followsLeo(p),
+        followerLog: isLeader ? undefined : state.value,
       }
       if (isLeader) {
         hosted.leaderState = new PartitionLeaderState({

@@ -55,6 +55,19 @@ class FakePartitions implements PartitionService {
     return ErrorCode.NONE
   }
 
+  // The fake leads every partition it knows, with no followers: consumers always read here.
+  readError(topic: string, partition: number, currentLeaderEpoch: number): ErrorCode {
+    return this.leaderError(topic, partition, currentLeaderEpoch)
+  }
+
+  readReplicaCandidates(): { brokerId: number; logEndOffset: number; lastCaughtUpMs: number }[] {
+    return []
+  }
+
+  followerLog(): undefined {
+    return undefined
+  }
+
   async appendAsLeader(items: readonly LeaderAppend[], options: LeaderAppendOptions): Promise<Outcome<LeaderAppendResult>[]> {
     this.appendCalls.push({ items: [...items], options })
     return items.map((item) => {

@@ -38,7 +38,8 @@
 //   and epoch, and the answer the leaders' endpoints on the listener used. v17: the follower's directory
 //   id (ignored). v15: the replica id moves into ReplicaState. v14: may answer
 //   OFFSET_MOVED_TO_TIERED_STORAGE (never here: no tiered storage). v13: topic ids.
-// * v12: flexible. v11: rack id / preferred read replica (-1). v9+: current leader epoch. v7+: sessions.
+// * v12: flexible. v11: rack id / preferred read replica (KIP-392, below). v9+: current leader epoch.
+//   v7+: sessions.
 //   v5+: log start offset. v4: isolation level, aborted transactions.
 // * Follower fetches (replica id >= 0; v15+ in ReplicaState) are served by the partition service's
 //   readForFollower: records up to the log end offset (not the high watermark), the follower's position
@@ -47,8 +48,19 @@
 //   a follower that is not a replica of the partition gets NOT_LEADER_OR_FOLLOWER. They long-poll as
 //   consumers do. Their records count as ReplicationBytesOutPerSec, never BytesOutPerSec (Kafka's
 //   BrokerTopicStats.updateBytesOut), once per answer.
+// * Fetch from follower (KIP-392), v11+ consumers only (their clients know a follower's answers; older
+//   ones get NOT_LEADER_OR_FOLLOWER from a follower, as from Kafka):
+//   - a follower of the partition serves the read as a leader would, up to its own high watermark; a
+//     fetch offset past its log end is OFFSET_OUT_OF_RANGE when the request carries a leader epoch (the
+//     client asks the leader what is true), and an empty answer without one (the client may just be on
+//     stale metadata; Kafka's KAFKA-14288 rule). Below its log start: OFFSET_OUT_OF_RANGE.
+//   - with replica.selector.class = RackAwareReplicaSelector the leader sends a consumer whose rack id
+//     matches the broker.rack of an in-sync follower holding the fetch offset (and not its own rack) to
+//     that follower: PreferredReadReplica, its offsets and no records, answered without waiting. Among
+//     several, the one with the highest log end, then the most recently caught up (Kafka's selector).
 // Bound (docs/broker.md, "Requests are bounded"): the request's lists hold at most request.max.list.elements
 // elements in all (100,000 by default); the decoder refuses more and the connection closes.
+import { RACK_AWARE_REPLICA_SELECTOR } from '../../config/broker-configs.js'
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import type { Outcome } from '../../domain/outcome.js'
@@ -123,6 +135,11 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
     // Checks one partition and queues its read; `topic` is '' for an unknown topic id.
     // Authorization: a follower's fetch (replica id >= 0) needs ClusterAction (CVE-2018-1288), a
     // consumer's Read on each topic; asked once per topic, not per partition.
+    // KIP-392: v11+ consumers may read from followers, and may be sent to one in their rack.
+    const fromFollower = version >= 11
+    const rackSelector = fromFollower && req.rackId !== '' ? rackAwareSelector(req.rackId, ctx) : undefined
+    // Answers past a follower's log end that are empty rather than OFFSET_OUT_OF_RANGE (no leader epoch given).
+    let emptyPastLogEnd: Set<Fetch.PartitionData> | undefined
     const { acl, connection } = ctx
     const fromReplica = (version >= 15 ? req.replicaState.replicaId : req.replicaId) >= 0
     const replicaDenied = acl.enabled && fromReplica && !acl.authorize(connection, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
@@ -143,11 +160,15 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
       }
       response.errorCode = deniedCode(topic)
       if (response.errorCode !== ErrorCode.NONE) return
-      response.errorCode = partitions.leaderError(topic, partition, currentLeaderEpoch)
+      response.errorCode = fromFollower ? partitions.readError(topic, partition, currentLeaderEpoch, true) : partitions.leaderError(topic, partition, currentLeaderEpoch)
       if (response.errorCode !== ErrorCode.NONE) return
       if (partitionMaxBytes < 0) {
         response.errorCode = ErrorCode.INVALID_FETCH_SIZE
         return
+      }
+      if (fromFollower) {
+        if (rackSelector !== undefined) response.preferredReadReplica = rackSelector(topic, partition, fetchOffset)
+        if (currentLeaderEpoch < 0 && partitions.followerLog(topic, partition) !== undefined) (emptyPastLogEnd ??= new Set()).add(response)
       }
       const read: ConsumerRead = { topic, partition, offset: fetchOffset, maxBytes: Math.min(partitionMaxBytes, Math.max(totalMax, 1)) }
       if (readCommitted) read.isolation = 'read_committed'
@@ -176,12 +197,13 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
 
     const deadline = ctx.receivedAt + Math.max(0, req.maxWaitMs)
     for (;;) {
-      const held = await readAll(reads, targets, totalMax, partitions)
+      const held = await readAll(reads, targets, totalMax, partitions, emptyPastLogEnd)
       let bytes = 0
       let anyError = false
       for (const t of targets) {
         bytes += recordsBytes(t)
-        if (t.errorCode !== ErrorCode.NONE) anyError = true
+        // A consumer sent to another replica is answered at once (Kafka's hasPreferredReadReplica).
+        if (t.errorCode !== ErrorCode.NONE || t.preferredReadReplica >= 0) anyError = true
       }
       const remaining = deadline - Date.now()
       if (bytes >= Math.min(req.minBytes, totalMax) || anyError || remaining <= 0 || targets.length === 0 || ctx.connection.isClosed) {
@@ -336,7 +358,7 @@ function updateSession(session: FetchSession, req: Fetch.FetchRequest, usesTopic
 
 /**
  * The partitions of an incremental answer, in session order: those with records, a new high watermark
- * or log start offset, or an error (Kafka's CachedPartition.maybeUpdateResponseData). The session
+ * or log start offset, a preferred read replica, or an error (Kafka's CachedPartition.maybeUpdateResponseData). The session
  * remembers what was answered; partitions that got records move to the end of its order.
  */
 function incrementalAnswer(session: FetchSession, slots: readonly Slot[], usesTopicIds: boolean): Fetch.FetchableTopicResponse[] {
@@ -359,6 +381,8 @@ function incrementalAnswer(session: FetchSession, slots: readonly Slot[], usesTo
       mustRespond = true
       cached.logStartOffset = logStartOffset
     }
+    // A consumer sent to another replica (KIP-392) must hear it.
+    if (r.preferredReadReplica >= 0) mustRespond = true
     if (r.errorCode !== ErrorCode.NONE) {
       // Answered again once the error is gone.
       cached.highWatermark = -1
@@ -436,8 +460,13 @@ function answerOffsets<T extends { highWatermark: number; lastStableOffset: numb
   return r
 }
 
-/** Reads every partition once (one message per shard) and fills the answers; returns the reads holding segments. */
-async function readAll(reads: ConsumerRead[], targets: Fetch.PartitionData[], totalMax: number, partitions: PartitionService): Promise<PartitionRead[]> {
+/**
+ * Reads every partition once (one message per shard) and fills the answers; returns the reads holding
+ * segments. Answers in `emptyPastLogEnd` (a follower's, without a leader epoch) that fail
+ * OFFSET_OUT_OF_RANGE at or above the follower's log start are answered empty instead; answers with a
+ * preferred read replica get their offsets and no records.
+ */
+async function readAll(reads: ConsumerRead[], targets: Fetch.PartitionData[], totalMax: number, partitions: PartitionService, emptyPastLogEnd: ReadonlySet<Fetch.PartitionData> | undefined): Promise<PartitionRead[]> {
   const held: PartitionRead[] = []
   if (reads.length === 0) return held
   const results = await partitions.read(reads)
@@ -447,10 +476,13 @@ async function readAll(reads: ConsumerRead[], targets: Fetch.PartitionData[], to
     const result = results[i]!
     const response = targets[i]!
     const r = answerOffsets(result, response)
-    if (r === undefined) continue
+    if (r === undefined) {
+      if (response.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE && emptyPastLogEnd?.has(response) === true) answerPastFollowerLogEnd(reads[i]!, response, partitions)
+      continue
+    }
     if (r.regions.length > 0) held.push(r)
     if (response.abortedTransactions !== null) response.abortedTransactions = []
-    if (r.bytes === 0) continue
+    if (r.bytes === 0 || response.preferredReadReplica >= 0) continue
     if (r.bytes <= budget || firstWithData) {
       response.records = { chunks: r.regions }
       if (response.abortedTransactions !== null) {
@@ -461,6 +493,46 @@ async function readAll(reads: ConsumerRead[], targets: Fetch.PartitionData[], to
     }
   }
   return held
+}
+
+/**
+ * A follower's read past its log end by a client that gave no leader epoch (KIP-392, see the file header):
+ * an empty answer at the follower's offsets, unless the offset is below its log start.
+ */
+function answerPastFollowerLogEnd(read: ConsumerRead, response: Fetch.PartitionData, partitions: PartitionService): void {
+  const log = partitions.followerLog(read.topic, read.partition)
+  if (log === undefined || read.offset < log.logStartOffset) return
+  response.errorCode = ErrorCode.NONE
+  response.highWatermark = BigInt(log.highWatermark)
+  response.lastStableOffset = BigInt(log.highWatermark)
+  response.logStartOffset = BigInt(log.logStartOffset)
+  if (response.abortedTransactions !== null) response.abortedTransactions = []
+}
+
+/**
+ * KIP-392's RackAwareReplicaSelector, when replica.selector.class names it: for a partition this broker
+ * leads, the in-sync follower in the client's rack (holding the fetch offset) to send the client to, or
+ * -1 to serve it here (not the leader, the leader in the client's rack, or no such follower). The
+ * brokers' racks are looked up once per request, on first use.
+ */
+function rackAwareSelector(clientRack: string, ctx: RequestContext): ((topic: string, partition: number, fetchOffset: number) => number) | undefined {
+  if (ctx.configs.broker.getString('replica.selector.class') !== RACK_AWARE_REPLICA_SELECTOR) return undefined
+  let sameRack: Set<number> | undefined
+  return (topic, partition, fetchOffset) => {
+    const candidates = ctx.partitions.readReplicaCandidates(topic, partition, fetchOffset)
+    if (candidates === undefined || candidates.length === 0) return -1
+    if (sameRack === undefined) {
+      // Live brokers with an endpoint on this listener (the client must be able to reach the follower).
+      sameRack = new Set(ctx.metadata.brokers(ctx.connection.listenerName).filter((b) => b.rack === clientRack).map((b) => b.nodeId))
+    }
+    if (sameRack.has(ctx.metadata.nodeId)) return -1
+    let best: (typeof candidates)[number] | undefined
+    for (const c of candidates) {
+      if (!sameRack.has(c.brokerId)) continue
+      if (best === undefined || c.logEndOffset > best.logEndOffset || (c.logEndOffset === best.logEndOffset && c.lastCaughtUpMs > best.lastCaughtUpMs)) best = c
+    }
+    return best?.brokerId ?? -1
+  }
 }
 
 /** A follower's fetch (see the file header): no session, records up to the log end offset. */

@@ -134,6 +134,18 @@ export interface PartitionService {
    */
   leaderError(topic: string, partition: number, currentLeaderEpoch?: number): ErrorCode
   /**
+   * A consumer's read: as leaderError, except that with `fromFollower` (Fetch v11+, KIP-392) a follower of
+   * the partition serves it too (up to its own high watermark).
+   */
+  readError(topic: string, partition: number, currentLeaderEpoch: number, fromFollower: boolean): ErrorCode
+  /**
+   * KIP-392: the in-sync followers of a partition this broker leads whose log end has reached fetchOffset
+   * (where a consumer at fetchOffset may be sent), undefined when this broker does not lead it.
+   */
+  readReplicaCandidates(topic: string, partition: number, fetchOffset: number): { brokerId: number; logEndOffset: number; lastCaughtUpMs: number }[] | undefined
+  /** A followed partition's log as its fetcher last left it; undefined on its leader or when not hosted. */
+  followerLog(topic: string, partition: number): { logStartOffset: number; logEndOffset: number; highWatermark: number } | undefined
+  /**
    * Appends to partitions this broker leads, stamping its leader epoch into the batches; resolves as
    * `acks` asks. Appends wake the fetches waiting on those partitions.
    */

@@ -22,12 +22,22 @@
 #   TEST_KAFKA_VERSION (default 4.0.0), PER_TEST_TIMEOUT seconds (default 900: 0113_cooperative_rebalance alone takes over 600 s),
 #   PORT (default 47392; PORT+1 serves the "noautocreate" scenario), RUNNER_ARGS (extra test-runner
 #   flags, e.g. -Q for the quick mode of the suite's `make broker`, which skips every non-quick sub-test).
+#   TEST_TIMEOUT_MULTIPLIER  the suite's test.timeout.multiplier (default 1): scales every test's own
+#             timeout, e.g. 3 on a loaded machine where each kafka-acls.sh / kafka-topics.sh (a node process)
+#             takes seconds of a test's 20 s.
+#   CLUSTER   1 (default): one broker per scenario. 3: a cluster of three brokers per scenario (ids 1-3,
+#             ports PORT..PORT+2 for "default", PORT+3..PORT+5 for "noautocreate") over one ZooKeeper
+#             (Debian's /usr/share/zookeeper, on PORT+9, each scenario in its own chroot), as trivup's
+#             3-broker clusters: broker.rack=RACK<id>, replica.selector.class=RackAwareReplicaSelector,
+#             replication factor 3 for new topics and the internal topics. The suite's replication-factor-3
+#             tests (0098, 0101, 0103, 0107, 0111) need it; without ZooKeeper installed the run is skipped.
 #
-# The brokers get what librdkafka's trivup clusters configure (tests/scenarios/*.json and trivup's
-# server.properties template): num.partitions=4, auto.create.topics.enable (true, false for
-# "noautocreate"), delete.topic.enable=true, default.replication.factor=1 (one broker),
-# log.retention.bytes=1000000000, broker.rack, and an ACL authorizer that allows what no ACL matches (the
-# suite's ACL tests create and delete ACLs); everything else keeps Kafka's defaults.
+# The brokers get what librdkafka's trivup clusters configure (tests/scenarios/*.json, trivup's
+# server.properties template and tests/cluster_testing.py): num.partitions=4, auto.create.topics.enable
+# (true, false for "noautocreate"), delete.topic.enable=true, default.replication.factor (1 on one broker,
+# 3 on three), log.retention.bytes=1000000000, broker.rack, and an ACL authorizer that allows what no ACL
+# matches (the suite's ACL tests create and delete ACLs, with kafka-path/bin/kafka-acls.sh = `skein acls`);
+# everything else keeps Kafka's defaults.
 # test/compat/librdkafka/SUITE.md records the results and why each failure fails.
 set -u
 
@@ -107,6 +117,15 @@ port=${PORT:-47392}
 kafka_version=${TEST_KAFKA_VERSION:-4.0.0}
 per_test_timeout=${PER_TEST_TIMEOUT:-900}
 runner_args=${RUNNER_ARGS:-}
+cluster_size=${CLUSTER:-1}
+case $cluster_size in
+  1|3) ;;
+  *) echo "CLUSTER must be 1 or 3 (got '$cluster_size')" >&2; exit 2 ;;
+esac
+zk_home=/usr/share/zookeeper
+if [ "$cluster_size" = 3 ] && [ ! -x "$zk_home/bin/zkServer.sh" ]; then
+  skip "CLUSTER=3 needs ZooKeeper ($zk_home/bin/zkServer.sh; apt-get install -y zookeeper)"
+fi
 
 # Test numbers with a variant in the "noautocreate" scenario (tests/test.c: .scenario = "noautocreate").
 noautocreate_tests=" 0045 0107 0111 "
@@ -122,71 +141,128 @@ fi
 mkdir -p "$out/logs"
 declare -A broker_pid
 
-start_broker() { # scenario port auto_create
-  local scenario=$1 p=$2 auto=$3
-  mkdir -p "$out/broker-$scenario"
-  if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-    echo "port $p is already in use: choose another with PORT=" >&2
-    return 1
-  fi
-  node "$skein_root/dist/src/main.js" \
-    --override "listeners=PLAINTEXT://127.0.0.1:$p" \
-    --override "log.dirs=$out/broker-$scenario/data" \
-    --override num.partitions=4 \
-    --override "auto.create.topics.enable=$auto" \
-    --override delete.topic.enable=true \
-    --override default.replication.factor=1 \
-    --override log.retention.bytes=1000000000 \
-    --override broker.rack=RACK1 \
-    --override authorizer.class.name=kafka.security.authorizer.AclAuthorizer \
-    --override allow.everyone.if.no.acl.found=true \
-    >> "$out/broker-$scenario/broker.log" 2>&1 &
-  broker_pid[$scenario]=$!
-  for _ in $(seq 1 100); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then return 0; fi
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+wait_port() { # port what log
+  for _ in $(seq 1 150); do
+    if ! port_free "$1"; then return 0; fi
     sleep 0.2
   done
-  echo "broker for scenario $scenario did not start, see $out/broker-$scenario/broker.log" >&2
+  echo "$2 did not start, see $3" >&2
   return 1
 }
 
-ensure_broker() { # scenario port auto_create
-  local pid=${broker_pid[$1]:-}
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then return 0; fi
-  if [ -n "$pid" ]; then echo "$(date +%T) broker for scenario $1 had exited; restarting" | tee -a "$out/broker-restarts.txt"; fi
-  start_broker "$@"
+zk_port=$((port + 9))
+zk_pid=
+# A standalone ZooKeeper for CLUSTER=3 (Debian's zkServer.sh start-foreground execs the JVM: its pid is ours).
+start_zookeeper() {
+  [ -n "$zk_pid" ] && kill -0 "$zk_pid" 2>/dev/null && return 0
+  port_free "$zk_port" || { echo "port $zk_port (ZooKeeper) is already in use: choose another PORT=" >&2; return 1; }
+  mkdir -p "$out/zookeeper/data"
+  printf '%s\n' tickTime=500 initLimit=10 syncLimit=5 "dataDir=$out/zookeeper/data" "clientPort=$zk_port" \
+    clientPortAddress=127.0.0.1 admin.enableServer=false 4lw.commands.whitelist=ruok,srvr > "$out/zookeeper/zoo.cfg"
+  (cd "$out/zookeeper" && ZOO_LOG_DIR="$out/zookeeper" ZOO_LOG4J_PROP=INFO,CONSOLE JVMFLAGS="-Xms16m -Xmx256m -XX:+UseSerialGC" \
+    exec "$zk_home/bin/zkServer.sh" start-foreground "$out/zookeeper/zoo.cfg") >> "$out/zookeeper/zookeeper.out" 2>&1 &
+  zk_pid=$!
+  wait_port "$zk_port" ZooKeeper "$out/zookeeper/zookeeper.out"
+}
+
+# The brokers of a scenario: "scenario" (one broker) or "scenario/ID" (broker ID of its 3-broker cluster).
+start_broker() { # key port auto_create
+  local key=$1 p=$2 auto=$3 dir cluster_args=()
+  dir="$out/broker-${key//\//-}"
+  mkdir -p "$dir"
+  if ! port_free "$p"; then
+    echo "port $p is already in use: choose another with PORT=" >&2
+    return 1
+  fi
+  if [ "$cluster_size" = 3 ]; then
+    local id=${key#*/} scenario=${key%/*}
+    cluster_args=(--override "broker.id=$id" --override "zookeeper.connect=127.0.0.1:$zk_port/librdkafka-suite-$scenario"
+      --override "broker.rack=RACK$id"
+      --override replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector
+      --override default.replication.factor=3 --override offsets.topic.replication.factor=3
+      --override transaction.state.log.replication.factor=3 --override transaction.state.log.min.isr=2)
+  else
+    cluster_args=(--override default.replication.factor=1 --override broker.rack=RACK1)
+  fi
+  node "$skein_root/dist/src/main.js" \
+    --override "listeners=PLAINTEXT://127.0.0.1:$p" \
+    --override "log.dirs=$dir/data" \
+    --override num.partitions=4 \
+    --override "auto.create.topics.enable=$auto" \
+    --override delete.topic.enable=true \
+    --override log.retention.bytes=1000000000 \
+    --override authorizer.class.name=kafka.security.authorizer.AclAuthorizer \
+    --override allow.everyone.if.no.acl.found=true \
+    "${cluster_args[@]}" \
+    >> "$dir/broker.log" 2>&1 &
+  broker_pid[$key]=$!
+  wait_port "$p" "broker $key" "$dir/broker.log"
+}
+
+# The scenario's brokers, (re)started when one has exited; echoes nothing, fails when one cannot start.
+ensure_broker() { # scenario first_port auto_create
+  local scenario=$1 p=$2 auto=$3 keys=() key pid i
+  if [ "$cluster_size" = 3 ]; then
+    start_zookeeper || return 1
+    for i in 1 2 3; do keys+=("$scenario/$i"); done
+  else
+    keys=("$scenario")
+  fi
+  i=0
+  for key in "${keys[@]}"; do
+    pid=${broker_pid[$key]:-}
+    if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
+      if [ -n "$pid" ]; then echo "$(date +%T) broker $key had exited; restarting" | tee -a "$out/broker-restarts.txt"; fi
+      start_broker "$key" $((p + i)) "$auto" || return 1
+    fi
+    i=$((i + 1))
+  done
+}
+
+bootstrap_of() { # first_port
+  if [ "$cluster_size" = 3 ]; then echo "127.0.0.1:$1,127.0.0.1:$(($1 + 1)),127.0.0.1:$(($1 + 2))"; else echo "127.0.0.1:$1"; fi
 }
 
 stop_brokers() {
   for s in "${!broker_pid[@]}"; do kill "${broker_pid[$s]}" 2>/dev/null; done
-  wait 2>/dev/null
+  for s in "${!broker_pid[@]}"; do wait "${broker_pid[$s]}" 2>/dev/null; done
+  if [ -n "$zk_pid" ]; then kill "$zk_pid" 2>/dev/null; wait "$zk_pid" 2>/dev/null; fi
 }
 trap stop_brokers EXIT
 
-write_conf() { # scenario port
-  printf 'bootstrap.servers=127.0.0.1:%s\n' "$2" > "$out/test-$1.conf"
+write_conf() { # scenario first_port
+  { printf 'bootstrap.servers=%s\n' "$(bootstrap_of "$2")"
+    if [ -n "${TEST_TIMEOUT_MULTIPLIER:-}" ]; then printf 'test.timeout.multiplier=%s\n' "$TEST_TIMEOUT_MULTIPLIER"; fi
+  } > "$out/test-$1.conf"
 }
 
-run_one() { # number scenario port
+run_one() { # number scenario first_port
   local n=$1 scenario=$2 p=$3 log="$out/logs/$1-$2.log" started rc
   write_conf "$scenario" "$p"
   started=$(date +%s)
+  # BROKERS is what the suite's kafka-topics.sh and kafka-acls.sh calls pass as --bootstrap-server (every
+  # broker of the cluster); the tests that need three brokers count them from Metadata themselves.
   (cd "$rdkafka/tests" &&
     LD_LIBRARY_PATH="../src:../src-cpp" TESTS="$n" SUBTESTS="${SUBTESTS:-}" TEST_SCENARIO="$scenario" \
     TEST_KAFKA_VERSION="$kafka_version" RDKAFKA_TEST_CONF="$out/test-$scenario.conf" \
-    KAFKA_PATH="$here/kafka-path" BROKERS="127.0.0.1:$p" \
+    KAFKA_PATH="$here/kafka-path" BROKERS="$(bootstrap_of "$p")" \
     timeout -k 15 "$per_test_timeout" ./test-runner -L -p1 $runner_args) > "$log" 2>&1
   rc=$?
   echo "$(date +%T) $n $scenario rc=$rc $(( $(date +%s) - started ))s" | tee -a "$out/progress.txt"
   if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "TIMEOUT after ${per_test_timeout}s" >> "$log"; fi
 }
 
+# The "noautocreate" scenario's brokers start after the default scenario's (ports above them).
+noauto_port=$((port + 1))
+[ "$cluster_size" = 3 ] && noauto_port=$((port + 3))
 for n in $tests; do
   ensure_broker default "$port" true || exit 1
   run_one "$n" default "$port"
   if [[ $noautocreate_tests == *" $n "* ]]; then
-    ensure_broker noautocreate $((port + 1)) false || exit 1
-    run_one "$n" noautocreate $((port + 1))
+    ensure_broker noautocreate "$noauto_port" false || exit 1
+    run_one "$n" noautocreate "$noauto_port"
   fi
 done
 
