@@ -271,7 +271,7 @@ describe.skipIf(MISSING !== undefined)('a three-broker cluster on ZooKeeper: the
     await agreed(cluster, 'orders', (x) => x.brokers.length === 3 && x.controllerId === newController, 'the old controller back as a broker')
   }, 90_000)
 
-  it('replaces a controller frozen past its session; resumed, it writes nothing and rejoins as a broker', async () => {
+  it('replaces a frozen controller; resumed, it writes nothing and rejoins as a broker', async () => {
     const frozen = await controllerId()
     const frozenEpoch = await controllerEpoch()
     let successor = -1
@@ -305,7 +305,9 @@ describe.skipIf(MISSING !== undefined)('a three-broker cluster on ZooKeeper: the
       if (JSON.stringify(state) !== snapshot.get(p)) expect(state.controller_epoch).toBe(successorEpoch)
       expect(state.controller_epoch as number).toBeLessThanOrEqual(successorEpoch)
     }
-    expect(cluster.broker(frozen).output()).toMatch(/session expired/)
+    // Replaced before or after its session expired (the brokers remove a silent controller's registration,
+    // docs/cluster.md "Failure detection"): either way it knows it is no longer the controller.
+    expect(cluster.broker(frozen).output()).toMatch(/session expired|resigning as controller/)
   }, 120_000)
 
   it('queues the deletion of a topic with a replica on a dead broker, and completes it when the broker returns', async () => {
