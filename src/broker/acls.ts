@@ -2,8 +2,9 @@
 // auth/acl.ts, CreateAcls / DescribeAcls / DeleteAcls with Kafka's validation, and the one question
 // every handler asks: may this connection's principal do this operation on this resource. Without an
 // authorizer everything is allowed and the ACL APIs answer SECURITY_DISABLED, as Kafka does.
-// In a ZooKeeper cluster, a broker reloads the ACLs every few seconds, so another broker's changes reach
-// it within that time (Kafka watches /kafka-acl-changes instead).
+// In a ZooKeeper cluster, a broker reloads the ACLs when another broker's change notification appears in
+// /kafka-acl-changes or /kafka-acl-extended-changes (Kafka's ZkNodeChangeNotificationListener), and every few
+// seconds in case a notification was missed.
 import { AclAuthorizer, codeByName, filterMatches, parseSuperUsers } from '../auth/acl.js'
 import type { AclResource, MetadataStore, StoredAcl } from '../cluster/metadata-store.js'
 import type { BrokerConfig } from '../config/broker-config.js'
@@ -62,6 +63,7 @@ export class AclService implements AuthorizationService {
   private readonly authorizer: AclAuthorizer
   private queue: Promise<unknown> = Promise.resolve()
   private reloadTimer: NodeJS.Timeout | undefined
+  private unwatchAclChanges: (() => void) | undefined
   /** Until the ACLs are loaded every check fails (closed, never open). */
   private loaded = false
 
@@ -81,15 +83,19 @@ export class AclService implements AuthorizationService {
     await this.reload()
     this.loaded = true
     if (this.store.kind === 'zookeeper') {
-      this.reloadTimer = setInterval(() => {
+      const reload = (): void => {
         this.queue = this.queue.then(() => this.reload()).catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'reloading ACLs failed'))
-      }, ZK_RELOAD_MS)
+      }
+      // Another broker's change notification reloads at once; the timer is a safety net for a missed one.
+      this.unwatchAclChanges = this.store.watchAclChanges(reload)
+      this.reloadTimer = setInterval(reload, ZK_RELOAD_MS)
       this.reloadTimer.unref()
     }
   }
 
   stop(): void {
     clearInterval(this.reloadTimer)
+    this.unwatchAclChanges?.()
   }
 
   private async reload(): Promise<void> {

@@ -497,6 +497,11 @@ export class EmbeddedStore implements MetadataStore {
     })
   }
 
+  watchAclChanges(): Unwatch {
+    // One broker: its own ACL changes are applied where they are made.
+    return () => {}
+  }
+
   watchConfigChanges(onChanges: (changes: ConfigChange[]) => void): Unwatch {
     this.#configWatchers.add(onChanges)
     return () => this.#configWatchers.delete(onChanges)

@@ -274,6 +274,8 @@ export interface MetadataStore {
    * Calls onChanges with each batch of change notifications published after this call, in order (and
    * those it finds when a lost session comes back: their entities may have changed meanwhile).
    */
+  /** Fires when ACL change notifications appear (/kafka-acl-changes, /kafka-acl-extended-changes): another broker changed ACLs. */
+  watchAclChanges(onChange: () => void): Unwatch
   watchConfigChanges(onChanges: (changes: ConfigChange[]) => void): Unwatch
 
   // -- ACLs (Kafka's ZooKeeper layout: /kafka-acl/<ResourceType>/<name> for LITERAL patterns,

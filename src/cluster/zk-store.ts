@@ -908,6 +908,11 @@ export class ZkStore implements MetadataStore {
     })
   }
 
+  watchAclChanges(onChange: () => void): Unwatch {
+    const unwatch = [this.#watch('children', ZkPaths.aclChanges, onChange), this.#watch('children', ZkPaths.extendedAclChanges, onChange)]
+    return () => unwatch.forEach((u) => u())
+  }
+
   watchConfigChanges(onChanges: (changes: ConfigChange[]) => void): Unwatch {
     let lastSeen = -1
     let initialized = false

@@ -103,7 +103,7 @@ describe('broker liveness (the controller pinging brokers)', () => {
     expect(events).toEqual(['down 3@103 its port refuses connections'])
   })
 
-  it('fences a silent broker only while another answers, and takes it back once it answers again', async () => {
+  it('fences a broker silent after it spoke, only while another answers, and takes it back once it answers again', async () => {
     const brokers = new FakeBrokers()
     brokers.modes.set(2, 'answer')
     brokers.modes.set(3, 'silent')
@@ -111,6 +111,12 @@ describe('broker liveness (the controller pinging brokers)', () => {
     const m = start(brokers, events)
     m.add(broker(2))
     m.add(broker(3))
+    // Silent from the start: it never spoke, so it is left to its session.
+    await new Promise((r) => setTimeout(r, settings.sessionTimeoutMs * 3))
+    expect(events).toEqual([])
+    brokers.modes.set(3, 'answer')
+    await new Promise((r) => setTimeout(r, settings.intervalMs * 5))
+    brokers.modes.set(3, 'silent')
     await until('broker 3 down', () => events.length > 0)
     expect(events[0]).toMatch(/^down 3@103 no answer for \d+ ms$/)
     expect(events).toHaveLength(1)

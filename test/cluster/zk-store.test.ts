@@ -61,7 +61,34 @@ describe.skipIf(MISSING !== undefined)('ZkStore against a real ZooKeeper', () =>
     return s
   }
 
+  async function until(ok: () => boolean, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (!ok()) {
+      if (Date.now() > deadline) throw new Error('timed out')
+      await new Promise((r) => setTimeout(r, 20))
+    }
+  }
+
   const json = async (path: string): Promise<unknown> => JSON.parse((await raw.getData(path)).data.toString('utf8'))
+
+  it("tells another broker's store when ACLs change (literal and prefixed), as Kafka's change notifications do", async () => {
+    const root = `/acl-watch-${++chrootN}`
+    const writer = await open(root)
+    const watcher = await open(root)
+    let fired = 0
+    const unwatch = watcher.watchAclChanges(() => fired++)
+    const acl = { principal: 'User:alice', permissionType: 'Allow', operation: 'Read', host: '*' }
+    await writer.setResourceAcls({ patternType: 'LITERAL', resourceType: 'Topic', name: 'orders' }, [acl])
+    await until(() => fired >= 1)
+    const afterLiteral = fired
+    await writer.setResourceAcls({ patternType: 'PREFIXED', resourceType: 'Topic', name: 'ord' }, [acl])
+    await until(() => fired > afterLiteral)
+    unwatch()
+    const afterUnwatch = fired
+    await writer.setResourceAcls({ patternType: 'LITERAL', resourceType: 'Topic', name: 'other' }, [acl])
+    await new Promise((r) => setTimeout(r, 500))
+    expect(fired).toBe(afterUnwatch)
+  })
 
   it('creates the chroot and Kafka persistent paths, and writes Kafka JSON that reads back', async () => {
     const root = `/kafka-layout-${++chrootN}`

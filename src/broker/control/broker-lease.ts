@@ -58,6 +58,8 @@ export class BrokerLease {
   #pinging = false
   #lastPingAt = -Infinity
   #lastControllerAnswer = performance.now()
+  /** The watched controller has answered since it was elected (a silent one is removed only then). */
+  #controllerAnswered = false
   #removalTriedAt = -Infinity
 
   constructor(private readonly options: BrokerLeaseOptions) {}
@@ -83,6 +85,7 @@ export class BrokerLease {
   /** The active controller's request was applied here (it may have changed this broker's roles). */
   controllerSpoke(): void {
     this.#lastControllerAnswer = performance.now()
+    this.#controllerAnswered = true
     if (!this.#held) this.#controllerSpokeSinceLapse = true
   }
 
@@ -154,6 +157,7 @@ export class BrokerLease {
       this.#link = undefined
       this.#watchedId = controllerId
       this.#lastControllerAnswer = now
+      this.#controllerAnswered = false
       this.#removalTriedAt = -Infinity
     }
     if (controllerId < 0 || controllerId === this.options.brokerId) return
@@ -163,8 +167,11 @@ export class BrokerLease {
       this.#lastPingAt = now
       void this.#ping(this.#link)
     }
+    // A controller is removed for silence only once it has answered since its election: a new controller
+    // busy with its failover is not deposed before it has ever spoken (that would chain failovers on a
+    // loaded machine); one that never answers leaves with its session.
     const silence = now - this.#lastControllerAnswer
-    if (silence >= this.options.sessionTimeoutMs) this.#removeController(controllerId, `no answer for ${Math.round(silence)} ms`)
+    if (silence >= this.options.sessionTimeoutMs && this.#controllerAnswered) this.#removeController(controllerId, `no answer for ${Math.round(silence)} ms`)
   }
 
   async #connect(controllerId: number): Promise<void> {
@@ -202,7 +209,10 @@ export class BrokerLease {
     const sentAt = performance.now()
     try {
       await link.ping()
-      if (this.#link === link) this.#lastControllerAnswer = Math.max(this.#lastControllerAnswer, sentAt)
+      if (this.#link === link) {
+        this.#lastControllerAnswer = Math.max(this.#lastControllerAnswer, sentAt)
+        this.#controllerAnswered = true
+      }
     } catch {
       link.close()
     } finally {

@@ -7,7 +7,9 @@
 // - A broker is unreachable when its port refuses a connection (nothing listens: the process is gone, so
 //   a SIGKILL is seen within one connection attempt of the socket closing) or when no ping has been
 //   answered for broker.session.timeout.ms (a paused process, a cut network) while another broker does
-//   answer (a controller that hears nobody is more likely the one cut off, and fences no one for silence).
+//   answer (a controller that hears nobody is more likely the one cut off, and fences no one for silence),
+//   and only once it has answered since probing began (a broker busy loading when a new controller
+//   starts is not fenced before it ever spoke; one that never answers leaves with its session).
 //   The controller then fences it: its partitions elect new leaders at a new leader epoch, as for a dead
 //   broker.
 // - A fenced broker that answers pings again for two intervals in a row is reachable again: the controller
@@ -154,6 +156,8 @@ class BrokerProbe {
   #state: ProbeState = 'reachable'
   /** Its port refused a connection: this registration's process is gone for good. */
   #gone = false
+  /** It has answered since probing began (or this broker heard it before): silence counts only then. */
+  #everAnswered: boolean
   #stopped = false
   #lastPing = 0
 
@@ -163,7 +167,9 @@ class BrokerProbe {
     private readonly othersAnswering: (now: number) => boolean,
   ) {
     const now = performance.now()
-    this.#lastAnswer = Math.min(now, options.lastHeardFrom?.(broker.id) ?? now)
+    const heard = options.lastHeardFrom?.(broker.id)
+    this.#lastAnswer = Math.min(now, heard ?? now)
+    this.#everAnswered = heard !== undefined
   }
 
   get lastAnswer(): number {
@@ -188,7 +194,7 @@ class BrokerProbe {
       this.#lastAnswer = now
       this.#answeringSince = undefined
     }
-    if (this.#state === 'reachable' && now - this.#lastAnswer >= sessionTimeoutMs && this.othersAnswering(now)) {
+    if (this.#state === 'reachable' && this.#everAnswered && now - this.#lastAnswer >= sessionTimeoutMs && this.othersAnswering(now)) {
       this.#unreachable(`no answer for ${Math.round(now - this.#lastAnswer)} ms`)
     }
     if (this.#state === 'unreachable' && !this.#gone && this.#answeringSince !== undefined && now - this.#answeringSince >= 2 * intervalMs) {
@@ -226,6 +232,7 @@ class BrokerProbe {
       await this.#link!.ping()
       const now = performance.now()
       this.#lastAnswer = now
+      this.#everAnswered = true
       this.#answeringSince ??= now
     } catch {
       this.#answeringSince = undefined
