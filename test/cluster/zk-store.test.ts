@@ -61,7 +61,7 @@ describe.skipIf(MISSING !== undefined)('ZkStore against a real ZooKeeper', () =>
     return s
   }
 
-  async function until(ok: () => boolean, timeoutMs = 10_000): Promise<void> {
+  async function waitFor(ok: () => boolean, timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs
     while (!ok()) {
       if (Date.now() > deadline) throw new Error('timed out')
@@ -79,10 +79,10 @@ describe.skipIf(MISSING !== undefined)('ZkStore against a real ZooKeeper', () =>
     const unwatch = watcher.watchAclChanges(() => fired++)
     const acl = { principal: 'User:alice', permissionType: 'Allow', operation: 'Read', host: '*' }
     await writer.setResourceAcls({ patternType: 'LITERAL', resourceType: 'Topic', name: 'orders' }, [acl])
-    await until(() => fired >= 1)
+    await waitFor(() => fired >= 1)
     const afterLiteral = fired
     await writer.setResourceAcls({ patternType: 'PREFIXED', resourceType: 'Topic', name: 'ord' }, [acl])
-    await until(() => fired > afterLiteral)
+    await waitFor(() => fired > afterLiteral)
     unwatch()
     const afterUnwatch = fired
     await writer.setResourceAcls({ patternType: 'LITERAL', resourceType: 'Topic', name: 'other' }, [acl])
