@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ErrorCode } from '../../src/domain/errors.js'
 import * as Fetch from '../../src/protocol/messages/01-fetch.gen.js'
-import { freeLoopbackPort, startCluster, zookeeperMissing, type TestCluster } from '../harness/index.js'
+import { freeLoopbackPort, startCluster, zookeeperMissing, prometheusSamples, type TestCluster } from '../harness/index.js'
 import { hasPythonModule, runOk, SYSTEM_PYTHON } from '../harness/tools.js'
 import { skein } from '../cli/helpers.js'
 import { agreed } from './ops-helpers.js'
@@ -23,16 +23,6 @@ const RACK_CONSUMER_PY = join(dirname(fileURLToPath(import.meta.url)), 'python',
 const COUNT = 400
 const SIZE = 1000
 
-/** The unlabelled samples of a Prometheus text page, by name. */
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>()
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_]+) (\S+)$/.exec(line)
-    if (m !== null) out.set(m[1]!, Number(m[2]))
-  }
-  return out
-}
-
 describe.skipIf(MISSING !== undefined)('fetch from follower (KIP-392) in a cluster', () => {
   let cluster: TestCluster
   const restPorts = new Map<number, number>()
@@ -40,7 +30,7 @@ describe.skipIf(MISSING !== undefined)('fetch from follower (KIP-392) in a clust
   const bytesOut = async (id: number): Promise<number> => {
     const res = await fetch(`http://127.0.0.1:${restPorts.get(id)}/metrics`)
     expect(res.status).toBe(200)
-    return samples(await res.text()).get('kafka_server_brokertopicmetrics_bytesout_total') ?? 0
+    return prometheusSamples(await res.text()).get('kafka_server_brokertopicmetrics_bytesout_total') ?? 0
   }
 
   beforeAll(async () => {

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { Kafka, logLevel } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
-import { batchOf, freeLoopbackPort, startCluster, zookeeperMissing, type TestCluster } from '../harness/index.js'
+import { batchOf, freeLoopbackPort, startCluster, zookeeperMissing, prometheusSamples, type TestCluster } from '../harness/index.js'
 import { skein } from '../cli/helpers.js'
 import { agreed, expectIdenticalLogs, logBytes } from './ops-helpers.js'
 
@@ -23,16 +23,6 @@ const THROTTLE = 300_000
 /** replica.fetch.max.bytes: small enough that the throttle is met fetch by fetch. */
 const FETCH_MAX = 65_536
 
-/** The unlabelled samples of a Prometheus text page, by name. */
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>()
-  for (const line of text.split('\n')) {
-    const m = /^([a-z_]+) (\S+)$/.exec(line)
-    if (m !== null) out.set(m[1]!, Number(m[2]))
-  }
-  return out
-}
-
 describe.skipIf(MISSING !== undefined)('replication metrics and the replication throttle in a cluster', () => {
   let cluster: TestCluster
   const restPorts = new Map<number, number>()
@@ -41,7 +31,7 @@ describe.skipIf(MISSING !== undefined)('replication metrics and the replication 
   const scrape = async (id: number): Promise<Map<string, number>> => {
     const res = await fetch(`http://127.0.0.1:${restPorts.get(id)}/metrics`)
     expect(res.status).toBe(200)
-    return samples(await res.text())
+    return prometheusSamples(await res.text())
   }
 
   beforeAll(async () => {

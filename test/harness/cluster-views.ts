@@ -65,3 +65,13 @@ export async function readAll(b: ClusterBroker, topic: string, partition: number
     c.close()
   }
 }
+
+/** The unlabelled samples of a Prometheus text page (a broker's /metrics), by name. */
+export function prometheusSamples(text: string): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const line of text.split('\n')) {
+    const m = /^([a-z_]+) (\S+)$/.exec(line)
+    if (m !== null) out.set(m[1]!, Number(m[2]))
+  }
+  return out
+}
