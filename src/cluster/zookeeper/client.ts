@@ -161,6 +161,8 @@ interface Pending {
   onReply?: (err: number) => void
   resolve: (v: unknown) => void
   reject: (e: Error) => void
+  /** When it was written (Date.now()): its reply dates the server's contact (msSinceContact). */
+  sentAt?: number
 }
 
 interface AuthInfo {
@@ -274,7 +276,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
   }
 
   /**
-   * Milliseconds since the newest ping the server has answered was SENT (or since this connection was
+   * Milliseconds since the newest ping or request the server has answered was SENT (or since this connection was
    * established); Infinity while no connection is established. A broker's lease is judged from it, and
    * from send times, because an answer read after this process was stopped proves nothing about the
    * time it was stopped.
@@ -751,6 +753,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
   private send(p: Pending): void {
     this.inFlight.set(p.xid, p)
     this.write(p.packet)
+    p.sentAt = this.lastSend
   }
 
   private write(packet: Buffer): void {
@@ -935,7 +938,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
     }
     switch (header.xid) {
       case Xid.ping:
-        this.lastPingAnsweredSentAt = this.pingsInFlight.shift() ?? this.lastPingAnsweredSentAt
+        this.lastPingAnsweredSentAt = Math.max(this.lastPingAnsweredSentAt, this.pingsInFlight.shift() ?? 0)
         return
       case Xid.notification: {
         let event
@@ -971,6 +974,9 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
       return
     }
     this.inFlight.delete(header.xid)
+    // Any answer shows the server heard this session when the request was sent (not only a ping's: a busy
+    // client may send no ping for a while).
+    if (oldest.sentAt !== undefined && oldest.sentAt > this.lastPingAnsweredSentAt) this.lastPingAnsweredSentAt = oldest.sentAt
     if (header.zxid > 0n) this.lastZxid = header.zxid
     try {
       oldest.onReply?.(header.err)
