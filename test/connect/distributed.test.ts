@@ -85,6 +85,10 @@ describe.skipIf(skip !== undefined)('Connect distributed: two workers, PostgreSQ
     'heartbeat.interval.ms': '1000',
     'rebalance.timeout.ms': '30000',
     'offset.flush.interval.ms': '1000',
+    // The sink tasks' consumers (Kafka's default session is 45 s): a dead worker's task consumer leaves its
+    // group within seconds, so the moved task is not held waiting for it.
+    'consumer.session.timeout.ms': '6000',
+    'consumer.heartbeat.interval.ms': '1000',
   })
 
   beforeAll(async () => {
