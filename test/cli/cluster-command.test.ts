@@ -136,7 +136,7 @@ describe.skipIf(MISSING !== undefined)('skein cluster', () => {
     expect(after.out).toMatch(/^Under-replicated partitions: 0$/m)
 
     // Every record survived the rolling restart.
-    const consumer = kafka.consumer({ groupId: 'cluster-cmd-readers' })
+    const consumer = kafka.consumer({ groupId: 'cluster-cmd-readers', maxWaitTimeInMs: 500 })
     await consumer.connect()
     await consumer.subscribe({ topic: 'orders', fromBeginning: true })
     const got = new Set<string>()

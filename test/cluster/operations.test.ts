@@ -200,7 +200,7 @@ describe.skipIf(MISSING !== undefined)('cluster operations: elections, reassignm
       ? new LibrdkafkaLoad(cluster.bootstrap(), 'steady', [0, 1, 2], 10)
       : new AckedLoad(cluster.brokers.map((b) => b.bootstrap), 'steady', [0, 1, 2], 10)
     const consumed = new Set<string>()
-    const consumer = kafka.consumer({ groupId: 'ops-steady', retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 } })
+    const consumer = kafka.consumer({ groupId: 'ops-steady', maxWaitTimeInMs: 500, retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 } })
     await consumer.connect()
     await consumer.subscribe({ topic: 'steady', fromBeginning: true })
     await consumer.run({ eachMessage: async ({ message }) => void consumed.add(message.value!.toString()) })

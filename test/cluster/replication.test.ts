@@ -296,7 +296,7 @@ describe.skipIf(MISSING !== undefined)('replication in a three-broker cluster (m
 
     /** Consumes in group g until `count` new records arrived, commits them, and leaves the group. */
     async function consume(count: number): Promise<string[]> {
-      const consumer = kafka().consumer({ groupId: 'g', sessionTimeout: 10_000, heartbeatInterval: 500 })
+      const consumer = kafka().consumer({ groupId: 'g', sessionTimeout: 10_000, heartbeatInterval: 500, maxWaitTimeInMs: 500 })
       const seen: string[] = []
       await consumer.connect()
       await consumer.subscribe({ topic: 'groups-data', fromBeginning: true })
@@ -366,7 +366,7 @@ describe.skipIf(MISSING !== undefined)('replication in a three-broker cluster (m
     await inTransaction('late', 10, true)
 
     const seen: string[] = []
-    const consumer = kafka().consumer({ groupId: 'txn-readers', readUncommitted: false })
+    const consumer = kafka().consumer({ groupId: 'txn-readers', readUncommitted: false, maxWaitTimeInMs: 500 })
     await consumer.connect()
     await consumer.subscribe({ topic: 'txn-data', fromBeginning: true })
     await consumer.run({ eachMessage: async ({ message }) => void seen.push(message.value!.toString()) })
@@ -398,7 +398,7 @@ describe.skipIf(MISSING !== undefined)('replication in a three-broker cluster (m
     await victim.start()
     await agreed('txn-data', (ps) => ps.every((p) => p.isr.length === 3), 'the restarted broker back in the ISR of txn-data', 60_000)
     // The logs hold every committed record exactly once: a fresh group reads them all, read_committed.
-    const verify = kafka().consumer({ groupId: 'txn-verify', readUncommitted: false })
+    const verify = kafka().consumer({ groupId: 'txn-verify', readUncommitted: false, maxWaitTimeInMs: 500 })
     const all: string[] = []
     await verify.connect()
     await verify.subscribe({ topic: 'txn-data', fromBeginning: true })

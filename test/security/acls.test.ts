@@ -104,7 +104,7 @@ describe.skipIf(!OPENSSL)('ACLs', () => {
     expect(await produceAs('alice', 'acl-t', 'from alice')).toBeNull()
     const bob = await produceAs('bob', 'acl-t', 'from bob')
     expect((bob as { cause?: { type?: string } }).cause?.type).toBe('TOPIC_AUTHORIZATION_FAILED')
-    const consumer = kafka('alice').consumer({ groupId: 'alice-group' })
+    const consumer = kafka('alice').consumer({ groupId: 'alice-group', maxWaitTimeInMs: 500 })
     await consumer.connect()
     await consumer.subscribe({ topic: 'acl-t', fromBeginning: true })
     const seen: string[] = []
@@ -124,7 +124,7 @@ describe.skipIf(!OPENSSL)('ACLs', () => {
   })
 
   it('KafkaJS: a group without Read is refused at FindCoordinator (GROUP_AUTHORIZATION_FAILED, which KafkaJS reports as no coordinator)', async () => {
-    const consumer = kafka('alice').consumer({ groupId: 'not-alices', retry: { retries: 0 } })
+    const consumer = kafka('alice').consumer({ groupId: 'not-alices', maxWaitTimeInMs: 500, retry: { retries: 0 } })
     await consumer.connect()
     // KafkaJS wraps FindCoordinator's error: the protocol error's type is on the cause.
     const failed = new Promise<string>((resolve) => consumer.on(consumer.events.CRASH, (e) => resolve(JSON.stringify(e.payload.error, ['type', 'cause', 'message', 'name']))))
