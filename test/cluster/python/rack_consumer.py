@@ -52,5 +52,11 @@ end = time.time() + 10
 while not stats and time.time() < end:
     consumer.poll(0.2)
 consumer.close()
-rxbytes = {str(b["nodeid"]): b["rxbytes"] for b in stats.get("brokers", {}).values() if b.get("nodeid", -1) >= 0}
+# librdkafka may list one node under several entries: the broker it was configured with or learned (a
+# connection that fetches: the bytes counted), and the logical GroupCoordinator (a connection of its own for
+# the group's requests, never a fetch: left out, as its nodeid would otherwise hide the broker's entry).
+rxbytes = {}
+for b in stats.get("brokers", {}).values():
+    if b.get("nodeid", -1) >= 0 and b.get("source") != "logical":
+        rxbytes[str(b["nodeid"])] = rxbytes.get(str(b["nodeid"]), 0) + b["rxbytes"]
 print(json.dumps({"produced": count, "consumed": consumed, "in_order": in_order, "rxbytes": rxbytes}))
