@@ -8,13 +8,15 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { afterAll, beforeAll, describe, expect, onTestFailed, test } from 'vitest'
 import { Admin, Consumer, type ConsumedRecord, Producer, tpKey } from '../../src/client/index.js'
 import { decodeCheckpoint, decodeHeartbeat, translateOffsets } from '../../src/connect/mirror/index.js'
 import { REPO_ROOT, startBrokerProcess, type BrokerProcess } from '../harness/broker.js'
 import { SKEIN_JS, waitFor } from './helpers.js'
 
 const LAG_MAX = 10
+/** What the mirror-maker process printed (its log at info), for failure messages. */
+let mirrorMakerOutput = ''
 
 async function readTopic(bootstrap: string, topic: string, partition: number, count: number, from = 0): Promise<ConsumedRecord[]> {
   const c = new Consumer({ bootstrapServers: bootstrap, autoOffsetReset: 'earliest' })
@@ -27,6 +29,7 @@ async function readTopic(bootstrap: string, topic: string, partition: number, co
   } finally {
     await c.close()
   }
+  if (out.length < count) throw new Error(`read ${out.length} of ${count} records of ${topic}-${partition} from ${bootstrap} in 20 s; mirror-maker's last output:\n${mirrorMakerOutput.slice(-3000)}`)
   return out
 }
 
@@ -91,11 +94,14 @@ describe('MirrorMaker 2 between two brokers (skein mirror-maker, A<->B)', () => 
       'tasks.max = 2',
       '',
     ].join('\n'))
-    mm = spawn(process.execPath, [SKEIN_JS, 'mirror-maker', file], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKEIN_LOG_LEVEL: 'warn' } })
-    mm.stdout!.on('data', (d: Buffer) => (mmOut += d.toString()))
-    mm.stderr!.on('data', (d: Buffer) => (mmOut += d.toString()))
+    mm = spawn(process.execPath, [SKEIN_JS, 'mirror-maker', file], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SKEIN_LOG_LEVEL: 'info' } })
+    mm.stdout!.on('data', (d: Buffer) => (mirrorMakerOutput = mmOut += d.toString()))
+    mm.stderr!.on('data', (d: Buffer) => (mirrorMakerOutput = mmOut += d.toString()))
     await waitFor('mirror-maker started', async () => /MirrorMaker started: A->B, B->A/.test(mmOut) || (mm.exitCode !== null ? Promise.reject(new Error(mmOut)) : false), 30000)
   }, 60000)
+
+  // A failure shows what MirrorMaker said (its log at info, kept in memory) and how far each read got.
+  const showLogOnFailure = (): void => onTestFailed(() => console.error(`mirror-maker's last output:\n${mmOut.slice(-20000)}`))
 
   afterAll(async () => {
     if (mm !== undefined && mm.exitCode === null) {
@@ -110,6 +116,7 @@ describe('MirrorMaker 2 between two brokers (skein mirror-maker, A<->B)', () => 
   })
 
   test('remote topics get the partition count and configs; records are identical per partition', async () => {
+    showLogOnFailure()
     const d = await waitFor('A.orders on B', async () => (await adminB.describeTopics(['A.orders']).catch(() => []))[0], 20000)
     expect(d.partitions.length).toBe(3)
     const [cfg] = await adminB.describeConfigs([{ type: 'topic', name: 'A.orders' }])
@@ -123,9 +130,10 @@ describe('MirrorMaker 2 between two brokers (skein mirror-maker, A<->B)', () => 
     }
     const back = await readTopic(a.bootstrap, 'B.payments', 0, 20)
     expect(back.map((r) => r.value?.toString())).toEqual(Array.from({ length: 20 }, (_v, i) => `payment ${i}`))
-  }, 40000)
+  }, 120000) // longer than its waits together, so that a slow one says which it was
 
   test('partition count and config changes on the source reach the remote topic', async () => {
+    showLogOnFailure()
     await adminA.createPartitions('orders', 4)
     await adminA.alterConfigs({ type: 'topic', name: 'orders' }, [{ op: 'set', name: 'retention.ms', value: '7200000' }])
     await waitFor('A.orders with 4 partitions', async () => (await adminB.describeTopics(['A.orders']))[0]!.partitions.length === 4, 15000)
@@ -138,6 +146,7 @@ describe('MirrorMaker 2 between two brokers (skein mirror-maker, A<->B)', () => 
   }, 40000)
 
   test('checkpoints translate the group\'s offsets; a consumer moved to B misses no record and re-reads about offset.lag.max at the end, less than its lag behind it', async () => {
+    showLogOnFailure()
     const committed = new Map([[0, 37], [1, 64], [2, 100]])
     const translated = await waitFor('checkpoints for billing', async () => {
       const t = await translateOffsets({ bootstrapServers: b.bootstrap }, 'A', 'billing', { timeoutMs: 10000 })
@@ -179,6 +188,7 @@ describe('MirrorMaker 2 between two brokers (skein mirror-maker, A<->B)', () => 
   }, 50000)
 
   test('heartbeats in Kafka\'s format; A<->B does not loop', async () => {
+    showLogOnFailure()
     const hb = await readTopic(b.bootstrap, 'heartbeats', 0, 1)
     const h = decodeHeartbeat(hb[0]!.key, hb[0]!.value)
     expect([h.sourceClusterAlias, h.targetClusterAlias]).toEqual(['A', 'B'])
