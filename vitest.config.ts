@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config'
 import { LongestFirstSequencer } from './test/sequencer.js'
-import { UNIT_FILES } from './test/unit-files.js'
+import { IN_PROCESS_FILES, UNIT_FILES } from './test/unit-files.js'
 
 export default defineConfig({
   test: {
@@ -15,10 +15,12 @@ export default defineConfig({
     sequence: { sequencer: LongestFirstSequencer },
     projects: [
       // Each file in a process of its own.
-      { extends: true, test: { name: 'all', include: ['test/**/*.test.ts'], exclude: UNIT_FILES } },
+      { extends: true, test: { name: 'all', include: ['test/**/*.test.ts'], exclude: [...UNIT_FILES, ...IN_PROCESS_FILES] } },
       // The quick tier's files (test/unit-files.ts) share their worker's modules, as in `npm run test:unit`:
       // importing the broker's modules afresh for each was most of their CPU time.
       { extends: true, test: { name: 'unit', include: UNIT_FILES, isolate: false } },
+      // Likewise the in-process tier (test/unit-files.ts): quick files with brokers in the test's own process.
+      { extends: true, test: { name: 'in-process', include: IN_PROCESS_FILES, isolate: false } },
     ],
   },
 })

@@ -31,7 +31,7 @@
 //
 // Flags: --sizes 1000,10000,100000 (k suffix allowed), --topic-partitions 1000, --session-timeout-ms 6000, --settle-wait 180 (seconds the
 // cluster gets to settle before the broker kill goes on regardless), --data-dir DIR (parent of the
-// brokers' data dirs), --cpu-prof DIR (each broker under node --cpu-prof, profiles written at a clean exit:
+// brokers' data dirs), --log-dir DIR (each broker's log at info, to DIR/failover-<N>-broker<id>.log), --cpu-prof DIR (each broker under node --cpu-prof, profiles written at a clean exit:
 // not the killed ones), --json FILE (raw results; default bench/results/failover-scale.json when writing),
 // --no-write (print only; otherwise bench/results/FAILOVER-SCALE.md, failover-scale.svg and the JSON, rewritten
 // after every phase, so a run stopped half-way leaves what it measured, the unfinished point marked).
@@ -62,6 +62,9 @@ const topicPartitions = count(flag('topic-partitions') ?? '1000', '--topic-parti
 const dataParent = flag('data-dir') ?? tmpdir()
 const cpuProfDir = flag('cpu-prof')
 const write = !process.argv.includes('--no-write')
+/** --log-dir DIR: every broker's log, at info, appended to DIR/failover-<N>-broker<id>.log. */
+const logDir = flag('log-dir')
+if (logDir !== undefined) mkdirSync(logDir, { recursive: true })
 const settleWaitMs = count(flag('settle-wait') ?? '180', '--settle-wait') * 1000
 const jsonOut = flag('json') ?? (write ? join(BENCH_RESULTS_DIR, 'failover-scale.json') : undefined)
 
@@ -128,7 +131,8 @@ async function startCluster(point: number): Promise<Cluster> {
     async start(id, readyTimeoutMs = 120_000) {
       const b = brokers.get(id)!
       const nodeArgs = cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir, '--cpu-prof-name', `failover-${point}-broker${id}-${Date.now()}.cpuprofile`]
-      b.process = await startBroker({ dataDir: b.dataDir, port: b.port, nodeArgs, readyTimeoutMs, overrides: [`broker.id=${id}`, `zookeeper.connect=${zk.connectString}${chroot}`, ...OVERRIDES] })
+      const logFile = logDir === undefined ? undefined : join(logDir, `failover-${point}-broker${id}.log`)
+      b.process = await startBroker({ dataDir: b.dataDir, port: b.port, nodeArgs, readyTimeoutMs, logFile, env: { SKEIN_LOG_LEVEL: logDir === undefined ? 'warn' : 'info' }, overrides: [`broker.id=${id}`, `zookeeper.connect=${zk.connectString}${chroot}`, ...OVERRIDES] })
     },
     kill(id) {
       const b = brokers.get(id)!

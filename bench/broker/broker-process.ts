@@ -3,7 +3,7 @@
 // broker's own default unless a workload sets it), with extra node options (--cpu-prof) and with the time
 // from spawn to the ready log line (the start-time workload).
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve, sep } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -38,6 +38,8 @@ export interface BrokerOptions {
   entryArgs?: string[]
   /** Extra environment of the broker process. */
   env?: Record<string, string>
+  /** Appends everything the broker prints to this file (its log level stays SKEIN_LOG_LEVEL of env, warn by default). */
+  logFile?: string
 }
 
 export interface RunningBroker {
@@ -78,12 +80,16 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   }))
   // The ready line is logged at info; the level is warn to keep the hot path quiet, so readiness is the
   // listening port accepting a connection. The log still shows warnings and errors for failure messages.
+  const logFile = opts.logFile === undefined ? undefined : createWriteStream(opts.logFile, { flags: 'a' })
   child.stdout!.on('data', (d: Buffer) => {
+    logFile?.write(d)
     if (out.length < 1 << 20) out += d.toString()
   })
   child.stderr!.on('data', (d: Buffer) => {
+    logFile?.write(d)
     if (out.length < 1 << 20) out += d.toString()
   })
+  child.once('exit', () => logFile?.end())
   const timeoutMs = opts.readyTimeoutMs ?? 60000
   const deadline = t0 + timeoutMs
   for (;;) {

@@ -21,6 +21,7 @@ import type { MetricsRegistry } from '../observability/metrics.js'
 import { ShardRouter } from '../shard/router.js'
 import { ensureDataDirectory } from '../storage/index.js'
 import { BrokerMetrics } from '../observability/broker-metrics.js'
+import { StallWatch } from '../observability/stall-watch.js'
 import type { FrameHandler } from '../server/connection.js'
 import { brokerLinkFactory, probeLinkFactory } from './control/broker-link.js'
 import { BrokerLease } from './control/broker-lease.js'
@@ -101,6 +102,8 @@ export class Broker {
   readonly cluster: ClusterMember
   /** This broker's lease and its watch on the controller (a ZooKeeper cluster only; broker-lease.ts). */
   readonly lease: BrokerLease | undefined
+  /** Logs main-thread stalls of 500 ms or more (what other brokers' failure detection sees as silence). */
+  readonly stallWatch: StallWatch
   /** Topic administration through the metadata store. */
   readonly topics: TopicManager
   /** Requests from this broker to the active controller (AlterPartition), in process or over the network. */
@@ -228,6 +231,7 @@ export class Broker {
             },
             log,
           })
+    this.stallWatch = new StallWatch(log, 500)
     this.controlPlane.setController(this.ownController)
     this.controllerChannel = new ControllerRequests(nodeId, this.ownController, this.controlPlane, this.metadata, store, interBrokerListener, interBrokerSecurity)
     this.topics = new TopicManager(store, this.metadata, this.controlPlane, config, log, { brokerId: nodeId, router })
@@ -406,6 +410,7 @@ export class Broker {
       await broker.clientQuotas.start()
       await broker.cluster.start()
       broker.lease?.start()
+      broker.stallWatch.start()
       // In the background: a broker whose store is slow to answer still starts.
       broker.producerIds.reserveFirstBlock().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'cannot reserve producer ids yet; the first InitProducerId tries again'))
       for (const dir of failedEarly) await broker.onLogDirFailure(dir)
@@ -520,6 +525,7 @@ export class Broker {
         .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'controlled shutdown failed'))
     }
     this.lease?.stop()
+    this.stallWatch.stop()
     // Pending JoinGroup/SyncGroup answers go out now (NOT_COORDINATOR) instead of holding the drain.
     this.groups.close()
     this.transactions.close()
