@@ -125,6 +125,31 @@ describe('broker liveness (the controller pinging brokers)', () => {
     expect(events.slice(1)).toEqual(['up 3@103'])
   })
 
+  it("leaves the controller's own stalls out of a broker's silence (no ping went out while it was held)", async () => {
+    const brokers = new FakeBrokers()
+    brokers.modes.set(2, 'answer')
+    brokers.modes.set(3, 'answer')
+    const events: string[] = []
+    const m = start(brokers, events)
+    m.add(broker(2))
+    m.add(broker(3))
+    await new Promise((r) => setTimeout(r, settings.intervalMs * 5))
+    brokers.modes.set(3, 'silent')
+    const silentAt = performance.now()
+    // Two stalls of this process, each over a heartbeat interval and under the restart-every-clock length.
+    for (let i = 0; i < 2; i++) {
+      const until = performance.now() + 120
+      while (performance.now() < until) {
+        // held, as by a long synchronous step
+      }
+      await new Promise((r) => setTimeout(r, 30))
+    }
+    await until('broker 3 down', () => events.length > 0)
+    // Fenced after its silence plus the stalls (about 300 + 240 ms), not after 300 ms of which 240 were ours.
+    expect(performance.now() - silentAt).toBeGreaterThanOrEqual(settings.sessionTimeoutMs + 150)
+    expect(events[0]).toMatch(/^down 3@103 no answer for \d+ ms$/)
+  })
+
   it('fences nobody for silence when no broker answers (the controller is the one cut off)', async () => {
     const brokers = new FakeBrokers()
     brokers.modes.set(2, 'silent')

@@ -19,7 +19,7 @@
 //   it since (it may have been fenced and taken back with new roles) or a full session timeout has passed
 //   with contact (the controller had every chance to fence it and did not).
 import type { ProbeLink, ProbeLinkFactory } from '../../cluster/controller/broker-liveness.js'
-import { isRefused } from '../../cluster/controller/broker-liveness.js'
+import { isRefused, TICK_MS } from '../../cluster/controller/broker-liveness.js'
 import type { Controller } from '../../cluster/controller/controller.js'
 import type { MetadataImage } from '../../cluster/metadata-image.js'
 import type { MetadataStore } from '../../cluster/metadata-store.js'
@@ -61,6 +61,9 @@ export class BrokerLease {
   /** The watched controller has answered since it was elected (a silent one is removed only then). */
   #controllerAnswered = false
   #removalTriedAt = -Infinity
+  #lastTickAt = 0
+  /** This process's own stalls since the controller last answered (left out of its silence for removal). */
+  #ownStallSinceAnswerMs = 0
 
   constructor(private readonly options: BrokerLeaseOptions) {}
 
@@ -85,6 +88,7 @@ export class BrokerLease {
   /** The active controller's request was applied here (it may have changed this broker's roles). */
   controllerSpoke(): void {
     this.#lastControllerAnswer = performance.now()
+    this.#ownStallSinceAnswerMs = 0
     this.#controllerAnswered = true
     if (!this.#held) this.#controllerSpokeSinceLapse = true
   }
@@ -97,13 +101,21 @@ export class BrokerLease {
   #schedule(): void {
     if (this.#stopped) return
     // One turn after the timer: answers that came in while this process was stalled are read first.
-    this.#timer = setTimeout(() => setImmediate(() => this.#tick()), Math.max(10, Math.floor(this.options.intervalMs / 2)))
+    this.#timer = setTimeout(() => setImmediate(() => this.#tick()), TICK_MS(this.options.intervalMs))
     this.#timer.unref?.()
   }
 
   #tick(): void {
     if (this.#stopped) return
     const now = performance.now()
+    // A stall of this process (over a heartbeat interval) is not the controller's silence: no ping went
+    // out meanwhile. Left out of it, so a busy broker does not depose a controller for its own stall
+    // (removal comes later by at most that long, never sooner). The lease below counts it: a stalled
+    // broker cannot know it was not fenced meanwhile.
+    const sinceLastTick = now - this.#lastTickAt
+    const ownStallMs = sinceLastTick - TICK_MS(this.options.intervalMs)
+    if (this.#lastTickAt > 0 && ownStallMs > this.options.intervalMs) this.#ownStallSinceAnswerMs += ownStallMs
+    this.#lastTickAt = now
     try {
       this.#watchController(now)
       this.#evaluate(now)
@@ -157,6 +169,7 @@ export class BrokerLease {
       this.#link = undefined
       this.#watchedId = controllerId
       this.#lastControllerAnswer = now
+      this.#ownStallSinceAnswerMs = 0
       this.#controllerAnswered = false
       this.#removalTriedAt = -Infinity
     }
@@ -170,7 +183,7 @@ export class BrokerLease {
     // A controller is removed for silence only once it has answered since its election: a new controller
     // busy with its failover is not deposed before it has ever spoken (that would chain failovers on a
     // loaded machine); one that never answers leaves with its session.
-    const silence = now - this.#lastControllerAnswer
+    const silence = now - this.#lastControllerAnswer - this.#ownStallSinceAnswerMs
     if (silence >= this.options.sessionTimeoutMs && this.#controllerAnswered) this.#removeController(controllerId, `no answer for ${Math.round(silence)} ms`)
   }
 
@@ -211,6 +224,7 @@ export class BrokerLease {
       await link.ping()
       if (this.#link === link) {
         this.#lastControllerAnswer = Math.max(this.#lastControllerAnswer, sentAt)
+        this.#ownStallSinceAnswerMs = 0
         this.#controllerAnswered = true
       }
     } catch {

@@ -18,7 +18,9 @@
 //   comes back with a registration of its own (a new broker epoch) once the old session has expired.
 // - The checks run one event-loop turn after their timer (setImmediate), so answers that arrived while
 //   the controller's own process was stalled are read before silence is judged; and a check that itself
-//   ran far too late (this process was stalled) restarts every clock instead of fencing everyone.
+//   ran far too late (this process was stalled) restarts every clock instead of fencing everyone. A
+//   shorter stall of the controller's own (over a heartbeat interval) is left out of the silence it
+//   measures: no ping went out meanwhile, so it says nothing of the brokers.
 import type { Logger } from '../../observability/logger.js'
 import type { RegisteredBroker } from '../metadata-store.js'
 
@@ -57,6 +59,9 @@ export interface BrokerLivenessOptions {
   lastHeardFrom?: (brokerId: number) => number | undefined
   log: Logger
 }
+
+/** How often the checks run: twice per heartbeat interval. */
+export const TICK_MS = (intervalMs: number): number => Math.max(10, Math.floor(intervalMs / 2))
 
 /** True for a ProbeLinkFactory rejection that says nothing listens on the port. */
 export function isRefused(err: unknown): boolean {
@@ -127,7 +132,7 @@ export class BrokerLivenessMonitor {
 
   #schedule(): void {
     const { intervalMs } = this.options.settings
-    this.#timer = setTimeout(() => setImmediate(() => this.#tick()), Math.max(10, Math.floor(intervalMs / 2)))
+    this.#timer = setTimeout(() => setImmediate(() => this.#tick()), TICK_MS(intervalMs))
     this.#timer.unref?.()
   }
 
@@ -136,9 +141,13 @@ export class BrokerLivenessMonitor {
     const now = performance.now()
     const { intervalMs, sessionTimeoutMs } = this.options.settings
     // This process was stalled longer than the brokers may be silent: nobody could be heard meanwhile.
-    const stalled = now - this.#lastTick > Math.max(intervalMs * 4, sessionTimeoutMs / 2)
+    const sinceLastTick = now - this.#lastTick
+    const stalled = sinceLastTick > Math.max(intervalMs * 4, sessionTimeoutMs / 2)
+    // A shorter stall of this process (over a heartbeat interval) does not count as the brokers' silence:
+    // no ping went out while it lasted. Detection comes later by at most that long, never sooner.
+    const ownStallMs = sinceLastTick - TICK_MS(intervalMs) > intervalMs ? sinceLastTick - TICK_MS(intervalMs) : 0
     this.#lastTick = now
-    for (const p of this.#probes.values()) p.tick(now, stalled)
+    for (const p of this.#probes.values()) p.tick(now, stalled, ownStallMs)
     this.#schedule()
   }
 }
@@ -187,12 +196,14 @@ class BrokerProbe {
     this.#link = undefined
   }
 
-  tick(now: number, stalled: boolean): void {
+  tick(now: number, stalled: boolean, ownStallMs: number): void {
     if (this.#stopped) return
     const { intervalMs, sessionTimeoutMs } = this.options.settings
     if (stalled) {
       this.#lastAnswer = now
       this.#answeringSince = undefined
+    } else if (ownStallMs > 0) {
+      this.#lastAnswer = Math.min(now, this.#lastAnswer + ownStallMs)
     }
     if (this.#state === 'reachable' && this.#everAnswered && now - this.#lastAnswer >= sessionTimeoutMs && this.othersAnswering(now)) {
       this.#unreachable(`no answer for ${Math.round(now - this.#lastAnswer)} ms`)
