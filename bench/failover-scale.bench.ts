@@ -29,7 +29,8 @@
 // or whatever faster path the brokers have); the split in the report (detected = elected for the
 // controller, the first partition moved for a broker) shows it apart from the work after it.
 //
-// Flags: --sizes 1000,10000,100000 (k suffix allowed), --topic-partitions 1000, --session-timeout-ms 6000, --settle-wait 180 (seconds the
+// Flags: --sizes 1000,10000,100000 (k suffix allowed), --topic-partitions 1000, --session-timeout-ms 6000,
+// --broker-session-timeout-ms N (broker.session.timeout.ms; the shipped 2000 unless given), --settle-wait 180 (seconds the
 // cluster gets to settle before the broker kill goes on regardless), --data-dir DIR (parent of the
 // brokers' data dirs), --log-dir DIR (each broker's log at info, to DIR/failover-<N>-broker<id>.log), --cpu-prof DIR (each broker under node --cpu-prof, profiles written at a clean exit:
 // not the killed ones), --json FILE (raw results; default bench/results/failover-scale.json when writing),
@@ -70,10 +71,14 @@ const jsonOut = flag('json') ?? (write ? join(BENCH_RESULTS_DIR, 'failover-scale
 
 const IDS = [1, 2, 3]
 const SESSION_TIMEOUT_MS = count(flag('session-timeout-ms') ?? '6000', '--session-timeout-ms')
+/** --broker-session-timeout-ms: broker.session.timeout.ms (failure detection by silence); the shipped default when not given. */
+const brokerSessionFlag = flag('broker-session-timeout-ms')
+const BROKER_SESSION_TIMEOUT_MS = brokerSessionFlag === undefined ? undefined : count(brokerSessionFlag, '--broker-session-timeout-ms')
 const OVERRIDES = [
   'auto.create.topics.enable=false', 'log.cleaner.enable=false', 'default.replication.factor=3', 'offsets.topic.replication.factor=3',
   // Leaders stay where the controller put them, so the broker kill finds the leaders it counted.
   'auto.leader.rebalance.enable=false', `zookeeper.session.timeout.ms=${SESSION_TIMEOUT_MS}`,
+  ...(BROKER_SESSION_TIMEOUT_MS === undefined ? [] : [`broker.session.timeout.ms=${BROKER_SESSION_TIMEOUT_MS}`]),
 ]
 /** Any phase not done in this long fails the point (the rest of the run goes on). */
 const PHASE_TIMEOUT_MS = 20 * 60_000
@@ -474,7 +479,7 @@ function report(points: readonly Point[], machine: MachineInfo, load0: number[],
     for (const p of points) if (p.error !== null) process.stdout.write(`${fmtInt(p.partitions)}: ${p.error}\n`)
     process.stdout.write(`${loads}\n`)
   }
-  const raw = { generated: machine.date, sizes, topicPartitions, sessionTimeoutMs: SESSION_TIMEOUT_MS, load0, load1, machine, points }
+  const raw = { generated: machine.date, sizes, topicPartitions, sessionTimeoutMs: SESSION_TIMEOUT_MS, brokerSessionTimeoutMs: BROKER_SESSION_TIMEOUT_MS ?? null, load0, load1, machine, points }
   if (jsonOut !== undefined) {
     writeFileSync(jsonOut, `${JSON.stringify(raw, null, 2)}\n`)
     if (!quiet) log(`wrote ${jsonOut}`)
@@ -497,7 +502,7 @@ ${failed.length === 0 ? '' : `\nIncomplete points:\n\n${failed.map((p) => `- ${f
 ## How it is measured (bench/failover-scale.bench.ts)
 
 - Each point is a fresh cluster: Debian's ZooKeeper (tickTime 500 ms) and three Skein broker processes on this
-  machine, zookeeper.session.timeout.ms=${SESSION_TIMEOUT_MS}, auto.leader.rebalance.enable=false. The partitions are
+  machine, zookeeper.session.timeout.ms=${SESSION_TIMEOUT_MS}${BROKER_SESSION_TIMEOUT_MS === undefined ? '' : `, broker.session.timeout.ms=${BROKER_SESSION_TIMEOUT_MS}`}, auto.leader.rebalance.enable=false. The partitions are
   topics of ${fmtInt(topicPartitions)} partitions (fewer for a smaller point), replication factor 3 with Kafka's balanced
   assignment, so each broker leads a third of them and follows the rest.
 - **Create**: CreateTopics in requests of 10 topics, from the first request until the Metadata of every broker shows
