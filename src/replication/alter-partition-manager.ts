@@ -1,9 +1,10 @@
 // The ISR side of the replica manager (Kafka's Partition.maybeShrinkIsr / maybeExpandIsr with its
 // AlterPartitionManager): a leader proposes ISR changes to the controller with AlterPartition, one in
-// flight per partition, batched into one request at a time, and applies the committed answer. A shrink is looked for every
-// replica.lag.time.max.ms / 2 among followers not caught up (Kafka's isr-expiration task); an expansion
-// when a follower's fetch reaches the HW and the current epoch. The controller is reached through the
-// port the broker's composition gives (sendAlterPartition), so this file opens no socket.
+// flight per partition, batched into one request at a time, and applies the committed answer. A shrink
+// is looked for every replica.lag.time.max.ms / 2 among followers not caught up (Kafka's isr-expiration
+// task); an expansion when a follower's fetch reaches the HW and the current epoch. The controller is
+// reached through the port the broker's composition gives (sendAlterPartition), so this file opens no
+// socket.
 import { ErrorCode, errorName } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
 import type { BrokerMetrics } from '../observability/broker-metrics.js'

@@ -19,7 +19,7 @@
 //   it since (it may have been fenced and taken back with new roles) or a full session timeout has passed
 //   with contact (the controller had every chance to fence it and did not).
 import type { ProbeLink, ProbeLinkFactory } from '../../cluster/controller/broker-liveness.js'
-import { isRefused, TICK_MS } from '../../cluster/controller/broker-liveness.js'
+import { isRefused, ownStallMs, TICK_MS } from '../../cluster/controller/broker-liveness.js'
 import type { Controller } from '../../cluster/controller/controller.js'
 import type { MetadataImage } from '../../cluster/metadata-image.js'
 import type { MetadataStore } from '../../cluster/metadata-store.js'
@@ -112,9 +112,7 @@ export class BrokerLease {
     // out meanwhile. Left out of it, so a busy broker does not depose a controller for its own stall
     // (removal comes later by at most that long, never sooner). The lease below counts it: a stalled
     // broker cannot know it was not fenced meanwhile.
-    const sinceLastTick = now - this.#lastTickAt
-    const ownStallMs = sinceLastTick - TICK_MS(this.options.intervalMs)
-    if (this.#lastTickAt > 0 && ownStallMs > this.options.intervalMs) this.#ownStallSinceAnswerMs += ownStallMs
+    if (this.#lastTickAt > 0) this.#ownStallSinceAnswerMs += ownStallMs(now - this.#lastTickAt, this.options.intervalMs)
     this.#lastTickAt = now
     try {
       this.#watchController(now)

@@ -63,6 +63,16 @@ export interface BrokerLivenessOptions {
 /** How often the checks run: twice per heartbeat interval. */
 export const TICK_MS = (intervalMs: number): number => Math.max(10, Math.floor(intervalMs / 2))
 
+/**
+ * How long this process itself was held between two checks, when that is over a heartbeat interval (else
+ * 0): no ping went out meanwhile, so a watcher leaves it out of the silence it measures (detection comes
+ * later by at most that long, never sooner). Used by the controller's probes and the brokers' watch.
+ */
+export function ownStallMs(sinceLastTickMs: number, intervalMs: number): number {
+  const late = sinceLastTickMs - TICK_MS(intervalMs)
+  return late > intervalMs ? late : 0
+}
+
 /** True for a ProbeLinkFactory rejection that says nothing listens on the port. */
 export function isRefused(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { refused?: unknown }).refused === true
@@ -143,11 +153,10 @@ export class BrokerLivenessMonitor {
     // This process was stalled longer than the brokers may be silent: nobody could be heard meanwhile.
     const sinceLastTick = now - this.#lastTick
     const stalled = sinceLastTick > Math.max(intervalMs * 4, sessionTimeoutMs / 2)
-    // A shorter stall of this process (over a heartbeat interval) does not count as the brokers' silence:
-    // no ping went out while it lasted. Detection comes later by at most that long, never sooner.
-    const ownStallMs = sinceLastTick - TICK_MS(intervalMs) > intervalMs ? sinceLastTick - TICK_MS(intervalMs) : 0
+    // A shorter stall of this process does not count as the brokers' silence (ownStallMs).
+    const ownStall = ownStallMs(sinceLastTick, intervalMs)
     this.#lastTick = now
-    for (const p of this.#probes.values()) p.tick(now, stalled, ownStallMs)
+    for (const p of this.#probes.values()) p.tick(now, stalled, ownStall)
     this.#schedule()
   }
 }
