@@ -3,6 +3,7 @@
 // replication layer plugs into: what a handler needs from the broker is exactly what its ports offer.
 import { describe, expect, it } from 'vitest'
 import { brokerConfigDef } from '../../src/config/broker-configs.js'
+import { AclOperation, CLUSTER_NAME, ResourceType } from '../../src/domain/acl.js'
 import { ErrorCode } from '../../src/domain/errors.js'
 import type { FileRegion } from '../../src/domain/file-region.js'
 import type { Outcome } from '../../src/domain/outcome.js'
@@ -230,7 +231,7 @@ interface Harness {
   ctx(apiKey: number, apiVersion: number, listenerName?: string): RequestContext & { done: (() => void)[] }
 }
 
-function harness(): Harness {
+function harness(opts: { acl?: BrokerServices['acl'] } = {}): Harness {
   const partitions = new FakePartitions()
   const metadata = new FakeMetadata()
   const services: BrokerServices = {
@@ -246,7 +247,7 @@ function harness(): Harness {
     control: untouchable('control'),
     scram: untouchable('scram'),
     quotas: untouchable('quotas'),
-    acl: { enabled: false, authorize: () => true,
+    acl: opts.acl ?? { enabled: false, authorize: () => true,
       authorizeByResourceType: () => true, describe: () => [], create: async () => [], delete: async () => [] },
     log: untouchable('log'),
     apiVersions: [],
@@ -424,6 +425,34 @@ describe('Fetch against fake ports', () => {
 })
 
 describe("a follower's Fetch against fake ports", () => {
+  it('with an authorizer, needs ClusterAction: a client claiming a replica id gets TOPIC_AUTHORIZATION_FAILED and moves nothing', async () => {
+    const asked: string[] = []
+    const acl = {
+      enabled: true,
+      // Read on topic t is allowed, ClusterAction is not.
+      authorize: (_conn: unknown, operation: number, resourceType: number, name: string) => {
+        asked.push(`${operation}/${resourceType}/${name}`)
+        return resourceType === ResourceType.TOPIC
+      },
+      authorizeByResourceType: () => true, describe: () => [], create: async () => [], delete: async () => [],
+    } as unknown as BrokerServices['acl']
+    const h = harness({ acl })
+    await h.partitions.appendAsLeader([{ topic: 't', partition: 0, records: Buffer.from('secret') }], { acks: 1, timeoutMs: 0 })
+    let followerReads = 0
+    const readForFollower = h.partitions.readForFollower.bind(h.partitions)
+    h.partitions.readForFollower = async (replicaId, items) => {
+      followerReads++
+      return readForFollower(replicaId, items)
+    }
+    const res = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 0n }, { partition: 1, fetchOffset: 0n }], { replicaId: 2 }), h.ctx(1, 12))
+    expect(res.responses[0]!.partitions.map((p) => [p.errorCode, p.records])).toEqual([[ErrorCode.TOPIC_AUTHORIZATION_FAILED, Buffer.alloc(0)], [ErrorCode.TOPIC_AUTHORIZATION_FAILED, Buffer.alloc(0)]])
+    expect(followerReads).toBe(0)
+    expect(asked).toEqual([`${AclOperation.CLUSTER_ACTION}/${ResourceType.CLUSTER}/${CLUSTER_NAME}`])
+    // The same request as a consumer (replica id -1) reads within the high watermark as Read allows.
+    const consumer = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 0n }]), h.ctx(1, 12))
+    expect(consumer.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE)
+  })
+
   it('counts what the answer carries once as replication bytes (the throttled part apart), never as BytesOut', async () => {
     const h = harness()
     const append = (partition: number, payload: string) => h.partitions.appendAsLeader([{ topic: 't', partition, records: Buffer.from(payload) }], { acks: 1, timeoutMs: 0 })

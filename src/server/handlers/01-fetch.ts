@@ -45,7 +45,9 @@
 //   readForFollower: records up to the log end offset (not the high watermark), the follower's position
 //   recorded by the leader (HW, ISR), and with lastFetchedEpoch (v12+) the diverging epoch instead of
 //   records when the follower's log went another way. They use no fetch session (answered with id 0);
-//   a follower that is not a replica of the partition gets NOT_LEADER_OR_FOLLOWER. They long-poll as
+//   a follower that is not a replica of the partition gets NOT_LEADER_OR_FOLLOWER. With an authorizer
+//   the principal needs ClusterAction on the cluster, else every partition is TOPIC_AUTHORIZATION_FAILED
+//   and nothing is read (Kafka's KafkaApis.handleFetchRequest; CVE-2018-1288). They long-poll as
 //   consumers do. Their records count as ReplicationBytesOutPerSec, never BytesOutPerSec (Kafka's
 //   BrokerTopicStats.updateBytesOut), once per answer.
 // * Fetch from follower (KIP-392), v11+ consumers only (their clients know a follower's answers; older
@@ -133,23 +135,20 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
     const totalMax = fetchBudget(req, ctx)
     const readCommitted = req.isolationLevel === READ_COMMITTED
     // Checks one partition and queues its read; `topic` is '' for an unknown topic id.
-    // Authorization: a follower's fetch (replica id >= 0) needs ClusterAction (CVE-2018-1288), a
-    // consumer's Read on each topic; asked once per topic, not per partition.
+    // Authorization: a consumer needs Read on each topic; asked once per topic, not per partition.
     // KIP-392: v11+ consumers may read from followers, and may be sent to one in their rack.
     const fromFollower = version >= 11
     const rackSelector = fromFollower && req.rackId !== '' ? rackAwareSelector(req.rackId, ctx) : undefined
     // Answers past a follower's log end that are empty rather than OFFSET_OUT_OF_RANGE (no leader epoch given).
     let emptyPastLogEnd: Set<Fetch.PartitionData> | undefined
     const { acl, connection } = ctx
-    const fromReplica = (version >= 15 ? req.replicaState.replicaId : req.replicaId) >= 0
-    const replicaDenied = acl.enabled && fromReplica && !acl.authorize(connection, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
     let lastTopic: string | undefined
     let lastDenied = ErrorCode.NONE as number
     const deniedCode = (topic: string): number => {
       if (!acl.enabled) return ErrorCode.NONE
       if (topic !== lastTopic) {
         lastTopic = topic
-        lastDenied = replicaDenied ? ErrorCode.CLUSTER_AUTHORIZATION_FAILED : !fromReplica && !acl.authorize(connection, AclOperation.READ, ResourceType.TOPIC, topic) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : ErrorCode.NONE
+        lastDenied = acl.authorize(connection, AclOperation.READ, ResourceType.TOPIC, topic) ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED
       }
       return lastDenied
     }
@@ -539,11 +538,19 @@ function rackAwareSelector(clientRack: string, ctx: RequestContext): ((topic: st
 async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, replicaId: number): Promise<Fetch.FetchResponse> {
   const version = ctx.apiVersion
   const usesTopicIds = version >= 13
-  const { partitions } = ctx
+  const { partitions, acl } = ctx
   const responses: Fetch.FetchableTopicResponse[] = []
   const reads: FollowerRead[] = []
   const targets: Fetch.PartitionData[] = []
+  // Only brokers fetch as replicas (ClusterAction, CVE-2018-1288): a client that claimed a replica id would
+  // read past the high watermark, skip its quotas, and move the leader's view of that replica (its ISR
+  // membership, the HW, so acks=all answered for records no replica has). Refused as Kafka refuses it.
+  const denied = acl.enabled && !acl.authorize(ctx.connection, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
   for (const { topic, p, response } of namedPartitions(req, usesTopicIds, ctx, responses, false)) {
+    if (denied) {
+      response.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+      continue
+    }
     if (topic === '') {
       response.errorCode = ErrorCode.UNKNOWN_TOPIC_ID
       continue
