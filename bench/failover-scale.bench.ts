@@ -34,7 +34,8 @@
 // cluster gets to settle before the broker kill goes on regardless), --data-dir DIR (parent of the
 // brokers' data dirs), --log-dir DIR (each broker's log at info, to DIR/failover-<N>-broker<id>.log), --cpu-prof DIR (each broker under node --cpu-prof, profiles written at a clean exit:
 // not the killed ones), --json FILE (raw results; default bench/results/failover-scale.json when writing),
-// --no-write (print only; otherwise bench/results/FAILOVER-SCALE.md, failover-scale.svg and the JSON, rewritten
+// --idle-seconds 10 (the idle cluster's CPU measured after creation; 0: not), --main-js PATH (another build's
+// dist/src/main.js, run from its own checkout, to compare two builds), --no-write (print only; otherwise bench/results/FAILOVER-SCALE.md, failover-scale.svg and the JSON, rewritten
 // after every phase, so a run stopped half-way leaves what it measured, the unfinished point marked).
 import { rmSync, writeFileSync, mkdirSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -62,11 +63,16 @@ const sizes = (flag('sizes') ?? '1000,10000,100000').split(',').map((s) => count
 const topicPartitions = count(flag('topic-partitions') ?? '1000', '--topic-partitions')
 const dataParent = flag('data-dir') ?? tmpdir()
 const cpuProfDir = flag('cpu-prof')
+/** --main-js PATH: another build's dist/src/main.js (run from its checkout), to compare builds on this machine. */
+const mainJs = flag('main-js')
 const write = !process.argv.includes('--no-write')
 /** --log-dir DIR: every broker's log, at info, appended to DIR/failover-<N>-broker<id>.log. */
 const logDir = flag('log-dir')
 if (logDir !== undefined) mkdirSync(logDir, { recursive: true })
 const settleWaitMs = count(flag('settle-wait') ?? '180', '--settle-wait') * 1000
+/** --idle-seconds N: how long the idle cluster's CPU is measured after creation (0: not measured). */
+const idleFlag = flag('idle-seconds')
+const idleMs = idleFlag === '0' ? 0 : count(idleFlag ?? '10', '--idle-seconds') * 1000
 const jsonOut = flag('json') ?? (write ? join(BENCH_RESULTS_DIR, 'failover-scale.json') : undefined)
 
 const IDS = [1, 2, 3]
@@ -93,6 +99,8 @@ interface Point {
   createMs: number | null
   /** RSS after creation, by broker id, KiB. */
   rssAfterCreateKiB: Record<number, number>
+  /** Each broker's CPU while the cluster idled after creation, in percent of one core (by broker id). */
+  idleCpuPercent: Record<number, number>
   /** Highest RSS seen during the failovers, by broker id, KiB. */
   peakRssKiB: Record<number, number>
   controller: {
@@ -137,7 +145,7 @@ async function startCluster(point: number): Promise<Cluster> {
       const b = brokers.get(id)!
       const nodeArgs = cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir, '--cpu-prof-name', `failover-${point}-broker${id}-${Date.now()}.cpuprofile`]
       const logFile = logDir === undefined ? undefined : join(logDir, `failover-${point}-broker${id}.log`)
-      b.process = await startBroker({ dataDir: b.dataDir, port: b.port, nodeArgs, readyTimeoutMs, logFile, env: { SKEIN_LOG_LEVEL: logDir === undefined ? 'warn' : 'info' }, overrides: [`broker.id=${id}`, `zookeeper.connect=${zk.connectString}${chroot}`, ...OVERRIDES] })
+      b.process = await startBroker({ dataDir: b.dataDir, port: b.port, nodeArgs, mainJs, readyTimeoutMs, logFile, env: { SKEIN_LOG_LEVEL: logDir === undefined ? 'warn' : 'info' }, overrides: [`broker.id=${id}`, `zookeeper.connect=${zk.connectString}${chroot}`, ...OVERRIDES] })
     },
     kill(id) {
       const b = brokers.get(id)!
@@ -217,7 +225,7 @@ async function runPoint(n: number, machineLoad: () => void, onProgress: (p: Poin
   const topicCount = Math.ceil(n / perTopic)
   if (topicCount * perTopic !== n) throw new Error(`${n} partitions are not a whole number of ${perTopic}-partition topics`)
   const topics = Array.from({ length: topicCount }, (_, i) => `scale-${String(i).padStart(4, '0')}`)
-  const point: Point = { partitions: n, topics: topicCount, createMs: null, rssAfterCreateKiB: {}, peakRssKiB: {}, controller: null, broker: null, error: null, done: false }
+  const point: Point = { partitions: n, topics: topicCount, createMs: null, rssAfterCreateKiB: {}, idleCpuPercent: {}, peakRssKiB: {}, controller: null, broker: null, error: null, done: false }
   const progress = (): void => onProgress(point)
   log(`${fmtInt(n)} partitions: ${topicCount} topic(s) of ${fmtInt(perTopic)}, replication factor 3`)
   const cluster = await startCluster(n)
@@ -300,6 +308,19 @@ async function runPoint(n: number, machineLoad: () => void, onProgress: (p: Poin
     log(`  created in ${secs(point.createMs)}; RSS ${IDS.map((id) => `${id}: ${MiB(point.rssAfterCreateKiB[id]!)}`).join(', ')}`)
     machineLoad()
     progress()
+
+    // ---- idle: what holding the partitions costs (replication's fetches of idle partitions, the controller's
+    // and brokers' heartbeats), a few seconds after creation so the last ISR changes are done.
+    if (idleMs > 0) {
+      await sleep(5000)
+      const cpu0 = new Map([...cluster.brokers].map(([id, b]) => [id, b.process!.cpuSeconds()]))
+      const i0 = performance.now()
+      await sleep(idleMs)
+      const elapsed = (performance.now() - i0) / 1000
+      for (const [id, b] of cluster.brokers) point.idleCpuPercent[id] = Math.round(((b.process!.cpuSeconds() - cpu0.get(id)!) / elapsed) * 100)
+      log(`  idle CPU over ${(elapsed).toFixed(1)} s: ${IDS.map((id) => `${id}: ${point.idleCpuPercent[id]}%`).join(', ')}`)
+      progress()
+    }
 
     // ---- controller failover
     const controller = await controllerInZk()
@@ -447,7 +468,7 @@ function chartSvg(points: readonly Point[]): string {
 }
 
 function table(points: readonly Point[]): { headers: string[]; rows: string[][] } {
-  const headers = ['Partitions', 'Create', 'RSS after create (1/2/3)', 'Controller killed: elected', 'serving', 'its partitions led (first .. all)', 'ISRs settled', 'Broker killed: its partitions led (first .. all)', 'Peak RSS (1/2/3)', 'Metadata poll (max)']
+  const headers = ['Partitions', 'Create', 'RSS after create (1/2/3)', 'Idle CPU (1/2/3)', 'Controller killed: elected', 'serving', 'its partitions led (first .. all)', 'ISRs settled', 'Broker killed: its partitions led (first .. all)', 'Peak RSS (1/2/3)', 'Metadata poll (max)']
   const rows = points.map((p) => {
     const c = p.controller
     const b = p.broker
@@ -456,6 +477,7 @@ function table(points: readonly Point[]): { headers: string[]; rows: string[][] 
       `${fmtInt(p.partitions)} (${p.topics} topic${p.topics === 1 ? '' : 's'})`,
       secs(p.createMs),
       rss(p.rssAfterCreateKiB),
+      IDS.map((id) => (p.idleCpuPercent[id] === undefined ? '-' : `${p.idleCpuPercent[id]}%`)).join(' / '),
       c === null ? '-' : `${secs(c.electedMs)} (broker ${c.newController ?? '?'})`,
       c === null ? '-' : secs(c.servingMs),
       c === null ? '-' : `${fmtInt(c.ledByKilled)}: ${secs(c.firstMovedMs)} .. ${secs(c.ledMs)}`,
@@ -508,6 +530,9 @@ ${failed.length === 0 ? '' : `\nIncomplete points:\n\n${failed.map((p) => `- ${f
 - **Create**: CreateTopics in requests of 10 topics, from the first request until the Metadata of every broker shows
   every partition with a leader and a full ISR. **RSS**: /proc/<pid>/status VmRSS of each broker after that, and the
   highest seen while the failovers ran.
+- **Idle CPU**: each broker's CPU time (/proc/<pid>/stat utime + stime) over \`--idle-seconds\` (${idleMs / 1000} s) of an idle
+  cluster, 5 s after creation, in percent of one core: what merely holding the partitions costs (the followers'
+  fetches of idle partitions, heartbeats, timers).
 - **Controller killed**: SIGKILL of the active controller. **elected**: /controller in ZooKeeper names another
   broker (polled every 20 ms). **serving**: a one-partition topic created as soon as the election is seen has a
   leader in the new controller's Metadata: the new controller has loaded the cluster's state and handled a change
