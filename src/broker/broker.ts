@@ -155,6 +155,7 @@ export class Broker {
         topicExists: (name) => this.metadata.topic(name) !== undefined,
         replicationQuotaRate: (side) => this.replicationQuotas[side].rate(),
         offlineLogDirs: () => this.router.offlineDirs.size,
+        fetchSessions: () => ({ sessions: this.fetchSessions.size, partitions: this.fetchSessions.cachedPartitions, evictions: this.fetchSessions.evictions }),
       },
       registry,
     )

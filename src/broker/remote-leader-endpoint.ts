@@ -1,7 +1,7 @@
 // A replica fetcher's LeaderEndpoint (src/replication/leader-endpoint.ts) over Skein's client connection
 // (Kafka's RemoteLeaderEndPoint; the broker's composition hands it to the replica fetcher manager):
 // one TCP connection to the leader's inter-broker endpoint, Fetch v12 (topic names, lastFetchedEpoch and
-// the diverging epoch; no fetch session: every fetch names all its partitions) with this broker's replica
+// the diverging epoch, fetch sessions as the replica fetcher builds them) with this broker's replica
 // id, OffsetForLeaderEpoch and ListOffsets for the leader's log end and start offsets. With
 // inter.broker.protocol.version below 2.7, or a leader that serves no Fetch v12, Fetch v11: no diverging
 // epoch, and the fetcher truncates through OffsetForLeaderEpoch instead (Kafka's pre-2.7 path).
@@ -12,7 +12,7 @@ import { ApiKey } from '../protocol/api-keys.gen.js'
 import * as Fetch from '../protocol/messages/01-fetch.gen.js'
 import * as ListOffsets from '../protocol/messages/02-list-offsets.gen.js'
 import * as OffsetForLeaderEpoch from '../protocol/messages/23-offset-for-leader-epoch.gen.js'
-import type { FollowerFetchAnswer, FollowerFetchPartition, FollowerFetchSettings, LeaderEndpoint } from '../replication/leader-endpoint.js'
+import type { FollowerFetchAnswer, FollowerFetchRequest, FollowerFetchResult, FollowerFetchSettings, LeaderEndpoint } from '../replication/leader-endpoint.js'
 import type { LiveLeader } from '../replication/partition-requests.js'
 
 const FETCH_VERSION = 12
@@ -75,9 +75,9 @@ export async function connectLeaderEndpoint(
       return { errorCode: p.errorCode, leaderEpoch: p.leaderEpoch, endOffset: Number(p.endOffset) }
     },
 
-    async fetch(partitions: readonly FollowerFetchPartition[], settings: FollowerFetchSettings): Promise<FollowerFetchAnswer[]> {
+    async fetch(request: FollowerFetchRequest, settings: FollowerFetchSettings): Promise<FollowerFetchResult> {
       const byTopic = new Map<string, Fetch.FetchPartition[]>()
-      for (const p of partitions) {
+      for (const p of request.partitions) {
         let list = byTopic.get(p.topic)
         if (list === undefined) byTopic.set(p.topic, (list = []))
         list.push(Fetch.createFetchPartition({
@@ -89,21 +89,27 @@ export async function connectLeaderEndpoint(
           partitionMaxBytes: p.maxBytes,
         }))
       }
+      const forgotten = new Map<string, number[]>()
+      for (const f of request.forgotten) {
+        let list = forgotten.get(f.topic)
+        if (list === undefined) forgotten.set(f.topic, (list = []))
+        list.push(f.partition)
+      }
       const body = Fetch.createFetchRequest({
         replicaId: brokerId,
         maxWaitMs: settings.maxWaitMs,
         minBytes: settings.minBytes,
         maxBytes: settings.maxBytes,
-        sessionId: 0,
-        sessionEpoch: -1,
+        sessionId: request.sessionId,
+        sessionEpoch: request.sessionEpoch,
         topics: [...byTopic].map(([topic, ps]) => Fetch.createFetchTopic({ topic, partitions: ps })),
+        forgottenTopicsData: [...forgotten].map(([topic, partitions]) => Fetch.createForgottenTopic({ topic, partitions })),
       })
       const res = await conn.send(ApiKey.Fetch, (w) => Fetch.encodeFetchRequest(w, body, fetchVersion), Fetch.decodeFetchResponse, {
         version: fetchVersion,
         extraTimeoutMs: settings.maxWaitMs,
       })
-      if (res.errorCode !== ErrorCode.NONE) throw new Error(`Fetch failed with error ${res.errorCode}`)
-      const out: FollowerFetchAnswer[] = []
+      const answers: FollowerFetchAnswer[] = []
       for (const t of res.responses) {
         for (const p of t.partitions) {
           const answer: FollowerFetchAnswer = {
@@ -115,10 +121,10 @@ export async function connectLeaderEndpoint(
             records: Buffer.isBuffer(p.records) ? p.records : EMPTY,
           }
           if (p.divergingEpoch.epoch >= 0) answer.divergingEpoch = { epoch: p.divergingEpoch.epoch, endOffset: Number(p.divergingEpoch.endOffset) }
-          out.push(answer)
+          answers.push(answer)
         }
       }
-      return out
+      return { errorCode: res.errorCode, sessionId: res.sessionId, answers }
     },
 
     async offsets(topic: string, partition: number, currentLeaderEpoch: number) {

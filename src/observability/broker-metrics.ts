@@ -67,6 +67,8 @@ export interface BrokerMetricSources {
   replicationQuotaRate(side: 'leader' | 'follower'): number
   /** Log dirs of this broker taken offline by an I/O error (or a full disk) and not back. */
   offlineLogDirs(): number
+  /** The fetch session cache (KIP-227): sessions held, the partitions they hold, sessions evicted so far. */
+  fetchSessions(): { sessions: number; partitions: number; evictions: number }
 }
 
 const PER_SEC = (meter: string, what: string): string => `${what} (Kafka's ${meter}PerSec meter count)`
@@ -128,6 +130,10 @@ export class BrokerMetrics {
       emit(['Produce'], producePurgatory.value)
       emit(['Fetch'], sources.fetchPurgatorySize())
     })
+    // kafka.server:type=FetchSessionCache (consumers' and followers' incremental fetch sessions).
+    r.collected('kafka_server_fetchsessioncache_numincrementalfetchsessions', 'Incremental fetch sessions held (FetchSessionCache NumIncrementalFetchSessions)', 'gauge', [], (emit) => emit([], sources.fetchSessions().sessions))
+    r.collected('kafka_server_fetchsessioncache_numincrementalfetchpartitionscached', 'Partitions held by all incremental fetch sessions (FetchSessionCache NumIncrementalFetchPartitionsCached)', 'gauge', [], (emit) => emit([], sources.fetchSessions().partitions))
+    r.collected('kafka_server_fetchsessioncache_incrementalfetchsessionevictions_total', "Fetch sessions evicted to make room (Kafka's IncrementalFetchSessionEvictionsPerSec meter count)", 'counter', [], (emit) => emit([], sources.fetchSessions().evictions))
     r.collected('kafka_server_replicamanager_underreplicatedpartitions', 'Partitions led here with fewer in-sync replicas than replicas (UnderReplicatedPartitions)', 'gauge', [], (emit) => emit([], sources.leadership().underReplicated))
     this.isrShrinks = r.counter('kafka_server_replicamanager_isrshrinks_total', "ISR shrinks (Kafka's IsrShrinksPerSec meter count)").labels()
     this.isrExpands = r.counter('kafka_server_replicamanager_isrexpands_total', "ISR expands (Kafka's IsrExpandsPerSec meter count)").labels()

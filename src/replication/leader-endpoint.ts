@@ -27,6 +27,29 @@ export interface FollowerFetchAnswer {
   divergingEpoch?: { epoch: number; endOffset: number }
 }
 
+/**
+ * One Fetch of a follower, in a fetch session (KIP-227) when the leader opened one: a full fetch (epoch 0)
+ * names every partition and asks for a session; an incremental one (the session's id and epoch) names
+ * only the partitions added or changed since they were last named, and those the session drops.
+ */
+export interface FollowerFetchRequest {
+  /** 0 for none; with epoch 0, the session a full fetch closes. */
+  sessionId: number
+  sessionEpoch: number
+  partitions: readonly FollowerFetchPartition[]
+  /** Partitions the session drops (incremental fetches only). */
+  forgotten: readonly { topic: string; partition: number }[]
+}
+
+export interface FollowerFetchResult {
+  /** The answer's own error: a session error (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH...) or NONE. */
+  errorCode: number
+  /** The session the leader opened or continued; 0 for none. */
+  sessionId: number
+  /** A full fetch's answer has every partition; an incremental one's only those with something new. */
+  answers: FollowerFetchAnswer[]
+}
+
 export interface FollowerFetchSettings {
   maxWaitMs: number
   minBytes: number
@@ -41,8 +64,8 @@ export interface LeaderEndpoint {
   readonly truncatesOnFetch: boolean
   /** OffsetForLeaderEpoch as a replica: the leader's end offset of `epoch` (Kafka's (-1, -1) when unknown). */
   epochEndOffset(topic: string, partition: number, currentLeaderEpoch: number, epoch: number): Promise<{ errorCode: number; leaderEpoch: number; endOffset: number }>
-  /** One Fetch with this broker's replica id; rejects when the connection fails. */
-  fetch(partitions: readonly FollowerFetchPartition[], settings: FollowerFetchSettings): Promise<FollowerFetchAnswer[]>
+  /** One Fetch with this broker's replica id; rejects when the connection fails. A leader that keeps no session answers session id 0. */
+  fetch(request: FollowerFetchRequest, settings: FollowerFetchSettings): Promise<FollowerFetchResult>
   /** The leader's log end offset and log start offset of a partition (ListOffsets as a replica). */
   offsets(topic: string, partition: number, currentLeaderEpoch: number): Promise<{ errorCode: number; logEndOffset: number; logStartOffset: number }>
   close(): void

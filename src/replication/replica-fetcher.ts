@@ -35,7 +35,7 @@
 import { ErrorCode } from '../domain/errors.js'
 import type { Logger } from '../observability/logger.js'
 import type { Counter } from '../observability/metrics.js'
-import type { FollowerFetchAnswer, FollowerFetchSettings, FollowerLog, FollowerLogState, LeaderEndpoint } from './leader-endpoint.js'
+import type { FollowerFetchAnswer, FollowerFetchResult, FollowerFetchSettings, FollowerLog, FollowerLogState, LeaderEndpoint } from './leader-endpoint.js'
 
 export interface FetcherPartition {
   topic: string
@@ -48,6 +48,8 @@ export interface FetcherPartition {
 }
 
 interface FetchState extends FetcherPartition {
+  /** fetchKey(topic, partition) */
+  key: string
   delayedUntil: number
   /** Waiting for truncation through OffsetForLeaderEpoch before fetching (a leader without Fetch v12). */
   truncating: boolean
@@ -56,6 +58,16 @@ interface FetchState extends FetcherPartition {
    * first answer); undefined before it. 0: in sync, never held back by the throttle.
    */
   lag: number | undefined
+  /**
+   * In the leader's fetch session with the parameters below (what it was last named with): an incremental
+   * fetch names it again only when one of them changed (KIP-227).
+   */
+  inSession: boolean
+  sentFetchOffset: number
+  sentLeaderEpoch: number
+  sentLastFetchedEpoch: number
+  /** The fetch that last named it: its answer is applied only from that fetch, or while in the session. */
+  sentRound: number
 }
 
 export interface ReplicaFetcherSettings extends FollowerFetchSettings {
@@ -66,6 +78,14 @@ export interface ReplicaFetcherSettings extends FollowerFetchSettings {
 }
 
 const UNKNOWN_EPOCH_RETRY_MS = 50
+/** KIP-227: a full fetch (asks for a session; with a session id, closes that one first). */
+const INITIAL_SESSION_EPOCH = 0
+const SESSION_ERRORS: ReadonlySet<number> = new Set([ErrorCode.FETCH_SESSION_ID_NOT_FOUND, ErrorCode.INVALID_FETCH_SESSION_EPOCH, ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR])
+
+/** The session epoch after `epoch` (Kafka's FetchMetadata.nextEpoch: wraps to 1, never back to 0). */
+function nextSessionEpoch(epoch: number): number {
+  return epoch === 0x7fffffff ? 1 : epoch + 1
+}
 /** How long a fetcher with only throttled partitions waits before looking at the rate again. */
 const THROTTLED_WAIT_MS = 100
 
@@ -102,6 +122,14 @@ export class ReplicaFetcher {
   #loop: Promise<void> | undefined
   /** When a fetch last failed on an open connection (ms). */
   #lastDropAt = 0
+  /** The leader's fetch session (KIP-227): its id (0: none) and the epoch the next fetch carries (0: a full fetch). */
+  #sessionId = 0
+  #sessionEpoch = INITIAL_SESSION_EPOCH
+  /** Partitions the session holds that the next incremental fetch drops, by key. */
+  readonly #forgotten = new Map<string, { topic: string; partition: number }>()
+  #round = 0
+  /** When the leader last answered with a session error (ms). */
+  #lastSessionErrorAt = 0
 
   constructor(
     readonly sourceBrokerId: number,
@@ -124,14 +152,35 @@ export class ReplicaFetcher {
 
   /** Starts (or restarts) fetching these partitions. */
   add(partitions: readonly FetcherPartition[]): void {
-    for (const p of partitions) this.#partitions.set(fetchKey(p.topic, p.partition), { ...p, delayedUntil: 0, truncating: true, lag: undefined })
+    for (const p of partitions) {
+      const key = fetchKey(p.topic, p.partition)
+      // The leader's session may hold the old state's position: it is named again with the new one, or dropped.
+      if (this.#partitions.get(key)?.inSession === true) this.#forgotten.set(key, { topic: p.topic, partition: p.partition })
+      this.#partitions.set(key, {
+        ...p,
+        key,
+        delayedUntil: 0,
+        truncating: true,
+        lag: undefined,
+        inSession: false,
+        sentFetchOffset: -1,
+        sentLeaderEpoch: -1,
+        sentLastFetchedEpoch: -1,
+        sentRound: 0,
+      })
+    }
     this.#wake?.()
     this.#loop ??= this.#run()
   }
 
   /** Stops fetching these partitions; resolves once no answer for them is being applied. */
   async remove(keys: readonly string[]): Promise<void> {
-    for (const k of keys) this.#partitions.delete(k)
+    for (const k of keys) {
+      const s = this.#partitions.get(k)
+      if (s === undefined) continue
+      if (s.inSession) this.#forgotten.set(k, { topic: s.topic, partition: s.partition })
+      this.#partitions.delete(k)
+    }
     await this.#processing
   }
 
@@ -158,8 +207,16 @@ export class ReplicaFetcher {
         const listed = this.throttle !== undefined && this.throttle.isThrottled(s.topic, s.partition)
         if (listed) throttled.add(s)
         if (listed && s.lag !== 0 && (overQuota ??= this.throttle!.isQuotaExceeded())) nextDelay = Math.min(nextDelay, THROTTLED_WAIT_MS)
-        else if (s.delayedUntil <= now) ready.push(s)
-        else nextDelay = Math.min(nextDelay, s.delayedUntil - now)
+        else if (s.delayedUntil <= now) {
+          ready.push(s)
+          continue
+        } else nextDelay = Math.min(nextDelay, s.delayedUntil - now)
+        // Not fetched this round: the session drops it (Kafka's fetch builder leaves it out), so the
+        // leader stops reading it at a position that may no longer be the follower's.
+        if (s.inSession) {
+          s.inSession = false
+          this.#forgotten.set(s.key, { topic: s.topic, partition: s.partition })
+        }
       }
       if (ready.length === 0) {
         await this.#sleep(Math.min(nextDelay, 1000))
@@ -198,18 +255,39 @@ export class ReplicaFetcher {
           continue
         }
       }
-      let answers: FollowerFetchAnswer[]
-      const sent = ready.map((s) => ({ state: s, fetchOffset: s.fetchOffset }))
+      // KIP-227: a full fetch names every ready partition; an incremental one those not in the session or
+      // changed since last named, and the ones it drops.
+      const full = this.#sessionEpoch === INITIAL_SESSION_EPOCH
+      const round = ++this.#round
+      const toSend: FetchState[] = []
+      for (const s of ready) {
+        if (full || !s.inSession || s.sentFetchOffset !== s.fetchOffset || s.sentLeaderEpoch !== s.leaderEpoch || s.sentLastFetchedEpoch !== s.lastFetchedEpoch) toSend.push(s)
+      }
+      for (const s of toSend) {
+        this.#forgotten.delete(s.key)
+        s.sentRound = round
+        s.sentFetchOffset = s.fetchOffset
+        s.sentLeaderEpoch = s.leaderEpoch
+        s.sentLastFetchedEpoch = s.lastFetchedEpoch
+      }
+      const forgotten = full ? [] : [...this.#forgotten.values()]
+      this.#forgotten.clear()
+      let result: FollowerFetchResult
       try {
-        answers = await this.#endpoint.fetch(
-          ready.map((s) => ({
-            topic: s.topic,
-            partition: s.partition,
-            fetchOffset: s.fetchOffset,
-            currentLeaderEpoch: s.leaderEpoch,
-            lastFetchedEpoch: s.lastFetchedEpoch,
-            maxBytes: this.settings.partitionMaxBytes,
-          })),
+        result = await this.#endpoint.fetch(
+          {
+            sessionId: this.#sessionId,
+            sessionEpoch: this.#sessionEpoch,
+            partitions: toSend.map((s) => ({
+              topic: s.topic,
+              partition: s.partition,
+              fetchOffset: s.fetchOffset,
+              currentLeaderEpoch: s.leaderEpoch,
+              lastFetchedEpoch: s.lastFetchedEpoch,
+              maxBytes: this.settings.partitionMaxBytes,
+            })),
+            forgotten,
+          },
           this.settings,
         )
       } catch (err) {
@@ -217,6 +295,8 @@ export class ReplicaFetcher {
         this.logger.warn({ leader: this.sourceBrokerId, err: (err as Error).message }, 'fetch from the leader failed; reconnecting')
         this.#endpoint?.close()
         this.#endpoint = undefined
+        // The next connection starts with a full fetch that closes this session (Kafka's nextCloseExisting).
+        this.#resetSession(true)
         // The first drop in a while reconnects at once (a leader that is gone refuses the connect, which
         // backs off): a follower waiting replica.fetch.backoff.ms here held acks=all of the partitions it
         // is the other ISR member of for a second when its connection dropped during a controlled shutdown.
@@ -226,27 +306,60 @@ export class ReplicaFetcher {
         if (again) await this.#sleep(this.settings.backoffMs)
         continue
       }
-      const byKey = new Map(answers.map((a) => [fetchKey(a.topic, a.partition), a]))
+      if (result.errorCode !== ErrorCode.NONE) {
+        // A session the leader no longer has (evicted, restarted) or an epoch it did not expect (a lost
+        // answer): start again with a full fetch; a second such answer within the backoff waits it out.
+        this.logger.info({ leader: this.sourceBrokerId, errorCode: result.errorCode, sessionId: this.#sessionId }, 'the leader refused the fetch session; fetching in full')
+        this.#resetSession(result.errorCode !== ErrorCode.FETCH_SESSION_ID_NOT_FOUND && SESSION_ERRORS.has(result.errorCode))
+        const now = Date.now()
+        const again = now - this.#lastSessionErrorAt < this.settings.backoffMs || !SESSION_ERRORS.has(result.errorCode)
+        this.#lastSessionErrorAt = now
+        if (again) await this.#sleep(this.settings.backoffMs)
+        continue
+      }
+      if (result.sessionId === 0) {
+        // No session (the leader keeps none, or its cache is full; or an incremental fetch emptied it): the
+        // next fetch is a full one.
+        if (!full) this.#resetSession(false)
+        this.#sessionId = 0
+      } else {
+        this.#sessionId = result.sessionId
+        this.#sessionEpoch = full ? nextSessionEpoch(INITIAL_SESSION_EPOCH) : nextSessionEpoch(this.#sessionEpoch)
+        for (const s of toSend) s.inSession = true
+      }
       let received = 0
       let receivedThrottled = 0
-      const work = sent.map(({ state, fetchOffset }) => {
-        const answer = byKey.get(fetchKey(state.topic, state.partition))
-        if (answer === undefined) return Promise.resolve()
+      const work: Promise<void>[] = []
+      for (const answer of result.answers) {
+        const state = this.#partitions.get(fetchKey(answer.topic, answer.partition))
+        // Only an answer to the position this follower named: in this fetch, or earlier and unchanged in the session.
+        if (state === undefined || (state.sentRound !== round && !state.inSession)) continue
         if (answer.errorCode === ErrorCode.NONE) {
           received += answer.records.length
           if (throttled.has(state)) receivedThrottled += answer.records.length
         }
-        return this.#apply(state, fetchOffset, answer).catch((err: unknown) => {
+        work.push(this.#apply(state, state.sentFetchOffset, answer).catch((err: unknown) => {
           this.logger.error({ topic: state.topic, partition: state.partition, err: (err as Error).message }, 'cannot apply the leader\'s answer; retrying later')
           state.delayedUntil = Date.now() + this.settings.backoffMs
-        })
-      })
+        }))
+      }
       // One add per answer, not per partition.
       if (received > 0) this.replicationBytesIn?.inc(received)
       if (receivedThrottled > 0) this.throttle!.record(receivedThrottled)
       this.#processing = Promise.all(work).then(() => undefined)
       await this.#processing
     }
+  }
+
+  /**
+   * Forgets the leader's session: the next fetch is a full one, closing the session it names when
+   * `closeExisting` (Kafka's nextCloseExisting), or naming none.
+   */
+  #resetSession(closeExisting: boolean): void {
+    this.#sessionEpoch = INITIAL_SESSION_EPOCH
+    if (!closeExisting) this.#sessionId = 0
+    this.#forgotten.clear()
+    for (const s of this.#partitions.values()) s.inSession = false
   }
 
   /** Whether `state` is still the partition's current fetch state (not removed or replaced). */

@@ -7,6 +7,7 @@
 // - BytesInPerSec and BytesOutPerSec count clients' traffic only, as in Kafka: broker 1's BytesIn is
 //   exactly what was produced, broker 2's stays 0, and neither counts the bytes replicated as BytesOut.
 // Once the replica is in the ISR its log is the leader's, and `--verify` clears the throttle.
+// Then the follower's fetch session (KIP-227), as the leader's FetchSessionCache metrics show it.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -134,4 +135,40 @@ describe.skipIf(MISSING !== undefined)('replication metrics and the replication 
       await admin.disconnect()
     }
   }, 90_000)
+
+  it("replicates in a fetch session (KIP-227): broker 1's FetchSessionCache holds broker 2's session with every partition it follows, and records still arrive byte for byte", async () => {
+    const kafka = new Kafka({ clientId: 'replmetrics-sessions', brokers: cluster.brokers.map((b) => b.bootstrap), logLevel: logLevel.NOTHING })
+    const admin = kafka.admin()
+    await admin.connect()
+    try {
+      const partitions = 20
+      await admin.createTopics({ topics: [{ topic: 'sessioned', replicaAssignment: Array.from({ length: partitions }, (_, partition) => ({ partition, replicas: [1, 2] })) }] })
+      await agreed(cluster, 'sessioned', (ps) => ps.length === partitions && ps.every((p) => p.leader === 1 && p.isr.length === 2), 'sessioned in sync on both brokers')
+      // Broker 2 follows these 20 and `moved` (the first case's), all led by broker 1: one fetcher, one session.
+      let cached = 0
+      let sessions = 0
+      const deadline = Date.now() + 15_000
+      while (Date.now() < deadline) {
+        const m = await scrape(1)
+        sessions = m.get('kafka_server_fetchsessioncache_numincrementalfetchsessions')!
+        cached = m.get('kafka_server_fetchsessioncache_numincrementalfetchpartitionscached')!
+        if (cached >= partitions + 1) break
+        await new Promise((r) => setTimeout(r, 200))
+      }
+      expect([sessions, cached]).toEqual([1, partitions + 1])
+      // Records appended to a few partitions after the session formed reach the follower in it.
+      const c = await cluster.broker(1).client()
+      try {
+        for (const partition of [3, 11, 19]) {
+          expect((await c.produce('sessioned', partition, batchOf([{ key: null, value: Buffer.from(`after the session ${partition}`) }]), -1)).errorCode).toBe(ErrorCode.NONE)
+        }
+      } finally {
+        c.close()
+      }
+      for (const partition of [3, 11, 19]) await expectIdenticalLogs(cluster, 'sessioned', partition, [1, 2])
+      expect((await scrape(1)).get('kafka_server_fetchsessioncache_numincrementalfetchsessions')).toBe(1)
+    } finally {
+      await admin.disconnect()
+    }
+  }, 60_000)
 })

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
 import { silentLogger } from '../../src/observability/logger.js'
 import type { AlterPartitionRequest, AlterPartitionResponse } from '../../src/protocol/messages/56-alter-partition.gen.js'
-import type { FollowerFetchAnswer, FollowerFetchPartition, LeaderEndpoint } from '../../src/replication/leader-endpoint.js'
+import type { FollowerFetchAnswer, FollowerFetchPartition, FollowerFetchResult, LeaderEndpoint } from '../../src/replication/leader-endpoint.js'
 import type { LiveLeader, PartitionLeaderAndIsr } from '../../src/replication/partition-requests.js'
 import { ReplicaManager, type ReplicaManagerDeps } from '../../src/replication/replica-manager.js'
 import type { PartitionService, ReplicaManagerPort } from '../../src/server/handlers/common/ports.js'
@@ -205,10 +205,10 @@ describe('ReplicaManager over an inline router', () => {
       truncatesOnFetch: true,
       epochEndOffset: async () => ({ errorCode: ErrorCode.NONE, leaderEpoch: 1, endOffset: 3 }),
       offsets: async () => ({ errorCode: ErrorCode.NONE, logEndOffset: 3, logStartOffset: 0 }),
-      fetch: async (partitions): Promise<FollowerFetchAnswer[]> => {
+      fetch: async ({ partitions }): Promise<FollowerFetchResult> => {
         fetches.push([...partitions])
         await new Promise((r) => setTimeout(r, 10))
-        return partitions.map((p) => ({
+        return { errorCode: ErrorCode.NONE, sessionId: 0, answers: partitions.map((p): FollowerFetchAnswer => ({
           topic: p.topic,
           partition: p.partition,
           errorCode: ErrorCode.NONE,
@@ -216,7 +216,7 @@ describe('ReplicaManager over an inline router', () => {
           logStartOffset: 0,
           records: Buffer.alloc(0),
           ...(p.lastFetchedEpoch === 1 && p.fetchOffset > 3 ? { divergingEpoch: { epoch: 1, endOffset: 3 } } : {}),
-        }))
+        })) }
       },
       close: () => {},
     }

@@ -9,7 +9,7 @@ import { ErrorCode, KafkaError } from '../../src/domain/errors.js'
 import { createLogger } from '../../src/observability/logger.js'
 import { Counter } from '../../src/observability/metrics.js'
 import { DelayedProducePurgatory } from '../../src/replication/delayed-produce.js'
-import type { FollowerFetchAnswer, FollowerLog, LeaderEndpoint } from '../../src/replication/leader-endpoint.js'
+import type { FollowerFetchAnswer, FollowerFetchResult, FollowerLog, LeaderEndpoint } from '../../src/replication/leader-endpoint.js'
 import { PartitionLeaderState } from '../../src/replication/partition.js'
 import { ReplicaFetcher, type FollowerThrottle } from '../../src/replication/replica-fetcher.js'
 import { ReplicationQuota } from '../../src/replication/replication-quota.js'
@@ -146,9 +146,10 @@ function localLeader(lm: LogManager, leader: PartitionLog, leaderEpoch: () => nu
       const end = leader.endOffsetForEpoch(epoch)
       return { errorCode: ErrorCode.NONE, leaderEpoch: end.leaderEpoch, endOffset: end.endOffset }
     },
-    async fetch(partitions): Promise<FollowerFetchAnswer[]> {
+    // Sessionless (answers session id 0): every fetch names every partition.
+    async fetch({ partitions }): Promise<FollowerFetchResult> {
       await new Promise((r) => setTimeout(r, 5))
-      return partitions.map((p) => {
+      return { errorCode: ErrorCode.NONE, sessionId: 0, answers: partitions.map((p) => {
         const base = { topic: p.topic, partition: p.partition, highWatermark: leader.highWatermark, logStartOffset: leader.logStartOffset, records: Buffer.alloc(0) }
         if (p.currentLeaderEpoch < leaderEpoch()) return { ...base, errorCode: ErrorCode.FENCED_LEADER_EPOCH }
         try {
@@ -162,7 +163,7 @@ function localLeader(lm: LogManager, leader: PartitionLog, leaderEpoch: () => nu
         } catch (err) {
           return { ...base, errorCode: (err as KafkaError).code }
         }
-      })
+      }) }
     },
     async offsets() {
       return { errorCode: ErrorCode.NONE, logEndOffset: leader.logEndOffset, logStartOffset: leader.logStartOffset }
@@ -288,7 +289,13 @@ describe('a replica fetcher', () => {
     }
     const bytesIn = new Counter()
     const byPartition = leaders.map((l) => localLeader(lm, l, () => 0))
-    const endpoint: LeaderEndpoint = { ...byPartition[0]!, fetch: async (ps, s) => (await Promise.all(ps.map((p) => byPartition[p.partition]!.fetch([p], s)))).flat() }
+    const endpoint: LeaderEndpoint = {
+      ...byPartition[0]!,
+      fetch: async (req, s) => {
+        const answers = await Promise.all(req.partitions.map((p) => byPartition[p.partition]!.fetch({ ...req, partitions: [p] }, s)))
+        return { errorCode: ErrorCode.NONE, sessionId: 0, answers: answers.flatMap((a) => a.answers) }
+      },
+    }
     const fetcher = new ReplicaFetcher(1, async () => endpoint, { ...followerLog(followers[0]!), append: (t, p, ...rest) => followerLog(followers[p]!).append(t, p, ...rest) }, {
       maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, partitionMaxBytes: 300, backoffMs: 20,
     }, createLogger({ level: 'silent' }), throttle, bytesIn)

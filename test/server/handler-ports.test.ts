@@ -284,9 +284,15 @@ function produceRequest(acks: number, partitions: { index: number; records: Buff
   })
 }
 
-function fetchRequest(partitions: { partition: number; fetchOffset: bigint; currentLeaderEpoch?: number }[], opts: { minBytes?: number; maxWaitMs?: number; maxBytes?: number; replicaId?: number; topic?: string; topicId?: string } = {}): Fetch.FetchRequest {
+function fetchRequest(
+  partitions: { partition: number; fetchOffset: bigint; currentLeaderEpoch?: number }[],
+  opts: { minBytes?: number; maxWaitMs?: number; maxBytes?: number; replicaId?: number; topic?: string; topicId?: string; sessionId?: number; sessionEpoch?: number; forgotten?: number[] } = {},
+): Fetch.FetchRequest {
   return Fetch.createFetchRequest({
     replicaId: opts.replicaId ?? -1,
+    sessionId: opts.sessionId ?? 0,
+    sessionEpoch: opts.sessionEpoch ?? -1,
+    forgottenTopicsData: opts.forgotten === undefined ? [] : [Fetch.createForgottenTopic({ topic: opts.topic ?? 't', partitions: opts.forgotten })],
     maxWaitMs: opts.maxWaitMs ?? 0,
     minBytes: opts.minBytes ?? 0,
     maxBytes: opts.maxBytes ?? 1 << 20,
@@ -425,6 +431,42 @@ describe('Fetch against fake ports', () => {
 })
 
 describe("a follower's Fetch against fake ports", () => {
+  it('keeps a session for a follower (KIP-227): incremental fetches read every session partition where it was last named, answer only what changed, and only that replica may continue it', async () => {
+    const h = harness()
+    const append = (partition: number, payload: string) => h.partitions.appendAsLeader([{ topic: 't', partition, records: Buffer.from(payload) }], { acks: 1, timeoutMs: 0 })
+    const reads: [partition: number, fetchOffset: number][][] = []
+    const readForFollower = h.partitions.readForFollower.bind(h.partitions)
+    h.partitions.readForFollower = async (replicaId, items) => {
+      reads.push(items.map((i) => [i.partition, i.fetchOffset]))
+      return readForFollower(replicaId, items)
+    }
+    const answered = (res: Fetch.FetchResponse) => res.responses.flatMap((t) => t.partitions.map((p) => [p.partitionIndex, Number(p.highWatermark), Buffer.isBuffer(p.records) ? 0 : p.records!.chunks.length]))
+    await append(0, 'aaaa')
+    // A full fetch with epoch 0 opens the session and answers every partition.
+    const full = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 0n }, { partition: 1, fetchOffset: 0n }], { replicaId: 2, sessionEpoch: 0 }), h.ctx(1, 12))
+    expect(full.sessionId).toBeGreaterThan(0)
+    expect(answered(full)).toEqual([[0, 1, 1], [1, 0, 0]])
+    const sessionId = full.sessionId
+    // The follower names partition 0 at its new position, not partition 1: both are read, nothing changed.
+    const idle = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 1n }], { replicaId: 2, sessionId, sessionEpoch: 1 }), h.ctx(1, 12))
+    expect(reads.at(-1)).toEqual([[0, 1], [1, 0]])
+    expect([idle.errorCode, idle.sessionId, answered(idle)]).toEqual([ErrorCode.NONE, sessionId, []])
+    // An append to partition 1, named by no request since the full fetch, is answered.
+    await append(1, 'bbbb')
+    const news = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([], { replicaId: 2, sessionId, sessionEpoch: 2 }), h.ctx(1, 12))
+    expect(answered(news)).toEqual([[1, 1, 1]])
+    // Neither a consumer nor another replica may continue (or close) the follower's session.
+    const consumer = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([], { sessionId, sessionEpoch: 3 }), h.ctx(1, 12))
+    const otherReplica = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([], { replicaId: 3, sessionId, sessionEpoch: 3 }), h.ctx(1, 12))
+    await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([], { sessionId, sessionEpoch: 0 }), h.ctx(1, 12))
+    expect([consumer.errorCode, otherReplica.errorCode]).toEqual([ErrorCode.FETCH_SESSION_ID_NOT_FOUND, ErrorCode.FETCH_SESSION_ID_NOT_FOUND])
+    // Forgotten partitions leave the session; a repeated epoch is refused.
+    const forgot = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 1, fetchOffset: 1n }], { replicaId: 2, sessionId, sessionEpoch: 3, forgotten: [0] }), h.ctx(1, 12))
+    expect([forgot.errorCode, reads.at(-1)]).toEqual([ErrorCode.NONE, [[1, 1]]])
+    const repeated = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([], { replicaId: 2, sessionId, sessionEpoch: 3 }), h.ctx(1, 12))
+    expect(repeated.errorCode).toBe(ErrorCode.INVALID_FETCH_SESSION_EPOCH)
+  })
+
   it('with an authorizer, needs ClusterAction: a client claiming a replica id gets TOPIC_AUTHORIZATION_FAILED and moves nothing', async () => {
     const asked: string[] = []
     const acl = {

@@ -44,8 +44,12 @@
 // * Follower fetches (replica id >= 0; v15+ in ReplicaState) are served by the partition service's
 //   readForFollower: records up to the log end offset (not the high watermark), the follower's position
 //   recorded by the leader (HW, ISR), and with lastFetchedEpoch (v12+) the diverging epoch instead of
-//   records when the follower's log went another way. They use no fetch session (answered with id 0);
-//   a follower that is not a replica of the partition gets NOT_LEADER_OR_FOLLOWER. With an authorizer
+//   records when the follower's log went another way. Followers open fetch sessions as consumers do
+//   (privileged ones, see common/fetch-sessions.ts), so an idle partition is named once, not in every
+//   fetch; the leader reads every partition of the session at each fetch, which keeps the follower's
+//   place in the ISR, and answers those with records, a new HW or log start offset, a diverging epoch or
+//   an error. A session is continued or closed only by the replica that opened it.
+//   A follower that is not a replica of the partition gets NOT_LEADER_OR_FOLLOWER. With an authorizer
 //   the principal needs ClusterAction on the cluster, else every partition is TOPIC_AUTHORIZATION_FAILED
 //   and nothing is read (Kafka's KafkaApis.handleFetchRequest; CVE-2018-1288). They long-poll as
 //   consumers do. Their records count as ReplicationBytesOutPerSec, never BytesOutPerSec (Kafka's
@@ -103,29 +107,9 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
     if (replicaId >= 0) return followerFetch(req, ctx, replicaId)
     const usesTopicIds = version >= 13
     const sessions = ctx.fetchSessions
-    // The session this request continues (incremental), or whether it asks for a new one (full, epoch 0).
-    let session: FetchSession | undefined
-    let openSession = false
-    if (version >= 7) {
-      if (req.sessionEpoch === INITIAL_EPOCH || req.sessionEpoch === FINAL_EPOCH) {
-        if (req.sessionId !== INVALID_SESSION_ID) sessions.remove(req.sessionId)
-        openSession = req.sessionEpoch === INITIAL_EPOCH
-      } else {
-        session = sessions.get(req.sessionId)
-        if (session === undefined) return sessionError(ErrorCode.FETCH_SESSION_ID_NOT_FOUND, INVALID_SESSION_ID)
-        if (session.epoch !== req.sessionEpoch) return sessionError(ErrorCode.INVALID_FETCH_SESSION_EPOCH, INVALID_SESSION_ID)
-        if (session.usesTopicIds !== usesTopicIds) return sessionError(ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR, INVALID_SESSION_ID)
-        updateSession(session, req, usesTopicIds, ctx)
-        if (session.size === 0) {
-          // Everything forgotten: the session ends, and the (empty) request is answered without one.
-          sessions.remove(session.id)
-          session = undefined
-        } else {
-          sessions.touch(session, ctx.receivedAt)
-          session.epoch = nextEpoch(session.epoch)
-        }
-      }
-    }
+    const started = startSession(req, ctx, usesTopicIds, CONSUMER_REPLICA_ID)
+    if (started.error !== undefined) return started.error
+    const { session, openSession } = started
 
     const { partitions } = ctx
     const slots: Slot[] = []
@@ -182,7 +166,7 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
         const { topic, topicId, p, response } = named
         serve(topic, response, p.partition, Number(p.fetchOffset), p.partitionMaxBytes, p.currentLeaderEpoch)
         // The session's cache entries are made only when one may be opened (sessionless fetches pay nothing).
-        if (openSession) slots.push({ topic, topicId, response, cached: cacheEntry(topic, topicId, p) })
+        if (openSession) slots.push({ topic, topicId, response, cached: cacheEntry(topic, topicId, p, -1) })
       }
     } else {
       for (const cached of session.partitions.values()) {
@@ -224,24 +208,60 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
       if (version >= 16) addCurrentLeaders(res, ctx)
       return res
     }
-    let sessionId = INVALID_SESSION_ID
-    if (openSession) {
-      const privileged = (version >= 15 ? req.replicaState.replicaId : req.replicaId) >= 0
-      const opened = sessions.create(ctx.receivedAt, privileged, usesTopicIds, slots.length, (s) => {
-        for (const slot of slots) {
-          const c = slot.cached!
-          c.highWatermark = Number(slot.response.highWatermark)
-          c.logStartOffset = Number(slot.response.logStartOffset)
-          s.partitions.set(partitionKey(usesTopicIds, c.topic, c.topicId, c.partition), c)
-        }
-      })
-      if (opened !== undefined) sessionId = opened.id
-    }
+    const sessionId = openSession ? openSessionWith(ctx, CONSUMER_REPLICA_ID, usesTopicIds, slots) : INVALID_SESSION_ID
     const res = Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId, responses })
     if (version >= 16) addCurrentLeaders(res, ctx)
     return res
   },
 })
+
+/** The replica id of a consumer's fetch (and its sessions). */
+const CONSUMER_REPLICA_ID = -1
+
+/** The session a request continues, or whether it asks for one; or the session error that answers it. */
+type SessionStart = { session: FetchSession | undefined; openSession: boolean; error?: undefined } | { error: Fetch.FetchResponse }
+
+/**
+ * KIP-227 at the start of a fetch (see the file header). A full fetch (epoch 0 or -1) closes the session it
+ * names; epoch 0 asks for a new one. An incremental fetch continues its session: the named partitions are
+ * added or updated, the forgotten ones dropped, and the epoch moves on. A session is continued or closed
+ * only by the kind of fetch that opened it, from the same replica: a consumer that guessed a follower's
+ * session id can neither read as that follower nor end its session.
+ */
+function startSession(req: Fetch.FetchRequest, ctx: RequestContext, usesTopicIds: boolean, replicaId: number): SessionStart {
+  if (ctx.apiVersion < 7) return { session: undefined, openSession: false }
+  const sessions = ctx.fetchSessions
+  if (req.sessionEpoch === INITIAL_EPOCH || req.sessionEpoch === FINAL_EPOCH) {
+    if (req.sessionId !== INVALID_SESSION_ID && sessions.get(req.sessionId)?.replicaId === replicaId) sessions.remove(req.sessionId)
+    return { session: undefined, openSession: req.sessionEpoch === INITIAL_EPOCH }
+  }
+  const session = sessions.get(req.sessionId)
+  if (session === undefined || session.replicaId !== replicaId) return { error: sessionError(ErrorCode.FETCH_SESSION_ID_NOT_FOUND, INVALID_SESSION_ID) }
+  if (session.epoch !== req.sessionEpoch) return { error: sessionError(ErrorCode.INVALID_FETCH_SESSION_EPOCH, INVALID_SESSION_ID) }
+  if (session.usesTopicIds !== usesTopicIds) return { error: sessionError(ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR, INVALID_SESSION_ID) }
+  updateSession(session, req, usesTopicIds, ctx)
+  if (session.size === 0) {
+    // Everything forgotten: the session ends, and the (empty) request is answered without one.
+    sessions.remove(session.id)
+    return { session: undefined, openSession: false }
+  }
+  sessions.touch(session, ctx.receivedAt)
+  session.epoch = nextEpoch(session.epoch)
+  return { session, openSession: false }
+}
+
+/** Opens a session holding the answered partitions of a full fetch; its id, or 0 when the cache keeps what it has. */
+function openSessionWith(ctx: RequestContext, replicaId: number, usesTopicIds: boolean, slots: readonly Slot[]): number {
+  const opened = ctx.fetchSessions.create(ctx.receivedAt, replicaId, usesTopicIds, slots.length, (s) => {
+    for (const slot of slots) {
+      const c = slot.cached!
+      c.highWatermark = Number(slot.response.highWatermark)
+      c.logStartOffset = Number(slot.response.logStartOffset)
+      s.partitions.set(partitionKey(usesTopicIds, c.topic, c.topicId, c.partition), c)
+    }
+  })
+  return opened?.id ?? INVALID_SESSION_ID
+}
 
 /** Kafka's budget for a whole answer: min(the request's maxBytes, fetch.max.bytes). */
 function fetchBudget(req: Fetch.FetchRequest, ctx: RequestContext): number {
@@ -311,7 +331,7 @@ function partitionAnswer(partitionIndex: number, readCommitted: boolean): Fetch.
   }
 }
 
-function cacheEntry(topic: string, topicId: string, p: Fetch.FetchPartition): CachedPartition {
+function cacheEntry(topic: string, topicId: string, p: Fetch.FetchPartition, lastFetchedEpoch: number): CachedPartition {
   return {
     topic,
     topicId,
@@ -319,9 +339,15 @@ function cacheEntry(topic: string, topicId: string, p: Fetch.FetchPartition): Ca
     fetchOffset: Number(p.fetchOffset),
     maxBytes: p.partitionMaxBytes,
     currentLeaderEpoch: p.currentLeaderEpoch,
+    lastFetchedEpoch,
     highWatermark: -1,
     logStartOffset: -1,
   }
+}
+
+/** A follower's epoch of its last batch (v12+); -1 before, and from consumers (who send -1). */
+function lastFetchedEpochOf(p: Fetch.FetchPartition, version: number): number {
+  return version >= 12 ? p.lastFetchedEpoch : -1
 }
 
 /** Applies an incremental request to its session: named partitions added or updated, forgotten ones dropped. */
@@ -340,6 +366,7 @@ function updateSession(session: FetchSession, req: Fetch.FetchRequest, usesTopic
           fetchOffset: Number(p.fetchOffset),
           maxBytes: p.partitionMaxBytes,
           currentLeaderEpoch: p.currentLeaderEpoch,
+          lastFetchedEpoch: lastFetchedEpochOf(p, ctx.apiVersion),
           highWatermark: -1,
           logStartOffset: -1,
         })
@@ -347,6 +374,7 @@ function updateSession(session: FetchSession, req: Fetch.FetchRequest, usesTopic
         cached.fetchOffset = Number(p.fetchOffset)
         cached.maxBytes = p.partitionMaxBytes
         cached.currentLeaderEpoch = p.currentLeaderEpoch
+        cached.lastFetchedEpoch = lastFetchedEpochOf(p, ctx.apiVersion)
       }
     }
   }
@@ -357,7 +385,7 @@ function updateSession(session: FetchSession, req: Fetch.FetchRequest, usesTopic
 
 /**
  * The partitions of an incremental answer, in session order: those with records, a new high watermark
- * or log start offset, a preferred read replica, or an error (Kafka's CachedPartition.maybeUpdateResponseData). The session
+ * or log start offset, a preferred read replica, a diverging epoch, or an error (Kafka's CachedPartition.maybeUpdateResponseData). The session
  * remembers what was answered; partitions that got records move to the end of its order.
  */
 function incrementalAnswer(session: FetchSession, slots: readonly Slot[], usesTopicIds: boolean): Fetch.FetchableTopicResponse[] {
@@ -380,8 +408,8 @@ function incrementalAnswer(session: FetchSession, slots: readonly Slot[], usesTo
       mustRespond = true
       cached.logStartOffset = logStartOffset
     }
-    // A consumer sent to another replica (KIP-392) must hear it.
-    if (r.preferredReadReplica >= 0) mustRespond = true
+    // A consumer sent to another replica (KIP-392) must hear it, a follower whose log diverged too.
+    if (r.preferredReadReplica >= 0 || r.divergingEpoch.epoch >= 0) mustRespond = true
     if (r.errorCode !== ErrorCode.NONE) {
       // Answered again once the error is gone.
       cached.highWatermark = -1
@@ -534,40 +562,54 @@ function rackAwareSelector(clientRack: string, ctx: RequestContext): ((topic: st
   }
 }
 
-/** A follower's fetch (see the file header): no session, records up to the log end offset. */
+/** A follower's fetch (see the file header): records up to the log end offset, in a session of its own kind. */
 async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, replicaId: number): Promise<Fetch.FetchResponse> {
   const version = ctx.apiVersion
   const usesTopicIds = version >= 13
   const { partitions, acl } = ctx
   const responses: Fetch.FetchableTopicResponse[] = []
-  const reads: FollowerRead[] = []
-  const targets: Fetch.PartitionData[] = []
   // Only brokers fetch as replicas (ClusterAction, CVE-2018-1288): a client that claimed a replica id would
   // read past the high watermark, skip its quotas, and move the leader's view of that replica (its ISR
-  // membership, the HW, so acks=all answered for records no replica has). Refused as Kafka refuses it.
-  const denied = acl.enabled && !acl.authorize(ctx.connection, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
-  for (const { topic, p, response } of namedPartitions(req, usesTopicIds, ctx, responses, false)) {
-    if (denied) {
-      response.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-      continue
-    }
+  // membership, the HW, so acks=all answered for records no replica has). Refused as Kafka refuses it,
+  // before any session is looked at.
+  if (acl.enabled && !acl.authorize(ctx.connection, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)) {
+    for (const { response } of namedPartitions(req, usesTopicIds, ctx, responses, false)) response.errorCode = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    return Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: INVALID_SESSION_ID, responses })
+  }
+  const started = startSession(req, ctx, usesTopicIds, replicaId)
+  if (started.error !== undefined) return started.error
+  const { session, openSession } = started
+  const slots: Slot[] = []
+  const reads: FollowerRead[] = []
+  const targets: Fetch.PartitionData[] = []
+  const serve = (topic: string, response: Fetch.PartitionData, partition: number, fetchOffset: number, maxBytes: number, currentLeaderEpoch: number, lastFetchedEpoch: number): void => {
     if (topic === '') {
       response.errorCode = ErrorCode.UNKNOWN_TOPIC_ID
-      continue
+      return
     }
-    if (p.partitionMaxBytes < 0) {
+    if (maxBytes < 0) {
       response.errorCode = ErrorCode.INVALID_FETCH_SIZE
-      continue
+      return
     }
-    reads.push({
-      topic,
-      partition: p.partition,
-      fetchOffset: Number(p.fetchOffset),
-      maxBytes: p.partitionMaxBytes,
-      currentLeaderEpoch: p.currentLeaderEpoch,
-      lastFetchedEpoch: version >= 12 ? p.lastFetchedEpoch : -1,
-    })
+    reads.push({ topic, partition, fetchOffset, maxBytes, currentLeaderEpoch, lastFetchedEpoch })
     targets.push(response)
+  }
+  if (session === undefined) {
+    for (const { topic, topicId, p, response } of namedPartitions(req, usesTopicIds, ctx, responses, false)) {
+      const lastFetchedEpoch = lastFetchedEpochOf(p, version)
+      serve(topic, response, p.partition, Number(p.fetchOffset), p.partitionMaxBytes, p.currentLeaderEpoch, lastFetchedEpoch)
+      if (openSession) slots.push({ topic, topicId, response, cached: cacheEntry(topic, topicId, p, lastFetchedEpoch) })
+    }
+  } else {
+    // Every partition of the session is read at the position the follower last named: the reads keep its
+    // place in the ISR although an idle partition is named by no request.
+    for (const cached of session.partitions.values()) {
+      const topic = usesTopicIds ? (ctx.metadata.topicById(cached.topicId)?.name ?? '') : cached.topic
+      if (usesTopicIds) cached.topic = topic
+      const response = partitionAnswer(cached.partition, false)
+      slots.push({ topic, topicId: cached.topicId, response, cached })
+      serve(topic, response, cached.partition, cached.fetchOffset, cached.maxBytes, cached.currentLeaderEpoch, cached.lastFetchedEpoch)
+    }
   }
   const totalMax = fetchBudget(req, ctx)
   const deadline = ctx.receivedAt + Math.max(0, req.maxWaitMs)
@@ -616,7 +658,15 @@ async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, repli
     await partitions.waitForAppends(reads, remaining, 'follower')
   }
   if (bytes > 0) partitions.countReplicationSent(bytes, throttledBytes)
-  const res = Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: INVALID_SESSION_ID, responses })
+  let res: Fetch.FetchResponse
+  if (session !== undefined) {
+    // A duplicate of this request may have moved the session on while it waited.
+    if (session.epoch !== nextEpoch(req.sessionEpoch) || ctx.fetchSessions.get(session.id) !== session) return sessionError(ErrorCode.INVALID_FETCH_SESSION_EPOCH, session.id)
+    res = Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: session.id, responses: incrementalAnswer(session, slots, usesTopicIds) })
+  } else {
+    const sessionId = openSession ? openSessionWith(ctx, replicaId, usesTopicIds, slots) : INVALID_SESSION_ID
+    res = Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId, responses })
+  }
   if (version >= 16) addCurrentLeaders(res, ctx)
   return res
 }

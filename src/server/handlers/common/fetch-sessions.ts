@@ -40,6 +40,8 @@ export interface CachedPartition {
   fetchOffset: number
   maxBytes: number
   currentLeaderEpoch: number
+  /** A follower's epoch of its last batch (Fetch v12+; -1 for consumers): the leader checks divergence with it. */
+  lastFetchedEpoch: number
   /** -1 until answered, and after an error: the partition is answered again once it is served. */
   highWatermark: number
   logStartOffset: number
@@ -62,13 +64,21 @@ export class FetchSession {
 
   constructor(
     readonly id: number,
-    /** Opened by a follower (replica id >= 0): evicted by consumers only once old. */
-    readonly privileged: boolean,
+    /**
+     * The follower that opened it (replica id >= 0; privileged: evicted by consumers only once old), or -1
+     * for a consumer's. Only the same kind of fetch, from the same replica, may continue a session.
+     */
+    readonly replicaId: number,
     readonly usesTopicIds: boolean,
     readonly creationMs: number,
   ) {
     this.lastUsedMs = creationMs
     this.epoch = nextEpoch(INITIAL_EPOCH)
+  }
+
+  /** Opened by a follower: evicted by consumers only once old. */
+  get privileged(): boolean {
+    return this.replicaId >= 0
   }
 
   get size(): number {
@@ -109,13 +119,13 @@ export class FetchSessionCache {
   }
 
   /**
-   * Opens a session for a full fetch of `size` partitions when there is room or something may be
-   * evicted; `fill` then adds its partitions. Undefined when the cache keeps what it has (the fetch is
+   * Opens a session for a full fetch of `size` partitions (by a follower when replicaId >= 0) when there
+   * is room or something may be evicted; `fill` then adds its partitions. Undefined when the cache keeps what it has (the fetch is
    * answered without a session, id 0).
    */
-  create(now: number, privileged: boolean, usesTopicIds: boolean, size: number, fill: (session: FetchSession) => void): FetchSession | undefined {
-    if (this.#sessions.size >= this.maxEntries && !this.#tryEvict(privileged, size, now)) return undefined
-    const session = new FetchSession(this.#newId(), privileged, usesTopicIds, now)
+  create(now: number, replicaId: number, usesTopicIds: boolean, size: number, fill: (session: FetchSession) => void): FetchSession | undefined {
+    if (this.#sessions.size >= this.maxEntries && !this.#tryEvict(replicaId >= 0, size, now)) return undefined
+    const session = new FetchSession(this.#newId(), replicaId, usesTopicIds, now)
     fill(session)
     this.#sessions.set(session.id, session)
     this.touch(session, now)
