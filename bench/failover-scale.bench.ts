@@ -48,7 +48,7 @@ import * as Metadata from '../src/protocol/messages/03-metadata.gen.js'
 import { ZooKeeperClient } from '../src/cluster/zookeeper/client.js'
 import { decodeController } from '../src/cluster/zk-data.js'
 import { startZooKeeper, zookeeperMissing, type ZooKeeperTestServer } from '../test/harness/zookeeper.js'
-import { benchDir, freePort, startBroker, type RunningBroker } from './broker/broker-process.js'
+import { benchDir, freePort, processCpuMicros, startBroker, type RunningBroker } from './broker/broker-process.js'
 import { machineInfo, type MachineInfo } from './broker/machine.js'
 import { fmtInt, machineMarkdown } from './broker/report.js'
 import { flag } from './lib/flags.js'
@@ -313,11 +313,11 @@ async function runPoint(n: number, machineLoad: () => void, onProgress: (p: Poin
     // and brokers' heartbeats), a few seconds after creation so the last ISR changes are done.
     if (idleMs > 0) {
       await sleep(5000)
-      const cpu0 = new Map([...cluster.brokers].map(([id, b]) => [id, b.process!.cpuSeconds()]))
+      const cpu0 = new Map([...cluster.brokers].map(([id, b]) => [id, processCpuMicros(b.process!.pid)]))
       const i0 = performance.now()
       await sleep(idleMs)
       const elapsed = (performance.now() - i0) / 1000
-      for (const [id, b] of cluster.brokers) point.idleCpuPercent[id] = Math.round(((b.process!.cpuSeconds() - cpu0.get(id)!) / elapsed) * 100)
+      for (const [id, b] of cluster.brokers) point.idleCpuPercent[id] = Math.round(((processCpuMicros(b.process!.pid) - cpu0.get(id)!) / 1e6 / elapsed) * 100)
       log(`  idle CPU over ${(elapsed).toFixed(1)} s: ${IDS.map((id) => `${id}: ${point.idleCpuPercent[id]}%`).join(', ')}`)
       progress()
     }

@@ -10,9 +10,6 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { freePort } from '../../test/harness/broker.js'
 
-/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks (100 on every Linux this runs on). */
-const CLOCK_TICKS_PER_SECOND = 100
-
 export { freePort }
 
 /** The repository root (dist/bench/broker/ is three levels below it). */
@@ -56,8 +53,6 @@ export interface RunningBroker {
   output(): string
   /** Resident set size in KiB (/proc/<pid>/status VmRSS). */
   rssKiB(): number
-  /** CPU time the process has used so far, user + system, in seconds (/proc/<pid>/stat utime + stime). */
-  cpuSeconds(): number
   /** SIGTERM (graceful: flush, checkpoints) and wait; SIGKILL after timeoutMs. */
   stop(timeoutMs?: number): Promise<void>
 }
@@ -120,12 +115,6 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
       const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
       if (m === null) throw new Error(`no VmRSS for ${pid}`)
       return Number(m[1])
-    },
-    cpuSeconds() {
-      // The fields after the command's closing parenthesis; utime and stime are the 12th and 13th of them.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND
     },
     async stop(stopTimeoutMs = 30000) {
       if (exited) return
