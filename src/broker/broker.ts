@@ -606,10 +606,12 @@ async function openMetadataStore(config: BrokerConfig, dataDirs: readonly string
  * its partitions not at the leader's high watermark (replica-manager.ts, replica-fetcher.ts).
  */
 function replicationQuota(side: 'leader' | 'follower', brokerId: number, config: () => BrokerConfig, metadata: () => MetadataImage): ReplicationQuota {
+  // Looked up per topic of every replication round: the name is built once.
+  const listConfig = `${side}.replication.throttled.replicas`
   return new ReplicationQuota({
     brokerId,
     bound: () => Number(config().get(`${side}.replication.throttled.rate`)),
-    throttledReplicas: (topic) => metadata().topic(topic)?.configs[`${side}.replication.throttled.replicas`] ?? '',
+    throttledReplicas: (topic) => metadata().topic(topic)?.configs[listConfig] ?? '',
     samples: config().getInt('replication.quota.window.num'),
     sampleMs: config().getInt('replication.quota.window.size.seconds') * 1000,
   })

@@ -134,4 +134,6 @@ export interface FollowerPartitionRead {
   throttled?: boolean
   /** The follower's log diverged: truncate to this epoch's end offset (no records then). */
   divergingEpoch?: { leaderEpoch: number; endOffset: number }
+  /** The fetching follower is in the partition's ISR after this read. */
+  inSync?: boolean
 }

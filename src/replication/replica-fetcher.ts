@@ -91,6 +91,8 @@ const THROTTLED_WAIT_MS = 100
 
 /** The follower side of replication throttling (replication-quota.ts). */
 export interface FollowerThrottle {
+  /** The topic's follower.replication.throttled.replicas lists anything at all (else none of its partitions is throttled). */
+  listsReplicas(topic: string): boolean
   /** This broker's replica is listed in the topic's follower.replication.throttled.replicas. */
   isThrottled(topic: string, partition: number): boolean
   isQuotaExceeded(): boolean
@@ -203,12 +205,23 @@ export class ReplicaFetcher {
       // The quota is asked once per round, when a listed partition not in sync is first met.
       const throttled = new Set<FetchState>()
       let overQuota: boolean | undefined
+      // Partitions that must truncate before they fetch (just added; a leader without Fetch v12).
+      let truncating: FetchState[] | undefined
+      // Whether the topic lists any throttled replica, asked once per run of partitions of one topic: this
+      // loop visits every partition of the fetcher every round, tens of thousands at scale.
+      let lastTopic: string | undefined
+      let topicListed = false
       for (const s of this.#partitions.values()) {
-        const listed = this.throttle !== undefined && this.throttle.isThrottled(s.topic, s.partition)
+        if (this.throttle !== undefined && s.topic !== lastTopic) {
+          lastTopic = s.topic
+          topicListed = this.throttle.listsReplicas(s.topic)
+        }
+        const listed = topicListed && this.throttle!.isThrottled(s.topic, s.partition)
         if (listed) throttled.add(s)
         if (listed && s.lag !== 0 && (overQuota ??= this.throttle!.isQuotaExceeded())) nextDelay = Math.min(nextDelay, THROTTLED_WAIT_MS)
         else if (s.delayedUntil <= now) {
           ready.push(s)
+          if (s.truncating) (truncating ??= []).push(s)
           continue
         } else nextDelay = Math.min(nextDelay, s.delayedUntil - now)
         // Not fetched this round: the session drops it (Kafka's fetch builder leaves it out), so the
@@ -240,8 +253,7 @@ export class ReplicaFetcher {
       }
       // Partitions that must truncate first (OffsetForLeaderEpoch), one at a time, then fetch.
       const endpoint = this.#endpoint
-      const truncating = ready.filter((s) => s.truncating)
-      if (truncating.length > 0) {
+      if (truncating !== undefined) {
         if (endpoint.truncatesOnFetch) {
           for (const s of truncating) s.truncating = false
         } else {

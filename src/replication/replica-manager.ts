@@ -43,7 +43,7 @@ import type { AlterPartitionRequest, AlterPartitionResponse } from '../protocol/
 import type { AppendItem, ShardReadResult, ShardRouter } from '../shard/router.js'
 import type { AppendResult, LogConfig, PartitionState, ProducerDescription } from '../storage/types.js'
 import { AlterPartitionManager, type IsrHost } from './alter-partition-manager.js'
-import { DelayedFetchPurgatory, partitionKey } from './delayed-fetch.js'
+import { DelayedFetchPurgatory, partitionKey, type PartitionWatch } from './delayed-fetch.js'
 import { DelayedProducePurgatory } from './delayed-produce.js'
 import type { HostedPartition } from './hosted-partition.js'
 import type { FollowerLogState, LeaderEndpoint } from './leader-endpoint.js'
@@ -170,6 +170,8 @@ export class ReplicaManager {
     isrProposalChanged: (p) => void this.#applyHighWatermarkMode(p),
     isrAnswered: (p) => {
       const ls = p.leaderState!
+      // Followers' sessions read the partition again (one refused, or left out, keeps trying to join).
+      this.#followerFetches.mark(partitionKey(p.topic, p.partition))
       if (ls.isr.length < ls.effectiveMinIsr) this.#delayedProduce.failAll(partitionKey(p.topic, p.partition), ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
       void this.#applyHighWatermarkMode(p)
       this.#maybeAdvanceHighWatermark(p)
@@ -330,7 +332,7 @@ export class ReplicaManager {
       if (ls !== undefined && r.value.lastOffset + 1 > ls.logEndOffset) ls.highWatermark = ls.logEndOffset = r.value.lastOffset + 1
       // The HW follows the LEO on this path: what the append wrote is readable by consumers at once.
       const key = partitionKey(items[i]!.topic, items[i]!.partition)
-      if (this.#followerFetches.size > 0) this.#followerFetches.notify(key)
+      if (this.#followerFetches.interested) this.#followerFetches.notify(key)
       if (this.#consumerFetches.size > 0) this.#consumerFetches.notify(key)
     }
     return results
@@ -485,6 +487,8 @@ export class ReplicaManager {
     const key = partitionKey(p.topic, p.partition)
     this.#delayedProduce.complete(key, hw, ls.maximalIsr().length >= ls.effectiveMinIsr)
     this.#consumerFetches.notify(key)
+    // Followers' sessions answer the new HW at their next fetch (it wakes none: Kafka's follower fetches wait for bytes).
+    this.#followerFetches.mark(key)
   }
 
   read(items: readonly ConsumerRead[]): Promise<Outcome<ShardReadResult>[]> {
@@ -498,6 +502,11 @@ export class ReplicaManager {
   waitForAppends(partitions: readonly TopicPartitionRef[], timeoutMs: number, reader: 'consumer' | 'follower' = 'consumer'): Promise<boolean> {
     const keys = partitions.map((p) => partitionKey(p.topic, p.partition))
     return (reader === 'follower' ? this.#followerFetches : this.#consumerFetches).wait(keys, timeoutMs).promise
+  }
+
+  /** A standing watch for a follower's fetch session (PartitionService.watchForFollower). */
+  watchForFollower(): PartitionWatch {
+    return this.#followerFetches.watch()
   }
 
   /** Wakes every parked fetch (shutdown): they answer with what they have. */
@@ -515,8 +524,13 @@ export class ReplicaManager {
     })
   }
 
-  deleteRecords(items: readonly RecordsDeletion[]): Promise<Outcome<number>[]> {
-    return this.router.deleteRecords(items)
+  async deleteRecords(items: readonly RecordsDeletion[]): Promise<Outcome<number>[]> {
+    const results = await this.router.deleteRecords(items)
+    // Followers' sessions answer the new log start offset at their next fetch.
+    results.forEach((r, i) => {
+      if (r.ok) this.#followerFetches.mark(partitionKey(items[i]!.topic, items[i]!.partition))
+    })
+    return results
   }
 
   describeProducers(items: readonly TopicPartitionRef[]): Promise<Outcome<ProducerDescription[]>[]> {
@@ -655,6 +669,7 @@ export class ReplicaManager {
       this.#highWatermarkMoved(p, v.highWatermark)
       this.#isr.maybeExpandIsr(p, replicaId)
       this.#maybeAdvanceHighWatermark(p)
+      ;(out[at[j]!] as { ok: true; value: FollowerPartitionRead }).value.inSync = p.leaderState.isr.includes(replicaId)
     })
     return out
   }
@@ -905,6 +920,8 @@ export class ReplicaManager {
     const ls = current.leaderState
     if (ls === undefined) return
     ls.applyControllerIsr(p.isr, p.partitionEpoch)
+    // A follower the controller took out must fetch its way back in: its session reads the partition again.
+    this.#followerFetches.mark(partitionKey(p.topic, p.partition))
     this.log.info({ topic: p.topic, partition: p.partition, isr: ls.isr, partitionEpoch: ls.partitionEpoch }, 'ISR changed by the controller')
     if (ls.isr.length < ls.effectiveMinIsr) this.#delayedProduce.failAll(partitionKey(p.topic, p.partition), ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
     void this.#applyHighWatermarkMode(current)

@@ -57,6 +57,11 @@ export class ReplicationQuota {
    */
   readonly #parsed = new Map<string, { stored: string; all: boolean; partitions: ReadonlySet<number> }>()
 
+  /** Whether the topic's list is set at all (a cheap test before isThrottled, per topic rather than per partition). */
+  listsReplicas(topic: string): boolean {
+    return this.options.throttledReplicas(topic).length > 0
+  }
+
   /** Whether this broker's replica of topic-partition is listed as throttled. */
   isThrottled(topic: string, partition: number): boolean {
     const stored = this.options.throttledReplicas(topic)

@@ -280,6 +280,7 @@ describe('a replica fetcher', () => {
     const quota = new ReplicationQuota({ brokerId: 1, bound: () => bound, throttledReplicas: () => '0:1,1:1', samples: 11, sampleMs: 1000 })
     const recorded: number[] = []
     const throttle: FollowerThrottle = {
+      listsReplicas: (topic) => quota.listsReplicas(topic),
       isThrottled: (topic, partition) => quota.isThrottled(topic, partition),
       isQuotaExceeded: () => quota.isQuotaExceeded(),
       record: (bytes) => {

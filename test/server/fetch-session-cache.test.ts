@@ -10,7 +10,7 @@ const T0 = 1_000_000
 function open(cache: FetchSessionCache, now: number, size: number, privileged = false): FetchSession | undefined {
   return cache.create(now, privileged ? 1 : -1, false, size, (s) => {
     for (let p = 0; p < size; p++) {
-      s.partitions.set(`t\u0000${p}`, { topic: 't', topicId: 'AAAAAAAAAAAAAAAAAAAAAA', partition: p, fetchOffset: 0, maxBytes: 1, currentLeaderEpoch: -1, lastFetchedEpoch: -1, highWatermark: -1, logStartOffset: -1 })
+      s.partitions.set(`t\u0000${p}`, { topic: 't', topicId: 'AAAAAAAAAAAAAAAAAAAAAA', partition: p, fetchOffset: 0, maxBytes: 1, currentLeaderEpoch: -1, lastFetchedEpoch: -1, readNext: true, highWatermark: -1, logStartOffset: -1 })
     }
   })
 }

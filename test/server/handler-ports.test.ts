@@ -14,6 +14,7 @@ import * as Metadata from '../../src/protocol/messages/03-metadata.gen.js'
 import * as Produce from '../../src/protocol/messages/00-produce.gen.js'
 import { Writer } from '../../src/protocol/primitives/writer.js'
 import { FetchSessionCache } from '../../src/server/handlers/common/fetch-sessions.js'
+import { DelayedFetchPurgatory, partitionKey, type PartitionWatch } from '../../src/replication/delayed-fetch.js'
 import { produceHandler } from '../../src/server/handlers/00-produce.js'
 import { fetchHandler } from '../../src/server/handlers/01-fetch.js'
 import { listOffsetsHandler } from '../../src/server/handlers/02-list-offsets.js'
@@ -170,7 +171,14 @@ class FakePartitions implements PartitionService {
     return log
   }
 
+  /** Followers' session watches: marked by appends, as the replica manager's follower purgatory does. */
+  readonly followerWatches = new DelayedFetchPurgatory()
+  watchForFollower(): PartitionWatch {
+    return this.followerWatches.watch()
+  }
+
   #wake(tp: TopicPartitionRef): void {
+    this.followerWatches.notify(partitionKey(tp.topic, tp.partition))
     const key = keyOf(tp)
     for (const w of this.#waiters.filter((w) => w.keys.includes(key))) w.wake(true)
   }
@@ -228,6 +236,7 @@ function untouchable<T extends object>(name: string): T {
 interface Harness {
   partitions: FakePartitions
   metadata: FakeMetadata
+  services: BrokerServices
   ctx(apiKey: number, apiVersion: number, listenerName?: string): RequestContext & { done: (() => void)[] }
 }
 
@@ -255,6 +264,7 @@ function harness(opts: { acl?: BrokerServices['acl'] } = {}): Harness {
   return {
     partitions,
     metadata,
+    services,
     ctx(apiKey, apiVersion, listenerName = 'PLAINTEXT') {
       const done: (() => void)[] = []
       return {
@@ -431,7 +441,7 @@ describe('Fetch against fake ports', () => {
 })
 
 describe("a follower's Fetch against fake ports", () => {
-  it('keeps a session for a follower (KIP-227): incremental fetches read every session partition where it was last named, answer only what changed, and only that replica may continue it', async () => {
+  it('keeps a session for a follower (KIP-227): incremental fetches read what was named or changed (all of it every sweep), answer only what changed, and only that replica may continue it', async () => {
     const h = harness()
     const append = (partition: number, payload: string) => h.partitions.appendAsLeader([{ topic: 't', partition, records: Buffer.from(payload) }], { acks: 1, timeoutMs: 0 })
     const reads: [partition: number, fetchOffset: number][][] = []
@@ -447,24 +457,43 @@ describe("a follower's Fetch against fake ports", () => {
     expect(full.sessionId).toBeGreaterThan(0)
     expect(answered(full)).toEqual([[0, 1, 1], [1, 0, 0]])
     const sessionId = full.sessionId
-    // The follower names partition 0 at its new position, not partition 1: both are read, nothing changed.
+    // The follower names partition 0 at its new position, not partition 1: only 0 is read (1 is idle), nothing changed.
     const idle = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 1n }], { replicaId: 2, sessionId, sessionEpoch: 1 }), h.ctx(1, 12))
-    expect(reads.at(-1)).toEqual([[0, 1], [1, 0]])
+    expect(reads.at(-1)).toEqual([[0, 1]])
     expect([idle.errorCode, idle.sessionId, answered(idle)]).toEqual([ErrorCode.NONE, sessionId, []])
-    // An append to partition 1, named by no request since the full fetch, is answered.
+    // An append to partition 1, named by no request since the full fetch, is read (the session's watch saw it) and answered.
     await append(1, 'bbbb')
     const news = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([], { replicaId: 2, sessionId, sessionEpoch: 2 }), h.ctx(1, 12))
+    expect(reads.at(-1)).toEqual([[1, 0]])
     expect(answered(news)).toEqual([[1, 1, 1]])
+    // A long poll of an idle session reads nothing and wakes on an append to any of its partitions.
+    const polling = run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 1, fetchOffset: 1n }], { replicaId: 2, sessionId, sessionEpoch: 3, minBytes: 1, maxWaitMs: 5000 }), h.ctx(1, 12))
+    await new Promise((r) => setTimeout(r, 20))
+    const readsBefore = reads.length
+    await append(0, 'cccc')
+    const woken = await polling
+    expect(answered(woken)).toEqual([[0, 2, 1]])
+    expect(reads.slice(readsBefore)).toEqual([[[1, 1], [0, 1]]])
+    // Every FOLLOWER_SESSION_SWEEP_MS (5 s) a fetch reads the whole session (in session order: one that got records goes last).
+    h.services.fetchSessions.get(sessionId)!.lastSweepMs -= 5000
+    await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 2n }], { replicaId: 2, sessionId, sessionEpoch: 4 }), h.ctx(1, 12))
+    expect(reads.at(-1)).toEqual([[1, 1], [0, 2]])
     // Neither a consumer nor another replica may continue (or close) the follower's session.
-    const consumer = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([], { sessionId, sessionEpoch: 3 }), h.ctx(1, 12))
-    const otherReplica = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([], { replicaId: 3, sessionId, sessionEpoch: 3 }), h.ctx(1, 12))
+    const consumer = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([], { sessionId, sessionEpoch: 5 }), h.ctx(1, 12))
+    const otherReplica = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([], { replicaId: 3, sessionId, sessionEpoch: 5 }), h.ctx(1, 12))
     await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([], { sessionId, sessionEpoch: 0 }), h.ctx(1, 12))
     expect([consumer.errorCode, otherReplica.errorCode]).toEqual([ErrorCode.FETCH_SESSION_ID_NOT_FOUND, ErrorCode.FETCH_SESSION_ID_NOT_FOUND])
-    // Forgotten partitions leave the session; a repeated epoch is refused.
-    const forgot = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 1, fetchOffset: 1n }], { replicaId: 2, sessionId, sessionEpoch: 3, forgotten: [0] }), h.ctx(1, 12))
-    expect([forgot.errorCode, reads.at(-1)]).toEqual([ErrorCode.NONE, [[1, 1]]])
-    const repeated = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([], { replicaId: 2, sessionId, sessionEpoch: 3 }), h.ctx(1, 12))
+    // Forgotten partitions leave the session (and its watch); a repeated epoch is refused.
+    const forgot = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 1, fetchOffset: 2n }], { replicaId: 2, sessionId, sessionEpoch: 5, forgotten: [0] }), h.ctx(1, 12))
+    expect([forgot.errorCode, reads.at(-1)]).toEqual([ErrorCode.NONE, [[1, 2]]])
+    await append(0, 'dddd')
+    await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([], { replicaId: 2, sessionId, sessionEpoch: 6 }), h.ctx(1, 12))
+    expect(reads.at(-1)).toEqual([[1, 2]])
+    const repeated = await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([], { replicaId: 2, sessionId, sessionEpoch: 6 }), h.ctx(1, 12))
     expect(repeated.errorCode).toBe(ErrorCode.INVALID_FETCH_SESSION_EPOCH)
+    // A session that ends lets go of its watch.
+    h.services.fetchSessions.remove(sessionId)
+    expect(h.partitions.followerWatches.interested).toBe(false)
   })
 
   it('with an authorizer, needs ClusterAction: a client claiming a replica id gets TOPIC_AUTHORIZATION_FAILED and moves nothing', async () => {

@@ -46,9 +46,14 @@
 //   recorded by the leader (HW, ISR), and with lastFetchedEpoch (v12+) the diverging epoch instead of
 //   records when the follower's log went another way. Followers open fetch sessions as consumers do
 //   (privileged ones, see common/fetch-sessions.ts), so an idle partition is named once, not in every
-//   fetch; the leader reads every partition of the session at each fetch, which keeps the follower's
-//   place in the ISR, and answers those with records, a new HW or log start offset, a diverging epoch or
-//   an error. A session is continued or closed only by the replica that opened it.
+//   fetch. A session by topic name watches its partitions (the follower purgatory's PartitionWatch): an
+//   incremental fetch reads only what the request named, what changed since the last fetch (records, a
+//   new HW or log start offset, an ISR or leadership change), and what must be read again (an error, a
+//   follower out of the ISR, records left unsent), and all of it every FOLLOWER_SESSION_SWEEP_MS; it
+//   long-polls on the watch. An idle partition costs the leader nothing, and its follower stays in the
+//   ISR: one at the leader's log end is caught up however long ago it fetched (Kafka's isCaughtUp). The
+//   answer holds those with records, a new HW or log start offset, a diverging epoch or an error. A
+//   session is continued or closed only by the replica that opened it.
 //   A follower that is not a replica of the partition gets NOT_LEADER_OR_FOLLOWER. With an authorizer
 //   the principal needs ClusterAction on the cluster, else every partition is TOPIC_AUTHORIZATION_FAILED
 //   and nothing is read (Kafka's KafkaApis.handleFetchRequest; CVE-2018-1288). They long-poll as
@@ -75,7 +80,7 @@ import { ZERO_UUID } from '../../protocol/primitives/types.js'
 import { FINAL_EPOCH, INITIAL_EPOCH, INVALID_SESSION_ID, nextEpoch, partitionKey, type CachedPartition, type FetchSession } from './common/fetch-sessions.js'
 import type { RequestContext } from './common/context.js'
 import { defineHandler } from './common/handler.js'
-import type { ConsumerRead, FollowerPartitionRead, FollowerRead, PartitionRead, PartitionService } from './common/ports.js'
+import type { ConsumerRead, FollowerPartitionRead, FollowerRead, PartitionRead, PartitionService, PartitionWatchPort } from './common/ports.js'
 
 const EMPTY = Buffer.alloc(0)
 const READ_COMMITTED = 1
@@ -215,6 +220,12 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
   },
 })
 
+/**
+ * How often a follower's session by name reads all its partitions, not only those its watch saw change:
+ * what changes no watch sees (a log start moved by retention on the leader) reaches the follower within it.
+ */
+const FOLLOWER_SESSION_SWEEP_MS = 5000
+
 /** The replica id of a consumer's fetch (and its sessions). */
 const CONSUMER_REPLICA_ID = -1
 
@@ -251,8 +262,9 @@ function startSession(req: Fetch.FetchRequest, ctx: RequestContext, usesTopicIds
 }
 
 /** Opens a session holding the answered partitions of a full fetch; its id, or 0 when the cache keeps what it has. */
-function openSessionWith(ctx: RequestContext, replicaId: number, usesTopicIds: boolean, slots: readonly Slot[]): number {
+function openSessionWith(ctx: RequestContext, replicaId: number, usesTopicIds: boolean, slots: readonly Slot[], watch?: PartitionWatchPort): number {
   const opened = ctx.fetchSessions.create(ctx.receivedAt, replicaId, usesTopicIds, slots.length, (s) => {
+    s.watch = watch
     for (const slot of slots) {
       const c = slot.cached!
       c.highWatermark = Number(slot.response.highWatermark)
@@ -260,6 +272,7 @@ function openSessionWith(ctx: RequestContext, replicaId: number, usesTopicIds: b
       s.partitions.set(partitionKey(usesTopicIds, c.topic, c.topicId, c.partition), c)
     }
   })
+  if (opened === undefined) watch?.close()
   return opened?.id ?? INVALID_SESSION_ID
 }
 
@@ -340,6 +353,7 @@ function cacheEntry(topic: string, topicId: string, p: Fetch.FetchPartition, las
     maxBytes: p.partitionMaxBytes,
     currentLeaderEpoch: p.currentLeaderEpoch,
     lastFetchedEpoch,
+    readNext: true,
     highWatermark: -1,
     logStartOffset: -1,
   }
@@ -367,19 +381,25 @@ function updateSession(session: FetchSession, req: Fetch.FetchRequest, usesTopic
           maxBytes: p.partitionMaxBytes,
           currentLeaderEpoch: p.currentLeaderEpoch,
           lastFetchedEpoch: lastFetchedEpochOf(p, ctx.apiVersion),
+          readNext: true,
           highWatermark: -1,
           logStartOffset: -1,
         })
+        session.watch?.add(key)
       } else {
         cached.fetchOffset = Number(p.fetchOffset)
         cached.maxBytes = p.partitionMaxBytes
         cached.currentLeaderEpoch = p.currentLeaderEpoch
         cached.lastFetchedEpoch = lastFetchedEpochOf(p, ctx.apiVersion)
+        cached.readNext = true
       }
     }
   }
   for (const f of req.forgottenTopicsData) {
-    for (const partition of f.partitions) session.partitions.delete(partitionKey(usesTopicIds, f.topic, usesTopicIds ? f.topicId : ZERO_UUID, partition))
+    for (const partition of f.partitions) {
+      const key = partitionKey(usesTopicIds, f.topic, usesTopicIds ? f.topicId : ZERO_UUID, partition)
+      if (session.partitions.delete(key)) session.watch?.delete(key)
+    }
   }
 }
 
@@ -582,7 +602,9 @@ async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, repli
   const slots: Slot[] = []
   const reads: FollowerRead[] = []
   const targets: Fetch.PartitionData[] = []
-  const serve = (topic: string, response: Fetch.PartitionData, partition: number, fetchOffset: number, maxBytes: number, currentLeaderEpoch: number, lastFetchedEpoch: number): void => {
+  /** At the index of each read, its session entry (undefined for a sessionless fetch). */
+  const readEntries: (CachedPartition | undefined)[] = []
+  const serve = (topic: string, response: Fetch.PartitionData, partition: number, fetchOffset: number, maxBytes: number, currentLeaderEpoch: number, lastFetchedEpoch: number, cached: CachedPartition | undefined): void => {
     if (topic === '') {
       response.errorCode = ErrorCode.UNKNOWN_TOPIC_ID
       return
@@ -593,23 +615,44 @@ async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, repli
     }
     reads.push({ topic, partition, fetchOffset, maxBytes, currentLeaderEpoch, lastFetchedEpoch })
     targets.push(response)
+    readEntries.push(cached)
   }
+  const fromSession = (key: string, cached: CachedPartition): void => {
+    const topic = usesTopicIds ? (ctx.metadata.topicById(cached.topicId)?.name ?? '') : cached.topic
+    if (usesTopicIds) cached.topic = topic
+    const response = partitionAnswer(cached.partition, false)
+    slots.push({ topic, topicId: cached.topicId, response, cached })
+    serve(topic, response, cached.partition, cached.fetchOffset, cached.maxBytes, cached.currentLeaderEpoch, cached.lastFetchedEpoch, cached)
+    readKeys?.add(key)
+  }
+  // The watch a new session by name will have: made before the reads, so no append after them is missed.
+  const watch = session?.watch ?? (openSession && !usesTopicIds ? partitions.watchForFollower() : undefined)
+  /** The session partitions read by this fetch, when not all of them. */
+  let readKeys: Set<string> | undefined
   if (session === undefined) {
     for (const { topic, topicId, p, response } of namedPartitions(req, usesTopicIds, ctx, responses, false)) {
       const lastFetchedEpoch = lastFetchedEpochOf(p, version)
-      serve(topic, response, p.partition, Number(p.fetchOffset), p.partitionMaxBytes, p.currentLeaderEpoch, lastFetchedEpoch)
-      if (openSession) slots.push({ topic, topicId, response, cached: cacheEntry(topic, topicId, p, lastFetchedEpoch) })
+      const cached = openSession ? cacheEntry(topic, topicId, p, lastFetchedEpoch) : undefined
+      if (cached !== undefined) {
+        slots.push({ topic, topicId, response, cached })
+        watch?.add(partitionKey(false, topic, topicId, p.partition))
+      }
+      serve(topic, response, p.partition, Number(p.fetchOffset), p.partitionMaxBytes, p.currentLeaderEpoch, lastFetchedEpoch, cached)
     }
+  } else if (watch === undefined || ctx.receivedAt - session.lastSweepMs >= FOLLOWER_SESSION_SWEEP_MS) {
+    // Every partition of the session, at the position the follower last named: always for a session by
+    // topic id, and every FOLLOWER_SESSION_SWEEP_MS for one by name (what no watch saw: a log start moved
+    // by retention).
+    session.lastSweepMs = ctx.receivedAt
+    watch?.takeChanged()
+    for (const [key, cached] of session.partitions) fromSession(key, cached)
   } else {
-    // Every partition of the session is read at the position the follower last named: the reads keep its
-    // place in the ISR although an idle partition is named by no request.
-    for (const cached of session.partitions.values()) {
-      const topic = usesTopicIds ? (ctx.metadata.topicById(cached.topicId)?.name ?? '') : cached.topic
-      if (usesTopicIds) cached.topic = topic
-      const response = partitionAnswer(cached.partition, false)
-      slots.push({ topic, topicId: cached.topicId, response, cached })
-      serve(topic, response, cached.partition, cached.fetchOffset, cached.maxBytes, cached.currentLeaderEpoch, cached.lastFetchedEpoch)
-    }
+    // What changed since the last fetch (records, HW, log start, ISR or leadership), what the request named,
+    // and what must be read again; an idle partition costs nothing. Its follower stays in the ISR: a
+    // replica at the leader's log end is caught up however long ago it fetched (Kafka's isCaughtUp).
+    const changed = watch.takeChanged()
+    readKeys = new Set()
+    for (const [key, cached] of session.partitions) if (cached.readNext || changed.has(key)) fromSession(key, cached)
   }
   const totalMax = fetchBudget(req, ctx)
   const deadline = ctx.receivedAt + Math.max(0, req.maxWaitMs)
@@ -617,9 +660,10 @@ async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, repli
   // it once, as Kafka's KafkaApis does, not the reads a long poll did before or the records past the budget.
   let bytes = 0
   let throttledBytes = 0
+  let results: Outcome<FollowerPartitionRead>[] = []
   for (;;) {
     const held: FollowerPartitionRead[] = []
-    const results = reads.length === 0 ? [] : await partitions.readForFollower(replicaId, reads)
+    results = reads.length === 0 ? [] : await partitions.readForFollower(replicaId, reads)
     let budget = totalMax
     let firstWithData = true
     bytes = 0
@@ -650,12 +694,29 @@ async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, repli
       }
     }
     const remaining = deadline - Date.now()
-    if (bytes >= req.minBytes || anyError || remaining <= 0 || reads.length === 0 || ctx.connection.isClosed) {
+    if (bytes >= req.minBytes || anyError || remaining <= 0 || (reads.length === 0 && session === undefined) || ctx.connection.isClosed) {
       if (held.length > 0) ctx.onResponseDone(() => partitions.releaseLeases(held))
       break
     }
     partitions.releaseLeases(held)
-    await partitions.waitForAppends(reads, remaining, 'follower')
+    if (session === undefined || watch === undefined) {
+      await partitions.waitForAppends(reads, remaining, 'follower')
+      continue
+    }
+    // A session waits on its watch, then reads again what it read and what changed meanwhile.
+    await watch.wait(remaining)
+    const changed = watch.takeChanged()
+    if (readKeys !== undefined) for (const key of changed) if (!readKeys.has(key)) {
+      const cached = session.partitions.get(key)
+      if (cached !== undefined) fromSession(key, cached)
+    }
+  }
+  // What the session's next fetch reads whatever its watch says (see CachedPartition.readNext).
+  for (let i = 0; i < results.length; i++) {
+    const cached = readEntries[i]
+    if (cached === undefined) continue
+    const result = results[i]!
+    cached.readNext = !result.ok || result.value.divergingEpoch !== undefined || result.value.inSync === false || (result.value.bytes > 0 && recordsBytes(targets[i]!) === 0)
   }
   if (bytes > 0) partitions.countReplicationSent(bytes, throttledBytes)
   let res: Fetch.FetchResponse
@@ -664,7 +725,7 @@ async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, repli
     if (session.epoch !== nextEpoch(req.sessionEpoch) || ctx.fetchSessions.get(session.id) !== session) return sessionError(ErrorCode.INVALID_FETCH_SESSION_EPOCH, session.id)
     res = Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId: session.id, responses: incrementalAnswer(session, slots, usesTopicIds) })
   } else {
-    const sessionId = openSession ? openSessionWith(ctx, replicaId, usesTopicIds, slots) : INVALID_SESSION_ID
+    const sessionId = openSession ? openSessionWith(ctx, replicaId, usesTopicIds, slots, watch) : INVALID_SESSION_ID
     res = Fetch.createFetchResponse({ errorCode: ErrorCode.NONE, sessionId, responses })
   }
   if (version >= 16) addCurrentLeaders(res, ctx)

@@ -11,8 +11,10 @@
 // (privileged, partition count, id), when the newcomer ranks above it. A session becomes evictable that
 // way only once it was used when older than the eviction time; follower (privileged) sessions can only be
 // evicted by other privileged ones until then. Nothing here survives a restart: clients whose session is
-// gone get FETCH_SESSION_ID_NOT_FOUND and start over with a full fetch.
+// gone get FETCH_SESSION_ID_NOT_FOUND and start over with a full fetch. A follower's session holds a
+// watch over its partitions (01-fetch.ts), closed when the session is removed or evicted.
 import { randomInt } from 'node:crypto'
+import type { PartitionWatchPort } from './ports.js'
 
 /** Session id 0: no session (sessionless requests and answers). */
 export const INVALID_SESSION_ID = 0
@@ -42,6 +44,11 @@ export interface CachedPartition {
   currentLeaderEpoch: number
   /** A follower's epoch of its last batch (Fetch v12+; -1 for consumers): the leader checks divergence with it. */
   lastFetchedEpoch: number
+  /**
+   * A follower session's partition to read at the next fetch whatever its watch says: named by the last
+   * request, never answered, answered an error, its follower out of the ISR, or records left unsent.
+   */
+  readNext: boolean
   /** -1 until answered, and after an error: the partition is answered again once it is served. */
   highWatermark: number
   logStartOffset: number
@@ -58,9 +65,16 @@ export class FetchSession {
   lastUsedMs: number
   /** The epoch the next incremental request must carry. */
   epoch: number
+  /** When every partition of the session was last read (a follower session's sweep). */
+  lastSweepMs: number
   /** Set at each use: whether any newcomer may evict it, and whether a privileged one may. */
   evictableByAll = false
   evictableByPrivileged = false
+  /**
+   * A follower's session (by topic name) watches its partitions: an incremental fetch reads those that
+   * changed, not all (PartitionWatchPort); closed with the session.
+   */
+  watch: PartitionWatchPort | undefined = undefined
 
   constructor(
     readonly id: number,
@@ -73,6 +87,7 @@ export class FetchSession {
     readonly creationMs: number,
   ) {
     this.lastUsedMs = creationMs
+    this.lastSweepMs = creationMs
     this.epoch = nextEpoch(INITIAL_EPOCH)
   }
 
@@ -137,6 +152,7 @@ export class FetchSessionCache {
     if (s === undefined) return false
     this.#sessions.delete(id)
     this.#byLastUse.delete(id)
+    s.watch?.close()
     return true
   }
 

@@ -120,6 +120,22 @@ export interface FollowerPartitionRead extends PartitionRead {
   throttled?: boolean
   /** The follower's log diverged: truncate to this epoch's end offset (no records then). */
   divergingEpoch?: { leaderEpoch: number; endOffset: number }
+  /** The fetching follower is in the partition's ISR after this read (a fetch session reads it again until it is). */
+  inSync?: boolean
+}
+
+/**
+ * A standing watch over partitions for a follower's fetch session (KIP-227; delayed-fetch.ts): which of them
+ * got records, a new HW or log start offset, an ISR or a leadership change since takeChanged() was last
+ * called. Keys are `${topic}\u0000${partition}`.
+ */
+export interface PartitionWatchPort {
+  add(key: string): void
+  delete(key: string): void
+  takeChanged(): ReadonlySet<string>
+  /** True at once when something changed since takeChanged(), else when a partition gets records; false after timeoutMs. */
+  wait(timeoutMs: number): Promise<boolean>
+  close(): void
 }
 
 /**
@@ -179,6 +195,8 @@ export interface PartitionService {
    * not a replica.
    */
   readForFollower(replicaId: number, items: readonly FollowerRead[]): Promise<Outcome<FollowerPartitionRead>[]>
+  /** A standing watch for a follower's fetch session over partitions this broker leads (see PartitionWatchPort). */
+  watchForFollower(): PartitionWatchPort
   /**
    * A follower's Fetch answer is built: `bytes` of records go out (ReplicationBytesOutPerSec), of which
    * `throttledBytes` for partitions read `throttled` (recorded against leader.replication.throttled.rate).
