@@ -312,7 +312,8 @@ async function runPoint(n: number, machineLoad: () => void, onProgress: (p: Poin
     // ---- idle: what holding the partitions costs (replication's fetches of idle partitions, the controller's
     // and brokers' heartbeats), a few seconds after creation so the last ISR changes are done.
     if (idleMs > 0) {
-      await sleep(5000)
+      // Past the last catch-up and ISR changes of the creation (5 s was not always enough at 10,000).
+      await sleep(15_000)
       const cpu0 = new Map([...cluster.brokers].map(([id, b]) => [id, processCpuMicros(b.process!.pid)]))
       const i0 = performance.now()
       await sleep(idleMs)
@@ -531,7 +532,7 @@ ${failed.length === 0 ? '' : `\nIncomplete points:\n\n${failed.map((p) => `- ${f
   every partition with a leader and a full ISR. **RSS**: /proc/<pid>/status VmRSS of each broker after that, and the
   highest seen while the failovers ran.
 - **Idle CPU**: each broker's CPU time (/proc/<pid>/stat utime + stime) over \`--idle-seconds\` (${idleMs / 1000} s) of an idle
-  cluster, 5 s after creation, in percent of one core: what merely holding the partitions costs (the followers'
+  cluster, 15 s after creation, in percent of one core: what merely holding the partitions costs (the followers'
   fetches of idle partitions, heartbeats, timers).
 - **Controller killed**: SIGKILL of the active controller. **elected**: /controller in ZooKeeper names another
   broker (polled every 20 ms). **serving**: a one-partition topic created as soon as the election is seen has a
