@@ -661,9 +661,16 @@ async function followerFetch(req: Fetch.FetchRequest, ctx: RequestContext, repli
   let bytes = 0
   let throttledBytes = 0
   let results: Outcome<FollowerPartitionRead>[] = []
+  // A watch made for a session that this fetch fails to open must not outlive it.
+  const newWatch = session === undefined ? watch : undefined
   for (;;) {
     const held: FollowerPartitionRead[] = []
-    results = reads.length === 0 ? [] : await partitions.readForFollower(replicaId, reads)
+    try {
+      results = reads.length === 0 ? [] : await partitions.readForFollower(replicaId, reads)
+    } catch (err) {
+      newWatch?.close()
+      throw err
+    }
     let budget = totalMax
     let firstWithData = true
     bytes = 0
