@@ -14,7 +14,6 @@
 // gone get FETCH_SESSION_ID_NOT_FOUND and start over with a full fetch. A follower's session holds a
 // watch over its partitions (01-fetch.ts), closed when the session is removed or evicted.
 import { randomInt } from 'node:crypto'
-import type { PartitionWatchPort } from './ports.js'
 
 /** Session id 0: no session (sessionless requests and answers). */
 export const INVALID_SESSION_ID = 0
@@ -57,6 +56,20 @@ export interface CachedPartition {
 /** The key of a session partition: by id for Fetch v13+ sessions, by name before. */
 export function partitionKey(usesTopicIds: boolean, topic: string, topicId: string, partition: number): string {
   return `${usesTopicIds ? topicId : topic}\u0000${partition}`
+}
+
+/**
+ * A standing watch over partitions for a follower's fetch session (KIP-227; delayed-fetch.ts): which of them
+ * got records, a new HW or log start offset, an ISR or a leadership change since takeChanged() was last
+ * called. Keys are `${topic}\u0000${partition}`.
+ */
+export interface PartitionWatchPort {
+  add(key: string): void
+  delete(key: string): void
+  takeChanged(): ReadonlySet<string>
+  /** True at once when something changed since takeChanged(), else when a partition gets records; false after timeoutMs. */
+  wait(timeoutMs: number): Promise<boolean>
+  close(): void
 }
 
 export class FetchSession {

@@ -26,7 +26,9 @@ import type {
   TopicPartition as TopicPartitionRef,
 } from '../../../storage/types.js'
 import type { BrokerNode, PartitionLeadership, TopicInfo } from '../../../cluster/metadata-image.js'
-import type { FetchSessionCache } from './fetch-sessions.js'
+import type { FetchSessionCache, PartitionWatchPort } from './fetch-sessions.js'
+
+export type { PartitionWatchPort }
 import type { LeaderAndIsrRequest } from '../../../protocol/messages/04-leader-and-isr.gen.js'
 import type { StopReplicaRequest } from '../../../protocol/messages/05-stop-replica.gen.js'
 import type { UpdateMetadataRequest } from '../../../protocol/messages/06-update-metadata.gen.js'
@@ -124,19 +126,6 @@ export interface FollowerPartitionRead extends PartitionRead {
   inSync?: boolean
 }
 
-/**
- * A standing watch over partitions for a follower's fetch session (KIP-227; delayed-fetch.ts): which of them
- * got records, a new HW or log start offset, an ISR or a leadership change since takeChanged() was last
- * called. Keys are `${topic}\u0000${partition}`.
- */
-export interface PartitionWatchPort {
-  add(key: string): void
-  delete(key: string): void
-  takeChanged(): ReadonlySet<string>
-  /** True at once when something changed since takeChanged(), else when a partition gets records; false after timeoutMs. */
-  wait(timeoutMs: number): Promise<boolean>
-  close(): void
-}
 
 /**
  * The partitions this broker holds (Kafka's ReplicaManager). Every batch method answers one Outcome per
