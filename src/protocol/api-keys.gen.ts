@@ -73,6 +73,12 @@ export const ApiKey = {
   ListTransactions: 66,
   ConsumerGroupHeartbeat: 68,
   ConsumerGroupDescribe: 69,
+  ShareGroupHeartbeat: 76,
+  ShareGroupDescribe: 77,
+  ShareFetch: 78,
+  ShareAcknowledge: 79,
+  DescribeShareGroupOffsets: 90,
+  DeleteShareGroupOffsets: 92,
 } as const
 
 export type ApiKey = (typeof ApiKey)[keyof typeof ApiKey]
@@ -134,6 +140,12 @@ export const API_KEYS: readonly ApiKeyInfo[] = [
   { apiKey: 66, name: 'ListTransactions', minVersion: 0, maxVersion: 1, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: false },
   { apiKey: 68, name: 'ConsumerGroupHeartbeat', minVersion: 0, maxVersion: 1, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: true },
   { apiKey: 69, name: 'ConsumerGroupDescribe', minVersion: 0, maxVersion: 0, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: false },
+  { apiKey: 76, name: 'ShareGroupHeartbeat', minVersion: 1, maxVersion: 1, flexibleMinVersion: 1, deprecatedVersions: null, latestVersionUnstable: false },
+  { apiKey: 77, name: 'ShareGroupDescribe', minVersion: 1, maxVersion: 1, flexibleMinVersion: 1, deprecatedVersions: null, latestVersionUnstable: false },
+  { apiKey: 78, name: 'ShareFetch', minVersion: 1, maxVersion: 1, flexibleMinVersion: 1, deprecatedVersions: null, latestVersionUnstable: false },
+  { apiKey: 79, name: 'ShareAcknowledge', minVersion: 1, maxVersion: 1, flexibleMinVersion: 1, deprecatedVersions: null, latestVersionUnstable: false },
+  { apiKey: 90, name: 'DescribeShareGroupOffsets', minVersion: 0, maxVersion: 0, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: true },
+  { apiKey: 92, name: 'DeleteShareGroupOffsets', minVersion: 0, maxVersion: 0, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: true },
 ]
 
 const byKey: (ApiKeyInfo | undefined)[] = []

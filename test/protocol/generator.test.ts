@@ -61,7 +61,7 @@ describe('spec model', () => {
     const m = model()
     expect(m.apis.map(apiModuleFile)).toContain('60-describe-cluster.gen.ts')
     expect(m.apis.map(apiModuleFile)).toContain('00-produce.gen.ts')
-    expect(m.apis).toHaveLength(55) // 54 from ../shared/kafka-protocol, AlterReplicaLogDirs from scripts/kafka-protocol-extra
+    expect(m.apis).toHaveLength(61) // 52 from ../shared/kafka-protocol, 9 from scripts/kafka-protocol-extra
     expect(m.apis.map(apiModuleFile)).toContain('04-leader-and-isr.gen.ts')
     expect(m.data.map((d) => d.name).sort()).toEqual(['ConsumerProtocolAssignment', 'ConsumerProtocolSubscription', 'ControlRecordType', 'EndTxnMarker', 'LeaderChangeMessage'])
   })

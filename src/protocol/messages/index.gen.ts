@@ -57,6 +57,12 @@ import * as DescribeTransactions from './65-describe-transactions.gen.js'
 import * as ListTransactions from './66-list-transactions.gen.js'
 import * as ConsumerGroupHeartbeat from './68-consumer-group-heartbeat.gen.js'
 import * as ConsumerGroupDescribe from './69-consumer-group-describe.gen.js'
+import * as ShareGroupHeartbeat from './76-share-group-heartbeat.gen.js'
+import * as ShareGroupDescribe from './77-share-group-describe.gen.js'
+import * as ShareFetch from './78-share-fetch.gen.js'
+import * as ShareAcknowledge from './79-share-acknowledge.gen.js'
+import * as DescribeShareGroupOffsets from './90-describe-share-group-offsets.gen.js'
+import * as DeleteShareGroupOffsets from './92-delete-share-group-offsets.gen.js'
 import * as ConsumerProtocolAssignment from './consumer-protocol-assignment.gen.js'
 import * as ConsumerProtocolSubscription from './consumer-protocol-subscription.gen.js'
 import * as ControlRecordType from './control-record-type.gen.js'
@@ -119,6 +125,12 @@ export {
   ListTransactions,
   ConsumerGroupHeartbeat,
   ConsumerGroupDescribe,
+  ShareGroupHeartbeat,
+  ShareGroupDescribe,
+  ShareFetch,
+  ShareAcknowledge,
+  DescribeShareGroupOffsets,
+  DeleteShareGroupOffsets,
   ConsumerProtocolAssignment,
   ConsumerProtocolSubscription,
   ControlRecordType,
@@ -639,6 +651,60 @@ export const API_CODECS: readonly ApiCodec[] = [
     decodeResponse: ConsumerGroupDescribe.decodeConsumerGroupDescribeResponse,
     createRequest: ConsumerGroupDescribe.createConsumerGroupDescribeRequest,
     createResponse: ConsumerGroupDescribe.createConsumerGroupDescribeResponse,
+  },
+  {
+    api: ShareGroupHeartbeat.ShareGroupHeartbeatApi,
+    encodeRequest: ShareGroupHeartbeat.encodeShareGroupHeartbeatRequest,
+    decodeRequest: ShareGroupHeartbeat.decodeShareGroupHeartbeatRequest,
+    encodeResponse: ShareGroupHeartbeat.encodeShareGroupHeartbeatResponse,
+    decodeResponse: ShareGroupHeartbeat.decodeShareGroupHeartbeatResponse,
+    createRequest: ShareGroupHeartbeat.createShareGroupHeartbeatRequest,
+    createResponse: ShareGroupHeartbeat.createShareGroupHeartbeatResponse,
+  },
+  {
+    api: ShareGroupDescribe.ShareGroupDescribeApi,
+    encodeRequest: ShareGroupDescribe.encodeShareGroupDescribeRequest,
+    decodeRequest: ShareGroupDescribe.decodeShareGroupDescribeRequest,
+    encodeResponse: ShareGroupDescribe.encodeShareGroupDescribeResponse,
+    decodeResponse: ShareGroupDescribe.decodeShareGroupDescribeResponse,
+    createRequest: ShareGroupDescribe.createShareGroupDescribeRequest,
+    createResponse: ShareGroupDescribe.createShareGroupDescribeResponse,
+  },
+  {
+    api: ShareFetch.ShareFetchApi,
+    encodeRequest: ShareFetch.encodeShareFetchRequest,
+    decodeRequest: ShareFetch.decodeShareFetchRequest,
+    encodeResponse: ShareFetch.encodeShareFetchResponse,
+    decodeResponse: ShareFetch.decodeShareFetchResponse,
+    createRequest: ShareFetch.createShareFetchRequest,
+    createResponse: ShareFetch.createShareFetchResponse,
+  },
+  {
+    api: ShareAcknowledge.ShareAcknowledgeApi,
+    encodeRequest: ShareAcknowledge.encodeShareAcknowledgeRequest,
+    decodeRequest: ShareAcknowledge.decodeShareAcknowledgeRequest,
+    encodeResponse: ShareAcknowledge.encodeShareAcknowledgeResponse,
+    decodeResponse: ShareAcknowledge.decodeShareAcknowledgeResponse,
+    createRequest: ShareAcknowledge.createShareAcknowledgeRequest,
+    createResponse: ShareAcknowledge.createShareAcknowledgeResponse,
+  },
+  {
+    api: DescribeShareGroupOffsets.DescribeShareGroupOffsetsApi,
+    encodeRequest: DescribeShareGroupOffsets.encodeDescribeShareGroupOffsetsRequest,
+    decodeRequest: DescribeShareGroupOffsets.decodeDescribeShareGroupOffsetsRequest,
+    encodeResponse: DescribeShareGroupOffsets.encodeDescribeShareGroupOffsetsResponse,
+    decodeResponse: DescribeShareGroupOffsets.decodeDescribeShareGroupOffsetsResponse,
+    createRequest: DescribeShareGroupOffsets.createDescribeShareGroupOffsetsRequest,
+    createResponse: DescribeShareGroupOffsets.createDescribeShareGroupOffsetsResponse,
+  },
+  {
+    api: DeleteShareGroupOffsets.DeleteShareGroupOffsetsApi,
+    encodeRequest: DeleteShareGroupOffsets.encodeDeleteShareGroupOffsetsRequest,
+    decodeRequest: DeleteShareGroupOffsets.decodeDeleteShareGroupOffsetsRequest,
+    encodeResponse: DeleteShareGroupOffsets.encodeDeleteShareGroupOffsetsResponse,
+    decodeResponse: DeleteShareGroupOffsets.decodeDeleteShareGroupOffsetsResponse,
+    createRequest: DeleteShareGroupOffsets.createDeleteShareGroupOffsetsRequest,
+    createResponse: DeleteShareGroupOffsets.createDeleteShareGroupOffsetsResponse,
   },
 ]
 
