@@ -234,6 +234,35 @@ describe.skipIf(MISSING !== undefined)('ZooKeeper client against a standalone Zo
     expect(await c.multi([])).toEqual([])
   })
 
+  it('getDataMany (multiRead) answers each read on its own: data and Stat, or NONODE for a missing node; under a chroot too', async () => {
+    const admin = await client()
+    const r = await freshRoot(admin)
+    await admin.create(`${r}/a`, 'alpha')
+    await admin.create(`${r}/b`, '')
+    await admin.setData(`${r}/b`, 'beta', 0)
+    const results = await admin.getDataMany([`${r}/a`, `${r}/missing`, `${r}/b`])
+    expect(results).toHaveLength(3)
+    const [a, missing, b] = results as [NodeData, { err: number }, NodeData]
+    expect(a.data.toString()).toBe('alpha')
+    expect(a.stat.version).toBe(0)
+    expect(missing).toEqual({ err: ZooKeeperErrorCode.NONODE })
+    expect(b.data.toString()).toBe('beta')
+    expect(b.stat.version).toBe(1)
+    expect(await admin.getDataMany([])).toEqual([])
+
+    // Paths go through the chroot like every other request.
+    const chrooted = await client({}, r)
+    const viaChroot = (await chrooted.getDataMany(['/b', '/a'])) as NodeData[]
+    expect(viaChroot.map((x) => x.data.toString())).toEqual(['beta', 'alpha'])
+
+    // A thousand reads in one request, in the order asked (what a new controller does per chunk).
+    const many = Array.from({ length: 1000 }, (_, i) => `${r}/n${i}`)
+    await Promise.all(many.map((p, i) => admin.create(p, `v${i}`)))
+    const all = (await admin.getDataMany(many)) as NodeData[]
+    expect(all.map((x) => x.data.toString())).toEqual(many.map((_, i) => `v${i}`))
+    await expectCode(admin.getDataMany(['not-absolute']), ZooKeeperErrorCode.BADARGUMENTS)
+  })
+
   it('controller election race: of two clients doing create /controller + setData /controller_epoch at the read version, exactly one wins', async () => {
     const admin = await client()
     const r = await freshRoot(admin)

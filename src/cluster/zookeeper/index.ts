@@ -32,7 +32,7 @@
 //   caller issues is the caller's business.
 //
 // Not implemented: SASL / Kerberos, TLS, TTL and container nodes, persistent (recursive) watches and
-// removeWatches, getACL / setACL, reconfig, multiRead, read-only-to-read-write server switching, DNS
+// removeWatches, getACL / setACL, reconfig, multiRead of anything but getData (getDataMany), read-only-to-read-write server switching, DNS
 // re-resolution of the server list, a request timeout (as in ZooKeeper's Java client, a request waits
 // while the client is disconnected until the session is resumed or expires).
 export { ZooKeeperClient, ANY_VERSION, DEFAULT_MAX_BUFFER_BYTES, DEFAULT_SESSION_TIMEOUT_MS } from './client.js'

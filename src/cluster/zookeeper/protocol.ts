@@ -20,6 +20,8 @@ export const OpCode = {
   check: 13,
   multi: 14,
   create2: 15,
+  /** ZooKeeper 3.6+: several reads in one request, each answered on its own (not a transaction). */
+  multiRead: 22,
   auth: 100,
   setWatches: 101,
   closeSession: -11,
@@ -313,6 +315,36 @@ export function writeMulti(w: JuteWriter, ops: readonly MultiOp[], toWire: (path
     }
   }
   w.int(-1).bool(true).int(-1)
+}
+
+/**
+ * MultiReadRequest (ZooKeeper 3.6+, OpCode.multiRead): the multi's framing with getData ops, each
+ * MultiHeader(getData, false, -1) + GetDataRequest(path, watch=false), then MultiHeader(-1, true, -1).
+ */
+export function writeMultiGetData(w: JuteWriter, paths: readonly string[], toWire: (path: string) => string): void {
+  for (const path of paths) {
+    w.int(OpCode.getData).bool(false).int(-1)
+    writePathWatch(w, toWire(path), false)
+  }
+  w.int(-1).bool(true).int(-1)
+}
+
+/** One read of a multiRead: its data and Stat, or the code it failed with (each read fails on its own). */
+export type RawReadResult = { ok: true; data: Buffer; stat: Stat } | { ok: false; err: number }
+
+/** MultiResponse of a multiRead of getData ops: GetDataResponse or ErrorResponse per op. */
+export function readMultiGetDataResponse(r: JuteReader): RawReadResult[] {
+  const out: RawReadResult[] = []
+  for (;;) {
+    const type = r.int()
+    const done = r.bool()
+    const err = r.int()
+    if (done) break
+    if (type === OpCode.getData) out.push({ ok: true, data: r.buffer(), stat: readStat(r) })
+    else if (type === OpCode.error) out.push({ ok: false, err: r.int() })
+    else throw new RangeError(`unexpected multiRead result type ${type} (err ${err})`)
+  }
+  return out
 }
 
 /** One entry of a multi's answer: the op's result, or the error code it failed with. */
