@@ -31,6 +31,7 @@ import {
   CreateMode,
   Op,
   ZooKeeperClient,
+  ZooKeeperError,
   ZooKeeperErrorCode,
   ZooKeeperMultiError,
   isZooKeeperError,
@@ -105,6 +106,8 @@ export interface ZkStoreOptions {
 const MULTI_CHUNK = 200
 /** Partition states per guarded multi: each op is a path and ~100 bytes of JSON, far below the 1 MiB limit. */
 export const PARTITION_STATES_PER_MULTI = 100
+/** Partition states per multiRead: ~200 bytes of answer each, far below the 1 MiB packet limit. */
+export const PARTITION_STATES_PER_READ = 1000
 /** Kafka's ZkNodeChangeNotificationListener purges config change notifications older than this. */
 const CONFIG_CHANGE_EXPIRATION_MS = 15 * 60_000
 const RECONNECT_BACKOFF_MS = 1000
@@ -124,6 +127,8 @@ export class ZkStore implements MetadataStore {
   readonly #log: Logger
   #client: ZooKeeperClient | undefined
   #closed = false
+  /** The server answered a multiRead with UNIMPLEMENTED (ZooKeeper before 3.6). */
+  #multiReadUnsupported = false
   readonly #sessionListeners: ((event: StoreSessionEvent) => void)[] = []
   readonly #watches = new Set<WatchEntry>()
   /** Resolves when a live session is available (replaced while a lost session is being renewed). */
@@ -544,14 +549,43 @@ export class ZkStore implements MetadataStore {
 
   // ---------------------------------------------------------------- partition states
 
+  /**
+   * PARTITION_STATES_PER_READ states to a multiRead (ZooKeeper 3.6+): a new controller reads every
+   * partition's state, and 100,000 getData requests kept ZooKeeper (and this session's pings) busy for
+   * seconds. A server without multiRead gets a getData per partition, as before.
+   */
   async getPartitionStates(partitions: readonly TopicPartitionId[]): Promise<Map<string, PartitionState>> {
     const out = new Map<string, PartitionState>()
-    await Promise.all(
-      partitions.map(async ({ topic, partition }) => {
-        const s = await this.#readState(topic, partition)
-        if (s !== undefined) out.set(partitionKey(topic, partition), s)
-      }),
-    )
+    if (this.#multiReadUnsupported) {
+      await Promise.all(
+        partitions.map(async ({ topic, partition }) => {
+          const s = await this.#readState(topic, partition)
+          if (s !== undefined) out.set(partitionKey(topic, partition), s)
+        }),
+      )
+      return out
+    }
+    try {
+      await Promise.all(
+        chunks(partitions, PARTITION_STATES_PER_READ).map(async (chunk) => {
+          const paths = chunk.map(({ topic, partition }) => ZkPaths.partitionState(topic, partition))
+          const results = await this.#run((client) => client.getDataMany(paths))
+          results.forEach((r, i) => {
+            const path = paths[i]!
+            if ('err' in r) {
+              if (r.err === ZooKeeperErrorCode.NONODE) return
+              throw new ZooKeeperError(r.err, path)
+            }
+            out.set(partitionKey(chunk[i]!.topic, chunk[i]!.partition), decodePartitionState(path, r.data, r.stat.version))
+          })
+        }),
+      )
+    } catch (err) {
+      if (!isZooKeeperError(err, ZooKeeperErrorCode.UNIMPLEMENTED)) throw err
+      this.#log.info({ err: (err as Error).message }, 'ZooKeeper does not serve multiRead (3.6+): partition states are read one request each')
+      this.#multiReadUnsupported = true
+      return this.getPartitionStates(partitions)
+    }
     return out
   }
 
