@@ -21,6 +21,41 @@ interface PendingStopReplica {
   deletePartition: boolean
 }
 
+/**
+ * While remembering (a controller failover), a LeaderAndIsr entry a broker was already given (same
+ * partition epoch, not new) is not queued again, nor its UpdateMetadata. A new controller tells the
+ * replicas of every partition it elects or takes a dead broker out of, then every live replica what it
+ * hosts, and at 100,000 partitions the second telling repeated the first to every broker.
+ */
+export class LeaderAndIsrMemory {
+  /** Per broker: partition key -> the partition epoch it was told. */
+  #told: Map<number, Map<string, number>> | undefined
+
+  remember(): void {
+    this.#told = new Map()
+  }
+
+  forget(): void {
+    this.#told = undefined
+  }
+
+  /** True when remembering and the broker was told this partition at this partition epoch. */
+  wasTold(brokerId: number, key: string, partitionEpoch: number): boolean {
+    return this.#told?.get(brokerId)?.get(key) === partitionEpoch
+  }
+
+  /** False when remembering and the broker was told this partition at this partition epoch already (and it is not new). */
+  firstTelling(brokerId: number, key: string, partitionEpoch: number, isNew: boolean): boolean {
+    const told = this.#told
+    if (told === undefined) return true
+    let forBroker = told.get(brokerId)
+    if (forBroker === undefined) told.set(brokerId, (forBroker = new Map()))
+    if (!isNew && forBroker.get(key) === partitionEpoch) return false
+    forBroker.set(key, partitionEpoch)
+    return true
+  }
+}
+
 export class RequestBatch {
   readonly #leaderAndIsr = new Map<number, Map<string, LeaderAndIsr.LeaderAndIsrPartitionState>>()
   readonly #stopReplica = new Map<number, Map<string, PendingStopReplica>>()
@@ -35,6 +70,8 @@ export class RequestBatch {
     private readonly onStopReplicaResponse: (brokerId: number, deleting: Set<string>, response: ControlResponse) => void,
     /** Hears LeaderAndIsr answers (partitions on a failed log dir answer KAFKA_STORAGE_ERROR). */
     private readonly onLeaderAndIsrResponse?: (brokerId: number, response: ControlResponse) => void,
+    /** Shared by the controller's batches: what a failover has told each broker already. */
+    private readonly told?: LeaderAndIsrMemory,
   ) {}
 
   newBatch(): void {
@@ -53,8 +90,16 @@ export class RequestBatch {
   addLeaderAndIsr(brokerIds: readonly number[], tp: TopicPartition, state: PartitionState, isNew: boolean): void {
     const key = partitionKey(tp.topic, tp.partition)
     const assignment = this.context.assignment(tp)
+    const told = this.told
+    let queued = 0
+    let skipped = 0
     for (const brokerId of brokerIds) {
       if (brokerId < 0) continue
+      if (told !== undefined && !told.firstTelling(brokerId, key, state.leaderAndIsr.partitionEpoch, isNew)) {
+        skipped++
+        continue
+      }
+      queued++
       let forBroker = this.#leaderAndIsr.get(brokerId)
       if (forBroker === undefined) this.#leaderAndIsr.set(brokerId, (forBroker = new Map()))
       const alreadyNew = forBroker.get(key)?.isNew ?? false
@@ -77,6 +122,8 @@ export class RequestBatch {
         }),
       )
     }
+    // Every broker already had this state from this failover, UpdateMetadata included.
+    if (queued === 0 && skipped > 0) return
     this.addUpdateMetadata(this.context.liveOrShuttingDownBrokerIds(), [tp])
   }
 
