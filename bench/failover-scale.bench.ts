@@ -34,7 +34,7 @@
 // cluster gets to settle before the broker kill goes on regardless), --data-dir DIR (parent of the
 // brokers' data dirs), --log-dir DIR (each broker's log at info, to DIR/failover-<N>-broker<id>.log), --cpu-prof DIR (each broker under node --cpu-prof, profiles written at a clean exit:
 // not the killed ones), --json FILE (raw results; default bench/results/failover-scale.json when writing),
-// --idle-seconds 10 (the idle cluster's CPU measured after creation; 0: not), --main-js PATH (another build's
+// --idle-seconds 10 (the idle cluster's CPU measured after creation; 0: not), --trace (log every failover poll, per broker), --main-js PATH (another build's
 // dist/src/main.js, run from its own checkout, to compare two builds), --no-write (print only; otherwise bench/results/FAILOVER-SCALE.md, failover-scale.svg and the JSON, rewritten
 // after every phase, so a run stopped half-way leaves what it measured, the unfinished point marked).
 import { rmSync, writeFileSync, mkdirSync } from 'node:fs'
@@ -66,6 +66,8 @@ const cpuProfDir = flag('cpu-prof')
 /** --main-js PATH: another build's dist/src/main.js (run from its checkout), to compare builds on this machine. */
 const mainJs = flag('main-js')
 const write = !process.argv.includes('--no-write')
+/** --trace: every Metadata poll of a failover, per broker (when each broker's answers changed). */
+const trace = process.argv.includes('--trace')
 /** --log-dir DIR: every broker's log, at info, appended to DIR/failover-<N>-broker<id>.log. */
 const logDir = flag('log-dir')
 if (logDir !== undefined) mkdirSync(logDir, { recursive: true })
@@ -257,6 +259,7 @@ async function runPoint(n: number, machineLoad: () => void, onProgress: (p: Poin
         if (l === undefined || l < 0 || l === dead || !cluster.live().includes(l)) here++
       }
       left = Math.max(left, here)
+      if (trace) log(`    trace: broker ${id} answers ${here} of ${watched.length} still led by ${dead} or none (poll ${Math.round(performance.now() - t0)} ms)`)
     }
     sampleRss()
     return { left, pollMs }

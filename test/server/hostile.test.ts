@@ -137,8 +137,8 @@ describe('APIs and versions', () => {
     const c = await RawClient.connect(tb.host, tb.port)
     const served = new Set((await c.apiVersions()).apiKeys.map((k) => k.apiKey))
     c.close()
-    // Every API the specs define may be served (all are, once AlterReplicaLogDirs was added): then only
-    // keys no spec defines remain.
+    // Specs may define APIs not served yet (the share-group codecs came before their handlers); when
+    // every one is served, only keys no spec defines remain.
     const unserved = API_KEYS.map((k) => k.apiKey).filter((k) => !served.has(k))
     for (const key of [999, -1, 32767, ...unserved.slice(0, 1), ...unserved.slice(-1)]) {
       expect(served.has(key)).toBe(false)
