@@ -146,11 +146,23 @@ export class ReplicaStateMachine {
         }
         return
       case 'OfflineReplica': {
-        for (const r of valid) batch.addStopReplica([brokerId], r, false)
+        // A dead broker gets no StopReplica (the channel would drop it): at scale that was an entry per
+        // partition it hosted, built for nothing. A live one (a failed log dir) does.
+        if (ctx.liveBrokers.has(brokerId)) {
+          for (const r of valid) {
+            const pause = this.#turn(slices)
+            if (pause !== undefined) await pause
+            batch.addStopReplica([brokerId], r, false)
+          }
+        }
         const withLeadership = valid.filter((r) => ctx.leadershipOf(r) !== undefined)
         const withoutLeadership = valid.filter((r) => ctx.leadershipOf(r) === undefined)
         const updated = await this.#removeReplicasFromIsr(brokerId, withLeadership)
+        // In slices, each sending what it added (as the partition state machine does): the brokers get
+        // requests of a few thousand partitions as the step goes on, not one of every partition at its end.
         for (const [key, state] of updated) {
+          const pause = this.#turn(slices)
+          if (pause !== undefined) await pause
           const i = key.lastIndexOf(':')
           const tp = { topic: key.slice(0, i), partition: Number(key.slice(i + 1)) }
           if (!ctx.isTopicQueuedUpForDeletion(tp.topic)) {
@@ -158,8 +170,9 @@ export class ReplicaStateMachine {
           }
           ctx.putReplicaState({ ...tp, replica: brokerId }, 'OfflineReplica')
         }
+        const everyBroker = ctx.liveOrShuttingDownBrokerIds()
         for (const r of withoutLeadership) {
-          batch.addUpdateMetadata(ctx.liveOrShuttingDownBrokerIds(), [r])
+          batch.addUpdateMetadata(everyBroker, [r])
           ctx.putReplicaState(r, 'OfflineReplica')
         }
         return
