@@ -11,27 +11,13 @@ import {
   type GroupMetadataValue,
 } from '../../src/coordinator/group/offset-commit-group-metadata-records.js'
 import { groupPartition, javaStringHashCode, kafkaAbs } from '../../src/coordinator/group/partitioner.js'
+import { i16, i32, i64 } from '../harness/bytes.js'
 
 const str = (s: string): Buffer => {
   const b = Buffer.from(s)
   const len = Buffer.alloc(2)
   len.writeInt16BE(b.length)
   return Buffer.concat([len, b])
-}
-const i16 = (v: number): Buffer => {
-  const b = Buffer.alloc(2)
-  b.writeInt16BE(v)
-  return b
-}
-const i32 = (v: number): Buffer => {
-  const b = Buffer.alloc(4)
-  b.writeInt32BE(v)
-  return b
-}
-const i64 = (v: number): Buffer => {
-  const b = Buffer.alloc(8)
-  b.writeBigInt64BE(BigInt(v))
-  return b
 }
 const bytes = (b: Buffer): Buffer => Buffer.concat([i32(b.length), b])
 

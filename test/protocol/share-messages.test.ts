@@ -20,6 +20,7 @@ import { Reader } from '../../src/protocol/primitives/reader.js'
 import { ZERO_UUID } from '../../src/protocol/primitives/types.js'
 import { Writer } from '../../src/protocol/primitives/writer.js'
 import { buildRecordBatch } from '../../src/protocol/records/index.js'
+import { i16, i32, i64, i8 } from '../harness/bytes.js'
 
 // Kafka's AcknowledgeType values (ShareFetchRequest.json: 0:Gap, 1:Accept, 2:Release, 3:Reject).
 const GAP = 0
@@ -391,22 +392,6 @@ describe('share-group messages round-trip at every version their specs declare',
 // are compact (uvarint length + 1), null strings and arrays the uvarint 0, arrays compact counts, every
 // struct ends with an empty tag section, and rd_kafka_buf_finalize adds the body's own empty tag section.
 
-const i8 = (v: number): Buffer => Buffer.from([v & 0xff])
-const i16 = (v: number): Buffer => {
-  const b = Buffer.alloc(2)
-  b.writeInt16BE(v)
-  return b
-}
-const i32 = (v: number): Buffer => {
-  const b = Buffer.alloc(4)
-  b.writeInt32BE(v)
-  return b
-}
-const i64 = (v: bigint): Buffer => {
-  const b = Buffer.alloc(8)
-  b.writeBigInt64BE(v)
-  return b
-}
 function uvarint(v: number): Buffer {
   const out: number[] = []
   while (v >= 0x80) {
