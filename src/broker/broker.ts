@@ -43,6 +43,7 @@ import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
 import { buildListenerSecurity, listenerTlsContexts } from '../server/listener-security.js'
 import { ScramCredentialService } from './scram-credentials.js'
 import { ClientQuotaService } from './client-quota-configs.js'
+import { GroupConfigService } from './group-configs.js'
 import { RequestThrottler } from '../server/request-quotas.js'
 import { ClientQuotas } from '../quota/client-quotas.js'
 import { SocketServer, type BoundListener, type ConnectionQuotas } from '../server/socket-server.js'
@@ -98,6 +99,8 @@ export class Broker {
   readonly ownController: Controller
   /** Client quotas: their configs (DescribeClientQuotas, AlterClientQuotas) and the quota managers. */
   readonly clientQuotas: ClientQuotaService
+  /** Group configs (GROUP config resources): each group's overrides of the group.* broker defaults. */
+  readonly groupConfigs: GroupConfigService
   /** Registration, config change notifications, controlled shutdown. */
   readonly cluster: ClusterMember
   /** This broker's lease and its watch on the controller (a ZooKeeper cluster only; broker-lease.ts). */
@@ -252,6 +255,7 @@ export class Broker {
         void this.controlPlane.onConfigChanges(changes)
         void this.configs.onConfigChanges(changes)
         void this.clientQuotas.onConfigChanges(changes)
+        void this.groupConfigs.onConfigChanges(changes)
       },
       log,
     })
@@ -264,8 +268,9 @@ export class Broker {
     const throttler = new RequestThrottler(this.clientQuotas.quotas)
     throttler.registerMetrics(this.metrics.registry)
     // The coordinators' services get what they use of the broker, not the broker (which would be a cycle).
+    this.groupConfigs = new GroupConfigService(store, () => this.config, log)
     const internalTopicPorts = { config: () => this.config, log, topics: this.topics, partitions: this.partitions }
-    this.groups = new GroupService(internalTopicPorts)
+    this.groups = new GroupService({ ...internalTopicPorts, groupConfigs: this.groupConfigs })
     this.transactions = new TransactionService({
       ...internalTopicPorts,
       nodeId,
@@ -284,6 +289,7 @@ export class Broker {
         topics: this.topics,
         configs: this.configs,
         groups: this.groups,
+        groupConfigs: this.groupConfigs,
         transactions: this.transactions,
         producerIds: this.producerIds,
         fetchSessions: this.fetchSessions,
@@ -409,6 +415,7 @@ export class Broker {
       brokerForDirs = broker
       await broker.acls.start()
       await broker.clientQuotas.start()
+      await broker.groupConfigs.start()
       await broker.cluster.start()
       broker.lease?.start()
       broker.stallWatch.start()

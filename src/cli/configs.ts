@@ -1,5 +1,5 @@
-// `skein configs`: kafka-configs. Describe a topic's or broker's configs (the overridden ones, or all with
-// --all, each with its synonyms: where the value comes from) and alter them with --add-config and
+// `skein configs`: kafka-configs. Describe a topic's, broker's or group's configs (the overridden ones, or
+// all with --all, each with its synonyms: where the value comes from) and alter them with --add-config and
 // --delete-config (IncrementalAlterConfigs: a deleted config falls back to its default).
 import { Admin, type ConfigEntry, type ConfigResource } from '../client/admin.js'
 import { parseKeyValues, UsageError, type CommandSpec } from './args.js'
@@ -8,14 +8,14 @@ import { isQuotaCommand, runQuotaConfigs } from './configs-quotas.js'
 
 const SPEC: CommandSpec = {
   command: 'skein configs',
-  usage: 'skein configs [--bootstrap-server HOST:PORT] --entity-type topics|brokers|users|clients (--entity-name NAME | --entity-default) --describe|--alter [options]',
-  summary: 'Describe and alter topic and broker configs, client quotas and SCRAM credentials (kafka-configs).',
+  usage: 'skein configs [--bootstrap-server HOST:PORT] --entity-type topics|brokers|groups|users|clients (--entity-name NAME | --entity-default) --describe|--alter [options]',
+  summary: 'Describe and alter topic, broker and group configs, client quotas and SCRAM credentials (kafka-configs).',
   options: [
     BOOTSTRAP_OPTION,
     COMMAND_CONFIG_OPTION,
     COMMAND_PROPERTY_OPTION,
-    { name: 'entity-type', value: 'TYPE', repeat: true, desc: 'topics, brokers, users or clients (users and clients together: a user+client-id quota)' },
-    { name: 'entity-name', value: 'NAME', repeat: true, desc: 'Topic name, broker id, user principal name or client-id' },
+    { name: 'entity-type', value: 'TYPE', repeat: true, desc: 'topics, brokers, groups, users or clients (users and clients together: a user+client-id quota)' },
+    { name: 'entity-name', value: 'NAME', repeat: true, desc: 'Topic name, broker id, group id, user principal name or client-id' },
     { name: 'entity-default', desc: 'The default entity: of brokers, users or clients' },
     { name: 'user', value: 'USER', desc: 'Shorthand for --entity-type users --entity-name USER' },
     { name: 'client', value: 'ID', desc: 'Shorthand for --entity-type clients --entity-name ID' },
@@ -23,6 +23,7 @@ const SPEC: CommandSpec = {
     { name: 'client-defaults', desc: 'Shorthand for --entity-type clients --entity-default' },
     { name: 'topic', value: 'TOPIC', desc: 'Shorthand for --entity-type topics --entity-name TOPIC' },
     { name: 'broker', value: 'ID', desc: 'Shorthand for --entity-type brokers --entity-name ID' },
+    { name: 'group', value: 'GROUP', desc: 'Shorthand for --entity-type groups --entity-name GROUP' },
     { name: 'describe', desc: 'Show the configs' },
     { name: 'alter', desc: 'Change configs (with --add-config and/or --delete-config)' },
     { name: 'all', desc: 'With --describe: every config, not only the overridden ones' },
@@ -34,6 +35,10 @@ const SPEC: CommandSpec = {
   skein configs --entity-type topics --entity-name demo --alter --add-config retention.ms=3600000,cleanup.policy=compact
   skein configs --entity-type topics --entity-name demo --alter --delete-config retention.ms
   skein configs --entity-type brokers --entity-name 0 --describe --all
+Group configs (consumer.session.timeout.ms, share.auto.offset.reset, share.record.lock.duration.ms, ...):
+  skein configs --entity-type groups --entity-name my-group --alter --add-config share.auto.offset.reset=earliest
+  skein configs --entity-type groups --entity-name my-group --alter --delete-config share.auto.offset.reset
+  skein configs --entity-type groups --entity-name my-group --describe --all
 Client quotas (producer_byte_rate, consumer_byte_rate, request_percentage, controller_mutation_rate):
   skein configs --entity-type users --entity-name alice --alter --add-config producer_byte_rate=1048576
   skein configs --entity-type users --entity-name alice --entity-type clients --entity-name app --alter --add-config consumer_byte_rate=2097152
@@ -57,7 +62,11 @@ function resource(args: import('./args.js').ParsedArgs): { type: ConfigResource[
     type = 'brokers'
     name = args.get('broker')!
   }
-  if (type === undefined) throw new UsageError('--entity-type topics|brokers is required')
+  if (args.has('group')) {
+    type = 'groups'
+    name = args.get('group')!
+  }
+  if (type === undefined) throw new UsageError('--entity-type topics|brokers|groups is required')
   if (args.has('entity-default')) {
     if (type !== 'brokers') throw new UsageError('--entity-default is for --entity-type brokers')
     return { type: 'broker', name: '', label: 'default brokers' }
@@ -67,8 +76,9 @@ function resource(args: import('./args.js').ParsedArgs): { type: ConfigResource[
     if (name !== null && !/^\d+$/.test(name)) throw new UsageError(`--entity-name '${name}' is not a broker id`)
     return { type: 'broker', name, label: 'broker' }
   }
+  if (type === 'groups' || type === 'group') return { type: 'group', name, label: 'group' }
   if (type === 'broker-loggers') return { type: 'broker-logger', name, label: 'broker-logger' }
-  throw new UsageError(`--entity-type '${type}' is not supported (topics, brokers)`)
+  throw new UsageError(`--entity-type '${type}' is not supported (topics, brokers, groups, users, clients)`)
 }
 
 function synonymText(c: ConfigEntry): string {
@@ -86,12 +96,13 @@ export function runConfigs(argv: readonly string[]): Promise<number> {
         let names: string[]
         if (r.name !== null) names = [r.name]
         else if (r.type === 'topic') names = await admin.listTopics()
+        else if (r.type === 'group') names = (await admin.listGroups()).map((g) => g.groupId).sort()
         else names = (await admin.describeCluster()).brokers.map((b) => String(b.nodeId))
         let out = ''
         for (const name of names) {
           const [result] = await admin.describeConfigs([{ type: r.type, name }])
           const all = args.has('all')
-          const dynamicSources = r.type === 'topic' ? ['DYNAMIC_TOPIC_CONFIG'] : name === '' ? ['DYNAMIC_DEFAULT_BROKER_CONFIG'] : ['DYNAMIC_BROKER_CONFIG']
+          const dynamicSources = r.type === 'topic' ? ['DYNAMIC_TOPIC_CONFIG'] : r.type === 'group' ? ['GROUP_CONFIG'] : name === '' ? ['DYNAMIC_DEFAULT_BROKER_CONFIG'] : ['DYNAMIC_BROKER_CONFIG']
           const entries = (result?.configs ?? []).filter((c) => all || dynamicSources.includes(c.source)).sort((a, b) => (a.name < b.name ? -1 : 1))
           const what = name === '' ? 'the default broker' : `${r.label} ${name}`
           out += `${all ? 'All' : 'Dynamic'} configs for ${what} are:\n`

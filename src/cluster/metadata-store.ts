@@ -93,8 +93,9 @@ export interface TopicPartitionId {
 }
 
 /** Entity types of dynamic configs (/config/<type>/<name>). */
-export type ConfigEntityType = 'topics' | 'brokers' | 'clients' | 'users' | 'ips'
-export const CONFIG_ENTITY_TYPES: readonly ConfigEntityType[] = ['topics', 'clients', 'users', 'brokers', 'ips']
+export type ConfigEntityType = 'topics' | 'brokers' | 'clients' | 'users' | 'ips' | 'groups'
+/** 'groups': the group configs of KIP-848 / KIP-932 (/config/groups/<sanitized group id>). */
+export const CONFIG_ENTITY_TYPES: readonly ConfigEntityType[] = ['topics', 'clients', 'users', 'brokers', 'ips', 'groups']
 /** Kafka's sanitized name of the default entity (the cluster-wide default of brokers, users, clients). */
 export const DEFAULT_ENTITY_NAME = '<default>'
 

@@ -300,20 +300,27 @@ export class BrokerConfig implements BrokerValueLayers {
   }
 
   #checkCrossFieldRules(): void {
-    // Kafka's GroupCoordinatorConfig requirements on the consumer-group timeouts.
+    // Kafka's GroupCoordinatorConfig requirements on the consumer-, share- and streams-group timeouts,
+    // and ShareGroupConfig's on the record lock duration.
     const int = (n: string): number => this.getInt(n)
     const require = (ok: boolean, key: string, msg: string): void => {
       if (!ok) throw new ConfigException(key, msg)
     }
-    const hb = int('group.consumer.heartbeat.interval.ms')
-    const session = int('group.consumer.session.timeout.ms')
-    require(int('group.consumer.max.heartbeat.interval.ms') >= int('group.consumer.min.heartbeat.interval.ms'), 'group.consumer.max.heartbeat.interval.ms', 'group.consumer.max.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms')
-    require(hb >= int('group.consumer.min.heartbeat.interval.ms'), 'group.consumer.heartbeat.interval.ms', 'group.consumer.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms')
-    require(hb <= int('group.consumer.max.heartbeat.interval.ms'), 'group.consumer.heartbeat.interval.ms', 'group.consumer.heartbeat.interval.ms must be less than or equal to group.consumer.max.heartbeat.interval.ms')
-    require(int('group.consumer.max.session.timeout.ms') >= int('group.consumer.min.session.timeout.ms'), 'group.consumer.max.session.timeout.ms', 'group.consumer.max.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms')
-    require(session >= int('group.consumer.min.session.timeout.ms'), 'group.consumer.session.timeout.ms', 'group.consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms')
-    require(session <= int('group.consumer.max.session.timeout.ms'), 'group.consumer.session.timeout.ms', 'group.consumer.session.timeout.ms must be less than or equal to group.consumer.max.session.timeout.ms')
-    require(hb < session, 'group.consumer.heartbeat.interval.ms', 'group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms')
+    const within = (kind: string, setting: string): void => {
+      const [name, min, max] = [`group.${kind}.${setting}`, `group.${kind}.min.${setting}`, `group.${kind}.max.${setting}`]
+      require(int(max) >= int(min), max, `${max} must be greater than or equal to ${min}`)
+      require(int(name) >= int(min), name, `${name} must be greater than or equal to ${min}`)
+      require(int(name) <= int(max), name, `${name} must be less than or equal to ${max}`)
+    }
+    for (const kind of ['consumer', 'share', 'streams']) {
+      within(kind, 'heartbeat.interval.ms')
+      within(kind, 'session.timeout.ms')
+      const [hb, session] = [`group.${kind}.heartbeat.interval.ms`, `group.${kind}.session.timeout.ms`]
+      require(int(hb) < int(session), hb, `${hb} must be less than ${session}`)
+    }
+    within('share', 'record.lock.duration.ms')
+    require(int('group.streams.num.standby.replicas') <= int('group.streams.max.standby.replicas'), 'group.streams.num.standby.replicas',
+      'group.streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas')
     const listeners = this.listeners
     const protocols = this.securityProtocolMap
     for (const l of listeners) {

@@ -19,3 +19,7 @@ export { BrokerConfig, listenerPrefixedDef, loadBrokerConfig, validateBrokerProp
 export { parseProperties, formatProperties, PropertiesSyntaxError } from './properties.js'
 export { parseListener, parseListeners, formatListener, parseSecurityProtocolMap, type Listener } from './listeners.js'
 export { renderConfigReference } from './reference.js'
+export {
+  GROUP_CONFIGS, groupConfigDef, groupConfigNames, validateGroupConfigs, parseGroupConfigs, effectiveGroupConfig, resolveGroupConfigs, parseIsoDuration,
+  type GroupConfigBroker, type GroupConfigDef, type GroupConfigOverrides,
+} from './group-configs.js'

@@ -5,6 +5,7 @@ import { BROKER_CONFIGS } from './broker-configs.js'
 import { REST_CONFIGS } from './client-rest.js'
 import { REGISTRY_CONFIGS } from './client-registry.js'
 import { formatValue, type ConfigDef } from './config-def.js'
+import { GROUP_CONFIGS } from './group-configs.js'
 import { TOPIC_CONFIGS } from './topic-configs.js'
 
 function cell(s: string): string {
@@ -17,7 +18,7 @@ function shownDefault(d: ConfigDef): string {
   return v === '' ? '""' : `\`${v}\``
 }
 
-/** Markdown: a broker config table and a topic config table (name, type, default, description ...). */
+/** Markdown: the broker, topic and group config tables, then the REST Proxy's and Schema Registry's (name, type, default, description ...). */
 export function renderConfigReference(): string {
   const lines: string[] = []
   lines.push('### Broker configs', '')
@@ -34,6 +35,14 @@ export function renderConfigReference(): string {
   for (const d of TOPIC_CONFIGS) {
     const from = d.synonyms.map((s) => `\`${s.name}\``).join(', ')
     lines.push(`| \`${d.name}\` | ${d.type} | ${shownDefault(d)} | ${cell(d.validValues ?? '')} | ${from} | ${cell(d.doc)} |`)
+  }
+  lines.push('', '### Group configs (GROUP resources: DescribeConfigs, IncrementalAlterConfigs, skein configs --entity-type groups)', '')
+  lines.push('| Name | Type | Default | Valid values | Broker default from | Bounded by | Description |')
+  lines.push('| --- | --- | --- | --- | --- | --- | --- |')
+  for (const d of GROUP_CONFIGS) {
+    const from = d.synonym === undefined ? '' : `\`${d.synonym}\``
+    const bounds = [d.min, d.max].filter((b) => b !== undefined).map((b) => `\`${b}\``).join(', ')
+    lines.push(`| \`${d.name}\` | ${d.type} | ${shownDefault(d)} | ${cell(d.validValues ?? '')} | ${from} | ${bounds} | ${cell(d.doc)} |`)
   }
   lines.push('', '### REST Proxy configs (skein rest; in a broker, the same names prefixed rest.)', '')
   lines.push('| Name | Type | Default | Valid values | Description |')

@@ -100,6 +100,7 @@ export function createDispatcher(services: BrokerServices, apiTable: ApiTable, o
       topics: services.topics,
       configs: services.configs,
       groups: services.groups,
+      groupConfigs: services.groupConfigs,
       transactions: services.transactions,
       producerIds: services.producerIds,
       fetchSessions: services.fetchSessions,

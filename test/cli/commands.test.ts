@@ -452,7 +452,7 @@ describe('errors and help', () => {
       [['consume', '--topic', 't', '--max-messages', 'many'], "skein consume: --max-messages needs an integer, not 'many'"],
       [['consume', '--topic', 't', '--offset', '5'], 'skein consume: --offset needs --partition'],
       [['groups', '--reset-offsets', '--group', 'g', '--topic', 't'], 'skein groups: give exactly one of --to-earliest, --to-latest, --to-offset, --to-datetime, --shift-by'],
-      [['configs', '--describe'], 'skein configs: --entity-type topics|brokers is required'],
+      [['configs', '--describe'], 'skein configs: --entity-type topics|brokers|groups is required'],
       [['perf', 'produce', '--topic', 't'], 'skein perf produce: --num-records is required'],
       [['frobnicate'], "skein: unknown command 'frobnicate' (see skein --help)"],
     ]

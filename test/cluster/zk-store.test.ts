@@ -93,7 +93,7 @@ describe.skipIf(MISSING !== undefined)('ZkStore against a real ZooKeeper', () =>
   it('creates the chroot and Kafka persistent paths, and writes Kafka JSON that reads back', async () => {
     const root = `/kafka-layout-${++chrootN}`
     const store = await open(root)
-    for (const p of ['/consumers', '/brokers/ids', '/brokers/topics', '/brokers/seqid', '/config/changes', '/config/topics', '/config/brokers', '/config/users', '/config/clients', '/admin/delete_topics', '/isr_change_notification', '/latest_producer_id_block', '/log_dir_event_notification']) {
+    for (const p of ['/consumers', '/brokers/ids', '/brokers/topics', '/brokers/seqid', '/config/changes', '/config/topics', '/config/brokers', '/config/users', '/config/clients', '/config/groups', '/admin/delete_topics', '/isr_change_notification', '/latest_producer_id_block', '/log_dir_event_notification']) {
       expect(await raw.exists(root + p), p).not.toBeNull()
     }
     expect(await store.getOrCreateClusterId('firstId')).toBe('firstId')

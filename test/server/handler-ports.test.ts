@@ -250,6 +250,7 @@ function harness(opts: { acl?: BrokerServices['acl'] } = {}): Harness {
     // Booleans off, numbers at the table's defaults (fetch.max.bytes).
     configs: { broker: { getBoolean: () => false, getInt: (name: string) => brokerConfigDef(name)!.default as number } } as unknown as BrokerServices['configs'],
     groups: untouchable('groups'),
+    groupConfigs: untouchable('groupConfigs'),
     transactions: untouchable('transactions'),
     producerIds: untouchable('producerIds'),
     fetchSessions: new FetchSessionCache(10),

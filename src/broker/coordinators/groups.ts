@@ -12,7 +12,7 @@ import { systemClock } from '../../coordinator/runtime/clock.js'
 import type { TopicInfo } from '../../server/handlers/common/ports.js'
 import { CoordinatorPartitionWriter } from './coordinator-partition-writer.js'
 import { partitionKey } from '../../replication/delayed-fetch.js'
-import type { GroupCoordinatorService } from '../../server/handlers/common/ports.js'
+import type { GroupConfigAdmin, GroupCoordinatorService } from '../../server/handlers/common/ports.js'
 import { InternalTopicService, type InternalTopicPorts, type InternalTopicSpec } from './internal-topic-service.js'
 import type { ReplicaManager } from '../../replication/replica-manager.js'
 
@@ -21,6 +21,8 @@ export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets'
 /** What the group service uses of the broker: an internal topic's ports, and the offsets behind lag. */
 export interface GroupServicePorts extends InternalTopicPorts {
   readonly partitions: InternalTopicPorts['partitions'] & Pick<ReplicaManager, 'states'>
+  /** Group configs: consumer.session.timeout.ms and consumer.heartbeat.interval.ms of a group override the broker's. */
+  readonly groupConfigs?: Pick<GroupConfigAdmin, 'effective'>
 }
 
 /** Owns the broker's GroupCoordinator: created with __consumer_offsets on first use, closed on stop. */
@@ -54,6 +56,10 @@ export class GroupService extends InternalTopicService<GroupCoordinator, GroupSe
       consumerGroupHeartbeatIntervalMs: c.getInt('group.consumer.heartbeat.interval.ms'),
       consumerGroupMaxSize: c.getInt('group.consumer.max.size'),
       consumerGroupAssignors: c.getList('group.consumer.assignors')!.map((a) => assignorName(a)!),
+      consumerGroupConfig: ports.groupConfigs === undefined ? undefined : (groupId) => ({
+        sessionTimeoutMs: ports.groupConfigs!.effective(groupId, 'consumer.session.timeout.ms') as number,
+        heartbeatIntervalMs: ports.groupConfigs!.effective(groupId, 'consumer.heartbeat.interval.ms') as number,
+      }),
     }
     const writer = new CoordinatorPartitionWriter(ports.partitions, CONSUMER_OFFSETS_TOPIC, c.getInt('offsets.commit.timeout.ms'))
     return new GroupCoordinator({ config, writer, topics: brokerTopicsView(ports), clock: systemClock, log: ports.log })

@@ -150,12 +150,14 @@ export class ConsumerGroupManager {
     this.#defaultAssignor = this.#assignors.values().next().value ?? byName.get(UNIFORM_ASSIGNOR)!
   }
 
-  private get sessionTimeoutMs(): number {
-    return this.config.consumerGroupSessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS
+  /** The group's session timeout: its group config consumer.session.timeout.ms, else the broker's. */
+  private sessionTimeoutMs(groupId: string): number {
+    return this.config.consumerGroupConfig?.(groupId).sessionTimeoutMs ?? this.config.consumerGroupSessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS
   }
 
-  private get heartbeatIntervalMs(): number {
-    return this.config.consumerGroupHeartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS
+  /** The group's heartbeat interval: its group config consumer.heartbeat.interval.ms, else the broker's. */
+  private heartbeatIntervalMs(groupId: string): number {
+    return this.config.consumerGroupConfig?.(groupId).heartbeatIntervalMs ?? this.config.consumerGroupHeartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS
   }
 
   // ---- groups -----------------------------------------------------------------------------------
@@ -215,7 +217,7 @@ export class ConsumerGroupManager {
   // ---- timers -----------------------------------------------------------------------------------
 
   private scheduleSessionTimeout(groupId: string, memberId: string): void {
-    this.ctx.timer.schedule(sessionKey(groupId, memberId), this.sessionTimeoutMs, () => this.fenceMemberOperation(groupId, memberId, 'the member session expired'))
+    this.ctx.timer.schedule(sessionKey(groupId, memberId), this.sessionTimeoutMs(groupId), () => this.fenceMemberOperation(groupId, memberId, 'the member session expired'))
   }
 
   private scheduleRebalanceTimeout(groupId: string, memberId: string, memberEpoch: number, timeoutMs: number): void {
@@ -411,7 +413,7 @@ export class ConsumerGroupManager {
         errorMessage: null,
         memberId: reconciled.memberId,
         memberEpoch: reconciled.memberEpoch,
-        heartbeatIntervalMs: this.heartbeatIntervalMs,
+        heartbeatIntervalMs: this.heartbeatIntervalMs(groupId),
         assignment: full || assignmentChanged ? assignmentEntries(reconciled.assignedPartitions).map(([topicId, partitions]) => ({ topicId, partitions })) : null,
       },
     }

@@ -29,6 +29,11 @@ export interface GroupCoordinatorConfig {
   consumerGroupMaxSize?: number
   /** group.consumer.assignors as built-in names, the first the default; default ['uniform', 'range']. */
   consumerGroupAssignors?: readonly string[]
+  /**
+   * A consumer group's own session timeout and heartbeat interval (the group configs
+   * consumer.session.timeout.ms / consumer.heartbeat.interval.ms, else the broker's), read at each use.
+   */
+  consumerGroupConfig?: (groupId: string) => { sessionTimeoutMs: number; heartbeatIntervalMs: number }
 }
 
 export interface ProtocolMetadata {

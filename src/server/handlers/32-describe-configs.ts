@@ -9,6 +9,11 @@
 //   resource); another id or a non-number -> INVALID_REQUEST.
 // * BROKER_LOGGER (8): this broker's id -> one "root" logger with the level of Skein's pino logger
 //   (source DYNAMIC_BROKER_LOGGER_CONFIG); '' or another id -> INVALID_REQUEST (Kafka).
+// * GROUP (32): every group config (Kafka 4.1's GroupConfig, config/group-configs.ts) with its effective
+//   value: the group's own setting (GROUP_CONFIG, 8), else its broker synonym's source (group.consumer.*,
+//   group.share.*, group.streams.*: dynamic, static or DEFAULT_CONFIG); configs without a broker synonym
+//   (share.auto.offset.reset, share.isolation.level) DEFAULT_CONFIG. Any group id, existing or not (Kafka);
+//   '' -> INVALID_REQUEST "Group name must not be empty".
 // * Any other resource type -> INVALID_REQUEST "Unsupported resource type".
 // * configurationKeys null lists everything; otherwise only the named keys (unknown names are left out,
 //   as Kafka does). Sensitive values (passwords) are null.
@@ -16,7 +21,8 @@
 //   then each broker synonym by source (dynamic per-broker, dynamic cluster default, static,
 //   DEFAULT_CONFIG), from the first entry named like the config; configSource is the first entry's.
 // * Authorization (Kafka's): DescribeConfigs on the topic (else TOPIC_AUTHORIZATION_FAILED) or on the
-//   cluster for brokers and broker loggers (else CLUSTER_AUTHORIZATION_FAILED), per resource.
+//   cluster for brokers and broker loggers (else CLUSTER_AUTHORIZATION_FAILED), on the group for groups
+//   (else GROUP_AUTHORIZATION_FAILED), per resource.
 // Version notes:
 // * v1+: configSource and synonyms. v3+: configType and documentation (only when includeDocumentation).
 //   v4: flexible.
@@ -100,6 +106,8 @@ function describeResource(ctx: RequestContext, resourceType: number, resourceNam
         doc: "Level of Skein's logger (pino); set at startup with SKEIN_LOG_LEVEL.", synonyms: [],
       }]
     }
+    case ConfigResourceType.GROUP:
+      return ctx.groupConfigs.describe(resourceName)
     default:
       throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type: ${resourceType}`)
   }

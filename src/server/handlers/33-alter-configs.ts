@@ -16,9 +16,12 @@
 // * validateOnly checks everything and changes nothing.
 // * A resource named twice in one request -> INVALID_REQUEST for it; a key named twice in one resource
 //   -> INVALID_REQUEST ("Error due to duplicate config keys").
-// * Other resource types (BROKER_LOGGER, GROUP, CLIENT_METRICS, ...) -> INVALID_REQUEST.
+// * GROUP: the configs sent replace the group's whole set, with IncrementalAlterConfigs' checks (Kafka's
+//   GroupConfig: INVALID_CONFIG; '' -> INVALID_REQUEST).
+// * Other resource types (BROKER_LOGGER, CLIENT_METRICS, ...) -> INVALID_REQUEST.
 // * Authorization (Kafka's): AlterConfigs on the topic (else TOPIC_AUTHORIZATION_FAILED) or on the
-//   cluster for brokers (else CLUSTER_AUTHORIZATION_FAILED), per resource.
+//   cluster for brokers (else CLUSTER_AUTHORIZATION_FAILED), on the group for groups (else
+//   GROUP_AUTHORIZATION_FAILED), per resource.
 // Version notes:
 // * v2: flexible. No differences in content between versions.
 // Not implemented:
@@ -59,6 +62,8 @@ export const alterConfigsHandler = defineHandler<AlterConfigs.AlterConfigsReques
           await ctx.topics.setConfigs(resourceName, Object.fromEntries(values), req.validateOnly)
         } else if (resourceType === ConfigResourceType.BROKER) {
           await ctx.configs.replaceDynamicBrokerConfigs(brokerScope(resourceName, ctx.metadata.nodeId), values, req.validateOnly)
+        } else if (resourceType === ConfigResourceType.GROUP) {
+          await ctx.groupConfigs.replaceGroupConfigs(resourceName, values, req.validateOnly)
         } else {
           throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type: ${resourceType}`)
         }

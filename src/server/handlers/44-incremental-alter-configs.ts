@@ -10,16 +10,20 @@
 //   twice -> INVALID_REQUEST; an unknown op -> INVALID_REQUEST; a resource named twice -> INVALID_REQUEST.
 // * The merged set then goes through the same path as AlterConfigs: TOPIC -> validated (INVALID_CONFIG),
 //   stored and pushed to the partitions; BROKER '' / this broker's id -> dynamic layer with Kafka's rules
-//   (INVALID_REQUEST "Cannot update these configs dynamically: ..."). validateOnly changes nothing.
+//   (INVALID_REQUEST "Cannot update these configs dynamically: ..."); GROUP -> Kafka's GroupConfig rules
+//   (unknown name, bad value, outside the broker's group.*.min/max bounds, session <= heartbeat:
+//   INVALID_CONFIG; '' -> INVALID_REQUEST), stored at /config/groups/<group> and applied on every broker
+//   (config/group-configs.ts, broker/group-configs.ts). validateOnly changes nothing.
 // * Other resource types -> INVALID_REQUEST.
 // * Authorization (Kafka's): AlterConfigs on the topic (else TOPIC_AUTHORIZATION_FAILED) or on the
-//   cluster for brokers (else CLUSTER_AUTHORIZATION_FAILED), per resource.
+//   cluster for brokers (else CLUSTER_AUTHORIZATION_FAILED), on the group for groups (else
+//   GROUP_AUTHORIZATION_FAILED), per resource.
 // Version notes:
 // * v1: flexible. No differences in content.
 // Not implemented:
 // * BROKER_LOGGER (log4j levels): Skein has one pino logger, not log4j loggers.
 import { AclOperation } from '../../domain/acl.js'
-import { brokerConfigDef, formatValue, topicConfigDef, type ConfigDef } from '../../config/index.js'
+import { brokerConfigDef, formatValue, groupConfigDef, topicConfigDef, type ConfigDef } from '../../config/index.js'
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as IncrementalAlterConfigs from '../../protocol/messages/44-incremental-alter-configs.gen.js'
 import { apiError, duplicatesOf, type ApiError } from './common/api-errors.js'
@@ -83,6 +87,9 @@ async function alterResource(ctx: RequestContext, resource: IncrementalAlterConf
     const current = ctx.configs.dynamicBrokerConfigs(scope)
     const merged = applyOps(new Map(Object.entries(current)), resource.configs, brokerConfigDef)
     await ctx.configs.replaceDynamicBrokerConfigs(scope, merged, validateOnly)
+  } else if (resourceType === ConfigResourceType.GROUP) {
+    const merged = applyOps(new Map(Object.entries(ctx.groupConfigs.groupConfigs(resourceName))), resource.configs, groupConfigDef)
+    await ctx.groupConfigs.replaceGroupConfigs(resourceName, merged, validateOnly)
   } else {
     throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type: ${resourceType}`)
   }

@@ -199,7 +199,7 @@ describe('admin APIs over raw frames', () => {
       DescribeConfigs.createDescribeConfigsResource({ resourceType: BROKER, resourceName: 'zero', configurationKeys: null }),
       DescribeConfigs.createDescribeConfigsResource({ resourceType: BROKER_LOGGER, resourceName: '0', configurationKeys: null }),
       DescribeConfigs.createDescribeConfigsResource({ resourceType: BROKER_LOGGER, resourceName: '', configurationKeys: null }),
-      DescribeConfigs.createDescribeConfigsResource({ resourceType: 32, resourceName: 'group', configurationKeys: null }),
+      DescribeConfigs.createDescribeConfigsResource({ resourceType: 16, resourceName: 'metrics', configurationKeys: null }),
       DescribeConfigs.createDescribeConfigsResource({ resourceType: TOPIC, resourceName: 'not valid!', configurationKeys: null }),
       DescribeConfigs.createDescribeConfigsResource({ resourceType: TOPIC, resourceName: 'raw-ok', configurationKeys: ['retention.ms', 'no.such.key'] }),
     ], includeSynonyms: false }, 1)

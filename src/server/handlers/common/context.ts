@@ -9,6 +9,7 @@ import type {
   ConfigService,
   FetchSessionService,
   ControlPlaneService,
+  GroupConfigAdmin,
   GroupCoordinatorService,
   HandlerLog,
   MetadataView,
@@ -31,6 +32,8 @@ export interface BrokerServices {
   configs: ConfigService
   /** The group coordinator (consumer groups, committed offsets). */
   groups: GroupCoordinatorService
+  /** Group configs (GROUP config resources). */
+  groupConfigs: GroupConfigAdmin
   /** The transaction coordinator (transactional producers). */
   transactions: TransactionCoordinatorService
   /** Producer ids for idempotent producers. */

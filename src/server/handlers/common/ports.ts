@@ -11,7 +11,7 @@ import type { AlterUserScramCredentialsRequest, AlterUserScramCredentialsResult 
 import type { DescribeUserScramCredentialsResult } from '../../../protocol/messages/50-describe-user-scram-credentials.gen.js'
 import type { DescribeClientQuotasRequest, EntryData as DescribeClientQuotasEntry } from '../../../protocol/messages/48-describe-client-quotas.gen.js'
 import type { AlterClientQuotasRequest, ResponseEntryData as AlterClientQuotasResult } from '../../../protocol/messages/49-alter-client-quotas.gen.js'
-import type { BrokerConfig } from '../../../config/index.js'
+import type { BrokerConfig, ConfigValue, ResolvedConfig } from '../../../config/index.js'
 import type { GroupCoordinator } from '../../../coordinator/group/group-coordinator.js'
 import type { DescribedTopicPartitions } from '../../../coordinator/group/types.js'
 import type { ProducerIdAndEpoch } from '../../../coordinator/transaction/types.js'
@@ -356,6 +356,18 @@ export interface ConfigService {
    * KafkaError INVALID_REQUEST); unless validateOnly, persisted first and then applied to every partition.
    */
   replaceDynamicBrokerConfigs(scope: BrokerConfigScope, values: ReadonlyMap<string, string>, validateOnly: boolean): Promise<void>
+}
+
+/** Group configs (GROUP config resources, KIP-848 / KIP-932): the group's overrides over the broker defaults. */
+export interface GroupConfigAdmin {
+  /** The group's overrides as stored (name -> string); INVALID_REQUEST for an empty name. */
+  groupConfigs(group: string): Readonly<Record<string, string>>
+  /** Every group config with its effective value and DescribeConfigs source. */
+  describe(group: string): ResolvedConfig[]
+  /** The effective value of one group config for a group (its override, else the broker default). */
+  effective(group: string, name: string): ConfigValue
+  /** Replaces the group's overrides, checked with Kafka's GroupConfig rules (INVALID_CONFIG); persisted unless validateOnly. */
+  replaceGroupConfigs(group: string, values: ReadonlyMap<string, string>, validateOnly: boolean): Promise<void>
 }
 
 // ---------------------------------------------------------------------------------------------------
