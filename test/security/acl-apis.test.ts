@@ -4,6 +4,7 @@
 // what the principal may Describe.
 import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ConfigResourceTypes, Kafka, logLevel, ResourcePatternTypes, type Admin } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Admin as SkeinAdmin } from '../../src/client/admin.js'
 import { startTestBroker, type TestBroker } from '../harness/index.js'
 
 let tb: TestBroker
@@ -62,6 +63,7 @@ beforeAll(async () => {
         // Metadata of ap-secret is served; writing to it is not.
         allow(AclResourceTypes.TOPIC, 'ap-secret', AclOperationTypes.DESCRIBE),
         allow(AclResourceTypes.GROUP, 'ap-other', AclOperationTypes.DESCRIBE),
+        allow(AclResourceTypes.GROUP, 'ap-configs', AclOperationTypes.DESCRIBE_CONFIGS),
         allow(AclResourceTypes.TRANSACTIONAL_ID, 'ap-tx', AclOperationTypes.WRITE),
         // Describe lets the client find the coordinator; InitProducerId needs Write.
         allow(AclResourceTypes.TRANSACTIONAL_ID, 'ap-other-tx', AclOperationTypes.DESCRIBE),
@@ -107,6 +109,26 @@ describe('ACL checks of the admin, group and transactional APIs', () => {
       expect(await failure(admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.BROKER, name: String(tb.broker.nodeId) }] }))).toBe('CLUSTER_AUTHORIZATION_FAILED')
       expect(await failure(admin.alterConfigs({ validateOnly: true, resources: [{ type: ConfigResourceTypes.BROKER, name: String(tb.broker.nodeId), configEntries: [{ name: 'log.cleaner.threads', value: '2' }] }] }))).toBe('CLUSTER_AUTHORIZATION_FAILED')
     })
+  })
+
+  it('group configs: DescribeConfigs and AlterConfigs of a GROUP resource need those operations on the group (GROUP_AUTHORIZATION_FAILED)', async () => {
+    const admin = (user: string): SkeinAdmin =>
+      new SkeinAdmin({ bootstrapServers: `127.0.0.1:${port}`, clientId: `aclapi-${user}`, security: { sasl: { mechanism: 'PLAIN', username: user, password: `${user}-secret` } }, retries: 0 })
+    const alice = admin('alice')
+    const root = admin('admin')
+    const set = { op: 'set' as const, name: 'share.auto.offset.reset', value: 'earliest' }
+    try {
+      const [described] = await alice.describeConfigs([{ type: 'group', name: 'ap-configs', keys: ['share.auto.offset.reset'] }])
+      expect(described!.configs.map((c) => [c.name, c.value])).toEqual([['share.auto.offset.reset', 'latest']])
+      await expect(alice.describeConfigs([{ type: 'group', name: 'ap-other' }])).rejects.toThrow(/GROUP_AUTHORIZATION_FAILED|not authorized/i)
+      await expect(alice.alterConfigs({ type: 'group', name: 'ap-configs' }, [set])).rejects.toThrow(/GROUP_AUTHORIZATION_FAILED|not authorized/i)
+      await root.alterConfigs({ type: 'group', name: 'ap-configs' }, [set])
+      const [after] = await alice.describeConfigs([{ type: 'group', name: 'ap-configs', keys: ['share.auto.offset.reset'] }])
+      expect(after!.configs.map((c) => [c.name, c.value])).toEqual([['share.auto.offset.reset', 'earliest']])
+    } finally {
+      await alice.close()
+      await root.close()
+    }
   })
 
   it('transactions: a topic the producer may not write is TOPIC_AUTHORIZATION_FAILED, an unauthorized id TRANSACTIONAL_ID_AUTHORIZATION_FAILED, offsets for a group it may not read GROUP_AUTHORIZATION_FAILED', async () => {
