@@ -204,6 +204,9 @@ describe('group configs on a broker', () => {
     const all = await skein([...base, '--describe', '--all'])
     expect(all.out).toContain('All configs for group cli-group are:\n')
     expect(all.out).toContain('  share.auto.offset.reset=latest sensitive=false synonyms={}\n')
+    // Without --entity-name: every group the coordinators list (cg-with-config joined in the case above).
+    const listed = await skein(['configs', '--bootstrap-server', `${tb.host}:${tb.port}`, '--entity-type', 'groups', '--describe'])
+    expect(listed.out).toContain('Dynamic configs for group cg-with-config are:\n  consumer.heartbeat.interval.ms=300 sensitive=false')
     const bad = await skein([...base, '--alter', '--add-config', 'share.isolation.level=dirty'])
     expect(bad.code).not.toBe(0)
     expect(String(bad.stderr)).toMatch(/String must be one of: read_committed, read_uncommitted/)
