@@ -21,6 +21,7 @@ import { ZERO_UUID } from '../../src/protocol/primitives/types.js'
 import { Writer } from '../../src/protocol/primitives/writer.js'
 import { buildRecordBatch } from '../../src/protocol/records/index.js'
 import { i16, i32, i64, i8 } from '../harness/bytes.js'
+import { expectRoundTrip } from './expect-round-trip.js'
 
 // Kafka's AcknowledgeType values (ShareFetchRequest.json: 0:Gap, 1:Accept, 2:Release, 3:Reject).
 const GAP = 0
@@ -39,10 +40,6 @@ const PAYMENTS_ID = 'AQIDBAUGBwgJCgsMDQ4PEA'
 const MEMBER_ID = 'Gk7m2T0oS7Kq9aWJr1xQdw'
 const NOW = 1_730_000_000_000
 
-interface Codec<M> {
-  encode(w: Writer, msg: M, version: number): void
-  decode(r: Reader, version: number): M
-}
 
 function versions(api: { minVersion: number; maxVersion: number }): number[] {
   const out: number[] = []
@@ -50,19 +47,6 @@ function versions(api: { minVersion: number; maxVersion: number }): number[] {
   return out
 }
 
-function roundTrip<M>(c: Codec<M>, msg: M, version: number): Buffer {
-  const w = new Writer(16)
-  c.encode(w, msg, version)
-  const bytes = w.toBuffer()
-  const r = new Reader(bytes)
-  const decoded = c.decode(r, version)
-  expect(r.remaining).toBe(0)
-  expect(decoded).toEqual(msg)
-  const again = new Writer()
-  c.encode(again, decoded, version)
-  expect(again.toBuffer().equals(bytes)).toBe(true)
-  return bytes
-}
 
 function recordBatch(baseOffset: number, values: string[]): Buffer {
   return buildRecordBatch(
@@ -210,12 +194,12 @@ describe('share-group messages round-trip at every version their specs declare',
     const c = { encode: ShareGroupHeartbeat.encodeShareGroupHeartbeatRequest, decode: ShareGroupHeartbeat.decodeShareGroupHeartbeatRequest }
     const r = { encode: ShareGroupHeartbeat.encodeShareGroupHeartbeatResponse, decode: ShareGroupHeartbeat.decodeShareGroupHeartbeatResponse }
     for (const v of versions(ShareGroupHeartbeat.ShareGroupHeartbeatApi)) {
-      roundTrip(c, heartbeatRequest, v)
-      roundTrip(c, { ...heartbeatRequest, memberEpoch: 7, rackId: null, subscribedTopicNames: null }, v)
-      roundTrip(c, { ...heartbeatRequest, memberEpoch: -1, rackId: null, subscribedTopicNames: null }, v)
-      roundTrip(r, heartbeatResponse, v)
-      roundTrip(r, { ...heartbeatResponse, assignment: null }, v)
-      roundTrip(r, { ...heartbeatResponse, errorCode: ErrorCode.UNKNOWN_MEMBER_ID, errorMessage: 'unknown member', memberId: null, assignment: null }, v)
+      expectRoundTrip(c, heartbeatRequest, v)
+      expectRoundTrip(c, { ...heartbeatRequest, memberEpoch: 7, rackId: null, subscribedTopicNames: null }, v)
+      expectRoundTrip(c, { ...heartbeatRequest, memberEpoch: -1, rackId: null, subscribedTopicNames: null }, v)
+      expectRoundTrip(r, heartbeatResponse, v)
+      expectRoundTrip(r, { ...heartbeatResponse, assignment: null }, v)
+      expectRoundTrip(r, { ...heartbeatResponse, errorCode: ErrorCode.UNKNOWN_MEMBER_ID, errorMessage: 'unknown member', memberId: null, assignment: null }, v)
     }
   })
 
@@ -255,8 +239,8 @@ describe('share-group messages round-trip at every version their specs declare',
       ],
     })
     for (const v of versions(ShareGroupDescribe.ShareGroupDescribeApi)) {
-      roundTrip(c, { groupIds: ['orders-workers', 'missing'], includeAuthorizedOperations: true }, v)
-      roundTrip(r, response, v)
+      expectRoundTrip(c, { groupIds: ['orders-workers', 'missing'], includeAuthorizedOperations: true }, v)
+      expectRoundTrip(r, response, v)
     }
     // Not asked for: AuthorizedOperations keeps Kafka's "not included" value, Integer.MIN_VALUE.
     expect(ShareGroupDescribe.createDescribedGroup().authorizedOperations).toBe(-2147483648)
@@ -267,12 +251,12 @@ describe('share-group messages round-trip at every version their specs declare',
     const c = { encode: ShareFetch.encodeShareFetchRequest, decode: ShareFetch.decodeShareFetchRequest }
     const r = { encode: ShareFetch.encodeShareFetchResponse, decode: ShareFetch.decodeShareFetchResponse }
     for (const v of versions(ShareFetch.ShareFetchApi)) {
-      roundTrip(c, shareFetchRequest, v)
+      expectRoundTrip(c, shareFetchRequest, v)
       // Opening a session (epoch 0) and closing it (epoch -1) with acknowledgements only.
-      roundTrip(c, { ...shareFetchRequest, shareSessionEpoch: 0, forgottenTopicsData: [] }, v)
-      roundTrip(c, { ...shareFetchRequest, shareSessionEpoch: -1, maxRecords: 0, topics: shareFetchRequest.topics.slice(0, 1), forgottenTopicsData: [] }, v)
-      roundTrip(r, shareFetchResponse, v)
-      roundTrip(r, { ...shareFetchResponse, errorCode: SHARE_SESSION_NOT_FOUND, errorMessage: 'share session not found', responses: [], nodeEndpoints: [] }, v)
+      expectRoundTrip(c, { ...shareFetchRequest, shareSessionEpoch: 0, forgottenTopicsData: [] }, v)
+      expectRoundTrip(c, { ...shareFetchRequest, shareSessionEpoch: -1, maxRecords: 0, topics: shareFetchRequest.topics.slice(0, 1), forgottenTopicsData: [] }, v)
+      expectRoundTrip(r, shareFetchResponse, v)
+      expectRoundTrip(r, { ...shareFetchResponse, errorCode: SHARE_SESSION_NOT_FOUND, errorMessage: 'share session not found', responses: [], nodeEndpoints: [] }, v)
     }
     // The decoded records are the bytes sent: two batches, five records.
     const w = new Writer()
@@ -305,10 +289,10 @@ describe('share-group messages round-trip at every version their specs declare',
     const r = { encode: ShareAcknowledge.encodeShareAcknowledgeResponse, decode: ShareAcknowledge.decodeShareAcknowledgeResponse }
     expect(versions(ShareAcknowledge.ShareAcknowledgeApi)).toEqual([1])
     for (const v of versions(ShareAcknowledge.ShareAcknowledgeApi)) {
-      roundTrip(c, acknowledgeRequest, v)
-      roundTrip(c, { ...acknowledgeRequest, shareSessionEpoch: -1, topics: [] }, v)
-      roundTrip(r, acknowledgeResponse, v)
-      roundTrip(r, { ...acknowledgeResponse, errorCode: INVALID_SHARE_SESSION_EPOCH, errorMessage: 'invalid share session epoch', responses: [], nodeEndpoints: [] }, v)
+      expectRoundTrip(c, acknowledgeRequest, v)
+      expectRoundTrip(c, { ...acknowledgeRequest, shareSessionEpoch: -1, topics: [] }, v)
+      expectRoundTrip(r, acknowledgeResponse, v)
+      expectRoundTrip(r, { ...acknowledgeResponse, errorCode: INVALID_SHARE_SESSION_EPOCH, errorMessage: 'invalid share session epoch', responses: [], nodeEndpoints: [] }, v)
     }
   })
 
@@ -344,8 +328,8 @@ describe('share-group messages round-trip at every version their specs declare',
       ],
     })
     for (const v of versions(DescribeShareGroupOffsets.DescribeShareGroupOffsetsApi)) {
-      roundTrip(c, request, v)
-      roundTrip(r, response, v)
+      expectRoundTrip(c, request, v)
+      expectRoundTrip(r, response, v)
     }
   })
 
@@ -363,9 +347,9 @@ describe('share-group messages round-trip at every version their specs declare',
       ],
     })
     for (const v of versions(DeleteShareGroupOffsets.DeleteShareGroupOffsetsApi)) {
-      roundTrip(c, { groupId: 'orders-workers', topics: [{ topicName: 'orders' }, { topicName: 'gone' }] }, v)
-      roundTrip(r, response, v)
-      roundTrip(r, { ...response, errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: 'the group is not empty', responses: [] }, v)
+      expectRoundTrip(c, { groupId: 'orders-workers', topics: [{ topicName: 'orders' }, { topicName: 'gone' }] }, v)
+      expectRoundTrip(r, response, v)
+      expectRoundTrip(r, { ...response, errorCode: ErrorCode.NON_EMPTY_GROUP, errorMessage: 'the group is not empty', responses: [] }, v)
     }
   })
 
