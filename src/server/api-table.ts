@@ -19,11 +19,11 @@ export class ApiTable {
     return apiKey >= 0 ? this.byKey[apiKey] : undefined
   }
 
-  /** The ApiVersions table: one entry per handler, by API key. */
+  /** The ApiVersions table: one entry per handler, by API key, but those held back (advertised: false). */
   apiVersions(): ApiVersionRange[] {
     const out: ApiVersionRange[] = []
     for (const h of this.byKey) {
-      if (h !== undefined) out.push({ apiKey: h.api.apiKey, minVersion: h.minVersion, maxVersion: h.maxVersion })
+      if (h !== undefined && h.advertised !== false) out.push({ apiKey: h.api.apiKey, minVersion: h.minVersion, maxVersion: h.maxVersion })
     }
     return out
   }

@@ -16,6 +16,12 @@ export interface HandlerDefinition<Req, Res> {
    * (brokers, super users): requests nobody has written a check for fail closed.
    */
   authorizes?: true
+  /**
+   * false: served when asked, but left out of ApiVersions, so clients do not use it yet. For an API
+   * that is useless alone (ShareGroupHeartbeat before ShareFetch and ShareAcknowledge: librdkafka would
+   * join a share group it cannot consume from), until its companions are served too.
+   */
+  advertised?: false
   decodeRequest(r: Reader, version: number): Req
   encodeResponse(w: Writer, res: Res, version: number): void
   /**
