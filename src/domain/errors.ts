@@ -125,11 +125,17 @@ export const ErrorCode = {
   TELEMETRY_TOO_LARGE: 118,
   INVALID_REGISTRATION: 119,
   TRANSACTION_ABORTABLE: 120,
+  // KIP-932 share groups
+  INVALID_RECORD_STATE: 121,
+  SHARE_SESSION_NOT_FOUND: 122,
+  INVALID_SHARE_SESSION_EPOCH: 123,
+  FENCED_STATE_EPOCH: 124,
+  SHARE_SESSION_LIMIT_REACHED: 133,
 } as const
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
 
-const retriableCodes: ReadonlySet<number> = new Set([2, 3, 5, 6, 7, 9, 13, 14, 15, 16, 19, 20, 41, 51, 56, 70, 71, 72, 74, 75, 78, 80, 83, 88, 89, 100, 103, 106])
+const retriableCodes: ReadonlySet<number> = new Set([2, 3, 5, 6, 7, 9, 13, 14, 15, 16, 19, 20, 41, 51, 56, 70, 71, 72, 74, 75, 78, 80, 83, 88, 89, 100, 103, 106, 122, 123, 133])
 
 const namesByCode = new Map<number, string>(Object.entries(ErrorCode).map(([name, code]) => [code, name]))
 
