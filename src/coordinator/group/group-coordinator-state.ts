@@ -1,12 +1,13 @@
 // The state machine of one __consumer_offsets partition (Kafka's GroupCoordinatorShard; "shard" in
 // Skein means a worker thread, hence the other name). It composes the GroupMetadataManager (classic
 // groups: membership, rebalances), the ConsumerGroupManager (KIP-848 consumer groups) and the
-// OffsetMetadataManager (committed and transactional offsets), routes each replayed record to the one
-// that owns its key, and runs what needs several: a classic JoinGroup where a consumer group exists,
+// OffsetMetadataManager (committed and transactional offsets), the ShareGroupManager (KIP-932 share
+// groups), routes each replayed record to the one
+// that owns its key, and runs what needs several: a classic JoinGroup where a consumer or share group exists,
 // DeleteGroups, ListGroups and the periodic offset retention, which deletes empty groups left without
 // offsets. Operations that touch only one of them are called on it directly (GroupCoordinator:
 // `state.consumerGroups.heartbeat(...)`, `state.offsetMetadata.commitOffsets(...)`). A group id names a
-// classic group or a consumer group, never both.
+// classic, a consumer or a share group, never two.
 //
 // Every operation returns a CoordinatorResult: the records to append and the answer. Offsets change
 // only by replaying records; classic membership is changed by the operations and made durable by
@@ -18,6 +19,7 @@ import { ClassicGroup } from './classic-group.js'
 import { ConsumerGroupManager } from './consumer-group-manager.js'
 import { GroupMetadataManager } from './group-metadata-manager.js'
 import { OffsetMetadataManager } from './offset-metadata-manager.js'
+import { ShareGroupManager } from './share-group-manager.js'
 import { CoordinatorRecordError, decodeGroupRecordKey } from './offset-commit-group-metadata-records.js'
 import type { GroupCoordinatorConfig, JoinGroupInput, JoinGroupResult, ListedGroup, TopicsView } from './types.js'
 
@@ -28,6 +30,7 @@ export class GroupCoordinatorState implements CoordinatorStateMachine {
   readonly groupMetadata: GroupMetadataManager
   readonly consumerGroups: ConsumerGroupManager
   readonly offsetMetadata: OffsetMetadataManager
+  readonly shareGroups: ShareGroupManager
   #warnedUnknown = false
 
   constructor(
@@ -38,6 +41,10 @@ export class GroupCoordinatorState implements CoordinatorStateMachine {
     this.groupMetadata = new GroupMetadataManager(ctx, config)
     this.consumerGroups = new ConsumerGroupManager(ctx, config, topics, this.groupMetadata)
     this.offsetMetadata = new OffsetMetadataManager(ctx, config, topics, this.groupMetadata, this.consumerGroups)
+    this.shareGroups = new ShareGroupManager(ctx, config, topics, (groupId) => {
+      const classic = this.groupMetadata.group(groupId)
+      return (classic !== undefined && !classic.is('Dead')) || this.consumerGroups.group(groupId) !== undefined
+    })
   }
 
   // ---- replay -----------------------------------------------------------------------------------
@@ -53,6 +60,7 @@ export class GroupCoordinatorState implements CoordinatorStateMachine {
       if (key.type === 'offset-commit') this.offsetMetadata.replay(key, record)
       else if (key.type === 'group-metadata') this.groupMetadata.replay(key.group, record.value)
       else if (key.type === 'consumer-group') this.consumerGroups.replay(key, record.value)
+      else if (key.type === 'share-group') this.shareGroups.replay(key, record.value)
       else if (!this.#warnedUnknown) {
         this.#warnedUnknown = true
         this.ctx.log.warn({ partition: this.ctx.partition, offset: record.offset, keyVersion: key.version }, 'skipping coordinator records of an unknown type')
@@ -66,6 +74,7 @@ export class GroupCoordinatorState implements CoordinatorStateMachine {
   onLoaded(): void {
     this.groupMetadata.onLoaded()
     this.consumerGroups.onLoaded()
+    this.shareGroups.onLoaded()
     this.scheduleOffsetExpiry()
     // Offsets of topics deleted while this partition was not loaded (a stop between the deletion and
     // its tombstones) go now, so nothing of a deleted topic comes back.
@@ -81,10 +90,11 @@ export class GroupCoordinatorState implements CoordinatorStateMachine {
   /**
    * A classic JoinGroup: a non-empty consumer group with that id answers INCONSISTENT_GROUP_PROTOCOL
    * (classic members do not join consumer groups here); an empty one gives way first
-   * (emptyConsumerGroupTombstones).
+   * (emptyConsumerGroupTombstones). A share group, empty or not, answers INCONSISTENT_GROUP_PROTOCOL
+   * too (Kafka's classicGroupJoin: share groups are never converted).
    */
   joinGroup(req: JoinGroupInput): CoordinatorResult<JoinGroupResult> {
-    if (this.consumerGroups.group(req.groupId) !== undefined) return noRecords(ClassicGroup.joinError(req.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+    if (this.consumerGroups.group(req.groupId) !== undefined || this.shareGroups.group(req.groupId) !== undefined) return noRecords(ClassicGroup.joinError(req.memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
     return this.groupMetadata.joinGroup(req)
   }
 
@@ -97,12 +107,18 @@ export class GroupCoordinatorState implements CoordinatorStateMachine {
   }
 
   listGroups(): ListedGroup[] {
-    return [...this.groupMetadata.listGroups(), ...this.consumerGroups.listGroups()]
+    return [...this.groupMetadata.listGroups(), ...this.consumerGroups.listGroups(), ...this.shareGroups.listGroups()]
   }
 
   deleteGroups(groupIds: string[]): CoordinatorResult<{ groupId: string; errorCode: ErrorCode }[]> {
     const records: CoordinatorRecord[] = []
     const result = groupIds.map((groupId) => {
+      const shareGroup = this.shareGroups.group(groupId)
+      if (shareGroup !== undefined) {
+        const errorCode = this.shareGroups.deleteGroupError(shareGroup)
+        if (errorCode === ErrorCode.NONE) records.push(...this.shareGroups.groupTombstones(shareGroup))
+        return { groupId, errorCode }
+      }
       const consumerGroup = this.consumerGroups.group(groupId)
       if (consumerGroup !== undefined) {
         const errorCode = this.consumerGroups.deleteGroupError(consumerGroup)

@@ -2,12 +2,13 @@
 // state machine of one partition) per partition of __consumer_offsets, run by the CoordinatorRuntime,
 // a group living on partition abs(hash(groupId)) % offsets.topic.num.partitions. Classic groups
 // (JoinGroup/SyncGroup/Heartbeat) and KIP-848 consumer groups (ConsumerGroupHeartbeat) share the
-// offsets APIs. Every method answers in plain types with Kafka error codes; nothing here knows about
+// offsets APIs; KIP-932 share groups (ShareGroupHeartbeat) keep no offsets here, and the offsets APIs
+// answer GROUP_ID_NOT_FOUND for them, as Kafka's ShareGroup does. Every method answers in plain types with Kafka error codes; nothing here knows about
 // sockets, protocol versions or the broker's shard threads.
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import type { Clock } from '../runtime/clock.js'
 import type { PartitionWriter } from '../runtime/partition-writer.js'
-import { CoordinatorRuntime, type CoordinatorLogger } from '../runtime/runtime.js'
+import { CoordinatorRuntime, noRecords, type CoordinatorLogger } from '../runtime/runtime.js'
 import { ClassicGroup } from './classic-group.js'
 import { GroupCoordinatorState } from './group-coordinator-state.js'
 import { groupPartition } from './partitioner.js'
@@ -16,6 +17,7 @@ import type {
   ConsumerGroupHeartbeatResult,
   DescribedConsumerGroup,
   DescribedGroup,
+  DescribedShareGroup,
   GroupCoordinatorConfig,
   GroupStateName,
   HeartbeatInput,
@@ -30,6 +32,8 @@ import type {
   OffsetFetchResult,
   PartitionErrors,
   PartitionLag,
+  ShareGroupHeartbeatInput,
+  ShareGroupHeartbeatResult,
   SyncGroupInput,
   SyncGroupResult,
   TopicsView,
@@ -125,7 +129,12 @@ export class GroupCoordinator {
   /** ConsumerGroupHeartbeat (KIP-848): join, heartbeat, leave; answers with the member's assignment. */
   async consumerGroupHeartbeat(req: ConsumerGroupHeartbeatInput): Promise<ConsumerGroupHeartbeatResult> {
     try {
-      return await this.runtime.write(this.partitionFor(req.groupId), 'consumer-group-heartbeat', (s) => s.consumerGroups.heartbeat(req))
+      return await this.runtime.write(this.partitionFor(req.groupId), 'consumer-group-heartbeat', (s) =>
+        // A share group's id is not a consumer group's (Kafka: "Group X is not a consumer group.").
+        s.shareGroups.group(req.groupId) !== undefined
+          ? noRecords({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: `Group ${req.groupId} is not a consumer group.`, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null })
+          : s.consumerGroups.heartbeat(req),
+      )
     } catch (err) {
       return { errorCode: this.codeOf(err, 'consumer-group-heartbeat'), errorMessage: null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null }
     }
@@ -144,9 +153,35 @@ export class GroupCoordinator {
     )
   }
 
+  /** ShareGroupHeartbeat (KIP-932): join, heartbeat, leave; answers with the member's assignment. */
+  async shareGroupHeartbeat(req: ShareGroupHeartbeatInput): Promise<ShareGroupHeartbeatResult> {
+    try {
+      return await this.runtime.write(this.partitionFor(req.groupId), 'share-group-heartbeat', (s) => s.shareGroups.heartbeat(req))
+    } catch (err) {
+      return { errorCode: this.codeOf(err, 'share-group-heartbeat'), errorMessage: null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null }
+    }
+  }
+
+  /** ShareGroupDescribe: one answer per group id, GROUP_ID_NOT_FOUND for those that are not share groups. */
+  async shareGroupDescribe(groupIds: string[]): Promise<DescribedShareGroup[]> {
+    return Promise.all(
+      groupIds.map(async (groupId) => {
+        try {
+          return await this.runtime.read(this.partitionFor(groupId), (s) => s.shareGroups.describe(groupId))
+        } catch (err) {
+          return { groupId, errorCode: this.codeOf(err, 'share-group-describe'), errorMessage: null, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [] }
+        }
+      }),
+    )
+  }
+
   async commitOffsets(req: OffsetCommitInput): Promise<PartitionErrors[]> {
     try {
-      return await this.runtime.write(this.partitionFor(req.groupId), 'commit-offsets', (s) => s.offsetMetadata.commitOffsets(req))
+      return await this.runtime.write(this.partitionFor(req.groupId), 'commit-offsets', (s) =>
+        s.shareGroups.group(req.groupId) !== undefined
+          ? noRecords(req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.GROUP_ID_NOT_FOUND as ErrorCode })) })))
+          : s.offsetMetadata.commitOffsets(req),
+      )
     } catch (err) {
       const code = this.codeOf(err, 'commit-offsets')
       return req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }))
@@ -162,7 +197,11 @@ export class GroupCoordinator {
     const partition = this.partitionFor(req.groupId)
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.runtime.write(partition, 'txn-commit-offsets', (s) => s.offsetMetadata.txnCommitOffsets(req))
+        return await this.runtime.write(partition, 'txn-commit-offsets', (s) =>
+          s.shareGroups.group(req.groupId) !== undefined
+            ? noRecords(req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.GROUP_ID_NOT_FOUND as ErrorCode })) })))
+            : s.offsetMetadata.txnCommitOffsets(req),
+        )
       } catch (err) {
         const code = this.codeOf(err, 'txn-commit-offsets')
         if (attempt === 0 && (code === ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER || code === ErrorCode.UNKNOWN_PRODUCER_ID)) continue
@@ -183,7 +222,9 @@ export class GroupCoordinator {
    */
   async fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable = false, member?: OffsetFetchMember): Promise<OffsetFetchResult> {
     try {
-      return await this.runtime.read(this.partitionFor(groupId), (s) => s.offsetMetadata.fetchOffsets(groupId, topics, requireStable, member))
+      return await this.runtime.read(this.partitionFor(groupId), (s) =>
+        s.shareGroups.group(groupId) !== undefined ? { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] } : s.offsetMetadata.fetchOffsets(groupId, topics, requireStable, member),
+      )
     } catch (err) {
       return { errorCode: this.codeOf(err, 'fetch-offsets'), topics: [] }
     }
@@ -191,7 +232,9 @@ export class GroupCoordinator {
 
   async deleteOffsets(groupId: string, topics: { name: string; partitions: number[] }[]): Promise<OffsetDeleteResult> {
     try {
-      return await this.runtime.write(this.partitionFor(groupId), 'delete-offsets', (s) => s.offsetMetadata.deleteOffsets(groupId, topics))
+      return await this.runtime.write(this.partitionFor(groupId), 'delete-offsets', (s) =>
+        s.shareGroups.group(groupId) !== undefined ? noRecords({ errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] }) : s.offsetMetadata.deleteOffsets(groupId, topics),
+      )
     } catch (err) {
       return { errorCode: this.codeOf(err, 'delete-offsets'), topics: [] }
     }

@@ -7,8 +7,8 @@
 //
 // Framing (Kafka's): a key is an int16 version and then the key struct; the version also names the
 // record type: 0 and 1 OffsetCommitKey (group, topic, partition), 2 GroupMetadataKey (group), 3-8 the
-// KIP-848 consumer-group records (consumer-group-records.ts), 9 and up the share-group records, which
-// this coordinator does not read (`unknown`). A
+// KIP-848 consumer-group records (consumer-group-records.ts), 9-14 the KIP-932 share-group records
+// (share-group-records.ts); 15 (ShareGroupStatePartitionMetadata) and up are not read (`unknown`). A
 // value is an int16 version and then the value struct in that version; a null value is a tombstone:
 // the key's offset or group is deleted (and the cleaner drops it).
 //
@@ -65,13 +65,21 @@ export interface ConsumerGroupKey {
   memberId: string | null
 }
 
-/** A key of a record type this coordinator does not handle (share groups of KIP-932...). */
+/** A key of a KIP-932 share-group record (share-group-records.ts): the same six kinds as a consumer group's. */
+export interface ShareGroupKey {
+  type: 'share-group'
+  record: ConsumerGroupRecordType
+  group: string
+  memberId: string | null
+}
+
+/** A key of a record type this coordinator does not handle (share-group state partition metadata, streams groups...). */
 export interface UnknownKey {
   type: 'unknown'
   version: number
 }
 
-export type GroupRecordKey = OffsetCommitKey | GroupMetadataKey | ConsumerGroupKey | UnknownKey
+export type GroupRecordKey = OffsetCommitKey | GroupMetadataKey | ConsumerGroupKey | ShareGroupKey | UnknownKey
 
 export interface OffsetCommitValue {
   offset: bigint
@@ -161,6 +169,18 @@ export function decodeGroupRecordKey(buf: Buffer): GroupRecordKey {
       return { type: 'consumer-group', record: 'target-assignment-member', group: key.key.groupId, memberId: key.key.memberId }
     case 'ConsumerGroupCurrentMemberAssignment':
       return { type: 'consumer-group', record: 'current-member-assignment', group: key.key.groupId, memberId: key.key.memberId }
+    case 'ShareGroupMetadata':
+      return { type: 'share-group', record: 'metadata', group: key.key.groupId, memberId: null }
+    case 'ShareGroupPartitionMetadata':
+      return { type: 'share-group', record: 'partition-metadata', group: key.key.groupId, memberId: null }
+    case 'ShareGroupMemberMetadata':
+      return { type: 'share-group', record: 'member-metadata', group: key.key.groupId, memberId: key.key.memberId }
+    case 'ShareGroupTargetAssignmentMetadata':
+      return { type: 'share-group', record: 'target-assignment-metadata', group: key.key.groupId, memberId: null }
+    case 'ShareGroupTargetAssignmentMember':
+      return { type: 'share-group', record: 'target-assignment-member', group: key.key.groupId, memberId: key.key.memberId }
+    case 'ShareGroupCurrentMemberAssignment':
+      return { type: 'share-group', record: 'current-member-assignment', group: key.key.groupId, memberId: key.key.memberId }
     case 'unknown':
       return { type: 'unknown', version: key.version }
   }

@@ -34,6 +34,14 @@ export interface GroupCoordinatorConfig {
    * consumer.session.timeout.ms / consumer.heartbeat.interval.ms, else the broker's), read at each use.
    */
   consumerGroupConfig?: (groupId: string) => { sessionTimeoutMs: number; heartbeatIntervalMs: number }
+  /** group.share.session.timeout.ms (KIP-932 share groups); default 45000. */
+  shareGroupSessionTimeoutMs?: number
+  /** group.share.heartbeat.interval.ms; default 5000. */
+  shareGroupHeartbeatIntervalMs?: number
+  /** group.share.max.size; default 200. */
+  shareGroupMaxSize?: number
+  /** A share group's own session timeout and heartbeat interval (the group configs share.session.timeout.ms / share.heartbeat.interval.ms, else the broker's), read at each use. */
+  shareGroupConfig?: (groupId: string) => { sessionTimeoutMs: number; heartbeatIntervalMs: number }
 }
 
 export interface ProtocolMetadata {
@@ -200,8 +208,8 @@ export interface ListedGroup {
   protocolType: string
   /** Kafka's state names: the classic ones, or a consumer group's Empty/Assigning/Reconciling/Stable. */
   state: string
-  /** ListGroups v5: 'classic' or 'consumer'. */
-  groupType: 'classic' | 'consumer'
+  /** ListGroups v5: 'classic', 'consumer' or 'share'. */
+  groupType: 'classic' | 'consumer' | 'share'
 }
 
 // ---- KIP-848 consumer groups (ConsumerGroupHeartbeat, ConsumerGroupDescribe) -------------------------
@@ -269,6 +277,52 @@ export interface DescribedConsumerGroup {
   assignmentEpoch: number
   assignorName: string
   members: DescribedConsumerGroupMember[]
+}
+
+// ---- KIP-932 share groups (ShareGroupHeartbeat, ShareGroupDescribe) ----------------------------------
+
+export interface ShareGroupHeartbeatInput {
+  groupId: string
+  /** Chosen by the client (ShareGroupHeartbeat v1); '' is refused. */
+  memberId: string
+  /** 0 to join, -1 to leave, else the member's epoch. */
+  memberEpoch: number
+  rackId: string | null
+  /** null: unchanged. */
+  subscribedTopicNames: string[] | null
+  clientId: string
+  clientHost: string
+}
+
+export interface ShareGroupHeartbeatResult {
+  errorCode: ErrorCode
+  errorMessage: string | null
+  memberId: string | null
+  memberEpoch: number
+  heartbeatIntervalMs: number
+  /** The member's partitions (topic ids); null when unchanged since its last heartbeat. */
+  assignment: TopicPartitionsById[] | null
+}
+
+export interface DescribedShareGroupMember {
+  memberId: string
+  rackId: string | null
+  memberEpoch: number
+  clientId: string
+  clientHost: string
+  subscribedTopicNames: string[]
+  assignment: DescribedTopicPartitions[]
+}
+
+export interface DescribedShareGroup {
+  groupId: string
+  errorCode: ErrorCode
+  errorMessage: string | null
+  groupState: string
+  groupEpoch: number
+  assignmentEpoch: number
+  assignorName: string
+  members: DescribedShareGroupMember[]
 }
 
 export interface OffsetDeleteResult {

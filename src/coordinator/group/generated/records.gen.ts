@@ -11,6 +11,12 @@
 //   ConsumerGroupTargetAssignmentMetadata: key versions 6, value versions 0 (flexible 0+)
 //   ConsumerGroupTargetAssignmentMember: key versions 7, value versions 0 (flexible 0+)
 //   ConsumerGroupCurrentMemberAssignment: key versions 8, value versions 0 (flexible 0+)
+//   ShareGroupPartitionMetadata: key versions 9, value versions 0 (flexible 0+)
+//   ShareGroupMemberMetadata: key versions 10, value versions 0 (flexible 0+)
+//   ShareGroupMetadata: key versions 11, value versions 0 (flexible 0+)
+//   ShareGroupTargetAssignmentMetadata: key versions 12, value versions 0 (flexible 0+)
+//   ShareGroupTargetAssignmentMember: key versions 13, value versions 0 (flexible 0+)
+//   ShareGroupCurrentMemberAssignment: key versions 14, value versions 0 (flexible 0+)
 
 import { Reader } from '../../../protocol/primitives/reader.js'
 import { Writer } from '../../../protocol/primitives/writer.js'
@@ -30,6 +36,18 @@ import { decodeGroupMetadataKey, encodeGroupMetadataKey, type GroupMetadataKey }
 import { decodeGroupMetadataValue, encodeGroupMetadataValue, type GroupMetadataValue } from './group-metadata-value.gen.js'
 import { decodeOffsetCommitKey, encodeOffsetCommitKey, type OffsetCommitKey } from './offset-commit-key.gen.js'
 import { decodeOffsetCommitValue, encodeOffsetCommitValue, type OffsetCommitValue } from './offset-commit-value.gen.js'
+import { decodeShareGroupCurrentMemberAssignmentKey, encodeShareGroupCurrentMemberAssignmentKey, type ShareGroupCurrentMemberAssignmentKey } from './share-group-current-member-assignment-key.gen.js'
+import { decodeShareGroupCurrentMemberAssignmentValue, encodeShareGroupCurrentMemberAssignmentValue, type ShareGroupCurrentMemberAssignmentValue } from './share-group-current-member-assignment-value.gen.js'
+import { decodeShareGroupMemberMetadataKey, encodeShareGroupMemberMetadataKey, type ShareGroupMemberMetadataKey } from './share-group-member-metadata-key.gen.js'
+import { decodeShareGroupMemberMetadataValue, encodeShareGroupMemberMetadataValue, type ShareGroupMemberMetadataValue } from './share-group-member-metadata-value.gen.js'
+import { decodeShareGroupMetadataKey, encodeShareGroupMetadataKey, type ShareGroupMetadataKey } from './share-group-metadata-key.gen.js'
+import { decodeShareGroupMetadataValue, encodeShareGroupMetadataValue, type ShareGroupMetadataValue } from './share-group-metadata-value.gen.js'
+import { decodeShareGroupPartitionMetadataKey, encodeShareGroupPartitionMetadataKey, type ShareGroupPartitionMetadataKey } from './share-group-partition-metadata-key.gen.js'
+import { decodeShareGroupPartitionMetadataValue, encodeShareGroupPartitionMetadataValue, type ShareGroupPartitionMetadataValue } from './share-group-partition-metadata-value.gen.js'
+import { decodeShareGroupTargetAssignmentMemberKey, encodeShareGroupTargetAssignmentMemberKey, type ShareGroupTargetAssignmentMemberKey } from './share-group-target-assignment-member-key.gen.js'
+import { decodeShareGroupTargetAssignmentMemberValue, encodeShareGroupTargetAssignmentMemberValue, type ShareGroupTargetAssignmentMemberValue } from './share-group-target-assignment-member-value.gen.js'
+import { decodeShareGroupTargetAssignmentMetadataKey, encodeShareGroupTargetAssignmentMetadataKey, type ShareGroupTargetAssignmentMetadataKey } from './share-group-target-assignment-metadata-key.gen.js'
+import { decodeShareGroupTargetAssignmentMetadataValue, encodeShareGroupTargetAssignmentMetadataValue, type ShareGroupTargetAssignmentMetadataValue } from './share-group-target-assignment-metadata-value.gen.js'
 
 /** A decoded record key: its record type, the version it was written in, and its fields. */
 export type GroupCoordinatorRecordKey =
@@ -41,6 +59,12 @@ export type GroupCoordinatorRecordKey =
   | { type: 'ConsumerGroupTargetAssignmentMetadata'; version: number; key: ConsumerGroupTargetAssignmentMetadataKey }
   | { type: 'ConsumerGroupTargetAssignmentMember'; version: number; key: ConsumerGroupTargetAssignmentMemberKey }
   | { type: 'ConsumerGroupCurrentMemberAssignment'; version: number; key: ConsumerGroupCurrentMemberAssignmentKey }
+  | { type: 'ShareGroupPartitionMetadata'; version: number; key: ShareGroupPartitionMetadataKey }
+  | { type: 'ShareGroupMemberMetadata'; version: number; key: ShareGroupMemberMetadataKey }
+  | { type: 'ShareGroupMetadata'; version: number; key: ShareGroupMetadataKey }
+  | { type: 'ShareGroupTargetAssignmentMetadata'; version: number; key: ShareGroupTargetAssignmentMetadataKey }
+  | { type: 'ShareGroupTargetAssignmentMember'; version: number; key: ShareGroupTargetAssignmentMemberKey }
+  | { type: 'ShareGroupCurrentMemberAssignment'; version: number; key: ShareGroupCurrentMemberAssignmentKey }
   | { type: 'unknown'; version: number }
 
 /**
@@ -58,6 +82,12 @@ export function decodeGroupCoordinatorRecordKey(buf: Buffer): GroupCoordinatorRe
   if (version === 6) return { type: 'ConsumerGroupTargetAssignmentMetadata', version, key: decodeConsumerGroupTargetAssignmentMetadataKey(r, version) }
   if (version === 7) return { type: 'ConsumerGroupTargetAssignmentMember', version, key: decodeConsumerGroupTargetAssignmentMemberKey(r, version) }
   if (version === 8) return { type: 'ConsumerGroupCurrentMemberAssignment', version, key: decodeConsumerGroupCurrentMemberAssignmentKey(r, version) }
+  if (version === 9) return { type: 'ShareGroupPartitionMetadata', version, key: decodeShareGroupPartitionMetadataKey(r, version) }
+  if (version === 10) return { type: 'ShareGroupMemberMetadata', version, key: decodeShareGroupMemberMetadataKey(r, version) }
+  if (version === 11) return { type: 'ShareGroupMetadata', version, key: decodeShareGroupMetadataKey(r, version) }
+  if (version === 12) return { type: 'ShareGroupTargetAssignmentMetadata', version, key: decodeShareGroupTargetAssignmentMetadataKey(r, version) }
+  if (version === 13) return { type: 'ShareGroupTargetAssignmentMember', version, key: decodeShareGroupTargetAssignmentMemberKey(r, version) }
+  if (version === 14) return { type: 'ShareGroupCurrentMemberAssignment', version, key: decodeShareGroupCurrentMemberAssignmentKey(r, version) }
   return { type: 'unknown', version }
 }
 
@@ -243,4 +273,142 @@ export function decodeConsumerGroupCurrentMemberAssignmentValueRecord(buf: Buffe
   const r = new Reader(buf)
   const version = r.readInt16()
   return { version, value: decodeConsumerGroupCurrentMemberAssignmentValue(r, version) }
+}
+
+/** ShareGroupPartitionMetadataKey bytes of a record: int16 version, then the key in that version (9). */
+export function encodeShareGroupPartitionMetadataKeyRecord(key: ShareGroupPartitionMetadataKey, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeShareGroupPartitionMetadataKey(w, key, version)
+  return w.toBuffer()
+}
+
+/** ShareGroupPartitionMetadataValue bytes of a record: int16 version, then the value in that version (0). */
+export function encodeShareGroupPartitionMetadataValueRecord(value: ShareGroupPartitionMetadataValue, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeShareGroupPartitionMetadataValue(w, value, version)
+  return w.toBuffer()
+}
+
+/** Decodes ShareGroupPartitionMetadataValue bytes of a record: the int16 version, then the value in that version. */
+export function decodeShareGroupPartitionMetadataValueRecord(buf: Buffer): { version: number; value: ShareGroupPartitionMetadataValue } {
+  const r = new Reader(buf)
+  const version = r.readInt16()
+  return { version, value: decodeShareGroupPartitionMetadataValue(r, version) }
+}
+
+/** ShareGroupMemberMetadataKey bytes of a record: int16 version, then the key in that version (10). */
+export function encodeShareGroupMemberMetadataKeyRecord(key: ShareGroupMemberMetadataKey, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeShareGroupMemberMetadataKey(w, key, version)
+  return w.toBuffer()
+}
+
+/** ShareGroupMemberMetadataValue bytes of a record: int16 version, then the value in that version (0). */
+export function encodeShareGroupMemberMetadataValueRecord(value: ShareGroupMemberMetadataValue, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeShareGroupMemberMetadataValue(w, value, version)
+  return w.toBuffer()
+}
+
+/** Decodes ShareGroupMemberMetadataValue bytes of a record: the int16 version, then the value in that version. */
+export function decodeShareGroupMemberMetadataValueRecord(buf: Buffer): { version: number; value: ShareGroupMemberMetadataValue } {
+  const r = new Reader(buf)
+  const version = r.readInt16()
+  return { version, value: decodeShareGroupMemberMetadataValue(r, version) }
+}
+
+/** ShareGroupMetadataKey bytes of a record: int16 version, then the key in that version (11). */
+export function encodeShareGroupMetadataKeyRecord(key: ShareGroupMetadataKey, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeShareGroupMetadataKey(w, key, version)
+  return w.toBuffer()
+}
+
+/** ShareGroupMetadataValue bytes of a record: int16 version, then the value in that version (0). */
+export function encodeShareGroupMetadataValueRecord(value: ShareGroupMetadataValue, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeShareGroupMetadataValue(w, value, version)
+  return w.toBuffer()
+}
+
+/** Decodes ShareGroupMetadataValue bytes of a record: the int16 version, then the value in that version. */
+export function decodeShareGroupMetadataValueRecord(buf: Buffer): { version: number; value: ShareGroupMetadataValue } {
+  const r = new Reader(buf)
+  const version = r.readInt16()
+  return { version, value: decodeShareGroupMetadataValue(r, version) }
+}
+
+/** ShareGroupTargetAssignmentMetadataKey bytes of a record: int16 version, then the key in that version (12). */
+export function encodeShareGroupTargetAssignmentMetadataKeyRecord(key: ShareGroupTargetAssignmentMetadataKey, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeShareGroupTargetAssignmentMetadataKey(w, key, version)
+  return w.toBuffer()
+}
+
+/** ShareGroupTargetAssignmentMetadataValue bytes of a record: int16 version, then the value in that version (0). */
+export function encodeShareGroupTargetAssignmentMetadataValueRecord(value: ShareGroupTargetAssignmentMetadataValue, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeShareGroupTargetAssignmentMetadataValue(w, value, version)
+  return w.toBuffer()
+}
+
+/** Decodes ShareGroupTargetAssignmentMetadataValue bytes of a record: the int16 version, then the value in that version. */
+export function decodeShareGroupTargetAssignmentMetadataValueRecord(buf: Buffer): { version: number; value: ShareGroupTargetAssignmentMetadataValue } {
+  const r = new Reader(buf)
+  const version = r.readInt16()
+  return { version, value: decodeShareGroupTargetAssignmentMetadataValue(r, version) }
+}
+
+/** ShareGroupTargetAssignmentMemberKey bytes of a record: int16 version, then the key in that version (13). */
+export function encodeShareGroupTargetAssignmentMemberKeyRecord(key: ShareGroupTargetAssignmentMemberKey, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeShareGroupTargetAssignmentMemberKey(w, key, version)
+  return w.toBuffer()
+}
+
+/** ShareGroupTargetAssignmentMemberValue bytes of a record: int16 version, then the value in that version (0). */
+export function encodeShareGroupTargetAssignmentMemberValueRecord(value: ShareGroupTargetAssignmentMemberValue, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeShareGroupTargetAssignmentMemberValue(w, value, version)
+  return w.toBuffer()
+}
+
+/** Decodes ShareGroupTargetAssignmentMemberValue bytes of a record: the int16 version, then the value in that version. */
+export function decodeShareGroupTargetAssignmentMemberValueRecord(buf: Buffer): { version: number; value: ShareGroupTargetAssignmentMemberValue } {
+  const r = new Reader(buf)
+  const version = r.readInt16()
+  return { version, value: decodeShareGroupTargetAssignmentMemberValue(r, version) }
+}
+
+/** ShareGroupCurrentMemberAssignmentKey bytes of a record: int16 version, then the key in that version (14). */
+export function encodeShareGroupCurrentMemberAssignmentKeyRecord(key: ShareGroupCurrentMemberAssignmentKey, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeShareGroupCurrentMemberAssignmentKey(w, key, version)
+  return w.toBuffer()
+}
+
+/** ShareGroupCurrentMemberAssignmentValue bytes of a record: int16 version, then the value in that version (0). */
+export function encodeShareGroupCurrentMemberAssignmentValueRecord(value: ShareGroupCurrentMemberAssignmentValue, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeShareGroupCurrentMemberAssignmentValue(w, value, version)
+  return w.toBuffer()
+}
+
+/** Decodes ShareGroupCurrentMemberAssignmentValue bytes of a record: the int16 version, then the value in that version. */
+export function decodeShareGroupCurrentMemberAssignmentValueRecord(buf: Buffer): { version: number; value: ShareGroupCurrentMemberAssignmentValue } {
+  const r = new Reader(buf)
+  const version = r.readInt16()
+  return { version, value: decodeShareGroupCurrentMemberAssignmentValue(r, version) }
 }
