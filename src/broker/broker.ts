@@ -39,6 +39,8 @@ import { ProducerIdManager } from './producer-ids.js'
 import { ApiTable } from '../server/api-table.js'
 import { ReplicaManager } from '../replication/replica-manager.js'
 import { ReplicationQuota } from '../replication/replication-quota.js'
+import { SharePartitionManager } from '../replication/share/share-partition-manager.js'
+import { InMemorySharePersister } from '../replication/share/share-state-persister.js'
 import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
 import { buildListenerSecurity, listenerTlsContexts } from '../server/listener-security.js'
 import { ScramCredentialService } from './scram-credentials.js'
@@ -87,6 +89,11 @@ export class Broker {
   readonly transactions: TransactionService
   /** Incremental fetch sessions, at most max.incremental.fetch.session.cache.slots of them. */
   readonly fetchSessions: FetchSessionCache
+  /**
+   * Share-partitions (KIP-932) of the partitions this broker leads and the members' share sessions
+   * (ShareFetch, ShareAcknowledge); their state is kept in memory (InMemorySharePersister).
+   */
+  readonly sharePartitions: SharePartitionManager
   /**
    * This broker's side of the control plane: what the controller's LeaderAndIsr, UpdateMetadata and
    * StopReplica do here, and who answers AlterPartition / ControlledShutdown.
@@ -281,6 +288,11 @@ export class Broker {
       producerIds: this.producerIds,
     })
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'))
+    this.sharePartitions = new SharePartitionManager(this.partitions, new InMemorySharePersister(), {
+      brokerInt: (name) => this.config.getInt(name),
+      group: (group, name) => this.groupConfigs.effective(group, name),
+    })
+    this.partitions.onLeadershipChange((topic, partition, isLeader) => this.sharePartitions.onLeadershipChange(topic, partition, isLeader))
     // Built once: every request's context carries these same services.
     this.dispatcher = createDispatcher(
       {
@@ -293,6 +305,7 @@ export class Broker {
         transactions: this.transactions,
         producerIds: this.producerIds,
         fetchSessions: this.fetchSessions,
+        sharePartitions: this.sharePartitions,
         control: this.controlPlane.network,
         scram: new ScramCredentialService(store),
         quotas: this.clientQuotas,
@@ -537,6 +550,7 @@ export class Broker {
     // Pending JoinGroup/SyncGroup answers go out now (NOT_COORDINATOR) instead of holding the drain.
     this.groups.close()
     this.transactions.close()
+    this.sharePartitions.close()
     this.partitions.wakeAllWaiters()
     await this.server.shutdown(this.shutdownGraceMs)
     this.partitions.wakeAllWaiters()

@@ -104,6 +104,7 @@ export function createDispatcher(services: BrokerServices, apiTable: ApiTable, o
       transactions: services.transactions,
       producerIds: services.producerIds,
       fetchSessions: services.fetchSessions,
+      sharePartitions: services.sharePartitions,
       control: services.control,
       scram: services.scram,
       quotas: services.quotas,

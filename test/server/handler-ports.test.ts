@@ -254,6 +254,7 @@ function harness(opts: { acl?: BrokerServices['acl'] } = {}): Harness {
     transactions: untouchable('transactions'),
     producerIds: untouchable('producerIds'),
     fetchSessions: new FetchSessionCache(10),
+    sharePartitions: untouchable('sharePartitions'),
     control: untouchable('control'),
     scram: untouchable('scram'),
     quotas: untouchable('quotas'),

@@ -16,6 +16,7 @@ import type {
   PartitionService,
   ProducerIdService,
   ScramCredentialAdmin,
+  SharePartitionService,
   TopicAdmin,
   TransactionCoordinatorService,
 } from './ports.js'
@@ -40,6 +41,8 @@ export interface BrokerServices {
   producerIds: ProducerIdService
   /** Incremental fetch sessions (KIP-227). */
   fetchSessions: FetchSessionService
+  /** Share-partitions and share sessions (KIP-932: ShareFetch, ShareAcknowledge). */
+  sharePartitions: SharePartitionService
   /** The control plane: requests between the controller and this broker. */
   control: ControlPlaneService
   /** The authorizer (ACLs); allows everything when authorizer.class.name is empty. */

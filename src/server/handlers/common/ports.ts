@@ -444,6 +444,19 @@ export interface ProducerIdService {
 export type FetchSessionService = Pick<FetchSessionCache, 'get' | 'create' | 'remove' | 'touch'>
 
 // ---------------------------------------------------------------------------------------------------
+// Share partitions (KIP-932): the share-partitions this broker leads and the members' share sessions
+// (replication/share/share-partition-manager.ts declares the shapes; ShareFetch and ShareAcknowledge use them).
+
+export type {
+  SharePartitionService,
+  ShareSession,
+  SharePartitionRef,
+  ShareAcknowledgeItem,
+  ShareFetchPartitionResult,
+} from '../../../replication/share/share-partition-manager.js'
+export type { AcknowledgementBatch as ShareAcknowledgementBatch } from '../../../replication/share/share-partition.js'
+
+// ---------------------------------------------------------------------------------------------------
 // The rest
 
 export interface HandlerLog {

@@ -1,0 +1,604 @@
+// The share-partitions this broker leads and the share sessions of the members fetching from it
+// (KIP-932, Kafka's SharePartitionManager): what ShareFetch and ShareAcknowledge do once the handler has
+// checked the request, its session, authorization and leadership.
+//
+// * A share-partition (share-partition.ts) is made on first use for a (group, topic id, partition): its
+//   state is read from the persister, or, for a new one, its start offset is the group's
+//   share.auto.offset.reset (latest by default: the high watermark; earliest: the log start offset;
+//   by_duration: the first offset at or after now minus the duration) and that is saved.
+// * A fetch reads each partition from its next fetch offset through the same partition service as Fetch
+//   (whole batches as file regions, never read into memory), reads only the batch headers to know the
+//   offsets, acquires up to MaxRecords records for the member, and answers the batches holding them with
+//   AcquiredRecords. MaxBytes bounds the answer except that the first partition with records gets one
+//   whole batch (MaxBytes 0: no records). With less than MinBytes to give, it waits up to MaxWaitMs for
+//   new records (the high watermark moving) or released ones (acknowledged RELEASE, lock timeouts,
+//   closed sessions), and acquires only when it answers.
+// * share.isolation.level=read_committed reads up to the last stable offset; control batches are never
+//   acquired under either level, nor aborted transactions' batches under read_committed.
+// * Locks: one timer for the earliest lock deadline of every share-partition; when it fires, due locks end.
+// * A share-partition whose leadership leaves this broker is saved and dropped; the next use loads it again.
+import { readSync } from 'node:fs'
+import { ErrorCode } from '../../domain/errors.js'
+import type { FileRegion } from '../../domain/file-region.js'
+import type { Outcome } from '../../domain/outcome.js'
+import type { ConfigValue } from '../../config/index.js'
+import {
+  BATCH_LENGTH_OFFSET, CONTROL_MASK, LOG_OVERHEAD, MIN_BATCH_LENGTH, PRODUCER_ID_OFFSET, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_MASK, batchInfoAt, readInt64,
+} from '../../protocol/records/batch.js'
+import { parseIsoDuration } from '../../config/group-configs.js'
+import type { ShardReadResult } from '../../shard/router.js'
+import type { ReplicaManager } from '../replica-manager.js'
+import { SharePartition, type AcknowledgementBatch, type AcquiredRange, type BatchHeader, type ShareLimits } from './share-partition.js'
+import {
+  SHARE_FINAL_EPOCH, SHARE_INITIAL_EPOCH, ShareSessionCache, nextShareEpoch, type SessionConnection, type ShareSession,
+} from './share-sessions.js'
+import type { SharePersister, ShareStateKey } from './share-state-persister.js'
+
+export type { ShareSession }
+
+/** What the manager reads of the log (the replica manager, as the Fetch handler reads it). */
+export type ShareLogPort = Pick<ReplicaManager, 'read' | 'releaseLeases' | 'waitForAppends' | 'listOffsets'>
+
+export interface ShareConfigPort {
+  /** A broker config's int value now (group.share.delivery.count.limit, ...). */
+  brokerInt(name: string): number
+  /** A group config's effective value (share.record.lock.duration.ms, share.auto.offset.reset, ...). */
+  group(group: string, name: string): ConfigValue
+}
+
+/** One share-partition named by a request, resolved by the handler. */
+export interface SharePartitionRef {
+  topic: string
+  topicId: string
+  partition: number
+}
+
+export interface ShareAcknowledgeItem extends SharePartitionRef {
+  batches: readonly AcknowledgementBatch[]
+}
+
+export interface ShareFetchParams {
+  group: string
+  memberId: string
+  maxWaitMs: number
+  minBytes: number
+  maxBytes: number
+  maxRecords: number
+  /** When the request arrived (ms): MaxWaitMs counts from there. */
+  receivedAt: number
+  /** True once nobody waits for the answer (the connection closed). */
+  abandoned(): boolean
+}
+
+export interface ShareFetchPartitionResult extends SharePartitionRef {
+  errorCode: number
+  /** The whole batches holding the acquired records (empty when none). */
+  records: FileRegion[]
+  acquired: AcquiredRange[]
+}
+
+export interface ShareFetchAnswer {
+  partitions: ShareFetchPartitionResult[]
+  /** Reads whose segments stay pinned until the answer is written (releaseLeases). */
+  held: ShardReadResult[]
+}
+
+/** The outcome of a session step: the session, or the error that answers the request. */
+export type ShareSessionStep = { errorCode: 0; session: ShareSession; final: boolean } | { errorCode: number; session?: undefined }
+
+/** What the ShareFetch and ShareAcknowledge handlers use (handlers/common/ports.ts re-exports it). */
+export type SharePartitionService = Pick<
+  SharePartitionManager,
+  'beginRequest' | 'closeSession' | 'acknowledge' | 'fetch' | 'releaseLeases' | 'lockDurationMs'
+>
+
+interface Entry {
+  readonly key: string
+  readonly stateKey: ShareStateKey
+  readonly topic: string
+  readonly tp: string
+  sp: SharePartition | undefined
+  loading: Promise<SharePartition> | undefined
+  stateEpoch: number
+}
+
+/** A batch read, with where its bytes are. */
+interface ReadBatch extends BatchHeader {
+  region: number
+  position: number
+  size: number
+}
+
+const SESSION_SWEEP_MS = 1000
+const header = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD)
+
+export class SharePartitionManager {
+  readonly #entries = new Map<string, Entry>()
+  /** topic\0partition -> the entries of that partition (every group). */
+  readonly #byPartition = new Map<string, Set<Entry>>()
+  readonly #sessions: ShareSessionCache
+  /** Fetches waiting for released records, by entry key. */
+  readonly #waiters = new Map<string, Set<() => void>>()
+  #lockTimer: NodeJS.Timeout | undefined
+  #lockTimerAt = Infinity
+  #sessionSweep: NodeJS.Timeout | undefined
+  #closed = false
+
+  constructor(
+    private readonly log: ShareLogPort,
+    private readonly persister: SharePersister,
+    private readonly configs: ShareConfigPort,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.#sessions = new ShareSessionCache(() => configs.brokerInt('group.share.max.share.sessions'))
+  }
+
+  /** Share-partitions held in memory. */
+  get size(): number {
+    return this.#entries.size
+  }
+
+  get sessionCount(): number {
+    return this.#sessions.size
+  }
+
+  /** The group's acquisition lock duration (AcquisitionLockTimeoutMs). */
+  lockDurationMs(group: string): number {
+    return this.configs.group(group, 'share.record.lock.duration.ms') as number
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Sessions
+
+  /**
+   * The session step of a ShareFetch (`fetch`) or ShareAcknowledge: epoch 0 opens a session (ShareFetch
+   * only: ShareAcknowledge gets INVALID_SHARE_SESSION_EPOCH), -1 names the session to close after the
+   * request (`final`), any other must be the session's epoch, which then moves on.
+   */
+  beginRequest(group: string, memberId: string, epoch: number, connection: SessionConnection | undefined, fetch: boolean): ShareSessionStep {
+    const now = this.now()
+    if (epoch === SHARE_INITIAL_EPOCH) {
+      if (!fetch) return { errorCode: ErrorCode.INVALID_SHARE_SESSION_EPOCH }
+      const { session, evicted } = this.#sessions.create(group, memberId, connection, now)
+      for (const s of evicted) this.#releaseSessionRecords(s)
+      if (session === undefined) return { errorCode: ErrorCode.SHARE_SESSION_LIMIT_REACHED }
+      this.#startSessionSweep()
+      return { errorCode: 0, session, final: false }
+    }
+    const session = this.#sessions.get(group, memberId)
+    if (session === undefined) return { errorCode: ErrorCode.SHARE_SESSION_NOT_FOUND }
+    if (epoch === SHARE_FINAL_EPOCH) return { errorCode: 0, session, final: true }
+    if (epoch !== session.epoch) return { errorCode: ErrorCode.INVALID_SHARE_SESSION_EPOCH }
+    session.epoch = nextShareEpoch(session.epoch)
+    session.lastUsedMs = now
+    if (connection !== undefined) session.connection = connection
+    return { errorCode: 0, session, final: false }
+  }
+
+  /** Closes a session (epoch -1, after its final acknowledgements): the member's records are released. */
+  closeSession(session: ShareSession): void {
+    this.#sessions.remove(session)
+    this.#releaseSessionRecords(session)
+  }
+
+  /**
+   * Releases what a member holds in every share-partition of its group here (its session closed, its
+   * connection closed, or it left the group).
+   */
+  releaseMember(group: string, memberId: string): void {
+    const limits = this.#limits()
+    for (const e of this.#entries.values()) {
+      if (e.stateKey.group !== group || e.sp === undefined) continue
+      if (e.sp.releaseMember(memberId, limits)) this.#wake(e.key)
+      this.#save(e)
+    }
+    this.#scheduleLocks()
+  }
+
+  #releaseSessionRecords(session: ShareSession): void {
+    this.releaseMember(session.group, session.memberId)
+  }
+
+  /** Sessions of closed connections end (their records released) within SESSION_SWEEP_MS. */
+  #startSessionSweep(): void {
+    if (this.#sessionSweep !== undefined || this.#closed) return
+    this.#sessionSweep = setInterval(() => {
+      for (const s of this.#sessions.dropClosed()) this.#releaseSessionRecords(s)
+      if (this.#sessions.size === 0) {
+        clearInterval(this.#sessionSweep)
+        this.#sessionSweep = undefined
+      }
+    }, SESSION_SWEEP_MS)
+    this.#sessionSweep.unref()
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Acknowledgements
+
+  /** Applies acknowledgements, one error code (and message) per item, in order. */
+  async acknowledge(group: string, memberId: string, items: readonly ShareAcknowledgeItem[]): Promise<{ errorCode: number; message: string | null }[]> {
+    const out: { errorCode: number; message: string | null }[] = []
+    const limits = this.#limits()
+    for (const item of items) {
+      const loaded = await this.#load(group, item)
+      if (!loaded.ok) {
+        out.push({ errorCode: loaded.errorCode, message: loaded.message })
+        continue
+      }
+      const { entry, sp } = loaded.value
+      const result = sp.acknowledge(memberId, item.batches, limits)
+      if (!result.ok) {
+        out.push({ errorCode: result.errorCode, message: result.message })
+        continue
+      }
+      if (result.released) this.#wake(entry.key)
+      this.#save(entry)
+      out.push({ errorCode: ErrorCode.NONE, message: null })
+    }
+    this.#scheduleLocks()
+    return out
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Fetch
+
+  /** Acquires records for the member from the partitions (see the file header); one result per partition. */
+  async fetch(params: ShareFetchParams, parts: readonly SharePartitionRef[]): Promise<ShareFetchAnswer> {
+    const results: ShareFetchPartitionResult[] = parts.map((p) => ({ ...p, errorCode: ErrorCode.NONE, records: [], acquired: [] }))
+    const loaded: ({ entry: Entry; sp: SharePartition } | undefined)[] = []
+    for (const r of results) {
+      const l = await this.#load(params.group, r)
+      if (l.ok) loaded.push(l.value)
+      else {
+        r.errorCode = l.errorCode
+        loaded.push(undefined)
+      }
+    }
+    const deadline = params.receivedAt + Math.max(0, params.maxWaitMs)
+    const isolation = this.configs.group(params.group, 'share.isolation.level') === 'read_committed' ? 'read_committed' : 'read_uncommitted'
+    for (;;) {
+      const limits = this.#limits()
+      // MaxBytes 0 gives no records; the fetch still waits as a long poll would.
+      const reading: number[] = []
+      if (params.maxBytes > 0) {
+        for (let i = 0; i < loaded.length; i++) {
+          const l = loaded[i]
+          if (l !== undefined && results[i]!.errorCode === ErrorCode.NONE && l.entry.sp === l.sp && l.sp.canAcquire(limits)) reading.push(i)
+        }
+      }
+      const reads = reading.length === 0 ? [] : await this.log.read(reading.map((i) => ({
+        topic: results[i]!.topic, partition: results[i]!.partition, offset: loaded[i]!.sp.nextFetchOffset(), maxBytes: params.maxBytes, isolation,
+      })))
+      // From here to the answer nothing awaits: what was read is acquired before anyone else can move.
+      let bytes = 0
+      for (const r of reads) if (r.ok) bytes += r.value.bytes
+      const remaining = deadline - this.now()
+      const answerNow = bytes > 0 && (bytes >= params.minBytes || remaining <= 0)
+      if (answerNow || remaining <= 0 || params.abandoned() || this.#closed) {
+        const held = this.#acquire(params, reading, reads, loaded, results, limits)
+        if (held.some((h) => h !== undefined) || remaining <= 0 || params.abandoned() || this.#closed) {
+          this.#scheduleLocks()
+          return { partitions: results, held: held.filter((h): h is ShardReadResult => h !== undefined) }
+        }
+        // Read but nothing left to take (another member was quicker): wait for more.
+      } else {
+        const leases = reads.flatMap((r) => (r.ok && r.value.regions.length > 0 ? [r.value] : []))
+        if (leases.length > 0) this.log.releaseLeases(leases)
+      }
+      for (let i = 0; i < reads.length; i++) {
+        const r = reads[i]!
+        const l = loaded[reading[i]!]!
+        if (r.ok) l.sp.advanceToLogStart(r.value.logStartOffset)
+        else if (r.errorCode === ErrorCode.OFFSET_OUT_OF_RANGE) await this.#catchUpLogStart(results[reading[i]!]!, l.sp)
+        else results[reading[i]!]!.errorCode = r.errorCode
+      }
+      if (results.some((r) => r.errorCode !== ErrorCode.NONE)) return { partitions: results, held: [] }
+      const wait = Math.max(0, deadline - this.now())
+      if (wait <= 0) continue
+      await this.#waitForRecords(results, loaded, wait)
+    }
+  }
+
+  /** Lets go of the segments behind an answer's records (once written). */
+  releaseLeases(held: readonly ShardReadResult[]): void {
+    if (held.length > 0) this.log.releaseLeases(held)
+  }
+
+  /** Acquires from the reads; answers, at the index of each read, the read when its regions are kept. */
+  #acquire(
+    params: ShareFetchParams,
+    reading: readonly number[],
+    reads: readonly Outcome<ShardReadResult>[],
+    loaded: readonly ({ entry: Entry; sp: SharePartition } | undefined)[],
+    results: ShareFetchPartitionResult[],
+    limits: ShareLimits,
+  ): (ShardReadResult | undefined)[] {
+    const held: (ShardReadResult | undefined)[] = []
+    const release: ShardReadResult[] = []
+    let budget = params.maxBytes
+    let recordsLeft = Math.max(1, params.maxRecords)
+    let first = true
+    const lockUntil = this.now() + this.lockDurationMs(params.group)
+    for (let k = 0; k < reads.length; k++) {
+      const r = reads[k]!
+      const i = reading[k]!
+      const result = results[i]!
+      const { entry, sp } = loaded[i]!
+      if (!r.ok) {
+        if (r.errorCode !== ErrorCode.OFFSET_OUT_OF_RANGE) result.errorCode = r.errorCode
+        held.push(undefined)
+        continue
+      }
+      const read = r.value
+      sp.advanceToLogStart(read.logStartOffset)
+      let kept = false
+      if (read.bytes > 0 && recordsLeft > 0 && (budget > 0 || first)) {
+        const batches = walkBatches(read, recordsLeft, first ? Math.max(budget, 1) : budget, first)
+        const acquired = sp.acquire(params.memberId, batches, recordsLeft, lockUntil, limits)
+        if (acquired.length > 0) {
+          result.acquired = acquired
+          result.records = regionsFor(read.regions, batches, acquired)
+          for (const c of result.records) budget -= c.length
+          for (const a of acquired) recordsLeft -= a.lastOffset - a.firstOffset + 1
+          first = false
+          kept = true
+        }
+        // Archived control or aborted records may have moved the SPSO: saved with the rest.
+        this.#save(entry)
+      }
+      if (kept) held.push(read)
+      else {
+        held.push(undefined)
+        if (read.regions.length > 0) release.push(read)
+      }
+    }
+    if (release.length > 0) this.log.releaseLeases(release)
+    return held
+  }
+
+  /** The log start passed the share-partition's fetch offset (DeleteRecords, retention): the SPSO follows it. */
+  async #catchUpLogStart(ref: SharePartitionRef, sp: SharePartition): Promise<void> {
+    const [earliest] = await this.log.listOffsets([{ topic: ref.topic, partition: ref.partition, timestamp: -2 }])
+    if (earliest !== undefined && earliest.ok && earliest.value.offset >= 0) sp.advanceToLogStart(earliest.value.offset)
+  }
+
+  /** Waits until one of the partitions gets records or releases some, or timeoutMs passes. */
+  async #waitForRecords(results: readonly ShareFetchPartitionResult[], loaded: readonly ({ entry: Entry } | undefined)[], timeoutMs: number): Promise<void> {
+    const keys: string[] = []
+    for (const l of loaded) if (l !== undefined) keys.push(l.entry.key)
+    let wake!: () => void
+    const released = new Promise<void>((resolve) => (wake = resolve))
+    for (const k of keys) {
+      let set = this.#waiters.get(k)
+      if (set === undefined) this.#waiters.set(k, (set = new Set()))
+      set.add(wake)
+    }
+    try {
+      const tps = results.filter((_, i) => loaded[i] !== undefined).map((r) => ({ topic: r.topic, partition: r.partition }))
+      await Promise.race([released, this.log.waitForAppends(tps, timeoutMs)])
+    } finally {
+      for (const k of keys) {
+        const set = this.#waiters.get(k)
+        set?.delete(wake)
+        if (set?.size === 0) this.#waiters.delete(k)
+      }
+    }
+  }
+
+  #wake(key: string): void {
+    const set = this.#waiters.get(key)
+    if (set !== undefined) for (const w of [...set]) w()
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Share-partitions
+
+  #limits(): ShareLimits {
+    return {
+      deliveryCountLimit: this.configs.brokerInt('group.share.delivery.count.limit'),
+      maxInFlightRecords: this.configs.brokerInt('group.share.partition.max.record.locks'),
+    }
+  }
+
+  /** The share-partition of (group, partition), loaded or initialized on first use. */
+  async #load(group: string, ref: SharePartitionRef): Promise<Outcome<{ entry: Entry; sp: SharePartition }>> {
+    const key = `${group}\u0000${ref.topicId}\u0000${ref.partition}`
+    let entry = this.#entries.get(key)
+    if (entry === undefined) {
+      const tp = `${ref.topic}\u0000${ref.partition}`
+      entry = { key, stateKey: { group, topicId: ref.topicId, partition: ref.partition }, topic: ref.topic, tp, sp: undefined, loading: undefined, stateEpoch: 0 }
+      this.#entries.set(key, entry)
+      let set = this.#byPartition.get(tp)
+      if (set === undefined) this.#byPartition.set(tp, (set = new Set()))
+      set.add(entry)
+    }
+    if (entry.sp !== undefined) return { ok: true, value: { entry, sp: entry.sp } }
+    const e = entry
+    e.loading ??= this.#initialize(e, group, ref).finally(() => (e.loading = undefined))
+    try {
+      const sp = await e.loading
+      return { ok: true, value: { entry: e, sp } }
+    } catch (err) {
+      if (this.#entries.get(key) === e && e.sp === undefined) this.#forget(e)
+      const code = (err as { code?: unknown }).code
+      return { ok: false, errorCode: typeof code === 'number' ? code : ErrorCode.UNKNOWN_SERVER_ERROR, message: (err as Error).message }
+    }
+  }
+
+  async #initialize(entry: Entry, group: string, ref: SharePartitionRef): Promise<SharePartition> {
+    const state = await this.persister.readState(entry.stateKey)
+    let sp: SharePartition
+    if (state !== undefined) {
+      sp = new SharePartition(state.startOffset, state)
+      entry.stateEpoch = state.stateEpoch
+    } else {
+      const start = await this.#resetOffset(group, ref)
+      sp = new SharePartition(start)
+      entry.stateEpoch = 1
+      await this.persister.initializeState(entry.stateKey, entry.stateEpoch, start)
+    }
+    // Dropped meanwhile (leadership moved): the caller still gets a consistent partition to answer from.
+    if (this.#entries.get(entry.key) === entry) entry.sp = sp
+    return sp
+  }
+
+  /** share.auto.offset.reset for a new share-partition: latest (the high watermark), earliest, or by_duration. */
+  async #resetOffset(group: string, ref: SharePartitionRef): Promise<number> {
+    const reset = String(this.configs.group(group, 'share.auto.offset.reset'))
+    let timestamp = -1
+    if (reset === 'earliest') timestamp = -2
+    else if (reset.toLowerCase().startsWith('by_duration:')) timestamp = this.now() - (parseIsoDuration(reset.slice('by_duration:'.length)) ?? 0)
+    const [found] = await this.log.listOffsets([{ topic: ref.topic, partition: ref.partition, timestamp }])
+    if (found === undefined || !found.ok) {
+      const err = new Error(found === undefined || found.ok ? 'cannot find the start offset' : found.message) as Error & { code: number }
+      err.code = found === undefined || found.ok ? ErrorCode.UNKNOWN_SERVER_ERROR : found.errorCode
+      throw err
+    }
+    if (found.value.offset >= 0) return found.value.offset
+    // No record at or after the time: start at the end, as Kafka does.
+    const [latest] = await this.log.listOffsets([{ topic: ref.topic, partition: ref.partition, timestamp: -1 }])
+    return latest !== undefined && latest.ok ? latest.value.offset : 0
+  }
+
+  #save(entry: Entry): void {
+    if (entry.sp === undefined) return
+    void this.persister.writeState(entry.stateKey, { stateEpoch: entry.stateEpoch, leaderEpoch: -1, ...entry.sp.snapshot() })
+  }
+
+  #forget(entry: Entry): void {
+    this.#entries.delete(entry.key)
+    const set = this.#byPartition.get(entry.tp)
+    set?.delete(entry)
+    if (set?.size === 0) this.#byPartition.delete(entry.tp)
+  }
+
+  /**
+   * The replica manager's leadership listener: a partition this broker no longer leads drops its
+   * share-partitions (saved first; their records' locks end with them, as on a leader change in Kafka).
+   */
+  onLeadershipChange(topic: string, partition: number, isLeader: boolean): void {
+    if (isLeader) return
+    const set = this.#byPartition.get(`${topic}\u0000${partition}`)
+    if (set === undefined) return
+    for (const e of [...set]) {
+      this.#save(e)
+      this.#forget(e)
+      this.#wake(e.key)
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // Acquisition locks
+
+  /** Arms the lock timer for the earliest deadline of every share-partition. */
+  #scheduleLocks(): void {
+    if (this.#closed) return
+    let next = Infinity
+    for (const e of this.#entries.values()) {
+      const at = e.sp?.nextLockExpiry()
+      if (at !== undefined && at < next) next = at
+    }
+    if (next === this.#lockTimerAt) return
+    if (this.#lockTimer !== undefined) clearTimeout(this.#lockTimer)
+    this.#lockTimer = undefined
+    this.#lockTimerAt = next
+    if (next === Infinity) return
+    this.#lockTimer = setTimeout(() => this.#expireLocks(), Math.max(0, next - this.now()))
+    this.#lockTimer.unref()
+  }
+
+  #expireLocks(): void {
+    this.#lockTimer = undefined
+    this.#lockTimerAt = Infinity
+    const now = this.now()
+    const limits = this.#limits()
+    for (const e of this.#entries.values()) {
+      const at = e.sp?.nextLockExpiry()
+      if (at === undefined || at > now) continue
+      if (e.sp!.expireLocks(now, limits)) this.#wake(e.key)
+      this.#save(e)
+    }
+    this.#scheduleLocks()
+  }
+
+  /** Stops the timers and wakes waiting fetches (broker shutdown). */
+  close(): void {
+    this.#closed = true
+    if (this.#lockTimer !== undefined) clearTimeout(this.#lockTimer)
+    if (this.#sessionSweep !== undefined) clearInterval(this.#sessionSweep)
+    for (const key of [...this.#waiters.keys()]) this.#wake(key)
+  }
+}
+
+/**
+ * The batch headers of a read, in order, from the file (61 bytes each): up to about `records` records
+ * and `budget` bytes (at least one batch when `atLeastOne`). Aborted batches under read_committed are
+ * marked from the read's aborted transactions (a producer's batches from its aborted transaction's first
+ * offset to its next marker).
+ */
+function walkBatches(read: ShardReadResult, records: number, budget: number, atLeastOne: boolean): ReadBatch[] {
+  const out: ReadBatch[] = []
+  const aborted = [...read.abortedTransactions].sort((a, b) => a.firstOffset - b.firstOffset)
+  let nextAborted = 0
+  const open = new Set<number>()
+  let bytes = 0
+  let count = 0
+  for (let ri = 0; ri < read.regions.length; ri++) {
+    const region = read.regions[ri]!
+    const end = region.position + region.length
+    let pos = region.position
+    while (pos + RECORD_BATCH_OVERHEAD <= end) {
+      if (readFully(region.fd, header, RECORD_BATCH_OVERHEAD, pos) < RECORD_BATCH_OVERHEAD) return out
+      const batchLength = header.readInt32BE(BATCH_LENGTH_OFFSET)
+      if (batchLength < MIN_BATCH_LENGTH || pos + LOG_OVERHEAD + batchLength > end) return out
+      const info = batchInfoAt(header, 0, pos)
+      if (bytes + info.size > budget && !(atLeastOne && out.length === 0)) return out
+      const producerId = readInt64(header, PRODUCER_ID_OFFSET)
+      while (nextAborted < aborted.length && aborted[nextAborted]!.firstOffset <= info.lastOffset) open.add(aborted[nextAborted++]!.producerId)
+      const isControl = (info.attributes & CONTROL_MASK) !== 0
+      let isAborted = false
+      if (isControl) open.delete(producerId)
+      else if ((info.attributes & TRANSACTIONAL_MASK) !== 0 && open.has(producerId)) isAborted = true
+      out.push({ firstOffset: info.baseOffset, lastOffset: info.lastOffset, isControl, aborted: isAborted, region: ri, position: pos, size: info.size })
+      bytes += info.size
+      if (!isControl && !isAborted) count += info.lastOffset - info.baseOffset + 1
+      pos += info.size
+      if (count >= records) return out
+    }
+  }
+  return out
+}
+
+function readFully(fd: number, buf: Buffer, length: number, position: number): number {
+  let done = 0
+  while (done < length) {
+    const n = readSync(fd, buf, done, length - done, position + done)
+    if (n === 0) break
+    done += n
+  }
+  return done
+}
+
+/** The file regions of the batches from the first to the last one holding acquired records. */
+function regionsFor(regions: readonly FileRegion[], batches: readonly ReadBatch[], acquired: readonly AcquiredRange[]): FileRegion[] {
+  const lo = acquired[0]!.firstOffset
+  const hi = acquired[acquired.length - 1]!.lastOffset
+  let from = -1
+  let to = -1
+  for (let i = 0; i < batches.length; i++) {
+    const b = batches[i]!
+    if (b.lastOffset < lo || b.firstOffset > hi) continue
+    if (from < 0) from = i
+    to = i
+  }
+  if (from < 0) return []
+  const out: FileRegion[] = []
+  for (let i = from; i <= to; i++) {
+    const b = batches[i]!
+    const fd = regions[b.region]!.fd
+    const prev = out[out.length - 1]
+    if (prev !== undefined && prev.fd === fd && prev.position + prev.length === b.position) prev.length += b.size
+    else out.push({ fd, position: b.position, length: b.size })
+  }
+  return out
+}
