@@ -301,6 +301,10 @@ describe('ShareFetch and ShareAcknowledge', () => {
     const full = part(await shareFetch({ group: g, member: 'b', epoch: 0, topicId, minBytes: 0x7fffffff, maxWaitMs: 700 }))
     expect(Date.now() - slow).toBeGreaterThanOrEqual(650)
     expect([...acquired(full).keys()]).toEqual([1])
+    // MinBytes 0 answers at once, with nothing to give.
+    const eager = Date.now()
+    expect(part(await shareFetch({ group: g, member: 'b', epoch: 1, topicId, minBytes: 0, maxWaitMs: 5000 })).acquiredRecords).toEqual([])
+    expect(Date.now() - eager).toBeLessThan(2500)
     await produce('share-long-poll', ['zero'])
     const zero = part(await shareFetch({ group: g, member: 'c', epoch: 0, topicId, maxBytes: 0, maxWaitMs: 200 }))
     expect(zero.acquiredRecords).toEqual([])

@@ -273,10 +273,11 @@ export class SharePartitionManager {
       let bytes = 0
       for (const r of reads) if (r.ok) bytes += r.value.bytes
       const remaining = deadline - this.now()
-      const answerNow = bytes > 0 && (bytes >= params.minBytes || remaining <= 0)
-      if (answerNow || remaining <= 0 || params.abandoned() || this.#closed) {
+      // MinBytes 0 answers at once, with or without records (as Fetch does).
+      const noWait = params.minBytes <= 0 || remaining <= 0 || params.abandoned() || this.#closed
+      if (noWait || (bytes > 0 && bytes >= params.minBytes)) {
         const held = this.#acquire(params, reading, reads, loaded, results, limits)
-        if (held.some((h) => h !== undefined) || remaining <= 0 || params.abandoned() || this.#closed) {
+        if (noWait || held.some((h) => h !== undefined)) {
           this.#scheduleLocks()
           return { partitions: results, held: held.filter((h): h is ShardReadResult => h !== undefined) }
         }
@@ -333,7 +334,8 @@ export class SharePartitionManager {
       sp.advanceToLogStart(read.logStartOffset)
       let kept = false
       if (read.bytes > 0 && recordsLeft > 0 && (budget > 0 || first)) {
-        const batches = walkBatches(read, recordsLeft, first ? Math.max(budget, 1) : budget, first)
+        // No more can be taken than the in-flight window holds: a hostile MaxRecords must not make the walk long.
+        const batches = walkBatches(read, Math.min(recordsLeft, limits.maxInFlightRecords), first ? Math.max(budget, 1) : budget, first, 2 * limits.maxInFlightRecords)
         const acquired = sp.acquire(params.memberId, batches, recordsLeft, lockUntil, limits)
         if (acquired.length > 0) {
           result.acquired = acquired
@@ -531,12 +533,12 @@ export class SharePartitionManager {
 }
 
 /**
- * The batch headers of a read, in order, from the file (61 bytes each): up to about `records` records
- * and `budget` bytes (at least one batch when `atLeastOne`). Aborted batches under read_committed are
+ * The batch headers of a read, in order, from the file (61 bytes each): up to about `records` records,
+ * `budget` bytes (at least one batch when `atLeastOne`) and `maxBatches` batches. Aborted batches under read_committed are
  * marked from the read's aborted transactions (a producer's batches from its aborted transaction's first
  * offset to its next marker).
  */
-function walkBatches(read: ShardReadResult, records: number, budget: number, atLeastOne: boolean): ReadBatch[] {
+function walkBatches(read: ShardReadResult, records: number, budget: number, atLeastOne: boolean, maxBatches: number): ReadBatch[] {
   const out: ReadBatch[] = []
   const aborted = [...read.abortedTransactions].sort((a, b) => a.firstOffset - b.firstOffset)
   let nextAborted = 0
@@ -563,7 +565,7 @@ function walkBatches(read: ShardReadResult, records: number, budget: number, atL
       bytes += info.size
       if (!isControl && !isAborted) count += info.lastOffset - info.baseOffset + 1
       pos += info.size
-      if (count >= records) return out
+      if (count >= records || out.length >= maxBatches) return out
     }
   }
   return out
