@@ -398,8 +398,8 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
     doc: 'Maximum number of members in one consumer group (classic groups: group.max.size).' }),
   def({ name: 'group.consumer.assignors', type: 'list', default: ['uniform', 'range'], dynamic: 'read-only', validator: consumerGroupAssignors(), validValues: '[uniform, range]',
     doc: "Server-side assignors of consumer groups, the first the default for members that name none: 'uniform' (balanced, sticky) and 'range' (contiguous ranges per topic); Kafka's class names of the two are accepted too." }),
-  // KIP-932 share groups and KIP-1071 streams groups: Skein serves neither yet; these are the broker defaults
-  // and bounds of the group configs (config/group-configs.ts) share.* and streams.*, as Kafka 4.1 has them.
+  // KIP-932 share groups and KIP-1071 streams groups: the broker defaults and bounds of the group configs
+  // (config/group-configs.ts) share.* and streams.*, as Kafka 4.1 has them, and the share coordinator's own.
   def({ name: 'group.share.session.timeout.ms', type: 'int', default: 45000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'A share-group member that sends no heartbeat for this long is removed from its group (the default of the group config share.session.timeout.ms).' }),
   def({ name: 'group.share.min.session.timeout.ms', type: 'int', default: 45000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
@@ -412,6 +412,8 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
     doc: 'Lowest value group.share.heartbeat.interval.ms and the group config share.heartbeat.interval.ms may have.' }),
   def({ name: 'group.share.max.heartbeat.interval.ms', type: 'int', default: 15000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'Highest value group.share.heartbeat.interval.ms and the group config share.heartbeat.interval.ms may have.' }),
+  def({ name: 'group.share.max.size', type: 'int', default: 200, dynamic: 'read-only', validator: between(1, 1000), validValues: '[1,...,1000]',
+    doc: 'Maximum number of members in one share group; one more joining is answered GROUP_MAX_SIZE_REACHED.' }),
   def({ name: 'group.share.record.lock.duration.ms', type: 'int', default: 30000, dynamic: 'read-only', validator: atLeast(1000), validValues: '[1000,...]',
     doc: 'How long a share-group member holds the records it was given before they can go to another (the default of the group config share.record.lock.duration.ms).' }),
   def({ name: 'group.share.min.record.lock.duration.ms', type: 'int', default: 15000, dynamic: 'read-only', validator: atLeast(1000), validValues: '[1000,...]',

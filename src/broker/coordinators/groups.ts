@@ -21,7 +21,7 @@ export const CONSUMER_OFFSETS_TOPIC = '__consumer_offsets'
 /** What the group service uses of the broker: an internal topic's ports, and the offsets behind lag. */
 export interface GroupServicePorts extends InternalTopicPorts {
   readonly partitions: InternalTopicPorts['partitions'] & Pick<ReplicaManager, 'states'>
-  /** Group configs: consumer.session.timeout.ms and consumer.heartbeat.interval.ms of a group override the broker's. */
+  /** Group configs: {consumer,share}.session.timeout.ms and {consumer,share}.heartbeat.interval.ms of a group override the broker's. */
   readonly groupConfigs?: Pick<GroupConfigAdmin, 'effective'>
 }
 
@@ -59,6 +59,13 @@ export class GroupService extends InternalTopicService<GroupCoordinator, GroupSe
       consumerGroupConfig: ports.groupConfigs === undefined ? undefined : (groupId) => ({
         sessionTimeoutMs: ports.groupConfigs!.effective(groupId, 'consumer.session.timeout.ms') as number,
         heartbeatIntervalMs: ports.groupConfigs!.effective(groupId, 'consumer.heartbeat.interval.ms') as number,
+      }),
+      shareGroupSessionTimeoutMs: c.getInt('group.share.session.timeout.ms'),
+      shareGroupHeartbeatIntervalMs: c.getInt('group.share.heartbeat.interval.ms'),
+      shareGroupMaxSize: c.getInt('group.share.max.size'),
+      shareGroupConfig: ports.groupConfigs === undefined ? undefined : (groupId) => ({
+        sessionTimeoutMs: ports.groupConfigs!.effective(groupId, 'share.session.timeout.ms') as number,
+        heartbeatIntervalMs: ports.groupConfigs!.effective(groupId, 'share.heartbeat.interval.ms') as number,
       }),
     }
     const writer = new CoordinatorPartitionWriter(ports.partitions, CONSUMER_OFFSETS_TOPIC, c.getInt('offsets.commit.timeout.ms'))

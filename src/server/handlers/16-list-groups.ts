@@ -3,10 +3,11 @@
 // Behavior:
 // * Every group this broker coordinates (all of them: it leads every __consumer_offsets partition):
 //   classic groups, including those that only hold committed offsets (state Empty, protocol type ''),
-//   and KIP-848 consumer groups (protocol type 'consumer', states Empty/Assigning/Reconciling/Stable).
+//   KIP-848 consumer groups (protocol type 'consumer', states Empty/Assigning/Reconciling/Stable) and
+//   KIP-932 share groups (protocol type 'share', states Empty/Stable).
 //   While a partition is still loading the groups known so far come with COORDINATOR_LOAD_IN_PROGRESS.
 // * v4+: statesFilter keeps the groups in those states (case-insensitive), empty = all.
-// * v5+: typesFilter keeps the groups of those types ('classic', 'consumer'; case-insensitive, as
+// * v5+: typesFilter keeps the groups of those types ('classic', 'consumer', 'share'; case-insensitive, as
 //   Kafka's GroupType.parse), empty = all; each group says its type.
 // * Authorization: Describe on the cluster lists every group; otherwise only the groups the principal
 //   may Describe are listed (Kafka's ListGroups), with no error.

@@ -56,6 +56,8 @@ import { listTransactionsHandler } from './66-list-transactions.js'
 import { consumerGroupHeartbeatHandler } from './68-consumer-group-heartbeat.js'
 import { consumerGroupDescribeHandler } from './69-consumer-group-describe.js'
 import { describeProducersHandler } from './61-describe-producers.js'
+import { shareGroupHeartbeatHandler } from './76-share-group-heartbeat.js'
+import { shareGroupDescribeHandler } from './77-share-group-describe.js'
 import { shareFetchHandler } from './78-share-fetch.js'
 import { shareAcknowledgeHandler } from './79-share-acknowledge.js'
 
@@ -115,6 +117,8 @@ export const HANDLERS: readonly AnyHandler[] = [
   listTransactionsHandler,
   consumerGroupHeartbeatHandler,
   consumerGroupDescribeHandler,
+  shareGroupHeartbeatHandler,
+  shareGroupDescribeHandler,
   shareFetchHandler,
   shareAcknowledgeHandler,
 ]

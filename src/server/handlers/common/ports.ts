@@ -400,6 +400,8 @@ export type GroupCoordinatorApi = Pick<
   | 'deleteGroups'
   | 'consumerGroupHeartbeat'
   | 'consumerGroupDescribe'
+  | 'shareGroupHeartbeat'
+  | 'shareGroupDescribe'
 >
 
 /** OffsetFetch's answer for one group. */
