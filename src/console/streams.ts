@@ -9,7 +9,8 @@
 //              format=json (default) | binary; encoding=auto (default) | utf8 | base64 (json only)
 //   server ->  {"type":"subscribed",...} once, then {"type":"records","records":[...]} text frames, or
 //              binary frames (layout in encodeBinaryRecords); {"type":"ack",...} per produced message;
-//              {"type":"error",...} before a close for a failure.
+//              {"type":"error",...} before a close for a failure (after the acks of the produce
+//              messages already taken; later ones are answered with error_code 50003).
 //   client ->  {"type":"produce","id":..,"partition":..,"key":..,"value":..,"headers":{..},"encoding":..}
 //              text frames, or binary frames whose bytes are one record's value. Each is acknowledged
 //              with its sequence number on the socket (seq, from 1) and its id.
@@ -78,6 +79,10 @@ interface Stream extends StreamRequest {
   /** Produce messages received so far (the seq of the last one). */
   seq: number
   inFlight: number
+  /** The consuming side failed: the socket closes once the produce messages already taken are acknowledged. */
+  failed: boolean
+  /** Called when the last in-flight produce message is acknowledged (a failed stream waits on it to close). */
+  settled: (() => void) | null
   /** The consuming loop's end. */
   done: Promise<void> | null
 }
@@ -252,7 +257,7 @@ export class TopicStreams {
       const message = `Partition ${missing} of topic ${request.topic} not found.`
       throw new HttpError(404, message, { 'Content-Type': 'application/json' }, JSON.stringify({ error_code: 40402, message }))
     }
-    return { ...request, partitions: request.partitions ?? (request.group === null ? known.sort((a, b) => a - b) : null), consumer: null, closed: false, wake: null, seq: 0, inFlight: 0, done: null }
+    return { ...request, partitions: request.partitions ?? (request.group === null ? known.sort((a, b) => a - b) : null), consumer: null, closed: false, wake: null, seq: 0, inFlight: 0, failed: false, settled: null, done: null }
   }
 
   private open(ws: WebSocketConnection<Stream>): void {
@@ -262,11 +267,16 @@ export class TopicStreams {
     // Nothing is sent from within open: uWS calls it inside the upgrade's cork, and a send there can end
     // the new socket with 1006 at once (uNetworking/uWebSockets.js#1108, seen here about one upgrade in
     // four). The stream starts on the next turn of the event loop instead.
-    s.done = new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => (s.closed ? undefined : this.consume(ws))).catch((err: unknown) => {
+    s.done = new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => (s.closed ? undefined : this.consume(ws))).catch(async (err: unknown) => {
       if (s.closed) return
       this.opts.log.warn({ err: (err as Error).message, topic: s.topic }, 'WebSocket stream failed')
+      s.failed = true
       this.sendJson(ws, { type: 'error', ...fromError(err).toJSON() })
-      ws.end(SERVER_ERROR, 'stream failed')
+      // Produce messages taken before the failure may already be written: their acks go out before the
+      // close, or the client would count them lost and send them again. The producer's delivery timeout
+      // bounds the wait; a socket the client closes meanwhile ends it too (onClose).
+      if (s.inFlight > 0) await new Promise<void>((resolve) => (s.settled = resolve))
+      if (!s.closed) ws.end(SERVER_ERROR, 'stream failed')
     })
   }
 
@@ -276,6 +286,13 @@ export class TopicStreams {
     this.streams.delete(s)
     this.metrics?.connections.dec()
     this.wakeUp(s)
+    this.settle(s)
+  }
+
+  private settle(s: Stream): void {
+    const settled = s.settled
+    s.settled = null
+    settled?.()
   }
 
   private wakeUp(s: Stream): void {
@@ -443,6 +460,10 @@ export class TopicStreams {
       this.sendJson(ws, { type: 'ack', seq, id, error_code: 40001, message: (err as Error).message })
       return
     }
+    if (s.failed) {
+      this.sendJson(ws, { type: 'ack', seq, id, error_code: 50003, message: 'The stream failed (see its error message) and is closing; nothing more is produced on it' })
+      return
+    }
     if (s.inFlight >= this.maxInFlightProduce) {
       this.sendJson(ws, { type: 'ack', seq, id, error_code: 42901, message: `more than ${this.maxInFlightProduce} messages waiting for their acknowledgement; wait for acks before sending more` })
       return
@@ -453,10 +474,12 @@ export class TopicStreams {
         s.inFlight--
         this.metrics?.recordsProduced.inc()
         this.sendJson(ws, { type: 'ack', seq, id, partition: meta.partition, offset: meta.offset, timestamp: meta.timestamp })
+        if (s.inFlight === 0) this.settle(s)
       },
       (err: unknown) => {
         s.inFlight--
         this.sendJson(ws, { type: 'ack', seq, id, ...fromError(err).toJSON() })
+        if (s.inFlight === 0) this.settle(s)
       },
     )
   }

@@ -24,6 +24,8 @@ const TOPIC = 'http-auth-t'
 const basic = (user: string, password: string): Record<string, string> => ({ Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` })
 const WRITER = basic('writer', 'writer-secret')
 const READER = basic('reader', 'reader-secret')
+// Read and Write: a WebSocket stream consumes as it produces, so producing over one needs both.
+const EDITOR = basic('editor', 'editor-secret')
 const V2_JSON = 'application/vnd.kafka.json.v2+json'
 
 let tb: TestBroker
@@ -48,7 +50,7 @@ beforeAll(async () => {
   ])
   const ports = new Map(tb.broker.endpoints.map((e) => [e.listenerName, e.port]))
   const plaintext = `127.0.0.1:${ports.get('PLAINTEXT')}`
-  for (const user of ['writer', 'reader']) {
+  for (const user of ['writer', 'reader', 'editor']) {
     const res = await upsertScramUser('127.0.0.1', ports.get('PLAINTEXT')!, user, `${user}-secret`, ['SCRAM-SHA-512'])
     expect(res.results).toEqual([expect.objectContaining({ user, errorCode: 0 })])
   }
@@ -64,6 +66,8 @@ beforeAll(async () => {
       allow('User:writer', AclOperationTypes.WRITE),
       allow('User:writer', AclOperationTypes.DESCRIBE),
       allow('User:reader', AclOperationTypes.READ),
+      allow('User:editor', AclOperationTypes.READ),
+      allow('User:editor', AclOperationTypes.WRITE),
       { ...allow('User:reader', AclOperationTypes.WRITE), resourceName: `${TOPIC}-other` },
     ],
   })
@@ -71,7 +75,7 @@ beforeAll(async () => {
 
   dir = mkdtempSync(join(tmpdir(), 'skein-http-auth-'))
   const usersFile = join(dir, 'users.properties')
-  writeFileSync(usersFile, ['# REST and registry users (the REST password is also the Kafka SCRAM password)', 'writer: writer-secret,rest,registry-write', 'reader: reader-secret,rest,registry-read', 'outsider: outsider-secret', ''].join('\n'))
+  writeFileSync(usersFile, ['# REST and registry users (the REST password is also the Kafka SCRAM password)', 'writer: writer-secret,rest,registry-write', 'reader: reader-secret,rest,registry-read', 'editor: editor-secret,rest', 'outsider: outsider-secret', ''].join('\n'))
   const settings = restSettings(
     parseRestProperties([
       ['listeners', 'http://127.0.0.1:0'],
@@ -161,11 +165,13 @@ describe('WebSocket streams with BASIC authentication, acting as their caller', 
     }
   }
 
+  // The allowed producer is the editor, not the writer: the writer may not Read, so its stream's consumer
+  // fails and the socket closes (the next test), which would race the produce it is sent.
   it('refuses an upgrade without valid credentials; produces as the caller: Write allowed for one user, 40301 for the other', async () => {
     const port = Number(new URL(base).port)
     await expect(TestWebSocket.open(port, `/ws/topics/${TOPIC}`)).rejects.toThrow(/401/)
     await expect(TestWebSocket.open(port, `/ws/topics/${TOPIC}`, basic('writer', 'nope'))).rejects.toThrow(/401/)
-    for (const [headers, allowed] of [[WRITER, true], [READER, false]] as const) {
+    for (const [headers, allowed] of [[EDITOR, true], [READER, false]] as const) {
       const ws = await TestWebSocket.open(port, `/ws/topics/${TOPIC}?offset=latest`, headers)
       try {
         await ws.waitFor(1)
@@ -177,6 +183,24 @@ describe('WebSocket streams with BASIC authentication, acting as their caller', 
         ws.close()
       }
     }
+  })
+
+  it('a stream that fails still acknowledges the produce messages it took, then closes', async () => {
+    // The writer may Write but not Read: its stream's consumer fails soon after it starts. Before, the
+    // socket closed at once and the acks of messages already being written were lost (0 or 1 of 50 came
+    // back in four rounds of five): a client would count written records lost and send them again.
+    const port = Number(new URL(base).port)
+    const ws = await TestWebSocket.open(port, `/ws/topics/${TOPIC}?offset=latest`, WRITER)
+    await ws.waitFor(1)
+    for (let i = 0; i < 50; i++) ws.send(JSON.stringify({ type: 'produce', id: i, value: `taken ${i}` }))
+    await ws.waitClosed(30_000)
+    expect(ws.closeCode).toBe(1011)
+    const frames = ws.messages.map((m) => JSON.parse(m.data.toString()) as { type: string; id?: number; offset?: number; error_code?: number; message?: string })
+    expect(frames.find((f) => f.type === 'error')).toMatchObject({ error_code: 40301, message: expect.stringMatching(/TOPIC_AUTHORIZATION_FAILED/) })
+    const answered = frames.filter((f) => f.type === 'ack')
+    expect(answered.map((f) => f.id).sort((a, z) => a! - z!)).toEqual(Array.from({ length: 50 }, (_, i) => i))
+    // Each was either written (an offset) or refused after the failure (50003), never left unanswered.
+    for (const f of answered) expect(f.offset !== undefined || f.error_code === 50003).toBe(true)
   })
 
   it('consumes as the caller: a user with Read streams the records', async () => {
