@@ -151,6 +151,45 @@ describe("a replica fetcher's fetch session (KIP-227)", () => {
     expect([afterDrop.sessionId, afterDrop.sessionEpoch, named(afterDrop)]).toEqual([SESSION_ID, 0, [[0, 0], [1, 0]]])
   })
 
+  it('idle incremental rounds name nothing; a partition held back by an error leaves the session and is named again once ready; a re-added one is named at its new epoch', async () => {
+    const log = countingLog()
+    let errorFor1 = false
+    let erroredAt = 0
+    const { endpoint, requests } = scriptedLeader((req, n) => {
+      if (req.sessionEpoch === 0) return ok(req.partitions.map((p) => ({ ...record(p.partition), records: Buffer.alloc(0), highWatermark: 0 })))
+      if (errorFor1) {
+        errorFor1 = false
+        erroredAt = n
+        return ok([{ ...record(1), errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, records: Buffer.alloc(0) }])
+      }
+      return ok([])
+    })
+    const fetcher = start(endpoint, log, [0, 1, 2])
+    await until('idle incremental fetches', () => requests.filter((r) => r.sessionEpoch > 0).length >= 3)
+    for (const r of requests.filter((x) => x.sessionEpoch > 0)) expect([named(r), r.forgotten]).toEqual([[], []])
+    // An error holds partition 1 back for replica.fetch.backoff.ms (30 ms here): the rounds meanwhile drop
+    // it from the session, and the first round after names it again at its position.
+    errorFor1 = true
+    await until('partition 1 named again', () => erroredAt > 0 && requests.slice(erroredAt).some((r) => named(r).some(([p]) => p === 1)))
+    const after = requests.slice(erroredAt)
+    const droppedAt = after.findIndex((r) => r.forgotten.some((f) => f.partition === 1))
+    const namedAt = after.findIndex((r) => named(r).some(([p]) => p === 1))
+    expect(droppedAt).toBeGreaterThanOrEqual(0)
+    expect(namedAt).toBeGreaterThan(droppedAt)
+    expect(named(after[namedAt])).toEqual([[1, 0]])
+    // Idle again: nothing named.
+    const idleFrom = requests.length
+    await until('idle fetches again', () => requests.length >= idleFrom + 3)
+    for (const r of requests.slice(idleFrom + 1)) expect(named(r)).toEqual([])
+    // A new leader epoch for partition 2 (the replica manager adds it again): named with it.
+    const readdFrom = requests.length
+    fetcher.add([{ topic: 't', partition: 2, leaderEpoch: 6, fetchOffset: 0, lastFetchedEpoch: -1, highWatermark: 0 }])
+    await until('partition 2 named at epoch 6', () => requests.slice(readdFrom).some((r) => r.partitions.some((p) => p.partition === 2 && p.currentLeaderEpoch === 6)))
+    const idleAgain = requests.length
+    await until('idle after the re-add', () => requests.length >= idleAgain + 3)
+    for (const r of requests.slice(idleAgain + 1)) expect(named(r)).toEqual([])
+  })
+
   it('keeps fetching in full from a leader that opens no session (session id 0 in every answer)', async () => {
     const log = countingLog()
     const { endpoint, requests } = scriptedLeader((req) => ok(req.partitions.map((p) => ({ ...record(p.partition), records: Buffer.alloc(0), highWatermark: 0 })), 0))
