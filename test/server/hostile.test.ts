@@ -176,7 +176,7 @@ describe('APIs and versions', () => {
       [1, 18], // Fetch above v17
       [0, 2], // Produce v0-2 (message format v0/v1) is advertised for librdkafka but refused
       [0, 12],
-      [2, 0], // ListOffsets v0
+      [2, 6], // ListOffsets above v5
       [19, 99],
     ]
     for (const [key, version] of cases) {

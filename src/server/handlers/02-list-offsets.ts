@@ -1,4 +1,4 @@
-// ListOffsets: v1-5
+// ListOffsets: v0-5
 //
 // Behavior:
 // * -2 (earliest) answers the log start offset; -1 (latest) the high watermark, or with isolation level
@@ -15,8 +15,14 @@
 //   are served while a large one is answered; a request whose connection closes meanwhile stops there.
 // Version notes:
 // * v2+: isolation level. v4+: current leader epoch and leader epoch in the answer.
-// Not implemented:
-// * v0's old-style offset lists (not advertised).
+// * v0 (deprecated; Kafka 4.0 removed it, Kafka 3.x serves it): the answer is a list of offsets, at most
+//   MaxNumOffsets of them. Served because tools still send it: Burrow's sarama asks every leader for its
+//   log end with a bare v0 request (test/compat/go/RESULTS.md). -1 answers [high watermark], -2 [log start
+//   offset], a timestamp [the v1 answer's offset] (none when there is none).
+// Differs from Kafka:
+// * v0 answers one offset at most. Kafka's legacy lookup also lists older segments' base offsets when
+//   MaxNumOffsets > 1, and for a timestamp it uses the segments' file modification times, not the records'
+//   timestamps; no client this project knows asks for more than one.
 import { AclOperation, ResourceType } from '../../domain/acl.js'
 import { ErrorCode } from '../../domain/errors.js'
 import * as ListOffsets from '../../protocol/messages/02-list-offsets.gen.js'
@@ -27,7 +33,7 @@ const READ_COMMITTED = 1
 
 export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, ListOffsets.ListOffsetsResponse>({
   api: ListOffsets.ListOffsetsApi,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 5,
   decodeRequest: ListOffsets.decodeListOffsetsRequest,
   encodeResponse: ListOffsets.encodeListOffsetsResponse,
@@ -38,6 +44,8 @@ export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, 
     const lookups: OffsetLookup[] = []
     const isolation = ctx.apiVersion >= 2 && req.isolationLevel === READ_COMMITTED ? 'read_committed' : 'read_uncommitted'
     const targets: ListOffsets.ListOffsetsPartitionResponse[] = []
+    // v0: how many offsets each target may list (its MaxNumOffsets).
+    const maxOffsets: number[] = []
     // The partitions named so far, per topic.
     const seen = new Map<string, Set<number>>()
     const slices = requestSlices(ctx)
@@ -65,6 +73,7 @@ export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, 
         if (response.errorCode !== ErrorCode.NONE) continue
         lookups.push({ topic: t.name, partition: p.partitionIndex, timestamp: Number(p.timestamp), isolation })
         targets.push(response)
+        maxOffsets.push(p.maxNumOffsets)
       }
     }
     if (lookups.length > 0) {
@@ -73,7 +82,10 @@ export const listOffsetsHandler = defineHandler<ListOffsets.ListOffsetsRequest, 
         const turn = slices.turn()
         if (turn !== undefined) await turn
         const response = targets[i]!
-        if (result.ok) {
+        if (result.ok && ctx.apiVersion === 0) {
+          // Kafka lists nothing for a MaxNumOffsets of 0 (or below); no offset found lists nothing either.
+          if (maxOffsets[i]! >= 1 && result.value.offset >= 0) response.oldStyleOffsets = [BigInt(result.value.offset)]
+        } else if (result.ok) {
           response.offset = BigInt(result.value.offset)
           response.timestamp = BigInt(result.value.timestamp)
           // v0-3 answers carry no leader epoch; the codec refuses anything but the default there.

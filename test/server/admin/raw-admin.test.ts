@@ -11,6 +11,7 @@ import * as DescribeConfigs from '../../../src/protocol/messages/32-describe-con
 import * as DescribeLogDirs from '../../../src/protocol/messages/35-describe-log-dirs.gen.js'
 import * as AlterConfigs from '../../../src/protocol/messages/33-alter-configs.gen.js'
 import * as IncrementalAlterConfigs from '../../../src/protocol/messages/44-incremental-alter-configs.gen.js'
+import * as ListOffsets from '../../../src/protocol/messages/02-list-offsets.gen.js'
 import { ZERO_UUID } from '../../../src/protocol/primitives/types.js'
 import { decodeAllRecords, RawClient, simpleBatch, startTestBroker, type TestBroker } from '../../harness/index.js'
 
@@ -62,6 +63,7 @@ describe('admin APIs over raw frames', () => {
   it('advertises the served version ranges', async () => {
     const res = await raw.apiVersions()
     const ranges = new Map(res.apiKeys.map((k) => [k.apiKey, [k.minVersion, k.maxVersion]]))
+    expect(ranges.get(2)).toEqual([0, 5])
     expect(ranges.get(19)).toEqual([2, 7])
     expect(ranges.get(20)).toEqual([1, 6])
     expect(ranges.get(21)).toEqual([1, 2])
@@ -191,6 +193,24 @@ describe('admin APIs over raw frames', () => {
     expect(fetched.logStartOffset).toBe(7n)
     const values = decodeAllRecords(fetched.records as Buffer).filter((r) => r.offset >= 7n).map((r) => r.value?.toString())
     expect(values).toEqual(['b-2', 'b-3', 'b-4'])
+  })
+
+  it('ListOffsets v0 (what Burrow sends): old-style offset lists of at most MaxNumOffsets, as Kafka 3.x answers', async () => {
+    // raw-records (above): log start 7, high watermark 10.
+    const P = ListOffsets.createListOffsetsPartition
+    const v0 = (partitions: ListOffsets.ListOffsetsPartition[], name = 'raw-records') =>
+      raw.call(2, 0, (w) => ListOffsets.encodeListOffsetsRequest(w, ListOffsets.createListOffsetsRequest({ replicaId: -1, topics: [ListOffsets.createListOffsetsTopic({ name, partitions })] }), 0), ListOffsets.decodeListOffsetsResponse)
+    const res = await v0([P({ partitionIndex: 0, timestamp: -1n, maxNumOffsets: 1 }), P({ partitionIndex: 1, timestamp: -2n, maxNumOffsets: 5 }), P({ partitionIndex: 3, timestamp: -1n, maxNumOffsets: 1 })])
+    expect(res.topics[0]!.partitions.map((p) => [p.partitionIndex, p.errorCode, p.oldStyleOffsets])).toEqual([
+      [0, 0, [10n]],
+      [1, 0, [0n]],
+      [3, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, []],
+    ])
+    const earliest = await v0([P({ partitionIndex: 0, timestamp: -2n, maxNumOffsets: 1 })])
+    expect(earliest.topics[0]!.partitions[0]!.oldStyleOffsets).toEqual([7n])
+    // MaxNumOffsets 0 lists nothing; a timestamp after every record finds no offset.
+    const none = await v0([P({ partitionIndex: 0, timestamp: -1n, maxNumOffsets: 0 }), P({ partitionIndex: 1, timestamp: BigInt(Date.now() + 3_600_000), maxNumOffsets: 1 })])
+    expect(none.topics[0]!.partitions.map((p) => [p.errorCode, p.oldStyleOffsets])).toEqual([[0, []], [0, []]])
   })
 
   it('DescribeConfigs: resource name rules, BROKER_LOGGER, unsupported types, keys, synonyms and docs by version', async () => {
