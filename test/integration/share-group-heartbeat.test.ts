@@ -2,7 +2,8 @@
 // the client chose, assignment by topic id, two and three members on one or several partitions, leave,
 // session expiry, partitions added by CreatePartitions, the errors librdkafka 2.15 acts on),
 // ShareGroupDescribe v1, ListGroups v5 with the share type, DescribeGroups and DeleteGroups of a share
-// group, a restart that replays the group from __consumer_offsets, and the authorization checks. Both
+// group, malformed requests, a restart that replays the group from __consumer_offsets, and the
+// authorization checks. Both
 // APIs are served but not yet in ApiVersions (until ShareFetch and ShareAcknowledge are).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AclOperation, AclPermission, PatternType, ResourceType } from '../../src/domain/acl.js'
@@ -16,6 +17,7 @@ import * as CreatePartitions from '../../src/protocol/messages/37-create-partiti
 import * as DeleteGroups from '../../src/protocol/messages/42-delete-groups.gen.js'
 import * as ShareGroupHeartbeat from '../../src/protocol/messages/76-share-group-heartbeat.gen.js'
 import * as ShareGroupDescribe from '../../src/protocol/messages/77-share-group-describe.gen.js'
+import type { Writer } from '../../src/protocol/primitives/writer.js'
 import { RawClient, startTestBroker, type TestBroker } from '../harness/index.js'
 
 type HeartbeatRequest = ShareGroupHeartbeat.ShareGroupHeartbeatRequest
@@ -212,6 +214,28 @@ describe('share groups over raw frames', () => {
     expect((await describeShare(raw, ['sg-expiry'])).groups[0]!.members.map((m) => m.memberId)).toEqual([a.memberId])
     expect((await b.beat()).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID)
     await a.beat({ memberEpoch: -1 })
+  })
+
+  it('malformed requests close their connection only: a group id longer than the frame, a subscription list past its bytes', async () => {
+    const attempts: ((w: Writer) => void)[] = [
+      // GroupId: a compact string claiming 2^30 bytes.
+      (w) => w.writeUvarint(2 ** 30),
+      // A valid group and member id, epoch 0, null rack, then SubscribedTopicNames claiming a million entries.
+      (w) => {
+        w.writeCompactString('sg-hostile')
+        w.writeCompactString('hostile-member-xxxxxxx')
+        w.writeInt32(0)
+        w.writeCompactNullableString(null)
+        w.writeUvarint(1_000_001)
+      },
+    ]
+    for (const body of attempts) {
+      const c = await RawClient.connect(tb.host, tb.port)
+      await expect(c.call(76, 1, body, ShareGroupHeartbeat.decodeShareGroupHeartbeatResponse)).rejects.toThrow()
+      expect(await c.waitClosed(5000)).toBe(true)
+    }
+    // The broker serves on, and nothing of those requests was created.
+    expect((await describeShare(raw, ['sg-hostile'])).groups[0]!.errorCode).toBe(ErrorCode.GROUP_ID_NOT_FOUND)
   })
 
   it('a restart replays the share group from __consumer_offsets', { timeout: 40_000 }, async () => {
