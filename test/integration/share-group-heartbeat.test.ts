@@ -3,8 +3,8 @@
 // session expiry, partitions added by CreatePartitions, the errors librdkafka 2.15 acts on),
 // ShareGroupDescribe v1, ListGroups v5 with the share type, DescribeGroups and DeleteGroups of a share
 // group, malformed requests, a restart that replays the group from __consumer_offsets, and the
-// authorization checks. Both
-// APIs are served but not yet in ApiVersions (until ShareFetch and ShareAcknowledge are).
+// authorization checks. Both APIs are served but not yet in ApiVersions (until ShareFetch and
+// ShareAcknowledge are).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AclOperation, AclPermission, PatternType, ResourceType } from '../../src/domain/acl.js'
 import { ErrorCode } from '../../src/domain/errors.js'
