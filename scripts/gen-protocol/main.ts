@@ -22,6 +22,7 @@ export interface RecordSetLocation {
 export const RECORD_SETS: readonly RecordSetLocation[] = [
   { specDir: 'scripts/coordinator-records/group-coordinator', outDir: 'src/coordinator/group/generated' },
   { specDir: 'scripts/coordinator-records/transaction-coordinator', outDir: 'src/coordinator/transaction/generated' },
+  { specDir: 'scripts/coordinator-records/share-coordinator', outDir: 'src/coordinator/share/generated' },
 ]
 
 /** The repo root, found from this file's location (works from scripts/ and dist/scripts/). */

@@ -77,6 +77,11 @@ export const ApiKey = {
   ShareGroupDescribe: 77,
   ShareFetch: 78,
   ShareAcknowledge: 79,
+  InitializeShareGroupState: 83,
+  ReadShareGroupState: 84,
+  WriteShareGroupState: 85,
+  DeleteShareGroupState: 86,
+  ReadShareGroupStateSummary: 87,
   DescribeShareGroupOffsets: 90,
   DeleteShareGroupOffsets: 92,
 } as const
@@ -144,6 +149,11 @@ export const API_KEYS: readonly ApiKeyInfo[] = [
   { apiKey: 77, name: 'ShareGroupDescribe', minVersion: 1, maxVersion: 1, flexibleMinVersion: 1, deprecatedVersions: null, latestVersionUnstable: false },
   { apiKey: 78, name: 'ShareFetch', minVersion: 1, maxVersion: 1, flexibleMinVersion: 1, deprecatedVersions: null, latestVersionUnstable: false },
   { apiKey: 79, name: 'ShareAcknowledge', minVersion: 1, maxVersion: 1, flexibleMinVersion: 1, deprecatedVersions: null, latestVersionUnstable: false },
+  { apiKey: 83, name: 'InitializeShareGroupState', minVersion: 0, maxVersion: 0, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: true },
+  { apiKey: 84, name: 'ReadShareGroupState', minVersion: 0, maxVersion: 0, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: true },
+  { apiKey: 85, name: 'WriteShareGroupState', minVersion: 0, maxVersion: 0, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: true },
+  { apiKey: 86, name: 'DeleteShareGroupState', minVersion: 0, maxVersion: 0, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: true },
+  { apiKey: 87, name: 'ReadShareGroupStateSummary', minVersion: 0, maxVersion: 0, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: true },
   { apiKey: 90, name: 'DescribeShareGroupOffsets', minVersion: 0, maxVersion: 0, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: true },
   { apiKey: 92, name: 'DeleteShareGroupOffsets', minVersion: 0, maxVersion: 0, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: true },
 ]

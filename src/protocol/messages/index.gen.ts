@@ -61,6 +61,11 @@ import * as ShareGroupHeartbeat from './76-share-group-heartbeat.gen.js'
 import * as ShareGroupDescribe from './77-share-group-describe.gen.js'
 import * as ShareFetch from './78-share-fetch.gen.js'
 import * as ShareAcknowledge from './79-share-acknowledge.gen.js'
+import * as InitializeShareGroupState from './83-initialize-share-group-state.gen.js'
+import * as ReadShareGroupState from './84-read-share-group-state.gen.js'
+import * as WriteShareGroupState from './85-write-share-group-state.gen.js'
+import * as DeleteShareGroupState from './86-delete-share-group-state.gen.js'
+import * as ReadShareGroupStateSummary from './87-read-share-group-state-summary.gen.js'
 import * as DescribeShareGroupOffsets from './90-describe-share-group-offsets.gen.js'
 import * as DeleteShareGroupOffsets from './92-delete-share-group-offsets.gen.js'
 import * as ConsumerProtocolAssignment from './consumer-protocol-assignment.gen.js'
@@ -129,6 +134,11 @@ export {
   ShareGroupDescribe,
   ShareFetch,
   ShareAcknowledge,
+  InitializeShareGroupState,
+  ReadShareGroupState,
+  WriteShareGroupState,
+  DeleteShareGroupState,
+  ReadShareGroupStateSummary,
   DescribeShareGroupOffsets,
   DeleteShareGroupOffsets,
   ConsumerProtocolAssignment,
@@ -687,6 +697,51 @@ export const API_CODECS: readonly ApiCodec[] = [
     decodeResponse: ShareAcknowledge.decodeShareAcknowledgeResponse,
     createRequest: ShareAcknowledge.createShareAcknowledgeRequest,
     createResponse: ShareAcknowledge.createShareAcknowledgeResponse,
+  },
+  {
+    api: InitializeShareGroupState.InitializeShareGroupStateApi,
+    encodeRequest: InitializeShareGroupState.encodeInitializeShareGroupStateRequest,
+    decodeRequest: InitializeShareGroupState.decodeInitializeShareGroupStateRequest,
+    encodeResponse: InitializeShareGroupState.encodeInitializeShareGroupStateResponse,
+    decodeResponse: InitializeShareGroupState.decodeInitializeShareGroupStateResponse,
+    createRequest: InitializeShareGroupState.createInitializeShareGroupStateRequest,
+    createResponse: InitializeShareGroupState.createInitializeShareGroupStateResponse,
+  },
+  {
+    api: ReadShareGroupState.ReadShareGroupStateApi,
+    encodeRequest: ReadShareGroupState.encodeReadShareGroupStateRequest,
+    decodeRequest: ReadShareGroupState.decodeReadShareGroupStateRequest,
+    encodeResponse: ReadShareGroupState.encodeReadShareGroupStateResponse,
+    decodeResponse: ReadShareGroupState.decodeReadShareGroupStateResponse,
+    createRequest: ReadShareGroupState.createReadShareGroupStateRequest,
+    createResponse: ReadShareGroupState.createReadShareGroupStateResponse,
+  },
+  {
+    api: WriteShareGroupState.WriteShareGroupStateApi,
+    encodeRequest: WriteShareGroupState.encodeWriteShareGroupStateRequest,
+    decodeRequest: WriteShareGroupState.decodeWriteShareGroupStateRequest,
+    encodeResponse: WriteShareGroupState.encodeWriteShareGroupStateResponse,
+    decodeResponse: WriteShareGroupState.decodeWriteShareGroupStateResponse,
+    createRequest: WriteShareGroupState.createWriteShareGroupStateRequest,
+    createResponse: WriteShareGroupState.createWriteShareGroupStateResponse,
+  },
+  {
+    api: DeleteShareGroupState.DeleteShareGroupStateApi,
+    encodeRequest: DeleteShareGroupState.encodeDeleteShareGroupStateRequest,
+    decodeRequest: DeleteShareGroupState.decodeDeleteShareGroupStateRequest,
+    encodeResponse: DeleteShareGroupState.encodeDeleteShareGroupStateResponse,
+    decodeResponse: DeleteShareGroupState.decodeDeleteShareGroupStateResponse,
+    createRequest: DeleteShareGroupState.createDeleteShareGroupStateRequest,
+    createResponse: DeleteShareGroupState.createDeleteShareGroupStateResponse,
+  },
+  {
+    api: ReadShareGroupStateSummary.ReadShareGroupStateSummaryApi,
+    encodeRequest: ReadShareGroupStateSummary.encodeReadShareGroupStateSummaryRequest,
+    decodeRequest: ReadShareGroupStateSummary.decodeReadShareGroupStateSummaryRequest,
+    encodeResponse: ReadShareGroupStateSummary.encodeReadShareGroupStateSummaryResponse,
+    decodeResponse: ReadShareGroupStateSummary.decodeReadShareGroupStateSummaryResponse,
+    createRequest: ReadShareGroupStateSummary.createReadShareGroupStateSummaryRequest,
+    createResponse: ReadShareGroupStateSummary.createReadShareGroupStateSummaryResponse,
   },
   {
     api: DescribeShareGroupOffsets.DescribeShareGroupOffsetsApi,
