@@ -3,7 +3,11 @@
 // not delivered again, RELEASE is (delivery count 2), locks expire, session epochs, closing a session or
 // its connection releases what the member holds, long polls, per-partition errors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { AclOperation, AclPermission, PatternType, ResourceType } from '../../src/domain/acl.js'
 import { ErrorCode } from '../../src/domain/errors.js'
+import * as SaslHandshake from '../../src/protocol/messages/17-sasl-handshake.gen.js'
+import * as CreateAcls from '../../src/protocol/messages/30-create-acls.gen.js'
+import * as SaslAuthenticate from '../../src/protocol/messages/36-sasl-authenticate.gen.js'
 import * as InitProducerId from '../../src/protocol/messages/22-init-producer-id.gen.js'
 import * as ShareAcknowledge from '../../src/protocol/messages/79-share-acknowledge.gen.js'
 import * as ShareFetch from '../../src/protocol/messages/78-share-fetch.gen.js'
@@ -380,5 +384,95 @@ describe('ShareFetch and ShareAcknowledge', () => {
   it('is served but not advertised in ApiVersions until ShareGroupHeartbeat is', async () => {
     const versions = await raw.apiVersions()
     expect(versions.apiKeys.some((k) => k.apiKey === 78 || k.apiKey === 79)).toBe(false)
+  })
+})
+
+describe('share sessions are bounded by group.share.max.share.sessions', () => {
+  let small: TestBroker
+  beforeAll(async () => {
+    small = await startTestBroker(['group.share.max.share.sessions=1'])
+  }, 60_000)
+  afterAll(async () => {
+    await small?.stop()
+  })
+
+  it('answers SHARE_SESSION_LIMIT_REACHED when full, and has room again once a session closes or its connection does', async () => {
+    const c1 = await RawClient.connect(small.host, small.port)
+    const c2 = await RawClient.connect(small.host, small.port)
+    expect((await shareFetch({ group: 'g', member: 'a', epoch: 0, maxWaitMs: 0 }, c1)).errorCode).toBe(0)
+    // The same member opening again replaces its session: no room needed.
+    expect((await shareFetch({ group: 'g', member: 'a', epoch: 0, maxWaitMs: 0 }, c1)).errorCode).toBe(0)
+    expect((await shareFetch({ group: 'g', member: 'b', epoch: 0, maxWaitMs: 0 }, c2)).errorCode).toBe(ErrorCode.SHARE_SESSION_LIMIT_REACHED)
+    const closed = await c1.call(79, 1, (w) => ShareAcknowledge.encodeShareAcknowledgeRequest(w, ShareAcknowledge.createShareAcknowledgeRequest({ groupId: 'g', memberId: 'a', shareSessionEpoch: -1 }), 1), ShareAcknowledge.decodeShareAcknowledgeResponse)
+    expect(closed.errorCode).toBe(0)
+    expect((await shareFetch({ group: 'g', member: 'b', epoch: 0, maxWaitMs: 0 }, c2)).errorCode).toBe(0)
+    // b's connection closes: its session goes with it, and a may open one.
+    c2.close()
+    await c2.closedPromise
+    // (The broker sees the close a moment after the client does.)
+    let code = -1
+    for (let i = 0; i < 40 && code !== 0; i++) {
+      code = (await shareFetch({ group: 'g', member: 'a', epoch: 0, maxWaitMs: 0 }, c1)).errorCode
+      if (code !== 0) await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(code).toBe(0)
+    c1.close()
+  })
+})
+
+describe('share fetch authorization', () => {
+  let secure: TestBroker
+  const JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret" user_bob="bob-secret";'
+  let openId = ''
+  let secretId = ''
+
+  async function login(user: string): Promise<RawClient> {
+    const c = await RawClient.connect(secure.host, secure.broker.endpoints[0]!.port)
+    expect((await c.call(17, 1, (w) => SaslHandshake.encodeSaslHandshakeRequest(w, { mechanism: 'PLAIN' }, 1), SaslHandshake.decodeSaslHandshakeResponse)).errorCode).toBe(0)
+    const auth = await c.call(36, 1, (w) => SaslAuthenticate.encodeSaslAuthenticateRequest(w, { authBytes: Buffer.from(`\u0000${user}\u0000${user}-secret`) }, 1), SaslAuthenticate.decodeSaslAuthenticateResponse)
+    expect(auth.errorCode).toBe(0)
+    return c
+  }
+
+  beforeAll(async () => {
+    secure = await startTestBroker([
+      'listeners=SASL_PLAINTEXT://127.0.0.1:0',
+      'listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT',
+      'sasl.enabled.mechanisms=PLAIN',
+      `listener.name.sasl_plaintext.plain.sasl.jaas.config=${JAAS}`,
+      'authorizer.class.name=kafka.security.authorizer.AclAuthorizer',
+      'super.users=User:admin',
+      'allow.everyone.if.no.acl.found=false',
+    ])
+    const admin = await login('admin')
+    for (const name of ['sf-open', 'sf-secret']) expect((await admin.createTopic(name, 1)).errorCode).toBe(0)
+    const md = await admin.metadata(['sf-open', 'sf-secret'], false, 12)
+    openId = md.topics.find((t) => t.name === 'sf-open')!.topicId
+    secretId = md.topics.find((t) => t.name === 'sf-secret')!.topicId
+    const allow = (resourceType: number, resourceName: string): CreateAcls.AclCreation =>
+      CreateAcls.createAclCreation({ resourceType, resourceName, resourcePatternType: PatternType.LITERAL, principal: 'User:bob', host: '*', operation: AclOperation.READ, permissionType: AclPermission.ALLOW })
+    const created = await admin.call(30, 3, (w) => CreateAcls.encodeCreateAclsRequest(w, CreateAcls.createCreateAclsRequest({ creations: [allow(ResourceType.GROUP, 'sf-bob'), allow(ResourceType.TOPIC, 'sf-open')] }), 3), CreateAcls.decodeCreateAclsResponse)
+    expect(created.results.map((r) => r.errorCode)).toEqual([0, 0])
+    admin.close()
+  }, 60_000)
+
+  afterAll(async () => {
+    await secure?.stop()
+  })
+
+  it('needs Read on the group (GROUP_AUTHORIZATION_FAILED) and on each topic (TOPIC_AUTHORIZATION_FAILED per partition)', async () => {
+    const bob = await login('bob')
+    expect((await shareFetch({ group: 'sf-other', member: 'b', epoch: 0, topicId: openId, maxWaitMs: 0 }, bob)).errorCode).toBe(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    const ack = await bob.call(79, 1, (w) => ShareAcknowledge.encodeShareAcknowledgeRequest(w, ShareAcknowledge.createShareAcknowledgeRequest({ groupId: 'sf-other', memberId: 'b', shareSessionEpoch: 1 }), 1), ShareAcknowledge.decodeShareAcknowledgeResponse)
+    expect(ack.errorCode).toBe(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    const open = await shareFetch({ group: 'sf-bob', member: 'b', epoch: 0, topicId: openId, maxWaitMs: 0 }, bob)
+    expect(open.errorCode).toBe(0)
+    expect(open.responses[0]!.partitions[0]!.errorCode).toBe(0)
+    const secret = await shareFetch({ group: 'sf-bob', member: 'b', epoch: 1, topicId: secretId, maxWaitMs: 0 }, bob)
+    expect(secret.errorCode).toBe(0)
+    expect(secret.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    const acks = await shareAck({ group: 'sf-bob', member: 'b', epoch: 2, topicId: secretId, partitions: [{ partition: 0, acks: [[0, 0, [ACCEPT]]] }] }, bob)
+    expect(acks.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    bob.close()
   })
 })
