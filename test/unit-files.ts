@@ -27,6 +27,7 @@ export const UNIT_FILES = [
   'test/auth/auth-units.test.ts',
   'test/cli/cluster-ops-tools.test.ts',
   'test/client/frame-receiver.test.ts',
+  'test/client/share-acks.test.ts',
   'test/cluster/replica-assignment.test.ts',
   'test/connect/converters.test.ts',
   'test/connect/errors.test.ts',
