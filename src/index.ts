@@ -2,7 +2,7 @@
 // - openLog(): the partition shards (worker threads, one owner per partition) over a data directory;
 // - startBroker(): a whole Kafka-protocol broker;
 // - record batch helpers to build and decode Kafka RecordBatch v2 bytes;
-// - Skein's Kafka client (Producer, Consumer, Admin), the one the `skein` tools use, for any Kafka broker.
+// - Skein's Kafka client (Producer, Consumer, ShareConsumer, Admin), the one the `skein` tools use, for any Kafka broker.
 // See docs/library.md ("Library API") for runnable examples.
 import { native } from './addon/index.js'
 import { loadBrokerConfig } from './config/broker-config.js'
@@ -17,7 +17,7 @@ export { tuneMallocForBroker, tuneMallocForClient } from './addon/malloc-tuning.
 export type { NativeBinding, NativeIndexFile } from './addon/types.js'
 export { BrokerConfig, loadBrokerConfig, renderConfigReference } from './config/index.js'
 export { ErrorCode, KafkaError, errorName, isRetriable } from './domain/errors.js'
-export { Admin, Consumer, Producer, ConnectionError, NotKafkaBrokerError, TimeoutError } from './client/index.js'
+export { AcknowledgeType, Admin, Consumer, Producer, ShareConsumer, ConnectionError, NotKafkaBrokerError, TimeoutError } from './client/index.js'
 export type {
   ClientOptions,
   CommittedOffset,
@@ -32,6 +32,11 @@ export type {
   ProducerOptions,
   ProducerRecord,
   RecordMetadata,
+  AcknowledgementCommitCallback,
+  AcknowledgementResult,
+  ShareAcknowledgementMode,
+  ShareConsumerOptions,
+  ShareConsumerRecord,
   TopicDescription,
   TopicPartition,
 } from './client/index.js'

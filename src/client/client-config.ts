@@ -8,6 +8,7 @@ import type { ClientOptions } from './cluster-connections.js'
 import type { ConsumerOptions, IsolationLevel, OffsetReset } from './consumer.js'
 import { ConfigException } from './errors.js'
 import type { ProducerOptions } from './producer.js'
+import type { ShareConsumerOptions } from './share-consumer.js'
 import { parseCompression } from './record-batches.js'
 import { SECURITY_PROPERTIES, securityFromProps } from './client-security-config.js'
 
@@ -199,6 +200,75 @@ export function applyConsumerProps(opts: ConsumerOptions, props: ReadonlyMap<str
         break
       case 'check.crcs':
         opts.checkCrcs = bool(name, v)
+        break
+      case 'key.deserializer':
+      case 'value.deserializer':
+        break
+      default:
+        unknown.push(name)
+    }
+  }
+  applySecurity(opts, props)
+  return unknown
+}
+
+/**
+ * Consumer configs Kafka's share consumer refuses (ShareConsumerConfig: "not supported for
+ * KafkaShareConsumer"): the share group, not the client, decides where to start (the group config
+ * share.auto.offset.reset), isolation (share.isolation.level), assignment and session timeouts.
+ */
+const SHARE_UNSUPPORTED = new Set([
+  'auto.offset.reset', 'enable.auto.commit', 'group.instance.id', 'isolation.level', 'partition.assignment.strategy',
+  'interceptor.classes', 'session.timeout.ms', 'heartbeat.interval.ms', 'group.protocol', 'group.remote.assignor',
+])
+
+/** Share consumer properties (Kafka's KafkaShareConsumer) onto opts; returns the names it did not know. */
+export function applyShareConsumerProps(opts: ShareConsumerOptions, props: ReadonlyMap<string, string>): string[] {
+  const unknown: string[] = []
+  for (const [name, v] of props) {
+    if (applyCommon(opts, name, v)) continue
+    if (SHARE_UNSUPPORTED.has(name)) throw new ConfigException(`property ${name} is not supported for a share consumer`)
+    switch (name) {
+      case 'group.id':
+        opts.groupId = v
+        break
+      case 'share.acknowledgement.mode': {
+        const s = v.trim().toLowerCase()
+        if (s !== 'implicit' && s !== 'explicit') throw new ConfigException(`share.acknowledgement.mode must be implicit or explicit, not '${v}'`)
+        opts.acknowledgementMode = s
+        break
+      }
+      case 'share.acquire.mode': {
+        // record_limit (KIP-1206) is asked for in ShareFetch v2; this client sends v1, whose acquisition is batch_optimized.
+        const s = v.trim().toLowerCase()
+        if (s !== 'batch_optimized') throw new ConfigException(`share.acquire.mode '${v}': this client supports batch_optimized only (record_limit needs ShareFetch v2)`)
+        opts.acquireMode = s
+        break
+      }
+      case 'max.poll.records':
+        opts.maxPollRecords = int(name, v, 1)
+        break
+      case 'fetch.max.bytes':
+        opts.fetchMaxBytes = int(name, v)
+        break
+      case 'fetch.min.bytes':
+        opts.fetchMinBytes = int(name, v)
+        break
+      case 'fetch.max.wait.ms':
+        opts.fetchMaxWaitMs = int(name, v)
+        break
+      case 'max.poll.interval.ms':
+        opts.maxPollIntervalMs = int(name, v, 1)
+        break
+      case 'check.crcs':
+        opts.checkCrcs = bool(name, v)
+        break
+      case 'client.rack':
+        opts.clientRack = v.trim() === '' ? null : v.trim()
+        break
+      case 'max.partition.fetch.bytes':
+        // Known to Kafka's share consumer, without effect here: ShareFetch v1 has no per-partition limit.
+        int(name, v, 1)
         break
       case 'key.deserializer':
       case 'value.deserializer':

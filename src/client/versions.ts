@@ -56,6 +56,12 @@ export const CLIENT_VERSIONS: ReadonlyMap<number, VersionRange> = new Map<number
   [ApiKey.AlterClientQuotas, { min: 0, max: 1 }],
   [ApiKey.DescribeUserScramCredentials, { min: 0, max: 0 }],
   [ApiKey.AlterUserScramCredentials, { min: 0, max: 0 }],
+  // Share groups (KIP-932): v1 only, Kafka 4.1's (client-chosen member ids). v0 was 4.0's early access,
+  // which Kafka no longer serves; ShareFetch v2 (KIP-1206 acquire modes) is not driven. A broker that does
+  // not advertise them fails the share consumer with UNSUPPORTED_VERSION, as Kafka's client does.
+  [ApiKey.ShareGroupHeartbeat, { min: 1, max: 1 }],
+  [ApiKey.ShareFetch, { min: 1, max: 1 }],
+  [ApiKey.ShareAcknowledge, { min: 1, max: 1 }],
 ])
 
 /** Highest version in both ranges, or a KafkaError(UNSUPPORTED_VERSION) naming the API. */
