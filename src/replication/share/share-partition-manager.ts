@@ -263,7 +263,10 @@ export class SharePartitionManager {
       if (params.maxBytes > 0) {
         for (let i = 0; i < loaded.length; i++) {
           const l = loaded[i]
-          if (l !== undefined && results[i]!.errorCode === ErrorCode.NONE && l.entry.sp === l.sp && l.sp.canAcquire(limits)) reading.push(i)
+          if (l === undefined || results[i]!.errorCode !== ErrorCode.NONE) continue
+          // Dropped while this fetch waited: the leadership moved away.
+          if (l.entry.sp !== l.sp) results[i]!.errorCode = ErrorCode.NOT_LEADER_OR_FOLLOWER
+          else if (l.sp.canAcquire(limits)) reading.push(i)
         }
       }
       const reads = reading.length === 0 ? [] : await this.log.read(reading.map((i) => ({
