@@ -208,7 +208,10 @@ export class Broker {
       store,
       log,
       onTopicConfigChanged: (topic) => this.partitions.refreshLogConfigs(topic),
-      onPartitionsDeleted: (partitions) => this.groups.onPartitionsDeleted(partitions),
+      onPartitionsDeleted: (partitions) => {
+        this.sharePartitions.onPartitionsDeleted(partitions)
+        return this.groups.onPartitionsDeleted(partitions)
+      },
       onControllerRequest: () => this.lease?.controllerSpoke(),
     })
     const probe = store.kind === 'zookeeper' ? probeLinkFactory(interBrokerSecurity) : undefined

@@ -8,6 +8,7 @@ import { ErrorCode } from '../../src/domain/errors.js'
 import * as SaslHandshake from '../../src/protocol/messages/17-sasl-handshake.gen.js'
 import * as CreateAcls from '../../src/protocol/messages/30-create-acls.gen.js'
 import * as SaslAuthenticate from '../../src/protocol/messages/36-sasl-authenticate.gen.js'
+import * as DeleteTopics from '../../src/protocol/messages/20-delete-topics.gen.js'
 import * as InitProducerId from '../../src/protocol/messages/22-init-producer-id.gen.js'
 import * as ShareAcknowledge from '../../src/protocol/messages/79-share-acknowledge.gen.js'
 import * as ShareFetch from '../../src/protocol/messages/78-share-fetch.gen.js'
@@ -379,6 +380,25 @@ describe('ShareFetch and ShareAcknowledge', () => {
     // Done with everything but what was acquired: the markers and aborted records never block the SPSO.
     const done = await shareAck({ group: committed, member: 'a', epoch: 2, topicId, partitions: [{ partition: 0, acks: [[3, 4, [ACCEPT]], [6, 7, [ACCEPT, ACCEPT]]] }] })
     expect(done.responses[0]!.partitions[0]!.errorCode).toBe(0)
+  })
+
+  it('a deleted topic: its share-partitions go, late acknowledgements get UNKNOWN_TOPIC_ID, the name created again starts afresh', async () => {
+    const name = 'share-deleted'
+    const oldId = await topicWithId(name)
+    await produce(name, ['old-0', 'old-1'])
+    const g = await group('g-deleted')
+    expect([...acquired(part(await shareFetch({ group: g, member: 'a', epoch: 0, topicId: oldId }))).keys()]).toEqual([0, 1])
+    const before = tb.broker.sharePartitions.size
+    const deleted = await raw.call(20, 6, (w) => DeleteTopics.encodeDeleteTopicsRequest(w, DeleteTopics.createDeleteTopicsRequest({ topics: [DeleteTopics.createDeleteTopicState({ name })], timeoutMs: 10_000 }), 6), DeleteTopics.decodeDeleteTopicsResponse)
+    expect(deleted.responses[0]!.errorCode).toBe(0)
+    expect(tb.broker.sharePartitions.size).toBe(before - 1)
+    const late = await shareAck({ group: g, member: 'a', epoch: 1, topicId: oldId, partitions: [{ partition: 0, acks: [[0, 1, [ACCEPT]]] }] })
+    expect(late.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_ID)
+    const newId = await topicWithId(name)
+    expect(newId).not.toBe(oldId)
+    await produce(name, ['new-0'])
+    const fresh = part(await shareFetch({ group: g, member: 'a', epoch: 2, topicId: newId, maxWaitMs: 2000 }))
+    expect([...acquired(fresh).entries()]).toEqual([[0, 1]])
   })
 
   it('is served but not advertised in ApiVersions until ShareGroupHeartbeat is', async () => {

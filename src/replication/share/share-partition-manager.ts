@@ -116,6 +116,8 @@ export class SharePartitionManager {
   readonly #entries = new Map<string, Entry>()
   /** topic\0partition -> the entries of that partition (every group). */
   readonly #byPartition = new Map<string, Set<Entry>>()
+  /** topic\0partition -> the persisted states of that partition, kept or not (deleted with the partition). */
+  readonly #persisted = new Map<string, Map<string, ShareStateKey>>()
   readonly #sessions: ShareSessionCache
   /** Fetches waiting for released records, by entry key. */
   readonly #waiters = new Map<string, Set<() => void>>()
@@ -416,6 +418,9 @@ export class SharePartitionManager {
       let set = this.#byPartition.get(tp)
       if (set === undefined) this.#byPartition.set(tp, (set = new Set()))
       set.add(entry)
+      let states = this.#persisted.get(tp)
+      if (states === undefined) this.#persisted.set(tp, (states = new Map()))
+      states.set(key, entry.stateKey)
     }
     if (entry.sp !== undefined) return { ok: true, value: { entry, sp: entry.sp } }
     const e = entry
@@ -489,6 +494,22 @@ export class SharePartitionManager {
       this.#save(e)
       this.#forget(e)
       this.#wake(e.key)
+    }
+  }
+
+  /**
+   * Partitions deleted here (DeleteTopics, StopReplica with deletion): their share-partitions and saved
+   * states go; a topic created again under the name has another id and starts afresh.
+   */
+  onPartitionsDeleted(partitions: readonly { topic: string; partition: number }[]): void {
+    for (const p of partitions) {
+      const tp = `${p.topic}\u0000${p.partition}`
+      for (const e of [...(this.#byPartition.get(tp) ?? [])]) {
+        this.#forget(e)
+        this.#wake(e.key)
+      }
+      for (const key of this.#persisted.get(tp)?.values() ?? []) void this.persister.deleteState(key)
+      this.#persisted.delete(tp)
     }
   }
 
