@@ -330,6 +330,20 @@ describe('ShareFetch and ShareAcknowledge', () => {
     expect([...acquired(part(await shareFetch({ group: latest, member: 'a', epoch: 1, topicId, maxWaitMs: 5000 }))).keys()]).toEqual([6])
   })
 
+  it('takes the session partitions in turns (rotated by the session epoch) when MaxRecords cannot serve them all', async () => {
+    const topicId = await topicWithId('share-rotate', 2)
+    for (const p of [0, 1]) for (let i = 0; i < 3; i++) await produce('share-rotate', [`p${p}-${i}`], p)
+    const g = await group('g-rotate')
+    const served: number[] = []
+    for (let epoch = 0; epoch < 4; epoch++) {
+      const res = await shareFetch({ group: g, member: 'a', epoch, topicId, partitions: epoch === 0 ? [{ partition: 0 }, { partition: 1 }] : [], maxRecords: 1 })
+      const withRecords = res.responses.flatMap((t) => t.partitions).filter((p) => p.acquiredRecords.length > 0)
+      expect(withRecords).toHaveLength(1)
+      served.push(withRecords[0]!.partitionIndex)
+    }
+    expect(served).toEqual([0, 1, 0, 1])
+  })
+
   it('per-partition errors: UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION; request errors for empty ids', async () => {
     const topicId = await topicWithId('share-errors')
     const g = await group('g-errors')

@@ -18,7 +18,8 @@
 //   then records are acquired (replication/share/share-partition-manager.ts: MaxRecords, MaxBytes with
 //   one batch at least unless it is 0, MinBytes / MaxWaitMs long poll) and answered as the log holds them
 //   (whole batches, sent with sendfile) with AcquiredRecords. Records is an empty field, never null, when
-//   there are none (librdkafka fails on a null one).
+//   there are none (librdkafka fails on a null one). The session's partitions are taken in an order
+//   rotated by the session epoch, so none is starved by the answer's limits.
 // * The answer holds every partition named by the request, and of the rest of the session those with
 //   records or an error. AcquisitionLockTimeoutMs is the group's share.record.lock.duration.ms.
 import { ErrorCode } from '../../domain/errors.js'
@@ -114,6 +115,13 @@ export const shareFetchHandler = defineHandler<ShareFetch.ShareFetchRequest, Sha
         if (slot.ref === undefined) continue
         refs.push(slot.ref)
         refSlots.push(slot)
+      }
+      // Round robin by session epoch (Kafka's PartitionRotateStrategy): the first partitions get the
+      // answer's MaxBytes and MaxRecords first, so each takes a turn at the front.
+      const turn = req.shareSessionEpoch > 0 && refs.length > 1 ? req.shareSessionEpoch % refs.length : 0
+      if (turn > 0) {
+        refs.push(...refs.splice(0, turn))
+        refSlots.push(...refSlots.splice(0, turn))
       }
       const answer = await shares.fetch(
         {
