@@ -144,6 +144,7 @@ export class ShareConsumer {
   /** An error for the application found while applying an answer (a corrupt batch, a topic not authorized). */
   private pendingError: Error | null = null
   private metadataStale = true
+  private lastMetadataRefresh = 0
   private lockTimeoutMs: number | null = null
   private closed = false
   private readonly wakers = new Set<() => void>()
@@ -252,7 +253,9 @@ export class ShareConsumer {
       for (;;) {
         if (this.metadataStale) await this.refreshMetadata()
         if (this.buffer.length > 0) return this.handOut()
-        const wait = this.sendFetches(deadline)
+        const backoff = this.sendFetches(deadline)
+        // Metadata still to refresh (a topic id or leader unknown): look again after the backoff.
+        const wait = this.metadataStale ? Math.min(backoff, this.cluster.retryBackoffMs) : backoff
         const left = deadline - Date.now()
         if (left <= 0) return []
         await this.waitForWake(Math.min(left, wait))
@@ -421,6 +424,10 @@ export class ShareConsumer {
   }
 
   private async refreshMetadata(): Promise<void> {
+    // At most one refresh per retry.backoff.ms: a topic id that stays unknown (a deleted topic still in the
+    // assignment) must not make every answer cost a Metadata request.
+    if (Date.now() - this.lastMetadataRefresh < this.cluster.retryBackoffMs) return
+    this.lastMetadataRefresh = Date.now()
     this.metadataStale = false
     const topics = [...this.membership.subscribed]
     if (topics.length === 0) return

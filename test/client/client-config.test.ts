@@ -2,12 +2,13 @@
 // mapping the skein tools, Connect, MirrorMaker, Streams and the REST Proxy share: names, value parsing,
 // the names it does not know, ConfigException for a value it cannot use, and the security settings.
 import { describe, expect, it } from 'vitest'
-import { applyAdminProps, applyConsumerProps, applyProducerProps, parseAcks, parseIsolationLevel } from '../../src/client/client-config.js'
+import { applyAdminProps, applyConsumerProps, applyProducerProps, applyShareConsumerProps, parseAcks, parseIsolationLevel } from '../../src/client/client-config.js'
 import { securityFromProps } from '../../src/client/client-security-config.js'
 import type { ClientOptions } from '../../src/client/cluster-connections.js'
 import type { ConsumerOptions } from '../../src/client/consumer.js'
 import { ConfigException } from '../../src/client/errors.js'
 import type { ProducerOptions } from '../../src/client/producer.js'
+import type { ShareConsumerOptions } from '../../src/client/share-consumer.js'
 
 const props = (entries: Record<string, string>): Map<string, string> => new Map(Object.entries(entries))
 
@@ -32,6 +33,26 @@ describe('client-config', () => {
     const unknown = applyConsumerProps(opts, props({ 'group.id': 'g', 'auto.offset.reset': 'Earliest', 'isolation.level': 'read_committed', 'fetch.max.wait.ms': '20', 'max.poll.interval.ms': '60000', 'partition.assignment.strategy': 'org.apache.kafka.clients.consumer.RoundRobinAssignor,range', 'linger.ms': '1' }))
     expect(opts).toMatchObject({ groupId: 'g', autoOffsetReset: 'earliest', isolationLevel: 'read_committed', fetchMaxWaitMs: 20, rebalanceTimeoutMs: 60000, assignors: ['roundrobin', 'range'] })
     expect(unknown).toEqual(['linger.ms'])
+  })
+
+  it('maps the share consumer configs, refusing those Kafka refuses for a share consumer', () => {
+    const opts: ShareConsumerOptions = { bootstrapServers: 'a:1', groupId: '' }
+    const unknown = applyShareConsumerProps(opts, props({
+      'group.id': 'workers', 'share.acknowledgement.mode': 'EXPLICIT', 'max.poll.records': '5', 'fetch.max.bytes': '0', 'fetch.min.bytes': '10',
+      'fetch.max.wait.ms': '250', 'max.poll.interval.ms': '10000', 'check.crcs': 'false', 'client.rack': 'r1', 'share.acquire.mode': 'batch_optimized',
+      'max.partition.fetch.bytes': '1024', 'value.deserializer': 'x', 'no.such.config': 'y',
+    }))
+    expect(opts).toEqual({
+      bootstrapServers: 'a:1', groupId: 'workers', acknowledgementMode: 'explicit', maxPollRecords: 5, fetchMaxBytes: 0, fetchMinBytes: 10,
+      fetchMaxWaitMs: 250, maxPollIntervalMs: 10000, checkCrcs: false, clientRack: 'r1', acquireMode: 'batch_optimized',
+    })
+    expect(unknown).toEqual(['no.such.config'])
+    const fresh = (): ShareConsumerOptions => ({ bootstrapServers: 'a:1', groupId: 'g' })
+    expect(() => applyShareConsumerProps(fresh(), props({ 'share.acknowledgement.mode': 'auto' }))).toThrow(ConfigException)
+    expect(() => applyShareConsumerProps(fresh(), props({ 'share.acquire.mode': 'record_limit' }))).toThrow(/ShareFetch v2/)
+    for (const name of ['auto.offset.reset', 'isolation.level', 'enable.auto.commit', 'session.timeout.ms']) {
+      expect(() => applyShareConsumerProps(fresh(), props({ [name]: 'x' }))).toThrow(/not supported for a share consumer/)
+    }
   })
 
   it('refuses a value the client cannot use with ConfigException', () => {
