@@ -37,7 +37,9 @@ import type { SharePersister, ShareStateKey } from './share-state-persister.js'
 export type { ShareSession }
 
 /** What the manager reads of the log (the replica manager, as the Fetch handler reads it). */
-export type ShareLogPort = Pick<ReplicaManager, 'read' | 'releaseLeases' | 'waitForAppends' | 'listOffsets'>
+export type ShareLogPort = Pick<ReplicaManager, 'read' | 'releaseLeases' | 'waitForAppends' | 'listOffsets'> &
+  /** The partition's leader epoch when a share-partition is loaded (its persister writes are fenced by it); optional. */
+  Partial<Pick<ReplicaManager, 'hosted'>>
 
 export interface ShareConfigPort {
   /** A broker config's int value now (group.share.delivery.count.limit, ...). */
@@ -100,6 +102,8 @@ interface Entry {
   sp: SharePartition | undefined
   loading: Promise<SharePartition> | undefined
   stateEpoch: number
+  /** The partition's leader epoch when the share-partition was loaded (-1: unknown), sent with its reads and writes. */
+  leaderEpoch: number
 }
 
 /** A batch read, with where its bytes are. */
@@ -192,7 +196,7 @@ export class SharePartitionManager {
     for (const e of this.#entries.values()) {
       if (e.stateKey.group !== group || e.sp === undefined) continue
       if (e.sp.releaseMember(memberId, limits)) this.#wake(e.key)
-      this.#save(e)
+      void this.#save(e)
     }
     this.#scheduleLocks()
   }
@@ -220,6 +224,7 @@ export class SharePartitionManager {
   /** Applies acknowledgements, one error code (and message) per item, in order. */
   async acknowledge(group: string, memberId: string, items: readonly ShareAcknowledgeItem[]): Promise<{ errorCode: number; message: string | null }[]> {
     const out: { errorCode: number; message: string | null }[] = []
+    const saves: Promise<void>[] = []
     const limits = this.#limits()
     for (const item of items) {
       const loaded = await this.#load(group, item)
@@ -234,10 +239,15 @@ export class SharePartitionManager {
         continue
       }
       if (result.released) this.#wake(entry.key)
-      this.#save(entry)
+      // Answered once the state is saved (Kafka's acknowledgement completes with the persister's write).
+      const at = out.length
       out.push({ errorCode: ErrorCode.NONE, message: null })
+      saves.push(this.#save(entry).then((failed) => {
+        if (failed !== undefined) out[at] = failed
+      }))
     }
     this.#scheduleLocks()
+    await Promise.all(saves)
     return out
   }
 
@@ -351,7 +361,7 @@ export class SharePartitionManager {
           kept = true
         }
         // Archived control or aborted records may have moved the SPSO: saved with the rest.
-        this.#save(entry)
+        void this.#save(entry)
       }
       if (kept) held.push(read)
       else {
@@ -413,7 +423,7 @@ export class SharePartitionManager {
     let entry = this.#entries.get(key)
     if (entry === undefined) {
       const tp = `${ref.topic}\u0000${ref.partition}`
-      entry = { key, stateKey: { group, topicId: ref.topicId, partition: ref.partition }, topic: ref.topic, tp, sp: undefined, loading: undefined, stateEpoch: 0 }
+      entry = { key, stateKey: { group, topicId: ref.topicId, partition: ref.partition }, topic: ref.topic, tp, sp: undefined, loading: undefined, stateEpoch: 0, leaderEpoch: -1 }
       this.#entries.set(key, entry)
       let set = this.#byPartition.get(tp)
       if (set === undefined) this.#byPartition.set(tp, (set = new Set()))
@@ -436,7 +446,8 @@ export class SharePartitionManager {
   }
 
   async #initialize(entry: Entry, group: string, ref: SharePartitionRef): Promise<SharePartition> {
-    const state = await this.persister.readState(entry.stateKey)
+    entry.leaderEpoch = this.log.hosted?.(ref.topic, ref.partition)?.leaderEpoch ?? -1
+    const state = await this.persister.readState(entry.stateKey, entry.leaderEpoch)
     let sp: SharePartition
     if (state !== undefined) {
       sp = new SharePartition(state.startOffset, state)
@@ -470,9 +481,16 @@ export class SharePartitionManager {
     return latest !== undefined && latest.ok ? latest.value.offset : 0
   }
 
-  #save(entry: Entry): void {
-    if (entry.sp === undefined) return
-    void this.persister.writeState(entry.stateKey, { stateEpoch: entry.stateEpoch, leaderEpoch: -1, ...entry.sp.snapshot() })
+  /** Saves the state; settles (never rejects) with the persister's error, or undefined once written. */
+  #save(entry: Entry): Promise<{ errorCode: number; message: string } | undefined> {
+    if (entry.sp === undefined) return Promise.resolve(undefined)
+    return this.persister.writeState(entry.stateKey, { stateEpoch: entry.stateEpoch, leaderEpoch: entry.leaderEpoch, ...entry.sp.snapshot() }).then(
+      () => undefined,
+      (err: unknown) => {
+        const code = (err as { code?: unknown }).code
+        return { errorCode: typeof code === 'number' ? code : ErrorCode.UNKNOWN_SERVER_ERROR, message: (err as Error)?.message ?? String(err) }
+      },
+    )
   }
 
   #forget(entry: Entry): void {
@@ -491,7 +509,7 @@ export class SharePartitionManager {
     const set = this.#byPartition.get(`${topic}\u0000${partition}`)
     if (set === undefined) return
     for (const e of [...set]) {
-      this.#save(e)
+      void this.#save(e)
       this.#forget(e)
       this.#wake(e.key)
     }
@@ -508,7 +526,7 @@ export class SharePartitionManager {
         this.#forget(e)
         this.#wake(e.key)
       }
-      for (const key of this.#persisted.get(tp)?.values() ?? []) void this.persister.deleteState(key)
+      for (const key of this.#persisted.get(tp)?.values() ?? []) this.persister.deleteState(key).catch(() => undefined)
       this.#persisted.delete(tp)
     }
   }
@@ -542,7 +560,7 @@ export class SharePartitionManager {
       const at = e.sp?.nextLockExpiry()
       if (at === undefined || at > now) continue
       if (e.sp!.expireLocks(now, limits)) this.#wake(e.key)
-      this.#save(e)
+      void this.#save(e)
     }
     this.#scheduleLocks()
   }

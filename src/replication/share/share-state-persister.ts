@@ -1,8 +1,8 @@
 // Where share-partition state is kept between uses (Kafka's Persister, KIP-932): the share coordinator
-// keeps it in the compacted __share_group_state topic, written through InitializeShareGroupState /
-// ReadShareGroupState / WriteShareGroupState. Skein keeps it in memory for now (InMemorySharePersister):
-// it survives a share partition being dropped and loaded again (a leadership move within this broker, a
-// topic's partition going idle), not a restart of the broker or a move of the leader to another broker.
+// keeps it in __share_group_state, written through InitializeShareGroupState / ReadShareGroupState /
+// WriteShareGroupState. The broker's persister is BrokerSharePersister (broker/coordinators/share-states.ts),
+// so the state survives a restart of the broker and a move of the leadership to another broker.
+// InMemorySharePersister keeps it in memory, for unit tests and embedders without the coordinator.
 import type { ShareSnapshot } from './share-partition.js'
 
 export interface ShareStateKey {
@@ -20,11 +20,14 @@ export interface ShareGroupState extends ShareSnapshot {
 }
 
 export interface SharePersister {
-  /** A share-partition's state, or undefined when none was ever initialized. */
-  readState(key: ShareStateKey): Promise<ShareGroupState | undefined>
+  /**
+   * A share-partition's state, or undefined when none was ever initialized. `leaderEpoch` (-1: unknown) is
+   * the partition's leader epoch of the reader: the share coordinator fences older leaders' writes by it.
+   */
+  readState(key: ShareStateKey, leaderEpoch?: number): Promise<ShareGroupState | undefined>
   /** Initializes (or replaces) a share-partition's state: its start offset and no in-flight record. */
   initializeState(key: ShareStateKey, stateEpoch: number, startOffset: number): Promise<void>
-  /** Writes the state after acknowledgements, releases and lock timeouts. */
+  /** Writes the state after acknowledgements, releases and lock timeouts; rejects (with a Kafka error `code`) when it cannot. */
   writeState(key: ShareStateKey, state: ShareGroupState): Promise<void>
   /** Forgets a share-partition's state (its topic deleted). */
   deleteState(key: ShareStateKey): Promise<void>
