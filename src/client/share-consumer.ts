@@ -150,6 +150,8 @@ export class ShareConsumer {
   private readonly wakers = new Set<() => void>()
   private pollTimer: NodeJS.Timeout | null = null
   private leftForPollInterval = false
+  /** The leave of a member that stopped polling, while it goes on. */
+  private leaving: Promise<void> | null = null
 
   constructor(opts: ShareConsumerOptions) {
     if (opts.groupId === undefined || opts.groupId === '') throw new KafkaError(ErrorCode.INVALID_GROUP_ID, 'a share consumer needs a group.id')
@@ -237,6 +239,7 @@ export class ShareConsumer {
     this.pollTimer = null
     const deadline = Date.now() + Math.max(0, timeoutMs)
     try {
+      if (this.leaving !== null) await this.leaving
       if (this.leftForPollInterval) {
         this.leftForPollInterval = false
         this.membership.rejoin()
@@ -299,6 +302,7 @@ export class ShareConsumer {
     if (this.pollTimer !== null) clearTimeout(this.pollTimer)
     this.pollTimer = null
     try {
+      if (this.leaving !== null) await this.leaving
       this.settleDelivered(false)
       await this.closeSessions(Date.now() + timeoutMs)
       await this.membership.leave()
@@ -325,7 +329,11 @@ export class ShareConsumer {
     }
   }
 
-  /** max.poll.interval.ms: a member that stops polling leaves, so that its records go to the others. */
+  /**
+   * max.poll.interval.ms: a member that stops polling is taken for stuck. It gives back what it holds (the
+   * records of its last poll are not accepted, the share sessions are closed, which releases them to the
+   * other members) and leaves the group; its next poll joins again with the same member id.
+   */
   private armPollTimer(): void {
     if (this.closed) return
     const ms = this.opts.maxPollIntervalMs ?? 300_000
@@ -333,7 +341,14 @@ export class ShareConsumer {
       this.pollTimer = null
       if (this.closed || !this.membership.active) return
       this.leftForPollInterval = true
-      void this.membership.leave()
+      this.delivered.clear()
+      this.buffer.length = 0
+      this.leaving = (async () => {
+        await this.closeSessions(Date.now() + this.cluster.requestTimeoutMs).catch(() => {})
+        await this.membership.leave()
+      })().finally(() => {
+        this.leaving = null
+      })
     }, ms)
     this.pollTimer.unref()
   }

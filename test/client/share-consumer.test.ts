@@ -13,8 +13,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AcknowledgeType, Admin, ErrorCode, KafkaError, Producer, ShareConsumer, type AcknowledgementResult, type ShareConsumerRecord } from '../../src/client/index.js'
 import { ApiKey } from '../../src/protocol/api-keys.gen.js'
+import * as ShareAcknowledge from '../../src/protocol/messages/79-share-acknowledge.gen.js'
+import * as ShareFetch from '../../src/protocol/messages/78-share-fetch.gen.js'
+import * as ShareGroupHeartbeat from '../../src/protocol/messages/76-share-group-heartbeat.gen.js'
+import { Reader } from '../../src/protocol/primitives/reader.js'
 import { HANDLERS } from '../../src/server/handlers/index.js'
-import { startTestBroker, type TestBroker } from '../harness/index.js'
+import { startProxiedBroker, startTestBroker, type ProxiedBroker, type TestBroker } from '../harness/index.js'
 
 const SHARE_APIS = new Set<number>([ApiKey.ShareGroupHeartbeat, ApiKey.ShareGroupDescribe, ApiKey.ShareFetch, ApiKey.ShareAcknowledge])
 const heldBack = (): boolean => HANDLERS.some((h) => SHARE_APIS.has(h.api.apiKey) && h.advertised === false)
@@ -256,5 +260,89 @@ describe('ShareConsumer', () => {
     b.subscribe(['share-leave'])
     const got = await pollUntil(b, 4)
     expect(got.map((r) => `${r.partition}:${r.offset}`).sort()).toEqual(['0:2', '0:3', '1:2', '1:3'])
+  })
+})
+
+describe('ShareConsumer on the wire (through a recording proxy)', () => {
+  let pb: ProxiedBroker
+  let admin: Admin
+  beforeAll(async () => {
+    advertiseShareApis()
+    pb = await startProxiedBroker([], [ApiKey.ShareGroupHeartbeat, ApiKey.ShareFetch, ApiKey.ShareAcknowledge])
+    admin = new Admin({ bootstrapServers: pb.bootstrap })
+  })
+  afterAll(async () => {
+    await admin?.close()
+    await pb?.stop()
+  })
+
+  const bodies = <T>(apiKey: number, decode: (r: Reader, v: number) => T): T[] =>
+    pb.proxy.requests.filter((r) => r.apiKey === apiKey).map((r) => decode(new Reader(r.body!), r.apiVersion))
+
+  it('joins with epoch 0 and a member id of its own, sends sessions 0, 1, 2, ... with acknowledgements on the next fetch, commits on ShareAcknowledge, closes with -1 and leaves with -1', async () => {
+    await admin.createTopics([{ name: 'share-wire', numPartitions: 1, replicationFactor: 1 }])
+    await admin.alterConfigs({ type: 'group', name: 'g-wire' }, [{ op: 'set', name: 'share.auto.offset.reset', value: 'earliest' }])
+    const producer = new Producer({ bootstrapServers: pb.bootstrap })
+    for (let i = 0; i < 4; i++) await producer.send({ topic: 'share-wire', value: `v${i}` })
+    await producer.close()
+    const c = new ShareConsumer({ bootstrapServers: pb.bootstrap, groupId: 'g-wire', acknowledgementMode: 'explicit' })
+    c.subscribe(['share-wire'])
+    const first = await pollUntil(c, 4)
+    for (const r of first) c.acknowledge(r, r.offset === 1 ? AcknowledgeType.RELEASE : AcknowledgeType.ACCEPT)
+    const again = await pollUntil(c, 1)
+    expect(again.map((r) => [r.offset, r.deliveryCount])).toEqual([[1, 2]])
+    c.acknowledge(again[0]!, AcknowledgeType.REJECT)
+    expect((await c.commitSync()).map((r) => [r.offsets, r.error])).toEqual([[[1], null]])
+    const memberId = c.memberId
+    await c.close()
+
+    const beats = bodies(ApiKey.ShareGroupHeartbeat, ShareGroupHeartbeat.decodeShareGroupHeartbeatRequest)
+    expect(beats.every((b) => b.memberId === memberId && b.groupId === 'g-wire')).toBe(true)
+    expect(beats[0]).toMatchObject({ memberEpoch: 0, subscribedTopicNames: ['share-wire'] })
+    expect(beats.slice(1, -1).every((b) => b.memberEpoch > 0 && b.subscribedTopicNames === null)).toBe(true)
+    expect(beats[beats.length - 1]).toMatchObject({ memberEpoch: -1, subscribedTopicNames: null })
+
+    const fetches = bodies(ApiKey.ShareFetch, ShareFetch.decodeShareFetchRequest)
+    expect(fetches.map((f) => f.shareSessionEpoch)).toEqual(fetches.map((_, i) => i))
+    expect(fetches[0]!.topics.flatMap((t) => t.partitions.map((p) => [p.partitionIndex, p.acknowledgementBatches]))).toEqual([[0, []]])
+    expect(fetches.every((f) => f.memberId === memberId && f.maxRecords === 500)).toBe(true)
+    // The second poll's fetch carries the first poll's acknowledgements: 0 accepted, 1 released, 2-3 accepted.
+    const acked = fetches.flatMap((f) => f.topics.flatMap((t) => t.partitions.flatMap((p) => p.acknowledgementBatches)))
+    expect(acked.map((b) => [Number(b.firstOffset), Number(b.lastOffset), b.acknowledgeTypes])).toEqual([[0, 3, [1, 2, 1, 1]]])
+    // Later fetches name no partition again: the session has it.
+    expect(fetches.slice(1).every((f) => f.topics.every((t) => t.partitions.every((p) => p.acknowledgementBatches.length > 0)))).toBe(true)
+
+    const acks = bodies(ApiKey.ShareAcknowledge, ShareAcknowledge.decodeShareAcknowledgeRequest)
+    expect(acks.map((a) => a.shareSessionEpoch)).toEqual([fetches.length, -1])
+    expect(acks[0]!.topics.flatMap((t) => t.partitions.flatMap((p) => p.acknowledgementBatches.map((b) => [Number(b.firstOffset), Number(b.lastOffset), b.acknowledgeTypes])))).toEqual([[1, 1, [3]]])
+    expect(acks[1]!.topics).toEqual([])
+  })
+
+  it('max.poll.interval.ms: a member that stops polling gives its records back and leaves, and its next poll joins again', async () => {
+    await admin.createTopics([{ name: 'share-interval', numPartitions: 1, replicationFactor: 1 }])
+    await admin.alterConfigs({ type: 'group', name: 'g-interval' }, [{ op: 'set', name: 'share.auto.offset.reset', value: 'earliest' }])
+    const producer = new Producer({ bootstrapServers: pb.bootstrap })
+    for (let i = 0; i < 3; i++) await producer.send({ topic: 'share-interval', value: `v${i}` })
+    await producer.close()
+    const slow = new ShareConsumer({ bootstrapServers: pb.bootstrap, groupId: 'g-interval', maxPollIntervalMs: 1000 })
+    const other = new ShareConsumer({ bootstrapServers: pb.bootstrap, groupId: 'g-interval' })
+    try {
+      slow.subscribe(['share-interval'])
+      expect(await pollUntil(slow, 3)).toHaveLength(3)
+      other.subscribe(['share-interval'])
+      // The slow member does not poll again: after a second its records (not accepted) go to the other.
+      const got = await pollUntil(other, 3, 15_000)
+      expect(got.map((r) => [r.offset, r.deliveryCount])).toEqual([[0, 2], [1, 2], [2, 2]])
+      const leaves = bodies(ApiKey.ShareGroupHeartbeat, ShareGroupHeartbeat.decodeShareGroupHeartbeatRequest).filter((b) => b.memberId === slow.memberId && b.memberEpoch === -1)
+      expect(leaves).toHaveLength(1)
+      // Its next poll joins again, with the same member id and epoch 0.
+      await slow.poll(1000)
+      const joins = bodies(ApiKey.ShareGroupHeartbeat, ShareGroupHeartbeat.decodeShareGroupHeartbeatRequest).filter((b) => b.memberId === slow.memberId && b.memberEpoch === 0)
+      expect(joins).toHaveLength(2)
+      expect(slow.memberEpoch).toBeGreaterThan(0)
+    } finally {
+      await slow.close()
+      await other.close()
+    }
   })
 })
