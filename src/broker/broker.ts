@@ -40,7 +40,7 @@ import { ApiTable } from '../server/api-table.js'
 import { ReplicaManager } from '../replication/replica-manager.js'
 import { ReplicationQuota } from '../replication/replication-quota.js'
 import { SharePartitionManager } from '../replication/share/share-partition-manager.js'
-import { InMemorySharePersister } from '../replication/share/share-state-persister.js'
+import { BrokerSharePersister, ShareStateService } from './coordinators/share-states.js'
 import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
 import { buildListenerSecurity, listenerTlsContexts } from '../server/listener-security.js'
 import { ScramCredentialService } from './scram-credentials.js'
@@ -91,9 +91,12 @@ export class Broker {
   readonly fetchSessions: FetchSessionCache
   /**
    * Share-partitions (KIP-932) of the partitions this broker leads and the members' share sessions
-   * (ShareFetch, ShareAcknowledge); their state is kept in memory (InMemorySharePersister).
+   * (ShareFetch, ShareAcknowledge); their state is kept by the share coordinator (BrokerSharePersister).
    */
   readonly sharePartitions: SharePartitionManager
+  /** The share coordinator (durable share-partition state over __share_group_state, KIP-932). */
+  readonly shareStates: ShareStateService
+  readonly #sharePersister: BrokerSharePersister
   /**
    * This broker's side of the control plane: what the controller's LeaderAndIsr, UpdateMetadata and
    * StopReplica do here, and who answers AlterPartition / ControlledShutdown.
@@ -291,7 +294,9 @@ export class Broker {
       producerIds: this.producerIds,
     })
     this.fetchSessions = new FetchSessionCache(config.getInt('max.incremental.fetch.session.cache.slots'))
-    this.sharePartitions = new SharePartitionManager(this.partitions, new InMemorySharePersister(), {
+    this.shareStates = new ShareStateService(internalTopicPorts)
+    this.#sharePersister = new BrokerSharePersister(this.shareStates, { nodeId, log, metadata: this.metadata, interBrokerListener, interBrokerSecurity })
+    this.sharePartitions = new SharePartitionManager(this.partitions, this.#sharePersister, {
       brokerInt: (name) => this.config.getInt(name),
       group: (group, name) => this.groupConfigs.effective(group, name),
     })
@@ -309,6 +314,7 @@ export class Broker {
         producerIds: this.producerIds,
         fetchSessions: this.fetchSessions,
         sharePartitions: this.sharePartitions,
+        shareStates: this.shareStates,
         control: this.controlPlane.network,
         scram: new ScramCredentialService(store),
         quotas: this.clientQuotas,
@@ -443,6 +449,7 @@ export class Broker {
       }
       broker.groups.startIfPresent()
       broker.transactions.startIfPresent()
+      broker.shareStates.startIfPresent()
       log.info(
         {
           nodeId: meta.nodeId,
@@ -554,6 +561,8 @@ export class Broker {
     this.groups.close()
     this.transactions.close()
     this.sharePartitions.close()
+    this.shareStates.close()
+    this.#sharePersister.close()
     this.partitions.wakeAllWaiters()
     await this.server.shutdown(this.shutdownGraceMs)
     this.partitions.wakeAllWaiters()

@@ -15,7 +15,7 @@ import { validateTopicName } from '../storage/index.js'
 import { LEADER_DURING_DELETE, type ListenerEndpoint } from './metadata-store.js'
 
 /** Topics Kafka treats as internal (Metadata isInternal, not auto-created by clients). */
-export const INTERNAL_TOPICS = new Set(['__consumer_offsets', '__transaction_state'])
+export const INTERNAL_TOPICS = new Set(['__consumer_offsets', '__transaction_state', '__share_group_state'])
 
 const SECURITY_PROTOCOL_NAMES = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL']
 

@@ -105,6 +105,7 @@ export function createDispatcher(services: BrokerServices, apiTable: ApiTable, o
       producerIds: services.producerIds,
       fetchSessions: services.fetchSessions,
       sharePartitions: services.sharePartitions,
+      shareStates: services.shareStates,
       control: services.control,
       scram: services.scram,
       quotas: services.quotas,

@@ -60,6 +60,11 @@ import { shareGroupHeartbeatHandler } from './76-share-group-heartbeat.js'
 import { shareGroupDescribeHandler } from './77-share-group-describe.js'
 import { shareFetchHandler } from './78-share-fetch.js'
 import { shareAcknowledgeHandler } from './79-share-acknowledge.js'
+import { initializeShareGroupStateHandler } from './83-initialize-share-group-state.js'
+import { readShareGroupStateHandler } from './84-read-share-group-state.js'
+import { writeShareGroupStateHandler } from './85-write-share-group-state.js'
+import { deleteShareGroupStateHandler } from './86-delete-share-group-state.js'
+import { readShareGroupStateSummaryHandler } from './87-read-share-group-state-summary.js'
 
 export const HANDLERS: readonly AnyHandler[] = [
   produceHandler,
@@ -121,4 +126,9 @@ export const HANDLERS: readonly AnyHandler[] = [
   shareGroupDescribeHandler,
   shareFetchHandler,
   shareAcknowledgeHandler,
+  initializeShareGroupStateHandler,
+  readShareGroupStateHandler,
+  writeShareGroupStateHandler,
+  deleteShareGroupStateHandler,
+  readShareGroupStateSummaryHandler,
 ]

@@ -19,6 +19,7 @@ import type {
   SharePartitionService,
   TopicAdmin,
   TransactionCoordinatorService,
+  ShareStateCoordinatorService,
 } from './ports.js'
 
 /** The broker as handlers see it: one narrow service per concern. */
@@ -43,6 +44,11 @@ export interface BrokerServices {
   fetchSessions: FetchSessionService
   /** Share-partitions and share sessions (KIP-932: ShareFetch, ShareAcknowledge). */
   sharePartitions: SharePartitionService
+  /**
+   * The share coordinator (KIP-932: InitializeShareGroupState ... ReadShareGroupStateSummary, FindCoordinator
+   * key type SHARE); without it those answer COORDINATOR_NOT_AVAILABLE.
+   */
+  shareStates?: ShareStateCoordinatorService
   /** The control plane: requests between the controller and this broker. */
   control: ControlPlaneService
   /** The authorizer (ACLs); allows everything when authorizer.class.name is empty. */

@@ -16,6 +16,8 @@ import type { GroupCoordinator } from '../../../coordinator/group/group-coordina
 import type { DescribedTopicPartitions } from '../../../coordinator/group/types.js'
 import type { ProducerIdAndEpoch } from '../../../coordinator/transaction/types.js'
 import type { TransactionCoordinator } from '../../../coordinator/transaction/txn-coordinator.js'
+import type { ShareCoordinator } from '../../../coordinator/share/share-coordinator.js'
+import type { StateBatch as ShareStateBatch } from '../../../coordinator/share/state-batches.js'
 import type { ErrorCode } from '../../../domain/errors.js'
 import type { FileRegion } from '../../../domain/file-region.js'
 import type { Outcome } from '../../../domain/outcome.js'
@@ -432,6 +434,13 @@ export interface TransactionCoordinatorService extends CoordinatorService<Transa
    */
   writeLocalMarkers(items: readonly TxnMarker[]): Promise<{ errorCode: number }[]>
 }
+
+/** What the share-state handlers (83-87) call of the share coordinator, one share-partition at a time. */
+export type ShareStateCoordinatorApi = Pick<ShareCoordinator, 'partitionFor' | 'initialize' | 'read' | 'write' | 'delete' | 'readSummary'>
+export type { ShareStateBatch }
+
+/** The share coordinator over __share_group_state (KIP-932): durable share-partition state. */
+export type ShareStateCoordinatorService = CoordinatorService<ShareStateCoordinatorApi>
 
 /** Producer ids for idempotent producers (InitProducerId without a transactional id). */
 export interface ProducerIdService {
