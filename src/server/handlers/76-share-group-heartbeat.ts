@@ -1,4 +1,4 @@
-// ShareGroupHeartbeat: v1 (not advertised yet)
+// ShareGroupHeartbeat: v1
 //
 // Behavior:
 // * The share group protocol (KIP-932): a member joins with epoch 0 and a member id it chose, heartbeats
@@ -17,8 +17,8 @@
 // * Authorization (Kafka 4.x): Read on the group, else GROUP_AUTHORIZATION_FAILED; Describe on every
 //   subscribed topic named in the request, else TOPIC_AUTHORIZATION_FAILED (KAFKA-18817).
 // * __consumer_offsets is created on first use, as for JoinGroup.
-// * Not in ApiVersions (advertised: false) until ShareFetch and ShareAcknowledge are served too: a
-//   librdkafka share consumer that could join but not fetch would wait silently.
+// * Advertised together with ShareFetch and ShareAcknowledge: a librdkafka share consumer that could join
+//   but not fetch would wait silently.
 // Version notes:
 // * v1 only (Kafka 4.1+: member ids chosen by the client, KIP-1082; what librdkafka 2.15 sends). v0 was
 //   Kafka 4.0's early-access version, which Kafka no longer serves.
@@ -31,7 +31,6 @@ export const shareGroupHeartbeatHandler = defineHandler<ShareGroupHeartbeat.Shar
   api: ShareGroupHeartbeat.ShareGroupHeartbeatApi,
   minVersion: 1,
   maxVersion: 1,
-  advertised: false,
   decodeRequest: ShareGroupHeartbeat.decodeShareGroupHeartbeatRequest,
   encodeResponse: ShareGroupHeartbeat.encodeShareGroupHeartbeatResponse,
   authorizes: true,

@@ -1,4 +1,4 @@
-// ShareGroupDescribe: v1 (not advertised yet)
+// ShareGroupDescribe: v1
 //
 // Behavior:
 // * KIP-932 share groups: state (Empty, Stable), group and assignment epochs, the assignor ('simple'),
@@ -10,7 +10,7 @@
 //   with a subscribed or assigned topic the principal may not Describe answers TOPIC_AUTHORIZATION_FAILED
 //   and nothing else (KAFKA-18817). Authorized operations: the group operations the principal may do,
 //   sent when asked for (includeAuthorizedOperations), else Kafka's "omitted" value.
-// * Not in ApiVersions (advertised: false) until the share group APIs are advertised together.
+// * Advertised together with the other share group APIs.
 // Bounds (docs/broker.md, "Requests are bounded"): at most request.max.list.elements ids (the decoder refuses
 // more); they are checked, described and answered in ~10 ms slices of main-thread time.
 // Version notes:
@@ -46,7 +46,6 @@ export const shareGroupDescribeHandler = defineHandler<ShareGroupDescribe.ShareG
   api: ShareGroupDescribe.ShareGroupDescribeApi,
   minVersion: 1,
   maxVersion: 1,
-  advertised: false,
   decodeRequest: ShareGroupDescribe.decodeShareGroupDescribeRequest,
   encodeResponse: ShareGroupDescribe.encodeShareGroupDescribeResponse,
   authorizes: true,

@@ -52,8 +52,6 @@ export const shareFetchHandler = defineHandler<ShareFetch.ShareFetchRequest, Sha
   decodeRequest: ShareFetch.decodeShareFetchRequest,
   encodeResponse: ShareFetch.encodeShareFetchResponse,
   authorizes: true,
-  // Held back from ApiVersions until ShareGroupHeartbeat is served too (see HandlerDefinition.advertised).
-  advertised: false,
   async handle(req, ctx) {
     const shares = ctx.sharePartitions
     const requestError = shareRequestError(ctx, req.groupId, req.memberId)

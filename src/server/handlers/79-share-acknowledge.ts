@@ -24,8 +24,6 @@ export const shareAcknowledgeHandler = defineHandler<ShareAcknowledge.ShareAckno
   decodeRequest: ShareAcknowledge.decodeShareAcknowledgeRequest,
   encodeResponse: ShareAcknowledge.encodeShareAcknowledgeResponse,
   authorizes: true,
-  // Held back from ApiVersions until ShareGroupHeartbeat is served too (see HandlerDefinition.advertised).
-  advertised: false,
   async handle(req, ctx) {
     const shares = ctx.sharePartitions
     const requestError = shareRequestError(ctx, req.groupId, req.memberId)
