@@ -83,6 +83,7 @@ export const ApiKey = {
   DeleteShareGroupState: 86,
   ReadShareGroupStateSummary: 87,
   DescribeShareGroupOffsets: 90,
+  AlterShareGroupOffsets: 91,
   DeleteShareGroupOffsets: 92,
 } as const
 
@@ -155,6 +156,7 @@ export const API_KEYS: readonly ApiKeyInfo[] = [
   { apiKey: 86, name: 'DeleteShareGroupState', minVersion: 0, maxVersion: 0, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: true },
   { apiKey: 87, name: 'ReadShareGroupStateSummary', minVersion: 0, maxVersion: 0, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: true },
   { apiKey: 90, name: 'DescribeShareGroupOffsets', minVersion: 0, maxVersion: 0, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: true },
+  { apiKey: 91, name: 'AlterShareGroupOffsets', minVersion: 0, maxVersion: 0, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: false },
   { apiKey: 92, name: 'DeleteShareGroupOffsets', minVersion: 0, maxVersion: 0, flexibleMinVersion: 0, deprecatedVersions: null, latestVersionUnstable: true },
 ]
 

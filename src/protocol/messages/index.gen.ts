@@ -67,6 +67,7 @@ import * as WriteShareGroupState from './85-write-share-group-state.gen.js'
 import * as DeleteShareGroupState from './86-delete-share-group-state.gen.js'
 import * as ReadShareGroupStateSummary from './87-read-share-group-state-summary.gen.js'
 import * as DescribeShareGroupOffsets from './90-describe-share-group-offsets.gen.js'
+import * as AlterShareGroupOffsets from './91-alter-share-group-offsets.gen.js'
 import * as DeleteShareGroupOffsets from './92-delete-share-group-offsets.gen.js'
 import * as ConsumerProtocolAssignment from './consumer-protocol-assignment.gen.js'
 import * as ConsumerProtocolSubscription from './consumer-protocol-subscription.gen.js'
@@ -140,6 +141,7 @@ export {
   DeleteShareGroupState,
   ReadShareGroupStateSummary,
   DescribeShareGroupOffsets,
+  AlterShareGroupOffsets,
   DeleteShareGroupOffsets,
   ConsumerProtocolAssignment,
   ConsumerProtocolSubscription,
@@ -751,6 +753,15 @@ export const API_CODECS: readonly ApiCodec[] = [
     decodeResponse: DescribeShareGroupOffsets.decodeDescribeShareGroupOffsetsResponse,
     createRequest: DescribeShareGroupOffsets.createDescribeShareGroupOffsetsRequest,
     createResponse: DescribeShareGroupOffsets.createDescribeShareGroupOffsetsResponse,
+  },
+  {
+    api: AlterShareGroupOffsets.AlterShareGroupOffsetsApi,
+    encodeRequest: AlterShareGroupOffsets.encodeAlterShareGroupOffsetsRequest,
+    decodeRequest: AlterShareGroupOffsets.decodeAlterShareGroupOffsetsRequest,
+    encodeResponse: AlterShareGroupOffsets.encodeAlterShareGroupOffsetsResponse,
+    decodeResponse: AlterShareGroupOffsets.decodeAlterShareGroupOffsetsResponse,
+    createRequest: AlterShareGroupOffsets.createAlterShareGroupOffsetsRequest,
+    createResponse: AlterShareGroupOffsets.createAlterShareGroupOffsetsResponse,
   },
   {
     api: DeleteShareGroupOffsets.DeleteShareGroupOffsetsApi,
