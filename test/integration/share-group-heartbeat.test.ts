@@ -3,8 +3,7 @@
 // session expiry, partitions added by CreatePartitions, the errors librdkafka 2.15 acts on),
 // ShareGroupDescribe v1, ListGroups v5 with the share type, DescribeGroups and DeleteGroups of a share
 // group, malformed requests, a restart that replays the group from __consumer_offsets, and the
-// authorization checks. Both APIs are served but not yet in ApiVersions (until ShareFetch and
-// ShareAcknowledge are).
+// authorization checks. Both are advertised together with ShareFetch and ShareAcknowledge.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AclOperation, AclPermission, PatternType, ResourceType } from '../../src/domain/acl.js'
 import { ErrorCode } from '../../src/domain/errors.js'
@@ -90,11 +89,9 @@ describe('share groups over raw frames', () => {
     await tb?.stop()
   })
 
-  it('is served but not advertised in ApiVersions yet', async () => {
-    const advertised = new Set((await raw.apiVersions()).apiKeys.map((k) => k.apiKey))
-    expect(advertised.has(76)).toBe(false)
-    expect(advertised.has(77)).toBe(false)
-    expect(advertised.has(68)).toBe(true)
+  it('is advertised in ApiVersions at v1, together with ShareFetch and ShareAcknowledge', async () => {
+    const advertised = new Map((await raw.apiVersions()).apiKeys.map((k) => [k.apiKey, [k.minVersion, k.maxVersion]]))
+    for (const key of [76, 77, 78, 79]) expect(advertised.get(key)).toEqual([1, 1])
   })
 
   it('a member joins with its own id and gets every partition by topic id; a second one takes half', async () => {
