@@ -183,7 +183,10 @@ export class ShareConsumer {
     this.ensureOpen()
     if (topics.some((t) => typeof t !== 'string' || t.trim() === '')) throw new TypeError('topic names must be non-empty strings')
     if (topics.length === 0) {
-      void this.unsubscribe()
+      // Kafka's subscribe(empty) is unsubscribe(); its failures surface at the next call instead.
+      void this.unsubscribe().catch((err: unknown) => {
+        this.pendingError ??= err as Error
+      })
       return
     }
     this.membership.subscribe(topics)
@@ -345,6 +348,9 @@ export class ShareConsumer {
       this.buffer.length = 0
       this.leaving = (async () => {
         await this.closeSessions(Date.now() + this.cluster.requestTimeoutMs).catch(() => {})
+        // Records a fetch in flight brought meanwhile went back with the sessions too.
+        this.buffer.length = 0
+        this.delivered.clear()
         await this.membership.leave()
       })().finally(() => {
         this.leaving = null

@@ -1,5 +1,6 @@
 // The share consumer's error handling against a scripted broker (one node: coordinator and leader), for
-// answers a real broker gives only in rare moments: a share session the broker lost
+// answers a real broker gives only in rare moments: no share APIs in ApiVersions (UNSUPPORTED_VERSION, as
+// Kafka's client: no guessed version), a share session the broker lost
 // (INVALID_SHARE_SESSION_EPOCH: a new session, the acknowledgements it carried reported failed), a member
 // the coordinator forgot (UNKNOWN_MEMBER_ID: rejoin with epoch 0 and the same member id),
 // NOT_LEADER_OR_FOLLOWER (a metadata refresh), INVALID_RECORD_STATE per partition (to the callback), and
@@ -24,6 +25,8 @@ const TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAQ'
 const TOPIC = 'jobs'
 
 interface Script {
+  /** Leave the share APIs out of ApiVersions (a broker without share groups). */
+  noShareApis?: boolean
   heartbeat?: (req: ShareGroupHeartbeat.ShareGroupHeartbeatRequest, n: number) => Partial<ShareGroupHeartbeat.ShareGroupHeartbeatResponse> | undefined
   fetch?: (req: ShareFetch.ShareFetchRequest, n: number) => Partial<ShareFetch.ShareFetchResponse> | undefined
 }
@@ -66,7 +69,8 @@ async function fakeBroker(script: Script): Promise<Fake> {
         let out
         if (k === ApiKey.ApiVersions) {
           const ranges: [number, number, number][] = [[ApiKey.ApiVersions, 0, 3], [ApiKey.Metadata, 0, 12], [ApiKey.FindCoordinator, 0, 3], [ApiKey.ShareGroupHeartbeat, 1, 1], [ApiKey.ShareFetch, 1, 1], [ApiKey.ShareAcknowledge, 1, 1]]
-          const res = ApiVersions.createApiVersionsResponse({ apiKeys: ranges.map(([apiKey, minVersion, maxVersion]) => ApiVersions.createApiVersion({ apiKey, minVersion, maxVersion })) })
+          const served = script.noShareApis === true ? ranges.slice(0, 3) : ranges
+          const res = ApiVersions.createApiVersionsResponse({ apiKeys: served.map(([apiKey, minVersion, maxVersion]) => ApiVersions.createApiVersion({ apiKey, minVersion, maxVersion })) })
           out = encodeResponseFrame(k, v, h.correlationId, (w) => ApiVersions.encodeApiVersionsResponse(w, res, v))
         } else if (k === ApiKey.Metadata) {
           state.metadatas++
@@ -135,6 +139,17 @@ describe('ShareConsumer error handling (scripted broker)', () => {
     })
     return { fake, c, results }
   }
+
+  it('fails with UNSUPPORTED_VERSION when the broker does not advertise the share APIs, as Kafka does', async () => {
+    const { fake, c } = await setup({ noShareApis: true })
+    c.subscribe([TOPIC])
+    const err = await (async () => {
+      for (let i = 0; i < 20; i++) await c.poll(100)
+    })().then(() => null, (e: unknown) => e)
+    expect(err).toBeInstanceOf(KafkaError)
+    expect((err as KafkaError).code).toBe(ErrorCode.UNSUPPORTED_VERSION)
+    expect(fake.heartbeats).toEqual([])
+  })
 
   it('INVALID_SHARE_SESSION_EPOCH: a new session at epoch 0 naming the partition again; the acknowledgements it carried fail', async () => {
     const { fake, c, results } = await setup({

@@ -3,13 +3,8 @@
 // close releasing what a member held, acknowledgements refused after their lock expired. Each group starts
 // at the log start through the group config share.auto.offset.reset=earliest (IncrementalAlterConfigs on
 // the GROUP resource), as librdkafka's share tests set it.
-//
-// The broker holds ShareGroupHeartbeat, ShareFetch and ShareAcknowledge back from ApiVersions until both
-// halves of the broker side are done (HandlerDefinition.advertised: false). The share consumer, as Kafka's,
-// refuses to guess versions a broker does not advertise; the first test checks that on a broker started
-// as it is. The others run on a broker started after this process lifted the hold-back on its own copy of
-// the handler table (the broker runs in this test's process). Once the broker advertises them, the lift
-// finds nothing to do and the first test checks nothing.
+// The wire itself (epochs, acknowledgements on the next fetch, the closing requests) is checked through a
+// recording proxy; error answers a real broker gives rarely are in share-consumer-errors.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AcknowledgeType, Admin, ErrorCode, KafkaError, Producer, ShareConsumer, type AcknowledgementResult, type ShareConsumerRecord } from '../../src/client/index.js'
 import { ApiKey } from '../../src/protocol/api-keys.gen.js'
@@ -17,22 +12,7 @@ import * as ShareAcknowledge from '../../src/protocol/messages/79-share-acknowle
 import * as ShareFetch from '../../src/protocol/messages/78-share-fetch.gen.js'
 import * as ShareGroupHeartbeat from '../../src/protocol/messages/76-share-group-heartbeat.gen.js'
 import { Reader } from '../../src/protocol/primitives/reader.js'
-import { HANDLERS } from '../../src/server/handlers/index.js'
 import { startProxiedBroker, startTestBroker, type ProxiedBroker, type TestBroker } from '../harness/index.js'
-
-const SHARE_APIS = new Set<number>([ApiKey.ShareGroupHeartbeat, ApiKey.ShareGroupDescribe, ApiKey.ShareFetch, ApiKey.ShareAcknowledge])
-const heldBack = (): boolean => HANDLERS.some((h) => SHARE_APIS.has(h.api.apiKey) && h.advertised === false)
-
-/** Lifts the hold-back for brokers started afterwards in this process; returns whether there was one. */
-function advertiseShareApis(): boolean {
-  let lifted = false
-  for (const h of HANDLERS) {
-    if (!SHARE_APIS.has(h.api.apiKey) || h.advertised !== false) continue
-    delete (h as { advertised?: false }).advertised
-    lifted = true
-  }
-  return lifted
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
@@ -48,25 +28,6 @@ async function pollUntil(c: ShareConsumer, want: number, ms = 20_000, each?: (r:
   }
   return got
 }
-
-describe('ShareConsumer on a broker that holds the share APIs back', () => {
-  it('fails with UNSUPPORTED_VERSION on a broker that does not advertise the share APIs, as Kafka does', async () => {
-    if (!heldBack()) return
-    const held = await startTestBroker()
-    try {
-      const c = new ShareConsumer({ bootstrapServers: held.bootstrap, groupId: 'held-back' })
-      c.subscribe(['anything'])
-      const err = await (async () => {
-        for (let i = 0; i < 20; i++) await c.poll(250)
-      })().then(() => null, (e: unknown) => e)
-      expect(err).toBeInstanceOf(KafkaError)
-      expect((err as KafkaError).code).toBe(ErrorCode.UNSUPPORTED_VERSION)
-      await c.close()
-    } finally {
-      await held.stop()
-    }
-  })
-})
 
 describe('ShareConsumer', () => {
   let tb: TestBroker
@@ -90,7 +51,6 @@ describe('ShareConsumer', () => {
   }
 
   beforeAll(async () => {
-    advertiseShareApis()
     // Lock durations down to 1 s (Kafka's minimum is 15 s) for the lock-expiry case.
     tb = await startTestBroker(['group.share.min.record.lock.duration.ms=1000'])
     admin = new Admin({ bootstrapServers: tb.bootstrap })
@@ -267,7 +227,6 @@ describe('ShareConsumer on the wire (through a recording proxy)', () => {
   let pb: ProxiedBroker
   let admin: Admin
   beforeAll(async () => {
-    advertiseShareApis()
     pb = await startProxiedBroker([], [ApiKey.ShareGroupHeartbeat, ApiKey.ShareFetch, ApiKey.ShareAcknowledge])
     admin = new Admin({ bootstrapServers: pb.bootstrap })
   })
