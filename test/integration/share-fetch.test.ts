@@ -415,9 +415,13 @@ describe('ShareFetch and ShareAcknowledge', () => {
     expect([...acquired(fresh).entries()]).toEqual([[0, 1]])
   })
 
-  it('is served but not advertised in ApiVersions until ShareGroupHeartbeat is', async () => {
+  it('is advertised at v1 together with ShareGroupHeartbeat (librdkafka uses them as a set)', async () => {
     const versions = await raw.apiVersions()
-    expect(versions.apiKeys.some((k) => k.apiKey === 78 || k.apiKey === 79)).toBe(false)
+    const range = (key: number): [number, number] | undefined => {
+      const k = versions.apiKeys.find((x) => x.apiKey === key)
+      return k === undefined ? undefined : [k.minVersion, k.maxVersion]
+    }
+    expect([range(76), range(78), range(79)]).toEqual([[1, 1], [1, 1], [1, 1]])
   })
 })
 
