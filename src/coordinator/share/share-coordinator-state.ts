@@ -11,6 +11,11 @@
 // new snapshot is the merged state, its snapshot epoch one higher); else a ShareUpdate. So a replay applies
 // at most that many updates on top of each snapshot.
 //
+// Crash recovery: an operation is answered only after its record is appended with acks=all (the
+// partition's in-sync replicas have it), so no answered write is lost with a broker; a load replays the
+// partition from its log start, snapshots and updates in order (an update with no snapshot before it
+// stands alone), and skips (logs, counts) a record it cannot read rather than refusing to load.
+//
 // Rules (Kafka's ShareCoordinatorShard):
 // * Write: FENCED_LEADER_EPOCH when the request's leader epoch is below the highest seen for the
 //   share-partition (a write from an older leader); FENCED_STATE_EPOCH when its state epoch is below the
