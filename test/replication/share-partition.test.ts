@@ -274,3 +274,168 @@ describe('ShareSessionCache', () => {
     expect(nextShareEpoch(-1)).toBe(-1)
   })
 })
+
+/**
+ * A per-offset model of the same rules, written the plain way: a map from offset to its state. The
+ * share-partition keeps runs and rewrites them in single passes; random operations must leave both alike.
+ */
+class ModelPartition {
+  start = 0
+  end = 0
+  readonly recs = new Map<number, { state: number; dc: number; owner: string | undefined; lockUntil: number }>()
+
+  acquire(member: string, log: BatchHeader[], maxRecords: number, lockUntil: number, limits: ShareLimits): Map<number, number> {
+    const got = new Map<number, number>()
+    let count = 0
+    for (const b of log) {
+      for (let o = Math.max(b.firstOffset, this.start); o <= Math.min(b.lastOffset, this.end - 1); o++) {
+        const r = this.recs.get(o)!
+        if (r.state !== RecordState.AVAILABLE) continue
+        if (b.isControl || b.aborted) r.state = RecordState.ARCHIVED
+        else if (count < maxRecords) {
+          Object.assign(r, { state: RecordState.ACQUIRED, dc: r.dc + 1, owner: member, lockUntil })
+          got.set(o, r.dc)
+          count++
+        }
+      }
+    }
+    for (const b of log) {
+      if (count >= maxRecords) break
+      if (b.lastOffset < this.end) continue
+      if (this.end - this.start >= limits.maxInFlightRecords) break
+      for (let o = this.end; o < b.firstOffset; o++) this.recs.set(o, { state: RecordState.ARCHIVED, dc: 0, owner: undefined, lockUntil: 0 })
+      for (let o = Math.max(b.firstOffset, this.end); o <= b.lastOffset; o++) {
+        if (b.isControl || b.aborted) this.recs.set(o, { state: RecordState.ARCHIVED, dc: 0, owner: undefined, lockUntil: 0 })
+        else {
+          this.recs.set(o, { state: RecordState.ACQUIRED, dc: 1, owner: member, lockUntil })
+          got.set(o, 1)
+          count++
+        }
+      }
+      this.end = b.lastOffset + 1
+    }
+    this.compact()
+    return got
+  }
+
+  acknowledge(member: string, batches: { firstOffset: number; lastOffset: number; acknowledgeTypes: number[] }[], limits: ShareLimits): number {
+    let prev = -1
+    for (const b of batches) {
+      if (b.firstOffset < 0 || b.lastOffset < b.firstOffset || b.firstOffset <= prev) return ErrorCode.INVALID_REQUEST
+      prev = b.lastOffset
+      const n = b.acknowledgeTypes.length
+      if (n !== 1 && n !== b.lastOffset - b.firstOffset + 1) return ErrorCode.INVALID_REQUEST
+      if (b.acknowledgeTypes.some((t) => t < 0 || t > 3)) return ErrorCode.INVALID_REQUEST
+    }
+    for (const b of batches) {
+      if (b.lastOffset < this.start) continue
+      if (b.lastOffset >= this.end) return ErrorCode.INVALID_REQUEST
+      for (let o = Math.max(b.firstOffset, this.start); o <= b.lastOffset; o++) {
+        const r = this.recs.get(o)!
+        if (r.state === RecordState.ARCHIVED && r.dc === 0) continue
+        if (r.state !== RecordState.ACQUIRED || r.owner !== member) return ErrorCode.INVALID_RECORD_STATE
+      }
+    }
+    for (const b of batches) {
+      for (let o = Math.max(b.firstOffset, this.start); o <= b.lastOffset; o++) {
+        const r = this.recs.get(o)!
+        if (r.state !== RecordState.ACQUIRED) continue
+        const t = b.acknowledgeTypes.length === 1 ? b.acknowledgeTypes[0]! : b.acknowledgeTypes[o - b.firstOffset]!
+        if (t === ACCEPT) r.state = RecordState.ACKNOWLEDGED
+        else if (t === RELEASE) r.state = r.dc < limits.deliveryCountLimit ? RecordState.AVAILABLE : RecordState.ARCHIVED
+        else r.state = RecordState.ARCHIVED
+        r.owner = undefined
+        r.lockUntil = 0
+      }
+    }
+    this.compact()
+    return 0
+  }
+
+  release(pick: (r: { state: number; owner: string | undefined; lockUntil: number }) => boolean, limits: ShareLimits): void {
+    for (const r of this.recs.values()) {
+      if (r.state !== RecordState.ACQUIRED || !pick(r)) continue
+      r.state = r.dc < limits.deliveryCountLimit ? RecordState.AVAILABLE : RecordState.ARCHIVED
+      r.owner = undefined
+      r.lockUntil = 0
+    }
+    this.compact()
+  }
+
+  compact(): void {
+    while (this.start < this.end) {
+      const r = this.recs.get(this.start)!
+      if (r.state !== RecordState.ACKNOWLEDGED && r.state !== RecordState.ARCHIVED) break
+      this.recs.delete(this.start++)
+    }
+  }
+}
+
+describe('SharePartition against a per-offset model', () => {
+  it('agrees with it over random acquisitions, acknowledgements, releases and lock timeouts', () => {
+    let seed = 7
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff
+      return seed % n
+    }
+    const limits: ShareLimits = { deliveryCountLimit: 3, maxInFlightRecords: 40 }
+    for (let round = 0; round < 30; round++) {
+      // A log of batches with markers, aborted batches and compacted holes.
+      const log: BatchHeader[] = []
+      let next = 0
+      while (next < 400) {
+        if (rand(8) === 0) next += 1 + rand(4)
+        const size = 1 + rand(6)
+        log.push({ firstOffset: next, lastOffset: next + size - 1, isControl: rand(10) === 0, aborted: rand(12) === 0 })
+        next += size
+      }
+      const sp = new SharePartition(0)
+      const model = new ModelPartition()
+      let now = 0
+      for (let step = 0; step < 300; step++) {
+        now += rand(50)
+        const member = `m${rand(3)}`
+        const op = rand(10)
+        if (op < 4) {
+          // A read from the next fetch offset: the batch holding it and some after.
+          const from = sp.nextFetchOffset()
+          const at = log.findIndex((b) => b.lastOffset >= from)
+          if (at < 0) continue
+          const read = log.slice(at, at + 1 + rand(8))
+          const maxRecords = 1 + rand(15)
+          const lockUntil = now + 100 + rand(200)
+          const got = sp.acquire(member, read, maxRecords, lockUntil, limits)
+          const gotMap = new Map<number, number>()
+          for (const a of got) for (let o = a.firstOffset; o <= a.lastOffset; o++) gotMap.set(o, a.deliveryCount)
+          expect(gotMap).toEqual(model.acquire(member, read, maxRecords, lockUntil, limits))
+        } else if (op < 8) {
+          // Acknowledgements: mostly of what the member holds, sometimes anything at all.
+          const held = [...model.recs.entries()].filter(([, r]) => r.owner === member).map(([o]) => o)
+          const batches: { firstOffset: number; lastOffset: number; acknowledgeTypes: number[] }[] = []
+          let o = held.length > 0 && rand(4) > 0 ? held[rand(held.length)]! : model.start - 2 + rand(model.end - model.start + 6)
+          for (let n = 1 + rand(4); n > 0 && o >= 0; n--) {
+            const last = o + rand(5)
+            const perOffset = rand(2) === 0
+            const types = perOffset ? Array.from({ length: last - o + 1 }, () => rand(20) === 0 ? 4 : rand(4)) : [rand(4)]
+            batches.push({ firstOffset: o, lastOffset: last, acknowledgeTypes: types })
+            o = last + 1 + rand(3)
+          }
+          const real = sp.acknowledge(member, batches, limits)
+          expect(real.ok ? 0 : real.errorCode).toBe(model.acknowledge(member, batches, limits))
+        } else if (op === 8) {
+          sp.releaseMember(member, limits)
+          model.release((r) => r.owner === member, limits)
+        } else {
+          sp.expireLocks(now, limits)
+          model.release((r) => r.lockUntil <= now, limits)
+        }
+        expect([sp.startOffset, sp.endOffset]).toEqual([model.start, model.end])
+        for (let off = model.start; off < model.end; off++) {
+          const m = model.recs.get(off)!
+          expect(sp.stateAt(off), `offset ${off} at step ${step}`).toEqual({ state: m.state, deliveryCount: m.dc, owner: m.owner })
+        }
+      }
+    }
+  })
+})
+

@@ -149,47 +149,53 @@ export class SharePartition {
   acquire(member: string, batches: readonly BatchHeader[], maxRecords: number, lockUntil: number, limits: ShareLimits): AcquiredRange[] {
     const acquired: Run[] = []
     let count = 0
+    const take = (r: Run): void => {
+      r.state = RecordState.ACQUIRED
+      r.deliveryCount++
+      r.owner = member
+      r.lockUntil = lockUntil
+      acquired.push(r)
+      count += r.last - r.first + 1
+    }
+    // The parts already in the window, in one pass over the runs: AVAILABLE records are delivered again
+    // (or archived when their batch turned out aborted, e.g. after share.isolation.level became read_committed).
+    const ranges: { first: number; last: number }[] = []
+    const skips: boolean[] = []
+    for (const b of batches) {
+      const first = Math.max(b.firstOffset, this.#start)
+      const last = Math.min(b.lastOffset, this.#end - 1)
+      if (first > last || (ranges.length > 0 && first <= ranges[ranges.length - 1]!.last)) continue
+      ranges.push({ first, last })
+      skips.push(b.isControl || b.aborted)
+    }
+    this.#rewrite(ranges, (piece, k) => {
+      if (piece.state !== RecordState.AVAILABLE) return undefined
+      if (skips[k] === true) {
+        piece.state = RecordState.ARCHIVED
+        return undefined
+      }
+      if (count >= maxRecords) return undefined
+      const room = maxRecords - count
+      if (piece.last - piece.first + 1 <= room) {
+        take(piece)
+        return undefined
+      }
+      const rest: Run = { ...piece, first: piece.first + room }
+      piece.last = piece.first + room - 1
+      take(piece)
+      return [piece, rest]
+    })
+    // The parts past the SPEO: new records, whole batches, while the window has room.
     for (const b of batches) {
       if (count >= maxRecords) break
-      if (b.lastOffset < b.firstOffset || b.lastOffset < this.#start) continue
-      const skip = b.isControl || b.aborted
-      // The part already in the window: AVAILABLE records are delivered again (or archived when the batch
-      // turned out aborted, e.g. after share.isolation.level became read_committed).
-      const inLast = Math.min(b.lastOffset, this.#end - 1)
-      const inFirst = Math.max(b.firstOffset, this.#start)
-      if (inFirst <= inLast) {
-        for (const r of this.#slice(inFirst, inLast)) {
-          if (r.state !== RecordState.AVAILABLE) continue
-          if (skip) {
-            r.state = RecordState.ARCHIVED
-            continue
-          }
-          if (count >= maxRecords) break
-          if (r.last - r.first + 1 > maxRecords - count) this.#split(r.first + (maxRecords - count))
-          r.state = RecordState.ACQUIRED
-          r.deliveryCount++
-          r.owner = member
-          r.lockUntil = lockUntil
-          acquired.push(r)
-          count += r.last - r.first + 1
-        }
-      }
-      if (count >= maxRecords) break
-      // The part past the SPEO: new records, while the window has room.
-      if (b.lastOffset >= this.#end) {
-        if (this.#end - this.#start >= limits.maxInFlightRecords) break
-        if (b.firstOffset > this.#end) this.#append(this.#end, b.firstOffset - 1, RecordState.ARCHIVED, 0, undefined, 0)
-        const from = Math.max(b.firstOffset, this.#end)
-        if (skip) {
-          this.#append(from, b.lastOffset, RecordState.ARCHIVED, 0, undefined, 0)
-        } else {
-          acquired.push(this.#append(from, b.lastOffset, RecordState.ACQUIRED, 1, member, lockUntil))
-          count += b.lastOffset - from + 1
-        }
-      }
+      if (b.lastOffset < b.firstOffset || b.lastOffset < this.#end) continue
+      if (this.#end - this.#start >= limits.maxInFlightRecords) break
+      if (b.firstOffset > this.#end) this.#append(this.#end, b.firstOffset - 1, RecordState.ARCHIVED, 0, undefined, 0)
+      const from = Math.max(b.firstOffset, this.#end)
+      if (b.isControl || b.aborted) this.#append(from, b.lastOffset, RecordState.ARCHIVED, 0, undefined, 0)
+      else take(this.#append(from, b.lastOffset, RecordState.ACQUIRED, 0, member, lockUntil))
     }
     const out: AcquiredRange[] = []
-    acquired.sort((a, b) => a.first - b.first)
     for (const r of acquired) {
       const prev = out[out.length - 1]
       if (prev !== undefined && prev.lastOffset + 1 === r.first && prev.deliveryCount === r.deliveryCount) prev.lastOffset = r.last
@@ -222,24 +228,39 @@ export class SharePartition {
         if (r.owner !== member) return { ok: false, errorCode: ERR_INVALID_RECORD_STATE, message: 'Member is not the owner of the record.' }
       }
     }
-    let released = false
+    // Then all of it in one pass over the runs, however many batches and however fragmented the window.
+    const ranges: { first: number; last: number }[] = []
+    const sources: AcknowledgementBatch[] = []
     for (const b of batches) {
       if (b.lastOffset < this.#start) continue
-      const from = Math.max(b.firstOffset, this.#start)
-      if (b.acknowledgeTypes.length === 1) {
-        released = this.#settle(from, b.lastOffset, b.acknowledgeTypes[0]!, limits) || released
-        continue
-      }
-      // One type per offset: consecutive equal types are settled as one range.
-      let runStart = from
-      for (let o = from; o <= b.lastOffset; o++) {
-        const t = b.acknowledgeTypes[o - b.firstOffset]!
-        if (o === b.lastOffset || b.acknowledgeTypes[o + 1 - b.firstOffset] !== t) {
-          released = this.#settle(runStart, o, t, limits) || released
-          runStart = o + 1
-        }
-      }
+      ranges.push({ first: Math.max(b.firstOffset, this.#start), last: b.lastOffset })
+      sources.push(b)
     }
+    let released = false
+    this.#rewrite(ranges, (piece, k) => {
+      // Only never-delivered records are not ACQUIRED here (checked above): nothing to do for them.
+      if (piece.state !== RecordState.ACQUIRED) return undefined
+      const b = sources[k]!
+      const types = b.acknowledgeTypes
+      if (types.length === 1) {
+        released = this.#settle(piece, types[0]!, limits) || released
+        return undefined
+      }
+      // One type per offset: consecutive equal types are settled as one piece.
+      const pieces: Run[] = []
+      let from = piece.first
+      let type = types[from - b.firstOffset]!
+      for (let o = piece.first; o <= piece.last; o++) {
+        const next = o < piece.last ? types[o + 1 - b.firstOffset]! : -1
+        if (next === type) continue
+        const p: Run = { ...piece, first: from, last: o }
+        released = this.#settle(p, type, limits) || released
+        pieces.push(p)
+        from = o + 1
+        type = next
+      }
+      return pieces
+    })
     this.#compact()
     return { ok: true, released }
   }
@@ -316,23 +337,13 @@ export class SharePartition {
     this.#compact()
   }
 
-  /** One acknowledgement type over [from, to] (checked: each record is held by the member, or never delivered). */
-  #settle(from: number, to: number, type: number, limits: ShareLimits): boolean {
-    let released = false
-    for (const r of this.#slice(from, to)) {
-      if (r.state !== RecordState.ACQUIRED) continue
-      if (type === AcknowledgeType.ACCEPT) {
-        r.state = RecordState.ACKNOWLEDGED
-      } else if (type === AcknowledgeType.RELEASE) {
-        released = this.#release(r, limits) || released
-        continue
-      } else {
-        r.state = RecordState.ARCHIVED
-      }
-      r.owner = undefined
-      r.lockUntil = 0
-    }
-    return released
+  /** One acknowledgement type on an ACQUIRED run; true when it became AVAILABLE. */
+  #settle(r: Run, type: number, limits: ShareLimits): boolean {
+    if (type === AcknowledgeType.RELEASE) return this.#release(r, limits)
+    r.state = type === AcknowledgeType.ACCEPT ? RecordState.ACKNOWLEDGED : RecordState.ARCHIVED
+    r.owner = undefined
+    r.lockUntil = 0
+    return false
   }
 
   /** Back to AVAILABLE, or ARCHIVED once delivered deliveryCountLimit times; true when AVAILABLE. */
@@ -375,13 +386,42 @@ export class SharePartition {
     r.last = offset - 1
   }
 
-  /** The runs exactly covering [from, to] (split at both ends); the range lies in the window. */
-  #slice(from: number, to: number): Run[] {
-    this.#split(from)
-    if (to + 1 < this.#end) this.#split(to + 1)
-    const out: Run[] = []
-    for (let i = this.#find(from); i >= 0 && i < this.#runs.length && this.#runs[i]!.first <= to; i++) out.push(this.#runs[i]!)
-    return out
+  /**
+   * Rewrites the runs under `ranges` (in order, disjoint, inside the window) in one pass: each piece of a
+   * run that lies in range k goes to `edit(piece, k)`, which changes it in place or answers the pieces to
+   * put in its stead. Linear in the runs, the ranges and the pieces made: no per-range search or splice.
+   */
+  #rewrite(ranges: readonly { first: number; last: number }[], edit: (piece: Run, k: number) => Run[] | undefined): void {
+    if (ranges.length === 0) return
+    const runs = this.#runs
+    let i = this.#find(ranges[0]!.first)
+    if (i < 0) return
+    const out = runs.slice(0, i)
+    let k = 0
+    for (; i < runs.length && k < ranges.length; i++) {
+      const r = runs[i]!
+      let pos = r.first
+      while (pos <= r.last) {
+        while (k < ranges.length && ranges[k]!.last < pos) k++
+        const g = ranges[k]
+        if (g === undefined || g.first > r.last) {
+          out.push(pos === r.first ? r : { ...r, first: pos })
+          break
+        }
+        if (g.first > pos) {
+          out.push({ ...r, first: pos, last: g.first - 1 })
+          pos = g.first
+        }
+        const end = Math.min(r.last, g.last)
+        const piece = pos === r.first && end === r.last ? r : { ...r, first: pos, last: end }
+        const replaced = edit(piece, k)
+        if (replaced === undefined) out.push(piece)
+        else for (const p of replaced) out.push(p)
+        pos = end + 1
+      }
+    }
+    for (; i < runs.length; i++) out.push(runs[i]!)
+    this.#runs = out
   }
 
   /** Moves the SPSO past the final runs at the front and merges equal neighbours. */
