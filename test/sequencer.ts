@@ -16,6 +16,7 @@ export const KNOWN_SECONDS: Readonly<Record<string, number>> = {
   'test/docs/docs.test.ts': 82,
   'test/cli/commands.test.ts': 56,
   'test/cluster/replication.test.ts': 38,
+  'test/faults/share-smoke.test.ts': 30,
   'test/connect/runtime.test.ts': 24,
   'test/security/listeners-tls-sasl.test.ts': 22,
   'test/cluster/operations.test.ts': 20,

@@ -114,7 +114,7 @@ export interface ScenarioResult {
   ok: boolean
 }
 
-const BASE_OVERRIDES = [
+export const BASE_OVERRIDES = [
   'min.insync.replicas=2',
   'default.replication.factor=3',
   'replica.lag.time.max.ms=3000',
