@@ -41,6 +41,7 @@ import { ReplicaManager } from '../replication/replica-manager.js'
 import { ReplicationQuota } from '../replication/replication-quota.js'
 import { SharePartitionManager } from '../replication/share/share-partition-manager.js'
 import { BrokerSharePersister, ShareStateService } from './coordinators/share-states.js'
+import { BrokerShareGroupOffsets } from './coordinators/share-group-offsets.js'
 import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
 import { buildListenerSecurity, listenerTlsContexts } from '../server/listener-security.js'
 import { ScramCredentialService } from './scram-credentials.js'
@@ -315,6 +316,7 @@ export class Broker {
         fetchSessions: this.fetchSessions,
         sharePartitions: this.sharePartitions,
         shareStates: this.shareStates,
+        shareGroupOffsets: new BrokerShareGroupOffsets(this.#sharePersister, this.sharePartitions),
         control: this.controlPlane.network,
         scram: new ScramCredentialService(store),
         quotas: this.clientQuotas,

@@ -33,6 +33,8 @@ import { Cluster, type BrokerNode, type ClientOptions, type PartitionInfo } from
 import type { BrokerConnection } from './connection.js'
 import { commitOffsets, decodeAssignment, fetchCommittedOffsetDetails, fetchCommittedOffsets, type CommittedOffset, type TopicPartitionOffset } from './group.js'
 import { listOffsets, type OffsetAnswer, type OffsetQuery } from './offsets.js'
+import * as shareGroups from './share-group-admin.js'
+import type { ShareGroupDescription, ShareGroupListing, SharePartitionOffsetInfo } from './share-group-admin.js'
 
 export const ResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, GROUP: 32 } as const
 
@@ -547,6 +549,42 @@ export class Admin {
         })
       }
     })
+  }
+
+  // ---- share groups (KIP-932): share-group-admin.ts ----------------------------------------------
+
+  /** Share groups of every broker (Kafka's listGroups(ListGroupsOptions.forShareGroups())), optionally in these states. */
+  listShareGroups(opts: { states?: readonly string[]; onUnreachable?: (broker: BrokerNode, err: Error) => void } = {}): Promise<ShareGroupListing[]> {
+    return this.cluster.withDeadline(() => shareGroups.listShareGroups(this.cluster, opts))
+  }
+
+  /** ShareGroupDescribe; a KafkaError (GROUP_ID_NOT_FOUND, ...) for the first group that cannot be described. */
+  describeShareGroups(groupIds: readonly string[]): Promise<ShareGroupDescription[]> {
+    return this.cluster.withDeadline(async () => {
+      const out: ShareGroupDescription[] = []
+      for (const groupId of groupIds) out.push(await shareGroups.describeShareGroup(this.cluster, groupId))
+      return out
+    })
+  }
+
+  /** Kafka's listShareGroupOffsets: start offsets and lag ('topic\0partition' -> info); tps null: every share-partition with state. */
+  describeShareGroupOffsets(groupId: string, tps: readonly { topic: string; partition: number }[] | null = null): Promise<Map<string, SharePartitionOffsetInfo>> {
+    return this.cluster.withDeadline(() => shareGroups.listShareGroupOffsets(this.cluster, groupId, tps))
+  }
+
+  /** Sets share-partitions' start offsets of an empty share group (NON_EMPTY_GROUP otherwise). */
+  alterShareGroupOffsets(groupId: string, offsets: readonly { topic: string; partition: number; offset: number }[]): Promise<void> {
+    return this.cluster.withDeadline(() => shareGroups.alterShareGroupOffsets(this.cluster, groupId, offsets))
+  }
+
+  /** Deletes whole topics' share-partition state of an empty share group: each topic's outcome (null: deleted). */
+  deleteShareGroupOffsets(groupId: string, topics: readonly string[]): Promise<Map<string, KafkaError | null>> {
+    return this.cluster.withDeadline(() => shareGroups.deleteShareGroupOffsets(this.cluster, groupId, topics))
+  }
+
+  /** Deletes empty share groups: each group's outcome (null: deleted). */
+  deleteShareGroups(groupIds: readonly string[]): Promise<Map<string, KafkaError | null>> {
+    return this.cluster.withDeadline(() => shareGroups.deleteShareGroups(this.cluster, groupIds))
   }
 
   /**

@@ -26,7 +26,7 @@ export const CLIENT_VERSIONS: ReadonlyMap<number, VersionRange> = new Map<number
   [ApiKey.LeaveGroup, { min: 0, max: 5 }],
   [ApiKey.SyncGroup, { min: 0, max: 5 }],
   [ApiKey.DescribeGroups, { min: 0, max: 5 }],
-  [ApiKey.ListGroups, { min: 0, max: 4 }],
+  [ApiKey.ListGroups, { min: 0, max: 5 }],
   [ApiKey.ApiVersions, { min: 0, max: 3 }],
   [ApiKey.CreateTopics, { min: 2, max: 7 }],
   [ApiKey.DeleteTopics, { min: 1, max: 6 }],
@@ -62,6 +62,11 @@ export const CLIENT_VERSIONS: ReadonlyMap<number, VersionRange> = new Map<number
   [ApiKey.ShareGroupHeartbeat, { min: 1, max: 1 }],
   [ApiKey.ShareFetch, { min: 1, max: 1 }],
   [ApiKey.ShareAcknowledge, { min: 1, max: 1 }],
+  // Share groups' admin APIs: ShareGroupDescribe v1 as the others; the offsets APIs v0, Kafka 4.1's.
+  [ApiKey.ShareGroupDescribe, { min: 1, max: 1 }],
+  [ApiKey.DescribeShareGroupOffsets, { min: 0, max: 0 }],
+  [ApiKey.AlterShareGroupOffsets, { min: 0, max: 0 }],
+  [ApiKey.DeleteShareGroupOffsets, { min: 0, max: 0 }],
 ])
 
 /** Highest version in both ranges, or a KafkaError(UNSUPPORTED_VERSION) naming the API. */

@@ -106,6 +106,7 @@ export function createDispatcher(services: BrokerServices, apiTable: ApiTable, o
       fetchSessions: services.fetchSessions,
       sharePartitions: services.sharePartitions,
       shareStates: services.shareStates,
+      shareGroupOffsets: services.shareGroupOffsets,
       control: services.control,
       scram: services.scram,
       quotas: services.quotas,

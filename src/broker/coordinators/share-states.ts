@@ -33,6 +33,7 @@ import * as Initialize from '../../protocol/messages/83-initialize-share-group-s
 import * as Read from '../../protocol/messages/84-read-share-group-state.gen.js'
 import * as Write from '../../protocol/messages/85-write-share-group-state.gen.js'
 import * as Delete from '../../protocol/messages/86-delete-share-group-state.gen.js'
+import * as Summary from '../../protocol/messages/87-read-share-group-state-summary.gen.js'
 import type { ShareGroupState, SharePersister, ShareStateKey } from '../../replication/share/share-state-persister.js'
 import type { TopicInfo } from '../../server/handlers/common/ports.js'
 import type { ShareStateCoordinatorService } from '../../server/handlers/common/ports.js'
@@ -45,6 +46,8 @@ export const PERSISTER_RETRY_MS = 30_000
 const RETRY_MIN_MS = 100
 const RETRY_MAX_MS = 2000
 const SHARE_STATE_VERSION = 0
+/** The leader epoch of the admin APIs' summary reads: above every leader's (int32 max). */
+const ADMIN_LEADER_EPOCH = 2147483647
 
 /** Owns the broker's ShareCoordinator: created with __share_group_state on first use, closed on stop. */
 export class ShareStateService extends InternalTopicService<ShareCoordinator> implements ShareStateCoordinatorService {
@@ -225,6 +228,28 @@ export class BrokerSharePersister implements SharePersister {
         return res.results.find((r) => r.topicId === k.topicId)?.partitions.find((x) => x.partition === k.partition) ?? { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: 'no answer for the share-partition' }
       },
     })
+  }
+
+  /**
+   * A share-partition's state epoch and start offset (start offset -1: never initialized), for the admin
+   * APIs (DescribeShareGroupOffsets, AlterShareGroupOffsets): ReadShareGroupStateSummary. Admin reads are
+   * no leader's, so they send the highest leader epoch, which no leader's fencing refuses and which the
+   * summary does not record. Throws KafkaError on a final error.
+   */
+  async readSummary(key: ShareStateKey): Promise<{ stateEpoch: number; startOffset: number }> {
+    const k = toKey(key)
+    const leaderEpoch = ADMIN_LEADER_EPOCH
+    const a = await this.#call(k, {
+      local: (c) => c.readSummary(k, leaderEpoch),
+      remote: async (conn) => {
+        const req = Summary.createReadShareGroupStateSummaryRequest({ groupId: k.groupId, topics: [Summary.createReadStateSummaryData({ topicId: k.topicId, partitions: [Summary.createPartitionData({ partition: k.partition, leaderEpoch })] })] })
+        const res = await conn.send(ApiKey.ReadShareGroupStateSummary, (w) => Summary.encodeReadShareGroupStateSummaryRequest(w, req, SHARE_STATE_VERSION), Summary.decodeReadShareGroupStateSummaryResponse, { version: SHARE_STATE_VERSION })
+        const p = res.results.find((r) => r.topicId === k.topicId)?.partitions.find((x) => x.partition === k.partition)
+        if (p === undefined) return { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: 'no answer for the share-partition', stateEpoch: 0, startOffset: -1 }
+        return { errorCode: p.errorCode, errorMessage: p.errorMessage, stateEpoch: p.stateEpoch, startOffset: Number(p.startOffset) }
+      },
+    })
+    return { stateEpoch: a.stateEpoch, startOffset: a.startOffset }
   }
 
   close(): void {

@@ -501,6 +501,18 @@ export class SharePartitionManager {
   }
 
   /**
+   * The share-partition's state was initialized again or deleted by an admin (AlterShareGroupOffsets,
+   * DeleteShareGroupOffsets, only for an empty group): the copy held here is dropped unsaved, so the next
+   * fetch loads the new state.
+   */
+  onStateReset(group: string, topicId: string, partition: number): void {
+    const e = this.#entries.get(`${group}\u0000${topicId}\u0000${partition}`)
+    if (e === undefined) return
+    this.#forget(e)
+    this.#wake(e.key)
+  }
+
+  /**
    * The replica manager's leadership listener: a partition this broker no longer leads drops its
    * share-partitions (saved first; their records' locks end with them, as on a leader change in Kafka).
    */

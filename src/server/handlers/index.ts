@@ -65,6 +65,9 @@ import { readShareGroupStateHandler } from './84-read-share-group-state.js'
 import { writeShareGroupStateHandler } from './85-write-share-group-state.js'
 import { deleteShareGroupStateHandler } from './86-delete-share-group-state.js'
 import { readShareGroupStateSummaryHandler } from './87-read-share-group-state-summary.js'
+import { describeShareGroupOffsetsHandler } from './90-describe-share-group-offsets.js'
+import { alterShareGroupOffsetsHandler } from './91-alter-share-group-offsets.js'
+import { deleteShareGroupOffsetsHandler } from './92-delete-share-group-offsets.js'
 
 export const HANDLERS: readonly AnyHandler[] = [
   produceHandler,
@@ -131,4 +134,7 @@ export const HANDLERS: readonly AnyHandler[] = [
   writeShareGroupStateHandler,
   deleteShareGroupStateHandler,
   readShareGroupStateSummaryHandler,
+  describeShareGroupOffsetsHandler,
+  alterShareGroupOffsetsHandler,
+  deleteShareGroupOffsetsHandler,
 ]

@@ -20,6 +20,7 @@ import type {
   TopicAdmin,
   TransactionCoordinatorService,
   ShareStateCoordinatorService,
+  ShareGroupOffsetsService,
 } from './ports.js'
 
 /** The broker as handlers see it: one narrow service per concern. */
@@ -49,6 +50,11 @@ export interface BrokerServices {
    * key type SHARE); without it those answer COORDINATOR_NOT_AVAILABLE.
    */
   shareStates?: ShareStateCoordinatorService
+  /**
+   * Share groups' offsets (KIP-932: DescribeShareGroupOffsets, AlterShareGroupOffsets,
+   * DeleteShareGroupOffsets); without it those answer COORDINATOR_NOT_AVAILABLE.
+   */
+  shareGroupOffsets?: ShareGroupOffsetsService
   /** The control plane: requests between the controller and this broker. */
   control: ControlPlaneService
   /** The authorizer (ACLs); allows everything when authorizer.class.name is empty. */

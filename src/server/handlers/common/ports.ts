@@ -442,6 +442,36 @@ export type { ShareStateBatch }
 /** The share coordinator over __share_group_state (KIP-932): durable share-partition state. */
 export type ShareStateCoordinatorService = CoordinatorService<ShareStateCoordinatorApi>
 
+/** A share-partition of a group, as the share-group offsets APIs name it. */
+export interface ShareOffsetRef {
+  topic: string
+  topicId: string
+  partition: number
+}
+
+/** One share-partition's answer: an error code, and for reads its start offset (-1: no state). */
+export interface ShareOffsetAnswer {
+  errorCode: number
+  errorMessage: string | null
+  /** The share-partition start offset; -1 when it was never initialized (or on an error). */
+  startOffset: number
+}
+
+/**
+ * The share-group offsets APIs' way to share-partition state (KIP-932: DescribeShareGroupOffsets,
+ * AlterShareGroupOffsets, DeleteShareGroupOffsets): the share coordinator of each share-partition, here
+ * or on another broker, as Kafka's group coordinator reaches it through the persister. One answer per
+ * share-partition, in order.
+ */
+export interface ShareGroupOffsetsService {
+  /** Each share-partition's start offset (ReadShareGroupStateSummary). */
+  startOffsets(group: string, parts: readonly ShareOffsetRef[]): Promise<ShareOffsetAnswer[]>
+  /** Initializes each share-partition again at its start offset with a new state epoch (no in-flight records). */
+  reset(group: string, parts: readonly (ShareOffsetRef & { startOffset: number })[]): Promise<ShareOffsetAnswer[]>
+  /** Deletes each share-partition's state. */
+  remove(group: string, parts: readonly ShareOffsetRef[]): Promise<ShareOffsetAnswer[]>
+}
+
 /** Producer ids for idempotent producers (InitProducerId without a transactional id). */
 export interface ProducerIdService {
   /** A new id, or with `current` (KIP-360) the same id with its epoch bumped. Throws KafkaError. */
