@@ -15,6 +15,7 @@ Commands:
   produce    Console producer: one record per input line              (kafka-console-producer)
   consume    Console consumer                                          (kafka-console-consumer)
   groups     List, describe, reset offsets of and delete groups       (kafka-consumer-groups)
+  share-groups  List, describe, reset offsets of and delete share groups (kafka-share-groups)
   configs    Describe and alter topic and broker configs              (kafka-configs)
   acls       Add, remove and list ACLs                                (kafka-acls)
   leader-election  Elect preferred or unclean partition leaders      (kafka-leader-election)
@@ -39,6 +40,7 @@ const COMMANDS: Record<string, (argv: readonly string[]) => Promise<number>> = {
   produce: async (argv) => (await import('./cli/produce.js')).runProduce(argv),
   consume: async (argv) => (await import('./cli/consume.js')).runConsume(argv),
   groups: async (argv) => (await import('./cli/groups.js')).runGroups(argv),
+  'share-groups': async (argv) => (await import('./cli/share-groups.js')).runShareGroups(argv),
   configs: async (argv) => (await import('./cli/configs.js')).runConfigs(argv),
   acls: async (argv) => (await import('./cli/acls.js')).runAcls(argv),
   'leader-election': async (argv) => (await import('./cli/leader-election.js')).runLeaderElection(argv),

@@ -74,7 +74,11 @@ export class ShareStateService extends InternalTopicService<ShareCoordinator> im
     const c = ports.config()
     const writer = new CoordinatorPartitionWriter(ports.partitions, SHARE_GROUP_STATE_TOPIC, c.getInt('share.coordinator.write.timeout.ms'))
     return new ShareCoordinator({
-      config: { stateTopicPartitions: topic.partitions, snapshotUpdateRecordsPerSnapshot: c.getInt('share.coordinator.snapshot.update.records.per.snapshot') },
+      config: {
+        stateTopicPartitions: topic.partitions,
+        snapshotUpdateRecordsPerSnapshot: c.getInt('share.coordinator.snapshot.update.records.per.snapshot'),
+        pruneIntervalMs: c.getInt('share.coordinator.state.topic.prune.interval.ms'),
+      },
       writer,
       clock: systemClock,
       log: ports.log,
