@@ -75,7 +75,7 @@ function skeinWrapper(binDir: string, bootstrap: string): void {
 # unless the command names a broker of its own (a block that starts one, as the secured cluster's walk-through).
 for arg in "$@"; do [ "$arg" = --bootstrap-server ] && exec "${process.execPath}" "${SKEIN_JS}" "$@"; done
 case "$1" in
-  topics|produce|consume|groups|configs|acls) exec "${process.execPath}" "${SKEIN_JS}" "$1" --bootstrap-server ${bootstrap} "\${@:2}" ;;
+  topics|produce|consume|groups|share-groups|configs|acls) exec "${process.execPath}" "${SKEIN_JS}" "$1" --bootstrap-server ${bootstrap} "\${@:2}" ;;
   perf) exec "${process.execPath}" "${SKEIN_JS}" perf "$2" --bootstrap-server ${bootstrap} "\${@:3}" ;;
   *) exec "${process.execPath}" "${SKEIN_JS}" "$@" ;;
 esac

@@ -15,6 +15,7 @@ export const DOC_PAGES = [
   'docs/connect.md',
   'docs/mirrormaker.md',
   'docs/library.md',
+  'docs/share-groups.md',
   'docs/streams.md',
   'docs/security.md',
   'docs/compatibility.md',
