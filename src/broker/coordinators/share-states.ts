@@ -3,8 +3,9 @@
 // share.coordinator.state.topic.num.partitions, .replication.factor, .min.isr and .segment.bytes, and
 // cleanup.policy=delete as Kafka creates it (KIP-932: a share-partition's ShareUpdates are laid over its
 // last ShareSnapshot, so compaction, which keeps only the last record of a key, would lose updates).
-// Kafka prunes the records below the oldest snapshot still needed; Skein does not yet, so the topic is
-// created with retention.ms=-1 (time-based retention would delete live state). Each partition is replayed
+// The coordinator deletes the records below the oldest snapshot still needed itself (every
+// share.coordinator.state.topic.prune.interval.ms, as Kafka's), so the topic is created with
+// retention.ms=-1: time-based retention would delete a quiet share-partition's live state. Each partition is replayed
 // when this broker becomes its leader and dropped when the leadership moves (internal-topic-service.ts).
 //
 // BrokerSharePersister is the share-partition manager's persister (replication/share/share-state-persister.ts,
