@@ -459,6 +459,8 @@ export const BROKER_CONFIGS: readonly BrokerConfigDef[] = [
     doc: 'Segment size of __share_group_state (its segment.bytes, so it has the same minimum; Kafka: 1).' }),
   def({ name: 'share.coordinator.snapshot.update.records.per.snapshot', type: 'int', default: 500, dynamic: 'read-only', validator: atLeast(0), validValues: '[0,...]',
     doc: 'ShareUpdate records the share coordinator writes for a share-partition before it writes its whole state again as a ShareSnapshot (so a load replays at most this many per snapshot).' }),
+  def({ name: 'share.coordinator.state.topic.prune.interval.ms', type: 'int', default: 300000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
+    doc: 'How often the share coordinator deletes the records of __share_group_state that no share-partition needs any more (those before the oldest last snapshot).' }),
   def({ name: 'share.coordinator.write.timeout.ms', type: 'int', default: 5000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]',
     doc: 'How long a write to __share_group_state may wait for the in-sync replicas.' }),
   def({ name: 'transaction.max.timeout.ms', type: 'int', default: 900000, dynamic: 'read-only', validator: atLeast(1), validValues: '[1,...]', doc: 'Largest transaction timeout a producer may ask for.' }),

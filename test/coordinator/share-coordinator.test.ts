@@ -165,6 +165,56 @@ describe('share coordinator', () => {
   })
 })
 
+describe('share coordinator pruning (share.coordinator.state.topic.prune.interval.ms)', () => {
+  const KEY2 = { ...KEY, groupId: 'g2' }
+
+  async function pruning(writer = new InMemoryPartitionWriter()): Promise<{ c: ShareCoordinator; clock: ManualClock; writer: InMemoryPartitionWriter }> {
+    const clock = new ManualClock(0)
+    const c = new ShareCoordinator({ config: { stateTopicPartitions: 1, snapshotUpdateRecordsPerSnapshot: 2, pruneIntervalMs: 1000 }, writer, clock, log: quietLog })
+    await c.runtime.load(0)
+    return { c, clock, writer }
+  }
+
+  async function tick(c: ShareCoordinator, clock: ManualClock): Promise<void> {
+    clock.advance(1000)
+    await c.runtime.idle()
+    // The deletion itself settles after the timer's operation.
+    for (let i = 0; i < 5; i++) await Promise.resolve()
+  }
+
+  it('deletes the records before the oldest last snapshot any share-partition needs; a replay gives the same state', async () => {
+    const { c, clock, writer } = await pruning()
+    const write = (k: typeof KEY, i: number) => c.write(k, { stateEpoch: 1, leaderEpoch: 0, startOffset: i, stateBatches: [{ firstOffset: i, lastOffset: i + 1, deliveryState: A, deliveryCount: i }] })
+    await write(KEY2, 0) // offset 0: KEY2's snapshot, never written again
+    for (let i = 0; i < 7; i++) await write(KEY, i) // offsets 1-7: snapshot 1, updates 2-3, snapshot 4, updates 5-6, snapshot 7
+    await tick(c, clock)
+    // KEY2 still needs offset 0: nothing goes.
+    expect(writer.logStart.get(0) ?? 0).toBe(0)
+
+    await c.write(KEY2, { stateEpoch: 1, leaderEpoch: 0, startOffset: 50, stateBatches: [] }) // offset 8: an update of KEY2
+    await c.write(KEY2, { stateEpoch: 1, leaderEpoch: 0, startOffset: 51, stateBatches: [] }) // 9
+    await c.write(KEY2, { stateEpoch: 1, leaderEpoch: 0, startOffset: 52, stateBatches: [] }) // 10: KEY2's new snapshot
+    await tick(c, clock)
+    // KEY needs 7 (its last snapshot), KEY2 10: the records before 7 go.
+    expect(writer.logStart.get(0)).toBe(7)
+    const before = [await c.runtime.read(0, (s) => s.state(KEY)), await c.runtime.read(0, (s) => s.state(KEY2))]
+    const replayed = await pruning(writer)
+    expect([await replayed.c.runtime.read(0, (s) => s.state(KEY)), await replayed.c.runtime.read(0, (s) => s.state(KEY2))]).toEqual(before)
+    expect(before[0]).toMatchObject({ startOffset: 6 })
+    expect(before[1]).toMatchObject({ startOffset: 52 })
+
+    // Both deleted: every record goes at the next interval, and a replay has no state.
+    await c.delete(KEY)
+    await c.delete(KEY2)
+    await tick(c, clock)
+    expect(writer.logStart.get(0)).toBe(15)
+    expect(writer.records(0)).toEqual([])
+    const empty = await pruning(writer)
+    expect(await empty.c.read(KEY, 0)).toMatchObject({ startOffset: -1 })
+    expect(await empty.c.runtime.read(0, (s) => s.size)).toBe(0)
+  })
+})
+
 describe('state batch combiner', () => {
   const b = (firstOffset: number, lastOffset: number, deliveryState: number, deliveryCount: number) => ({ firstOffset, lastOffset, deliveryState, deliveryCount })
 

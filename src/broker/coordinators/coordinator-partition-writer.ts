@@ -35,6 +35,13 @@ export class CoordinatorPartitionWriter implements PartitionWriter {
     if (res === undefined || !res.ok) throw new KafkaError((res?.ok === false ? res.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR) as ErrorCode, res?.ok === false ? res.message : 'no append result')
   }
 
+  /** Moves the partition's log start up to `offset` (DeleteRecords as its leader); the records before it go. */
+  async deleteRecordsBefore(partition: number, offset: number): Promise<void> {
+    if (this.partitions.deleteRecords === undefined) return
+    const [res] = await this.partitions.deleteRecords([{ topic: this.topic, partition, offset }])
+    if (res === undefined || !res.ok) throw new KafkaError((res?.ok === false ? res.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR) as ErrorCode, res?.ok === false ? res.message : 'no delete result')
+  }
+
   async read(partition: number, fromOffset: number): Promise<ReadChunk> {
     const { partitions, topic } = this
     let [res] = await partitions.read([{ topic, partition, offset: fromOffset, maxBytes: READ_CHUNK_BYTES, logEnd: true }])

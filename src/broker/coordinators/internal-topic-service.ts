@@ -26,7 +26,9 @@ export interface InternalTopicLookup {
 }
 
 /** What the coordinators' partition writer (coordinator-partition-writer.ts) appends and reads through. */
-export type CoordinatorPartitionAccess = Pick<PartitionService, 'appendAsLeader' | 'read' | 'listOffsets' | 'releaseLeases'>
+export type CoordinatorPartitionAccess = Pick<PartitionService, 'appendAsLeader' | 'read' | 'listOffsets' | 'releaseLeases'> &
+  /** For coordinators that prune their partitions (the share coordinator). */
+  Partial<Pick<PartitionService, 'deleteRecords'>>
 
 /** What an internal topic's service uses of the broker that composes it. */
 export interface InternalTopicPorts {

@@ -47,11 +47,18 @@ export interface PartitionWriter {
    * markers included (as records with `control` set).
    */
   read(partition: number, fromOffset: number): Promise<ReadChunk>
+  /**
+   * Deletes the records before `offset` (the partition's log start moves up to it): a coordinator prunes
+   * records its state no longer needs (the share coordinator's, below every share-partition's last snapshot).
+   */
+  deleteRecordsBefore?(partition: number, offset: number): Promise<void>
 }
 
 /** Partitions as arrays in memory. `failNextAppend` injects a write failure (tests of the error paths). */
 export class InMemoryPartitionWriter implements PartitionWriter {
   readonly partitions = new Map<number, StoredRecord[]>()
+  /** Each partition's log start (records before it deleted; a log keeps its offsets as indexes). */
+  readonly logStart = new Map<number, number>()
   /** The next append to any partition rejects with this code (once). */
   failNextAppend: ErrorCode | null = null
   /** Records returned per read call (small values exercise chunked loading). */
@@ -86,13 +93,21 @@ export class InMemoryPartitionWriter implements PartitionWriter {
   async read(partition: number, fromOffset: number): Promise<ReadChunk> {
     await Promise.resolve()
     const log = this.log(partition)
-    const records = log.slice(fromOffset, fromOffset + this.readChunkSize)
-    return { records, nextOffset: fromOffset + records.length, endOffset: log.length }
+    const from = Math.max(fromOffset, this.logStart.get(partition) ?? 0)
+    const records = log.slice(from, from + this.readChunkSize)
+    return { records, nextOffset: from + records.length, endOffset: log.length }
   }
 
-  /** Every record of a partition (tests compare replayed state with live state). */
+  async deleteRecordsBefore(partition: number, offset: number): Promise<void> {
+    await Promise.resolve()
+    const log = this.log(partition)
+    if (offset > log.length) throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `offset ${offset} is past the log end ${log.length}`)
+    this.logStart.set(partition, Math.max(offset, this.logStart.get(partition) ?? 0))
+  }
+
+  /** Every record of a partition from its log start (tests compare replayed state with live state). */
   records(partition: number): StoredRecord[] {
-    return [...this.log(partition)]
+    return this.log(partition).slice(this.logStart.get(partition) ?? 0)
   }
 
   private log(partition: number): StoredRecord[] {

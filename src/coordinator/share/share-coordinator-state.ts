@@ -11,6 +11,13 @@
 // new snapshot is the merged state, its snapshot epoch one higher); else a ShareUpdate. So a replay applies
 // at most that many updates on top of each snapshot.
 //
+// Pruning (Kafka's ShareCoordinatorOffsetsManager): a share-partition needs its records from its last
+// snapshot on (or from its first update when it has no snapshot), a deleted one none; every
+// share.coordinator.state.topic.prune.interval.ms the coordinator deletes the records before the lowest
+// offset any share-partition of the partition still needs (all of them when none has state), so the log,
+// and a load, hold about one snapshot and share.coordinator.snapshot.update.records.per.snapshot updates
+// per share-partition.
+//
 // Crash recovery: an operation is answered only after its record is appended with acks=all (the
 // partition's in-sync replicas have it), so no answered write is lost with a broker; a load replays the
 // partition from its log start, snapshots and updates in order (an update with no snapshot before it
@@ -83,6 +90,10 @@ export interface WriteParams {
 export interface ShareCoordinatorStateConfig {
   /** share.coordinator.snapshot.update.records.per.snapshot */
   snapshotUpdateRecordsPerSnapshot: number
+  /** share.coordinator.state.topic.prune.interval.ms; 0 or undefined: never prune. */
+  pruneIntervalMs?: number
+  /** Deletes the partition's records before an offset (the runtime's partition writer). */
+  prune?: (partition: number, offset: number) => Promise<void>
 }
 
 const SNAPSHOT_KEY_VERSION = 0
@@ -115,6 +126,12 @@ export class ShareCoordinatorState implements CoordinatorStateMachine {
   readonly #leaderEpochs = new Map<string, number>()
   /** ShareUpdates since the last ShareSnapshot, per share-partition. */
   readonly #updatesSinceSnapshot = new Map<string, number>()
+  /** The first offset each share-partition with state still needs (its last snapshot's, else its first update's). */
+  readonly #neededFrom = new Map<string, number>()
+  /** The offset after the last record replayed. */
+  #end = 0
+  /** The log start this state machine last pruned to. */
+  #prunedTo = 0
   skippedRecords = 0
 
   constructor(
@@ -140,7 +157,15 @@ export class ShareCoordinatorState implements CoordinatorStateMachine {
   // -------------------------------------------------------------------------------------------------
   // Replay
 
+  /** The offset before which no record is needed: the lowest any share-partition needs, else the end. */
+  redundantOffset(): number {
+    let min = this.#end
+    for (const o of this.#neededFrom.values()) if (o < min) min = o
+    return min
+  }
+
   replay(record: StoredRecord): void {
+    if (record.offset + 1 > this.#end) this.#end = record.offset + 1
     if (record.control !== undefined) return
     try {
       const key = recordCodec('share coordinator record key', () => decodeShareCoordinatorRecordKey(record.key))
@@ -163,6 +188,7 @@ export class ShareCoordinatorState implements CoordinatorStateMachine {
         })
         this.#raiseLeaderEpoch(k, value.leaderEpoch)
         this.#updatesSinceSnapshot.set(k, 0)
+        this.#neededFrom.set(k, record.offset)
         return
       }
       const { value } = recordCodec('ShareUpdateValue', () => decodeShareUpdateValueRecord(record.value!))
@@ -173,6 +199,7 @@ export class ShareCoordinatorState implements CoordinatorStateMachine {
       const current = this.#states.get(k)
       this.#raiseLeaderEpoch(k, value.leaderEpoch)
       this.#updatesSinceSnapshot.set(k, (this.#updatesSinceSnapshot.get(k) ?? 0) + 1)
+      if (!this.#neededFrom.has(k)) this.#neededFrom.set(k, record.offset)
       if (current === undefined) {
         // An update with no snapshot before it (it was deleted by retention): what it says is all there is.
         this.#states.set(k, { snapshotEpoch: value.snapshotEpoch, stateEpoch: DEFAULT_STATE_EPOCH, leaderEpoch: value.leaderEpoch, startOffset, stateBatches: combineStateBatches([], batches, startOffset) })
@@ -186,9 +213,33 @@ export class ShareCoordinatorState implements CoordinatorStateMachine {
     }
   }
 
-  onLoaded(): void {}
+  onLoaded(): void {
+    this.#schedulePrune()
+  }
 
   onUnloaded(): void {}
+
+  #schedulePrune(): void {
+    const { pruneIntervalMs, prune } = this.config
+    if (prune === undefined || pruneIntervalMs === undefined || pruneIntervalMs <= 0) return
+    this.ctx.timer.schedule('prune', pruneIntervalMs, (s) => {
+      s.#pruneNow(prune)
+      s.#schedulePrune()
+      return noRecords(undefined)
+    })
+  }
+
+  #pruneNow(prune: (partition: number, offset: number) => Promise<void>): void {
+    const offset = this.redundantOffset()
+    if (offset <= this.#prunedTo) return
+    const { partition } = this.ctx
+    prune(partition, offset).then(
+      () => {
+        if (offset > this.#prunedTo) this.#prunedTo = offset
+      },
+      (err: unknown) => this.ctx.log.warn({ partition, offset, err: (err as Error)?.message }, 'cannot prune __share_group_state; trying again at the next interval'),
+    )
+  }
 
   // -------------------------------------------------------------------------------------------------
   // Operations (each run by the runtime, in order, on the main thread)
@@ -304,6 +355,7 @@ export class ShareCoordinatorState implements CoordinatorStateMachine {
   }
 
   #forget(key: string): void {
+    this.#neededFrom.delete(key)
     this.#states.delete(key)
     this.#leaderEpochs.delete(key)
     this.#updatesSinceSnapshot.delete(key)

@@ -23,7 +23,12 @@ export interface ShareCoordinatorConfig {
   stateTopicPartitions: number
   /** share.coordinator.snapshot.update.records.per.snapshot */
   snapshotUpdateRecordsPerSnapshot: number
+  /** share.coordinator.state.topic.prune.interval.ms (default 5 minutes, Kafka's); 0: never prune. */
+  pruneIntervalMs?: number
 }
+
+/** Kafka's share.coordinator.state.topic.prune.interval.ms default. */
+export const DEFAULT_PRUNE_INTERVAL_MS = 5 * 60 * 1000
 
 export interface ShareCoordinatorOptions {
   config: ShareCoordinatorConfig
@@ -53,7 +58,11 @@ export class ShareCoordinator {
       writer: opts.writer,
       clock: opts.clock,
       log: opts.log,
-      newStateMachine: (ctx) => new ShareCoordinatorState(ctx, { snapshotUpdateRecordsPerSnapshot: opts.config.snapshotUpdateRecordsPerSnapshot }),
+      newStateMachine: (ctx) => new ShareCoordinatorState(ctx, {
+        snapshotUpdateRecordsPerSnapshot: opts.config.snapshotUpdateRecordsPerSnapshot,
+        pruneIntervalMs: opts.config.pruneIntervalMs ?? DEFAULT_PRUNE_INTERVAL_MS,
+        prune: opts.writer.deleteRecordsBefore === undefined ? undefined : (partition, offset) => opts.writer.deleteRecordsBefore!(partition, offset),
+      }),
     })
   }
 
