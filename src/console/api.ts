@@ -6,6 +6,7 @@ import { Consumer } from '../client/consumer.js'
 import type { ClientSecurity } from '../client/sasl.js'
 import type { Admin, ConfigEntry } from '../client/admin.js'
 import { tpKey } from '../client/offsets.js'
+import type { SharePartitionOffsetInfo } from '../client/share-group-admin.js'
 import { jsonNestedDeeperThan, tooDeepMessage, type BufferedRequest, type HttpServer } from '../http/index.js'
 import type { Logger } from '../observability/logger.js'
 import type { MetricsRegistry } from '../observability/metrics.js'
@@ -255,8 +256,39 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
       .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic.localeCompare(b.topic)))
   }
 
+  /**
+   * A share group (KIP-932) as the groups page shows it: its state, members and, per share-partition, the
+   * start offset and lag (the high watermark minus the start offset: the records not yet finished with,
+   * in flight included; the Kafka protocol gives no finer in-flight count to a client).
+   */
+  async function shareGroup(groupId: string) {
+    const [g] = await admin().describeShareGroups([groupId])
+    const offsets = await admin().describeShareGroupOffsets(groupId).catch(() => new Map<string, SharePartitionOffsetInfo>())
+    const partitions = [...offsets.values()]
+      .map((o) => ({ topic: o.topic, partition: o.partition, startOffset: o.startOffset, lag: o.lag }))
+      .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic.localeCompare(b.topic)))
+    return {
+      groupId,
+      state: g!.state,
+      protocolType: 'share',
+      protocol: g!.assignor,
+      members: g!.members.map((m) => ({ memberId: m.memberId, clientId: m.clientId, host: m.clientHost, assignment: m.assignment })),
+      partitions,
+      lag: partitions.reduce((n, p) => n + (p.lag ?? 0), 0),
+    }
+  }
+
   route('GET', '/groups', async () => {
-    const listed = await admin().listGroups()
+    const all = await admin().listGroups()
+    const shares = all.filter((g) => g.protocolType === 'share')
+    const listed = all.filter((g) => g.protocolType !== 'share')
+    const shareRows = await Promise.all(
+      shares.map(async (l) => {
+        const g = await shareGroup(l.groupId).catch(() => null)
+        if (g === null) return { groupId: l.groupId, state: l.state, protocolType: 'share', members: 0, topics: [], lag: 0 }
+        return { groupId: g.groupId, state: g.state, protocolType: 'share', members: g.members.length, topics: [...new Set(g.partitions.map((p) => p.topic))], lag: g.lag }
+      }),
+    )
     const described = listed.length === 0 ? [] : await admin().describeGroups(listed.map((g) => g.groupId))
     const rows = await Promise.all(
       described.map(async (g) => {
@@ -271,11 +303,12 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
         }
       }),
     )
-    return { body: rows.sort((a, b) => a.groupId.localeCompare(b.groupId)) }
+    return { body: [...rows, ...shareRows].sort((a, b) => a.groupId.localeCompare(b.groupId)) }
   })
 
   route('GET', '/groups/:group', async (req) => {
     const groupId = req.params.group!
+    if ((await admin().listGroups()).some((g) => g.groupId === groupId && g.protocolType === 'share')) return { body: await shareGroup(groupId) }
     const [g] = await admin().describeGroups([groupId])
     const lag = await groupLag(groupId)
     if (g === undefined || (g.state === 'Dead' && lag.length === 0)) throw notFound(`Consumer group ${groupId}`)

@@ -4,7 +4,7 @@
 // broker's metrics; Confluent error bodies for bad input; assets compressed and cached by ETag.
 import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Admin, Consumer, Producer } from '../../src/client/index.js'
+import { Admin, Consumer, Producer, ShareConsumer } from '../../src/client/index.js'
 import { call } from '../rest/helpers.js'
 import { startWebFront, type WebFrontSetup } from './helpers.js'
 
@@ -135,6 +135,32 @@ describe('console API', () => {
       await consumer.close()
     }
     expect((await call(web.base, 'GET', '/console/api/groups/no-such-group')).status).toBe(404)
+  })
+
+  it('share groups (KIP-932): state, members, start offset and lag per share-partition', async () => {
+    await admin.createTopics([{ name: 'shared-jobs', numPartitions: 1 }])
+    const producer = new Producer({ bootstrapServers: web.broker.bootstrap, lingerMs: 0 })
+    await producer.sendBatch(Array.from({ length: 5 }, (_, i) => ({ topic: 'shared-jobs', partition: 0, value: `j${i}` })))
+    await producer.close()
+    await admin.alterConfigs({ type: 'group', name: 'console-share' }, [{ op: 'set', name: 'share.auto.offset.reset', value: 'earliest' }])
+    const worker = new ShareConsumer({ bootstrapServers: web.broker.bootstrap, groupId: 'console-share', clientId: 'console-worker' })
+    worker.subscribe(['shared-jobs'])
+    try {
+      let got = 0
+      const deadline = Date.now() + 15_000
+      while (got < 5 && Date.now() < deadline) got += (await worker.poll(300)).length
+      await worker.commitSync()
+      const groups = await call(web.base, 'GET', '/console/api/groups')
+      expect(groups.body.find((g: { groupId: string }) => g.groupId === 'console-share')).toEqual({ groupId: 'console-share', state: 'Stable', protocolType: 'share', members: 1, topics: ['shared-jobs'], lag: 0 })
+      const g = await call(web.base, 'GET', '/console/api/groups/console-share')
+      expect(g.body).toMatchObject({ state: 'Stable', protocolType: 'share', protocol: 'simple', partitions: [{ topic: 'shared-jobs', partition: 0, startOffset: 5, lag: 0 }], lag: 0 })
+      expect(g.body.members).toEqual([{ memberId: expect.any(String), clientId: 'console-worker', host: expect.any(String), assignment: [{ topic: 'shared-jobs', partition: 0 }] }])
+    } finally {
+      await worker.close()
+    }
+    await admin.alterShareGroupOffsets('console-share', [{ topic: 'shared-jobs', partition: 0, offset: 1 }])
+    const after = await call(web.base, 'GET', '/console/api/groups/console-share')
+    expect(after.body).toMatchObject({ state: 'Empty', members: [], partitions: [{ topic: 'shared-jobs', partition: 0, startOffset: 1, lag: 4 }], lag: 4 })
   })
 
   it("throughput: cumulative records and bytes in and out from the broker's metrics", async () => {

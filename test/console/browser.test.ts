@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Consumer, Producer } from '../../src/client/index.js'
+import { Consumer, Producer, ShareConsumer } from '../../src/client/index.js'
 import { skein } from '../cli/helpers.js'
 import { freePort, REPO_ROOT, startBrokerProcess, type BrokerProcess } from '../harness/broker.js'
 
@@ -193,6 +193,30 @@ describe('web console in headless Chromium', () => {
       expect(await page.isVisible('#lag-chart')).toBe(true)
     } finally {
       await consumer.close()
+    }
+  })
+
+  it('share groups (KIP-932): listed with the consumer groups, a group with its start offset and lag per share-partition', async () => {
+    const producer = new Producer({ bootstrapServers: broker.bootstrap, lingerMs: 0 })
+    await producer.sendBatch(Array.from({ length: 4 }, (_, i) => ({ topic: 'ui-made', partition: 0, value: `s${i}` })))
+    await producer.close()
+    expect((await skein(['configs', '--bootstrap-server', broker.bootstrap, '--entity-type', 'groups', '--entity-name', 'ui-share', '--alter', '--add-config', 'share.auto.offset.reset=earliest'])).code).toBe(0)
+    const worker = new ShareConsumer({ bootstrapServers: broker.bootstrap, groupId: 'ui-share', clientId: 'ui-worker' })
+    worker.subscribe(['ui-made'])
+    try {
+      const deadline = Date.now() + 15_000
+      while ((await worker.poll(300)).length === 0 && Date.now() < deadline);
+      await worker.commitSync()
+      await show('#/groups', '#groups tbody tr', 'groups-share')
+      const list = await page.textContent('#groups')
+      expect(list).toContain('ui-share')
+      expect(list).toContain('share')
+      await show('#/groups/ui-share', '#lag tbody tr', 'share-group')
+      expect(await page.textContent('#lag')).toContain('Start offset')
+      expect(await page.textContent('#lag')).toContain('ui-made')
+      expect(await page.textContent('#members')).toContain('ui-worker')
+    } finally {
+      await worker.close()
     }
   })
 

@@ -419,7 +419,7 @@ async function groups() {
           ? '<tr><td colspan="5" class="empty">No consumer groups yet.</td></tr>'
           : list
               .map(
-                (g) => `<tr><td><a href="#/groups/${encodeURIComponent(g.groupId)}">${esc(g.groupId)}</a></td><td>${stateHtml(g.state)}</td><td class="num">${fmtInt(g.members)}</td>
+                (g) => `<tr><td><a href="#/groups/${encodeURIComponent(g.groupId)}">${esc(g.groupId)}</a>${g.protocolType === 'share' ? ' <span class="pill grey">share</span>' : ''}</td><td>${stateHtml(g.state)}</td><td class="num">${fmtInt(g.members)}</td>
           <td>${g.topics.map((t) => `<a href="#/topics/${encodeURIComponent(t)}">${esc(t)}</a>`).join(', ')}</td><td class="num">${fmtInt(g.lag)}</td></tr>`,
               )
               .join('')
@@ -461,7 +461,7 @@ async function group(id) {
     </div>
     <div class="card"><h2>Lag over time</h2><canvas class="chart" id="lag-chart"></canvas><div id="lag-legend"></div></div>
     <div class="card tight"><h2>Lag per partition</h2><table id="lag">
-      <thead><tr><th>Topic</th><th class="num">Partition</th><th class="num">Committed offset</th><th class="num">End offset</th><th class="num">Lag</th><th>Consumer</th></tr></thead>
+      <thead><tr><th>Topic</th><th class="num">Partition</th><th class="num">${g.protocolType === 'share' ? 'Start offset' : 'Committed offset'}</th><th class="num">End offset</th><th class="num">Lag</th><th>Consumer</th></tr></thead>
       <tbody></tbody></table></div>
     <div class="card tight"><h2>Members</h2><table id="members">
       <thead><tr><th>Client id</th><th>Host</th><th>Member id</th><th>Assigned partitions</th></tr></thead>
@@ -477,7 +477,7 @@ async function group(id) {
       g.partitions.length === 0
         ? '<tr><td colspan="6" class="empty">No committed offsets.</td></tr>'
         : g.partitions
-            .map((p) => `<tr><td><a href="#/topics/${encodeURIComponent(p.topic)}">${esc(p.topic)}</a></td><td class="num">${p.partition}</td><td class="num">${fmtInt(p.committed)}</td><td class="num">${fmtInt(p.endOffset)}</td><td class="num">${fmtInt(p.lag)}</td><td>${esc(p.owner ?? '–')}</td></tr>`)
+            .map((p) => `<tr><td><a href="#/topics/${encodeURIComponent(p.topic)}">${esc(p.topic)}</a></td><td class="num">${p.partition}</td><td class="num">${fmtInt(p.committed ?? p.startOffset)}</td><td class="num">${p.endOffset === undefined ? '–' : fmtInt(p.endOffset)}</td><td class="num">${fmtInt(p.lag)}</td><td>${esc(p.owner ?? '–')}</td></tr>`)
             .join('')
     document.getElementById('total-lag').textContent = fmtInt(g.lag)
     draw(g)
