@@ -3,6 +3,7 @@
 import { expect } from 'vitest'
 import * as ShareAcknowledge from '../../src/protocol/messages/79-share-acknowledge.gen.js'
 import * as ShareFetch from '../../src/protocol/messages/78-share-fetch.gen.js'
+import * as ShareGroupHeartbeat from '../../src/protocol/messages/76-share-group-heartbeat.gen.js'
 import { decodeAllRecords, type RawClient } from '../harness/index.js'
 
 export const ACCEPT = 1
@@ -83,4 +84,24 @@ export function acquiredOf(p: ShareFetch.PartitionData): Map<number, number> {
     for (const o of out.keys()) expect(sent.has(o), `record ${o} sent`).toBe(true)
   }
   return out
+}
+
+/**
+ * Joins a share group (ShareGroupHeartbeat v1, epoch 0) subscribed to `topic`, and heartbeats until the
+ * member is assigned a partition of it: the group coordinator initializes the share-partitions it
+ * assigns (as Kafka 4.1's does), which a share-partition leader may require before it serves them.
+ */
+export async function joinShareGroup(client: RawClient, group: string, member: string, topic: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  let epoch = 0
+  for (;;) {
+    const req = ShareGroupHeartbeat.createShareGroupHeartbeatRequest({ groupId: group, memberId: member, memberEpoch: epoch, subscribedTopicNames: [topic] })
+    const res = await client.call(76, 1, (w) => ShareGroupHeartbeat.encodeShareGroupHeartbeatRequest(w, req, 1), ShareGroupHeartbeat.decodeShareGroupHeartbeatResponse, 30_000)
+    if (res.errorCode === 0) {
+      epoch = res.memberEpoch
+      if ((res.assignment?.topicPartitions ?? []).some((t) => t.partitions.length > 0)) return
+    }
+    if (Date.now() > deadline) throw new Error(`no assignment for ${member} in ${group} within ${timeoutMs} ms (error ${res.errorCode})`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
 }

@@ -11,7 +11,7 @@ import * as FindCoordinator from '../../src/protocol/messages/10-find-coordinato
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
 import { batchOf, startCluster, type ClusterBroker, type RawClient, type TestCluster } from '../harness/index.js'
 import { partitionsOf, until } from '../harness/cluster-views.js'
-import { ACCEPT, REJECT, RELEASE, ShareSessionClient, acquiredOf, partitionOf } from './share-raw.js'
+import { ACCEPT, REJECT, RELEASE, ShareSessionClient, acquiredOf, joinShareGroup, partitionOf } from './share-raw.js'
 
 const TOPIC = 'failover-share'
 const STATE_TOPIC = '__share_group_state'
@@ -22,7 +22,7 @@ let cluster: TestCluster
 beforeAll(async () => {
   cluster = await startCluster({
     overrides: [
-      'min.insync.replicas=2', 'replica.lag.time.max.ms=3000', 'replica.fetch.backoff.ms=200',
+      'min.insync.replicas=2', 'replica.lag.time.max.ms=3000', 'replica.fetch.backoff.ms=200', 'offsets.topic.replication.factor=3', 'offsets.topic.num.partitions=3',
       `share.coordinator.state.topic.num.partitions=${STATE_PARTITIONS}`, 'share.coordinator.state.topic.replication.factor=3', 'share.coordinator.state.topic.min.isr=2',
     ],
   })
@@ -39,6 +39,34 @@ async function findShareCoordinator(c: RawClient, key: string): Promise<FindCoor
   return res.coordinators[0]!
 }
 
+/** Joins the share group at its group coordinator (found with FindCoordinator through a live broker). */
+async function join(group: string, member: string): Promise<void> {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    const via = cluster.brokers.find((b) => b.alive())!
+    const c = await via.client()
+    try {
+      const req = FindCoordinator.createFindCoordinatorRequest({ keyType: 0, coordinatorKeys: [group] })
+      const [found] = (await c.call(10, 4, (w) => FindCoordinator.encodeFindCoordinatorRequest(w, req, 4), FindCoordinator.decodeFindCoordinatorResponse, 40_000)).coordinators
+      if (found !== undefined && found.errorCode === 0 && cluster.broker(found.nodeId).alive()) {
+        const coordinator = await cluster.broker(found.nodeId).client()
+        try {
+          await joinShareGroup(coordinator, group, member, TOPIC, 10_000)
+          return
+        } catch (err) {
+          if (Date.now() > deadline) throw err
+        } finally {
+          coordinator.close()
+        }
+      }
+    } finally {
+      c.close()
+    }
+    if (Date.now() > deadline) throw new Error(`${member} cannot join ${group}`)
+    await new Promise((r) => setTimeout(r, 300))
+  }
+}
+
 /** Fetches from `s` until it answers records (a new leader may first answer NOT_LEADER_OR_FOLLOWER). */
 async function fetchUntilRecords(s: ShareSessionClient, timeoutMs = 60_000): Promise<Map<number, number>> {
   const deadline = Date.now() + timeoutMs
@@ -53,6 +81,17 @@ async function fetchUntilRecords(s: ShareSessionClient, timeoutMs = 60_000): Pro
     last = `top-level ${res.errorCode}, partition ${p?.errorCode}`
     if (Date.now() > deadline) throw new Error(`no records within ${timeoutMs} ms (${last})`)
     if (res.errorCode !== 0) s.epoch = 0
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+/** The first fetch, which makes the share-partition (retried while the new topic's partition is not served yet). */
+async function initialize(s: ShareSessionClient): Promise<void> {
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    const code = partitionOf(await s.fetch({ maxWaitMs: 0, minBytes: 0 }))?.errorCode
+    if (code === 0) return
+    if (Date.now() > deadline) throw new Error(`the share-partition answers error ${code}`)
     await new Promise((r) => setTimeout(r, 100))
   }
 }
@@ -91,7 +130,8 @@ describe('share-partition state when the partition leader dies (three brokers, Z
       leaderClient = await leader.client()
       const a = new ShareSessionClient(leaderClient, group!, 'member-a', topicId)
       // The first fetch makes the share-partition at the log end (0); then ten records, acks=all.
-      expect(partitionOf(await a.fetch({ maxWaitMs: 0, minBytes: 0 }))?.errorCode).toBe(0)
+      await join(group!, 'member-a')
+      await initialize(a)
       for (let b = 0; b < 5; b++) {
         const res = await leaderClient.produce(TOPIC, 0, batchOf([{ value: Buffer.from(`v${2 * b}`) }, { value: Buffer.from(`v${2 * b + 1}`) }]), -1)
         expect(res.errorCode).toBe(0)
@@ -113,6 +153,7 @@ describe('share-partition state when the partition leader dies (three brokers, Z
       expect(moved.epoch).toBeGreaterThan(view.epoch)
       const newLeader: ClusterBroker = cluster.broker(moved.leader)
       newLeaderClient = await newLeader.client()
+      await join(group!, 'member-b')
       const b = new ShareSessionClient(newLeaderClient, group!, 'member-b', topicId)
       // A new leader's high watermark catches up with its log once the followers fetch from it: the
       // records come in one or more answers.

@@ -14,12 +14,15 @@ import * as Read from '../../src/protocol/messages/84-read-share-group-state.gen
 import * as Write from '../../src/protocol/messages/85-write-share-group-state.gen.js'
 import * as Summary from '../../src/protocol/messages/87-read-share-group-state-summary.gen.js'
 import { RawClient, batchOf, startBrokerProcess, type BrokerProcess } from '../harness/index.js'
-import { ACCEPT, REJECT, RELEASE, ShareSessionClient, acquiredOf, partitionOf } from './share-raw.js'
+import { ACCEPT, REJECT, RELEASE, ShareSessionClient, acquiredOf, joinShareGroup, partitionOf } from './share-raw.js'
 
 const TOPIC = 'durable-share'
 const GROUP = 'durable-group'
 const STATE_PARTITIONS = 5
-const OVERRIDES = [`share.coordinator.state.topic.num.partitions=${STATE_PARTITIONS}`, 'share.coordinator.snapshot.update.records.per.snapshot=3']
+const OVERRIDES = [
+  `share.coordinator.state.topic.num.partitions=${STATE_PARTITIONS}`, 'share.coordinator.snapshot.update.records.per.snapshot=3',
+  'share.coordinator.state.topic.prune.interval.ms=300',
+]
 
 let proc: BrokerProcess
 let raw: RawClient
@@ -56,6 +59,17 @@ async function fetchUntilRecords(s: ShareSessionClient, timeoutMs = 40_000): Pro
   }
 }
 
+/** The first fetch, which makes the share-partition (retried while the new topic's partition is not served yet). */
+async function initialize(s: ShareSessionClient): Promise<void> {
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    const code = partitionOf(await s.fetch({ maxWaitMs: 0, minBytes: 0 }))?.errorCode
+    if (code === 0) return
+    if (Date.now() > deadline) throw new Error(`the share-partition answers error ${code}\n${proc.output().slice(-4000)}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
 describe('share-partition state across a SIGKILL of the broker', () => {
   it('acknowledged records are never delivered again, the others are, with their delivery counts', async () => {
     expect((await raw.createTopic(TOPIC, 1)).errorCode).toBe(0)
@@ -64,7 +78,8 @@ describe('share-partition state across a SIGKILL of the broker', () => {
 
     // The first fetch makes the share-partition, starting at the end (share.auto.offset.reset=latest): 0.
     const a = new ShareSessionClient(raw, GROUP, 'member-a', topicId)
-    expect(partitionOf(await a.fetch({ maxWaitMs: 0, minBytes: 0 }))?.errorCode).toBe(0)
+    await joinShareGroup(raw, GROUP, 'member-a', TOPIC)
+    await initialize(a)
     for (let b = 0; b < 5; b++) {
       const res = await raw.produce(TOPIC, 0, batchOf([{ value: Buffer.from(`v${2 * b}`) }, { value: Buffer.from(`v${2 * b + 1}`) }]))
       expect(res.errorCode).toBe(0)
@@ -86,12 +101,24 @@ describe('share-partition state across a SIGKILL of the broker', () => {
     expect(kept.startOffset).toBe(4n)
     expect(kept.stateBatches.map((b) => [Number(b.firstOffset), Number(b.lastOffset), b.deliveryState, b.deliveryCount])).toEqual([[4, 5, 0, 2], [6, 9, 0, 1]])
 
+    // Five writes of the share-partition: a snapshot, three updates, a snapshot; the coordinator prunes
+    // its partition up to that last snapshot, so the restart replays it and nothing before it.
+    const statePartition = shareStatePartition(`${GROUP}:${topicId}:0`, STATE_PARTITIONS)
+    const deadline = Date.now() + 20_000
+    let logStart = 0n
+    while (logStart === 0n && Date.now() < deadline) {
+      logStart = (await raw.listOffset('__share_group_state', statePartition, -2n)).offset
+      if (logStart === 0n) await new Promise((r) => setTimeout(r, 100))
+    }
+    expect(logStart).toBeGreaterThan(0n)
+
     // The acknowledgements were answered: the broker dies now, holding 6-9 for member-a.
     expect(await proc.kill('SIGKILL')).toBe('SIGKILL')
     raw.close()
     proc = await startBrokerProcess({ dataDir: proc.dataDir, port: proc.port, overrides: OVERRIDES })
     raw = await RawClient.connect(proc.host, proc.port)
 
+    await joinShareGroup(raw, GROUP, 'member-b', TOPIC)
     const b = new ShareSessionClient(raw, GROUP, 'member-b', topicId)
     const after = await fetchUntilRecords(b)
     // No accepted (0-2) or rejected (3) record again; the released ones on their third delivery, the held
