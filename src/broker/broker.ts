@@ -40,6 +40,7 @@ import { ApiTable } from '../server/api-table.js'
 import { ReplicaManager } from '../replication/replica-manager.js'
 import { ReplicationQuota } from '../replication/replication-quota.js'
 import { SharePartitionManager } from '../replication/share/share-partition-manager.js'
+import { BrokerShareGroupStates } from './coordinators/share-group-states.js'
 import { BrokerSharePersister, ShareStateService } from './coordinators/share-states.js'
 import { BrokerShareGroupOffsets } from './coordinators/share-group-offsets.js'
 import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
@@ -98,6 +99,7 @@ export class Broker {
   /** The share coordinator (durable share-partition state over __share_group_state, KIP-932). */
   readonly shareStates: ShareStateService
   readonly #sharePersister: BrokerSharePersister
+  readonly #shareGroupStates: BrokerShareGroupStates
   /**
    * This broker's side of the control plane: what the controller's LeaderAndIsr, UpdateMetadata and
    * StopReplica do here, and who answers AlterPartition / ControlledShutdown.
@@ -284,7 +286,8 @@ export class Broker {
     // The coordinators' services get what they use of the broker, not the broker (which would be a cycle).
     this.groupConfigs = new GroupConfigService(store, () => this.config, log)
     const internalTopicPorts = { config: () => this.config, log, topics: this.topics, partitions: this.partitions }
-    this.groups = new GroupService({ ...internalTopicPorts, groupConfigs: this.groupConfigs })
+    this.#shareGroupStates = new BrokerShareGroupStates(() => this.#sharePersister, this.metadata, () => this.sharePartitions)
+    this.groups = new GroupService({ ...internalTopicPorts, groupConfigs: this.groupConfigs, shareStates: this.#shareGroupStates })
     this.transactions = new TransactionService({
       ...internalTopicPorts,
       nodeId,
@@ -316,7 +319,12 @@ export class Broker {
         fetchSessions: this.fetchSessions,
         sharePartitions: this.sharePartitions,
         shareStates: this.shareStates,
-        shareGroupOffsets: new BrokerShareGroupOffsets(this.#sharePersister, this.sharePartitions),
+        shareGroupOffsets: new BrokerShareGroupOffsets({
+          readSummary: (key) => this.#sharePersister.readSummary(key),
+          initializeState: (key, stateEpoch, startOffset) => this.#sharePersister.initializeState(key, stateEpoch, startOffset),
+          // A deleted state is initialized again at the group's next heartbeat.
+          deleteState: (key) => this.#sharePersister.deleteState(key).then(() => this.#shareGroupStates.forget(key.group, key.topicId, key.partition)),
+        }, this.sharePartitions),
         control: this.controlPlane.network,
         scram: new ScramCredentialService(store),
         quotas: this.clientQuotas,

@@ -12,6 +12,7 @@ import * as DeleteTopics from '../../src/protocol/messages/20-delete-topics.gen.
 import * as InitProducerId from '../../src/protocol/messages/22-init-producer-id.gen.js'
 import * as ShareAcknowledge from '../../src/protocol/messages/79-share-acknowledge.gen.js'
 import * as ShareFetch from '../../src/protocol/messages/78-share-fetch.gen.js'
+import * as ShareGroupHeartbeat from '../../src/protocol/messages/76-share-group-heartbeat.gen.js'
 import { RawClient, batchOf, decodeAllRecords, runOk, startTestBroker, type TestBroker } from '../harness/index.js'
 
 const ACCEPT = 1
@@ -31,6 +32,11 @@ afterAll(async () => {
   await tb?.stop()
 })
 
+/** Topic id -> name, of the topics the tests made. */
+const topicNames = new Map<string, string>()
+/** group\0member\0topic id of the members that joined by ShareGroupHeartbeat. */
+const joined = new Set<string>()
+
 /** Creates a topic and answers its id. */
 async function topicWithId(name: string, partitions = 1): Promise<string> {
   const created = await raw.createTopic(name, partitions)
@@ -38,7 +44,23 @@ async function topicWithId(name: string, partitions = 1): Promise<string> {
   const md = await raw.metadata([name], false, 12)
   const id = md.topics[0]!.topicId
   expect(id).not.toBe('AAAAAAAAAAAAAAAAAAAAAA')
+  topicNames.set(id, name)
   return id
+}
+
+/**
+ * The member joins the share group subscribed to the topic (ShareGroupHeartbeat, epoch 0), as a share
+ * consumer does before it fetches: the group coordinator initializes the state of the partitions it
+ * assigns, and the leader serves no other share-partition.
+ */
+async function join(groupId: string, memberId: string, topicId: string, client = raw): Promise<void> {
+  const name = topicNames.get(topicId)
+  const k = `${groupId}\u0000${memberId}\u0000${topicId}`
+  if (name === undefined || joined.has(k)) return
+  const body = ShareGroupHeartbeat.createShareGroupHeartbeatRequest({ groupId, memberId, memberEpoch: 0, subscribedTopicNames: [name] })
+  const res = await client.call(76, 1, (w) => ShareGroupHeartbeat.encodeShareGroupHeartbeatRequest(w, body, 1), ShareGroupHeartbeat.decodeShareGroupHeartbeatResponse)
+  // Refused (no Read on the group, say): the fetch then gets its own answer.
+  if (res.errorCode === 0) joined.add(k)
 }
 
 /** Produces with kcat, one run per call: each call's values land in batches of their own. */
@@ -74,6 +96,7 @@ function ackBatches(acks: Acks | undefined): ShareFetch.AcknowledgementBatch[] {
 }
 
 async function shareFetch(o: FetchOpts, client = raw): Promise<ShareFetch.ShareFetchResponse> {
+  if (o.epoch === 0 && o.topicId !== undefined) await join(o.group, o.member, o.topicId, client)
   const req = ShareFetch.createShareFetchRequest({
     groupId: o.group,
     memberId: o.member,
@@ -411,6 +434,8 @@ describe('ShareFetch and ShareAcknowledge', () => {
     const newId = await topicWithId(name)
     expect(newId).not.toBe(oldId)
     await produce(name, ['new-0'])
+    // The member's next heartbeat is assigned the topic made again (its state initialized then).
+    await join(g, 'a', newId)
     const fresh = part(await shareFetch({ group: g, member: 'a', epoch: 2, topicId: newId, maxWaitMs: 2000 }))
     expect([...acquired(fresh).entries()]).toEqual([[0, 1]])
   })
@@ -487,6 +512,8 @@ describe('share fetch authorization', () => {
     const md = await admin.metadata(['sf-open', 'sf-secret'], false, 12)
     openId = md.topics.find((t) => t.name === 'sf-open')!.topicId
     secretId = md.topics.find((t) => t.name === 'sf-secret')!.topicId
+    topicNames.set(openId, 'sf-open')
+    topicNames.set(secretId, 'sf-secret')
     const allow = (resourceType: number, resourceName: string): CreateAcls.AclCreation =>
       CreateAcls.createAclCreation({ resourceType, resourceName, resourcePatternType: PatternType.LITERAL, principal: 'User:bob', host: '*', operation: AclOperation.READ, permissionType: AclPermission.ALLOW })
     const created = await admin.call(30, 3, (w) => CreateAcls.encodeCreateAclsRequest(w, CreateAcls.createCreateAclsRequest({ creations: [allow(ResourceType.GROUP, 'sf-bob'), allow(ResourceType.TOPIC, 'sf-open')] }), 3), CreateAcls.decodeCreateAclsResponse)

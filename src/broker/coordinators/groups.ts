@@ -5,7 +5,7 @@
 // (coordinator-partition-writer.ts); and the topics port answers partition counts and offsets for
 // commits and lag. When the topic already exists at startup, every partition is replayed in the
 // background (group requests meanwhile get COORDINATOR_LOAD_IN_PROGRESS).
-import { GroupCoordinator } from '../../coordinator/group/group-coordinator.js'
+import { GroupCoordinator, type ShareGroupStatePort } from '../../coordinator/group/group-coordinator.js'
 import { assignorName } from '../../coordinator/group/server-assignors.js'
 import type { GroupCoordinatorConfig, TopicsView } from '../../coordinator/group/types.js'
 import { systemClock } from '../../coordinator/runtime/clock.js'
@@ -23,6 +23,8 @@ export interface GroupServicePorts extends InternalTopicPorts {
   readonly partitions: InternalTopicPorts['partitions'] & Pick<ReplicaManager, 'states'>
   /** Group configs: {consumer,share}.session.timeout.ms and {consumer,share}.heartbeat.interval.ms of a group override the broker's. */
   readonly groupConfigs?: Pick<GroupConfigAdmin, 'effective'>
+  /** Share-partition state for share groups (share-group-states.ts): initialized on assignment, deleted with the group. */
+  readonly shareStates?: ShareGroupStatePort
 }
 
 /** Owns the broker's GroupCoordinator: created with __consumer_offsets on first use, closed on stop. */
@@ -69,7 +71,7 @@ export class GroupService extends InternalTopicService<GroupCoordinator, GroupSe
       }),
     }
     const writer = new CoordinatorPartitionWriter(ports.partitions, CONSUMER_OFFSETS_TOPIC, c.getInt('offsets.commit.timeout.ms'))
-    return new GroupCoordinator({ config, writer, topics: brokerTopicsView(ports), clock: systemClock, log: ports.log })
+    return new GroupCoordinator({ config, writer, topics: brokerTopicsView(ports), clock: systemClock, log: ports.log, shareStates: ports.shareStates })
   }
 
   async onPartitionsDeleted(partitions: readonly { topic: string; partition: number }[]): Promise<void> {

@@ -141,8 +141,9 @@ export class BrokerSharePersister implements SharePersister {
         }
       },
     })
-    // Never initialized (Kafka answers start offset -1): the manager starts it from share.auto.offset.reset.
-    if (answer.startOffset < 0) return undefined
+    // Never initialized (state epoch 0, start offset -1): the manager serves it not. Initialized by the
+    // group coordinator with start offset -1: the manager starts it from share.auto.offset.reset.
+    if (answer.startOffset < 0 && answer.stateEpoch <= 0) return undefined
     return {
       stateEpoch: answer.stateEpoch,
       leaderEpoch,

@@ -10,6 +10,7 @@ import type { Clock } from '../runtime/clock.js'
 import type { PartitionWriter } from '../runtime/partition-writer.js'
 import { CoordinatorRuntime, noRecords, type CoordinatorLogger } from '../runtime/runtime.js'
 import { ClassicGroup } from './classic-group.js'
+import { assignmentEntries } from './consumer-group-records.js'
 import { GroupCoordinatorState } from './group-coordinator-state.js'
 import { groupPartition } from './partitioner.js'
 import type {
@@ -46,6 +47,23 @@ export interface GroupCoordinatorOptions {
   topics: TopicsView
   clock: Clock
   log: CoordinatorLogger
+  /** Share-partition state through the share coordinators (Kafka's Persister); absent: nothing initialized. */
+  shareStates?: ShareGroupStatePort
+}
+
+/**
+ * The group coordinator's way to share-partition state (KIP-932, Kafka's Persister as the group
+ * coordinator uses it): the broker gives it (broker/coordinators/share-group-states.ts).
+ */
+export interface ShareGroupStatePort {
+  /**
+   * InitializeShareGroupState for the share-partitions assigned to a group's members whose state was
+   * never initialized (start offset -1: the share-partition's leader takes share.auto.offset.reset on
+   * its first load, as Kafka's). Rejects when one could not be initialized.
+   */
+  initialize(groupId: string, assigned: readonly [topicId: string, partitions: readonly number[]][]): Promise<void>
+  /** DeleteShareGroupState for every share-partition state the group has (the group deleted). */
+  deleteGroup(groupId: string): Promise<void>
 }
 
 export class GroupCoordinator {
@@ -53,11 +71,13 @@ export class GroupCoordinator {
   readonly config: GroupCoordinatorConfig
   readonly #log: CoordinatorLogger
   readonly #topics: TopicsView
+  readonly #shareStates: ShareGroupStatePort | undefined
 
   constructor(opts: GroupCoordinatorOptions) {
     this.config = opts.config
     this.#log = opts.log
     this.#topics = opts.topics
+    this.#shareStates = opts.shareStates
     this.runtime = new CoordinatorRuntime<GroupCoordinatorState>({
       writer: opts.writer,
       clock: opts.clock,
@@ -156,7 +176,22 @@ export class GroupCoordinator {
   /** ShareGroupHeartbeat (KIP-932): join, heartbeat, leave; answers with the member's assignment. */
   async shareGroupHeartbeat(req: ShareGroupHeartbeatInput): Promise<ShareGroupHeartbeatResult> {
     try {
-      return await this.runtime.write(this.partitionFor(req.groupId), 'share-group-heartbeat', (s) => s.shareGroups.heartbeat(req))
+      const p = this.partitionFor(req.groupId)
+      const res = await this.runtime.write(p, 'share-group-heartbeat', (s) => s.shareGroups.heartbeat(req))
+      // The member's share-partitions get their state initialized before it hears of them, as Kafka's
+      // coordinator initializes them before assigning: the partitions' leaders serve no other.
+      if (this.#shareStates !== undefined && res.errorCode === ErrorCode.NONE && res.memberEpoch > 0) {
+        const member = await this.runtime.read(p, (s) => s.shareGroups.group(req.groupId)?.members.get(req.memberId)?.assignedPartitions)
+        if (member !== undefined && member.size > 0) {
+          try {
+            await this.#shareStates.initialize(req.groupId, assignmentEntries(member))
+          } catch (err) {
+            // Tried again on the next heartbeat; meanwhile its fetches of those partitions are refused.
+            this.#log.warn({ groupId: req.groupId, err: (err as Error)?.message }, 'could not initialize the share-partitions of a share group member')
+          }
+        }
+      }
+      return res
     } catch (err) {
       return { errorCode: this.codeOf(err, 'share-group-heartbeat'), errorMessage: null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null }
     }
@@ -271,8 +306,24 @@ export class GroupCoordinator {
     }
     const answers = new Map<string, ErrorCode>()
     await Promise.all(
-      [...byPartition].map(async ([p, ids]) => {
+      [...byPartition].map(async ([p, wanted]) => {
+        let ids = wanted
         try {
+          // An empty share group's share-partition state goes first (Kafka's persister.deleteState), so a
+          // group made again under the id starts afresh; a group whose state stays is not deleted.
+          if (this.#shareStates !== undefined) {
+            const shares = await this.runtime.read(p, (s) => ids.filter((id) => {
+              const g = s.shareGroups.group(id)
+              return g !== undefined && s.shareGroups.deleteGroupError(g) === ErrorCode.NONE
+            }))
+            const failed = new Set<string>()
+            await Promise.all(shares.map((id) => this.#shareStates!.deleteGroup(id).catch((err: unknown) => {
+              failed.add(id)
+              answers.set(id, this.codeOf(err, 'delete-share-group-state'))
+            })))
+            ids = ids.filter((id) => !failed.has(id))
+            if (ids.length === 0) return
+          }
           const results = await this.runtime.write(p, 'delete-groups', (s) => s.deleteGroups(ids))
           for (const r of results) answers.set(r.groupId, r.errorCode)
         } catch (err) {

@@ -1,5 +1,5 @@
 // The group coordinator over __consumer_offsets: classic groups and KIP-848 consumer groups.
-export { GroupCoordinator, type GroupCoordinatorOptions } from './group-coordinator.js'
+export { GroupCoordinator, type GroupCoordinatorOptions, type ShareGroupStatePort } from './group-coordinator.js'
 export { GroupCoordinatorState } from './group-coordinator-state.js'
 export { GroupMetadataManager } from './group-metadata-manager.js'
 export { OffsetMetadataManager, type OffsetAndMetadata } from './offset-metadata-manager.js'

@@ -2,10 +2,16 @@
 // (KIP-932, Kafka's SharePartitionManager): what ShareFetch and ShareAcknowledge do once the handler has
 // checked the request, its session, authorization and leadership.
 //
-// * A share-partition (share-partition.ts) is made on first use for a (group, topic id, partition): its
-//   state is read from the persister, or, for a new one, its start offset is the group's
-//   share.auto.offset.reset (latest by default: the high watermark; earliest: the log start offset;
-//   by_duration: the first offset at or after now minus the duration) and that is saved.
+// * A share-partition (share-partition.ts) is loaded on first use for a (group, topic id, partition) from
+//   the persister, and only when its state was initialized there: the group coordinator initializes it
+//   when it assigns the partition to a member of the group (as Kafka's does). Any other is answered
+//   UNKNOWN_TOPIC_OR_PARTITION and nothing is made, in memory or in the persister. State initialized
+//   without a start offset (-1) starts at the group's share.auto.offset.reset (latest by default: the
+//   high watermark; earliest: the log start offset; by_duration: the first offset at or after now minus
+//   the duration), saved at once.
+// * Idle share-partitions (nothing acquired, no session naming them, no fetch or save under way) leave
+//   memory after memoryLimits.idleMs, and the least recently used idle ones as soon as more than
+//   memoryLimits.maxPartitions are held; their state is in the persister and the next use loads it.
 // * A fetch reads each partition from its next fetch offset through the same partition service as Fetch
 //   (whole batches as file regions, never read into memory), reads only the batch headers to know the
 //   offsets, acquires up to MaxRecords records for the member, and answers the batches holding them with
@@ -104,7 +110,21 @@ interface Entry {
   stateEpoch: number
   /** The partition's leader epoch when the share-partition was loaded (-1: unknown), sent with its reads and writes. */
   leaderEpoch: number
+  /** When a request last used it (ms). */
+  lastUsedMs: number
+  /** Writes of its state not yet settled. */
+  saving: number
+  /** Fetches using it now. */
+  busy: number
 }
+
+/** How long a share-partition idle (nothing acquired, no session, no save under way) stays in memory, and how many are held before the idle go. */
+export interface ShareMemoryLimits {
+  idleMs: number
+  maxPartitions: number
+}
+
+const DEFAULT_MEMORY_LIMITS: ShareMemoryLimits = { idleMs: 5 * 60_000, maxPartitions: 10_000 }
 
 /** A batch read, with where its bytes are. */
 interface ReadBatch extends BatchHeader {
@@ -128,6 +148,9 @@ export class SharePartitionManager {
   #lockTimer: NodeJS.Timeout | undefined
   #lockTimerAt = Infinity
   #sessionSweep: NodeJS.Timeout | undefined
+  #idleSweep: NodeJS.Timeout | undefined
+  /** The bounds of dropIdle (changeable, for tests and tuning). */
+  memoryLimits: ShareMemoryLimits
   #closed = false
 
   constructor(
@@ -135,8 +158,10 @@ export class SharePartitionManager {
     private readonly persister: SharePersister,
     private readonly configs: ShareConfigPort,
     private readonly now: () => number = Date.now,
+    memory: Partial<ShareMemoryLimits> = {},
   ) {
     this.#sessions = new ShareSessionCache(() => configs.brokerInt('group.share.max.share.sessions'))
+    this.memoryLimits = { ...DEFAULT_MEMORY_LIMITS, ...memory }
   }
 
   /** Share-partitions held in memory. */
@@ -260,12 +285,26 @@ export class SharePartitionManager {
     const loaded: ({ entry: Entry; sp: SharePartition } | undefined)[] = []
     for (const r of results) {
       const l = await this.#load(params.group, r)
-      if (l.ok) loaded.push(l.value)
-      else {
+      if (l.ok) {
+        loaded.push(l.value)
+        l.value.entry.busy++
+      } else {
         r.errorCode = l.errorCode
         loaded.push(undefined)
       }
     }
+    try {
+      return await this.#fetchLoaded(params, results, loaded)
+    } finally {
+      for (const l of loaded) if (l !== undefined) l.entry.busy--
+    }
+  }
+
+  async #fetchLoaded(
+    params: ShareFetchParams,
+    results: ShareFetchPartitionResult[],
+    loaded: readonly ({ entry: Entry; sp: SharePartition } | undefined)[],
+  ): Promise<ShareFetchAnswer> {
     const deadline = params.receivedAt + Math.max(0, params.maxWaitMs)
     const isolation = this.configs.group(params.group, 'share.isolation.level') === 'read_committed' ? 'read_committed' : 'read_uncommitted'
     for (;;) {
@@ -423,20 +462,24 @@ export class SharePartitionManager {
     let entry = this.#entries.get(key)
     if (entry === undefined) {
       const tp = `${ref.topic}\u0000${ref.partition}`
-      entry = { key, stateKey: { group, topicId: ref.topicId, partition: ref.partition }, topic: ref.topic, tp, sp: undefined, loading: undefined, stateEpoch: 0, leaderEpoch: -1 }
+      entry = { key, stateKey: { group, topicId: ref.topicId, partition: ref.partition }, topic: ref.topic, tp, sp: undefined, loading: undefined, stateEpoch: 0, leaderEpoch: -1, lastUsedMs: 0, saving: 0, busy: 0 }
       this.#entries.set(key, entry)
+      if (this.#entries.size > this.memoryLimits.maxPartitions) this.dropIdle(true)
+      this.#startIdleSweep()
       let set = this.#byPartition.get(tp)
       if (set === undefined) this.#byPartition.set(tp, (set = new Set()))
       set.add(entry)
-      let states = this.#persisted.get(tp)
-      if (states === undefined) this.#persisted.set(tp, (states = new Map()))
-      states.set(key, entry.stateKey)
     }
+    entry.lastUsedMs = this.now()
     if (entry.sp !== undefined) return { ok: true, value: { entry, sp: entry.sp } }
     const e = entry
     e.loading ??= this.#initialize(e, group, ref).finally(() => (e.loading = undefined))
     try {
       const sp = await e.loading
+      // Known to have state only once it was read (a refused one leaves nothing behind).
+      let states = this.#persisted.get(e.tp)
+      if (states === undefined) this.#persisted.set(e.tp, (states = new Map()))
+      states.set(key, e.stateKey)
       return { ok: true, value: { entry: e, sp } }
     } catch (err) {
       if (this.#entries.get(key) === e && e.sp === undefined) this.#forget(e)
@@ -449,14 +492,16 @@ export class SharePartitionManager {
     entry.leaderEpoch = this.log.hosted?.(ref.topic, ref.partition)?.leaderEpoch ?? -1
     const state = await this.persister.readState(entry.stateKey, entry.leaderEpoch)
     let sp: SharePartition
-    if (state !== undefined) {
-      sp = new SharePartition(state.startOffset, state)
-      entry.stateEpoch = state.stateEpoch
-    } else {
-      const start = await this.#resetOffset(group, ref)
-      sp = new SharePartition(start)
-      entry.stateEpoch = 1
-      await this.persister.initializeState(entry.stateKey, entry.stateEpoch, start)
+    if (state === undefined) {
+      // Never initialized by the group coordinator (no member was assigned it): nothing is made.
+      throw Object.assign(new Error(`the share-partition of group ${group} is not initialized`), { code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION })
+    }
+    entry.stateEpoch = state.stateEpoch
+    if (state.startOffset >= 0) sp = new SharePartition(state.startOffset, state)
+    else {
+      // Initialized without a start offset (Kafka's -1): the group's share.auto.offset.reset decides, saved at once.
+      sp = new SharePartition(await this.#resetOffset(group, ref))
+      await this.persister.writeState(entry.stateKey, { stateEpoch: entry.stateEpoch, leaderEpoch: entry.leaderEpoch, ...sp.snapshot() })
     }
     // Dropped meanwhile (leadership moved): the caller still gets a consistent partition to answer from.
     if (this.#entries.get(entry.key) === entry) entry.sp = sp
@@ -484,9 +529,14 @@ export class SharePartitionManager {
   /** Saves the state; settles (never rejects) with the persister's error, or undefined once written. */
   #save(entry: Entry): Promise<{ errorCode: number; message: string } | undefined> {
     if (entry.sp === undefined) return Promise.resolve(undefined)
+    entry.saving++
     return this.persister.writeState(entry.stateKey, { stateEpoch: entry.stateEpoch, leaderEpoch: entry.leaderEpoch, ...entry.sp.snapshot() }).then(
-      () => undefined,
+      () => {
+        entry.saving--
+        return undefined
+      },
       (err: unknown) => {
+        entry.saving--
         const code = (err as { code?: unknown }).code
         return { errorCode: typeof code === 'number' ? code : ErrorCode.UNKNOWN_SERVER_ERROR, message: (err as Error)?.message ?? String(err) }
       },
@@ -498,6 +548,45 @@ export class SharePartitionManager {
     const set = this.#byPartition.get(entry.tp)
     set?.delete(entry)
     if (set?.size === 0) this.#byPartition.delete(entry.tp)
+  }
+
+  /**
+   * Drops the share-partitions nobody uses (no acquired record, no session naming it, no fetch waiting on
+   * it, no save under way): those idle for idleMs, and, when more than maxPartitions are held (`overLimit`),
+   * the idle ones least recently used first until the count is back under it. Their state is saved; the
+   * next use loads it again. Answers how many went.
+   */
+  dropIdle(overLimit = false): number {
+    const inUse = new Set<string>()
+    for (const s of this.#sessions.values()) for (const p of s.partitions.values()) inUse.add(`${s.group}\u0000${p.topicId}\u0000${p.partition}`)
+    const now = this.now()
+    const idle: Entry[] = []
+    for (const e of this.#entries.values()) {
+      if (e.sp === undefined || e.loading !== undefined || e.saving > 0 || e.busy > 0 || e.sp.nextLockExpiry() !== undefined) continue
+      if (inUse.has(e.key) || this.#waiters.has(e.key)) continue
+      idle.push(e)
+    }
+    let dropped = 0
+    const excess = overLimit ? this.#entries.size - this.memoryLimits.maxPartitions : 0
+    idle.sort((a, b) => a.lastUsedMs - b.lastUsedMs)
+    for (const e of idle) {
+      if (now - e.lastUsedMs < this.memoryLimits.idleMs && dropped >= excess) break
+      this.#forget(e)
+      dropped++
+    }
+    return dropped
+  }
+
+  #startIdleSweep(): void {
+    if (this.#idleSweep !== undefined || this.#closed) return
+    this.#idleSweep = setInterval(() => {
+      this.dropIdle()
+      if (this.#entries.size === 0) {
+        clearInterval(this.#idleSweep)
+        this.#idleSweep = undefined
+      }
+    }, Math.max(100, Math.min(this.memoryLimits.idleMs / 2, 30_000)))
+    this.#idleSweep.unref()
   }
 
   /**
@@ -582,6 +671,7 @@ export class SharePartitionManager {
     this.#closed = true
     if (this.#lockTimer !== undefined) clearTimeout(this.#lockTimer)
     if (this.#sessionSweep !== undefined) clearInterval(this.#sessionSweep)
+    if (this.#idleSweep !== undefined) clearInterval(this.#idleSweep)
     for (const key of [...this.#waiters.keys()]) this.#wake(key)
   }
 }
