@@ -69,7 +69,15 @@ export interface BrokerMetricSources {
   offlineLogDirs(): number
   /** The fetch session cache (KIP-227): sessions held, the partitions they hold, sessions evicted so far. */
   fetchSessions(): { sessions: number; partitions: number; evictions: number }
+  /**
+   * Share groups (KIP-932) this broker coordinates: each share-partition's start offset and lag (the
+   * partition's high watermark minus the start offset; -1 when the high watermark is not known here).
+   */
+  shareGroupLag?(): Promise<readonly { group: string; topic: string; partition: number; startOffset: number; lag: number }[]>
 }
+
+/** Kafka's AcknowledgeType names (the ackType tag of RecordAcknowledgementsPerSec), by type id. */
+const ACK_TYPES = ['Gap', 'Accept', 'Release', 'Reject'] as const
 
 const PER_SEC = (meter: string, what: string): string => `${what} (Kafka's ${meter}PerSec meter count)`
 
@@ -94,6 +102,11 @@ export class BrokerMetrics {
   private readonly byTopic = new Map<string, TopicMetrics>()
   /** Bumped when a topic's metrics are dropped: a handle cached by a caller is then resolved again. */
   generation = 0
+  /**
+   * kafka.server:type=ShareGroupMetrics,name=RecordAcknowledgementsPerSec,ackType=Accept|Release|Reject:
+   * records acknowledged by share consumers, by AcknowledgeType id (1-3; gaps are not counted, as Kafka).
+   */
+  readonly shareRecordAcknowledgements: readonly (Counter | undefined)[]
   private readonly requestsFamily: CounterFamily
   private readonly totalTimeFamily: SummaryFamily
   private readonly throttleTimeFamily: SummaryFamily
@@ -162,6 +175,22 @@ export class BrokerMetrics {
     r.collected('kafka_log_logmanager_offlinelogdirectorycount', 'Log dirs of this broker that are offline (LogManager OfflineLogDirectoryCount)', 'gauge', [], (emit) => emit([], sources.offlineLogDirs()))
     r.collected('kafka_server_replicamanager_partitioncount', 'Partitions on this broker (PartitionCount)', 'gauge', [], async (emit) => emit([], (await logStates()).length))
     r.collected('kafka_server_replicamanager_leadercount', 'Partitions this broker leads (LeaderCount)', 'gauge', [], (emit) => emit([], sources.leadership().leaders))
+    const acks = r.counter('kafka_server_sharegroupmetrics_recordacknowledgements_total', "Records acknowledged by share consumers, by type (Kafka's ShareGroupMetrics RecordAcknowledgementsPerSec meter count)", ['ackType'])
+    this.shareRecordAcknowledgements = ACK_TYPES.map((t, i) => (i === 0 ? undefined : acks.labels(t)))
+    // Share groups' start offsets and lag: Kafka 4.1 has no metric for them (4.2 gives the lag to admin
+    // clients only), so they are named as the consumer lag below is, after kafka_exporter's.
+    let shareLag: { at: number; rows: Promise<readonly { group: string; topic: string; partition: number; startOffset: number; lag: number }[]> } | null = null
+    const shareLagRows = (): Promise<readonly { group: string; topic: string; partition: number; startOffset: number; lag: number }[]> => {
+      const now = Date.now()
+      if (shareLag === null || now - shareLag.at > 500) shareLag = { at: now, rows: sources.shareGroupLag?.() ?? Promise.resolve([]) }
+      return shareLag.rows
+    }
+    r.collected('kafka_sharegroup_start_offset', "A share group's start offset of a share-partition (KIP-932; the groups this broker coordinates)", 'gauge', ['sharegroup', 'topic', 'partition'], async (emit) => {
+      for (const l of await shareLagRows()) emit([l.group, l.topic, String(l.partition)], l.startOffset)
+    })
+    r.collected('kafka_sharegroup_lag', "High watermark minus a share group's start offset: records not yet finished with, in flight included", 'gauge', ['sharegroup', 'topic', 'partition'], async (emit) => {
+      for (const l of await shareLagRows()) if (l.lag >= 0) emit([l.group, l.topic, String(l.partition)], l.lag)
+    })
     // Lag: kafka_exporter's names, since Kafka's broker has no lag MBean.
     let lag: { at: number; rows: ReturnType<BrokerMetricSources['consumerLag']> } | null = null
     const lagRows = (): ReturnType<BrokerMetricSources['consumerLag']> => {
