@@ -43,6 +43,7 @@ import { SharePartitionManager } from '../replication/share/share-partition-mana
 import { BrokerShareGroupStates } from './coordinators/share-group-states.js'
 import { BrokerSharePersister, ShareStateService } from './coordinators/share-states.js'
 import { BrokerShareGroupOffsets } from './coordinators/share-group-offsets.js'
+import { countAcknowledgements, shareGroupLag } from './share-group-metrics.js'
 import { AclService, AUTHORIZER_CLASS_NAMES } from './acls.js'
 import { buildListenerSecurity, listenerTlsContexts } from '../server/listener-security.js'
 import { ScramCredentialService } from './scram-credentials.js'
@@ -172,6 +173,13 @@ export class Broker {
         replicationQuotaRate: (side) => this.replicationQuotas[side].rate(),
         offlineLogDirs: () => this.router.offlineDirs.size,
         fetchSessions: () => ({ sessions: this.fetchSessions.size, partitions: this.fetchSessions.cachedPartitions, evictions: this.fetchSessions.evictions }),
+        shareGroupLag: () =>
+          shareGroupLag({
+            coordinator: () => this.groups.current,
+            offsets: new BrokerShareGroupOffsets(this.#sharePersister, this.sharePartitions),
+            metadata: this.metadata,
+            highWatermark: (topic, partition) => this.partitions.hosted(topic, partition)?.leaderState?.highWatermark,
+          }),
       },
       registry,
     )
@@ -317,7 +325,7 @@ export class Broker {
         transactions: this.transactions,
         producerIds: this.producerIds,
         fetchSessions: this.fetchSessions,
-        sharePartitions: this.sharePartitions,
+        sharePartitions: countAcknowledgements(this.sharePartitions, this.metrics.shareRecordAcknowledgements),
         shareStates: this.shareStates,
         shareGroupOffsets: new BrokerShareGroupOffsets({
           readSummary: (key) => this.#sharePersister.readSummary(key),
