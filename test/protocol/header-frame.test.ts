@@ -29,12 +29,13 @@ describe('header versions', () => {
     expect(apiName(4)).toBe('LeaderAndIsr')
     expect(apiName(9999)).toBeUndefined()
     expect(apiKeyOf('ApiVersions')).toBe(18)
-    // 52 APIs from ../shared/kafka-protocol, 9 from scripts/kafka-protocol-extra (AlterReplicaLogDirs,
-    // ConsumerGroupHeartbeat and ConsumerGroupDescribe, the share-group APIs 76-79, 90 and 92).
-    expect(API_KEYS.length).toBe(61)
+    // 52 APIs from ../shared/kafka-protocol, 15 from scripts/kafka-protocol-extra (AlterReplicaLogDirs,
+    // ConsumerGroupHeartbeat and ConsumerGroupDescribe, the share-group APIs 76-79, the share coordinator's
+    // 83-87, and the share-group admin APIs 90-92).
+    expect(API_KEYS.length).toBe(67)
     expect(Protocol.ApiKey.Fetch).toBe(1)
     expect(Protocol.apiCodec(3)?.api.name).toBe('Metadata')
-    expect(Protocol.API_CODECS.length).toBe(61)
+    expect(Protocol.API_CODECS.length).toBe(67)
   })
 })
 
