@@ -173,6 +173,7 @@ export class Broker {
         replicationQuotaRate: (side) => this.replicationQuotas[side].rate(),
         offlineLogDirs: () => this.router.offlineDirs.size,
         fetchSessions: () => ({ sessions: this.fetchSessions.size, partitions: this.fetchSessions.cachedPartitions, evictions: this.fetchSessions.evictions }),
+        sharePartitions: () => this.sharePartitions,
         shareGroupLag: () =>
           shareGroupLag({
             coordinator: () => this.groups.current,

@@ -74,6 +74,11 @@ export interface BrokerMetricSources {
    * partition's high watermark minus the start offset; -1 when the high watermark is not known here).
    */
   shareGroupLag?(): Promise<readonly { group: string; topic: string; partition: number; startOffset: number; lag: number }[]>
+  /**
+   * The share-partitions this broker leads (KIP-932): records delivered again and locks timed out so far,
+   * and each share-partition held in memory with its in-flight records (SPEO minus SPSO).
+   */
+  sharePartitions?(): { redeliveredRecords: number; lockTimeouts: number; inFlight(): readonly { group: string; topic: string; partition: number; records: number }[] }
 }
 
 /** Kafka's AcknowledgeType names (the ackType tag of RecordAcknowledgementsPerSec), by type id. */
@@ -177,6 +182,20 @@ export class BrokerMetrics {
     r.collected('kafka_server_replicamanager_leadercount', 'Partitions this broker leads (LeaderCount)', 'gauge', [], (emit) => emit([], sources.leadership().leaders))
     const acks = r.counter('kafka_server_sharegroupmetrics_recordacknowledgements_total', "Records acknowledged by share consumers, by type (Kafka's ShareGroupMetrics RecordAcknowledgementsPerSec meter count)", ['ackType'])
     this.shareRecordAcknowledgements = ACK_TYPES.map((t, i) => (i === 0 ? undefined : acks.labels(t)))
+    // Redeliveries: Kafka counts only the lock timeouts (SharePartitionMetrics AcquisitionLockTimeoutPerSec,
+    // here summed over share-partitions); records acquired again for any reason (RELEASE, lock timeout,
+    // closed session) have no Kafka metric, so they are named after the acknowledgement counter.
+    r.collected('kafka_server_sharegroupmetrics_recordredeliveries_total', 'Records acquired again by share consumers after an earlier delivery (delivery count above 1)', 'counter', [], (emit) => {
+      const s = sources.sharePartitions?.()
+      if (s !== undefined) emit([], s.redeliveredRecords)
+    })
+    r.collected('kafka_server_sharepartitionmetrics_acquisitionlocktimeouts_total', "Records whose acquisition lock timed out (Kafka's SharePartitionMetrics AcquisitionLockTimeoutPerSec count, over all share-partitions)", 'counter', [], (emit) => {
+      const s = sources.sharePartitions?.()
+      if (s !== undefined) emit([], s.lockTimeouts)
+    })
+    r.collected('kafka_server_sharepartitionmetrics_inflightmessagecount', "Records in flight in a share-partition led here: between its start and end offsets (Kafka's SharePartitionMetrics InFlightMessageCount)", 'gauge', ['group', 'topic', 'partition'], (emit) => {
+      for (const p of sources.sharePartitions?.().inFlight() ?? []) emit([p.group, p.topic, String(p.partition)], p.records)
+    })
     // Share groups' start offsets and lag: Kafka 4.1 has no metric for them (4.2 gives the lag to admin
     // clients only), so they are named as the consumer lag below is, after kafka_exporter's.
     let shareLag: { at: number; rows: Promise<readonly { group: string; topic: string; partition: number; startOffset: number; lag: number }[]> } | null = null

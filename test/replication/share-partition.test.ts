@@ -85,9 +85,13 @@ describe('SharePartition', () => {
     now = 2999
     expect(sp.expireLocks(now, LIMITS)).toBe(false)
     expect(sp.stateAt(0)?.state).toBe(RecordState.ACQUIRED)
+    expect(sp.lockTimeouts).toBe(0)
     now = 3000
     expect(sp.expireLocks(now, LIMITS)).toBe(true)
     expect(sp.nextLockExpiry()).toBeUndefined()
+    // Counted for /metrics (AcquisitionLockTimeoutPerSec): offsets 0-2.
+    expect(sp.lockTimeouts).toBe(3)
+    expect(sp.inFlightCount).toBe(3)
     const late = sp.acknowledge('m1', [ack(0, 2, ACCEPT)], LIMITS)
     expect(late.ok).toBe(false)
     expect(!late.ok && late.errorCode).toBe(ErrorCode.INVALID_RECORD_STATE)

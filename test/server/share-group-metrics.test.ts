@@ -53,6 +53,25 @@ describe('share group metrics', () => {
       const tp = { sharegroup: 'metered-group', topic: 'metered', partition: '0' }
       expect(value(f, 'kafka_sharegroup_start_offset', tp)).toBe(4)
       expect(value(f, 'kafka_sharegroup_lag', tp)).toBe(2)
+      // Offsets 4 (released) and 5 (rejected) are in flight above the start offset; nothing was delivered twice yet.
+      const sp = { group: 'metered-group', topic: 'metered', partition: '0' }
+      expect(value(f, 'kafka_server_sharepartitionmetrics_inflightmessagecount', sp)).toBe(2)
+      expect(value(f, 'kafka_server_sharegroupmetrics_recordredeliveries_total', {})).toBe(0)
+      // The released record comes again (delivery count 2): one redelivery; accepted, nothing is in flight.
+      const again: number[] = []
+      const until = Date.now() + 15_000
+      while (again.length === 0 && Date.now() < until) {
+        for (const r of await c.poll(300)) {
+          again.push(r.deliveryCount)
+          c.acknowledge(r, AcknowledgeType.ACCEPT)
+        }
+      }
+      expect(again).toEqual([2])
+      await c.commitSync()
+      const after = await scrape()
+      expect(value(after, 'kafka_server_sharegroupmetrics_recordredeliveries_total', {})).toBe(1)
+      expect(value(after, 'kafka_server_sharepartitionmetrics_inflightmessagecount', sp)).toBe(0)
+      expect(value(after, 'kafka_server_sharepartitionmetrics_acquisitionlocktimeouts_total', {})).toBe(0)
     } finally {
       await c.close()
     }

@@ -164,6 +164,18 @@ export class SharePartitionManager {
     this.memoryLimits = { ...DEFAULT_MEMORY_LIMITS, ...memory }
   }
 
+  /** Records acquired again after an earlier delivery (delivery count above 1), in all. */
+  redeliveredRecords = 0
+  /** Records whose acquisition lock timed out, in all (share-partitions dropped from memory included). */
+  lockTimeouts = 0
+
+  /** The share-partitions held in memory with their in-flight record counts (what /metrics shows). */
+  inFlight(): { group: string; topic: string; partition: number; records: number }[] {
+    const out: { group: string; topic: string; partition: number; records: number }[] = []
+    for (const e of this.#entries.values()) if (e.sp !== undefined) out.push({ group: e.stateKey.group, topic: e.topic, partition: e.stateKey.partition, records: e.sp.inFlightCount })
+    return out
+  }
+
   /** Share-partitions held in memory. */
   get size(): number {
     return this.#entries.size
@@ -391,6 +403,7 @@ export class SharePartitionManager {
         // No more can be taken than the in-flight window holds: a hostile MaxRecords must not make the walk long.
         const batches = walkBatches(read, Math.min(recordsLeft, limits.maxInFlightRecords), first ? Math.max(budget, 1) : budget, first, 2 * limits.maxInFlightRecords)
         const acquired = sp.acquire(params.memberId, batches, recordsLeft, lockUntil, limits)
+        for (const a of acquired) if (a.deliveryCount > 1) this.redeliveredRecords += a.lastOffset - a.firstOffset + 1
         if (acquired.length > 0) {
           result.acquired = acquired
           result.records = regionsFor(read.regions, batches, acquired)
@@ -660,7 +673,9 @@ export class SharePartitionManager {
     for (const e of this.#entries.values()) {
       const at = e.sp?.nextLockExpiry()
       if (at === undefined || at > now) continue
+      const before = e.sp!.lockTimeouts
       if (e.sp!.expireLocks(now, limits)) this.#wake(e.key)
+      this.lockTimeouts += e.sp!.lockTimeouts - before
       void this.#save(e)
     }
     this.#scheduleLocks()

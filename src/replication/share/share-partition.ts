@@ -115,6 +115,14 @@ export class SharePartition {
     return this.#end
   }
 
+  /** Records whose acquisition lock timed out here, in all (Kafka's AcquisitionLockTimeoutPerSec count). */
+  lockTimeouts = 0
+
+  /** Records between the SPSO and the SPEO: acquired, available again or acknowledged above the start (Kafka's InFlightMessageCount). */
+  get inFlightCount(): number {
+    return this.#end - this.#start
+  }
+
   /** Runs held in memory (bounded by the window). */
   get runCount(): number {
     return this.#runs.length
@@ -288,6 +296,7 @@ export class SharePartition {
     let released = false
     for (const r of this.#runs) {
       if (r.state !== RecordState.ACQUIRED || r.lockUntil > now) continue
+      this.lockTimeouts += r.last - r.first + 1
       released = this.#release(r, limits) || released
     }
     this.#compact()
