@@ -70,6 +70,8 @@ import {
   type Assignment,
   type MemberAssignmentState,
   type SubscribedTopic,
+  sameSubscribedTopics,
+  subscribedTopics,
 } from './consumer-group-records.js'
 import type { ConsumerGroupKey } from './offset-commit-group-metadata-records.js'
 import { BUILT_IN_ASSIGNORS, UNIFORM_ASSIGNOR, RANGE_ASSIGNOR, type ServerAssignor } from './server-assignors.js'
@@ -378,8 +380,8 @@ export class ConsumerGroupManager {
     nextMembers.set(updated.memberId, updated)
     // The subscribed topics are read again on every heartbeat: a topic created, deleted or given more
     // partitions changes the assignment (Kafka refreshes them on a deadline and on metadata changes).
-    const subscription = this.subscriptionMetadata(nextMembers)
-    if (!this.sameSubscriptionMetadata(subscription, group.subscriptionMetadata)) {
+    const subscription = subscribedTopics(nextMembers.values(), this.topics)
+    if (!sameSubscribedTopics(subscription, group.subscriptionMetadata)) {
       records.push(subscriptionMetadataRecord(groupId, [...subscription.values()]))
       bump = true
     }
@@ -420,28 +422,6 @@ export class ConsumerGroupManager {
   }
 
   /** The subscribed topics that exist, by name, for these members. */
-  private subscriptionMetadata(members: ReadonlyMap<string, ConsumerGroupMember>): Map<string, SubscribedTopic> {
-    const out = new Map<string, SubscribedTopic>()
-    for (const m of members.values()) {
-      for (const name of m.subscribedTopicNames) {
-        if (out.has(name)) continue
-        const topicId = this.topics.topicId(name)
-        const numPartitions = this.topics.partitionCount(name)
-        if (topicId !== undefined && numPartitions !== undefined) out.set(name, { topicId, topicName: name, numPartitions })
-      }
-    }
-    return out
-  }
-
-  private sameSubscriptionMetadata(a: ReadonlyMap<string, SubscribedTopic>, b: ReadonlyMap<string, SubscribedTopic>): boolean {
-    if (a.size !== b.size) return false
-    for (const [name, t] of a) {
-      const o = b.get(name)
-      if (o === undefined || o.topicId !== t.topicId || o.numPartitions !== t.numPartitions) return false
-    }
-    return true
-  }
-
   /** Kafka's updateTargetAssignment: the assignor over every member; records for the targets that changed. */
   private updateTargetAssignment(
     group: ConsumerGroup,
@@ -605,8 +585,8 @@ export class ConsumerGroupManager {
     this.removeMemberRecords(records, group.groupId, member.memberId)
     const rest = new Map(group.members)
     rest.delete(member.memberId)
-    const subscription = this.subscriptionMetadata(rest)
-    if (!this.sameSubscriptionMetadata(subscription, group.subscriptionMetadata)) records.push(subscriptionMetadataRecord(group.groupId, [...subscription.values()]))
+    const subscription = subscribedTopics(rest.values(), this.topics)
+    if (!sameSubscribedTopics(subscription, group.subscriptionMetadata)) records.push(subscriptionMetadataRecord(group.groupId, [...subscription.values()]))
     records.push(groupEpochRecord(group.groupId, group.groupEpoch + 1))
     this.cancelTimers(group.groupId, member.memberId)
     return records

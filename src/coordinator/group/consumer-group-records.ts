@@ -42,6 +42,7 @@ import {
   encodeConsumerGroupTargetAssignmentMetadataValueRecord,
 } from './generated/records.gen.js'
 import type { CoordinatorRecord } from '../runtime/partition-writer.js'
+import type { TopicsView } from './types.js'
 
 export const CONSUMER_GROUP_METADATA_KEY_VERSION = 3
 export const CONSUMER_GROUP_PARTITION_METADATA_KEY_VERSION = 4
@@ -74,6 +75,30 @@ export interface SubscribedTopic {
   topicId: string
   topicName: string
   numPartitions: number
+}
+
+/** The topics the members subscribe to that exist now, with their ids and partition counts (consumer and share groups). */
+export function subscribedTopics(members: Iterable<{ subscribedTopicNames: readonly string[] }>, topics: Pick<TopicsView, 'topicId' | 'partitionCount'>): Map<string, SubscribedTopic> {
+  const out = new Map<string, SubscribedTopic>()
+  for (const m of members) {
+    for (const name of m.subscribedTopicNames) {
+      if (out.has(name)) continue
+      const topicId = topics.topicId(name)
+      const numPartitions = topics.partitionCount(name)
+      if (topicId !== undefined && numPartitions !== undefined) out.set(name, { topicId, topicName: name, numPartitions })
+    }
+  }
+  return out
+}
+
+/** Whether two views of the subscribed topics agree (same topics, ids and partition counts): no new assignment needed. */
+export function sameSubscribedTopics(a: ReadonlyMap<string, SubscribedTopic>, b: ReadonlyMap<string, SubscribedTopic>): boolean {
+  if (a.size !== b.size) return false
+  for (const [name, t] of a) {
+    const o = b.get(name)
+    if (o === undefined || o.topicId !== t.topicId || o.numPartitions !== t.numPartitions) return false
+  }
+  return true
 }
 
 export interface MemberSubscription {

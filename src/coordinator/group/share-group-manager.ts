@@ -26,7 +26,7 @@
 import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import type { CoordinatorRecord } from '../runtime/partition-writer.js'
 import { noRecords, type CoordinatorResult, type StateMachineContext } from '../runtime/runtime.js'
-import { EMPTY_ASSIGNMENT, MemberState, assignmentEntries, assignmentsEqual, type Assignment, type SubscribedTopic } from './consumer-group-records.js'
+import { EMPTY_ASSIGNMENT, MemberState, assignmentEntries, assignmentsEqual, sameSubscribedTopics, subscribedTopics, type Assignment, type SubscribedTopic } from './consumer-group-records.js'
 import type { ConsumerGroupKey, ShareGroupKey } from './offset-commit-group-metadata-records.js'
 import { SIMPLE_ASSIGNOR, simpleAssign } from './share-assignor.js'
 import { SHARE_PROTOCOL_TYPE, ShareGroup, newShareMember, sameShareSubscription, type ShareGroupMember } from './share-group.js'
@@ -237,8 +237,8 @@ export class ShareGroupManager {
     }
     const nextMembers = new Map(group.members)
     nextMembers.set(updated.memberId, updated)
-    const subscription = this.subscriptionMetadata(nextMembers)
-    if (!sameSubscriptionMetadata(subscription, group.subscriptionMetadata)) {
+    const subscription = subscribedTopics(nextMembers.values(), this.topics)
+    if (!sameSubscribedTopics(subscription, group.subscriptionMetadata)) {
       records.push(shareSubscriptionMetadataRecord(groupId, [...subscription.values()]))
       bump = true
     }
@@ -282,19 +282,6 @@ export class ShareGroupManager {
   }
 
   /** The subscribed topics that exist, by name, for these members. */
-  private subscriptionMetadata(members: ReadonlyMap<string, ShareGroupMember>): Map<string, SubscribedTopic> {
-    const out = new Map<string, SubscribedTopic>()
-    for (const m of members.values()) {
-      for (const name of m.subscribedTopicNames) {
-        if (out.has(name)) continue
-        const topicId = this.topics.topicId(name)
-        const numPartitions = this.topics.partitionCount(name)
-        if (topicId !== undefined && numPartitions !== undefined) out.set(name, { topicId, topicName: name, numPartitions })
-      }
-    }
-    return out
-  }
-
   /** Kafka's updateTargetAssignment with the simple assignor; records for the targets that changed. */
   private updateTargetAssignment(
     group: ShareGroup,
@@ -345,8 +332,8 @@ export class ShareGroupManager {
     ]
     const rest = new Map(group.members)
     rest.delete(member.memberId)
-    const subscription = this.subscriptionMetadata(rest)
-    if (!sameSubscriptionMetadata(subscription, group.subscriptionMetadata)) records.push(shareSubscriptionMetadataRecord(group.groupId, [...subscription.values()]))
+    const subscription = subscribedTopics(rest.values(), this.topics)
+    if (!sameSubscribedTopics(subscription, group.subscriptionMetadata)) records.push(shareSubscriptionMetadataRecord(group.groupId, [...subscription.values()]))
     records.push(shareGroupEpochRecord(group.groupId, group.groupEpoch + 1))
     this.ctx.timer.cancel(sessionKey(group.groupId, member.memberId))
     return records
@@ -409,13 +396,4 @@ export class ShareGroupManager {
   listGroups(): ListedGroup[] {
     return [...this.#groups.values()].map((g) => ({ groupId: g.groupId, protocolType: SHARE_PROTOCOL_TYPE, state: g.state, groupType: 'share' as const }))
   }
-}
-
-function sameSubscriptionMetadata(a: ReadonlyMap<string, SubscribedTopic>, b: ReadonlyMap<string, SubscribedTopic>): boolean {
-  if (a.size !== b.size) return false
-  for (const [name, t] of a) {
-    const o = b.get(name)
-    if (o === undefined || o.topicId !== t.topicId || o.numPartitions !== t.numPartitions) return false
-  }
-  return true
 }
