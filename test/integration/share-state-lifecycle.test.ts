@@ -2,13 +2,15 @@
 // the state of the partitions it assigns (ShareGroupHeartbeat), and the partition's leader serves no
 // other share-partition, so a ShareFetch naming any group id creates nothing, in memory or in
 // __share_group_state; DeleteGroups of an empty share group deletes its state (a group made again under
-// the id starts afresh); idle share-partitions leave memory and come back from the persister intact.
+// the id starts afresh); idle share-partitions leave memory and come back from the persister intact; an
+// acknowledgement whose state save fails is undone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
 import { ErrorCode } from '../../src/domain/errors.js'
 import * as DeleteGroups from '../../src/protocol/messages/42-delete-groups.gen.js'
 import * as ShareFetch from '../../src/protocol/messages/78-share-fetch.gen.js'
 import * as ShareGroupHeartbeat from '../../src/protocol/messages/76-share-group-heartbeat.gen.js'
+import { Admin } from '../../src/client/admin.js'
 import { RawClient, runOk, startTestBroker, type TestBroker } from '../harness/index.js'
 
 const ACCEPT = 1
@@ -112,6 +114,31 @@ describe('deleting a share group deletes its share-partition state', () => {
     expect((await heartbeat(g, 'm2', 0, ['sl-deleted'])).errorCode).toBe(0)
     const again = await shareFetch({ group: g, member: 'm2', epoch: 1, topicId })
     expect(acquired(again)).toEqual([[0, 1], [1, 1], [2, 1]])
+  })
+})
+
+describe('a state save that fails', () => {
+  it('undoes the acknowledgement it carried: the records are delivered again', async () => {
+    const topicId = await topic('sl-savefail', ['a', 'b', 'c'])
+    const g = 'sl-savefail-group'
+    await earliest(g)
+    expect((await heartbeat(g, 'm', 0, ['sl-savefail'])).errorCode).toBe(0)
+    expect(acquired(await shareFetch({ group: g, member: 'm', epoch: 0, topicId }))).toEqual([[0, 1], [1, 1], [2, 1]])
+    // A state topic whose max.message.bytes no state record fits: every save is refused.
+    const admin = new Admin({ bootstrapServers: [tb.bootstrap] })
+    try {
+      await admin.alterConfigs({ type: 'topic', name: STATE_TOPIC }, [{ op: 'set', name: 'max.message.bytes', value: '64' }])
+      const refused = await shareFetch({ group: g, member: 'm', epoch: 1, topicId, acks: [[0, 2, ACCEPT]] })
+      expect(refused.acknowledgeErrorCode).not.toBe(0)
+      await admin.alterConfigs({ type: 'topic', name: STATE_TOPIC }, [{ op: 'delete', name: 'max.message.bytes' }])
+      // The accept was never saved, so it did not happen: the three records come again.
+      let again = acquired(refused)
+      for (let i = 0; i < 5 && again.length === 0; i++) again = acquired(await shareFetch({ group: g, member: 'm', epoch: 2 + i, topicId }))
+      expect(again.map(([o]) => o)).toEqual([0, 1, 2])
+    } finally {
+      await admin.alterConfigs({ type: 'topic', name: STATE_TOPIC }, [{ op: 'delete', name: 'max.message.bytes' }]).catch(() => undefined)
+      await admin.close()
+    }
   })
 })
 

@@ -23,6 +23,8 @@
 //   acquired under either level, nor aborted transactions' batches under read_committed.
 // * Locks: one timer for the earliest lock deadline of every share-partition; when it fires, due locks end.
 // * A share-partition whose leadership leaves this broker is saved and dropped; the next use loads it again.
+// * A save that fails drops the copy held here (see #save): memory never keeps a change the persister
+//   refused, so an acknowledgement answered with an error is undone and its records are delivered again.
 import { readSync } from 'node:fs'
 import { ErrorCode } from '../../domain/errors.js'
 import type { FileRegion } from '../../domain/file-region.js'
@@ -539,7 +541,13 @@ export class SharePartitionManager {
     return latest !== undefined && latest.ok ? latest.value.offset : 0
   }
 
-  /** Saves the state; settles (never rejects) with the persister's error, or undefined once written. */
+  /**
+   * Saves the state; settles (never rejects) with the persister's error, or undefined once written.
+   * A failed save drops the copy held here, so what the share-partition holds is what was saved: the next
+   * use loads the last saved state again. That undoes the change the save carried (an acknowledgement
+   * answered with the error leaves its records unacknowledged, delivered again, as Kafka rolls back an
+   * acknowledgement whose write failed), and ends the locks of what was acquired, as a leader change does.
+   */
   #save(entry: Entry): Promise<{ errorCode: number; message: string } | undefined> {
     if (entry.sp === undefined) return Promise.resolve(undefined)
     entry.saving++
@@ -550,6 +558,10 @@ export class SharePartitionManager {
       },
       (err: unknown) => {
         entry.saving--
+        if (this.#entries.get(entry.key) === entry) {
+          this.#forget(entry)
+          this.#wake(entry.key)
+        }
         const code = (err as { code?: unknown }).code
         return { errorCode: typeof code === 'number' ? code : ErrorCode.UNKNOWN_SERVER_ERROR, message: (err as Error)?.message ?? String(err) }
       },
