@@ -29,6 +29,7 @@ export interface ConsoleApiOptions {
 
 const JSON_HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }
 const MAX_BROWSE = 500
+const IN_FLIGHT_FAMILIES = new Set(['kafka_server_sharepartitionmetrics_inflightmessagecount'])
 const THROUGHPUT_FAMILIES = new Set(['kafka_server_brokertopicmetrics_messagesin_total', 'kafka_server_brokertopicmetrics_bytesin_total', 'kafka_server_brokertopicmetrics_bytesout_total'])
 
 function notFound(what: string): RestError {
@@ -257,16 +258,35 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
   }
 
   /**
+   * The in-flight records of a share group's share-partitions led by this broker (the embedded console's
+   * broker registry, Kafka's SharePartitionMetrics InFlightMessageCount), keyed topic\0partition; null
+   * outside a broker. No Kafka API gives a client these counts, so share-partitions led by other brokers
+   * are not in it (their brokers' consoles and /metrics show them), nor idle ones this broker dropped from
+   * memory (loaded again on their next use).
+   */
+  async function inFlightHere(groupId: string): Promise<Map<string, number> | null> {
+    if (opts.brokerMetrics === undefined) return null
+    const [family] = await opts.brokerMetrics.scrape(IN_FLIGHT_FAMILIES)
+    const out = new Map<string, number>()
+    for (const s of family?.samples ?? []) if (s.labels[0] === groupId) out.set(tpKey(s.labels[1]!, Number(s.labels[2])), s.value)
+    return out
+  }
+
+  /**
    * A share group (KIP-932) as the groups page shows it: its state, members and, per share-partition, the
-   * start offset and lag (the high watermark minus the start offset: the records not yet finished with,
-   * in flight included; the Kafka protocol gives no finer in-flight count to a client).
+   * start offset, the lag (the high watermark minus the start offset: the records not yet finished with,
+   * in flight included), the records in flight when this broker holds it (null otherwise) and the members
+   * assigned it.
    */
   async function shareGroup(groupId: string) {
     const [g] = await admin().describeShareGroups([groupId])
-    const offsets = await admin().describeShareGroupOffsets(groupId).catch(() => new Map<string, SharePartitionOffsetInfo>())
+    const [offsets, inFlight] = await Promise.all([admin().describeShareGroupOffsets(groupId).catch(() => new Map<string, SharePartitionOffsetInfo>()), inFlightHere(groupId)])
+    const owners = new Map<string, string[]>()
+    for (const m of g!.members) for (const a of m.assignment) owners.set(tpKey(a.topic, a.partition), [...(owners.get(tpKey(a.topic, a.partition)) ?? []), m.clientId])
     const partitions = [...offsets.values()]
-      .map((o) => ({ topic: o.topic, partition: o.partition, startOffset: o.startOffset, lag: o.lag }))
+      .map((o) => ({ topic: o.topic, partition: o.partition, startOffset: o.startOffset, lag: o.lag, inFlight: inFlight?.get(tpKey(o.topic, o.partition)) ?? null, owners: owners.get(tpKey(o.topic, o.partition)) ?? [] }))
       .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic.localeCompare(b.topic)))
+    const known = partitions.filter((p) => p.inFlight !== null)
     return {
       groupId,
       state: g!.state,
@@ -275,6 +295,8 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
       members: g!.members.map((m) => ({ memberId: m.memberId, clientId: m.clientId, host: m.clientHost, assignment: m.assignment })),
       partitions,
       lag: partitions.reduce((n, p) => n + (p.lag ?? 0), 0),
+      // Over the share-partitions this broker holds; null when it holds none of them (or outside a broker).
+      inFlight: known.length === 0 ? null : known.reduce((n, p) => n + p.inFlight!, 0),
     }
   }
 
@@ -285,8 +307,8 @@ export function mountConsoleApi(server: HttpServer, opts: ConsoleApiOptions): vo
     const shareRows = await Promise.all(
       shares.map(async (l) => {
         const g = await shareGroup(l.groupId).catch(() => null)
-        if (g === null) return { groupId: l.groupId, state: l.state, protocolType: 'share', members: 0, topics: [], lag: 0 }
-        return { groupId: g.groupId, state: g.state, protocolType: 'share', members: g.members.length, topics: [...new Set(g.partitions.map((p) => p.topic))], lag: g.lag }
+        if (g === null) return { groupId: l.groupId, state: l.state, protocolType: 'share', members: 0, topics: [], lag: 0, inFlight: null }
+        return { groupId: g.groupId, state: g.state, protocolType: 'share', members: g.members.length, topics: [...new Set(g.partitions.map((p) => p.topic))], lag: g.lag, inFlight: g.inFlight }
       }),
     )
     const described = listed.length === 0 ? [] : await admin().describeGroups(listed.map((g) => g.groupId))

@@ -137,7 +137,7 @@ describe('console API', () => {
     expect((await call(web.base, 'GET', '/console/api/groups/no-such-group')).status).toBe(404)
   })
 
-  it('share groups (KIP-932): state, members, start offset and lag per share-partition', async () => {
+  it('share groups (KIP-932): state, members, start offset, lag and records in flight per share-partition', async () => {
     await admin.createTopics([{ name: 'shared-jobs', numPartitions: 1 }])
     const producer = new Producer({ bootstrapServers: web.broker.bootstrap, lingerMs: 0 })
     await producer.sendBatch(Array.from({ length: 5 }, (_, i) => ({ topic: 'shared-jobs', partition: 0, value: `j${i}` })))
@@ -149,11 +149,20 @@ describe('console API', () => {
       let got = 0
       const deadline = Date.now() + 15_000
       while (got < 5 && Date.now() < deadline) got += (await worker.poll(300)).length
+      // The last poll's records are held (acquired, not yet acknowledged): in flight, from this broker's metrics.
+      const holding = await call(web.base, 'GET', '/console/api/groups/console-share')
+      const held = holding.body.partitions[0]
+      expect(held.inFlight).toBeGreaterThan(0)
+      expect(held.inFlight).toBe(5 - held.startOffset)
+      expect(held).toMatchObject({ lag: held.inFlight, owners: ['console-worker'] })
+      expect(holding.body.inFlight).toBe(held.inFlight)
+      const listedHolding = await call(web.base, 'GET', '/console/api/groups')
+      expect(listedHolding.body.find((g: { groupId: string }) => g.groupId === 'console-share').inFlight).toBe(held.inFlight)
       await worker.commitSync()
       const groups = await call(web.base, 'GET', '/console/api/groups')
-      expect(groups.body.find((g: { groupId: string }) => g.groupId === 'console-share')).toEqual({ groupId: 'console-share', state: 'Stable', protocolType: 'share', members: 1, topics: ['shared-jobs'], lag: 0 })
+      expect(groups.body.find((g: { groupId: string }) => g.groupId === 'console-share')).toEqual({ groupId: 'console-share', state: 'Stable', protocolType: 'share', members: 1, topics: ['shared-jobs'], lag: 0, inFlight: 0 })
       const g = await call(web.base, 'GET', '/console/api/groups/console-share')
-      expect(g.body).toMatchObject({ state: 'Stable', protocolType: 'share', protocol: 'simple', partitions: [{ topic: 'shared-jobs', partition: 0, startOffset: 5, lag: 0 }], lag: 0 })
+      expect(g.body).toMatchObject({ state: 'Stable', protocolType: 'share', protocol: 'simple', partitions: [{ topic: 'shared-jobs', partition: 0, startOffset: 5, lag: 0, inFlight: 0 }], lag: 0, inFlight: 0 })
       expect(g.body.members).toEqual([{ memberId: expect.any(String), clientId: 'console-worker', host: expect.any(String), assignment: [{ topic: 'shared-jobs', partition: 0 }] }])
     } finally {
       await worker.close()

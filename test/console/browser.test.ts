@@ -196,7 +196,7 @@ describe('web console in headless Chromium', () => {
     }
   })
 
-  it('share groups (KIP-932): listed with the consumer groups, a group with its start offset and lag per share-partition', async () => {
+  it('share groups (KIP-932): listed with the consumer groups, a group with its start offset, lag and records in flight per share-partition', async () => {
     const producer = new Producer({ bootstrapServers: broker.bootstrap, lingerMs: 0 })
     await producer.sendBatch(Array.from({ length: 4 }, (_, i) => ({ topic: 'ui-made', partition: 0, value: `s${i}` })))
     await producer.close()
@@ -205,16 +205,26 @@ describe('web console in headless Chromium', () => {
     worker.subscribe(['ui-made'])
     try {
       const deadline = Date.now() + 15_000
-      while ((await worker.poll(300)).length === 0 && Date.now() < deadline);
-      await worker.commitSync()
+      let held = 0
+      while ((held = (await worker.poll(300)).length) === 0 && Date.now() < deadline);
+      expect(held).toBeGreaterThan(0)
+      // Held, not yet acknowledged: the records are in flight, on the list and on the group's page.
       await show('#/groups', '#groups tbody tr', 'groups-share')
       const list = await page.textContent('#groups')
       expect(list).toContain('ui-share')
       expect(list).toContain('share')
+      expect(list).toContain('In flight')
+      const row = await page.textContent('#groups tbody tr:has(a[href="#/groups/ui-share"])')
+      expect(row?.trim().endsWith(String(held))).toBe(true)
       await show('#/groups/ui-share', '#lag tbody tr', 'share-group')
       expect(await page.textContent('#lag')).toContain('Start offset')
+      expect(await page.textContent('#lag')).toContain('In flight')
       expect(await page.textContent('#lag')).toContain('ui-made')
+      expect(await page.textContent('#lag tbody')).toContain('ui-worker')
+      expect(await page.textContent('#total-in-flight')).toBe(String(held))
       expect(await page.textContent('#members')).toContain('ui-worker')
+      await worker.commitSync()
+      await page.waitForFunction(() => document.getElementById('total-in-flight')?.textContent === '0', undefined, { timeout: 10_000 })
     } finally {
       await worker.close()
     }

@@ -413,14 +413,14 @@ async function groups() {
   main.innerHTML = `
     <h1>Consumer groups</h1>
     <div class="card tight"><table id="groups">
-      <thead><tr><th>Group</th><th>State</th><th class="num">Members</th><th>Topics</th><th class="num">Lag</th></tr></thead>
+      <thead><tr><th>Group</th><th>State</th><th class="num">Members</th><th>Topics</th><th class="num">Lag</th><th class="num" title="Share groups: records acquired, available again or acknowledged above the start offset, in the share-partitions this broker leads">In flight</th></tr></thead>
       <tbody>${
         list.length === 0
-          ? '<tr><td colspan="5" class="empty">No consumer groups yet.</td></tr>'
+          ? '<tr><td colspan="6" class="empty">No consumer groups yet.</td></tr>'
           : list
               .map(
                 (g) => `<tr><td><a href="#/groups/${encodeURIComponent(g.groupId)}">${esc(g.groupId)}</a>${g.protocolType === 'share' ? ' <span class="pill grey">share</span>' : ''}</td><td>${stateHtml(g.state)}</td><td class="num">${fmtInt(g.members)}</td>
-          <td>${g.topics.map((t) => `<a href="#/topics/${encodeURIComponent(t)}">${esc(t)}</a>`).join(', ')}</td><td class="num">${fmtInt(g.lag)}</td></tr>`,
+          <td>${g.topics.map((t) => `<a href="#/topics/${encodeURIComponent(t)}">${esc(t)}</a>`).join(', ')}</td><td class="num">${fmtInt(g.lag)}</td><td class="num">${fmtInt(g.inFlight)}</td></tr>`,
               )
               .join('')
       }</tbody></table></div>`
@@ -452,16 +452,22 @@ async function group(id) {
     document.getElementById('lag-legend').innerHTML = legend(series)
   }
   const g = await api(`/groups/${encodeURIComponent(id)}`)
+  const share = g.protocolType === 'share'
   main.innerHTML = `
     <h1>${esc(id)} ${stateHtml(g.state)}</h1>
     <div class="stats">
       <div class="card"><div class="label">Members</div><div class="stat">${fmtInt(g.members.length)}</div></div>
       <div class="card"><div class="label">Total lag</div><div class="stat" id="total-lag">${fmtInt(g.lag)}</div></div>
+      ${share ? `<div class="card"><div class="label" title="Records acquired, available again or acknowledged above the start offset, in the share-partitions this broker leads">In flight</div><div class="stat" id="total-in-flight">${fmtInt(g.inFlight)}</div></div>` : ''}
       <div class="card"><div class="label">Protocol</div><div class="stat" style="font-size:18px">${esc(g.protocolType || '–')} ${g.protocol ? `<small>${esc(g.protocol)}</small>` : ''}</div></div>
     </div>
     <div class="card"><h2>Lag over time</h2><canvas class="chart" id="lag-chart"></canvas><div id="lag-legend"></div></div>
     <div class="card tight"><h2>Lag per partition</h2><table id="lag">
-      <thead><tr><th>Topic</th><th class="num">Partition</th><th class="num">${g.protocolType === 'share' ? 'Start offset' : 'Committed offset'}</th><th class="num">End offset</th><th class="num">Lag</th><th>Consumer</th></tr></thead>
+      <thead><tr>${
+        share
+          ? '<th>Topic</th><th class="num">Partition</th><th class="num">Start offset</th><th class="num">Lag</th><th class="num" title="Records acquired, available again or acknowledged above the start offset (–: not held by this broker: led by another, or idle)">In flight</th><th>Consumers</th>'
+          : '<th>Topic</th><th class="num">Partition</th><th class="num">Committed offset</th><th class="num">End offset</th><th class="num">Lag</th><th>Consumer</th>'
+      }</tr></thead>
       <tbody></tbody></table></div>
     <div class="card tight"><h2>Members</h2><table id="members">
       <thead><tr><th>Client id</th><th>Host</th><th>Member id</th><th>Assigned partitions</th></tr></thead>
@@ -477,9 +483,14 @@ async function group(id) {
       g.partitions.length === 0
         ? '<tr><td colspan="6" class="empty">No committed offsets.</td></tr>'
         : g.partitions
-            .map((p) => `<tr><td><a href="#/topics/${encodeURIComponent(p.topic)}">${esc(p.topic)}</a></td><td class="num">${p.partition}</td><td class="num">${fmtInt(p.committed ?? p.startOffset)}</td><td class="num">${p.endOffset === undefined ? '–' : fmtInt(p.endOffset)}</td><td class="num">${fmtInt(p.lag)}</td><td>${esc(p.owner ?? '–')}</td></tr>`)
+            .map((p) =>
+              share
+                ? `<tr><td><a href="#/topics/${encodeURIComponent(p.topic)}">${esc(p.topic)}</a></td><td class="num">${p.partition}</td><td class="num">${fmtInt(p.startOffset)}</td><td class="num">${fmtInt(p.lag)}</td><td class="num">${fmtInt(p.inFlight)}</td><td>${esc(p.owners.length === 0 ? '–' : p.owners.join(', '))}</td></tr>`
+                : `<tr><td><a href="#/topics/${encodeURIComponent(p.topic)}">${esc(p.topic)}</a></td><td class="num">${p.partition}</td><td class="num">${fmtInt(p.committed)}</td><td class="num">${p.endOffset === undefined ? '–' : fmtInt(p.endOffset)}</td><td class="num">${fmtInt(p.lag)}</td><td>${esc(p.owner ?? '–')}</td></tr>`,
+            )
             .join('')
     document.getElementById('total-lag').textContent = fmtInt(g.lag)
+    if (share) document.getElementById('total-in-flight').textContent = fmtInt(g.inFlight)
     draw(g)
   }
   fill(g)
