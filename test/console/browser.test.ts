@@ -224,7 +224,7 @@ describe('web console in headless Chromium', () => {
       expect(await page.textContent('#total-in-flight')).toBe(String(held))
       expect(await page.textContent('#members')).toContain('ui-worker')
       await worker.commitSync()
-      await page.waitForFunction(() => document.getElementById('total-in-flight')?.textContent === '0', undefined, { timeout: 10_000 })
+      await page.waitForFunction("document.getElementById('total-in-flight')?.textContent === '0'", undefined, { timeout: 10_000 })
     } finally {
       await worker.close()
     }
