@@ -360,6 +360,8 @@ async function up(args: ParsedArgs): Promise<number> {
     `offsets.topic.replication.factor=${rf}`,
     `transaction.state.log.replication.factor=${rf}`,
     `transaction.state.log.min.isr=${Math.min(n, 2)}`,
+    `share.coordinator.state.topic.replication.factor=${rf}`,
+    `share.coordinator.state.topic.min.isr=${Math.min(n, 2)}`,
     ...(partitionsDefault !== undefined ? [`num.partitions=${partitionsDefault}`] : []),
   ]
   const extra = args.all('override')

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Kafka, logLevel } from 'kafkajs'
+import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { zookeeperMissing } from '../harness/index.js'
 import { findZkServer } from '../../src/cli/dev-cluster.js'
@@ -100,6 +100,13 @@ describe.skipIf(MISSING !== undefined)('skein cluster', () => {
     const admin = kafka.admin()
     await admin.connect()
     await admin.createTopics({ topics: [{ topic: 'orders', numPartitions: 3, replicationFactor: 3 }], waitForLeaders: true })
+    // Every internal topic is made with 3 replicas and, where Kafka has one, a min ISR of 2.
+    const internal = ['offsets.topic.replication.factor', 'transaction.state.log.replication.factor', 'transaction.state.log.min.isr', 'share.coordinator.state.topic.replication.factor', 'share.coordinator.state.topic.min.isr']
+    const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.BROKER, name: '1', configNames: internal }] })
+    expect(Object.fromEntries(described.resources[0]!.configEntries.map((e) => [e.configName, e.configValue]))).toEqual({
+      'offsets.topic.replication.factor': '3', 'transaction.state.log.replication.factor': '3', 'transaction.state.log.min.isr': '2',
+      'share.coordinator.state.topic.replication.factor': '3', 'share.coordinator.state.topic.min.isr': '2',
+    })
     await admin.disconnect()
     const producer = kafka.producer()
     await producer.connect()
