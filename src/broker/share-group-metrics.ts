@@ -4,8 +4,9 @@
 //   RELEASE is what makes a record be delivered again).
 // * shareGroupLag: for each share group this broker coordinates, each share-partition's start offset and
 //   lag (the high watermark, where this broker leads the partition, minus the start offset), found as
-//   DescribeShareGroupOffsets finds them: the topics the members subscribe to or are assigned, or for an
-//   empty group every topic but the internal ones, keeping the share-partitions with state.
+//   DescribeShareGroupOffsets finds them: the topics its ShareGroupStatePartitionMetadata names and those
+//   the members subscribe to or are assigned (every topic for an empty group without that record),
+//   keeping the share-partitions with state.
 import type { Counter } from '../observability/metrics.js'
 import type { GroupCoordinatorApi, MetadataView, SharePartitionService, ShareGroupOffsetsService, ShareOffsetRef } from '../server/handlers/common/ports.js'
 
@@ -33,7 +34,7 @@ export function countAcknowledgements(service: SharePartitionService, counters: 
 export interface ShareLagPorts {
   coordinator(): Pick<GroupCoordinatorApi, 'listGroups' | 'shareGroupDescribe'> | undefined
   offsets: ShareGroupOffsetsService
-  metadata: Pick<MetadataView, 'topic' | 'topics' | 'isInternalTopic'>
+  metadata: Pick<MetadataView, 'topic' | 'topicById' | 'topics' | 'isInternalTopic'>
   /** The partition's high watermark where this broker leads it, else undefined. */
   highWatermark(topic: string, partition: number): number | undefined
 }
@@ -52,7 +53,11 @@ export async function shareGroupLag(ports: ShareLagPorts): Promise<{ group: stri
       for (const t of m.subscribedTopicNames) names.add(t)
       for (const t of m.assignment) names.add(t.topicName)
     }
-    if (names.size === 0) for (const t of ports.metadata.topics()) if (!ports.metadata.isInternalTopic(t.name)) names.add(t.name)
+    for (const id of g.stateTopicIds ?? []) {
+      const t = ports.metadata.topicById(id)
+      if (t !== undefined) names.add(t.name)
+    }
+    if (names.size === 0 && g.stateTopicIds == null) for (const t of ports.metadata.topics()) if (!ports.metadata.isInternalTopic(t.name)) names.add(t.name)
     const parts: ShareOffsetRef[] = []
     for (const name of names) {
       const info = ports.metadata.topic(name)

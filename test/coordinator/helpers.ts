@@ -1,6 +1,6 @@
 // A group coordinator on a ManualClock and an in-memory PartitionWriter, plus shorthands for the
 // requests the state machine tests send.
-import { GroupCoordinator } from '../../src/coordinator/group/group-coordinator.js'
+import { GroupCoordinator, type ShareGroupStatePort } from '../../src/coordinator/group/group-coordinator.js'
 import type { GroupCoordinatorConfig, JoinGroupInput, JoinGroupResult, TopicsView } from '../../src/coordinator/group/types.js'
 import { ManualClock } from '../../src/coordinator/runtime/clock.js'
 import { InMemoryPartitionWriter } from '../../src/coordinator/runtime/partition-writer.js'
@@ -54,10 +54,10 @@ export interface Harness {
   advance(ms: number): Promise<void>
 }
 
-export async function harness(config: Partial<GroupCoordinatorConfig> = {}, opts: { writer?: InMemoryPartitionWriter; clock?: ManualClock; topics?: TopicsView } = {}): Promise<Harness> {
+export async function harness(config: Partial<GroupCoordinatorConfig> = {}, opts: { writer?: InMemoryPartitionWriter; clock?: ManualClock; topics?: TopicsView; shareStates?: ShareGroupStatePort } = {}): Promise<Harness> {
   const clock = opts.clock ?? new ManualClock()
   const writer = opts.writer ?? new InMemoryPartitionWriter()
-  const coordinator = new GroupCoordinator({ config: { ...TEST_CONFIG, ...config }, writer, topics: opts.topics ?? fakeTopics(), clock, log: quietLog })
+  const coordinator = new GroupCoordinator({ config: { ...TEST_CONFIG, ...config }, writer, topics: opts.topics ?? fakeTopics(), clock, log: quietLog, shareStates: opts.shareStates })
   await coordinator.loadAll()
   const settle = async (): Promise<void> => {
     for (let i = 0; i < 5; i++) {

@@ -36,15 +36,16 @@ describe('__consumer_offsets record keys', () => {
     expect(decodeGroupRecordKey(key)).toEqual({ type: 'group-metadata', group: 'grüppe' })
   })
 
-  it('reads the consumer-group keys (3-8) and share-group keys (9-14), reports the other record types as unknown, and truncated keys as errors', () => {
+  it('reads the consumer-group keys (3-8) and share-group keys (9-15), reports the other record types as unknown, and truncated keys as errors', () => {
     expect(decodeGroupRecordKey(Buffer.concat([i16(3), str('x')]))).toEqual({ type: 'consumer-group', record: 'metadata', group: 'x', memberId: null })
     expect(decodeGroupRecordKey(Buffer.concat([i16(8), str('x'), str('m')]))).toEqual({ type: 'consumer-group', record: 'current-member-assignment', group: 'x', memberId: 'm' })
-    // Share groups (KIP-932): 9-14 as Kafka numbers them; 15 (share-group state partition metadata) is not read.
+    // Share groups (KIP-932): 9-15 as Kafka numbers them (15: the share-partitions with state).
     expect(decodeGroupRecordKey(Buffer.concat([i16(9), str('x')]))).toEqual({ type: 'share-group', record: 'partition-metadata', group: 'x', memberId: null })
     expect(decodeGroupRecordKey(Buffer.concat([i16(10), str('x'), str('m')]))).toEqual({ type: 'share-group', record: 'member-metadata', group: 'x', memberId: 'm' })
     expect(decodeGroupRecordKey(Buffer.concat([i16(11), str('x')]))).toEqual({ type: 'share-group', record: 'metadata', group: 'x', memberId: null })
     expect(decodeGroupRecordKey(Buffer.concat([i16(14), str('x'), str('m')]))).toEqual({ type: 'share-group', record: 'current-member-assignment', group: 'x', memberId: 'm' })
-    expect(decodeGroupRecordKey(Buffer.concat([i16(15), str('x')]))).toEqual({ type: 'unknown', version: 15 })
+    expect(decodeGroupRecordKey(Buffer.concat([i16(15), str('x')]))).toEqual({ type: 'share-group', record: 'state-partition-metadata', group: 'x', memberId: null })
+    expect(decodeGroupRecordKey(Buffer.concat([i16(16), str('x')]))).toEqual({ type: 'unknown', version: 16 })
     expect(() => decodeGroupRecordKey(Buffer.concat([i16(1), str('g'), i16(10)]))).toThrow(CoordinatorRecordError)
     expect(() => decodeGroupRecordKey(Buffer.from([0]))).toThrow(CoordinatorRecordError)
   })

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
 import { decodeGroupRecordKey } from '../../src/coordinator/group/offset-commit-group-metadata-records.js'
 import { simpleAssign } from '../../src/coordinator/group/share-assignor.js'
-import { decodeShareCurrentAssignment, decodeShareGroupEpoch, decodeShareMemberSubscription } from '../../src/coordinator/group/share-group-records.js'
+import { decodeShareCurrentAssignment, decodeShareGroupEpoch, decodeShareMemberSubscription, decodeShareStatePartitionMetadata } from '../../src/coordinator/group/share-group-records.js'
+import type { ShareGroupStatePort } from '../../src/coordinator/group/group-coordinator.js'
 import type { Assignment } from '../../src/coordinator/group/consumer-group-records.js'
 import type { ShareGroupHeartbeatInput, ShareGroupHeartbeatResult, TopicPartitionsById, TopicsView } from '../../src/coordinator/group/types.js'
 import { InMemoryPartitionWriter } from '../../src/coordinator/runtime/partition-writer.js'
@@ -349,6 +350,105 @@ describe('share group records', () => {
     expect(ra).toMatchObject({ errorCode: ErrorCode.NONE, memberEpoch: a.epoch, assignment: null })
     await again.advance(45_000)
     expect((await describe1(again)).groupState).toBe('Empty')
+  })
+})
+
+/** The share coordinators as the group coordinator sees them (a recording double: which states it initializes and deletes). */
+class RecordingStates implements ShareGroupStatePort {
+  readonly initialized: string[] = []
+  readonly deleted: { groupId: string; statePartitions: readonly [string, readonly number[]][] | undefined }[] = []
+  failNext = false
+  async initialize(groupId: string, assigned: readonly [string, readonly number[]][]): Promise<void> {
+    if (this.failNext) {
+      this.failNext = false
+      throw new Error('share coordinator not available')
+    }
+    for (const [topicId, partitions] of assigned) for (const p of partitions) this.initialized.push(`${groupId}/${topicId === T ? 't' : 'u'}-${p}`)
+  }
+  async deleteGroup(groupId: string, statePartitions: readonly [string, readonly number[]][] | undefined): Promise<void> {
+    this.deleted.push({ groupId, statePartitions })
+  }
+}
+
+describe('share-partition state of a group (ShareGroupStatePartitionMetadata, key 15)', () => {
+  it('records the partitions it initializes, initializes each once, and deletes exactly those with the group', async () => {
+    const writer = new InMemoryPartitionWriter()
+    const states = new RecordingStates()
+    const h = await harness({}, { writer, shareStates: states })
+    const a = new Member(h, ['t'])
+    await a.beat()
+    expect(states.initialized.sort()).toEqual(['sg/t-0', 'sg/t-1', 'sg/t-2', 'sg/t-3', 'sg/t-4', 'sg/t-5'])
+    // Recorded as initializing before the share coordinators were asked, then as initialized.
+    const stateRecords = writer.records(0).filter((r) => (decodeGroupRecordKey(r.key) as { record?: string }).record === 'state-partition-metadata')
+    expect(stateRecords.map((r) => r.key.readInt16BE(0))).toEqual([15, 15])
+    const [initializing, initialized] = stateRecords.map((r) => decodeShareStatePartitionMetadata(r.value!))
+    expect([...initializing!.initializing.get(T)!.partitions].sort()).toEqual([0, 1, 2, 3, 4, 5])
+    expect(initializing!.initialized.size).toBe(0)
+    expect(initialized!.initializing.size).toBe(0)
+    expect(initialized!.initialized.get(T)).toEqual({ topicName: 't', partitions: new Set([0, 1, 2, 3, 4, 5]) })
+    // Later heartbeats initialize nothing again and write no state record.
+    const count = writer.records(0).length
+    await a.beat()
+    await a.beat()
+    expect(states.initialized).toHaveLength(6)
+    expect(writer.records(0).length).toBe(count)
+    expect((await describe1(h)).stateTopicIds).toEqual([T])
+    // A second member on u: only u's partitions are initialized.
+    const b = new Member(h, ['u'])
+    await b.beat()
+    expect(states.initialized.filter((k) => k.startsWith('sg/u'))).toEqual(['sg/u-0', 'sg/u-1'])
+    // The group, empty, is deleted: the share coordinators delete the recorded partitions, not every partition.
+    await a.leave()
+    await b.leave()
+    expect(await h.coordinator.deleteGroups([G])).toEqual([{ groupId: G, errorCode: ErrorCode.NONE }])
+    expect(states.deleted).toEqual([{ groupId: G, statePartitions: [[T, [0, 1, 2, 3, 4, 5]], [U, [0, 1]]].sort(([x], [y]) => (String(x) < String(y) ? -1 : 1)) }])
+    const tail = writer.records(0).slice(-8).map((r) => decodeGroupRecordKey(r.key) as { record?: string })
+    expect(tail.some((k) => k.record === 'state-partition-metadata')).toBe(true)
+  })
+
+  it('a failed initialization leaves the partitions initializing: deleted with the group, and tried again on the next heartbeat', async () => {
+    const states = new RecordingStates()
+    const h = await harness({}, { shareStates: states })
+    const a = new Member(h, ['u'])
+    states.failNext = true
+    await a.beat()
+    expect(states.initialized).toEqual([])
+    expect((await describe1(h)).stateTopicIds).toEqual([U])
+    await a.beat()
+    expect(states.initialized.sort()).toEqual(['sg/u-0', 'sg/u-1'])
+    await a.leave()
+    await h.coordinator.deleteGroups([G])
+    expect(states.deleted[0]!.statePartitions).toEqual([[U, [0, 1]]])
+  })
+
+  it('a reload rebuilds the record; AlterShareGroupOffsets adds to it and DeleteShareGroupOffsets takes a topic out', async () => {
+    const writer = new InMemoryPartitionWriter()
+    const states = new RecordingStates()
+    const h = await harness({}, { writer, shareStates: states })
+    const a = new Member(h, ['u'])
+    await a.beat()
+    await a.leave()
+    await h.coordinator.shareGroupStateChanged(G, { initialized: [[T, [2]]] })
+    h.coordinator.close()
+    const again = await harness({}, { writer, clock: h.clock, shareStates: states })
+    expect((await describe1(again)).stateTopicIds?.sort()).toEqual([T, U].sort())
+    await again.coordinator.shareGroupStateChanged(G, { deletedTopicIds: [U] })
+    expect((await describe1(again)).stateTopicIds).toEqual([T])
+    await again.coordinator.deleteGroups([G])
+    expect(states.deleted[0]!.statePartitions).toEqual([[T, [2]]])
+  })
+
+  it('a group without the record (made before it was kept) is deleted by asking about every partition', async () => {
+    const states = new RecordingStates()
+    const h = await harness()
+    const a = new Member(h)
+    await a.beat()
+    await a.leave()
+    h.coordinator.close()
+    const again = await harness({}, { writer: h.writer, clock: h.clock, shareStates: states })
+    expect((await describe1(again)).stateTopicIds).toBeNull()
+    await again.coordinator.deleteGroups([G])
+    expect(states.deleted).toEqual([{ groupId: G, statePartitions: undefined }])
   })
 })
 

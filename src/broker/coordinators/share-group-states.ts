@@ -8,10 +8,11 @@
 //   share.auto.offset.reset on its first load. State already there is left alone. Which keys are known
 //   to be initialized is remembered for a while (INITIALIZED_TTL_MS) and up to MAX_REMEMBERED keys, so a
 //   heartbeat costs no round trip; a key forgotten is only read again.
-// * Delete: Skein keeps no list of a group's initialized share-partitions (Kafka's
-//   ShareGroupStatePartitionMetadata record), so DeleteShareGroupState is sent for every partition of
-//   every topic in the metadata (a share coordinator writes nothing for a key it does not hold), a few
-//   at a time; the copies this broker holds in memory are dropped.
+// * Delete: DeleteShareGroupState for the share-partitions the group coordinator recorded for the group
+//   (its ShareGroupStatePartitionMetadata: initialized or being initialized), a few at a time; a group
+//   with no such record (made before Skein kept it) gets one for every partition of every topic in the
+//   metadata (a share coordinator writes nothing for a key it does not hold). The copies this broker holds
+//   in memory are dropped.
 import type { ShareGroupStatePort } from '../../coordinator/group/group-coordinator.js'
 import type { MetadataImage } from '../../cluster/metadata-image.js'
 import type { SharePartitionManager } from '../../replication/share/share-partition-manager.js'
@@ -60,12 +61,16 @@ export class BrokerShareGroupStates implements ShareGroupStatePort {
     this.#initialized.delete(`${groupId}\u0000${topicId}\u0000${partition}`)
   }
 
-  async deleteGroup(groupId: string): Promise<void> {
+  async deleteGroup(groupId: string, statePartitions: readonly [topicId: string, partitions: readonly number[]][] | undefined): Promise<void> {
     for (const id of [...this.#initialized.keys()]) if (id.startsWith(`${groupId}\u0000`)) this.#initialized.delete(id)
     const keys: { group: string; topicId: string; partition: number }[] = []
-    for (const t of this.metadata.topics()) {
-      if (t.topicId === '') continue
-      for (let partition = 0; partition < t.partitions; partition++) keys.push({ group: groupId, topicId: t.topicId, partition })
+    if (statePartitions !== undefined) {
+      for (const [topicId, partitions] of statePartitions) for (const partition of partitions) keys.push({ group: groupId, topicId, partition })
+    } else {
+      for (const t of this.metadata.topics()) {
+        if (t.topicId === '') continue
+        for (let partition = 0; partition < t.partitions; partition++) keys.push({ group: groupId, topicId: t.topicId, partition })
+      }
     }
     const p = this.persister()
     let next = 0

@@ -62,8 +62,11 @@ export interface ShareGroupStatePort {
    * its first load, as Kafka's). Rejects when one could not be initialized.
    */
   initialize(groupId: string, assigned: readonly [topicId: string, partitions: readonly number[]][]): Promise<void>
-  /** DeleteShareGroupState for every share-partition state the group has (the group deleted). */
-  deleteGroup(groupId: string): Promise<void>
+  /**
+   * DeleteShareGroupState for every share-partition state the group has (the group deleted): those named
+   * (from its ShareGroupStatePartitionMetadata), or, for a group without that record, every partition.
+   */
+  deleteGroup(groupId: string, statePartitions: readonly [topicId: string, partitions: readonly number[]][] | undefined): Promise<void>
 }
 
 export class GroupCoordinator {
@@ -180,11 +183,17 @@ export class GroupCoordinator {
       const res = await this.runtime.write(p, 'share-group-heartbeat', (s) => s.shareGroups.heartbeat(req))
       // The member's share-partitions get their state initialized before it hears of them, as Kafka's
       // coordinator initializes them before assigning: the partitions' leaders serve no other.
+      // Those not yet recorded as initialized are recorded as initializing first, and as initialized after
+      // (ShareGroupStatePartitionMetadata), so the group's state can always be found again.
       if (this.#shareStates !== undefined && res.errorCode === ErrorCode.NONE && res.memberEpoch > 0) {
         const member = await this.runtime.read(p, (s) => s.shareGroups.group(req.groupId)?.members.get(req.memberId)?.assignedPartitions)
         if (member !== undefined && member.size > 0) {
           try {
-            await this.#shareStates.initialize(req.groupId, assignmentEntries(member))
+            const todo = await this.runtime.write(p, 'share-group-state-initializing', (s) => s.shareGroups.stateInitializing(req.groupId, assignmentEntries(member)))
+            if (todo.length > 0) {
+              await this.#shareStates.initialize(req.groupId, todo)
+              await this.runtime.write(p, 'share-group-state-initialized', (s) => s.shareGroups.stateInitialized(req.groupId, todo))
+            }
           } catch (err) {
             // Tried again on the next heartbeat; meanwhile its fetches of those partitions are refused.
             this.#log.warn({ groupId: req.groupId, err: (err as Error)?.message }, 'could not initialize the share-partitions of a share group member')
@@ -195,6 +204,16 @@ export class GroupCoordinator {
     } catch (err) {
       return { errorCode: this.codeOf(err, 'share-group-heartbeat'), errorMessage: null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null }
     }
+  }
+
+  /**
+   * Records share-partition state set outside a heartbeat (AlterShareGroupOffsets initialized it, or
+   * DeleteShareGroupOffsets deleted whole topics of it) in the group's ShareGroupStatePartitionMetadata.
+   */
+  async shareGroupStateChanged(groupId: string, change: { initialized?: readonly [topicId: string, partitions: readonly number[]][]; deletedTopicIds?: readonly string[] }): Promise<void> {
+    const p = this.partitionFor(groupId)
+    if (change.initialized !== undefined && change.initialized.length > 0) await this.runtime.write(p, 'share-group-state-initialized', (s) => s.shareGroups.stateInitialized(groupId, change.initialized!))
+    if (change.deletedTopicIds !== undefined && change.deletedTopicIds.length > 0) await this.runtime.write(p, 'share-group-state-deleted', (s) => s.shareGroups.stateTopicsDeleted(groupId, change.deletedTopicIds!))
   }
 
   /** ShareGroupDescribe: one answer per group id, GROUP_ID_NOT_FOUND for those that are not share groups. */
@@ -312,12 +331,12 @@ export class GroupCoordinator {
           // An empty share group's share-partition state goes first (Kafka's persister.deleteState), so a
           // group made again under the id starts afresh; a group whose state stays is not deleted.
           if (this.#shareStates !== undefined) {
-            const shares = await this.runtime.read(p, (s) => ids.filter((id) => {
+            const shares = await this.runtime.read(p, (s) => ids.flatMap((id) => {
               const g = s.shareGroups.group(id)
-              return g !== undefined && s.shareGroups.deleteGroupError(g) === ErrorCode.NONE
+              return g !== undefined && s.shareGroups.deleteGroupError(g) === ErrorCode.NONE ? [{ id, statePartitions: s.shareGroups.statePartitions(id) }] : []
             }))
             const failed = new Set<string>()
-            await Promise.all(shares.map((id) => this.#shareStates!.deleteGroup(id).catch((err: unknown) => {
+            await Promise.all(shares.map(({ id, statePartitions }) => this.#shareStates!.deleteGroup(id, statePartitions).catch((err: unknown) => {
               failed.add(id)
               answers.set(id, this.codeOf(err, 'delete-share-group-state'))
             })))

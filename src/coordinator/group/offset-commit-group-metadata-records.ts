@@ -68,7 +68,7 @@ export interface ConsumerGroupKey {
 /** A key of a KIP-932 share-group record (share-group-records.ts): the same six kinds as a consumer group's. */
 export interface ShareGroupKey {
   type: 'share-group'
-  record: ConsumerGroupRecordType
+  record: ConsumerGroupRecordType | 'state-partition-metadata'
   group: string
   memberId: string | null
 }
@@ -181,6 +181,8 @@ export function decodeGroupRecordKey(buf: Buffer): GroupRecordKey {
       return { type: 'share-group', record: 'target-assignment-member', group: key.key.groupId, memberId: key.key.memberId }
     case 'ShareGroupCurrentMemberAssignment':
       return { type: 'share-group', record: 'current-member-assignment', group: key.key.groupId, memberId: key.key.memberId }
+    case 'ShareGroupStatePartitionMetadata':
+      return { type: 'share-group', record: 'state-partition-metadata', group: key.key.groupId, memberId: null }
     case 'unknown':
       return { type: 'unknown', version: key.version }
   }

@@ -20,6 +20,12 @@
 // others get its partitions on their next heartbeats. The member id is the client's (ShareGroupHeartbeat
 // v1): a member that left may come back under the same id with epoch 0.
 //
+// Share-partition state (Kafka's ShareGroupStatePartitionMetadata record, key 15): before the group
+// coordinator asks the share coordinators to initialize the state of partitions it assigned, it records
+// them as initializing, and after, as initialized (stateInitializing / stateInitialized); DeleteShareGroupOffsets
+// takes topics out (stateTopicsDeleted). So the group's state is known without asking about every
+// partition: its deletion, and the offsets of an empty group, ask only about these.
+//
 // A group id is a classic, consumer or share group, never two: a share heartbeat for another kind of
 // group gets GROUP_ID_NOT_FOUND ("Group X is not a share group."), as in Kafka, which converts nothing
 // to or from share groups.
@@ -34,6 +40,7 @@ import {
   decodeShareCurrentAssignment,
   decodeShareGroupEpoch,
   decodeShareMemberSubscription,
+  decodeShareStatePartitionMetadata,
   decodeShareSubscriptionMetadata,
   decodeShareTargetAssignment,
   decodeShareTargetAssignmentEpoch,
@@ -43,12 +50,16 @@ import {
   shareGroupEpochTombstone,
   shareMemberSubscriptionRecord,
   shareMemberSubscriptionTombstone,
+  shareStatePartitionMetadataRecord,
+  shareStatePartitionMetadataTombstone,
   shareSubscriptionMetadataRecord,
   shareSubscriptionMetadataTombstone,
   shareTargetAssignmentEpochRecord,
   shareTargetAssignmentEpochTombstone,
   shareTargetAssignmentRecord,
   shareTargetAssignmentTombstone,
+  emptyStatePartitionMetadata,
+  type ShareStatePartitionMetadata,
 } from './share-group-records.js'
 import type { DescribedShareGroup, DescribedTopicPartitions, GroupCoordinatorConfig, ListedGroup, ShareGroupHeartbeatInput, ShareGroupHeartbeatResult, TopicsView } from './types.js'
 
@@ -135,7 +146,92 @@ export class ShareGroupManager {
       case 'current-member-assignment':
         group.replayCurrentAssignment(memberId, value === null ? null : decodeShareCurrentAssignment(value))
         break
+      case 'state-partition-metadata':
+        group.stateMetadata = value === null ? undefined : decodeShareStatePartitionMetadata(value)
+        break
     }
+  }
+
+  // ---- share-partition state (ShareGroupStatePartitionMetadata) ----------------------------------
+
+  /**
+   * Of the partitions assigned (topic id -> partitions), those whose state is not recorded as initialized:
+   * they are to be initialized, and are recorded as initializing first (a record only when that adds any).
+   */
+  stateInitializing(groupId: string, assigned: readonly [topicId: string, partitions: readonly number[]][]): CoordinatorResult<[string, number[]][]> {
+    const group = this.#groups.get(groupId)
+    if (group === undefined) return noRecords([])
+    const meta = group.stateMetadata
+    const todo: [string, number[]][] = []
+    let grows = false
+    for (const [topicId, partitions] of assigned) {
+      const done = meta?.initialized.get(topicId)?.partitions
+      const pending = meta?.initializing.get(topicId)?.partitions
+      const missing = partitions.filter((p) => done?.has(p) !== true)
+      if (missing.length === 0) continue
+      todo.push([topicId, missing])
+      if (missing.some((p) => pending?.has(p) !== true)) grows = true
+    }
+    if (!grows) return noRecords(todo)
+    const next = copyStateMetadata(meta)
+    for (const [topicId, partitions] of todo) {
+      const t = next.initializing.get(topicId) ?? { topicName: this.topics.topicName(topicId) ?? '', partitions: new Set<number>() }
+      for (const p of partitions) t.partitions.add(p)
+      next.initializing.set(topicId, t)
+    }
+    return { records: [shareStatePartitionMetadataRecord(groupId, next)], result: todo }
+  }
+
+  /** The share-partitions' state is initialized (InitializeShareGroupState succeeded, or AlterShareGroupOffsets set it). */
+  stateInitialized(groupId: string, done: readonly [topicId: string, partitions: readonly number[]][]): CoordinatorResult<void> {
+    const group = this.#groups.get(groupId)
+    if (group === undefined || done.length === 0) return noRecords(undefined)
+    const next = copyStateMetadata(group.stateMetadata)
+    let changed = false
+    for (const [topicId, partitions] of done) {
+      const pending = next.initializing.get(topicId)
+      const t = next.initialized.get(topicId) ?? { topicName: pending?.topicName || (this.topics.topicName(topicId) ?? ''), partitions: new Set<number>() }
+      for (const p of partitions) {
+        if (!t.partitions.has(p)) changed = true
+        t.partitions.add(p)
+        if (pending?.partitions.delete(p) === true) changed = true
+      }
+      next.initialized.set(topicId, t)
+      if (pending !== undefined && pending.partitions.size === 0) next.initializing.delete(topicId)
+    }
+    return changed ? { records: [shareStatePartitionMetadataRecord(groupId, next)], result: undefined } : noRecords(undefined)
+  }
+
+  /** The state of these topics was deleted (DeleteShareGroupOffsets): they are initialized again when next assigned. */
+  stateTopicsDeleted(groupId: string, topicIds: readonly string[]): CoordinatorResult<void> {
+    const group = this.#groups.get(groupId)
+    const meta = group?.stateMetadata
+    if (meta === undefined || !topicIds.some((id) => meta.initialized.has(id) || meta.initializing.has(id) || meta.deleting.has(id))) return noRecords(undefined)
+    const next = copyStateMetadata(meta)
+    for (const id of topicIds) {
+      next.initialized.delete(id)
+      next.initializing.delete(id)
+      next.deleting.delete(id)
+    }
+    return { records: [shareStatePartitionMetadataRecord(groupId, next)], result: undefined }
+  }
+
+  /**
+   * Every share-partition the group may have state for (initializing or initialized; a deleting topic's
+   * partitions are unknown, so none), or undefined when the group has no ShareGroupStatePartitionMetadata.
+   */
+  statePartitions(groupId: string): [string, number[]][] | undefined {
+    const meta = this.#groups.get(groupId)?.stateMetadata
+    if (meta === undefined) return undefined
+    const all = new Map<string, Set<number>>()
+    for (const m of [meta.initialized, meta.initializing]) {
+      for (const [topicId, t] of m) {
+        const set = all.get(topicId) ?? new Set<number>()
+        for (const p of t.partitions) set.add(p)
+        all.set(topicId, set)
+      }
+    }
+    return [...all].map(([topicId, set]) => [topicId, [...set].sort((a, b) => a - b)])
   }
 
   /** Loaded members must heartbeat within their session timeout, counted from the load. */
@@ -354,6 +450,7 @@ export class ShareGroupManager {
     for (const id of members) records.push(shareTargetAssignmentTombstone(group.groupId, id))
     records.push(shareTargetAssignmentEpochTombstone(group.groupId))
     for (const id of members) records.push(shareMemberSubscriptionTombstone(group.groupId, id))
+    if (group.stateMetadata !== undefined) records.push(shareStatePartitionMetadataTombstone(group.groupId))
     records.push(shareSubscriptionMetadataTombstone(group.groupId), shareGroupEpochTombstone(group.groupId))
     for (const id of members) this.ctx.timer.cancel(sessionKey(group.groupId, id))
     return records
@@ -381,6 +478,7 @@ export class ShareGroupManager {
       groupEpoch: group.groupEpoch,
       assignmentEpoch: group.assignmentEpoch,
       assignorName: SIMPLE_ASSIGNOR,
+      stateTopicIds: group.stateMetadata === undefined ? null : [...new Set([...group.stateMetadata.initialized.keys(), ...group.stateMetadata.initializing.keys()])],
       members: [...group.members.values()].map((m) => ({
         memberId: m.memberId,
         rackId: m.rackId,
@@ -396,4 +494,13 @@ export class ShareGroupManager {
   listGroups(): ListedGroup[] {
     return [...this.#groups.values()].map((g) => ({ groupId: g.groupId, protocolType: SHARE_PROTOCOL_TYPE, state: g.state, groupType: 'share' as const }))
   }
+}
+
+function copyStateMetadata(m: ShareStatePartitionMetadata | undefined): ShareStatePartitionMetadata {
+  const out = emptyStatePartitionMetadata()
+  if (m === undefined) return out
+  for (const [id, t] of m.initializing) out.initializing.set(id, { topicName: t.topicName, partitions: new Set(t.partitions) })
+  for (const [id, t] of m.initialized) out.initialized.set(id, { topicName: t.topicName, partitions: new Set(t.partitions) })
+  for (const [id, name] of m.deleting) out.deleting.set(id, name)
+  return out
 }

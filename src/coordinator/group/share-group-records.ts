@@ -12,6 +12,11 @@
 //   key 13 ShareGroupTargetAssignmentMember (group, member)   value: [topicId | partitions]
 //   key 14 ShareGroupCurrentMemberAssignment (group, member)  value: memberEpoch | previousMemberEpoch | state |
 //                                                                    assignedPartitions
+//   key 15 ShareGroupStatePartitionMetadata (group)           value: initializing [topicId | topicName | partitions] |
+//                                                                    initialized [same] | deleting [topicId | topicName]
+//          (which share-partitions have state in the share coordinators: written before their state is
+//          initialized, as initializing, and after, as initialized, so a group's state can be found and
+//          deleted without asking about every partition; Skein's own definition after KIP-932's record)
 //
 // Assignments are written topic by topic in topic id order, partitions ascending (assignmentEntries).
 // Recovery: replayed in offset order with the other records of the partition (group-coordinator-state.ts);
@@ -22,12 +27,14 @@ import { assignmentEntries, assignmentFromEntries, memberStateFromValue, type As
 import { createShareGroupCurrentMemberAssignmentValue, createTopicPartitions } from './generated/share-group-current-member-assignment-value.gen.js'
 import { createShareGroupMemberMetadataValue } from './generated/share-group-member-metadata-value.gen.js'
 import { createShareGroupPartitionMetadataValue, createTopicMetadata } from './generated/share-group-partition-metadata-value.gen.js'
+import { createShareGroupStatePartitionMetadataValue, createTopicInfo, createTopicPartitionsInfo } from './generated/share-group-state-partition-metadata-value.gen.js'
 import { createShareGroupTargetAssignmentMemberValue, createTopicPartition } from './generated/share-group-target-assignment-member-value.gen.js'
 import {
   decodeShareGroupCurrentMemberAssignmentValueRecord,
   decodeShareGroupMemberMetadataValueRecord,
   decodeShareGroupMetadataValueRecord,
   decodeShareGroupPartitionMetadataValueRecord,
+  decodeShareGroupStatePartitionMetadataValueRecord,
   decodeShareGroupTargetAssignmentMemberValueRecord,
   decodeShareGroupTargetAssignmentMetadataValueRecord,
   encodeShareGroupCurrentMemberAssignmentKeyRecord,
@@ -38,6 +45,8 @@ import {
   encodeShareGroupMetadataValueRecord,
   encodeShareGroupPartitionMetadataKeyRecord,
   encodeShareGroupPartitionMetadataValueRecord,
+  encodeShareGroupStatePartitionMetadataKeyRecord,
+  encodeShareGroupStatePartitionMetadataValueRecord,
   encodeShareGroupTargetAssignmentMemberKeyRecord,
   encodeShareGroupTargetAssignmentMemberValueRecord,
   encodeShareGroupTargetAssignmentMetadataKeyRecord,
@@ -50,6 +59,7 @@ export const SHARE_GROUP_METADATA_KEY_VERSION = 11
 export const SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_VERSION = 12
 export const SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_VERSION = 13
 export const SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_VERSION = 14
+export const SHARE_GROUP_STATE_PARTITION_METADATA_KEY_VERSION = 15
 const VALUE_VERSION = 0
 
 export interface ShareMemberSubscription {
@@ -64,6 +74,25 @@ export interface ShareMemberAssignmentState {
   previousMemberEpoch: number
   state: MemberState
   assignedPartitions: Assignment
+}
+
+/** Share-partitions of one topic: its name (as last known) and partitions. */
+export interface StateTopicPartitions {
+  topicName: string
+  partitions: Set<number>
+}
+
+/** A share group's ShareGroupStatePartitionMetadata: topic id -> share-partitions, by how far their state is. */
+export interface ShareStatePartitionMetadata {
+  /** InitializeShareGroupState asked for, not yet known to have succeeded. */
+  initializing: Map<string, StateTopicPartitions>
+  initialized: Map<string, StateTopicPartitions>
+  /** Topic id -> name: their state is being deleted. */
+  deleting: Map<string, string>
+}
+
+export function emptyStatePartitionMetadata(): ShareStatePartitionMetadata {
+  return { initializing: new Map(), initialized: new Map(), deleting: new Map() }
 }
 
 // ---- writing -------------------------------------------------------------------------------------
@@ -153,7 +182,34 @@ export function shareCurrentAssignmentTombstone(groupId: string, memberId: strin
   return { key: currentAssignmentKey(groupId, memberId), value: null }
 }
 
+function statePartitionMetadataKey(groupId: string): Buffer {
+  return recordCodec('ShareGroupStatePartitionMetadataKey', () => encodeShareGroupStatePartitionMetadataKeyRecord({ groupId }, SHARE_GROUP_STATE_PARTITION_METADATA_KEY_VERSION))
+}
+
+const byTopicId = <T>(m: ReadonlyMap<string, T>): [string, T][] => [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+
+export function shareStatePartitionMetadataRecord(groupId: string, m: ShareStatePartitionMetadata): CoordinatorRecord {
+  const topics = (t: ReadonlyMap<string, StateTopicPartitions>) =>
+    byTopicId(t).map(([topicId, v]) => createTopicPartitionsInfo({ topicId, topicName: v.topicName, partitions: [...v.partitions].sort((a, b) => a - b) }))
+  const value = createShareGroupStatePartitionMetadataValue({
+    initializingTopics: topics(m.initializing),
+    initializedTopics: topics(m.initialized),
+    deletingTopics: byTopicId(m.deleting).map(([topicId, topicName]) => createTopicInfo({ topicId, topicName })),
+  })
+  return { key: statePartitionMetadataKey(groupId), value: recordCodec('ShareGroupStatePartitionMetadataValue', () => encodeShareGroupStatePartitionMetadataValueRecord(value, VALUE_VERSION)) }
+}
+
+export function shareStatePartitionMetadataTombstone(groupId: string): CoordinatorRecord {
+  return { key: statePartitionMetadataKey(groupId), value: null }
+}
+
 // ---- reading -------------------------------------------------------------------------------------
+
+export function decodeShareStatePartitionMetadata(buf: Buffer): ShareStatePartitionMetadata {
+  const { value: v } = recordCodec('ShareGroupStatePartitionMetadataValue', () => decodeShareGroupStatePartitionMetadataValueRecord(buf))
+  const topics = (list: readonly { topicId: string; topicName: string; partitions: number[] }[]) => new Map(list.map((t) => [t.topicId, { topicName: t.topicName, partitions: new Set(t.partitions) }]))
+  return { initializing: topics(v.initializingTopics), initialized: topics(v.initializedTopics), deleting: new Map(v.deletingTopics.map((t) => [t.topicId, t.topicName])) }
+}
 
 export function decodeShareGroupEpoch(buf: Buffer): number {
   return recordCodec('ShareGroupMetadataValue', () => decodeShareGroupMetadataValueRecord(buf)).value.epoch

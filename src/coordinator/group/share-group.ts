@@ -10,7 +10,7 @@
 //
 // States (Kafka's ShareGroupState): Empty (no members) and Stable; Dead is a deleted group.
 import { EMPTY_ASSIGNMENT, MemberState, type Assignment, type SubscribedTopic } from './consumer-group-records.js'
-import type { ShareMemberAssignmentState, ShareMemberSubscription } from './share-group-records.js'
+import type { ShareMemberAssignmentState, ShareMemberSubscription, ShareStatePartitionMetadata } from './share-group-records.js'
 
 export type ShareGroupStateName = 'Empty' | 'Stable'
 
@@ -43,6 +43,8 @@ export class ShareGroup {
   subscriptionMetadata = new Map<string, SubscribedTopic>()
   readonly members = new Map<string, ShareGroupMember>()
   readonly targetAssignment = new Map<string, Assignment>()
+  /** Which share-partitions have state (ShareGroupStatePartitionMetadata); undefined before its first record. */
+  stateMetadata: ShareStatePartitionMetadata | undefined
 
   constructor(readonly groupId: string) {}
 

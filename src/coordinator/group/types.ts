@@ -323,6 +323,11 @@ export interface DescribedShareGroup {
   assignmentEpoch: number
   assignorName: string
   members: DescribedShareGroupMember[]
+  /**
+   * Not on the wire: the topic ids whose share-partition state the group has (initialized or being
+   * initialized, ShareGroupStatePartitionMetadata); null when the group has no such record.
+   */
+  stateTopicIds?: string[] | null
 }
 
 export interface OffsetDeleteResult {

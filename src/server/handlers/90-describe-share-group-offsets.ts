@@ -9,10 +9,11 @@
 // * Topics named: every partition named is answered; a topic that does not exist or a partition beyond its
 //   count is UNKNOWN_TOPIC_OR_PARTITION; a share-partition never initialized (no consumer fetched it yet)
 //   has start offset -1.
-// * Topics null ("all"): the share-partitions with state. Kafka keeps the set of initialized
-//   share-partitions in the group's records; Skein does not yet, so it asks the share coordinators about
-//   the topics the members subscribe to or are assigned, or, for an empty group, about every topic but
-//   the internal ones, and answers those with a start offset.
+// * Topics null ("all"): the share-partitions with state. The share coordinators are asked about the
+//   topics the group's ShareGroupStatePartitionMetadata record names (initialized or being initialized,
+//   as Kafka 4.1 answers) and those the members subscribe to or are assigned; a group without that record
+//   (made before Skein kept it) with no members: every topic but the internal ones. Those with a start
+//   offset are answered.
 // * LeaderEpoch: the partition's current leader epoch (-1 when it has no leader), as the v0 summary
 //   carries none.
 // * Authorization (Kafka 4.x): Describe on the group, else GROUP_AUTHORIZATION_FAILED for it; Describe on
@@ -65,7 +66,14 @@ async function describeGroup(ctx: RequestContext, g: Describe.DescribeShareGroup
       for (const t of m.subscribedTopicNames) names.add(t)
       for (const t of m.assignment) names.add(t.topicName)
     }
-    if (names.size === 0) for (const t of ctx.metadata.topics()) if (!ctx.metadata.isInternalTopic(t.name)) names.add(t.name)
+    // The topics the group has share-partition state for (its ShareGroupStatePartitionMetadata, as Kafka 4.1
+    // answers from its initialized topics); a group without that record: every topic.
+    const stateTopicIds = target.group.stateTopicIds
+    for (const id of stateTopicIds ?? []) {
+      const t = ctx.metadata.topicById(id)
+      if (t !== undefined) names.add(t.name)
+    }
+    if (names.size === 0 && stateTopicIds == null) for (const t of ctx.metadata.topics()) if (!ctx.metadata.isInternalTopic(t.name)) names.add(t.name)
     for (const name of [...names].sort()) {
       if (!ctx.acl.authorize(ctx.connection, AclOperation.DESCRIBE, ResourceType.TOPIC, name)) continue
       for (const p of topicSharePartitions(ctx, name) ?? []) asked.push(p)

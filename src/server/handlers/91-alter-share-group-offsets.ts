@@ -62,6 +62,12 @@ export const alterShareGroupOffsetsHandler = defineHandler<Alter.AlterShareGroup
     const toReset = items.flat().filter((i) => i.errorCode === undefined)
     const answers = await target.offsets.reset(req.groupId, toReset)
     const answerOf = new Map(toReset.map((i, n) => [i, answers[n]!]))
+    // The group's record of share-partitions with state gets those now initialized.
+    const initialized = new Map<string, number[]>()
+    toReset.forEach((i, n) => {
+      if (answers[n]!.errorCode === ErrorCode.NONE) initialized.set(i.topicId, [...(initialized.get(i.topicId) ?? []), i.partition])
+    })
+    if (initialized.size > 0) await ctx.groups.current?.shareGroupStateChanged(req.groupId, { initialized: [...initialized] }).catch(() => undefined)
     return Alter.createAlterShareGroupOffsetsResponse({
       responses: req.topics.map((t, ti) =>
         Alter.createAlterShareGroupOffsetsResponseTopic({

@@ -43,6 +43,8 @@ export const deleteShareGroupOffsetsHandler = defineHandler<Delete.DeleteShareGr
         if (parts === undefined) return answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'The topic does not exist.')
         const results = await target.offsets.remove(req.groupId, parts)
         const failed = results.find((r) => r.errorCode !== ErrorCode.NONE)
+        // The topic leaves the group's record of share-partitions with state (initialized again when assigned).
+        if (failed === undefined && parts.length > 0) await ctx.groups.current?.shareGroupStateChanged(req.groupId, { deletedTopicIds: [parts[0]!.topicId] }).catch(() => undefined)
         return answer(failed?.errorCode ?? ErrorCode.NONE, failed?.errorMessage ?? null, parts[0]?.topicId || ZERO_UUID)
       }),
     )

@@ -17,6 +17,7 @@
 //   ShareGroupTargetAssignmentMetadata: key versions 12, value versions 0 (flexible 0+)
 //   ShareGroupTargetAssignmentMember: key versions 13, value versions 0 (flexible 0+)
 //   ShareGroupCurrentMemberAssignment: key versions 14, value versions 0 (flexible 0+)
+//   ShareGroupStatePartitionMetadata: key versions 15, value versions 0 (flexible 0+)
 
 import { Reader } from '../../../protocol/primitives/reader.js'
 import { Writer } from '../../../protocol/primitives/writer.js'
@@ -44,6 +45,8 @@ import { decodeShareGroupMetadataKey, encodeShareGroupMetadataKey, type ShareGro
 import { decodeShareGroupMetadataValue, encodeShareGroupMetadataValue, type ShareGroupMetadataValue } from './share-group-metadata-value.gen.js'
 import { decodeShareGroupPartitionMetadataKey, encodeShareGroupPartitionMetadataKey, type ShareGroupPartitionMetadataKey } from './share-group-partition-metadata-key.gen.js'
 import { decodeShareGroupPartitionMetadataValue, encodeShareGroupPartitionMetadataValue, type ShareGroupPartitionMetadataValue } from './share-group-partition-metadata-value.gen.js'
+import { decodeShareGroupStatePartitionMetadataKey, encodeShareGroupStatePartitionMetadataKey, type ShareGroupStatePartitionMetadataKey } from './share-group-state-partition-metadata-key.gen.js'
+import { decodeShareGroupStatePartitionMetadataValue, encodeShareGroupStatePartitionMetadataValue, type ShareGroupStatePartitionMetadataValue } from './share-group-state-partition-metadata-value.gen.js'
 import { decodeShareGroupTargetAssignmentMemberKey, encodeShareGroupTargetAssignmentMemberKey, type ShareGroupTargetAssignmentMemberKey } from './share-group-target-assignment-member-key.gen.js'
 import { decodeShareGroupTargetAssignmentMemberValue, encodeShareGroupTargetAssignmentMemberValue, type ShareGroupTargetAssignmentMemberValue } from './share-group-target-assignment-member-value.gen.js'
 import { decodeShareGroupTargetAssignmentMetadataKey, encodeShareGroupTargetAssignmentMetadataKey, type ShareGroupTargetAssignmentMetadataKey } from './share-group-target-assignment-metadata-key.gen.js'
@@ -65,6 +68,7 @@ export type GroupCoordinatorRecordKey =
   | { type: 'ShareGroupTargetAssignmentMetadata'; version: number; key: ShareGroupTargetAssignmentMetadataKey }
   | { type: 'ShareGroupTargetAssignmentMember'; version: number; key: ShareGroupTargetAssignmentMemberKey }
   | { type: 'ShareGroupCurrentMemberAssignment'; version: number; key: ShareGroupCurrentMemberAssignmentKey }
+  | { type: 'ShareGroupStatePartitionMetadata'; version: number; key: ShareGroupStatePartitionMetadataKey }
   | { type: 'unknown'; version: number }
 
 /**
@@ -88,6 +92,7 @@ export function decodeGroupCoordinatorRecordKey(buf: Buffer): GroupCoordinatorRe
   if (version === 12) return { type: 'ShareGroupTargetAssignmentMetadata', version, key: decodeShareGroupTargetAssignmentMetadataKey(r, version) }
   if (version === 13) return { type: 'ShareGroupTargetAssignmentMember', version, key: decodeShareGroupTargetAssignmentMemberKey(r, version) }
   if (version === 14) return { type: 'ShareGroupCurrentMemberAssignment', version, key: decodeShareGroupCurrentMemberAssignmentKey(r, version) }
+  if (version === 15) return { type: 'ShareGroupStatePartitionMetadata', version, key: decodeShareGroupStatePartitionMetadataKey(r, version) }
   return { type: 'unknown', version }
 }
 
@@ -411,4 +416,27 @@ export function decodeShareGroupCurrentMemberAssignmentValueRecord(buf: Buffer):
   const r = new Reader(buf)
   const version = r.readInt16()
   return { version, value: decodeShareGroupCurrentMemberAssignmentValue(r, version) }
+}
+
+/** ShareGroupStatePartitionMetadataKey bytes of a record: int16 version, then the key in that version (15). */
+export function encodeShareGroupStatePartitionMetadataKeyRecord(key: ShareGroupStatePartitionMetadataKey, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeShareGroupStatePartitionMetadataKey(w, key, version)
+  return w.toBuffer()
+}
+
+/** ShareGroupStatePartitionMetadataValue bytes of a record: int16 version, then the value in that version (0). */
+export function encodeShareGroupStatePartitionMetadataValueRecord(value: ShareGroupStatePartitionMetadataValue, version: number): Buffer {
+  const w = new Writer(64)
+  w.writeInt16(version)
+  encodeShareGroupStatePartitionMetadataValue(w, value, version)
+  return w.toBuffer()
+}
+
+/** Decodes ShareGroupStatePartitionMetadataValue bytes of a record: the int16 version, then the value in that version. */
+export function decodeShareGroupStatePartitionMetadataValueRecord(buf: Buffer): { version: number; value: ShareGroupStatePartitionMetadataValue } {
+  const r = new Reader(buf)
+  const version = r.readInt16()
+  return { version, value: decodeShareGroupStatePartitionMetadataValue(r, version) }
 }

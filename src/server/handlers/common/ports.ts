@@ -404,6 +404,7 @@ export type GroupCoordinatorApi = Pick<
   | 'consumerGroupDescribe'
   | 'shareGroupHeartbeat'
   | 'shareGroupDescribe'
+  | 'shareGroupStateChanged'
 >
 
 /** OffsetFetch's answer for one group. */
