@@ -16,7 +16,8 @@
 //                                                                    initialized [same] | deleting [topicId | topicName]
 //          (which share-partitions have state in the share coordinators: written before their state is
 //          initialized, as initializing, and after, as initialized, so a group's state can be found and
-//          deleted without asking about every partition; Skein's own definition after KIP-932's record)
+//          deleted without asking about every partition; Skein's own definition after KIP-932's record;
+//          Skein writes `deleting` empty: a deleted topic's id stays until the group goes)
 //
 // Assignments are written topic by topic in topic id order, partitions ascending (assignmentEntries).
 // Recovery: replayed in offset order with the other records of the partition (group-coordinator-state.ts);
