@@ -1,4 +1,4 @@
-// CreateTopics: v2-7
+// CreateTopics: v0-7
 //
 // Behavior:
 // * Each topic is created (or, with validateOnly, only checked) on its own; one failing topic does not
@@ -19,9 +19,11 @@
 //   reason); a key named twice keeps its last value (Kafka).
 // * A topic named twice in one request gets one result, INVALID_REQUEST "Duplicate topic name.".
 // Version notes:
-// * v2 and v3 are the same on the wire; v3+ clients throttle themselves (KIP-219), so a v2 answer over a
-//   quota is sent after the throttle time instead (request-quotas.ts). Kafka 4 serves v2-v7 (KIP-896
-//   removed v0-1), and so does Skein.
+// * v0-v1 are served as Kafka 3.x serves them (Kafka 4 removed them, KIP-896; Debian's kafka-go 0.2.1
+//   creates topics with v0). v0 has no validateOnly (always false), and its answer no throttle time and
+//   no error message (the code alone); v1 adds validateOnly and the error message.
+// * v2 and v3 are the same on the wire; v3+ clients throttle themselves (KIP-219), so a v0-v2 answer over
+//   a quota is sent after the throttle time instead (request-quotas.ts).
 // * v1+: errorMessage. v4+: -1 defaults documented. v5+: numPartitions, replicationFactor and the
 //   topic's resolved configs in the answer (also for validateOnly); flexible. v7: topicId.
 // * controller_mutation_rate (common/mutation-quota.ts): partitions created count; strict from v6.
@@ -38,7 +40,7 @@ import { checkMutationQuota } from './common/mutation-quota.js'
 
 export const createTopicsHandler = defineHandler<CreateTopics.CreateTopicsRequest, CreateTopics.CreateTopicsResponse>({
   api: CreateTopics.CreateTopicsApi,
-  minVersion: 2,
+  minVersion: 0,
   maxVersion: 7,
   decodeRequest: CreateTopics.decodeCreateTopicsRequest,
   encodeResponse: CreateTopics.encodeCreateTopicsResponse,
