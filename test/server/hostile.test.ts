@@ -1,15 +1,18 @@
 // Hostile input on raw sockets: bad frame sizes, truncated and abandoned frames, unknown APIs and
-// versions, garbage bodies, random bytes, clients vanishing mid-request and mid-response, slow loris.
+// versions, garbage bodies, random bytes, hostile legacy message sets (Produce v0-2) and limits (Fetch
+// v0-3), clients vanishing mid-request and mid-response, slow loris.
 // After each the broker must still serve a normal client, and a child-process broker's memory must stay
 // bounded while hundreds of connections announce 100 MiB requests they never send.
 import { randomBytes } from 'node:crypto'
+import { gzipSync } from 'node:zlib'
 import { readdirSync, readlinkSync, rmSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
 import * as ApiVersions from '../../src/protocol/messages/18-api-versions.gen.js'
 import * as Metadata from '../../src/protocol/messages/03-metadata.gen.js'
-import { encodeProduceRequest } from '../../src/protocol/messages/00-produce.gen.js'
-import { encodeFetchRequest } from '../../src/protocol/messages/01-fetch.gen.js'
+import { decodeProduceResponse, encodeProduceRequest } from '../../src/protocol/messages/00-produce.gen.js'
+import { decodeFetchResponse, encodeFetchRequest } from '../../src/protocol/messages/01-fetch.gen.js'
+import { buildLegacyMessageSet, encodeLegacyMessages } from '../../src/protocol/records/legacy-message-set.js'
 import * as DeleteTopics from '../../src/protocol/messages/20-delete-topics.gen.js'
 import { Reader } from '../../src/protocol/primitives/reader.js'
 import { API_KEYS } from '../../src/protocol/api-keys.gen.js'
@@ -172,9 +175,7 @@ describe('APIs and versions', () => {
     const cases: [number, number][] = [
       [3, 13], // Metadata above v12 (served v0-12)
       [3, 99],
-      [1, 3], // Fetch below v4
       [1, 18], // Fetch above v17
-      [0, 2], // Produce v0-2 (message format v0/v1) is advertised for librdkafka but refused
       [0, 12],
       [2, 6], // ListOffsets above v5
       [19, 99],
@@ -229,6 +230,78 @@ describe('APIs and versions', () => {
       if (!closed && i % 2 === 0) expect(c.received.length).toBeLessThanOrEqual(1)
       c.close()
     }
+    await expectHealthy()
+  })
+})
+
+describe('hostile legacy message sets (Produce v0-2)', () => {
+  const produceLegacy = async (c: RawClient, records: Buffer, version: number): Promise<number> => {
+    const res = await c.call(0, version, (w) => encodeProduceRequest(w, c.produceRequest('health', 0, records, 1), version), decodeProduceResponse)
+    return res.responses[0]!.partitionResponses[0]!.errorCode
+  }
+  const wrapper = (value: Buffer | null, codec = 1): Buffer => encodeLegacyMessages([{ offset: 0, magic: 1, attributes: codec, timestamp: 1, key: null, value }])
+
+  it('answers truncated sets, bad CRCs, lying sizes, bombs and nested wrappers with an error code, writing nothing', async () => {
+    const good = buildLegacyMessageSet([{ key: Buffer.from('k'), value: Buffer.from('v'.repeat(100)), timestamp: Date.now() }, { value: Buffer.from('w') }], 1)
+    const cases: [string, Buffer, number[]][] = []
+    for (const cut of [3, 12, 30, good.length - 1]) cases.push([`truncated at ${cut}`, good.subarray(0, cut), [ErrorCode.CORRUPT_MESSAGE]])
+    const badCrc = Buffer.from(good)
+    badCrc[40]! ^= 0xff
+    cases.push(['bad CRC', badCrc, [ErrorCode.CORRUPT_MESSAGE]])
+    for (const size of [-1, 0, 0x7fffffff, 0x40000000]) {
+      const b = Buffer.from(good)
+      b.writeInt32BE(size, 8)
+      cases.push([`size ${size}`, b, [ErrorCode.CORRUPT_MESSAGE]])
+    }
+    // 256 MiB of zeros in gzip (about 250 KiB): the bound for the default max.message.bytes is 16 MiB.
+    cases.push(['gzip bomb', wrapper(gzipSync(Buffer.alloc(256 * 1024 * 1024))), [ErrorCode.CORRUPT_MESSAGE]])
+    cases.push(['nested wrapper', wrapper(gzipSync(buildLegacyMessageSet([{ value: Buffer.from('x') }], 1, 1))), [ErrorCode.INVALID_RECORD]])
+    cases.push(['two wrappers', Buffer.concat([wrapper(gzipSync(good)), wrapper(gzipSync(good))]), [ErrorCode.INVALID_RECORD]])
+    cases.push(['null wrapper value', wrapper(null), [ErrorCode.INVALID_RECORD]])
+    cases.push(['garbage compressed value', wrapper(randomBytes(200), 2), [ErrorCode.CORRUPT_MESSAGE]])
+    cases.push(['random bytes', randomBytes(300), [ErrorCode.CORRUPT_MESSAGE, ErrorCode.INVALID_RECORD, ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE]])
+    // Connected once the cases are built (connections.max.idle.ms is short here).
+    const c = await RawClient.connect(tb.host, tb.port)
+    const logEnd = async (): Promise<bigint> => (await c.listOffset('health', 0, -1n)).offset
+    const before = await logEnd()
+    for (const [name, records, codes] of cases) {
+      for (const version of [0, 2]) {
+        const started = Date.now()
+        const code = await produceLegacy(c, records, version)
+        expect(codes, `${name}, v${version}: ${code}`).toContain(code)
+        expect(Date.now() - started, name).toBeLessThan(5000)
+      }
+    }
+    expect(await logEnd()).toBe(before)
+    // The same connection still produces a sound set.
+    expect(await produceLegacy(c, good, 2)).toBe(ErrorCode.NONE)
+    c.close()
+    await expectHealthy()
+  })
+
+  it('closes the connection when the records length runs past the frame', async () => {
+    const c = await RawClient.connect(tb.host, tb.port)
+    const { bytes } = c.frame(0, 2, (w) => encodeProduceRequest(w, c.produceRequest('health', 0, buildLegacyMessageSet([{ value: Buffer.from('x') }], 1), 1), 2))
+    // The records length prefix is the last int32 before the set's bytes: claim 1 MiB more.
+    const set = buildLegacyMessageSet([{ value: Buffer.from('x') }], 1)
+    const at = bytes.length - set.length - 4
+    bytes.writeInt32BE(set.length + MAX_REQUEST, at)
+    await c.write(bytes)
+    expect(await c.waitClosed(3000)).toBe(true)
+    await expectHealthy()
+  })
+
+  it('Fetch v0-3 with hostile limits: negative and zero sizes, no crash', async () => {
+    const c = await RawClient.connect(tb.host, tb.port)
+    for (const version of [0, 1, 2, 3]) {
+      for (const [maxBytes, partitionMaxBytes] of [[0, 0], [-1, 1], [1, -5], [0x7fffffff, 0x7fffffff]] as const) {
+        const req = c.fetchRequest('health', 0, 0, { maxBytes, partitionMaxBytes })
+        const res = await c.call(1, version, (w) => encodeFetchRequest(w, req, version), decodeFetchResponse)
+        const p = res.responses[0]!.partitions[0]!
+        expect([ErrorCode.NONE, ErrorCode.INVALID_FETCH_SIZE]).toContain(p.errorCode)
+      }
+    }
+    c.close()
     await expectHealthy()
   })
 })

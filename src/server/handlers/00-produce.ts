@@ -1,4 +1,4 @@
-// Produce: v0-11 (v3-11 served; v0-2 advertised only for librdkafka, see below)
+// Produce: v0-11
 //
 // Behavior:
 // * Each partition's record batches are appended as leader by the partition service, one message per
@@ -33,22 +33,33 @@
 // * The broker accepts idempotent batches with any acks (acks=all is the client's rule, as in Kafka).
 // * With an authorizer: Write on each topic (TOPIC_AUTHORIZATION_FAILED for its partitions) and, with a
 //   transactional id, Write on it (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition).
-// * v0-2 (magic 0/1 message sets) are refused by closing the connection, as Kafka 4 does. They are
-//   advertised only because librdkafka 2.0 turns compression off unless Produce v0 is in the range
-//   (KAFKA-18659).
+// * v0-2 carry legacy message sets (magic 0/1), served as Kafka 3.x serves them (Kafka 4 removed them,
+//   KIP-896): each partition's set is checked whole and up-converted on this thread to ONE RecordBatch v2
+//   (protocol/records/legacy-message-set.ts: sizes, CRC-32, one magic, a compressed wrapper alone and
+//   holding no wrapper, decompression bounded by decodedSizeLimit(max.message.bytes); producer id -1;
+//   magic 0 records get timestamp -1 as in Kafka's LogValidator, and a LogAppendTime topic stamps the
+//   batch at append as for any batch). A compressed set is stored recompressed with its own codec (what
+//   Kafka does with compression.type=producer), an uncompressed one uncompressed. The batch then takes
+//   the normal append path above. A set that fails a check answers its partition with Kafka's code
+//   (CORRUPT_MESSAGE, INVALID_RECORD, MESSAGE_TOO_LARGE, INVALID_TIMESTAMP, UNSUPPORTED_COMPRESSION_TYPE)
+//   and nothing of it is written. Old clients need them (Debian's kafka-go 0.2.1 produces with v2,
+//   sarama's default version with v0), and librdkafka 2.0 turns compression off unless Produce v0 is in
+//   the advertised range (KAFKA-18659), which Kafka 4 advertises for that reason while refusing it.
 // Version notes:
 // * v10+ (KIP-951): a NOT_LEADER_OR_FOLLOWER partition carries the current leader and epoch from the
 //   metadata view (on one broker: this broker, when the partition still exists), and the response the
 //   leaders' endpoints. v11 only adds TRANSACTION_ABORTABLE to the codes a client may see (KIP-890).
 // * v9+: flexible. v8+: recordErrors, errorMessage. v5+: log start offset in the response.
-//   v3+: transactionalId. v2+: log append time.
+//   v3+: transactionalId, record batches v2. v2+: log append time. v1+: throttle time.
 import { AclOperation, ResourceType } from '../../domain/acl.js'
-import { ErrorCode } from '../../domain/errors.js'
+import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import * as Produce from '../../protocol/messages/00-produce.gen.js'
 import { isRecordsPayload } from '../../protocol/primitives/types.js'
+import { upConvertMessageSet, type UpConvertPolicy } from '../../protocol/records/legacy-message-set.js'
 import { stripCodeName } from './common/api-errors.js'
 import type { RequestContext } from './common/context.js'
-import { defineHandler, UnservableRequestError } from './common/handler.js'
+import { defineHandler } from './common/handler.js'
+import { topicSetting } from './common/legacy-formats.js'
 import type { LeaderAppend, RequiredAcks } from './common/ports.js'
 
 interface Pending {
@@ -64,12 +75,12 @@ export const produceHandler = defineHandler<Produce.ProduceRequest, Produce.Prod
   encodeResponse: Produce.encodeProduceResponse,
   authorizes: true,
   async handle(req, ctx) {
-    if (ctx.apiVersion < 3) throw new UnservableRequestError(`Produce v${ctx.apiVersion} (message format v0/v1) is not supported; use v3 or later`)
     const { partitions } = ctx
     const responses: Produce.TopicProduceResponse[] = []
     const appends: LeaderAppend[] = []
     const waiting: Pending[] = []
     const acks = requiredAcks(req.acks)
+    const legacy = ctx.apiVersion < 3
     let anyNotLeader = false
     // Authorization (Kafka's): a transactional produce needs Write on its transactional id; each topic
     // needs Write. Checked per topic, never per record.
@@ -103,7 +114,19 @@ export const produceHandler = defineHandler<Produce.ProduceRequest, Produce.Prod
           response.errorMessage = 'the partition has no record batches'
           continue
         }
-        appends.push({ topic: topicData.name, partition: p.index, records: p.records })
+        let records = p.records
+        if (legacy) {
+          // Produce v0-2: a magic 0/1 message set, up-converted to one batch v2 (see the file header).
+          try {
+            records = upConvertMessageSet(records, legacyPolicy(ctx, topicData.name)).batch
+          } catch (err) {
+            if (!(err instanceof KafkaError)) throw err
+            response.errorCode = err.code
+            response.errorMessage = stripCodeName(err.code, err.message)
+            continue
+          }
+        }
+        appends.push({ topic: topicData.name, partition: p.index, records })
         waiting.push({ topicIndex, response })
       }
     }
@@ -152,6 +175,14 @@ function currentLeaders(responses: Produce.TopicProduceResponse[], ctx: RequestC
     if (leaders.has(b.nodeId)) endpoints.push(Produce.createNodeEndpoint({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack }))
   }
   return endpoints
+}
+
+/** What up-converting a v0-2 message set for a topic follows: its max.message.bytes and timestamp type. */
+function legacyPolicy(ctx: RequestContext, topic: string): UpConvertPolicy {
+  return {
+    maxMessageBytes: topicSetting(ctx, topic, 'max.message.bytes') as number,
+    timestampType: topicSetting(ctx, topic, 'message.timestamp.type') === 'LogAppendTime' ? 'LogAppendTime' : 'CreateTime',
+  }
 }
 
 /** The acks values Kafka accepts; null for anything else (INVALID_REQUIRED_ACKS). */

@@ -1,9 +1,20 @@
-// Fetch: v4-17
+// Fetch: v0-17
 //
 // Behavior:
-// * Record data is never read into memory: the partition service answers file regions of whole batches
-//   and the connection sends them with sendfile, straight from the segment files. The leases pinning
-//   those segments are released once the response has been written.
+// * v4+: record data is never read into memory: the partition service answers file regions of whole
+//   batches and the connection sends them with sendfile, straight from the segment files. The leases
+//   pinning those segments are released once the response has been written.
+// * v0-3 (consumers only; Kafka 4 removed them, KIP-896, Kafka 3.x served them): read as v4 reads with
+//   read_uncommitted (they have no isolation level), then each partition's v2 batches are read into
+//   memory and down-converted to a legacy message set, magic 0 for v0-1 and magic 1 for v2-3 (Kafka's
+//   rule; protocol/records/legacy-message-set.ts): control batches and record headers dropped,
+//   compressed batches decompressed (bounded by decodedSizeLimit(max.message.bytes)) and sent
+//   uncompressed, records below the fetch offset skipped. No zero copy: the bytes pass through memory
+//   and the main thread, at most the answer's byte budget (plus a first batch beyond it), and the
+//   segments' leases are released as soon as they have been read. Each partition is cut at a message
+//   boundary within its partitionMaxBytes and what the budget has left; the first partition with data
+//   sends at least one whole message (minOneMessage; Kafka's v0-2 had a hard limit and sent a partial
+//   message instead). Debian's kafka-go 0.2.1 consumes with v2 and parses magic 0/1 only.
 // * Each partition returns at most partitionMaxBytes; min(the request's maxBytes, the broker's
 //   fetch.max.bytes) bounds the total, except that the first partition with data always returns at least
 //   one whole batch (Kafka's minOneMessage), so a batch larger than the limits still makes progress.
@@ -40,7 +51,8 @@
 //   OFFSET_MOVED_TO_TIERED_STORAGE (never here: no tiered storage). v13: topic ids.
 // * v12: flexible. v11: rack id / preferred read replica (KIP-392, below). v9+: current leader epoch.
 //   v7+: sessions.
-//   v5+: log start offset. v4: isolation level, aborted transactions.
+//   v5+: log start offset. v4: isolation level, aborted transactions. v3: maxBytes (the answer's limit;
+//   v0-2 have only fetch.max.bytes). v1+: throttle time.
 // * Follower fetches (replica id >= 0; v15+ in ReplicaState) are served by the partition service's
 //   readForFollower: records up to the log end offset (not the high watermark), the follower's position
 //   recorded by the leader (HW, ISR), and with lastFetchedEpoch (v12+) the diverging epoch instead of
@@ -73,13 +85,16 @@
 // elements in all (100,000 by default); the decoder refuses more and the connection closes.
 import { RACK_AWARE_REPLICA_SELECTOR } from '../../config/broker-configs.js'
 import { AclOperation, CLUSTER_NAME, ResourceType } from '../../domain/acl.js'
-import { ErrorCode } from '../../domain/errors.js'
+import { ErrorCode, KafkaError } from '../../domain/errors.js'
 import type { Outcome } from '../../domain/outcome.js'
 import * as Fetch from '../../protocol/messages/01-fetch.gen.js'
 import { ZERO_UUID } from '../../protocol/primitives/types.js'
+import { decodedSizeLimit } from '../../protocol/records/inflate.js'
+import { downConvertBatches } from '../../protocol/records/legacy-message-set.js'
 import { FINAL_EPOCH, INITIAL_EPOCH, INVALID_SESSION_ID, nextEpoch, partitionKey, type CachedPartition, type FetchSession } from './common/fetch-sessions.js'
 import type { RequestContext } from './common/context.js'
-import { defineHandler } from './common/handler.js'
+import { defineHandler, UnservableRequestError } from './common/handler.js'
+import { readRegionsAsync, topicSetting } from './common/legacy-formats.js'
 import type { ConsumerRead, FollowerPartitionRead, FollowerRead, PartitionRead, PartitionService, PartitionWatchPort } from './common/ports.js'
 
 const EMPTY = Buffer.alloc(0)
@@ -101,7 +116,7 @@ interface Slot {
 
 export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchResponse>({
   api: Fetch.FetchApi,
-  minVersion: 4,
+  minVersion: 0,
   maxVersion: 17,
   decodeRequest: Fetch.decodeFetchRequest,
   encodeResponse: Fetch.encodeFetchResponse,
@@ -109,7 +124,10 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
   async handle(req, ctx) {
     const version = ctx.apiVersion
     const replicaId = version >= 15 ? req.replicaState.replicaId : req.replicaId
-    if (replicaId >= 0) return followerFetch(req, ctx, replicaId)
+    if (replicaId >= 0) {
+      if (version < 4) throw new UnservableRequestError(`Fetch v${version} is served to consumers only; followers fetch with v4 or later`)
+      return followerFetch(req, ctx, replicaId)
+    }
     const usesTopicIds = version >= 13
     const sessions = ctx.fetchSessions
     const started = startSession(req, ctx, usesTopicIds, CONSUMER_REPLICA_ID)
@@ -184,8 +202,9 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
     }
 
     const deadline = ctx.receivedAt + Math.max(0, req.maxWaitMs)
+    let held: PartitionRead[] = []
     for (;;) {
-      const held = await readAll(reads, targets, totalMax, partitions, emptyPastLogEnd)
+      held = await readAll(reads, targets, totalMax, partitions, emptyPastLogEnd)
       let bytes = 0
       let anyError = false
       for (const t of targets) {
@@ -194,12 +213,20 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
         if (t.errorCode !== ErrorCode.NONE || t.preferredReadReplica >= 0) anyError = true
       }
       const remaining = deadline - Date.now()
-      if (bytes >= Math.min(req.minBytes, totalMax) || anyError || remaining <= 0 || targets.length === 0 || ctx.connection.isClosed) {
-        if (held.length > 0) ctx.onResponseDone(() => partitions.releaseLeases(held))
-        break
-      }
+      if (bytes >= Math.min(req.minBytes, totalMax) || anyError || remaining <= 0 || targets.length === 0 || ctx.connection.isClosed) break
       partitions.releaseLeases(held)
       await partitions.waitForAppends(reads, remaining)
+    }
+    if (version < 4) {
+      // Legacy message sets are answered from memory: the segments are let go once they have been read.
+      try {
+        await downConvertAnswers(reads, targets, totalMax, version < 2 ? 0 : 1, ctx)
+      } finally {
+        if (held.length > 0) partitions.releaseLeases(held)
+      }
+    } else if (held.length > 0) {
+      const sent = held
+      ctx.onResponseDone(() => partitions.releaseLeases(sent))
     }
     for (let i = 0; i < targets.length; i++) partitions.countFetched(reads[i]!.topic, recordsBytes(targets[i]!), targets[i]!.errorCode !== ErrorCode.NONE)
 
@@ -540,6 +567,41 @@ async function readAll(reads: ConsumerRead[], targets: Fetch.PartitionData[], to
     }
   }
   return held
+}
+
+/**
+ * Fetch v0-3: the records read for each answer, v2 batches in file regions, become a legacy message set
+ * in memory (magic 0 for v0-1, 1 for v2-3; protocol/records/legacy-message-set.ts). Each partition is cut
+ * at a message boundary within min(its read's maxBytes, what the answer's budget has left); the first
+ * partition with data sends at least one whole message (minOneMessage). A partition whose stored batches
+ * do not decode is answered with the error and no records. Only the regions answered are read, so the
+ * memory is bounded by the budget, plus the one batch a minOneMessage read may return beyond it.
+ */
+async function downConvertAnswers(reads: readonly ConsumerRead[], targets: readonly Fetch.PartitionData[], totalMax: number, toMagic: 0 | 1, ctx: RequestContext): Promise<void> {
+  let budget = totalMax
+  let firstWithData = true
+  for (let i = 0; i < targets.length; i++) {
+    const response = targets[i]!
+    const records = response.records
+    if (records === null || Buffer.isBuffer(records)) continue
+    const read = reads[i]!
+    response.records = EMPTY
+    const limit = Math.min(read.maxBytes, budget)
+    if (limit <= 0 && !firstWithData) continue
+    const data = await readRegionsAsync(records.chunks)
+    try {
+      const maxRecordBytes = decodedSizeLimit(topicSetting(ctx, read.topic, 'max.message.bytes') as number)
+      const converted = downConvertBatches(data, { toMagic, fetchOffset: read.offset, maxBytes: limit, minOneMessage: firstWithData, maxRecordBytes })
+      if (converted.count === 0) continue
+      response.records = converted.set
+      budget = Math.max(0, budget - converted.set.length)
+      firstWithData = false
+    } catch (err) {
+      if (!(err instanceof KafkaError)) throw err
+      ctx.log.warn({ topic: read.topic, partition: read.partition, offset: read.offset, err: err.message }, 'Fetch: stored batches could not be down-converted')
+      response.errorCode = err.code === ErrorCode.INVALID_RECORD ? ErrorCode.CORRUPT_MESSAGE : err.code
+    }
+  }
 }
 
 /**
