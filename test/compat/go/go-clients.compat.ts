@@ -6,10 +6,12 @@
 //   partition consumers, a consumer group that commits (OffsetCommit v2, with a retention) and the
 //   committed offsets read back through ClusterAdmin. Its default commit (no retention) is OffsetCommit
 //   v1, which Kafka 4.0 removed (KIP-896): refused, and nothing committed. Its default Config.Version
-//   (0.8.2) produces with Produce v0: refused, as by Kafka 4.0.
-// - kafka-go 0.2.1 hard-codes old versions: Metadata v1 and the group path (JoinGroup v1, OffsetCommit v2)
-//   work; CreateTopics v0, Produce v2 and Fetch v2 are versions Kafka 4.0 removed, and the broker closes
-//   the connection as Kafka 4.0 does.
+//   (0.8.2) produces with Produce v0 (message format v0): Kafka 4.0 refuses it, Skein up-converts it as
+//   Kafka 3.x did.
+// - kafka-go 0.2.1 hard-codes old versions: Metadata v1, the group path (JoinGroup v1, OffsetCommit v2),
+//   and CreateTopics v0, Produce v2 and Fetch v2, which Kafka 4.0 removed (KIP-896) and Skein serves as
+//   Kafka 3.x did, converting message formats (v1 sets up-converted on produce, batches v2 down-converted
+//   to magic 1 on fetch): everything works.
 // - confluent-kafka-go 0.11.6 over librdkafka 2.0.2: everything works.
 // - Burrow 1.2.1 (sarama inside): it starts, takes its ZooKeeper, reads __consumer_offsets, asks the
 //   brokers for their log-end offsets with ListOffsets v0 (deprecated, removed in Kafka 4.0, served by
@@ -36,6 +38,21 @@ async function waitFor(cond: () => Promise<boolean> | boolean, timeoutMs: number
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${message()}`)
     await new Promise((r) => setTimeout(r, 250))
   }
+}
+
+/** The values of a topic's first `count` messages, read from the start by a kafkajs consumer of a group of its own. */
+async function readAll(kafka: Kafka, topic: string, count: number): Promise<string[]> {
+  const consumer = kafka.consumer({ groupId: `go-compat-read-${Date.now()}` })
+  const values: string[] = []
+  await consumer.connect()
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true })
+    await consumer.run({ eachMessage: async ({ message }) => void values.push(message.value?.toString() ?? '') })
+    await waitFor(() => values.length >= count, 30_000, () => `read ${values.length} of ${count}: ${values.join(' ')}`)
+  } finally {
+    await consumer.disconnect()
+  }
+  return values
 }
 
 describe('Go clients and Burrow against three brokers and ZooKeeper', () => {
@@ -89,14 +106,15 @@ describe('Go clients and Burrow against three brokers and ZooKeeper', () => {
     return new Kafka({ clientId: 'go-compat-setup', brokers: bootstrap.split(','), logLevel: logLevel.NOTHING })
   }
 
-  it('sarama 1.22.1: metadata, CreateTopic, idempotent acks=all produce, consume, a group that commits; OffsetCommit v1 and Produce v0 refused as in Kafka 4.0', async () => {
+  it('sarama 1.22.1: metadata, CreateTopic, idempotent acks=all produce, consume, a group that commits; OffsetCommit v1 refused as in Kafka 4.0, Produce v0 served as in Kafka 3.x', async () => {
     const sarama = await buildProgram('sarama')
     const from = mark()
     const r = await runProgram(sarama.path, ['-brokers', bootstrap, '-topic', 'go-sarama', '-group', 'go-sarama-group', '-messages', '30'])
-    for (const name of ['metadata', 'create_topic', 'produce_idempotent', 'consume', 'group_commit', 'offset_commit_v1_refused', 'default_version_refused', 'group_offsets']) {
+    for (const name of ['metadata', 'create_topic', 'produce_idempotent', 'consume', 'group_commit', 'offset_commit_v1_refused', 'default_version', 'group_offsets']) {
       expect(r.checks.get(name), `${name}\n${r.output}`).toMatchObject({ ok: true })
     }
     expect(r.checks.get('group_offsets')!.detail).toMatch(/total=30 /)
+    expect(r.checks.get('default_version')!.detail).toMatch(/^Config.Version 0.8.2.0: Produce v0 written at \d\/\d+$/)
     expect(r.code, r.output).toBe(0)
     // What sarama put on the wire: Produce v3 (record batches) and the default version's v0, Fetch v4,
     // CreateTopics v2, OffsetCommit v2 from the group and the one v1 the refusal check sends.
@@ -106,7 +124,7 @@ describe('Go clients and Burrow against three brokers and ZooKeeper', () => {
     expect(new Set(recorded(OFFSET_COMMIT, from))).toEqual(new Set([1, 2]))
   })
 
-  it('kafka-go 0.2.1: metadata and a group commit work; CreateTopics v0, Produce v2, Fetch v2 are refused (Kafka 4.0 removed them)', async () => {
+  it('kafka-go 0.2.1: metadata, CreateTopics v0, Produce v2 (message format v1), Fetch v2 (down-converted) and a group commit', async () => {
     const kafkaGo = await buildProgram('kafka-go')
     const topic = 'go-kafka-go'
     const group = 'go-kafka-go-group'
@@ -122,14 +140,12 @@ describe('Go clients and Burrow against three brokers and ZooKeeper', () => {
       const r = await runProgram(kafkaGo.path, ['-brokers', bootstrap, '-topic', topic, '-create-topic', 'go-kafka-go-created', '-group', group])
       expect(r.checks.get('metadata'), r.output).toMatchObject({ ok: true, detail: 'partitions=3 brokers_in_replicas=3' })
       expect(r.checks.get('group_commit'), r.output).toMatchObject({ ok: true })
-      // The removed versions: the broker closes the connection (Kafka's answer to a version it does not
-      // serve), which kafka-go reports as EOF.
-      expect(r.checks.get('create_topic'), r.output).toMatchObject({ ok: false })
-      expect(r.checks.get('create_topic')!.detail).toMatch(/CreateTopics v0: .*EOF/)
-      expect(r.checks.get('produce'), r.output).toMatchObject({ ok: false })
-      expect(r.checks.get('produce')!.detail).toMatch(/Produce v2\): .*EOF/)
-      expect(r.checks.get('consume'), r.output).toMatchObject({ ok: false })
-      expect(r.checks.get('consume')!.detail).toMatch(/Fetch v2\) after 0 messages: .*EOF/)
+      // The versions Kafka 4.0 removed and Skein serves as Kafka 3.x did, converting formats: CreateTopics
+      // v0, Produce v2 (a message format v1 set, up-converted) and Fetch v2 (down-converted to magic 1).
+      expect(r.checks.get('create_topic'), r.output).toMatchObject({ ok: true, detail: 'created' })
+      expect(r.checks.get('produce'), r.output).toMatchObject({ ok: true, detail: 'written=5 acks=all' })
+      expect(r.checks.get('consume'), r.output).toMatchObject({ ok: true })
+      expect(r.code, r.output).toBe(0)
       expect(new Set(recorded(CREATE_TOPICS, from))).toEqual(new Set([0]))
       expect(new Set(recorded(PRODUCE, from))).toEqual(new Set([2]))
       expect(new Set(recorded(FETCH, from))).toEqual(new Set([2]))
@@ -137,10 +153,19 @@ describe('Go clients and Burrow against three brokers and ZooKeeper', () => {
       // The commit is there for any other client: offset 1 on each partition.
       const committed = await admin.fetchOffsets({ groupId: group, topics: [topic] })
       expect(committed[0]!.partitions.map((p) => p.offset).sort()).toEqual(['1', '1', '1'])
-      // Nothing was created or written by the refused requests.
-      expect(await admin.listTopics()).not.toContain('go-kafka-go-created')
+      // The topic kafka-go created, with its 3 x 3 replicas.
+      const created = await admin.fetchTopicMetadata({ topics: ['go-kafka-go-created'] })
+      expect(created.topics[0]!.partitions.map((p) => p.replicas.length)).toEqual([3, 3, 3])
+      // The 6 setup messages and kafka-go's 5; the consume check read partition 0 from its start, every
+      // message once at consecutive offsets with its timestamp, kafka-go's own among them.
       const ends = await admin.fetchTopicOffsets(topic)
-      expect(ends.map((p) => p.high).sort()).toEqual(['2', '2', '2'])
+      expect(ends.reduce((n, p) => n + Number(p.high), 0)).toBe(11)
+      const p0 = ends.find((p) => p.partition === 0)!
+      const own = Number(p0.high) - 2
+      expect(r.checks.get('consume')!.detail).toBe(`read=${p0.high} own=${own}`)
+      // kafkajs reads kafka-go's messages (up-converted to record batches v2) with their keys.
+      const values = await readAll(kafka, topic, 11)
+      expect(values.filter((v) => v.startsWith('kafka-go-')).sort()).toEqual([0, 1, 2, 3, 4].map((i) => `kafka-go-${i}`))
     } finally {
       await producer.disconnect()
       await admin.disconnect()

@@ -144,9 +144,23 @@ func consume(broker, topic string) (error, string) {
 	}
 	batch := conn.ReadBatch(1, 1<<20)
 	n := 0
+	own := 0
 	for {
-		if _, err := batch.ReadMessage(); err != nil {
+		m, err := batch.ReadMessage()
+		if err != nil {
 			break
+		}
+		// Every message once, in order, with the timestamp it was written with (message format v1).
+		if m.Offset != int64(n) {
+			batch.Close()
+			return fmt.Errorf("message %d has offset %d", n, m.Offset), ""
+		}
+		if m.Time.IsZero() || m.Time.Year() < 2000 {
+			batch.Close()
+			return fmt.Errorf("message %d has no timestamp (%v)", n, m.Time), ""
+		}
+		if strings.HasPrefix(string(m.Value), "kafka-go-") {
+			own++
 		}
 		n++
 	}
@@ -156,7 +170,7 @@ func consume(broker, topic string) (error, string) {
 	if n == 0 {
 		return fmt.Errorf("no messages"), ""
 	}
-	return nil, fmt.Sprintf("read=%d", n)
+	return nil, fmt.Sprintf("read=%d own=%d", n, own)
 }
 
 // groupCommit: a group Reader joins (FindCoordinator v0, JoinGroup v1, SyncGroup v0, OffsetFetch v1)
