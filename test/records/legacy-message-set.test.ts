@@ -142,6 +142,34 @@ describe('upConvertMessageSet', () => {
     }
   })
 
+  it('mutated sets (bytes flipped, cut, CRCs fixed up) are converted or refused with a KafkaError, never anything else', () => {
+    let seed = 12345
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff
+      return seed % n
+    }
+    const bases = LEGACY_CODECS.flatMap((codec) => [0, 1].map((magic) => buildLegacyMessageSet(Array.from({ length: 6 }, (_, i) => rec(i, 1000 + i)), magic as LegacyMagic, codec)))
+    let refused = 0
+    for (let i = 0; i < 3000; i++) {
+      const b = Buffer.from(bases[i % bases.length]!)
+      for (let k = 0, n = 1 + rand(4); k < n; k++) b[rand(b.length)] = rand(256)
+      const set = rand(4) === 0 ? b.subarray(0, rand(b.length + 1)) : b
+      // Half the time the CRC of the first message is made right again, so what follows it is judged.
+      if (i % 2 === 0 && set.length >= 17) {
+        const size = set.readInt32BE(8)
+        if (size >= 14 && 12 + size <= set.length) set.writeUInt32BE(legacyCrc(set.subarray(16, 12 + size)), 12)
+      }
+      try {
+        const up = upConvertMessageSet(set, policy)
+        expect(inflateBatch(up.batch, 1 << 24).records.length).toBe(up.recordCount)
+      } catch (err) {
+        if (!(err instanceof KafkaError)) throw err
+        refused++
+      }
+    }
+    expect(refused).toBeGreaterThan(1000)
+  })
+
   it('a magic 1 message with the LogAppendTime bit and no timestamp is INVALID_TIMESTAMP', () => {
     const m = encodeLegacyMessages([{ offset: 0, magic: 1, attributes: 8, timestamp: -1, key: null, value: Buffer.from('x') }])
     expect(codeOf(() => upConvertMessageSet(m, policy))).toBe(ErrorCode.INVALID_TIMESTAMP)
