@@ -163,7 +163,7 @@ describe('against a broker', () => {
 
   it('negotiates each API to the highest common version', async () => {
     const conn = await BrokerConnection.connect({ host: tb.host, port: tb.port })
-    expect(conn.brokerRange(ApiKey.Fetch)).toEqual({ min: 4, max: 17 })
+    expect(conn.brokerRange(ApiKey.Fetch)).toEqual({ min: 0, max: 17 })
     expect(conn.version(ApiKey.Fetch)).toBe(12)
     expect(conn.version(ApiKey.Produce)).toBe(9)
     expect(conn.version(ApiKey.Metadata)).toBe(12)
