@@ -140,6 +140,7 @@ describe('coordinator record sets', () => {
       ['ShareGroupTargetAssignmentMetadata', { min: 12, max: 12 }, { min: 0, max: 0 }],
       ['ShareGroupTargetAssignmentMember', { min: 13, max: 13 }, { min: 0, max: 0 }],
       ['ShareGroupCurrentMemberAssignment', { min: 14, max: 14 }, { min: 0, max: 0 }],
+      ['ShareGroupStatePartitionMetadata', { min: 15, max: 15 }, { min: 0, max: 0 }],
     ])
     const txn = loadRecordSet(join(REPO, 'scripts/coordinator-records/transaction-coordinator'), 'transaction-coordinator')
     expect(txn.types.map((t) => t.name)).toEqual(['TransactionLog'])
