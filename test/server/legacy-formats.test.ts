@@ -3,6 +3,7 @@
 // to one batch v2) and Fetch v0-3 (batches v2 down-converted to magic 0 for v0-1, magic 1 for v2-3),
 // over raw frames against a broker: records, offsets, timestamps, LogAppendTime topics, compressed
 // sets, byte limits, and that a v4+ consumer reads what v0-2 wrote.
+import { Kafka, logLevel } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
 import * as CreateTopics from '../../src/protocol/messages/19-create-topics.gen.js'
@@ -147,6 +148,30 @@ describe('CreateTopics v0-1, Produce v0-2 and Fetch v0-3 (legacy formats)', () =
     expect((await raw.produce('legacy-compact', 0, buildLegacyMessageSet([{ key: Buffer.from('k'), value: Buffer.from('x') }], 1), 1, 3)).errorCode).toBe(ErrorCode.INVALID_RECORD)
     const ok = await produceV('legacy-compact', buildLegacyMessageSet([{ key: Buffer.from('k'), value: Buffer.from('a') }], 0, 1), 0)
     expect(ok.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: 0, baseOffset: 0n })
+  })
+
+  it('Fetch v0-3 at a transaction marker at the log end waits MaxWaitMs as an empty read does', async () => {
+    const kafka = new Kafka({ clientId: 'legacy-txn', brokers: [tb.bootstrap], logLevel: logLevel.NOTHING })
+    const producer = kafka.producer({ transactionalId: 'legacy-txn', idempotent: true, maxInFlightRequests: 1 })
+    await producer.connect()
+    try {
+      const txn = await producer.transaction()
+      await txn.send({ topic: 'legacy-txn', messages: [{ value: 'in a transaction' }] })
+      await txn.commit()
+    } finally {
+      await producer.disconnect()
+    }
+    // Offset 0: the record; offset 1: the commit marker, the last thing in the log.
+    const read = await fetchV('legacy-txn', 0, 2)
+    expect(decodeLegacyMessageSet(read.records as Buffer).map((m) => [m.offset, m.value?.toString()])).toEqual([[0, 'in a transaction']])
+    const req = raw.fetchRequest('legacy-txn', 0, 1, { maxWaitMs: 600, minBytes: 1 })
+    const started = Date.now()
+    const res = await raw.call(1, 2, (w) => Fetch.encodeFetchRequest(w, req, 2), Fetch.decodeFetchResponse)
+    const p = res.responses[0]!.partitions[0]!
+    expect(p.errorCode).toBe(ErrorCode.NONE)
+    expect((p.records as Buffer | null)?.length ?? 0).toBe(0)
+    // Before, the marker's bytes satisfied MinBytes and an empty set came back at once, to be asked again.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500)
   })
 
   it('Produce v0 acks=0 writes without an answer', async () => {

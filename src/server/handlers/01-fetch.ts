@@ -205,6 +205,18 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
     let held: PartitionRead[] = []
     for (;;) {
       held = await readAll(reads, targets, totalMax, partitions, emptyPastLogEnd)
+      if (version < 4) {
+        // Legacy message sets are answered from memory: the segments are let go once they have been read.
+        // MinBytes counts the converted bytes, so a read of nothing but control batches (a transaction's
+        // marker at the log end) waits as an empty read does instead of answering an empty set at once,
+        // which an old consumer would ask again for in a loop.
+        try {
+          await downConvertAnswers(reads, targets, totalMax, version < 2 ? 0 : 1, ctx)
+        } finally {
+          if (held.length > 0) partitions.releaseLeases(held)
+          held = []
+        }
+      }
       let bytes = 0
       let anyError = false
       for (const t of targets) {
@@ -214,17 +226,10 @@ export const fetchHandler = defineHandler<Fetch.FetchRequest, Fetch.FetchRespons
       }
       const remaining = deadline - Date.now()
       if (bytes >= Math.min(req.minBytes, totalMax) || anyError || remaining <= 0 || targets.length === 0 || ctx.connection.isClosed) break
-      partitions.releaseLeases(held)
+      if (held.length > 0) partitions.releaseLeases(held)
       await partitions.waitForAppends(reads, remaining)
     }
-    if (version < 4) {
-      // Legacy message sets are answered from memory: the segments are let go once they have been read.
-      try {
-        await downConvertAnswers(reads, targets, totalMax, version < 2 ? 0 : 1, ctx)
-      } finally {
-        if (held.length > 0) partitions.releaseLeases(held)
-      }
-    } else if (held.length > 0) {
+    if (held.length > 0) {
       const sent = held
       ctx.onResponseDone(() => partitions.releaseLeases(sent))
     }
