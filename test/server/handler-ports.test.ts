@@ -476,8 +476,8 @@ describe("a follower's Fetch against fake ports", () => {
     const woken = await polling
     expect(answered(woken)).toEqual([[0, 2, 1]])
     expect(reads.slice(readsBefore)).toEqual([[[1, 1], [0, 1]]])
-    // Every FOLLOWER_SESSION_SWEEP_MS (5 s) a fetch reads the whole session (in session order: one that got records goes last).
-    h.services.fetchSessions.get(sessionId)!.lastSweepMs -= 5000
+    // Every FOLLOWER_SESSION_SWEEP_MS (60 s) a fetch reads the whole session (in session order: one that got records goes last).
+    h.services.fetchSessions.get(sessionId)!.lastSweepMs -= 60_000
     await run<Fetch.FetchResponse>(fetchHandler, fetchRequest([{ partition: 0, fetchOffset: 2n }], { replicaId: 2, sessionId, sessionEpoch: 4 }), h.ctx(1, 12))
     expect(reads.at(-1)).toEqual([[1, 1], [0, 2]])
     // Neither a consumer nor another replica may continue (or close) the follower's session.
