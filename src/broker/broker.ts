@@ -328,12 +328,9 @@ export class Broker {
         fetchSessions: this.fetchSessions,
         sharePartitions: countAcknowledgements(this.sharePartitions, this.metrics.shareRecordAcknowledgements),
         shareStates: this.shareStates,
-        shareGroupOffsets: new BrokerShareGroupOffsets({
-          readSummary: (key) => this.#sharePersister.readSummary(key),
-          initializeState: (key, stateEpoch, startOffset) => this.#sharePersister.initializeState(key, stateEpoch, startOffset),
-          // A deleted state is initialized again at the group's next heartbeat.
-          deleteState: (key) => this.#sharePersister.deleteState(key).then(() => this.#shareGroupStates.forget(key.group, key.topicId, key.partition)),
-        }, this.sharePartitions),
+        // A deleted state is initialized again at the group's next heartbeat: DeleteShareGroupOffsets takes
+        // its topic out of the group's ShareGroupStatePartitionMetadata.
+        shareGroupOffsets: new BrokerShareGroupOffsets(this.#sharePersister, this.sharePartitions),
         control: this.controlPlane.network,
         scram: new ScramCredentialService(store),
         quotas: this.clientQuotas,

@@ -5,9 +5,9 @@
 // * Initialize: a share-partition whose state was never initialized (ReadShareGroupStateSummary answers
 //   state epoch 0, start offset -1) gets InitializeShareGroupState with state epoch 1 and start offset -1,
 //   as Kafka 4.1's group coordinator sends it: the share-partition's leader takes the group's
-//   share.auto.offset.reset on its first load. State already there is left alone. Which keys are known
-//   to be initialized is remembered for a while (INITIALIZED_TTL_MS) and up to MAX_REMEMBERED keys, so a
-//   heartbeat costs no round trip; a key forgotten is only read again.
+//   share.auto.offset.reset on its first load. State already there is left alone. The group coordinator
+//   asks only for partitions its ShareGroupStatePartitionMetadata does not record as initialized, so a
+//   heartbeat of a settled group costs no round trip.
 // * Delete: DeleteShareGroupState for the share-partitions the group coordinator recorded for the group
 //   (its ShareGroupStatePartitionMetadata: initialized or being initialized), a few at a time; a group
 //   with no such record (made before Skein kept it) gets one for every partition of every topic in the
@@ -18,51 +18,25 @@ import type { MetadataImage } from '../../cluster/metadata-image.js'
 import type { SharePartitionManager } from '../../replication/share/share-partition-manager.js'
 import type { BrokerSharePersister } from './share-states.js'
 
-const INITIALIZED_TTL_MS = 60_000
-const MAX_REMEMBERED = 100_000
 const DELETE_CONCURRENCY = 32
 
 export class BrokerShareGroupStates implements ShareGroupStatePort {
-  /** group\0topicId\0partition -> when it was known to be initialized. */
-  readonly #initialized = new Map<string, number>()
-
   constructor(
     private readonly persister: () => Pick<BrokerSharePersister, 'readSummary' | 'initializeState' | 'deleteState'>,
     private readonly metadata: Pick<MetadataImage, 'topics'>,
     private readonly partitions: () => Pick<SharePartitionManager, 'onStateReset'> | undefined,
-    private readonly now: () => number = Date.now,
   ) {}
 
   async initialize(groupId: string, assigned: readonly [topicId: string, partitions: readonly number[]][]): Promise<void> {
-    const now = this.now()
-    const work: Promise<void>[] = []
-    for (const [topicId, parts] of assigned) {
-      for (const partition of parts) {
-        const id = `${groupId}\u0000${topicId}\u0000${partition}`
-        const at = this.#initialized.get(id)
-        if (at !== undefined && now - at < INITIALIZED_TTL_MS) continue
-        work.push(this.#initializeOne(id, { group: groupId, topicId, partition }))
-      }
-    }
-    await Promise.all(work)
-  }
-
-  async #initializeOne(id: string, key: { group: string; topicId: string; partition: number }): Promise<void> {
     const p = this.persister()
-    const summary = await p.readSummary(key)
-    if (summary.stateEpoch <= 0 && summary.startOffset < 0) await p.initializeState(key, 1, -1)
-    this.#initialized.delete(id)
-    this.#initialized.set(id, this.now())
-    if (this.#initialized.size > MAX_REMEMBERED) this.#initialized.delete(this.#initialized.keys().next().value!)
-  }
-
-  /** The share-partition's state was deleted elsewhere (DeleteShareGroupOffsets): initialized again at the next heartbeat. */
-  forget(groupId: string, topicId: string, partition: number): void {
-    this.#initialized.delete(`${groupId}\u0000${topicId}\u0000${partition}`)
+    await Promise.all(assigned.flatMap(([topicId, parts]) => parts.map(async (partition) => {
+      const key = { group: groupId, topicId, partition }
+      const summary = await p.readSummary(key)
+      if (summary.stateEpoch <= 0 && summary.startOffset < 0) await p.initializeState(key, 1, -1)
+    })))
   }
 
   async deleteGroup(groupId: string, statePartitions: readonly [topicId: string, partitions: readonly number[]][] | undefined): Promise<void> {
-    for (const id of [...this.#initialized.keys()]) if (id.startsWith(`${groupId}\u0000`)) this.#initialized.delete(id)
     const keys: { group: string; topicId: string; partition: number }[] = []
     if (statePartitions !== undefined) {
       for (const [topicId, partitions] of statePartitions) for (const partition of partitions) keys.push({ group: groupId, topicId, partition })

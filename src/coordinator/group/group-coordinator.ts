@@ -186,18 +186,18 @@ export class GroupCoordinator {
       // Those not yet recorded as initialized are recorded as initializing first, and as initialized after
       // (ShareGroupStatePartitionMetadata), so the group's state can always be found again.
       if (this.#shareStates !== undefined && res.errorCode === ErrorCode.NONE && res.memberEpoch > 0) {
-        const member = await this.runtime.read(p, (s) => s.shareGroups.group(req.groupId)?.members.get(req.memberId)?.assignedPartitions)
-        if (member !== undefined && member.size > 0) {
-          try {
-            const todo = await this.runtime.write(p, 'share-group-state-initializing', (s) => s.shareGroups.stateInitializing(req.groupId, assignmentEntries(member)))
-            if (todo.length > 0) {
-              await this.#shareStates.initialize(req.groupId, todo)
-              await this.runtime.write(p, 'share-group-state-initialized', (s) => s.shareGroups.stateInitialized(req.groupId, todo))
-            }
-          } catch (err) {
-            // Tried again on the next heartbeat; meanwhile its fetches of those partitions are refused.
-            this.#log.warn({ groupId: req.groupId, err: (err as Error)?.message }, 'could not initialize the share-partitions of a share group member')
+        try {
+          const todo = await this.runtime.write(p, 'share-group-state-initializing', (s) => {
+            const member = s.shareGroups.group(req.groupId)?.members.get(req.memberId)?.assignedPartitions
+            return s.shareGroups.stateInitializing(req.groupId, member === undefined ? [] : assignmentEntries(member))
+          })
+          if (todo.length > 0) {
+            await this.#shareStates.initialize(req.groupId, todo)
+            await this.runtime.write(p, 'share-group-state-initialized', (s) => s.shareGroups.stateInitialized(req.groupId, todo))
           }
+        } catch (err) {
+          // Tried again on the next heartbeat; meanwhile its fetches of those partitions are refused.
+          this.#log.warn({ groupId: req.groupId, err: (err as Error)?.message }, 'could not initialize the share-partitions of a share group member')
         }
       }
       return res
