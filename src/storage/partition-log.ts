@@ -885,6 +885,16 @@ export class PartitionLog {
     return now - this.lastFlushTime
   }
 
+  /** Whether writeCheckpoints has anything to write (asked of every partition before any is called). */
+  get checkpointsDue(): boolean {
+    return this.epochCache.isDirty || this.highWatermarkCheckpointDue || this.recoveryPoint !== this.writtenRecoveryPoint || this._logStartOffset !== this.writtenLogStartOffset
+  }
+
+  /** Whether writeHighWatermarkCheckpoint has anything to write. */
+  get highWatermarkCheckpointDue(): boolean {
+    return !this.hwFollowsLeo && this._highWatermark !== this.writtenHighWatermark && !this.isClosed
+  }
+
   /**
    * Writes the recovery-point, log-start, high-watermark (when it does not follow the LEO) and leader
    * epoch checkpoints that changed since their last write.
@@ -910,7 +920,7 @@ export class PartitionLog {
    */
   async writeHighWatermarkCheckpoint(): Promise<void> {
     const hw = this._highWatermark
-    if (this.hwFollowsLeo || hw === this.writtenHighWatermark || this.isClosed) return
+    if (!this.highWatermarkCheckpointDue) return
     await writeCheckpoint(join(this.dir, REPLICATION_OFFSET_CHECKPOINT), this.topic, this.partition, hw)
     this.writtenHighWatermark = hw
   }

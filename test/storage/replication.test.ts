@@ -5,13 +5,13 @@
 // checkpoint.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { native } from '../../src/addon/index.js'
 import { ErrorCode, KafkaError } from '../../src/domain/errors.js'
 import { buildRecordBatch } from '../../src/protocol/records/index.js'
 import {
   LEADER_EPOCH_CHECKPOINT, LeaderEpochCache, REPLICATION_OFFSET_CHECKPOINT, formatEpochCheckpoint, parseEpochCheckpoint,
-  type LogManager, type PartitionLog,
+  PartitionLog, type LogManager,
 } from '../../src/storage/index.js'
 import { T0, decodeAll, makeBatch, openManager, regionBytes, tempDir } from './helpers.js'
 
@@ -355,5 +355,41 @@ describe('recovery and checkpoints of a replica', () => {
     s.append(makeBatch('x', 2), { leaderEpoch: 0, now: clock })
     await single.close()
     expect(readdirSync(s.dir)).not.toContain(REPLICATION_OFFSET_CHECKPOINT)
+  })
+
+  it('calls the periodic checkpoints only on the partitions that have something to write', async () => {
+    const m = open(newDir())
+    const logs = Array.from({ length: 50 }, (_, p) => m.create('t', p))
+    for (const log of logs) {
+      log.append(makeBatch('b', 2), { leaderEpoch: 0, now: clock })
+      log.setHighWatermark(2)
+    }
+    await m.checkpointHighWatermarks()
+    clock += 120_000
+    await m.flushDue(clock)
+    for (const log of logs) expect(log.checkpointsDue).toBe(false)
+    // Two partitions move on: only they are due, and only they are asked to write (at 100,000 idle
+    // partitions a call each, every 5 s, held the broker's thread).
+    logs[7]!.append(makeBatch('c', 1), { leaderEpoch: 0, now: clock })
+    logs[7]!.setHighWatermark(3)
+    logs[31]!.setHighWatermark(1)
+    expect(logs.filter((l) => l.highWatermarkCheckpointDue).map((l) => l.partition)).toEqual([7, 31])
+    const hwCalls = vi.spyOn(PartitionLog.prototype, 'writeHighWatermarkCheckpoint')
+    const allCalls = vi.spyOn(PartitionLog.prototype, 'writeCheckpoints')
+    try {
+      await m.checkpointHighWatermarks()
+      expect(hwCalls.mock.contexts.map((l) => (l as PartitionLog).partition)).toEqual([7, 31])
+      expect(readFileSync(join(logs[7]!.dir, REPLICATION_OFFSET_CHECKPOINT), 'utf8')).toBe('0\n1\nt 7 3\n')
+      logs[7]!.append(makeBatch('d', 1), { leaderEpoch: 0, now: clock })
+      logs[7]!.setHighWatermark(4)
+      clock += 120_000
+      await m.flushDue(clock)
+      // The checkpoint pass: partition 7's HW moved again; 31 wrote its HW above and has nothing left.
+      expect(allCalls.mock.contexts.map((l) => (l as PartitionLog).partition)).toEqual([7])
+    } finally {
+      hwCalls.mockRestore()
+      allCalls.mockRestore()
+    }
+    await m.close()
   })
 })
