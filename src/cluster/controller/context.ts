@@ -2,7 +2,8 @@
 // replica assignments, each partition's leader/ISR as last written to the store, the states of the
 // partition and replica state machines, and the topics being deleted. Filled from the store at failover,
 // kept current by the controller's own writes and the store's watches, and dropped at resignation.
-import { partitionKey, type PartitionState, type RegisteredBroker, type ReplicaAssignment } from '../metadata-store.js'
+import type { MainThreadSlices } from '../../domain/main-thread-slices.js'
+import { partitionKey, type MetadataStore, type PartitionState, type RegisteredBroker, type ReplicaAssignment } from '../metadata-store.js'
 
 export type PartitionStateName = 'NewPartition' | 'OnlinePartition' | 'OfflinePartition' | 'NonExistentPartition'
 
@@ -245,4 +246,27 @@ export class ControllerContext {
   isTopicQueuedUpForDeletion(topic: string): boolean {
     return this.topicsToBeDeleted.has(topic)
   }
+}
+
+/**
+ * What a change of these partitions' states starts from: the states the context holds (read at failover,
+ * then what this controller wrote), and those it holds none of read from the store. The controller is the
+ * only writer of partition states (brokers propose ISR changes with AlterPartition) and writes them on
+ * condition of the version it holds, so a state changed behind its back fails that write (bad version) and
+ * the caller reads it again then. Kafka's ZooKeeper controller reads every state again before it writes,
+ * since its brokers wrote ISR changes themselves: at a failover that was a second read of the whole cluster.
+ */
+export async function statesHeldOrRead(ctx: ControllerContext, store: MetadataStore, partitions: readonly TopicPartition[], slices: MainThreadSlices): Promise<Map<string, PartitionState>> {
+  const held = new Map<string, PartitionState>()
+  const missing: TopicPartition[] = []
+  for (const tp of partitions) {
+    const pause = slices.turn()
+    if (pause !== undefined) await pause
+    const key = partitionKey(tp.topic, tp.partition)
+    const state = ctx.leadership.get(key)
+    if (state === undefined) missing.push(tp)
+    else held.set(key, state)
+  }
+  if (missing.length > 0) for (const [key, state] of await store.getPartitionStates(missing)) held.set(key, state)
+  return held
 }

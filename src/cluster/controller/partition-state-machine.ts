@@ -18,7 +18,7 @@ import {
   type MetadataStore,
   type PartitionState,
 } from '../metadata-store.js'
-import { VALID_PREVIOUS_PARTITION_STATES, type ControllerContext, type PartitionStateName, type TopicPartition } from './context.js'
+import { VALID_PREVIOUS_PARTITION_STATES, statesHeldOrRead, type ControllerContext, type PartitionStateName, type TopicPartition } from './context.js'
 import { leaderForControlledShutdown, leaderForOffline, leaderForPreferredReplica, leaderForReassign, type ElectionResult, type ElectionStrategy } from './election.js'
 import type { RequestBatch } from './request-batch.js'
 
@@ -116,7 +116,7 @@ export class PartitionStateMachine {
     }
     if (toElect.length === 0) return new Map()
     if (strategy === undefined) throw new Error('a leader election needs a strategy')
-    const results = await this.#electLeaders(toElect, strategy)
+    const results = await this.#electLeaders(toElect, strategy, slices)
     for (const [key, outcome] of results) {
       if (outcome.ok) {
         const i = key.lastIndexOf(':')
@@ -179,7 +179,7 @@ export class PartitionStateMachine {
     return done
   }
 
-  async #electLeaders(partitions: readonly TopicPartition[], strategy: ElectionStrategy): Promise<Map<string, ElectionOutcome>> {
+  async #electLeaders(partitions: readonly TopicPartition[], strategy: ElectionStrategy, slices: MainThreadSlices): Promise<Map<string, ElectionOutcome>> {
     const finished = new Map<string, ElectionOutcome>()
     let remaining = [...partitions]
     for (let round = 0; remaining.length > 0; round++) {
@@ -188,7 +188,7 @@ export class PartitionStateMachine {
         for (const tp of remaining) finished.set(partitionKey(tp.topic, tp.partition), { ok: false, error: new Error('the partition state kept changing under the election') })
         break
       }
-      const { done, retry } = await this.#doElectLeaders(remaining, strategy)
+      const { done, retry } = await this.#doElectLeaders(remaining, strategy, round > 0, slices)
       for (const [k, v] of done) finished.set(k, v)
       remaining = retry
     }
@@ -204,10 +204,11 @@ export class PartitionStateMachine {
     return finished
   }
 
-  async #doElectLeaders(partitions: readonly TopicPartition[], strategy: ElectionStrategy): Promise<{ done: Map<string, ElectionOutcome>; retry: TopicPartition[] }> {
+  /** One round: from the states held (reread: from the store, after a bad version) to the conditional writes. */
+  async #doElectLeaders(partitions: readonly TopicPartition[], strategy: ElectionStrategy, reread: boolean, slices: MainThreadSlices): Promise<{ done: Map<string, ElectionOutcome>; retry: TopicPartition[] }> {
     const { context: ctx, store, batch } = this.deps
     const done = new Map<string, ElectionOutcome>()
-    const states = await store.getPartitionStates(partitions)
+    const states = reread ? await store.getPartitionStates(partitions) : await statesHeldOrRead(ctx, store, partitions, slices)
     const valid: { tp: TopicPartition; current: LeaderAndIsr }[] = []
     for (const tp of partitions) {
       const key = partitionKey(tp.topic, tp.partition)
@@ -226,6 +227,8 @@ export class PartitionStateMachine {
     }
     const elected: { tp: TopicPartition; result: ElectionResult }[] = []
     for (const { tp, current } of valid) {
+      const pause = slices.turn()
+      if (pause !== undefined) await pause
       const online = (id: number): boolean => ctx.isReplicaOnlineFor(id, tp)
       const assignment = ctx.replicasOf(tp)
       let result: ElectionResult

@@ -13,7 +13,7 @@
 import { MainThreadSlices } from '../../domain/main-thread-slices.js'
 import type { Logger } from '../../observability/logger.js'
 import { NO_LEADER, partitionKey, type LeaderAndIsr, type MetadataStore, type PartitionState } from '../metadata-store.js'
-import { VALID_PREVIOUS_REPLICA_STATES, type ControllerContext, type PartitionReplica, type ReplicaStateName, type TopicPartition } from './context.js'
+import { VALID_PREVIOUS_REPLICA_STATES, statesHeldOrRead, type ControllerContext, type PartitionReplica, type ReplicaStateName, type TopicPartition } from './context.js'
 import { newLeaderAndIsr } from './election.js'
 import type { LeaderAndIsrMemory, RequestBatch } from './request-batch.js'
 
@@ -157,7 +157,7 @@ export class ReplicaStateMachine {
         }
         const withLeadership = valid.filter((r) => ctx.leadershipOf(r) !== undefined)
         const withoutLeadership = valid.filter((r) => ctx.leadershipOf(r) === undefined)
-        const updated = await this.#removeReplicasFromIsr(brokerId, withLeadership)
+        const updated = await this.#removeReplicasFromIsr(brokerId, withLeadership, slices)
         // In slices, each sending what it added (as the partition state machine does): the brokers get
         // requests of a few thousand partitions as the step goes on, not one of every partition at its end.
         for (const [key, state] of updated) {
@@ -209,14 +209,17 @@ export class ReplicaStateMachine {
    * member, a leader that stays keeps its epoch; retried on a version conflict. Answers the new state of each partition (also of
    * those where the broker was not in the ISR).
    */
-  async #removeReplicasFromIsr(brokerId: number, partitions: readonly TopicPartition[]): Promise<Map<string, PartitionState>> {
+  async #removeReplicasFromIsr(brokerId: number, partitions: readonly TopicPartition[], slices: MainThreadSlices): Promise<Map<string, PartitionState>> {
     const { context: ctx, store, log } = this.deps
     const out = new Map<string, PartitionState>()
     let remaining = [...partitions]
     for (let round = 0; remaining.length > 0 && round < 10; round++) {
-      const states = await store.getPartitionStates(remaining)
+      // The first round starts from the states held; a round after a bad version reads them again.
+      const states = round === 0 ? await statesHeldOrRead(ctx, store, remaining, slices) : await store.getPartitionStates(remaining)
       const adjusted: { tp: TopicPartition; leaderAndIsr: LeaderAndIsr }[] = []
       for (const tp of remaining) {
+        const pause = slices.turn()
+        if (pause !== undefined) await pause
         const key = partitionKey(tp.topic, tp.partition)
         const state = states.get(key)
         if (state === undefined) {
