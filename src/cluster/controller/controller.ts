@@ -94,6 +94,8 @@ export interface ControlledShutdownResult {
 const FIRST_REBALANCE_CHECK_MS = 5000
 /** How long a new controller's first connection attempt to each broker may take (refused ones are out at once). */
 const FIRST_PROBE_WAIT_MS = 500
+/** How long a new controller waits for its own broker to apply the elections before the ISR step. */
+const LOCAL_APPLY_WAIT_MS = 10_000
 
 type Event = { name: string; run: () => Promise<void>; onDropped: (() => void) | undefined }
 
@@ -476,6 +478,9 @@ export class Controller {
     try {
       await this.#partitionStateMachine.startup()
       ledAt = performance.now()
+      // This broker takes the leaderships just elected before the ISR step starts: both run on this
+      // thread, and interleaved with that step its own apply finished seconds after the other brokers'.
+      await this.#localBrokerCaughtUp()
       replicas = await this.#replicaStateMachine.startup()
     } finally {
       this.#told.forget()
@@ -490,6 +495,17 @@ export class Controller {
     this.#scheduleRebalance(FIRST_REBALANCE_CHECK_MS)
     // Log dir failures reported while there was no controller.
     await this.#processLogDirEvents()
+  }
+
+  /** The controller's requests to its own broker applied, or LOCAL_APPLY_WAIT_MS passed. */
+  async #localBrokerCaughtUp(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, LOCAL_APPLY_WAIT_MS)))
+    try {
+      await Promise.race([this.#channel?.drained(this.options.brokerId), waited])
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   /** Topics created without an id get one (written back, guarded by the epoch). */
