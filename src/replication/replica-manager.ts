@@ -746,10 +746,12 @@ export class ReplicaManager {
     const { brokerId } = this.deps
     const answers: PartitionErrorCode[] = []
     const apply: PartitionLeaderAndIsr[] = []
+    const isrUpdates: PartitionLeaderAndIsr[] = []
     for (const p of partitions) {
       const current = this.#hosted.get(p.topic)?.[p.partition]
       if (current !== undefined && this.#isIsrUpdate(current, p)) {
         this.#updateIsrInPlace(current, p)
+        isrUpdates.push(p)
         answers.push({ topic: p.topic, partition: p.partition, errorCode: ErrorCode.NONE })
       } else if (current !== undefined && p.leaderEpoch <= current.leaderEpoch) {
         // Kafka answers STALE_CONTROLLER_EPOCH for a leader epoch that is not newer (the request is old).
@@ -759,6 +761,11 @@ export class ReplicaManager {
       } else {
         apply.push(p)
       }
+    }
+    // One line per request: a controller failover at scale shrinks tens of thousands of ISRs at once.
+    if (isrUpdates.length > 0) {
+      const first = isrUpdates.slice(0, 5).map((p) => ({ topic: p.topic, partition: p.partition, isr: p.isr, partitionEpoch: p.partitionEpoch }))
+      this.log.info({ partitions: isrUpdates.length, first }, 'ISR changed by the controller')
     }
     // Logs first (created or opened, with their topic's config), then the leadership table.
     const fresh = apply.filter((p) => this.#hosted.get(p.topic)?.[p.partition] === undefined)
@@ -922,7 +929,6 @@ export class ReplicaManager {
     ls.applyControllerIsr(p.isr, p.partitionEpoch)
     // A follower the controller took out must fetch its way back in: its session reads the partition again.
     this.#followerFetches.mark(partitionKey(p.topic, p.partition))
-    this.log.info({ topic: p.topic, partition: p.partition, isr: ls.isr, partitionEpoch: ls.partitionEpoch }, 'ISR changed by the controller')
     if (ls.isr.length < ls.effectiveMinIsr) this.#delayedProduce.failAll(partitionKey(p.topic, p.partition), ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND)
     void this.#applyHighWatermarkMode(current)
     this.#maybeAdvanceHighWatermark(current)
