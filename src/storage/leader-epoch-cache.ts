@@ -20,6 +20,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { writeFileAtomic } from './durability.js'
+import { fileInDir } from './segment.js'
 
 export const LEADER_EPOCH_CHECKPOINT = 'leader-epoch-checkpoint'
 /** Kafka's UNDEFINED_EPOCH and UNDEFINED_EPOCH_OFFSET (OffsetForLeaderEpoch answers them for an unknown epoch). */
@@ -78,7 +79,7 @@ export class LeaderEpochCache {
   private writing: Promise<void> = Promise.resolve()
 
   private constructor(dir: string, entries: EpochEntry[]) {
-    this.path = join(dir, LEADER_EPOCH_CHECKPOINT)
+    this.path = fileInDir(dir, LEADER_EPOCH_CHECKPOINT)
     this.entries = entries
   }
 

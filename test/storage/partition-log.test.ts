@@ -6,6 +6,7 @@ import { EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIM
 import { BatchHeaderView, buildRecordBatch, CRC_OFFSET } from '../../src/protocol/records/index.js'
 import { native } from '../../src/addon/index.js'
 import { LogManager, validateTopicName } from '../../src/storage/index.js'
+import { LOG_SUFFIX, fileInDir, segmentFileName } from '../../src/storage/segment.js'
 import { T0, config, decodeAll, makeBatch, openManager, readAll, regionBytes, tempDir } from './helpers.js'
 
 function codeOf(fn: () => unknown): number {
@@ -522,6 +523,14 @@ describe('names and reopening', () => {
     expect(readAll(m2, m2.get('a-b', 0)!).map((r) => r.value!.toString())).toEqual(['x-0', 'x-1', 'x-2'])
     expect(m2.get('c', 0)).toBeUndefined()
     await m2.close()
+  })
+
+  it('names segment files as path.join does, under a plain or a trailing-slash directory', () => {
+    for (const d of [dir.path, `${dir.path}/`, '/', 'data/t-0', 'relative']) {
+      for (const name of [segmentFileName(0, LOG_SUFFIX), `${segmentFileName(2 ** 40, LOG_SUFFIX)}.cleaned`, 'leader-epoch-checkpoint']) {
+        expect(fileInDir(d, name)).toBe(join(d, name))
+      }
+    }
   })
 
   it('flush.messages fsyncs and moves the recovery point', async () => {
