@@ -4,6 +4,12 @@
 //
 //   npm run bench:cluster-latency -- [--seconds 10] [--warmup 3] [--rate 50000]
 //       [--builds this=.,base=/path/to/other/checkout] [--rounds 1] [--variants rf3-all,rf1-1] [--json FILE]
+//       [--clients skein,rdkafka]   (the client processes: Skein's own (bench/broker/e2e-latency.js, the
+//                           default) and/or librdkafka (bench/broker/rdkafka-perf.c's latency mode: a producer and
+//                           a consumer handle in one C process); each pass runs each on its own topic, in turn)
+//       [--rdkafka-producer k=v,k=v] [--rdkafka-consumer k=v]   (librdkafka settings over the tool's defaults)
+//       [--client-node-args "..."] [--broker-node-args "..."]   (node options for the client / broker processes)
+//       [--same-topic 1]   (every pass on the first pass's topic: new clients on a topic the brokers already serve)
 //       [--cpu-prof DIR]   (each broker runs with node --cpu-prof, its profile written into DIR at its exit)
 //       [--passes 1]       (each variant N times on the same brokers, each pass with a fresh topic and fresh
 //                           client processes: pass 2 on brokers warmed by pass 1 is what the full benchmark's
@@ -42,6 +48,7 @@ import { createTopic, startBenchCluster, type BenchCluster } from './cluster.js'
 import { lastJsonLine } from './machine.js'
 import { runNode } from './run.js'
 import { flag } from '../lib/flags.js'
+import { rdkafkaLatency } from './rdkafka-perf.js'
 
 const seconds = Number(flag('seconds') ?? 10)
 const warmup = Number(flag('warmup') ?? 3)
@@ -63,6 +70,22 @@ const VARIANTS = {
   'rf1-1': { replicationFactor: 1, acks: 1 },
 } as const
 type Variant = keyof typeof VARIANTS
+type Client = 'skein' | 'rdkafka'
+const clients = (flag('clients') ?? 'skein').split(',') as Client[]
+for (const c of clients) if (c !== 'skein' && c !== 'rdkafka') throw new Error(`unknown client ${c} (skein, rdkafka)`)
+const words = (f: string | undefined): string[] => (f ?? '').split(' ').filter((w) => w !== '')
+// Their values start with '--', which flag() takes for the next flag.
+const rawFlag = (name: string): string | undefined => {
+  const i = process.argv.indexOf(`--${name}`)
+  return i === -1 ? undefined : process.argv[i + 1]
+}
+const clientNodeArgs = words(rawFlag('client-node-args'))
+const brokerNodeArgs = words(rawFlag('broker-node-args'))
+const pairs = (f: string | undefined): Record<string, string> =>
+  Object.fromEntries((f ?? '').split(',').filter((p) => p !== '').map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]))
+const rdkafkaProducerConfig = pairs(flag('rdkafka-producer'))
+const rdkafkaConsumerConfig = pairs(flag('rdkafka-consumer'))
+const sameTopic = flag('same-topic') === '1'
 const variants = (flag('variants') ?? 'rf3-all').split(',') as Variant[]
 for (const v of variants) if (!(v in VARIANTS)) throw new Error(`unknown variant ${v} (${Object.keys(VARIANTS).join(', ')})`)
 if (!(seconds >= 1) || !(warmup >= 0) || !(rate > 0) || !(rounds >= 1) || !(passes >= 1)) throw new Error('bad --seconds / --warmup / --rate / --rounds / --passes')
@@ -76,6 +99,7 @@ interface Percentiles { p50: number; p99: number; p999: number; max: number; avg
 interface ProbeLine { t: number; loop: { p50: number; p99: number; max: number }; gc: { minor: number; major: number; other: number; ms: number; maxMs: number }; cpuMs: number }
 interface Measured {
   build: string
+  client: Client
   round: number
   pass: number
   variant: Variant
@@ -177,6 +201,54 @@ function probeLines(file: string, from: number, to: number): ProbeLine[] {
   return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as ProbeLine).filter((l) => l.t > from + 1000 && l.t <= to)
 }
 
+function brokerFigures(probeFiles: Map<number, string>, from: number, to: number): Measured['brokers'] {
+  return [...probeFiles].map(([id, file]) => {
+    const lines = probeLines(file, from, to)
+    const cpuMs = lines.reduce((a, l) => a + l.cpuMs, 0)
+    // Records in the probe's windows: the rate times the windows' length.
+    const windowRecords = lines.length * rate
+    return {
+      id,
+      loopP99: Math.max(0, ...lines.map((l) => l.loop.p99)),
+      loopMax: Math.max(0, ...lines.map((l) => l.loop.max)),
+      gcCount: lines.reduce((a, l) => a + l.gc.minor + l.gc.major + l.gc.other, 0),
+      gcMs: lines.reduce((a, l) => a + l.gc.ms, 0),
+      gcMaxMs: Math.max(0, ...lines.map((l) => l.gc.maxMs)),
+      cpuUsPerRecord: windowRecords === 0 ? NaN : (cpuMs * 1000) / windowRecords,
+      lines,
+    }
+  })
+}
+
+/** librdkafka's producer and consumer (rdkafka-perf latency, one C process): every second is measured. */
+async function e2eRdkafka(build: { label: string }, cluster: BenchCluster, probeFiles: Map<number, string>, topic: string, variant: Variant, round: number, pass: number): Promise<Measured> {
+  const load0 = loadavg()[0]!
+  const startedAt = Date.now()
+  const r = await rdkafkaLatency(cluster.bootstrap(), topic, rate, seconds + warmup, { acks: VARIANTS[variant].acks === -1 ? 'all' : String(VARIANTS[variant].acks), ...rdkafkaProducerConfig }, rdkafkaConsumerConfig)
+  const endedAt = Date.now()
+  if (!r.ok) throw new Error(r.reason)
+  const t = r.value
+  const nan = { loopP99: NaN, loopMax: NaN }
+  return {
+    build: build.label,
+    client: 'rdkafka',
+    round,
+    pass,
+    variant,
+    load: [load0, loadavg()[0]!],
+    e2e: t.e2eMs,
+    ack: t.ackMs,
+    records: t.e2eMs.count,
+    ratePerSec: t.ratePerSec,
+    series: t.series.map((w) => `${w.p50Ms.toFixed(1)}/${w.p99Ms.toFixed(1)}/${w.maxMs.toFixed(0)}`).join(' '),
+    // One process for both: its CPU is shown as the producer's.
+    clients: { producer: { ...nan, cpuUsPerRecord: (t.cpuMs * 1000) / Math.max(1, t.sent) }, consumer: { ...nan, cpuUsPerRecord: NaN } },
+    brokers: brokerFigures(probeFiles, startedAt, endedAt),
+    split: null,
+    clientLines: { producer: [], consumer: [] },
+  }
+}
+
 async function e2e(build: { label: string; root: string; clientRoot: string }, cluster: BenchCluster, probeFiles: Map<number, string>, topic: string, variant: Variant, round: number, pass: number): Promise<Measured> {
   const env = { ...process.env, SKEIN_E2E_CLIENT_ROOT: build.clientRoot }
   const traceBase = join(tmpdir(), `skein-e2e-trace-${process.pid}-${Math.round(performance.now())}`)
@@ -184,7 +256,7 @@ async function e2e(build: { label: string; root: string; clientRoot: string }, c
   const bootstrap = cluster.bootstrap()
   // The clients carry the probe too: their own event-loop delay, GC and CPU per second, start-up included.
   const clientProbes = { producer: `${traceBase}-producer-probe.jsonl`, consumer: `${traceBase}-consumer-probe.jsonl` }
-  const probeArgs = ['--import', `file://${PROBE_JS}`]
+  const probeArgs = ['--import', `file://${PROBE_JS}`, ...clientNodeArgs]
   const consumer = spawn(process.execPath, [...probeArgs, E2E_JS, 'consume', bootstrap, topic, String(seconds + 1), String(warmup)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, SKEIN_E2E_TRACE: traces.consumer, SKEIN_PROBE_OUT: clientProbes.consumer } })
   let cout = ''
   let cerr = ''
@@ -206,24 +278,10 @@ async function e2e(build: { label: string; root: string; clientRoot: string }, c
     if ((await done) !== 0) throw new Error(`e2e consumer failed:\n${cerr}`)
     const c = JSON.parse(lastJsonLine(cout)) as { records: number; measured: number; latencyMs: Percentiles; series: { second: number; records: number; avgMs: number; p50Ms: number; p99Ms: number; maxMs: number }[]; loopDelayMs: { p99: number; max: number } | null; cpuMs: number | null }
     const measuredRecords = prod.ackMs.count
-    const brokers = [...probeFiles].map(([id, file]) => {
-      const lines = probeLines(file, startedAt + warmup * 1000, endedAt)
-      const cpuMs = lines.reduce((a, l) => a + l.cpuMs, 0)
-      // Records in the probe's windows: the rate times the windows' length.
-      const windowRecords = lines.length * rate
-      return {
-        id,
-        loopP99: Math.max(0, ...lines.map((l) => l.loop.p99)),
-        loopMax: Math.max(0, ...lines.map((l) => l.loop.max)),
-        gcCount: lines.reduce((a, l) => a + l.gc.minor + l.gc.major + l.gc.other, 0),
-        gcMs: lines.reduce((a, l) => a + l.gc.ms, 0),
-        gcMaxMs: Math.max(0, ...lines.map((l) => l.gc.maxMs)),
-        cpuUsPerRecord: windowRecords === 0 ? NaN : (cpuMs * 1000) / windowRecords,
-        lines,
-      }
-    })
+    const brokers = brokerFigures(probeFiles, startedAt + warmup * 1000, endedAt)
     return {
       build: build.label,
+      client: 'skein',
       round,
       pass,
       variant,
@@ -258,18 +316,18 @@ for (let round = 1; round <= rounds; round++) {
     const probeFiles = new Map([1, 2, 3].map((id) => [id, join(tmpdir(), `skein-probe-${process.pid}-${build.label}-${id}.jsonl`)]))
     const cluster = await startBenchCluster([1, 2, 3], tmpdir(), log, (id) => ({
       mainJs: join(build.root, 'dist', 'src', 'main.js'),
-      nodeArgs: ['--import', `file://${PROBE_JS}`, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(cpuProfDir)}`, `--cpu-prof-name=broker-${build.label}-${round}-${id}.cpuprofile`])],
+      nodeArgs: ['--import', `file://${PROBE_JS}`, ...brokerNodeArgs, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${resolve(cpuProfDir)}`, `--cpu-prof-name=broker-${build.label}-${round}-${id}.cpuprofile`])],
       env: { SKEIN_PROBE_OUT: probeFiles.get(id)! },
     }))
     try {
-      for (let pass = 1; pass <= passes; pass++) for (const variant of variants) {
-        const topic = `e2e-${variant}-${pass}`
+      for (let pass = 1; pass <= passes; pass++) for (const variant of variants) for (const client of clients) {
+        const topic = sameTopic ? `e2e-${variant}-${client}` : `e2e-${variant}-${pass}-${client}`
         const v = VARIANTS[variant]
-        await createTopic(cluster.bootstrap(), { name: topic, numPartitions: 6, replicationFactor: v.replicationFactor })
-        log(`  ${variant} pass ${pass}: ${rate} records/s, ${warmup} s warm-up + ${seconds} s`)
-        const m = await e2e(build, cluster, probeFiles, topic, variant, round, pass)
+        if (!sameTopic || pass === 1) await createTopic(cluster.bootstrap(), { name: topic, numPartitions: 6, replicationFactor: v.replicationFactor })
+        log(`  ${variant} pass ${pass}, ${client} clients: ${rate} records/s, ${warmup} s warm-up + ${seconds} s`)
+        const m = client === 'skein' ? await e2e(build, cluster, probeFiles, topic, variant, round, pass) : await e2eRdkafka(build, cluster, probeFiles, topic, variant, round, pass)
         results.push(m)
-        log(`  ${variant} pass ${pass}: e2e p50 ${m.e2e.p50.toFixed(2)} p99 ${m.e2e.p99.toFixed(2)} p99.9 ${m.e2e.p999.toFixed(2)} ms; ack p50 ${m.ack.p50.toFixed(2)} p99 ${m.ack.p99.toFixed(2)} ms; load ${m.load.map((l) => l.toFixed(2)).join(' -> ')}`)
+        log(`  ${variant} pass ${pass}, ${client} clients: e2e p50 ${m.e2e.p50.toFixed(2)} p99 ${m.e2e.p99.toFixed(2)} p99.9 ${m.e2e.p999.toFixed(2)} ms; ack p50 ${m.ack.p50.toFixed(2)} p99 ${m.ack.p99.toFixed(2)} ms; load ${m.load.map((l) => l.toFixed(2)).join(' -> ')}`)
       }
     } finally {
       await cluster.stop()
@@ -283,18 +341,18 @@ const us = (x: number): string => (Number.isFinite(x) ? x.toFixed(2) : '-')
 for (const variant of variants) {
   const rows = results.filter((r) => r.variant === variant)
   process.stdout.write(`\n${variant} (${rate} records/s, ${seconds} s measured after ${warmup} s)\n`)
-  process.stdout.write('| build | round.pass | load 1m | e2e p50 / p99 / p99.9 / max ms | ack p50 / p99 / p99.9 ms | loop p99 / max ms: brokers 1, 2, 3; producer; consumer | broker GC: count, total ms, longest ms | CPU us/record: brokers 1, 2, 3; producer; consumer |\n')
-  process.stdout.write('| --- | --- | --- | --- | --- | --- | --- | --- |\n')
+  process.stdout.write('| build | clients | round.pass | load 1m | e2e p50 / p99 / p99.9 / max ms | ack p50 / p99 / p99.9 ms | loop p99 / max ms: brokers 1, 2, 3; producer; consumer | broker GC: count, total ms, longest ms | CPU us/record: brokers 1, 2, 3; producer; consumer |\n')
+  process.stdout.write('| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n')
   for (const r of rows) {
     process.stdout.write(
-      `| ${r.build} | ${r.round}.${r.pass} | ${r.load.map((l) => l.toFixed(1)).join(' -> ')} | ${ms(r.e2e.p50)} / ${ms(r.e2e.p99)} / ${ms(r.e2e.p999)} / ${ms(r.e2e.max)} | ${ms(r.ack.p50)} / ${ms(r.ack.p99)} / ${ms(r.ack.p999)} | ` +
+      `| ${r.build} | ${r.client} | ${r.round}.${r.pass} | ${r.load.map((l) => l.toFixed(1)).join(' -> ')} | ${ms(r.e2e.p50)} / ${ms(r.e2e.p99)} / ${ms(r.e2e.p999)} / ${ms(r.e2e.max)} | ${ms(r.ack.p50)} / ${ms(r.ack.p99)} / ${ms(r.ack.p999)} | ` +
         `${r.brokers.map((b) => `${ms(b.loopP99)}/${ms(b.loopMax)}`).join(', ')}; ${ms(r.clients.producer.loopP99)}/${ms(r.clients.producer.loopMax)}; ${ms(r.clients.consumer.loopP99)}/${ms(r.clients.consumer.loopMax)} | ` +
         `${r.brokers.map((b) => `${b.gcCount}, ${b.gcMs.toFixed(0)}, ${b.gcMaxMs.toFixed(1)}`).join('; ')} | ` +
         `${r.brokers.map((b) => us(b.cpuUsPerRecord)).join(', ')}; ${us(r.clients.producer.cpuUsPerRecord)}; ${us(r.clients.consumer.cpuUsPerRecord)} |\n`,
     )
   }
   for (const r of rows) {
-    process.stdout.write(`  ${r.build} round ${r.round} pass ${r.pass} per second from the first record consumed (p50/p99/max ms): ${r.series}\n`)
+    process.stdout.write(`  ${r.build} ${r.client} clients, round ${r.round} pass ${r.pass} per second from the first record consumed (p50/p99/max ms): ${r.series}\n`)
     process.stdout.write(`    brokers' CPU ms per second of the measured window: ${r.brokers.map((b) => `${b.id}: ${b.lines.map((l) => l.cpuMs.toFixed(0)).join(' ')}`).join('; ')}\n`)
     process.stdout.write(`    brokers' event-loop delay max per second: ${r.brokers.map((b) => `${b.id}: ${b.lines.map((l) => l.loop.max.toFixed(0)).join(' ')}`).join('; ')}\n`)
     for (const [name, lines] of Object.entries(r.clientLines)) {

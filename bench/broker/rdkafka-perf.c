@@ -12,6 +12,7 @@
  * Usage:
  *   rdkafka-perf produce -b BOOTSTRAP -t TOPIC -n RECORDS -s SIZE [-w IDLE_MS] [-X key=value ...]
  *   rdkafka-perf consume -b BOOTSTRAP -t TOPIC -n RECORDS [-w IDLE_MS] [-A queue|assign] [-X key=value ...]
+ *   rdkafka-perf latency -b BOOTSTRAP -t TOPIC -r RATE -d SECONDS [-X producer key=value ...] [-C consumer key=value ...]
  *
  * produce: RECORDS values of SIZE bytes, no key, to RD_KAFKA_PARTITION_UA (librdkafka's partitioner picks
  *   the partition). Every record points at one shared read-only payload, produced without
@@ -32,6 +33,22 @@
  *   offsets (there is no group to commit them to). Elapsed time runs from starting the partitions
  *   (after the metadata request) to the batch that completes RECORDS.
  *
+ * latency: end-to-end latency at a fixed rate, with a producer and a consumer handle in this one process
+ *   (so both read the same CLOCK_MONOTONIC). The consumer (legacy API, one queue, its own thread) starts
+ *   every partition of TOPIC at its high watermark, queried before the first record is sent, so the
+ *   first records are measured too. The producer thread wakes every millisecond (absolute deadlines) and
+ *   hands librdkafka the records due by then, RATE a second for SECONDS: 100-byte values whose first 8
+ *   bytes are the send time, no key (librdkafka's partitioner spreads them over the partitions). Its
+ *   defaults are acks=all, enable.idempotence=true and linger.ms=0 (latency, not batching, is
+ *   measured); the consumer's fetch.wait.max.ms=100 and fetch.min.bytes=1. -X and -C override them.
+ *   e2e is send time to the record's arrival in the consumer thread; ack is send time to its delivery
+ *   report (served by the producer thread between ticks, so up to a tick late); first3s and the
+ *   per-second series count from the first record consumed, as bench/broker/e2e-latency.ts does.
+ *   Output: {"mode":"latency","sent","acked","failed","consumed","ratePerSec","e2eMs":{...},
+ *   "first3sMs":{...},"ackMs":{...},"series":[{"second","records","p50Ms","p99Ms","maxMs"}],"cpuMs"}
+ *   where each {...} is {"count","avg","p50","p99","p999","max"}; exit 1 when a record failed or was
+ *   not consumed within 10 s of the last send.
+ *
  * -X key=value sets any librdkafka configuration property (after this tool's defaults, so it wins).
  * -w IDLE_MS (default 10000): give up after this long without a delivery report / a record.
  *
@@ -45,6 +62,7 @@
 #include <errno.h>
 #include <librdkafka/rdkafka.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +93,8 @@ static double cpu_ms(void) {
 static void usage(void) {
         fprintf(stderr,
                 "usage: rdkafka-perf produce -b BOOTSTRAP -t TOPIC -n RECORDS -s SIZE [-w IDLE_MS] [-X key=value ...]\n"
-                "       rdkafka-perf consume -b BOOTSTRAP -t TOPIC -n RECORDS [-w IDLE_MS] [-A queue|assign] [-X key=value ...]\n");
+                "       rdkafka-perf consume -b BOOTSTRAP -t TOPIC -n RECORDS [-w IDLE_MS] [-A queue|assign] [-X key=value ...]\n"
+                "       rdkafka-perf latency -b BOOTSTRAP -t TOPIC -r RATE -d SECONDS [-X key=value ...] [-C key=value ...]\n");
 }
 
 /* Parses a decimal integer in [min, max]; returns 0 on success. */
@@ -307,12 +326,284 @@ out:
         return status;
 }
 
+/* --- latency --- */
+
+#define LATENCY_VALUE_SIZE 100
+#define MAX_RATE 1000000
+#define MAX_SECONDS 3600
+#define MAX_SERIES 4000 /* per-second windows (MAX_SECONDS plus the drain) */
+
+static double ns_now(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Latencies in milliseconds, appended by one thread, read after it has stopped. */
+struct samples {
+        double *ms;
+        long long count, capacity;
+};
+
+static void samples_add(struct samples *s, double ms) {
+        if (s->count < s->capacity) s->ms[s->count++] = ms;
+}
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *)a, y = *(const double *)b;
+        return x < y ? -1 : x > y;
+}
+
+/* Sorts s in place; nearest-rank percentile. */
+static double pct(const struct samples *s, double q) {
+        if (s->count == 0) return 0;
+        long long i = (long long)(q * s->count);
+        if (i >= s->count) i = s->count - 1;
+        return s->ms[i];
+}
+
+static void print_samples(const char *name, struct samples *s, int last) {
+        qsort(s->ms, (size_t)s->count, sizeof(double), cmp_double);
+        double sum = 0;
+        for (long long i = 0; i < s->count; i++) sum += s->ms[i];
+        printf("\"%s\":{\"count\":%lld,\"avg\":%.3f,\"p50\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f}%s", name,
+               s->count, s->count > 0 ? sum / s->count : 0.0, pct(s, 0.5), pct(s, 0.99), pct(s, 0.999),
+               s->count > 0 ? s->ms[s->count - 1] : 0.0, last ? "" : ",");
+}
+
+static struct {
+        struct samples ack;
+        long long acked, failed;
+} lat_dr;
+
+static void on_latency_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
+        (void)rk;
+        (void)opaque;
+        if (m->err) {
+                if (lat_dr.failed++ < MAX_PRINTED_ERRORS)
+                        fprintf(stderr, "rdkafka-perf: delivery failed: %s\n", rd_kafka_err2str(m->err));
+                return;
+        }
+        lat_dr.acked++;
+        double sent_ns;
+        memcpy(&sent_ns, m->payload, sizeof sent_ns);
+        samples_add(&lat_dr.ack, (ns_now() - sent_ns) / 1e6);
+}
+
+struct consumer_state {
+        rd_kafka_queue_t *q;
+        volatile long long target; /* records to read before stopping; -1 while the producer runs */
+        volatile int stop;
+        long long consumed, errors;
+        struct samples e2e, first3s;
+        double first_ns;
+        /* per second from the first record consumed */
+        struct samples window;
+        double window_start_ns;
+        int series_count;
+        struct { long long records; double p50, p99, max; } series[MAX_SERIES];
+};
+
+static void close_window(struct consumer_state *c) {
+        if (c->series_count >= MAX_SERIES) return;
+        struct samples *w = &c->window;
+        qsort(w->ms, (size_t)w->count, sizeof(double), cmp_double);
+        c->series[c->series_count].records = w->count;
+        c->series[c->series_count].p50 = pct(w, 0.5);
+        c->series[c->series_count].p99 = pct(w, 0.99);
+        c->series[c->series_count].max = w->count > 0 ? w->ms[w->count - 1] : 0;
+        c->series_count++;
+        w->count = 0;
+}
+
+static void *consume_latency(void *arg) {
+        struct consumer_state *c = arg;
+        double idle_since = 0;
+        while (!c->stop) {
+                rd_kafka_message_t *m = rd_kafka_consume_queue(c->q, 100);
+                double now = ns_now();
+                if (m == NULL) {
+                        /* After the producer is done: stop once every record is read, or 10 s without one. */
+                        if (c->target >= 0) {
+                                if (idle_since == 0) idle_since = now;
+                                else if (now - idle_since > 10e9) break;
+                        }
+                        continue;
+                }
+                idle_since = 0;
+                if (m->err) {
+                        if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF && c->errors++ < MAX_PRINTED_ERRORS)
+                                fprintf(stderr, "rdkafka-perf: consume error: %s\n", rd_kafka_message_errstr(m));
+                        rd_kafka_message_destroy(m);
+                        continue;
+                }
+                if (m->len >= sizeof(double)) {
+                        double sent_ns;
+                        memcpy(&sent_ns, m->payload, sizeof sent_ns);
+                        double ms = (now - sent_ns) / 1e6;
+                        if (c->first_ns == 0) c->first_ns = c->window_start_ns = now;
+                        while (now - c->window_start_ns >= 1e9) {
+                                close_window(c);
+                                c->window_start_ns += 1e9;
+                        }
+                        samples_add(&c->window, ms);
+                        samples_add(&c->e2e, ms);
+                        if (now - c->first_ns < 3e9) samples_add(&c->first3s, ms);
+                }
+                c->consumed++;
+                rd_kafka_message_destroy(m);
+                if (c->target >= 0 && c->consumed >= c->target) break;
+        }
+        if (c->window.count > 0) close_window(c);
+        return NULL;
+}
+
+static int samples_init(struct samples *s, long long capacity) {
+        s->count = 0;
+        s->capacity = capacity;
+        s->ms = malloc((size_t)capacity * sizeof(double));
+        return s->ms == NULL ? -1 : 0;
+}
+
+static int latency(rd_kafka_conf_t *pconf, rd_kafka_conf_t *cconf, const char *topic, long long rate, long long seconds) {
+        char errstr[512];
+        int status = 2;
+        rd_kafka_t *producer = NULL, *consumer = NULL;
+        rd_kafka_topic_t *ptopic = NULL, *ctopic = NULL;
+        const struct rd_kafka_metadata *md = NULL;
+        static struct consumer_state c; /* large (the series): not on the stack */
+        int started = 0, thread_started = 0;
+        pthread_t thread;
+        long long records = rate * seconds;
+        rd_kafka_conf_set_dr_msg_cb(pconf, on_latency_delivery);
+        if (samples_init(&lat_dr.ack, records) || samples_init(&c.e2e, records) || samples_init(&c.first3s, rate * 3) ||
+            samples_init(&c.window, rate + rate / 2 + 1000)) {
+                fprintf(stderr, "rdkafka-perf: out of memory for %lld latencies\n", records);
+                rd_kafka_conf_destroy(pconf);
+                rd_kafka_conf_destroy(cconf);
+                return 2;
+        }
+        c.target = -1;
+        consumer = rd_kafka_new(RD_KAFKA_CONSUMER, cconf, errstr, sizeof errstr);
+        if (consumer == NULL) {
+                fprintf(stderr, "rdkafka-perf: consumer: %s\n", errstr);
+                rd_kafka_conf_destroy(cconf);
+                rd_kafka_conf_destroy(pconf);
+                return 2;
+        }
+        producer = rd_kafka_new(RD_KAFKA_PRODUCER, pconf, errstr, sizeof errstr);
+        if (producer == NULL) {
+                fprintf(stderr, "rdkafka-perf: producer: %s\n", errstr);
+                rd_kafka_conf_destroy(pconf);
+                goto out;
+        }
+        ctopic = rd_kafka_topic_new(consumer, topic, NULL);
+        ptopic = rd_kafka_topic_new(producer, topic, NULL);
+        if (ctopic == NULL || ptopic == NULL) {
+                fprintf(stderr, "rdkafka-perf: topic handle: %s\n", rd_kafka_err2str(rd_kafka_last_error()));
+                goto out;
+        }
+        rd_kafka_resp_err_t err = rd_kafka_metadata(consumer, 0, ctopic, &md, 10000);
+        if (err || md->topic_cnt != 1 || md->topics[0].err || md->topics[0].partition_cnt <= 0) {
+                fprintf(stderr, "rdkafka-perf: metadata of %s: %s\n", topic,
+                        err ? rd_kafka_err2str(err) : md->topic_cnt == 1 && md->topics[0].err ? rd_kafka_err2str(md->topics[0].err) : "no partitions");
+                goto out;
+        }
+        /* The producer's metadata too, so that its first records do not wait for it. */
+        const struct rd_kafka_metadata *pmd = NULL;
+        if ((err = rd_kafka_metadata(producer, 0, ptopic, &pmd, 10000)) == 0) rd_kafka_metadata_destroy(pmd);
+        c.q = rd_kafka_queue_new(consumer);
+        for (; started < md->topics[0].partition_cnt; started++) {
+                int32_t id = md->topics[0].partitions[started].id;
+                int64_t low, high;
+                if ((err = rd_kafka_query_watermark_offsets(consumer, topic, id, &low, &high, 10000)) ||
+                    rd_kafka_consume_start_queue(ctopic, id, high, c.q) == -1) {
+                        fprintf(stderr, "rdkafka-perf: start partition %d: %s\n", id,
+                                rd_kafka_err2str(err ? err : rd_kafka_last_error()));
+                        goto out;
+                }
+        }
+        if (pthread_create(&thread, NULL, consume_latency, &c) != 0) {
+                fprintf(stderr, "rdkafka-perf: cannot start the consumer thread\n");
+                goto out;
+        }
+        thread_started = 1;
+
+        char value[LATENCY_VALUE_SIZE];
+        memset(value, 'a', sizeof value);
+        long long sent = 0, errors = 0;
+        double cpu0 = cpu_ms();
+        struct timespec tick;
+        clock_gettime(CLOCK_MONOTONIC, &tick);
+        double t0 = ns_now(), end = t0 + seconds * 1e9;
+        for (;;) {
+                double now = ns_now();
+                if (now >= end) break;
+                long long due = (long long)((now - t0) / 1e9 * rate);
+                for (; sent < due; sent++) {
+                        double send_ns = ns_now();
+                        memcpy(value, &send_ns, sizeof send_ns);
+                        while (rd_kafka_produce(ptopic, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, value, sizeof value, NULL, 0, NULL) != 0) {
+                                if (rd_kafka_last_error() != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+                                        fprintf(stderr, "rdkafka-perf: produce failed: %s\n", rd_kafka_err2str(rd_kafka_last_error()));
+                                        errors++;
+                                        goto drain;
+                                }
+                                rd_kafka_poll(producer, 1);
+                        }
+                }
+                rd_kafka_poll(producer, 0);
+                tick.tv_nsec += 1000000;
+                if (tick.tv_nsec >= 1000000000) {
+                        tick.tv_sec++;
+                        tick.tv_nsec -= 1000000000;
+                }
+                clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &tick, NULL);
+        }
+drain:;
+        double send_end = ns_now();
+        while (lat_dr.acked + lat_dr.failed < sent && ns_now() - send_end < 30e9) rd_kafka_flush(producer, 100);
+        c.target = lat_dr.acked;
+        pthread_join(thread, NULL);
+        thread_started = 0;
+        double cpu = cpu_ms() - cpu0;
+        double elapsed = (send_end - t0) / 1e9;
+        printf("{\"mode\":\"latency\",\"sent\":%lld,\"acked\":%lld,\"failed\":%lld,\"consumed\":%lld,\"ratePerSec\":%.1f,", sent,
+               lat_dr.acked, lat_dr.failed + errors, c.consumed, elapsed > 0 ? sent / elapsed : 0.0);
+        print_samples("e2eMs", &c.e2e, 0);
+        print_samples("first3sMs", &c.first3s, 0);
+        print_samples("ackMs", &lat_dr.ack, 0);
+        printf("\"series\":[");
+        for (int i = 0; i < c.series_count; i++)
+                printf("%s{\"second\":%d,\"records\":%lld,\"p50Ms\":%.3f,\"p99Ms\":%.3f,\"maxMs\":%.3f}", i ? "," : "", i + 1,
+                       c.series[i].records, c.series[i].p50, c.series[i].p99, c.series[i].max);
+        printf("],\"cpuMs\":%.1f}\n", cpu);
+        fflush(stdout);
+        status = lat_dr.failed + errors + c.errors == 0 && lat_dr.acked == sent && c.consumed >= sent ? 0 : 1;
+        if (c.consumed < sent) fprintf(stderr, "rdkafka-perf: consumed %lld of %lld records\n", c.consumed, sent);
+
+out:
+        if (thread_started) {
+                c.stop = 1;
+                pthread_join(thread, NULL);
+        }
+        for (int i = 0; i < started; i++) rd_kafka_consume_stop(ctopic, md->topics[0].partitions[i].id);
+        if (c.q != NULL) rd_kafka_queue_destroy(c.q);
+        if (md != NULL) rd_kafka_metadata_destroy(md);
+        if (ctopic != NULL) rd_kafka_topic_destroy(ctopic);
+        if (ptopic != NULL) rd_kafka_topic_destroy(ptopic);
+        if (producer != NULL) rd_kafka_destroy(producer);
+        rd_kafka_destroy(consumer);
+        return status;
+}
+
 int main(int argc, char **argv) {
-        if (argc < 2 || (strcmp(argv[1], "produce") != 0 && strcmp(argv[1], "consume") != 0)) {
+        if (argc < 2 || (strcmp(argv[1], "produce") != 0 && strcmp(argv[1], "consume") != 0 && strcmp(argv[1], "latency") != 0)) {
                 usage();
                 return 2;
         }
         int producing = strcmp(argv[1], "produce") == 0;
+        int measuring_latency = strcmp(argv[1], "latency") == 0;
 #if defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
         /* With glibc's allocator defaults librdkafka keeps faulting in fresh pages: each Fetch response
          * (megabytes) is received into a block that is mmap'd and unmapped again per response, and the
@@ -328,15 +619,23 @@ int main(int argc, char **argv) {
         const char *bootstrap = NULL, *topic = NULL;
         long long records = -1, size = -1, idle_ms = 10000;
         int use_assign = 0;
+        long long rate = -1, seconds = -1;
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
-        /* Defaults of this tool (before -X, which overrides them). The consumer stores no offsets: there is
-         * no group to commit them to. */
-        if (!producing && (set_conf(conf, "enable.auto.commit", "false") || set_conf(conf, "enable.auto.offset.store", "false")))
+        /* latency: conf is the producer's, cconf the consumer's (-C). */
+        rd_kafka_conf_t *cconf = rd_kafka_conf_new();
+        /* Defaults of this tool (before -X / -C, which override them). The consumer stores no offsets: there
+         * is no group to commit them to. */
+        if (!producing && !measuring_latency && (set_conf(conf, "enable.auto.commit", "false") || set_conf(conf, "enable.auto.offset.store", "false")))
+                goto bad;
+        if (measuring_latency &&
+            (set_conf(conf, "acks", "all") || set_conf(conf, "enable.idempotence", "true") || set_conf(conf, "linger.ms", "0") ||
+             set_conf(cconf, "fetch.wait.max.ms", "100") || set_conf(cconf, "fetch.min.bytes", "1") ||
+             set_conf(cconf, "enable.auto.commit", "false") || set_conf(cconf, "enable.auto.offset.store", "false")))
                 goto bad;
 
         int opt;
         optind = 2; /* after the mode */
-        while ((opt = getopt(argc, argv, "b:t:n:s:w:X:A:")) != -1) {
+        while ((opt = getopt(argc, argv, "b:t:n:s:w:X:A:r:d:C:")) != -1) {
                 switch (opt) {
                 case 'b': bootstrap = optarg; break;
                 case 't': topic = optarg; break;
@@ -369,9 +668,35 @@ int main(int argc, char **argv) {
                 case 'X':
                         if (set_conf_pair(conf, optarg)) goto bad;
                         break;
+                case 'C':
+                        if (set_conf_pair(cconf, optarg)) goto bad;
+                        break;
+                case 'r':
+                        if (parse_int(optarg, 1, MAX_RATE, &rate)) {
+                                fprintf(stderr, "rdkafka-perf: -r wants 1..%d records a second\n", MAX_RATE);
+                                goto bad;
+                        }
+                        break;
+                case 'd':
+                        if (parse_int(optarg, 1, MAX_SECONDS, &seconds)) {
+                                fprintf(stderr, "rdkafka-perf: -d wants 1..%d seconds\n", MAX_SECONDS);
+                                goto bad;
+                        }
+                        break;
                 default: usage(); goto bad;
                 }
         }
+        if (measuring_latency) {
+                if (optind != argc || bootstrap == NULL || topic == NULL || rate < 0 || seconds < 0 || records >= 0 || size >= 0) {
+                        usage();
+                        goto bad;
+                }
+                if (set_conf(conf, "bootstrap.servers", bootstrap) || set_conf(cconf, "bootstrap.servers", bootstrap)) goto bad;
+                /* Both confs are owned by latency() from here on. */
+                return latency(conf, cconf, topic, rate, seconds);
+        }
+        rd_kafka_conf_destroy(cconf);
+        cconf = NULL;
         if (optind != argc || bootstrap == NULL || topic == NULL || records < 0 || (producing && size < 0) ||
             (!producing && size >= 0)) {
                 usage();
@@ -390,5 +715,6 @@ int main(int argc, char **argv) {
                          : consume(conf, topic, records, (int)idle_ms, use_assign);
 bad:
         rd_kafka_conf_destroy(conf);
+        if (cconf != NULL) rd_kafka_conf_destroy(cconf);
         return 2;
 }

@@ -105,3 +105,44 @@ export async function rdkafkaPerf(mode: 'produce' | 'consume', bootstrap: string
   }
   return { ok: true, value: JSON.parse(lastJsonLine(r.stdout)) as RdkafkaPerfResult }
 }
+
+export interface LatencyPercentiles { count: number; avg: number; p50: number; p99: number; p999: number; max: number }
+
+/** The JSON line of `rdkafka-perf latency` (see the header of rdkafka-perf.c). */
+export interface RdkafkaLatencyResult {
+  mode: 'latency'
+  sent: number
+  acked: number
+  failed: number
+  consumed: number
+  ratePerSec: number
+  /** Send to the consumer's receipt, every record. */
+  e2eMs: LatencyPercentiles
+  /** The same, for the records consumed in the first 3 s from the first record consumed. */
+  first3sMs: LatencyPercentiles
+  /** Send to the delivery report. */
+  ackMs: LatencyPercentiles
+  /** Per second from the first record consumed. */
+  series: { second: number; records: number; p50Ms: number; p99Ms: number; maxMs: number }[]
+  /** The process's CPU (producer and consumer, librdkafka's threads included) while sending and draining. */
+  cpuMs: number
+}
+
+/**
+ * End-to-end latency with librdkafka's producer and consumer (one C process) at `rate` records/s for
+ * `seconds`; `producerConfig` overrides the tool's producer defaults (acks=all, idempotence, linger.ms=0),
+ * `consumerConfig` its consumer's (fetch.wait.max.ms=100, fetch.min.bytes=1).
+ */
+export async function rdkafkaLatency(bootstrap: string, topic: string, rate: number, seconds: number, producerConfig: Record<string, string | number> = {}, consumerConfig: Record<string, string | number> = {}): Promise<Measured<RdkafkaLatencyResult>> {
+  const bin = await buildRdkafkaPerf()
+  if (!bin.ok) return bin
+  const args = ['latency', '-b', bootstrap, '-t', topic, '-r', String(rate), '-d', String(seconds), ...rdkafkaArgs(producerConfig)]
+  for (const [k, v] of Object.entries(consumerConfig)) args.push('-C', `${k}=${v}`)
+  const r = await run(bin.value, args, { timeoutMs: (seconds + 90) * 1000 })
+  if (r.code !== 0) {
+    const own = r.stderr.split('\n').filter((l) => l.startsWith('rdkafka-perf:'))
+    const detail = own.length > 0 ? own.slice(0, 3).join('; ') : r.stderr.trim().slice(-300)
+    return { ok: false, reason: `rdkafka-perf latency exited ${r.code}: ${detail.slice(0, 300)}` }
+  }
+  return { ok: true, value: JSON.parse(lastJsonLine(r.stdout)) as RdkafkaLatencyResult }
+}
