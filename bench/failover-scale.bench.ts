@@ -33,7 +33,8 @@
 // --broker-session-timeout-ms N (broker.session.timeout.ms; the shipped 2000 unless given), --settle-wait 180 (seconds the
 // cluster gets to settle before the broker kill goes on regardless), --data-dir DIR (parent of the
 // brokers' data dirs), --log-dir DIR (each broker's log at info, to DIR/failover-<N>-broker<id>.log), --cpu-prof DIR (each broker under node --cpu-prof, profiles written at a clean exit:
-// not the killed ones), --json FILE (raw results; default bench/results/failover-scale.json when writing),
+// not the killed ones), --probe-dir DIR (each broker's CPU, event-loop delay and GC by kind per second, from
+// bench/broker/process-probe.ts, to DIR/failover-<N>-broker<id>.jsonl), --json FILE (raw results; default bench/results/failover-scale.json when writing),
 // --idle-seconds 10 (the idle cluster's CPU measured after creation; 0: not), --trace (log every failover poll, per broker), --main-js PATH (another build's
 // dist/src/main.js, run from its own checkout, to compare two builds), --no-write (print only; otherwise bench/results/FAILOVER-SCALE.md, failover-scale.svg and the JSON, rewritten
 // after every phase, so a run stopped half-way leaves what it measured, the unfinished point marked).
@@ -48,7 +49,7 @@ import * as Metadata from '../src/protocol/messages/03-metadata.gen.js'
 import { ZooKeeperClient } from '../src/cluster/zookeeper/client.js'
 import { decodeController } from '../src/cluster/zk-data.js'
 import { startZooKeeper, zookeeperMissing, type ZooKeeperTestServer } from '../test/harness/zookeeper.js'
-import { benchDir, freePort, processCpuMicros, startBroker, type RunningBroker } from './broker/broker-process.js'
+import { REPO_ROOT, benchDir, freePort, processCpuMicros, startBroker, type RunningBroker } from './broker/broker-process.js'
 import { machineInfo, type MachineInfo } from './broker/machine.js'
 import { fmtInt, machineMarkdown } from './broker/report.js'
 import { flag } from './lib/flags.js'
@@ -63,6 +64,7 @@ const sizes = (flag('sizes') ?? '1000,10000,100000').split(',').map((s) => count
 const topicPartitions = count(flag('topic-partitions') ?? '1000', '--topic-partitions')
 const dataParent = flag('data-dir') ?? tmpdir()
 const cpuProfDir = flag('cpu-prof')
+const probeDir = flag('probe-dir')
 /** --main-js PATH: another build's dist/src/main.js (run from its checkout), to compare builds on this machine. */
 const mainJs = flag('main-js')
 const write = !process.argv.includes('--no-write')
@@ -146,8 +148,14 @@ async function startCluster(point: number): Promise<Cluster> {
     async start(id, readyTimeoutMs = 120_000) {
       const b = brokers.get(id)!
       const nodeArgs = cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir, '--cpu-prof-name', `failover-${point}-broker${id}-${Date.now()}.cpuprofile`]
+      // The process probe (bench/broker/process-probe.ts): each second's CPU, event-loop delay and GC by kind.
+      const probeEnv: Record<string, string> = {}
+      if (probeDir !== undefined) {
+        nodeArgs.push('--import', `file://${join(REPO_ROOT, 'dist', 'bench', 'broker', 'process-probe.js')}`)
+        probeEnv.SKEIN_PROBE_OUT = join(probeDir, `failover-${point}-broker${id}.jsonl`)
+      }
       const logFile = logDir === undefined ? undefined : join(logDir, `failover-${point}-broker${id}.log`)
-      b.process = await startBroker({ dataDir: b.dataDir, port: b.port, nodeArgs, mainJs, readyTimeoutMs, logFile, env: { SKEIN_LOG_LEVEL: logDir === undefined ? 'warn' : 'info' }, overrides: [`broker.id=${id}`, `zookeeper.connect=${zk.connectString}${chroot}`, ...OVERRIDES] })
+      b.process = await startBroker({ dataDir: b.dataDir, port: b.port, nodeArgs, mainJs, readyTimeoutMs, logFile, env: { SKEIN_LOG_LEVEL: logDir === undefined ? 'warn' : 'info', ...probeEnv }, overrides: [`broker.id=${id}`, `zookeeper.connect=${zk.connectString}${chroot}`, ...OVERRIDES] })
     },
     kill(id) {
       const b = brokers.get(id)!
@@ -562,6 +570,7 @@ async function main(): Promise<void> {
   const missing = zookeeperMissing()
   if (missing !== undefined) throw new Error(missing)
   if (cpuProfDir !== undefined) mkdirSync(cpuProfDir, { recursive: true })
+  if (probeDir !== undefined) mkdirSync(probeDir, { recursive: true })
   const load0 = loadavg()
   const machine = machineInfo(dataParent)
   const points: Point[] = []

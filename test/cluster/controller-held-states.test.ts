@@ -119,7 +119,7 @@ describe('controller: partition states changed from the states it holds', () => 
   it('reads from the store only the partitions whose state it does not hold', async () => {
     const { ctx, store, batch } = setup()
     ctx.liveBrokers.delete(3)
-    ctx.leadership.delete(partitionKey('t', 2))
+    ctx.removeLeadership({ topic: 't', partition: 2 })
     for (let p = 0; p < PARTITIONS; p++) ctx.putPartitionState({ topic: 't', partition: p }, p % 3 === 2 ? 'OfflinePartition' : 'OnlinePartition')
     const machine = new PartitionStateMachine({ context: ctx, store: store.asStore(), batch, log, uncleanLeaderElection: async () => new Map() })
     const outcomes = await machine.triggerOnlinePartitionStateChange()

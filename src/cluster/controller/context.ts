@@ -44,9 +44,22 @@ export interface PartitionReplica extends TopicPartition {
   replica: number
 }
 
-export function replicaKey(r: PartitionReplica): string {
-  return `${r.topic}:${r.partition}:${r.replica}`
-}
+// The state machines' states as small numbers, held per topic and partition index: at 100,000 partitions a
+// failover used to put 100,000 partition keys and 300,000 replica keys (strings) into two Maps in one go,
+// and building and hashing them, and collecting them, held the new controller's thread for seconds.
+const PARTITION_STATES: readonly PartitionStateName[] = ['NewPartition', 'OnlinePartition', 'OfflinePartition', 'NonExistentPartition']
+const REPLICA_STATES: readonly ReplicaStateName[] = [
+  'NewReplica',
+  'OnlineReplica',
+  'OfflineReplica',
+  'ReplicaDeletionStarted',
+  'ReplicaDeletionSuccessful',
+  'ReplicaDeletionIneligible',
+  'NonExistentReplica',
+]
+const PARTITION_STATE_CODES = new Map(PARTITION_STATES.map((name, code) => [name, code]))
+const REPLICA_STATE_CODES = new Map(REPLICA_STATES.map((name, code) => [name, code]))
+const NO_STATE = -1
 
 export class ControllerContext {
   epoch = 0
@@ -60,10 +73,12 @@ export class ControllerContext {
   readonly topicNamesById = new Map<string, string>()
   /** topic -> replica assignment per partition. */
   readonly assignments = new Map<string, ReplicaAssignment[]>()
-  /** partitionKey -> the state last written (leader, epoch, ISR, partition epoch, controller epoch). */
-  readonly leadership = new Map<string, PartitionState>()
-  readonly partitionStates = new Map<string, PartitionStateName>()
-  readonly replicaStates = new Map<string, ReplicaStateName>()
+  /** topic -> per partition index, the state last written (leader, epoch, ISR, partition epoch, controller epoch). */
+  readonly #leadership = new Map<string, (PartitionState | undefined)[]>()
+  /** topic -> per partition index, the partition state's code (NO_STATE: none). */
+  readonly #partitionStates = new Map<string, number[]>()
+  /** topic -> per partition index, [replica, state code, replica, state code, ...] (RF pairs, one array). */
+  readonly #replicaStates = new Map<string, (number[] | undefined)[]>()
   readonly topicsToBeDeleted = new Set<string>()
   readonly topicsWithDeletionStarted = new Set<string>()
   readonly topicsIneligibleForDeletion = new Set<string>()
@@ -78,9 +93,9 @@ export class ControllerContext {
     this.topicIds.clear()
     this.topicNamesById.clear()
     this.assignments.clear()
-    this.leadership.clear()
-    this.partitionStates.clear()
-    this.replicaStates.clear()
+    this.#leadership.clear()
+    this.#partitionStates.clear()
+    this.#replicaStates.clear()
     this.topicsToBeDeleted.clear()
     this.topicsWithDeletionStarted.clear()
     this.topicsIneligibleForDeletion.clear()
@@ -121,13 +136,9 @@ export class ControllerContext {
   }
 
   removeTopic(topic: string): void {
-    const parts = this.assignments.get(topic) ?? []
-    for (let p = 0; p < parts.length; p++) {
-      const key = partitionKey(topic, p)
-      this.leadership.delete(key)
-      this.partitionStates.delete(key)
-      for (const replica of parts[p]!.replicas) this.replicaStates.delete(replicaKey({ topic, partition: p, replica }))
-    }
+    this.#leadership.delete(topic)
+    this.#partitionStates.delete(topic)
+    this.#replicaStates.delete(topic)
     this.assignments.delete(topic)
     this.allTopics.delete(topic)
     const id = this.topicIds.get(topic)
@@ -182,11 +193,19 @@ export class ControllerContext {
   }
 
   leadershipOf(tp: TopicPartition): PartitionState | undefined {
-    return this.leadership.get(partitionKey(tp.topic, tp.partition))
+    return this.#leadership.get(tp.topic)?.[tp.partition]
   }
 
   putLeadership(tp: TopicPartition, state: PartitionState): void {
-    this.leadership.set(partitionKey(tp.topic, tp.partition), state)
+    let states = this.#leadership.get(tp.topic)
+    if (states === undefined) this.#leadership.set(tp.topic, (states = []))
+    while (states.length < tp.partition) states.push(undefined)
+    states[tp.partition] = state
+  }
+
+  removeLeadership(tp: TopicPartition): void {
+    const states = this.#leadership.get(tp.topic)
+    if (states !== undefined && tp.partition < states.length) states[tp.partition] = undefined
   }
 
   /** Partitions with a leader recorded, except topics queued for deletion. */
@@ -210,23 +229,51 @@ export class ControllerContext {
   // ---- state machine states
 
   partitionState(tp: TopicPartition): PartitionStateName {
-    return this.partitionStates.get(partitionKey(tp.topic, tp.partition)) ?? 'NonExistentPartition'
+    const code = this.#partitionStates.get(tp.topic)?.[tp.partition] ?? NO_STATE
+    return code === NO_STATE ? 'NonExistentPartition' : PARTITION_STATES[code]!
   }
 
   putPartitionState(tp: TopicPartition, state: PartitionStateName): void {
-    this.partitionStates.set(partitionKey(tp.topic, tp.partition), state)
+    let codes = this.#partitionStates.get(tp.topic)
+    if (codes === undefined) this.#partitionStates.set(tp.topic, (codes = []))
+    // Filled up to the index with NO_STATE, so the array stays one of small integers without holes.
+    while (codes.length < tp.partition) codes.push(NO_STATE)
+    codes[tp.partition] = PARTITION_STATE_CODES.get(state)!
   }
 
   replicaState(r: PartitionReplica): ReplicaStateName {
-    return this.replicaStates.get(replicaKey(r)) ?? 'NonExistentReplica'
+    const pairs = this.#replicaStates.get(r.topic)?.[r.partition]
+    if (pairs !== undefined) for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === r.replica) return REPLICA_STATES[pairs[i + 1]!]!
+    return 'NonExistentReplica'
   }
 
   putReplicaState(r: PartitionReplica, state: ReplicaStateName): void {
-    this.replicaStates.set(replicaKey(r), state)
+    let perPartition = this.#replicaStates.get(r.topic)
+    if (perPartition === undefined) this.#replicaStates.set(r.topic, (perPartition = []))
+    while (perPartition.length < r.partition) perPartition.push(undefined)
+    let pairs = perPartition[r.partition]
+    if (pairs === undefined) perPartition[r.partition] = pairs = []
+    const code = REPLICA_STATE_CODES.get(state)!
+    for (let i = 0; i < pairs.length; i += 2) {
+      if (pairs[i] === r.replica) {
+        pairs[i + 1] = code
+        return
+      }
+    }
+    pairs.push(r.replica, code)
   }
 
   removeReplicaState(r: PartitionReplica): void {
-    this.replicaStates.delete(replicaKey(r))
+    const perPartition = this.#replicaStates.get(r.topic)
+    const pairs = perPartition?.[r.partition]
+    if (pairs === undefined) return
+    for (let i = 0; i < pairs.length; i += 2) {
+      if (pairs[i] === r.replica) {
+        pairs.splice(i, 2)
+        break
+      }
+    }
+    if (pairs.length === 0) perPartition![r.partition] = undefined
   }
 
   replicasInState(topic: string, state: ReplicaStateName): PartitionReplica[] {
@@ -262,10 +309,9 @@ export async function statesHeldOrRead(ctx: ControllerContext, store: MetadataSt
   for (const tp of partitions) {
     const pause = slices.turn()
     if (pause !== undefined) await pause
-    const key = partitionKey(tp.topic, tp.partition)
-    const state = ctx.leadership.get(key)
+    const state = ctx.leadershipOf(tp)
     if (state === undefined) missing.push(tp)
-    else held.set(key, state)
+    else held.set(partitionKey(tp.topic, tp.partition), state)
   }
   if (missing.length > 0) for (const [key, state] of await store.getPartitionStates(missing)) held.set(key, state)
   return held

@@ -441,10 +441,11 @@ export class Controller {
     const assignments = await store.getTopicAssignments(topics)
     await this.#processTopicIds(assignments)
     for (const a of assignments.values()) a.partitions.forEach((r, partition) => ctx.setAssignment({ topic: a.name, partition }, r))
-    const states = await store.getPartitionStates(ctx.allPartitions())
-    for (const [key, state] of states) {
-      const i = key.lastIndexOf(':')
-      ctx.putLeadership({ topic: key.slice(0, i), partition: Number(key.slice(i + 1)) }, state)
+    const partitions = ctx.allPartitions()
+    const states = await store.getPartitionStates(partitions)
+    for (const tp of partitions) {
+      const state = states.get(partitionKey(tp.topic, tp.partition))
+      if (state !== undefined) ctx.putLeadership(tp, state)
     }
     this.#channel = new ControllerChannel({
       localBrokerId: this.options.brokerId,
@@ -463,7 +464,7 @@ export class Controller {
 
     // Deletions in progress; topics with offline replicas wait.
     const toBeDeleted = new Set(await store.getTopicDeletions())
-    const withOfflineReplicas = new Set([...ctx.allTopics].filter((t) => ctx.replicasForTopic(t).some((r) => !ctx.isReplicaOnline(r.replica))))
+    const withOfflineReplicas = new Set([...ctx.allTopics].filter((t) => ctx.assignments.get(t)?.some((a) => a !== undefined && a.replicas.some((r) => !ctx.isReplicaOnline(r))) === true))
     await this.#deletion.init(toBeDeleted, withOfflineReplicas)
 
     // Brokers learn the live brokers before any LeaderAndIsr.

@@ -39,7 +39,10 @@ export class PartitionStateMachine {
   /** At failover: states from what the store holds, then elect leaders where needed. */
   async startup(): Promise<void> {
     const ctx = this.deps.context
+    const slices = new MainThreadSlices()
     for (const tp of ctx.allPartitions()) {
+      const pause = slices.turn()
+      if (pause !== undefined) await pause
       const state = ctx.leadershipOf(tp)
       if (state === undefined) ctx.putPartitionState(tp, 'NewPartition')
       else ctx.putPartitionState(tp, ctx.isReplicaOnline(state.leaderAndIsr.leader) ? 'OnlinePartition' : 'OfflinePartition')
@@ -50,10 +53,14 @@ export class PartitionStateMachine {
   /** New and offline partitions (topics being deleted left out) go online if a leader can be elected. */
   async triggerOnlinePartitionStateChange(): Promise<Map<string, ElectionOutcome>> {
     const ctx = this.deps.context
-    const partitions = ctx.allPartitions().filter((tp) => {
+    const slices = new MainThreadSlices()
+    const partitions: TopicPartition[] = []
+    for (const tp of ctx.allPartitions()) {
+      const pause = slices.turn()
+      if (pause !== undefined) await pause
       const s = ctx.partitionState(tp)
-      return (s === 'OfflinePartition' || s === 'NewPartition') && !ctx.isTopicQueuedUpForDeletion(tp.topic)
-    })
+      if ((s === 'OfflinePartition' || s === 'NewPartition') && !ctx.isTopicQueuedUpForDeletion(tp.topic)) partitions.push(tp)
+    }
     return this.handleStateChanges(partitions, 'OnlinePartition', { kind: 'offline', allowUnclean: false })
   }
 
@@ -258,7 +265,11 @@ export class PartitionStateMachine {
       elected.map(({ tp, result }) => ({ ...tp, state: { leaderAndIsr: result.leaderAndIsr!, controllerEpoch: ctx.epoch } })),
     )
     const retry: TopicPartition[] = []
+    const badVersion = new Set(update.badVersion)
     for (const { tp, result } of elected) {
+      // Written: what the batch holds may go out at each pause (33,000 elections at 100,000 partitions).
+      const pause = this.#turn(slices)
+      if (pause !== undefined) await pause
       const key = partitionKey(tp.topic, tp.partition)
       const written = update.updated.get(key)
       if (written !== undefined) {
@@ -266,7 +277,7 @@ export class PartitionStateMachine {
         ctx.putLeadership(tp, state)
         batch.addLeaderAndIsr(result.recipients, tp, state, false)
         done.set(key, { ok: true, leaderAndIsr: written })
-      } else if (update.badVersion.includes(key)) retry.push(tp)
+      } else if (badVersion.has(key)) retry.push(tp)
       else done.set(key, { ok: false, error: update.failed.get(key) ?? new Error('not written') })
     }
     return { done, retry }

@@ -41,7 +41,11 @@ export class ReplicaStateMachine {
     const ctx = this.deps.context
     const online: PartitionReplica[] = []
     const offline: PartitionReplica[] = []
+    // 300,000 replicas at 100,000 partitions: in slices, as every other whole-cluster loop of a failover.
+    const slices = new MainThreadSlices()
     for (const tp of ctx.allPartitions()) {
+      const pause = slices.turn()
+      if (pause !== undefined) await pause
       for (const replica of ctx.replicasOf(tp)) {
         const r = { ...tp, replica }
         if (ctx.isReplicaOnlineFor(replica, tp)) {
@@ -64,13 +68,16 @@ export class ReplicaStateMachine {
     const offlineAt = performance.now()
     // Their state is OnlineReplica already; what is left is telling them, where nothing has yet.
     const told = this.deps.told
-    const untold =
-      told === undefined
-        ? online
-        : online.filter((r) => {
-            const state = ctx.leadershipOf(r)
-            return state === undefined || !told.wasTold(r.replica, partitionKey(r.topic, r.partition), state.leaderAndIsr.partitionEpoch)
-          })
+    let untold = online
+    if (told !== undefined) {
+      untold = []
+      for (const r of online) {
+        const pause = slices.turn()
+        if (pause !== undefined) await pause
+        const state = ctx.leadershipOf(r)
+        if (state === undefined || !told.wasTold(r.replica, partitionKey(r.topic, r.partition), state.leaderAndIsr.partitionEpoch)) untold.push(r)
+      }
+    }
     await this.handleStateChanges(untold, 'OnlineReplica')
     return { offlineMs: Math.round(offlineAt - startedAt), onlineMs: Math.round(performance.now() - offlineAt) }
   }
@@ -155,8 +162,13 @@ export class ReplicaStateMachine {
             batch.addStopReplica([brokerId], r, false)
           }
         }
-        const withLeadership = valid.filter((r) => ctx.leadershipOf(r) !== undefined)
-        const withoutLeadership = valid.filter((r) => ctx.leadershipOf(r) === undefined)
+        const withLeadership: PartitionReplica[] = []
+        const withoutLeadership: PartitionReplica[] = []
+        for (const r of valid) {
+          const pause = this.#turn(slices)
+          if (pause !== undefined) await pause
+          ;(ctx.leadershipOf(r) !== undefined ? withLeadership : withoutLeadership).push(r)
+        }
         const updated = await this.#removeReplicasFromIsr(brokerId, withLeadership, slices)
         // In slices, each sending what it added (as the partition state machine does): the brokers get
         // requests of a few thousand partitions as the step goes on, not one of every partition at its end.
@@ -248,14 +260,17 @@ export class ReplicaStateMachine {
       const token = { epoch: ctx.epoch, epochVersion: ctx.epochVersion }
       const result = await store.updatePartitionStates(token, adjusted.map(({ tp, leaderAndIsr }) => ({ ...tp, state: { leaderAndIsr, controllerEpoch: ctx.epoch } })))
       remaining = []
+      const badVersion = new Set(result.badVersion)
       for (const { tp } of adjusted) {
+        const pause = slices.turn()
+        if (pause !== undefined) await pause
         const key = partitionKey(tp.topic, tp.partition)
         const written = result.updated.get(key)
         if (written !== undefined) {
           const state = { leaderAndIsr: written, controllerEpoch: ctx.epoch }
           ctx.putLeadership(tp, state)
           out.set(key, state)
-        } else if (result.badVersion.includes(key)) remaining.push(tp)
+        } else if (badVersion.has(key)) remaining.push(tp)
         else log.warn({ partition: key, err: result.failed.get(key)?.message }, 'cannot take a replica out of the ISR')
       }
     }
