@@ -247,7 +247,9 @@ export class RequestBatch {
       const l = state.leaderAndIsr
       let list = byTopic.get(tp.topic)
       if (list === undefined) byTopic.set(tp.topic, (list = []))
-      // Shared arrays, as in addLeaderAndIsr.
+      // Shared arrays, as in addLeaderAndIsr; a list of offline replicas only where there are some.
+      let offline: number[] | undefined
+      for (const r of replicas) if (!ctx.isReplicaOnlineFor(r, tp)) (offline ??= []).push(r)
       const entry: UpdateMetadata.UpdateMetadataPartitionState = {
         topicName: tp.topic,
         partitionIndex: tp.partition,
@@ -257,7 +259,7 @@ export class RequestBatch {
         isr: l.isr,
         zkVersion: l.partitionEpoch,
         replicas,
-        offlineReplicas: replicas.every((r) => ctx.isReplicaOnlineFor(r, tp)) ? NO_REPLICAS : replicas.filter((r) => !ctx.isReplicaOnlineFor(r, tp)),
+        offlineReplicas: offline ?? NO_REPLICAS,
       }
       list.push(entry)
     }
