@@ -3,7 +3,7 @@
 // elected and ISR-shrunk partitions recorded in loops without one), long enough for a 2 s failure detector to
 // see the new controller as silent. Unit tests over the controller context with a store double: the states
 // the context holds per topic and partition, and the whole-cluster loops giving the event loop turns.
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { ControlRequest, ControllerChannel } from '../../src/cluster/controller/channel.js'
 import { ControllerContext, type PartitionReplica, type TopicPartition } from '../../src/cluster/controller/context.js'
 import { PartitionStateMachine } from '../../src/cluster/controller/partition-state-machine.js'
@@ -133,13 +133,21 @@ describe('a controller failover over many partitions', () => {
       counts.replicaStates = counts.leadership = 0
       if (running) setImmediate(turn)
     }
-    setImmediate(turn)
-    told.remember()
-    await partitionStateMachine.startup()
-    await replicaStateMachine.startup()
-    told.forget()
-    running = false
-    await new Promise((resolve) => setImmediate(resolve))
+    // The slices are timed by performance.now(): a clock that moves 1 ms a reading makes them a fixed
+    // number of items (10 checks of 256), so what this test counts does not depend on the machine's speed.
+    let fakeNow = performance.now()
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => (fakeNow += 1))
+    try {
+      setImmediate(turn)
+      told.remember()
+      await partitionStateMachine.startup()
+      await replicaStateMachine.startup()
+      told.forget()
+      running = false
+      await new Promise((resolve) => setImmediate(resolve))
+    } finally {
+      clock.mockRestore()
+    }
 
     // What the failover did: broker 2's 10,000 partitions elected a new leader, its replicas are offline
     // and out of every ISR, the live ones online.
@@ -156,6 +164,6 @@ describe('a controller failover over many partitions', () => {
     // elections and 20,000 ISR shrinks recorded (the old loops did each in one piece).
     expect(turns).toBeGreaterThan(10)
     expect(mostBetweenTurns.replicaStates).toBeLessThan(45_000)
-    expect(mostBetweenTurns.leadership).toBeLessThan(10_000)
+    expect(mostBetweenTurns.leadership).toBeLessThan(5_000)
   })
 })
