@@ -153,8 +153,14 @@ describe('Connect REST BASIC authentication: two workers', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(201)
       expect(res.body.name).toBe(name)
     }
+    // Each worker lists what it has read from the config topic: the other worker's last write may arrive
+    // a moment later (Kafka's workers are the same), so each is asked until it lists all four.
     for (const w of workers) {
-      expect(((await call(w.url, 'GET', '/connectors', { authorization: ADMIN })).body as string[]).sort()).toEqual(names)
+      const listed = await waitFor(`every connector listed by ${w.url}`, async () => {
+        const got = ((await call(w.url, 'GET', '/connectors', { authorization: ADMIN })).body as string[]).sort()
+        return got.length === names.length ? got : null
+      }, 30000)
+      expect(listed).toEqual(names)
     }
     // Task configs of a connector running on the follower are sent to the leader signed.
     const statuses = await waitFor('every connector with a running task', async () => {
