@@ -9,6 +9,8 @@
 //                           a consumer handle in one C process); each pass runs each on its own topic, in turn)
 //       [--rdkafka-producer k=v,k=v] [--rdkafka-consumer k=v]   (librdkafka settings over the tool's defaults)
 //       [--client-node-args "..."] [--broker-node-args "..."]   (node options for the client / broker processes)
+//       [--client-prerun SECONDS]   (Skein's clients first run the same load on a side topic, unmeasured, so the
+//                           measured topic's first seconds are those of a new topic with already-compiled clients)
 //       [--same-topic 1]   (every pass on the first pass's topic: new clients on a topic the brokers already serve)
 //       [--cpu-prof DIR]   (each broker runs with node --cpu-prof, its profile written into DIR at its exit)
 //       [--passes 1]       (each variant N times on the same brokers, each pass with a fresh topic and fresh
@@ -86,6 +88,7 @@ const pairs = (f: string | undefined): Record<string, string> =>
 const rdkafkaProducerConfig = pairs(flag('rdkafka-producer'))
 const rdkafkaConsumerConfig = pairs(flag('rdkafka-consumer'))
 const sameTopic = flag('same-topic') === '1'
+const clientPrerun = Number(flag('client-prerun') ?? 0)
 const variants = (flag('variants') ?? 'rf3-all').split(',') as Variant[]
 for (const v of variants) if (!(v in VARIANTS)) throw new Error(`unknown variant ${v} (${Object.keys(VARIANTS).join(', ')})`)
 if (!(seconds >= 1) || !(warmup >= 0) || !(rate > 0) || !(rounds >= 1) || !(passes >= 1)) throw new Error('bad --seconds / --warmup / --rate / --rounds / --passes')
@@ -250,10 +253,15 @@ async function e2eRdkafka(build: { label: string }, cluster: BenchCluster, probe
 }
 
 async function e2e(build: { label: string; root: string; clientRoot: string }, cluster: BenchCluster, probeFiles: Map<number, string>, topic: string, variant: Variant, round: number, pass: number): Promise<Measured> {
-  const env = { ...process.env, SKEIN_E2E_CLIENT_ROOT: build.clientRoot }
+  const bootstrap = cluster.bootstrap()
+  const env: NodeJS.ProcessEnv = { ...process.env, SKEIN_E2E_CLIENT_ROOT: build.clientRoot }
+  if (clientPrerun > 0) {
+    env.SKEIN_E2E_PRERUN_TOPIC = `${topic}-prerun-${pass}`
+    env.SKEIN_E2E_PRERUN_SECONDS = String(clientPrerun)
+    await createTopic(bootstrap, { name: env.SKEIN_E2E_PRERUN_TOPIC, numPartitions: 6, replicationFactor: VARIANTS[variant].replicationFactor })
+  }
   const traceBase = join(tmpdir(), `skein-e2e-trace-${process.pid}-${Math.round(performance.now())}`)
   const traces = { producer: `${traceBase}-producer.f64`, consumer: `${traceBase}-consumer.f64` }
-  const bootstrap = cluster.bootstrap()
   // The clients carry the probe too: their own event-loop delay, GC and CPU per second, start-up included.
   const clientProbes = { producer: `${traceBase}-producer-probe.jsonl`, consumer: `${traceBase}-consumer-probe.jsonl` }
   const probeArgs = ['--import', `file://${PROBE_JS}`, ...clientNodeArgs]
@@ -263,7 +271,7 @@ async function e2e(build: { label: string; root: string; clientRoot: string }, c
   consumer.stdout.on('data', (d: Buffer) => (cout += d.toString()))
   consumer.stderr.on('data', (d: Buffer) => (cerr += d.toString()))
   const done = new Promise<number | null>((res) => consumer.once('exit', (code) => res(code)))
-  const killer = setTimeout(() => consumer.kill('SIGKILL'), (seconds + warmup + 90) * 1000)
+  const killer = setTimeout(() => consumer.kill('SIGKILL'), (seconds + warmup + clientPrerun + 90) * 1000)
   const load0 = loadavg()[0]!
   try {
     for (let i = 0; !cout.includes('ready\n'); i++) {
@@ -271,14 +279,14 @@ async function e2e(build: { label: string; root: string; clientRoot: string }, c
       await sleep(100)
     }
     const startedAt = Date.now()
-    const pout = await runNode([...probeArgs, E2E_JS, 'produce', bootstrap, topic, String(rate), String(seconds + warmup), String(VARIANTS[variant].acks), String(warmup)], (seconds + warmup + 60) * 1000, { env: { ...env, SKEIN_E2E_TRACE: traces.producer, SKEIN_PROBE_OUT: clientProbes.producer } })
+    const pout = await runNode([...probeArgs, E2E_JS, 'produce', bootstrap, topic, String(rate), String(seconds + warmup), String(VARIANTS[variant].acks), String(warmup)], (seconds + warmup + clientPrerun + 60) * 1000, { env: { ...env, SKEIN_E2E_TRACE: traces.producer, SKEIN_PROBE_OUT: clientProbes.producer } })
     const endedAt = Date.now()
     const prod = JSON.parse(lastJsonLine(pout)) as { sent: number; failed: number; ratePerSec: number; loopDelayMs: { p99: number; max: number }; ackMs: Percentiles & { count: number }; cpuMs: number }
     if (prod.failed > 0) throw new Error(`${prod.failed} e2e records failed`)
     if ((await done) !== 0) throw new Error(`e2e consumer failed:\n${cerr}`)
     const c = JSON.parse(lastJsonLine(cout)) as { records: number; measured: number; latencyMs: Percentiles; series: { second: number; records: number; avgMs: number; p50Ms: number; p99Ms: number; maxMs: number }[]; loopDelayMs: { p99: number; max: number } | null; cpuMs: number | null }
     const measuredRecords = prod.ackMs.count
-    const brokers = brokerFigures(probeFiles, startedAt + warmup * 1000, endedAt)
+    const brokers = brokerFigures(probeFiles, startedAt + (clientPrerun + warmup) * 1000, endedAt)
     return {
       build: build.label,
       client: 'skein',

@@ -11,6 +11,10 @@
 // CPU time over the measured window (cpuMs), so CPU per record is known for the clients too.
 // SKEIN_E2E_CLIENT_ROOT=DIR takes the Skein client from another built checkout (DIR/dist/src/client), so
 // bench/broker/cluster-latency.ts can run an older build's client beside this one's.
+// SKEIN_E2E_PRERUN_TOPIC=T and SKEIN_E2E_PRERUN_SECONDS=S: the producer first sends the same load to T for S
+// seconds, unmeasured, and the consumer reads T beside TOPIC and ignores its records; the measured run on
+// TOPIC then starts with client processes whose code is already compiled (the first seconds of a new topic
+// without the first seconds of a new process).
 // SKEIN_E2E_TRACE=FILE (per process: the runner gives each its own) writes, for every measured record, its
 // send time and the time its acknowledgement (producer) or the poll that handed it out (consumer) came, as
 // pairs of float64 nanoseconds of the monotonic clock; the runner joins them on the send time, so each
@@ -69,6 +73,21 @@ function loopDelay(): { stop: () => { p99: number; max: number } } {
 
 async function produce(bootstrap: string, topic: string, rate: number, seconds: number, acks: number, warmupSeconds: number): Promise<void> {
   const producer = new Producer({ bootstrapServers: bootstrap, clientId: 'bench-e2e-producer', acks, lingerMs: 0, batchSize: 65536 })
+  if (prerunTopic !== undefined) {
+    await producer.topicInfo(prerunTopic)
+    const t0 = performance.now()
+    let n = 0
+    for (let now = t0; now < t0 + prerunSeconds * 1000; now = performance.now()) {
+      for (const due = Math.floor(((now - t0) / 1000) * rate); n < due; n++) {
+        const value = Buffer.allocUnsafe(100)
+        value.fill(0x61, 8)
+        value.writeBigInt64BE(process.hrtime.bigint(), 0)
+        producer.append(prerunTopic, undefined, null, value, undefined, () => {}, -1)
+      }
+      await sleep(1)
+    }
+    await producer.flush()
+  }
   await producer.topicInfo(topic)
   let sent = 0
   let failed = 0
@@ -119,8 +138,10 @@ async function produce(bootstrap: string, topic: string, rate: number, seconds: 
 async function consume(bootstrap: string, topic: string, seconds: number, warmupSeconds: number): Promise<void> {
   const consumer = new Consumer({ bootstrapServers: bootstrap, clientId: 'bench-e2e-consumer', fetchMaxWaitMs: 100, fetchMinBytes: 1 })
   const info = await consumer.cluster.topic(topic)
-  consumer.assign(info.partitions.map((p) => ({ topic, partition: p.partition })))
-  for (const p of info.partitions) consumer.seek(topic, p.partition, 'latest')
+  const assigned = info.partitions.map((p) => ({ topic, partition: p.partition }))
+  if (prerunTopic !== undefined) for (const p of (await consumer.cluster.topic(prerunTopic)).partitions) assigned.push({ topic: prerunTopic, partition: p.partition })
+  consumer.assign(assigned)
+  for (const p of assigned) consumer.seek(p.topic, p.partition, 'latest')
   // One poll positions every partition (a ListOffsets) before the producer is told to start.
   await consumer.poll(50)
   process.stdout.write('ready\n')
@@ -144,7 +165,7 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
   let records = 0
   let measured = 0
   const t0 = performance.now()
-  const end = t0 + seconds * 1000
+  const end = t0 + (seconds + prerunSeconds) * 1000
   const hardEnd = end + 30_000
   let firstAt = -1
   let winStart = 0
@@ -154,10 +175,15 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
   for (;;) {
     const before = performance.now()
     if (before > hardEnd || (before > end && before - lastRecordAt > 500)) break
-    const batch = await consumer.poll(100)
+    const polled = await consumer.poll(100)
     const nowNs = process.hrtime.bigint()
     const now = performance.now()
-    if (batch.length === 0) continue
+    const batch = prerunTopic === undefined ? polled : polled.filter((r) => r.topic === topic)
+    if (batch.length === 0) {
+      // Still in the producer's prerun: the measured run's clock starts at its first record.
+      if (polled.length > 0 && firstAt < 0) lastRecordAt = now
+      continue
+    }
     lastRecordAt = now
     if (firstAt < 0) {
       firstAt = now
@@ -202,6 +228,8 @@ async function consume(bootstrap: string, topic: string, seconds: number, warmup
   process.stdout.write(JSON.stringify({ records, measured, latencyMs: { avg: lat.avg, p50, p99, p999, max: lat.max }, first3sMs, series, loopDelayMs, cpuMs: cpu === null ? null : (cpu.user + cpu.system) / 1000 }) + '\n')
 }
 
+const prerunTopic = process.env.SKEIN_E2E_PRERUN_TOPIC || undefined
+const prerunSeconds = Number(process.env.SKEIN_E2E_PRERUN_SECONDS ?? 0)
 const [mode, bootstrap, topic, a, b, c, d] = process.argv.slice(2)
 if (bootstrap === undefined || topic === undefined) throw new Error('usage: e2e-latency.js produce|consume BOOTSTRAP TOPIC ...')
 if (mode === 'produce') await produce(bootstrap, topic, Number(a), Number(b), Number(c ?? 1), Number(d ?? 0))
