@@ -35,7 +35,7 @@
 // brokers' data dirs), --log-dir DIR (each broker's log at info, to DIR/failover-<N>-broker<id>.log), --cpu-prof DIR (each broker under node --cpu-prof, profiles written at a clean exit:
 // not the killed ones), --probe-dir DIR (each broker's CPU, event-loop delay and GC by kind per second, from
 // bench/broker/process-probe.ts, to DIR/failover-<N>-broker<id>.jsonl), --json FILE (raw results; default bench/results/failover-scale.json when writing),
-// --idle-seconds 10 (the idle cluster's CPU measured after creation; 0: not), --trace (log every failover poll, per broker), --main-js PATH (another build's
+// --idle-seconds 10 (the idle cluster's CPU measured after creation; 0: not), --broker-node-args "..." (node options for the brokers), --trace (log every failover poll, per broker), --main-js PATH (another build's
 // dist/src/main.js, run from its own checkout, to compare two builds), --no-write (print only; otherwise bench/results/FAILOVER-SCALE.md, failover-scale.svg and the JSON, rewritten
 // after every phase, so a run stopped half-way leaves what it measured, the unfinished point marked).
 import { rmSync, writeFileSync, mkdirSync } from 'node:fs'
@@ -65,6 +65,8 @@ const topicPartitions = count(flag('topic-partitions') ?? '1000', '--topic-parti
 const dataParent = flag('data-dir') ?? tmpdir()
 const cpuProfDir = flag('cpu-prof')
 const probeDir = flag('probe-dir')
+// Node options start with `--`, which flag() takes for a missing value: read the next word as it is.
+const brokerNodeArgs = process.argv.includes('--broker-node-args') ? (process.argv[process.argv.indexOf('--broker-node-args') + 1] ?? '').split(' ').filter((w) => w !== '') : []
 /** --main-js PATH: another build's dist/src/main.js (run from its checkout), to compare builds on this machine. */
 const mainJs = flag('main-js')
 const write = !process.argv.includes('--no-write')
@@ -147,7 +149,7 @@ async function startCluster(point: number): Promise<Cluster> {
     brokers,
     async start(id, readyTimeoutMs = 120_000) {
       const b = brokers.get(id)!
-      const nodeArgs = cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir, '--cpu-prof-name', `failover-${point}-broker${id}-${Date.now()}.cpuprofile`]
+      const nodeArgs = [...brokerNodeArgs, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProfDir, '--cpu-prof-name', `failover-${point}-broker${id}-${Date.now()}.cpuprofile`])]
       // The process probe (bench/broker/process-probe.ts): each second's CPU, event-loop delay and GC by kind.
       const probeEnv: Record<string, string> = {}
       if (probeDir !== undefined) {
