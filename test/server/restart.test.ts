@@ -2,11 +2,14 @@
 // process) is fetchable afterwards, byte for byte and at the same offsets; everything acknowledged
 // (acks=1) before a SIGKILL is fetchable after the restart, and the recovered log validates (CRCs,
 // contiguous offsets, new appends continue at the high watermark). Topics and configs persist.
+import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import * as DescribeConfigs from '../../src/protocol/messages/32-describe-configs.gen.js'
-import { batchOf, decodeBatches, RawClient, recordsBuffer, startBrokerProcess, startTestBroker, type FetchedRecord } from '../harness/index.js'
+import { batchOf, decodeBatches, freePort, RawClient, recordsBuffer, REPO_ROOT, startBrokerProcess, startTestBroker, type FetchedRecord } from '../harness/index.js'
 
 const TOPIC_RESOURCE = 2
 
@@ -133,6 +136,70 @@ describe('graceful restart', () => {
       rmSync(dataDir, { recursive: true, force: true })
     }
   })
+})
+
+/** The processes below pid (its children, theirs, ...), from /proc. */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      // The fields after the command's closing parenthesis: state, then the parent's pid.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)])
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  const out: number[] = []
+  for (let queue = [pid]; queue.length > 0; ) for (const c of children.get(queue.shift()!) ?? []) out.push(c), queue.push(c)
+  return out
+}
+
+describe('npm start', () => {
+  it('a SIGTERM to npm stops the broker cleanly (npm hands it to the broker; a shell between them died and left the broker running)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'skein-npm-start-'))
+    const [port, registryPort, restPort] = [await freePort(), await freePort(), await freePort()]
+    const overrides = [`listeners=PLAINTEXT://127.0.0.1:${port}`, `log.dirs=${dataDir}`, `schema.registry.listeners=http://127.0.0.1:${registryPort}`, `rest.listeners=http://127.0.0.1:${restPort}`]
+    // Its own process group, so that whatever is left is stopped by the group's id at the end.
+    const npm = spawn('npm', ['start', '--', ...overrides.flatMap((o) => ['--override', o])], { cwd: REPO_ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    npm.stdout.on('data', (d: Buffer) => (output += d.toString()))
+    npm.stderr.on('data', (d: Buffer) => (output += d.toString()))
+    let broker: number | undefined
+    try {
+      for (let i = 0; !output.includes(' ready on '); i++) {
+        if (i > 600 || npm.exitCode !== null) throw new Error(`npm start did not start a broker:\n${output}`)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      broker = descendants(npm.pid!).find((pid) => {
+        try {
+          // Node itself, not a shell whose command line names it.
+          const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+          return /(^|\/)node$/.test(argv[0]!) && argv.includes('dist/src/main.js')
+        } catch {
+          return false
+        }
+      })
+      expect(broker, 'the broker process under npm').toBeDefined()
+      process.kill(npm.pid!, 'SIGTERM')
+      for (let i = 0; existsSync(`/proc/${broker}`) && !readFileSync(`/proc/${broker}/stat`, 'utf8').includes(') Z '); i++) {
+        if (i > 200) throw new Error(`the broker (pid ${broker}) still runs 20 s after npm got SIGTERM:\n${output.slice(-2000)}`)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      await new Promise((r) => setTimeout(r, 100))
+      expect(output).toContain('shut down cleanly')
+    } finally {
+      try {
+        process.kill(-npm.pid!, 'SIGKILL')
+      } catch {
+        // Everything in the group has ended.
+      }
+      if (broker !== undefined && existsSync(`/proc/${broker}`)) process.kill(broker, 'SIGKILL')
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }, 90_000)
 })
 
 describe('crash restart', () => {
