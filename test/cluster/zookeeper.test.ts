@@ -234,6 +234,40 @@ describe.skipIf(MISSING !== undefined)('ZooKeeper client against a standalone Zo
     expect(await c.multi([])).toEqual([])
   })
 
+  it('a burst waits in order behind maxOpsInFlight operations, so the answers keep dating contact (msSinceContact) from recent sends', async () => {
+    // A controller failover at scale writes tens of thousands of ISR changes at once. Written all at once,
+    // every answer came for a request sent at the start of the burst: msSinceContact grew to the burst's
+    // whole length (a second at 66,000 changes) and the broker's lease lapsed on a server that was only busy.
+    const c = await client({ maxOpsInFlight: 500 })
+    const r = await freshRoot(c)
+    const nodes = Array.from({ length: 100 }, (_, i) => `${r}/n${i}`)
+    await c.multi(nodes.map((n) => Op.create(n, '')))
+    const started = Date.now()
+    const answered: number[] = []
+    let maxContactMs = 0
+    let maxOpsInFlight = 0
+    const note = (i: number): void => {
+      answered.push(i)
+      maxContactMs = Math.max(maxContactMs, c.msSinceContact)
+      maxOpsInFlight = Math.max(maxOpsInFlight, c.testHooks.opsInFlight())
+    }
+    // 400 multis of 100 writes each, with a read after every tenth: 40,040 operations.
+    const burst: Promise<unknown>[] = []
+    for (let i = 0; i < 400; i++) {
+      burst.push(c.multi(nodes.map((n) => Op.setData(n, `v${i}`, ANY_VERSION))).then(() => note(i * 2)))
+      if (i % 10 === 9) burst.push(c.getData(nodes[0]!).then(() => note(i * 2 + 1)))
+    }
+    maxOpsInFlight = Math.max(maxOpsInFlight, c.testHooks.opsInFlight())
+    await Promise.all(burst)
+    const burstMs = Date.now() - started
+    expect(maxOpsInFlight).toBeLessThanOrEqual(500)
+    // Answered in the order issued, and the last write is what the nodes hold.
+    expect(answered).toEqual([...answered].sort((a, b) => a - b))
+    expect((await c.getData(nodes[99]!)).data.toString()).toBe('v399')
+    // Each answer was for a request sent at most a few hundred operations earlier, not at the burst's start.
+    expect(maxContactMs, `msSinceContact reached ${maxContactMs} ms in a burst of ${burstMs} ms`).toBeLessThan(Math.max(50, burstMs / 2))
+  })
+
   it('getDataMany (multiRead) answers each read on its own: data and Stat, or NONODE for a missing node; under a chroot too', async () => {
     const admin = await client()
     const r = await freshRoot(admin)

@@ -63,6 +63,16 @@ import { WatchRegistry, type WatchEvent, type WatchKind, type Watcher } from './
 export const DEFAULT_SESSION_TIMEOUT_MS = 18_000
 /** ZooKeeper's jute.maxbuffer default (the client's packet limit, ZKClientConfig). */
 export const DEFAULT_MAX_BUFFER_BYTES = 1024 * 1024
+/**
+ * Operations (a multi's or multiRead's count as many as they hold) written and not yet answered. The
+ * server answers a session's requests in order, so whatever is sent behind a burst (a ping, the answer
+ * that proves this session is heard: msSinceContact) waits for all of it; a controller writing 66,000 ISR
+ * changes at once made that a second, and its broker's lease lapsed on a server that was only busy. The
+ * rest wait here, in order. Kafka's ZooKeeperClient bounds it too (zookeeper.max.in.flight.requests).
+ * 2,000: two of a controller's 1,000-state multiReads (one read while the other's answer is decoded), or
+ * twenty 100-write multis, tens of milliseconds of the server's work.
+ */
+export const DEFAULT_MAX_OPS_IN_FLIGHT = 2000
 /** Room for the reply header and Stat around a znode of jute.maxbuffer bytes (ZooKeeper's jute.maxbuffer.extrasize). */
 const FRAME_HEADROOM_BYTES = 1024
 /** SetWatches is split so that no packet comes near the server's jute.maxbuffer (ClientCnxn: 128 KiB). */
@@ -93,6 +103,8 @@ export interface ZooKeeperClientOptions {
    * Default: a third of the session timeout, as the Java client.
    */
   pingIntervalMs?: number
+  /** Operations written and not yet answered, at most (DEFAULT_MAX_OPS_IN_FLIGHT); one request larger than it goes alone. */
+  maxOpsInFlight?: number
   logger?: Logger
 }
 
@@ -165,6 +177,8 @@ interface Pending {
   reject: (e: Error) => void
   /** When it was written (Date.now()): its reply dates the server's contact (msSinceContact). */
   sentAt?: number
+  /** The operations it carries (a multi's ops, a multiRead's reads; 1 otherwise): its share of the in-flight bound. */
+  ops: number
 }
 
 interface AuthInfo {
@@ -233,10 +247,13 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
   private reconnectDeferred = false
   private closing = false
 
-  /** Not yet sent: issued while not connected. */
+  /** Not yet sent, in order: issued while not connected, or while maxOpsInFlight were in flight. */
   private queued: Pending[] = []
   /** Sent, in xid order, waiting for their reply. */
   private readonly inFlight = new Map<number, Pending>()
+  /** The ops of inFlight's requests. */
+  private opsInFlight = 0
+  private readonly maxOpsInFlight: number
   private readonly authInfo: AuthInfo[] = []
   private readonly pendingAuth: PendingAuth[] = []
   /** addAuth calls made while not connected: answered once the credentials go out. */
@@ -270,6 +287,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
     this.paths = new Chroot(parsed.chroot)
     this.requestedTimeoutMs = options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS
     this.pingIntervalMs = options.pingIntervalMs
+    this.maxOpsInFlight = options.maxOpsInFlight ?? DEFAULT_MAX_OPS_IN_FLIGHT
     this.maxFrameBytes = (options.maxBufferBytes ?? DEFAULT_MAX_BUFFER_BYTES) + FRAME_HEADROOM_BYTES
     this.canBeReadOnly = options.canBeReadOnly ?? false
     this.log = options.logger ?? silentLogger()
@@ -422,6 +440,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
         if (results.length !== paths.length) throw new ZooKeeperError(ZooKeeperErrorCode.MARSHALLINGERROR, undefined, `multiRead of ${paths.length} reads answered with ${results.length} results`)
         return results.map((x) => (x.ok ? { data: x.data, stat: x.stat } : { err: x.err }))
       },
+      { ops: paths.length },
     )
   }
 
@@ -486,6 +505,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
         if (failure !== undefined) throw failure
         return results.map((x) => (x.ok ? x.result : undefined)) as MultiOpResult[]
       },
+      { ops: ops.length },
     )
   }
 
@@ -517,10 +537,10 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
     this.closing = true
     clearTimeout(this.reconnectTimer)
     if (this.currentState === 'connected') {
-      // Replies come in order: those still in flight are answered first, then the closeSession.
+      // Replies come in order: those still in flight or waiting to be sent are answered first, then the closeSession.
       const xid = this.nextXid()
-      const done = new Promise<void>((resolve) =>
-        this.send({
+      const done = new Promise<void>((resolve) => {
+        this.queued.push({
           xid,
           type: OpCode.closeSession,
           packet: encodeRequest(xid, OpCode.closeSession),
@@ -528,8 +548,10 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
           decode: () => undefined,
           resolve: () => resolve(),
           reject: () => resolve(),
-        }),
-      )
+          ops: 1,
+        })
+        this.sendQueued()
+      })
       const limit = Math.min(this.negotiatedTimeout || this.requestedTimeoutMs, 5000)
       let timer: NodeJS.Timeout | undefined
       await Promise.race([done, new Promise<void>((resolve) => (timer = setTimeout(resolve, limit)))])
@@ -727,6 +749,8 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
         this.scheduleAttempt()
       }
     },
+    /** Operations written and not yet answered. */
+    opsInFlight: (): number => this.opsInFlight,
     dropConnection: (): void => {
       if (this.socket === undefined) return
       if (this.established) this.connectionLost('connection dropped by test hook')
@@ -753,7 +777,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
     path: string | undefined,
     body: (w: JuteWriter) => void,
     decode: (r: JuteReader) => T,
-    extra: { recover?: Pending['recover']; onReply?: Pending['onReply'] } = {},
+    extra: { recover?: Pending['recover']; onReply?: Pending['onReply']; ops?: number } = {},
   ): Promise<T> {
     if (this.terminal || this.closing) return Promise.reject(this.deadError(path))
     return new Promise<T>((resolve, reject) => {
@@ -768,14 +792,26 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
         onReply: extra.onReply,
         resolve: resolve as (v: unknown) => void,
         reject,
+        ops: extra.ops ?? 1,
       }
-      if (this.currentState === 'connected') this.send(pending)
-      else this.queued.push(pending)
+      this.queued.push(pending)
+      if (this.currentState === 'connected') this.sendQueued()
     })
+  }
+
+  /** Sends what waits, in order, while the in-flight bound allows (a request over it goes when nothing else is out). */
+  private sendQueued(): void {
+    while (this.queued.length > 0) {
+      const next = this.queued[0]!
+      if (this.opsInFlight > 0 && this.opsInFlight + next.ops > this.maxOpsInFlight) return
+      this.queued.shift()
+      this.send(next)
+    }
   }
 
   private send(p: Pending): void {
     this.inFlight.set(p.xid, p)
+    this.opsInFlight += p.ops
     this.write(p.packet)
     p.sentAt = this.lastSend
   }
@@ -930,9 +966,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
     }
     this.deferredAuth = []
     this.sendSetWatches()
-    const queued = this.queued
-    this.queued = []
-    for (const p of queued) this.send(p)
+    this.sendQueued()
     this.scheduleHeartbeat()
 
     this.log.info({ server: this.serverLabel, sessionId: resp.sessionId.toString(16), timeoutMs: resp.timeoutMs, readOnly: resp.readOnly }, 'zookeeper: connected')
@@ -1013,6 +1047,8 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
       return
     }
     this.inFlight.delete(header.xid)
+    this.opsInFlight -= oldest.ops
+    if (this.established) this.sendQueued()
     // Any answer shows the server heard this session when the request was sent (not only a ping's: a busy
     // client may send no ping for a while).
     if (oldest.sentAt !== undefined && oldest.sentAt > this.lastPingAnsweredSentAt) this.lastPingAnsweredSentAt = oldest.sentAt
@@ -1110,6 +1146,7 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
   private failInFlight(code: number, detail: string): void {
     const inFlight = [...this.inFlight.values()]
     this.inFlight.clear()
+    this.opsInFlight = 0
     for (const p of inFlight) p.reject(new ZooKeeperError(code, p.path, detail))
     const auths = this.pendingAuth.splice(0)
     for (const a of auths) a.reject(new ZooKeeperError(code, undefined, detail))
