@@ -5,7 +5,7 @@
 // AlterPartition after replica.lag.time.max.ms, a leader turned follower truncating where its log diverged
 // from the new leader's, and a failed log directory taking its partitions offline.
 import { rmSync } from 'node:fs'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ErrorCode } from '../../src/domain/errors.js'
 import { silentLogger } from '../../src/observability/logger.js'
 import type { AlterPartitionRequest, AlterPartitionResponse } from '../../src/protocol/messages/56-alter-partition.gen.js'
@@ -93,6 +93,42 @@ describe('ReplicaManager over an inline router', () => {
     // replication/ does not import the ports: the shapes it declares must stay assignable to them.
     const asPorts = (rm: ReplicaManager): [PartitionService, ReplicaManagerPort] => [rm, rm]
     expect(asPorts).toBeTypeOf('function')
+  })
+
+  it("gives the event loop turns while a large LeaderAndIsr installs its partitions' roles and starts their fetchers", async () => {
+    // A new controller's LeaderAndIsr at 100,000 partitions gave its own broker 33,000 new roles, installed
+    // in one piece (0.7 s). Turns are observed from a setImmediate loop: the number of partitions installed
+    // at each turn must pass through values between none and all.
+    const router = await openReplicatedRouter(0, cleanup)
+    const rm = replicaManager(router)
+    const n = 1200
+    const partitions = Array.from({ length: n }, (_, i) =>
+      i % 2 === 0 ? leaderAndIsr({ partition: i }) : leaderAndIsr({ partition: i, leader: 2, replicas: [BROKER, 2], isr: [BROKER, 2] }),
+    )
+    const installed = (): number => partitions.filter((p) => rm.hosted('t', p.partition) !== undefined).length
+    const followersFetched = (): number => [...rm.fetcherPartitions().values()].flat().reduce((a, b) => a + b, 0)
+    const seen: { installed: number; fetched: number }[] = []
+    let watching = true
+    const watch = (): void => {
+      seen.push({ installed: installed(), fetched: followersFetched() })
+      if (watching) setImmediate(watch)
+    }
+    // The slices are timed by performance.now(): a clock that moves 20 ms a reading ends a slice at every
+    // look at it, whatever this machine's speed.
+    let fakeNow = performance.now()
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => (fakeNow += 20))
+    try {
+      setImmediate(watch)
+      const answers = await rm.becomeLeaderOrFollower(0, 1, partitions, [{ brokerId: 2, host: '127.0.0.1', port: 1 }])
+      expect(answers.filter((a) => a.errorCode !== ErrorCode.NONE)).toEqual([])
+    } finally {
+      watching = false
+      clock.mockRestore()
+    }
+    expect(installed()).toBe(n)
+    expect(followersFetched()).toBe(n / 2)
+    expect(seen.some((s) => s.installed > 0 && s.installed < n), `installed at each turn: ${[...new Set(seen.map((s) => s.installed))].join(', ')}`).toBe(true)
+    expect(seen.some((s) => s.fetched > 0 && s.fetched < n / 2), `fetched at each turn: ${[...new Set(seen.map((s) => s.fetched))].join(', ')}`).toBe(true)
   })
 
   it('appends as leader, stamping the leader epoch, and serves consumers up to the HW', async () => {
