@@ -35,7 +35,7 @@
 import { statfsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { ErrorCode, errorName } from '../domain/errors.js'
-import { inTimedChunks, MainThreadSlices, SLICE_MS } from '../domain/main-thread-slices.js'
+import { inTimedChunks, MainThreadSlices } from '../domain/main-thread-slices.js'
 import type { Outcome } from '../domain/outcome.js'
 import type { BrokerMetrics, TopicMetrics } from '../observability/broker-metrics.js'
 import type { Logger } from '../observability/logger.js'
@@ -901,25 +901,15 @@ export class ReplicaManager {
     // Control requests stay in order (the control plane runs one at a time); a produce or fetch for a
     // partition not yet installed meanwhile is answered as by the old entry, whose appends are stopped above.
     const slices = new MainThreadSlices()
-    for (let i = 0; i < ledItems.length; i++) {
-      const turn = slices.turn()
-      if (turn !== undefined) await turn
-      install(ledItems[i]!, ledStates[i]!)
-    }
-    for (let i = 0; i < followed.length; i++) {
-      const turn = slices.turn()
-      if (turn !== undefined) await turn
-      install(followed[i]!, followedStates[i]!)
-    }
-    let sliceStart = performance.now()
+    await slices.map(ledItems, (p, i) => install(p, ledStates[i]!))
+    await slices.map(followed, (p, i) => install(p, followedStates[i]!))
     for (const { leader, partitions } of fetches.values()) {
       for (let i = 0; i < partitions.length; i += FETCHER_ADD_CHUNK) {
         if (this.#closed) return answers
-        this.#fetcherManager.addPartitions([{ leader, partitions: partitions.slice(i, i + FETCHER_ADD_CHUNK) }])
-        if (performance.now() - sliceStart >= SLICE_MS) {
-          await new Promise<void>((resolve) => setImmediate(resolve))
-          sliceStart = performance.now()
-        }
+        const chunk = partitions.slice(i, i + FETCHER_ADD_CHUNK)
+        this.#fetcherManager.addPartitions([{ leader, partitions: chunk }])
+        const turn = slices.turn(chunk.length)
+        if (turn !== undefined) await turn
       }
     }
     return answers

@@ -247,8 +247,13 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
   private reconnectDeferred = false
   private closing = false
 
-  /** Not yet sent, in order: issued while not connected, or while maxOpsInFlight were in flight. */
+  /**
+   * Not yet sent, in order, from queuedHead on: issued while not connected, or while maxOpsInFlight were in
+   * flight. An index rather than shift(): a burst of 100,000 creates can wait here, and shift() copies the
+   * array each time once it is large (a loop of 100,000 shift() calls took 4.4 s on this machine).
+   */
   private queued: Pending[] = []
+  private queuedHead = 0
   /** Sent, in xid order, waiting for their reply. */
   private readonly inFlight = new Map<number, Pending>()
   /** The ops of inFlight's requests. */
@@ -801,11 +806,19 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
 
   /** Sends what waits, in order, while the in-flight bound allows (a request over it goes when nothing else is out). */
   private sendQueued(): void {
-    while (this.queued.length > 0) {
-      const next = this.queued[0]!
-      if (this.opsInFlight > 0 && this.opsInFlight + next.ops > this.maxOpsInFlight) return
-      this.queued.shift()
+    while (this.queuedHead < this.queued.length) {
+      const next = this.queued[this.queuedHead]!
+      if (this.opsInFlight > 0 && this.opsInFlight + next.ops > this.maxOpsInFlight) break
+      this.queuedHead++
       this.send(next)
+    }
+    // Sent entries are dropped once they are half the array (each costs one copy of what remains).
+    if (this.queuedHead === this.queued.length) {
+      this.queued = []
+      this.queuedHead = 0
+    } else if (this.queuedHead >= 1024 && this.queuedHead * 2 >= this.queued.length) {
+      this.queued = this.queued.slice(this.queuedHead)
+      this.queuedHead = 0
     }
   }
 
@@ -1158,8 +1171,9 @@ export class ZooKeeperClient extends EventEmitter<ZooKeeperClientEvents> {
     clearTimeout(this.reconnectTimer)
     this.teardownSocket()
     this.failInFlight(code, detail)
-    const queued = this.queued
+    const queued = this.queued.slice(this.queuedHead)
     this.queued = []
+    this.queuedHead = 0
     for (const p of queued) p.reject(new ZooKeeperError(code, p.path, detail))
     for (const d of this.deferredAuth.splice(0)) d.reject(new ZooKeeperError(code, undefined, detail))
     this.setState(state)
