@@ -52,7 +52,7 @@ import { startZooKeeper, zookeeperMissing, type ZooKeeperTestServer } from '../t
 import { REPO_ROOT, benchDir, freePort, processCpuMicros, startBroker, type RunningBroker } from './broker/broker-process.js'
 import { machineInfo, type MachineInfo } from './broker/machine.js'
 import { fmtInt, machineMarkdown } from './broker/report.js'
-import { flag } from './lib/flags.js'
+import { flag, nodeArgsFlag } from './lib/flags.js'
 import { BENCH_RESULTS_DIR } from './lib/results-dir.js'
 
 const count = (text: string, what: string): number => {
@@ -65,8 +65,7 @@ const topicPartitions = count(flag('topic-partitions') ?? '1000', '--topic-parti
 const dataParent = flag('data-dir') ?? tmpdir()
 const cpuProfDir = flag('cpu-prof')
 const probeDir = flag('probe-dir')
-// Node options start with `--`, which flag() takes for a missing value: read the next word as it is.
-const brokerNodeArgs = process.argv.includes('--broker-node-args') ? (process.argv[process.argv.indexOf('--broker-node-args') + 1] ?? '').split(' ').filter((w) => w !== '') : []
+const brokerNodeArgs = nodeArgsFlag('broker-node-args')
 /** --main-js PATH: another build's dist/src/main.js (run from its checkout), to compare builds on this machine. */
 const mainJs = flag('main-js')
 const write = !process.argv.includes('--no-write')

@@ -49,7 +49,7 @@ import { REPO_ROOT } from './broker-process.js'
 import { createTopic, startBenchCluster, type BenchCluster } from './cluster.js'
 import { lastJsonLine } from './machine.js'
 import { runNode } from './run.js'
-import { flag } from '../lib/flags.js'
+import { flag, nodeArgsFlag } from '../lib/flags.js'
 import { rdkafkaLatency } from './rdkafka-perf.js'
 
 const seconds = Number(flag('seconds') ?? 10)
@@ -75,14 +75,8 @@ type Variant = keyof typeof VARIANTS
 type Client = 'skein' | 'rdkafka'
 const clients = (flag('clients') ?? 'skein').split(',') as Client[]
 for (const c of clients) if (c !== 'skein' && c !== 'rdkafka') throw new Error(`unknown client ${c} (skein, rdkafka)`)
-const words = (f: string | undefined): string[] => (f ?? '').split(' ').filter((w) => w !== '')
-// Their values start with '--', which flag() takes for the next flag.
-const rawFlag = (name: string): string | undefined => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i === -1 ? undefined : process.argv[i + 1]
-}
-const clientNodeArgs = words(rawFlag('client-node-args'))
-const brokerNodeArgs = words(rawFlag('broker-node-args'))
+const clientNodeArgs = nodeArgsFlag('client-node-args')
+const brokerNodeArgs = nodeArgsFlag('broker-node-args')
 const pairs = (f: string | undefined): Record<string, string> =>
   Object.fromEntries((f ?? '').split(',').filter((p) => p !== '').map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]))
 const rdkafkaProducerConfig = pairs(flag('rdkafka-producer'))

@@ -71,6 +71,15 @@ function loopDelay(): { stop: () => { p99: number; max: number } } {
   }
 }
 
+/** A 100-byte value whose first 8 bytes are its send time (process.hrtime.bigint()). */
+function stampedValue(): { value: Buffer; sendNs: bigint } {
+  const value = Buffer.allocUnsafe(100)
+  value.fill(0x61, 8)
+  const sendNs = process.hrtime.bigint()
+  value.writeBigInt64BE(sendNs, 0)
+  return { value, sendNs }
+}
+
 async function produce(bootstrap: string, topic: string, rate: number, seconds: number, acks: number, warmupSeconds: number): Promise<void> {
   const producer = new Producer({ bootstrapServers: bootstrap, clientId: 'bench-e2e-producer', acks, lingerMs: 0, batchSize: 65536 })
   if (prerunTopic !== undefined) {
@@ -79,10 +88,7 @@ async function produce(bootstrap: string, topic: string, rate: number, seconds: 
     let n = 0
     for (let now = t0; now < t0 + prerunSeconds * 1000; now = performance.now()) {
       for (const due = Math.floor(((now - t0) / 1000) * rate); n < due; n++) {
-        const value = Buffer.allocUnsafe(100)
-        value.fill(0x61, 8)
-        value.writeBigInt64BE(process.hrtime.bigint(), 0)
-        producer.append(prerunTopic, undefined, null, value, undefined, () => {}, -1)
+        producer.append(prerunTopic, undefined, null, stampedValue().value, undefined, () => {}, -1)
       }
       await sleep(1)
     }
@@ -115,10 +121,7 @@ async function produce(bootstrap: string, topic: string, rate: number, seconds: 
       }
     }
     for (; sent < due; sent++) {
-      const value = Buffer.allocUnsafe(100)
-      value.fill(0x61, 8)
-      const sendNs = process.hrtime.bigint()
-      value.writeBigInt64BE(sendNs, 0)
+      const { value, sendNs } = stampedValue()
       producer.append(topic, undefined, null, value, undefined, onAck, measured ? trace.add(Number(sendNs)) : -1)
     }
     await sleep(1)
